@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Installs everything the test suite needs on a fresh Debian machine with Rust:
+# system packages (cmake, pkg-config, C compiler) and two Python virtual environments with
+# pinned zarr-python 2.18 and zarr-python 3.x + tensorstore for the interop tests.
+# Idempotent: a second run only checks that everything is present.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+ENV_DIR="${ZARR_TEST_ENV:-$PWD/.test-env}"
+
+need_apt=()
+for tool in cmake pkg-config cc c++ make; do
+  command -v "$tool" >/dev/null 2>&1 || need_apt+=("$tool")
+done
+if [ ${#need_apt[@]} -gt 0 ]; then
+  echo "setup: installing system packages (missing: ${need_apt[*]})"
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq cmake pkg-config build-essential >/dev/null
+fi
+
+make_venv() {
+  local name=$1; shift
+  local dir="$ENV_DIR/$name"
+  local stamp="$dir/.pins"
+  local pins="$*"
+  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$pins" ]; then
+    return
+  fi
+  echo "setup: creating Python environment $name ($pins)"
+  rm -rf "$dir"
+  python3 -m venv "$dir"
+  "$dir/bin/pip" install -q --disable-pip-version-check "$@"
+  echo "$pins" > "$stamp"
+}
+
+# zarr-python 2.18 (the v2 reference) and zarr-python 3.x with tensorstore.
+make_venv zp2 numpy==2.2.6 numcodecs==0.15.1 zarr==2.18.7 pytest==8.3.5
+make_venv zp3 numpy==2.2.6 numcodecs==0.16.1 zarr==3.1.6 tensorstore==0.1.86 pytest==8.3.5
+echo "setup: test environment ready in $ENV_DIR"

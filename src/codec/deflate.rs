@@ -1,0 +1,70 @@
+//! zlib and gzip (DEFLATE in its two wrappers), as numcodecs' `Zlib` and `GZip`.
+
+use super::{config_map, read_exact_stream, Codec, Config};
+use crate::error::{Error, Result};
+use flate2::{read, write, Compression};
+use serde_json::{Map, Value};
+use std::io::Write;
+
+/// Which wrapper surrounds the DEFLATE stream.
+#[derive(Debug, Clone, Copy)]
+pub enum Wrapper {
+    /// RFC 1950 (numcodecs `zlib`).
+    Zlib,
+    /// RFC 1952 (numcodecs `gzip`).
+    Gzip,
+}
+
+/// The zlib or gzip codec.
+#[derive(Debug)]
+pub struct Deflate {
+    wrapper: Wrapper,
+    level: u32,
+}
+
+impl Deflate {
+    /// Builds the codec; the default level is numcodecs' 1.
+    pub(crate) fn from_config(cfg: &Config, wrapper: Wrapper) -> Result<Self> {
+        Ok(Deflate {
+            wrapper,
+            level: cfg.int("level", 1, 0..=9)? as u32,
+        })
+    }
+
+    fn name(&self) -> &'static str {
+        match self.wrapper {
+            Wrapper::Zlib => "zlib",
+            Wrapper::Gzip => "gzip",
+        }
+    }
+}
+
+impl Codec for Deflate {
+    fn config(&self) -> Map<String, Value> {
+        config_map([("id", self.name().into()), ("level", self.level.into())])
+    }
+
+    fn encode(&self, data: &[u8]) -> Result<Vec<u8>> {
+        let level = Compression::new(self.level);
+        let failed = |e: std::io::Error| Error::Codec(format!("{}: {e}", self.name()));
+        match self.wrapper {
+            Wrapper::Zlib => {
+                let mut enc = write::ZlibEncoder::new(Vec::new(), level);
+                enc.write_all(data).map_err(failed)?;
+                enc.finish().map_err(failed)
+            }
+            Wrapper::Gzip => {
+                let mut enc = write::GzEncoder::new(Vec::new(), level);
+                enc.write_all(data).map_err(failed)?;
+                enc.finish().map_err(failed)
+            }
+        }
+    }
+
+    fn decode_into(&self, data: &[u8], out: &mut [u8]) -> Result<()> {
+        match self.wrapper {
+            Wrapper::Zlib => read_exact_stream("zlib", read::ZlibDecoder::new(data), out),
+            Wrapper::Gzip => read_exact_stream("gzip", read::MultiGzDecoder::new(data), out),
+        }
+    }
+}

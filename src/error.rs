@@ -1,0 +1,79 @@
+//! The one error type of the core. Each variant is a category that maps to one C status code;
+//! the message names the key, field, chunk or argument at fault.
+
+/// An error from any layer of libzarr.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Error {
+    /// An argument is out of its allowed range or malformed.
+    #[error("invalid argument: {0}")]
+    InvalidArg(String),
+    /// The number of dimensions given does not match the array's rank.
+    #[error("rank mismatch: {0}")]
+    RankMismatch(String),
+    /// A region or index lies outside the array.
+    #[error("out of bounds: {0}")]
+    OutOfBounds(String),
+    /// The memory data type does not match the array's data type.
+    #[error("data type mismatch: {0}")]
+    DtypeMismatch(String),
+    /// A caller buffer has the wrong size.
+    #[error("buffer size: {0}")]
+    BufferSize(String),
+    /// A node or key does not exist.
+    #[error("not found: {0}")]
+    NotFound(String),
+    /// A node exists where the operation needs none.
+    #[error("already exists: {0}")]
+    Exists(String),
+    /// A metadata document is malformed or inconsistent.
+    #[error("metadata error: {0}")]
+    Metadata(String),
+    /// A codec id is not known to this build.
+    #[error("unsupported codec: {0}")]
+    CodecUnsupported(String),
+    /// Encoding or decoding a chunk failed.
+    #[error("codec error: {0}")]
+    Codec(String),
+    /// The storage backend failed.
+    #[error("storage error: {0}")]
+    Io(String),
+    /// A write was attempted through a read-only handle or store.
+    #[error("read-only: {0}")]
+    ReadOnly(String),
+    /// A valid feature that this build does not implement.
+    #[error("unsupported: {0}")]
+    Unsupported(String),
+    /// A store key or node path is malformed or would escape the store.
+    #[error("invalid key: {0}")]
+    InvalidKey(String),
+    /// Shape or size arithmetic overflowed 64 bits.
+    #[error("overflow: {0}")]
+    Overflow(String),
+    /// A broken internal invariant (a bug in libzarr).
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+/// Result with the library's [`Error`].
+pub type Result<T> = std::result::Result<T, Error>;
+
+impl Error {
+    /// A storage error for `what`, with the operating system's message.
+    pub fn io(what: impl std::fmt::Display, err: std::io::Error) -> Self {
+        Error::Io(format!("{what}: {err}"))
+    }
+}
+
+/// Checked product of sizes, reporting `what` on overflow.
+pub fn checked_product(values: impl IntoIterator<Item = u64>, what: &str) -> Result<u64> {
+    values.into_iter().try_fold(1u64, |acc, v| {
+        acc.checked_mul(v)
+            .ok_or_else(|| Error::Overflow(format!("{what} overflows 64 bits")))
+    })
+}
+
+/// Converts a 64-bit size to `usize`, reporting `what` when it does not fit.
+pub fn to_usize(value: u64, what: &str) -> Result<usize> {
+    usize::try_from(value)
+        .map_err(|_| Error::Overflow(format!("{what} ({value}) exceeds the address space")))
+}

@@ -1,0 +1,6 @@
+//! The data path: region checks, the region → chunk plan, and parallel per-chunk
+//! read/decode/scatter and gather/encode/write.
+
+pub mod copy;
+pub mod pool;
+pub mod region;

@@ -1,0 +1,75 @@
+//! libzarr's own thread pool (never rayon's global one), sized by `zarr_set_num_threads`,
+//! the `ZARR_NUM_THREADS` environment variable, or the cores this process may use.
+
+use crate::error::{Error, Result};
+use rayon::{ThreadPool, ThreadPoolBuilder};
+use std::sync::{Arc, RwLock};
+
+static POOL: RwLock<Option<Arc<ThreadPool>>> = RwLock::new(None);
+
+/// The default size: `ZARR_NUM_THREADS` if set to a positive integer, else the number of
+/// cores available to this process (which respects CPU affinity masks).
+pub fn default_num_threads() -> usize {
+    std::env::var("ZARR_NUM_THREADS")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or_else(|| {
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1)
+        })
+}
+
+fn build(threads: usize) -> Result<Arc<ThreadPool>> {
+    ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .thread_name(|i| format!("zarr-worker-{i}"))
+        .build()
+        .map(Arc::new)
+        .map_err(|e| Error::Internal(format!("cannot start the thread pool: {e}")))
+}
+
+/// The pool, created on first use.
+pub fn pool() -> Result<Arc<ThreadPool>> {
+    if let Some(pool) = POOL.read().ok().and_then(|p| p.clone()) {
+        return Ok(pool);
+    }
+    let mut slot = POOL
+        .write()
+        .map_err(|_| Error::Internal("thread pool lock poisoned".into()))?;
+    if let Some(pool) = slot.clone() {
+        return Ok(pool);
+    }
+    let pool = build(default_num_threads())?;
+    *slot = Some(pool.clone());
+    Ok(pool)
+}
+
+/// Replaces the pool with one of `threads` workers (0 = the default size). Work already
+/// running finishes on the old pool.
+pub fn set_num_threads(threads: usize) -> Result<()> {
+    if threads > 4096 {
+        return Err(Error::InvalidArg(format!(
+            "{threads} threads is more than 4096"
+        )));
+    }
+    let n = if threads == 0 {
+        default_num_threads()
+    } else {
+        threads
+    };
+    let pool = build(n)?;
+    *POOL
+        .write()
+        .map_err(|_| Error::Internal("thread pool lock poisoned".into()))? = Some(pool);
+    Ok(())
+}
+
+/// The number of workers the pool has (or will have when first used).
+pub fn num_threads() -> usize {
+    POOL.read()
+        .ok()
+        .and_then(|p| p.as_ref().map(|p| p.current_num_threads()))
+        .unwrap_or_else(default_num_threads)
+}

@@ -1,0 +1,323 @@
+//! Region I/O: checks a region against an array, splits it into per-chunk parts, and runs
+//! them on the thread pool — decoding straight into the caller's buffer when a chunk maps
+//! onto one contiguous run of it, otherwise through one scratch buffer per worker.
+
+use super::copy::{self, all_equal, is_single_run, Layout, SharedBuf};
+use super::pool;
+use crate::error::{checked_product, to_usize, Error, Result};
+use crate::meta::dtype::{swap_bytes, ElementType};
+use crate::meta::{ArrayMeta, Order};
+use crate::store::{join_key, Store};
+use rayon::prelude::*;
+
+/// A hyperrectangle of an array: first index and extent per dimension.
+#[derive(Debug, Clone, Copy)]
+pub struct Region<'a> {
+    /// First index of each dimension.
+    pub start: &'a [u64],
+    /// Number of elements along each dimension.
+    pub count: &'a [u64],
+}
+
+/// Checks a region, the caller's element type and buffer length before any I/O.
+pub fn check(meta: &ArrayMeta, region: Region, elem: ElementType, buf_len: usize) -> Result<()> {
+    let rank = meta.rank();
+    if region.start.len() != rank || region.count.len() != rank {
+        return Err(Error::RankMismatch(format!(
+            "the region has {} dimensions but the array has {rank}",
+            region.count.len()
+        )));
+    }
+    let stored = meta.dtype.element_type();
+    if elem != stored {
+        return Err(Error::DtypeMismatch(format!(
+            "memory type {} does not match the array's {} ({})",
+            elem.name(),
+            stored.name(),
+            meta.dtype.to_v2()
+        )));
+    }
+    for d in 0..rank {
+        let end = region.start[d].checked_add(region.count[d]);
+        if end.is_none_or(|e| e > meta.shape[d]) {
+            return Err(Error::OutOfBounds(format!(
+                "dimension {d}: start {} + count {} exceeds the extent {}",
+                region.start[d], region.count[d], meta.shape[d]
+            )));
+        }
+    }
+    let elements = checked_product(region.count.iter().copied(), "region element count")?;
+    let bytes = elements
+        .checked_mul(meta.item_size() as u64)
+        .ok_or_else(|| Error::Overflow("region byte size overflows 64 bits".into()))?;
+    if bytes != buf_len as u64 {
+        return Err(Error::BufferSize(format!(
+            "the region needs {bytes} bytes but the buffer has {buf_len}"
+        )));
+    }
+    Ok(())
+}
+
+/// Where one chunk meets the region.
+struct Part {
+    /// Chunk index.
+    index: Vec<u64>,
+    /// Extent of the overlap.
+    extent: Vec<usize>,
+    /// Offset of the overlap inside the chunk, in elements.
+    chunk_offset: usize,
+    /// Offset of the overlap inside the caller's buffer, in elements.
+    buf_offset: usize,
+    /// The overlap is the whole chunk.
+    whole_chunk: bool,
+    /// The overlap is every element of the chunk inside the array (whole, or a clipped edge).
+    all_in_bounds: bool,
+}
+
+/// The per-chunk plan of a region.
+struct Plan<'a> {
+    meta: &'a ArrayMeta,
+    region: Region<'a>,
+    first: Vec<u64>,
+    counts: Vec<u64>,
+    total: usize,
+    chunk_strides: Vec<usize>,
+    buf_strides: Vec<usize>,
+}
+
+impl<'a> Plan<'a> {
+    fn new(meta: &'a ArrayMeta, region: Region<'a>, buf_order: Order) -> Result<Self> {
+        let mut first = Vec::with_capacity(meta.rank());
+        let mut counts = Vec::with_capacity(meta.rank());
+        for d in 0..meta.rank() {
+            let (s, n, c) = (region.start[d], region.count[d], meta.chunks[d]);
+            if n == 0 {
+                first.push(0);
+                counts.push(0);
+            } else {
+                first.push(s / c);
+                counts.push((s + n - 1) / c - s / c + 1);
+            }
+        }
+        let total = to_usize(
+            checked_product(counts.iter().copied(), "chunk count")?,
+            "chunk count",
+        )?;
+        Ok(Plan {
+            meta,
+            region,
+            first,
+            counts,
+            total,
+            chunk_strides: meta.order.strides(&meta.chunks),
+            buf_strides: buf_order.strides(region.count),
+        })
+    }
+
+    fn part(&self, flat: usize) -> Part {
+        let rank = self.meta.rank();
+        let mut index = vec![0u64; rank];
+        let mut rest = flat as u64;
+        for d in (0..rank).rev() {
+            index[d] = self.first[d] + rest % self.counts[d];
+            rest /= self.counts[d];
+        }
+        let mut part = Part {
+            index,
+            extent: vec![0; rank],
+            chunk_offset: 0,
+            buf_offset: 0,
+            whole_chunk: true,
+            all_in_bounds: true,
+        };
+        for d in 0..rank {
+            let c = self.meta.chunks[d];
+            let origin = part.index[d] * c;
+            let lo = origin.max(self.region.start[d]);
+            let hi = (origin + c).min(self.region.start[d] + self.region.count[d]);
+            let in_bounds_end = (origin + c).min(self.meta.shape[d]);
+            part.extent[d] = (hi - lo) as usize;
+            part.chunk_offset += (lo - origin) as usize * self.chunk_strides[d];
+            part.buf_offset += (lo - self.region.start[d]) as usize * self.buf_strides[d];
+            part.whole_chunk &= lo == origin && hi == origin + c;
+            part.all_in_bounds &= lo == origin && hi == in_bounds_end;
+        }
+        part
+    }
+
+    fn key(&self, path: &str, part: &Part) -> String {
+        join_key(path, &self.meta.chunk_key(&part.index))
+    }
+
+    /// Runs `work` for every part, in parallel on the pool when there is more than one.
+    fn run<F>(&self, work: F) -> Result<()>
+    where
+        F: Fn(&Part, &mut Vec<u8>) -> Result<()> + Sync,
+    {
+        if self.total == 0 {
+            return Ok(());
+        }
+        if self.total == 1 {
+            return work(&self.part(0), &mut Vec::new());
+        }
+        pool::pool()?.install(|| {
+            (0..self.total)
+                .into_par_iter()
+                .try_for_each_init(Vec::new, |scratch, i| work(&self.part(i), scratch))
+        })
+    }
+}
+
+/// Decodes a stored chunk into `out` (its exact decoded size), still in stored byte order.
+fn decode_chunk(meta: &ArrayMeta, key: &str, raw: &[u8], out: &mut [u8]) -> Result<()> {
+    let result = match &meta.compressor {
+        Some(codec) => codec.decode_into(raw, out),
+        None if raw.len() == out.len() => {
+            out.copy_from_slice(raw);
+            Ok(())
+        }
+        None => Err(Error::Codec(format!(
+            "uncompressed chunk has {} bytes, expected {}",
+            raw.len(),
+            out.len()
+        ))),
+    };
+    result.map_err(|e| match e {
+        Error::Codec(m) => Error::Codec(format!("chunk {key:?}: {m}")),
+        other => other,
+    })
+}
+
+/// Encodes a chunk held in stored byte order.
+fn encode_chunk(meta: &ArrayMeta, data: Vec<u8>) -> Result<Vec<u8>> {
+    match &meta.compressor {
+        Some(codec) => codec.encode(&data),
+        None => Ok(data),
+    }
+}
+
+/// One element's bytes of the fill value (zeros when it is null).
+fn fill_pattern(meta: &ArrayMeta) -> Vec<u8> {
+    meta.fill_value
+        .clone()
+        .unwrap_or_else(|| vec![0u8; meta.item_size()])
+}
+
+/// Reads `region` of the array at `path` into `buf` (native byte order, `buf_order`
+/// layout). The region must have passed [`check`].
+pub fn read(
+    store: &dyn Store,
+    path: &str,
+    meta: &ArrayMeta,
+    region: Region,
+    buf_order: Order,
+    buf: &mut [u8],
+) -> Result<()> {
+    let plan = Plan::new(meta, region, buf_order)?;
+    let out = SharedBuf::new(buf);
+    let elem = meta.item_size();
+    let swap = meta.dtype.needs_swap();
+    let pattern = fill_pattern(meta);
+    let chunk_bytes = meta.chunk_bytes();
+    let chunk_strides = &plan.chunk_strides;
+    let buf_strides = &plan.buf_strides;
+    plan.run(|part, scratch| {
+        let key = plan.key(path, part);
+        let dst = Layout {
+            offset: part.buf_offset,
+            strides: buf_strides,
+        };
+        let Some(raw) = store.get(&key)? else {
+            // SAFETY: parts cover disjoint elements of the caller's buffer.
+            return unsafe {
+                copy::fill_raw(&part.extent, &pattern, out.as_mut_ptr(), out.len(), &dst)
+            };
+        };
+        if part.whole_chunk && !swap && is_single_run(&part.extent, chunk_strides, buf_strides) {
+            // SAFETY: this part's elements are one run that no other part touches.
+            let target = unsafe { out.slice_mut(part.buf_offset * elem, chunk_bytes)? };
+            return decode_chunk(meta, &key, &raw, target);
+        }
+        scratch.resize(chunk_bytes, 0);
+        decode_chunk(meta, &key, &raw, scratch)?;
+        if swap {
+            swap_bytes(scratch, meta.dtype.swap_unit());
+        }
+        let src = Layout {
+            offset: part.chunk_offset,
+            strides: chunk_strides,
+        };
+        // SAFETY: parts cover disjoint elements of the caller's buffer.
+        unsafe {
+            copy::copy_raw(
+                elem,
+                &part.extent,
+                scratch,
+                &src,
+                out.as_mut_ptr(),
+                out.len(),
+                &dst,
+            )
+        }
+    })
+}
+
+/// Writes `buf` (native byte order, `buf_order` layout) into `region` of the array at
+/// `path`. Chunks the region covers are written without being read; others are read,
+/// merged and rewritten. A chunk equal to the fill value is erased instead of stored.
+pub fn write(
+    store: &dyn Store,
+    path: &str,
+    meta: &ArrayMeta,
+    region: Region,
+    buf_order: Order,
+    buf: &[u8],
+) -> Result<()> {
+    let plan = Plan::new(meta, region, buf_order)?;
+    let elem = meta.item_size();
+    let swap = meta.dtype.needs_swap();
+    let pattern = fill_pattern(meta);
+    let chunk_bytes = meta.chunk_bytes();
+    plan.run(|part, _scratch| {
+        let key = plan.key(path, part);
+        let mut chunk = vec![0u8; chunk_bytes];
+        let whole = Layout {
+            offset: 0,
+            strides: &plan.chunk_strides,
+        };
+        let all: Vec<usize> = meta.chunks.iter().map(|&c| c as usize).collect();
+        if !part.all_in_bounds {
+            if let Some(raw) = store.get(&key)? {
+                decode_chunk(meta, &key, &raw, &mut chunk)?;
+                if swap {
+                    swap_bytes(&mut chunk, meta.dtype.swap_unit());
+                }
+            } else {
+                // SAFETY: `chunk` is exclusively ours.
+                unsafe { copy::fill_raw(&all, &pattern, chunk.as_mut_ptr(), chunk.len(), &whole)? };
+            }
+        } else if !part.whole_chunk {
+            // A clipped edge chunk: the part outside the array holds the fill value.
+            unsafe { copy::fill_raw(&all, &pattern, chunk.as_mut_ptr(), chunk.len(), &whole)? };
+        }
+        let src = Layout {
+            offset: part.buf_offset,
+            strides: &plan.buf_strides,
+        };
+        let dst = Layout {
+            offset: part.chunk_offset,
+            strides: &plan.chunk_strides,
+        };
+        copy::copy(elem, &part.extent, buf, &src, &mut chunk, &dst)?;
+        if meta.fill_value.is_some() && all_equal(&chunk, &pattern) {
+            store.erase(&key)?;
+            return Ok(());
+        }
+        if swap {
+            swap_bytes(&mut chunk, meta.dtype.swap_unit());
+        }
+        let encoded = encode_chunk(meta, chunk)
+            .map_err(|e| Error::Codec(format!("encoding chunk {key:?}: {e}")))?;
+        store.set(&key, &encoded)
+    })
+}

@@ -1,0 +1,222 @@
+//! Fill values: parsed from and rendered to metadata JSON. In memory a fill value is one
+//! element's bytes in this machine's byte order, or `None` for a JSON `null`.
+
+use super::dtype::{DType, DataKind};
+use crate::error::{Error, Result};
+use half::f16;
+use serde_json::Value;
+
+/// One element's bytes (native byte order), or `None` when the metadata says `null`.
+pub type FillValue = Option<Vec<u8>>;
+
+/// Parses a v2 `fill_value` for `dtype`. Tolerant of every form peers write: numbers,
+/// `"NaN"`, `"Infinity"`, `"-Infinity"`, booleans, `[re, im]` pairs, `"NaT"`.
+pub fn parse_fill(value: &Value, dtype: &DType) -> Result<FillValue> {
+    if value.is_null() {
+        return Ok(None);
+    }
+    let bad = || {
+        Error::Metadata(format!(
+            "fill_value {value} is not valid for data type {}",
+            dtype.to_v2()
+        ))
+    };
+    let bytes = match &dtype.kind {
+        DataKind::Bool => {
+            let b = match value {
+                Value::Bool(b) => *b,
+                Value::Number(n) if n.as_u64() == Some(0) || n.as_u64() == Some(1) => {
+                    n.as_u64() == Some(1)
+                }
+                _ => return Err(bad()),
+            };
+            vec![b as u8]
+        }
+        DataKind::Int(n) => {
+            let v = integer(value).ok_or_else(bad)?;
+            let i = i64::try_from(v).map_err(|_| bad())?;
+            let bits = 8 * *n as u32;
+            if bits < 64 && (i < -(1i64 << (bits - 1)) || i >= 1i64 << (bits - 1)) {
+                return Err(bad());
+            }
+            int_bytes(i as i128, *n)
+        }
+        DataKind::UInt(n) => {
+            let v = integer(value).ok_or_else(bad)?;
+            let bits = 8 * *n as u32;
+            if v < 0 || (bits < 64 && v >= 1i128 << bits) || v > u64::MAX as i128 {
+                return Err(bad());
+            }
+            int_bytes(v, *n)
+        }
+        DataKind::Float(n) => float_bytes(float(value).ok_or_else(bad)?, *n),
+        DataKind::Complex(n) => {
+            let (re, im) = match value {
+                Value::Array(pair) if pair.len() == 2 => (
+                    float(&pair[0]).ok_or_else(bad)?,
+                    float(&pair[1]).ok_or_else(bad)?,
+                ),
+                other => (float(other).ok_or_else(bad)?, 0.0),
+            };
+            let mut bytes = float_bytes(re, n / 2);
+            bytes.extend(float_bytes(im, n / 2));
+            bytes
+        }
+        DataKind::DateTime(_) | DataKind::TimeDelta(_) => {
+            let i = match value {
+                Value::String(s) if s == "NaT" => i64::MIN,
+                _ => i64::try_from(integer(value).ok_or_else(bad)?).map_err(|_| bad())?,
+            };
+            i.to_ne_bytes().to_vec()
+        }
+    };
+    Ok(Some(bytes))
+}
+
+/// Renders a fill value as v2 metadata JSON, in the form zarr-python and tensorstore read.
+pub fn render_fill(fill: &FillValue, dtype: &DType) -> Value {
+    let Some(bytes) = fill else {
+        return Value::Null;
+    };
+    match &dtype.kind {
+        DataKind::Bool => Value::Bool(bytes[0] != 0),
+        DataKind::Int(n) => Value::from(read_int(bytes, *n)),
+        DataKind::UInt(n) => Value::from(read_uint(bytes, *n)),
+        DataKind::Float(n) => float_json(read_float(bytes, *n)),
+        DataKind::Complex(n) => {
+            let half = n / 2;
+            Value::Array(vec![
+                float_json(read_float(&bytes[..half], half)),
+                float_json(read_float(&bytes[half..], half)),
+            ])
+        }
+        DataKind::DateTime(_) | DataKind::TimeDelta(_) => Value::from(read_int(bytes, 8)),
+    }
+}
+
+/// The integer a JSON value holds: an integer, or a float with no fractional part.
+fn integer(value: &Value) -> Option<i128> {
+    match value {
+        Value::Number(n) => n
+            .as_i64()
+            .map(i128::from)
+            .or_else(|| n.as_u64().map(i128::from))
+            .or_else(|| {
+                n.as_f64()
+                    .filter(|f| f.fract() == 0.0 && f.abs() < 1.9e19)
+                    .map(|f| f as i128)
+            }),
+        Value::Bool(b) => Some(*b as i128),
+        _ => None,
+    }
+}
+
+fn float(value: &Value) -> Option<f64> {
+    match value {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => match s.as_str() {
+            "NaN" => Some(f64::NAN),
+            "Infinity" => Some(f64::INFINITY),
+            "-Infinity" => Some(f64::NEG_INFINITY),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+fn float_json(v: f64) -> Value {
+    if v.is_nan() {
+        Value::from("NaN")
+    } else if v == f64::INFINITY {
+        Value::from("Infinity")
+    } else if v == f64::NEG_INFINITY {
+        Value::from("-Infinity")
+    } else {
+        Value::from(v)
+    }
+}
+
+fn int_bytes(v: i128, size: usize) -> Vec<u8> {
+    let le = v.to_le_bytes();
+    let mut bytes = le[..size].to_vec();
+    if cfg!(target_endian = "big") {
+        bytes.reverse();
+    }
+    bytes
+}
+
+fn float_bytes(v: f64, size: usize) -> Vec<u8> {
+    match size {
+        2 => f16::from_f64(v).to_ne_bytes().to_vec(),
+        4 => (v as f32).to_ne_bytes().to_vec(),
+        _ => v.to_ne_bytes().to_vec(),
+    }
+}
+
+fn native<const N: usize>(bytes: &[u8]) -> [u8; N] {
+    let mut out = [0u8; N];
+    out.copy_from_slice(&bytes[..N]);
+    out
+}
+
+fn read_int(bytes: &[u8], size: usize) -> i64 {
+    match size {
+        1 => i8::from_ne_bytes(native(bytes)) as i64,
+        2 => i16::from_ne_bytes(native(bytes)) as i64,
+        4 => i32::from_ne_bytes(native(bytes)) as i64,
+        _ => i64::from_ne_bytes(native(bytes)),
+    }
+}
+
+fn read_uint(bytes: &[u8], size: usize) -> u64 {
+    match size {
+        1 => bytes[0] as u64,
+        2 => u16::from_ne_bytes(native(bytes)) as u64,
+        4 => u32::from_ne_bytes(native(bytes)) as u64,
+        _ => u64::from_ne_bytes(native(bytes)),
+    }
+}
+
+fn read_float(bytes: &[u8], size: usize) -> f64 {
+    match size {
+        2 => f16::from_ne_bytes(native(bytes)).to_f64(),
+        4 => f32::from_ne_bytes(native(bytes)) as f64,
+        _ => f64::from_ne_bytes(native(bytes)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn round(v: Value, dtype: &str) -> Value {
+        let d = DType::parse_v2(dtype).unwrap();
+        render_fill(&parse_fill(&v, &d).unwrap(), &d)
+    }
+
+    #[test]
+    fn fill_values_round_trip() {
+        assert_eq!(round(json!(null), "<f8"), json!(null));
+        assert_eq!(round(json!(-5), "<i2"), json!(-5));
+        assert_eq!(round(json!(255), "|u1"), json!(255));
+        assert_eq!(round(json!(u64::MAX), "<u8"), json!(u64::MAX));
+        assert_eq!(round(json!("NaN"), "<f4"), json!("NaN"));
+        assert_eq!(round(json!("-Infinity"), ">f8"), json!("-Infinity"));
+        assert_eq!(round(json!(1.5), "<f2"), json!(1.5));
+        assert_eq!(round(json!(true), "|b1"), json!(true));
+        assert_eq!(round(json!([1.0, "NaN"]), "<c16"), json!([1.0, "NaN"]));
+        assert_eq!(round(json!("NaT"), "<M8[ns]"), json!(i64::MIN));
+        assert_eq!(round(json!(0.0), "<i4"), json!(0));
+    }
+
+    #[test]
+    fn bad_fill_values_are_errors() {
+        let d = DType::parse_v2("|i1").unwrap();
+        for bad in [json!(128), json!(-129), json!("x"), json!(1.5), json!([1])] {
+            assert!(parse_fill(&bad, &d).is_err(), "{bad}");
+        }
+        let u = DType::parse_v2("<u4").unwrap();
+        assert!(parse_fill(&json!(-1), &u).is_err());
+    }
+}

@@ -1,0 +1,173 @@
+//! Metadata: the one internal model of an array ([`ArrayMeta`]) and the per-version
+//! documents that parse into and render from it.
+
+pub mod dtype;
+pub mod fill;
+pub mod v2;
+
+use crate::codec::CodecRef;
+use crate::error::{checked_product, to_usize, Error, Result};
+use dtype::DType;
+use fill::FillValue;
+
+/// Memory layout of the elements inside a chunk or a caller's buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Order {
+    /// Row-major: the last dimension varies fastest.
+    C,
+    /// Column-major: the first dimension varies fastest.
+    F,
+}
+
+impl Order {
+    /// Element strides of a dense array of `shape` in this order.
+    pub fn strides(self, shape: &[u64]) -> Vec<usize> {
+        let mut strides = vec![0usize; shape.len()];
+        let mut acc = 1usize;
+        let dims: Vec<usize> = match self {
+            Order::C => (0..shape.len()).rev().collect(),
+            Order::F => (0..shape.len()).collect(),
+        };
+        for d in dims {
+            strides[d] = acc;
+            acc = acc.saturating_mul(shape[d] as usize);
+        }
+        strides
+    }
+}
+
+/// Largest decoded chunk libzarr accepts (16 GiB): larger chunks are refused when the
+/// metadata is read, before anything is allocated.
+pub const MAX_CHUNK_BYTES: u64 = 1 << 34;
+
+/// Everything about an array that its metadata says, independent of the format version.
+#[derive(Debug, Clone)]
+pub struct ArrayMeta {
+    /// Array shape.
+    pub shape: Vec<u64>,
+    /// Chunk shape (same rank, every entry ≥ 1).
+    pub chunks: Vec<u64>,
+    /// Stored data type.
+    pub dtype: DType,
+    /// Value of elements never written.
+    pub fill_value: FillValue,
+    /// Layout of elements inside each chunk.
+    pub order: Order,
+    /// Filters applied before the compressor (none are supported yet).
+    pub filters: Vec<CodecRef>,
+    /// The compressor, if any.
+    pub compressor: Option<CodecRef>,
+    /// Separator between chunk indices in chunk keys (`.` or `/`).
+    pub separator: char,
+}
+
+impl ArrayMeta {
+    /// Checks the invariants every format relies on; errors name the field.
+    pub fn validate(&self) -> Result<()> {
+        if self.chunks.len() != self.shape.len() {
+            return Err(Error::Metadata(format!(
+                "chunks has {} dimensions but shape has {}",
+                self.chunks.len(),
+                self.shape.len()
+            )));
+        }
+        if let Some(d) = self.chunks.iter().position(|&c| c == 0) {
+            return Err(Error::Metadata(format!("chunks[{d}] is 0")));
+        }
+        let item = self.dtype.item_size() as u64;
+        let elements = checked_product(self.shape.iter().copied(), "shape").map_err(|_| {
+            Error::Metadata(format!(
+                "shape {:?} has more elements than 64 bits count",
+                self.shape
+            ))
+        })?;
+        elements.checked_mul(item).ok_or_else(|| {
+            Error::Metadata(format!(
+                "shape {:?} is larger than 64 bits of bytes",
+                self.shape
+            ))
+        })?;
+        let chunk_bytes = checked_product(self.chunks.iter().copied(), "chunks")
+            .ok()
+            .and_then(|n| n.checked_mul(item))
+            .filter(|&n| n <= MAX_CHUNK_BYTES)
+            .ok_or_else(|| {
+                Error::Metadata(format!(
+                    "chunks {:?} make chunks larger than {MAX_CHUNK_BYTES} bytes",
+                    self.chunks
+                ))
+            })?;
+        to_usize(chunk_bytes, "chunk size")?;
+        if self.separator != '.' && self.separator != '/' {
+            return Err(Error::Metadata(format!(
+                "dimension_separator {:?} must be \".\" or \"/\"",
+                self.separator
+            )));
+        }
+        Ok(())
+    }
+
+    /// Number of dimensions.
+    pub fn rank(&self) -> usize {
+        self.shape.len()
+    }
+
+    /// Size of one element in bytes.
+    pub fn item_size(&self) -> usize {
+        self.dtype.item_size()
+    }
+
+    /// Number of elements in one chunk.
+    pub fn chunk_elements(&self) -> usize {
+        self.chunks.iter().product::<u64>() as usize
+    }
+
+    /// Bytes of one decoded chunk.
+    pub fn chunk_bytes(&self) -> usize {
+        self.chunk_elements() * self.item_size()
+    }
+
+    /// Number of chunks along each dimension.
+    pub fn chunk_grid(&self) -> Vec<u64> {
+        self.shape
+            .iter()
+            .zip(&self.chunks)
+            .map(|(&s, &c)| s.div_ceil(c))
+            .collect()
+    }
+
+    /// Total number of chunks in the grid.
+    pub fn num_chunks(&self) -> u64 {
+        self.chunk_grid().iter().product()
+    }
+
+    /// Total bytes of the array's elements.
+    pub fn nbytes(&self) -> u64 {
+        self.shape.iter().product::<u64>() * self.item_size() as u64
+    }
+
+    /// The key of a chunk relative to the array (`"0.1"`, `"0/1"`, `"0"` for 0-d arrays).
+    pub fn chunk_key(&self, index: &[u64]) -> String {
+        if index.is_empty() {
+            return "0".to_string();
+        }
+        let sep = self.separator.to_string();
+        index
+            .iter()
+            .map(u64::to_string)
+            .collect::<Vec<_>>()
+            .join(&sep)
+    }
+
+    /// The chunk index a relative key names, if it is a chunk key of this array.
+    pub fn parse_chunk_key(&self, key: &str) -> Option<Vec<u64>> {
+        if self.shape.is_empty() {
+            return (key == "0").then(Vec::new);
+        }
+        let index: Vec<u64> = key
+            .split(self.separator)
+            .map(|p| p.parse().ok().filter(|_| !p.starts_with('+')))
+            .collect::<Option<_>>()?;
+        (index.len() == self.rank()).then_some(index)
+    }
+}

@@ -1,0 +1,275 @@
+//! Zarr v2 documents: `.zarray` ⇄ [`ArrayMeta`], and the `.zgroup` document.
+
+use super::dtype::DType;
+use super::fill::{parse_fill, render_fill};
+use super::{ArrayMeta, Order};
+use crate::codec;
+use crate::error::{Error, Result};
+use serde_json::{Map, Value};
+
+/// Key of an array's metadata document.
+pub const ARRAY_KEY: &str = ".zarray";
+/// Key of a group's metadata document.
+pub const GROUP_KEY: &str = ".zgroup";
+/// Key of a node's attributes document.
+pub const ATTRS_KEY: &str = ".zattrs";
+
+/// Parses a `.zarray` document. Every required key is checked for presence and type;
+/// unknown keys are ignored.
+pub fn parse_array(bytes: &[u8]) -> Result<ArrayMeta> {
+    let doc: Value = serde_json::from_slice(bytes)
+        .map_err(|e| Error::Metadata(format!(".zarray is not valid JSON: {e}")))?;
+    let obj = doc
+        .as_object()
+        .ok_or_else(|| Error::Metadata(".zarray is not a JSON object".into()))?;
+    let field = |key: &str| {
+        obj.get(key)
+            .ok_or_else(|| Error::Metadata(format!(".zarray: missing required key {key:?}")))
+    };
+    let bad = |key: &str, what: &str| Error::Metadata(format!(".zarray: {key:?} must be {what}"));
+
+    if field("zarr_format")?.as_u64() != Some(2) {
+        return Err(bad("zarr_format", "2"));
+    }
+    let dims = |key: &str| -> Result<Vec<u64>> {
+        field(key)?
+            .as_array()
+            .ok_or_else(|| bad(key, "an array of non-negative integers"))?
+            .iter()
+            .map(|v| {
+                v.as_u64()
+                    .ok_or_else(|| bad(key, "an array of non-negative integers"))
+            })
+            .collect()
+    };
+    let shape = dims("shape")?;
+    let chunks = dims("chunks")?;
+    let dtype = match field("dtype")? {
+        Value::String(s) => DType::parse_v2(s)?,
+        Value::Array(_) => {
+            return Err(Error::Unsupported(
+                ".zarray: structured data types are not supported by this version of libzarr"
+                    .into(),
+            ))
+        }
+        _ => return Err(bad("dtype", "a string")),
+    };
+    let order = match field("order")?.as_str() {
+        Some("C") => Order::C,
+        Some("F") => Order::F,
+        _ => return Err(bad("order", "\"C\" or \"F\"")),
+    };
+    let item_size = dtype.item_size();
+    let compressor = match field("compressor")? {
+        Value::Null => None,
+        Value::Object(config) => Some(codec::from_config(config, item_size)?),
+        _ => return Err(bad("compressor", "an object or null")),
+    };
+    let filters = match field("filters")? {
+        Value::Null => Vec::new(),
+        Value::Array(list) if list.is_empty() => Vec::new(),
+        Value::Array(list) => {
+            let ids: Vec<String> = list
+                .iter()
+                .map(|f| {
+                    f.get("id")
+                        .and_then(Value::as_str)
+                        .unwrap_or("?")
+                        .to_string()
+                })
+                .collect();
+            return Err(Error::CodecUnsupported(format!(
+                "filters {ids:?} are not supported by this version of libzarr"
+            )));
+        }
+        _ => return Err(bad("filters", "an array or null")),
+    };
+    let fill_value = parse_fill(field("fill_value")?, &dtype)?;
+    let separator = match obj.get("dimension_separator") {
+        None | Some(Value::Null) => '.',
+        Some(Value::String(s)) if s == "." => '.',
+        Some(Value::String(s)) if s == "/" => '/',
+        Some(_) => return Err(bad("dimension_separator", "\".\" or \"/\"")),
+    };
+    let meta = ArrayMeta {
+        shape,
+        chunks,
+        dtype,
+        fill_value,
+        order,
+        filters,
+        compressor,
+        separator,
+    };
+    meta.validate()?;
+    Ok(meta)
+}
+
+/// Renders a `.zarray` document as zarr-python does (sorted keys, 4-space indent), always
+/// with `dimension_separator`.
+pub fn render_array(meta: &ArrayMeta) -> Vec<u8> {
+    let mut doc = Map::new();
+    doc.insert("chunks".into(), meta.chunks.clone().into());
+    doc.insert(
+        "compressor".into(),
+        meta.compressor
+            .as_ref()
+            .map(|c| Value::Object(c.config()))
+            .unwrap_or(Value::Null),
+    );
+    doc.insert(
+        "dimension_separator".into(),
+        meta.separator.to_string().into(),
+    );
+    doc.insert("dtype".into(), meta.dtype.to_v2().into());
+    doc.insert(
+        "fill_value".into(),
+        render_fill(&meta.fill_value, &meta.dtype),
+    );
+    doc.insert(
+        "filters".into(),
+        if meta.filters.is_empty() {
+            Value::Null
+        } else {
+            meta.filters
+                .iter()
+                .map(|f| Value::Object(f.config()))
+                .collect()
+        },
+    );
+    doc.insert(
+        "order".into(),
+        match meta.order {
+            Order::C => "C",
+            Order::F => "F",
+        }
+        .into(),
+    );
+    doc.insert("shape".into(), meta.shape.clone().into());
+    doc.insert("zarr_format".into(), 2.into());
+    to_pretty_json(&Value::Object(doc))
+}
+
+/// The `.zgroup` document.
+pub fn render_group() -> Vec<u8> {
+    to_pretty_json(&serde_json::json!({ "zarr_format": 2 }))
+}
+
+/// Checks a `.zgroup` document.
+pub fn parse_group(bytes: &[u8]) -> Result<()> {
+    let doc: Value = serde_json::from_slice(bytes)
+        .map_err(|e| Error::Metadata(format!(".zgroup is not valid JSON: {e}")))?;
+    match doc.get("zarr_format").and_then(Value::as_u64) {
+        Some(2) => Ok(()),
+        _ => Err(Error::Metadata(".zgroup: \"zarr_format\" must be 2".into())),
+    }
+}
+
+/// Parses an attributes document (a JSON object).
+pub fn parse_attributes(bytes: &[u8]) -> Result<Map<String, Value>> {
+    match serde_json::from_slice(bytes) {
+        Ok(Value::Object(map)) => Ok(map),
+        Ok(_) => Err(Error::Metadata(".zattrs is not a JSON object".into())),
+        Err(e) => Err(Error::Metadata(format!(".zattrs is not valid JSON: {e}"))),
+    }
+}
+
+/// Renders a JSON value with 4-space indentation and a trailing newline-free body, as
+/// zarr-python's `json.dumps(indent=4)`.
+pub fn to_pretty_json(value: &Value) -> Vec<u8> {
+    use serde::Serialize;
+    let mut out = Vec::new();
+    let formatter = serde_json::ser::PrettyFormatter::with_indent(b"    ");
+    let mut ser = serde_json::Serializer::with_formatter(&mut out, formatter);
+    value
+        .serialize(&mut ser)
+        .expect("serialising a JSON value into memory cannot fail");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn doc() -> Value {
+        json!({
+            "zarr_format": 2, "shape": [10, 20], "chunks": [5, 7], "dtype": "<f8",
+            "compressor": {"id": "zlib", "level": 1}, "fill_value": "NaN", "order": "C",
+            "filters": null, "extra_key": {"ignored": true}
+        })
+    }
+
+    #[test]
+    fn parses_and_renders() {
+        let meta = parse_array(doc().to_string().as_bytes()).unwrap();
+        assert_eq!(meta.separator, '.');
+        assert_eq!(meta.chunk_grid(), vec![2, 3]);
+        let again = parse_array(&render_array(&meta)).unwrap();
+        assert_eq!(again.shape, meta.shape);
+        let rendered: Value = serde_json::from_slice(&render_array(&meta)).unwrap();
+        assert_eq!(rendered["dimension_separator"], ".");
+        assert_eq!(rendered["fill_value"], "NaN");
+        assert_eq!(rendered["filters"], Value::Null);
+    }
+
+    #[test]
+    fn every_missing_or_mistyped_key_is_named() {
+        for key in [
+            "zarr_format",
+            "shape",
+            "chunks",
+            "dtype",
+            "compressor",
+            "fill_value",
+            "order",
+            "filters",
+        ] {
+            let mut d = doc();
+            d.as_object_mut().unwrap().remove(key);
+            let err = parse_array(d.to_string().as_bytes())
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(key), "{key}: {err}");
+            let mut d = doc();
+            d[key] = json!({"wrong": "type"});
+            let err = parse_array(d.to_string().as_bytes())
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.contains(key) || err.contains("fill_value") || err.contains("id"),
+                "{key}: {err}"
+            );
+        }
+        let mut d = doc();
+        d["shape"] = json!([-1, 2]);
+        assert!(parse_array(d.to_string().as_bytes())
+            .unwrap_err()
+            .to_string()
+            .contains("shape"));
+        let mut d = doc();
+        d["chunks"] = json!([0, 2]);
+        assert!(parse_array(d.to_string().as_bytes())
+            .unwrap_err()
+            .to_string()
+            .contains("chunks[0]"));
+        let mut d = doc();
+        d["shape"] = json!([u64::MAX, u64::MAX]);
+        assert!(parse_array(d.to_string().as_bytes())
+            .unwrap_err()
+            .to_string()
+            .contains("shape"));
+        let mut d = doc();
+        d["dtype"] = json!("<q9");
+        assert!(parse_array(d.to_string().as_bytes())
+            .unwrap_err()
+            .to_string()
+            .contains("<q9"));
+        let mut d = doc();
+        d["compressor"] = json!({"id": "snappy-nope"});
+        assert!(matches!(
+            parse_array(d.to_string().as_bytes()),
+            Err(Error::CodecUnsupported(_))
+        ));
+    }
+}

@@ -1,0 +1,286 @@
+//! A store in a filesystem directory: each key is a file below the root, `/` in a key makes
+//! directories, and values are written to a temporary file in the same directory and then
+//! renamed into place, so a crash leaves the old value or the new one, never half.
+
+use super::{check_writable, validate_key, validate_prefix, DirListing, Store};
+use crate::error::{Error, Result};
+use std::fs;
+use std::io::{ErrorKind, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Temporary files start with this; listings skip them.
+const TEMP_PREFIX: &str = ".zarr-tmp.";
+
+/// A store rooted at a directory.
+#[derive(Debug)]
+pub struct FilesystemStore {
+    root: PathBuf,
+    writable: bool,
+}
+
+static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+impl FilesystemStore {
+    /// Opens the directory `root`. With `create`, a missing directory is created; with
+    /// `writable` false every write is refused.
+    pub fn open(root: impl AsRef<Path>, writable: bool, create: bool) -> Result<Self> {
+        let root = root.as_ref().to_path_buf();
+        match fs::metadata(&root) {
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => {
+                return Err(Error::Io(format!(
+                    "{} exists and is not a directory",
+                    root.display()
+                )))
+            }
+            Err(e) if e.kind() == ErrorKind::NotFound && create && writable => {
+                fs::create_dir_all(&root)
+                    .map_err(|e| Error::io(format!("creating {}", root.display()), e))?;
+            }
+            Err(e) if e.kind() == ErrorKind::NotFound => {
+                return Err(Error::NotFound(format!(
+                    "directory {} does not exist",
+                    root.display()
+                )))
+            }
+            Err(e) => return Err(Error::io(root.display(), e)),
+        }
+        Ok(Self { root, writable })
+    }
+
+    /// The directory this store is rooted at.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    fn path_of(&self, key: &str) -> Result<PathBuf> {
+        Ok(self.root.join(validate_key(key)?))
+    }
+
+    fn prefix_dir(&self, prefix: &str) -> PathBuf {
+        self.root.join(prefix.trim_end_matches('/'))
+    }
+
+    fn collect_files(&self, dir: &Path, key_prefix: &str, out: &mut Vec<String>) -> Result<()> {
+        let entries = match fs::read_dir(dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == ErrorKind::NotFound || e.kind() == ErrorKind::NotADirectory => {
+                return Ok(())
+            }
+            Err(e) => return Err(Error::io(format!("listing {}", dir.display()), e)),
+        };
+        for entry in entries {
+            let entry = entry.map_err(|e| Error::io(format!("listing {}", dir.display()), e))?;
+            let Some(name) = entry.file_name().to_str().map(str::to_string) else {
+                continue;
+            };
+            if name.starts_with(TEMP_PREFIX) {
+                continue;
+            }
+            let file_type = entry
+                .file_type()
+                .map_err(|e| Error::io(format!("listing {}", dir.display()), e))?;
+            let key = format!("{key_prefix}{name}");
+            if file_type.is_dir() {
+                self.collect_files(&entry.path(), &format!("{key}/"), out)?;
+            } else {
+                out.push(key);
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Store for FilesystemStore {
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
+        let path = self.path_of(key)?;
+        match fs::read(&path) {
+            Ok(data) => Ok(Some(data)),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    ErrorKind::NotFound | ErrorKind::IsADirectory | ErrorKind::NotADirectory
+                ) =>
+            {
+                Ok(None)
+            }
+            Err(e) => Err(Error::io(format!("reading {key:?}"), e)),
+        }
+    }
+
+    fn set(&self, key: &str, value: &[u8]) -> Result<()> {
+        check_writable(self, &format!("write {key:?}"))?;
+        let path = self.path_of(key)?;
+        let dir = path
+            .parent()
+            .ok_or_else(|| Error::Internal(format!("key {key:?} has no parent directory")))?;
+        fs::create_dir_all(dir)
+            .map_err(|e| Error::io(format!("creating the directory of {key:?}"), e))?;
+        let temp = dir.join(format!(
+            "{TEMP_PREFIX}{}.{}",
+            std::process::id(),
+            TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
+        ));
+        let written = fs::File::create(&temp).and_then(|mut f| f.write_all(value));
+        let renamed = written.and_then(|()| fs::rename(&temp, &path));
+        if let Err(e) = renamed {
+            let _ = fs::remove_file(&temp);
+            return Err(Error::io(format!("writing {key:?}"), e));
+        }
+        Ok(())
+    }
+
+    fn erase(&self, key: &str) -> Result<bool> {
+        check_writable(self, &format!("erase {key:?}"))?;
+        let path = self.path_of(key)?;
+        match fs::remove_file(&path) {
+            Ok(()) => Ok(true),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    ErrorKind::NotFound | ErrorKind::IsADirectory | ErrorKind::NotADirectory
+                ) =>
+            {
+                Ok(false)
+            }
+            Err(e) => Err(Error::io(format!("erasing {key:?}"), e)),
+        }
+    }
+
+    fn erase_prefix(&self, prefix: &str) -> Result<()> {
+        check_writable(self, &format!("erase {prefix:?}"))?;
+        let prefix = validate_prefix(prefix)?;
+        if prefix.is_empty() || prefix.ends_with('/') {
+            let dir = self.prefix_dir(&prefix);
+            let entries = match fs::read_dir(&dir) {
+                Ok(entries) => entries,
+                Err(e) if e.kind() == ErrorKind::NotFound => return Ok(()),
+                Err(e) => return Err(Error::io(format!("erasing {prefix:?}"), e)),
+            };
+            for entry in entries {
+                let entry = entry.map_err(|e| Error::io(format!("erasing {prefix:?}"), e))?;
+                let path = entry.path();
+                let result = if entry.file_type().map(|t| t.is_dir()).unwrap_or(false) {
+                    fs::remove_dir_all(&path)
+                } else {
+                    fs::remove_file(&path)
+                };
+                result.map_err(|e| Error::io(format!("erasing {}", path.display()), e))?;
+            }
+            if !prefix.is_empty() {
+                let _ = fs::remove_dir(&dir);
+            }
+            return Ok(());
+        }
+        for key in self.list_prefix(&prefix)? {
+            self.erase(&key)?;
+        }
+        Ok(())
+    }
+
+    fn list_prefix(&self, prefix: &str) -> Result<Vec<String>> {
+        let prefix = validate_prefix(prefix)?;
+        // Walk from the deepest directory the prefix names, then filter by the full prefix.
+        let dir_part = match prefix.rfind('/') {
+            Some(i) => &prefix[..=i],
+            None => "",
+        };
+        let mut keys = Vec::new();
+        self.collect_files(&self.prefix_dir(dir_part), dir_part, &mut keys)?;
+        keys.retain(|k| k.starts_with(&prefix));
+        keys.sort();
+        Ok(keys)
+    }
+
+    fn list_dir(&self, prefix: &str) -> Result<DirListing> {
+        let prefix = validate_prefix(prefix)?;
+        if !prefix.is_empty() && !prefix.ends_with('/') {
+            return Err(Error::InvalidKey(format!(
+                "listing prefix {prefix:?} must be empty or end with '/'"
+            )));
+        }
+        let dir = self.prefix_dir(&prefix);
+        let mut listing = DirListing::default();
+        let entries = match fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == ErrorKind::NotFound || e.kind() == ErrorKind::NotADirectory => {
+                return Ok(listing)
+            }
+            Err(e) => return Err(Error::io(format!("listing {prefix:?}"), e)),
+        };
+        for entry in entries {
+            let entry = entry.map_err(|e| Error::io(format!("listing {prefix:?}"), e))?;
+            let Some(name) = entry.file_name().to_str().map(str::to_string) else {
+                continue;
+            };
+            if name.starts_with(TEMP_PREFIX) {
+                continue;
+            }
+            if entry.file_type().map(|t| t.is_dir()).unwrap_or(false) {
+                listing.prefixes.push(name);
+            } else {
+                listing.keys.push(name);
+            }
+        }
+        listing.keys.sort();
+        listing.prefixes.sort();
+        Ok(listing)
+    }
+
+    fn size(&self, key: &str) -> Result<Option<u64>> {
+        let path = self.path_of(key)?;
+        match fs::metadata(&path) {
+            Ok(m) if m.is_file() => Ok(Some(m.len())),
+            Ok(_) => Ok(None),
+            Err(e) if e.kind() == ErrorKind::NotFound || e.kind() == ErrorKind::NotADirectory => {
+                Ok(None)
+            }
+            Err(e) => Err(Error::io(format!("inspecting {key:?}"), e)),
+        }
+    }
+
+    fn writable(&self) -> bool {
+        self.writable
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nested_keys_make_directories_and_list() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = FilesystemStore::open(dir.path().join("s"), true, true).unwrap();
+        store.set("a/b/0.0", b"x").unwrap();
+        store.set("a/.zarray", b"{}").unwrap();
+        store.set("top", b"t").unwrap();
+        assert!(dir.path().join("s/a/b/0.0").is_file());
+        assert_eq!(store.get("a/b/0.0").unwrap().unwrap(), b"x");
+        assert_eq!(store.get("a/b").unwrap(), None);
+        assert_eq!(store.list().unwrap(), vec!["a/.zarray", "a/b/0.0", "top"]);
+        assert_eq!(store.list_prefix("a/b").unwrap(), vec!["a/b/0.0"]);
+        let l = store.list_dir("a/").unwrap();
+        assert_eq!(l.keys, vec![".zarray"]);
+        assert_eq!(l.prefixes, vec!["b"]);
+        store.erase_prefix("a/").unwrap();
+        assert_eq!(store.list().unwrap(), vec!["top"]);
+        assert!(store.erase("top").unwrap());
+        assert!(!store.erase("top").unwrap());
+    }
+
+    #[test]
+    fn read_only_refuses_writes_and_keys_cannot_escape() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = FilesystemStore::open(dir.path(), false, false).unwrap();
+        assert!(matches!(store.set("k", b"v"), Err(Error::ReadOnly(_))));
+        let rw = FilesystemStore::open(dir.path(), true, false).unwrap();
+        assert!(matches!(
+            rw.set("../escape", b"v"),
+            Err(Error::InvalidKey(_))
+        ));
+        assert!(matches!(rw.set("/abs", b"v"), Err(Error::InvalidKey(_))));
+        assert!(!dir.path().parent().unwrap().join("escape").exists());
+    }
+}

@@ -1,0 +1,92 @@
+//! An in-memory store: a sorted map from keys to values behind a read-write lock.
+
+use super::{validate_key, validate_prefix, DirListing, Store};
+use crate::error::{Error, Result};
+use std::collections::BTreeMap;
+use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+/// A store that keeps every value in memory.
+#[derive(Debug, Default)]
+pub struct MemoryStore {
+    map: RwLock<BTreeMap<String, Arc<[u8]>>>,
+}
+
+impl MemoryStore {
+    /// An empty memory store.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn read(&self) -> Result<RwLockReadGuard<'_, BTreeMap<String, Arc<[u8]>>>> {
+        self.map
+            .read()
+            .map_err(|_| Error::Internal("memory store lock poisoned".into()))
+    }
+
+    fn write(&self) -> Result<RwLockWriteGuard<'_, BTreeMap<String, Arc<[u8]>>>> {
+        self.map
+            .write()
+            .map_err(|_| Error::Internal("memory store lock poisoned".into()))
+    }
+}
+
+impl Store for MemoryStore {
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
+        let key = validate_key(key)?;
+        Ok(self.read()?.get(&key).map(|v| v.to_vec()))
+    }
+
+    fn set(&self, key: &str, value: &[u8]) -> Result<()> {
+        let key = validate_key(key)?;
+        self.write()?.insert(key, Arc::from(value));
+        Ok(())
+    }
+
+    fn erase(&self, key: &str) -> Result<bool> {
+        let key = validate_key(key)?;
+        Ok(self.write()?.remove(&key).is_some())
+    }
+
+    fn erase_prefix(&self, prefix: &str) -> Result<()> {
+        let prefix = validate_prefix(prefix)?;
+        self.write()?.retain(|k, _| !k.starts_with(&prefix));
+        Ok(())
+    }
+
+    fn list_prefix(&self, prefix: &str) -> Result<Vec<String>> {
+        let prefix = validate_prefix(prefix)?;
+        Ok(self
+            .read()?
+            .range(prefix.clone()..)
+            .take_while(|(k, _)| k.starts_with(&prefix))
+            .map(|(k, _)| k.clone())
+            .collect())
+    }
+
+    fn list_dir(&self, prefix: &str) -> Result<DirListing> {
+        let prefix = validate_prefix(prefix)?;
+        let mut listing = DirListing::default();
+        for key in self.list_prefix(&prefix)? {
+            let rest = &key[prefix.len()..];
+            match rest.split_once('/') {
+                None => listing.keys.push(rest.to_string()),
+                Some((dir, _)) => {
+                    if listing.prefixes.last().map(String::as_str) != Some(dir) {
+                        listing.prefixes.push(dir.to_string());
+                    }
+                }
+            }
+        }
+        listing.prefixes.dedup();
+        Ok(listing)
+    }
+
+    fn size(&self, key: &str) -> Result<Option<u64>> {
+        let key = validate_key(key)?;
+        Ok(self.read()?.get(&key).map(|v| v.len() as u64))
+    }
+
+    fn writable(&self) -> bool {
+        true
+    }
+}

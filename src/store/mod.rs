@@ -1,0 +1,169 @@
+//! Key-value stores holding a Zarr hierarchy: the [`Store`] trait, key rules and the
+//! memory and filesystem implementations.
+
+mod filesystem;
+mod memory;
+
+pub use filesystem::FilesystemStore;
+pub use memory::MemoryStore;
+
+use crate::error::{Error, Result};
+
+/// One level of a store listing: the keys directly under a prefix and the sub-prefixes
+/// (names only, without the trailing `/`).
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct DirListing {
+    /// Names of the values directly under the prefix.
+    pub keys: Vec<String>,
+    /// Names of the child prefixes ("directories").
+    pub prefixes: Vec<String>,
+}
+
+/// A key-value store. Keys are normalised, `/`-separated strings (see [`validate_key`]).
+/// Implementations are safe to share between threads.
+pub trait Store: Send + Sync + std::fmt::Debug {
+    /// The value at `key`, or `None` when it does not exist.
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>>;
+    /// Stores `value` at `key`, replacing what was there; readers see the old or the new
+    /// value, never a mix.
+    fn set(&self, key: &str, value: &[u8]) -> Result<()>;
+    /// Removes `key`; returns whether it existed.
+    fn erase(&self, key: &str) -> Result<bool>;
+    /// Removes every key that starts with `prefix` (all keys when it is empty).
+    fn erase_prefix(&self, prefix: &str) -> Result<()>;
+    /// Every key that starts with `prefix`, sorted.
+    fn list_prefix(&self, prefix: &str) -> Result<Vec<String>>;
+    /// The keys and sub-prefixes one level below `prefix` (`""` or ending in `/`), sorted.
+    fn list_dir(&self, prefix: &str) -> Result<DirListing>;
+    /// The size in bytes of the value at `key`, or `None` when it does not exist.
+    fn size(&self, key: &str) -> Result<Option<u64>>;
+    /// Whether writes are allowed.
+    fn writable(&self) -> bool;
+
+    /// Whether `key` exists.
+    fn contains(&self, key: &str) -> Result<bool> {
+        Ok(self.size(key)?.is_some())
+    }
+    /// Every key in the store, sorted.
+    fn list(&self) -> Result<Vec<String>> {
+        self.list_prefix("")
+    }
+}
+
+/// Refuses writes on a read-only store.
+pub(crate) fn check_writable(store: &dyn Store, what: &str) -> Result<()> {
+    if store.writable() {
+        Ok(())
+    } else {
+        Err(Error::ReadOnly(format!(
+            "cannot {what}: the store is read-only"
+        )))
+    }
+}
+
+/// Normalises a node path as the v2 spec says: backslashes become `/`, repeated slashes
+/// collapse, leading and trailing slashes are dropped (so `""` and `"/"` name the root).
+/// `.` and `..` segments, NUL bytes and drive prefixes are refused.
+pub fn normalize_path(path: &str) -> Result<String> {
+    let replaced = path.replace('\\', "/");
+    let mut segments = Vec::new();
+    for segment in replaced.split('/') {
+        if segment.is_empty() {
+            continue;
+        }
+        check_segment(segment, path)?;
+        segments.push(segment);
+    }
+    Ok(segments.join("/"))
+}
+
+/// Validates and normalises a store key: like [`normalize_path`], but an absolute key
+/// (leading `/` or `\`) and the empty key are refused, since a key names one value
+/// relative to the store's root.
+pub fn validate_key(key: &str) -> Result<String> {
+    if key.starts_with('/') || key.starts_with('\\') {
+        return Err(Error::InvalidKey(format!("key {key:?} is absolute")));
+    }
+    let normalized = normalize_path(key)?;
+    if normalized.is_empty() {
+        return Err(Error::InvalidKey(format!("key {key:?} is empty")));
+    }
+    Ok(normalized)
+}
+
+/// Validates a listing prefix: `""` or a normalised path followed by `/`.
+pub fn validate_prefix(prefix: &str) -> Result<String> {
+    if prefix.is_empty() {
+        return Ok(String::new());
+    }
+    let normalized = validate_key(prefix)?;
+    Ok(if prefix.ends_with('/') || prefix.ends_with('\\') {
+        format!("{normalized}/")
+    } else {
+        normalized
+    })
+}
+
+fn check_segment(segment: &str, whole: &str) -> Result<()> {
+    if segment == "." || segment == ".." {
+        return Err(Error::InvalidKey(format!(
+            "{whole:?} has a {segment:?} segment"
+        )));
+    }
+    if segment.contains('\0') {
+        return Err(Error::InvalidKey(format!("{whole:?} contains a NUL byte")));
+    }
+    if segment.len() == 2 && segment.ends_with(':') && segment.as_bytes()[0].is_ascii_alphabetic() {
+        return Err(Error::InvalidKey(format!(
+            "{whole:?} starts with a drive prefix"
+        )));
+    }
+    Ok(())
+}
+
+/// Joins a node path and a name into a key (`"" + ".zarray"` → `".zarray"`).
+pub fn join_key(path: &str, name: &str) -> String {
+    if path.is_empty() {
+        name.to_string()
+    } else {
+        format!("{path}/{name}")
+    }
+}
+
+/// The listing prefix of a node path (`""` for the root, else `"path/"`).
+pub fn node_prefix(path: &str) -> String {
+    if path.is_empty() {
+        String::new()
+    } else {
+        format!("{path}/")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_normalise_as_the_spec_says() {
+        assert_eq!(normalize_path("/a//b\\c/").unwrap(), "a/b/c");
+        assert_eq!(normalize_path("").unwrap(), "");
+        assert_eq!(normalize_path("/").unwrap(), "");
+        for bad in ["a/../b", "./a", "..", "a/.", "a\0b", "C:/x"] {
+            assert!(
+                matches!(normalize_path(bad), Err(Error::InvalidKey(_))),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn keys_refuse_absolute_and_empty() {
+        assert_eq!(validate_key("a//b/").unwrap(), "a/b");
+        assert!(validate_key("/etc/passwd").is_err());
+        assert!(validate_key("\\x").is_err());
+        assert!(validate_key("").is_err());
+        assert!(validate_key("//").is_err());
+        assert_eq!(validate_prefix("a/b/").unwrap(), "a/b/");
+        assert_eq!(validate_prefix("").unwrap(), "");
+    }
+}
