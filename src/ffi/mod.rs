@@ -1,1 +1,480 @@
-//! The C ABI.
+//! The C ABI: opaque handles, status codes, the thread's last error, and one panic guard
+//! around every exported function. No logic lives here: each function checks its
+//! pointers, converts its arguments, calls one core function and maps the result.
+
+//!
+//! # Safety
+//! Every exported function has the same contract, stated once in the header's Conventions:
+//! pointers are NULL or valid for the lengths given, handles come from this library and are
+//! not used after being freed.
+
+#![allow(non_camel_case_types)]
+#![allow(clippy::missing_safety_doc)]
+
+mod array;
+mod builder;
+mod general;
+mod store;
+
+use crate::error::Error;
+use std::cell::RefCell;
+use std::ffi::{c_char, CStr};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+pub use array::*;
+pub use builder::*;
+pub use general::*;
+pub use store::*;
+
+/// Status codes returned by every fallible function. Values never change or get reused.
+#[repr(i32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum zarr_status {
+    /// Success.
+    ZARR_OK = 0,
+    /// A required pointer argument was NULL.
+    ZARR_ERR_NULL_ARG = -1,
+    /// An argument was malformed or out of range (including unknown enum values).
+    ZARR_ERR_INVALID_ARG = -2,
+    /// `ndim` did not match the array's rank.
+    ZARR_ERR_RANK_MISMATCH = -3,
+    /// A region or index lay outside the array.
+    ZARR_ERR_OUT_OF_BOUNDS = -4,
+    /// The memory data type did not match the array's.
+    ZARR_ERR_DTYPE_MISMATCH = -5,
+    /// A buffer had the wrong size (or an output buffer was too small; see `needed`).
+    ZARR_ERR_BUFFER_SIZE = -6,
+    /// A node or key does not exist.
+    ZARR_ERR_NOT_FOUND = -7,
+    /// A node exists where none may be.
+    ZARR_ERR_EXISTS = -8,
+    /// A metadata document is malformed.
+    ZARR_ERR_METADATA = -9,
+    /// A codec is not supported by this build.
+    ZARR_ERR_CODEC_UNSUPPORTED = -10,
+    /// Encoding or decoding a chunk failed.
+    ZARR_ERR_CODEC = -11,
+    /// The storage backend failed.
+    ZARR_ERR_STORAGE_IO = -12,
+    /// A write through a read-only handle or store.
+    ZARR_ERR_READ_ONLY = -13,
+    /// A valid feature that this build does not implement.
+    ZARR_ERR_UNSUPPORTED = -14,
+    /// libzarr panicked; the message says where. The handle used is now poisoned.
+    ZARR_ERR_PANIC = -15,
+    /// The handle was poisoned by an earlier panic.
+    ZARR_ERR_POISONED = -16,
+    /// An internal invariant broke (a bug in libzarr).
+    ZARR_ERR_INTERNAL = -17,
+    /// A store key or node path is malformed or would escape the store.
+    ZARR_ERR_INVALID_KEY = -18,
+    /// Size arithmetic overflowed 64 bits.
+    ZARR_ERR_OVERFLOW = -19,
+}
+
+/// A status code: one of the `zarr_status` values.
+pub type zarr_status_t = i32;
+
+use zarr_status::*;
+
+/// Element types of the data path. Values never change or get reused.
+#[repr(i32)]
+#[derive(Debug, Clone, Copy)]
+pub enum zarr_dtype {
+    /// bool (1 byte, 0 or 1).
+    ZARR_DTYPE_BOOL = 1,
+    /// int8_t.
+    ZARR_DTYPE_INT8 = 2,
+    /// int16_t.
+    ZARR_DTYPE_INT16 = 3,
+    /// int32_t.
+    ZARR_DTYPE_INT32 = 4,
+    /// int64_t; also the memory type of datetime64 and timedelta64 arrays.
+    ZARR_DTYPE_INT64 = 5,
+    /// uint8_t.
+    ZARR_DTYPE_UINT8 = 6,
+    /// uint16_t.
+    ZARR_DTYPE_UINT16 = 7,
+    /// uint32_t.
+    ZARR_DTYPE_UINT32 = 8,
+    /// uint64_t.
+    ZARR_DTYPE_UINT64 = 9,
+    /// IEEE 754 half precision, moved as its 16 bits.
+    ZARR_DTYPE_FLOAT16 = 10,
+    /// float.
+    ZARR_DTYPE_FLOAT32 = 11,
+    /// double.
+    ZARR_DTYPE_FLOAT64 = 12,
+    /// Two floats (real, imaginary), as C `float complex`.
+    ZARR_DTYPE_COMPLEX64 = 13,
+    /// Two doubles (real, imaginary), as C `double complex`.
+    ZARR_DTYPE_COMPLEX128 = 14,
+}
+
+/// An element type: one of the `zarr_dtype` values, passed as an integer.
+pub type zarr_dtype_t = i32;
+
+/// Element order of a buffer in memory.
+#[repr(i32)]
+#[derive(Debug, Clone, Copy)]
+pub enum zarr_order {
+    /// Row-major: the last dimension varies fastest.
+    ZARR_ORDER_C = 0,
+    /// Column-major: the first dimension varies fastest.
+    ZARR_ORDER_F = 1,
+}
+
+/// A memory order: one of the `zarr_order` values, passed as an integer.
+pub type zarr_order_t = i32;
+
+/// How stores and nodes are opened, as zarr-python's mode strings.
+#[repr(i32)]
+#[derive(Debug, Clone, Copy)]
+pub enum zarr_mode {
+    /// "r": read only; must exist.
+    ZARR_MODE_R = 0,
+    /// "r+": read and write; must exist.
+    ZARR_MODE_R_PLUS = 1,
+    /// "a": read and write; created if missing.
+    ZARR_MODE_A = 2,
+    /// "w": created, replacing what is there.
+    ZARR_MODE_W = 3,
+    /// "w-": created; fails if something is there.
+    ZARR_MODE_W_MINUS = 4,
+}
+
+/// An open mode: one of the `zarr_mode` values, passed as an integer.
+pub type zarr_mode_t = i32;
+
+/// Major version of libzarr.
+pub const ZARR_VERSION_MAJOR: u32 = 0;
+/// Minor version of libzarr.
+pub const ZARR_VERSION_MINOR: u32 = 1;
+/// Patch version of libzarr.
+pub const ZARR_VERSION_PATCH: u32 = 0;
+/// MAJOR * 1000000 + MINOR * 1000 + PATCH.
+pub const ZARR_VERSION_NUMBER: u32 = 1000;
+/// The soname major version: `libzarr.so.<ZARR_ABI_VERSION>`.
+pub const ZARR_ABI_VERSION: u32 = 0;
+
+/// A failed call: the status it returns and the message stored as the last error.
+#[derive(Debug)]
+pub(crate) struct Failure {
+    status: zarr_status,
+    message: String,
+}
+
+impl Failure {
+    pub(crate) fn new(status: zarr_status, message: impl Into<String>) -> Self {
+        Failure {
+            status,
+            message: message.into(),
+        }
+    }
+
+    pub(crate) fn null(arg: &str) -> Self {
+        Failure::new(ZARR_ERR_NULL_ARG, format!("argument {arg} is NULL"))
+    }
+
+    pub(crate) fn invalid(message: impl Into<String>) -> Self {
+        Failure::new(ZARR_ERR_INVALID_ARG, message)
+    }
+}
+
+impl From<Error> for Failure {
+    fn from(e: Error) -> Self {
+        let status = match &e {
+            Error::InvalidArg(_) => ZARR_ERR_INVALID_ARG,
+            Error::RankMismatch(_) => ZARR_ERR_RANK_MISMATCH,
+            Error::OutOfBounds(_) => ZARR_ERR_OUT_OF_BOUNDS,
+            Error::DtypeMismatch(_) => ZARR_ERR_DTYPE_MISMATCH,
+            Error::BufferSize(_) => ZARR_ERR_BUFFER_SIZE,
+            Error::NotFound(_) => ZARR_ERR_NOT_FOUND,
+            Error::Exists(_) => ZARR_ERR_EXISTS,
+            Error::Metadata(_) => ZARR_ERR_METADATA,
+            Error::CodecUnsupported(_) => ZARR_ERR_CODEC_UNSUPPORTED,
+            Error::Codec(_) => ZARR_ERR_CODEC,
+            Error::Io(_) => ZARR_ERR_STORAGE_IO,
+            Error::ReadOnly(_) => ZARR_ERR_READ_ONLY,
+            Error::Unsupported(_) => ZARR_ERR_UNSUPPORTED,
+            Error::InvalidKey(_) => ZARR_ERR_INVALID_KEY,
+            Error::Overflow(_) => ZARR_ERR_OVERFLOW,
+            Error::Internal(_) => ZARR_ERR_INTERNAL,
+        };
+        Failure::new(status, e.to_string())
+    }
+}
+
+/// The outcome of an exported function's body.
+pub(crate) type FfiResult<T = ()> = std::result::Result<T, Failure>;
+
+thread_local! {
+    static LAST_ERROR: RefCell<String> = const { RefCell::new(String::new()) };
+}
+
+fn set_last_error(message: &str) {
+    LAST_ERROR.with(|e| {
+        let mut e = e.borrow_mut();
+        e.clear();
+        e.push_str(message);
+    });
+}
+
+pub(crate) fn last_error() -> String {
+    LAST_ERROR.with(|e| e.borrow().clone())
+}
+
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    let detail = payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into());
+    format!("libzarr panicked: {detail}")
+}
+
+/// Runs an exported function's body: catches panics, maps failures to a status and stores
+/// their message as the thread's last error.
+pub(crate) fn guard(body: impl FnOnce() -> FfiResult) -> zarr_status_t {
+    match catch_unwind(AssertUnwindSafe(body)) {
+        Ok(Ok(())) => ZARR_OK as i32,
+        Ok(Err(failure)) => {
+            set_last_error(&failure.message);
+            failure.status as i32
+        }
+        Err(payload) => {
+            set_last_error(&panic_message(payload.as_ref()));
+            ZARR_ERR_PANIC as i32
+        }
+    }
+}
+
+/// Like [`guard`] for functions that return a value rather than a status: a panic
+/// returns `fallback`.
+pub(crate) fn guard_value<T>(fallback: T, body: impl FnOnce() -> T) -> T {
+    match catch_unwind(AssertUnwindSafe(body)) {
+        Ok(value) => value,
+        Err(payload) => {
+            set_last_error(&panic_message(payload.as_ref()));
+            fallback
+        }
+    }
+}
+
+/// The one entry to an exported function's body. `ffi_guard!({ ... })` returns a status;
+/// `ffi_guard!(fallback => { ... })` returns the body's value, or `fallback` on panic.
+macro_rules! ffi_guard {
+    ($fallback:expr => $body:block) => {
+        $crate::ffi::guard_value($fallback, || $body)
+    };
+    ($body:block) => {
+        $crate::ffi::guard(|| $body)
+    };
+}
+pub(crate) use ffi_guard;
+
+/// A handle's poisoned flag: set when a call on the handle panicked.
+#[derive(Debug, Default)]
+pub(crate) struct Poison(AtomicBool);
+
+impl Poison {
+    /// Runs `f` unless poisoned; a panic inside poisons the handle and keeps unwinding to
+    /// the guard.
+    pub(crate) fn run<T>(&self, f: impl FnOnce() -> FfiResult<T>) -> FfiResult<T> {
+        if self.0.load(Ordering::Acquire) {
+            return Err(Failure::new(
+                ZARR_ERR_POISONED,
+                "the handle was poisoned by an earlier panic",
+            ));
+        }
+        match catch_unwind(AssertUnwindSafe(f)) {
+            Ok(result) => result,
+            Err(payload) => {
+                self.0.store(true, Ordering::Release);
+                std::panic::resume_unwind(payload)
+            }
+        }
+    }
+}
+
+/// A borrowed C string argument as UTF-8.
+pub(crate) unsafe fn c_str<'a>(ptr: *const c_char, arg: &str) -> FfiResult<&'a str> {
+    if ptr.is_null() {
+        return Err(Failure::null(arg));
+    }
+    CStr::from_ptr(ptr)
+        .to_str()
+        .map_err(|_| Failure::invalid(format!("argument {arg} is not valid UTF-8")))
+}
+
+/// A borrowed array argument of `len` items; NULL is allowed only when `len` is 0.
+pub(crate) unsafe fn slice<'a, T>(ptr: *const T, len: usize, arg: &str) -> FfiResult<&'a [T]> {
+    if len == 0 {
+        return Ok(&[]);
+    }
+    if ptr.is_null() {
+        return Err(Failure::null(arg));
+    }
+    Ok(std::slice::from_raw_parts(ptr, len))
+}
+
+/// A borrowed mutable buffer of `len` items; NULL is allowed only when `len` is 0.
+pub(crate) unsafe fn slice_mut<'a, T>(
+    ptr: *mut T,
+    len: usize,
+    arg: &str,
+) -> FfiResult<&'a mut [T]> {
+    if len == 0 {
+        return Ok(&mut []);
+    }
+    if ptr.is_null() {
+        return Err(Failure::null(arg));
+    }
+    Ok(std::slice::from_raw_parts_mut(ptr, len))
+}
+
+/// A required output pointer.
+pub(crate) unsafe fn out<'a, T>(ptr: *mut T, arg: &str) -> FfiResult<&'a mut T> {
+    ptr.as_mut().ok_or_else(|| Failure::null(arg))
+}
+
+/// Copies `text` into a caller buffer of `len` bytes, NUL-terminated and truncated if it
+/// must be; `*needed` (if not NULL) gets the full size including the NUL. Returns
+/// `ZARR_ERR_BUFFER_SIZE` when the text did not fit.
+pub(crate) unsafe fn write_text(
+    text: &str,
+    buf: *mut c_char,
+    len: usize,
+    needed: *mut usize,
+) -> FfiResult {
+    let bytes = text.as_bytes();
+    if let Some(n) = needed.as_mut() {
+        *n = bytes.len() + 1;
+    }
+    if !buf.is_null() && len > 0 {
+        let n = bytes.len().min(len - 1);
+        std::ptr::copy_nonoverlapping(bytes.as_ptr(), buf as *mut u8, n);
+        *buf.add(n) = 0;
+    }
+    if buf.is_null() && len > 0 {
+        return Err(Failure::null("buf"));
+    }
+    if bytes.len() + 1 > len {
+        return Err(Failure::new(
+            ZARR_ERR_BUFFER_SIZE,
+            format!(
+                "the output needs {} bytes but the buffer has {len}",
+                bytes.len() + 1
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Parses a JSON argument.
+pub(crate) fn parse_json(text: &str, arg: &str) -> FfiResult<serde_json::Value> {
+    serde_json::from_str(text)
+        .map_err(|e| Failure::invalid(format!("argument {arg} is not valid JSON: {e}")))
+}
+
+/// Converts an element type code.
+pub(crate) fn element_type(code: zarr_dtype_t) -> FfiResult<crate::meta::dtype::ElementType> {
+    crate::meta::dtype::ElementType::from_code(code)
+        .ok_or_else(|| Failure::invalid(format!("{code} is not a zarr_dtype_t value")))
+}
+
+/// Converts a memory order code.
+pub(crate) fn order(code: zarr_order_t) -> FfiResult<crate::meta::Order> {
+    match code {
+        0 => Ok(crate::meta::Order::C),
+        1 => Ok(crate::meta::Order::F),
+        _ => Err(Failure::invalid(format!(
+            "{code} is not a zarr_order_t value"
+        ))),
+    }
+}
+
+/// Converts an open mode code.
+pub(crate) fn mode(code: zarr_mode_t) -> FfiResult<crate::node::Mode> {
+    crate::node::Mode::from_code(code)
+        .ok_or_else(|| Failure::invalid(format!("{code} is not a zarr_mode_t value")))
+}
+
+/// Stores a new handle in an output pointer.
+pub(crate) unsafe fn give<T>(out_ptr: *mut *mut T, value: T) {
+    *out_ptr = Box::into_raw(Box::new(value));
+}
+
+/// Sets a handle output pointer to NULL (if it is not NULL itself) before any work, so a
+/// failure always leaves NULL there.
+pub(crate) unsafe fn clear_out<T>(out_ptr: *mut *mut T, arg: &str) -> FfiResult {
+    if out_ptr.is_null() {
+        return Err(Failure::null(arg));
+    }
+    *out_ptr = std::ptr::null_mut();
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panic_becomes_a_status_and_poisons_the_handle() {
+        let poison = Poison::default();
+        let status = guard(|| poison.run(|| -> FfiResult { panic!("boom") }));
+        assert_eq!(status, ZARR_ERR_PANIC as i32);
+        assert!(last_error().contains("boom"));
+        let status = guard(|| poison.run(|| Ok(())));
+        assert_eq!(status, ZARR_ERR_POISONED as i32);
+    }
+
+    #[test]
+    fn every_exported_function_is_guarded() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/ffi");
+        let mut checked = 0;
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
+            for (i, _) in text.match_indices("extern \"C\" fn ") {
+                let body_start = i + text[i..].find('{').unwrap();
+                let body = text[body_start + 1..].trim_start();
+                let name: String = text[i + 14..].chars().take_while(|c| *c != '(').collect();
+                assert!(
+                    body.starts_with("ffi_guard!("),
+                    "{name} is not behind ffi_guard!"
+                );
+                checked += 1;
+            }
+        }
+        assert!(checked > 50, "only {checked} exported functions found");
+    }
+
+    #[test]
+    fn status_names_and_versions_agree() {
+        assert_eq!(
+            ZARR_VERSION_MAJOR.to_string(),
+            env!("CARGO_PKG_VERSION_MAJOR")
+        );
+        assert_eq!(
+            ZARR_VERSION_MINOR.to_string(),
+            env!("CARGO_PKG_VERSION_MINOR")
+        );
+        assert_eq!(
+            ZARR_VERSION_PATCH.to_string(),
+            env!("CARGO_PKG_VERSION_PATCH")
+        );
+        assert_eq!(
+            ZARR_VERSION_NUMBER,
+            ZARR_VERSION_MAJOR * 1_000_000 + ZARR_VERSION_MINOR * 1000 + ZARR_VERSION_PATCH
+        );
+        assert_eq!(ZARR_ABI_VERSION, ZARR_VERSION_MAJOR);
+        for code in [
+            zarr_dtype::ZARR_DTYPE_BOOL as i32,
+            zarr_dtype::ZARR_DTYPE_COMPLEX128 as i32,
+            zarr_dtype::ZARR_DTYPE_FLOAT16 as i32,
+        ] {
+            assert_eq!(element_type(code).unwrap() as i32, code);
+        }
+    }
+}

@@ -52,6 +52,7 @@ impl SharedBuf {
     ///
     /// # Safety
     /// No other thread may access those bytes while the slice lives.
+    #[allow(clippy::mut_from_ref)]
     pub unsafe fn slice_mut(&self, start: usize, len: usize) -> Result<&mut [u8]> {
         if start.checked_add(len).is_none_or(|end| end > self.len) {
             return Err(Error::Internal(format!(

@@ -1,0 +1,838 @@
+/*
+ * zarr.h — the C interface of libzarr: Zarr arrays for C, C++, Fortran and other languages.
+ * Generated from the Rust sources by cbindgen; do not edit.
+ *
+ * Conventions
+ * -----------
+ * - Every fallible function returns zarr_status_t: ZARR_OK (0) on success, a negative
+ *   ZARR_ERR_* code on failure. zarr_status_str() names a code; zarr_last_error() copies
+ *   the calling thread's message, which names the key, field, chunk or argument at fault.
+ * - Parameters: handle first, then inputs, then outputs. Every buffer pointer is followed by
+ *   its length in bytes. Outputs are written only on success, except that a handle output
+ *   (`out_*` of type `T **`) is set to NULL first, so it is NULL after any failure.
+ * - Handles (zarr_store_t, zarr_array_t, zarr_array_builder_t, zarr_strings_t) are opaque.
+ *   Free each with its own *_free function; free(NULL) is a no-op, freeing twice is
+ *   undefined. Handles are reference-counted inside: an array keeps its store alive, so
+ *   handles may be freed in any order.
+ * - Strings passed in are UTF-8, NUL-terminated and only borrowed for the call. Buffers
+ *   passed in are borrowed for the call only. String outputs use (buf, len, needed): the
+ *   text is copied NUL-terminated, `*needed` (may be NULL) gets its full size including the
+ *   NUL, and a buffer too small gives ZARR_ERR_BUFFER_SIZE (pass buf = NULL, len = 0 to ask
+ *   for the size).
+ * - Enumerations (zarr_dtype_t, zarr_order_t, zarr_mode_t) are passed as int32_t; an
+ *   unknown value gives ZARR_ERR_INVALID_ARG.
+ * - Regions are `start` and `count` arrays of `ndim` uint64_t in the array's dimension
+ *   order; `ndim` must equal the rank. The caller's buffer holds the region's elements in
+ *   this machine's byte order, in C (row-major) or F (column-major) order.
+ * - Thread safety: every function may be called from any thread. A zarr_array_t may be used
+ *   by several threads at once: reads always, and writes when they touch different chunks
+ *   (two writers touching one chunk, from threads or processes, may lose updates). Data is
+ *   durable when zarr_array_write returns. No global initialisation is needed.
+ * - libzarr never prints. A panic inside libzarr returns ZARR_ERR_PANIC and poisons the
+ *   handle involved (later calls on it return ZARR_ERR_POISONED).
+ */
+
+#ifndef ZARR_H
+#define ZARR_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include <stdbool.h>
+#if defined(_WIN32) && !defined(ZARR_STATIC)
+#  define ZARR_API __declspec(dllimport)
+#else
+#  define ZARR_API
+#endif
+
+
+/**
+ * Major version of libzarr.
+ */
+#define ZARR_VERSION_MAJOR 0
+
+/**
+ * Minor version of libzarr.
+ */
+#define ZARR_VERSION_MINOR 1
+
+/**
+ * Patch version of libzarr.
+ */
+#define ZARR_VERSION_PATCH 0
+
+/**
+ * MAJOR * 1000000 + MINOR * 1000 + PATCH.
+ */
+#define ZARR_VERSION_NUMBER 1000
+
+/**
+ * The soname major version: `libzarr.so.<ZARR_ABI_VERSION>`.
+ */
+#define ZARR_ABI_VERSION 0
+
+/**
+ * Status codes returned by every fallible function. Values never change or get reused.
+ */
+enum zarr_status
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : int32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * Success.
+   */
+  ZARR_OK = 0,
+  /**
+   * A required pointer argument was NULL.
+   */
+  ZARR_ERR_NULL_ARG = -1,
+  /**
+   * An argument was malformed or out of range (including unknown enum values).
+   */
+  ZARR_ERR_INVALID_ARG = -2,
+  /**
+   * `ndim` did not match the array's rank.
+   */
+  ZARR_ERR_RANK_MISMATCH = -3,
+  /**
+   * A region or index lay outside the array.
+   */
+  ZARR_ERR_OUT_OF_BOUNDS = -4,
+  /**
+   * The memory data type did not match the array's.
+   */
+  ZARR_ERR_DTYPE_MISMATCH = -5,
+  /**
+   * A buffer had the wrong size (or an output buffer was too small; see `needed`).
+   */
+  ZARR_ERR_BUFFER_SIZE = -6,
+  /**
+   * A node or key does not exist.
+   */
+  ZARR_ERR_NOT_FOUND = -7,
+  /**
+   * A node exists where none may be.
+   */
+  ZARR_ERR_EXISTS = -8,
+  /**
+   * A metadata document is malformed.
+   */
+  ZARR_ERR_METADATA = -9,
+  /**
+   * A codec is not supported by this build.
+   */
+  ZARR_ERR_CODEC_UNSUPPORTED = -10,
+  /**
+   * Encoding or decoding a chunk failed.
+   */
+  ZARR_ERR_CODEC = -11,
+  /**
+   * The storage backend failed.
+   */
+  ZARR_ERR_STORAGE_IO = -12,
+  /**
+   * A write through a read-only handle or store.
+   */
+  ZARR_ERR_READ_ONLY = -13,
+  /**
+   * A valid feature that this build does not implement.
+   */
+  ZARR_ERR_UNSUPPORTED = -14,
+  /**
+   * libzarr panicked; the message says where. The handle used is now poisoned.
+   */
+  ZARR_ERR_PANIC = -15,
+  /**
+   * The handle was poisoned by an earlier panic.
+   */
+  ZARR_ERR_POISONED = -16,
+  /**
+   * An internal invariant broke (a bug in libzarr).
+   */
+  ZARR_ERR_INTERNAL = -17,
+  /**
+   * A store key or node path is malformed or would escape the store.
+   */
+  ZARR_ERR_INVALID_KEY = -18,
+  /**
+   * Size arithmetic overflowed 64 bits.
+   */
+  ZARR_ERR_OVERFLOW = -19,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum zarr_status zarr_status;
+#else
+typedef int32_t zarr_status;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * Element types of the data path. Values never change or get reused.
+ */
+enum zarr_dtype
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : int32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * bool (1 byte, 0 or 1).
+   */
+  ZARR_DTYPE_BOOL = 1,
+  /**
+   * int8_t.
+   */
+  ZARR_DTYPE_INT8 = 2,
+  /**
+   * int16_t.
+   */
+  ZARR_DTYPE_INT16 = 3,
+  /**
+   * int32_t.
+   */
+  ZARR_DTYPE_INT32 = 4,
+  /**
+   * int64_t; also the memory type of datetime64 and timedelta64 arrays.
+   */
+  ZARR_DTYPE_INT64 = 5,
+  /**
+   * uint8_t.
+   */
+  ZARR_DTYPE_UINT8 = 6,
+  /**
+   * uint16_t.
+   */
+  ZARR_DTYPE_UINT16 = 7,
+  /**
+   * uint32_t.
+   */
+  ZARR_DTYPE_UINT32 = 8,
+  /**
+   * uint64_t.
+   */
+  ZARR_DTYPE_UINT64 = 9,
+  /**
+   * IEEE 754 half precision, moved as its 16 bits.
+   */
+  ZARR_DTYPE_FLOAT16 = 10,
+  /**
+   * float.
+   */
+  ZARR_DTYPE_FLOAT32 = 11,
+  /**
+   * double.
+   */
+  ZARR_DTYPE_FLOAT64 = 12,
+  /**
+   * Two floats (real, imaginary), as C `float complex`.
+   */
+  ZARR_DTYPE_COMPLEX64 = 13,
+  /**
+   * Two doubles (real, imaginary), as C `double complex`.
+   */
+  ZARR_DTYPE_COMPLEX128 = 14,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum zarr_dtype zarr_dtype;
+#else
+typedef int32_t zarr_dtype;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * Element order of a buffer in memory.
+ */
+enum zarr_order
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : int32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * Row-major: the last dimension varies fastest.
+   */
+  ZARR_ORDER_C = 0,
+  /**
+   * Column-major: the first dimension varies fastest.
+   */
+  ZARR_ORDER_F = 1,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum zarr_order zarr_order;
+#else
+typedef int32_t zarr_order;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * How stores and nodes are opened, as zarr-python's mode strings.
+ */
+enum zarr_mode
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : int32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * "r": read only; must exist.
+   */
+  ZARR_MODE_R = 0,
+  /**
+   * "r+": read and write; must exist.
+   */
+  ZARR_MODE_R_PLUS = 1,
+  /**
+   * "a": read and write; created if missing.
+   */
+  ZARR_MODE_A = 2,
+  /**
+   * "w": created, replacing what is there.
+   */
+  ZARR_MODE_W = 3,
+  /**
+   * "w-": created; fails if something is there.
+   */
+  ZARR_MODE_W_MINUS = 4,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum zarr_mode zarr_mode;
+#else
+typedef int32_t zarr_mode;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * Settings for a new array. Create with `zarr_array_builder_new`, adjust with the
+ * `zarr_array_builder_set_*` calls, then `zarr_array_create`.
+ */
+typedef struct zarr_array_builder_t zarr_array_builder_t;
+
+/**
+ * An array handle. Safe to use from several threads at once; keeps its store alive.
+ */
+typedef struct zarr_array_t zarr_array_t;
+
+/**
+ * A store handle. Arrays opened from it keep it alive, so it may be freed at any time.
+ */
+typedef struct zarr_store_t zarr_store_t;
+
+/**
+ * A list of strings owned by libzarr; free with `zarr_strings_free`.
+ */
+typedef struct zarr_strings_t zarr_strings_t;
+
+/**
+ * A status code: one of the `zarr_status` values.
+ */
+typedef int32_t zarr_status_t;
+
+/**
+ * An open mode: one of the `zarr_mode` values, passed as an integer.
+ */
+typedef int32_t zarr_mode_t;
+
+/**
+ * An element type: one of the `zarr_dtype` values, passed as an integer.
+ */
+typedef int32_t zarr_dtype_t;
+
+/**
+ * A memory order: one of the `zarr_order` values, passed as an integer.
+ */
+typedef int32_t zarr_order_t;
+
+#ifdef __cplusplus
+extern "C" {
+#endif // __cplusplus
+
+/**
+ * Creates an array at `path` in `store` from the builder's settings. `mode` is
+ * `ZARR_MODE_W` (replace whatever is at `path`), `ZARR_MODE_W_MINUS` (fail with
+ * `ZARR_ERR_EXISTS` if anything is there) or `ZARR_MODE_A` (open an existing array
+ * instead). Missing parent groups are created. `*out_array` is NULL on failure.
+ */
+ZARR_API
+zarr_status_t zarr_array_create(const zarr_array_builder_t *builder,
+                                const zarr_store_t *store,
+                                const char *path,
+                                zarr_mode_t mode,
+                                zarr_array_t **out_array);
+
+/**
+ * Creates an array from a complete `.zarray` JSON document, for full control over the
+ * metadata. Modes as for `zarr_array_create`.
+ */
+ZARR_API
+zarr_status_t zarr_array_create_json(const zarr_store_t *store,
+                                     const char *path,
+                                     const char *zarray_json,
+                                     zarr_mode_t mode,
+                                     zarr_array_t **out_array);
+
+/**
+ * Opens the array at `path` with `ZARR_MODE_R` (read-only), `ZARR_MODE_R_PLUS` or
+ * `ZARR_MODE_A` (read-write). `*out_array` is NULL on failure.
+ */
+ZARR_API
+zarr_status_t zarr_array_open(const zarr_store_t *store,
+                              const char *path,
+                              zarr_mode_t mode,
+                              zarr_array_t **out_array);
+
+/**
+ * Releases an array handle (NULL is ignored). Data is durable when each write returns;
+ * freeing flushes nothing.
+ */
+ZARR_API void zarr_array_free(zarr_array_t *array);
+
+/**
+ * Reads the region `start[0..ndim]`, `count[0..ndim]` into `buf` (`buf_bytes` must equal
+ * the product of `count` times the element size). Elements are of type `mem_dtype` (the
+ * array's, see `zarr_array_dtype`) in this machine's byte order, laid out in `order`
+ * (`ZARR_ORDER_C` or `ZARR_ORDER_F`). Everything is checked before any I/O. Missing
+ * chunks read as the fill value.
+ */
+ZARR_API
+zarr_status_t zarr_array_read(const zarr_array_t *array,
+                              size_t ndim,
+                              const uint64_t *start,
+                              const uint64_t *count,
+                              zarr_dtype_t mem_dtype,
+                              zarr_order_t order,
+                              void *buf,
+                              size_t buf_bytes);
+
+/**
+ * Writes `buf` into the region `start`/`count`; arguments as for `zarr_array_read`.
+ * Chunks the region covers are written without being read; partly covered chunks are read,
+ * merged and rewritten. A chunk left equal to the fill value is erased. Writers to
+ * different chunks may run concurrently; two writers touching one chunk may lose updates.
+ */
+ZARR_API
+zarr_status_t zarr_array_write(const zarr_array_t *array,
+                               size_t ndim,
+                               const uint64_t *start,
+                               const uint64_t *count,
+                               zarr_dtype_t mem_dtype,
+                               zarr_order_t order,
+                               const void *buf,
+                               size_t buf_bytes);
+
+/**
+ * Changes the array's shape; chunks wholly outside the new shape are erased.
+ */
+ZARR_API
+zarr_status_t zarr_array_resize(const zarr_array_t *array,
+                                size_t ndim,
+                                const uint64_t *shape);
+
+/**
+ * Appends `buf` (shape `count[0..ndim]`, other arguments as for `zarr_array_write`) along
+ * `axis`; every other extent of `count` must equal the array's. The array grows by
+ * `count[axis]`.
+ */
+ZARR_API
+zarr_status_t zarr_array_append(const zarr_array_t *array,
+                                size_t axis,
+                                size_t ndim,
+                                const uint64_t *count,
+                                zarr_dtype_t mem_dtype,
+                                zarr_order_t order,
+                                const void *buf,
+                                size_t buf_bytes);
+
+/**
+ * Sets `*out_rank` to the number of dimensions.
+ */
+ZARR_API zarr_status_t zarr_array_rank(const zarr_array_t *array, size_t *out_rank);
+
+/**
+ * Copies the shape into `out_shape[0..ndim]` (`ndim` must be the rank).
+ */
+ZARR_API
+zarr_status_t zarr_array_shape(const zarr_array_t *array,
+                               size_t ndim,
+                               uint64_t *out_shape);
+
+/**
+ * Copies the chunk shape into `out_chunks[0..ndim]` (`ndim` must be the rank).
+ */
+ZARR_API
+zarr_status_t zarr_array_chunk_shape(const zarr_array_t *array,
+                                     size_t ndim,
+                                     uint64_t *out_chunks);
+
+/**
+ * Sets `*out_dtype` to the memory element type reads and writes use (`ZARR_DTYPE_INT64`
+ * for datetime64 and timedelta64; `zarr_array_dtype_name` tells the stored type).
+ */
+ZARR_API zarr_status_t zarr_array_dtype(const zarr_array_t *array, zarr_dtype_t *out_dtype);
+
+/**
+ * Copies the stored type as metadata writes it ("<f8", "|u1", ">M8[ns]") into `buf`
+ * (string output convention: `*needed` gets the size with NUL; too small gives
+ * `ZARR_ERR_BUFFER_SIZE`).
+ */
+ZARR_API
+zarr_status_t zarr_array_dtype_name(const zarr_array_t *array,
+                                    char *buf,
+                                    size_t len,
+                                    size_t *needed);
+
+/**
+ * Sets `*out_size` to the size of one element in bytes.
+ */
+ZARR_API zarr_status_t zarr_array_item_size(const zarr_array_t *array, size_t *out_size);
+
+/**
+ * Copies the fill value (one element, native byte order) into `buf`, whose `len` must be
+ * the element size, and sets `*out_is_null` to whether the metadata says `null` (then
+ * `buf` gets zeros, which is what missing chunks read as).
+ */
+ZARR_API
+zarr_status_t zarr_array_fill_value(const zarr_array_t *array,
+                                    void *buf,
+                                    size_t len,
+                                    bool *out_is_null);
+
+/**
+ * Copies the fill value as metadata JSON ("NaN", "0", "null", "[1.0,2.0]") into `buf`.
+ */
+ZARR_API
+zarr_status_t zarr_array_fill_value_json(const zarr_array_t *array,
+                                         char *buf,
+                                         size_t len,
+                                         size_t *needed);
+
+/**
+ * Sets `*out_order` to the element order inside chunks.
+ */
+ZARR_API zarr_status_t zarr_array_order(const zarr_array_t *array, zarr_order_t *out_order);
+
+/**
+ * Sets `*out_version` to the array's Zarr format version.
+ */
+ZARR_API zarr_status_t zarr_array_zarr_format(const zarr_array_t *array, int32_t *out_version);
+
+/**
+ * Sets `*out_nbytes` to the size of all elements in bytes.
+ */
+ZARR_API zarr_status_t zarr_array_nbytes(const zarr_array_t *array, uint64_t *out_nbytes);
+
+/**
+ * Sets `*out_nbytes` to the bytes stored for the array: metadata, attributes and chunks.
+ */
+ZARR_API zarr_status_t zarr_array_nbytes_stored(const zarr_array_t *array, uint64_t *out_nbytes);
+
+/**
+ * Sets `*out_count` to the number of chunks in the grid.
+ */
+ZARR_API zarr_status_t zarr_array_nchunks(const zarr_array_t *array, uint64_t *out_count);
+
+/**
+ * Sets `*out_count` to the number of chunks that are stored.
+ */
+ZARR_API
+zarr_status_t zarr_array_nchunks_initialized(const zarr_array_t *array,
+                                             uint64_t *out_count);
+
+/**
+ * Copies the array's metadata document (`.zarray`) into `buf`.
+ */
+ZARR_API
+zarr_status_t zarr_array_metadata_json(const zarr_array_t *array,
+                                       char *buf,
+                                       size_t len,
+                                       size_t *needed);
+
+/**
+ * Copies the attributes (a JSON object, `{}` when there are none) into `buf`.
+ */
+ZARR_API
+zarr_status_t zarr_array_attrs_get(const zarr_array_t *array,
+                                   char *buf,
+                                   size_t len,
+                                   size_t *needed);
+
+/**
+ * Replaces all attributes with the JSON object `json`.
+ */
+ZARR_API zarr_status_t zarr_array_attrs_set(const zarr_array_t *array, const char *json);
+
+/**
+ * Copies the JSON value of attribute `key` into `buf`; `ZARR_ERR_NOT_FOUND` if absent.
+ */
+ZARR_API
+zarr_status_t zarr_array_attr_get(const zarr_array_t *array,
+                                  const char *key,
+                                  char *buf,
+                                  size_t len,
+                                  size_t *needed);
+
+/**
+ * Sets attribute `key` to the JSON value `json`, keeping the others.
+ */
+ZARR_API
+zarr_status_t zarr_array_attr_set(const zarr_array_t *array,
+                                  const char *key,
+                                  const char *json);
+
+/**
+ * Deletes attribute `key`; `ZARR_ERR_NOT_FOUND` if absent.
+ */
+ZARR_API zarr_status_t zarr_array_attr_delete(const zarr_array_t *array, const char *key);
+
+/**
+ * Starts settings for an array of `ndim` dimensions with extents `shape` and element type
+ * `dtype`, stored in this machine's byte order. Defaults follow zarr-python 2: chunks
+ * guessed from the shape, fill value 0, C order, "." separator, blosc lz4 level 5 with
+ * shuffle, no attributes, Zarr format 2.
+ */
+ZARR_API
+zarr_status_t zarr_array_builder_new(zarr_dtype_t dtype,
+                                     size_t ndim,
+                                     const uint64_t *shape,
+                                     zarr_array_builder_t **out_builder);
+
+/**
+ * Frees a builder (NULL is ignored).
+ */
+ZARR_API void zarr_array_builder_free(zarr_array_builder_t *builder);
+
+/**
+ * Sets the stored type by name: numpy strings with byte order (">f8", "<M8[ns]",
+ * "<m8[s]") or Zarr v3 names ("float32", native order).
+ */
+ZARR_API
+zarr_status_t zarr_array_builder_set_dtype_name(zarr_array_builder_t *builder,
+                                                const char *name);
+
+/**
+ * Sets the chunk shape (`ndim` must be the array's rank; every extent ≥ 1).
+ */
+ZARR_API
+zarr_status_t zarr_array_builder_set_chunk_shape(zarr_array_builder_t *builder,
+                                                 size_t ndim,
+                                                 const uint64_t *chunks);
+
+/**
+ * Sets the fill value from one element of type `dtype` (which must be the array's memory
+ * type) of `len` bytes at `value`.
+ */
+ZARR_API
+zarr_status_t zarr_array_builder_set_fill_value(zarr_array_builder_t *builder,
+                                                zarr_dtype_t dtype,
+                                                const void *value,
+                                                size_t len);
+
+/**
+ * Sets the fill value as metadata JSON: "0", "\"NaN\"", "null", "[1.0, 0.0]".
+ */
+ZARR_API
+zarr_status_t zarr_array_builder_set_fill_value_json(zarr_array_builder_t *builder,
+                                                     const char *json);
+
+/**
+ * Sets the element order inside chunks (`ZARR_ORDER_C` or `ZARR_ORDER_F`).
+ */
+ZARR_API
+zarr_status_t zarr_array_builder_set_order(zarr_array_builder_t *builder,
+                                           zarr_order_t order);
+
+/**
+ * Sets the chunk key separator: "." (flat keys "0.1") or "/" (nested keys "0/1").
+ */
+ZARR_API
+zarr_status_t zarr_array_builder_set_dimension_separator(zarr_array_builder_t *builder,
+                                                         const char *separator);
+
+/**
+ * Sets the compressor as numcodecs JSON (`{"id": "zstd", "level": 3}`), or "null" for none.
+ */
+ZARR_API
+zarr_status_t zarr_array_builder_set_compressor_json(zarr_array_builder_t *builder,
+                                                     const char *json);
+
+/**
+ * Sets the filter list as JSON ("null" or "[]" for none).
+ */
+ZARR_API
+zarr_status_t zarr_array_builder_set_filters_json(zarr_array_builder_t *builder,
+                                                  const char *json);
+
+/**
+ * Sets the attributes written with the array (a JSON object).
+ */
+ZARR_API
+zarr_status_t zarr_array_builder_set_attributes_json(zarr_array_builder_t *builder,
+                                                     const char *json);
+
+/**
+ * Sets the Zarr format version (2; version 3 gives `ZARR_ERR_UNSUPPORTED` in this release).
+ */
+ZARR_API
+zarr_status_t zarr_array_builder_set_zarr_format(zarr_array_builder_t *builder,
+                                                 int32_t version);
+
+/**
+ * The fixed name of a status code (`"ZARR_ERR_NOT_FOUND"`); never NULL, "ZARR_UNKNOWN_STATUS"
+ * for values that are not statuses. The string is static: do not free it.
+ */
+ZARR_API const char *zarr_status_str(zarr_status_t status);
+
+/**
+ * Copies the calling thread's last error message into `buf` (`len` bytes), always
+ * NUL-terminated, truncated if needed; `*needed` (may be NULL) gets the full size with
+ * the NUL. Meaningful right after a failing call on the same thread; calling it does not
+ * change the message. Returns `ZARR_ERR_BUFFER_SIZE` if the message was truncated (pass
+ * `buf = NULL, len = 0` to query the size).
+ */
+ZARR_API zarr_status_t zarr_last_error(char *buf, size_t len, size_t *needed);
+
+/**
+ * The library version as MAJOR * 1000000 + MINOR * 1000 + PATCH (equals
+ * `ZARR_VERSION_NUMBER` when header and library match).
+ */
+ZARR_API uint32_t zarr_version_number(void);
+
+/**
+ * The library version as a static string ("0.1.0").
+ */
+ZARR_API const char *zarr_version_string(void);
+
+/**
+ * Whether this build supports the codec `id` ("blosc", "zstd", …); false for NULL.
+ */
+ZARR_API bool zarr_codec_supported(const char *id);
+
+/**
+ * Whether handles may be used from several threads at once (always true).
+ */
+ZARR_API bool zarr_threadsafe(void);
+
+/**
+ * Sets the number of worker threads for multi-chunk work (0 = the default: the
+ * `ZARR_NUM_THREADS` environment variable, else the cores this process may use).
+ */
+ZARR_API zarr_status_t zarr_set_num_threads(size_t threads);
+
+/**
+ * The number of worker threads.
+ */
+ZARR_API size_t zarr_get_num_threads(void);
+
+/**
+ * Looks up an element type by name: a Zarr v3 name ("float32") or a numpy string ("<f4").
+ */
+ZARR_API zarr_status_t zarr_dtype_from_name(const char *name, zarr_dtype_t *out_dtype);
+
+/**
+ * The Zarr v3 name of an element type ("float32"), static; NULL for unknown values.
+ */
+ZARR_API const char *zarr_dtype_name(zarr_dtype_t dtype);
+
+/**
+ * Size in bytes of one element of `dtype`; 0 for unknown values.
+ */
+ZARR_API size_t zarr_dtype_size(zarr_dtype_t dtype);
+
+/**
+ * Opens a directory as a store. `ZARR_MODE_R` opens it read-only and `ZARR_MODE_R_PLUS`
+ * read-write (both need it to exist); `ZARR_MODE_A`, `ZARR_MODE_W` and `ZARR_MODE_W_MINUS`
+ * open it read-write and create it if missing (nothing is erased at store level).
+ * `*out_store` is NULL on failure.
+ */
+ZARR_API
+zarr_status_t zarr_store_open_fs(const char *path,
+                                 zarr_mode_t mode,
+                                 zarr_store_t **out_store);
+
+/**
+ * Creates an empty in-memory store.
+ */
+ZARR_API zarr_status_t zarr_store_new_memory(zarr_store_t **out_store);
+
+/**
+ * Releases a store handle (NULL is ignored). Arrays opened from it stay usable.
+ */
+ZARR_API void zarr_store_free(zarr_store_t *store);
+
+/**
+ * Stores `len` bytes at `key`, replacing any value.
+ */
+ZARR_API
+zarr_status_t zarr_store_set(const zarr_store_t *store,
+                             const char *key,
+                             const void *value,
+                             size_t len);
+
+/**
+ * Copies the value at `key` into `buf`. `*needed` (may be NULL) gets its size; a buffer
+ * too small gives `ZARR_ERR_BUFFER_SIZE` and nothing is copied. A missing key gives
+ * `ZARR_ERR_NOT_FOUND`.
+ */
+ZARR_API
+zarr_status_t zarr_store_get(const zarr_store_t *store,
+                             const char *key,
+                             void *buf,
+                             size_t len,
+                             size_t *needed);
+
+/**
+ * Sets `*out_exists` to whether `key` exists.
+ */
+ZARR_API
+zarr_status_t zarr_store_contains(const zarr_store_t *store,
+                                  const char *key,
+                                  bool *out_exists);
+
+/**
+ * Removes `key`; `ZARR_ERR_NOT_FOUND` if it does not exist.
+ */
+ZARR_API zarr_status_t zarr_store_erase(const zarr_store_t *store, const char *key);
+
+/**
+ * Removes every key starting with `prefix` ("" erases everything).
+ */
+ZARR_API zarr_status_t zarr_store_erase_prefix(const zarr_store_t *store, const char *prefix);
+
+/**
+ * Lists every key starting with `prefix`, sorted, into a new string list.
+ */
+ZARR_API
+zarr_status_t zarr_store_list(const zarr_store_t *store,
+                              const char *prefix,
+                              zarr_strings_t **out_keys);
+
+/**
+ * Lists one level below `prefix` ("" or ending in "/"): the keys directly under it and the
+ * child prefixes (names without "/"), each sorted, into two new string lists.
+ */
+ZARR_API
+zarr_status_t zarr_store_list_dir(const zarr_store_t *store,
+                                  const char *prefix,
+                                  zarr_strings_t **out_keys,
+                                  zarr_strings_t **out_prefixes);
+
+/**
+ * Number of strings in a list (0 for NULL).
+ */
+ZARR_API size_t zarr_strings_count(const zarr_strings_t *list);
+
+/**
+ * String `index` of a list, valid until the list is freed; NULL when out of range.
+ */
+ZARR_API const char *zarr_strings_get(const zarr_strings_t *list, size_t index);
+
+/**
+ * Frees a string list (NULL is ignored).
+ */
+ZARR_API void zarr_strings_free(zarr_strings_t *list);
+
+#ifdef __cplusplus
+}  // extern "C"
+#endif  // __cplusplus
+
+#endif  /* ZARR_H */

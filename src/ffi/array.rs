@@ -1,0 +1,543 @@
+//! Arrays from C: create, open, region I/O, resize, append, queries and attributes.
+
+use super::*;
+use crate::node::Array;
+use std::ffi::{c_char, c_void};
+use std::sync::Arc;
+
+/// An array handle. Safe to use from several threads at once; keeps its store alive.
+pub struct zarr_array_t {
+    inner: Arc<Array>,
+    poison: Poison,
+}
+
+/// Runs `f` on the array behind a handle.
+fn with_array<T>(
+    array: *const zarr_array_t,
+    f: impl FnOnce(&Array) -> FfiResult<T>,
+) -> FfiResult<T> {
+    // SAFETY: the caller passes a handle from this library or NULL.
+    let handle = unsafe { array.as_ref() }.ok_or_else(|| Failure::null("array"))?;
+    handle.poison.run(|| f(&handle.inner))
+}
+
+unsafe fn give_array(out_array: *mut *mut zarr_array_t, array: Array) {
+    give(
+        out_array,
+        zarr_array_t {
+            inner: Arc::new(array),
+            poison: Poison::default(),
+        },
+    );
+}
+
+fn store_arc(store: *const zarr_store_t) -> FfiResult<Arc<dyn crate::store::Store>> {
+    // SAFETY: the caller passes a handle from this library or NULL.
+    Ok(unsafe { store.as_ref() }
+        .ok_or_else(|| Failure::null("store"))?
+        .inner
+        .clone())
+}
+
+/// Checks `ndim` against the array's rank before any pointer is read.
+fn check_ndim(array: &Array, ndim: usize) -> FfiResult {
+    let rank = array.metadata().rank();
+    if ndim != rank {
+        return Err(crate::Error::RankMismatch(format!(
+            "ndim is {ndim} but the array has rank {rank}"
+        ))
+        .into());
+    }
+    Ok(())
+}
+
+/// Creates an array at `path` in `store` from the builder's settings. `mode` is
+/// `ZARR_MODE_W` (replace whatever is at `path`), `ZARR_MODE_W_MINUS` (fail with
+/// `ZARR_ERR_EXISTS` if anything is there) or `ZARR_MODE_A` (open an existing array
+/// instead). Missing parent groups are created. `*out_array` is NULL on failure.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_create(
+    builder: *const zarr_array_builder_t,
+    store: *const zarr_store_t,
+    path: *const c_char,
+    mode: zarr_mode_t,
+    out_array: *mut *mut zarr_array_t,
+) -> zarr_status_t {
+    ffi_guard!({
+        clear_out(out_array, "out_array")?;
+        let store = store_arc(store)?;
+        let path = c_str(path, "path")?;
+        let mode = super::mode(mode)?;
+        let array = builder_ref(builder)?.with(|b| Ok(b.create(store, path, mode)?))?;
+        give_array(out_array, array);
+        Ok(())
+    })
+}
+
+/// Creates an array from a complete `.zarray` JSON document, for full control over the
+/// metadata. Modes as for `zarr_array_create`.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_create_json(
+    store: *const zarr_store_t,
+    path: *const c_char,
+    zarray_json: *const c_char,
+    mode: zarr_mode_t,
+    out_array: *mut *mut zarr_array_t,
+) -> zarr_status_t {
+    ffi_guard!({
+        clear_out(out_array, "out_array")?;
+        let store = store_arc(store)?;
+        let path = c_str(path, "path")?;
+        let json = c_str(zarray_json, "zarray_json")?;
+        let mode = super::mode(mode)?;
+        let meta = crate::meta::v2::parse_array(json.as_bytes())?;
+        give_array(
+            out_array,
+            Array::create(store, path, meta, &Default::default(), mode)?,
+        );
+        Ok(())
+    })
+}
+
+/// Opens the array at `path` with `ZARR_MODE_R` (read-only), `ZARR_MODE_R_PLUS` or
+/// `ZARR_MODE_A` (read-write). `*out_array` is NULL on failure.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_open(
+    store: *const zarr_store_t,
+    path: *const c_char,
+    mode: zarr_mode_t,
+    out_array: *mut *mut zarr_array_t,
+) -> zarr_status_t {
+    ffi_guard!({
+        clear_out(out_array, "out_array")?;
+        let store = store_arc(store)?;
+        let path = c_str(path, "path")?;
+        let mode = super::mode(mode)?;
+        give_array(out_array, Array::open(store, path, mode)?);
+        Ok(())
+    })
+}
+
+/// Releases an array handle (NULL is ignored). Data is durable when each write returns;
+/// freeing flushes nothing.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_free(array: *mut zarr_array_t) {
+    ffi_guard!(() => {
+        if !array.is_null() {
+            drop(Box::from_raw(array));
+        }
+    })
+}
+
+/// Reads the region `start[0..ndim]`, `count[0..ndim]` into `buf` (`buf_bytes` must equal
+/// the product of `count` times the element size). Elements are of type `mem_dtype` (the
+/// array's, see `zarr_array_dtype`) in this machine's byte order, laid out in `order`
+/// (`ZARR_ORDER_C` or `ZARR_ORDER_F`). Everything is checked before any I/O. Missing
+/// chunks read as the fill value.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_read(
+    array: *const zarr_array_t,
+    ndim: usize,
+    start: *const u64,
+    count: *const u64,
+    mem_dtype: zarr_dtype_t,
+    order: zarr_order_t,
+    buf: *mut c_void,
+    buf_bytes: usize,
+) -> zarr_status_t {
+    ffi_guard!({
+        with_array(array, |a| {
+            check_ndim(a, ndim)?;
+            let start = slice(start, ndim, "start")?;
+            let count = slice(count, ndim, "count")?;
+            let elem = element_type(mem_dtype)?;
+            let order = super::order(order)?;
+            let buf = slice_mut(buf as *mut u8, buf_bytes, "buf")?;
+            Ok(a.read(start, count, elem, order, buf)?)
+        })
+    })
+}
+
+/// Writes `buf` into the region `start`/`count`; arguments as for `zarr_array_read`.
+/// Chunks the region covers are written without being read; partly covered chunks are read,
+/// merged and rewritten. A chunk left equal to the fill value is erased. Writers to
+/// different chunks may run concurrently; two writers touching one chunk may lose updates.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_write(
+    array: *const zarr_array_t,
+    ndim: usize,
+    start: *const u64,
+    count: *const u64,
+    mem_dtype: zarr_dtype_t,
+    order: zarr_order_t,
+    buf: *const c_void,
+    buf_bytes: usize,
+) -> zarr_status_t {
+    ffi_guard!({
+        with_array(array, |a| {
+            check_ndim(a, ndim)?;
+            let start = slice(start, ndim, "start")?;
+            let count = slice(count, ndim, "count")?;
+            let elem = element_type(mem_dtype)?;
+            let order = super::order(order)?;
+            let buf = slice(buf as *const u8, buf_bytes, "buf")?;
+            Ok(a.write(start, count, elem, order, buf)?)
+        })
+    })
+}
+
+/// Changes the array's shape; chunks wholly outside the new shape are erased.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_resize(
+    array: *const zarr_array_t,
+    ndim: usize,
+    shape: *const u64,
+) -> zarr_status_t {
+    ffi_guard!({
+        with_array(array, |a| {
+            check_ndim(a, ndim)?;
+            Ok(a.resize(slice(shape, ndim, "shape")?)?)
+        })
+    })
+}
+
+/// Appends `buf` (shape `count[0..ndim]`, other arguments as for `zarr_array_write`) along
+/// `axis`; every other extent of `count` must equal the array's. The array grows by
+/// `count[axis]`.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_append(
+    array: *const zarr_array_t,
+    axis: usize,
+    ndim: usize,
+    count: *const u64,
+    mem_dtype: zarr_dtype_t,
+    order: zarr_order_t,
+    buf: *const c_void,
+    buf_bytes: usize,
+) -> zarr_status_t {
+    ffi_guard!({
+        with_array(array, |a| {
+            check_ndim(a, ndim)?;
+            let count = slice(count, ndim, "count")?;
+            let elem = element_type(mem_dtype)?;
+            let order = super::order(order)?;
+            let buf = slice(buf as *const u8, buf_bytes, "buf")?;
+            a.append(axis, count, elem, order, buf)?;
+            Ok(())
+        })
+    })
+}
+
+/// Sets `*out_rank` to the number of dimensions.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_rank(
+    array: *const zarr_array_t,
+    out_rank: *mut usize,
+) -> zarr_status_t {
+    ffi_guard!({
+        let out_rank = out(out_rank, "out_rank")?;
+        *out_rank = with_array(array, |a| Ok(a.metadata().rank()))?;
+        Ok(())
+    })
+}
+
+unsafe fn copy_dims(
+    array: *const zarr_array_t,
+    ndim: usize,
+    dest: *mut u64,
+    pick: fn(&crate::meta::ArrayMeta) -> &Vec<u64>,
+) -> FfiResult {
+    with_array(array, |a| {
+        check_ndim(a, ndim)?;
+        let meta = a.metadata();
+        slice_mut(dest, ndim, "out")?.copy_from_slice(pick(&meta));
+        Ok(())
+    })
+}
+
+/// Copies the shape into `out_shape[0..ndim]` (`ndim` must be the rank).
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_shape(
+    array: *const zarr_array_t,
+    ndim: usize,
+    out_shape: *mut u64,
+) -> zarr_status_t {
+    ffi_guard!({ copy_dims(array, ndim, out_shape, |m| &m.shape) })
+}
+
+/// Copies the chunk shape into `out_chunks[0..ndim]` (`ndim` must be the rank).
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_chunk_shape(
+    array: *const zarr_array_t,
+    ndim: usize,
+    out_chunks: *mut u64,
+) -> zarr_status_t {
+    ffi_guard!({ copy_dims(array, ndim, out_chunks, |m| &m.chunks) })
+}
+
+/// Sets `*out_dtype` to the memory element type reads and writes use (`ZARR_DTYPE_INT64`
+/// for datetime64 and timedelta64; `zarr_array_dtype_name` tells the stored type).
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_dtype(
+    array: *const zarr_array_t,
+    out_dtype: *mut zarr_dtype_t,
+) -> zarr_status_t {
+    ffi_guard!({
+        let out_dtype = out(out_dtype, "out_dtype")?;
+        *out_dtype = with_array(array, |a| Ok(a.metadata().dtype.element_type() as i32))?;
+        Ok(())
+    })
+}
+
+/// Copies the stored type as metadata writes it ("<f8", "|u1", ">M8[ns]") into `buf`
+/// (string output convention: `*needed` gets the size with NUL; too small gives
+/// `ZARR_ERR_BUFFER_SIZE`).
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_dtype_name(
+    array: *const zarr_array_t,
+    buf: *mut c_char,
+    len: usize,
+    needed: *mut usize,
+) -> zarr_status_t {
+    ffi_guard!({
+        let name = with_array(array, |a| Ok(a.metadata().dtype.to_v2()))?;
+        write_text(&name, buf, len, needed)
+    })
+}
+
+/// Sets `*out_size` to the size of one element in bytes.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_item_size(
+    array: *const zarr_array_t,
+    out_size: *mut usize,
+) -> zarr_status_t {
+    ffi_guard!({
+        let out_size = out(out_size, "out_size")?;
+        *out_size = with_array(array, |a| Ok(a.metadata().item_size()))?;
+        Ok(())
+    })
+}
+
+/// Copies the fill value (one element, native byte order) into `buf`, whose `len` must be
+/// the element size, and sets `*out_is_null` to whether the metadata says `null` (then
+/// `buf` gets zeros, which is what missing chunks read as).
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_fill_value(
+    array: *const zarr_array_t,
+    buf: *mut c_void,
+    len: usize,
+    out_is_null: *mut bool,
+) -> zarr_status_t {
+    ffi_guard!({
+        let out_is_null = out(out_is_null, "out_is_null")?;
+        let meta = with_array(array, |a| Ok(a.metadata()))?;
+        if len != meta.item_size() {
+            return Err(Failure::new(
+                ZARR_ERR_BUFFER_SIZE,
+                format!(
+                    "the fill value has {} bytes but the buffer has {len}",
+                    meta.item_size()
+                ),
+            ));
+        }
+        let buf = slice_mut(buf as *mut u8, len, "buf")?;
+        match &meta.fill_value {
+            Some(bytes) => buf.copy_from_slice(bytes),
+            None => buf.fill(0),
+        }
+        *out_is_null = meta.fill_value.is_none();
+        Ok(())
+    })
+}
+
+/// Copies the fill value as metadata JSON ("NaN", "0", "null", "[1.0,2.0]") into `buf`.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_fill_value_json(
+    array: *const zarr_array_t,
+    buf: *mut c_char,
+    len: usize,
+    needed: *mut usize,
+) -> zarr_status_t {
+    ffi_guard!({
+        let meta = with_array(array, |a| Ok(a.metadata()))?;
+        let json = crate::meta::fill::render_fill(&meta.fill_value, &meta.dtype).to_string();
+        write_text(&json, buf, len, needed)
+    })
+}
+
+/// Sets `*out_order` to the element order inside chunks.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_order(
+    array: *const zarr_array_t,
+    out_order: *mut zarr_order_t,
+) -> zarr_status_t {
+    ffi_guard!({
+        let out_order = out(out_order, "out_order")?;
+        *out_order = with_array(array, |a| Ok(a.metadata().order as i32))?;
+        Ok(())
+    })
+}
+
+/// Sets `*out_version` to the array's Zarr format version.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_zarr_format(
+    array: *const zarr_array_t,
+    out_version: *mut i32,
+) -> zarr_status_t {
+    ffi_guard!({
+        let out_version = out(out_version, "out_version")?;
+        with_array(array, |_| Ok(()))?;
+        *out_version = 2;
+        Ok(())
+    })
+}
+
+/// Sets `*out_nbytes` to the size of all elements in bytes.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_nbytes(
+    array: *const zarr_array_t,
+    out_nbytes: *mut u64,
+) -> zarr_status_t {
+    ffi_guard!({
+        let out_nbytes = out(out_nbytes, "out_nbytes")?;
+        *out_nbytes = with_array(array, |a| Ok(a.metadata().nbytes()))?;
+        Ok(())
+    })
+}
+
+/// Sets `*out_nbytes` to the bytes stored for the array: metadata, attributes and chunks.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_nbytes_stored(
+    array: *const zarr_array_t,
+    out_nbytes: *mut u64,
+) -> zarr_status_t {
+    ffi_guard!({
+        let out_nbytes = out(out_nbytes, "out_nbytes")?;
+        *out_nbytes = with_array(array, |a| Ok(a.nbytes_stored()?))?;
+        Ok(())
+    })
+}
+
+/// Sets `*out_count` to the number of chunks in the grid.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_nchunks(
+    array: *const zarr_array_t,
+    out_count: *mut u64,
+) -> zarr_status_t {
+    ffi_guard!({
+        let out_count = out(out_count, "out_count")?;
+        *out_count = with_array(array, |a| Ok(a.metadata().num_chunks()))?;
+        Ok(())
+    })
+}
+
+/// Sets `*out_count` to the number of chunks that are stored.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_nchunks_initialized(
+    array: *const zarr_array_t,
+    out_count: *mut u64,
+) -> zarr_status_t {
+    ffi_guard!({
+        let out_count = out(out_count, "out_count")?;
+        *out_count = with_array(array, |a| Ok(a.nchunks_initialized()?))?;
+        Ok(())
+    })
+}
+
+/// Copies the array's metadata document (`.zarray`) into `buf`.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_metadata_json(
+    array: *const zarr_array_t,
+    buf: *mut c_char,
+    len: usize,
+    needed: *mut usize,
+) -> zarr_status_t {
+    ffi_guard!({
+        let doc = with_array(array, |a| Ok(crate::meta::v2::render_array(&a.metadata())))?;
+        write_text(&String::from_utf8_lossy(&doc), buf, len, needed)
+    })
+}
+
+/// Copies the attributes (a JSON object, `{}` when there are none) into `buf`.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_attrs_get(
+    array: *const zarr_array_t,
+    buf: *mut c_char,
+    len: usize,
+    needed: *mut usize,
+) -> zarr_status_t {
+    ffi_guard!({
+        let attrs = with_array(array, |a| Ok(a.attributes()?))?;
+        write_text(
+            &serde_json::Value::Object(attrs).to_string(),
+            buf,
+            len,
+            needed,
+        )
+    })
+}
+
+/// Replaces all attributes with the JSON object `json`.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_attrs_set(
+    array: *const zarr_array_t,
+    json: *const c_char,
+) -> zarr_status_t {
+    ffi_guard!({
+        let serde_json::Value::Object(map) = parse_json(c_str(json, "json")?, "json")? else {
+            return Err(Failure::invalid("attributes must be a JSON object"));
+        };
+        with_array(array, |a| Ok(a.set_attributes(&map)?))
+    })
+}
+
+/// Copies the JSON value of attribute `key` into `buf`; `ZARR_ERR_NOT_FOUND` if absent.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_attr_get(
+    array: *const zarr_array_t,
+    key: *const c_char,
+    buf: *mut c_char,
+    len: usize,
+    needed: *mut usize,
+) -> zarr_status_t {
+    ffi_guard!({
+        let key = c_str(key, "key")?;
+        let attrs = with_array(array, |a| Ok(a.attributes()?))?;
+        let value = attrs.get(key).ok_or_else(|| {
+            Failure::from(crate::Error::NotFound(format!("no attribute {key:?}")))
+        })?;
+        write_text(&value.to_string(), buf, len, needed)
+    })
+}
+
+/// Sets attribute `key` to the JSON value `json`, keeping the others.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_attr_set(
+    array: *const zarr_array_t,
+    key: *const c_char,
+    json: *const c_char,
+) -> zarr_status_t {
+    ffi_guard!({
+        let key = c_str(key, "key")?;
+        let value = parse_json(c_str(json, "json")?, "json")?;
+        with_array(array, |a| Ok(a.set_attribute(key, value)?))
+    })
+}
+
+/// Deletes attribute `key`; `ZARR_ERR_NOT_FOUND` if absent.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_attr_delete(
+    array: *const zarr_array_t,
+    key: *const c_char,
+) -> zarr_status_t {
+    ffi_guard!({
+        let key = c_str(key, "key")?;
+        with_array(array, |a| {
+            if a.delete_attribute(key)? {
+                Ok(())
+            } else {
+                Err(crate::Error::NotFound(format!("no attribute {key:?}")).into())
+            }
+        })
+    })
+}

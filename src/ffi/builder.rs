@@ -1,0 +1,241 @@
+//! Array creation from C: a builder with typed setters and JSON for codecs and attributes.
+
+use super::*;
+use crate::node::ArrayBuilder;
+use std::ffi::{c_char, c_void};
+use std::sync::Mutex;
+
+/// Settings for a new array. Create with `zarr_array_builder_new`, adjust with the
+/// `zarr_array_builder_set_*` calls, then `zarr_array_create`.
+pub struct zarr_array_builder_t {
+    inner: Mutex<ArrayBuilder>,
+    poison: Poison,
+}
+
+impl zarr_array_builder_t {
+    /// Runs `f` on the builder's settings.
+    pub(crate) fn with<T>(
+        &self,
+        f: impl FnOnce(&mut ArrayBuilder) -> FfiResult<T>,
+    ) -> FfiResult<T> {
+        self.poison.run(|| {
+            let mut guard = self.inner.lock().map_err(|_| {
+                Failure::new(
+                    ZARR_ERR_POISONED,
+                    "the builder was poisoned by an earlier panic",
+                )
+            })?;
+            f(&mut guard)
+        })
+    }
+}
+
+pub(crate) fn builder_ref<'a>(
+    builder: *const zarr_array_builder_t,
+) -> FfiResult<&'a zarr_array_builder_t> {
+    // SAFETY: the caller passes a handle from this library or NULL.
+    unsafe { builder.as_ref() }.ok_or_else(|| Failure::null("builder"))
+}
+
+/// Starts settings for an array of `ndim` dimensions with extents `shape` and element type
+/// `dtype`, stored in this machine's byte order. Defaults follow zarr-python 2: chunks
+/// guessed from the shape, fill value 0, C order, "." separator, blosc lz4 level 5 with
+/// shuffle, no attributes, Zarr format 2.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_builder_new(
+    dtype: zarr_dtype_t,
+    ndim: usize,
+    shape: *const u64,
+    out_builder: *mut *mut zarr_array_builder_t,
+) -> zarr_status_t {
+    ffi_guard!({
+        clear_out(out_builder, "out_builder")?;
+        let elem = element_type(dtype)?;
+        let shape = slice(shape, ndim, "shape")?.to_vec();
+        give(
+            out_builder,
+            zarr_array_builder_t {
+                inner: Mutex::new(ArrayBuilder::new(shape, elem)),
+                poison: Poison::default(),
+            },
+        );
+        Ok(())
+    })
+}
+
+/// Frees a builder (NULL is ignored).
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_builder_free(builder: *mut zarr_array_builder_t) {
+    ffi_guard!(() => {
+        if !builder.is_null() {
+            drop(Box::from_raw(builder));
+        }
+    })
+}
+
+/// Sets the stored type by name: numpy strings with byte order (">f8", "<M8[ns]",
+/// "<m8[s]") or Zarr v3 names ("float32", native order).
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_builder_set_dtype_name(
+    builder: *mut zarr_array_builder_t,
+    name: *const c_char,
+) -> zarr_status_t {
+    ffi_guard!({
+        let name = c_str(name, "name")?;
+        builder_ref(builder)?.with(|b| {
+            b.dtype_name(name)?;
+            Ok(())
+        })
+    })
+}
+
+/// Sets the chunk shape (`ndim` must be the array's rank; every extent ≥ 1).
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_builder_set_chunk_shape(
+    builder: *mut zarr_array_builder_t,
+    ndim: usize,
+    chunks: *const u64,
+) -> zarr_status_t {
+    ffi_guard!({
+        let chunks = slice(chunks, ndim, "chunks")?.to_vec();
+        builder_ref(builder)?.with(|b| {
+            b.chunks(chunks);
+            Ok(())
+        })
+    })
+}
+
+/// Sets the fill value from one element of type `dtype` (which must be the array's memory
+/// type) of `len` bytes at `value`.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_builder_set_fill_value(
+    builder: *mut zarr_array_builder_t,
+    dtype: zarr_dtype_t,
+    value: *const c_void,
+    len: usize,
+) -> zarr_status_t {
+    ffi_guard!({
+        let elem = element_type(dtype)?;
+        let bytes = slice(value as *const u8, len, "value")?.to_vec();
+        builder_ref(builder)?.with(|b| {
+            b.fill_value_bytes(elem, bytes);
+            Ok(())
+        })
+    })
+}
+
+/// Sets the fill value as metadata JSON: "0", "\"NaN\"", "null", "[1.0, 0.0]".
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_builder_set_fill_value_json(
+    builder: *mut zarr_array_builder_t,
+    json: *const c_char,
+) -> zarr_status_t {
+    ffi_guard!({
+        let value = parse_json(c_str(json, "json")?, "json")?;
+        builder_ref(builder)?.with(|b| {
+            b.fill_value_json(value);
+            Ok(())
+        })
+    })
+}
+
+/// Sets the element order inside chunks (`ZARR_ORDER_C` or `ZARR_ORDER_F`).
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_builder_set_order(
+    builder: *mut zarr_array_builder_t,
+    order: zarr_order_t,
+) -> zarr_status_t {
+    ffi_guard!({
+        let order = super::order(order)?;
+        builder_ref(builder)?.with(|b| {
+            b.order(order);
+            Ok(())
+        })
+    })
+}
+
+/// Sets the chunk key separator: "." (flat keys "0.1") or "/" (nested keys "0/1").
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_builder_set_dimension_separator(
+    builder: *mut zarr_array_builder_t,
+    separator: *const c_char,
+) -> zarr_status_t {
+    ffi_guard!({
+        let separator = match c_str(separator, "separator")? {
+            "." => '.',
+            "/" => '/',
+            other => {
+                return Err(Failure::invalid(format!(
+                    "separator {other:?} must be \".\" or \"/\""
+                )))
+            }
+        };
+        builder_ref(builder)?.with(|b| {
+            b.separator(separator);
+            Ok(())
+        })
+    })
+}
+
+/// Sets the compressor as numcodecs JSON (`{"id": "zstd", "level": 3}`), or "null" for none.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_builder_set_compressor_json(
+    builder: *mut zarr_array_builder_t,
+    json: *const c_char,
+) -> zarr_status_t {
+    ffi_guard!({
+        let value = parse_json(c_str(json, "json")?, "json")?;
+        builder_ref(builder)?.with(|b| {
+            b.compressor(value);
+            Ok(())
+        })
+    })
+}
+
+/// Sets the filter list as JSON ("null" or "[]" for none).
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_builder_set_filters_json(
+    builder: *mut zarr_array_builder_t,
+    json: *const c_char,
+) -> zarr_status_t {
+    ffi_guard!({
+        let value = parse_json(c_str(json, "json")?, "json")?;
+        builder_ref(builder)?.with(|b| {
+            b.filters(value);
+            Ok(())
+        })
+    })
+}
+
+/// Sets the attributes written with the array (a JSON object).
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_builder_set_attributes_json(
+    builder: *mut zarr_array_builder_t,
+    json: *const c_char,
+) -> zarr_status_t {
+    ffi_guard!({
+        let serde_json::Value::Object(map) = parse_json(c_str(json, "json")?, "json")? else {
+            return Err(Failure::invalid("attributes must be a JSON object"));
+        };
+        builder_ref(builder)?.with(|b| {
+            b.attributes(map);
+            Ok(())
+        })
+    })
+}
+
+/// Sets the Zarr format version (2; version 3 gives `ZARR_ERR_UNSUPPORTED` in this release).
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_builder_set_zarr_format(
+    builder: *mut zarr_array_builder_t,
+    version: i32,
+) -> zarr_status_t {
+    ffi_guard!({
+        let version = u8::try_from(version)
+            .map_err(|_| Failure::invalid(format!("Zarr format {version} does not exist")))?;
+        builder_ref(builder)?.with(|b| {
+            b.zarr_format(version)?;
+            Ok(())
+        })
+    })
+}

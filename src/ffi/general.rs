@@ -1,0 +1,154 @@
+//! Library-wide calls: status names, the last error, versions, features, threads, dtypes.
+
+use super::*;
+use crate::meta::dtype::ElementType;
+use std::ffi::c_char;
+
+/// The fixed name of a status code (`"ZARR_ERR_NOT_FOUND"`); never NULL, "ZARR_UNKNOWN_STATUS"
+/// for values that are not statuses. The string is static: do not free it.
+#[no_mangle]
+pub extern "C" fn zarr_status_str(status: zarr_status_t) -> *const c_char {
+    ffi_guard!(c"ZARR_ERR_PANIC".as_ptr() => {
+        let name: &'static std::ffi::CStr = match status {
+            0 => c"ZARR_OK",
+            -1 => c"ZARR_ERR_NULL_ARG",
+            -2 => c"ZARR_ERR_INVALID_ARG",
+            -3 => c"ZARR_ERR_RANK_MISMATCH",
+            -4 => c"ZARR_ERR_OUT_OF_BOUNDS",
+            -5 => c"ZARR_ERR_DTYPE_MISMATCH",
+            -6 => c"ZARR_ERR_BUFFER_SIZE",
+            -7 => c"ZARR_ERR_NOT_FOUND",
+            -8 => c"ZARR_ERR_EXISTS",
+            -9 => c"ZARR_ERR_METADATA",
+            -10 => c"ZARR_ERR_CODEC_UNSUPPORTED",
+            -11 => c"ZARR_ERR_CODEC",
+            -12 => c"ZARR_ERR_STORAGE_IO",
+            -13 => c"ZARR_ERR_READ_ONLY",
+            -14 => c"ZARR_ERR_UNSUPPORTED",
+            -15 => c"ZARR_ERR_PANIC",
+            -16 => c"ZARR_ERR_POISONED",
+            -17 => c"ZARR_ERR_INTERNAL",
+            -18 => c"ZARR_ERR_INVALID_KEY",
+            -19 => c"ZARR_ERR_OVERFLOW",
+            _ => c"ZARR_UNKNOWN_STATUS",
+        };
+        name.as_ptr()
+    })
+}
+
+/// Copies the calling thread's last error message into `buf` (`len` bytes), always
+/// NUL-terminated, truncated if needed; `*needed` (may be NULL) gets the full size with
+/// the NUL. Meaningful right after a failing call on the same thread; calling it does not
+/// change the message. Returns `ZARR_ERR_BUFFER_SIZE` if the message was truncated (pass
+/// `buf = NULL, len = 0` to query the size).
+#[no_mangle]
+pub unsafe extern "C" fn zarr_last_error(
+    buf: *mut c_char,
+    len: usize,
+    needed: *mut usize,
+) -> zarr_status_t {
+    ffi_guard!(ZARR_ERR_PANIC as i32 => {
+        let message = last_error();
+        match write_text(&message, buf, len, needed) {
+            Ok(()) => ZARR_OK as i32,
+            Err(failure) => failure.status as i32,
+        }
+    })
+}
+
+/// The library version as MAJOR * 1000000 + MINOR * 1000 + PATCH (equals
+/// `ZARR_VERSION_NUMBER` when header and library match).
+#[no_mangle]
+pub extern "C" fn zarr_version_number() -> u32 {
+    ffi_guard!(0 => {
+        let part = |s: &str| s.parse::<u32>().unwrap_or(0);
+        part(env!("CARGO_PKG_VERSION_MAJOR")) * 1_000_000
+            + part(env!("CARGO_PKG_VERSION_MINOR")) * 1000
+            + part(env!("CARGO_PKG_VERSION_PATCH"))
+    })
+}
+
+/// The library version as a static string ("0.1.0").
+#[no_mangle]
+pub extern "C" fn zarr_version_string() -> *const c_char {
+    ffi_guard!(c"".as_ptr() => {
+        concat!(env!("CARGO_PKG_VERSION"), "\0").as_ptr() as *const c_char
+    })
+}
+
+/// Whether this build supports the codec `id` ("blosc", "zstd", …); false for NULL.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_codec_supported(id: *const c_char) -> bool {
+    ffi_guard!(false => {
+        c_str(id, "id").map(|id| crate::codec::SUPPORTED.contains(&id)).unwrap_or(false)
+    })
+}
+
+/// Whether handles may be used from several threads at once (always true).
+#[no_mangle]
+pub extern "C" fn zarr_threadsafe() -> bool {
+    ffi_guard!(true => { true })
+}
+
+/// Sets the number of worker threads for multi-chunk work (0 = the default: the
+/// `ZARR_NUM_THREADS` environment variable, else the cores this process may use).
+#[no_mangle]
+pub extern "C" fn zarr_set_num_threads(threads: usize) -> zarr_status_t {
+    ffi_guard!({ Ok(crate::io::pool::set_num_threads(threads)?) })
+}
+
+/// The number of worker threads.
+#[no_mangle]
+pub extern "C" fn zarr_get_num_threads() -> usize {
+    ffi_guard!(1 => { crate::io::pool::num_threads() })
+}
+
+/// Looks up an element type by name: a Zarr v3 name ("float32") or a numpy string ("<f4").
+#[no_mangle]
+pub unsafe extern "C" fn zarr_dtype_from_name(
+    name: *const c_char,
+    out_dtype: *mut zarr_dtype_t,
+) -> zarr_status_t {
+    ffi_guard!({
+        let name = c_str(name, "name")?;
+        let out_dtype = out(out_dtype, "out_dtype")?;
+        let elem = ElementType::from_name(name)
+            .ok_or_else(|| Failure::invalid(format!("{name:?} is not a known element type")))?;
+        *out_dtype = elem as i32;
+        Ok(())
+    })
+}
+
+/// The Zarr v3 name of an element type ("float32"), static; NULL for unknown values.
+#[no_mangle]
+pub extern "C" fn zarr_dtype_name(dtype: zarr_dtype_t) -> *const c_char {
+    ffi_guard!(std::ptr::null() => {
+        match ElementType::from_code(dtype) {
+            Some(e) => DTYPE_NAMES[e as usize - 1].as_ptr(),
+            None => std::ptr::null(),
+        }
+    })
+}
+
+/// Size in bytes of one element of `dtype`; 0 for unknown values.
+#[no_mangle]
+pub extern "C" fn zarr_dtype_size(dtype: zarr_dtype_t) -> usize {
+    ffi_guard!(0 => { ElementType::from_code(dtype).map(ElementType::size).unwrap_or(0) })
+}
+
+const DTYPE_NAMES: [&std::ffi::CStr; 14] = [
+    c"bool",
+    c"int8",
+    c"int16",
+    c"int32",
+    c"int64",
+    c"uint8",
+    c"uint16",
+    c"uint32",
+    c"uint64",
+    c"float16",
+    c"float32",
+    c"float64",
+    c"complex64",
+    c"complex128",
+];

@@ -1,0 +1,246 @@
+//! Stores from C: open a directory or make a memory store, and use keys directly.
+
+use super::*;
+use crate::node::Mode;
+use crate::store::{FilesystemStore, MemoryStore, Store};
+use std::ffi::{c_char, c_void, CString};
+use std::sync::Arc;
+
+/// A store handle. Arrays opened from it keep it alive, so it may be freed at any time.
+pub struct zarr_store_t {
+    pub(crate) inner: Arc<dyn Store>,
+}
+
+/// A list of strings owned by libzarr; free with `zarr_strings_free`.
+pub struct zarr_strings_t {
+    items: Vec<CString>,
+}
+
+fn store_ref<'a>(store: *const zarr_store_t) -> FfiResult<&'a zarr_store_t> {
+    // SAFETY: the caller passes a handle from this library or NULL.
+    unsafe { store.as_ref() }.ok_or_else(|| Failure::null("store"))
+}
+
+fn strings(items: Vec<String>) -> zarr_strings_t {
+    zarr_strings_t {
+        items: items
+            .into_iter()
+            .map(|s| CString::new(s).unwrap_or_default())
+            .collect(),
+    }
+}
+
+/// Opens a directory as a store. `ZARR_MODE_R` opens it read-only and `ZARR_MODE_R_PLUS`
+/// read-write (both need it to exist); `ZARR_MODE_A`, `ZARR_MODE_W` and `ZARR_MODE_W_MINUS`
+/// open it read-write and create it if missing (nothing is erased at store level).
+/// `*out_store` is NULL on failure.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_store_open_fs(
+    path: *const c_char,
+    mode: zarr_mode_t,
+    out_store: *mut *mut zarr_store_t,
+) -> zarr_status_t {
+    ffi_guard!({
+        clear_out(out_store, "out_store")?;
+        let path = c_str(path, "path")?;
+        let mode = super::mode(mode)?;
+        let writable = mode != Mode::Read;
+        let create = !matches!(mode, Mode::Read | Mode::ReadWrite);
+        let store = FilesystemStore::open(path, writable, create)?;
+        give(
+            out_store,
+            zarr_store_t {
+                inner: Arc::new(store),
+            },
+        );
+        Ok(())
+    })
+}
+
+/// Creates an empty in-memory store.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_store_new_memory(out_store: *mut *mut zarr_store_t) -> zarr_status_t {
+    ffi_guard!({
+        clear_out(out_store, "out_store")?;
+        give(
+            out_store,
+            zarr_store_t {
+                inner: Arc::new(MemoryStore::new()),
+            },
+        );
+        Ok(())
+    })
+}
+
+/// Releases a store handle (NULL is ignored). Arrays opened from it stay usable.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_store_free(store: *mut zarr_store_t) {
+    ffi_guard!(() => {
+        if !store.is_null() {
+            drop(Box::from_raw(store));
+        }
+    })
+}
+
+/// Stores `len` bytes at `key`, replacing any value.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_store_set(
+    store: *const zarr_store_t,
+    key: *const c_char,
+    value: *const c_void,
+    len: usize,
+) -> zarr_status_t {
+    ffi_guard!({
+        let store = store_ref(store)?;
+        let key = c_str(key, "key")?;
+        let value = slice(value as *const u8, len, "value")?;
+        Ok(store.inner.set(key, value)?)
+    })
+}
+
+/// Copies the value at `key` into `buf`. `*needed` (may be NULL) gets its size; a buffer
+/// too small gives `ZARR_ERR_BUFFER_SIZE` and nothing is copied. A missing key gives
+/// `ZARR_ERR_NOT_FOUND`.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_store_get(
+    store: *const zarr_store_t,
+    key: *const c_char,
+    buf: *mut c_void,
+    len: usize,
+    needed: *mut usize,
+) -> zarr_status_t {
+    ffi_guard!({
+        let store = store_ref(store)?;
+        let key = c_str(key, "key")?;
+        let value = store
+            .inner
+            .get(key)?
+            .ok_or_else(|| Failure::from(crate::Error::NotFound(format!("no key {key:?}"))))?;
+        if let Some(n) = needed.as_mut() {
+            *n = value.len();
+        }
+        if value.len() > len {
+            return Err(Failure::new(
+                ZARR_ERR_BUFFER_SIZE,
+                format!(
+                    "the value of {key:?} has {} bytes but the buffer has {len}",
+                    value.len()
+                ),
+            ));
+        }
+        slice_mut(buf as *mut u8, value.len(), "buf")?.copy_from_slice(&value);
+        Ok(())
+    })
+}
+
+/// Sets `*out_exists` to whether `key` exists.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_store_contains(
+    store: *const zarr_store_t,
+    key: *const c_char,
+    out_exists: *mut bool,
+) -> zarr_status_t {
+    ffi_guard!({
+        let store = store_ref(store)?;
+        let key = c_str(key, "key")?;
+        let out_exists = out(out_exists, "out_exists")?;
+        *out_exists = store.inner.contains(key)?;
+        Ok(())
+    })
+}
+
+/// Removes `key`; `ZARR_ERR_NOT_FOUND` if it does not exist.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_store_erase(
+    store: *const zarr_store_t,
+    key: *const c_char,
+) -> zarr_status_t {
+    ffi_guard!({
+        let store = store_ref(store)?;
+        let key = c_str(key, "key")?;
+        if !store.inner.erase(key)? {
+            return Err(crate::Error::NotFound(format!("no key {key:?}")).into());
+        }
+        Ok(())
+    })
+}
+
+/// Removes every key starting with `prefix` ("" erases everything).
+#[no_mangle]
+pub unsafe extern "C" fn zarr_store_erase_prefix(
+    store: *const zarr_store_t,
+    prefix: *const c_char,
+) -> zarr_status_t {
+    ffi_guard!({
+        let store = store_ref(store)?;
+        let prefix = c_str(prefix, "prefix")?;
+        Ok(store.inner.erase_prefix(prefix)?)
+    })
+}
+
+/// Lists every key starting with `prefix`, sorted, into a new string list.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_store_list(
+    store: *const zarr_store_t,
+    prefix: *const c_char,
+    out_keys: *mut *mut zarr_strings_t,
+) -> zarr_status_t {
+    ffi_guard!({
+        clear_out(out_keys, "out_keys")?;
+        let store = store_ref(store)?;
+        let prefix = c_str(prefix, "prefix")?;
+        give(out_keys, strings(store.inner.list_prefix(prefix)?));
+        Ok(())
+    })
+}
+
+/// Lists one level below `prefix` ("" or ending in "/"): the keys directly under it and the
+/// child prefixes (names without "/"), each sorted, into two new string lists.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_store_list_dir(
+    store: *const zarr_store_t,
+    prefix: *const c_char,
+    out_keys: *mut *mut zarr_strings_t,
+    out_prefixes: *mut *mut zarr_strings_t,
+) -> zarr_status_t {
+    ffi_guard!({
+        clear_out(out_keys, "out_keys")?;
+        clear_out(out_prefixes, "out_prefixes")?;
+        let store = store_ref(store)?;
+        let prefix = c_str(prefix, "prefix")?;
+        let listing = store.inner.list_dir(prefix)?;
+        give(out_keys, strings(listing.keys));
+        give(out_prefixes, strings(listing.prefixes));
+        Ok(())
+    })
+}
+
+/// Number of strings in a list (0 for NULL).
+#[no_mangle]
+pub unsafe extern "C" fn zarr_strings_count(list: *const zarr_strings_t) -> usize {
+    ffi_guard!(0 => { list.as_ref().map(|l| l.items.len()).unwrap_or(0) })
+}
+
+/// String `index` of a list, valid until the list is freed; NULL when out of range.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_strings_get(
+    list: *const zarr_strings_t,
+    index: usize,
+) -> *const c_char {
+    ffi_guard!(std::ptr::null() => {
+        list.as_ref()
+            .and_then(|l| l.items.get(index))
+            .map(|s| s.as_ptr())
+            .unwrap_or(std::ptr::null())
+    })
+}
+
+/// Frees a string list (NULL is ignored).
+#[no_mangle]
+pub unsafe extern "C" fn zarr_strings_free(list: *mut zarr_strings_t) {
+    ffi_guard!(() => {
+        if !list.is_null() {
+            drop(Box::from_raw(list));
+        }
+    })
+}
