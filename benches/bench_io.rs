@@ -1,0 +1,364 @@
+//! I/O benchmark: writes and reads a 1 GiB float32 array (1024×1024×256, chunks 64×64×64)
+//! through the C API, uncompressed and with blosc lz4 + shuffle, and prints GB/s next to
+//! limits measured in the same run: memcpy, plain file write/read of the same bytes in the
+//! same directory, and raw blosc compress/decompress of the same chunks on the same number
+//! of threads. Also measures the peak memory of a full-array read in a child process.
+//!
+//! Run: `cargo bench --bench bench_io [-- DIR]` (DIR defaults to a new directory under
+//! target/). Figures are printed, never asserted.
+
+use std::ffi::CString;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+use zarr::ffi::*;
+
+const SHAPE: [u64; 3] = [1024, 1024, 256];
+const CHUNK: [u64; 3] = [64, 64, 64];
+const CHUNK_BYTES: usize = 64 * 64 * 64 * 4;
+const TOTAL_BYTES: usize = 1024 * 1024 * 256 * 4;
+const BLOSC: &str = r#"{"id": "blosc", "cname": "lz4", "clevel": 5, "shuffle": 1, "blocksize": 0}"#;
+
+fn check(status: zarr_status_t, what: &str) {
+    if status != 0 {
+        let mut buf = vec![0u8; 1024];
+        unsafe { zarr_last_error(buf.as_mut_ptr() as *mut _, buf.len(), std::ptr::null_mut()) };
+        let msg = String::from_utf8_lossy(&buf[..buf.iter().position(|&b| b == 0).unwrap_or(0)])
+            .to_string();
+        panic!("{what}: status {status}: {msg}");
+    }
+}
+
+fn gbps(bytes: usize, seconds: f64) -> f64 {
+    bytes as f64 / seconds / 1e9
+}
+
+/// Best of `runs` timings of `f`.
+fn best(runs: usize, mut f: impl FnMut()) -> f64 {
+    (0..runs)
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed().as_secs_f64()
+        })
+        .fold(f64::INFINITY, f64::min)
+}
+
+/// A smooth field with noise in the low mantissa bits: compresses like simulation output.
+fn make_data() -> Vec<u8> {
+    let mut data = vec![0u8; TOTAL_BYTES];
+    let mut state = 12345u32;
+    for (i, v) in data.chunks_exact_mut(4).enumerate() {
+        let z = (i % 256) as f32;
+        let x = ((i / 256) % 1024) as f32;
+        let y = (i / (256 * 1024)) as f32;
+        state = state.wrapping_mul(1664525).wrapping_add(1013904223);
+        let value = (x * 0.01).sin() * (y * 0.013).cos() + z * 0.001 + (state >> 24) as f32 * 1e-6;
+        v.copy_from_slice(&value.to_ne_bytes());
+    }
+    data
+}
+
+/// The bytes of chunk `c` (flat index, C order over the chunk grid), gathered from `data`.
+fn chunk_of(data: &[u8], c: usize, out: &mut Vec<u8>) {
+    out.clear();
+    let (gy, gx) = (16, 4);
+    let (cz, cy, cx) = (c / (gy * gx), (c / gx) % gy, c % gx);
+    for z in 0..64 {
+        for y in 0..64 {
+            let row = ((cz * 64 + z) * 1024 + cy * 64 + y) * 256 + cx * 64;
+            out.extend_from_slice(&data[row * 4..(row + 64) * 4]);
+        }
+    }
+}
+
+fn parallel(threads: usize, n: usize, f: impl Fn(usize) + Sync) {
+    std::thread::scope(|s| {
+        for t in 0..threads {
+            let f = &f;
+            s.spawn(move || (t..n).step_by(threads).for_each(f));
+        }
+    });
+}
+
+fn plain_write(dir: &Path, data: &[u8], threads: usize) {
+    parallel(threads, TOTAL_BYTES / CHUNK_BYTES, |i| {
+        let mut f = std::fs::File::create(dir.join(i.to_string())).unwrap();
+        f.write_all(&data[i * CHUNK_BYTES..(i + 1) * CHUNK_BYTES])
+            .unwrap();
+    });
+}
+
+fn plain_read(dir: &Path, out: &mut [u8], threads: usize) {
+    let ptr = out.as_mut_ptr() as usize;
+    parallel(threads, TOTAL_BYTES / CHUNK_BYTES, |i| {
+        // SAFETY: each index writes its own CHUNK_BYTES range.
+        let dst = unsafe {
+            std::slice::from_raw_parts_mut((ptr + i * CHUNK_BYTES) as *mut u8, CHUNK_BYTES)
+        };
+        std::fs::File::open(dir.join(i.to_string()))
+            .unwrap()
+            .read_exact(dst)
+            .unwrap();
+    });
+}
+
+fn blosc_raw(chunks: &[Vec<u8>], threads: usize) -> (f64, f64) {
+    let n = chunks.len();
+    let compressed: Vec<std::sync::Mutex<Vec<u8>>> = (0..n).map(|_| Default::default()).collect();
+    let cname = CString::new("lz4").unwrap();
+    let tc = best(2, || {
+        parallel(threads, n, |i| {
+            let mut out = vec![0u8; CHUNK_BYTES + 16];
+            let k = unsafe {
+                blosc_src::blosc_compress_ctx(
+                    5,
+                    1,
+                    4,
+                    CHUNK_BYTES,
+                    chunks[i].as_ptr() as *const _,
+                    out.as_mut_ptr() as *mut _,
+                    out.len(),
+                    cname.as_ptr(),
+                    0,
+                    1,
+                )
+            };
+            out.truncate(k as usize);
+            *compressed[i].lock().unwrap() = out;
+        })
+    });
+    let td = best(2, || {
+        parallel(threads, n, |i| {
+            let mut out = vec![0u8; CHUNK_BYTES];
+            let c = compressed[i].lock().unwrap();
+            unsafe {
+                blosc_src::blosc_decompress_ctx(
+                    c.as_ptr() as *const _,
+                    out.as_mut_ptr() as *mut _,
+                    CHUNK_BYTES,
+                    1,
+                )
+            };
+        })
+    });
+    (gbps(TOTAL_BYTES, tc), gbps(TOTAL_BYTES, td))
+}
+
+unsafe fn create(store: *mut zarr_store_t, path: &str, compressor: &str) -> *mut zarr_array_t {
+    let mut builder = std::ptr::null_mut();
+    check(
+        zarr_array_builder_new(
+            zarr_dtype::ZARR_DTYPE_FLOAT32 as i32,
+            3,
+            SHAPE.as_ptr(),
+            &mut builder,
+        ),
+        "builder",
+    );
+    check(
+        zarr_array_builder_set_chunk_shape(builder, 3, CHUNK.as_ptr()),
+        "chunks",
+    );
+    let c = CString::new(compressor).unwrap();
+    check(
+        zarr_array_builder_set_compressor_json(builder, c.as_ptr()),
+        "compressor",
+    );
+    // NaN fill: no chunk of this data equals it, so every chunk is stored.
+    check(
+        zarr_array_builder_set_fill_value_json(builder, c"\"NaN\"".as_ptr()),
+        "fill",
+    );
+    let mut array = std::ptr::null_mut();
+    let p = CString::new(path).unwrap();
+    check(
+        zarr_array_create(
+            builder,
+            store,
+            p.as_ptr(),
+            zarr_mode::ZARR_MODE_W as i32,
+            &mut array,
+        ),
+        "create",
+    );
+    zarr_array_builder_free(builder);
+    array
+}
+
+unsafe fn io(array: *mut zarr_array_t, data: &mut [u8], write: bool) {
+    let start = [0u64; 3];
+    let status = if write {
+        zarr_array_write(
+            array,
+            3,
+            start.as_ptr(),
+            SHAPE.as_ptr(),
+            zarr_dtype::ZARR_DTYPE_FLOAT32 as i32,
+            0,
+            data.as_ptr() as *const _,
+            data.len(),
+        )
+    } else {
+        zarr_array_read(
+            array,
+            3,
+            start.as_ptr(),
+            SHAPE.as_ptr(),
+            zarr_dtype::ZARR_DTYPE_FLOAT32 as i32,
+            0,
+            data.as_mut_ptr() as *mut _,
+            data.len(),
+        )
+    };
+    check(status, if write { "write" } else { "read" });
+}
+
+fn vm_hwm_kib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find(|l| l.starts_with("VmHWM:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Child mode: read the whole array once and report the peak resident memory beyond the
+/// (already touched) output buffer.
+fn peak_read(dir: &str, path: &str, threads: usize) {
+    let mut out = vec![1u8; TOTAL_BYTES];
+    let before = vm_hwm_kib();
+    unsafe {
+        check(zarr_set_num_threads(threads), "threads");
+        let mut store = std::ptr::null_mut();
+        let d = CString::new(dir).unwrap();
+        check(
+            zarr_store_open_fs(d.as_ptr(), zarr_mode::ZARR_MODE_R as i32, &mut store),
+            "store",
+        );
+        let mut array = std::ptr::null_mut();
+        let p = CString::new(path).unwrap();
+        check(
+            zarr_array_open(store, p.as_ptr(), zarr_mode::ZARR_MODE_R as i32, &mut array),
+            "open",
+        );
+        io(array, &mut out, false);
+        zarr_array_free(array);
+        zarr_store_free(store);
+    }
+    let after = vm_hwm_kib();
+    println!("{before} {after}");
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| a != "--bench")
+        .collect();
+    if args.first().map(String::as_str) == Some("--peak-read") {
+        return peak_read(&args[1], &args[2], args[3].parse().unwrap());
+    }
+    let dir = args
+        .first()
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/bench-data"));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("plain")).unwrap();
+    let cores = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
+    println!("libzarr I/O benchmark: float32 {SHAPE:?}, chunks {CHUNK:?}, {} MiB, {cores} cores, data in {}", TOTAL_BYTES >> 20, dir.display());
+
+    let mut data = make_data();
+    let mut back = vec![0u8; TOTAL_BYTES];
+    let t = best(3, || back.copy_from_slice(&data));
+    println!("\nlimits");
+    println!(
+        "  memcpy                         {:6.2} GB/s",
+        gbps(TOTAL_BYTES, t)
+    );
+    let mut chunks = Vec::new();
+    for c in 0..TOTAL_BYTES / CHUNK_BYTES {
+        let mut buf = Vec::with_capacity(CHUNK_BYTES);
+        chunk_of(&data, c, &mut buf);
+        chunks.push(buf);
+    }
+    let mut limits = Vec::new();
+    for threads in [1, 2] {
+        let tw = best(2, || plain_write(&dir.join("plain"), &data, threads));
+        let tr = best(2, || plain_read(&dir.join("plain"), &mut back, threads));
+        let (bc, bd) = blosc_raw(&chunks, threads);
+        println!("  {threads} thread(s): plain file write {:6.2} GB/s, read {:6.2} GB/s; raw blosc lz4 compress {:6.2} GB/s, decompress {:6.2} GB/s",
+            gbps(TOTAL_BYTES, tw), gbps(TOTAL_BYTES, tr), bc, bd);
+        limits.push((gbps(TOTAL_BYTES, tw), gbps(TOTAL_BYTES, tr), bc, bd));
+    }
+    drop(chunks);
+    let _ = std::fs::remove_dir_all(dir.join("plain"));
+
+    println!("\nlibzarr through the C API (ratio to the limit on the same threads)");
+    let dir_c = CString::new(dir.to_str().unwrap()).unwrap();
+    let mut store = std::ptr::null_mut();
+    unsafe {
+        check(
+            zarr_store_open_fs(dir_c.as_ptr(), zarr_mode::ZARR_MODE_A as i32, &mut store),
+            "store",
+        )
+    };
+    for (name, compressor) in [("uncompressed", "null"), ("blosc lz4 shuffle", BLOSC)] {
+        for threads in [1usize, 2] {
+            check(zarr_set_num_threads(threads), "threads");
+            let array = unsafe { create(store, name.split(' ').next().unwrap(), compressor) };
+            let tw = best(2, || unsafe { io(array, &mut data, true) });
+            back.fill(0);
+            let tr = best(2, || unsafe { io(array, &mut back, false) });
+            assert!(back == data, "read back differs");
+            let mut stored = 0u64;
+            unsafe { check(zarr_array_nbytes_stored(array, &mut stored), "stored") };
+            let (lw, lr, bc, bd) = limits[threads - 1];
+            let (rw, rr) = if compressor == "null" {
+                (lw, lr)
+            } else {
+                (bc, bd)
+            };
+            println!("  {name:18} {threads} thread(s): write {:6.2} GB/s ({:4.2}x), read {:6.2} GB/s ({:4.2}x), stored {} MiB",
+                gbps(TOTAL_BYTES, tw), gbps(TOTAL_BYTES, tw) / rw, gbps(TOTAL_BYTES, tr), gbps(TOTAL_BYTES, tr) / rr, stored >> 20);
+            unsafe { zarr_array_free(array) };
+        }
+    }
+    unsafe { zarr_store_free(store) };
+    drop(back);
+    drop(data);
+
+    println!("\npeak memory of a full-array read (child process; output buffer already resident)");
+    let exe = std::env::current_exe().unwrap();
+    for name in ["uncompressed", "blosc"] {
+        for threads in [1usize, 2] {
+            let out = std::process::Command::new(&exe)
+                .args([
+                    "--peak-read",
+                    dir.to_str().unwrap(),
+                    name,
+                    &threads.to_string(),
+                ])
+                .output()
+                .unwrap();
+            let text = String::from_utf8_lossy(&out.stdout);
+            let v: Vec<u64> = text
+                .split_whitespace()
+                .filter_map(|s| s.parse().ok())
+                .collect();
+            if v.len() == 2 {
+                let extra_mib = (v[1].saturating_sub(v[0])) as f64 / 1024.0;
+                let bound_mib = (2 * threads * CHUNK_BYTES) as f64 / 1048576.0;
+                println!("  {name:12} {threads} thread(s): {:7.1} MiB above the output buffer (bound: 2 chunks per worker = {bound_mib:.0} MiB)", extra_mib);
+            } else {
+                println!(
+                    "  {name:12} {threads} thread(s): child failed: {}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

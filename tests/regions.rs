@@ -1,0 +1,255 @@
+//! Region I/O against a dense reference: random shapes, chunk shapes, orders, separators
+//! and regions; every write goes to both, every read must match the reference exactly.
+
+use serde_json::json;
+use std::sync::Arc;
+use zarr::meta::dtype::ElementType;
+use zarr::meta::Order;
+use zarr::node::{Array, ArrayBuilder, Mode};
+use zarr::store::{MemoryStore, Store};
+
+/// A small deterministic generator (xorshift), so failures reproduce.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+}
+
+/// Row-major flat index of `idx` in `shape`.
+fn flat(idx: &[u64], shape: &[u64]) -> usize {
+    idx.iter()
+        .zip(shape)
+        .fold(0, |acc, (i, s)| acc * *s as usize + *i as usize)
+}
+
+/// Every index of `count` in C order, or F order.
+fn indices(count: &[u64], order: Order) -> Vec<Vec<u64>> {
+    let n: u64 = count.iter().product();
+    let mut out = Vec::with_capacity(n as usize);
+    for mut k in 0..n {
+        let mut idx = vec![0u64; count.len()];
+        let dims: Vec<usize> = match order {
+            Order::C => (0..count.len()).rev().collect(),
+            Order::F => (0..count.len()).collect(),
+        };
+        for d in dims {
+            idx[d] = k % count[d];
+            k /= count[d];
+        }
+        out.push(idx);
+    }
+    out
+}
+
+fn random_region(rng: &mut Rng, shape: &[u64]) -> (Vec<u64>, Vec<u64>) {
+    let start: Vec<u64> = shape.iter().map(|&s| rng.below(s + 1)).collect();
+    let count: Vec<u64> = shape
+        .iter()
+        .zip(&start)
+        .map(|(&s, &st)| rng.below(s - st + 1))
+        .collect();
+    (start, count)
+}
+
+#[test]
+fn random_regions_match_a_dense_reference() {
+    let mut rng = Rng(0x9e3779b97f4a7c15);
+    for case in 0..120 {
+        let rank = rng.below(5) as usize;
+        let shape: Vec<u64> = (0..rank).map(|_| rng.below(9)).collect();
+        let chunks: Vec<u64> = (0..rank).map(|_| 1 + rng.below(4)).collect();
+        let chunk_order = if rng.below(2) == 0 {
+            Order::C
+        } else {
+            Order::F
+        };
+        let big_endian = rng.below(2) == 0;
+        let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+        let mut builder = ArrayBuilder::new(shape.clone(), ElementType::UInt16);
+        builder
+            .chunks(chunks.clone())
+            .order(chunk_order)
+            .separator(if rng.below(2) == 0 { '.' } else { '/' })
+            .fill_value_json(json!(7))
+            .compressor(if rng.below(2) == 0 {
+                json!(null)
+            } else {
+                json!({"id": "zlib"})
+            });
+        if big_endian {
+            builder.dtype_name(">u2").unwrap();
+        }
+        let array = builder
+            .create(store.clone(), "g/arr", Mode::CreateNew)
+            .unwrap();
+        let total: u64 = shape.iter().product();
+        let mut reference = vec![7u16; total as usize];
+        for _step in 0..6 {
+            let (start, count) = random_region(&mut rng, &shape);
+            let order = if rng.below(2) == 0 {
+                Order::C
+            } else {
+                Order::F
+            };
+            let positions = indices(&count, order);
+            // Values drawn from a small set so some chunks end up all fill (and get erased).
+            let values: Vec<u16> = positions
+                .iter()
+                .map(|_| {
+                    if rng.below(3) == 0 {
+                        7
+                    } else {
+                        rng.below(1000) as u16
+                    }
+                })
+                .collect();
+            let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_ne_bytes()).collect();
+            array
+                .write(&start, &count, ElementType::UInt16, order, &bytes)
+                .unwrap();
+            for (pos, v) in positions.iter().zip(&values) {
+                let idx: Vec<u64> = pos.iter().zip(&start).map(|(p, s)| p + s).collect();
+                reference[flat(&idx, &shape)] = *v;
+            }
+            let (start, count) = random_region(&mut rng, &shape);
+            let order = if rng.below(2) == 0 {
+                Order::C
+            } else {
+                Order::F
+            };
+            let n: u64 = count.iter().product();
+            let mut out = vec![0u8; n as usize * 2];
+            array
+                .read(&start, &count, ElementType::UInt16, order, &mut out)
+                .unwrap();
+            let got: Vec<u16> = out
+                .chunks(2)
+                .map(|c| u16::from_ne_bytes([c[0], c[1]]))
+                .collect();
+            let want: Vec<u16> = indices(&count, order)
+                .iter()
+                .map(|pos| {
+                    let idx: Vec<u64> = pos.iter().zip(&start).map(|(p, s)| p + s).collect();
+                    reference[flat(&idx, &shape)]
+                })
+                .collect();
+            assert_eq!(
+                got, want,
+                "case {case}: shape {shape:?} chunks {chunks:?} start {start:?} count {count:?}"
+            );
+        }
+        // Reopen from the store and read everything.
+        let reopened = Array::open(store.clone(), "g/arr", Mode::Read).unwrap();
+        let mut out = vec![0u8; total as usize * 2];
+        reopened
+            .read(
+                &vec![0; rank],
+                &shape,
+                ElementType::UInt16,
+                Order::C,
+                &mut out,
+            )
+            .unwrap();
+        let got: Vec<u16> = out
+            .chunks(2)
+            .map(|c| u16::from_ne_bytes([c[0], c[1]]))
+            .collect();
+        assert_eq!(got, reference, "case {case} after reopening");
+        // No stored chunk may be all fill.
+        let meta = reopened.metadata();
+        assert!(reopened.nchunks_initialized().unwrap() <= meta.num_chunks());
+    }
+}
+
+#[test]
+fn resize_and_append_keep_data_and_erase_outside_chunks() {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let mut builder = ArrayBuilder::new(vec![4, 4], ElementType::Int32);
+    builder.chunks(vec![2, 2]).compressor(json!(null));
+    let array = builder.create(store.clone(), "", Mode::Overwrite).unwrap();
+    let data: Vec<u8> = (1..=16i32).flat_map(|v| v.to_ne_bytes()).collect();
+    array
+        .write(&[0, 0], &[4, 4], ElementType::Int32, Order::C, &data)
+        .unwrap();
+    assert_eq!(array.nchunks_initialized().unwrap(), 4);
+    array.resize(&[2, 4]).unwrap();
+    assert_eq!(store.list().unwrap(), vec![".zarray", "0.0", "0.1"]);
+    let extra: Vec<u8> = (100..108i32).flat_map(|v| v.to_ne_bytes()).collect();
+    let shape = array
+        .append(0, &[2, 4], ElementType::Int32, Order::C, &extra)
+        .unwrap();
+    assert_eq!(shape, vec![4, 4]);
+    let mut out = vec![0u8; 64];
+    array
+        .read(&[0, 0], &[4, 4], ElementType::Int32, Order::C, &mut out)
+        .unwrap();
+    let got: Vec<i32> = out
+        .chunks(4)
+        .map(|c| i32::from_ne_bytes(c.try_into().unwrap()))
+        .collect();
+    assert_eq!(
+        got,
+        vec![1, 2, 3, 4, 5, 6, 7, 8, 100, 101, 102, 103, 104, 105, 106, 107]
+    );
+    let column: Vec<u8> = [9i32, 9, 9, 9]
+        .iter()
+        .flat_map(|v| v.to_ne_bytes())
+        .collect();
+    assert_eq!(
+        array
+            .append(1, &[4, 1], ElementType::Int32, Order::F, &column)
+            .unwrap(),
+        vec![4, 5]
+    );
+    assert!(array
+        .append(1, &[3, 1], ElementType::Int32, Order::C, &column[..12])
+        .is_err());
+    assert!(array
+        .append(2, &[4, 1], ElementType::Int32, Order::C, &column)
+        .is_err());
+}
+
+#[test]
+fn corrupt_chunks_fail_with_the_key_and_leave_the_array_usable() {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let mut builder = ArrayBuilder::new(vec![4], ElementType::Float64);
+    builder.chunks(vec![2]);
+    let array = builder.create(store.clone(), "x", Mode::Overwrite).unwrap();
+    let data: Vec<u8> = [1.0f64, 2.0, 3.0, 4.0]
+        .iter()
+        .flat_map(|v| v.to_ne_bytes())
+        .collect();
+    array
+        .write(&[0], &[4], ElementType::Float64, Order::C, &data)
+        .unwrap();
+    store.set("x/1", b"not blosc at all").unwrap();
+    let mut out = vec![0u8; 32];
+    let err = array
+        .read(&[0], &[4], ElementType::Float64, Order::C, &mut out)
+        .unwrap_err();
+    assert!(err.to_string().contains("\"x/1\""), "{err}");
+    let mut first = vec![0u8; 16];
+    array
+        .read(&[0], &[2], ElementType::Float64, Order::C, &mut first)
+        .unwrap();
+    assert_eq!(first, data[..16]);
+    // A partial write into the corrupt chunk fails without touching it; a full write repairs it.
+    assert!(array
+        .write(&[3], &[1], ElementType::Float64, Order::C, &data[..8])
+        .is_err());
+    assert_eq!(store.get("x/1").unwrap().unwrap(), b"not blosc at all");
+    array
+        .write(&[2], &[2], ElementType::Float64, Order::C, &data[16..])
+        .unwrap();
+    array
+        .read(&[0], &[4], ElementType::Float64, Order::C, &mut out)
+        .unwrap();
+    assert_eq!(out, data);
+}
