@@ -28,7 +28,7 @@
  *   by several threads at once: reads always, and writes when they touch different chunks
  *   (two writers touching one chunk, from threads or processes, may lose updates). Data is
  *   durable when zarr_array_write returns. No global initialisation is needed.
- * - libzarr never prints. A panic inside libzarr returns ZARR_ERR_PANIC and poisons the
+ * - libzarr never prints (set ZARR_LOG to see panic reports on stderr). A panic inside libzarr returns ZARR_ERR_PANIC and poisons the
  *   handle involved (later calls on it return ZARR_ERR_POISONED).
  */
 

@@ -234,9 +234,24 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     format!("libzarr panicked: {detail}")
 }
 
+/// Keeps panics quiet: the C caller gets `ZARR_ERR_PANIC` and the message through
+/// `zarr_last_error`; the default report on stderr appears only when `ZARR_LOG` is set.
+fn quiet_panics() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if std::env::var_os("ZARR_LOG").is_some() {
+                previous(info);
+            }
+        }));
+    });
+}
+
 /// Runs an exported function's body: catches panics, maps failures to a status and stores
 /// their message as the thread's last error.
 pub(crate) fn guard(body: impl FnOnce() -> FfiResult) -> zarr_status_t {
+    quiet_panics();
     match catch_unwind(AssertUnwindSafe(body)) {
         Ok(Ok(())) => ZARR_OK as i32,
         Ok(Err(failure)) => {
@@ -253,6 +268,7 @@ pub(crate) fn guard(body: impl FnOnce() -> FfiResult) -> zarr_status_t {
 /// Like [`guard`] for functions that return a value rather than a status: a panic
 /// returns `fallback`.
 pub(crate) fn guard_value<T>(fallback: T, body: impl FnOnce() -> T) -> T {
+    quiet_panics();
     match catch_unwind(AssertUnwindSafe(body)) {
         Ok(value) => value,
         Err(payload) => {

@@ -243,6 +243,8 @@ mod tests {
         assert_eq!(guess_chunks(&[10000, 10000], 4), vec![625, 625]);
         assert_eq!(guess_chunks(&[100], 8), vec![100]);
         assert_eq!(guess_chunks(&[0, 5], 1), vec![1, 5]);
+        assert_eq!(guess_chunks(&[1024, 1024, 256], 4), vec![128, 128, 32]);
+        assert_eq!(guess_chunks(&[7, 1_000_000], 2), vec![1, 250_000]);
         assert_eq!(guess_chunks(&[], 8), Vec::<u64>::new());
     }
 }
