@@ -471,7 +471,7 @@ zarr_status_t zarr_array_chunk_shape(const zarr_array_t *array,
 ZARR_API zarr_status_t zarr_array_dtype(const zarr_array_t *array, zarr_dtype_t *out_dtype);
 
 /**
- * Copies the stored type as metadata writes it ("<f8", "|u1", ">M8[ns]") into `buf`
+ * Copies the stored type as metadata writes it (`"<f8"`, `"|u1"`, `">M8[ns]"`) into `buf`
  * (string output convention: `*needed` gets the size with NUL; too small gives
  * `ZARR_ERR_BUFFER_SIZE`).
  */
@@ -602,8 +602,8 @@ zarr_status_t zarr_array_builder_new(zarr_dtype_t dtype,
 ZARR_API void zarr_array_builder_free(zarr_array_builder_t *builder);
 
 /**
- * Sets the stored type by name: numpy strings with byte order (">f8", "<M8[ns]",
- * "<m8[s]") or Zarr v3 names ("float32", native order).
+ * Sets the stored type by name: numpy strings with byte order (`">f8"`, `"<M8[ns]"`,
+ * `"<m8[s]"`) or Zarr v3 names ("float32", native order).
  */
 ZARR_API
 zarr_status_t zarr_array_builder_set_dtype_name(zarr_array_builder_t *builder,

@@ -26,6 +26,7 @@ else
   echo "clippy is not installed: lint skipped"
 fi
 cargo test
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet
 
 stage "c tests (ctest)"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null

@@ -289,7 +289,7 @@ pub unsafe extern "C" fn zarr_array_dtype(
     })
 }
 
-/// Copies the stored type as metadata writes it ("<f8", "|u1", ">M8[ns]") into `buf`
+/// Copies the stored type as metadata writes it (`"<f8"`, `"|u1"`, `">M8[ns]"`) into `buf`
 /// (string output convention: `*needed` gets the size with NUL; too small gives
 /// `ZARR_ERR_BUFFER_SIZE`).
 #[no_mangle]

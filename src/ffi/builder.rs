@@ -73,8 +73,8 @@ pub unsafe extern "C" fn zarr_array_builder_free(builder: *mut zarr_array_builde
     })
 }
 
-/// Sets the stored type by name: numpy strings with byte order (">f8", "<M8[ns]",
-/// "<m8[s]") or Zarr v3 names ("float32", native order).
+/// Sets the stored type by name: numpy strings with byte order (`">f8"`, `"<M8[ns]"`,
+/// `"<m8[s]"`) or Zarr v3 names ("float32", native order).
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_builder_set_dtype_name(
     builder: *mut zarr_array_builder_t,
