@@ -158,6 +158,11 @@ enum zarr_status
    * Size arithmetic overflowed 64 bits.
    */
   ZARR_ERR_OVERFLOW = -19,
+  /**
+   * The node at a path is of the other kind (an array where a group was expected, or
+   * the reverse).
+   */
+  ZARR_ERR_NODE_TYPE = -20,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -303,6 +308,35 @@ typedef int32_t zarr_mode;
 #endif // __cplusplus
 
 /**
+ * Kinds of node at a path.
+ */
+enum zarr_node_kind
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : int32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * Nothing Zarr recognises.
+   */
+  ZARR_NODE_NONE = 0,
+  /**
+   * An array.
+   */
+  ZARR_NODE_ARRAY = 1,
+  /**
+   * A group.
+   */
+  ZARR_NODE_GROUP = 2,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum zarr_node_kind zarr_node_kind;
+#else
+typedef int32_t zarr_node_kind;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
  * Settings for a new array. Create with `zarr_array_builder_new`, adjust with the
  * `zarr_array_builder_set_*` calls, then `zarr_array_create`.
  */
@@ -312,6 +346,11 @@ typedef struct zarr_array_builder_t zarr_array_builder_t;
  * An array handle. Safe to use from several threads at once; keeps its store alive.
  */
 typedef struct zarr_array_t zarr_array_t;
+
+/**
+ * A group handle. Safe to use from several threads at once; keeps its store alive.
+ */
+typedef struct zarr_group_t zarr_group_t;
 
 /**
  * A store handle. Arrays opened from it keep it alive, so it may be freed at any time.
@@ -342,6 +381,11 @@ typedef int32_t zarr_dtype_t;
  * A memory order: one of the `zarr_order` values, passed as an integer.
  */
 typedef int32_t zarr_order_t;
+
+/**
+ * A node kind: one of the `zarr_node_kind` values.
+ */
+typedef int32_t zarr_node_kind_t;
 
 #ifdef __cplusplus
 extern "C" {
@@ -585,6 +629,23 @@ zarr_status_t zarr_array_attr_set(const zarr_array_t *array,
 ZARR_API zarr_status_t zarr_array_attr_delete(const zarr_array_t *array, const char *key);
 
 /**
+ * Sets the dimension names (the `_ARRAY_DIMENSIONS` attribute that xarray reads): `ndim`
+ * UTF-8 strings, one per dimension.
+ */
+ZARR_API
+zarr_status_t zarr_array_set_dimension_names(const zarr_array_t *array,
+                                             size_t ndim,
+                                             const char *const *names);
+
+/**
+ * Gets the dimension names into a new string list; `ZARR_ERR_NOT_FOUND` when the array has
+ * none, `ZARR_ERR_METADATA` when `_ARRAY_DIMENSIONS` is not a list of rank strings.
+ */
+ZARR_API
+zarr_status_t zarr_array_dimension_names(const zarr_array_t *array,
+                                         zarr_strings_t **out_names);
+
+/**
  * Starts settings for an array of `ndim` dimensions with extents `shape` and element type
  * `dtype`, stored in this machine's byte order. Defaults follow zarr-python 2: chunks
  * guessed from the shape, fill value 0, C order, "." separator, blosc lz4 level 5 with
@@ -739,6 +800,173 @@ ZARR_API const char *zarr_dtype_name(zarr_dtype_t dtype);
 ZARR_API size_t zarr_dtype_size(zarr_dtype_t dtype);
 
 /**
+ * Opens or creates the group at `path` ("" or "/" is the root): `ZARR_MODE_R` and
+ * `ZARR_MODE_R_PLUS` need it to exist, `ZARR_MODE_A` creates it if missing, `ZARR_MODE_W`
+ * replaces whatever is there, `ZARR_MODE_W_MINUS` fails if anything is there. Missing
+ * parent groups are created. An array at `path` gives `ZARR_ERR_NODE_TYPE`.
+ */
+ZARR_API
+zarr_status_t zarr_group_open(const zarr_store_t *store,
+                              const char *path,
+                              zarr_mode_t mode,
+                              zarr_group_t **out_group);
+
+/**
+ * Opens the group at `path` through its consolidated metadata (`path/.zmetadata`): every
+ * metadata document below comes from that one read; nodes missing from a stale
+ * `.zmetadata` are read from the store. `ZARR_ERR_NOT_FOUND` without `.zmetadata`.
+ */
+ZARR_API
+zarr_status_t zarr_group_open_consolidated(const zarr_store_t *store,
+                                           const char *path,
+                                           zarr_mode_t mode,
+                                           zarr_group_t **out_group);
+
+/**
+ * Writes `path/.zmetadata`: every `.zarray`, `.zgroup` and `.zattrs` below `path`, as
+ * zarr-python's `consolidate_metadata`.
+ */
+ZARR_API zarr_status_t zarr_consolidate_metadata(const zarr_store_t *store, const char *path);
+
+/**
+ * Releases a group handle (NULL is ignored).
+ */
+ZARR_API void zarr_group_free(zarr_group_t *group);
+
+/**
+ * Copies the group's normalised path ("" for the root) into `buf`.
+ */
+ZARR_API
+zarr_status_t zarr_group_path(const zarr_group_t *group,
+                              char *buf,
+                              size_t len,
+                              size_t *needed);
+
+/**
+ * Sets `*out_kind` to what is at `path` in `store`.
+ */
+ZARR_API
+zarr_status_t zarr_node_kind_at(const zarr_store_t *store,
+                                const char *path,
+                                zarr_node_kind_t *out_kind);
+
+/**
+ * Sets `*out_kind` to what is at `path` below the group ("a/b" for nested members).
+ */
+ZARR_API
+zarr_status_t zarr_group_contains(const zarr_group_t *group,
+                                  const char *path,
+                                  zarr_node_kind_t *out_kind);
+
+/**
+ * Lists the names of the group's direct members of `kind` (`ZARR_NODE_ARRAY`,
+ * `ZARR_NODE_GROUP`, or `ZARR_NODE_NONE` for all), sorted, into a new string list.
+ */
+ZARR_API
+zarr_status_t zarr_group_members(const zarr_group_t *group,
+                                 zarr_node_kind_t kind,
+                                 zarr_strings_t **out_names);
+
+/**
+ * Opens (or, by mode, creates) the group at `path` below this group.
+ */
+ZARR_API
+zarr_status_t zarr_group_open_group(const zarr_group_t *group,
+                                    const char *path,
+                                    zarr_mode_t mode,
+                                    zarr_group_t **out_group);
+
+/**
+ * Opens the array at `path` below this group (`ZARR_MODE_R`, `ZARR_MODE_R_PLUS`,
+ * `ZARR_MODE_A`).
+ */
+ZARR_API
+zarr_status_t zarr_group_open_array(const zarr_group_t *group,
+                                    const char *path,
+                                    zarr_mode_t mode,
+                                    zarr_array_t **out_array);
+
+/**
+ * Creates an array at `path` below this group from the builder's settings (modes as for
+ * `zarr_array_create`).
+ */
+ZARR_API
+zarr_status_t zarr_group_create_array(const zarr_group_t *group,
+                                      const zarr_array_builder_t *builder,
+                                      const char *path,
+                                      zarr_mode_t mode,
+                                      zarr_array_t **out_array);
+
+/**
+ * Deletes the member at `path` below this group and everything under it.
+ */
+ZARR_API zarr_status_t zarr_group_delete(const zarr_group_t *group, const char *path);
+
+/**
+ * Moves the member at `from` to `to` (both below this group); the destination must not
+ * exist. Groups above `to` are created.
+ */
+ZARR_API zarr_status_t zarr_group_move(const zarr_group_t *group, const char *from, const char *to);
+
+/**
+ * Copies the group's attributes (a JSON object) into `buf`.
+ */
+ZARR_API
+zarr_status_t zarr_group_attrs_get(const zarr_group_t *group,
+                                   char *buf,
+                                   size_t len,
+                                   size_t *needed);
+
+/**
+ * Replaces all of the group's attributes with the JSON object `json`.
+ */
+ZARR_API zarr_status_t zarr_group_attrs_set(const zarr_group_t *group, const char *json);
+
+/**
+ * Copies the JSON value of the group's attribute `key`; `ZARR_ERR_NOT_FOUND` if absent.
+ */
+ZARR_API
+zarr_status_t zarr_group_attr_get(const zarr_group_t *group,
+                                  const char *key,
+                                  char *buf,
+                                  size_t len,
+                                  size_t *needed);
+
+/**
+ * Sets the group's attribute `key` to the JSON value `json`.
+ */
+ZARR_API
+zarr_status_t zarr_group_attr_set(const zarr_group_t *group,
+                                  const char *key,
+                                  const char *json);
+
+/**
+ * Deletes the group's attribute `key`; `ZARR_ERR_NOT_FOUND` if absent.
+ */
+ZARR_API zarr_status_t zarr_group_attr_delete(const zarr_group_t *group, const char *key);
+
+/**
+ * Copies the array or group tree at `source_path` in `source` to `target_path` in
+ * `target` (any stores), with attributes, chunk by chunk in bounded memory. With
+ * `compressor_json` NULL chunks are copied as stored; otherwise every chunk is re-encoded
+ * with that compressor ("null" for none). `mode`: `ZARR_MODE_W`, `ZARR_MODE_W_MINUS` or
+ * `ZARR_MODE_A`, applied to the top node.
+ */
+ZARR_API
+zarr_status_t zarr_copy(const zarr_store_t *source,
+                        const char *source_path,
+                        const zarr_store_t *target,
+                        const char *target_path,
+                        const char *compressor_json,
+                        zarr_mode_t mode);
+
+/**
+ * Converts the v1 array at `path` (keys `meta` and `attrs`) to v2 in place, as
+ * zarr-python's `migrate_1to2`.
+ */
+ZARR_API zarr_status_t zarr_migrate_1to2(const zarr_store_t *store, const char *path);
+
+/**
  * Opens a directory as a store. `ZARR_MODE_R` opens it read-only and `ZARR_MODE_R_PLUS`
  * read-write (both need it to exist); `ZARR_MODE_A`, `ZARR_MODE_W` and `ZARR_MODE_W_MINUS`
  * open it read-write and create it if missing (nothing is erased at store level).
@@ -748,6 +976,26 @@ ZARR_API
 zarr_status_t zarr_store_open_fs(const char *path,
                                  zarr_mode_t mode,
                                  zarr_store_t **out_store);
+
+/**
+ * Opens a zip file as a store: `ZARR_MODE_R` reads it; `ZARR_MODE_W` creates it
+ * (replacing a file there), `ZARR_MODE_W_MINUS` creates it and fails if it exists,
+ * `ZARR_MODE_A` adds entries (creating it if missing), `ZARR_MODE_R_PLUS` adds entries to an
+ * existing zip. Each key can be written once; rewriting one gives `ZARR_ERR_EXISTS`. New
+ * entries are stored, or deflated when `deflate` is true. Call `zarr_store_close` to write
+ * the central directory and see any error (freeing does it too, silently).
+ */
+ZARR_API
+zarr_status_t zarr_store_open_zip(const char *path,
+                                  zarr_mode_t mode,
+                                  bool deflate,
+                                  zarr_store_t **out_store);
+
+/**
+ * Finishes pending work and reports its errors (a zip's central directory is written
+ * here); the store stays usable for reading. A no-op for other stores.
+ */
+ZARR_API zarr_status_t zarr_store_close(const zarr_store_t *store);
 
 /**
  * Creates an empty in-memory store.

@@ -22,6 +22,10 @@ pub enum Error {
     /// A node or key does not exist.
     #[error("not found: {0}")]
     NotFound(String),
+    /// The node at a path is of the other kind (an array where a group was expected, or
+    /// the reverse).
+    #[error("wrong node type: {0}")]
+    NodeType(String),
     /// A node exists where the operation needs none.
     #[error("already exists: {0}")]
     Exists(String),

@@ -1,7 +1,8 @@
 //! Arrays from C: create, open, region I/O, resize, append, queries and attributes.
 
+use super::store::strings;
 use super::*;
-use crate::node::Array;
+use crate::node::{Array, Node};
 use std::ffi::{c_char, c_void};
 use std::sync::Arc;
 
@@ -21,7 +22,7 @@ fn with_array<T>(
     handle.poison.run(|| f(&handle.inner))
 }
 
-unsafe fn give_array(out_array: *mut *mut zarr_array_t, array: Array) {
+pub(crate) unsafe fn give_array(out_array: *mut *mut zarr_array_t, array: Array) {
     give(
         out_array,
         zarr_array_t {
@@ -31,7 +32,7 @@ unsafe fn give_array(out_array: *mut *mut zarr_array_t, array: Array) {
     );
 }
 
-fn store_arc(store: *const zarr_store_t) -> FfiResult<Arc<dyn crate::store::Store>> {
+pub(crate) fn store_arc(store: *const zarr_store_t) -> FfiResult<Arc<dyn crate::store::Store>> {
     // SAFETY: the caller passes a handle from this library or NULL.
     Ok(unsafe { store.as_ref() }
         .ok_or_else(|| Failure::null("store"))?
@@ -386,8 +387,7 @@ pub unsafe extern "C" fn zarr_array_zarr_format(
 ) -> zarr_status_t {
     ffi_guard!({
         let out_version = out(out_version, "out_version")?;
-        with_array(array, |_| Ok(()))?;
-        *out_version = 2;
+        *out_version = with_array(array, |a| Ok(a.format().number()))?;
         Ok(())
     })
 }
@@ -466,15 +466,7 @@ pub unsafe extern "C" fn zarr_array_attrs_get(
     len: usize,
     needed: *mut usize,
 ) -> zarr_status_t {
-    ffi_guard!({
-        let attrs = with_array(array, |a| Ok(a.attributes()?))?;
-        write_text(
-            &serde_json::Value::Object(attrs).to_string(),
-            buf,
-            len,
-            needed,
-        )
-    })
+    ffi_guard!({ with_array(array, |a| attrs::get_all(a, buf, len, needed)) })
 }
 
 /// Replaces all attributes with the JSON object `json`.
@@ -483,12 +475,7 @@ pub unsafe extern "C" fn zarr_array_attrs_set(
     array: *const zarr_array_t,
     json: *const c_char,
 ) -> zarr_status_t {
-    ffi_guard!({
-        let serde_json::Value::Object(map) = parse_json(c_str(json, "json")?, "json")? else {
-            return Err(Failure::invalid("attributes must be a JSON object"));
-        };
-        with_array(array, |a| Ok(a.set_attributes(&map)?))
-    })
+    ffi_guard!({ with_array(array, |a| attrs::set_all(a, json)) })
 }
 
 /// Copies the JSON value of attribute `key` into `buf`; `ZARR_ERR_NOT_FOUND` if absent.
@@ -500,14 +487,7 @@ pub unsafe extern "C" fn zarr_array_attr_get(
     len: usize,
     needed: *mut usize,
 ) -> zarr_status_t {
-    ffi_guard!({
-        let key = c_str(key, "key")?;
-        let attrs = with_array(array, |a| Ok(a.attributes()?))?;
-        let value = attrs.get(key).ok_or_else(|| {
-            Failure::from(crate::Error::NotFound(format!("no attribute {key:?}")))
-        })?;
-        write_text(&value.to_string(), buf, len, needed)
-    })
+    ffi_guard!({ with_array(array, |a| attrs::get_one(a, key, buf, len, needed)) })
 }
 
 /// Sets attribute `key` to the JSON value `json`, keeping the others.
@@ -517,11 +497,7 @@ pub unsafe extern "C" fn zarr_array_attr_set(
     key: *const c_char,
     json: *const c_char,
 ) -> zarr_status_t {
-    ffi_guard!({
-        let key = c_str(key, "key")?;
-        let value = parse_json(c_str(json, "json")?, "json")?;
-        with_array(array, |a| Ok(a.set_attribute(key, value)?))
-    })
+    ffi_guard!({ with_array(array, |a| attrs::set_one(a, key, json)) })
 }
 
 /// Deletes attribute `key`; `ZARR_ERR_NOT_FOUND` if absent.
@@ -530,14 +506,45 @@ pub unsafe extern "C" fn zarr_array_attr_delete(
     array: *const zarr_array_t,
     key: *const c_char,
 ) -> zarr_status_t {
+    ffi_guard!({ with_array(array, |a| attrs::delete_one(a, key)) })
+}
+
+/// Sets the dimension names (the `_ARRAY_DIMENSIONS` attribute that xarray reads): `ndim`
+/// UTF-8 strings, one per dimension.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_set_dimension_names(
+    array: *const zarr_array_t,
+    ndim: usize,
+    names: *const *const c_char,
+) -> zarr_status_t {
     ffi_guard!({
-        let key = c_str(key, "key")?;
         with_array(array, |a| {
-            if a.delete_attribute(key)? {
-                Ok(())
-            } else {
-                Err(crate::Error::NotFound(format!("no attribute {key:?}")).into())
-            }
+            check_ndim(a, ndim)?;
+            let names = slice(names, ndim, "names")?
+                .iter()
+                .map(|&n| c_str(n, "names[i]").map(str::to_string))
+                .collect::<FfiResult<Vec<String>>>()?;
+            Ok(a.set_dimension_names(&names)?)
         })
+    })
+}
+
+/// Gets the dimension names into a new string list; `ZARR_ERR_NOT_FOUND` when the array has
+/// none, `ZARR_ERR_METADATA` when `_ARRAY_DIMENSIONS` is not a list of rank strings.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_dimension_names(
+    array: *const zarr_array_t,
+    out_names: *mut *mut zarr_strings_t,
+) -> zarr_status_t {
+    ffi_guard!({
+        clear_out(out_names, "out_names")?;
+        let names = with_array(array, |a| {
+            a.dimension_names()?.ok_or_else(|| {
+                crate::Error::NotFound(format!("array {:?} has no dimension names", a.path()))
+                    .into()
+            })
+        })?;
+        give(out_names, strings(names));
+        Ok(())
     })
 }

@@ -12,8 +12,10 @@
 #![allow(clippy::missing_safety_doc)]
 
 mod array;
+mod attrs;
 mod builder;
 mod general;
+mod group;
 mod store;
 
 use crate::error::Error;
@@ -25,6 +27,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 pub use array::*;
 pub use builder::*;
 pub use general::*;
+pub use group::*;
 pub use store::*;
 
 /// Status codes returned by every fallible function. Values never change or get reused.
@@ -71,6 +74,9 @@ pub enum zarr_status {
     ZARR_ERR_INVALID_KEY = -18,
     /// Size arithmetic overflowed 64 bits.
     ZARR_ERR_OVERFLOW = -19,
+    /// The node at a path is of the other kind (an array where a group was expected, or
+    /// the reverse).
+    ZARR_ERR_NODE_TYPE = -20,
 }
 
 /// A status code: one of the `zarr_status` values.
@@ -200,6 +206,7 @@ impl From<Error> for Failure {
             Error::Unsupported(_) => ZARR_ERR_UNSUPPORTED,
             Error::InvalidKey(_) => ZARR_ERR_INVALID_KEY,
             Error::Overflow(_) => ZARR_ERR_OVERFLOW,
+            Error::NodeType(_) => ZARR_ERR_NODE_TYPE,
             Error::Internal(_) => ZARR_ERR_INTERNAL,
         };
         Failure::new(status, e.to_string())

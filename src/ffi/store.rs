@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::node::Mode;
-use crate::store::{FilesystemStore, MemoryStore, Store};
+use crate::store::{FilesystemStore, MemoryStore, Store, ZipMode, ZipStore};
 use std::ffi::{c_char, c_void, CString};
 use std::sync::Arc;
 
@@ -16,12 +16,12 @@ pub struct zarr_strings_t {
     items: Vec<CString>,
 }
 
-fn store_ref<'a>(store: *const zarr_store_t) -> FfiResult<&'a zarr_store_t> {
+pub(crate) fn store_ref<'a>(store: *const zarr_store_t) -> FfiResult<&'a zarr_store_t> {
     // SAFETY: the caller passes a handle from this library or NULL.
     unsafe { store.as_ref() }.ok_or_else(|| Failure::null("store"))
 }
 
-fn strings(items: Vec<String>) -> zarr_strings_t {
+pub(crate) fn strings(items: Vec<String>) -> zarr_strings_t {
     zarr_strings_t {
         items: items
             .into_iter()
@@ -55,6 +55,49 @@ pub unsafe extern "C" fn zarr_store_open_fs(
         );
         Ok(())
     })
+}
+
+/// Opens a zip file as a store: `ZARR_MODE_R` reads it; `ZARR_MODE_W` creates it
+/// (replacing a file there), `ZARR_MODE_W_MINUS` creates it and fails if it exists,
+/// `ZARR_MODE_A` adds entries (creating it if missing), `ZARR_MODE_R_PLUS` adds entries to an
+/// existing zip. Each key can be written once; rewriting one gives `ZARR_ERR_EXISTS`. New
+/// entries are stored, or deflated when `deflate` is true. Call `zarr_store_close` to write
+/// the central directory and see any error (freeing does it too, silently).
+#[no_mangle]
+pub unsafe extern "C" fn zarr_store_open_zip(
+    path: *const c_char,
+    mode: zarr_mode_t,
+    deflate: bool,
+    out_store: *mut *mut zarr_store_t,
+) -> zarr_status_t {
+    ffi_guard!({
+        clear_out(out_store, "out_store")?;
+        let path = c_str(path, "path")?;
+        let zip_mode = match super::mode(mode)? {
+            Mode::Read => ZipMode::Read,
+            Mode::Overwrite => ZipMode::Create { overwrite: true },
+            Mode::CreateNew => ZipMode::Create { overwrite: false },
+            Mode::Append => ZipMode::Append,
+            Mode::ReadWrite if std::path::Path::new(path).exists() => ZipMode::Append,
+            Mode::ReadWrite => {
+                return Err(crate::Error::NotFound(format!("zip {path} does not exist")).into())
+            }
+        };
+        give(
+            out_store,
+            zarr_store_t {
+                inner: Arc::new(ZipStore::open(path, zip_mode, deflate)?),
+            },
+        );
+        Ok(())
+    })
+}
+
+/// Finishes pending work and reports its errors (a zip's central directory is written
+/// here); the store stays usable for reading. A no-op for other stores.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_store_close(store: *const zarr_store_t) -> zarr_status_t {
+    ffi_guard!({ Ok(store_ref(store)?.inner.close()?) })
 }
 
 /// Creates an empty in-memory store.

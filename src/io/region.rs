@@ -169,7 +169,7 @@ impl<'a> Plan<'a> {
 }
 
 /// Decodes a stored chunk into `out` (its exact decoded size), still in stored byte order.
-fn decode_chunk(meta: &ArrayMeta, key: &str, raw: &[u8], out: &mut [u8]) -> Result<()> {
+pub(crate) fn decode_chunk(meta: &ArrayMeta, key: &str, raw: &[u8], out: &mut [u8]) -> Result<()> {
     let result = match &meta.compressor {
         Some(codec) => codec.decode_into(raw, out),
         None if raw.len() == out.len() => {
@@ -189,7 +189,7 @@ fn decode_chunk(meta: &ArrayMeta, key: &str, raw: &[u8], out: &mut [u8]) -> Resu
 }
 
 /// Encodes a chunk held in stored byte order.
-fn encode_chunk(meta: &ArrayMeta, data: Vec<u8>) -> Result<Vec<u8>> {
+pub(crate) fn encode_chunk(meta: &ArrayMeta, data: Vec<u8>) -> Result<Vec<u8>> {
     match &meta.compressor {
         Some(codec) => codec.encode(&data),
         None => Ok(data),

@@ -3,12 +3,64 @@
 
 pub mod dtype;
 pub mod fill;
+pub mod v1;
 pub mod v2;
 
 use crate::codec::CodecRef;
 use crate::error::{checked_product, to_usize, Error, Result};
 use dtype::DType;
 use fill::FillValue;
+
+/// A metadata format version, with its document keys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// Zarr storage specification version 1 (`meta`, `attrs`).
+    V1,
+    /// Zarr storage specification version 2 (`.zarray`, `.zattrs`).
+    V2,
+}
+
+impl Format {
+    /// The format's version number.
+    pub fn number(self) -> i32 {
+        match self {
+            Format::V1 => 1,
+            Format::V2 => 2,
+        }
+    }
+
+    /// Name of an array's metadata document.
+    pub fn array_key(self) -> &'static str {
+        match self {
+            Format::V1 => v1::ARRAY_KEY,
+            Format::V2 => v2::ARRAY_KEY,
+        }
+    }
+
+    /// Name of a node's attributes document.
+    pub fn attrs_key(self) -> &'static str {
+        match self {
+            Format::V1 => v1::ATTRS_KEY,
+            Format::V2 => v2::ATTRS_KEY,
+        }
+    }
+
+    /// Parses an array metadata document of this format.
+    pub fn parse_array(self, bytes: &[u8]) -> Result<ArrayMeta> {
+        match self {
+            Format::V1 => v1::parse_array(bytes),
+            Format::V2 => v2::parse_array(bytes),
+        }
+    }
+
+    /// Renders an array metadata document of this format.
+    pub fn render_array(self, meta: &ArrayMeta) -> Vec<u8> {
+        match self {
+            Format::V1 => v1::render_array(meta),
+            Format::V2 => v2::render_array(meta),
+        }
+    }
+}
 
 /// Memory layout of the elements inside a chunk or a caller's buffer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,15 +1,18 @@
 //! Arrays: open and create, region read/write, resize and append, attributes, and the
 //! queries that need the store (bytes stored, chunks initialised).
 
-use super::{contains_array, contains_group, ensure_parent_groups, Mode};
+use super::attrs::Attributes;
+use super::{contains_array, contains_group, ensure_parent_groups, Mode, Node};
 use crate::error::{Error, Result};
 use crate::io::region::{self, Region};
 use crate::meta::dtype::ElementType;
-use crate::meta::v2::{self, ARRAY_KEY, ATTRS_KEY};
-use crate::meta::{ArrayMeta, Order};
+use crate::meta::{ArrayMeta, Format, Order};
 use crate::store::{check_writable, join_key, node_prefix, normalize_path, Store};
 use serde_json::{Map, Value};
 use std::sync::{Arc, Mutex, RwLock};
+
+/// The attribute holding dimension names (xarray's convention, in the OGC standard).
+pub const DIMENSIONS_KEY: &str = "_ARRAY_DIMENSIONS";
 
 /// A Zarr array in a store. Safe to share between threads: reads run concurrently, and
 /// writes to different chunks run concurrently.
@@ -18,8 +21,10 @@ pub struct Array {
     store: Arc<dyn Store>,
     path: String,
     meta: RwLock<ArrayMeta>,
+    format: Format,
     writable: bool,
-    /// Serialises read-modify-write updates of metadata and attributes in this process.
+    attrs: Attributes,
+    /// Serialises metadata updates (resize) in this process.
     update: Mutex<()>,
 }
 
@@ -41,23 +46,44 @@ impl Array {
             check_writable(store.as_ref(), "open an array for writing")?;
         }
         let path = normalize_path(path)?;
-        let bytes = match store.get(&join_key(&path, ARRAY_KEY))? {
-            Some(bytes) => bytes,
-            None if contains_group(store.as_ref(), &path)? => {
-                return Err(Error::NotFound(format!(
-                    "{path:?} is a group, not an array"
-                )))
+        let mut found = None;
+        for format in [Format::V2, Format::V1] {
+            if let Some(bytes) = store.get(&join_key(&path, format.array_key()))? {
+                found = Some((format, bytes));
+                break;
             }
-            None => return Err(Error::NotFound(format!("no array at {path:?}"))),
+        }
+        let Some((format, bytes)) = found else {
+            if contains_group(store.as_ref(), &path)? {
+                return Err(Error::NodeType(format!(
+                    "{path:?} is a group, not an array"
+                )));
+            }
+            return Err(Error::NotFound(format!("no array at {path:?}")));
         };
-        let meta = v2::parse_array(&bytes)?;
-        Ok(Array {
+        let meta = format.parse_array(&bytes).map_err(|e| match e {
+            Error::Metadata(m) => Error::Metadata(format!("array {path:?}: {m}")),
+            other => other,
+        })?;
+        Ok(Array::new(store, path, meta, format, writable))
+    }
+
+    fn new(
+        store: Arc<dyn Store>,
+        path: String,
+        meta: ArrayMeta,
+        format: Format,
+        writable: bool,
+    ) -> Self {
+        Array {
+            attrs: Attributes::new(&path, format.attrs_key()),
             store,
             path,
             meta: RwLock::new(meta),
+            format,
             writable,
             update: Mutex::new(()),
-        })
+        }
     }
 
     /// Creates an array at `path` from `meta` (and `attributes`, if not empty) with mode
@@ -84,8 +110,13 @@ impl Array {
                 return Array::open(store, &path, Mode::ReadWrite)
             }
             Mode::Append | Mode::CreateNew => {
-                if contains_array(s, &path)? || contains_group(s, &path)? {
-                    return Err(Error::Exists(format!("a node already exists at {path:?}")));
+                if contains_array(s, &path)? {
+                    return Err(Error::Exists(format!(
+                        "an array already exists at {path:?}"
+                    )));
+                }
+                if contains_group(s, &path)? {
+                    return Err(Error::NodeType(format!("a group exists at {path:?}")));
                 }
             }
             Mode::Overwrite => {
@@ -96,20 +127,16 @@ impl Array {
             }
         }
         ensure_parent_groups(s, &path)?;
-        store.set(&join_key(&path, ARRAY_KEY), &v2::render_array(&meta))?;
+        let format = Format::V2;
+        store.set(
+            &join_key(&path, format.array_key()),
+            &format.render_array(&meta),
+        )?;
+        let array = Array::new(store, path, meta, format, true);
         if !attributes.is_empty() {
-            store.set(
-                &join_key(&path, ATTRS_KEY),
-                &v2::to_pretty_json(&Value::Object(attributes.clone())),
-            )?;
+            array.attrs.set(array.store.as_ref(), attributes)?;
         }
-        Ok(Array {
-            store,
-            path,
-            meta: RwLock::new(meta),
-            writable: true,
-            update: Mutex::new(()),
-        })
+        Ok(array)
     }
 
     /// A snapshot of the array's metadata.
@@ -118,32 +145,6 @@ impl Array {
             .read()
             .map(|m| m.clone())
             .unwrap_or_else(|p| p.into_inner().clone())
-    }
-
-    /// The normalised path of the array in its store.
-    pub fn path(&self) -> &str {
-        &self.path
-    }
-
-    /// The store holding the array.
-    pub fn store(&self) -> &Arc<dyn Store> {
-        &self.store
-    }
-
-    /// Whether this handle may write.
-    pub fn writable(&self) -> bool {
-        self.writable
-    }
-
-    fn check_writable(&self, what: &str) -> Result<()> {
-        if self.writable {
-            Ok(())
-        } else {
-            Err(Error::ReadOnly(format!(
-                "cannot {what}: array {:?} was opened read-only",
-                self.path
-            )))
-        }
     }
 
     /// Reads the region `start`/`count` into `buf` (elements of type `elem`, native byte
@@ -198,8 +199,10 @@ impl Array {
                 self.store.erase(&key)?;
             }
         }
-        self.store
-            .set(&join_key(&self.path, ARRAY_KEY), &v2::render_array(&meta))?;
+        self.store.set(
+            &join_key(&self.path, self.format.array_key()),
+            &self.format.render_array(&meta),
+        )?;
         *self
             .meta
             .write()
@@ -263,46 +266,48 @@ impl Array {
         Ok(new_shape)
     }
 
-    /// The array's attributes (empty when it has none).
-    pub fn attributes(&self) -> Result<Map<String, Value>> {
-        match self.store.get(&join_key(&self.path, ATTRS_KEY))? {
-            Some(bytes) => v2::parse_attributes(&bytes),
-            None => Ok(Map::new()),
+    /// The metadata format of the array.
+    pub fn format(&self) -> Format {
+        self.format
+    }
+
+    /// The dimension names of the `_ARRAY_DIMENSIONS` attribute (the xarray convention), or
+    /// `None` when it is absent.
+    pub fn dimension_names(&self) -> Result<Option<Vec<String>>> {
+        let Some(value) = self.attributes()?.get(DIMENSIONS_KEY).cloned() else {
+            return Ok(None);
+        };
+        let bad = || {
+            Error::Metadata(format!(
+                "array {:?}: {DIMENSIONS_KEY} must be a list of {} strings",
+                self.path,
+                self.metadata().rank()
+            ))
+        };
+        let names: Vec<String> = value
+            .as_array()
+            .ok_or_else(bad)?
+            .iter()
+            .map(|v| v.as_str().map(str::to_string).ok_or_else(bad))
+            .collect::<Result<_>>()?;
+        if names.len() != self.metadata().rank() {
+            return Err(bad());
         }
+        Ok(Some(names))
     }
 
-    /// Replaces all attributes.
-    pub fn set_attributes(&self, attributes: &Map<String, Value>) -> Result<()> {
-        self.check_writable("set attributes")?;
-        let _guard = self.lock_update()?;
-        self.store_attributes(attributes)
-    }
-
-    /// Sets one attribute.
-    pub fn set_attribute(&self, key: &str, value: Value) -> Result<()> {
-        self.check_writable("set an attribute")?;
-        let _guard = self.lock_update()?;
-        let mut attributes = self.attributes()?;
-        attributes.insert(key.to_string(), value);
-        self.store_attributes(&attributes)
-    }
-
-    /// Deletes one attribute; returns whether it existed.
-    pub fn delete_attribute(&self, key: &str) -> Result<bool> {
-        self.check_writable("delete an attribute")?;
-        let _guard = self.lock_update()?;
-        let mut attributes = self.attributes()?;
-        let existed = attributes.shift_remove(key).is_some();
-        if existed {
-            self.store_attributes(&attributes)?;
+    /// Sets the `_ARRAY_DIMENSIONS` attribute; one name per dimension.
+    pub fn set_dimension_names(&self, names: &[String]) -> Result<()> {
+        let rank = self.metadata().rank();
+        if names.len() != rank {
+            return Err(Error::RankMismatch(format!(
+                "{} dimension names for an array of rank {rank}",
+                names.len()
+            )));
         }
-        Ok(existed)
-    }
-
-    fn store_attributes(&self, attributes: &Map<String, Value>) -> Result<()> {
-        self.store.set(
-            &join_key(&self.path, ATTRS_KEY),
-            &v2::to_pretty_json(&Value::Object(attributes.clone())),
+        self.set_attribute(
+            DIMENSIONS_KEY,
+            names.iter().map(|n| Value::from(n.as_str())).collect(),
         )
     }
 
@@ -313,7 +318,7 @@ impl Array {
     }
 
     /// Keys of the stored chunks inside the grid of `meta`'s rank, with their indices.
-    fn chunk_keys(&self, meta: &ArrayMeta) -> Result<Vec<(String, Vec<u64>)>> {
+    pub(crate) fn chunk_keys(&self, meta: &ArrayMeta) -> Result<Vec<(String, Vec<u64>)>> {
         let prefix = node_prefix(&self.path);
         let relative: Vec<String> = if meta.separator == '/' && meta.rank() > 1 {
             self.store
@@ -351,5 +356,20 @@ impl Array {
             .iter()
             .filter(|(_, index)| index.iter().zip(&grid).all(|(i, g)| i < g))
             .count() as u64)
+    }
+}
+
+impl Node for Array {
+    fn path(&self) -> &str {
+        &self.path
+    }
+    fn store(&self) -> &Arc<dyn Store> {
+        &self.store
+    }
+    fn attrs(&self) -> &Attributes {
+        &self.attrs
+    }
+    fn writable(&self) -> bool {
+        self.writable
     }
 }

@@ -1,14 +1,66 @@
 //! Nodes of a hierarchy: arrays, the groups above them, and the open/create modes.
 
 mod array;
+mod attrs;
 mod builder;
+mod copy;
+mod group;
 
 pub use array::Array;
+pub use attrs::Attributes;
 pub use builder::ArrayBuilder;
+pub use copy::{copy, migrate_1to2};
+pub use group::{node_kind, Group, NodeKind};
 
 use crate::error::{Error, Result};
+use crate::meta::v1;
 use crate::meta::v2::{self, ARRAY_KEY, GROUP_KEY};
 use crate::store::{join_key, Store};
+use serde_json::{Map, Value};
+use std::sync::Arc;
+
+/// What arrays and groups share: a path, a store, attributes and a writable flag.
+pub trait Node {
+    /// The normalised path of the node.
+    fn path(&self) -> &str;
+    /// The store holding the node.
+    fn store(&self) -> &Arc<dyn Store>;
+    /// The node's attributes document.
+    fn attrs(&self) -> &Attributes;
+    /// Whether this handle may write.
+    fn writable(&self) -> bool;
+
+    /// Refuses writes through a read-only handle, saying what was attempted.
+    fn check_writable(&self, what: &str) -> Result<()> {
+        if self.writable() {
+            Ok(())
+        } else {
+            Err(Error::ReadOnly(format!(
+                "cannot {what}: {:?} was opened read-only",
+                self.path()
+            )))
+        }
+    }
+    /// All attributes (empty when there are none).
+    fn attributes(&self) -> Result<Map<String, Value>> {
+        self.attrs().get(self.store().as_ref())
+    }
+    /// Replaces all attributes.
+    fn set_attributes(&self, attributes: &Map<String, Value>) -> Result<()> {
+        self.check_writable("set attributes")?;
+        self.attrs().set(self.store().as_ref(), attributes)
+    }
+    /// Sets one attribute, keeping the others.
+    fn set_attribute(&self, key: &str, value: Value) -> Result<()> {
+        self.check_writable("set an attribute")?;
+        self.attrs().set_one(self.store().as_ref(), key, value)
+    }
+    /// Deletes one attribute; returns whether it existed.
+    fn delete_attribute(&self, key: &str) -> Result<bool> {
+        self.check_writable("delete an attribute")?;
+        self.attrs().delete_one(self.store().as_ref(), key)
+    }
+}
 
 /// How a node is opened or created, as zarr-python's modes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,9 +104,10 @@ impl Mode {
     }
 }
 
-/// Whether an array's metadata document is at `path`.
+/// Whether an array's metadata document (v2, or v1's `meta`) is at `path`.
 pub fn contains_array(store: &dyn Store, path: &str) -> Result<bool> {
-    store.contains(&join_key(path, ARRAY_KEY))
+    Ok(store.contains(&join_key(path, ARRAY_KEY))?
+        || store.contains(&join_key(path, v1::ARRAY_KEY))?)
 }
 
 /// Whether a group's metadata document is at `path`.

@@ -1,11 +1,15 @@
 //! Key-value stores holding a Zarr hierarchy: the [`Store`] trait, key rules and the
 //! memory and filesystem implementations.
 
+mod consolidated;
 mod filesystem;
 mod memory;
+mod zip;
 
+pub use consolidated::{consolidate, ConsolidatedStore, CONSOLIDATED_KEY};
 pub use filesystem::FilesystemStore;
 pub use memory::MemoryStore;
+pub use zip::{ZipMode, ZipStore};
 
 use crate::error::{Error, Result};
 
@@ -39,6 +43,12 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     fn size(&self, key: &str) -> Result<Option<u64>>;
     /// Whether writes are allowed.
     fn writable(&self) -> bool;
+
+    /// Finishes pending work (a zip's central directory) and reports its errors; the store
+    /// stays usable for reading.
+    fn close(&self) -> Result<()> {
+        Ok(())
+    }
 
     /// Whether `key` exists.
     fn contains(&self, key: &str) -> Result<bool> {

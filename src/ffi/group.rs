@@ -1,0 +1,384 @@
+//! Groups and hierarchies from C: open/create groups, members, delete and move, attributes,
+//! consolidated metadata, copying and v1 migration.
+
+use super::array::{give_array, zarr_array_t};
+use super::builder::builder_ref;
+use super::store::{store_ref, strings};
+use super::*;
+use crate::node::{Group, Node, NodeKind};
+use crate::store::{ConsolidatedStore, Store};
+use std::ffi::c_char;
+use std::sync::Arc;
+
+/// Kinds of node at a path.
+#[repr(i32)]
+#[derive(Debug, Clone, Copy)]
+pub enum zarr_node_kind {
+    /// Nothing Zarr recognises.
+    ZARR_NODE_NONE = 0,
+    /// An array.
+    ZARR_NODE_ARRAY = 1,
+    /// A group.
+    ZARR_NODE_GROUP = 2,
+}
+
+/// A node kind: one of the `zarr_node_kind` values.
+pub type zarr_node_kind_t = i32;
+
+/// A group handle. Safe to use from several threads at once; keeps its store alive.
+pub struct zarr_group_t {
+    inner: Arc<Group>,
+    poison: Poison,
+}
+
+fn with_group<T>(
+    group: *const zarr_group_t,
+    f: impl FnOnce(&Group) -> FfiResult<T>,
+) -> FfiResult<T> {
+    // SAFETY: the caller passes a handle from this library or NULL.
+    let handle = unsafe { group.as_ref() }.ok_or_else(|| Failure::null("group"))?;
+    handle.poison.run(|| f(&handle.inner))
+}
+
+unsafe fn give_group(out_group: *mut *mut zarr_group_t, group: Group) {
+    give(
+        out_group,
+        zarr_group_t {
+            inner: Arc::new(group),
+            poison: Poison::default(),
+        },
+    );
+}
+
+/// Opens or creates the group at `path` ("" or "/" is the root): `ZARR_MODE_R` and
+/// `ZARR_MODE_R_PLUS` need it to exist, `ZARR_MODE_A` creates it if missing, `ZARR_MODE_W`
+/// replaces whatever is there, `ZARR_MODE_W_MINUS` fails if anything is there. Missing
+/// parent groups are created. An array at `path` gives `ZARR_ERR_NODE_TYPE`.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_group_open(
+    store: *const zarr_store_t,
+    path: *const c_char,
+    mode: zarr_mode_t,
+    out_group: *mut *mut zarr_group_t,
+) -> zarr_status_t {
+    ffi_guard!({
+        clear_out(out_group, "out_group")?;
+        let store = store_ref(store)?.inner.clone();
+        let path = c_str(path, "path")?;
+        let mode = super::mode(mode)?;
+        give_group(out_group, Group::open(store, path, mode)?);
+        Ok(())
+    })
+}
+
+/// Opens the group at `path` through its consolidated metadata (`path/.zmetadata`): every
+/// metadata document below comes from that one read; nodes missing from a stale
+/// `.zmetadata` are read from the store. `ZARR_ERR_NOT_FOUND` without `.zmetadata`.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_group_open_consolidated(
+    store: *const zarr_store_t,
+    path: *const c_char,
+    mode: zarr_mode_t,
+    out_group: *mut *mut zarr_group_t,
+) -> zarr_status_t {
+    ffi_guard!({
+        clear_out(out_group, "out_group")?;
+        let inner = store_ref(store)?.inner.clone();
+        let path = c_str(path, "path")?;
+        let mode = super::mode(mode)?;
+        let consolidated: Arc<dyn Store> = Arc::new(ConsolidatedStore::open(inner, path)?);
+        give_group(out_group, Group::open(consolidated, path, mode)?);
+        Ok(())
+    })
+}
+
+/// Writes `path/.zmetadata`: every `.zarray`, `.zgroup` and `.zattrs` below `path`, as
+/// zarr-python's `consolidate_metadata`.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_consolidate_metadata(
+    store: *const zarr_store_t,
+    path: *const c_char,
+) -> zarr_status_t {
+    ffi_guard!({
+        let store = store_ref(store)?;
+        let path = c_str(path, "path")?;
+        Ok(crate::store::consolidate(store.inner.as_ref(), path)?)
+    })
+}
+
+/// Releases a group handle (NULL is ignored).
+#[no_mangle]
+pub unsafe extern "C" fn zarr_group_free(group: *mut zarr_group_t) {
+    ffi_guard!(() => {
+        if !group.is_null() {
+            drop(Box::from_raw(group));
+        }
+    })
+}
+
+/// Copies the group's normalised path ("" for the root) into `buf`.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_group_path(
+    group: *const zarr_group_t,
+    buf: *mut c_char,
+    len: usize,
+    needed: *mut usize,
+) -> zarr_status_t {
+    ffi_guard!({
+        let path = with_group(group, |g| Ok(g.path().to_string()))?;
+        write_text(&path, buf, len, needed)
+    })
+}
+
+/// Sets `*out_kind` to what is at `path` in `store`.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_node_kind_at(
+    store: *const zarr_store_t,
+    path: *const c_char,
+    out_kind: *mut zarr_node_kind_t,
+) -> zarr_status_t {
+    ffi_guard!({
+        let store = store_ref(store)?;
+        let path = crate::store::normalize_path(c_str(path, "path")?)?;
+        let out_kind = out(out_kind, "out_kind")?;
+        *out_kind = crate::node::node_kind(store.inner.as_ref(), &path)? as i32;
+        Ok(())
+    })
+}
+
+/// Sets `*out_kind` to what is at `path` below the group ("a/b" for nested members).
+#[no_mangle]
+pub unsafe extern "C" fn zarr_group_contains(
+    group: *const zarr_group_t,
+    path: *const c_char,
+    out_kind: *mut zarr_node_kind_t,
+) -> zarr_status_t {
+    ffi_guard!({
+        let path = c_str(path, "path")?;
+        let out_kind = out(out_kind, "out_kind")?;
+        *out_kind = with_group(group, |g| Ok(g.contains(path)?))? as i32;
+        Ok(())
+    })
+}
+
+/// Lists the names of the group's direct members of `kind` (`ZARR_NODE_ARRAY`,
+/// `ZARR_NODE_GROUP`, or `ZARR_NODE_NONE` for all), sorted, into a new string list.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_group_members(
+    group: *const zarr_group_t,
+    kind: zarr_node_kind_t,
+    out_names: *mut *mut zarr_strings_t,
+) -> zarr_status_t {
+    ffi_guard!({
+        clear_out(out_names, "out_names")?;
+        let kind = match kind {
+            0 => None,
+            1 => Some(NodeKind::Array),
+            2 => Some(NodeKind::Group),
+            other => {
+                return Err(Failure::invalid(format!(
+                    "{other} is not a zarr_node_kind_t value"
+                )))
+            }
+        };
+        let names = with_group(group, |g| {
+            Ok(match kind {
+                None => g.members()?.into_iter().map(|(name, _)| name).collect(),
+                Some(kind) => g.member_names(kind)?,
+            })
+        })?;
+        give(out_names, strings(names));
+        Ok(())
+    })
+}
+
+/// Opens (or, by mode, creates) the group at `path` below this group.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_group_open_group(
+    group: *const zarr_group_t,
+    path: *const c_char,
+    mode: zarr_mode_t,
+    out_group: *mut *mut zarr_group_t,
+) -> zarr_status_t {
+    ffi_guard!({
+        clear_out(out_group, "out_group")?;
+        let path = c_str(path, "path")?;
+        let mode = super::mode(mode)?;
+        let child = with_group(group, |g| Ok(g.open_group(path, mode)?))?;
+        give_group(out_group, child);
+        Ok(())
+    })
+}
+
+/// Opens the array at `path` below this group (`ZARR_MODE_R`, `ZARR_MODE_R_PLUS`,
+/// `ZARR_MODE_A`).
+#[no_mangle]
+pub unsafe extern "C" fn zarr_group_open_array(
+    group: *const zarr_group_t,
+    path: *const c_char,
+    mode: zarr_mode_t,
+    out_array: *mut *mut zarr_array_t,
+) -> zarr_status_t {
+    ffi_guard!({
+        clear_out(out_array, "out_array")?;
+        let path = c_str(path, "path")?;
+        let mode = super::mode(mode)?;
+        let array = with_group(group, |g| Ok(g.open_array(path, mode)?))?;
+        give_array(out_array, array);
+        Ok(())
+    })
+}
+
+/// Creates an array at `path` below this group from the builder's settings (modes as for
+/// `zarr_array_create`).
+#[no_mangle]
+pub unsafe extern "C" fn zarr_group_create_array(
+    group: *const zarr_group_t,
+    builder: *const zarr_array_builder_t,
+    path: *const c_char,
+    mode: zarr_mode_t,
+    out_array: *mut *mut zarr_array_t,
+) -> zarr_status_t {
+    ffi_guard!({
+        clear_out(out_array, "out_array")?;
+        let path = c_str(path, "path")?;
+        let mode = super::mode(mode)?;
+        let builder = builder_ref(builder)?;
+        let array = with_group(group, |g| {
+            builder.with(|b| Ok(g.create_array(path, b, mode)?))
+        })?;
+        give_array(out_array, array);
+        Ok(())
+    })
+}
+
+/// Deletes the member at `path` below this group and everything under it.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_group_delete(
+    group: *const zarr_group_t,
+    path: *const c_char,
+) -> zarr_status_t {
+    ffi_guard!({
+        let path = c_str(path, "path")?;
+        with_group(group, |g| Ok(g.delete(path)?))
+    })
+}
+
+/// Moves the member at `from` to `to` (both below this group); the destination must not
+/// exist. Groups above `to` are created.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_group_move(
+    group: *const zarr_group_t,
+    from: *const c_char,
+    to: *const c_char,
+) -> zarr_status_t {
+    ffi_guard!({
+        let from = c_str(from, "from")?;
+        let to = c_str(to, "to")?;
+        with_group(group, |g| Ok(g.rename(from, to)?))
+    })
+}
+
+/// Copies the group's attributes (a JSON object) into `buf`.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_group_attrs_get(
+    group: *const zarr_group_t,
+    buf: *mut c_char,
+    len: usize,
+    needed: *mut usize,
+) -> zarr_status_t {
+    ffi_guard!({ with_group(group, |g| attrs::get_all(g, buf, len, needed)) })
+}
+
+/// Replaces all of the group's attributes with the JSON object `json`.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_group_attrs_set(
+    group: *const zarr_group_t,
+    json: *const c_char,
+) -> zarr_status_t {
+    ffi_guard!({ with_group(group, |g| attrs::set_all(g, json)) })
+}
+
+/// Copies the JSON value of the group's attribute `key`; `ZARR_ERR_NOT_FOUND` if absent.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_group_attr_get(
+    group: *const zarr_group_t,
+    key: *const c_char,
+    buf: *mut c_char,
+    len: usize,
+    needed: *mut usize,
+) -> zarr_status_t {
+    ffi_guard!({ with_group(group, |g| attrs::get_one(g, key, buf, len, needed)) })
+}
+
+/// Sets the group's attribute `key` to the JSON value `json`.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_group_attr_set(
+    group: *const zarr_group_t,
+    key: *const c_char,
+    json: *const c_char,
+) -> zarr_status_t {
+    ffi_guard!({ with_group(group, |g| attrs::set_one(g, key, json)) })
+}
+
+/// Deletes the group's attribute `key`; `ZARR_ERR_NOT_FOUND` if absent.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_group_attr_delete(
+    group: *const zarr_group_t,
+    key: *const c_char,
+) -> zarr_status_t {
+    ffi_guard!({ with_group(group, |g| attrs::delete_one(g, key)) })
+}
+
+/// Copies the array or group tree at `source_path` in `source` to `target_path` in
+/// `target` (any stores), with attributes, chunk by chunk in bounded memory. With
+/// `compressor_json` NULL chunks are copied as stored; otherwise every chunk is re-encoded
+/// with that compressor ("null" for none). `mode`: `ZARR_MODE_W`, `ZARR_MODE_W_MINUS` or
+/// `ZARR_MODE_A`, applied to the top node.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_copy(
+    source: *const zarr_store_t,
+    source_path: *const c_char,
+    target: *const zarr_store_t,
+    target_path: *const c_char,
+    compressor_json: *const c_char,
+    mode: zarr_mode_t,
+) -> zarr_status_t {
+    ffi_guard!({
+        let source = store_ref(source)?.inner.clone();
+        let target = store_ref(target)?.inner.clone();
+        let source_path = c_str(source_path, "source_path")?;
+        let target_path = c_str(target_path, "target_path")?;
+        let compressor = if compressor_json.is_null() {
+            None
+        } else {
+            Some(parse_json(
+                c_str(compressor_json, "compressor_json")?,
+                "compressor_json",
+            )?)
+        };
+        let mode = super::mode(mode)?;
+        Ok(crate::node::copy(
+            &source,
+            source_path,
+            &target,
+            target_path,
+            compressor.as_ref(),
+            mode,
+        )?)
+    })
+}
+
+/// Converts the v1 array at `path` (keys `meta` and `attrs`) to v2 in place, as
+/// zarr-python's `migrate_1to2`.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_migrate_1to2(
+    store: *const zarr_store_t,
+    path: *const c_char,
+) -> zarr_status_t {
+    ffi_guard!({
+        let store = store_ref(store)?;
+        let path = c_str(path, "path")?;
+        Ok(crate::node::migrate_1to2(store.inner.as_ref(), path)?)
+    })
+}

@@ -1,0 +1,131 @@
+//! Zarr v1 documents (deprecated format): the `meta` key ⇄ [`ArrayMeta`]. The compressor is
+//! named by `compression` with options in `compression_opts` (an integer level for zlib and
+//! bz2, an object otherwise). v1 chunk keys are those of v2 with the `.` separator.
+
+use super::dtype::DType;
+use super::fill::{parse_fill, render_fill};
+use super::v2::to_pretty_json;
+use super::{ArrayMeta, Order};
+use crate::codec;
+use crate::error::{Error, Result};
+use serde_json::{Map, Value};
+
+/// Key of a v1 array's metadata document.
+pub const ARRAY_KEY: &str = "meta";
+/// Key of a v1 array's attributes document.
+pub const ATTRS_KEY: &str = "attrs";
+
+/// Parses a v1 `meta` document.
+pub fn parse_array(bytes: &[u8]) -> Result<ArrayMeta> {
+    let doc: Value = serde_json::from_slice(bytes)
+        .map_err(|e| Error::Metadata(format!("meta is not valid JSON: {e}")))?;
+    let obj = doc
+        .as_object()
+        .ok_or_else(|| Error::Metadata("meta is not a JSON object".into()))?;
+    let field = |key: &str| {
+        obj.get(key)
+            .ok_or_else(|| Error::Metadata(format!("meta: missing required key {key:?}")))
+    };
+    let bad = |key: &str, what: &str| Error::Metadata(format!("meta: {key:?} must be {what}"));
+    if field("zarr_format")?.as_u64() != Some(1) {
+        return Err(bad("zarr_format", "1"));
+    }
+    let dims = |key: &str| -> Result<Vec<u64>> {
+        field(key)?
+            .as_array()
+            .ok_or_else(|| bad(key, "an array of non-negative integers"))?
+            .iter()
+            .map(|v| {
+                v.as_u64()
+                    .ok_or_else(|| bad(key, "an array of non-negative integers"))
+            })
+            .collect()
+    };
+    let dtype = DType::parse_v2(
+        field("dtype")?
+            .as_str()
+            .ok_or_else(|| bad("dtype", "a string"))?,
+    )?;
+    let order = match field("order")?.as_str() {
+        Some("C") => Order::C,
+        Some("F") => Order::F,
+        _ => return Err(bad("order", "\"C\" or \"F\"")),
+    };
+    let compressor = match obj.get("compression").and_then(Value::as_str) {
+        None | Some("none") => None,
+        Some(name) => {
+            let mut config = match obj.get("compression_opts") {
+                Some(Value::Object(opts)) => opts.clone(),
+                Some(Value::Number(level)) => {
+                    Map::from_iter([("level".to_string(), Value::Number(level.clone()))])
+                }
+                None | Some(Value::Null) => Map::new(),
+                Some(_) => return Err(bad("compression_opts", "an integer, an object or null")),
+            };
+            config.insert("id".into(), name.into());
+            Some(codec::from_config(&config, dtype.item_size())?)
+        }
+    };
+    let meta = ArrayMeta {
+        shape: dims("shape")?,
+        chunks: dims("chunks")?,
+        fill_value: parse_fill(field("fill_value")?, &dtype)?,
+        dtype,
+        order,
+        filters: Vec::new(),
+        compressor,
+        separator: '.',
+    };
+    meta.validate()?;
+    Ok(meta)
+}
+
+/// Renders a v1 `meta` document.
+pub fn render_array(meta: &ArrayMeta) -> Vec<u8> {
+    let (compression, opts) = match &meta.compressor {
+        None => (Value::from("none"), Value::Null),
+        Some(codec) => {
+            let mut config = codec.config();
+            let id = config.shift_remove("id").unwrap_or(Value::Null);
+            let opts = match (id.as_str(), config.get("level")) {
+                (Some("zlib" | "bz2"), Some(level)) if config.len() == 1 => level.clone(),
+                _ => Value::Object(config),
+            };
+            (id, opts)
+        }
+    };
+    let doc = serde_json::json!({
+        "chunks": meta.chunks,
+        "compression": compression,
+        "compression_opts": opts,
+        "dtype": meta.dtype.to_v2(),
+        "fill_value": render_fill(&meta.fill_value, &meta.dtype),
+        "order": match meta.order { Order::C => "C", Order::F => "F" },
+        "shape": meta.shape,
+        "zarr_format": 1,
+    });
+    to_pretty_json(&doc)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_spec_example_parses_and_round_trips() {
+        let doc = br#"{"chunks": [1000, 1000], "compression": "blosc",
+            "compression_opts": {"clevel": 5, "cname": "lz4", "shuffle": 1},
+            "dtype": "<f8", "fill_value": null, "order": "C", "shape": [10000, 10000],
+            "zarr_format": 1}"#;
+        let meta = parse_array(doc).unwrap();
+        assert_eq!(meta.compressor.as_ref().unwrap().config()["cname"], "lz4");
+        let again = parse_array(&render_array(&meta)).unwrap();
+        assert_eq!(again.shape, meta.shape);
+        let zlib = br#"{"chunks": [2], "compression": "zlib", "compression_opts": 1,
+            "dtype": "<i4", "fill_value": 42, "order": "C", "shape": [4], "zarr_format": 1}"#;
+        let meta = parse_array(zlib).unwrap();
+        let rendered: Value = serde_json::from_slice(&render_array(&meta)).unwrap();
+        assert_eq!(rendered["compression_opts"], 1);
+        assert!(parse_array(br#"{"zarr_format": 2}"#).is_err());
+    }
+}

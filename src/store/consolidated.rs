@@ -1,0 +1,206 @@
+//! Consolidated metadata (`.zmetadata`): writing it for a hierarchy, and a store overlay
+//! that answers metadata reads from it, so a whole tree opens with one store read. Keys
+//! missing from a stale `.zmetadata` fall back to the underlying store.
+
+use super::{join_key, node_prefix, normalize_path, DirListing, Store};
+use crate::error::{Error, Result};
+use crate::meta::v2::to_pretty_json;
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+use std::sync::{Arc, RwLock};
+
+/// Key of the consolidated metadata document.
+pub const CONSOLIDATED_KEY: &str = ".zmetadata";
+
+/// Whether a key names a metadata document that consolidation gathers.
+fn is_metadata_key(key: &str) -> bool {
+    let name = key.rsplit('/').next().unwrap_or(key);
+    matches!(name, ".zarray" | ".zgroup" | ".zattrs")
+}
+
+/// Gathers every `.zarray`, `.zgroup` and `.zattrs` under `path` into `path/.zmetadata`
+/// (`zarr_consolidated_format: 1`, keys relative to `path`), as zarr-python's
+/// `consolidate_metadata` does.
+pub fn consolidate(store: &dyn Store, path: &str) -> Result<()> {
+    let path = normalize_path(path)?;
+    let prefix = node_prefix(&path);
+    let mut metadata = Map::new();
+    for key in store.list_prefix(&prefix)? {
+        if !is_metadata_key(&key) {
+            continue;
+        }
+        let Some(bytes) = store.get(&key)? else {
+            continue;
+        };
+        let doc: Value = serde_json::from_slice(&bytes)
+            .map_err(|e| Error::Metadata(format!("{key}: not valid JSON: {e}")))?;
+        metadata.insert(key[prefix.len()..].to_string(), doc);
+    }
+    let doc = serde_json::json!({ "metadata": metadata, "zarr_consolidated_format": 1 });
+    store.set(&join_key(&path, CONSOLIDATED_KEY), &to_pretty_json(&doc))
+}
+
+/// A store whose metadata documents come from a `.zmetadata` read once at opening.
+#[derive(Debug)]
+pub struct ConsolidatedStore {
+    inner: Arc<dyn Store>,
+    /// Metadata documents by full key.
+    metadata: RwLock<BTreeMap<String, Vec<u8>>>,
+}
+
+impl ConsolidatedStore {
+    /// Reads `path/.zmetadata` from `inner`.
+    pub fn open(inner: Arc<dyn Store>, path: &str) -> Result<Self> {
+        let path = normalize_path(path)?;
+        let key = join_key(&path, CONSOLIDATED_KEY);
+        let bytes = inner
+            .get(&key)?
+            .ok_or_else(|| Error::NotFound(format!("no consolidated metadata at {key:?}")))?;
+        let bad = |what: &str| Error::Metadata(format!("{key}: {what}"));
+        let doc: Value =
+            serde_json::from_slice(&bytes).map_err(|e| bad(&format!("not valid JSON: {e}")))?;
+        if doc.get("zarr_consolidated_format").and_then(Value::as_u64) != Some(1) {
+            return Err(bad("\"zarr_consolidated_format\" must be 1"));
+        }
+        let entries = doc
+            .get("metadata")
+            .and_then(Value::as_object)
+            .ok_or_else(|| bad("\"metadata\" must be an object"))?;
+        let mut metadata = BTreeMap::new();
+        for (relative, value) in entries {
+            let full = super::validate_key(&join_key(&path, relative))?;
+            if !is_metadata_key(&full) || !value.is_object() {
+                return Err(bad(&format!(
+                    "entry {relative:?} is not a metadata document"
+                )));
+            }
+            metadata.insert(full, to_pretty_json(value));
+        }
+        Ok(ConsolidatedStore {
+            inner,
+            metadata: RwLock::new(metadata),
+        })
+    }
+
+    fn cached(&self, key: &str) -> Option<Vec<u8>> {
+        self.metadata.read().ok()?.get(key).cloned()
+    }
+
+    fn forget(&self, mut keep: impl FnMut(&str) -> bool) {
+        if let Ok(mut map) = self.metadata.write() {
+            map.retain(|k, _| keep(k));
+        }
+    }
+}
+
+impl Store for ConsolidatedStore {
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
+        let key = super::validate_key(key)?;
+        match self.cached(&key) {
+            Some(bytes) => Ok(Some(bytes)),
+            None => self.inner.get(&key),
+        }
+    }
+
+    fn set(&self, key: &str, value: &[u8]) -> Result<()> {
+        let key = super::validate_key(key)?;
+        self.inner.set(&key, value)?;
+        if is_metadata_key(&key) {
+            if let Ok(mut map) = self.metadata.write() {
+                map.insert(key, value.to_vec());
+            }
+        }
+        Ok(())
+    }
+
+    fn erase(&self, key: &str) -> Result<bool> {
+        let key = super::validate_key(key)?;
+        let cached = self.cached(&key).is_some();
+        self.forget(|k| k != key);
+        Ok(self.inner.erase(&key)? || cached)
+    }
+
+    fn erase_prefix(&self, prefix: &str) -> Result<()> {
+        let prefix = super::validate_prefix(prefix)?;
+        self.forget(|k| !k.starts_with(&prefix));
+        self.inner.erase_prefix(&prefix)
+    }
+
+    fn list_prefix(&self, prefix: &str) -> Result<Vec<String>> {
+        let prefix = super::validate_prefix(prefix)?;
+        let mut keys = self.inner.list_prefix(&prefix)?;
+        if let Ok(map) = self.metadata.read() {
+            keys.extend(map.keys().filter(|k| k.starts_with(&prefix)).cloned());
+        }
+        keys.sort();
+        keys.dedup();
+        Ok(keys)
+    }
+
+    fn list_dir(&self, prefix: &str) -> Result<DirListing> {
+        let prefix = super::validate_prefix(prefix)?;
+        let mut listing = self.inner.list_dir(&prefix)?;
+        if let Ok(map) = self.metadata.read() {
+            for key in map.keys().filter(|k| k.starts_with(&prefix)) {
+                match key[prefix.len()..].split_once('/') {
+                    None => listing.keys.push(key[prefix.len()..].to_string()),
+                    Some((dir, _)) => listing.prefixes.push(dir.to_string()),
+                }
+            }
+        }
+        for list in [&mut listing.keys, &mut listing.prefixes] {
+            list.sort();
+            list.dedup();
+        }
+        Ok(listing)
+    }
+
+    fn size(&self, key: &str) -> Result<Option<u64>> {
+        let key = super::validate_key(key)?;
+        match self.cached(&key) {
+            Some(bytes) => Ok(Some(bytes.len() as u64)),
+            None => self.inner.size(&key),
+        }
+    }
+
+    fn writable(&self) -> bool {
+        self.inner.writable()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::MemoryStore;
+
+    #[test]
+    fn consolidated_metadata_answers_reads_and_falls_back_when_stale() {
+        let inner: Arc<dyn Store> = Arc::new(MemoryStore::new());
+        inner.set(".zgroup", br#"{"zarr_format": 2}"#).unwrap();
+        inner.set("a/.zgroup", br#"{"zarr_format": 2}"#).unwrap();
+        inner.set("a/.zattrs", br#"{"x": 1}"#).unwrap();
+        inner.set("a/0.0", b"chunk").unwrap();
+        consolidate(inner.as_ref(), "").unwrap();
+        let doc: Value =
+            serde_json::from_slice(&inner.get(".zmetadata").unwrap().unwrap()).unwrap();
+        assert_eq!(doc["metadata"]["a/.zattrs"]["x"], 1);
+        assert_eq!(doc["zarr_consolidated_format"], 1);
+        assert!(doc["metadata"].get("a/0.0").is_none());
+        // Stale: a node added after consolidation still opens, from the store.
+        inner.set("b/.zgroup", br#"{"zarr_format": 2}"#).unwrap();
+        inner.erase("a/.zattrs").unwrap();
+        let store = ConsolidatedStore::open(inner.clone(), "").unwrap();
+        assert!(
+            store.get("a/.zattrs").unwrap().is_some(),
+            "served from .zmetadata"
+        );
+        assert!(
+            store.get("b/.zgroup").unwrap().is_some(),
+            "fell back to the store"
+        );
+        assert_eq!(store.list_dir("").unwrap().prefixes, vec!["a", "b"]);
+        inner.set(".zmetadata", b"{\"metadata\": 3}").unwrap();
+        let err = ConsolidatedStore::open(inner, "").unwrap_err().to_string();
+        assert!(err.contains(".zmetadata"), "{err}");
+    }
+}

@@ -1,0 +1,182 @@
+//! Groups, consolidated metadata, zip stores, copying and v1 arrays through the Rust API.
+
+use serde_json::json;
+use std::sync::Arc;
+use zarr::meta::dtype::ElementType;
+use zarr::meta::Order;
+use zarr::node::{copy, migrate_1to2, Array, ArrayBuilder, Group, Mode, Node, NodeKind};
+use zarr::store::{
+    consolidate, ConsolidatedStore, FilesystemStore, MemoryStore, Store, ZipMode, ZipStore,
+};
+use zarr::Error;
+
+fn ints(n: i32) -> Vec<u8> {
+    (0..n).flat_map(|v| v.to_ne_bytes()).collect()
+}
+
+/// Builds root{attrs} / a{group} / a/b{group} / a/b/x{array} / y{array}.
+fn build_tree(store: Arc<dyn Store>) {
+    let root = Group::open(store.clone(), "", Mode::Overwrite).unwrap();
+    root.set_attributes(
+        json!({"title": "tree ✓", "big": 12345678901234567u64, "none": null})
+            .as_object()
+            .unwrap(),
+    )
+    .unwrap();
+    let b = root.open_group("a/b", Mode::Append).unwrap();
+    let mut builder = ArrayBuilder::new(vec![6, 4], ElementType::Int32);
+    builder.chunks(vec![4, 3]);
+    let x = b.create_array("x", &builder, Mode::CreateNew).unwrap();
+    x.write(&[0, 0], &[6, 4], ElementType::Int32, Order::C, &ints(24))
+        .unwrap();
+    x.set_dimension_names(&["time".into(), "lat".into()])
+        .unwrap();
+    let y = root.create_array("y", &builder, Mode::CreateNew).unwrap();
+    y.write(&[0, 0], &[6, 4], ElementType::Int32, Order::F, &ints(24))
+        .unwrap();
+}
+
+fn check_tree(store: Arc<dyn Store>) {
+    let root = Group::open(store, "", Mode::Read).unwrap();
+    assert_eq!(
+        root.attributes().unwrap()["big"],
+        json!(12345678901234567u64)
+    );
+    assert_eq!(root.member_names(NodeKind::Group).unwrap(), vec!["a"]);
+    assert_eq!(root.member_names(NodeKind::Array).unwrap(), vec!["y"]);
+    assert_eq!(root.contains("a/b/x").unwrap(), NodeKind::Array);
+    let x = root.open_array("a/b/x", Mode::Read).unwrap();
+    let mut out = vec![0u8; 96];
+    x.read(&[0, 0], &[6, 4], ElementType::Int32, Order::C, &mut out)
+        .unwrap();
+    assert_eq!(out, ints(24));
+    assert_eq!(x.dimension_names().unwrap().unwrap(), vec!["time", "lat"]);
+    let y = root.open_array("y", Mode::Read).unwrap();
+    y.read(&[0, 0], &[6, 4], ElementType::Int32, Order::F, &mut out)
+        .unwrap();
+    assert_eq!(out, ints(24));
+}
+
+#[test]
+fn groups_members_delete_move_and_errors() {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    build_tree(store.clone());
+    check_tree(store.clone());
+    let root = Group::open(store.clone(), "/", Mode::ReadWrite).unwrap();
+    assert!(matches!(
+        root.open_group("y", Mode::Read),
+        Err(Error::NodeType(_))
+    ));
+    assert!(matches!(
+        root.open_array("a", Mode::Read),
+        Err(Error::NodeType(_))
+    ));
+    assert!(matches!(
+        root.open_group("a/../y", Mode::Read),
+        Err(Error::InvalidKey(_))
+    ));
+    root.rename("a/b/x", "c/x2").unwrap();
+    assert_eq!(root.contains("a/b/x").unwrap(), NodeKind::None);
+    assert_eq!(root.contains("c").unwrap(), NodeKind::Group);
+    assert_eq!(root.contains("c/x2").unwrap(), NodeKind::Array);
+    assert!(matches!(root.rename("y", "c/x2"), Err(Error::Exists(_))));
+    root.delete("a").unwrap();
+    assert!(store.list_prefix("a/").unwrap().is_empty());
+    assert!(matches!(root.delete("a"), Err(Error::NotFound(_))));
+    let read_only = Group::open(store.clone(), "", Mode::Read).unwrap();
+    assert!(matches!(read_only.delete("y"), Err(Error::ReadOnly(_))));
+    assert_eq!(read_only.contains("y").unwrap(), NodeKind::Array);
+    store.set("bad/.zgroup", b"[1]").unwrap();
+    let err = Group::open(store.clone(), "bad", Mode::Read)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains(".zgroup"), "{err}");
+    store.set("y/.zattrs", b"[]").unwrap();
+    let err = root
+        .open_array("y", Mode::Read)
+        .unwrap()
+        .attributes()
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains(".zattrs"), "{err}");
+}
+
+#[test]
+fn consolidated_copy_and_zip_round_trip() {
+    let dir = tempfile::tempdir().unwrap();
+    let fs: Arc<dyn Store> =
+        Arc::new(FilesystemStore::open(dir.path().join("tree"), true, true).unwrap());
+    build_tree(fs.clone());
+    consolidate(fs.as_ref(), "").unwrap();
+    check_tree(Arc::new(ConsolidatedStore::open(fs.clone(), "").unwrap()));
+    // Directory → zip (re-encoded with zstd) → memory.
+    let zip_path = dir.path().join("tree.zip");
+    let zip: Arc<dyn Store> =
+        Arc::new(ZipStore::open(&zip_path, ZipMode::Create { overwrite: false }, true).unwrap());
+    copy(
+        &fs,
+        "",
+        &zip,
+        "",
+        Some(&json!({"id": "zstd", "level": 3})),
+        Mode::Overwrite,
+    )
+    .unwrap();
+    zip.close().unwrap();
+    let zip: Arc<dyn Store> = Arc::new(ZipStore::open(&zip_path, ZipMode::Read, false).unwrap());
+    check_tree(zip.clone());
+    let meta = Array::open(zip.clone(), "y", Mode::Read)
+        .unwrap()
+        .metadata();
+    assert_eq!(meta.compressor.unwrap().config()["id"], "zstd");
+    let memory: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    copy(&zip, "", &memory, "", None, Mode::CreateNew).unwrap();
+    check_tree(memory.clone());
+    assert!(
+        memory.get(".zmetadata").unwrap().is_none(),
+        "a copy writes fresh metadata only"
+    );
+}
+
+#[test]
+fn v1_arrays_open_write_and_migrate() {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    store
+        .set(
+            "meta",
+            br#"{"zarr_format": 1, "shape": [4], "chunks": [2], "dtype": "<i4",
+            "compression": "zlib", "compression_opts": 1, "fill_value": 42, "order": "C"}"#,
+        )
+        .unwrap();
+    store.set("attrs", br#"{"foo": 42}"#).unwrap();
+    let a = Array::open(store.clone(), "", Mode::ReadWrite).unwrap();
+    assert_eq!(a.format().number(), 1);
+    let mut out = vec![0u8; 16];
+    a.read(&[0], &[4], ElementType::Int32, Order::C, &mut out)
+        .unwrap();
+    assert_eq!(
+        out,
+        [42i32; 4]
+            .iter()
+            .flat_map(|v| v.to_ne_bytes())
+            .collect::<Vec<_>>()
+    );
+    a.write(&[0], &[2], ElementType::Int32, Order::C, &ints(2))
+        .unwrap();
+    a.resize(&[6]).unwrap();
+    assert!(store.get("meta").unwrap().is_some());
+    assert_eq!(a.attributes().unwrap()["foo"], 42);
+    migrate_1to2(store.as_ref(), "").unwrap();
+    assert_eq!(store.list().unwrap(), vec![".zarray", ".zattrs", "0"]);
+    let b = Array::open(store, "", Mode::Read).unwrap();
+    assert_eq!(b.format().number(), 2);
+    assert_eq!(b.metadata().shape, vec![6]);
+    let mut out = vec![0u8; 24];
+    b.read(&[0], &[6], ElementType::Int32, Order::C, &mut out)
+        .unwrap();
+    let got: Vec<i32> = out
+        .chunks(4)
+        .map(|c| i32::from_ne_bytes(c.try_into().unwrap()))
+        .collect();
+    assert_eq!(got, vec![0, 1, 42, 42, 42, 42]);
+}
