@@ -36,7 +36,8 @@ make_venv() {
   echo "$pins" > "$stamp"
 }
 
-# zarr-python 2.18 (the v2 reference) and zarr-python 3.x with tensorstore.
+# zarr-python 2.18 (the v2 reference) and zarr-python 3.x with tensorstore and xarray.
 make_venv zp2 numpy==2.2.6 numcodecs==0.15.1 zarr==2.18.7 pytest==8.3.5
-make_venv zp3 numpy==2.2.6 numcodecs==0.16.1 zarr==3.1.6 tensorstore==0.1.86 pytest==8.3.5
+make_venv zp3 numpy==2.2.6 numcodecs==0.16.1 zarr==3.1.6 tensorstore==0.1.86 pytest==8.3.5 \
+  xarray==2025.6.1 pandas==2.2.3
 echo "setup: test environment ready in $ENV_DIR"
