@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Runs the Zarr v2 interop tests (tests/interop) under both Python environments made by
+# scripts/setup-test-env.sh: zp2 (zarr-python 2.18) and zp3 (zarr-python 3 + tensorstore).
+# $ZARR_TEST_ENV overrides the directory holding them (default: .test-env in the repo).
+# Extra arguments go to pytest (e.g. -k lz4, -x). Exits non-zero if anything fails.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+
+ENV_DIR="${ZARR_TEST_ENV:-$PWD/.test-env}"
+
+echo "interop: cargo build --release"
+if ! cargo build --release; then
+  echo "interop: cargo build --release failed" >&2
+  exit 1
+fi
+# Both environments test this build (each session snapshots target/release/libzarr.so).
+export ZARR_INTEROP_NO_BUILD=1
+
+status=0
+summary=()
+for env in zp2 zp3; do
+  py="$ENV_DIR/$env/bin/python"
+  if [ ! -x "$py" ]; then
+    echo "interop: $py is missing (run scripts/setup-test-env.sh)" >&2
+    summary+=("$env: environment missing")
+    status=1
+    continue
+  fi
+  versions=$("$py" -c 'import zarr, numcodecs, numpy
+try:
+    import tensorstore
+    ts = " tensorstore (installed)"
+except ImportError:
+    ts = ""
+print(f"zarr {zarr.__version__} numcodecs {numcodecs.__version__} numpy {numpy.__version__}{ts}")')
+  echo "interop: === $env: $versions ==="
+  start=$(date +%s)
+  log=$(mktemp)
+  PYTHONDONTWRITEBYTECODE=1 "$py" -m pytest -q -rsx -p no:cacheprovider tests/interop "$@" 2>&1 | tee "$log"
+  rc=${PIPESTATUS[0]}
+  secs=$(( $(date +%s) - start ))
+  last=$(grep -E '(passed|failed|error|skipped|deselected|no tests ran)' "$log" | tail -n 1)
+  rm -f "$log"
+  summary+=("$env ($versions): ${last:-no pytest summary} [exit $rc, ${secs}s]")
+  [ "$rc" -eq 0 ] || status=1
+done
+
+echo "interop: ==== summary ===="
+for line in "${summary[@]}"; do
+  echo "interop: $line"
+done
+exit $status

@@ -1,0 +1,403 @@
+/*
+ * zarr_tool: a small command-line front end to libzarr's public C API, used by the interop
+ * tests (tests/interop/test_v2_interop.py) to write and read arrays that zarr-python and
+ * tensorstore then read or have written.
+ *
+ *   zarr_tool dump        <store> <path> <out.bin> <C|F>
+ *   zarr_tool read-region <store> <path> <start> <count> <out.bin> <C|F>
+ *   zarr_tool create      <store> <path> <zarray.json> <data.bin> <C|F>
+ *   zarr_tool build       <store> <path> <dtype> <shape> <chunks> <fill> <order> <sep>
+ *                         <compressor> <data.bin> <C|F>
+ *   zarr_tool write-region <store> <path> <start> <count> <data.bin> <C|F>
+ *   zarr_tool resize      <store> <path> <shape>
+ *   zarr_tool append      <store> <path> <axis> <count> <data.bin> <C|F>
+ *
+ * Lists (<shape>, <chunks>, <start>, <count>) are comma-separated integers; an empty
+ * string is a list of length 0 (a 0-d array). For `build`, every setting may be "-" to
+ * keep the builder's default; <dtype> is a name for zarr_array_builder_set_dtype_name
+ * ("<f8", ">i2", "|u1", "<M8[ns]"); <fill> is metadata JSON ("0", "\"NaN\"", "null",
+ * "[1.0,2.0]") or "hex:<bytes>" (one element in native byte order, given to
+ * zarr_array_builder_set_fill_value); <order> is C or F; <sep> is "." or "/";
+ * <compressor> is numcodecs JSON or "null". Data files hold the elements in this
+ * machine's byte order, laid out in the last argument's order.
+ *
+ * `dump` and `read-region` print one line of JSON describing the array to stdout. On any
+ * libzarr error the tool prints the status name and zarr_last_error() to stderr and exits
+ * with status 1; usage and file errors exit with status 2.
+ */
+#include "zarr.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_DIMS 32
+
+static const char *g_what = "";
+
+static void fail_status(zarr_status_t st, const char *call) {
+    char msg[4096];
+    zarr_last_error(msg, sizeof msg, NULL);
+    fprintf(stderr, "zarr_tool %s: %s failed: %s: %s\n", g_what, call, zarr_status_str(st), msg);
+    exit(1);
+}
+
+#define CHECK(call)                                                                        \
+    do {                                                                                   \
+        zarr_status_t st_ = (call);                                                        \
+        if (st_ != ZARR_OK) fail_status(st_, #call);                                       \
+    } while (0)
+
+static void die(const char *fmt, const char *arg) {
+    fprintf(stderr, "zarr_tool %s: ", g_what);
+    fprintf(stderr, fmt, arg);
+    fputc('\n', stderr);
+    exit(2);
+}
+
+static size_t parse_list(const char *text, uint64_t *out) {
+    size_t n = 0;
+    const char *p = text;
+    if (*p == '\0') return 0;
+    for (;;) {
+        char *end = NULL;
+        errno = 0;
+        unsigned long long v = strtoull(p, &end, 10);
+        if (end == p || errno != 0 || (*end != ',' && *end != '\0')) die("bad integer list %s", text);
+        if (n == MAX_DIMS) die("too many dimensions in %s", text);
+        out[n++] = (uint64_t)v;
+        if (*end == '\0') break;
+        p = end + 1;
+    }
+    return n;
+}
+
+static zarr_order_t parse_order(const char *text) {
+    if (strcmp(text, "C") == 0) return ZARR_ORDER_C;
+    if (strcmp(text, "F") == 0) return ZARR_ORDER_F;
+    die("order must be C or F, not %s", text);
+    return ZARR_ORDER_C;
+}
+
+/* Reads a whole file; always returns a non-NULL buffer (NUL-terminated for text). */
+static unsigned char *read_file(const char *path, size_t *out_len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) die("cannot open %s", path);
+    size_t cap = 4096, len = 0;
+    unsigned char *buf = malloc(cap + 1);
+    if (!buf) die("out of memory reading %s", path);
+    for (;;) {
+        size_t got = fread(buf + len, 1, cap - len, f);
+        len += got;
+        if (len < cap) break;
+        cap *= 2;
+        unsigned char *grown = realloc(buf, cap + 1);
+        if (!grown) die("out of memory reading %s", path);
+        buf = grown;
+    }
+    if (ferror(f)) die("cannot read %s", path);
+    fclose(f);
+    buf[len] = '\0';
+    *out_len = len;
+    return buf;
+}
+
+static void write_file(const char *path, const void *data, size_t len) {
+    FILE *f = fopen(path, "wb");
+    if (!f) die("cannot create %s", path);
+    if (len > 0 && fwrite(data, 1, len, f) != len) die("cannot write %s", path);
+    if (fclose(f) != 0) die("cannot close %s", path);
+}
+
+/* A string output of the (buf, len, needed) convention, malloc'd. */
+typedef zarr_status_t (*string_getter)(const zarr_array_t *, char *, size_t, size_t *);
+
+static char *get_string(const zarr_array_t *array, string_getter get, const char *name) {
+    size_t needed = 0;
+    zarr_status_t st = get(array, NULL, 0, &needed);
+    if (st != ZARR_OK && st != ZARR_ERR_BUFFER_SIZE) fail_status(st, name);
+    char *buf = malloc(needed ? needed : 1);
+    if (!buf) die("out of memory for %s", name);
+    st = get(array, buf, needed, &needed);
+    if (st != ZARR_OK) fail_status(st, name);
+    return buf;
+}
+
+static void print_list(const char *key, const uint64_t *v, size_t n) {
+    printf("\"%s\":[", key);
+    for (size_t i = 0; i < n; i++) printf("%s%" PRIu64, i ? "," : "", v[i]);
+    printf("]");
+}
+
+static void print_info(const zarr_array_t *array) {
+    size_t rank = 0;
+    CHECK(zarr_array_rank(array, &rank));
+    if (rank > MAX_DIMS) die("rank too large%s", "");
+    uint64_t shape[MAX_DIMS], chunks[MAX_DIMS];
+    CHECK(zarr_array_shape(array, rank, shape));
+    CHECK(zarr_array_chunk_shape(array, rank, chunks));
+    zarr_dtype_t dtype = 0;
+    CHECK(zarr_array_dtype(array, &dtype));
+    size_t item = 0;
+    CHECK(zarr_array_item_size(array, &item));
+    zarr_order_t order = 0;
+    CHECK(zarr_array_order(array, &order));
+    int32_t format = 0;
+    CHECK(zarr_array_zarr_format(array, &format));
+    uint64_t nchunks = 0, ninit = 0, nbytes = 0;
+    CHECK(zarr_array_nchunks(array, &nchunks));
+    CHECK(zarr_array_nchunks_initialized(array, &ninit));
+    CHECK(zarr_array_nbytes(array, &nbytes));
+    unsigned char fill[16] = {0};
+    bool fill_null = false;
+    if (item > sizeof fill) die("item size too large%s", "");
+    CHECK(zarr_array_fill_value(array, fill, item, &fill_null));
+    char *dtype_name = get_string(array, zarr_array_dtype_name, "zarr_array_dtype_name");
+    char *fill_json = get_string(array, zarr_array_fill_value_json, "zarr_array_fill_value_json");
+
+    printf("{");
+    print_list("shape", shape, rank);
+    printf(",");
+    print_list("chunks", chunks, rank);
+    printf(",\"dtype_name\":\"%s\",\"mem_dtype\":\"%s\",\"item_size\":%zu", dtype_name,
+           zarr_dtype_name(dtype), item);
+    printf(",\"fill_value_json\":%s,\"fill_is_null\":%s,\"fill_hex\":\"", fill_json,
+           fill_null ? "true" : "false");
+    for (size_t i = 0; i < item; i++) printf("%02x", fill[i]);
+    printf("\",\"order\":\"%s\",\"zarr_format\":%d", order == ZARR_ORDER_F ? "F" : "C", (int)format);
+    printf(",\"nchunks\":%" PRIu64 ",\"nchunks_initialized\":%" PRIu64 ",\"nbytes\":%" PRIu64 "}\n",
+           nchunks, ninit, nbytes);
+    free(dtype_name);
+    free(fill_json);
+}
+
+/* Size in bytes of a region of `count` elements of the array's type. */
+static size_t region_bytes(const zarr_array_t *array, size_t ndim, const uint64_t *count) {
+    size_t item = 0;
+    CHECK(zarr_array_item_size(array, &item));
+    uint64_t n = item;
+    for (size_t i = 0; i < ndim; i++) n *= count[i];
+    return (size_t)n;
+}
+
+static void read_region(const zarr_array_t *array, size_t ndim, const uint64_t *start,
+                        const uint64_t *count, const char *out_path, zarr_order_t order) {
+    zarr_dtype_t dtype = 0;
+    CHECK(zarr_array_dtype(array, &dtype));
+    size_t bytes = region_bytes(array, ndim, count);
+    void *buf = malloc(bytes ? bytes : 1);
+    if (!buf) die("out of memory for %s", out_path);
+    CHECK(zarr_array_read(array, ndim, start, count, dtype, order, buf, bytes));
+    write_file(out_path, buf, bytes);
+    free(buf);
+}
+
+static void write_region(const zarr_array_t *array, size_t ndim, const uint64_t *start,
+                         const uint64_t *count, const char *data_path, zarr_order_t order) {
+    zarr_dtype_t dtype = 0;
+    CHECK(zarr_array_dtype(array, &dtype));
+    size_t len = 0;
+    unsigned char *data = read_file(data_path, &len);
+    size_t bytes = region_bytes(array, ndim, count);
+    if (len != bytes) {
+        fprintf(stderr, "zarr_tool %s: %s holds %zu bytes, the region needs %zu\n", g_what,
+                data_path, len, bytes);
+        exit(2);
+    }
+    CHECK(zarr_array_write(array, ndim, start, count, dtype, order, data, len));
+    free(data);
+}
+
+/* Writes the whole array from a data file. */
+static void write_all(const zarr_array_t *array, const char *data_path, zarr_order_t order) {
+    size_t rank = 0;
+    CHECK(zarr_array_rank(array, &rank));
+    if (rank > MAX_DIMS) die("rank too large%s", "");
+    uint64_t start[MAX_DIMS] = {0}, shape[MAX_DIMS] = {0};
+    CHECK(zarr_array_shape(array, rank, shape));
+    write_region(array, rank, start, shape, data_path, order);
+}
+
+static zarr_store_t *open_store(const char *dir, zarr_mode_t mode) {
+    zarr_store_t *store = NULL;
+    CHECK(zarr_store_open_fs(dir, mode, &store));
+    return store;
+}
+
+static int cmd_dump(char **argv) {
+    zarr_store_t *store = open_store(argv[0], ZARR_MODE_R);
+    zarr_array_t *array = NULL;
+    CHECK(zarr_array_open(store, argv[1], ZARR_MODE_R, &array));
+    zarr_order_t order = parse_order(argv[3]);
+    size_t rank = 0;
+    CHECK(zarr_array_rank(array, &rank));
+    if (rank > MAX_DIMS) die("rank too large%s", "");
+    uint64_t start[MAX_DIMS] = {0}, shape[MAX_DIMS] = {0};
+    CHECK(zarr_array_shape(array, rank, shape));
+    read_region(array, rank, start, shape, argv[2], order);
+    print_info(array);
+    zarr_array_free(array);
+    zarr_store_free(store);
+    return 0;
+}
+
+static int cmd_read_region(char **argv) {
+    zarr_store_t *store = open_store(argv[0], ZARR_MODE_R);
+    zarr_array_t *array = NULL;
+    CHECK(zarr_array_open(store, argv[1], ZARR_MODE_R, &array));
+    uint64_t start[MAX_DIMS] = {0}, count[MAX_DIMS] = {0};
+    size_t n1 = parse_list(argv[2], start), n2 = parse_list(argv[3], count);
+    if (n1 != n2) die("start and count differ in length (%s)", argv[2]);
+    read_region(array, n1, start, count, argv[4], parse_order(argv[5]));
+    print_info(array);
+    zarr_array_free(array);
+    zarr_store_free(store);
+    return 0;
+}
+
+static int cmd_create(char **argv) {
+    zarr_order_t order = parse_order(argv[4]);
+    size_t len = 0;
+    char *json = (char *)read_file(argv[2], &len);
+    zarr_store_t *store = open_store(argv[0], ZARR_MODE_A);
+    zarr_array_t *array = NULL;
+    CHECK(zarr_array_create_json(store, argv[1], json, ZARR_MODE_W, &array));
+    free(json);
+    zarr_store_free(store); /* the array keeps the store alive */
+    write_all(array, argv[3], order);
+    zarr_array_free(array);
+    return 0;
+}
+
+static unsigned char hex_nibble(char c, const char *text) {
+    if (c >= '0' && c <= '9') return (unsigned char)(c - '0');
+    if (c >= 'a' && c <= 'f') return (unsigned char)(c - 'a' + 10);
+    if (c >= 'A' && c <= 'F') return (unsigned char)(c - 'A' + 10);
+    die("bad hex fill value %s", text);
+    return 0;
+}
+
+static int cmd_build(char **argv) {
+    const char *dtype_name = argv[2], *shape_s = argv[3], *chunks_s = argv[4];
+    const char *fill = argv[5], *order_s = argv[6], *sep = argv[7], *compressor = argv[8];
+    zarr_order_t buf_order = parse_order(argv[10]);
+
+    uint64_t shape[MAX_DIMS] = {0}, chunks[MAX_DIMS] = {0};
+    size_t rank = parse_list(shape_s, shape);
+    zarr_dtype_t dtype = 0;
+    CHECK(zarr_dtype_from_name(dtype_name, &dtype));
+
+    zarr_array_builder_t *builder = NULL;
+    CHECK(zarr_array_builder_new(dtype, rank, shape, &builder));
+    CHECK(zarr_array_builder_set_dtype_name(builder, dtype_name));
+    if (strcmp(chunks_s, "-") != 0) {
+        size_t n = parse_list(chunks_s, chunks);
+        CHECK(zarr_array_builder_set_chunk_shape(builder, n, chunks));
+    }
+    if (strncmp(fill, "hex:", 4) == 0) {
+        const char *hex = fill + 4;
+        size_t n = strlen(hex);
+        unsigned char bytes[16];
+        if (n % 2 != 0 || n / 2 > sizeof bytes) die("bad hex fill value %s", fill);
+        for (size_t i = 0; i < n / 2; i++)
+            bytes[i] = (unsigned char)(hex_nibble(hex[2 * i], fill) << 4 | hex_nibble(hex[2 * i + 1], fill));
+        CHECK(zarr_array_builder_set_fill_value(builder, dtype, bytes, n / 2));
+    } else if (strcmp(fill, "-") != 0) {
+        CHECK(zarr_array_builder_set_fill_value_json(builder, fill));
+    }
+    if (strcmp(order_s, "-") != 0) CHECK(zarr_array_builder_set_order(builder, parse_order(order_s)));
+    if (strcmp(sep, "-") != 0) CHECK(zarr_array_builder_set_dimension_separator(builder, sep));
+    if (strcmp(compressor, "-") != 0) CHECK(zarr_array_builder_set_compressor_json(builder, compressor));
+
+    zarr_store_t *store = open_store(argv[0], ZARR_MODE_A);
+    zarr_array_t *array = NULL;
+    CHECK(zarr_array_create(builder, store, argv[1], ZARR_MODE_W, &array));
+    zarr_array_builder_free(builder);
+    write_all(array, argv[9], buf_order);
+    zarr_array_free(array);
+    zarr_store_free(store);
+    return 0;
+}
+
+static int cmd_write_region(char **argv) {
+    zarr_store_t *store = open_store(argv[0], ZARR_MODE_R_PLUS);
+    zarr_array_t *array = NULL;
+    CHECK(zarr_array_open(store, argv[1], ZARR_MODE_R_PLUS, &array));
+    uint64_t start[MAX_DIMS] = {0}, count[MAX_DIMS] = {0};
+    size_t n1 = parse_list(argv[2], start), n2 = parse_list(argv[3], count);
+    if (n1 != n2) die("start and count differ in length (%s)", argv[2]);
+    write_region(array, n1, start, count, argv[4], parse_order(argv[5]));
+    zarr_array_free(array);
+    zarr_store_free(store);
+    return 0;
+}
+
+static int cmd_resize(char **argv) {
+    zarr_store_t *store = open_store(argv[0], ZARR_MODE_R_PLUS);
+    zarr_array_t *array = NULL;
+    CHECK(zarr_array_open(store, argv[1], ZARR_MODE_R_PLUS, &array));
+    uint64_t shape[MAX_DIMS] = {0};
+    size_t n = parse_list(argv[2], shape);
+    CHECK(zarr_array_resize(array, n, shape));
+    zarr_array_free(array);
+    zarr_store_free(store);
+    return 0;
+}
+
+static int cmd_append(char **argv) {
+    zarr_store_t *store = open_store(argv[0], ZARR_MODE_R_PLUS);
+    zarr_array_t *array = NULL;
+    CHECK(zarr_array_open(store, argv[1], ZARR_MODE_R_PLUS, &array));
+    uint64_t axis[1] = {0}, count[MAX_DIMS] = {0};
+    if (parse_list(argv[2], axis) != 1) die("bad axis %s", argv[2]);
+    size_t n = parse_list(argv[3], count);
+    zarr_dtype_t dtype = 0;
+    CHECK(zarr_array_dtype(array, &dtype));
+    size_t len = 0;
+    unsigned char *data = read_file(argv[4], &len);
+    CHECK(zarr_array_append(array, (size_t)axis[0], n, count, dtype, parse_order(argv[5]), data, len));
+    free(data);
+    zarr_array_free(array);
+    zarr_store_free(store);
+    return 0;
+}
+
+static const struct {
+    const char *name;
+    int nargs;
+    int (*run)(char **argv);
+} COMMANDS[] = {
+    {"dump", 4, cmd_dump},
+    {"read-region", 6, cmd_read_region},
+    {"create", 5, cmd_create},
+    {"build", 11, cmd_build},
+    {"write-region", 6, cmd_write_region},
+    {"resize", 3, cmd_resize},
+    {"append", 6, cmd_append},
+};
+
+int main(int argc, char **argv) {
+    if (zarr_version_number() != ZARR_VERSION_NUMBER) {
+        fprintf(stderr, "zarr_tool: header version %d does not match library %s\n",
+                ZARR_VERSION_NUMBER, zarr_version_string());
+        return 2;
+    }
+    if (argc >= 2) {
+        for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++) {
+            if (strcmp(argv[1], COMMANDS[i].name) == 0) {
+                g_what = COMMANDS[i].name;
+                if (argc - 2 != COMMANDS[i].nargs) {
+                    fprintf(stderr, "zarr_tool %s: expects %d arguments, got %d\n", g_what,
+                            COMMANDS[i].nargs, argc - 2);
+                    return 2;
+                }
+                return COMMANDS[i].run(argv + 2);
+            }
+        }
+    }
+    fprintf(stderr, "usage: zarr_tool dump|read-region|create|build|write-region|resize|append ... "
+                    "(see zarr_tool.c)\n");
+    return 2;
+}
