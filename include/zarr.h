@@ -337,6 +337,35 @@ typedef int32_t zarr_node_kind;
 #endif // __cplusplus
 
 /**
+ * How concurrent writers of one array are synchronised.
+ */
+enum zarr_sync
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : int32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * No locking: no two writers may touch one chunk.
+   */
+  ZARR_SYNC_NONE = 0,
+  /**
+   * Per-chunk locks inside this process.
+   */
+  ZARR_SYNC_THREAD = 1,
+  /**
+   * Per-chunk lock files in a directory shared by all writing processes.
+   */
+  ZARR_SYNC_PROCESS = 2,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum zarr_sync zarr_sync;
+#else
+typedef int32_t zarr_sync;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
  * Settings for a new array. Create with `zarr_array_builder_new`, adjust with the
  * `zarr_array_builder_set_*` calls, then `zarr_array_create`.
  */
@@ -381,6 +410,11 @@ typedef int32_t zarr_dtype_t;
  * A memory order: one of the `zarr_order` values, passed as an integer.
  */
 typedef int32_t zarr_order_t;
+
+/**
+ * A synchronization kind: one of the `zarr_sync` values.
+ */
+typedef int32_t zarr_sync_t;
 
 /**
  * A node kind: one of the `zarr_node_kind` values.
@@ -463,6 +497,48 @@ zarr_status_t zarr_array_write(const zarr_array_t *array,
                                zarr_order_t order,
                                const void *buf,
                                size_t buf_bytes);
+
+/**
+ * Like `zarr_array_read`, but element `i` of the region (index per dimension) is at
+ * element offset `Σ i[d] * mem_strides[d]` of `buf` (netCDF's `imap`), so a block can be
+ * read into the interior of a larger array, halos excluded. Strides are in elements,
+ * non-negative and must not make elements overlap; `buf_bytes` must reach the last element.
+ */
+ZARR_API
+zarr_status_t zarr_array_read_strided(const zarr_array_t *array,
+                                      size_t ndim,
+                                      const uint64_t *start,
+                                      const uint64_t *count,
+                                      const int64_t *mem_strides,
+                                      zarr_dtype_t mem_dtype,
+                                      void *buf,
+                                      size_t buf_bytes);
+
+/**
+ * Like `zarr_array_write`, with the strided buffer layout of `zarr_array_read_strided`.
+ */
+ZARR_API
+zarr_status_t zarr_array_write_strided(const zarr_array_t *array,
+                                       size_t ndim,
+                                       const uint64_t *start,
+                                       const uint64_t *count,
+                                       const int64_t *mem_strides,
+                                       zarr_dtype_t mem_dtype,
+                                       const void *buf,
+                                       size_t buf_bytes);
+
+/**
+ * Chooses how concurrent writers of this array are synchronised, as zarr-python 2's
+ * synchronizers: `ZARR_SYNC_NONE` (the default: no two writers may touch one chunk),
+ * `ZARR_SYNC_THREAD` (per-chunk locks inside this process) or `ZARR_SYNC_PROCESS`
+ * (per-chunk lock files in `lock_dir`, a directory on a filesystem every writing process
+ * sees, plus the in-process locks). `lock_dir` is required for `ZARR_SYNC_PROCESS` and
+ * ignored otherwise. Set it before writing; reads never lock.
+ */
+ZARR_API
+zarr_status_t zarr_array_set_synchronizer(const zarr_array_t *array,
+                                          zarr_sync_t sync,
+                                          const char *lock_dir);
 
 /**
  * Changes the array's shape; chunks wholly outside the new shape are erased.

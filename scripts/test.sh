@@ -5,7 +5,8 @@
 #   3. C: the c-tests suite under ctest (-Wall -Wextra -Wpedantic -Werror)
 #   4. packaging: install, then build examples-c against the installed prefix
 #   5. interop: zarr-python 2.18, zarr-python 3.x and tensorstore, both directions
-#   6. the quickstart example
+#   6. MPI: examples-c/mpi_write.c on 4 OpenMPI ranks, checked by libzarr and zarr-python
+#   7. the quickstart example
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -38,6 +39,9 @@ bash scripts/check-install.sh build
 
 stage "interop: zarr-python 2.18, zarr-python 3.x, tensorstore"
 bash tests/interop/run.sh
+
+stage "mpi: 4 ranks writing one array"
+bash tests/mpi/run.sh
 
 stage "quickstart"
 qs_dir=$(mktemp -d)

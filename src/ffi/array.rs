@@ -2,6 +2,8 @@
 
 use super::store::strings;
 use super::*;
+use crate::io::lock::Synchronization;
+use crate::io::region::MemLayout;
 use crate::node::{Array, Node};
 use std::ffi::{c_char, c_void};
 use std::sync::Arc;
@@ -184,6 +186,86 @@ pub unsafe extern "C" fn zarr_array_write(
             let buf = slice(buf as *const u8, buf_bytes, "buf")?;
             Ok(a.write(start, count, elem, order, buf)?)
         })
+    })
+}
+
+/// Like `zarr_array_read`, but element `i` of the region (index per dimension) is at
+/// element offset `Σ i[d] * mem_strides[d]` of `buf` (netCDF's `imap`), so a block can be
+/// read into the interior of a larger array, halos excluded. Strides are in elements,
+/// non-negative and must not make elements overlap; `buf_bytes` must reach the last element.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_read_strided(
+    array: *const zarr_array_t,
+    ndim: usize,
+    start: *const u64,
+    count: *const u64,
+    mem_strides: *const i64,
+    mem_dtype: zarr_dtype_t,
+    buf: *mut c_void,
+    buf_bytes: usize,
+) -> zarr_status_t {
+    ffi_guard!({
+        with_array(array, |a| {
+            check_ndim(a, ndim)?;
+            let start = slice(start, ndim, "start")?;
+            let count = slice(count, ndim, "count")?;
+            let strides = slice(mem_strides, ndim, "mem_strides")?;
+            let elem = element_type(mem_dtype)?;
+            let buf = slice_mut(buf as *mut u8, buf_bytes, "buf")?;
+            Ok(a.read(start, count, elem, MemLayout::Strided(strides), buf)?)
+        })
+    })
+}
+
+/// Like `zarr_array_write`, with the strided buffer layout of `zarr_array_read_strided`.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_write_strided(
+    array: *const zarr_array_t,
+    ndim: usize,
+    start: *const u64,
+    count: *const u64,
+    mem_strides: *const i64,
+    mem_dtype: zarr_dtype_t,
+    buf: *const c_void,
+    buf_bytes: usize,
+) -> zarr_status_t {
+    ffi_guard!({
+        with_array(array, |a| {
+            check_ndim(a, ndim)?;
+            let start = slice(start, ndim, "start")?;
+            let count = slice(count, ndim, "count")?;
+            let strides = slice(mem_strides, ndim, "mem_strides")?;
+            let elem = element_type(mem_dtype)?;
+            let buf = slice(buf as *const u8, buf_bytes, "buf")?;
+            Ok(a.write(start, count, elem, MemLayout::Strided(strides), buf)?)
+        })
+    })
+}
+
+/// Chooses how concurrent writers of this array are synchronised, as zarr-python 2's
+/// synchronizers: `ZARR_SYNC_NONE` (the default: no two writers may touch one chunk),
+/// `ZARR_SYNC_THREAD` (per-chunk locks inside this process) or `ZARR_SYNC_PROCESS`
+/// (per-chunk lock files in `lock_dir`, a directory on a filesystem every writing process
+/// sees, plus the in-process locks). `lock_dir` is required for `ZARR_SYNC_PROCESS` and
+/// ignored otherwise. Set it before writing; reads never lock.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_set_synchronizer(
+    array: *const zarr_array_t,
+    sync: zarr_sync_t,
+    lock_dir: *const c_char,
+) -> zarr_status_t {
+    ffi_guard!({
+        let sync = match sync {
+            0 => Synchronization::None,
+            1 => Synchronization::Thread,
+            2 => Synchronization::Process(c_str(lock_dir, "lock_dir")?.into()),
+            other => {
+                return Err(Failure::invalid(format!(
+                    "{other} is not a zarr_sync_t value"
+                )))
+            }
+        };
+        with_array(array, |a| Ok(a.set_synchronization(&sync)?))
     })
 }
 

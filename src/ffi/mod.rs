@@ -134,6 +134,21 @@ pub enum zarr_order {
 /// A memory order: one of the `zarr_order` values, passed as an integer.
 pub type zarr_order_t = i32;
 
+/// How concurrent writers of one array are synchronised.
+#[repr(i32)]
+#[derive(Debug, Clone, Copy)]
+pub enum zarr_sync {
+    /// No locking: no two writers may touch one chunk.
+    ZARR_SYNC_NONE = 0,
+    /// Per-chunk locks inside this process.
+    ZARR_SYNC_THREAD = 1,
+    /// Per-chunk lock files in a directory shared by all writing processes.
+    ZARR_SYNC_PROCESS = 2,
+}
+
+/// A synchronization kind: one of the `zarr_sync` values.
+pub type zarr_sync_t = i32;
+
 /// How stores and nodes are opened, as zarr-python's mode strings.
 #[repr(i32)]
 #[derive(Debug, Clone, Copy)]

@@ -2,5 +2,6 @@
 //! read/decode/scatter and gather/encode/write.
 
 pub mod copy;
+pub mod lock;
 pub mod pool;
 pub mod region;

@@ -3,6 +3,7 @@
 //! onto one contiguous run of it, otherwise through one scratch buffer per worker.
 
 use super::copy::{self, all_equal, is_single_run, Layout, SharedBuf};
+use super::lock::ChunkLocks;
 use super::pool;
 use crate::error::{checked_product, to_usize, Error, Result};
 use crate::meta::dtype::{swap_bytes, ElementType};
@@ -19,8 +20,99 @@ pub struct Region<'a> {
     pub count: &'a [u64],
 }
 
-/// Checks a region, the caller's element type and buffer length before any I/O.
-pub fn check(meta: &ArrayMeta, region: Region, elem: ElementType, buf_len: usize) -> Result<()> {
+/// How the caller's buffer holds the region's elements.
+#[derive(Debug, Clone, Copy)]
+pub enum MemLayout<'a> {
+    /// Dense, in C or F order.
+    Dense(Order),
+    /// Element strides per dimension (non-negative, not overlapping), as netCDF's `imap`:
+    /// the element at region index `i` is at `Σ i[d] * strides[d]`.
+    Strided(&'a [i64]),
+}
+
+impl From<Order> for MemLayout<'_> {
+    fn from(order: Order) -> Self {
+        MemLayout::Dense(order)
+    }
+}
+
+impl MemLayout<'_> {
+    /// Element strides for a region of `count`, after checking them (rank, sign, overlap)
+    /// and that a buffer of `buf_len` bytes holds every element.
+    fn strides(&self, count: &[u64], elem: usize, buf_len: usize) -> Result<Vec<usize>> {
+        let strides = match self {
+            MemLayout::Dense(order) => {
+                let elements = checked_product(count.iter().copied(), "region element count")?;
+                let bytes = elements
+                    .checked_mul(elem as u64)
+                    .ok_or_else(|| Error::Overflow("region byte size overflows 64 bits".into()))?;
+                if bytes != buf_len as u64 {
+                    return Err(Error::BufferSize(format!(
+                        "the region needs {bytes} bytes but the buffer has {buf_len}"
+                    )));
+                }
+                return Ok(order.strides(count));
+            }
+            MemLayout::Strided(strides) => strides,
+        };
+        if strides.len() != count.len() {
+            return Err(Error::RankMismatch(format!(
+                "{} memory strides for a region of rank {}",
+                strides.len(),
+                count.len()
+            )));
+        }
+        let strides: Vec<usize> = strides
+            .iter()
+            .map(|&s| {
+                usize::try_from(s)
+                    .map_err(|_| Error::InvalidArg(format!("memory stride {s} is negative")))
+            })
+            .collect::<Result<_>>()?;
+        if count.contains(&0) {
+            return Ok(strides);
+        }
+        // Elements must not overlap: sorted by stride, each dimension must step over the
+        // whole extent of the previous ones.
+        let mut dims: Vec<usize> = (0..count.len()).filter(|&d| count[d] > 1).collect();
+        dims.sort_by_key(|&d| strides[d]);
+        let mut span: u64 = 1;
+        for &d in &dims {
+            if (strides[d] as u64) < span {
+                return Err(Error::InvalidArg(format!(
+                    "memory strides {strides:?} make elements overlap"
+                )));
+            }
+            span = (strides[d] as u64)
+                .checked_mul(count[d])
+                .ok_or_else(|| Error::Overflow("memory strides overflow 64 bits".into()))?;
+        }
+        let last = count
+            .iter()
+            .zip(&strides)
+            .try_fold(0u64, |acc, (&n, &s)| {
+                acc.checked_add((n - 1).checked_mul(s as u64)?)
+            })
+            .and_then(|l| l.checked_add(1)?.checked_mul(elem as u64))
+            .ok_or_else(|| Error::Overflow("memory strides overflow 64 bits".into()))?;
+        if last > buf_len as u64 {
+            return Err(Error::BufferSize(format!(
+                "the strided region reaches byte {last} but the buffer has {buf_len}"
+            )));
+        }
+        Ok(strides)
+    }
+}
+
+/// Checks a region, the caller's element type and buffer before any I/O, and returns the
+/// buffer's element strides.
+pub fn check(
+    meta: &ArrayMeta,
+    region: Region,
+    elem: ElementType,
+    layout: MemLayout,
+    buf_len: usize,
+) -> Result<Vec<usize>> {
     let rank = meta.rank();
     if region.start.len() != rank || region.count.len() != rank {
         return Err(Error::RankMismatch(format!(
@@ -46,16 +138,7 @@ pub fn check(meta: &ArrayMeta, region: Region, elem: ElementType, buf_len: usize
             )));
         }
     }
-    let elements = checked_product(region.count.iter().copied(), "region element count")?;
-    let bytes = elements
-        .checked_mul(meta.item_size() as u64)
-        .ok_or_else(|| Error::Overflow("region byte size overflows 64 bits".into()))?;
-    if bytes != buf_len as u64 {
-        return Err(Error::BufferSize(format!(
-            "the region needs {bytes} bytes but the buffer has {buf_len}"
-        )));
-    }
-    Ok(())
+    layout.strides(region.count, meta.item_size(), buf_len)
 }
 
 /// Where one chunk meets the region.
@@ -86,7 +169,7 @@ struct Plan<'a> {
 }
 
 impl<'a> Plan<'a> {
-    fn new(meta: &'a ArrayMeta, region: Region<'a>, buf_order: Order) -> Result<Self> {
+    fn new(meta: &'a ArrayMeta, region: Region<'a>, buf_strides: Vec<usize>) -> Result<Self> {
         let mut first = Vec::with_capacity(meta.rank());
         let mut counts = Vec::with_capacity(meta.rank());
         for d in 0..meta.rank() {
@@ -110,7 +193,7 @@ impl<'a> Plan<'a> {
             counts,
             total,
             chunk_strides: meta.order.strides(&meta.chunks),
-            buf_strides: buf_order.strides(region.count),
+            buf_strides,
         })
     }
 
@@ -203,17 +286,17 @@ fn fill_pattern(meta: &ArrayMeta) -> Vec<u8> {
         .unwrap_or_else(|| vec![0u8; meta.item_size()])
 }
 
-/// Reads `region` of the array at `path` into `buf` (native byte order, `buf_order`
-/// layout). The region must have passed [`check`].
+/// Reads `region` of the array at `path` into `buf` (native byte order, elements at
+/// `buf_strides` as [`check`] returned them).
 pub fn read(
     store: &dyn Store,
     path: &str,
     meta: &ArrayMeta,
     region: Region,
-    buf_order: Order,
+    buf_strides: Vec<usize>,
     buf: &mut [u8],
 ) -> Result<()> {
-    let plan = Plan::new(meta, region, buf_order)?;
+    let plan = Plan::new(meta, region, buf_strides)?;
     let out = SharedBuf::new(buf);
     let elem = meta.item_size();
     let swap = meta.dtype.needs_swap();
@@ -262,7 +345,7 @@ pub fn read(
     })
 }
 
-/// Writes `buf` (native byte order, `buf_order` layout) into `region` of the array at
+/// Writes `buf` (native byte order, elements at `buf_strides`) into `region` of the array at
 /// `path`. Chunks the region covers are written without being read; others are read,
 /// merged and rewritten. A chunk equal to the fill value is erased instead of stored.
 pub fn write(
@@ -270,16 +353,19 @@ pub fn write(
     path: &str,
     meta: &ArrayMeta,
     region: Region,
-    buf_order: Order,
+    buf_strides: Vec<usize>,
     buf: &[u8],
+    locks: Option<&ChunkLocks>,
 ) -> Result<()> {
-    let plan = Plan::new(meta, region, buf_order)?;
+    let plan = Plan::new(meta, region, buf_strides)?;
     let elem = meta.item_size();
     let swap = meta.dtype.needs_swap();
     let pattern = fill_pattern(meta);
     let chunk_bytes = meta.chunk_bytes();
     plan.run(|part, _scratch| {
         let key = plan.key(path, part);
+        // Held until the chunk is stored, so read-modify-writes never interleave.
+        let _lock = locks.map(|l| l.lock(&key)).transpose()?;
         let mut chunk = vec![0u8; chunk_bytes];
         let whole = Layout {
             offset: 0,

@@ -4,7 +4,8 @@
 use super::attrs::Attributes;
 use super::{contains_array, contains_group, ensure_parent_groups, Mode, Node};
 use crate::error::{Error, Result};
-use crate::io::region::{self, Region};
+use crate::io::lock::{ChunkLocks, Synchronization};
+use crate::io::region::{self, MemLayout, Region};
 use crate::meta::dtype::ElementType;
 use crate::meta::{ArrayMeta, Format, Order};
 use crate::store::{check_writable, join_key, node_prefix, normalize_path, Store};
@@ -24,6 +25,8 @@ pub struct Array {
     format: Format,
     writable: bool,
     attrs: Attributes,
+    /// Chunk locks of the chosen synchronization (none by default).
+    locks: RwLock<Option<ChunkLocks>>,
     /// Serialises metadata updates (resize) in this process.
     update: Mutex<()>,
 }
@@ -82,6 +85,7 @@ impl Array {
             meta: RwLock::new(meta),
             format,
             writable,
+            locks: RwLock::new(None),
             update: Mutex::new(()),
         }
     }
@@ -148,35 +152,60 @@ impl Array {
     }
 
     /// Reads the region `start`/`count` into `buf` (elements of type `elem`, native byte
-    /// order, laid out in `order`). Missing chunks read as the fill value.
-    pub fn read(
+    /// order, laid out as `layout` says: an [`Order`] or element strides). Missing chunks read
+    /// as the fill value.
+    pub fn read<'a>(
         &self,
         start: &[u64],
         count: &[u64],
         elem: ElementType,
-        order: Order,
+        layout: impl Into<MemLayout<'a>>,
         buf: &mut [u8],
     ) -> Result<()> {
         let meta = self.metadata();
         let region = Region { start, count };
-        region::check(&meta, region, elem, buf.len())?;
-        region::read(self.store.as_ref(), &self.path, &meta, region, order, buf)
+        let strides = region::check(&meta, region, elem, layout.into(), buf.len())?;
+        region::read(self.store.as_ref(), &self.path, &meta, region, strides, buf)
     }
 
-    /// Writes `buf` into the region `start`/`count`.
-    pub fn write(
+    /// Writes `buf` into the region `start`/`count` (arguments as for [`Array::read`]),
+    /// holding each chunk's lock while it is rewritten when a synchronizer is set.
+    pub fn write<'a>(
         &self,
         start: &[u64],
         count: &[u64],
         elem: ElementType,
-        order: Order,
+        layout: impl Into<MemLayout<'a>>,
         buf: &[u8],
     ) -> Result<()> {
         self.check_writable("write")?;
         let meta = self.metadata();
         let region = Region { start, count };
-        region::check(&meta, region, elem, buf.len())?;
-        region::write(self.store.as_ref(), &self.path, &meta, region, order, buf)
+        let strides = region::check(&meta, region, elem, layout.into(), buf.len())?;
+        let locks = self
+            .locks
+            .read()
+            .map_err(|_| Error::Internal("lock table poisoned".into()))?;
+        region::write(
+            self.store.as_ref(),
+            &self.path,
+            &meta,
+            region,
+            strides,
+            buf,
+            locks.as_ref(),
+        )
+    }
+
+    /// Chooses how concurrent writers are synchronised (see [`Synchronization`]). Set it
+    /// before writers start; every handle writing the array should use the same setting.
+    pub fn set_synchronization(&self, sync: &Synchronization) -> Result<()> {
+        let locks = ChunkLocks::new(sync)?;
+        *self
+            .locks
+            .write()
+            .map_err(|_| Error::Internal("lock table poisoned".into()))? = locks;
+        Ok(())
     }
 
     /// Changes the shape; chunks wholly outside the new shape are erased.
@@ -259,6 +288,7 @@ impl Array {
                 count,
             },
             elem,
+            order.into(),
             buf.len(),
         )?;
         self.resize(&new_shape)?;

@@ -1,0 +1,201 @@
+#!/usr/bin/env bash
+# Checks an installation of libzarr the way consumers use it.
+#
+# Usage: scripts/check-install.sh [build-dir]      (default: build)
+#
+# Installs the configured build into a fresh prefix (cmake --install --prefix), checks the
+# installed files and the soname, then builds every examples-c/*.c against that prefix:
+#   (a) CMake find_package(zarr) via CMAKE_PREFIX_PATH, linked to zarr::zarr (shared);
+#   (b) the same project's <name>_static executables, linked to zarr::zarr_static;
+#   (c) plain `cc` with `pkg-config --cflags --libs zarr` (PKG_CONFIG_PATH into the prefix),
+#       and with `pkg-config --static` for a static link.
+# Every binary is run (examples get a scratch directory as their working directory) and
+# must exit 0. Also checks the package version rules and that the prefix can be moved.
+# Prints "check-install: PASS" or "check-install: FAIL: <reason>"; exits nonzero on failure.
+set -euo pipefail
+
+here="$(cd "$(dirname "$0")/.." && pwd)"
+build="${1:-build}"
+cc="${CC:-cc}"
+
+work=""
+finished=0
+failed=0
+fail() {
+  echo "check-install: FAIL: $*${work:+ (work directory kept: $work)}" >&2
+  failed=1
+  exit 1
+}
+on_exit() {
+  local status=$?
+  if [ "$finished" -ne 1 ]; then
+    [ "$status" -ne 0 ] || status=1
+    [ "$failed" -eq 1 ] ||
+      echo "check-install: FAIL (exit status $status; work directory kept: ${work:-none})" >&2
+    exit "$status"
+  fi
+  [ -z "$work" ] || rm -rf "$work"
+}
+trap on_exit EXIT
+
+step() { echo "check-install: $*"; }
+
+[ -f "$build/CMakeCache.txt" ] || fail "$build is not a configured CMake build directory"
+for tool in cmake readelf pkg-config "$cc"; do
+  command -v "$tool" >/dev/null 2>&1 || fail "$tool is not installed"
+done
+
+version="$(sed -n 's/^version *= *"\([0-9][0-9.]*\)".*/\1/p' "$here/Cargo.toml" | head -n 1)"
+[ -n "$version" ] || fail "cannot read the version from Cargo.toml"
+major="${version%%.*}"
+minor="${version#*.}"; minor="${minor%%.*}"
+
+work="$(mktemp -d "${TMPDIR:-/tmp}/zarr-check-install.XXXXXX")"
+prefix="$work/prefix"
+
+step "building $build"
+cmake --build "$build" >"$work/build.log" 2>&1 || { cat "$work/build.log" >&2; fail "build failed"; }
+
+step "installing into a fresh prefix"
+cmake --install "$build" --prefix "$prefix" >"$work/install.log" 2>&1 ||
+  { cat "$work/install.log" >&2; fail "cmake --install failed"; }
+
+# --- installed files -------------------------------------------------------------------
+
+pc_file="$(find "$prefix" -name zarr.pc -path '*/pkgconfig/*' | head -n 1)"
+[ -n "$pc_file" ] || fail "zarr.pc was not installed"
+libdir="$(dirname "$(dirname "$pc_file")")"
+includedir="$prefix/include"
+step "libdir is ${libdir#"$prefix"/}"
+
+for f in "$libdir/libzarr.so.$version" "$libdir/libzarr.a" "$includedir/zarr.h" \
+         "$libdir/cmake/zarr/zarrConfig.cmake" "$libdir/cmake/zarr/zarrConfigVersion.cmake" \
+         "$libdir/cmake/zarr/zarrTargets.cmake"; do
+  [ -f "$f" ] || fail "missing installed file ${f#"$prefix"/}"
+done
+[ -L "$libdir/libzarr.so.$major" ] || fail "libzarr.so.$major is not a symlink"
+[ "$(readlink "$libdir/libzarr.so.$major")" = "libzarr.so.$version" ] ||
+  fail "libzarr.so.$major points to $(readlink "$libdir/libzarr.so.$major")"
+[ -L "$libdir/libzarr.so" ] || fail "libzarr.so is not a symlink"
+[ "$(readlink "$libdir/libzarr.so")" = "libzarr.so.$major" ] ||
+  fail "libzarr.so points to $(readlink "$libdir/libzarr.so")"
+cmp -s "$includedir/zarr.h" "$here/include/zarr.h" || fail "installed zarr.h differs from include/zarr.h"
+
+soname="$(readelf -d "$libdir/libzarr.so.$version" | sed -n 's/.*(SONAME).*\[\(.*\)\].*/\1/p')"
+[ "$soname" = "libzarr.so.$major" ] || fail "SONAME is '$soname', expected libzarr.so.$major"
+step "SONAME $soname"
+if grep -rqF "$here" "$libdir/cmake/zarr" "$pc_file"; then
+  fail "installed package files mention the source directory"
+fi
+
+# Runs a binary in a scratch directory; extra arguments go before it (e.g. env settings).
+run() {
+  local bin="$1"; shift
+  local dir
+  dir="$(mktemp -d "$work/run.XXXXXX")"
+  step "running $(basename "$bin")"
+  if ! (cd "$dir" && env "$@" timeout 300 "$bin" >"$dir/output.txt" 2>&1); then
+    cat "$dir/output.txt" >&2
+    fail "$(basename "$bin") failed"
+  fi
+}
+
+# Whether an executable records libzarr as a shared library dependency.
+needs_libzarr() { readelf -d "$1" | grep -q 'NEEDED.*\[libzarr\.so'; }
+
+examples=("$here"/examples-c/*.c)
+[ -e "${examples[0]}" ] || fail "no examples-c/*.c"
+
+# --- (a) and (b): CMake find_package ----------------------------------------------------
+
+step "(a)+(b) CMake: find_package(zarr) with CMAKE_PREFIX_PATH"
+cmake -S "$here/examples-c" -B "$work/cmake-build" -DCMAKE_PREFIX_PATH="$prefix" \
+  -DCMAKE_BUILD_TYPE=Release >"$work/cmake-configure.log" 2>&1 ||
+  { cat "$work/cmake-configure.log" >&2; fail "configuring examples-c failed"; }
+grep -q "Found zarr $version" "$work/cmake-configure.log" || fail "examples-c did not find zarr $version"
+cmake --build "$work/cmake-build" >"$work/cmake-build.log" 2>&1 ||
+  { cat "$work/cmake-build.log" >&2; fail "building examples-c failed"; }
+
+nstatic=0
+for src in "${examples[@]}"; do
+  name="$(basename "$src" .c)"
+  bin="$work/cmake-build/$name"
+  [ -x "$bin" ] || fail "examples-c did not build $name"
+  needs_libzarr "$bin" || fail "$name does not link libzarr.so"
+  readelf -d "$bin" | grep -q "NEEDED.*\[libzarr.so.$major\]" || fail "$name does not need libzarr.so.$major"
+  run "$bin"                        # (a) found through the build tree's rpath
+  if [ -x "$work/cmake-build/${name}_static" ]; then
+    ! needs_libzarr "$work/cmake-build/${name}_static" || fail "${name}_static needs libzarr.so"
+    run "$work/cmake-build/${name}_static"   # (b)
+    nstatic=$((nstatic + 1))
+  fi
+done
+[ "$nstatic" -ge 1 ] || fail "no example was linked to zarr::zarr_static"
+
+# --- (c) pkg-config ---------------------------------------------------------------------
+
+step "(c) pkg-config"
+export PKG_CONFIG_PATH="$libdir/pkgconfig"
+pkg-config --exists zarr || fail "pkg-config does not find zarr"
+[ "$(pkg-config --modversion zarr)" = "$version" ] || fail "pkg-config version is $(pkg-config --modversion zarr)"
+pc_prefix="$(cd "$(pkg-config --variable=prefix zarr)" && pwd -P)"
+[ "$pc_prefix" = "$(cd "$prefix" && pwd -P)" ] || fail "pkg-config prefix is $pc_prefix"
+pkg-config --static --libs zarr | grep -q -- '-lpthread' || fail "Libs.private lacks the static dependencies"
+
+read -r -a pc_cflags <<<"$(pkg-config --cflags zarr)"
+read -r -a pc_libs <<<"$(pkg-config --libs zarr)"
+# -l:libzarr.a makes the linker take the archive although libzarr.so sits next to it.
+read -r -a pc_static_libs <<<"$(pkg-config --static --libs zarr | sed 's/-lzarr\b/-l:libzarr.a/')"
+for src in "${examples[@]}"; do
+  name="$(basename "$src" .c)"
+  "$cc" -std=c11 -Wall -Wextra -Werror -o "$work/pc-$name" "$src" "${pc_cflags[@]}" "${pc_libs[@]}" -lm ||
+    fail "cc with pkg-config failed for $name"
+  needs_libzarr "$work/pc-$name" || fail "pc-$name does not link libzarr.so"
+  run "$work/pc-$name" "LD_LIBRARY_PATH=$libdir"
+  "$cc" -std=c11 -Wall -Wextra -Werror -o "$work/pc-static-$name" "$src" "${pc_cflags[@]}" \
+    "${pc_static_libs[@]}" -lm || fail "static cc with pkg-config --static failed for $name"
+  ! needs_libzarr "$work/pc-static-$name" || fail "pc-static-$name needs libzarr.so"
+  run "$work/pc-static-$name"
+done
+
+# --- package version rules and a moved prefix -------------------------------------------
+
+step "find_package version rules (SameMinorVersion) and a moved prefix"
+mkdir -p "$work/moved"
+cp -a "$prefix" "$work/moved/prefix"
+probe="$work/probe"
+mkdir -p "$probe"
+cat >"$probe/CMakeLists.txt" <<EOF
+cmake_minimum_required(VERSION 3.16)
+project(zarr_probe LANGUAGES C)
+find_package(zarr $major.$minor CONFIG REQUIRED)
+find_package(zarr $major.$((minor + 1)) CONFIG QUIET)
+if(zarr_FOUND)
+  message(FATAL_ERROR "zarr $major.$((minor + 1)) should not be found")
+endif()
+find_package(zarr $((major + 1)).0 CONFIG QUIET)
+if(zarr_FOUND)
+  message(FATAL_ERROR "zarr $((major + 1)).0 should not be found")
+endif()
+find_package(zarr $major.$minor CONFIG REQUIRED)
+get_target_property(shared zarr::zarr IMPORTED_LOCATION)
+get_target_property(static zarr::zarr_static IMPORTED_LOCATION)
+get_target_property(deps zarr::zarr_static INTERFACE_LINK_LIBRARIES)
+message(STATUS "zarr::zarr=\${shared}")
+message(STATUS "zarr::zarr_static=\${static} deps=\${deps}")
+foreach(f IN ITEMS "\${shared}" "\${static}")
+  if(NOT EXISTS "\${f}")
+    message(FATAL_ERROR "\${f} does not exist")
+  endif()
+endforeach()
+EOF
+cmake -S "$probe" -B "$probe/build" -DCMAKE_PREFIX_PATH="$work/moved/prefix" >"$work/probe.log" 2>&1 ||
+  { cat "$work/probe.log" >&2; fail "the version probe project failed"; }
+grep -q "zarr::zarr=$work/moved/prefix/" "$work/probe.log" ||
+  { cat "$work/probe.log" >&2; fail "the moved prefix's targets point elsewhere"; }
+grep -q "deps=.*pthread" "$work/probe.log" || fail "zarr::zarr_static lacks its link dependencies"
+PKG_CONFIG_PATH="$work/moved/prefix/${libdir#"$prefix"/}/pkgconfig" pkg-config --variable=libdir zarr |
+  grep -q "^$work/moved/prefix/" || fail "zarr.pc in the moved prefix points elsewhere"
+
+finished=1
+echo "check-install: PASS (libzarr $version: CMake shared, CMake static, pkg-config shared and static)"
