@@ -88,6 +88,15 @@ impl Order {
     }
 }
 
+/// The product of `values`, 0 when any is 0 (so zero extents never overflow).
+fn product_or_zero(values: &[u64]) -> u64 {
+    if values.contains(&0) {
+        0
+    } else {
+        values.iter().product()
+    }
+}
+
 /// Largest decoded chunk libzarr accepts (16 GiB): larger chunks are refused when the
 /// metadata is read, before anything is allocated.
 pub const MAX_CHUNK_BYTES: u64 = 1 << 34;
@@ -127,7 +136,13 @@ impl ArrayMeta {
             return Err(Error::Metadata(format!("chunks[{d}] is 0")));
         }
         let item = self.dtype.item_size() as u64;
-        let elements = checked_product(self.shape.iter().copied(), "shape").map_err(|_| {
+        // A zero extent anywhere means no elements, whatever the other extents are.
+        let shape = if self.shape.contains(&0) {
+            vec![0]
+        } else {
+            self.shape.clone()
+        };
+        let elements = checked_product(shape.iter().copied(), "shape").map_err(|_| {
             Error::Metadata(format!(
                 "shape {:?} has more elements than 64 bits count",
                 self.shape
@@ -190,12 +205,12 @@ impl ArrayMeta {
 
     /// Total number of chunks in the grid.
     pub fn num_chunks(&self) -> u64 {
-        self.chunk_grid().iter().product()
+        product_or_zero(&self.chunk_grid())
     }
 
     /// Total bytes of the array's elements.
     pub fn nbytes(&self) -> u64 {
-        self.shape.iter().product::<u64>() * self.item_size() as u64
+        product_or_zero(&self.shape) * self.item_size() as u64
     }
 
     /// The key of a chunk relative to the array (`"0.1"`, `"0/1"`, `"0"` for 0-d arrays).

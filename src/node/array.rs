@@ -2,13 +2,13 @@
 //! queries that need the store (bytes stored, chunks initialised).
 
 use super::attrs::Attributes;
-use super::{contains_array, contains_group, ensure_parent_groups, Mode, Node};
+use super::{check_parents, contains_array, contains_group, ensure_parent_groups, Mode, Node};
 use crate::error::{Error, Result};
 use crate::io::lock::{ChunkLocks, Synchronization};
 use crate::io::region::{self, MemLayout, Region};
 use crate::meta::dtype::ElementType;
 use crate::meta::{ArrayMeta, Format, Order};
-use crate::store::{check_writable, join_key, node_prefix, normalize_path, Store};
+use crate::store::{check_writable, join_key, node_path, node_prefix, Store};
 use serde_json::{Map, Value};
 use std::sync::{Arc, Mutex, RwLock};
 
@@ -48,7 +48,7 @@ impl Array {
         if writable {
             check_writable(store.as_ref(), "open an array for writing")?;
         }
-        let path = normalize_path(path)?;
+        let path = node_path(path)?;
         let mut found = None;
         for format in [Format::V2, Format::V1] {
             if let Some(bytes) = store.get(&join_key(&path, format.array_key()))? {
@@ -100,9 +100,10 @@ impl Array {
         mode: Mode,
     ) -> Result<Self> {
         meta.validate()?;
-        let path = normalize_path(path)?;
+        let path = node_path(path)?;
         check_writable(store.as_ref(), &format!("create an array at {path:?}"))?;
         let s = store.as_ref();
+        check_parents(s, &path)?;
         match mode {
             Mode::Read | Mode::ReadWrite => {
                 return Err(Error::InvalidArg(format!(
@@ -221,7 +222,10 @@ impl Array {
             )));
         }
         meta.shape = shape.to_vec();
-        meta.validate()?;
+        meta.validate().map_err(|e| match e {
+            Error::Metadata(m) => Error::InvalidArg(format!("new shape: {m}")),
+            other => other,
+        })?;
         let grid = meta.chunk_grid();
         for (key, index) in self.chunk_keys(&meta)? {
             if index.iter().zip(&grid).any(|(i, g)| i >= g) {
@@ -292,7 +296,11 @@ impl Array {
             buf.len(),
         )?;
         self.resize(&new_shape)?;
-        self.write(&start, count, elem, order, buf)?;
+        if let Err(e) = self.write(&start, count, elem, order, buf) {
+            // Leave the array as it was: shrink back, erasing what the failed write stored.
+            self.resize(&meta.shape)?;
+            return Err(e);
+        }
         Ok(new_shape)
     }
 

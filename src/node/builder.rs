@@ -63,7 +63,7 @@ impl ArrayBuilder {
             Some(e) if !name.starts_with(['<', '>', '|', '=']) => {
                 e.to_dtype(crate::meta::dtype::ByteOrder::NATIVE)
             }
-            _ => DType::parse_v2(name).map_err(|e| Error::InvalidArg(e.to_string()))?,
+            _ => DType::parse_v2(name).map_err(as_invalid_arg)?,
         };
         Ok(self)
     }
@@ -163,7 +163,9 @@ impl ArrayBuilder {
         };
         let compressor = match &self.compressor {
             Value::Null => None,
-            Value::Object(config) => Some(codec::from_config(config, item_size)?),
+            Value::Object(config) => {
+                Some(codec::from_config(config, item_size).map_err(as_invalid_arg)?)
+            }
             other => {
                 return Err(Error::InvalidArg(format!(
                     "compressor {other} is not an object or null"
@@ -173,9 +175,15 @@ impl ArrayBuilder {
         let filters = match &self.filters {
             Value::Null => Vec::new(),
             Value::Array(list) if list.is_empty() => Vec::new(),
-            other => {
+            Value::Array(list) => {
                 return Err(Error::CodecUnsupported(format!(
-                    "filters {other} are not supported by this version of libzarr"
+                    "filters {} are not supported by this version of libzarr",
+                    Value::Array(list.clone())
+                )))
+            }
+            other => {
+                return Err(Error::InvalidArg(format!(
+                    "filters {other} are not a list or null"
                 )))
             }
         };
@@ -189,16 +197,22 @@ impl ArrayBuilder {
             compressor,
             separator: self.separator,
         };
-        meta.validate().map_err(|e| match e {
-            Error::Metadata(m) => Error::InvalidArg(m),
-            other => other,
-        })?;
+        meta.validate().map_err(as_invalid_arg)?;
         Ok(meta)
     }
 
     /// Creates the array at `path` with mode `w`, `w-` or `a`.
     pub fn create(&self, store: Arc<dyn Store>, path: &str, mode: Mode) -> Result<Array> {
         Array::create(store, path, self.metadata()?, &self.attributes, mode)
+    }
+}
+
+/// A metadata error in settings the caller gave is an invalid argument; other errors (an
+/// unsupported type or codec) keep their kind.
+fn as_invalid_arg(e: Error) -> Error {
+    match e {
+        Error::Metadata(m) => Error::InvalidArg(m),
+        other => other,
     }
 }
 

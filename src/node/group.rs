@@ -2,11 +2,12 @@
 
 use super::attrs::Attributes;
 use super::{
-    contains_array, contains_group, ensure_parent_groups, Array, ArrayBuilder, Mode, Node,
+    check_parents, contains_array, contains_group, ensure_parent_groups, Array, ArrayBuilder, Mode,
+    Node,
 };
 use crate::error::{Error, Result};
 use crate::meta::v2::{self, ATTRS_KEY, GROUP_KEY};
-use crate::store::{check_writable, join_key, node_prefix, normalize_path, Store};
+use crate::store::{check_writable, join_key, node_path, node_prefix, Store};
 use std::sync::Arc;
 
 /// What kind of node is at a path.
@@ -46,11 +47,12 @@ impl Group {
     /// exist, `a` creates it if missing, `w` replaces whatever is there, `w-` fails if
     /// anything is there. An array at `path` is an error in every mode but `w`.
     pub fn open(store: Arc<dyn Store>, path: &str, mode: Mode) -> Result<Self> {
-        let path = normalize_path(path)?;
+        let path = node_path(path)?;
         let writable = mode != Mode::Read;
         if writable {
             check_writable(store.as_ref(), &format!("open group {path:?} for writing"))?;
         }
+        check_parents(store.as_ref(), &path)?;
         let kind = node_kind(store.as_ref(), &path)?;
         match (mode, kind) {
             (Mode::Overwrite, _) => {
@@ -94,7 +96,7 @@ impl Group {
 
     /// The path of a member given relative to this group (`"a/b"`); `.` and `..` are refused.
     pub fn member_path(&self, relative: &str) -> Result<String> {
-        let relative = normalize_path(relative)?;
+        let relative = node_path(relative)?;
         if relative.is_empty() {
             return Err(Error::InvalidArg("a member path must not be empty".into()));
         }

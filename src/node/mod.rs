@@ -115,9 +115,8 @@ pub fn contains_group(store: &dyn Store, path: &str) -> Result<bool> {
     store.contains(&join_key(path, GROUP_KEY))
 }
 
-/// Creates the groups above `path` (the root included) that do not exist yet, as the v2
-/// spec requires; an array in the way is an error.
-pub fn ensure_parent_groups(store: &dyn Store, path: &str) -> Result<()> {
+/// Refuses a node at `path` when an array is one of its ancestors; writes nothing.
+pub fn check_parents(store: &dyn Store, path: &str) -> Result<()> {
     let segments: Vec<&str> = if path.is_empty() {
         Vec::new()
     } else {
@@ -130,6 +129,21 @@ pub fn ensure_parent_groups(store: &dyn Store, path: &str) -> Result<()> {
                 "cannot create {path:?}: an array exists at {parent:?}"
             )));
         }
+    }
+    Ok(())
+}
+
+/// Creates the groups above `path` (the root included) that do not exist yet, as the v2
+/// spec requires; an array in the way is an error, found before anything is written.
+pub fn ensure_parent_groups(store: &dyn Store, path: &str) -> Result<()> {
+    check_parents(store, path)?;
+    let segments: Vec<&str> = if path.is_empty() {
+        Vec::new()
+    } else {
+        path.split('/').collect()
+    };
+    for depth in 0..segments.len() {
+        let parent = segments[..depth].join("/");
         if !contains_group(store, &parent)? {
             store.set(&join_key(&parent, GROUP_KEY), &v2::render_group())?;
         }

@@ -138,16 +138,19 @@ impl Store for ConsolidatedStore {
     }
 
     fn list_dir(&self, prefix: &str) -> Result<DirListing> {
-        let prefix = super::validate_prefix(prefix)?;
-        let mut listing = self.inner.list_dir(&prefix)?;
-        if let Ok(map) = self.metadata.read() {
-            for key in map.keys().filter(|k| k.starts_with(&prefix)) {
-                match key[prefix.len()..].split_once('/') {
-                    None => listing.keys.push(key[prefix.len()..].to_string()),
-                    Some((dir, _)) => listing.prefixes.push(dir.to_string()),
-                }
-            }
-        }
+        let prefix = super::validate_dir_prefix(prefix)?;
+        let inner = self.inner.list_dir(&prefix)?;
+        let cached: Vec<String> = match self.metadata.read() {
+            Ok(map) => map
+                .keys()
+                .filter(|k| k.starts_with(&prefix))
+                .cloned()
+                .collect(),
+            Err(_) => Vec::new(),
+        };
+        let mut listing = super::listing_of(&prefix, cached.iter().map(String::as_str));
+        listing.keys.extend(inner.keys);
+        listing.prefixes.extend(inner.prefixes);
         for list in [&mut listing.keys, &mut listing.prefixes] {
             list.sort();
             list.dedup();

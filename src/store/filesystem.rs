@@ -2,7 +2,9 @@
 //! directories, and values are written to a temporary file in the same directory and then
 //! renamed into place, so a crash leaves the old value or the new one, never half.
 
-use super::{check_writable, validate_key, validate_prefix, DirListing, Store};
+use super::{
+    check_writable, validate_dir_prefix, validate_key, validate_prefix, DirListing, Store,
+};
 use crate::error::{Error, Result};
 use std::fs;
 use std::io::{ErrorKind, Write};
@@ -55,7 +57,28 @@ impl FilesystemStore {
     }
 
     fn path_of(&self, key: &str) -> Result<PathBuf> {
-        Ok(self.root.join(validate_key(key)?))
+        let key = validate_key(key)?;
+        if key
+            .split('/')
+            .any(|segment| segment.starts_with(TEMP_PREFIX))
+        {
+            return Err(Error::InvalidKey(format!(
+                "key {key:?}: names starting with {TEMP_PREFIX:?} are reserved for temporary files"
+            )));
+        }
+        Ok(self.root.join(key))
+    }
+
+    /// Removes the directories above `path` that have become empty, up to the root, so
+    /// listings never show prefixes without keys.
+    fn prune_empty_parents(&self, path: &Path) {
+        let mut dir = path.parent();
+        while let Some(d) = dir {
+            if d == self.root || !d.starts_with(&self.root) || fs::remove_dir(d).is_err() {
+                break;
+            }
+            dir = d.parent();
+        }
     }
 
     fn prefix_dir(&self, prefix: &str) -> PathBuf {
@@ -135,7 +158,10 @@ impl Store for FilesystemStore {
         check_writable(self, &format!("erase {key:?}"))?;
         let path = self.path_of(key)?;
         match fs::remove_file(&path) {
-            Ok(()) => Ok(true),
+            Ok(()) => {
+                self.prune_empty_parents(&path);
+                Ok(true)
+            }
             Err(e)
                 if matches!(
                     e.kind(),
@@ -194,12 +220,7 @@ impl Store for FilesystemStore {
     }
 
     fn list_dir(&self, prefix: &str) -> Result<DirListing> {
-        let prefix = validate_prefix(prefix)?;
-        if !prefix.is_empty() && !prefix.ends_with('/') {
-            return Err(Error::InvalidKey(format!(
-                "listing prefix {prefix:?} must be empty or end with '/'"
-            )));
-        }
+        let prefix = validate_dir_prefix(prefix)?;
         let dir = self.prefix_dir(&prefix);
         let mut listing = DirListing::default();
         let entries = match fs::read_dir(&dir) {

@@ -1,6 +1,6 @@
 //! An in-memory store: a sorted map from keys to values behind a read-write lock.
 
-use super::{validate_key, validate_prefix, DirListing, Store};
+use super::{listing_of, validate_dir_prefix, validate_key, validate_prefix, DirListing, Store};
 use crate::error::{Error, Result};
 use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
@@ -64,21 +64,9 @@ impl Store for MemoryStore {
     }
 
     fn list_dir(&self, prefix: &str) -> Result<DirListing> {
-        let prefix = validate_prefix(prefix)?;
-        let mut listing = DirListing::default();
-        for key in self.list_prefix(&prefix)? {
-            let rest = &key[prefix.len()..];
-            match rest.split_once('/') {
-                None => listing.keys.push(rest.to_string()),
-                Some((dir, _)) => {
-                    if listing.prefixes.last().map(String::as_str) != Some(dir) {
-                        listing.prefixes.push(dir.to_string());
-                    }
-                }
-            }
-        }
-        listing.prefixes.dedup();
-        Ok(listing)
+        let prefix = validate_dir_prefix(prefix)?;
+        let keys = self.list_prefix(&prefix)?;
+        Ok(listing_of(&prefix, keys.iter().map(String::as_str)))
     }
 
     fn size(&self, key: &str) -> Result<Option<u64>> {

@@ -114,6 +114,52 @@ pub fn validate_prefix(prefix: &str) -> Result<String> {
     })
 }
 
+/// Validates a one-level listing prefix: `""` or a normalised path ending in `/`.
+pub fn validate_dir_prefix(prefix: &str) -> Result<String> {
+    let prefix = validate_prefix(prefix)?;
+    if !prefix.is_empty() && !prefix.ends_with('/') {
+        return Err(Error::InvalidKey(format!(
+            "listing prefix {prefix:?} must be empty or end with '/'"
+        )));
+    }
+    Ok(prefix)
+}
+
+/// The one-level listing of `prefix` (as [`validate_dir_prefix`] returns it) among `keys`
+/// that start with it: names sorted, child prefixes sorted and unique.
+pub(crate) fn listing_of<'a>(prefix: &str, keys: impl IntoIterator<Item = &'a str>) -> DirListing {
+    let mut listing = DirListing::default();
+    for key in keys {
+        let Some(rest) = key.strip_prefix(prefix) else {
+            continue;
+        };
+        match rest.split_once('/') {
+            None => listing.keys.push(rest.to_string()),
+            Some((dir, _)) => listing.prefixes.push(dir.to_string()),
+        }
+    }
+    for list in [&mut listing.keys, &mut listing.prefixes] {
+        list.sort();
+        list.dedup();
+    }
+    listing
+}
+
+/// Names a node path may not use as a segment: they are metadata documents.
+const RESERVED_NAMES: [&str; 5] = [".zarray", ".zgroup", ".zattrs", ".zmetadata", "zarr.json"];
+
+/// Normalises a node path ([`normalize_path`]) and refuses segments that name metadata
+/// documents (`"a/.zarray"` is a key, not a node).
+pub fn node_path(path: &str) -> Result<String> {
+    let path = normalize_path(path)?;
+    if let Some(segment) = path.split('/').find(|s| RESERVED_NAMES.contains(s)) {
+        return Err(Error::InvalidKey(format!(
+            "node path {path:?} has the reserved name {segment:?} as a segment"
+        )));
+    }
+    Ok(path)
+}
+
 fn check_segment(segment: &str, whole: &str) -> Result<()> {
     if segment == "." || segment == ".." {
         return Err(Error::InvalidKey(format!(

@@ -3,7 +3,7 @@
 //! writes the central directory. Entry names that are not valid keys (`..`, absolute
 //! paths) make the zip refused.
 
-use super::{validate_key, validate_prefix, DirListing, Store};
+use super::{listing_of, validate_dir_prefix, validate_key, validate_prefix, DirListing, Store};
 use crate::error::{Error, Result};
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -245,16 +245,9 @@ impl Store for ZipStore {
     }
 
     fn list_dir(&self, prefix: &str) -> Result<DirListing> {
-        let prefix = validate_prefix(prefix)?;
-        let mut listing = DirListing::default();
-        for key in self.list_prefix(&prefix)? {
-            match key[prefix.len()..].split_once('/') {
-                None => listing.keys.push(key[prefix.len()..].to_string()),
-                Some((dir, _)) => listing.prefixes.push(dir.to_string()),
-            }
-        }
-        listing.prefixes.dedup();
-        Ok(listing)
+        let prefix = validate_dir_prefix(prefix)?;
+        let keys = self.list_prefix(&prefix)?;
+        Ok(listing_of(&prefix, keys.iter().map(String::as_str)))
     }
 
     fn size(&self, key: &str) -> Result<Option<u64>> {
