@@ -5,7 +5,9 @@ use crate::error::{Error, Result};
 use rayon::{ThreadPool, ThreadPoolBuilder};
 use std::sync::{Arc, RwLock};
 
-static POOL: RwLock<Option<Arc<ThreadPool>>> = RwLock::new(None);
+/// The pool and the process that built it: a child made by `fork()` has none of its
+/// worker threads, so it builds its own.
+static POOL: RwLock<Option<(u32, Arc<ThreadPool>)>> = RwLock::new(None);
 
 /// The default size: `ZARR_NUM_THREADS` if set to a positive integer, else the number of
 /// cores available to this process (which respects CPU affinity masks).
@@ -32,17 +34,32 @@ fn build(threads: usize) -> Result<Arc<ThreadPool>> {
 
 /// The pool, created on first use.
 pub fn pool() -> Result<Arc<ThreadPool>> {
-    if let Some(pool) = POOL.read().ok().and_then(|p| p.clone()) {
+    let pid = std::process::id();
+    let current = |slot: &Option<(u32, Arc<ThreadPool>)>| {
+        slot.as_ref()
+            .filter(|(owner, _)| *owner == pid)
+            .map(|(_, pool)| pool.clone())
+    };
+    if let Some(pool) = POOL.read().ok().and_then(|p| current(&p)) {
         return Ok(pool);
     }
     let mut slot = POOL
         .write()
         .map_err(|_| Error::Internal("thread pool lock poisoned".into()))?;
-    if let Some(pool) = slot.clone() {
+    if let Some(pool) = current(&slot) {
         return Ok(pool);
     }
-    let pool = build(default_num_threads())?;
-    *slot = Some(pool.clone());
+    // After a fork the parent's size is kept; the parent's pool object is left alone.
+    let threads = slot
+        .as_ref()
+        .map(|(_, p)| p.current_num_threads())
+        .unwrap_or_else(default_num_threads);
+    let pool = build(threads)?;
+    if let Some(old) = slot.take() {
+        // The parent's pool has no threads in this process: never drop it here.
+        std::mem::forget(old);
+    }
+    *slot = Some((pid, pool.clone()));
     Ok(pool)
 }
 
@@ -62,7 +79,8 @@ pub fn set_num_threads(threads: usize) -> Result<()> {
     let pool = build(n)?;
     *POOL
         .write()
-        .map_err(|_| Error::Internal("thread pool lock poisoned".into()))? = Some(pool);
+        .map_err(|_| Error::Internal("thread pool lock poisoned".into()))? =
+        Some((std::process::id(), pool));
     Ok(())
 }
 
@@ -70,6 +88,6 @@ pub fn set_num_threads(threads: usize) -> Result<()> {
 pub fn num_threads() -> usize {
     POOL.read()
         .ok()
-        .and_then(|p| p.as_ref().map(|p| p.current_num_threads()))
+        .and_then(|p| p.as_ref().map(|(_, p)| p.current_num_threads()))
         .unwrap_or_else(default_num_threads)
 }
