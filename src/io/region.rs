@@ -42,7 +42,11 @@ impl MemLayout<'_> {
     fn strides(&self, count: &[u64], elem: usize, buf_len: usize) -> Result<Vec<usize>> {
         let strides = match self {
             MemLayout::Dense(order) => {
-                let elements = checked_product(count.iter().copied(), "region element count")?;
+                let elements = if count.contains(&0) {
+                    0
+                } else {
+                    checked_product(count.iter().copied(), "region element count")?
+                };
                 let bytes = elements
                     .checked_mul(elem as u64)
                     .ok_or_else(|| Error::Overflow("region byte size overflows 64 bits".into()))?;
@@ -182,10 +186,14 @@ impl<'a> Plan<'a> {
                 counts.push((s + n - 1) / c - s / c + 1);
             }
         }
-        let total = to_usize(
-            checked_product(counts.iter().copied(), "chunk count")?,
-            "chunk count",
-        )?;
+        let total = if counts.contains(&0) {
+            0
+        } else {
+            to_usize(
+                checked_product(counts.iter().copied(), "chunk count")?,
+                "chunk count",
+            )?
+        };
         Ok(Plan {
             meta,
             region,

@@ -32,6 +32,17 @@ pub fn copy(
         )));
     }
     let source_path = normalize_path(source_path)?;
+    let target_path = normalize_path(target_path)?;
+    if Arc::ptr_eq(source, target)
+        && (source_path.is_empty()
+            || target_path == source_path
+            || target_path.starts_with(&format!("{source_path}/")))
+    {
+        return Err(Error::InvalidArg(format!(
+            "cannot copy {source_path:?} into itself ({target_path:?})"
+        )));
+    }
+    let target_path = target_path.as_str();
     match node_kind(source.as_ref(), &source_path)? {
         NodeKind::Array => copy_array(source, &source_path, target, target_path, compressor, mode),
         NodeKind::Group => {
@@ -83,8 +94,6 @@ fn copy_array(
             }
         };
     }
-    let reencode = meta.compressor.as_ref().map(|c| c.config())
-        != source_meta.compressor.as_ref().map(|c| c.config());
     let to = Array::create(
         target.clone(),
         target_path,
@@ -92,6 +101,22 @@ fn copy_array(
         &from.attributes()?,
         mode,
     )?;
+    // With mode `a` the target may already exist: its layout must match, and its own
+    // compressor decides whether chunks are re-encoded.
+    let existing = to.metadata();
+    if existing.shape != meta.shape
+        || existing.chunks != meta.chunks
+        || existing.dtype != meta.dtype
+        || existing.order != meta.order
+    {
+        return Err(Error::Exists(format!(
+            "array {:?} exists with a different shape, chunks, data type or order",
+            to.path()
+        )));
+    }
+    let meta = existing;
+    let reencode = meta.compressor.as_ref().map(|c| c.config())
+        != source_meta.compressor.as_ref().map(|c| c.config());
     let chunks = from.chunk_keys(&source_meta)?;
     let chunk_bytes = meta.chunk_bytes();
     pool::pool()?.install(|| {
