@@ -103,8 +103,14 @@ run() {
 # Whether an executable records libzarr as a shared library dependency.
 needs_libzarr() { readelf -d "$1" | grep -q 'NEEDED.*\[libzarr\.so'; }
 
-examples=("$here"/examples-c/*.c)
-[ -e "${examples[0]}" ] || fail "no examples-c/*.c"
+# Examples that include <mpi.h> are built (when MPI is available) but run only under
+# mpirun, which is tests/mpi/run.sh's job; the others are built and run every way.
+examples=()
+mpi_examples=()
+for src in "$here"/examples-c/*.c; do
+  if grep -q '^#include <mpi\.h>' "$src"; then mpi_examples+=("$src"); else examples+=("$src"); fi
+done
+[ "${#examples[@]}" -gt 0 ] || fail "no examples-c/*.c"
 
 # --- (a) and (b): CMake find_package ----------------------------------------------------
 
@@ -131,6 +137,15 @@ for src in "${examples[@]}"; do
   fi
 done
 [ "$nstatic" -ge 1 ] || fail "no example was linked to zarr::zarr_static"
+for src in "${mpi_examples[@]}"; do
+  name="$(basename "$src" .c)"
+  if grep -q "Skipping example $name" "$work/cmake-configure.log"; then
+    step "$name: MPI not found, not built"
+  else
+    [ -x "$work/cmake-build/$name" ] || fail "examples-c did not build $name"
+    step "$name: built (MPI programs run under mpirun in tests/mpi)"
+  fi
+done
 
 # --- (c) pkg-config ---------------------------------------------------------------------
 
@@ -157,6 +172,14 @@ for src in "${examples[@]}"; do
   ! needs_libzarr "$work/pc-static-$name" || fail "pc-static-$name needs libzarr.so"
   run "$work/pc-static-$name"
 done
+if command -v mpicc >/dev/null 2>&1; then
+  for src in "${mpi_examples[@]}"; do
+    name="$(basename "$src" .c)"
+    mpicc -std=c11 -Wall -Wextra -Werror -o "$work/pc-$name" "$src" "${pc_cflags[@]}" "${pc_libs[@]}" -lm ||
+      fail "mpicc with pkg-config failed for $name"
+    step "$name: built with mpicc and pkg-config"
+  done
+fi
 
 # --- package version rules and a moved prefix -------------------------------------------
 

@@ -1,0 +1,337 @@
+/*
+ * Queries: rank, shapes, types, fill value, order, format, sizes, chunk counts and the
+ * metadata document, for arrays made by the builder and by zarr_array_create_json.
+ */
+#include "check.h"
+
+static bool little_endian(void) {
+    const uint16_t one = 1;
+    unsigned char first;
+    memcpy(&first, &one, 1);
+    return first == 1;
+}
+
+/* The stored size of `key` (0 when missing). */
+static size_t stored_size(const zarr_store_t *s, const char *key) {
+    size_t needed = 0;
+    zarr_status_t st = zarr_store_get(s, key, NULL, 0, &needed);
+    if (st == ZARR_ERR_NOT_FOUND)
+        return 0;
+    return needed;
+}
+
+static void test_builder_array(void) {
+    zarr_store_t *s = NULL;
+    CHECK_OK(zarr_store_new_memory(&s));
+    const uint64_t shape[2] = {100, 50}, chunks[2] = {30, 20};
+    zarr_array_builder_t *b = NULL;
+    CHECK_OK(zarr_array_builder_new(ZARR_DTYPE_FLOAT32, 2, shape, &b));
+    CHECK_OK(zarr_array_builder_set_chunk_shape(b, 2, chunks));
+    const float fill = 1.5f;
+    CHECK_OK(zarr_array_builder_set_fill_value(b, ZARR_DTYPE_FLOAT32, &fill, sizeof fill));
+    zarr_array_t *a = NULL;
+    CHECK_OK(zarr_array_create(b, s, "grp/q", ZARR_MODE_W_MINUS, &a));
+    zarr_array_builder_free(b);
+
+    size_t rank = 0;
+    CHECK_OK(zarr_array_rank(a, &rank));
+    CHECK_EQ(rank, 2);
+    uint64_t got[2] = {0, 0};
+    CHECK_OK(zarr_array_shape(a, 2, got));
+    CHECK(got[0] == 100 && got[1] == 50);
+    CHECK_OK(zarr_array_chunk_shape(a, 2, got));
+    CHECK(got[0] == 30 && got[1] == 20);
+    zarr_dtype_t dt = 0;
+    CHECK_OK(zarr_array_dtype(a, &dt));
+    CHECK_EQ(dt, ZARR_DTYPE_FLOAT32);
+    char name[16];
+    size_t needed = 0;
+    CHECK_OK(zarr_array_dtype_name(a, name, sizeof name, &needed));
+    CHECK_STR(name, little_endian() ? "<f4" : ">f4");
+    CHECK_EQ(needed, 4);
+    size_t item = 0;
+    CHECK_OK(zarr_array_item_size(a, &item));
+    CHECK_EQ(item, 4);
+    float fv = 0;
+    bool is_null = true;
+    CHECK_OK(zarr_array_fill_value(a, &fv, sizeof fv, &is_null));
+    CHECK(fv == 1.5f);
+    CHECK(is_null == false);
+    char json[64];
+    CHECK_OK(zarr_array_fill_value_json(a, json, sizeof json, &needed));
+    CHECK_STR(json, "1.5");
+    CHECK_EQ(needed, 4);
+    zarr_order_t order = -1;
+    CHECK_OK(zarr_array_order(a, &order));
+    CHECK_EQ(order, ZARR_ORDER_C);
+    int32_t format = 0;
+    CHECK_OK(zarr_array_zarr_format(a, &format));
+    CHECK_EQ(format, 2);
+    uint64_t n = 0;
+    CHECK_OK(zarr_array_nbytes(a, &n));
+    CHECK_EQ(n, 100 * 50 * 4);
+    CHECK_OK(zarr_array_nchunks(a, &n));
+    CHECK_EQ(n, 4 * 3);
+    CHECK_OK(zarr_array_nchunks_initialized(a, &n));
+    CHECK_EQ(n, 0);
+
+    /* Bytes stored: the metadata only, then growing by each chunk written. */
+    uint64_t stored = 0;
+    CHECK_OK(zarr_array_nbytes_stored(a, &stored));
+    CHECK(stored > 0);
+    CHECK_EQ(stored, stored_size(s, "grp/q/.zarray"));
+    float block[30 * 20];
+    for (int i = 0; i < 600; i++)
+        block[i] = (float)i;
+    const uint64_t start[2] = {0, 0};
+    CHECK_OK(zarr_array_write(a, 2, start, chunks, ZARR_DTYPE_FLOAT32, ZARR_ORDER_C, block, sizeof block));
+    uint64_t stored2 = 0;
+    CHECK_OK(zarr_array_nbytes_stored(a, &stored2));
+    CHECK(stored2 > stored);
+    CHECK_EQ(stored2, stored + stored_size(s, "grp/q/0.0"));
+    CHECK_OK(zarr_array_nchunks_initialized(a, &n));
+    CHECK_EQ(n, 1);
+    /* Attributes count too. */
+    CHECK_OK(zarr_array_attr_set(a, "k", "\"v\""));
+    uint64_t stored3 = 0;
+    CHECK_OK(zarr_array_nbytes_stored(a, &stored3));
+    CHECK_EQ(stored3, stored2 + stored_size(s, "grp/q/.zattrs"));
+    /* Keys of other nodes do not. */
+    CHECK_OK(zarr_store_set(s, "grp/qq/x", "12345", 5));
+    CHECK_OK(zarr_store_set(s, "grp/other", "12345", 5));
+    CHECK_OK(zarr_array_nbytes_stored(a, &n));
+    CHECK_EQ(n, stored3);
+    /* The whole array written: every chunk stored. */
+    float *all = (float *)malloc(sizeof(float) * 5000);
+    for (int i = 0; i < 5000; i++)
+        all[i] = (float)(i % 17);
+    CHECK_OK(zarr_array_write(a, 2, start, shape, ZARR_DTYPE_FLOAT32, ZARR_ORDER_C, all, sizeof(float) * 5000));
+    free(all);
+    CHECK_OK(zarr_array_nchunks_initialized(a, &n));
+    CHECK_EQ(n, 12);
+
+    /* The metadata document, as stored. */
+    char meta[2048];
+    CHECK_OK(zarr_array_metadata_json(a, meta, sizeof meta, &needed));
+    CHECK_EQ(needed, strlen(meta) + 1);
+    CHECK_CONTAINS(meta, "\"dimension_separator\": \".\"");
+    CHECK_CONTAINS(meta, "\"zarr_format\": 2");
+    CHECK_CONTAINS(meta, "\"fill_value\": 1.5");
+    CHECK_CONTAINS(meta, "\"order\": \"C\"");
+    CHECK_CONTAINS(meta, "\"filters\": null");
+    CHECK_CONTAINS(meta, little_endian() ? "\"dtype\": \"<f4\"" : "\"dtype\": \">f4\"");
+    CHECK_CONTAINS(meta, "\"cname\": \"lz4\""); /* the default compressor: blosc lz4 */
+    char raw[2048];
+    size_t raw_len = 0;
+    CHECK_OK(zarr_store_get(s, "grp/q/.zarray", raw, sizeof raw - 1, &raw_len));
+    raw[raw_len] = '\0';
+    CHECK_STR(meta, raw);
+    /* The parent group was created. */
+    bool exists = false;
+    CHECK_OK(zarr_store_contains(s, "grp/.zgroup", &exists));
+    CHECK(exists);
+    CHECK_OK(zarr_store_contains(s, ".zgroup", &exists));
+    CHECK(exists);
+
+    /* A read-only handle answers the same. */
+    zarr_array_t *r = NULL;
+    CHECK_OK(zarr_array_open(s, "/grp//q/", ZARR_MODE_R, &r)); /* paths are normalised */
+    CHECK_OK(zarr_array_nchunks_initialized(r, &n));
+    CHECK_EQ(n, 12);
+    CHECK_OK(zarr_array_chunk_shape(r, 2, got));
+    CHECK(got[0] == 30 && got[1] == 20);
+    zarr_array_free(r);
+    zarr_array_free(a);
+    zarr_store_free(s);
+}
+
+static void test_null_fill_and_f_order(void) {
+    zarr_store_t *s = NULL;
+    CHECK_OK(zarr_store_new_memory(&s));
+    const uint64_t shape[3] = {3, 4, 5};
+    zarr_array_builder_t *b = NULL;
+    CHECK_OK(zarr_array_builder_new(ZARR_DTYPE_UINT16, 3, shape, &b));
+    CHECK_OK(zarr_array_builder_set_fill_value_json(b, "null"));
+    CHECK_OK(zarr_array_builder_set_order(b, ZARR_ORDER_F));
+    CHECK_OK(zarr_array_builder_set_dtype_name(b, ">u2"));
+    zarr_array_t *a = NULL;
+    CHECK_OK(zarr_array_create(b, s, "", ZARR_MODE_W, &a)); /* at the root */
+    zarr_array_builder_free(b);
+    uint16_t fv = 0xffff;
+    bool is_null = false;
+    CHECK_OK(zarr_array_fill_value(a, &fv, sizeof fv, &is_null));
+    CHECK(is_null == true);
+    CHECK_EQ(fv, 0);
+    char json[16];
+    CHECK_OK(zarr_array_fill_value_json(a, json, sizeof json, NULL));
+    CHECK_STR(json, "null");
+    zarr_order_t order = -1;
+    CHECK_OK(zarr_array_order(a, &order));
+    CHECK_EQ(order, ZARR_ORDER_F);
+    char name[8];
+    CHECK_OK(zarr_array_dtype_name(a, name, sizeof name, NULL));
+    CHECK_STR(name, ">u2");
+    /* Default chunks for a small array: the whole array. */
+    uint64_t chunks[3];
+    CHECK_OK(zarr_array_chunk_shape(a, 3, chunks));
+    CHECK(chunks[0] == 3 && chunks[1] == 4 && chunks[2] == 5);
+    uint64_t n = 0;
+    CHECK_OK(zarr_array_nchunks(a, &n));
+    CHECK_EQ(n, 1);
+    CHECK_OK(zarr_array_nbytes(a, &n));
+    CHECK_EQ(n, 120);
+    bool exists = false;
+    CHECK_OK(zarr_store_contains(s, ".zarray", &exists));
+    CHECK(exists);
+    zarr_array_free(a);
+    zarr_store_free(s);
+}
+
+/* Fill values of each kind as metadata JSON. */
+static void test_fill_json_forms(void) {
+    static const struct {
+        zarr_dtype_t dtype;
+        const char *in;
+        const char *out;
+    } cases[] = {
+        {ZARR_DTYPE_INT16, "-5", "-5"},
+        {ZARR_DTYPE_UINT64, "18446744073709551615", "18446744073709551615"},
+        {ZARR_DTYPE_INT64, "-9223372036854775808", "-9223372036854775808"},
+        {ZARR_DTYPE_BOOL, "true", "true"},
+        {ZARR_DTYPE_FLOAT64, "\"-Infinity\"", "\"-Infinity\""},
+        {ZARR_DTYPE_FLOAT32, "\"Infinity\"", "\"Infinity\""},
+        {ZARR_DTYPE_FLOAT16, "0.5", "0.5"},
+        {ZARR_DTYPE_COMPLEX128, "[1.0, \"NaN\"]", "[1.0,\"NaN\"]"},
+        {ZARR_DTYPE_INT32, "7.0", "7"},
+        {ZARR_DTYPE_UINT8, "255", "255"},
+    };
+    zarr_store_t *s = NULL;
+    CHECK_OK(zarr_store_new_memory(&s));
+    const uint64_t shape[1] = {4};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        zarr_array_builder_t *b = NULL;
+        CHECK_OK(zarr_array_builder_new(cases[i].dtype, 1, shape, &b));
+        CHECK_OK(zarr_array_builder_set_fill_value_json(b, cases[i].in));
+        zarr_array_t *a = NULL;
+        CHECK_OK(zarr_array_create(b, s, "f", ZARR_MODE_W, &a));
+        char json[64];
+        size_t needed = 0;
+        CHECK_OK(zarr_array_fill_value_json(a, json, sizeof json, &needed));
+        CHECK_STR(json, cases[i].out);
+        CHECK_EQ(needed, strlen(cases[i].out) + 1);
+        zarr_array_free(a);
+        zarr_array_builder_free(b);
+    }
+    /* A binary fill value, read back as bytes. */
+    zarr_array_builder_t *b = NULL;
+    CHECK_OK(zarr_array_builder_new(ZARR_DTYPE_COMPLEX64, 1, shape, &b));
+    const float c[2] = {2.0f, -0.25f};
+    CHECK_OK(zarr_array_builder_set_fill_value(b, ZARR_DTYPE_COMPLEX64, c, sizeof c));
+    zarr_array_t *a = NULL;
+    CHECK_OK(zarr_array_create(b, s, "c", ZARR_MODE_W, &a));
+    float back[2] = {0, 0};
+    bool is_null = true;
+    CHECK_OK(zarr_array_fill_value(a, back, sizeof back, &is_null));
+    CHECK(back[0] == 2.0f && back[1] == -0.25f && !is_null);
+    char json[64];
+    CHECK_OK(zarr_array_fill_value_json(a, json, sizeof json, NULL));
+    CHECK_STR(json, "[2.0,-0.25]");
+    zarr_array_free(a);
+    zarr_array_builder_free(b);
+    zarr_store_free(s);
+}
+
+/* An array from a complete .zarray document. */
+static void test_create_json(void) {
+    zarr_store_t *s = NULL;
+    CHECK_OK(zarr_store_new_memory(&s));
+    const char *doc =
+        "{\"zarr_format\": 2, \"shape\": [10, 20, 30], \"chunks\": [5, 7, 30],"
+        " \"dtype\": \">i8\", \"compressor\": {\"id\": \"zstd\", \"level\": 1},"
+        " \"fill_value\": 42, \"order\": \"F\", \"filters\": [],"
+        " \"dimension_separator\": \"/\", \"extra\": {\"ignored\": true}}";
+    zarr_array_t *a = NULL;
+    CHECK_OK(zarr_array_create_json(s, "j", doc, ZARR_MODE_W_MINUS, &a));
+    size_t rank = 0;
+    CHECK_OK(zarr_array_rank(a, &rank));
+    CHECK_EQ(rank, 3);
+    uint64_t v[3];
+    CHECK_OK(zarr_array_shape(a, 3, v));
+    CHECK(v[0] == 10 && v[1] == 20 && v[2] == 30);
+    CHECK_OK(zarr_array_chunk_shape(a, 3, v));
+    CHECK(v[0] == 5 && v[1] == 7 && v[2] == 30);
+    zarr_dtype_t dt = 0;
+    CHECK_OK(zarr_array_dtype(a, &dt));
+    CHECK_EQ(dt, ZARR_DTYPE_INT64);
+    char text[2048];
+    CHECK_OK(zarr_array_dtype_name(a, text, sizeof text, NULL));
+    CHECK_STR(text, ">i8");
+    int64_t fill = 0;
+    bool is_null = true;
+    CHECK_OK(zarr_array_fill_value(a, &fill, sizeof fill, &is_null));
+    CHECK_EQ(fill, 42);
+    zarr_order_t order = -1;
+    CHECK_OK(zarr_array_order(a, &order));
+    CHECK_EQ(order, ZARR_ORDER_F);
+    uint64_t n = 0;
+    CHECK_OK(zarr_array_nchunks(a, &n));
+    CHECK_EQ(n, 2 * 3 * 1);
+    CHECK_OK(zarr_array_nbytes(a, &n));
+    CHECK_EQ(n, 6000 * 8);
+    CHECK_OK(zarr_array_metadata_json(a, text, sizeof text, NULL));
+    CHECK_CONTAINS(text, "\"dimension_separator\": \"/\"");
+    CHECK_CONTAINS(text, "\"id\": \"zstd\"");
+    CHECK_CONTAINS(text, "\"fill_value\": 42");
+    CHECK(strstr(text, "extra") == NULL); /* unknown keys are not kept */
+    /* Writes use the document's nested keys. */
+    const int64_t one = 1;
+    const uint64_t at[3] = {9, 19, 29}, cnt[3] = {1, 1, 1};
+    CHECK_OK(zarr_array_write(a, 3, at, cnt, ZARR_DTYPE_INT64, ZARR_ORDER_C, &one, sizeof one));
+    bool exists = false;
+    CHECK_OK(zarr_store_contains(s, "j/1/2/0", &exists));
+    CHECK(exists);
+    zarr_array_free(a);
+    /* Mode A on an existing array opens it (the document is not rewritten). */
+    CHECK_OK(zarr_array_create_json(s, "j", doc, ZARR_MODE_A, &a));
+    int64_t back = 0;
+    CHECK_OK(zarr_array_read(a, 3, at, cnt, ZARR_DTYPE_INT64, ZARR_ORDER_C, &back, sizeof back));
+    CHECK_EQ(back, 1);
+    zarr_array_free(a);
+    zarr_store_free(s);
+}
+
+/* Rank 0 queries. */
+static void test_scalar_queries(void) {
+    zarr_store_t *s = NULL;
+    CHECK_OK(zarr_store_new_memory(&s));
+    zarr_array_builder_t *b = NULL;
+    CHECK_OK(zarr_array_builder_new(ZARR_DTYPE_COMPLEX128, 0, NULL, &b));
+    zarr_array_t *a = NULL;
+    CHECK_OK(zarr_array_create(b, s, "s", ZARR_MODE_W, &a));
+    zarr_array_builder_free(b);
+    size_t rank = 9;
+    CHECK_OK(zarr_array_rank(a, &rank));
+    CHECK_EQ(rank, 0);
+    CHECK_OK(zarr_array_shape(a, 0, NULL));
+    CHECK_OK(zarr_array_chunk_shape(a, 0, NULL));
+    uint64_t n = 0;
+    CHECK_OK(zarr_array_nbytes(a, &n));
+    CHECK_EQ(n, 16);
+    CHECK_OK(zarr_array_nchunks(a, &n));
+    CHECK_EQ(n, 1);
+    char meta[1024];
+    CHECK_OK(zarr_array_metadata_json(a, meta, sizeof meta, NULL));
+    CHECK_CONTAINS(meta, "\"shape\": []");
+    CHECK_CONTAINS(meta, "\"chunks\": []");
+    zarr_array_free(a);
+    zarr_store_free(s);
+}
+
+int main(void) {
+    test_builder_array();
+    test_null_fill_and_f_order();
+    test_fill_json_forms();
+    test_create_json();
+    test_scalar_queries();
+    return CHECK_DONE();
+}
