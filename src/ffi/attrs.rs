@@ -12,7 +12,7 @@ pub(crate) unsafe fn get_all(
     needed: *mut usize,
 ) -> FfiResult {
     write_text(
-        &serde_json::Value::Object(node.attributes()?).to_string(),
+        &crate::meta::json::to_compact(&serde_json::Value::Object(node.attributes()?)),
         buf,
         len,
         needed,
@@ -40,7 +40,7 @@ pub(crate) unsafe fn get_one(
     let value = attributes
         .get(key)
         .ok_or_else(|| Failure::from(crate::Error::NotFound(format!("no attribute {key:?}"))))?;
-    write_text(&value.to_string(), buf, len, needed)
+    write_text(&crate::meta::json::to_compact(value), buf, len, needed)
 }
 
 /// Sets one attribute from JSON.

@@ -412,7 +412,7 @@ pub(crate) unsafe fn write_text(
 
 /// Parses a JSON argument.
 pub(crate) fn parse_json(text: &str, arg: &str) -> FfiResult<serde_json::Value> {
-    serde_json::from_str(text)
+    crate::meta::json::parse_str(text)
         .map_err(|e| Failure::invalid(format!("argument {arg} is not valid JSON: {e}")))
 }
 

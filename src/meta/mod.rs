@@ -3,6 +3,7 @@
 
 pub mod dtype;
 pub mod fill;
+pub mod json;
 pub mod v1;
 pub mod v2;
 

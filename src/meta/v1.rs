@@ -17,7 +17,7 @@ pub const ATTRS_KEY: &str = "attrs";
 
 /// Parses a v1 `meta` document.
 pub fn parse_array(bytes: &[u8]) -> Result<ArrayMeta> {
-    let doc: Value = serde_json::from_slice(bytes)
+    let doc: Value = super::json::parse(bytes)
         .map_err(|e| Error::Metadata(format!("meta is not valid JSON: {e}")))?;
     let obj = doc
         .as_object()

@@ -2,7 +2,7 @@
 
 use super::dtype::DType;
 use super::fill::{parse_fill, render_fill};
-use super::{ArrayMeta, Order};
+use super::{json, ArrayMeta, Order};
 use crate::codec;
 use crate::error::{Error, Result};
 use serde_json::{Map, Value};
@@ -17,7 +17,7 @@ pub const ATTRS_KEY: &str = ".zattrs";
 /// Parses a `.zarray` document. Every required key is checked for presence and type;
 /// unknown keys are ignored.
 pub fn parse_array(bytes: &[u8]) -> Result<ArrayMeta> {
-    let doc: Value = serde_json::from_slice(bytes)
+    let doc: Value = json::parse(bytes)
         .map_err(|e| Error::Metadata(format!(".zarray is not valid JSON: {e}")))?;
     let obj = doc
         .as_object()
@@ -157,7 +157,7 @@ pub fn render_group() -> Vec<u8> {
 
 /// Checks a `.zgroup` document.
 pub fn parse_group(bytes: &[u8]) -> Result<()> {
-    let doc: Value = serde_json::from_slice(bytes)
+    let doc: Value = json::parse(bytes)
         .map_err(|e| Error::Metadata(format!(".zgroup is not valid JSON: {e}")))?;
     match doc.get("zarr_format").and_then(Value::as_u64) {
         Some(2) => Ok(()),
@@ -167,24 +167,16 @@ pub fn parse_group(bytes: &[u8]) -> Result<()> {
 
 /// Parses an attributes document (a JSON object).
 pub fn parse_attributes(bytes: &[u8]) -> Result<Map<String, Value>> {
-    match serde_json::from_slice(bytes) {
+    match json::parse(bytes) {
         Ok(Value::Object(map)) => Ok(map),
         Ok(_) => Err(Error::Metadata(".zattrs is not a JSON object".into())),
         Err(e) => Err(Error::Metadata(format!(".zattrs is not valid JSON: {e}"))),
     }
 }
 
-/// Renders a JSON value with 4-space indentation and a trailing newline-free body, as
-/// zarr-python's `json.dumps(indent=4)`.
+/// Renders a JSON value with 4-space indentation, as zarr-python's `json.dumps(indent=4)`.
 pub fn to_pretty_json(value: &Value) -> Vec<u8> {
-    use serde::Serialize;
-    let mut out = Vec::new();
-    let formatter = serde_json::ser::PrettyFormatter::with_indent(b"    ");
-    let mut ser = serde_json::Serializer::with_formatter(&mut out, formatter);
-    value
-        .serialize(&mut ser)
-        .expect("serialising a JSON value into memory cannot fail");
-    out
+    json::to_pretty(value)
 }
 
 #[cfg(test)]

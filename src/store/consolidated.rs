@@ -32,7 +32,7 @@ pub fn consolidate(store: &dyn Store, path: &str) -> Result<()> {
         let Some(bytes) = store.get(&key)? else {
             continue;
         };
-        let doc: Value = serde_json::from_slice(&bytes)
+        let doc: Value = crate::meta::json::parse(&bytes)
             .map_err(|e| Error::Metadata(format!("{key}: not valid JSON: {e}")))?;
         metadata.insert(key[prefix.len()..].to_string(), doc);
     }
@@ -58,7 +58,7 @@ impl ConsolidatedStore {
             .ok_or_else(|| Error::NotFound(format!("no consolidated metadata at {key:?}")))?;
         let bad = |what: &str| Error::Metadata(format!("{key}: {what}"));
         let doc: Value =
-            serde_json::from_slice(&bytes).map_err(|e| bad(&format!("not valid JSON: {e}")))?;
+            crate::meta::json::parse(&bytes).map_err(|e| bad(&format!("not valid JSON: {e}")))?;
         if doc.get("zarr_consolidated_format").and_then(Value::as_u64) != Some(1) {
             return Err(bad("\"zarr_consolidated_format\" must be 1"));
         }

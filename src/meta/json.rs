@@ -1,0 +1,104 @@
+//! JSON documents as Zarr implementations write them. Python's `json` writes non-finite
+//! floats as the bare tokens `NaN`, `Infinity` and `-Infinity` (zarr-python does so for
+//! float attributes), which strict JSON lacks: they are read into marker strings and written
+//! back as the same bare tokens, so such documents round-trip exactly. Integers of any size
+//! are kept exactly (serde_json's arbitrary precision).
+
+use serde::Serialize;
+use serde_json::Value;
+
+/// Marker prefix of a non-finite float read from a bare token (a private-use character,
+/// which no real attribute starts with).
+const MARK: char = '\u{F8FF}';
+const TOKENS: [&str; 3] = ["-Infinity", "Infinity", "NaN"];
+
+/// Parses a document, accepting bare `NaN`, `Infinity` and `-Infinity` outside strings.
+pub fn parse(bytes: &[u8]) -> Result<Value, serde_json::Error> {
+    let text = match std::str::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(_) => return serde_json::from_slice(bytes),
+    };
+    if !TOKENS.iter().any(|t| text.contains(t)) {
+        return serde_json::from_str(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    let (mut in_string, mut escaped) = (false, false);
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        if in_string {
+            out.push(c);
+            match c {
+                _ if escaped => escaped = false,
+                '\\' => escaped = true,
+                '"' => in_string = false,
+                _ => {}
+            }
+        } else if c == '"' {
+            in_string = true;
+            out.push(c);
+        } else if let Some(token) = TOKENS.iter().find(|t| rest.starts_with(**t)) {
+            out.push('"');
+            out.push(MARK);
+            out.push_str(token);
+            out.push('"');
+            rest = &rest[token.len()..];
+            continue;
+        } else {
+            out.push(c);
+        }
+        rest = &rest[c.len_utf8()..];
+    }
+    serde_json::from_str(&out)
+}
+
+/// Parses a document given as text.
+pub fn parse_str(text: &str) -> Result<Value, serde_json::Error> {
+    parse(text.as_bytes())
+}
+
+/// Puts marker strings back as bare tokens.
+fn unmark(mut text: String) -> String {
+    if text.contains(MARK) {
+        for token in TOKENS {
+            text = text.replace(&format!("\"{MARK}{token}\""), token);
+        }
+    }
+    text
+}
+
+/// Renders compactly (for the C API's outputs).
+pub fn to_compact(value: &Value) -> String {
+    unmark(value.to_string())
+}
+
+/// Renders with 4-space indentation, as zarr-python's `json.dumps(indent=4)`.
+pub fn to_pretty(value: &Value) -> Vec<u8> {
+    let mut out = Vec::new();
+    let formatter = serde_json::ser::PrettyFormatter::with_indent(b"    ");
+    let mut ser = serde_json::Serializer::with_formatter(&mut out, formatter);
+    value
+        .serialize(&mut ser)
+        .expect("serialising a JSON value into memory cannot fail");
+    unmark(String::from_utf8(out).expect("serde_json writes UTF-8")).into_bytes()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn python_tokens_and_huge_integers_round_trip() {
+        let text = r#"{"a": NaN, "b": [Infinity, -Infinity], "s": "NaN Infinity \" NaN", "big": 123456789012345678901234567890, "neg": -1e400}"#;
+        let value = parse(text.as_bytes()).unwrap();
+        assert_eq!(value["s"], "NaN Infinity \" NaN");
+        let compact = to_compact(&value);
+        assert!(compact.contains(r#""a":NaN"#), "{compact}");
+        assert!(compact.contains(r#"[Infinity,-Infinity]"#), "{compact}");
+        assert!(
+            compact.contains("123456789012345678901234567890"),
+            "{compact}"
+        );
+        assert_eq!(parse(compact.as_bytes()).unwrap(), value);
+        assert!(parse(b"{\"x\": NaNa}").is_err());
+    }
+}
