@@ -1059,7 +1059,8 @@ zarr_status_t zarr_store_open_fs(const char *path,
  * `ZARR_MODE_A` adds entries (creating it if missing), `ZARR_MODE_R_PLUS` adds entries to an
  * existing zip. Each key can be written once; rewriting one gives `ZARR_ERR_EXISTS`. New
  * entries are stored, or deflated when `deflate` is true. Call `zarr_store_close` to write
- * the central directory and see any error (freeing does it too, silently).
+ * the central directory and see any error (freeing does it too, silently). Values up to
+ * 1 MiB written through the handle read back at once; larger ones only after closing.
  */
 ZARR_API
 zarr_status_t zarr_store_open_zip(const char *path,

@@ -30,7 +30,7 @@ cargo test
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet
 
 stage "c tests (ctest)"
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DZARR_TEST_COPY_MEMORY=ON >/dev/null
 cmake --build build -j2
 ctest --test-dir build --output-on-failure
 

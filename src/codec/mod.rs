@@ -22,6 +22,17 @@ pub trait Codec: Send + Sync + std::fmt::Debug {
     /// Decodes `data` into `out`, which has exactly the decoded size; decoded data of any
     /// other size is an error, and nothing is written past `out`.
     fn decode_into(&self, data: &[u8], out: &mut [u8]) -> Result<()>;
+    /// Undoes this codec when it is not the first of a chain (its decoded size is then
+    /// unknown). Only codecs whose output size follows from their input (checksums) can.
+    fn decode_outer(&self, _data: &[u8]) -> Result<Vec<u8>> {
+        Err(Error::Unsupported(format!(
+            "codec {} may only be the first bytes-to-bytes codec of a chain",
+            self.config()
+                .get("id")
+                .and_then(Value::as_str)
+                .unwrap_or("?")
+        )))
+    }
 }
 
 /// A shared codec.

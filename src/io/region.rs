@@ -261,18 +261,26 @@ impl<'a> Plan<'a> {
 
 /// Decodes a stored chunk into `out` (its exact decoded size), still in stored byte order.
 pub(crate) fn decode_chunk(meta: &ArrayMeta, key: &str, raw: &[u8], out: &mut [u8]) -> Result<()> {
-    let result = match &meta.compressor {
-        Some(codec) => codec.decode_into(raw, out),
-        None if raw.len() == out.len() => {
-            out.copy_from_slice(raw);
-            Ok(())
+    let result = (|| {
+        // Outer codecs (all but the first) undo their layer into a new buffer; the first
+        // decodes straight into `out`.
+        let mut data = std::borrow::Cow::Borrowed(raw);
+        for codec in meta.compressors.iter().skip(1).rev() {
+            data = std::borrow::Cow::Owned(codec.decode_outer(&data)?);
         }
-        None => Err(Error::Codec(format!(
-            "uncompressed chunk has {} bytes, expected {}",
-            raw.len(),
-            out.len()
-        ))),
-    };
+        match meta.compressors.first() {
+            Some(codec) => codec.decode_into(&data, out),
+            None if data.len() == out.len() => {
+                out.copy_from_slice(&data);
+                Ok(())
+            }
+            None => Err(Error::Codec(format!(
+                "uncompressed chunk has {} bytes, expected {}",
+                data.len(),
+                out.len()
+            ))),
+        }
+    })();
     result.map_err(|e| match e {
         Error::Codec(m) => Error::Codec(format!("chunk {key:?}: {m}")),
         other => other,
@@ -281,10 +289,9 @@ pub(crate) fn decode_chunk(meta: &ArrayMeta, key: &str, raw: &[u8], out: &mut [u
 
 /// Encodes a chunk held in stored byte order.
 pub(crate) fn encode_chunk(meta: &ArrayMeta, data: Vec<u8>) -> Result<Vec<u8>> {
-    match &meta.compressor {
-        Some(codec) => codec.encode(&data),
-        None => Ok(data),
-    }
+    meta.compressors
+        .iter()
+        .try_fold(data, |data, codec| codec.encode(&data))
 }
 
 /// One element's bytes of the fill value (zeros when it is null).

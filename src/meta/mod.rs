@@ -115,12 +115,35 @@ pub struct ArrayMeta {
     pub fill_value: FillValue,
     /// Layout of elements inside each chunk.
     pub order: Order,
-    /// Filters applied before the compressor (none are supported yet).
+    /// Filters applied before the compressors (none are supported yet).
     pub filters: Vec<CodecRef>,
-    /// The compressor, if any.
-    pub compressor: Option<CodecRef>,
-    /// Separator between chunk indices in chunk keys (`.` or `/`).
+    /// Bytes-to-bytes codecs, applied in order when encoding (v2: at most one, the
+    /// compressor).
+    pub compressors: Vec<CodecRef>,
+    /// How chunk indices become keys.
+    pub key_encoding: KeyEncoding,
+    /// Dimension names of v3 metadata (`None` entries are unnamed dimensions).
+    pub dimension_names: Option<Vec<Option<String>>>,
+}
+
+/// How chunk indices become store keys: v3's `default` encoding (`c/1/2`, or `c` for 0-d
+/// arrays) or the v2 form (`1.2`, or `0` for 0-d arrays), with `.` or `/` between indices.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KeyEncoding {
+    /// Keys start with `c` (v3 `default`).
+    pub prefix: bool,
+    /// Separator between indices (`.` or `/`).
     pub separator: char,
+}
+
+impl KeyEncoding {
+    /// The v2 encoding with `separator`.
+    pub fn v2(separator: char) -> Self {
+        KeyEncoding {
+            prefix: false,
+            separator,
+        }
+    }
 }
 
 impl ArrayMeta {
@@ -166,11 +189,20 @@ impl ArrayMeta {
                 ))
             })?;
         to_usize(chunk_bytes, "chunk size")?;
-        if self.separator != '.' && self.separator != '/' {
+        if self.key_encoding.separator != '.' && self.key_encoding.separator != '/' {
             return Err(Error::Metadata(format!(
-                "dimension_separator {:?} must be \".\" or \"/\"",
-                self.separator
+                "chunk key separator {:?} must be \".\" or \"/\"",
+                self.key_encoding.separator
             )));
+        }
+        if let Some(names) = &self.dimension_names {
+            if names.len() != self.rank() {
+                return Err(Error::Metadata(format!(
+                    "dimension_names has {} entries but shape has {}",
+                    names.len(),
+                    self.rank()
+                )));
+            }
         }
         Ok(())
     }
@@ -214,26 +246,38 @@ impl ArrayMeta {
         product_or_zero(&self.shape) * self.item_size() as u64
     }
 
-    /// The key of a chunk relative to the array (`"0.1"`, `"0/1"`, `"0"` for 0-d arrays).
+    /// The key of a chunk relative to the array (`"0.1"`, `"c/0/1"`; 0-d: `"0"` or `"c"`).
     pub fn chunk_key(&self, index: &[u64]) -> String {
-        if index.is_empty() {
-            return "0".to_string();
-        }
-        let sep = self.separator.to_string();
-        index
+        let KeyEncoding { prefix, separator } = self.key_encoding;
+        let indices = index
             .iter()
             .map(u64::to_string)
             .collect::<Vec<_>>()
-            .join(&sep)
+            .join(&separator.to_string());
+        match (prefix, index.is_empty()) {
+            (true, true) => "c".to_string(),
+            (true, false) => format!("c{separator}{indices}"),
+            (false, true) => "0".to_string(),
+            (false, false) => indices,
+        }
     }
 
     /// The chunk index a relative key names, if it is a chunk key of this array.
     pub fn parse_chunk_key(&self, key: &str) -> Option<Vec<u64>> {
-        if self.shape.is_empty() {
-            return (key == "0").then(Vec::new);
-        }
-        let index: Vec<u64> = key
-            .split(self.separator)
+        let KeyEncoding { prefix, separator } = self.key_encoding;
+        let body = if prefix {
+            if key == "c" {
+                return self.shape.is_empty().then(Vec::new);
+            }
+            key.strip_prefix('c')?.strip_prefix(separator)?
+        } else {
+            if self.shape.is_empty() {
+                return (key == "0").then(Vec::new);
+            }
+            key
+        };
+        let index: Vec<u64> = body
+            .split(separator)
             .map(|p| p.parse().ok().filter(|_| !p.starts_with('+')))
             .collect::<Option<_>>()?;
         (index.len() == self.rank()).then_some(index)

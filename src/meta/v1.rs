@@ -5,7 +5,7 @@
 use super::dtype::DType;
 use super::fill::{parse_fill, render_fill};
 use super::v2::to_pretty_json;
-use super::{ArrayMeta, Order};
+use super::{ArrayMeta, KeyEncoding, Order};
 use crate::codec;
 use crate::error::{Error, Result};
 use serde_json::{Map, Value};
@@ -51,8 +51,8 @@ pub fn parse_array(bytes: &[u8]) -> Result<ArrayMeta> {
         Some("F") => Order::F,
         _ => return Err(bad("order", "\"C\" or \"F\"")),
     };
-    let compressor = match obj.get("compression").and_then(Value::as_str) {
-        None | Some("none") => None,
+    let compressors = match obj.get("compression").and_then(Value::as_str) {
+        None | Some("none") => Vec::new(),
         Some(name) => {
             let mut config = match obj.get("compression_opts") {
                 Some(Value::Object(opts)) => opts.clone(),
@@ -63,7 +63,7 @@ pub fn parse_array(bytes: &[u8]) -> Result<ArrayMeta> {
                 Some(_) => return Err(bad("compression_opts", "an integer, an object or null")),
             };
             config.insert("id".into(), name.into());
-            Some(codec::from_config(&config, dtype.item_size())?)
+            vec![codec::from_config(&config, dtype.item_size())?]
         }
     };
     let meta = ArrayMeta {
@@ -73,8 +73,9 @@ pub fn parse_array(bytes: &[u8]) -> Result<ArrayMeta> {
         dtype,
         order,
         filters: Vec::new(),
-        compressor,
-        separator: '.',
+        compressors,
+        key_encoding: KeyEncoding::v2('.'),
+        dimension_names: None,
     };
     meta.validate()?;
     Ok(meta)
@@ -82,7 +83,7 @@ pub fn parse_array(bytes: &[u8]) -> Result<ArrayMeta> {
 
 /// Renders a v1 `meta` document.
 pub fn render_array(meta: &ArrayMeta) -> Vec<u8> {
-    let (compression, opts) = match &meta.compressor {
+    let (compression, opts) = match meta.compressors.first() {
         None => (Value::from("none"), Value::Null),
         Some(codec) => {
             let mut config = codec.config();
@@ -118,7 +119,7 @@ mod tests {
             "dtype": "<f8", "fill_value": null, "order": "C", "shape": [10000, 10000],
             "zarr_format": 1}"#;
         let meta = parse_array(doc).unwrap();
-        assert_eq!(meta.compressor.as_ref().unwrap().config()["cname"], "lz4");
+        assert_eq!(meta.compressors[0].config()["cname"], "lz4");
         let again = parse_array(&render_array(&meta)).unwrap();
         assert_eq!(again.shape, meta.shape);
         let zlib = br#"{"chunks": [2], "compression": "zlib", "compression_opts": 1,

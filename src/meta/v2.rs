@@ -2,7 +2,7 @@
 
 use super::dtype::DType;
 use super::fill::{parse_fill, render_fill};
-use super::{json, ArrayMeta, Order};
+use super::{json, ArrayMeta, KeyEncoding, Order};
 use crate::codec;
 use crate::error::{Error, Result};
 use serde_json::{Map, Value};
@@ -60,9 +60,9 @@ pub fn parse_array(bytes: &[u8]) -> Result<ArrayMeta> {
         _ => return Err(bad("order", "\"C\" or \"F\"")),
     };
     let item_size = dtype.item_size();
-    let compressor = match field("compressor")? {
-        Value::Null => None,
-        Value::Object(config) => Some(codec::from_config(config, item_size)?),
+    let compressors = match field("compressor")? {
+        Value::Null => Vec::new(),
+        Value::Object(config) => vec![codec::from_config(config, item_size)?],
         _ => return Err(bad("compressor", "an object or null")),
     };
     let filters = match field("filters")? {
@@ -98,8 +98,9 @@ pub fn parse_array(bytes: &[u8]) -> Result<ArrayMeta> {
         fill_value,
         order,
         filters,
-        compressor,
-        separator,
+        compressors,
+        key_encoding: KeyEncoding::v2(separator),
+        dimension_names: None,
     };
     meta.validate()?;
     Ok(meta)
@@ -112,14 +113,14 @@ pub fn render_array(meta: &ArrayMeta) -> Vec<u8> {
     doc.insert("chunks".into(), meta.chunks.clone().into());
     doc.insert(
         "compressor".into(),
-        meta.compressor
-            .as_ref()
+        meta.compressors
+            .first()
             .map(|c| Value::Object(c.config()))
             .unwrap_or(Value::Null),
     );
     doc.insert(
         "dimension_separator".into(),
-        meta.separator.to_string().into(),
+        meta.key_encoding.separator.to_string().into(),
     );
     doc.insert("dtype".into(), meta.dtype.to_v2().into());
     doc.insert(
@@ -195,7 +196,7 @@ mod tests {
     #[test]
     fn parses_and_renders() {
         let meta = parse_array(doc().to_string().as_bytes()).unwrap();
-        assert_eq!(meta.separator, '.');
+        assert_eq!(meta.key_encoding.separator, '.');
         assert_eq!(meta.chunk_grid(), vec![2, 3]);
         let again = parse_array(&render_array(&meta)).unwrap();
         assert_eq!(again.shape, meta.shape);

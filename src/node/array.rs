@@ -358,7 +358,7 @@ impl Array {
     /// Keys of the stored chunks inside the grid of `meta`'s rank, with their indices.
     pub(crate) fn chunk_keys(&self, meta: &ArrayMeta) -> Result<Vec<(String, Vec<u64>)>> {
         let prefix = node_prefix(&self.path);
-        let relative: Vec<String> = if meta.separator == '/' && meta.rank() > 1 {
+        let relative: Vec<String> = if meta.key_encoding.separator == '/' && meta.rank() > 1 {
             self.store
                 .list_prefix(&prefix)?
                 .into_iter()

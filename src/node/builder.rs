@@ -6,7 +6,7 @@ use crate::codec;
 use crate::error::{Error, Result};
 use crate::meta::dtype::{DType, ElementType};
 use crate::meta::fill::{parse_fill, FillValue};
-use crate::meta::{ArrayMeta, Order};
+use crate::meta::{ArrayMeta, KeyEncoding, Order};
 use crate::store::Store;
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
@@ -161,10 +161,10 @@ impl ArrayBuilder {
                 Some(bytes.clone())
             }
         };
-        let compressor = match &self.compressor {
-            Value::Null => None,
+        let compressors = match &self.compressor {
+            Value::Null => Vec::new(),
             Value::Object(config) => {
-                Some(codec::from_config(config, item_size).map_err(as_invalid_arg)?)
+                vec![codec::from_config(config, item_size).map_err(as_invalid_arg)?]
             }
             other => {
                 return Err(Error::InvalidArg(format!(
@@ -194,8 +194,9 @@ impl ArrayBuilder {
             fill_value,
             order: self.order,
             filters,
-            compressor,
-            separator: self.separator,
+            compressors,
+            key_encoding: KeyEncoding::v2(self.separator),
+            dimension_names: None,
         };
         meta.validate().map_err(as_invalid_arg)?;
         Ok(meta)

@@ -33,7 +33,11 @@ pub fn copy(
     }
     let source_path = normalize_path(source_path)?;
     let target_path = normalize_path(target_path)?;
-    if Arc::ptr_eq(source, target)
+    let same_storage = Arc::ptr_eq(source, target)
+        || source
+            .location()
+            .is_some_and(|l| Some(l) == target.location());
+    if same_storage
         && (source_path.is_empty()
             || target_path == source_path
             || target_path.starts_with(&format!("{source_path}/")))
@@ -42,34 +46,64 @@ pub fn copy(
             "cannot copy {source_path:?} into itself ({target_path:?})"
         )));
     }
-    let target_path = target_path.as_str();
-    match node_kind(source.as_ref(), &source_path)? {
-        NodeKind::Array => copy_array(source, &source_path, target, target_path, compressor, mode),
-        NodeKind::Group => {
-            let from = Group::open(source.clone(), &source_path, Mode::Read)?;
-            let to = Group::open(target.clone(), target_path, mode)?;
-            to.set_attributes(&from.attributes()?)?;
-            let child_mode = if mode == Mode::Append {
-                Mode::Append
-            } else {
-                Mode::CreateNew
-            };
-            for (name, _) in from.members()? {
-                copy(
-                    source,
-                    &join_key(&source_path, &name),
-                    target,
-                    &join_key(to.path(), &name),
-                    compressor,
-                    child_mode,
-                )?;
-            }
-            Ok(())
-        }
-        NodeKind::None => Err(Error::NotFound(format!(
+    // The whole source tree is listed before anything is written, so a target inside the
+    // source (even through another handle on the same storage) is never walked.
+    let nodes = walk(source.as_ref(), &source_path)?;
+    if nodes.is_empty() {
+        return Err(Error::NotFound(format!(
             "nothing to copy at {source_path:?}"
-        ))),
+        )));
     }
+    for (i, (relative, kind)) in nodes.iter().enumerate() {
+        let node_mode = match (i, mode) {
+            (0, mode) => mode,
+            (_, Mode::Append) => Mode::Append,
+            _ => Mode::CreateNew,
+        };
+        let from_path = join_path(&source_path, relative);
+        let to_path = join_path(&target_path, relative);
+        match kind {
+            NodeKind::Array => {
+                copy_array(source, &from_path, target, &to_path, compressor, node_mode)?
+            }
+            _ => {
+                let from = Group::open(source.clone(), &from_path, Mode::Read)?;
+                let to = Group::open(target.clone(), &to_path, node_mode)?;
+                to.set_attributes(&from.attributes()?)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Joins two node paths, either of which may be empty (the root).
+fn join_path(parent: &str, child: &str) -> String {
+    match (parent.is_empty(), child.is_empty()) {
+        (_, true) => parent.to_string(),
+        (true, false) => child.to_string(),
+        (false, false) => format!("{parent}/{child}"),
+    }
+}
+
+/// Every node at and below `path`, parents before children, as (path relative to `path`,
+/// kind); empty when nothing is there.
+fn walk(store: &dyn Store, path: &str) -> Result<Vec<(String, NodeKind)>> {
+    let kind = node_kind(store, path)?;
+    let mut nodes = Vec::new();
+    match kind {
+        NodeKind::None => {}
+        NodeKind::Array => nodes.push((String::new(), kind)),
+        NodeKind::Group => {
+            nodes.push((String::new(), kind));
+            let listing = store.list_dir(&crate::store::node_prefix(path))?;
+            for name in listing.prefixes {
+                for (relative, kind) in walk(store, &join_key(path, &name))? {
+                    nodes.push((join_path(&name, &relative), kind));
+                }
+            }
+        }
+    }
+    Ok(nodes)
 }
 
 fn copy_array(
@@ -84,9 +118,9 @@ fn copy_array(
     let source_meta = from.metadata();
     let mut meta = source_meta.clone();
     if let Some(config) = compressor {
-        meta.compressor = match config {
-            Value::Null => None,
-            Value::Object(config) => Some(codec::from_config(config, meta.item_size())?),
+        meta.compressors = match config {
+            Value::Null => Vec::new(),
+            Value::Object(config) => vec![codec::from_config(config, meta.item_size())?],
             other => {
                 return Err(Error::InvalidArg(format!(
                     "compressor {other} is not an object or null"
@@ -115,8 +149,9 @@ fn copy_array(
         )));
     }
     let meta = existing;
-    let reencode = meta.compressor.as_ref().map(|c| c.config())
-        != source_meta.compressor.as_ref().map(|c| c.config());
+    let configs =
+        |m: &crate::meta::ArrayMeta| m.compressors.iter().map(|c| c.config()).collect::<Vec<_>>();
+    let reencode = configs(&meta) != configs(&source_meta);
     let chunks = from.chunk_keys(&source_meta)?;
     let chunk_bytes = meta.chunk_bytes();
     pool::pool()?.install(|| {

@@ -76,7 +76,10 @@ impl Group {
             (_, NodeKind::Group) => {
                 let bytes = store.get(&join_key(&path, GROUP_KEY))?.unwrap_or_default();
                 v2::parse_group(&bytes).map_err(|e| match e {
-                    Error::Metadata(m) => Error::Metadata(format!("group {path:?}: {m}")),
+                    Error::Metadata(m) => {
+                        let detail = m.strip_prefix(GROUP_KEY).unwrap_or(&m);
+                        Error::Metadata(format!("{}{detail}", join_key(&path, GROUP_KEY)))
+                    }
                     other => other,
                 })?;
             }

@@ -169,6 +169,10 @@ impl Store for ConsolidatedStore {
     fn writable(&self) -> bool {
         self.inner.writable()
     }
+
+    fn location(&self) -> Option<std::path::PathBuf> {
+        self.inner.location()
+    }
 }
 
 #[cfg(test)]

@@ -264,6 +264,10 @@ impl Store for FilesystemStore {
     fn writable(&self) -> bool {
         self.writable
     }
+
+    fn location(&self) -> Option<PathBuf> {
+        fs::canonicalize(&self.root).ok()
+    }
 }
 
 #[cfg(test)]

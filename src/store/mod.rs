@@ -44,6 +44,12 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// Whether writes are allowed.
     fn writable(&self) -> bool;
 
+    /// Where the store keeps its data (a canonical directory or file path), when it has
+    /// such a place: two stores with the same location share their keys.
+    fn location(&self) -> Option<std::path::PathBuf> {
+        None
+    }
+
     /// Finishes pending work (a zip's central directory) and reports its errors; the store
     /// stays usable for reading.
     fn close(&self) -> Result<()> {

@@ -1,6 +1,7 @@
 //! A store in a zip file, as zarr-python's `ZipStore`: reads any zip it writes (stored or
 //! deflated entries, ZIP64); writes a new zip where each key is written once, and closing
-//! writes the central directory. Entry names that are not valid keys (`..`, absolute
+//! writes the central directory. Values up to 1 MiB written through a handle (metadata
+//! documents, small chunks) read back at once; larger ones after closing. Entry names that are not valid keys (`..`, absolute
 //! paths) make the zip refused.
 
 use super::{listing_of, validate_dir_prefix, validate_key, validate_prefix, DirListing, Store};
@@ -12,6 +13,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, ZipArchive, ZipWriter};
+
+/// Values up to this size written through a handle read back before the zip is closed.
+const SMALL: usize = 1 << 20;
 
 /// How a zip store is opened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,6 +38,9 @@ struct State {
     archive: Option<ZipArchive<File>>,
     /// Keys written through this handle, with their sizes.
     written: BTreeMap<String, u64>,
+    /// Copies of the small values written through this handle (metadata documents), so
+    /// they read back before the zip is closed.
+    small: BTreeMap<String, Vec<u8>>,
     writer: Option<ZipWriter<File>>,
 }
 
@@ -89,6 +96,7 @@ impl ZipStore {
             existing: BTreeMap::new(),
             archive: None,
             written: BTreeMap::new(),
+            small: BTreeMap::new(),
             writer: None,
         };
         match mode {
@@ -168,9 +176,12 @@ impl Store for ZipStore {
                 .map_err(|e| zip_error(&self.path, format!("entry {key:?}: {e}")))?;
             return Ok(Some(data));
         }
+        if let Some(value) = state.small.get(&key) {
+            return Ok(Some(value.clone()));
+        }
         if state.written.contains_key(&key) {
             return Err(Error::Unsupported(format!(
-                "zip {}: {key:?} was written by this handle and reads back only after closing",
+                "zip {}: {key:?} is larger than {SMALL} bytes and reads back only after closing",
                 self.path.display()
             )));
         }
@@ -198,6 +209,9 @@ impl Store for ZipStore {
         writer
             .write_all(value)
             .map_err(|e| zip_error(&self.path, e))?;
+        if value.len() <= SMALL {
+            state.small.insert(key.clone(), value.to_vec());
+        }
         state.written.insert(key, value.len() as u64);
         Ok(())
     }
@@ -264,6 +278,10 @@ impl Store for ZipStore {
         self.lock().map(|s| s.writer.is_some()).unwrap_or(false)
     }
 
+    fn location(&self) -> Option<PathBuf> {
+        std::fs::canonicalize(&self.path).ok()
+    }
+
     fn close(&self) -> Result<()> {
         let mut state = self.lock()?;
         let Some(writer) = state.writer.take() else {
@@ -276,6 +294,7 @@ impl Store for ZipStore {
         state.existing = index_entries(&self.path, &mut archive)?;
         state.archive = Some(archive);
         state.written.clear();
+        state.small.clear();
         Ok(())
     }
 }

@@ -3,6 +3,8 @@
 # scripts/setup-test-env.sh: zp2 (zarr-python 2.18) and zp3 (zarr-python 3 + tensorstore).
 # $ZARR_TEST_ENV overrides the directory holding them (default: .test-env in the repo).
 # Extra arguments go to pytest (e.g. -k lz4, -x). Exits non-zero if anything fails.
+# ZARR_TEST_COPY_MEMORY=1 also runs tests/interop/copy_memory.sh (zarr_copy of a 1 GiB array
+# in bounded memory; about 2 GiB of temporary disk), which is not run by default.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -44,6 +46,19 @@ print(f"zarr {zarr.__version__} numcodecs {numcodecs.__version__} numpy {numpy._
   summary+=("$env ($versions): ${last:-no pytest summary} [exit $rc, ${secs}s]")
   [ "$rc" -eq 0 ] || status=1
 done
+
+if [ "${ZARR_TEST_COPY_MEMORY:-}" = "1" ]; then
+  echo "interop: === bounded-memory copy (tests/interop/copy_memory.sh) ==="
+  start=$(date +%s)
+  bash tests/interop/copy_memory.sh
+  rc=$?
+  secs=$(( $(date +%s) - start ))
+  case $rc in
+    0) summary+=("copy-memory: passed [${secs}s]") ;;
+    77) summary+=("copy-memory: skipped (see its output) [${secs}s]") ;;
+    *) summary+=("copy-memory: FAILED [exit $rc, ${secs}s]"); status=1 ;;
+  esac
+fi
 
 echo "interop: ==== summary ===="
 for line in "${summary[@]}"; do
