@@ -705,8 +705,9 @@ zarr_status_t zarr_array_attr_set(const zarr_array_t *array,
 ZARR_API zarr_status_t zarr_array_attr_delete(const zarr_array_t *array, const char *key);
 
 /**
- * Sets the dimension names (the `_ARRAY_DIMENSIONS` attribute that xarray reads): `ndim`
- * UTF-8 strings, one per dimension.
+ * Sets the dimension names: `ndim` UTF-8 strings, one per dimension. v2 arrays keep them
+ * in the `_ARRAY_DIMENSIONS` attribute (xarray's convention), v3 arrays in the
+ * `dimension_names` of their metadata.
  */
 ZARR_API
 zarr_status_t zarr_array_set_dimension_names(const zarr_array_t *array,
@@ -714,8 +715,9 @@ zarr_status_t zarr_array_set_dimension_names(const zarr_array_t *array,
                                              const char *const *names);
 
 /**
- * Gets the dimension names into a new string list; `ZARR_ERR_NOT_FOUND` when the array has
- * none, `ZARR_ERR_METADATA` when `_ARRAY_DIMENSIONS` is not a list of rank strings.
+ * Gets the dimension names into a new string list (an unnamed v3 dimension is "");
+ * `ZARR_ERR_NOT_FOUND` when the array has none, `ZARR_ERR_METADATA` when
+ * `_ARRAY_DIMENSIONS` is not a list of rank strings.
  */
 ZARR_API
 zarr_status_t zarr_array_dimension_names(const zarr_array_t *array,
@@ -807,11 +809,23 @@ zarr_status_t zarr_array_builder_set_attributes_json(zarr_array_builder_t *build
                                                      const char *json);
 
 /**
- * Sets the Zarr format version (2; version 3 gives `ZARR_ERR_UNSUPPORTED` in this release).
+ * Sets the Zarr format version: 2 (the default in this release) or 3. With 3, settings
+ * left at their defaults become zarr-python 3's: chunk keys "c/0/1", zstd level 0, and a
+ * null fill value is written as 0 (v3 has none).
  */
 ZARR_API
 zarr_status_t zarr_array_builder_set_zarr_format(zarr_array_builder_t *builder,
                                                  int32_t version);
+
+/**
+ * Sets the dimension names written in v3 metadata: `ndim` UTF-8 strings, NULL for an
+ * unnamed dimension. Creating a v2 array with dimension names gives
+ * `ZARR_ERR_INVALID_ARG` (v2 arrays take them with `zarr_array_set_dimension_names`).
+ */
+ZARR_API
+zarr_status_t zarr_array_builder_set_dimension_names(zarr_array_builder_t *builder,
+                                                     size_t ndim,
+                                                     const char *const *names);
 
 /**
  * The fixed name of a status code (`"ZARR_ERR_NOT_FOUND"`); never NULL, "ZARR_UNKNOWN_STATUS"
@@ -886,6 +900,18 @@ zarr_status_t zarr_group_open(const zarr_store_t *store,
                               const char *path,
                               zarr_mode_t mode,
                               zarr_group_t **out_group);
+
+/**
+ * Like `zarr_group_open`, but a group that has to be created is written in Zarr format
+ * `zarr_format` (2: `.zgroup`; 3: `zarr.json`), as are missing parent groups. An existing
+ * group opens in whatever format it has.
+ */
+ZARR_API
+zarr_status_t zarr_group_create(const zarr_store_t *store,
+                                const char *path,
+                                zarr_mode_t mode,
+                                int32_t zarr_format,
+                                zarr_group_t **out_group);
 
 /**
  * Opens the group at `path` through its consolidated metadata (`path/.zmetadata`): every

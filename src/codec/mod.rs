@@ -3,6 +3,7 @@
 
 mod blosc;
 mod bz2;
+mod crc32c;
 mod deflate;
 mod lz4;
 mod lzma;
@@ -39,7 +40,9 @@ pub trait Codec: Send + Sync + std::fmt::Debug {
 pub type CodecRef = Arc<dyn Codec>;
 
 /// The codec ids this build supports.
-pub const SUPPORTED: [&str; 7] = ["blosc", "zlib", "gzip", "bz2", "lzma", "zstd", "lz4"];
+pub const SUPPORTED: [&str; 8] = [
+    "blosc", "zlib", "gzip", "bz2", "lzma", "zstd", "lz4", "crc32c",
+];
 
 /// Builds a codec from its v2 configuration (`{"id": "zstd", "level": 3}`); `item_size`
 /// is the array's item size (blosc's default `typesize`).
@@ -59,6 +62,7 @@ pub fn from_config(config: &Map<String, Value>, item_size: usize) -> Result<Code
         "lzma" => Arc::new(lzma::Lzma::from_config(&cfg)?),
         "zstd" => Arc::new(zstd::Zstd::from_config(&cfg)?),
         "lz4" => Arc::new(lz4::Lz4::from_config(&cfg)?),
+        "crc32c" => Arc::new(crc32c::Crc32c),
         other => {
             return Err(Error::CodecUnsupported(format!(
                 "codec id {other:?} is not supported"
@@ -196,6 +200,7 @@ mod tests {
             json!({"id": "zstd", "level": 5, "checksum": true}),
             json!({"id": "zstd", "level": -3}),
             json!({"id": "lz4", "acceleration": 1}),
+            json!({"id": "crc32c"}),
         ];
         let data = sample();
         for config in configs {

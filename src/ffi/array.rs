@@ -4,6 +4,7 @@ use super::store::strings;
 use super::*;
 use crate::io::lock::Synchronization;
 use crate::io::region::MemLayout;
+use crate::meta::Format;
 use crate::node::{Array, Node};
 use std::ffi::{c_char, c_void};
 use std::sync::Arc;
@@ -93,10 +94,27 @@ pub unsafe extern "C" fn zarr_array_create_json(
         let path = c_str(path, "path")?;
         let json = c_str(zarray_json, "zarray_json")?;
         let mode = super::mode(mode)?;
-        let meta = crate::meta::v2::parse_array(json.as_bytes())?;
+        let doc = crate::meta::json::parse_str(json)
+            .map_err(|e| Failure::invalid(format!("zarray_json is not valid JSON: {e}")))?;
+        let (meta, attributes, format) = if doc.get("zarr_format").and_then(|v| v.as_u64())
+            == Some(3)
+        {
+            match crate::meta::v3::parse(json.as_bytes())? {
+                crate::meta::v3::Node::Array(meta, attributes) => (meta, attributes, Format::V3),
+                crate::meta::v3::Node::Group(_) => {
+                    return Err(Failure::invalid("zarray_json describes a group"))
+                }
+            }
+        } else {
+            (
+                crate::meta::v2::parse_array(json.as_bytes())?,
+                Default::default(),
+                Format::V2,
+            )
+        };
         give_array(
             out_array,
-            Array::create(store, path, meta, &Default::default(), mode)?,
+            Array::create(store, path, meta, &attributes, mode, format)?,
         );
         Ok(())
     })
@@ -591,8 +609,9 @@ pub unsafe extern "C" fn zarr_array_attr_delete(
     ffi_guard!({ with_array(array, |a| attrs::delete_one(a, key)) })
 }
 
-/// Sets the dimension names (the `_ARRAY_DIMENSIONS` attribute that xarray reads): `ndim`
-/// UTF-8 strings, one per dimension.
+/// Sets the dimension names: `ndim` UTF-8 strings, one per dimension. v2 arrays keep them
+/// in the `_ARRAY_DIMENSIONS` attribute (xarray's convention), v3 arrays in the
+/// `dimension_names` of their metadata.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_set_dimension_names(
     array: *const zarr_array_t,
@@ -611,8 +630,9 @@ pub unsafe extern "C" fn zarr_array_set_dimension_names(
     })
 }
 
-/// Gets the dimension names into a new string list; `ZARR_ERR_NOT_FOUND` when the array has
-/// none, `ZARR_ERR_METADATA` when `_ARRAY_DIMENSIONS` is not a list of rank strings.
+/// Gets the dimension names into a new string list (an unnamed v3 dimension is "");
+/// `ZARR_ERR_NOT_FOUND` when the array has none, `ZARR_ERR_METADATA` when
+/// `_ARRAY_DIMENSIONS` is not a list of rank strings.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_dimension_names(
     array: *const zarr_array_t,

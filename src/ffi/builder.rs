@@ -224,7 +224,9 @@ pub unsafe extern "C" fn zarr_array_builder_set_attributes_json(
     })
 }
 
-/// Sets the Zarr format version (2; version 3 gives `ZARR_ERR_UNSUPPORTED` in this release).
+/// Sets the Zarr format version: 2 (the default in this release) or 3. With 3, settings
+/// left at their defaults become zarr-python 3's: chunk keys "c/0/1", zstd level 0, and a
+/// null fill value is written as 0 (v3 has none).
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_builder_set_zarr_format(
     builder: *mut zarr_array_builder_t,
@@ -235,6 +237,33 @@ pub unsafe extern "C" fn zarr_array_builder_set_zarr_format(
             .map_err(|_| Failure::invalid(format!("Zarr format {version} does not exist")))?;
         builder_ref(builder)?.with(|b| {
             b.zarr_format(version)?;
+            Ok(())
+        })
+    })
+}
+
+/// Sets the dimension names written in v3 metadata: `ndim` UTF-8 strings, NULL for an
+/// unnamed dimension. Creating a v2 array with dimension names gives
+/// `ZARR_ERR_INVALID_ARG` (v2 arrays take them with `zarr_array_set_dimension_names`).
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_builder_set_dimension_names(
+    builder: *mut zarr_array_builder_t,
+    ndim: usize,
+    names: *const *const c_char,
+) -> zarr_status_t {
+    ffi_guard!({
+        let names = slice(names, ndim, "names")?
+            .iter()
+            .map(|&n| {
+                if n.is_null() {
+                    Ok(None)
+                } else {
+                    c_str(n, "names[i]").map(|s| Some(s.to_string()))
+                }
+            })
+            .collect::<FfiResult<Vec<Option<String>>>>()?;
+        builder_ref(builder)?.with(|b| {
+            b.dimension_names(names);
             Ok(())
         })
     })

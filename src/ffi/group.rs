@@ -71,6 +71,35 @@ pub unsafe extern "C" fn zarr_group_open(
     })
 }
 
+/// Like `zarr_group_open`, but a group that has to be created is written in Zarr format
+/// `zarr_format` (2: `.zgroup`; 3: `zarr.json`), as are missing parent groups. An existing
+/// group opens in whatever format it has.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_group_create(
+    store: *const zarr_store_t,
+    path: *const c_char,
+    mode: zarr_mode_t,
+    zarr_format: i32,
+    out_group: *mut *mut zarr_group_t,
+) -> zarr_status_t {
+    ffi_guard!({
+        clear_out(out_group, "out_group")?;
+        let store = store_ref(store)?.inner.clone();
+        let path = c_str(path, "path")?;
+        let mode = super::mode(mode)?;
+        let format = match zarr_format {
+            2 | 3 => crate::meta::Format::from_number(zarr_format as i64)?,
+            other => {
+                return Err(Failure::invalid(format!(
+                    "Zarr format {other}: groups are written in format 2 or 3"
+                )))
+            }
+        };
+        give_group(out_group, Group::open_as(store, path, mode, format)?);
+        Ok(())
+    })
+}
+
 /// Opens the group at `path` through its consolidated metadata (`path/.zmetadata`): every
 /// metadata document below comes from that one read; nodes missing from a stale
 /// `.zmetadata` are read from the store. `ZARR_ERR_NOT_FOUND` without `.zmetadata`.

@@ -6,6 +6,7 @@ pub mod fill;
 pub mod json;
 pub mod v1;
 pub mod v2;
+pub mod v3;
 
 use crate::codec::CodecRef;
 use crate::error::{checked_product, to_usize, Error, Result};
@@ -19,6 +20,8 @@ pub enum Format {
     V1,
     /// Zarr storage specification version 2 (`.zarray`, `.zattrs`).
     V2,
+    /// Zarr core specification version 3.0 (`zarr.json`, attributes inside it).
+    V3,
 }
 
 impl Format {
@@ -27,6 +30,7 @@ impl Format {
         match self {
             Format::V1 => 1,
             Format::V2 => 2,
+            Format::V3 => 3,
         }
     }
 
@@ -35,6 +39,7 @@ impl Format {
         match self {
             Format::V1 => v1::ARRAY_KEY,
             Format::V2 => v2::ARRAY_KEY,
+            Format::V3 => v3::NODE_KEY,
         }
     }
 
@@ -43,6 +48,7 @@ impl Format {
         match self {
             Format::V1 => v1::ATTRS_KEY,
             Format::V2 => v2::ATTRS_KEY,
+            Format::V3 => v3::NODE_KEY,
         }
     }
 
@@ -51,14 +57,40 @@ impl Format {
         match self {
             Format::V1 => v1::parse_array(bytes),
             Format::V2 => v2::parse_array(bytes),
+            Format::V3 => match v3::parse(bytes)? {
+                v3::Node::Array(meta, _) => Ok(meta),
+                v3::Node::Group(_) => Err(Error::NodeType(
+                    "zarr.json describes a group, not an array".into(),
+                )),
+            },
         }
     }
 
-    /// Renders an array metadata document of this format.
-    pub fn render_array(self, meta: &ArrayMeta) -> Vec<u8> {
+    /// Renders an array metadata document of this format; v3 embeds `attributes`.
+    pub fn render_array(
+        self,
+        meta: &ArrayMeta,
+        attributes: &serde_json::Map<String, serde_json::Value>,
+    ) -> Result<Vec<u8>> {
         match self {
-            Format::V1 => v1::render_array(meta),
-            Format::V2 => v2::render_array(meta),
+            Format::V1 => Ok(v1::render_array(meta)),
+            Format::V2 if meta.compressors.len() > 1 => Err(Error::Unsupported(
+                "Zarr v2 metadata holds one compressor; this array has a chain".into(),
+            )),
+            Format::V2 => Ok(v2::render_array(meta)),
+            Format::V3 => v3::render_array(meta, attributes),
+        }
+    }
+
+    /// The format with version `number`.
+    pub fn from_number(number: i64) -> Result<Self> {
+        match number {
+            1 => Ok(Format::V1),
+            2 => Ok(Format::V2),
+            3 => Ok(Format::V3),
+            _ => Err(Error::InvalidArg(format!(
+                "Zarr format {number} does not exist (use 2 or 3)"
+            ))),
         }
     }
 }

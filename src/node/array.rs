@@ -50,7 +50,7 @@ impl Array {
         }
         let path = node_path(path)?;
         let mut found = None;
-        for format in [Format::V2, Format::V1] {
+        for format in [Format::V3, Format::V2, Format::V1] {
             if let Some(bytes) = store.get(&join_key(&path, format.array_key()))? {
                 found = Some((format, bytes));
                 break;
@@ -98,6 +98,7 @@ impl Array {
         meta: ArrayMeta,
         attributes: &Map<String, Value>,
         mode: Mode,
+        format: Format,
     ) -> Result<Self> {
         meta.validate()?;
         let path = node_path(path)?;
@@ -131,14 +132,16 @@ impl Array {
                 }
             }
         }
-        ensure_parent_groups(s, &path)?;
-        let format = Format::V2;
-        store.set(
-            &join_key(&path, format.array_key()),
-            &format.render_array(&meta),
-        )?;
+        if format == Format::V1 {
+            return Err(Error::Unsupported(
+                "new arrays are written in format 2 or 3, not 1".into(),
+            ));
+        }
+        let document = format.render_array(&meta, attributes)?;
+        ensure_parent_groups(s, &path, format)?;
+        store.set(&join_key(&path, format.array_key()), &document)?;
         let array = Array::new(store, path, meta, format, true);
-        if !attributes.is_empty() {
+        if format != Format::V3 && !attributes.is_empty() {
             array.attrs.set(array.store.as_ref(), attributes)?;
         }
         Ok(array)
@@ -234,7 +237,7 @@ impl Array {
         }
         self.store.set(
             &join_key(&self.path, self.format.array_key()),
-            &self.format.render_array(&meta),
+            &self.format.render_array(&meta, &self.attributes()?)?,
         )?;
         *self
             .meta
@@ -312,6 +315,12 @@ impl Array {
     /// The dimension names of the `_ARRAY_DIMENSIONS` attribute (the xarray convention), or
     /// `None` when it is absent.
     pub fn dimension_names(&self) -> Result<Option<Vec<String>>> {
+        if self.format == Format::V3 {
+            return Ok(self
+                .metadata()
+                .dimension_names
+                .map(|names| names.into_iter().map(Option::unwrap_or_default).collect()));
+        }
         let Some(value) = self.attributes()?.get(DIMENSIONS_KEY).cloned() else {
             return Ok(None);
         };
@@ -342,6 +351,20 @@ impl Array {
                 "{} dimension names for an array of rank {rank}",
                 names.len()
             )));
+        }
+        if self.format == Format::V3 {
+            self.check_writable("set dimension names")?;
+            let _guard = self.lock_update()?;
+            let mut meta = self.metadata();
+            meta.dimension_names = Some(names.iter().cloned().map(Some).collect());
+            let document = self.format.render_array(&meta, &self.attributes()?)?;
+            self.store
+                .set(&join_key(&self.path, self.format.array_key()), &document)?;
+            *self
+                .meta
+                .write()
+                .map_err(|_| Error::Internal("metadata lock poisoned".into()))? = meta;
+            return Ok(());
         }
         self.set_attribute(
             DIMENSIONS_KEY,

@@ -1,7 +1,8 @@
-//! The attributes document of a node (`.zattrs` in v2), shared by arrays and groups.
+//! The attributes of a node (`.zattrs` in v2, inside `zarr.json` in v3), shared by arrays
+//! and groups.
 
 use crate::error::{Error, Result};
-use crate::meta::v2;
+use crate::meta::{v2, v3};
 use crate::store::{join_key, Store};
 use serde_json::{Map, Value};
 use std::sync::Mutex;
@@ -27,8 +28,24 @@ impl Attributes {
         &self.key
     }
 
+    /// Whether the attributes live inside a v3 `zarr.json`.
+    fn embedded(&self) -> bool {
+        self.key.rsplit('/').next() == Some(v3::NODE_KEY)
+    }
+
     /// All attributes (empty when there is no document).
     pub fn get(&self, store: &dyn Store) -> Result<Map<String, Value>> {
+        if self.embedded() {
+            let bytes = store
+                .get(&self.key)?
+                .ok_or_else(|| Error::NotFound(format!("{} is missing", self.key)))?;
+            return match v3::parse(&bytes).map_err(|e| match e {
+                Error::Metadata(m) => Error::Metadata(format!("{}: {m}", self.key)),
+                other => other,
+            })? {
+                v3::Node::Array(_, attributes) | v3::Node::Group(attributes) => Ok(attributes),
+            };
+        }
         match store.get(&self.key)? {
             Some(bytes) => v2::parse_attributes(&bytes).map_err(|e| match e {
                 Error::Metadata(m) => Error::Metadata(format!("{}: {m}", self.key)),
@@ -64,6 +81,12 @@ impl Attributes {
     }
 
     fn write(&self, store: &dyn Store, attributes: &Map<String, Value>) -> Result<()> {
+        if self.embedded() {
+            let bytes = store
+                .get(&self.key)?
+                .ok_or_else(|| Error::NotFound(format!("{} is missing", self.key)))?;
+            return store.set(&self.key, &v3::with_attributes(&bytes, attributes)?);
+        }
         store.set(
             &self.key,
             &v2::to_pretty_json(&Value::Object(attributes.clone())),

@@ -6,7 +6,7 @@ use crate::codec;
 use crate::error::{Error, Result};
 use crate::meta::dtype::{DType, ElementType};
 use crate::meta::fill::{parse_fill, FillValue};
-use crate::meta::{ArrayMeta, KeyEncoding, Order};
+use crate::meta::{ArrayMeta, Format, KeyEncoding, Order};
 use crate::store::Store;
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
@@ -32,11 +32,12 @@ pub struct ArrayBuilder {
     chunks: Option<Vec<u64>>,
     fill: FillSpec,
     order: Order,
-    separator: char,
-    compressor: Value,
+    separator: Option<char>,
+    compressor: Option<Value>,
     filters: Value,
     attributes: Map<String, Value>,
-    zarr_format: u8,
+    format: Format,
+    dimension_names: Option<Vec<Option<String>>>,
 }
 
 impl ArrayBuilder {
@@ -48,11 +49,12 @@ impl ArrayBuilder {
             chunks: None,
             fill: FillSpec::Default,
             order: Order::C,
-            separator: '.',
-            compressor: json!({"id": "blosc", "cname": "lz4", "clevel": 5, "shuffle": 1, "blocksize": 0}),
+            separator: None,
+            compressor: None,
             filters: Value::Null,
             attributes: Map::new(),
-            zarr_format: 2,
+            format: Format::V2,
+            dimension_names: None,
         }
     }
 
@@ -94,13 +96,13 @@ impl ArrayBuilder {
 
     /// Sets the chunk key separator (`.` or `/`).
     pub fn separator(&mut self, separator: char) -> &mut Self {
-        self.separator = separator;
+        self.separator = Some(separator);
         self
     }
 
     /// Sets the compressor configuration (`null` for none).
     pub fn compressor(&mut self, config: Value) -> &mut Self {
-        self.compressor = config;
+        self.compressor = Some(config);
         self
     }
 
@@ -116,20 +118,26 @@ impl ArrayBuilder {
         self
     }
 
-    /// Sets the format version; this version of libzarr writes version 2.
+    /// Sets the format version: 2 (the default in this release) or 3. Version 3 changes
+    /// the defaults that were not set: chunk keys `c/0/1` and zstd level 0 (zarr-python 3's).
     pub fn zarr_format(&mut self, version: u8) -> Result<&mut Self> {
-        match version {
-            2 => {
-                self.zarr_format = version;
-                Ok(self)
+        self.format = match version {
+            2 => Format::V2,
+            3 => Format::V3,
+            _ => {
+                return Err(Error::InvalidArg(format!(
+                    "Zarr format {version} does not exist (use 2 or 3)"
+                )))
             }
-            3 => Err(Error::Unsupported(
-                "writing Zarr version 3 is not supported yet".into(),
-            )),
-            _ => Err(Error::InvalidArg(format!(
-                "Zarr format {version} does not exist (use 2)"
-            ))),
-        }
+        };
+        Ok(self)
+    }
+
+    /// Sets v3 dimension names (`None` for an unnamed dimension); for v2 arrays use the
+    /// `_ARRAY_DIMENSIONS` attribute.
+    pub fn dimension_names(&mut self, names: Vec<Option<String>>) -> &mut Self {
+        self.dimension_names = Some(names);
+        self
     }
 
     /// The metadata these settings describe.
@@ -161,7 +169,11 @@ impl ArrayBuilder {
                 Some(bytes.clone())
             }
         };
-        let compressors = match &self.compressor {
+        let default_compressor = match self.format {
+            Format::V3 => json!({"id": "zstd", "level": 0, "checksum": false}),
+            _ => json!({"id": "blosc", "cname": "lz4", "clevel": 5, "shuffle": 1, "blocksize": 0}),
+        };
+        let compressors = match self.compressor.as_ref().unwrap_or(&default_compressor) {
             Value::Null => Vec::new(),
             Value::Object(config) => {
                 vec![codec::from_config(config, item_size).map_err(as_invalid_arg)?]
@@ -187,6 +199,16 @@ impl ArrayBuilder {
                 )))
             }
         };
+        // Zarr v3 has no null fill value: zero stands for "unset".
+        let fill_value = match (self.format, fill_value) {
+            (Format::V3, None) => Some(vec![0u8; item_size]),
+            (_, fill) => fill,
+        };
+        if self.dimension_names.is_some() && self.format != Format::V3 {
+            return Err(Error::InvalidArg(
+                "dimension names belong to Zarr v3 metadata; v2 arrays use the _ARRAY_DIMENSIONS attribute".into(),
+            ));
+        }
         let meta = ArrayMeta {
             shape: self.shape.clone(),
             chunks,
@@ -195,8 +217,14 @@ impl ArrayBuilder {
             order: self.order,
             filters,
             compressors,
-            key_encoding: KeyEncoding::v2(self.separator),
-            dimension_names: None,
+            key_encoding: match self.format {
+                Format::V3 => KeyEncoding {
+                    prefix: true,
+                    separator: self.separator.unwrap_or('/'),
+                },
+                _ => KeyEncoding::v2(self.separator.unwrap_or('.')),
+            },
+            dimension_names: self.dimension_names.clone(),
         };
         meta.validate().map_err(as_invalid_arg)?;
         Ok(meta)
@@ -204,7 +232,14 @@ impl ArrayBuilder {
 
     /// Creates the array at `path` with mode `w`, `w-` or `a`.
     pub fn create(&self, store: Arc<dyn Store>, path: &str, mode: Mode) -> Result<Array> {
-        Array::create(store, path, self.metadata()?, &self.attributes, mode)
+        Array::create(
+            store,
+            path,
+            self.metadata()?,
+            &self.attributes,
+            mode,
+            self.format,
+        )
     }
 }
 

@@ -6,7 +6,7 @@ use crate::codec;
 use crate::error::{Error, Result};
 use crate::io::pool;
 use crate::io::region::{decode_chunk, encode_chunk};
-use crate::meta::{v1, v2};
+use crate::meta::{v1, v2, Format};
 use crate::store::{join_key, normalize_path, Store};
 use rayon::prelude::*;
 use serde_json::Value;
@@ -68,7 +68,7 @@ pub fn copy(
             }
             _ => {
                 let from = Group::open(source.clone(), &from_path, Mode::Read)?;
-                let to = Group::open(target.clone(), &to_path, node_mode)?;
+                let to = Group::open_as(target.clone(), &to_path, node_mode, from.format())?;
                 to.set_attributes(&from.attributes()?)?;
             }
         }
@@ -134,6 +134,10 @@ fn copy_array(
         meta.clone(),
         &from.attributes()?,
         mode,
+        match from.format() {
+            Format::V1 => Format::V2,
+            format => format,
+        },
     )?;
     // With mode `a` the target may already exist: its layout must match, and its own
     // compressor decides whether chunks are re-encoded.

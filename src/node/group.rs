@@ -2,11 +2,12 @@
 
 use super::attrs::Attributes;
 use super::{
-    check_parents, contains_array, contains_group, ensure_parent_groups, Array, ArrayBuilder, Mode,
-    Node,
+    check_parents, contains_array, contains_group, ensure_parent_groups, v3_node_type, write_group,
+    Array, ArrayBuilder, Mode, Node,
 };
 use crate::error::{Error, Result};
-use crate::meta::v2::{self, ATTRS_KEY, GROUP_KEY};
+use crate::meta::v2::{self, GROUP_KEY};
+use crate::meta::Format;
 use crate::store::{check_writable, join_key, node_path, node_prefix, Store};
 use std::sync::Arc;
 
@@ -40,13 +41,24 @@ pub struct Group {
     path: String,
     writable: bool,
     attrs: Attributes,
+    format: Format,
 }
 
 impl Group {
     /// Opens or creates the group at `path` as zarr-python's modes say: `r`/`r+` need it to
     /// exist, `a` creates it if missing, `w` replaces whatever is there, `w-` fails if
-    /// anything is there. An array at `path` is an error in every mode but `w`.
+    /// anything is there. An array at `path` is an error in every mode but `w`. New groups
+    /// are written in Zarr format 2; see [`Group::open_as`].
     pub fn open(store: Arc<dyn Store>, path: &str, mode: Mode) -> Result<Self> {
+        Self::open_as(store, path, mode, Format::V2)
+    }
+
+    /// As [`Group::open`], creating groups in `format` (2 or 3). An existing group opens in
+    /// whatever format it has.
+    pub fn open_as(store: Arc<dyn Store>, path: &str, mode: Mode, format: Format) -> Result<Self> {
+        if format == Format::V1 {
+            return Err(Error::InvalidArg("Zarr format 1 has no groups".into()));
+        }
         let path = node_path(path)?;
         let writable = mode != Mode::Read;
         if writable {
@@ -54,10 +66,10 @@ impl Group {
         }
         check_parents(store.as_ref(), &path)?;
         let kind = node_kind(store.as_ref(), &path)?;
-        match (mode, kind) {
+        let create = match (mode, kind) {
             (Mode::Overwrite, _) => {
                 store.erase_prefix(&node_prefix(&path))?;
-                Self::create_at(store.as_ref(), &path)?;
+                true
             }
             (_, NodeKind::Array) => {
                 return Err(Error::NodeType(format!(
@@ -67,34 +79,41 @@ impl Group {
             (Mode::CreateNew, NodeKind::Group) => {
                 return Err(Error::Exists(format!("a group already exists at {path:?}")))
             }
-            (Mode::CreateNew | Mode::Append, NodeKind::None) => {
-                Self::create_at(store.as_ref(), &path)?
-            }
+            (Mode::CreateNew | Mode::Append, NodeKind::None) => true,
             (Mode::Read | Mode::ReadWrite, NodeKind::None) => {
                 return Err(Error::NotFound(format!("no group at {path:?}")))
             }
-            (_, NodeKind::Group) => {
-                let bytes = store.get(&join_key(&path, GROUP_KEY))?.unwrap_or_default();
-                v2::parse_group(&bytes).map_err(|e| match e {
-                    Error::Metadata(m) => {
-                        let detail = m.strip_prefix(GROUP_KEY).unwrap_or(&m);
-                        Error::Metadata(format!("{}{detail}", join_key(&path, GROUP_KEY)))
-                    }
-                    other => other,
-                })?;
-            }
-        }
+            (_, NodeKind::Group) => false,
+        };
+        let format = if create {
+            ensure_parent_groups(store.as_ref(), &path, format)?;
+            write_group(store.as_ref(), &path, format, &serde_json::Map::new())?;
+            format
+        } else if v3_node_type(store.as_ref(), &path)?.is_some() {
+            Format::V3
+        } else {
+            let bytes = store.get(&join_key(&path, GROUP_KEY))?.unwrap_or_default();
+            v2::parse_group(&bytes).map_err(|e| match e {
+                Error::Metadata(m) => {
+                    let detail = m.strip_prefix(GROUP_KEY).unwrap_or(&m);
+                    Error::Metadata(format!("{}{detail}", join_key(&path, GROUP_KEY)))
+                }
+                other => other,
+            })?;
+            Format::V2
+        };
         Ok(Group {
-            attrs: Attributes::new(&path, ATTRS_KEY),
+            attrs: Attributes::new(&path, format.attrs_key()),
             store,
             path,
             writable,
+            format,
         })
     }
 
-    fn create_at(store: &dyn Store, path: &str) -> Result<()> {
-        ensure_parent_groups(store, path)?;
-        store.set(&join_key(path, GROUP_KEY), &v2::render_group())
+    /// The metadata format of the group.
+    pub fn format(&self) -> Format {
+        self.format
     }
 
     /// The path of a member given relative to this group (`"a/b"`); `.` and `..` are refused.
@@ -147,10 +166,11 @@ impl Group {
 
     /// Opens (or, by mode, creates) the group at `relative`.
     pub fn open_group(&self, relative: &str, mode: Mode) -> Result<Group> {
-        Group::open(
+        Group::open_as(
             self.store.clone(),
             &self.member_path(relative)?,
             self.mode_for(mode)?,
+            self.format,
         )
     }
 
@@ -205,7 +225,7 @@ impl Group {
                 "cannot move {source:?} inside itself"
             )));
         }
-        ensure_parent_groups(self.store.as_ref(), &target)?;
+        ensure_parent_groups(self.store.as_ref(), &target, self.format)?;
         let source_prefix = node_prefix(&source);
         for key in self.store.list_prefix(&source_prefix)? {
             let value = self

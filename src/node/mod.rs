@@ -13,8 +13,8 @@ pub use copy::{copy, migrate_1to2};
 pub use group::{node_kind, Group, NodeKind};
 
 use crate::error::{Error, Result};
-use crate::meta::v1;
 use crate::meta::v2::{self, ARRAY_KEY, GROUP_KEY};
+use crate::meta::{v1, v3, Format};
 use crate::store::{join_key, Store};
 use serde_json::{Map, Value};
 use std::sync::Arc;
@@ -104,15 +104,48 @@ impl Mode {
     }
 }
 
-/// Whether an array's metadata document (v2, or v1's `meta`) is at `path`.
-pub fn contains_array(store: &dyn Store, path: &str) -> Result<bool> {
-    Ok(store.contains(&join_key(path, ARRAY_KEY))?
-        || store.contains(&join_key(path, v1::ARRAY_KEY))?)
+/// The `node_type` of the v3 `zarr.json` at `path`, if there is one.
+pub fn v3_node_type(store: &dyn Store, path: &str) -> Result<Option<String>> {
+    let Some(bytes) = store.get(&join_key(path, v3::NODE_KEY))? else {
+        return Ok(None);
+    };
+    let doc = crate::meta::json::parse(&bytes).map_err(|e| {
+        Error::Metadata(format!(
+            "{}: not valid JSON: {e}",
+            join_key(path, v3::NODE_KEY)
+        ))
+    })?;
+    Ok(doc
+        .get("node_type")
+        .and_then(Value::as_str)
+        .map(str::to_string))
 }
 
-/// Whether a group's metadata document is at `path`.
+/// Whether an array's metadata document (v3 `zarr.json`, v2 `.zarray` or v1 `meta`) is
+/// at `path`.
+pub fn contains_array(store: &dyn Store, path: &str) -> Result<bool> {
+    Ok(store.contains(&join_key(path, ARRAY_KEY))?
+        || store.contains(&join_key(path, v1::ARRAY_KEY))?
+        || v3_node_type(store, path)?.as_deref() == Some("array"))
+}
+
+/// Whether a group's metadata document (v2 `.zgroup` or v3 `zarr.json`) is at `path`.
 pub fn contains_group(store: &dyn Store, path: &str) -> Result<bool> {
-    store.contains(&join_key(path, GROUP_KEY))
+    Ok(store.contains(&join_key(path, GROUP_KEY))?
+        || v3_node_type(store, path)?.as_deref() == Some("group"))
+}
+
+/// Writes the group document of `format` at `path` (with `attributes`, which v3 embeds).
+pub fn write_group(
+    store: &dyn Store,
+    path: &str,
+    format: Format,
+    attributes: &Map<String, Value>,
+) -> Result<()> {
+    match format {
+        Format::V3 => store.set(&join_key(path, v3::NODE_KEY), &v3::render_group(attributes)),
+        _ => store.set(&join_key(path, GROUP_KEY), &v2::render_group()),
+    }
 }
 
 /// Refuses a node at `path` when an array is one of its ancestors; writes nothing.
@@ -133,9 +166,10 @@ pub fn check_parents(store: &dyn Store, path: &str) -> Result<()> {
     Ok(())
 }
 
-/// Creates the groups above `path` (the root included) that do not exist yet, as the v2
-/// spec requires; an array in the way is an error, found before anything is written.
-pub fn ensure_parent_groups(store: &dyn Store, path: &str) -> Result<()> {
+/// Creates the groups above `path` (the root included) that do not exist yet, in `format`,
+/// as the v2 spec requires (v3 allows implicit groups; zarr-python writes them too); an
+/// array in the way is an error, found before anything is written.
+pub fn ensure_parent_groups(store: &dyn Store, path: &str, format: Format) -> Result<()> {
     check_parents(store, path)?;
     let segments: Vec<&str> = if path.is_empty() {
         Vec::new()
@@ -145,7 +179,7 @@ pub fn ensure_parent_groups(store: &dyn Store, path: &str) -> Result<()> {
     for depth in 0..segments.len() {
         let parent = segments[..depth].join("/");
         if !contains_group(store, &parent)? {
-            store.set(&join_key(&parent, GROUP_KEY), &v2::render_group())?;
+            write_group(store, &parent, format, &Map::new())?;
         }
     }
     Ok(())

@@ -292,6 +292,9 @@ static int cmd_build(char **argv) {
     zarr_array_builder_t *builder = NULL;
     CHECK(zarr_array_builder_new(dtype, rank, shape, &builder));
     CHECK(zarr_array_builder_set_dtype_name(builder, dtype_name));
+    /* ZARR_TOOL_FORMAT=3 builds a Zarr v3 array (the builder's default is format 2). */
+    const char *format = getenv("ZARR_TOOL_FORMAT");
+    if (format) CHECK(zarr_array_builder_set_zarr_format(builder, atoi(format)));
     if (strcmp(chunks_s, "-") != 0) {
         size_t n = parse_list(chunks_s, chunks);
         CHECK(zarr_array_builder_set_chunk_shape(builder, n, chunks));

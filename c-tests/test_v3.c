@@ -1,0 +1,138 @@
+/*
+ * Zarr v3 from C: creating v3 arrays and groups, format detection on open, dimension
+ * names, attributes inside zarr.json, and the errors v3 metadata can raise.
+ */
+#include "check.h"
+
+static zarr_store_t *memory(void) {
+    zarr_store_t *s = NULL;
+    CHECK_OK(zarr_store_new_memory(&s));
+    return s;
+}
+
+/* Reads a key into a NUL-terminated static buffer ("" when missing). */
+static const char *value_of(zarr_store_t *s, const char *key) {
+    static char buf[4096];
+    size_t needed = 0;
+    buf[0] = '\0';
+    if (zarr_store_get(s, key, buf, sizeof buf - 1, &needed) == ZARR_OK) buf[needed] = '\0';
+    return buf;
+}
+
+static void arrays(void) {
+    zarr_store_t *s = memory();
+    const uint64_t shape[2] = {5, 7}, chunks[2] = {2, 3}, origin[2] = {0, 0};
+    const char *names[2] = {"y", NULL};
+    zarr_array_builder_t *b = NULL;
+    zarr_array_t *a = NULL;
+    CHECK_OK(zarr_array_builder_new(ZARR_DTYPE_INT32, 2, shape, &b));
+    CHECK_OK(zarr_array_builder_set_chunk_shape(b, 2, chunks));
+    CHECK_OK(zarr_array_builder_set_zarr_format(b, 3));
+    CHECK_OK(zarr_array_builder_set_dimension_names(b, 2, names));
+    CHECK_OK(zarr_array_builder_set_attributes_json(b, "{\"units\": \"m\"}"));
+    CHECK_OK(zarr_array_create(b, s, "g/a", ZARR_MODE_W_MINUS, &a));
+    int32_t data[35], back[35];
+    for (int i = 0; i < 35; i++) data[i] = i * 3 - 50;
+    CHECK_OK(zarr_array_write(a, 2, origin, shape, ZARR_DTYPE_INT32, ZARR_ORDER_C, data, sizeof data));
+    zarr_array_free(a);
+
+    /* The documents are v3: zarr.json for the array (attributes inside) and its parents. */
+    CHECK(strstr(value_of(s, "g/a/zarr.json"), "\"node_type\": \"array\"") != NULL);
+    CHECK(strstr(value_of(s, "g/a/zarr.json"), "\"units\": \"m\"") != NULL);
+    CHECK(strstr(value_of(s, "g/zarr.json"), "\"node_type\": \"group\"") != NULL);
+    CHECK(strstr(value_of(s, "zarr.json"), "\"group\"") != NULL);
+    bool exists = false;
+    CHECK_OK(zarr_store_contains(s, "g/a/c/0/0", &exists));
+    CHECK(exists);
+    CHECK_OK(zarr_store_contains(s, "g/a/.zattrs", &exists));
+    CHECK(!exists);
+
+    /* Opening detects the format; attributes and dimension names come from zarr.json. */
+    CHECK_OK(zarr_array_open(s, "g/a", ZARR_MODE_R_PLUS, &a));
+    int32_t version = 0;
+    CHECK_OK(zarr_array_zarr_format(a, &version));
+    CHECK_EQ(version, 3);
+    CHECK_OK(zarr_array_read(a, 2, origin, shape, ZARR_DTYPE_INT32, ZARR_ORDER_C, back, sizeof back));
+    CHECK(memcmp(back, data, sizeof data) == 0);
+    zarr_strings_t *dims = NULL;
+    CHECK_OK(zarr_array_dimension_names(a, &dims));
+    CHECK_EQ(zarr_strings_count(dims), 2);
+    CHECK(strcmp(zarr_strings_get(dims, 0), "y") == 0 && strcmp(zarr_strings_get(dims, 1), "") == 0);
+    zarr_strings_free(dims);
+    CHECK_OK(zarr_array_attr_set(a, "scale", "2.5"));
+    const char *renamed[2] = {"row", "column"};
+    CHECK_OK(zarr_array_set_dimension_names(a, 2, renamed));
+    CHECK(strstr(value_of(s, "g/a/zarr.json"), "\"scale\": 2.5") != NULL);
+    CHECK(strstr(value_of(s, "g/a/zarr.json"), "\"column\"") != NULL);
+    CHECK(strstr(value_of(s, "g/a/zarr.json"), "\"units\": \"m\"") != NULL);
+    zarr_array_free(a);
+
+    /* Dimension names in the builder are for v3 only. */
+    CHECK_OK(zarr_array_builder_set_zarr_format(b, 2));
+    CHECK_STATUS(zarr_array_create(b, s, "v2", ZARR_MODE_W, &a), ZARR_ERR_INVALID_ARG);
+    CHECK(a == NULL);
+    CHECK_STATUS(zarr_array_builder_set_zarr_format(b, 4), ZARR_ERR_INVALID_ARG);
+    CHECK_STATUS(zarr_array_builder_set_dimension_names(b, 2, NULL), ZARR_ERR_NULL_ARG);
+    zarr_array_builder_free(b);
+    zarr_store_free(s);
+}
+
+static void groups(void) {
+    zarr_store_t *s = memory();
+    zarr_group_t *root = NULL, *child = NULL;
+    CHECK_OK(zarr_group_create(s, "", ZARR_MODE_W, 3, &root));
+    CHECK_OK(zarr_group_open_group(root, "x/y", ZARR_MODE_A, &child));
+    CHECK(strstr(value_of(s, "x/y/zarr.json"), "\"group\"") != NULL);
+    CHECK(strstr(value_of(s, "x/zarr.json"), "\"group\"") != NULL);
+    CHECK_OK(zarr_group_attrs_set(child, "{\"title\": \"v3\"}"));
+    CHECK(strstr(value_of(s, "x/y/zarr.json"), "\"title\": \"v3\"") != NULL);
+    zarr_group_free(child);
+    zarr_strings_t *names = NULL;
+    CHECK_OK(zarr_group_members(root, ZARR_NODE_GROUP, &names));
+    CHECK_EQ(zarr_strings_count(names), 1);
+    CHECK(strcmp(zarr_strings_get(names, 0), "x") == 0);
+    zarr_strings_free(names);
+    CHECK_STATUS(zarr_group_create(s, "z", ZARR_MODE_A, 1, &child), ZARR_ERR_INVALID_ARG);
+    CHECK_STATUS(zarr_group_create(s, "z", ZARR_MODE_A, 3, NULL), ZARR_ERR_NULL_ARG);
+    zarr_group_free(root);
+    zarr_store_free(s);
+}
+
+static void errors(void) {
+    zarr_store_t *s = memory();
+    zarr_array_t *a = NULL;
+    zarr_group_t *g = NULL;
+    const char *base = "{\"zarr_format\": 3, \"node_type\": \"array\", \"shape\": [4], "
+                       "\"data_type\": \"uint8\", \"chunk_grid\": {\"name\": \"regular\", "
+                       "\"configuration\": {\"chunk_shape\": [2]}}, \"fill_value\": 0, "
+                       "\"codecs\": [{\"name\": \"bytes\"}]";
+    char doc[1024];
+    snprintf(doc, sizeof doc, "%s, \"frobnicate\": {\"must_understand\": true}}", base);
+    CHECK_OK(zarr_store_set(s, "ext/zarr.json", doc, strlen(doc)));
+    CHECK_STATUS(zarr_array_open(s, "ext", ZARR_MODE_R, &a), ZARR_ERR_UNSUPPORTED);
+    CHECK(strstr(check_last_error(), "frobnicate") != NULL);
+    snprintf(doc, sizeof doc, "%s, \"frobnicate\": {\"must_understand\": false}}", base);
+    CHECK_OK(zarr_store_set(s, "ok/zarr.json", doc, strlen(doc)));
+    CHECK_OK(zarr_array_open(s, "ok", ZARR_MODE_R, &a));
+    zarr_array_free(a);
+    snprintf(doc, sizeof doc, "%s, \"storage_transformers\": [{\"name\": \"x\"}]}", base);
+    CHECK_OK(zarr_store_set(s, "st/zarr.json", doc, strlen(doc)));
+    CHECK_STATUS(zarr_array_open(s, "st", ZARR_MODE_R, &a), ZARR_ERR_UNSUPPORTED);
+    CHECK_STATUS(zarr_group_open(s, "ok", ZARR_MODE_R, &g), ZARR_ERR_NODE_TYPE);
+    const char *group = "{\"zarr_format\": 3, \"node_type\": \"group\"}";
+    CHECK_OK(zarr_store_set(s, "grp/zarr.json", group, strlen(group)));
+    CHECK_STATUS(zarr_array_open(s, "grp", ZARR_MODE_R, &a), ZARR_ERR_NODE_TYPE);
+    const char *bad = "{\"zarr_format\": 3, \"node_type\": \"array\", \"shape\": [4]}";
+    CHECK_OK(zarr_store_set(s, "bad/zarr.json", bad, strlen(bad)));
+    CHECK_STATUS(zarr_array_open(s, "bad", ZARR_MODE_R, &a), ZARR_ERR_METADATA);
+    CHECK(strstr(check_last_error(), "data_type") != NULL);
+    CHECK(a == NULL && g == NULL);
+    zarr_store_free(s);
+}
+
+int main(void) {
+    arrays();
+    groups();
+    errors();
+    return CHECK_DONE();
+}

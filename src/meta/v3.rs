@@ -1,0 +1,494 @@
+//! Zarr v3.0 documents: `zarr.json` of arrays and groups ⇄ [`ArrayMeta`] and attributes.
+//! Codecs map onto the internal chain: `transpose` gives the chunk order, `bytes` the byte
+//! order, and the bytes-to-bytes codecs (`blosc`, `gzip`, `zstd`, `crc32c`, and
+//! `numcodecs.*`) become the compressor chain.
+
+use super::dtype::{ByteOrder, DType, DataKind};
+use super::fill::FillValue;
+use super::{json, ArrayMeta, KeyEncoding, Order};
+use crate::codec::{self, CodecRef};
+use crate::error::{Error, Result};
+use half::f16;
+use serde_json::{json, Map, Value};
+
+/// Key of every v3 node's metadata document.
+pub const NODE_KEY: &str = "zarr.json";
+
+/// What a `zarr.json` describes.
+#[derive(Debug, Clone)]
+pub enum Node {
+    /// An array, with its attributes.
+    Array(ArrayMeta, Map<String, Value>),
+    /// A group, with its attributes.
+    Group(Map<String, Value>),
+}
+
+const ARRAY_FIELDS: [&str; 11] = [
+    "zarr_format",
+    "node_type",
+    "shape",
+    "data_type",
+    "chunk_grid",
+    "chunk_key_encoding",
+    "fill_value",
+    "codecs",
+    "attributes",
+    "dimension_names",
+    "storage_transformers",
+];
+const GROUP_FIELDS: [&str; 4] = [
+    "zarr_format",
+    "node_type",
+    "attributes",
+    "consolidated_metadata",
+];
+
+fn bad(key: &str, what: &str) -> Error {
+    Error::Metadata(format!("zarr.json: {key:?} must be {what}"))
+}
+
+/// Parses a `zarr.json` document.
+pub fn parse(bytes: &[u8]) -> Result<Node> {
+    let doc = json::parse(bytes)
+        .map_err(|e| Error::Metadata(format!("zarr.json is not valid JSON: {e}")))?;
+    let obj = doc
+        .as_object()
+        .ok_or_else(|| Error::Metadata("zarr.json is not a JSON object".into()))?;
+    if obj.get("zarr_format").and_then(Value::as_u64) != Some(3) {
+        return Err(bad("zarr_format", "3"));
+    }
+    let node_type = obj.get("node_type").and_then(Value::as_str);
+    let known: &[&str] = match node_type {
+        Some("array") => &ARRAY_FIELDS,
+        Some("group") => &GROUP_FIELDS,
+        _ => return Err(bad("node_type", "\"array\" or \"group\"")),
+    };
+    for (key, value) in obj {
+        let optional = value.get("must_understand") == Some(&Value::Bool(false));
+        if !known.contains(&key.as_str()) && !optional {
+            return Err(Error::Unsupported(format!(
+                "zarr.json has the extension {key:?}, which libzarr does not understand"
+            )));
+        }
+    }
+    let attributes = match obj.get("attributes") {
+        None => Map::new(),
+        Some(Value::Object(map)) => map.clone(),
+        Some(_) => return Err(bad("attributes", "an object")),
+    };
+    if node_type == Some("group") {
+        return Ok(Node::Group(attributes));
+    }
+    Ok(Node::Array(parse_array(obj)?, attributes))
+}
+
+fn parse_array(obj: &Map<String, Value>) -> Result<ArrayMeta> {
+    let field = |key: &str| {
+        obj.get(key)
+            .ok_or_else(|| Error::Metadata(format!("zarr.json: missing required key {key:?}")))
+    };
+    let shape = u64_list(field("shape")?, "shape")?;
+    if let Some(transformers) = obj.get("storage_transformers") {
+        if transformers.as_array().is_none_or(|t| !t.is_empty()) {
+            return Err(Error::Unsupported(
+                "zarr.json: storage transformers are not supported".into(),
+            ));
+        }
+    }
+    let kind = parse_data_type(field("data_type")?)?;
+    let grid = field("chunk_grid")?;
+    if grid.get("name").and_then(Value::as_str) != Some("regular") {
+        return Err(Error::Unsupported(format!(
+            "zarr.json: chunk grid {grid} is not supported (only \"regular\")"
+        )));
+    }
+    let chunks = u64_list(
+        grid.get("configuration")
+            .and_then(|c| c.get("chunk_shape"))
+            .ok_or_else(|| bad("chunk_grid", "regular with a chunk_shape"))?,
+        "chunk_grid.configuration.chunk_shape",
+    )?;
+    let key_encoding = parse_key_encoding(obj.get("chunk_key_encoding"))?;
+    let codecs = field("codecs")?
+        .as_array()
+        .ok_or_else(|| bad("codecs", "a list of codec objects"))?;
+    let item_size = DType::new(kind.clone(), ByteOrder::Little).item_size();
+    let (order, endian, compressors) = parse_codecs(codecs, item_size, shape.len())?;
+    let dtype = DType::new(kind, endian);
+    let fill_value = parse_fill(field("fill_value")?, &dtype)?;
+    let dimension_names = match obj.get("dimension_names") {
+        None | Some(Value::Null) => None,
+        Some(Value::Array(names)) => Some(
+            names
+                .iter()
+                .map(|n| match n {
+                    Value::Null => Ok(None),
+                    Value::String(s) => Ok(Some(s.clone())),
+                    _ => Err(bad("dimension_names", "a list of strings or nulls")),
+                })
+                .collect::<Result<_>>()?,
+        ),
+        Some(_) => return Err(bad("dimension_names", "a list of strings or nulls")),
+    };
+    let meta = ArrayMeta {
+        shape,
+        chunks,
+        dtype,
+        fill_value,
+        order,
+        filters: Vec::new(),
+        compressors,
+        key_encoding,
+        dimension_names,
+    };
+    meta.validate()?;
+    Ok(meta)
+}
+
+fn u64_list(value: &Value, key: &str) -> Result<Vec<u64>> {
+    value
+        .as_array()
+        .ok_or_else(|| bad(key, "a list of non-negative integers"))?
+        .iter()
+        .map(|v| {
+            v.as_u64()
+                .ok_or_else(|| bad(key, "a list of non-negative integers"))
+        })
+        .collect()
+}
+
+const TYPES: [(&str, DataKind); 14] = [
+    ("bool", DataKind::Bool),
+    ("int8", DataKind::Int(1)),
+    ("int16", DataKind::Int(2)),
+    ("int32", DataKind::Int(4)),
+    ("int64", DataKind::Int(8)),
+    ("uint8", DataKind::UInt(1)),
+    ("uint16", DataKind::UInt(2)),
+    ("uint32", DataKind::UInt(4)),
+    ("uint64", DataKind::UInt(8)),
+    ("float16", DataKind::Float(2)),
+    ("float32", DataKind::Float(4)),
+    ("float64", DataKind::Float(8)),
+    ("complex64", DataKind::Complex(8)),
+    ("complex128", DataKind::Complex(16)),
+];
+
+fn parse_data_type(value: &Value) -> Result<DataKind> {
+    let name = value
+        .as_str()
+        .or_else(|| value.get("name").and_then(Value::as_str))
+        .ok_or_else(|| bad("data_type", "a string"))?;
+    TYPES
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, k)| k.clone())
+        .ok_or_else(|| {
+            Error::Unsupported(format!(
+                "zarr.json: data type {name:?} is not supported by this version of libzarr"
+            ))
+        })
+}
+
+/// The v3 name of a stored type.
+pub fn data_type_name(kind: &DataKind) -> Result<&'static str> {
+    TYPES
+        .iter()
+        .find(|(_, k)| k == kind)
+        .map(|(n, _)| *n)
+        .ok_or_else(|| Error::Unsupported(format!("data type {kind:?} has no Zarr v3 name")))
+}
+
+fn parse_key_encoding(value: Option<&Value>) -> Result<KeyEncoding> {
+    let Some(value) = value else {
+        return Ok(KeyEncoding {
+            prefix: true,
+            separator: '/',
+        });
+    };
+    let name = value.get("name").and_then(Value::as_str);
+    let separator = value
+        .get("configuration")
+        .and_then(|c| c.get("separator"))
+        .and_then(Value::as_str);
+    let (prefix, default) = match name {
+        Some("default") => (true, '/'),
+        Some("v2") => (false, '.'),
+        _ => {
+            return Err(Error::Unsupported(format!(
+                "zarr.json: chunk key encoding {value} is not supported"
+            )))
+        }
+    };
+    let separator = match separator {
+        None => default,
+        Some(".") => '.',
+        Some("/") => '/',
+        Some(_) => return Err(bad("chunk_key_encoding", "with separator \".\" or \"/\"")),
+    };
+    Ok(KeyEncoding { prefix, separator })
+}
+
+/// Splits a codec list into chunk order (from `transpose`), byte order (from `bytes`) and
+/// the bytes-to-bytes chain.
+fn parse_codecs(
+    codecs: &[Value],
+    item_size: usize,
+    rank: usize,
+) -> Result<(Order, ByteOrder, Vec<CodecRef>)> {
+    let mut order = Order::C;
+    let mut endian = None;
+    let mut compressors = Vec::new();
+    for codec in codecs {
+        let name = codec
+            .get("name")
+            .and_then(Value::as_str)
+            .ok_or_else(|| bad("codecs", "a list of objects with a \"name\""))?;
+        let empty = Map::new();
+        let config = codec
+            .get("configuration")
+            .and_then(Value::as_object)
+            .unwrap_or(&empty);
+        match name {
+            "transpose" if endian.is_none() => {
+                let perm = u64_list(
+                    config.get("order").unwrap_or(&Value::Null),
+                    "transpose order",
+                )?;
+                let identity: Vec<u64> = (0..rank as u64).collect();
+                let reversed: Vec<u64> = identity.iter().rev().copied().collect();
+                order = if perm == identity {
+                    order
+                } else if perm == reversed {
+                    match order {
+                        Order::C => Order::F,
+                        Order::F => Order::C,
+                    }
+                } else {
+                    return Err(Error::Unsupported(format!(
+                        "transpose order {perm:?} is not supported (only C or F order)"
+                    )));
+                };
+            }
+            "bytes" if endian.is_none() => {
+                endian = Some(match config.get("endian").and_then(Value::as_str) {
+                    Some("big") => ByteOrder::Big,
+                    Some("little") => ByteOrder::Little,
+                    None if item_size == 1 => ByteOrder::Little,
+                    _ => {
+                        return Err(bad(
+                            "codecs",
+                            "a bytes codec with endian \"little\" or \"big\"",
+                        ))
+                    }
+                });
+            }
+            "sharding_indexed" => {
+                return Err(Error::Unsupported(
+                    "the sharding codec is not supported yet".into(),
+                ))
+            }
+            _ if endian.is_some() => {
+                compressors.push(codec::from_config(&to_v2_config(name, config)?, item_size)?)
+            }
+            _ => {
+                return Err(Error::CodecUnsupported(format!(
+                    "codec {name:?} is not supported before the bytes codec"
+                )))
+            }
+        }
+    }
+    let endian = endian.ok_or_else(|| bad("codecs", "a list with one \"bytes\" codec"))?;
+    Ok((order, endian, compressors))
+}
+
+/// The numcodecs-style configuration of a v3 bytes-to-bytes codec.
+fn to_v2_config(name: &str, config: &Map<String, Value>) -> Result<Map<String, Value>> {
+    let mut out = config.clone();
+    let id = match name {
+        "blosc" => {
+            if let Some(shuffle) = config.get("shuffle") {
+                let code = match shuffle.as_str() {
+                    Some("noshuffle") => 0,
+                    Some("shuffle") => 1,
+                    Some("bitshuffle") => 2,
+                    _ => {
+                        return Err(bad(
+                            "blosc shuffle",
+                            "\"noshuffle\", \"shuffle\" or \"bitshuffle\"",
+                        ))
+                    }
+                };
+                out.insert("shuffle".into(), code.into());
+            }
+            "blosc"
+        }
+        "gzip" | "zstd" | "crc32c" => name,
+        _ => match name.strip_prefix("numcodecs.") {
+            Some(id) => id,
+            None => {
+                return Err(Error::CodecUnsupported(format!(
+                    "codec {name:?} is not supported"
+                )))
+            }
+        },
+    };
+    out.insert("id".into(), id.into());
+    Ok(out)
+}
+
+/// The v3 form of a codec from its numcodecs-style configuration.
+fn to_v3_codec(mut config: Map<String, Value>, item_size: usize) -> Value {
+    let id = config
+        .shift_remove("id")
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default();
+    match id.as_str() {
+        "blosc" => {
+            let typesize = config
+                .get("typesize")
+                .and_then(Value::as_u64)
+                .unwrap_or(item_size as u64);
+            let shuffle = match config.get("shuffle").and_then(Value::as_i64) {
+                Some(0) => "noshuffle",
+                Some(2) => "bitshuffle",
+                Some(-1) if typesize == 1 => "bitshuffle",
+                _ => "shuffle",
+            };
+            config.insert("shuffle".into(), shuffle.into());
+            config.insert("typesize".into(), typesize.into());
+            json!({"name": "blosc", "configuration": config})
+        }
+        "gzip" => json!({"name": "gzip", "configuration": config}),
+        "zstd" => {
+            config.entry("checksum").or_insert(false.into());
+            json!({"name": "zstd", "configuration": config})
+        }
+        "crc32c" => json!({"name": "crc32c"}),
+        other => json!({"name": format!("numcodecs.{other}"), "configuration": config}),
+    }
+}
+
+/// Parses a v3 fill value: numbers, `"NaN"`, `"Infinity"`, `"-Infinity"`, hex bit patterns
+/// `"0x…"` for floats, `[re, im]` pairs.
+pub fn parse_fill(value: &Value, dtype: &DType) -> Result<FillValue> {
+    let invalid = || {
+        Error::Metadata(format!(
+            "zarr.json: fill_value {value} is not valid for {:?}",
+            dtype.kind
+        ))
+    };
+    let hex_float = |text: &str, size: usize| -> Option<Vec<u8>> {
+        let digits = text.strip_prefix("0x")?;
+        if digits.len() != size * 2 {
+            return None;
+        }
+        let bits = u64::from_str_radix(digits, 16).ok()?;
+        Some(match size {
+            2 => (bits as u16).to_ne_bytes().to_vec(),
+            4 => (bits as u32).to_ne_bytes().to_vec(),
+            _ => bits.to_ne_bytes().to_vec(),
+        })
+    };
+    let float = |v: &Value, size: usize| -> Result<Vec<u8>> {
+        if let Some(bytes) = v.as_str().and_then(|s| hex_float(s, size)) {
+            return Ok(bytes);
+        }
+        super::fill::parse_fill(v, &DType::new(DataKind::Float(size), ByteOrder::NATIVE))?
+            .ok_or_else(invalid)
+    };
+    match &dtype.kind {
+        DataKind::Float(size) => float(value, *size).map(Some),
+        DataKind::Complex(size) => match value.as_array() {
+            Some(pair) if pair.len() == 2 => {
+                let mut bytes = float(&pair[0], size / 2)?;
+                bytes.extend(float(&pair[1], size / 2)?);
+                Ok(Some(bytes))
+            }
+            _ => Err(invalid()),
+        },
+        _ if value.is_null() => Err(Error::Metadata(
+            "zarr.json: fill_value must not be null".into(),
+        )),
+        _ => super::fill::parse_fill(value, dtype).map_err(|_| invalid()),
+    }
+}
+
+/// Renders a v3 fill value (a null fill value is written as zero, which v3 requires).
+fn render_fill(meta: &ArrayMeta) -> Value {
+    let zero = vec![0u8; meta.item_size()];
+    let bytes = meta.fill_value.as_ref().unwrap_or(&zero);
+    if let DataKind::Float(2) = meta.dtype.kind {
+        let v = f16::from_ne_bytes([bytes[0], bytes[1]]);
+        if v.is_nan() {
+            return "NaN".into();
+        }
+    }
+    super::fill::render_fill(&Some(bytes.clone()), &meta.dtype)
+}
+
+/// Renders an array's `zarr.json` with `attributes`.
+pub fn render_array(meta: &ArrayMeta, attributes: &Map<String, Value>) -> Result<Vec<u8>> {
+    let mut codecs = Vec::new();
+    if meta.order == Order::F && meta.rank() > 1 {
+        let perm: Vec<u64> = (0..meta.rank() as u64).rev().collect();
+        codecs.push(json!({"name": "transpose", "configuration": {"order": perm}}));
+    }
+    if meta.item_size() == 1 {
+        codecs.push(json!({"name": "bytes"}));
+    } else {
+        let endian = if meta.dtype.order == ByteOrder::Big {
+            "big"
+        } else {
+            "little"
+        };
+        codecs.push(json!({"name": "bytes", "configuration": {"endian": endian}}));
+    }
+    for codec in &meta.compressors {
+        codecs.push(to_v3_codec(codec.config(), meta.item_size()));
+    }
+    let key_encoding = if meta.key_encoding.prefix {
+        json!({"name": "default", "configuration": {"separator": meta.key_encoding.separator.to_string()}})
+    } else {
+        json!({"name": "v2", "configuration": {"separator": meta.key_encoding.separator.to_string()}})
+    };
+    let mut doc = Map::new();
+    doc.insert("zarr_format".into(), 3.into());
+    doc.insert("node_type".into(), "array".into());
+    doc.insert("shape".into(), meta.shape.clone().into());
+    doc.insert("data_type".into(), data_type_name(&meta.dtype.kind)?.into());
+    doc.insert(
+        "chunk_grid".into(),
+        json!({"name": "regular", "configuration": {"chunk_shape": meta.chunks}}),
+    );
+    doc.insert("chunk_key_encoding".into(), key_encoding);
+    doc.insert("fill_value".into(), render_fill(meta));
+    doc.insert("codecs".into(), codecs.into());
+    doc.insert("attributes".into(), Value::Object(attributes.clone()));
+    if let Some(names) = &meta.dimension_names {
+        doc.insert(
+            "dimension_names".into(),
+            names
+                .iter()
+                .map(|n| n.clone().map(Value::from).unwrap_or(Value::Null))
+                .collect(),
+        );
+    }
+    Ok(json::to_pretty(&Value::Object(doc)))
+}
+
+/// Renders a group's `zarr.json` with `attributes`.
+pub fn render_group(attributes: &Map<String, Value>) -> Vec<u8> {
+    json::to_pretty(&json!({"zarr_format": 3, "node_type": "group", "attributes": attributes}))
+}
+
+/// Replaces the attributes of a `zarr.json` document, keeping every other field.
+pub fn with_attributes(bytes: &[u8], attributes: &Map<String, Value>) -> Result<Vec<u8>> {
+    let mut doc = json::parse(bytes)
+        .map_err(|e| Error::Metadata(format!("zarr.json is not valid JSON: {e}")))?;
+    let obj = doc
+        .as_object_mut()
+        .ok_or_else(|| Error::Metadata("zarr.json is not a JSON object".into()))?;
+    obj.insert("attributes".into(), Value::Object(attributes.clone()));
+    Ok(json::to_pretty(&doc))
+}

@@ -1,0 +1,130 @@
+"""Zarr v3 interop: arrays libzarr writes (builder with format 3) are read exactly by
+zarr-python 3 and tensorstore; arrays they write are read exactly by libzarr (zarr_tool
+dump, which detects the format). Runs only where zarr-python 3 is installed."""
+
+import json
+
+import numpy as np
+import pytest
+import zarr
+
+from test_v2_interop import Tool, tool  # noqa: F401  (the session fixture)
+
+pytestmark = pytest.mark.skipif(int(zarr.__version__.split(".")[0]) < 3,
+                                reason="Zarr v3 needs zarr-python 3")
+
+try:
+    import tensorstore as ts
+except ImportError:  # pragma: no cover - the zp3 environment has it
+    ts = None
+
+DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+          "float16", "float32", "float64", "complex64", "complex128"]
+COMPRESSORS = {
+    "none": "null",
+    "zstd": '{"id": "zstd", "level": 3}',
+    "zstd-checksum": '{"id": "zstd", "level": 1, "checksum": true}',
+    "gzip": '{"id": "gzip", "level": 5}',
+    "blosc": '{"id": "blosc", "cname": "lz4", "clevel": 5, "shuffle": 1, "blocksize": 0}',
+    "blosc-bit": '{"id": "blosc", "cname": "zstd", "clevel": 3, "shuffle": 2, "blocksize": 0}',
+    "crc32c": '{"id": "crc32c"}',
+}
+
+
+def make_data(dtype: str, shape, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    dt = np.dtype(dtype)
+    if dt == bool:
+        a = rng.random(shape) > 0.5
+    elif dt.kind == "c":
+        a = (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dt)
+    elif dt.kind == "f":
+        a = (rng.standard_normal(shape) * 100).astype(dt)
+    else:
+        info = np.iinfo(dt)
+        a = rng.integers(info.min, info.max, size=shape, dtype=dt, endpoint=True)
+    if len(shape) == 2 and shape[0] >= 4:
+        a[:4, :4] = 0  # a whole chunk of fill value: not stored, reads back as fill
+    return a
+
+
+def native_bytes(a: np.ndarray) -> bytes:
+    return np.ascontiguousarray(a).astype(a.dtype.newbyteorder("=")).tobytes()
+
+
+CASES = [(d, c, o, s) for i, d in enumerate(DTYPES) for j, (c, o, s) in enumerate(
+    [("zstd", "C", "/"), ("none", "F", "."), ("blosc", "C", "."), ("crc32c", "F", "/")]) ]
+CASES += [("float32", c, "C", "/") for c in COMPRESSORS]
+
+
+@pytest.mark.parametrize("dtype,compressor,order,sep", CASES)
+def test_libzarr_writes_v3(tool, tmp_path, monkeypatch, dtype, compressor, order, sep):
+    monkeypatch.setenv("ZARR_TOOL_FORMAT", "3")
+    shape = (9, 11)
+    a = make_data(dtype, shape, seed=len(dtype) + len(compressor))
+    store = tmp_path / "store"
+    endian = ">" if dtype in ("int32", "float64") else "<"
+    name = np.dtype(dtype).newbyteorder(endian).str if np.dtype(dtype).itemsize > 1 else dtype
+    tool.build(tmp_path / "s", store, "g/a", dtype=name, shape=shape, chunks="4,4", fill="0",
+               order=order, sep=sep, compressor=COMPRESSORS[compressor],
+               data=native_bytes(a), buf_order="C")
+    doc = json.loads((store / "g" / "a" / "zarr.json").read_text())
+    assert doc["zarr_format"] == 3 and doc["node_type"] == "array"
+    assert doc["data_type"] == dtype
+    assert json.loads((store / "g" / "zarr.json").read_text())["node_type"] == "group"
+    assert not (store / "g" / "a" / "c" / "0" / "0").exists() and not (store / "g" / "a" / "c.0.0").exists()
+    z = zarr.open_array(store=str(store), path="g/a", mode="r")
+    assert z.metadata.zarr_format == 3
+    assert native_bytes(z[...]) == native_bytes(a)
+    if ts is not None and not (dtype == "float16" and compressor == "crc32c"):
+        t = ts.open({"driver": "zarr3", "kvstore": {"driver": "file", "path": str(store / "g" / "a")}},
+                    open=True, read=True).result()
+        assert native_bytes(t.read().result()) == native_bytes(a)
+
+
+def zp3_cases():
+    codecs = {
+        "default": None,
+        "gzip": [zarr.codecs.GzipCodec(level=4)],
+        "blosc": [zarr.codecs.BloscCodec(cname="lz4", shuffle="bitshuffle")],
+        "zstd-crc": [zarr.codecs.ZstdCodec(level=2), zarr.codecs.Crc32cCodec()],
+        "none": [],
+    }
+    for dtype in DTYPES:
+        for name in (["default", "none"] if dtype not in ("float64", "int16") else list(codecs)):
+            yield dtype, name, codecs[name]
+
+
+@pytest.mark.parametrize("dtype,codec_name,codecs", list(zp3_cases()),
+                         ids=[f"{d}-{c}" for d, c, _ in zp3_cases()])
+def test_zarr_python_writes_v3(tool, tmp_path, dtype, codec_name, codecs):
+    store = tmp_path / "store"
+    kwargs = {} if codecs is None else {"compressors": codecs}
+    z = zarr.create_array(store=str(store / "x"), shape=(10, 7), chunks=(4, 3), dtype=dtype,
+                          zarr_format=3, fill_value=1, dimension_names=["y", None], **kwargs)
+    a = make_data(dtype, (10, 7), seed=3)
+    z[...] = a
+    data, info = tool.dump(tmp_path / "s", store, "x", "C")
+    assert data == native_bytes(a)
+    assert info["shape"] == [10, 7]
+
+
+@pytest.mark.skipif(ts is None, reason="tensorstore is not installed")
+@pytest.mark.parametrize("endian", ["little", "big"])
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_tensorstore_writes_v3(tool, tmp_path, endian, order):
+    store = tmp_path / "store"
+    codecs = [{"name": "bytes", "configuration": {"endian": endian}}, {"name": "zstd", "configuration": {"level": 1}}]
+    if order == "F":
+        codecs.insert(0, {"name": "transpose", "configuration": {"order": [2, 1, 0]}})
+    spec = {"driver": "zarr3", "kvstore": {"driver": "file", "path": str(store / "t")},
+            "metadata": {"shape": [5, 6, 7], "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [2, 4, 3]}},
+                         "data_type": "int32", "codecs": codecs, "fill_value": -5},
+            "create": True, "delete_existing": True}
+    t = ts.open(spec).result()
+    a = make_data("int32", (5, 6, 7), seed=9)
+    t[...] = a
+    data, _ = tool.dump(tmp_path / "s", store, "t", "C")
+    assert data == native_bytes(a)
+    data, _ = tool.dump(tmp_path / "s", store, "t", "F")
+    assert data == np.asfortranarray(a).tobytes(order="F")

@@ -1,0 +1,103 @@
+//! Zarr v3 arrays and groups through the Rust API.
+
+use serde_json::json;
+use std::sync::Arc;
+use zarr::meta::dtype::ElementType;
+use zarr::meta::Order;
+use zarr::node::{Array, ArrayBuilder, Group, Mode, Node, NodeKind};
+use zarr::store::{MemoryStore, Store};
+
+#[test]
+fn v3_arrays_round_trip_with_attributes_and_dimension_names() {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let mut builder = ArrayBuilder::new(vec![5, 7], ElementType::Float64);
+    builder
+        .chunks(vec![2, 3])
+        .order(Order::F)
+        .fill_value_json(json!("NaN"))
+        .dimension_names(vec![Some("y".into()), None])
+        .attributes(json!({"units": "K"}).as_object().unwrap().clone());
+    builder.dtype_name(">f8").unwrap();
+    builder.zarr_format(3).unwrap();
+    let a = builder
+        .create(store.clone(), "g/a", Mode::CreateNew)
+        .unwrap();
+    let data: Vec<u8> = (0..35).flat_map(|i| (i as f64).to_ne_bytes()).collect();
+    a.write(&[0, 0], &[5, 7], ElementType::Float64, Order::C, &data)
+        .unwrap();
+    let doc: serde_json::Value =
+        serde_json::from_slice(&store.get("g/a/zarr.json").unwrap().unwrap()).unwrap();
+    assert_eq!(doc["node_type"], "array");
+    assert_eq!(doc["codecs"][0]["name"], "transpose");
+    assert_eq!(doc["codecs"][1]["configuration"]["endian"], "big");
+    assert_eq!(doc["codecs"][2]["name"], "zstd");
+    assert_eq!(doc["dimension_names"], json!(["y", null]));
+    assert_eq!(doc["attributes"]["units"], "K");
+    assert!(store.get("g/a/c/0/0").unwrap().is_some());
+    let group: serde_json::Value =
+        serde_json::from_slice(&store.get("g/zarr.json").unwrap().unwrap()).unwrap();
+    assert_eq!(group["node_type"], "group");
+
+    let b = Array::open(store.clone(), "g/a", Mode::ReadWrite).unwrap();
+    assert_eq!(b.format().number(), 3);
+    let mut out = vec![0u8; data.len()];
+    b.read(&[0, 0], &[5, 7], ElementType::Float64, Order::C, &mut out)
+        .unwrap();
+    assert_eq!(out, data);
+    b.set_attribute("more", json!([1, 2])).unwrap();
+    b.resize(&[6, 7]).unwrap();
+    let reopened = Array::open(store.clone(), "g/a", Mode::Read).unwrap();
+    assert_eq!(reopened.attributes().unwrap()["units"], "K");
+    assert_eq!(reopened.attributes().unwrap()["more"], json!([1, 2]));
+    assert_eq!(reopened.metadata().shape, vec![6, 7]);
+    assert_eq!(
+        reopened.dimension_names().unwrap().unwrap(),
+        vec!["y".to_string(), String::new()]
+    );
+    let root = Group::open(store.clone(), "", Mode::Read).unwrap();
+    assert_eq!(root.format().number(), 3);
+    assert_eq!(root.contains("g/a").unwrap(), NodeKind::Array);
+    let g = root.open_group("g", Mode::Read).unwrap();
+    assert_eq!(g.member_names(NodeKind::Array).unwrap(), vec!["a"]);
+}
+
+#[test]
+fn v3_documents_from_other_writers_parse() {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    store
+        .set(
+            "x/zarr.json",
+            br#"{"zarr_format": 3, "node_type": "array", "shape": [4], "data_type": "float32",
+                "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [2]}},
+                "chunk_key_encoding": {"name": "v2", "configuration": {"separator": "."}},
+                "fill_value": "0x7fc00000", "codecs": [{"name": "bytes", "configuration": {"endian": "little"}},
+                {"name": "blosc", "configuration": {"cname": "zstd", "clevel": 3, "shuffle": "bitshuffle", "typesize": 4, "blocksize": 0}},
+                {"name": "crc32c"}], "extension": {"must_understand": false}}"#,
+        )
+        .unwrap();
+    let a = Array::open(store.clone(), "x", Mode::ReadWrite).unwrap();
+    let mut out = vec![0u8; 16];
+    a.read(&[0], &[4], ElementType::Float32, Order::C, &mut out)
+        .unwrap();
+    assert!(f32::from_ne_bytes(out[..4].try_into().unwrap()).is_nan());
+    let data: Vec<u8> = [1.0f32, 2.0, 3.0, 4.0]
+        .iter()
+        .flat_map(|v| v.to_ne_bytes())
+        .collect();
+    a.write(&[0], &[4], ElementType::Float32, Order::C, &data)
+        .unwrap();
+    assert!(store.get("x/1").unwrap().is_some(), "v2 key encoding");
+    a.read(&[0], &[4], ElementType::Float32, Order::C, &mut out)
+        .unwrap();
+    assert_eq!(out, data);
+    store
+        .set(
+            "y/zarr.json",
+            br#"{"zarr_format": 3, "node_type": "array", "unknown": 1}"#,
+        )
+        .unwrap();
+    let err = Array::open(store.clone(), "y", Mode::Read)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("unknown"), "{err}");
+}
