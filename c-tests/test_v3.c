@@ -130,8 +130,49 @@ static void errors(void) {
     zarr_store_free(s);
 }
 
+static void shards(void) {
+    zarr_store_t *s = memory();
+    const uint64_t shape[2] = {10, 12}, chunks[2] = {2, 3}, shard[2] = {4, 6}, origin[2] = {0, 0};
+    zarr_array_builder_t *b = NULL;
+    zarr_array_t *a = NULL;
+    CHECK_OK(zarr_array_builder_new(ZARR_DTYPE_UINT16, 2, shape, &b));
+    CHECK_OK(zarr_array_builder_set_chunk_shape(b, 2, chunks));
+    CHECK_OK(zarr_array_builder_set_shard_shape(b, 2, shard));
+    /* Sharding is v3 only. */
+    CHECK_STATUS(zarr_array_create(b, s, "v2", ZARR_MODE_W, &a), ZARR_ERR_INVALID_ARG);
+    CHECK_OK(zarr_array_builder_set_zarr_format(b, 3));
+    CHECK_OK(zarr_array_create(b, s, "sh", ZARR_MODE_W, &a));
+    uint16_t data[120], back[120];
+    for (int i = 0; i < 120; i++) data[i] = (uint16_t)(i * 7 + 1);
+    CHECK_OK(zarr_array_write(a, 2, origin, shape, ZARR_DTYPE_UINT16, ZARR_ORDER_C, data, sizeof data));
+    CHECK_OK(zarr_array_read(a, 2, origin, shape, ZARR_DTYPE_UINT16, ZARR_ORDER_F, back, sizeof back));
+    for (int r = 0; r < 10; r++)
+        for (int c = 0; c < 12; c++) CHECK_EQ(back[c * 10 + r], data[r * 12 + c]);
+    uint64_t got[2] = {0, 0}, nchunks = 0;
+    CHECK_OK(zarr_array_shard_shape(a, 2, got));
+    CHECK(got[0] == 4 && got[1] == 6);
+    CHECK_OK(zarr_array_chunk_shape(a, 2, got));
+    CHECK(got[0] == 2 && got[1] == 3);
+    CHECK_OK(zarr_array_nchunks(a, &nchunks));
+    CHECK_EQ(nchunks, 6); /* shards: 3 x 2 */
+    bool exists = false;
+    CHECK_OK(zarr_store_contains(s, "sh/c/2/1", &exists));
+    CHECK(exists);
+    CHECK_STATUS(zarr_array_shard_shape(a, 1, got), ZARR_ERR_RANK_MISMATCH);
+    zarr_array_free(a);
+    /* An array without shards has no shard shape. */
+    zarr_array_builder_free(b);
+    CHECK_OK(zarr_array_builder_new(ZARR_DTYPE_UINT16, 2, shape, &b));
+    CHECK_OK(zarr_array_create(b, s, "plain", ZARR_MODE_W, &a));
+    CHECK_STATUS(zarr_array_shard_shape(a, 2, got), ZARR_ERR_NOT_FOUND);
+    zarr_array_free(a);
+    zarr_array_builder_free(b);
+    zarr_store_free(s);
+}
+
 int main(void) {
     arrays();
+    shards();
     groups();
     errors();
     return CHECK_DONE();

@@ -71,6 +71,11 @@
 #define ZARR_ABI_VERSION 0
 
 /**
+ * Offset and size of an inner chunk that is not stored.
+ */
+#define EMPTY UINT64_MAX
+
+/**
  * Status codes returned by every fallible function. Values never change or get reused.
  */
 enum zarr_status
@@ -585,6 +590,16 @@ zarr_status_t zarr_array_chunk_shape(const zarr_array_t *array,
                                      uint64_t *out_chunks);
 
 /**
+ * Copies the shard shape into `out_shape[0..ndim]` (`ndim` must be the rank);
+ * `ZARR_ERR_NOT_FOUND` when the array is not sharded. `zarr_array_chunk_shape` gives the
+ * inner chunks.
+ */
+ZARR_API
+zarr_status_t zarr_array_shard_shape(const zarr_array_t *array,
+                                     size_t ndim,
+                                     uint64_t *out_shape);
+
+/**
  * Sets `*out_dtype` to the memory element type reads and writes use (`ZARR_DTYPE_INT64`
  * for datetime64 and timedelta64; `zarr_array_dtype_name` tells the stored type).
  */
@@ -816,6 +831,17 @@ zarr_status_t zarr_array_builder_set_attributes_json(zarr_array_builder_t *build
 ZARR_API
 zarr_status_t zarr_array_builder_set_zarr_format(zarr_array_builder_t *builder,
                                                  int32_t version);
+
+/**
+ * Groups chunks into shards of `ndim` extents `shape` (each a multiple of the chunk
+ * shape): one stored object per shard, with an index (bytes little-endian + crc32c) at
+ * its end. Zarr v3 only: creating a v2 array with a shard shape gives
+ * `ZARR_ERR_INVALID_ARG`.
+ */
+ZARR_API
+zarr_status_t zarr_array_builder_set_shard_shape(zarr_array_builder_t *builder,
+                                                 size_t ndim,
+                                                 const uint64_t *shape);
 
 /**
  * Sets the dimension names written in v3 metadata: `ndim` UTF-8 strings, NULL for an

@@ -100,7 +100,7 @@ pub unsafe extern "C" fn zarr_array_create_json(
             == Some(3)
         {
             match crate::meta::v3::parse(json.as_bytes())? {
-                crate::meta::v3::Node::Array(meta, attributes) => (meta, attributes, Format::V3),
+                crate::meta::v3::Node::Array(meta, attributes) => (*meta, attributes, Format::V3),
                 crate::meta::v3::Node::Group(_) => {
                     return Err(Failure::invalid("zarray_json describes a group"))
                 }
@@ -374,6 +374,31 @@ pub unsafe extern "C" fn zarr_array_chunk_shape(
     out_chunks: *mut u64,
 ) -> zarr_status_t {
     ffi_guard!({ copy_dims(array, ndim, out_chunks, |m| &m.chunks) })
+}
+
+/// Copies the shard shape into `out_shape[0..ndim]` (`ndim` must be the rank);
+/// `ZARR_ERR_NOT_FOUND` when the array is not sharded. `zarr_array_chunk_shape` gives the
+/// inner chunks.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_shard_shape(
+    array: *const zarr_array_t,
+    ndim: usize,
+    out_shape: *mut u64,
+) -> zarr_status_t {
+    ffi_guard!({
+        with_array(array, |a| {
+            check_ndim(a, ndim)?;
+            let meta = a.metadata();
+            let shard = meta.shard.as_ref().ok_or_else(|| {
+                Failure::from(crate::Error::NotFound(format!(
+                    "array {:?} is not sharded",
+                    a.path()
+                )))
+            })?;
+            slice_mut(out_shape, ndim, "out_shape")?.copy_from_slice(&shard.shape);
+            Ok(())
+        })
+    })
 }
 
 /// Sets `*out_dtype` to the memory element type reads and writes use (`ZARR_DTYPE_INT64`

@@ -242,6 +242,25 @@ pub unsafe extern "C" fn zarr_array_builder_set_zarr_format(
     })
 }
 
+/// Groups chunks into shards of `ndim` extents `shape` (each a multiple of the chunk
+/// shape): one stored object per shard, with an index (bytes little-endian + crc32c) at
+/// its end. Zarr v3 only: creating a v2 array with a shard shape gives
+/// `ZARR_ERR_INVALID_ARG`.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_builder_set_shard_shape(
+    builder: *mut zarr_array_builder_t,
+    ndim: usize,
+    shape: *const u64,
+) -> zarr_status_t {
+    ffi_guard!({
+        let shape = slice(shape, ndim, "shape")?.to_vec();
+        builder_ref(builder)?.with(|b| {
+            b.shard_shape(shape);
+            Ok(())
+        })
+    })
+}
+
 /// Sets the dimension names written in v3 metadata: `ndim` UTF-8 strings, NULL for an
 /// unnamed dimension. Creating a v2 array with dimension names gives
 /// `ZARR_ERR_INVALID_ARG` (v2 arrays take them with `zarr_array_set_dimension_names`).

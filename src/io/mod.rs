@@ -5,3 +5,4 @@ pub mod copy;
 pub mod lock;
 pub mod pool;
 pub mod region;
+pub mod shard;

@@ -5,6 +5,7 @@
 use super::copy::{self, all_equal, is_single_run, Layout, SharedBuf};
 use super::lock::ChunkLocks;
 use super::pool;
+use super::shard;
 use crate::error::{checked_product, to_usize, Error, Result};
 use crate::meta::dtype::{swap_bytes, ElementType};
 use crate::meta::{ArrayMeta, Order};
@@ -213,6 +214,12 @@ impl<'a> Plan<'a> {
             index[d] = self.first[d] + rest % self.counts[d];
             rest /= self.counts[d];
         }
+        self.part_at(index)
+    }
+
+    /// Where the chunk at `index` meets the region (a zero extent when it does not).
+    fn part_at(&self, index: Vec<u64>) -> Part {
+        let rank = self.meta.rank();
         let mut part = Part {
             index,
             extent: vec![0; rank],
@@ -225,7 +232,9 @@ impl<'a> Plan<'a> {
             let c = self.meta.chunks[d];
             let origin = part.index[d] * c;
             let lo = origin.max(self.region.start[d]);
-            let hi = (origin + c).min(self.region.start[d] + self.region.count[d]);
+            let hi = (origin + c)
+                .min(self.region.start[d] + self.region.count[d])
+                .max(lo);
             let in_bounds_end = (origin + c).min(self.meta.shape[d]);
             part.extent[d] = (hi - lo) as usize;
             part.chunk_offset += (lo - origin) as usize * self.chunk_strides[d];
@@ -236,8 +245,19 @@ impl<'a> Plan<'a> {
         part
     }
 
-    fn key(&self, path: &str, part: &Part) -> String {
-        join_key(path, &self.meta.chunk_key(&part.index))
+    /// The store key of the object holding the chunk at `index` (its shard when sharded).
+    fn key_of(&self, path: &str, index: &[u64]) -> String {
+        match &self.meta.shard {
+            None => join_key(path, &self.meta.chunk_key(index)),
+            Some(shard) => {
+                let shard_index: Vec<u64> = index
+                    .iter()
+                    .zip(shard.chunks_per_shard(&self.meta.chunks))
+                    .map(|(i, n)| i / n)
+                    .collect();
+                join_key(path, &self.meta.chunk_key(&shard_index))
+            }
+        }
     }
 
     /// Runs `work` for every part, in parallel on the pool when there is more than one.
@@ -319,13 +339,18 @@ pub fn read(
     let chunk_bytes = meta.chunk_bytes();
     let chunk_strides = &plan.chunk_strides;
     let buf_strides = &plan.buf_strides;
+    let shards = shard::IndexCache::default();
     plan.run(|part, scratch| {
-        let key = plan.key(path, part);
+        let key = plan.key_of(path, &part.index);
         let dst = Layout {
             offset: part.buf_offset,
             strides: buf_strides,
         };
-        let Some(raw) = store.get(&key)? else {
+        let raw = match &meta.shard {
+            None => store.get(&key)?,
+            Some(sharding) => shard::read_inner(store, &key, meta, sharding, &part.index, &shards)?,
+        };
+        let Some(raw) = raw else {
             // SAFETY: parts cover disjoint elements of the caller's buffer.
             return unsafe {
                 copy::fill_raw(&part.extent, &pattern, out.as_mut_ptr(), out.len(), &dst)
@@ -360,9 +385,61 @@ pub fn read(
     })
 }
 
+/// Builds the new content of the chunk of `part`: the caller's elements merged over
+/// `existing` (its stored bytes; the fill value when `None` or when the part covers every
+/// element in bounds), then encoded. `None` when the chunk equals the fill value, which is
+/// then not stored.
+fn merged_chunk(
+    plan: &Plan,
+    part: &Part,
+    existing: Option<&[u8]>,
+    label: &str,
+    buf: &[u8],
+) -> Result<Option<Vec<u8>>> {
+    let meta = plan.meta;
+    let pattern = fill_pattern(meta);
+    let mut chunk = vec![0u8; meta.chunk_bytes()];
+    let whole = Layout {
+        offset: 0,
+        strides: &plan.chunk_strides,
+    };
+    let all: Vec<usize> = meta.chunks.iter().map(|&c| c as usize).collect();
+    match existing {
+        Some(raw) if !part.all_in_bounds => {
+            decode_chunk(meta, label, raw, &mut chunk)?;
+            if meta.dtype.needs_swap() {
+                swap_bytes(&mut chunk, meta.dtype.swap_unit());
+            }
+        }
+        // A whole chunk needs no initial content.
+        _ if part.whole_chunk => {}
+        // SAFETY: `chunk` is exclusively ours.
+        _ => unsafe { copy::fill_raw(&all, &pattern, chunk.as_mut_ptr(), chunk.len(), &whole)? },
+    }
+    let src = Layout {
+        offset: part.buf_offset,
+        strides: &plan.buf_strides,
+    };
+    let dst = Layout {
+        offset: part.chunk_offset,
+        strides: &plan.chunk_strides,
+    };
+    copy::copy(meta.item_size(), &part.extent, buf, &src, &mut chunk, &dst)?;
+    if meta.fill_value.is_some() && all_equal(&chunk, &pattern) {
+        return Ok(None);
+    }
+    if meta.dtype.needs_swap() {
+        swap_bytes(&mut chunk, meta.dtype.swap_unit());
+    }
+    encode_chunk(meta, chunk)
+        .map(Some)
+        .map_err(|e| Error::Codec(format!("encoding chunk {label:?}: {e}")))
+}
+
 /// Writes `buf` (native byte order, elements at `buf_strides`) into `region` of the array at
 /// `path`. Chunks the region covers are written without being read; others are read,
 /// merged and rewritten. A chunk equal to the fill value is erased instead of stored.
+/// Sharded arrays write each touched shard once.
 pub fn write(
     store: &dyn Store,
     path: &str,
@@ -373,52 +450,122 @@ pub fn write(
     locks: Option<&ChunkLocks>,
 ) -> Result<()> {
     let plan = Plan::new(meta, region, buf_strides)?;
-    let elem = meta.item_size();
-    let swap = meta.dtype.needs_swap();
-    let pattern = fill_pattern(meta);
-    let chunk_bytes = meta.chunk_bytes();
+    if let Some(sharding) = &meta.shard {
+        return write_shards(store, path, &plan, sharding, buf, locks);
+    }
     plan.run(|part, _scratch| {
-        let key = plan.key(path, part);
+        let key = plan.key_of(path, &part.index);
         // Held until the chunk is stored, so read-modify-writes never interleave.
         let _lock = locks.map(|l| l.lock(&key)).transpose()?;
-        let mut chunk = vec![0u8; chunk_bytes];
-        let whole = Layout {
-            offset: 0,
-            strides: &plan.chunk_strides,
+        let existing = if part.all_in_bounds {
+            None
+        } else {
+            store.get(&key)?
         };
-        let all: Vec<usize> = meta.chunks.iter().map(|&c| c as usize).collect();
-        if !part.all_in_bounds {
-            if let Some(raw) = store.get(&key)? {
-                decode_chunk(meta, &key, &raw, &mut chunk)?;
-                if swap {
-                    swap_bytes(&mut chunk, meta.dtype.swap_unit());
-                }
-            } else {
-                // SAFETY: `chunk` is exclusively ours.
-                unsafe { copy::fill_raw(&all, &pattern, chunk.as_mut_ptr(), chunk.len(), &whole)? };
-            }
-        } else if !part.whole_chunk {
-            // A clipped edge chunk: the part outside the array holds the fill value.
-            unsafe { copy::fill_raw(&all, &pattern, chunk.as_mut_ptr(), chunk.len(), &whole)? };
+        match merged_chunk(&plan, part, existing.as_deref(), &key, buf)? {
+            Some(encoded) => store.set(&key, &encoded),
+            None => store.erase(&key).map(|_| ()),
         }
-        let src = Layout {
-            offset: part.buf_offset,
-            strides: &plan.buf_strides,
-        };
-        let dst = Layout {
-            offset: part.chunk_offset,
-            strides: &plan.chunk_strides,
-        };
-        copy::copy(elem, &part.extent, buf, &src, &mut chunk, &dst)?;
-        if meta.fill_value.is_some() && all_equal(&chunk, &pattern) {
-            store.erase(&key)?;
-            return Ok(());
-        }
-        if swap {
-            swap_bytes(&mut chunk, meta.dtype.swap_unit());
-        }
-        let encoded = encode_chunk(meta, chunk)
-            .map_err(|e| Error::Codec(format!("encoding chunk {key:?}: {e}")))?;
-        store.set(&key, &encoded)
     })
+}
+
+/// Writes the shards a region touches, each once: inner chunks the region touches are
+/// merged and re-encoded (in parallel), the others keep their stored bytes.
+fn write_shards(
+    store: &dyn Store,
+    path: &str,
+    plan: &Plan,
+    sharding: &crate::meta::Sharding,
+    buf: &[u8],
+    locks: Option<&ChunkLocks>,
+) -> Result<()> {
+    let meta = plan.meta;
+    let per_shard = sharding.chunks_per_shard(&meta.chunks);
+    // The shards touched: the inner-chunk range of the plan, divided per shard.
+    let first: Vec<u64> = plan
+        .first
+        .iter()
+        .zip(&per_shard)
+        .map(|(f, n)| f / n)
+        .collect();
+    let counts: Vec<u64> = (0..meta.rank())
+        .map(|d| {
+            if plan.counts[d] == 0 {
+                0
+            } else {
+                (plan.first[d] + plan.counts[d] - 1) / per_shard[d] - first[d] + 1
+            }
+        })
+        .collect();
+    let total = if counts.contains(&0) {
+        0
+    } else {
+        counts.iter().product::<u64>() as usize
+    };
+    let inner_total: usize = per_shard.iter().product::<u64>() as usize;
+    let write_one = |flat: usize| -> Result<()> {
+        let mut shard_index = vec![0u64; meta.rank()];
+        let mut rest = flat as u64;
+        for d in (0..meta.rank()).rev() {
+            shard_index[d] = first[d] + rest % counts[d];
+            rest /= counts[d];
+        }
+        let key = join_key(path, &meta.chunk_key(&shard_index));
+        let _lock = locks.map(|l| l.lock(&key)).transpose()?;
+        // Inner chunks in C order within the shard, with their parts.
+        let parts: Vec<Part> = (0..inner_total)
+            .map(|j| {
+                let mut index = vec![0u64; meta.rank()];
+                let mut rest = j as u64;
+                for d in (0..meta.rank()).rev() {
+                    index[d] = shard_index[d] * per_shard[d] + rest % per_shard[d];
+                    rest /= per_shard[d];
+                }
+                plan.part_at(index)
+            })
+            .collect();
+        let touched = |p: &Part| !p.extent.contains(&0);
+        let in_array = |p: &Part| {
+            p.index
+                .iter()
+                .zip(&meta.chunks)
+                .zip(&meta.shape)
+                .all(|((i, c), s)| i * c < *s)
+        };
+        let covered = parts
+            .iter()
+            .filter(|p| in_array(p))
+            .all(|p| touched(p) && p.all_in_bounds);
+        let old = if covered { None } else { store.get(&key)? };
+        let old_index = match &old {
+            Some(bytes) => Some(shard::decode_index(sharding, bytes, inner_total, &key)?),
+            None => None,
+        };
+        let old_chunk = |j: usize| -> Option<&[u8]> {
+            let (offset, size) = old_index.as_ref()?[j];
+            (offset != shard::EMPTY).then(|| {
+                &old.as_ref().expect("index implies shard")
+                    [offset as usize..(offset + size) as usize]
+            })
+        };
+        let encode = |j: usize| -> Result<Option<Vec<u8>>> {
+            let part = &parts[j];
+            if !in_array(part) {
+                return Ok(None);
+            }
+            if !touched(part) {
+                return Ok(old_chunk(j).map(<[u8]>::to_vec));
+            }
+            merged_chunk(plan, part, old_chunk(j), &format!("{key}[{j}]"), buf)
+        };
+        let chunks: Vec<Option<Vec<u8>>> = (0..inner_total)
+            .into_par_iter()
+            .map(encode)
+            .collect::<Result<_>>()?;
+        match shard::assemble(sharding, &chunks)? {
+            Some(bytes) => store.set(&key, &bytes),
+            None => store.erase(&key).map(|_| ()),
+        }
+    };
+    pool::pool()?.install(|| (0..total).into_par_iter().try_for_each(write_one))
 }

@@ -58,7 +58,7 @@ impl Format {
             Format::V1 => v1::parse_array(bytes),
             Format::V2 => v2::parse_array(bytes),
             Format::V3 => match v3::parse(bytes)? {
-                v3::Node::Array(meta, _) => Ok(meta),
+                v3::Node::Array(meta, _) => Ok(*meta),
                 v3::Node::Group(_) => Err(Error::NodeType(
                     "zarr.json describes a group, not an array".into(),
                 )),
@@ -156,6 +156,30 @@ pub struct ArrayMeta {
     pub key_encoding: KeyEncoding,
     /// Dimension names of v3 metadata (`None` entries are unnamed dimensions).
     pub dimension_names: Option<Vec<Option<String>>>,
+    /// When set, chunks (`chunks` above, the unit of encoding) are stored grouped in
+    /// shards (v3 `sharding_indexed`).
+    pub shard: Option<Sharding>,
+}
+
+/// How inner chunks are grouped into shards: one stored object per shard holding the
+/// encoded inner chunks and an index of (offset, size) pairs.
+#[derive(Debug, Clone)]
+pub struct Sharding {
+    /// Shard shape, a multiple of the inner chunk shape in every dimension.
+    pub shape: Vec<u64>,
+    /// Bytes-to-bytes codecs applied to the index (commonly `crc32c`).
+    pub index_codecs: Vec<CodecRef>,
+    /// Byte order of the index's 64-bit integers.
+    pub index_endian: dtype::ByteOrder,
+    /// The index is stored before the chunks (else after them).
+    pub index_at_start: bool,
+}
+
+impl Sharding {
+    /// Inner chunks per shard along each dimension.
+    pub fn chunks_per_shard(&self, inner: &[u64]) -> Vec<u64> {
+        self.shape.iter().zip(inner).map(|(s, c)| s / c).collect()
+    }
 }
 
 /// How chunk indices become store keys: v3's `default` encoding (`c/1/2`, or `c` for 0-d
@@ -227,6 +251,32 @@ impl ArrayMeta {
                 self.key_encoding.separator
             )));
         }
+        if let Some(shard) = &self.shard {
+            let divides = shard.shape.len() == self.rank()
+                && shard
+                    .shape
+                    .iter()
+                    .zip(&self.chunks)
+                    .all(|(&s, &c)| s > 0 && s % c == 0);
+            if !divides {
+                return Err(Error::Metadata(format!(
+                    "shard shape {:?} is not a multiple of the chunk shape {:?}",
+                    shard.shape, self.chunks
+                )));
+            }
+            checked_product(
+                shard.shape.iter().zip(&self.chunks).map(|(s, c)| s / c),
+                "chunks per shard",
+            )
+            .ok()
+            .filter(|&n| n <= 1 << 24)
+            .ok_or_else(|| {
+                Error::Metadata(format!(
+                    "shard shape {:?} holds too many chunks",
+                    shard.shape
+                ))
+            })?;
+        }
         if let Some(names) = &self.dimension_names {
             if names.len() != self.rank() {
                 return Err(Error::Metadata(format!(
@@ -259,11 +309,19 @@ impl ArrayMeta {
         self.chunk_elements() * self.item_size()
     }
 
-    /// Number of chunks along each dimension.
+    /// Shape of the stored objects: the shard shape when sharded, else the chunk shape.
+    pub fn storage_shape(&self) -> &[u64] {
+        self.shard
+            .as_ref()
+            .map(|s| s.shape.as_slice())
+            .unwrap_or(&self.chunks)
+    }
+
+    /// Number of stored objects (chunks, or shards) along each dimension.
     pub fn chunk_grid(&self) -> Vec<u64> {
         self.shape
             .iter()
-            .zip(&self.chunks)
+            .zip(self.storage_shape())
             .map(|(&s, &c)| s.div_ceil(c))
             .collect()
     }

@@ -76,6 +76,7 @@ pub fn parse_array(bytes: &[u8]) -> Result<ArrayMeta> {
         compressors,
         key_encoding: KeyEncoding::v2('.'),
         dimension_names: None,
+        shard: None,
     };
     meta.validate()?;
     Ok(meta)

@@ -5,7 +5,7 @@
 
 use super::dtype::{ByteOrder, DType, DataKind};
 use super::fill::FillValue;
-use super::{json, ArrayMeta, KeyEncoding, Order};
+use super::{json, ArrayMeta, KeyEncoding, Order, Sharding};
 use crate::codec::{self, CodecRef};
 use crate::error::{Error, Result};
 use half::f16;
@@ -18,7 +18,7 @@ pub const NODE_KEY: &str = "zarr.json";
 #[derive(Debug, Clone)]
 pub enum Node {
     /// An array, with its attributes.
-    Array(ArrayMeta, Map<String, Value>),
+    Array(Box<ArrayMeta>, Map<String, Value>),
     /// A group, with its attributes.
     Group(Map<String, Value>),
 }
@@ -79,7 +79,7 @@ pub fn parse(bytes: &[u8]) -> Result<Node> {
     if node_type == Some("group") {
         return Ok(Node::Group(attributes));
     }
-    Ok(Node::Array(parse_array(obj)?, attributes))
+    Ok(Node::Array(Box::new(parse_array(obj)?), attributes))
 }
 
 fn parse_array(obj: &Map<String, Value>) -> Result<ArrayMeta> {
@@ -113,7 +113,22 @@ fn parse_array(obj: &Map<String, Value>) -> Result<ArrayMeta> {
         .as_array()
         .ok_or_else(|| bad("codecs", "a list of codec objects"))?;
     let item_size = DType::new(kind.clone(), ByteOrder::Little).item_size();
-    let (order, endian, compressors) = parse_codecs(codecs, item_size, shape.len())?;
+    let sharding = match codecs.as_slice() {
+        [codec] if codec.get("name").and_then(Value::as_str) == Some("sharding_indexed") => Some(
+            codec
+                .get("configuration")
+                .and_then(Value::as_object)
+                .ok_or_else(|| bad("sharding_indexed", "configured"))?,
+        ),
+        _ => None,
+    };
+    let (chunks, shard, (order, endian, compressors)) = match sharding {
+        None => (chunks, None, parse_codecs(codecs, item_size, shape.len())?),
+        Some(config) => {
+            let (inner, shard, chain) = parse_sharding(config, chunks, item_size, shape.len())?;
+            (inner, Some(shard), chain)
+        }
+    };
     let dtype = DType::new(kind, endian);
     let fill_value = parse_fill(field("fill_value")?, &dtype)?;
     let dimension_names = match obj.get("dimension_names") {
@@ -140,9 +155,74 @@ fn parse_array(obj: &Map<String, Value>) -> Result<ArrayMeta> {
         compressors,
         key_encoding,
         dimension_names,
+        shard,
     };
     meta.validate()?;
     Ok(meta)
+}
+
+/// The chain a codec list describes: chunk order, byte order, bytes-to-bytes codecs.
+type Chain = (Order, ByteOrder, Vec<CodecRef>);
+
+/// Reads a `sharding_indexed` configuration: the inner chunk shape, the shard layout and
+/// the inner codec chain. Index codecs must keep the index at a fixed size (`bytes`, then
+/// `crc32c`), so that it can be found by its position.
+fn parse_sharding(
+    config: &Map<String, Value>,
+    shard_shape: Vec<u64>,
+    item_size: usize,
+    rank: usize,
+) -> Result<(Vec<u64>, Sharding, Chain)> {
+    let inner = u64_list(
+        config.get("chunk_shape").unwrap_or(&Value::Null),
+        "sharding_indexed chunk_shape",
+    )?;
+    let codecs = config
+        .get("codecs")
+        .and_then(Value::as_array)
+        .ok_or_else(|| bad("sharding_indexed codecs", "a list of codec objects"))?;
+    let chain = parse_codecs(codecs, item_size, rank)?;
+    let default_index = vec![
+        json!({"name": "bytes", "configuration": {"endian": "little"}}),
+        json!({"name": "crc32c"}),
+    ];
+    let index_codecs = match config.get("index_codecs") {
+        None => default_index,
+        Some(Value::Array(list)) => list.clone(),
+        Some(_) => {
+            return Err(bad(
+                "sharding_indexed index_codecs",
+                "a list of codec objects",
+            ))
+        }
+    };
+    let (_, index_endian, index_chain) = parse_codecs(&index_codecs, 8, 1)?;
+    if let Some(codec) = index_chain
+        .iter()
+        .find(|c| c.config().get("id").and_then(Value::as_str) != Some("crc32c"))
+    {
+        return Err(Error::Unsupported(format!(
+            "shard index codec {} is not supported (the index must keep a fixed size: bytes, crc32c)",
+            Value::Object(codec.config())
+        )));
+    }
+    let index_at_start = match config.get("index_location").and_then(Value::as_str) {
+        None | Some("end") => false,
+        Some("start") => true,
+        Some(_) => {
+            return Err(bad(
+                "sharding_indexed index_location",
+                "\"start\" or \"end\"",
+            ))
+        }
+    };
+    let sharding = Sharding {
+        shape: shard_shape,
+        index_codecs: index_chain,
+        index_endian,
+        index_at_start,
+    };
+    Ok((inner, sharding, chain))
 }
 
 fn u64_list(value: &Value, key: &str) -> Result<Vec<u64>> {
@@ -447,6 +527,27 @@ pub fn render_array(meta: &ArrayMeta, attributes: &Map<String, Value>) -> Result
     for codec in &meta.compressors {
         codecs.push(to_v3_codec(codec.config(), meta.item_size()));
     }
+    let grid_shape = meta.storage_shape().to_vec();
+    if let Some(shard) = &meta.shard {
+        let endian = if shard.index_endian == ByteOrder::Big {
+            "big"
+        } else {
+            "little"
+        };
+        let mut index_codecs = vec![json!({"name": "bytes", "configuration": {"endian": endian}})];
+        index_codecs.extend(
+            shard
+                .index_codecs
+                .iter()
+                .map(|c| to_v3_codec(c.config(), 8)),
+        );
+        codecs = vec![json!({"name": "sharding_indexed", "configuration": {
+            "chunk_shape": meta.chunks,
+            "codecs": codecs,
+            "index_codecs": index_codecs,
+            "index_location": if shard.index_at_start { "start" } else { "end" },
+        }})];
+    }
     let key_encoding = if meta.key_encoding.prefix {
         json!({"name": "default", "configuration": {"separator": meta.key_encoding.separator.to_string()}})
     } else {
@@ -459,7 +560,7 @@ pub fn render_array(meta: &ArrayMeta, attributes: &Map<String, Value>) -> Result
     doc.insert("data_type".into(), data_type_name(&meta.dtype.kind)?.into());
     doc.insert(
         "chunk_grid".into(),
-        json!({"name": "regular", "configuration": {"chunk_shape": meta.chunks}}),
+        json!({"name": "regular", "configuration": {"chunk_shape": grid_shape}}),
     );
     doc.insert("chunk_key_encoding".into(), key_encoding);
     doc.insert("fill_value".into(), render_fill(meta));

@@ -38,6 +38,7 @@ pub struct ArrayBuilder {
     attributes: Map<String, Value>,
     format: Format,
     dimension_names: Option<Vec<Option<String>>>,
+    shard_shape: Option<Vec<u64>>,
 }
 
 impl ArrayBuilder {
@@ -55,6 +56,7 @@ impl ArrayBuilder {
             attributes: Map::new(),
             format: Format::V2,
             dimension_names: None,
+            shard_shape: None,
         }
     }
 
@@ -131,6 +133,13 @@ impl ArrayBuilder {
             }
         };
         Ok(self)
+    }
+
+    /// Stores chunks grouped in shards of `shape` (a multiple of the chunk shape; Zarr v3
+    /// only): one object per shard with an index at its end, as zarr-python 3 writes.
+    pub fn shard_shape(&mut self, shape: Vec<u64>) -> &mut Self {
+        self.shard_shape = Some(shape);
+        self
     }
 
     /// Sets v3 dimension names (`None` for an unnamed dimension); for v2 arrays use the
@@ -225,6 +234,21 @@ impl ArrayBuilder {
                 _ => KeyEncoding::v2(self.separator.unwrap_or('.')),
             },
             dimension_names: self.dimension_names.clone(),
+            shard: match &self.shard_shape {
+                None => None,
+                Some(_) if self.format != Format::V3 => {
+                    return Err(Error::InvalidArg("sharding needs Zarr format 3".into()))
+                }
+                Some(shape) => Some(crate::meta::Sharding {
+                    shape: shape.clone(),
+                    index_codecs: vec![codec::from_config(
+                        json!({"id": "crc32c"}).as_object().expect("an object"),
+                        8,
+                    )?],
+                    index_endian: crate::meta::dtype::ByteOrder::Little,
+                    index_at_start: false,
+                }),
+            },
         };
         meta.validate().map_err(as_invalid_arg)?;
         Ok(meta)

@@ -102,6 +102,14 @@ impl Store for ConsolidatedStore {
         }
     }
 
+    fn get_range(&self, key: &str, offset: u64, len: u64) -> Result<Option<Vec<u8>>> {
+        let key = super::validate_key(key)?;
+        match self.cached(&key) {
+            Some(bytes) => Ok(Some(super::range_of(&bytes, &key, offset, len)?.to_vec())),
+            None => self.inner.get_range(&key, offset, len),
+        }
+    }
+
     fn set(&self, key: &str, value: &[u8]) -> Result<()> {
         let key = super::validate_key(key)?;
         self.inner.set(&key, value)?;

@@ -132,6 +132,32 @@ impl Store for FilesystemStore {
         }
     }
 
+    fn get_range(&self, key: &str, offset: u64, len: u64) -> Result<Option<Vec<u8>>> {
+        use std::io::{Read, Seek, SeekFrom};
+        let path = self.path_of(key)?;
+        let mut file = match fs::File::open(&path) {
+            Ok(file) => file,
+            Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
+                return Ok(None)
+            }
+            Err(e) => return Err(Error::io(format!("reading {key:?}"), e)),
+        };
+        let size = file
+            .metadata()
+            .map_err(|e| Error::io(format!("reading {key:?}"), e))?
+            .len();
+        if offset.checked_add(len).is_none_or(|end| end > size) {
+            return Err(Error::Io(format!(
+                "range {offset}+{len} of {key:?} is past its end ({size} bytes)"
+            )));
+        }
+        let mut data = vec![0u8; crate::error::to_usize(len, "range length")?];
+        file.seek(SeekFrom::Start(offset))
+            .and_then(|_| file.read_exact(&mut data))
+            .map_err(|e| Error::io(format!("reading {key:?}"), e))?;
+        Ok(Some(data))
+    }
+
     fn set(&self, key: &str, value: &[u8]) -> Result<()> {
         check_writable(self, &format!("write {key:?}"))?;
         let path = self.path_of(key)?;

@@ -36,6 +36,14 @@ impl Store for MemoryStore {
         Ok(self.read()?.get(&key).map(|v| v.to_vec()))
     }
 
+    fn get_range(&self, key: &str, offset: u64, len: u64) -> Result<Option<Vec<u8>>> {
+        let key = validate_key(key)?;
+        match self.read()?.get(&key) {
+            Some(value) => Ok(Some(super::range_of(value, &key, offset, len)?.to_vec())),
+            None => Ok(None),
+        }
+    }
+
     fn set(&self, key: &str, value: &[u8]) -> Result<()> {
         let key = validate_key(key)?;
         self.write()?.insert(key, Arc::from(value));

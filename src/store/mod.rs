@@ -28,6 +28,15 @@ pub struct DirListing {
 pub trait Store: Send + Sync + std::fmt::Debug {
     /// The value at `key`, or `None` when it does not exist.
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>>;
+    /// `len` bytes of the value at `key` from byte `offset`, or `None` when the key does not
+    /// exist; a range past the end is an error. Stores that can read part of a value
+    /// (files) do so without reading the rest.
+    fn get_range(&self, key: &str, offset: u64, len: u64) -> Result<Option<Vec<u8>>> {
+        let Some(value) = self.get(key)? else {
+            return Ok(None);
+        };
+        Ok(Some(range_of(&value, key, offset, len)?.to_vec()))
+    }
     /// Stores `value` at `key`, replacing what was there; readers see the old or the new
     /// value, never a mix.
     fn set(&self, key: &str, value: &[u8]) -> Result<()>;
@@ -64,6 +73,21 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     fn list(&self) -> Result<Vec<String>> {
         self.list_prefix("")
     }
+}
+
+/// The `offset`/`len` range of `value` (stored at `key`), or an error naming the key when
+/// it reaches past the end.
+pub(crate) fn range_of<'a>(value: &'a [u8], key: &str, offset: u64, len: u64) -> Result<&'a [u8]> {
+    offset
+        .checked_add(len)
+        .filter(|&end| end <= value.len() as u64)
+        .map(|end| &value[offset as usize..end as usize])
+        .ok_or_else(|| {
+            Error::Io(format!(
+                "range {offset}+{len} of {key:?} is past its end ({} bytes)",
+                value.len()
+            ))
+        })
 }
 
 /// Refuses writes on a read-only store.

@@ -128,3 +128,65 @@ def test_tensorstore_writes_v3(tool, tmp_path, endian, order):
     assert data == native_bytes(a)
     data, _ = tool.dump(tmp_path / "s", store, "t", "F")
     assert data == np.asfortranarray(a).tobytes(order="F")
+
+
+SHARD_CODECS = {
+    "zstd": [zarr.codecs.ZstdCodec(level=1)],
+    "blosc": [zarr.codecs.BloscCodec(cname="lz4", shuffle="shuffle")],
+    "gzip-crc": [zarr.codecs.GzipCodec(level=2), zarr.codecs.Crc32cCodec()],
+    "none": [],
+}
+
+
+@pytest.mark.parametrize("codec", list(SHARD_CODECS))
+@pytest.mark.parametrize("dtype", ["int16", "float64", "uint8"])
+def test_zarr_python_writes_sharded(tool, tmp_path, dtype, codec):
+    store = tmp_path / "store"
+    z = zarr.create_array(store=str(store / "sh"), shape=(11, 13), chunks=(2, 3), shards=(4, 6),
+                          dtype=dtype, zarr_format=3, fill_value=0, compressors=SHARD_CODECS[codec])
+    a = make_data(dtype, (11, 13), seed=5)
+    z[...] = a
+    data, _ = tool.dump(tmp_path / "s", store, "sh", "C")
+    assert data == native_bytes(a)
+
+
+@pytest.mark.parametrize("compressor", ["zstd", "none", "blosc", "gzip"])
+def test_libzarr_writes_sharded(tool, tmp_path, monkeypatch, compressor):
+    monkeypatch.setenv("ZARR_TOOL_FORMAT", "3")
+    monkeypatch.setenv("ZARR_TOOL_SHARDS", "4,6")
+    a = make_data("float32", (11, 13), seed=8)
+    a[4:8, 6:12] = 0  # a whole shard of fill value: not stored
+    store = tmp_path / "store"
+    tool.build(tmp_path / "s", store, "sh", dtype="<f4", shape=a.shape, chunks="2,3", fill="0",
+               order="C", sep="/", compressor=COMPRESSORS[compressor], data=native_bytes(a),
+               buf_order="C")
+    assert not (store / "sh" / "c" / "1" / "1").exists()
+    z = zarr.open_array(store=str(store / "sh"), mode="r")
+    assert z.shards == (4, 6) and z.chunks == (2, 3)
+    assert native_bytes(z[...]) == native_bytes(a)
+    if ts is not None:
+        t = ts.open({"driver": "zarr3", "kvstore": {"driver": "file", "path": str(store / "sh")}},
+                    open=True, read=True).result()
+        assert native_bytes(t.read().result()) == native_bytes(a)
+
+
+@pytest.mark.skipif(ts is None, reason="tensorstore is not installed")
+@pytest.mark.parametrize("location", ["start", "end"])
+@pytest.mark.parametrize("endian", ["little", "big"])
+def test_tensorstore_writes_sharded(tool, tmp_path, location, endian):
+    store = tmp_path / "store"
+    inner = [{"name": "bytes", "configuration": {"endian": endian}}, {"name": "zstd", "configuration": {"level": 1}}]
+    spec = {"driver": "zarr3", "kvstore": {"driver": "file", "path": str(store / "t")},
+            "metadata": {"shape": [9, 10], "data_type": "uint16", "fill_value": 3,
+                         "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [4, 5]}},
+                         "codecs": [{"name": "sharding_indexed", "configuration": {
+                             "chunk_shape": [2, 5], "codecs": inner, "index_location": location,
+                             "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}},
+                                              {"name": "crc32c"}]}}]},
+            "create": True, "delete_existing": True}
+    t = ts.open(spec).result()
+    a = make_data("uint16", (9, 10), seed=11)
+    a[0:2, 0:5] = 3  # one inner chunk of fill value: marked empty in its shard
+    t[...] = a
+    data, _ = tool.dump(tmp_path / "s", store, "t", "C")
+    assert data == native_bytes(a)

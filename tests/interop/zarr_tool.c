@@ -295,6 +295,13 @@ static int cmd_build(char **argv) {
     /* ZARR_TOOL_FORMAT=3 builds a Zarr v3 array (the builder's default is format 2). */
     const char *format = getenv("ZARR_TOOL_FORMAT");
     if (format) CHECK(zarr_array_builder_set_zarr_format(builder, atoi(format)));
+    /* ZARR_TOOL_SHARDS="4,6" groups chunks into shards of that shape (v3 only). */
+    const char *shards = getenv("ZARR_TOOL_SHARDS");
+    if (shards) {
+        uint64_t shard_shape[32];
+        size_t n = parse_list(shards, shard_shape);
+        CHECK(zarr_array_builder_set_shard_shape(builder, n, shard_shape));
+    }
     if (strcmp(chunks_s, "-") != 0) {
         size_t n = parse_list(chunks_s, chunks);
         CHECK(zarr_array_builder_set_chunk_shape(builder, n, chunks));

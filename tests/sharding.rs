@@ -1,0 +1,288 @@
+//! Sharded v3 arrays: exact round trips, ranged reads (counted), one write per shard,
+//! empty inner chunks and shards, and corrupt indexes.
+
+use serde_json::json;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use zarr::meta::dtype::ElementType;
+use zarr::meta::Order;
+use zarr::node::{Array, ArrayBuilder, Mode};
+use zarr::store::{DirListing, MemoryStore, Store};
+use zarr::Result;
+
+/// A memory store that counts requests and bytes read.
+#[derive(Debug, Default)]
+struct Counting {
+    inner: MemoryStore,
+    gets: AtomicU64,
+    ranges: AtomicU64,
+    sets: AtomicU64,
+    bytes: AtomicU64,
+}
+
+impl Counting {
+    fn reset(&self) {
+        for c in [&self.gets, &self.ranges, &self.sets, &self.bytes] {
+            c.store(0, Ordering::SeqCst);
+        }
+    }
+    fn counts(&self) -> (u64, u64, u64, u64) {
+        let l = |c: &AtomicU64| c.load(Ordering::SeqCst);
+        (
+            l(&self.gets),
+            l(&self.ranges),
+            l(&self.sets),
+            l(&self.bytes),
+        )
+    }
+}
+
+impl Store for Counting {
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
+        self.gets.fetch_add(1, Ordering::SeqCst);
+        let v = self.inner.get(key)?;
+        self.bytes
+            .fetch_add(v.as_ref().map_or(0, |v| v.len() as u64), Ordering::SeqCst);
+        Ok(v)
+    }
+    fn get_range(&self, key: &str, offset: u64, len: u64) -> Result<Option<Vec<u8>>> {
+        self.ranges.fetch_add(1, Ordering::SeqCst);
+        self.bytes.fetch_add(len, Ordering::SeqCst);
+        self.inner.get_range(key, offset, len)
+    }
+    fn set(&self, key: &str, value: &[u8]) -> Result<()> {
+        self.sets.fetch_add(1, Ordering::SeqCst);
+        self.inner.set(key, value)
+    }
+    fn erase(&self, key: &str) -> Result<bool> {
+        self.inner.erase(key)
+    }
+    fn erase_prefix(&self, prefix: &str) -> Result<()> {
+        self.inner.erase_prefix(prefix)
+    }
+    fn list_prefix(&self, prefix: &str) -> Result<Vec<String>> {
+        self.inner.list_prefix(prefix)
+    }
+    fn list_dir(&self, prefix: &str) -> Result<DirListing> {
+        self.inner.list_dir(prefix)
+    }
+    fn size(&self, key: &str) -> Result<Option<u64>> {
+        self.inner.size(key)
+    }
+    fn writable(&self) -> bool {
+        true
+    }
+}
+
+fn values(n: usize, offset: i32) -> Vec<u8> {
+    (0..n as i32)
+        .flat_map(|v| (v + offset).to_ne_bytes())
+        .collect()
+}
+
+fn sharded(store: Arc<dyn Store>) -> Array {
+    let mut builder = ArrayBuilder::new(vec![10, 12], ElementType::Int32);
+    builder.zarr_format(3).unwrap();
+    builder
+        .chunks(vec![2, 3])
+        .shard_shape(vec![4, 6])
+        .fill_value_json(json!(-1))
+        .compressor(json!({"id": "zstd", "level": 1}));
+    builder.create(store, "s", Mode::Overwrite).unwrap()
+}
+
+#[test]
+fn sharded_round_trip_and_ranged_reads() {
+    let counting = Arc::new(Counting::default());
+    let store: Arc<dyn Store> = counting.clone();
+    let array = sharded(store.clone());
+    let doc: serde_json::Value =
+        serde_json::from_slice(&store.get("s/zarr.json").unwrap().unwrap()).unwrap();
+    assert_eq!(
+        doc["chunk_grid"]["configuration"]["chunk_shape"],
+        json!([4, 6])
+    );
+    assert_eq!(doc["codecs"][0]["name"], "sharding_indexed");
+    assert_eq!(
+        doc["codecs"][0]["configuration"]["chunk_shape"],
+        json!([2, 3])
+    );
+
+    counting.reset();
+    let data = values(120, 1000);
+    array
+        .write(&[0, 0], &[10, 12], ElementType::Int32, Order::C, &data)
+        .unwrap();
+    assert_eq!(
+        counting.counts().2,
+        3 * 2,
+        "one write per shard (3x2 shards)"
+    );
+    assert_eq!(
+        counting.counts().0,
+        0,
+        "whole shards are written without reading"
+    );
+    let mut out = vec![0u8; data.len()];
+    array
+        .read(&[0, 0], &[10, 12], ElementType::Int32, Order::C, &mut out)
+        .unwrap();
+    assert_eq!(out, data);
+
+    // A region inside one inner chunk: the shard's index and that chunk's bytes only.
+    counting.reset();
+    let mut one = vec![0u8; 4];
+    array
+        .read(&[5, 7], &[1, 1], ElementType::Int32, Order::C, &mut one)
+        .unwrap();
+    assert_eq!(
+        i32::from_ne_bytes(one.try_into().unwrap()),
+        1000 + 5 * 12 + 7
+    );
+    let (gets, ranges, _, bytes) = counting.counts();
+    let shard_size = store.size("s/c/1/1").unwrap().unwrap();
+    assert_eq!((gets, ranges), (0, 2), "index range + chunk range");
+    let index = 4 * 16 + 4;
+    assert!(
+        bytes - index < (shard_size - index) / 2,
+        "read {bytes} of a {shard_size}-byte shard"
+    );
+
+    // A partial write rewrites each touched shard once.
+    counting.reset();
+    array
+        .write(
+            &[3, 5],
+            &[2, 2],
+            ElementType::Int32,
+            Order::C,
+            &values(4, -50),
+        )
+        .unwrap();
+    assert_eq!(counting.counts().2, 4, "the region touches 4 shards");
+    array
+        .read(&[0, 0], &[10, 12], ElementType::Int32, Order::C, &mut out)
+        .unwrap();
+    let got: Vec<i32> = out
+        .chunks(4)
+        .map(|c| i32::from_ne_bytes(c.try_into().unwrap()))
+        .collect();
+    assert_eq!(got[3 * 12 + 5], -50);
+    assert_eq!(got[4 * 12 + 6], -47);
+    assert_eq!(got[0], 1000);
+    assert_eq!(got[119], 1119);
+}
+
+#[test]
+fn empty_chunks_and_shards_are_not_stored() {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let array = sharded(store.clone());
+    let fill: Vec<u8> = [-1i32; 120].iter().flat_map(|v| v.to_ne_bytes()).collect();
+    array
+        .write(&[0, 0], &[10, 12], ElementType::Int32, Order::C, &fill)
+        .unwrap();
+    assert_eq!(
+        store.list_prefix("s/c").unwrap(),
+        Vec::<String>::new(),
+        "all-fill shards are not stored"
+    );
+    array
+        .write(
+            &[0, 0],
+            &[1, 1],
+            ElementType::Int32,
+            Order::C,
+            &7i32.to_ne_bytes(),
+        )
+        .unwrap();
+    let shard = store.get("s/c/0/0").unwrap().unwrap();
+    // 4 inner chunks: one stored, three empty (offset and size 2^64-1), then the crc32c.
+    let index = &shard[shard.len() - 4 * 16 - 4..shard.len() - 4];
+    let empties = index
+        .chunks(16)
+        .filter(|e| e.iter().all(|&b| b == 0xff))
+        .count();
+    assert_eq!(empties, 3);
+    array
+        .write(
+            &[0, 0],
+            &[1, 1],
+            ElementType::Int32,
+            Order::C,
+            &(-1i32).to_ne_bytes(),
+        )
+        .unwrap();
+    assert!(
+        store.get("s/c/0/0").unwrap().is_none(),
+        "a shard left all fill is erased"
+    );
+}
+
+#[test]
+fn corrupt_shard_indexes_are_errors_naming_the_shard() {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let array = sharded(store.clone());
+    array
+        .write(
+            &[0, 0],
+            &[10, 12],
+            ElementType::Int32,
+            Order::C,
+            &values(120, 0),
+        )
+        .unwrap();
+    let good = store.get("s/c/0/0").unwrap().unwrap();
+    let mut out = vec![0u8; 4];
+    let mut bad_crc = good.clone();
+    let n = bad_crc.len();
+    bad_crc[n - 10] ^= 1;
+    store.set("s/c/0/0", &bad_crc).unwrap();
+    let err = array
+        .read(&[0, 0], &[1, 1], ElementType::Int32, Order::C, &mut out)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("s/c/0/0") && err.contains("crc32c"), "{err}");
+    array
+        .read(&[9, 11], &[1, 1], ElementType::Int32, Order::C, &mut out)
+        .unwrap();
+    assert_eq!(
+        i32::from_ne_bytes(out.clone().try_into().unwrap()),
+        119,
+        "other shards still read"
+    );
+    store.set("s/c/0/0", &good[..10]).unwrap();
+    let err = array
+        .read(&[0, 0], &[1, 1], ElementType::Int32, Order::C, &mut out)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("shorter than its index"), "{err}");
+    // An index pointing past the data.
+    let mut past = good.clone();
+    let index_start = past.len() - 4 * 16 - 4;
+    past[index_start..index_start + 8].copy_from_slice(&(1u64 << 40).to_le_bytes());
+    let crc = crc32c_of(&past[index_start..past.len() - 4]);
+    let len = past.len();
+    past[len - 4..].copy_from_slice(&crc.to_le_bytes());
+    store.set("s/c/0/0", &past).unwrap();
+    let err = array
+        .read(&[0, 0], &[1, 1], ElementType::Int32, Order::C, &mut out)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("outside the data"), "{err}");
+}
+
+/// CRC-32C (Castagnoli), bit by bit: an independent check of the codec's checksums.
+fn crc32c_of(data: &[u8]) -> u32 {
+    let mut crc = !0u32;
+    for &byte in data {
+        crc ^= byte as u32;
+        for _ in 0..8 {
+            crc = if crc & 1 != 0 {
+                (crc >> 1) ^ 0x82F6_3B78
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    !crc
+}
