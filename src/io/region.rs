@@ -162,6 +162,13 @@ struct Part {
     all_in_bounds: bool,
 }
 
+/// A worker's reusable buffers: stored bytes as read, and one decoded chunk.
+#[derive(Debug, Default)]
+struct Buffers {
+    raw: Vec<u8>,
+    chunk: Vec<u8>,
+}
+
 /// The per-chunk plan of a region.
 struct Plan<'a> {
     meta: &'a ArrayMeta,
@@ -261,20 +268,22 @@ impl<'a> Plan<'a> {
     }
 
     /// Runs `work` for every part, in parallel on the pool when there is more than one.
+    /// Each worker gets its own [`Buffers`], reused across its parts, so no chunk-sized
+    /// allocation (and page faulting) happens per chunk.
     fn run<F>(&self, work: F) -> Result<()>
     where
-        F: Fn(&Part, &mut Vec<u8>) -> Result<()> + Sync,
+        F: Fn(&Part, &mut Buffers) -> Result<()> + Sync,
     {
         if self.total == 0 {
             return Ok(());
         }
         if self.total == 1 {
-            return work(&self.part(0), &mut Vec::new());
+            return work(&self.part(0), &mut Buffers::default());
         }
         pool::pool()?.install(|| {
             (0..self.total)
                 .into_par_iter()
-                .try_for_each_init(Vec::new, |scratch, i| work(&self.part(i), scratch))
+                .try_for_each_init(Buffers::default, |buffers, i| work(&self.part(i), buffers))
         })
     }
 }
@@ -307,11 +316,13 @@ pub(crate) fn decode_chunk(meta: &ArrayMeta, key: &str, raw: &[u8], out: &mut [u
     })
 }
 
-/// Encodes a chunk held in stored byte order.
-pub(crate) fn encode_chunk(meta: &ArrayMeta, data: Vec<u8>) -> Result<Vec<u8>> {
-    meta.compressors
-        .iter()
-        .try_fold(data, |data, codec| codec.encode(&data))
+/// Encodes a chunk held in stored byte order (the array has at least one codec).
+pub(crate) fn encode_chunk(meta: &ArrayMeta, data: &[u8]) -> Result<Vec<u8>> {
+    let mut codecs = meta.compressors.iter();
+    let first = codecs
+        .next()
+        .map_or_else(|| Ok(data.to_vec()), |c| c.encode(data))?;
+    codecs.try_fold(first, |data, codec| codec.encode(&data))
 }
 
 /// One element's bytes of the fill value (zeros when it is null).
@@ -340,17 +351,26 @@ pub fn read(
     let chunk_strides = &plan.chunk_strides;
     let buf_strides = &plan.buf_strides;
     let shards = shard::IndexCache::default();
-    plan.run(|part, scratch| {
+    plan.run(|part, buffers| {
         let key = plan.key_of(path, &part.index);
         let dst = Layout {
             offset: part.buf_offset,
             strides: buf_strides,
         };
-        let raw = match &meta.shard {
-            None => store.get(&key)?,
-            Some(sharding) => shard::read_inner(store, &key, meta, sharding, &part.index, &shards)?,
+        let found = match &meta.shard {
+            None => store.get_into(&key, &mut buffers.raw)?,
+            Some(sharding) => {
+                match shard::read_inner(store, &key, meta, sharding, &part.index, &shards)? {
+                    Some(bytes) => {
+                        buffers.raw = bytes;
+                        true
+                    }
+                    None => false,
+                }
+            }
         };
-        let Some(raw) = raw else {
+        let (raw, scratch) = (&buffers.raw, &mut buffers.chunk);
+        if !found {
             // SAFETY: parts cover disjoint elements of the caller's buffer.
             return unsafe {
                 copy::fill_raw(&part.extent, &pattern, out.as_mut_ptr(), out.len(), &dst)
@@ -359,10 +379,10 @@ pub fn read(
         if part.whole_chunk && !swap && is_single_run(&part.extent, chunk_strides, buf_strides) {
             // SAFETY: this part's elements are one run that no other part touches.
             let target = unsafe { out.slice_mut(part.buf_offset * elem, chunk_bytes)? };
-            return decode_chunk(meta, &key, &raw, target);
+            return decode_chunk(meta, &key, raw, target);
         }
         scratch.resize(chunk_bytes, 0);
-        decode_chunk(meta, &key, &raw, scratch)?;
+        decode_chunk(meta, &key, raw, scratch)?;
         if swap {
             swap_bytes(scratch, meta.dtype.swap_unit());
         }
@@ -385,20 +405,30 @@ pub fn read(
     })
 }
 
+/// The new content of a chunk.
+enum Merged {
+    /// It equals the fill value: not stored.
+    Fill,
+    /// The chunk buffer holds the bytes to store (no codecs).
+    InBuffer,
+    /// Encoded bytes to store.
+    Encoded(Vec<u8>),
+}
+
 /// Builds the new content of the chunk of `part`: the caller's elements merged over
 /// `existing` (its stored bytes; the fill value when `None` or when the part covers every
-/// element in bounds), then encoded. `None` when the chunk equals the fill value, which is
-/// then not stored.
+/// element in bounds), then encoded, with `chunk` as the work buffer.
 fn merged_chunk(
     plan: &Plan,
     part: &Part,
     existing: Option<&[u8]>,
     label: &str,
     buf: &[u8],
-) -> Result<Option<Vec<u8>>> {
+    chunk: &mut Vec<u8>,
+) -> Result<Merged> {
     let meta = plan.meta;
     let pattern = fill_pattern(meta);
-    let mut chunk = vec![0u8; meta.chunk_bytes()];
+    chunk.resize(meta.chunk_bytes(), 0);
     let whole = Layout {
         offset: 0,
         strides: &plan.chunk_strides,
@@ -406,9 +436,9 @@ fn merged_chunk(
     let all: Vec<usize> = meta.chunks.iter().map(|&c| c as usize).collect();
     match existing {
         Some(raw) if !part.all_in_bounds => {
-            decode_chunk(meta, label, raw, &mut chunk)?;
+            decode_chunk(meta, label, raw, chunk)?;
             if meta.dtype.needs_swap() {
-                swap_bytes(&mut chunk, meta.dtype.swap_unit());
+                swap_bytes(chunk, meta.dtype.swap_unit());
             }
         }
         // A whole chunk needs no initial content.
@@ -424,15 +454,18 @@ fn merged_chunk(
         offset: part.chunk_offset,
         strides: &plan.chunk_strides,
     };
-    copy::copy(meta.item_size(), &part.extent, buf, &src, &mut chunk, &dst)?;
-    if meta.fill_value.is_some() && all_equal(&chunk, &pattern) {
-        return Ok(None);
+    copy::copy(meta.item_size(), &part.extent, buf, &src, chunk, &dst)?;
+    if meta.fill_value.is_some() && all_equal(chunk, &pattern) {
+        return Ok(Merged::Fill);
     }
     if meta.dtype.needs_swap() {
-        swap_bytes(&mut chunk, meta.dtype.swap_unit());
+        swap_bytes(chunk, meta.dtype.swap_unit());
+    }
+    if meta.compressors.is_empty() {
+        return Ok(Merged::InBuffer);
     }
     encode_chunk(meta, chunk)
-        .map(Some)
+        .map(Merged::Encoded)
         .map_err(|e| Error::Codec(format!("encoding chunk {label:?}: {e}")))
 }
 
@@ -453,18 +486,16 @@ pub fn write(
     if let Some(sharding) = &meta.shard {
         return write_shards(store, path, &plan, sharding, buf, locks);
     }
-    plan.run(|part, _scratch| {
+    plan.run(|part, buffers| {
         let key = plan.key_of(path, &part.index);
         // Held until the chunk is stored, so read-modify-writes never interleave.
         let _lock = locks.map(|l| l.lock(&key)).transpose()?;
-        let existing = if part.all_in_bounds {
-            None
-        } else {
-            store.get(&key)?
-        };
-        match merged_chunk(&plan, part, existing.as_deref(), &key, buf)? {
-            Some(encoded) => store.set(&key, &encoded),
-            None => store.erase(&key).map(|_| ()),
+        let existing = !part.all_in_bounds && store.get_into(&key, &mut buffers.raw)?;
+        let existing = existing.then_some(buffers.raw.as_slice());
+        match merged_chunk(&plan, part, existing, &key, buf, &mut buffers.chunk)? {
+            Merged::Fill => store.erase(&key).map(|_| ()),
+            Merged::InBuffer => store.set(&key, &buffers.chunk),
+            Merged::Encoded(encoded) => store.set(&key, &encoded),
         }
     })
 }
@@ -556,7 +587,15 @@ fn write_shards(
             if !touched(part) {
                 return Ok(old_chunk(j).map(<[u8]>::to_vec));
             }
-            merged_chunk(plan, part, old_chunk(j), &format!("{key}[{j}]"), buf)
+            let mut chunk = Vec::new();
+            let label = format!("{key}[{j}]");
+            Ok(
+                match merged_chunk(plan, part, old_chunk(j), &label, buf, &mut chunk)? {
+                    Merged::Fill => None,
+                    Merged::InBuffer => Some(chunk),
+                    Merged::Encoded(encoded) => Some(encoded),
+                },
+            )
         };
         let chunks: Vec<Option<Vec<u8>>> = (0..inner_total)
             .into_par_iter()

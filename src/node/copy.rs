@@ -171,7 +171,7 @@ fn copy_array(
                 }
                 scratch.resize(chunk_bytes, 0);
                 decode_chunk(&source_meta, key, &raw, scratch)?;
-                let encoded = encode_chunk(&meta, std::mem::take(scratch))?;
+                let encoded = encode_chunk(&meta, scratch)?;
                 target.set(&target_key, &encoded)
             })
     })

@@ -132,6 +132,30 @@ impl Store for FilesystemStore {
         }
     }
 
+    fn get_into(&self, key: &str, buf: &mut Vec<u8>) -> Result<bool> {
+        use std::io::Read;
+        let path = self.path_of(key)?;
+        let mut file = match fs::File::open(&path) {
+            Ok(file) => file,
+            Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
+                return Ok(false)
+            }
+            Err(e) => return Err(Error::io(format!("reading {key:?}"), e)),
+        };
+        let size = file
+            .metadata()
+            .map_err(|e| Error::io(format!("reading {key:?}"), e))?
+            .len();
+        if !file.metadata().map(|m| m.is_file()).unwrap_or(false) {
+            return Ok(false);
+        }
+        buf.clear();
+        buf.reserve(crate::error::to_usize(size, "value size")?);
+        file.read_to_end(buf)
+            .map_err(|e| Error::io(format!("reading {key:?}"), e))?;
+        Ok(true)
+    }
+
     fn get_range(&self, key: &str, offset: u64, len: u64) -> Result<Option<Vec<u8>>> {
         use std::io::{Read, Seek, SeekFrom};
         let path = self.path_of(key)?;

@@ -28,6 +28,18 @@ pub struct DirListing {
 pub trait Store: Send + Sync + std::fmt::Debug {
     /// The value at `key`, or `None` when it does not exist.
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>>;
+    /// Reads the value at `key` into `buf` (replacing its content, reusing its capacity);
+    /// returns whether the key exists.
+    fn get_into(&self, key: &str, buf: &mut Vec<u8>) -> Result<bool> {
+        match self.get(key)? {
+            Some(value) => {
+                buf.clear();
+                buf.extend_from_slice(&value);
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
     /// `len` bytes of the value at `key` from byte `offset`, or `None` when the key does not
     /// exist; a range past the end is an error. Stores that can read part of a value
     /// (files) do so without reading the rest.
