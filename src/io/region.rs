@@ -381,11 +381,18 @@ pub fn read(
             let target = unsafe { out.slice_mut(part.buf_offset * elem, chunk_bytes)? };
             return decode_chunk(meta, &key, raw, target);
         }
-        scratch.resize(chunk_bytes, 0);
-        decode_chunk(meta, &key, raw, scratch)?;
-        if swap {
-            swap_bytes(scratch, meta.dtype.swap_unit());
-        }
+        // Uncompressed chunks in this machine's byte order scatter straight from the bytes
+        // read; others are decoded into the worker's chunk buffer first.
+        let decoded: &[u8] = if meta.compressors.is_empty() && !swap && raw.len() == chunk_bytes {
+            raw
+        } else {
+            scratch.resize(chunk_bytes, 0);
+            decode_chunk(meta, &key, raw, scratch)?;
+            if swap {
+                swap_bytes(scratch, meta.dtype.swap_unit());
+            }
+            scratch
+        };
         let src = Layout {
             offset: part.chunk_offset,
             strides: chunk_strides,
@@ -395,7 +402,7 @@ pub fn read(
             copy::copy_raw(
                 elem,
                 &part.extent,
-                scratch,
+                decoded,
                 &src,
                 out.as_mut_ptr(),
                 out.len(),
