@@ -674,7 +674,8 @@ zarr_status_t zarr_array_nchunks_initialized(const zarr_array_t *array,
                                              uint64_t *out_count);
 
 /**
- * Copies the array's metadata document (`.zarray`) into `buf`.
+ * Copies the array's metadata document, as its format has it (`.zarray`, v1 `meta` or
+ * v3 `zarr.json`), into `buf`.
  */
 ZARR_API
 zarr_status_t zarr_array_metadata_json(const zarr_array_t *array,

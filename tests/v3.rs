@@ -101,3 +101,35 @@ fn v3_documents_from_other_writers_parse() {
         .to_string();
     assert!(err.contains("unknown"), "{err}");
 }
+
+#[test]
+fn v3_consolidated_metadata_in_the_root_document() {
+    use zarr::store::{consolidate, ConsolidatedStore};
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let root = Group::open_as(store.clone(), "", Mode::Overwrite, zarr::meta::Format::V3).unwrap();
+    root.set_attribute("title", json!("t")).unwrap();
+    let mut builder = ArrayBuilder::new(vec![4], ElementType::UInt8);
+    builder.zarr_format(3).unwrap();
+    builder
+        .create(store.clone(), "a/b/x", Mode::CreateNew)
+        .unwrap();
+    consolidate(store.as_ref(), "").unwrap();
+    let doc: serde_json::Value =
+        serde_json::from_slice(&store.get("zarr.json").unwrap().unwrap()).unwrap();
+    let metadata = &doc["consolidated_metadata"]["metadata"];
+    assert_eq!(doc["consolidated_metadata"]["kind"], "inline");
+    assert_eq!(metadata["a/b/x"]["node_type"], "array");
+    assert_eq!(metadata["a"]["node_type"], "group");
+    assert_eq!(doc["attributes"]["title"], "t");
+    // Opening through it reads nothing else; a node added later falls back to the store.
+    let mut later = ArrayBuilder::new(vec![2], ElementType::Int8);
+    later.zarr_format(3).unwrap();
+    later
+        .create(store.clone(), "late", Mode::CreateNew)
+        .unwrap();
+    let overlay: Arc<dyn Store> = Arc::new(ConsolidatedStore::open(store.clone(), "").unwrap());
+    let g = Group::open(overlay, "", Mode::Read).unwrap();
+    assert_eq!(g.contains("a/b/x").unwrap(), NodeKind::Array);
+    assert_eq!(g.contains("late").unwrap(), NodeKind::Array);
+    assert_eq!(g.attributes().unwrap()["title"], "t");
+}

@@ -569,7 +569,8 @@ pub unsafe extern "C" fn zarr_array_nchunks_initialized(
     })
 }
 
-/// Copies the array's metadata document (`.zarray`) into `buf`.
+/// Copies the array's metadata document, as its format has it (`.zarray`, v1 `meta` or
+/// v3 `zarr.json`), into `buf`.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_metadata_json(
     array: *const zarr_array_t,
@@ -578,7 +579,9 @@ pub unsafe extern "C" fn zarr_array_metadata_json(
     needed: *mut usize,
 ) -> zarr_status_t {
     ffi_guard!({
-        let doc = with_array(array, |a| Ok(crate::meta::v2::render_array(&a.metadata())))?;
+        let doc = with_array(array, |a| {
+            Ok(a.format().render_array(&a.metadata(), &a.attributes()?)?)
+        })?;
         write_text(&String::from_utf8_lossy(&doc), buf, len, needed)
     })
 }

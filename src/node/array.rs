@@ -381,7 +381,11 @@ impl Array {
     /// Keys of the stored chunks inside the grid of `meta`'s rank, with their indices.
     pub(crate) fn chunk_keys(&self, meta: &ArrayMeta) -> Result<Vec<(String, Vec<u64>)>> {
         let prefix = node_prefix(&self.path);
-        let relative: Vec<String> = if meta.key_encoding.separator == '/' && meta.rank() > 1 {
+        // Keys are one level deep only with flat v2 keys; nested or "c/"-prefixed keys
+        // need the recursive listing.
+        let flat =
+            !meta.key_encoding.prefix && (meta.key_encoding.separator == '.' || meta.rank() <= 1);
+        let relative: Vec<String> = if !flat {
             self.store
                 .list_prefix(&prefix)?
                 .into_iter()

@@ -15,29 +15,72 @@ pub const CONSOLIDATED_KEY: &str = ".zmetadata";
 /// Whether a key names a metadata document that consolidation gathers.
 fn is_metadata_key(key: &str) -> bool {
     let name = key.rsplit('/').next().unwrap_or(key);
-    matches!(name, ".zarray" | ".zgroup" | ".zattrs")
+    matches!(name, ".zarray" | ".zgroup" | ".zattrs" | V3_KEY)
 }
 
-/// Gathers every `.zarray`, `.zgroup` and `.zattrs` under `path` into `path/.zmetadata`
-/// (`zarr_consolidated_format: 1`, keys relative to `path`), as zarr-python's
-/// `consolidate_metadata` does.
+/// Key of a v3 node's document, which holds consolidated metadata in a group.
+const V3_KEY: &str = "zarr.json";
+
+/// Consolidates the metadata of the hierarchy at `path`. For a v2 group: every `.zarray`,
+/// `.zgroup` and `.zattrs` below into `path/.zmetadata` (`zarr_consolidated_format: 1`,
+/// keys relative to `path`), as zarr-python's `consolidate_metadata`. For a v3 group: every
+/// `zarr.json` below into the group's own `zarr.json`, as an inline `consolidated_metadata`
+/// member keyed by relative node path, as zarr-python 3 writes it.
 pub fn consolidate(store: &dyn Store, path: &str) -> Result<()> {
     let path = normalize_path(path)?;
     let prefix = node_prefix(&path);
+    let root_key = join_key(&path, V3_KEY);
+    let v3_root = match store.get(&root_key)? {
+        Some(bytes) => Some(
+            crate::meta::json::parse(&bytes)
+                .map_err(|e| Error::Metadata(format!("{root_key}: not valid JSON: {e}")))?,
+        ),
+        None => None,
+    };
     let mut metadata = Map::new();
     for key in store.list_prefix(&prefix)? {
-        if !is_metadata_key(&key) {
+        if !is_metadata_key(&key) || key == root_key {
+            continue;
+        }
+        let is_v3 = key.rsplit('/').next() == Some(V3_KEY);
+        if is_v3 != v3_root.is_some() {
             continue;
         }
         let Some(bytes) = store.get(&key)? else {
             continue;
         };
-        let doc: Value = crate::meta::json::parse(&bytes)
+        let mut doc: Value = crate::meta::json::parse(&bytes)
             .map_err(|e| Error::Metadata(format!("{key}: not valid JSON: {e}")))?;
-        metadata.insert(key[prefix.len()..].to_string(), doc);
+        let relative = &key[prefix.len()..];
+        if is_v3 {
+            if let Some(obj) = doc.as_object_mut() {
+                obj.shift_remove("consolidated_metadata");
+            }
+            let node = relative
+                .strip_suffix(V3_KEY)
+                .unwrap_or(relative)
+                .trim_end_matches('/');
+            metadata.insert(node.to_string(), doc);
+        } else {
+            metadata.insert(relative.to_string(), doc);
+        }
     }
-    let doc = serde_json::json!({ "metadata": metadata, "zarr_consolidated_format": 1 });
-    store.set(&join_key(&path, CONSOLIDATED_KEY), &to_pretty_json(&doc))
+    match v3_root {
+        Some(mut root) => {
+            let obj = root
+                .as_object_mut()
+                .ok_or_else(|| Error::Metadata(format!("{root_key} is not a JSON object")))?;
+            obj.insert(
+                "consolidated_metadata".into(),
+                serde_json::json!({"kind": "inline", "must_understand": false, "metadata": metadata}),
+            );
+            store.set(&root_key, &to_pretty_json(&root))
+        }
+        None => {
+            let doc = serde_json::json!({ "metadata": metadata, "zarr_consolidated_format": 1 });
+            store.set(&join_key(&path, CONSOLIDATED_KEY), &to_pretty_json(&doc))
+        }
+    }
 }
 
 /// A store whose metadata documents come from a `.zmetadata` read once at opening.
@@ -53,9 +96,9 @@ impl ConsolidatedStore {
     pub fn open(inner: Arc<dyn Store>, path: &str) -> Result<Self> {
         let path = normalize_path(path)?;
         let key = join_key(&path, CONSOLIDATED_KEY);
-        let bytes = inner
-            .get(&key)?
-            .ok_or_else(|| Error::NotFound(format!("no consolidated metadata at {key:?}")))?;
+        let Some(bytes) = inner.get(&key)? else {
+            return Self::open_v3(inner, &path);
+        };
         let bad = |what: &str| Error::Metadata(format!("{key}: {what}"));
         let doc: Value =
             crate::meta::json::parse(&bytes).map_err(|e| bad(&format!("not valid JSON: {e}")))?;
@@ -75,6 +118,46 @@ impl ConsolidatedStore {
                 )));
             }
             metadata.insert(full, to_pretty_json(value));
+        }
+        Ok(ConsolidatedStore {
+            inner,
+            metadata: RwLock::new(metadata),
+        })
+    }
+
+    /// Reads the inline `consolidated_metadata` of the v3 group at `path`.
+    fn open_v3(inner: Arc<dyn Store>, path: &str) -> Result<Self> {
+        let key = join_key(path, V3_KEY);
+        let missing = || {
+            Error::NotFound(format!(
+                "no consolidated metadata at {path:?} (.zmetadata or zarr.json)"
+            ))
+        };
+        let bytes = inner.get(&key)?.ok_or_else(missing)?;
+        let bad = |what: &str| Error::Metadata(format!("{key}: {what}"));
+        let doc: Value =
+            crate::meta::json::parse(&bytes).map_err(|e| bad(&format!("not valid JSON: {e}")))?;
+        let consolidated = doc
+            .get("consolidated_metadata")
+            .filter(|c| !c.is_null())
+            .ok_or_else(missing)?;
+        if consolidated.get("kind").and_then(Value::as_str) != Some("inline") {
+            return Err(bad("consolidated_metadata must be of kind \"inline\""));
+        }
+        let entries = consolidated
+            .get("metadata")
+            .and_then(Value::as_object)
+            .ok_or_else(|| bad("consolidated_metadata.metadata must be an object"))?;
+        let mut metadata = BTreeMap::new();
+        metadata.insert(key.clone(), bytes.clone());
+        for (relative, value) in entries {
+            if !value.is_object() {
+                return Err(bad(&format!(
+                    "consolidated entry {relative:?} is not an object"
+                )));
+            }
+            let node = super::validate_key(&join_key(path, relative))?;
+            metadata.insert(join_key(&node, V3_KEY), to_pretty_json(value));
         }
         Ok(ConsolidatedStore {
             inner,

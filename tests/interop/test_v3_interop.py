@@ -3,6 +3,7 @@ zarr-python 3 and tensorstore; arrays they write are read exactly by libzarr (za
 dump, which detects the format). Runs only where zarr-python 3 is installed."""
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -190,3 +191,58 @@ def test_tensorstore_writes_sharded(tool, tmp_path, location, endian):
     t[...] = a
     data, _ = tool.dump(tmp_path / "s", store, "t", "C")
     assert data == native_bytes(a)
+
+
+def test_v3_consolidated_metadata_both_ways(tool, tmp_path, monkeypatch):
+    """zarr-python 3 consolidates a v3 tree and libzarr walks it through the root
+    zarr.json alone; libzarr consolidates a tree it built and zarr-python opens it."""
+    import os
+    import shutil
+    import subprocess
+    tree = tool.exe.parent / "zarr_tree"
+    if not tree.exists():
+        libdir = tool.exe.parent / "lib"
+        here = os.path.dirname(__file__)
+        subprocess.run([os.environ.get("CC", "cc"), "-std=c11", "-Wall", "-Wextra", "-Werror",
+                        "-I", os.path.join(here, "..", "..", "include"), os.path.join(here, "zarr_tree.c"),
+                        "-L", str(libdir), "-lzarr", f"-Wl,-rpath,{libdir}", "-o", str(tree)], check=True)
+
+    def run(script_lines):
+        script = tmp_path / "script.txt"
+        script.write_text("\n".join("\t".join(line) for line in script_lines) + "\n")
+        proc = subprocess.run([str(tree), str(script)], capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 0, proc.stderr
+        decoder, text, pos, values = json.JSONDecoder(), proc.stdout, 0, []
+        while (start := text.find("{", pos)) >= 0:
+            value, pos = decoder.raw_decode(text, start)
+            values.append(value)
+        return values
+
+    # zarr-python 3 writes and consolidates; only the root document then describes "arr".
+    theirs = tmp_path / "theirs"
+    g = zarr.open_group(str(theirs), mode="w", zarr_format=3)
+    g.attrs["title"] = "v3"
+    a = g.create_array("sub/arr", shape=(5,), chunks=(2,), dtype="i4", fill_value=0)
+    a[:] = np.arange(5, dtype="i4") + 1
+    zarr.consolidate_metadata(str(theirs))
+    os.remove(theirs / "sub" / "arr" / "zarr.json")
+    out = tmp_path / "walk"
+    out.mkdir()
+    walked = run([("store", "S", f"dir:{theirs}", "r"), ("walk", "S", "", str(out), "consolidated")])
+    arrays = [w for w in walked if w.get("kind") == "array"]
+    assert [w["path"] for w in arrays] == ["sub/arr"] and arrays[0]["zarr_format"] == 3
+    assert Path(arrays[0]["data"]).read_bytes() == (np.arange(5, dtype="i4") + 1).tobytes()
+
+    # libzarr builds v3 arrays (and their v3 parent groups) and consolidates.
+    monkeypatch.setenv("ZARR_TOOL_FORMAT", "3")
+    ours = tmp_path / "ours"
+    data = np.arange(12, dtype="<f8").reshape(3, 4)
+    for path in ("x/y/a", "b"):
+        tool.build(tmp_path / "s", ours, path, dtype="<f8", shape=(3, 4), chunks="2,2", fill="0",
+                   order="C", sep="/", compressor="-", data=data.tobytes(), buf_order="C")
+    run([("store", "S", f"dir:{ours}", "r+"), ("consolidate", "S", "")])
+    doc = json.loads((ours / "zarr.json").read_text())
+    assert sorted(doc["consolidated_metadata"]["metadata"]) == ["b", "x", "x/y", "x/y/a"]
+    root = zarr.open_consolidated(str(ours), zarr_format=3)
+    assert sorted(k for k, _ in root.members(max_depth=None)) == ["b", "x", "x/y", "x/y/a"]
+    assert root["x/y/a"][...].tobytes() == data.tobytes()

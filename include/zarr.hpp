@@ -1,0 +1,745 @@
+/*
+ * zarr.hpp — header-only C++17 binding of libzarr over zarr.h.
+ *
+ *   zarr::Store store = zarr::Store::open_fs("out.zarr", ZARR_MODE_A);
+ *   zarr::Array a = zarr::ArrayBuilder::of<double>({1000, 1200})
+ *                       .set_chunk_shape({250, 300})
+ *                       .create(store, "temperature", ZARR_MODE_W);
+ *   a.write({0, 0}, {1000, 1200}, field);                 // std::vector<double>, C order
+ *   std::vector<double> block = a.read<double>({10, 20}, {2, 3});
+ *
+ * - Handles (Store, Array, Group, ArrayBuilder, StringList) are RAII and move-only: each
+ *   frees its C handle once, in any order (libzarr counts references inside, so an Array
+ *   stays usable after its Store is destroyed). A moved-from handle is empty; calls on it
+ *   pass NULL to libzarr and throw zarr::Error with ZARR_ERR_NULL_ARG. get() gives the C
+ *   handle, release() gives it up, and each class adopts a C handle by its constructor.
+ * - Every failing call throws zarr::Error: status() is the ZARR_ERR_* code and what() the
+ *   message of zarr_last_error(), read right after the failing call.
+ * - Regions: start and count are std::vector<uint64_t> (or brace lists) in the array's
+ *   dimension order; data is std::vector<T> or a pointer and an element count, in C
+ *   (default) or F order. T must map to a zarr_dtype_t (zarr::dtype_v<T>): bool, int8_t ...
+ *   uint64_t, float, double, std::complex<float>, std::complex<double>. std::vector<bool>
+ *   is a bit set, so bool regions take a pointer (bool[], std::unique_ptr<bool[]>, ...).
+ * - Attributes and metadata are JSON text (std::string) as in the C API.
+ * Nothing here adds behaviour: each method is one C call (see zarr.h for the semantics),
+ * plus the argument checks that keep the C call memory safe.
+ */
+#ifndef ZARR_HPP
+#define ZARR_HPP
+
+#include "zarr.h"
+
+#include <complex>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace zarr {
+
+/* ---- errors ----------------------------------------------------------------------- */
+
+/* A failed libzarr call: the status code and zarr_last_error()'s message. */
+class Error : public std::runtime_error {
+  public:
+    Error(int status, const std::string &message) : std::runtime_error(message), status_(status) {}
+    /* The ZARR_ERR_* code. */
+    int status() const noexcept { return status_; }
+    /* The code's name ("ZARR_ERR_NOT_FOUND"). */
+    const char *status_name() const noexcept { return zarr_status_str(status_); }
+
+  private:
+    int status_;
+};
+
+/* The calling thread's last error message (zarr_last_error). */
+inline std::string last_error() {
+    size_t needed = 0;
+    zarr_last_error(nullptr, 0, &needed);
+    std::string message(needed, '\0');
+    if (needed > 0) {
+        zarr_last_error(&message[0], message.size(), nullptr);
+        message.resize(needed - 1);  // the NUL
+    }
+    return message;
+}
+
+namespace detail {
+
+/* Throws zarr::Error for a failed status; the message is read at once. */
+inline void check(zarr_status_t status) {
+    if (status != ZARR_OK)
+        throw Error(status, last_error());
+}
+
+/* A string output of the (buf, len, needed) convention: asks the size, then copies. */
+template <class Call> std::string get_text(Call call) {
+    std::string text;
+    size_t needed = 0;
+    zarr_status_t status = call(nullptr, 0, &needed);
+    while (status == ZARR_ERR_BUFFER_SIZE) {  // repeated only if the text grew meanwhile
+        text.resize(needed);
+        status = call(&text[0], text.size(), &needed);
+    }
+    check(status);
+    text.resize(needed > 0 ? needed - 1 : 0);
+    return text;
+}
+
+/* start and count must have one entry per dimension each (the C call takes one ndim). */
+inline void check_same_rank(const std::vector<uint64_t> &a, const std::vector<uint64_t> &b,
+                            const char *what) {
+    if (a.size() != b.size())
+        throw Error(ZARR_ERR_RANK_MISMATCH, std::string(what) + " has " +
+                                                std::to_string(b.size()) + " entries, start " +
+                                                std::to_string(a.size()));
+}
+
+/* The product of the extents, as an element count. */
+inline size_t element_count(const std::vector<uint64_t> &count) {
+    size_t n = 1;
+    for (uint64_t c : count) {
+        if (c != 0 && n > SIZE_MAX / c)
+            throw Error(ZARR_ERR_OVERFLOW, "the region has more elements than size_t holds");
+        n *= static_cast<size_t>(c);
+    }
+    return n;
+}
+
+inline void free_handle(zarr_store_t *p) noexcept { zarr_store_free(p); }
+inline void free_handle(zarr_array_t *p) noexcept { zarr_array_free(p); }
+inline void free_handle(zarr_group_t *p) noexcept { zarr_group_free(p); }
+inline void free_handle(zarr_array_builder_t *p) noexcept { zarr_array_builder_free(p); }
+inline void free_handle(zarr_strings_t *p) noexcept { zarr_strings_free(p); }
+
+/* Owns one C handle: move-only, freed once by the destructor. */
+template <class T> class Handle {
+  public:
+    Handle() noexcept = default;
+    explicit Handle(T *adopt) noexcept : p_(adopt) {}
+    Handle(Handle &&other) noexcept : p_(other.release()) {}
+    Handle &operator=(Handle &&other) noexcept {
+        reset(other.release());
+        return *this;
+    }
+    Handle(const Handle &) = delete;
+    Handle &operator=(const Handle &) = delete;
+    ~Handle() { reset(); }
+
+    T *get() const noexcept { return p_; }
+    T *release() noexcept { return std::exchange(p_, nullptr); }
+    void reset(T *p = nullptr) noexcept {
+        T *old = std::exchange(p_, p);
+        if (old != nullptr)
+            free_handle(old);
+    }
+
+  private:
+    T *p_ = nullptr;
+};
+
+/* Runs a call with a handle output and returns the new handle. */
+template <class T, class Call> T *make(Call call) {
+    T *out = nullptr;
+    check(call(&out));
+    return out;
+}
+
+template <class> inline constexpr bool always_false = false;
+
+}  // namespace detail
+
+/* ---- element types ----------------------------------------------------------------- */
+
+/* The zarr_dtype_t of a C++ element type, at compile time. */
+template <class T> struct dtype_of {
+    static_assert(detail::always_false<T>,
+                  "no zarr_dtype_t for this type: use bool, int8_t..uint64_t, float, double, "
+                  "std::complex<float> or std::complex<double>");
+};
+#define ZARR_HPP_DTYPE(type, code)                                                         \
+    template <> struct dtype_of<type> : std::integral_constant<zarr_dtype_t, code> {}
+ZARR_HPP_DTYPE(bool, ZARR_DTYPE_BOOL);
+ZARR_HPP_DTYPE(int8_t, ZARR_DTYPE_INT8);
+ZARR_HPP_DTYPE(int16_t, ZARR_DTYPE_INT16);
+ZARR_HPP_DTYPE(int32_t, ZARR_DTYPE_INT32);
+ZARR_HPP_DTYPE(int64_t, ZARR_DTYPE_INT64);
+ZARR_HPP_DTYPE(uint8_t, ZARR_DTYPE_UINT8);
+ZARR_HPP_DTYPE(uint16_t, ZARR_DTYPE_UINT16);
+ZARR_HPP_DTYPE(uint32_t, ZARR_DTYPE_UINT32);
+ZARR_HPP_DTYPE(uint64_t, ZARR_DTYPE_UINT64);
+ZARR_HPP_DTYPE(float, ZARR_DTYPE_FLOAT32);
+ZARR_HPP_DTYPE(double, ZARR_DTYPE_FLOAT64);
+ZARR_HPP_DTYPE(std::complex<float>, ZARR_DTYPE_COMPLEX64);
+ZARR_HPP_DTYPE(std::complex<double>, ZARR_DTYPE_COMPLEX128);
+#undef ZARR_HPP_DTYPE
+
+template <class T> inline constexpr zarr_dtype_t dtype_v = dtype_of<T>::value;
+
+static_assert(sizeof(bool) == 1, "libzarr's bool elements are one byte");
+static_assert(sizeof(std::complex<float>) == 8 && sizeof(std::complex<double>) == 16,
+              "complex elements are (real, imaginary) pairs");
+
+/* ---- library ----------------------------------------------------------------------- */
+
+inline const char *status_str(int status) noexcept { return zarr_status_str(status); }
+inline uint32_t version_number() noexcept { return zarr_version_number(); }
+inline const char *version_string() noexcept { return zarr_version_string(); }
+inline bool codec_supported(const std::string &id) noexcept { return zarr_codec_supported(id.c_str()); }
+inline bool threadsafe() noexcept { return zarr_threadsafe(); }
+inline void set_num_threads(size_t threads) { detail::check(zarr_set_num_threads(threads)); }
+inline size_t num_threads() noexcept { return zarr_get_num_threads(); }
+inline zarr_dtype_t dtype_from_name(const std::string &name) {
+    zarr_dtype_t dtype = 0;
+    detail::check(zarr_dtype_from_name(name.c_str(), &dtype));
+    return dtype;
+}
+/* The Zarr v3 name of a dtype ("float32"); nullptr for unknown values. */
+inline const char *dtype_name(zarr_dtype_t dtype) noexcept { return zarr_dtype_name(dtype); }
+inline size_t dtype_size(zarr_dtype_t dtype) noexcept { return zarr_dtype_size(dtype); }
+
+/* ---- string lists ------------------------------------------------------------------ */
+
+/* A zarr_strings_t list. */
+class StringList {
+  public:
+    StringList() noexcept = default;
+    explicit StringList(zarr_strings_t *adopt) noexcept : h_(adopt) {}
+
+    size_t size() const noexcept { return zarr_strings_count(h_.get()); }
+    /* String i, valid while the list lives; nullptr when out of range. */
+    const char *operator[](size_t i) const noexcept { return zarr_strings_get(h_.get(), i); }
+    std::string at(size_t i) const {
+        const char *s = zarr_strings_get(h_.get(), i);
+        if (s == nullptr)
+            throw std::out_of_range("zarr::StringList::at: index out of range");
+        return s;
+    }
+    std::vector<std::string> to_vector() const {
+        std::vector<std::string> out;
+        for (size_t i = 0; i < size(); i++)
+            out.emplace_back(zarr_strings_get(h_.get(), i));
+        return out;
+    }
+
+    zarr_strings_t *get() const noexcept { return h_.get(); }
+    zarr_strings_t *release() noexcept { return h_.release(); }
+    explicit operator bool() const noexcept { return h_.get() != nullptr; }
+
+  private:
+    detail::Handle<zarr_strings_t> h_;
+};
+
+/* ---- stores ------------------------------------------------------------------------ */
+
+/* zarr_store_list_dir's result: the keys directly under a prefix and the child prefixes. */
+struct ListDir {
+    std::vector<std::string> keys;
+    std::vector<std::string> prefixes;
+};
+
+class Store {
+  public:
+    Store() noexcept = default;
+    explicit Store(zarr_store_t *adopt) noexcept : h_(adopt) {}
+
+    static Store open_fs(const std::string &path, zarr_mode_t mode) {
+        return Store(detail::make<zarr_store_t>(
+            [&](zarr_store_t **out) { return zarr_store_open_fs(path.c_str(), mode, out); }));
+    }
+    static Store open_zip(const std::string &path, zarr_mode_t mode, bool deflate) {
+        return Store(detail::make<zarr_store_t>([&](zarr_store_t **out) {
+            return zarr_store_open_zip(path.c_str(), mode, deflate, out);
+        }));
+    }
+    static Store memory() {
+        return Store(detail::make<zarr_store_t>(
+            [](zarr_store_t **out) { return zarr_store_new_memory(out); }));
+    }
+
+    /* Finishes pending work (a zip's central directory); the handle stays valid. */
+    void close() const { detail::check(zarr_store_close(get())); }
+
+    void set(const std::string &key, const void *value, size_t len) const {
+        detail::check(zarr_store_set(get(), key.c_str(), value, len));
+    }
+    void set(const std::string &key, const std::vector<uint8_t> &value) const {
+        set(key, value.data(), value.size());
+    }
+    std::vector<uint8_t> get(const std::string &key) const {
+        std::vector<uint8_t> value;
+        size_t needed = 0;
+        zarr_status_t status = zarr_store_get(get(), key.c_str(), nullptr, 0, &needed);
+        while (status == ZARR_ERR_BUFFER_SIZE) {
+            value.resize(needed);
+            status = zarr_store_get(get(), key.c_str(), value.data(), value.size(), &needed);
+        }
+        detail::check(status);
+        value.resize(needed);
+        return value;
+    }
+    bool contains(const std::string &key) const {
+        bool exists = false;
+        detail::check(zarr_store_contains(get(), key.c_str(), &exists));
+        return exists;
+    }
+    void erase(const std::string &key) const { detail::check(zarr_store_erase(get(), key.c_str())); }
+    void erase_prefix(const std::string &prefix) const {
+        detail::check(zarr_store_erase_prefix(get(), prefix.c_str()));
+    }
+    std::vector<std::string> list(const std::string &prefix) const {
+        return StringList(detail::make<zarr_strings_t>([&](zarr_strings_t **out) {
+                   return zarr_store_list(get(), prefix.c_str(), out);
+               }))
+            .to_vector();
+    }
+    ListDir list_dir(const std::string &prefix) const {
+        zarr_strings_t *keys = nullptr, *prefixes = nullptr;
+        zarr_status_t status = zarr_store_list_dir(get(), prefix.c_str(), &keys, &prefixes);
+        StringList k(keys), p(prefixes);  // owned before anything can throw
+        detail::check(status);
+        return ListDir{k.to_vector(), p.to_vector()};
+    }
+    /* What is at `path`: ZARR_NODE_NONE, ZARR_NODE_ARRAY or ZARR_NODE_GROUP. */
+    zarr_node_kind_t node_kind(const std::string &path) const {
+        zarr_node_kind_t kind = 0;
+        detail::check(zarr_node_kind_at(get(), path.c_str(), &kind));
+        return kind;
+    }
+
+    zarr_store_t *get() const noexcept { return h_.get(); }
+    zarr_store_t *release() noexcept { return h_.release(); }
+    explicit operator bool() const noexcept { return h_.get() != nullptr; }
+
+  private:
+    detail::Handle<zarr_store_t> h_;
+};
+
+inline void consolidate_metadata(const Store &store, const std::string &path) {
+    detail::check(zarr_consolidate_metadata(store.get(), path.c_str()));
+}
+inline void migrate_1to2(const Store &store, const std::string &path) {
+    detail::check(zarr_migrate_1to2(store.get(), path.c_str()));
+}
+/* zarr_copy; compressor_json std::nullopt copies chunks as stored. */
+inline void copy(const Store &source, const std::string &source_path, const Store &target,
+                 const std::string &target_path, const std::optional<std::string> &compressor_json,
+                 zarr_mode_t mode) {
+    detail::check(zarr_copy(source.get(), source_path.c_str(), target.get(), target_path.c_str(),
+                            compressor_json ? compressor_json->c_str() : nullptr, mode));
+}
+
+/* ---- arrays ------------------------------------------------------------------------ */
+
+class Array {
+  public:
+    Array() noexcept = default;
+    explicit Array(zarr_array_t *adopt) noexcept : h_(adopt) {}
+
+    static Array open(const Store &store, const std::string &path, zarr_mode_t mode) {
+        return Array(detail::make<zarr_array_t>([&](zarr_array_t **out) {
+            return zarr_array_open(store.get(), path.c_str(), mode, out);
+        }));
+    }
+    static Array create_json(const Store &store, const std::string &path,
+                             const std::string &zarray_json, zarr_mode_t mode) {
+        return Array(detail::make<zarr_array_t>([&](zarr_array_t **out) {
+            return zarr_array_create_json(store.get(), path.c_str(), zarray_json.c_str(), mode, out);
+        }));
+    }
+
+    /* -- regions: `n` is the number of elements at `data` -- */
+
+    template <class T>
+    void read(const std::vector<uint64_t> &start, const std::vector<uint64_t> &count, T *data,
+              size_t n, zarr_order_t order = ZARR_ORDER_C) const {
+        detail::check_same_rank(start, count, "count");
+        detail::check(zarr_array_read(get(), start.size(), start.data(), count.data(), dtype_v<T>,
+                                      order, data, n * sizeof(T)));
+    }
+    template <class T>
+    void read(const std::vector<uint64_t> &start, const std::vector<uint64_t> &count,
+              std::vector<T> &data, zarr_order_t order = ZARR_ORDER_C) const {
+        static_assert(!std::is_same_v<T, bool>, "std::vector<bool> is packed: pass a bool pointer");
+        read(start, count, data.data(), data.size(), order);
+    }
+    /* A new vector holding the region. */
+    template <class T>
+    std::vector<T> read(const std::vector<uint64_t> &start, const std::vector<uint64_t> &count,
+                        zarr_order_t order = ZARR_ORDER_C) const {
+        static_assert(!std::is_same_v<T, bool>, "std::vector<bool> is packed: pass a bool pointer");
+        std::vector<T> data(detail::element_count(count));
+        read(start, count, data.data(), data.size(), order);
+        return data;
+    }
+    template <class T>
+    void write(const std::vector<uint64_t> &start, const std::vector<uint64_t> &count,
+               const T *data, size_t n, zarr_order_t order = ZARR_ORDER_C) const {
+        detail::check_same_rank(start, count, "count");
+        detail::check(zarr_array_write(get(), start.size(), start.data(), count.data(), dtype_v<T>,
+                                       order, data, n * sizeof(T)));
+    }
+    template <class T>
+    void write(const std::vector<uint64_t> &start, const std::vector<uint64_t> &count,
+               const std::vector<T> &data, zarr_order_t order = ZARR_ORDER_C) const {
+        static_assert(!std::is_same_v<T, bool>, "std::vector<bool> is packed: pass a bool pointer");
+        write(start, count, data.data(), data.size(), order);
+    }
+    /* Element i of the region is at data[Σ i[d] * strides[d]] (strides in elements). */
+    template <class T>
+    void read_strided(const std::vector<uint64_t> &start, const std::vector<uint64_t> &count,
+                      const std::vector<int64_t> &strides, T *data, size_t n) const {
+        detail::check_same_rank(start, count, "count");
+        if (strides.size() != start.size())
+            throw Error(ZARR_ERR_RANK_MISMATCH, "strides has " + std::to_string(strides.size()) +
+                                                    " entries, start " + std::to_string(start.size()));
+        detail::check(zarr_array_read_strided(get(), start.size(), start.data(), count.data(),
+                                              strides.data(), dtype_v<T>, data, n * sizeof(T)));
+    }
+    template <class T>
+    void write_strided(const std::vector<uint64_t> &start, const std::vector<uint64_t> &count,
+                       const std::vector<int64_t> &strides, const T *data, size_t n) const {
+        detail::check_same_rank(start, count, "count");
+        if (strides.size() != start.size())
+            throw Error(ZARR_ERR_RANK_MISMATCH, "strides has " + std::to_string(strides.size()) +
+                                                    " entries, start " + std::to_string(start.size()));
+        detail::check(zarr_array_write_strided(get(), start.size(), start.data(), count.data(),
+                                               strides.data(), dtype_v<T>, data, n * sizeof(T)));
+    }
+    /* Appends a block of extents `count` along `axis`. */
+    template <class T>
+    void append(size_t axis, const std::vector<uint64_t> &count, const T *data, size_t n,
+                zarr_order_t order = ZARR_ORDER_C) const {
+        detail::check(zarr_array_append(get(), axis, count.size(), count.data(), dtype_v<T>, order,
+                                        data, n * sizeof(T)));
+    }
+    template <class T>
+    void append(size_t axis, const std::vector<uint64_t> &count, const std::vector<T> &data,
+                zarr_order_t order = ZARR_ORDER_C) const {
+        static_assert(!std::is_same_v<T, bool>, "std::vector<bool> is packed: pass a bool pointer");
+        append(axis, count, data.data(), data.size(), order);
+    }
+    void resize(const std::vector<uint64_t> &shape) const {
+        detail::check(zarr_array_resize(get(), shape.size(), shape.data()));
+    }
+    /* ZARR_SYNC_NONE, ZARR_SYNC_THREAD or ZARR_SYNC_PROCESS (which needs lock_dir). */
+    void set_synchronizer(zarr_sync_t sync,
+                          const std::optional<std::string> &lock_dir = std::nullopt) const {
+        detail::check(
+            zarr_array_set_synchronizer(get(), sync, lock_dir ? lock_dir->c_str() : nullptr));
+    }
+
+    /* -- queries -- */
+
+    size_t rank() const {
+        size_t rank = 0;
+        detail::check(zarr_array_rank(get(), &rank));
+        return rank;
+    }
+    std::vector<uint64_t> shape() const {
+        std::vector<uint64_t> shape(rank());
+        detail::check(zarr_array_shape(get(), shape.size(), shape.data()));
+        return shape;
+    }
+    std::vector<uint64_t> chunk_shape() const {
+        std::vector<uint64_t> chunks(rank());
+        detail::check(zarr_array_chunk_shape(get(), chunks.size(), chunks.data()));
+        return chunks;
+    }
+    /* The shard shape; ZARR_ERR_NOT_FOUND when the array is not sharded. */
+    std::vector<uint64_t> shard_shape() const {
+        std::vector<uint64_t> shards(rank());
+        detail::check(zarr_array_shard_shape(get(), shards.size(), shards.data()));
+        return shards;
+    }
+    zarr_dtype_t dtype() const {
+        zarr_dtype_t dtype = 0;
+        detail::check(zarr_array_dtype(get(), &dtype));
+        return dtype;
+    }
+    std::string dtype_name() const {
+        return detail::get_text([&](char *b, size_t l, size_t *n) {
+            return zarr_array_dtype_name(get(), b, l, n);
+        });
+    }
+    size_t item_size() const {
+        size_t size = 0;
+        detail::check(zarr_array_item_size(get(), &size));
+        return size;
+    }
+    /* The fill value as a T (sizeof(T) must be the element size); *is_null (if given) says
+     * whether the metadata has null. */
+    template <class T> T fill_value(bool *is_null = nullptr) const {
+        T value{};
+        bool null = false;
+        detail::check(zarr_array_fill_value(get(), &value, sizeof(T), &null));
+        if (is_null != nullptr)
+            *is_null = null;
+        return value;
+    }
+    std::string fill_value_json() const {
+        return detail::get_text([&](char *b, size_t l, size_t *n) {
+            return zarr_array_fill_value_json(get(), b, l, n);
+        });
+    }
+    zarr_order_t order() const {
+        zarr_order_t order = 0;
+        detail::check(zarr_array_order(get(), &order));
+        return order;
+    }
+    int zarr_format() const {
+        int32_t version = 0;
+        detail::check(zarr_array_zarr_format(get(), &version));
+        return version;
+    }
+    uint64_t nbytes() const {
+        uint64_t n = 0;
+        detail::check(zarr_array_nbytes(get(), &n));
+        return n;
+    }
+    uint64_t nbytes_stored() const {
+        uint64_t n = 0;
+        detail::check(zarr_array_nbytes_stored(get(), &n));
+        return n;
+    }
+    uint64_t nchunks() const {
+        uint64_t n = 0;
+        detail::check(zarr_array_nchunks(get(), &n));
+        return n;
+    }
+    uint64_t nchunks_initialized() const {
+        uint64_t n = 0;
+        detail::check(zarr_array_nchunks_initialized(get(), &n));
+        return n;
+    }
+    std::string metadata_json() const {
+        return detail::get_text([&](char *b, size_t l, size_t *n) {
+            return zarr_array_metadata_json(get(), b, l, n);
+        });
+    }
+
+    /* -- attributes (JSON) and dimension names -- */
+
+    std::string attributes() const {
+        return detail::get_text(
+            [&](char *b, size_t l, size_t *n) { return zarr_array_attrs_get(get(), b, l, n); });
+    }
+    void set_attributes(const std::string &json) const {
+        detail::check(zarr_array_attrs_set(get(), json.c_str()));
+    }
+    std::string attribute(const std::string &key) const {
+        return detail::get_text([&](char *b, size_t l, size_t *n) {
+            return zarr_array_attr_get(get(), key.c_str(), b, l, n);
+        });
+    }
+    void set_attribute(const std::string &key, const std::string &json) const {
+        detail::check(zarr_array_attr_set(get(), key.c_str(), json.c_str()));
+    }
+    void delete_attribute(const std::string &key) const {
+        detail::check(zarr_array_attr_delete(get(), key.c_str()));
+    }
+    void set_dimension_names(const std::vector<std::string> &names) const {
+        std::vector<const char *> p;
+        for (const std::string &name : names)
+            p.push_back(name.c_str());
+        detail::check(zarr_array_set_dimension_names(get(), p.size(), p.data()));
+    }
+    std::vector<std::string> dimension_names() const {
+        return StringList(detail::make<zarr_strings_t>([&](zarr_strings_t **out) {
+                   return zarr_array_dimension_names(get(), out);
+               }))
+            .to_vector();
+    }
+
+    zarr_array_t *get() const noexcept { return h_.get(); }
+    zarr_array_t *release() noexcept { return h_.release(); }
+    explicit operator bool() const noexcept { return h_.get() != nullptr; }
+
+  private:
+    detail::Handle<zarr_array_t> h_;
+};
+
+/* ---- array builder ------------------------------------------------------------------- */
+
+/* Settings for new arrays; the setters return *this for chaining. */
+class ArrayBuilder {
+  public:
+    ArrayBuilder() noexcept = default;
+    explicit ArrayBuilder(zarr_array_builder_t *adopt) noexcept : h_(adopt) {}
+    ArrayBuilder(zarr_dtype_t dtype, const std::vector<uint64_t> &shape)
+        : h_(detail::make<zarr_array_builder_t>([&](zarr_array_builder_t **out) {
+              return zarr_array_builder_new(dtype, shape.size(), shape.data(), out);
+          })) {}
+    /* A builder for elements of type T. */
+    template <class T> static ArrayBuilder of(const std::vector<uint64_t> &shape) {
+        return ArrayBuilder(dtype_v<T>, shape);
+    }
+
+    ArrayBuilder &set_dtype_name(const std::string &name) {
+        detail::check(zarr_array_builder_set_dtype_name(get(), name.c_str()));
+        return *this;
+    }
+    ArrayBuilder &set_chunk_shape(const std::vector<uint64_t> &chunks) {
+        detail::check(zarr_array_builder_set_chunk_shape(get(), chunks.size(), chunks.data()));
+        return *this;
+    }
+    ArrayBuilder &set_shard_shape(const std::vector<uint64_t> &shape) {
+        detail::check(zarr_array_builder_set_shard_shape(get(), shape.size(), shape.data()));
+        return *this;
+    }
+    template <class T> ArrayBuilder &set_fill_value(const T &value) {
+        detail::check(zarr_array_builder_set_fill_value(get(), dtype_v<T>, &value, sizeof(T)));
+        return *this;
+    }
+    ArrayBuilder &set_fill_value_json(const std::string &json) {
+        detail::check(zarr_array_builder_set_fill_value_json(get(), json.c_str()));
+        return *this;
+    }
+    ArrayBuilder &set_order(zarr_order_t order) {
+        detail::check(zarr_array_builder_set_order(get(), order));
+        return *this;
+    }
+    ArrayBuilder &set_dimension_separator(const std::string &separator) {
+        detail::check(zarr_array_builder_set_dimension_separator(get(), separator.c_str()));
+        return *this;
+    }
+    ArrayBuilder &set_compressor_json(const std::string &json) {
+        detail::check(zarr_array_builder_set_compressor_json(get(), json.c_str()));
+        return *this;
+    }
+    ArrayBuilder &set_filters_json(const std::string &json) {
+        detail::check(zarr_array_builder_set_filters_json(get(), json.c_str()));
+        return *this;
+    }
+    ArrayBuilder &set_attributes_json(const std::string &json) {
+        detail::check(zarr_array_builder_set_attributes_json(get(), json.c_str()));
+        return *this;
+    }
+    ArrayBuilder &set_zarr_format(int version) {
+        detail::check(zarr_array_builder_set_zarr_format(get(), version));
+        return *this;
+    }
+    /* v3 dimension names; std::nullopt for an unnamed dimension. */
+    ArrayBuilder &set_dimension_names(const std::vector<std::optional<std::string>> &names) {
+        std::vector<const char *> p;
+        for (const auto &name : names)
+            p.push_back(name ? name->c_str() : nullptr);
+        detail::check(zarr_array_builder_set_dimension_names(get(), p.size(), p.data()));
+        return *this;
+    }
+
+    /* Creates the array at `path` (ZARR_MODE_W, ZARR_MODE_W_MINUS or ZARR_MODE_A). */
+    Array create(const Store &store, const std::string &path, zarr_mode_t mode) const {
+        return Array(detail::make<zarr_array_t>([&](zarr_array_t **out) {
+            return zarr_array_create(get(), store.get(), path.c_str(), mode, out);
+        }));
+    }
+
+    zarr_array_builder_t *get() const noexcept { return h_.get(); }
+    zarr_array_builder_t *release() noexcept { return h_.release(); }
+    explicit operator bool() const noexcept { return h_.get() != nullptr; }
+
+  private:
+    detail::Handle<zarr_array_builder_t> h_;
+};
+
+/* ---- groups ------------------------------------------------------------------------ */
+
+class Group {
+  public:
+    Group() noexcept = default;
+    explicit Group(zarr_group_t *adopt) noexcept : h_(adopt) {}
+
+    static Group open(const Store &store, const std::string &path, zarr_mode_t mode) {
+        return Group(detail::make<zarr_group_t>([&](zarr_group_t **out) {
+            return zarr_group_open(store.get(), path.c_str(), mode, out);
+        }));
+    }
+    /* Like open, but a group that has to be created gets Zarr format `zarr_format`. */
+    static Group create(const Store &store, const std::string &path, zarr_mode_t mode,
+                        int zarr_format) {
+        return Group(detail::make<zarr_group_t>([&](zarr_group_t **out) {
+            return zarr_group_create(store.get(), path.c_str(), mode, zarr_format, out);
+        }));
+    }
+    static Group open_consolidated(const Store &store, const std::string &path, zarr_mode_t mode) {
+        return Group(detail::make<zarr_group_t>([&](zarr_group_t **out) {
+            return zarr_group_open_consolidated(store.get(), path.c_str(), mode, out);
+        }));
+    }
+
+    std::string path() const {
+        return detail::get_text(
+            [&](char *b, size_t l, size_t *n) { return zarr_group_path(get(), b, l, n); });
+    }
+    /* What is at `path` below the group. */
+    zarr_node_kind_t contains(const std::string &path) const {
+        zarr_node_kind_t kind = 0;
+        detail::check(zarr_group_contains(get(), path.c_str(), &kind));
+        return kind;
+    }
+    /* Sorted names of the direct members of `kind` (ZARR_NODE_NONE: all). */
+    std::vector<std::string> members(zarr_node_kind_t kind = ZARR_NODE_NONE) const {
+        return StringList(detail::make<zarr_strings_t>([&](zarr_strings_t **out) {
+                   return zarr_group_members(get(), kind, out);
+               }))
+            .to_vector();
+    }
+    Group open_group(const std::string &path, zarr_mode_t mode) const {
+        return Group(detail::make<zarr_group_t>([&](zarr_group_t **out) {
+            return zarr_group_open_group(get(), path.c_str(), mode, out);
+        }));
+    }
+    Array open_array(const std::string &path, zarr_mode_t mode) const {
+        return Array(detail::make<zarr_array_t>([&](zarr_array_t **out) {
+            return zarr_group_open_array(get(), path.c_str(), mode, out);
+        }));
+    }
+    Array create_array(const ArrayBuilder &builder, const std::string &path,
+                       zarr_mode_t mode) const {
+        return Array(detail::make<zarr_array_t>([&](zarr_array_t **out) {
+            return zarr_group_create_array(get(), builder.get(), path.c_str(), mode, out);
+        }));
+    }
+    /* Deletes the member at `path` and everything under it (zarr_group_delete). */
+    void erase(const std::string &path) const {
+        detail::check(zarr_group_delete(get(), path.c_str()));
+    }
+    void move(const std::string &from, const std::string &to) const {
+        detail::check(zarr_group_move(get(), from.c_str(), to.c_str()));
+    }
+
+    std::string attributes() const {
+        return detail::get_text(
+            [&](char *b, size_t l, size_t *n) { return zarr_group_attrs_get(get(), b, l, n); });
+    }
+    void set_attributes(const std::string &json) const {
+        detail::check(zarr_group_attrs_set(get(), json.c_str()));
+    }
+    std::string attribute(const std::string &key) const {
+        return detail::get_text([&](char *b, size_t l, size_t *n) {
+            return zarr_group_attr_get(get(), key.c_str(), b, l, n);
+        });
+    }
+    void set_attribute(const std::string &key, const std::string &json) const {
+        detail::check(zarr_group_attr_set(get(), key.c_str(), json.c_str()));
+    }
+    void delete_attribute(const std::string &key) const {
+        detail::check(zarr_group_attr_delete(get(), key.c_str()));
+    }
+
+    zarr_group_t *get() const noexcept { return h_.get(); }
+    zarr_group_t *release() noexcept { return h_.release(); }
+    explicit operator bool() const noexcept { return h_.get() != nullptr; }
+
+  private:
+    detail::Handle<zarr_group_t> h_;
+};
+
+}  // namespace zarr
+
+#endif /* ZARR_HPP */
