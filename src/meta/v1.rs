@@ -2,12 +2,13 @@
 //! named by `compression` with options in `compression_opts` (an integer level for zlib and
 //! bz2, an object otherwise). v1 chunk keys are those of v2 with the `.` separator.
 
+use super::doc::Doc;
 use super::dtype::DType;
 use super::fill::{parse_fill, render_fill};
 use super::v2::to_pretty_json;
 use super::{ArrayMeta, KeyEncoding, Order};
 use crate::codec;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use serde_json::{Map, Value};
 
 /// Key of a v1 array's metadata document.
@@ -17,30 +18,12 @@ pub const ATTRS_KEY: &str = "attrs";
 
 /// Parses a v1 `meta` document.
 pub fn parse_array(bytes: &[u8]) -> Result<ArrayMeta> {
-    let doc: Value = super::json::parse(bytes)
-        .map_err(|e| Error::Metadata(format!("meta is not valid JSON: {e}")))?;
-    let obj = doc
-        .as_object()
-        .ok_or_else(|| Error::Metadata("meta is not a JSON object".into()))?;
-    let field = |key: &str| {
-        obj.get(key)
-            .ok_or_else(|| Error::Metadata(format!("meta: missing required key {key:?}")))
-    };
-    let bad = |key: &str, what: &str| Error::Metadata(format!("meta: {key:?} must be {what}"));
-    if field("zarr_format")?.as_u64() != Some(1) {
-        return Err(bad("zarr_format", "1"));
-    }
-    let dims = |key: &str| -> Result<Vec<u64>> {
-        field(key)?
-            .as_array()
-            .ok_or_else(|| bad(key, "an array of non-negative integers"))?
-            .iter()
-            .map(|v| {
-                v.as_u64()
-                    .ok_or_else(|| bad(key, "an array of non-negative integers"))
-            })
-            .collect()
-    };
+    let doc = Doc::parse(ARRAY_KEY, bytes)?;
+    let obj = doc.object();
+    let field = |key: &str| doc.field(key);
+    let bad = |key: &str, what: &str| doc.bad(key, what);
+    doc.expect_format(1)?;
+    let dims = |key: &str| doc.u64_list(key);
     let dtype = DType::parse_v2(
         field("dtype")?
             .as_str()

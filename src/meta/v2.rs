@@ -1,5 +1,6 @@
 //! Zarr v2 documents: `.zarray` ⇄ [`ArrayMeta`], and the `.zgroup` document.
 
+use super::doc::Doc;
 use super::dtype::DType;
 use super::fill::{parse_fill, render_fill};
 use super::{json, ArrayMeta, KeyEncoding, Order};
@@ -17,31 +18,12 @@ pub const ATTRS_KEY: &str = ".zattrs";
 /// Parses a `.zarray` document. Every required key is checked for presence and type;
 /// unknown keys are ignored.
 pub fn parse_array(bytes: &[u8]) -> Result<ArrayMeta> {
-    let doc: Value = json::parse(bytes)
-        .map_err(|e| Error::Metadata(format!(".zarray is not valid JSON: {e}")))?;
-    let obj = doc
-        .as_object()
-        .ok_or_else(|| Error::Metadata(".zarray is not a JSON object".into()))?;
-    let field = |key: &str| {
-        obj.get(key)
-            .ok_or_else(|| Error::Metadata(format!(".zarray: missing required key {key:?}")))
-    };
-    let bad = |key: &str, what: &str| Error::Metadata(format!(".zarray: {key:?} must be {what}"));
-
-    if field("zarr_format")?.as_u64() != Some(2) {
-        return Err(bad("zarr_format", "2"));
-    }
-    let dims = |key: &str| -> Result<Vec<u64>> {
-        field(key)?
-            .as_array()
-            .ok_or_else(|| bad(key, "an array of non-negative integers"))?
-            .iter()
-            .map(|v| {
-                v.as_u64()
-                    .ok_or_else(|| bad(key, "an array of non-negative integers"))
-            })
-            .collect()
-    };
+    let doc = Doc::parse(ARRAY_KEY, bytes)?;
+    let obj = doc.object();
+    let field = |key: &str| doc.field(key);
+    let bad = |key: &str, what: &str| doc.bad(key, what);
+    doc.expect_format(2)?;
+    let dims = |key: &str| doc.u64_list(key);
     let shape = dims("shape")?;
     let chunks = dims("chunks")?;
     let dtype = match field("dtype")? {

@@ -5,7 +5,7 @@
 
 use super::dtype::{ByteOrder, DType, DataKind};
 use super::fill::FillValue;
-use super::{json, ArrayMeta, KeyEncoding, Order, Sharding};
+use super::{doc, json, ArrayMeta, KeyEncoding, Order, Sharding};
 use crate::codec::{self, CodecRef};
 use crate::error::{Error, Result};
 use half::f16;
@@ -226,15 +226,7 @@ fn parse_sharding(
 }
 
 fn u64_list(value: &Value, key: &str) -> Result<Vec<u64>> {
-    value
-        .as_array()
-        .ok_or_else(|| bad(key, "a list of non-negative integers"))?
-        .iter()
-        .map(|v| {
-            v.as_u64()
-                .ok_or_else(|| bad(key, "a list of non-negative integers"))
-        })
-        .collect()
+    doc::u64_list(value).ok_or_else(|| bad(key, "a list of non-negative integers"))
 }
 
 const TYPES: [(&str, DataKind); 14] = [
