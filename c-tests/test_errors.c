@@ -655,7 +655,7 @@ static void test_metadata(void) {
     static const struct {
         const char *key, *value, *named;
     } bad[] = {
-        {"zarr_format", "3", "zarr_format"},
+        {"zarr_format", "4", "zarr_format"},
         {"zarr_format", "\"2\"", "zarr_format"},
         {"zarr_format", "null", "zarr_format"},
         {"shape", "\"x\"", "shape"},
@@ -738,9 +738,9 @@ static void test_unsupported(void) {
     CHECK_OK(zarr_array_create(b, s, "x", ZARR_MODE_W, &out_a)); /* no filters is fine */
     zarr_array_free(out_a);
     CHECK_OK(zarr_array_builder_set_filters_json(b, "null"));
-    /* Zarr format 3 is valid but not implemented. */
-    CHECK_STATUS(zarr_array_builder_set_zarr_format(b, 3), ZARR_ERR_UNSUPPORTED);
-    CHECK_ERROR_CONTAINS("3");
+    /* Formats other than 2 and 3 do not exist. */
+    CHECK_STATUS(zarr_array_builder_set_zarr_format(b, 4), ZARR_ERR_INVALID_ARG);
+    CHECK_ERROR_CONTAINS("4");
     CHECK_OK(zarr_array_builder_set_zarr_format(b, 2));
     /* Valid numpy types this version does not implement (malformed ones are INVALID_ARG). */
     CHECK_STATUS(zarr_array_builder_set_dtype_name(b, "|S10"), ZARR_ERR_UNSUPPORTED);

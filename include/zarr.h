@@ -71,11 +71,6 @@
 #define ZARR_ABI_VERSION 0
 
 /**
- * Offset and size of an inner chunk that is not stored.
- */
-#define EMPTY UINT64_MAX
-
-/**
  * Status codes returned by every fallible function. Values never change or get reused.
  */
 enum zarr_status
@@ -1112,8 +1107,8 @@ zarr_status_t zarr_store_open_fs(const char *path,
  * `ZARR_MODE_A` adds entries (creating it if missing), `ZARR_MODE_R_PLUS` adds entries to an
  * existing zip. Each key can be written once; rewriting one gives `ZARR_ERR_EXISTS`. New
  * entries are stored, or deflated when `deflate` is true. Call `zarr_store_close` to write
- * the central directory and see any error (freeing does it too, silently). Values up to
- * 1 MiB written through the handle read back at once; larger ones only after closing.
+ * the central directory and see any error (freeing does it too, silently). Metadata
+ * documents written through the handle read back at once; chunks only after closing.
  */
 ZARR_API
 zarr_status_t zarr_store_open_zip(const char *path,

@@ -4,11 +4,15 @@
 # Usage: scripts/check-install.sh [build-dir]      (default: build)
 #
 # Installs the configured build into a fresh prefix (cmake --install --prefix), checks the
-# installed files and the soname, then builds every examples-c/*.c against that prefix:
-#   (a) CMake find_package(zarr) via CMAKE_PREFIX_PATH, linked to zarr::zarr (shared);
-#   (b) the same project's <name>_static executables, linked to zarr::zarr_static;
-#   (c) plain `cc` with `pkg-config --cflags --libs zarr` (PKG_CONFIG_PATH into the prefix),
-#       and with `pkg-config --static` for a static link.
+# installed files and the soname, then builds every example against that prefix: the C
+# examples (examples-c/*.c), the C++ ones (*.cpp, with zarr.hpp) and, when the build has the
+# Fortran binding (a Fortran compiler was found, ZARR_FORTRAN=ON), the Fortran ones (*.f90):
+#   (a) CMake find_package(zarr) via CMAKE_PREFIX_PATH, linked to zarr::zarr (shared) or
+#       zarr::fortran;
+#   (b) the same project's <target>_static executables, linked to zarr::zarr_static;
+#   (c) plain `cc` / `c++` with `pkg-config --cflags --libs zarr` (PKG_CONFIG_PATH into the
+#       prefix), and with `pkg-config --static` for a static link; Fortran with the installed
+#       module directory (include/zarr/<compiler>-<version>) and -lzarr_fortran.
 # Every binary is run (examples get a scratch directory as their working directory) and
 # must exit 0. Also checks the package version rules and that the prefix can be moved.
 # Prints "check-install: PASS" or "check-install: FAIL: <reason>"; exits nonzero on failure.
@@ -17,6 +21,8 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 build="${1:-build}"
 cc="${CC:-cc}"
+cxx="${CXX:-c++}"
+shopt -s nullglob
 
 work=""
 finished=0
@@ -41,7 +47,7 @@ trap on_exit EXIT
 step() { echo "check-install: $*"; }
 
 [ -f "$build/CMakeCache.txt" ] || fail "$build is not a configured CMake build directory"
-for tool in cmake readelf pkg-config "$cc"; do
+for tool in cmake readelf pkg-config "$cc" "$cxx"; do
   command -v "$tool" >/dev/null 2>&1 || fail "$tool is not installed"
 done
 
@@ -68,7 +74,7 @@ libdir="$(dirname "$(dirname "$pc_file")")"
 includedir="$prefix/include"
 step "libdir is ${libdir#"$prefix"/}"
 
-for f in "$libdir/libzarr.so.$version" "$libdir/libzarr.a" "$includedir/zarr.h" \
+for f in "$libdir/libzarr.so.$version" "$libdir/libzarr.a" "$includedir/zarr.h" "$includedir/zarr.hpp" \
          "$libdir/cmake/zarr/zarrConfig.cmake" "$libdir/cmake/zarr/zarrConfigVersion.cmake" \
          "$libdir/cmake/zarr/zarrTargets.cmake"; do
   [ -f "$f" ] || fail "missing installed file ${f#"$prefix"/}"
@@ -80,6 +86,26 @@ done
 [ "$(readlink "$libdir/libzarr.so")" = "libzarr.so.$major" ] ||
   fail "libzarr.so points to $(readlink "$libdir/libzarr.so")"
 cmp -s "$includedir/zarr.h" "$here/include/zarr.h" || fail "installed zarr.h differs from include/zarr.h"
+cmp -s "$includedir/zarr.hpp" "$here/include/zarr.hpp" || fail "installed zarr.hpp differs from include/zarr.hpp"
+
+# The Fortran binding: expected when the build has it (ZARR_FORTRAN=ON, which a Fortran
+# compiler makes the default). Its module files and sources are in one compiler's directory.
+fc=""
+moddir=""
+if grep -q '^ZARR_FORTRAN:BOOL=ON$' "$build/CMakeCache.txt"; then
+  fc="$(sed -n 's/^CMAKE_Fortran_COMPILER:[A-Z]*=//p' "$build/CMakeCache.txt")"
+  [ -x "$fc" ] || fail "the build's Fortran compiler '$fc' is missing"
+  mods=("$includedir"/zarr/*/zarr.mod)
+  [ "${#mods[@]}" -eq 1 ] || fail "expected one include/zarr/<compiler>/zarr.mod, found ${#mods[@]}"
+  moddir="$(dirname "${mods[0]}")"
+  for f in "$libdir/libzarr_fortran.a" "$libdir/cmake/zarr/zarrFortranTargets.cmake" \
+           "$moddir/zarr_c.mod" "$moddir/zarr.f90" "$moddir/zarr_c.f90" "$moddir/zarr_constants.inc"; do
+    [ -f "$f" ] || fail "missing installed file ${f#"$prefix"/}"
+  done
+  step "Fortran binding in ${moddir#"$prefix"/}"
+elif command -v gfortran >/dev/null 2>&1; then
+  step "gfortran is installed but $build has ZARR_FORTRAN=OFF: Fortran examples not built"
+fi
 
 soname="$(readelf -d "$libdir/libzarr.so.$version" | sed -n 's/.*(SONAME).*\[\(.*\)\].*/\1/p')"
 [ "$soname" = "libzarr.so.$major" ] || fail "SONAME is '$soname', expected libzarr.so.$major"
@@ -111,6 +137,10 @@ for src in "$here"/examples-c/*.c; do
   if grep -q '^#include <mpi\.h>' "$src"; then mpi_examples+=("$src"); else examples+=("$src"); fi
 done
 [ "${#examples[@]}" -gt 0 ] || fail "no examples-c/*.c"
+cxx_examples=("$here"/examples-c/*.cpp)
+[ "${#cxx_examples[@]}" -gt 0 ] || fail "no examples-c/*.cpp"
+f90_examples=()
+[ -z "$fc" ] || f90_examples=("$here"/examples-c/*.f90)
 
 # --- (a) and (b): CMake find_package ----------------------------------------------------
 
@@ -135,6 +165,25 @@ for src in "${examples[@]}"; do
     run "$work/cmake-build/${name}_static"   # (b)
     nstatic=$((nstatic + 1))
   fi
+done
+for src in "${cxx_examples[@]}"; do
+  name="$(basename "$src" .cpp)_cxx"
+  bin="$work/cmake-build/$name"
+  [ -x "$bin" ] || fail "examples-c did not build $name"
+  readelf -d "$bin" | grep -q "NEEDED.*\[libzarr.so.$major\]" || fail "$name does not need libzarr.so.$major"
+  run "$bin"
+  if [ -x "$work/cmake-build/${name}_static" ]; then
+    ! needs_libzarr "$work/cmake-build/${name}_static" || fail "${name}_static needs libzarr.so"
+    run "$work/cmake-build/${name}_static"
+    nstatic=$((nstatic + 1))
+  fi
+done
+for src in "${f90_examples[@]}"; do
+  name="$(basename "$src" .f90)_fortran"
+  bin="$work/cmake-build/$name"
+  [ -x "$bin" ] || fail "examples-c did not build $name (zarr::fortran)"
+  needs_libzarr "$bin" || fail "$name does not link libzarr.so"
+  run "$bin"
 done
 [ "$nstatic" -ge 1 ] || fail "no example was linked to zarr::zarr_static"
 for src in "${mpi_examples[@]}"; do
@@ -171,6 +220,23 @@ for src in "${examples[@]}"; do
     "${pc_static_libs[@]}" -lm || fail "static cc with pkg-config --static failed for $name"
   ! needs_libzarr "$work/pc-static-$name" || fail "pc-static-$name needs libzarr.so"
   run "$work/pc-static-$name"
+done
+for src in "${cxx_examples[@]}"; do
+  name="$(basename "$src" .cpp)_cxx"
+  "$cxx" -std=c++17 -Wall -Wextra -Werror -o "$work/pc-$name" "$src" "${pc_cflags[@]}" "${pc_libs[@]}" ||
+    fail "c++ with pkg-config failed for $name"
+  needs_libzarr "$work/pc-$name" || fail "pc-$name does not link libzarr.so"
+  run "$work/pc-$name" "LD_LIBRARY_PATH=$libdir"
+  "$cxx" -std=c++17 -Wall -Wextra -Werror -o "$work/pc-static-$name" "$src" "${pc_cflags[@]}" \
+    "${pc_static_libs[@]}" || fail "static c++ with pkg-config --static failed for $name"
+  ! needs_libzarr "$work/pc-static-$name" || fail "pc-static-$name needs libzarr.so"
+  run "$work/pc-static-$name"
+done
+for src in "${f90_examples[@]}"; do
+  name="$(basename "$src" .f90)_fortran"
+  "$fc" -o "$work/fc-$name" "$src" -I"$moddir" -L"$libdir" -lzarr_fortran "${pc_libs[@]}" ||
+    fail "$fc with the installed module directory failed for $name"
+  run "$work/fc-$name" "LD_LIBRARY_PATH=$libdir"
 done
 if command -v mpicc >/dev/null 2>&1; then
   for src in "${mpi_examples[@]}"; do
@@ -211,14 +277,27 @@ foreach(f IN ITEMS "\${shared}" "\${static}")
     message(FATAL_ERROR "\${f} does not exist")
   endif()
 endforeach()
+if(TARGET zarr::fortran)
+  get_target_property(fortran zarr::fortran IMPORTED_LOCATION)
+  get_target_property(mods zarr::fortran INTERFACE_INCLUDE_DIRECTORIES)
+  message(STATUS "zarr::fortran=\${fortran} mods=\${mods}")
+  if(NOT EXISTS "\${fortran}" OR NOT EXISTS "\${mods}/zarr.mod")
+    message(FATAL_ERROR "zarr::fortran points to missing files")
+  endif()
+endif()
 EOF
 cmake -S "$probe" -B "$probe/build" -DCMAKE_PREFIX_PATH="$work/moved/prefix" >"$work/probe.log" 2>&1 ||
   { cat "$work/probe.log" >&2; fail "the version probe project failed"; }
 grep -q "zarr::zarr=$work/moved/prefix/" "$work/probe.log" ||
   { cat "$work/probe.log" >&2; fail "the moved prefix's targets point elsewhere"; }
 grep -q "deps=.*pthread" "$work/probe.log" || fail "zarr::zarr_static lacks its link dependencies"
+if [ -n "$fc" ]; then
+  grep -q "zarr::fortran=$work/moved/prefix/.* mods=$work/moved/prefix/" "$work/probe.log" ||
+    { cat "$work/probe.log" >&2; fail "the moved prefix's zarr::fortran points elsewhere"; }
+fi
 PKG_CONFIG_PATH="$work/moved/prefix/${libdir#"$prefix"/}/pkgconfig" pkg-config --variable=libdir zarr |
   grep -q "^$work/moved/prefix/" || fail "zarr.pc in the moved prefix points elsewhere"
 
 finished=1
-echo "check-install: PASS (libzarr $version: CMake shared, CMake static, pkg-config shared and static)"
+echo "check-install: PASS (libzarr $version: CMake shared, CMake static, pkg-config shared and static;" \
+  "${fc:+C, C++ and Fortran}${fc:-C and C++} examples)"

@@ -2,11 +2,16 @@
 # Runs every test of libzarr on a fresh Debian machine with Rust, installing what it needs:
 #   1. system packages and the pinned Python environments (scripts/setup-test-env.sh)
 #   2. Rust: format, clippy, unit/integration tests (incl. the zarr.h freshness check)
-#   3. C: the c-tests suite under ctest (-Wall -Wextra -Wpedantic -Werror)
-#   4. packaging: install, then build examples-c against the installed prefix
-#   5. interop: zarr-python 2.18, zarr-python 3.x and tensorstore, both directions
-#   6. MPI: examples-c/mpi_write.c on 4 OpenMPI ranks, checked by libzarr and zarr-python
-#   7. the quickstart example
+#   3. bindings: the generated Fortran C layer and Julia LibZarr.jl match zarr.h (regenerated
+#      and compared; Julia wrappers' types checked against the C types), zarr.hpp calls every
+#      C function (Julia itself is not installed: its binding is checked, not run)
+#   4. C, C++ and Fortran under ctest: c-tests (-Wall -Wextra -Wpedantic -Werror, including the
+#      C++ binding zarr.hpp) and bindings/fortran/tests (gfortran -fcheck=all -Wall, with the
+#      zarr-python 2.18 interop check)
+#   5. packaging: install, then build the C, C++ and Fortran examples against the prefix
+#   6. interop: zarr-python 2.18, zarr-python 3.x and tensorstore, both directions
+#   7. MPI: examples-c/mpi_write.c on 4 OpenMPI ranks, checked by libzarr and zarr-python
+#   8. the quickstart example
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -29,7 +34,12 @@ fi
 cargo test
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet
 
-stage "c tests (ctest)"
+stage "bindings: generated code matches zarr.h"
+python3 bindings/fortran/generate.py --check
+python3 bindings/julia/check.py
+python3 bindings/check_cxx.py
+
+stage "c, c++ and fortran tests (ctest)"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DZARR_TEST_COPY_MEMORY=ON >/dev/null
 cmake --build build -j2
 ctest --test-dir build --output-on-failure

@@ -94,11 +94,11 @@ pub unsafe extern "C" fn zarr_array_create_json(
         let path = c_str(path, "path")?;
         let json = c_str(zarray_json, "zarray_json")?;
         let mode = super::mode(mode)?;
-        let doc = crate::meta::json::parse_str(json)
-            .map_err(|e| Failure::invalid(format!("zarray_json is not valid JSON: {e}")))?;
-        let (meta, attributes, format) = if doc.get("zarr_format").and_then(|v| v.as_u64())
-            == Some(3)
-        {
+        // A document saying zarr_format 3 is v3; anything else (malformed included) is
+        // read as v2, whose parser names what is wrong.
+        let is_v3 = crate::meta::json::parse_str(json)
+            .is_ok_and(|doc| doc.get("zarr_format").and_then(|v| v.as_u64()) == Some(3));
+        let (meta, attributes, format) = if is_v3 {
             match crate::meta::v3::parse(json.as_bytes())? {
                 crate::meta::v3::Node::Array(meta, attributes) => (*meta, attributes, Format::V3),
                 crate::meta::v3::Node::Group(_) => {

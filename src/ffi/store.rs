@@ -62,8 +62,8 @@ pub unsafe extern "C" fn zarr_store_open_fs(
 /// `ZARR_MODE_A` adds entries (creating it if missing), `ZARR_MODE_R_PLUS` adds entries to an
 /// existing zip. Each key can be written once; rewriting one gives `ZARR_ERR_EXISTS`. New
 /// entries are stored, or deflated when `deflate` is true. Call `zarr_store_close` to write
-/// the central directory and see any error (freeing does it too, silently). Values up to
-/// 1 MiB written through the handle read back at once; larger ones only after closing.
+/// the central directory and see any error (freeing does it too, silently). Metadata
+/// documents written through the handle read back at once; chunks only after closing.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_store_open_zip(
     path: *const c_char,

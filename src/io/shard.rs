@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 /// Offset and size of an inner chunk that is not stored.
-pub const EMPTY: u64 = u64::MAX;
+pub(crate) const EMPTY: u64 = u64::MAX;
 
 /// A decoded shard index: (offset, size) of each inner chunk in C order.
 type Index = Arc<Vec<(u64, u64)>>;

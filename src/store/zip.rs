@@ -1,7 +1,7 @@
 //! A store in a zip file, as zarr-python's `ZipStore`: reads any zip it writes (stored or
 //! deflated entries, ZIP64); writes a new zip where each key is written once, and closing
-//! writes the central directory. Values up to 1 MiB written through a handle (metadata
-//! documents, small chunks) read back at once; larger ones after closing. Entry names that are not valid keys (`..`, absolute
+//! writes the central directory. Metadata documents written through a handle read back at
+//! once; chunks after closing. Entry names that are not valid keys (`..`, absolute
 //! paths) make the zip refused.
 
 use super::{listing_of, validate_dir_prefix, validate_key, validate_prefix, DirListing, Store};
@@ -14,8 +14,17 @@ use std::sync::Mutex;
 use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, ZipArchive, ZipWriter};
 
-/// Values up to this size written through a handle read back before the zip is closed.
+/// Metadata documents up to this size written through a handle read back before the zip
+/// is closed (chunks are not kept, so memory stays bounded however much is written).
 const SMALL: usize = 1 << 20;
+
+/// Whether a key names a metadata document (kept for reading back).
+fn is_document(key: &str) -> bool {
+    matches!(
+        key.rsplit('/').next(),
+        Some(".zarray" | ".zgroup" | ".zattrs" | ".zmetadata" | "zarr.json" | "meta" | "attrs")
+    )
+}
 
 /// How a zip store is opened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,8 +47,8 @@ struct State {
     archive: Option<ZipArchive<File>>,
     /// Keys written through this handle, with their sizes.
     written: BTreeMap<String, u64>,
-    /// Copies of the small values written through this handle (metadata documents), so
-    /// they read back before the zip is closed.
+    /// Copies of the metadata documents written through this handle, so they read back
+    /// before the zip is closed.
     small: BTreeMap<String, Vec<u8>>,
     writer: Option<ZipWriter<File>>,
 }
@@ -181,7 +190,7 @@ impl Store for ZipStore {
         }
         if state.written.contains_key(&key) {
             return Err(Error::Unsupported(format!(
-                "zip {}: {key:?} is larger than {SMALL} bytes and reads back only after closing",
+                "zip {}: {key:?} was written by this handle and reads back only after closing",
                 self.path.display()
             )));
         }
@@ -209,7 +218,7 @@ impl Store for ZipStore {
         writer
             .write_all(value)
             .map_err(|e| zip_error(&self.path, e))?;
-        if value.len() <= SMALL {
+        if value.len() <= SMALL && is_document(&key) {
             state.small.insert(key.clone(), value.to_vec());
         }
         state.written.insert(key, value.len() as u64);

@@ -1,0 +1,1118 @@
+! zarr.f90 — module zarr, the Fortran binding of libzarr.
+!
+!   use zarr
+!   type(zarr_store) :: store
+!   type(zarr_array) :: arr
+!   real(8) :: t(1200, 1000)
+!   call zarr_open_store(store, "out.zarr", ZARR_MODE_A)
+!   call zarr_create_array(arr, store, "temperature", ZARR_DTYPE_FLOAT64, shape(t), &
+!                          chunks=[300, 250])
+!   call zarr_write(arr, t)                   ! or zarr_write(arr, block, start=[i, j])
+!   call arr%close()
+!   call store%close()
+!
+! Conventions, as netcdf-fortran:
+! - Dimensions are in Fortran order and start indices are 1-based. The binding reverses
+!   shape, chunks, start and count and moves data in C order, so a contiguous Fortran array
+!   goes to libzarr as is, with no copy, and the stored array is what zarr-python expects:
+!   t(1200, 1000) above is stored with shape [1000, 1200] and read by numpy as t.T.
+! - zarr_write(arr, data, start, stat, errmsg, count, dtype) and zarr_read(...) take data
+!   of type integer(1/2/4/8), real(4/8), complex(4/8) or default logical, of any rank
+!   (assumed rank). start defaults to all 1s, count to shape(data); both may be default or
+!   64-bit integers. A non-contiguous section is copied in (and out) by the compiler. The
+!   element type must be the array's; dtype= names another of the same size (for example
+!   ZARR_DTYPE_UINT8 to move an unsigned array through integer(1) data).
+! - Logical: a Fortran logical is 4 bytes while ZARR_DTYPE_BOOL elements are 1 byte, so
+!   logical data goes through a temporary integer(1) array of the same size (a copy).
+! - Errors: every procedure takes optional stat and errmsg. With stat, a failure sets stat
+!   to the ZARR_ERR_* code and errmsg (if present) to libzarr's message; success sets stat
+!   to ZARR_OK and leaves errmsg alone. Without stat, a failure stops the program with
+!   `error stop` and the message.
+! - Handles (zarr_store, zarr_group, zarr_array) are released by their close() binding, not
+!   by finalization; close is idempotent, and handles may be closed in any order.
+! - Paths, keys and names lose trailing blanks; JSON text and string values are passed as is.
+! - Attributes are JSON text; zarr_set_attr also takes a scalar integer, real or string.
+module zarr
+  use, intrinsic :: iso_c_binding
+  use, intrinsic :: ieee_arithmetic, only: ieee_is_finite
+  use zarr_c
+  implicit none
+  private
+
+  include 'zarr_constants.inc'
+
+  ! What arrays and groups share: the C handle (a group's or an array's).
+  type, public :: zarr_node
+    type(c_ptr) :: ptr = c_null_ptr
+  end type zarr_node
+
+  type, public :: zarr_store
+    type(c_ptr) :: ptr = c_null_ptr
+  contains
+    procedure :: close => store_close
+  end type zarr_store
+
+  type, extends(zarr_node), public :: zarr_group
+  contains
+    procedure :: close => group_close
+  end type zarr_group
+
+  type, extends(zarr_node), public :: zarr_array
+  contains
+    procedure :: close => array_close
+  end type zarr_array
+
+  public :: zarr_open_store, zarr_open_zip, zarr_memory_store
+  public :: zarr_create_array, zarr_open_array, zarr_open_group, zarr_members, zarr_node_kind
+  public :: zarr_write, zarr_read, zarr_inquire, zarr_resize, zarr_set_dimension_names
+  public :: zarr_get_attrs, zarr_set_attrs, zarr_get_attr, zarr_set_attr, zarr_set_attr_json
+  public :: zarr_delete_attr, zarr_version, zarr_status_name, zarr_last_error
+
+  interface zarr_create_array
+    module procedure create_array_in_store, create_array_in_group
+  end interface
+  interface zarr_open_array
+    module procedure open_array_in_store, open_array_in_group
+  end interface
+  interface zarr_open_group
+    module procedure open_group_in_store, open_group_in_group
+  end interface
+  interface zarr_node_kind
+    module procedure node_kind_in_store, node_kind_in_group
+  end interface
+  interface zarr_write
+    module procedure write_i1, write_i2, write_i4, write_i8, write_r4, write_r8, write_c4, &
+                     write_c8, write_l
+  end interface
+  interface zarr_read
+    module procedure read_i1, read_i2, read_i4, read_i8, read_r4, read_r8, read_c4, &
+                     read_c8, read_l
+  end interface
+  interface zarr_set_attr
+    module procedure set_attr_i4, set_attr_i8, set_attr_r4, set_attr_r8, set_attr_string
+  end interface
+
+  ! libc's strlen, for the static strings libzarr returns.
+  interface
+    function c_strlen(s) bind(c, name="strlen") result(n)
+      import :: c_ptr, c_size_t
+      type(c_ptr), value :: s
+      integer(c_size_t) :: n
+    end function c_strlen
+  end interface
+
+  ! The C calls with a string output, for get_text.
+  integer, parameter :: TEXT_LAST_ERROR = 1, TEXT_ARRAY_ATTRS = 2, TEXT_GROUP_ATTRS = 3, &
+                        TEXT_ARRAY_ATTR = 4, TEXT_GROUP_ATTR = 5
+
+contains
+
+  ! ---- errors ---------------------------------------------------------------------------
+
+  ! The calling thread's last libzarr error message.
+  function zarr_last_error() result(message)
+    character(:), allocatable :: message
+    integer(c_int32_t) :: rc
+    call text_output(TEXT_LAST_ERROR, c_null_ptr, "", message, rc)
+  end function zarr_last_error
+
+  ! The name of a status code ("ZARR_ERR_NOT_FOUND").
+  function zarr_status_name(status) result(name)
+    integer, intent(in) :: status
+    character(:), allocatable :: name
+    type(c_ptr) :: p
+    p = c_zarr_status_str(int(status, c_int32_t))
+    name = string_at(p)
+  end function zarr_status_name
+
+  ! The library version ("0.1.0").
+  function zarr_version() result(version)
+    character(:), allocatable :: version
+    type(c_ptr) :: p
+    p = c_zarr_version_string()
+    version = string_at(p)
+  end function zarr_version
+
+  ! Reports the status of a C call: see the module comment.
+  subroutine report(rc, what, stat, errmsg)
+    integer(c_int32_t), intent(in) :: rc
+    character(*), intent(in) :: what
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    if (rc == ZARR_OK) then
+      if (present(stat)) stat = ZARR_OK
+    else
+      call fail(rc, zarr_last_error(), what, stat, errmsg)
+    end if
+  end subroutine report
+
+  ! Reports a failure found here or in libzarr.
+  subroutine fail(rc, message, what, stat, errmsg)
+    integer(c_int32_t), intent(in) :: rc
+    character(*), intent(in) :: message, what
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    character(:), allocatable :: text
+    if (present(errmsg)) errmsg = message
+    if (present(stat)) then
+      stat = rc
+    else
+      text = what // ": " // zarr_status_name(int(rc)) // ": " // message  ! (gfortran 12 fails
+      error stop text                                                     ! on this inline)
+    end if
+  end subroutine fail
+
+  ! ---- strings --------------------------------------------------------------------------
+
+  ! `s` without trailing blanks, NUL-terminated, for a `const char *` argument.
+  pure function c_str(s) result(c)
+    character(*), intent(in) :: s
+    character(:, kind=c_char), allocatable :: c
+    c = trim(s) // c_null_char
+  end function c_str
+
+  ! A NUL-terminated C string (NULL gives "").
+  function string_at(p) result(s)
+    type(c_ptr), intent(in) :: p
+    character(:), allocatable :: s
+    character(kind=c_char), pointer :: chars(:)
+    integer :: i
+    if (.not. c_associated(p)) then
+      s = ""
+      return
+    end if
+    call c_f_pointer(p, chars, [c_strlen(p)])
+    allocate(character(size(chars)) :: s)
+    do i = 1, size(chars)
+      s(i:i) = chars(i)
+    end do
+  end function string_at
+
+  ! One C call with a (buf, len, needed) string output, chosen by `which`.
+  function text_call(which, handle, key, buf, len, needed) result(rc)
+    integer, intent(in) :: which
+    type(c_ptr), intent(in) :: handle, buf
+    character(*), intent(in) :: key
+    integer(c_size_t), intent(in) :: len
+    integer(c_size_t), intent(out) :: needed
+    integer(c_int32_t) :: rc
+    select case (which)
+    case (TEXT_LAST_ERROR)
+      rc = c_zarr_last_error(buf, len, needed)
+    case (TEXT_ARRAY_ATTRS)
+      rc = c_zarr_array_attrs_get(handle, buf, len, needed)
+    case (TEXT_GROUP_ATTRS)
+      rc = c_zarr_group_attrs_get(handle, buf, len, needed)
+    case (TEXT_ARRAY_ATTR)
+      rc = c_zarr_array_attr_get(handle, c_str(key), buf, len, needed)
+    case default
+      rc = c_zarr_group_attr_get(handle, c_str(key), buf, len, needed)
+    end select
+  end function text_call
+
+  ! Runs a string output call twice: for the size, then into a buffer of that size.
+  subroutine text_output(which, handle, key, text, rc)
+    integer, intent(in) :: which
+    type(c_ptr), intent(in) :: handle
+    character(*), intent(in) :: key
+    character(:), allocatable, intent(out) :: text
+    integer(c_int32_t), intent(out) :: rc
+    character(kind=c_char), allocatable, target :: buf(:)
+    integer(c_size_t) :: needed, nbuf
+    integer :: i
+    rc = text_call(which, handle, key, c_null_ptr, 0_c_size_t, needed)
+    do while (rc == ZARR_ERR_BUFFER_SIZE .and. needed > 0)  ! again only if the text grew
+      if (allocated(buf)) deallocate(buf)
+      nbuf = needed
+      allocate(buf(nbuf))
+      rc = text_call(which, handle, key, c_loc(buf), nbuf, needed)
+    end do
+    if (which == TEXT_LAST_ERROR .and. rc == ZARR_ERR_BUFFER_SIZE) rc = ZARR_OK
+    if (rc /= ZARR_OK .or. .not. allocated(buf)) then
+      text = ""
+      return
+    end if
+    allocate(character(needed - 1) :: text)
+    do i = 1, int(needed) - 1
+      text(i:i) = buf(i)
+    end do
+  end subroutine text_output
+
+  ! ---- stores ---------------------------------------------------------------------------
+
+  ! Opens a directory as a store (modes as zarr_store_open_fs in zarr.h).
+  subroutine zarr_open_store(store, path, mode, stat, errmsg)
+    type(zarr_store), intent(out) :: store
+    character(*), intent(in) :: path
+    integer, intent(in) :: mode
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    call report(c_zarr_store_open_fs(c_str(path), int(mode, c_int32_t), store%ptr), &
+                "zarr_open_store", stat, errmsg)
+  end subroutine zarr_open_store
+
+  ! Opens a zip file as a store; `deflate` compresses new entries (default: stored).
+  subroutine zarr_open_zip(store, path, mode, deflate, stat, errmsg)
+    type(zarr_store), intent(out) :: store
+    character(*), intent(in) :: path
+    integer, intent(in) :: mode
+    logical, intent(in), optional :: deflate
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    logical(c_bool) :: compress
+    compress = .false.
+    if (present(deflate)) compress = deflate
+    call report(c_zarr_store_open_zip(c_str(path), int(mode, c_int32_t), compress, store%ptr), &
+                "zarr_open_zip", stat, errmsg)
+  end subroutine zarr_open_zip
+
+  ! Creates an empty in-memory store.
+  subroutine zarr_memory_store(store, stat, errmsg)
+    type(zarr_store), intent(out) :: store
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    call report(c_zarr_store_new_memory(store%ptr), "zarr_memory_store", stat, errmsg)
+  end subroutine zarr_memory_store
+
+  ! Finishes the store (a zip's central directory is written here) and releases it.
+  subroutine store_close(self, stat, errmsg)
+    class(zarr_store), intent(inout) :: self
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    integer(c_int32_t) :: rc
+    rc = ZARR_OK
+    if (c_associated(self%ptr)) rc = c_zarr_store_close(self%ptr)
+    if (rc /= ZARR_OK) call fail(rc, zarr_last_error(), "zarr_store%close", stat, errmsg)
+    call c_zarr_store_free(self%ptr)
+    self%ptr = c_null_ptr
+    if (rc == ZARR_OK .and. present(stat)) stat = ZARR_OK
+  end subroutine store_close
+
+  subroutine group_close(self)
+    class(zarr_group), intent(inout) :: self
+    call c_zarr_group_free(self%ptr)
+    self%ptr = c_null_ptr
+  end subroutine group_close
+
+  subroutine array_close(self)
+    class(zarr_array), intent(inout) :: self
+    call c_zarr_array_free(self%ptr)
+    self%ptr = c_null_ptr
+  end subroutine array_close
+
+  ! ---- indices --------------------------------------------------------------------------
+
+  ! Integers of default or 64-bit kind as integer(c_int64_t); ok is false for other types.
+  subroutine to_int64(x, y, ok)
+    class(*), intent(in) :: x(:)
+    integer(c_int64_t), allocatable, intent(out) :: y(:)
+    logical, intent(out) :: ok
+    ok = .true.
+    select type (x)
+    type is (integer(c_int32_t))
+      y = int(x, c_int64_t)
+    type is (integer(c_int64_t))
+      y = x
+    class default
+      ok = .false.
+      allocate(y(0))
+    end select
+  end subroutine to_int64
+
+  ! A Fortran-order list of extents or indices in C order (reversed).
+  pure function reversed(x) result(y)
+    integer(c_int64_t), intent(in) :: x(:)
+    integer(c_int64_t) :: y(size(x))
+    y = x(size(x):1:-1)
+  end function reversed
+
+  ! ---- arrays ---------------------------------------------------------------------------
+
+  ! Builder settings shared by both zarr_create_array forms; rc is the first failure.
+  subroutine new_builder(b, dtype, shape, chunks, shards, fill_value, compressor, attributes, &
+                         zarr_format, rc, message)
+    type(c_ptr), intent(out) :: b
+    integer, intent(in) :: dtype
+    class(*), intent(in) :: shape(:)
+    class(*), intent(in), optional :: chunks(:), shards(:)
+    character(*), intent(in), optional :: fill_value, compressor, attributes
+    integer, intent(in), optional :: zarr_format
+    integer(c_int32_t), intent(out) :: rc
+    character(:), allocatable, intent(out) :: message
+    integer(c_int64_t), allocatable :: s(:), c(:)
+    logical :: ok
+    message = ""
+    b = c_null_ptr
+    call to_int64(shape, s, ok)
+    if (ok .and. present(chunks)) call to_int64(chunks, c, ok)
+    if (.not. ok) then
+      rc = ZARR_ERR_INVALID_ARG
+      message = "shape and chunks must be integer(4) or integer(8) arrays"
+      return
+    end if
+    rc = c_zarr_array_builder_new(int(dtype, c_int32_t), size(s, kind=c_size_t), reversed(s), b)
+    if (rc == ZARR_OK .and. present(zarr_format)) &
+      rc = c_zarr_array_builder_set_zarr_format(b, int(zarr_format, c_int32_t))
+    if (rc == ZARR_OK .and. present(chunks)) &
+      rc = c_zarr_array_builder_set_chunk_shape(b, size(c, kind=c_size_t), reversed(c))
+    if (rc == ZARR_OK .and. present(shards)) then
+      call to_int64(shards, c, ok)
+      if (.not. ok) then
+        rc = ZARR_ERR_INVALID_ARG
+        message = "shards must be an integer(4) or integer(8) array"
+        return
+      end if
+      rc = c_zarr_array_builder_set_shard_shape(b, size(c, kind=c_size_t), reversed(c))
+    end if
+    if (rc == ZARR_OK .and. present(fill_value)) &
+      rc = c_zarr_array_builder_set_fill_value_json(b, fill_value // c_null_char)
+    if (rc == ZARR_OK .and. present(compressor)) &
+      rc = c_zarr_array_builder_set_compressor_json(b, compressor // c_null_char)
+    if (rc == ZARR_OK .and. present(attributes)) &
+      rc = c_zarr_array_builder_set_attributes_json(b, attributes // c_null_char)
+    if (rc /= ZARR_OK) message = zarr_last_error()
+  end subroutine new_builder
+
+  ! Creates an array of element type `dtype` (ZARR_DTYPE_*) and Fortran-order `shape`.
+  ! Options: chunks and shards (Fortran order), fill_value, compressor and attributes as
+  ! JSON, zarr_format (2 or 3), mode (ZARR_MODE_W, the default, ZARR_MODE_W_MINUS or
+  ! ZARR_MODE_A). Defaults are zarr.h's zarr_array_builder_new.
+  subroutine create_array_in_store(arr, store, path, dtype, shape, chunks, shards, fill_value, &
+                                   compressor, attributes, zarr_format, mode, stat, errmsg)
+    type(zarr_array), intent(out) :: arr
+    type(zarr_store), intent(in) :: store
+    character(*), intent(in) :: path
+    integer, intent(in) :: dtype
+    class(*), intent(in) :: shape(:)
+    class(*), intent(in), optional :: chunks(:), shards(:)
+    character(*), intent(in), optional :: fill_value, compressor, attributes
+    integer, intent(in), optional :: zarr_format, mode
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    call create_array(arr, store%ptr, c_null_ptr, path, dtype, shape, chunks, shards, &
+                      fill_value, compressor, attributes, zarr_format, mode, stat, errmsg)
+  end subroutine create_array_in_store
+
+  subroutine create_array_in_group(arr, group, path, dtype, shape, chunks, shards, fill_value, &
+                                   compressor, attributes, zarr_format, mode, stat, errmsg)
+    type(zarr_array), intent(out) :: arr
+    type(zarr_group), intent(in) :: group
+    character(*), intent(in) :: path
+    integer, intent(in) :: dtype
+    class(*), intent(in) :: shape(:)
+    class(*), intent(in), optional :: chunks(:), shards(:)
+    character(*), intent(in), optional :: fill_value, compressor, attributes
+    integer, intent(in), optional :: zarr_format, mode
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    call create_array(arr, c_null_ptr, group%ptr, path, dtype, shape, chunks, shards, &
+                      fill_value, compressor, attributes, zarr_format, mode, stat, errmsg)
+  end subroutine create_array_in_group
+
+  ! zarr_create_array in a store (group NULL) or below a group (store NULL).
+  subroutine create_array(arr, store, group, path, dtype, shape, chunks, shards, fill_value, &
+                          compressor, attributes, zarr_format, mode, stat, errmsg)
+    type(zarr_array), intent(inout) :: arr
+    type(c_ptr), intent(in) :: store, group
+    character(*), intent(in) :: path
+    integer, intent(in) :: dtype
+    class(*), intent(in) :: shape(:)
+    class(*), intent(in), optional :: chunks(:), shards(:)
+    character(*), intent(in), optional :: fill_value, compressor, attributes
+    integer, intent(in), optional :: zarr_format, mode
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    type(c_ptr) :: b
+    integer(c_int32_t) :: rc, m
+    character(:), allocatable :: message
+    m = ZARR_MODE_W
+    if (present(mode)) m = int(mode, c_int32_t)
+    call new_builder(b, dtype, shape, chunks, shards, fill_value, compressor, attributes, &
+                     zarr_format, rc, message)
+    if (rc == ZARR_OK) then
+      if (c_associated(group)) then
+        rc = c_zarr_group_create_array(group, b, c_str(path), m, arr%ptr)
+      else
+        rc = c_zarr_array_create(b, store, c_str(path), m, arr%ptr)
+      end if
+      if (rc /= ZARR_OK) message = zarr_last_error()
+    end if
+    call c_zarr_array_builder_free(b)
+    if (rc == ZARR_OK) then
+      if (present(stat)) stat = ZARR_OK
+    else
+      call fail(rc, message, "zarr_create_array", stat, errmsg)
+    end if
+  end subroutine create_array
+
+  ! Opens an array: mode ZARR_MODE_R (the default), ZARR_MODE_R_PLUS or ZARR_MODE_A.
+  subroutine open_array_in_store(arr, store, path, mode, stat, errmsg)
+    type(zarr_array), intent(out) :: arr
+    type(zarr_store), intent(in) :: store
+    character(*), intent(in) :: path
+    integer, intent(in), optional :: mode
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    integer(c_int32_t) :: m
+    m = ZARR_MODE_R
+    if (present(mode)) m = int(mode, c_int32_t)
+    call report(c_zarr_array_open(store%ptr, c_str(path), m, arr%ptr), "zarr_open_array", &
+                stat, errmsg)
+  end subroutine open_array_in_store
+
+  subroutine open_array_in_group(arr, group, path, mode, stat, errmsg)
+    type(zarr_array), intent(out) :: arr
+    type(zarr_group), intent(in) :: group
+    character(*), intent(in) :: path
+    integer, intent(in), optional :: mode
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    integer(c_int32_t) :: m
+    m = ZARR_MODE_R
+    if (present(mode)) m = int(mode, c_int32_t)
+    call report(c_zarr_group_open_array(group%ptr, c_str(path), m, arr%ptr), "zarr_open_array", &
+                stat, errmsg)
+  end subroutine open_array_in_group
+
+  ! Rank, Fortran-order shape and chunks, element type and Zarr format of an array.
+  subroutine zarr_inquire(arr, rank, shape, chunks, dtype, zarr_format, stat, errmsg)
+    type(zarr_array), intent(in) :: arr
+    integer, intent(out), optional :: rank, dtype, zarr_format
+    integer(c_int64_t), allocatable, intent(out), optional :: shape(:), chunks(:)
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    integer(c_size_t) :: n
+    integer(c_int64_t), allocatable :: c(:)
+    integer(c_int32_t) :: rc, value
+    n = 0
+    rc = c_zarr_array_rank(arr%ptr, n)
+    allocate(c(n))
+    if (present(rank)) rank = int(n)
+    if (rc == ZARR_OK .and. present(shape)) then
+      rc = c_zarr_array_shape(arr%ptr, n, c)
+      shape = reversed(c)
+    end if
+    if (rc == ZARR_OK .and. present(chunks)) then
+      rc = c_zarr_array_chunk_shape(arr%ptr, n, c)
+      chunks = reversed(c)
+    end if
+    if (rc == ZARR_OK .and. present(dtype)) then
+      rc = c_zarr_array_dtype(arr%ptr, value)
+      dtype = value
+    end if
+    if (rc == ZARR_OK .and. present(zarr_format)) then
+      rc = c_zarr_array_zarr_format(arr%ptr, value)
+      zarr_format = value
+    end if
+    call report(rc, "zarr_inquire", stat, errmsg)
+  end subroutine zarr_inquire
+
+  ! Changes the shape (Fortran order); chunks wholly outside it are erased.
+  subroutine zarr_resize(arr, shape, stat, errmsg)
+    type(zarr_array), intent(in) :: arr
+    class(*), intent(in) :: shape(:)
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    integer(c_int64_t), allocatable :: s(:)
+    logical :: ok
+    call to_int64(shape, s, ok)
+    if (.not. ok) then
+      call fail(ZARR_ERR_INVALID_ARG, "shape must be an integer(4) or integer(8) array", &
+                "zarr_resize", stat, errmsg)
+      return
+    end if
+    call report(c_zarr_array_resize(arr%ptr, size(s, kind=c_size_t), reversed(s)), &
+                "zarr_resize", stat, errmsg)
+  end subroutine zarr_resize
+
+  ! Sets the dimension names, in Fortran order (stored reversed, as xarray reads them).
+  subroutine zarr_set_dimension_names(arr, names, stat, errmsg)
+    type(zarr_array), intent(in) :: arr
+    character(*), intent(in) :: names(:)
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    character(kind=c_char), allocatable, target :: chars(:, :)
+    type(c_ptr), allocatable :: ptrs(:)
+    integer :: i, j, n
+    n = size(names)
+    allocate(chars(len(names) + 1, n), ptrs(n))
+    do i = 1, n
+      chars(:, i) = c_null_char
+      do j = 1, len_trim(names(i))
+        chars(j, i) = names(i)(j:j)
+      end do
+      ptrs(n + 1 - i) = c_loc(chars(1, i))
+    end do
+    call report(c_zarr_array_set_dimension_names(arr%ptr, int(n, c_size_t), ptrs), &
+                "zarr_set_dimension_names", stat, errmsg)
+  end subroutine zarr_set_dimension_names
+
+  ! ---- regions --------------------------------------------------------------------------
+
+  ! The C region call behind zarr_read and zarr_write: `dshape` is the data's shape, `buf`
+  ! its address and `nbytes` its size.
+  subroutine region(arr, writing, buf, nbytes, dtype, dshape, start, count, stat, errmsg)
+    type(zarr_array), intent(in) :: arr
+    logical, intent(in) :: writing
+    type(c_ptr), intent(in) :: buf
+    integer(c_size_t), intent(in) :: nbytes
+    integer(c_int32_t), intent(in) :: dtype
+    integer(c_int64_t), intent(in) :: dshape(:)
+    class(*), intent(in), optional :: start(:), count(:)
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    integer(c_int64_t), allocatable :: first(:), extents(:)
+    character(:), allocatable :: what
+    logical :: ok
+    what = merge("zarr_write", "zarr_read ", writing)
+    what = trim(what)
+    ok = .true.
+    extents = dshape
+    if (present(count)) call to_int64(count, extents, ok)
+    if (ok .and. present(start)) then
+      call to_int64(start, first, ok)
+    else if (ok) then
+      allocate(first(size(extents)))
+      first = 1
+    end if
+    if (.not. ok) then
+      call fail(ZARR_ERR_INVALID_ARG, "start and count must be integer(4) or integer(8) arrays", &
+                what, stat, errmsg)
+    else if (size(first) /= size(extents)) then
+      call fail(ZARR_ERR_RANK_MISMATCH, "start has a different length than count (or the " // &
+                "data's rank)", what, stat, errmsg)
+    else if (any(first < 1)) then
+      call fail(ZARR_ERR_OUT_OF_BOUNDS, "start indices are 1-based", what, stat, errmsg)
+    else if (writing) then
+      call report(c_zarr_array_write(arr%ptr, size(first, kind=c_size_t), reversed(first - 1), &
+                                     reversed(extents), dtype, ZARR_ORDER_C, buf, nbytes), &
+                  what, stat, errmsg)
+    else
+      call report(c_zarr_array_read(arr%ptr, size(first, kind=c_size_t), reversed(first - 1), &
+                                    reversed(extents), dtype, ZARR_ORDER_C, buf, nbytes), &
+                  what, stat, errmsg)
+    end if
+  end subroutine region
+
+  ! The memory type: `natural`, or dtype= if given. A dtype of another element size gives -1,
+  ! which libzarr refuses (ZARR_ERR_INVALID_ARG) before touching the data.
+  function memory_dtype(natural, dtype) result(d)
+    integer(c_int32_t), intent(in) :: natural
+    integer, intent(in), optional :: dtype
+    integer(c_int32_t) :: d
+    d = natural
+    if (present(dtype)) then
+      d = int(dtype, c_int32_t)
+      if (c_zarr_dtype_size(d) /= c_zarr_dtype_size(natural)) d = -1
+    end if
+  end function memory_dtype
+
+  ! Writes `data` (any type, any rank) as elements of `dtype`.
+  subroutine put(arr, data, dtype, dshape, start, count, stat, errmsg)
+    type(zarr_array), intent(in) :: arr
+    type(*), intent(in), target, contiguous :: data(..)
+    integer(c_int32_t), intent(in) :: dtype
+    integer(c_int64_t), intent(in) :: dshape(:)
+    class(*), intent(in), optional :: start(:), count(:)
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    type(c_ptr) :: buf
+    buf = c_null_ptr  ! zero elements: NULL, as libzarr allows
+    if (size(data) > 0) buf = c_loc(data)
+    call region(arr, .true., buf, size(data, kind=c_size_t) * c_zarr_dtype_size(dtype), dtype, &
+                dshape, start, count, stat, errmsg)
+  end subroutine put
+
+  ! Reads into `data` (any type, any rank) as elements of `dtype`.
+  subroutine get(arr, data, dtype, dshape, start, count, stat, errmsg)
+    type(zarr_array), intent(in) :: arr
+    type(*), intent(inout), target, contiguous :: data(..)
+    integer(c_int32_t), intent(in) :: dtype
+    integer(c_int64_t), intent(in) :: dshape(:)
+    class(*), intent(in), optional :: start(:), count(:)
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    type(c_ptr) :: buf
+    buf = c_null_ptr
+    if (size(data) > 0) buf = c_loc(data)
+    call region(arr, .false., buf, size(data, kind=c_size_t) * c_zarr_dtype_size(dtype), dtype, &
+                dshape, start, count, stat, errmsg)
+  end subroutine get
+
+  ! One zarr_write and one zarr_read per element type; each passes its data on unchanged.
+  subroutine write_i1(arr, data, start, stat, errmsg, count, dtype)
+    type(zarr_array), intent(in) :: arr
+    integer(c_int8_t), intent(in), target, contiguous :: data(..)
+    class(*), intent(in), optional :: start(:), count(:)
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    integer, intent(in), optional :: dtype
+    call put(arr, data, memory_dtype(ZARR_DTYPE_INT8, dtype), shape(data, kind=c_int64_t), &
+             start, count, stat, errmsg)
+  end subroutine write_i1
+
+  subroutine write_i2(arr, data, start, stat, errmsg, count, dtype)
+    type(zarr_array), intent(in) :: arr
+    integer(c_int16_t), intent(in), target, contiguous :: data(..)
+    class(*), intent(in), optional :: start(:), count(:)
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    integer, intent(in), optional :: dtype
+    call put(arr, data, memory_dtype(ZARR_DTYPE_INT16, dtype), shape(data, kind=c_int64_t), &
+             start, count, stat, errmsg)
+  end subroutine write_i2
+
+  subroutine write_i4(arr, data, start, stat, errmsg, count, dtype)
+    type(zarr_array), intent(in) :: arr
+    integer(c_int32_t), intent(in), target, contiguous :: data(..)
+    class(*), intent(in), optional :: start(:), count(:)
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    integer, intent(in), optional :: dtype
+    call put(arr, data, memory_dtype(ZARR_DTYPE_INT32, dtype), shape(data, kind=c_int64_t), &
+             start, count, stat, errmsg)
+  end subroutine write_i4
+
+  subroutine write_i8(arr, data, start, stat, errmsg, count, dtype)
+    type(zarr_array), intent(in) :: arr
+    integer(c_int64_t), intent(in), target, contiguous :: data(..)
+    class(*), intent(in), optional :: start(:), count(:)
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    integer, intent(in), optional :: dtype
+    call put(arr, data, memory_dtype(ZARR_DTYPE_INT64, dtype), shape(data, kind=c_int64_t), &
+             start, count, stat, errmsg)
+  end subroutine write_i8
+
+  subroutine write_r4(arr, data, start, stat, errmsg, count, dtype)
+    type(zarr_array), intent(in) :: arr
+    real(c_float), intent(in), target, contiguous :: data(..)
+    class(*), intent(in), optional :: start(:), count(:)
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    integer, intent(in), optional :: dtype
+    call put(arr, data, memory_dtype(ZARR_DTYPE_FLOAT32, dtype), shape(data, kind=c_int64_t), &
+             start, count, stat, errmsg)
+  end subroutine write_r4
+
+  subroutine write_r8(arr, data, start, stat, errmsg, count, dtype)
+    type(zarr_array), intent(in) :: arr
+    real(c_double), intent(in), target, contiguous :: data(..)
+    class(*), intent(in), optional :: start(:), count(:)
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    integer, intent(in), optional :: dtype
+    call put(arr, data, memory_dtype(ZARR_DTYPE_FLOAT64, dtype), shape(data, kind=c_int64_t), &
+             start, count, stat, errmsg)
+  end subroutine write_r8
+
+  subroutine write_c4(arr, data, start, stat, errmsg, count, dtype)
+    type(zarr_array), intent(in) :: arr
+    complex(c_float_complex), intent(in), target, contiguous :: data(..)
+    class(*), intent(in), optional :: start(:), count(:)
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    integer, intent(in), optional :: dtype
+    call put(arr, data, memory_dtype(ZARR_DTYPE_COMPLEX64, dtype), shape(data, kind=c_int64_t), &
+             start, count, stat, errmsg)
+  end subroutine write_c4
+
+  subroutine write_c8(arr, data, start, stat, errmsg, count, dtype)
+    type(zarr_array), intent(in) :: arr
+    complex(c_double_complex), intent(in), target, contiguous :: data(..)
+    class(*), intent(in), optional :: start(:), count(:)
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    integer, intent(in), optional :: dtype
+    call put(arr, data, memory_dtype(ZARR_DTYPE_COMPLEX128, dtype), shape(data, kind=c_int64_t), &
+             start, count, stat, errmsg)
+  end subroutine write_c8
+
+  ! Logical data goes through a 1-byte copy (ZARR_DTYPE_BOOL is 0 or 1 in one byte).
+  subroutine write_l(arr, data, start, stat, errmsg, count, dtype)
+    type(zarr_array), intent(in) :: arr
+    logical, intent(in), target, contiguous :: data(..)
+    class(*), intent(in), optional :: start(:), count(:)
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    integer, intent(in), optional :: dtype
+    logical, pointer :: flat(:)
+    integer(c_int8_t), allocatable :: bytes(:)
+    allocate(bytes(size(data)))
+    if (size(data) > 0) then
+      call c_f_pointer(c_loc(data), flat, [size(data)])
+      bytes = merge(1_c_int8_t, 0_c_int8_t, flat)
+    end if
+    call put(arr, bytes, memory_dtype(ZARR_DTYPE_BOOL, dtype), shape(data, kind=c_int64_t), &
+             start, count, stat, errmsg)
+  end subroutine write_l
+
+  subroutine read_i1(arr, data, start, stat, errmsg, count, dtype)
+    type(zarr_array), intent(in) :: arr
+    integer(c_int8_t), intent(inout), target, contiguous :: data(..)
+    class(*), intent(in), optional :: start(:), count(:)
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    integer, intent(in), optional :: dtype
+    call get(arr, data, memory_dtype(ZARR_DTYPE_INT8, dtype), shape(data, kind=c_int64_t), &
+             start, count, stat, errmsg)
+  end subroutine read_i1
+
+  subroutine read_i2(arr, data, start, stat, errmsg, count, dtype)
+    type(zarr_array), intent(in) :: arr
+    integer(c_int16_t), intent(inout), target, contiguous :: data(..)
+    class(*), intent(in), optional :: start(:), count(:)
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    integer, intent(in), optional :: dtype
+    call get(arr, data, memory_dtype(ZARR_DTYPE_INT16, dtype), shape(data, kind=c_int64_t), &
+             start, count, stat, errmsg)
+  end subroutine read_i2
+
+  subroutine read_i4(arr, data, start, stat, errmsg, count, dtype)
+    type(zarr_array), intent(in) :: arr
+    integer(c_int32_t), intent(inout), target, contiguous :: data(..)
+    class(*), intent(in), optional :: start(:), count(:)
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    integer, intent(in), optional :: dtype
+    call get(arr, data, memory_dtype(ZARR_DTYPE_INT32, dtype), shape(data, kind=c_int64_t), &
+             start, count, stat, errmsg)
+  end subroutine read_i4
+
+  subroutine read_i8(arr, data, start, stat, errmsg, count, dtype)
+    type(zarr_array), intent(in) :: arr
+    integer(c_int64_t), intent(inout), target, contiguous :: data(..)
+    class(*), intent(in), optional :: start(:), count(:)
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    integer, intent(in), optional :: dtype
+    call get(arr, data, memory_dtype(ZARR_DTYPE_INT64, dtype), shape(data, kind=c_int64_t), &
+             start, count, stat, errmsg)
+  end subroutine read_i8
+
+  subroutine read_r4(arr, data, start, stat, errmsg, count, dtype)
+    type(zarr_array), intent(in) :: arr
+    real(c_float), intent(inout), target, contiguous :: data(..)
+    class(*), intent(in), optional :: start(:), count(:)
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    integer, intent(in), optional :: dtype
+    call get(arr, data, memory_dtype(ZARR_DTYPE_FLOAT32, dtype), shape(data, kind=c_int64_t), &
+             start, count, stat, errmsg)
+  end subroutine read_r4
+
+  subroutine read_r8(arr, data, start, stat, errmsg, count, dtype)
+    type(zarr_array), intent(in) :: arr
+    real(c_double), intent(inout), target, contiguous :: data(..)
+    class(*), intent(in), optional :: start(:), count(:)
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    integer, intent(in), optional :: dtype
+    call get(arr, data, memory_dtype(ZARR_DTYPE_FLOAT64, dtype), shape(data, kind=c_int64_t), &
+             start, count, stat, errmsg)
+  end subroutine read_r8
+
+  subroutine read_c4(arr, data, start, stat, errmsg, count, dtype)
+    type(zarr_array), intent(in) :: arr
+    complex(c_float_complex), intent(inout), target, contiguous :: data(..)
+    class(*), intent(in), optional :: start(:), count(:)
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    integer, intent(in), optional :: dtype
+    call get(arr, data, memory_dtype(ZARR_DTYPE_COMPLEX64, dtype), shape(data, kind=c_int64_t), &
+             start, count, stat, errmsg)
+  end subroutine read_c4
+
+  subroutine read_c8(arr, data, start, stat, errmsg, count, dtype)
+    type(zarr_array), intent(in) :: arr
+    complex(c_double_complex), intent(inout), target, contiguous :: data(..)
+    class(*), intent(in), optional :: start(:), count(:)
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    integer, intent(in), optional :: dtype
+    call get(arr, data, memory_dtype(ZARR_DTYPE_COMPLEX128, dtype), shape(data, kind=c_int64_t), &
+             start, count, stat, errmsg)
+  end subroutine read_c8
+
+  subroutine read_l(arr, data, start, stat, errmsg, count, dtype)
+    type(zarr_array), intent(in) :: arr
+    logical, intent(inout), target, contiguous :: data(..)
+    class(*), intent(in), optional :: start(:), count(:)
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    integer, intent(in), optional :: dtype
+    logical, pointer :: flat(:)
+    integer(c_int8_t), allocatable :: bytes(:)
+    allocate(bytes(size(data)))
+    call get(arr, bytes, memory_dtype(ZARR_DTYPE_BOOL, dtype), shape(data, kind=c_int64_t), &
+             start, count, stat, errmsg)
+    if (present(stat)) then
+      if (stat /= ZARR_OK) return  ! (without stat, a failure has stopped the program)
+    end if
+    if (size(data) > 0) then
+      call c_f_pointer(c_loc(data), flat, [size(data)])
+      flat = bytes /= 0
+    end if
+  end subroutine read_l
+
+  ! ---- groups ---------------------------------------------------------------------------
+
+  ! Opens or creates a group ("" is the root); modes as zarr_group_open. With
+  ! zarr_format, a group that has to be created gets that format (2 or 3).
+  subroutine open_group_in_store(group, store, path, mode, zarr_format, stat, errmsg)
+    type(zarr_group), intent(out) :: group
+    type(zarr_store), intent(in) :: store
+    character(*), intent(in) :: path
+    integer, intent(in) :: mode
+    integer, intent(in), optional :: zarr_format
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    integer(c_int32_t) :: rc
+    if (present(zarr_format)) then
+      rc = c_zarr_group_create(store%ptr, c_str(path), int(mode, c_int32_t), &
+                               int(zarr_format, c_int32_t), group%ptr)
+    else
+      rc = c_zarr_group_open(store%ptr, c_str(path), int(mode, c_int32_t), group%ptr)
+    end if
+    call report(rc, "zarr_open_group", stat, errmsg)
+  end subroutine open_group_in_store
+
+  ! Opens or creates the group at `path` below `parent`.
+  subroutine open_group_in_group(group, parent, path, mode, stat, errmsg)
+    type(zarr_group), intent(out) :: group
+    type(zarr_group), intent(in) :: parent
+    character(*), intent(in) :: path
+    integer, intent(in) :: mode
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    call report(c_zarr_group_open_group(parent%ptr, c_str(path), int(mode, c_int32_t), &
+                                        group%ptr), "zarr_open_group", stat, errmsg)
+  end subroutine open_group_in_group
+
+  ! What is at `path`: ZARR_NODE_NONE, ZARR_NODE_ARRAY or ZARR_NODE_GROUP.
+  subroutine node_kind_in_store(store, path, kind, stat, errmsg)
+    type(zarr_store), intent(in) :: store
+    character(*), intent(in) :: path
+    integer, intent(out) :: kind
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    integer(c_int32_t) :: k
+    k = ZARR_NODE_NONE
+    call report(c_zarr_node_kind_at(store%ptr, c_str(path), k), "zarr_node_kind", stat, errmsg)
+    kind = k
+  end subroutine node_kind_in_store
+
+  subroutine node_kind_in_group(group, path, kind, stat, errmsg)
+    type(zarr_group), intent(in) :: group
+    character(*), intent(in) :: path
+    integer, intent(out) :: kind
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    integer(c_int32_t) :: k
+    k = ZARR_NODE_NONE
+    call report(c_zarr_group_contains(group%ptr, c_str(path), k), "zarr_node_kind", stat, errmsg)
+    kind = k
+  end subroutine node_kind_in_group
+
+  ! The sorted names of the group's direct members of `kind` (default ZARR_NODE_NONE: all),
+  ! as an array of strings as long as the longest name.
+  subroutine zarr_members(group, names, kind, stat, errmsg)
+    type(zarr_group), intent(in) :: group
+    character(:), allocatable, intent(out) :: names(:)
+    integer, intent(in), optional :: kind
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    type(c_ptr) :: list, item
+    integer(c_int32_t) :: k, rc
+    integer :: i, n, longest
+    k = ZARR_NODE_NONE
+    if (present(kind)) k = int(kind, c_int32_t)
+    rc = c_zarr_group_members(group%ptr, k, list)
+    n = int(c_zarr_strings_count(list))  ! 0 for NULL
+    longest = 0
+    do i = 1, n
+      item = c_zarr_strings_get(list, int(i - 1, c_size_t))
+      longest = max(longest, int(c_strlen(item)))
+    end do
+    allocate(character(longest) :: names(n))
+    do i = 1, n
+      item = c_zarr_strings_get(list, int(i - 1, c_size_t))
+      names(i) = string_at(item)
+    end do
+    call c_zarr_strings_free(list)
+    call report(rc, "zarr_members", stat, errmsg)
+  end subroutine zarr_members
+
+  ! ---- attributes -----------------------------------------------------------------------
+
+  ! All attributes of an array or group as one JSON object.
+  subroutine zarr_get_attrs(node, json, stat, errmsg)
+    class(zarr_node), intent(in) :: node
+    character(:), allocatable, intent(out) :: json
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    integer(c_int32_t) :: rc
+    select type (node)
+    type is (zarr_array)
+      call text_output(TEXT_ARRAY_ATTRS, node%ptr, "", json, rc)
+    class default
+      call text_output(TEXT_GROUP_ATTRS, node%ptr, "", json, rc)
+    end select
+    call report(rc, "zarr_get_attrs", stat, errmsg)
+  end subroutine zarr_get_attrs
+
+  ! Replaces all attributes with the JSON object `json`.
+  subroutine zarr_set_attrs(node, json, stat, errmsg)
+    class(zarr_node), intent(in) :: node
+    character(*), intent(in) :: json
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    integer(c_int32_t) :: rc
+    select type (node)
+    type is (zarr_array)
+      rc = c_zarr_array_attrs_set(node%ptr, json // c_null_char)
+    class default
+      rc = c_zarr_group_attrs_set(node%ptr, json // c_null_char)
+    end select
+    call report(rc, "zarr_set_attrs", stat, errmsg)
+  end subroutine zarr_set_attrs
+
+  ! The JSON value of attribute `key`; ZARR_ERR_NOT_FOUND if absent.
+  subroutine zarr_get_attr(node, key, json, stat, errmsg)
+    class(zarr_node), intent(in) :: node
+    character(*), intent(in) :: key
+    character(:), allocatable, intent(out) :: json
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    integer(c_int32_t) :: rc
+    select type (node)
+    type is (zarr_array)
+      call text_output(TEXT_ARRAY_ATTR, node%ptr, key, json, rc)
+    class default
+      call text_output(TEXT_GROUP_ATTR, node%ptr, key, json, rc)
+    end select
+    call report(rc, "zarr_get_attr", stat, errmsg)
+  end subroutine zarr_get_attr
+
+  ! Sets attribute `key` to the JSON value `json`, keeping the others.
+  subroutine zarr_set_attr_json(node, key, json, stat, errmsg)
+    class(zarr_node), intent(in) :: node
+    character(*), intent(in) :: key, json
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    integer(c_int32_t) :: rc
+    select type (node)
+    type is (zarr_array)
+      rc = c_zarr_array_attr_set(node%ptr, c_str(key), json // c_null_char)
+    class default
+      rc = c_zarr_group_attr_set(node%ptr, c_str(key), json // c_null_char)
+    end select
+    call report(rc, "zarr_set_attr", stat, errmsg)
+  end subroutine zarr_set_attr_json
+
+  ! Deletes attribute `key`; ZARR_ERR_NOT_FOUND if absent.
+  subroutine zarr_delete_attr(node, key, stat, errmsg)
+    class(zarr_node), intent(in) :: node
+    character(*), intent(in) :: key
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    integer(c_int32_t) :: rc
+    select type (node)
+    type is (zarr_array)
+      rc = c_zarr_array_attr_delete(node%ptr, c_str(key))
+    class default
+      rc = c_zarr_group_attr_delete(node%ptr, c_str(key))
+    end select
+    call report(rc, "zarr_delete_attr", stat, errmsg)
+  end subroutine zarr_delete_attr
+
+  ! zarr_set_attr: a scalar integer, real or string as the attribute's JSON value.
+  subroutine set_attr_i4(node, key, value, stat, errmsg)
+    class(zarr_node), intent(in) :: node
+    character(*), intent(in) :: key
+    integer(c_int32_t), intent(in) :: value
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    call set_attr_i8(node, key, int(value, c_int64_t), stat, errmsg)
+  end subroutine set_attr_i4
+
+  subroutine set_attr_i8(node, key, value, stat, errmsg)
+    class(zarr_node), intent(in) :: node
+    character(*), intent(in) :: key
+    integer(c_int64_t), intent(in) :: value
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    character(24) :: text
+    write (text, "(i0)") value
+    call zarr_set_attr_json(node, key, trim(text), stat, errmsg)
+  end subroutine set_attr_i8
+
+  subroutine set_attr_r4(node, key, value, stat, errmsg)
+    class(zarr_node), intent(in) :: node
+    character(*), intent(in) :: key
+    real(c_float), intent(in) :: value
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    call zarr_set_attr_json(node, key, real_json(real(value, c_double), .true.), stat, errmsg)
+  end subroutine set_attr_r4
+
+  subroutine set_attr_r8(node, key, value, stat, errmsg)
+    class(zarr_node), intent(in) :: node
+    character(*), intent(in) :: key
+    real(c_double), intent(in) :: value
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    call zarr_set_attr_json(node, key, real_json(value, .false.), stat, errmsg)
+  end subroutine set_attr_r8
+
+  ! The string `value` as a JSON string (quotes, backslashes and control characters escaped).
+  subroutine set_attr_string(node, key, value, stat, errmsg)
+    class(zarr_node), intent(in) :: node
+    character(*), intent(in) :: key, value
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    character(:), allocatable :: json
+    character(6) :: escape
+    integer :: i
+    json = '"'
+    do i = 1, len(value)
+      select case (iachar(value(i:i)))
+      case (34, 92)  ! " and \
+        json = json // "\" // value(i:i)
+      case (0:31, 127)
+        write (escape, "('\u', z4.4)") iachar(value(i:i))
+        json = json // escape
+      case default
+        json = json // value(i:i)
+      end select
+    end do
+    call zarr_set_attr_json(node, key, json // '"', stat, errmsg)
+  end subroutine set_attr_string
+
+  ! The shortest E-format text that reads back as `x` (as a real(4) when `single`); NaN and
+  ! infinities as the bare tokens NaN, Infinity and -Infinity, which libzarr and Python
+  ! accept.
+  function real_json(x, single) result(json)
+    real(c_double), intent(in) :: x
+    logical, intent(in) :: single
+    character(:), allocatable :: json
+    character(40) :: text
+    character(16) :: form
+    real(c_double) :: y
+    integer :: digits
+    do digits = 1, 17
+      write (form, "('(es40.', i0, 'e3)')") digits
+      write (text, form) x
+      if (.not. ieee_is_finite(x)) exit
+      read (text, *) y
+      if (single) then
+        if (real(y, c_float) == real(x, c_float)) exit
+      else
+        if (y == x) exit
+      end if
+    end do
+    json = trim(adjustl(text))
+  end function real_json
+
+end module zarr

@@ -1,0 +1,1146 @@
+! Generated from include/zarr.h by bindings/fortran/generate.py; do not edit.
+!
+! The C layer of the Fortran binding: one bind(c) interface per function of zarr.h,
+! named c_<function>. Pointers to handles are type(c_ptr) by value; handle outputs
+! type(c_ptr), intent(out); strings in are NUL-terminated character arrays; buffers are
+! type(c_ptr); indices and extents are integer(c_int64_t) (uint64_t has the same bits).
+module zarr_c
+  use, intrinsic :: iso_c_binding
+  implicit none
+  interface
+
+    ! Creates an array at `path` in `store` from the builder's settings. `mode` is
+    ! `ZARR_MODE_W` (replace whatever is at `path`), `ZARR_MODE_W_MINUS` (fail with
+    ! `ZARR_ERR_EXISTS` if anything is there) or `ZARR_MODE_A` (open an existing array
+    ! instead). Missing parent groups are created. `*out_array` is NULL on failure.
+    function c_zarr_array_create(builder, store, path, mode, out_array) &
+        bind(c, name="zarr_array_create") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: builder
+      type(c_ptr), value :: store
+      character(kind=c_char), intent(in) :: path(*)
+      integer(c_int32_t), value :: mode
+      type(c_ptr), intent(out) :: out_array
+      integer(c_int32_t) :: res
+    end function c_zarr_array_create
+
+    ! Creates an array from a complete `.zarray` JSON document, for full control over the
+    ! metadata. Modes as for `zarr_array_create`.
+    function c_zarr_array_create_json(store, path, zarray_json, mode, out_array) &
+        bind(c, name="zarr_array_create_json") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: store
+      character(kind=c_char), intent(in) :: path(*)
+      character(kind=c_char), intent(in) :: zarray_json(*)
+      integer(c_int32_t), value :: mode
+      type(c_ptr), intent(out) :: out_array
+      integer(c_int32_t) :: res
+    end function c_zarr_array_create_json
+
+    ! Opens the array at `path` with `ZARR_MODE_R` (read-only), `ZARR_MODE_R_PLUS` or
+    ! `ZARR_MODE_A` (read-write). `*out_array` is NULL on failure.
+    function c_zarr_array_open(store, path, mode, out_array) &
+        bind(c, name="zarr_array_open") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: store
+      character(kind=c_char), intent(in) :: path(*)
+      integer(c_int32_t), value :: mode
+      type(c_ptr), intent(out) :: out_array
+      integer(c_int32_t) :: res
+    end function c_zarr_array_open
+
+    ! Releases an array handle (NULL is ignored). Data is durable when each write returns;
+    ! freeing flushes nothing.
+    subroutine c_zarr_array_free(array) &
+        bind(c, name="zarr_array_free")
+      import
+      implicit none
+      type(c_ptr), value :: array
+    end subroutine c_zarr_array_free
+
+    ! Reads the region `start[0..ndim]`, `count[0..ndim]` into `buf` (`buf_bytes` must equal
+    ! the product of `count` times the element size). Elements are of type `mem_dtype` (the
+    ! array's, see `zarr_array_dtype`) in this machine's byte order, laid out in `order`
+    ! (`ZARR_ORDER_C` or `ZARR_ORDER_F`). Everything is checked before any I/O. Missing
+    ! chunks read as the fill value.
+    function c_zarr_array_read(array, ndim, start, count, mem_dtype, order, buf, buf_bytes) &
+        bind(c, name="zarr_array_read") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: array
+      integer(c_size_t), value :: ndim
+      integer(c_int64_t), intent(in) :: start(*)
+      integer(c_int64_t), intent(in) :: count(*)
+      integer(c_int32_t), value :: mem_dtype
+      integer(c_int32_t), value :: order
+      type(c_ptr), value :: buf
+      integer(c_size_t), value :: buf_bytes
+      integer(c_int32_t) :: res
+    end function c_zarr_array_read
+
+    ! Writes `buf` into the region `start`/`count`; arguments as for `zarr_array_read`.
+    ! Chunks the region covers are written without being read; partly covered chunks are
+    ! read,
+    ! merged and rewritten. A chunk left equal to the fill value is erased. Writers to
+    ! different chunks may run concurrently; two writers touching one chunk may lose
+    ! updates.
+    function c_zarr_array_write(array, ndim, start, count, mem_dtype, order, buf, buf_bytes) &
+        bind(c, name="zarr_array_write") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: array
+      integer(c_size_t), value :: ndim
+      integer(c_int64_t), intent(in) :: start(*)
+      integer(c_int64_t), intent(in) :: count(*)
+      integer(c_int32_t), value :: mem_dtype
+      integer(c_int32_t), value :: order
+      type(c_ptr), value :: buf
+      integer(c_size_t), value :: buf_bytes
+      integer(c_int32_t) :: res
+    end function c_zarr_array_write
+
+    ! Like `zarr_array_read`, but element `i` of the region (index per dimension) is at
+    ! element offset `Σ i[d] * mem_strides[d]` of `buf` (netCDF's `imap`), so a block can be
+    ! read into the interior of a larger array, halos excluded. Strides are in elements,
+    ! non-negative and must not make elements overlap; `buf_bytes` must reach the last
+    ! element.
+    function c_zarr_array_read_strided(array, ndim, start, count, mem_strides, mem_dtype, buf, &
+        buf_bytes) &
+        bind(c, name="zarr_array_read_strided") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: array
+      integer(c_size_t), value :: ndim
+      integer(c_int64_t), intent(in) :: start(*)
+      integer(c_int64_t), intent(in) :: count(*)
+      integer(c_int64_t), intent(in) :: mem_strides(*)
+      integer(c_int32_t), value :: mem_dtype
+      type(c_ptr), value :: buf
+      integer(c_size_t), value :: buf_bytes
+      integer(c_int32_t) :: res
+    end function c_zarr_array_read_strided
+
+    ! Like `zarr_array_write`, with the strided buffer layout of `zarr_array_read_strided`.
+    function c_zarr_array_write_strided(array, ndim, start, count, mem_strides, mem_dtype, buf, &
+        buf_bytes) &
+        bind(c, name="zarr_array_write_strided") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: array
+      integer(c_size_t), value :: ndim
+      integer(c_int64_t), intent(in) :: start(*)
+      integer(c_int64_t), intent(in) :: count(*)
+      integer(c_int64_t), intent(in) :: mem_strides(*)
+      integer(c_int32_t), value :: mem_dtype
+      type(c_ptr), value :: buf
+      integer(c_size_t), value :: buf_bytes
+      integer(c_int32_t) :: res
+    end function c_zarr_array_write_strided
+
+    ! Chooses how concurrent writers of this array are synchronised, as zarr-python 2's
+    ! synchronizers: `ZARR_SYNC_NONE` (the default: no two writers may touch one chunk),
+    ! `ZARR_SYNC_THREAD` (per-chunk locks inside this process) or `ZARR_SYNC_PROCESS`
+    ! (per-chunk lock files in `lock_dir`, a directory on a filesystem every writing process
+    ! sees, plus the in-process locks). `lock_dir` is required for `ZARR_SYNC_PROCESS` and
+    ! ignored otherwise. Set it before writing; reads never lock.
+    function c_zarr_array_set_synchronizer(array, sync, lock_dir) &
+        bind(c, name="zarr_array_set_synchronizer") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: array
+      integer(c_int32_t), value :: sync
+      character(kind=c_char), intent(in), optional :: lock_dir(*)
+      integer(c_int32_t) :: res
+    end function c_zarr_array_set_synchronizer
+
+    ! Changes the array's shape; chunks wholly outside the new shape are erased.
+    function c_zarr_array_resize(array, ndim, shape) &
+        bind(c, name="zarr_array_resize") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: array
+      integer(c_size_t), value :: ndim
+      integer(c_int64_t), intent(in) :: shape(*)
+      integer(c_int32_t) :: res
+    end function c_zarr_array_resize
+
+    ! Appends `buf` (shape `count[0..ndim]`, other arguments as for `zarr_array_write`)
+    ! along
+    ! `axis`; every other extent of `count` must equal the array's. The array grows by
+    ! `count[axis]`.
+    function c_zarr_array_append(array, axis, ndim, count, mem_dtype, order, buf, buf_bytes) &
+        bind(c, name="zarr_array_append") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: array
+      integer(c_size_t), value :: axis
+      integer(c_size_t), value :: ndim
+      integer(c_int64_t), intent(in) :: count(*)
+      integer(c_int32_t), value :: mem_dtype
+      integer(c_int32_t), value :: order
+      type(c_ptr), value :: buf
+      integer(c_size_t), value :: buf_bytes
+      integer(c_int32_t) :: res
+    end function c_zarr_array_append
+
+    ! Sets `*out_rank` to the number of dimensions.
+    function c_zarr_array_rank(array, out_rank) &
+        bind(c, name="zarr_array_rank") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: array
+      integer(c_size_t), intent(out) :: out_rank
+      integer(c_int32_t) :: res
+    end function c_zarr_array_rank
+
+    ! Copies the shape into `out_shape[0..ndim]` (`ndim` must be the rank).
+    function c_zarr_array_shape(array, ndim, out_shape) &
+        bind(c, name="zarr_array_shape") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: array
+      integer(c_size_t), value :: ndim
+      integer(c_int64_t), intent(out) :: out_shape(*)
+      integer(c_int32_t) :: res
+    end function c_zarr_array_shape
+
+    ! Copies the chunk shape into `out_chunks[0..ndim]` (`ndim` must be the rank).
+    function c_zarr_array_chunk_shape(array, ndim, out_chunks) &
+        bind(c, name="zarr_array_chunk_shape") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: array
+      integer(c_size_t), value :: ndim
+      integer(c_int64_t), intent(out) :: out_chunks(*)
+      integer(c_int32_t) :: res
+    end function c_zarr_array_chunk_shape
+
+    ! Copies the shard shape into `out_shape[0..ndim]` (`ndim` must be the rank);
+    ! `ZARR_ERR_NOT_FOUND` when the array is not sharded. `zarr_array_chunk_shape` gives the
+    ! inner chunks.
+    function c_zarr_array_shard_shape(array, ndim, out_shape) &
+        bind(c, name="zarr_array_shard_shape") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: array
+      integer(c_size_t), value :: ndim
+      integer(c_int64_t), intent(out) :: out_shape(*)
+      integer(c_int32_t) :: res
+    end function c_zarr_array_shard_shape
+
+    ! Sets `*out_dtype` to the memory element type reads and writes use (`ZARR_DTYPE_INT64`
+    ! for datetime64 and timedelta64; `zarr_array_dtype_name` tells the stored type).
+    function c_zarr_array_dtype(array, out_dtype) &
+        bind(c, name="zarr_array_dtype") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: array
+      integer(c_int32_t), intent(out) :: out_dtype
+      integer(c_int32_t) :: res
+    end function c_zarr_array_dtype
+
+    ! Copies the stored type as metadata writes it (`"<f8"`, `"|u1"`, `">M8[ns]"`) into
+    ! `buf`
+    ! (string output convention: `*needed` gets the size with NUL; too small gives
+    ! `ZARR_ERR_BUFFER_SIZE`).
+    function c_zarr_array_dtype_name(array, buf, len, needed) &
+        bind(c, name="zarr_array_dtype_name") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: array
+      type(c_ptr), value :: buf
+      integer(c_size_t), value :: len
+      integer(c_size_t), intent(out) :: needed
+      integer(c_int32_t) :: res
+    end function c_zarr_array_dtype_name
+
+    ! Sets `*out_size` to the size of one element in bytes.
+    function c_zarr_array_item_size(array, out_size) &
+        bind(c, name="zarr_array_item_size") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: array
+      integer(c_size_t), intent(out) :: out_size
+      integer(c_int32_t) :: res
+    end function c_zarr_array_item_size
+
+    ! Copies the fill value (one element, native byte order) into `buf`, whose `len` must be
+    ! the element size, and sets `*out_is_null` to whether the metadata says `null` (then
+    ! `buf` gets zeros, which is what missing chunks read as).
+    function c_zarr_array_fill_value(array, buf, len, out_is_null) &
+        bind(c, name="zarr_array_fill_value") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: array
+      type(c_ptr), value :: buf
+      integer(c_size_t), value :: len
+      logical(c_bool), intent(out) :: out_is_null
+      integer(c_int32_t) :: res
+    end function c_zarr_array_fill_value
+
+    ! Copies the fill value as metadata JSON ("NaN", "0", "null", "[1.0,2.0]") into `buf`.
+    function c_zarr_array_fill_value_json(array, buf, len, needed) &
+        bind(c, name="zarr_array_fill_value_json") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: array
+      type(c_ptr), value :: buf
+      integer(c_size_t), value :: len
+      integer(c_size_t), intent(out) :: needed
+      integer(c_int32_t) :: res
+    end function c_zarr_array_fill_value_json
+
+    ! Sets `*out_order` to the element order inside chunks.
+    function c_zarr_array_order(array, out_order) &
+        bind(c, name="zarr_array_order") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: array
+      integer(c_int32_t), intent(out) :: out_order
+      integer(c_int32_t) :: res
+    end function c_zarr_array_order
+
+    ! Sets `*out_version` to the array's Zarr format version.
+    function c_zarr_array_zarr_format(array, out_version) &
+        bind(c, name="zarr_array_zarr_format") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: array
+      integer(c_int32_t), intent(out) :: out_version
+      integer(c_int32_t) :: res
+    end function c_zarr_array_zarr_format
+
+    ! Sets `*out_nbytes` to the size of all elements in bytes.
+    function c_zarr_array_nbytes(array, out_nbytes) &
+        bind(c, name="zarr_array_nbytes") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: array
+      integer(c_int64_t), intent(out) :: out_nbytes
+      integer(c_int32_t) :: res
+    end function c_zarr_array_nbytes
+
+    ! Sets `*out_nbytes` to the bytes stored for the array: metadata, attributes and chunks.
+    function c_zarr_array_nbytes_stored(array, out_nbytes) &
+        bind(c, name="zarr_array_nbytes_stored") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: array
+      integer(c_int64_t), intent(out) :: out_nbytes
+      integer(c_int32_t) :: res
+    end function c_zarr_array_nbytes_stored
+
+    ! Sets `*out_count` to the number of chunks in the grid.
+    function c_zarr_array_nchunks(array, out_count) &
+        bind(c, name="zarr_array_nchunks") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: array
+      integer(c_int64_t), intent(out) :: out_count
+      integer(c_int32_t) :: res
+    end function c_zarr_array_nchunks
+
+    ! Sets `*out_count` to the number of chunks that are stored.
+    function c_zarr_array_nchunks_initialized(array, out_count) &
+        bind(c, name="zarr_array_nchunks_initialized") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: array
+      integer(c_int64_t), intent(out) :: out_count
+      integer(c_int32_t) :: res
+    end function c_zarr_array_nchunks_initialized
+
+    ! Copies the array's metadata document, as its format has it (`.zarray`, v1 `meta` or
+    ! v3 `zarr.json`), into `buf`.
+    function c_zarr_array_metadata_json(array, buf, len, needed) &
+        bind(c, name="zarr_array_metadata_json") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: array
+      type(c_ptr), value :: buf
+      integer(c_size_t), value :: len
+      integer(c_size_t), intent(out) :: needed
+      integer(c_int32_t) :: res
+    end function c_zarr_array_metadata_json
+
+    ! Copies the attributes (a JSON object, `{}` when there are none) into `buf`.
+    function c_zarr_array_attrs_get(array, buf, len, needed) &
+        bind(c, name="zarr_array_attrs_get") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: array
+      type(c_ptr), value :: buf
+      integer(c_size_t), value :: len
+      integer(c_size_t), intent(out) :: needed
+      integer(c_int32_t) :: res
+    end function c_zarr_array_attrs_get
+
+    ! Replaces all attributes with the JSON object `json`.
+    function c_zarr_array_attrs_set(array, json) &
+        bind(c, name="zarr_array_attrs_set") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: array
+      character(kind=c_char), intent(in) :: json(*)
+      integer(c_int32_t) :: res
+    end function c_zarr_array_attrs_set
+
+    ! Copies the JSON value of attribute `key` into `buf`; `ZARR_ERR_NOT_FOUND` if absent.
+    function c_zarr_array_attr_get(array, key, buf, len, needed) &
+        bind(c, name="zarr_array_attr_get") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: array
+      character(kind=c_char), intent(in) :: key(*)
+      type(c_ptr), value :: buf
+      integer(c_size_t), value :: len
+      integer(c_size_t), intent(out) :: needed
+      integer(c_int32_t) :: res
+    end function c_zarr_array_attr_get
+
+    ! Sets attribute `key` to the JSON value `json`, keeping the others.
+    function c_zarr_array_attr_set(array, key, json) &
+        bind(c, name="zarr_array_attr_set") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: array
+      character(kind=c_char), intent(in) :: key(*)
+      character(kind=c_char), intent(in) :: json(*)
+      integer(c_int32_t) :: res
+    end function c_zarr_array_attr_set
+
+    ! Deletes attribute `key`; `ZARR_ERR_NOT_FOUND` if absent.
+    function c_zarr_array_attr_delete(array, key) &
+        bind(c, name="zarr_array_attr_delete") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: array
+      character(kind=c_char), intent(in) :: key(*)
+      integer(c_int32_t) :: res
+    end function c_zarr_array_attr_delete
+
+    ! Sets the dimension names: `ndim` UTF-8 strings, one per dimension. v2 arrays keep them
+    ! in the `_ARRAY_DIMENSIONS` attribute (xarray's convention), v3 arrays in the
+    ! `dimension_names` of their metadata.
+    function c_zarr_array_set_dimension_names(array, ndim, names) &
+        bind(c, name="zarr_array_set_dimension_names") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: array
+      integer(c_size_t), value :: ndim
+      type(c_ptr), intent(in) :: names(*)
+      integer(c_int32_t) :: res
+    end function c_zarr_array_set_dimension_names
+
+    ! Gets the dimension names into a new string list (an unnamed v3 dimension is "");
+    ! `ZARR_ERR_NOT_FOUND` when the array has none, `ZARR_ERR_METADATA` when
+    ! `_ARRAY_DIMENSIONS` is not a list of rank strings.
+    function c_zarr_array_dimension_names(array, out_names) &
+        bind(c, name="zarr_array_dimension_names") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: array
+      type(c_ptr), intent(out) :: out_names
+      integer(c_int32_t) :: res
+    end function c_zarr_array_dimension_names
+
+    ! Starts settings for an array of `ndim` dimensions with extents `shape` and element
+    ! type
+    ! `dtype`, stored in this machine's byte order. Defaults follow zarr-python 2: chunks
+    ! guessed from the shape, fill value 0, C order, "." separator, blosc lz4 level 5 with
+    ! shuffle, no attributes, Zarr format 2.
+    function c_zarr_array_builder_new(dtype, ndim, shape, out_builder) &
+        bind(c, name="zarr_array_builder_new") result(res)
+      import
+      implicit none
+      integer(c_int32_t), value :: dtype
+      integer(c_size_t), value :: ndim
+      integer(c_int64_t), intent(in) :: shape(*)
+      type(c_ptr), intent(out) :: out_builder
+      integer(c_int32_t) :: res
+    end function c_zarr_array_builder_new
+
+    ! Frees a builder (NULL is ignored).
+    subroutine c_zarr_array_builder_free(builder) &
+        bind(c, name="zarr_array_builder_free")
+      import
+      implicit none
+      type(c_ptr), value :: builder
+    end subroutine c_zarr_array_builder_free
+
+    ! Sets the stored type by name: numpy strings with byte order (`">f8"`, `"<M8[ns]"`,
+    ! `"<m8[s]"`) or Zarr v3 names ("float32", native order).
+    function c_zarr_array_builder_set_dtype_name(builder, name) &
+        bind(c, name="zarr_array_builder_set_dtype_name") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: builder
+      character(kind=c_char), intent(in) :: name(*)
+      integer(c_int32_t) :: res
+    end function c_zarr_array_builder_set_dtype_name
+
+    ! Sets the chunk shape (`ndim` must be the array's rank; every extent ≥ 1).
+    function c_zarr_array_builder_set_chunk_shape(builder, ndim, chunks) &
+        bind(c, name="zarr_array_builder_set_chunk_shape") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: builder
+      integer(c_size_t), value :: ndim
+      integer(c_int64_t), intent(in) :: chunks(*)
+      integer(c_int32_t) :: res
+    end function c_zarr_array_builder_set_chunk_shape
+
+    ! Sets the fill value from one element of type `dtype` (which must be the array's memory
+    ! type) of `len` bytes at `value`.
+    function c_zarr_array_builder_set_fill_value(builder, dtype, value, len) &
+        bind(c, name="zarr_array_builder_set_fill_value") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: builder
+      integer(c_int32_t), value :: dtype
+      type(c_ptr), value :: value
+      integer(c_size_t), value :: len
+      integer(c_int32_t) :: res
+    end function c_zarr_array_builder_set_fill_value
+
+    ! Sets the fill value as metadata JSON: "0", "\"NaN\"", "null", "[1.0, 0.0]".
+    function c_zarr_array_builder_set_fill_value_json(builder, json) &
+        bind(c, name="zarr_array_builder_set_fill_value_json") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: builder
+      character(kind=c_char), intent(in) :: json(*)
+      integer(c_int32_t) :: res
+    end function c_zarr_array_builder_set_fill_value_json
+
+    ! Sets the element order inside chunks (`ZARR_ORDER_C` or `ZARR_ORDER_F`).
+    function c_zarr_array_builder_set_order(builder, order) &
+        bind(c, name="zarr_array_builder_set_order") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: builder
+      integer(c_int32_t), value :: order
+      integer(c_int32_t) :: res
+    end function c_zarr_array_builder_set_order
+
+    ! Sets the chunk key separator: "." (flat keys "0.1") or "/" (nested keys "0/1").
+    function c_zarr_array_builder_set_dimension_separator(builder, separator) &
+        bind(c, name="zarr_array_builder_set_dimension_separator") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: builder
+      character(kind=c_char), intent(in) :: separator(*)
+      integer(c_int32_t) :: res
+    end function c_zarr_array_builder_set_dimension_separator
+
+    ! Sets the compressor as numcodecs JSON (`{"id": "zstd", "level": 3}`), or "null" for
+    ! none.
+    function c_zarr_array_builder_set_compressor_json(builder, json) &
+        bind(c, name="zarr_array_builder_set_compressor_json") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: builder
+      character(kind=c_char), intent(in) :: json(*)
+      integer(c_int32_t) :: res
+    end function c_zarr_array_builder_set_compressor_json
+
+    ! Sets the filter list as JSON ("null" or "[]" for none).
+    function c_zarr_array_builder_set_filters_json(builder, json) &
+        bind(c, name="zarr_array_builder_set_filters_json") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: builder
+      character(kind=c_char), intent(in) :: json(*)
+      integer(c_int32_t) :: res
+    end function c_zarr_array_builder_set_filters_json
+
+    ! Sets the attributes written with the array (a JSON object).
+    function c_zarr_array_builder_set_attributes_json(builder, json) &
+        bind(c, name="zarr_array_builder_set_attributes_json") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: builder
+      character(kind=c_char), intent(in) :: json(*)
+      integer(c_int32_t) :: res
+    end function c_zarr_array_builder_set_attributes_json
+
+    ! Sets the Zarr format version: 2 (the default in this release) or 3. With 3, settings
+    ! left at their defaults become zarr-python 3's: chunk keys "c/0/1", zstd level 0, and a
+    ! null fill value is written as 0 (v3 has none).
+    function c_zarr_array_builder_set_zarr_format(builder, version) &
+        bind(c, name="zarr_array_builder_set_zarr_format") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: builder
+      integer(c_int32_t), value :: version
+      integer(c_int32_t) :: res
+    end function c_zarr_array_builder_set_zarr_format
+
+    ! Groups chunks into shards of `ndim` extents `shape` (each a multiple of the chunk
+    ! shape): one stored object per shard, with an index (bytes little-endian + crc32c) at
+    ! its end. Zarr v3 only: creating a v2 array with a shard shape gives
+    ! `ZARR_ERR_INVALID_ARG`.
+    function c_zarr_array_builder_set_shard_shape(builder, ndim, shape) &
+        bind(c, name="zarr_array_builder_set_shard_shape") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: builder
+      integer(c_size_t), value :: ndim
+      integer(c_int64_t), intent(in) :: shape(*)
+      integer(c_int32_t) :: res
+    end function c_zarr_array_builder_set_shard_shape
+
+    ! Sets the dimension names written in v3 metadata: `ndim` UTF-8 strings, NULL for an
+    ! unnamed dimension. Creating a v2 array with dimension names gives
+    ! `ZARR_ERR_INVALID_ARG` (v2 arrays take them with `zarr_array_set_dimension_names`).
+    function c_zarr_array_builder_set_dimension_names(builder, ndim, names) &
+        bind(c, name="zarr_array_builder_set_dimension_names") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: builder
+      integer(c_size_t), value :: ndim
+      type(c_ptr), intent(in) :: names(*)
+      integer(c_int32_t) :: res
+    end function c_zarr_array_builder_set_dimension_names
+
+    ! The fixed name of a status code (`"ZARR_ERR_NOT_FOUND"`); never NULL,
+    ! "ZARR_UNKNOWN_STATUS"
+    ! for values that are not statuses. The string is static: do not free it.
+    function c_zarr_status_str(status) &
+        bind(c, name="zarr_status_str") result(res)
+      import
+      implicit none
+      integer(c_int32_t), value :: status
+      type(c_ptr) :: res
+    end function c_zarr_status_str
+
+    ! Copies the calling thread's last error message into `buf` (`len` bytes), always
+    ! NUL-terminated, truncated if needed; `*needed` (may be NULL) gets the full size with
+    ! the NUL. Meaningful right after a failing call on the same thread; calling it does not
+    ! change the message. Returns `ZARR_ERR_BUFFER_SIZE` if the message was truncated (pass
+    ! `buf = NULL, len = 0` to query the size).
+    function c_zarr_last_error(buf, len, needed) &
+        bind(c, name="zarr_last_error") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: buf
+      integer(c_size_t), value :: len
+      integer(c_size_t), intent(out) :: needed
+      integer(c_int32_t) :: res
+    end function c_zarr_last_error
+
+    ! The library version as MAJOR * 1000000 + MINOR * 1000 + PATCH (equals
+    ! `ZARR_VERSION_NUMBER` when header and library match).
+    function c_zarr_version_number() &
+        bind(c, name="zarr_version_number") result(res)
+      import
+      implicit none
+      integer(c_int32_t) :: res
+    end function c_zarr_version_number
+
+    ! The library version as a static string ("0.1.0").
+    function c_zarr_version_string() &
+        bind(c, name="zarr_version_string") result(res)
+      import
+      implicit none
+      type(c_ptr) :: res
+    end function c_zarr_version_string
+
+    ! Whether this build supports the codec `id` ("blosc", "zstd", …); false for NULL.
+    function c_zarr_codec_supported(id) &
+        bind(c, name="zarr_codec_supported") result(res)
+      import
+      implicit none
+      character(kind=c_char), intent(in) :: id(*)
+      logical(c_bool) :: res
+    end function c_zarr_codec_supported
+
+    ! Whether handles may be used from several threads at once (always true).
+    function c_zarr_threadsafe() &
+        bind(c, name="zarr_threadsafe") result(res)
+      import
+      implicit none
+      logical(c_bool) :: res
+    end function c_zarr_threadsafe
+
+    ! Sets the number of worker threads for multi-chunk work (0 = the default: the
+    ! `ZARR_NUM_THREADS` environment variable, else the cores this process may use).
+    function c_zarr_set_num_threads(threads) &
+        bind(c, name="zarr_set_num_threads") result(res)
+      import
+      implicit none
+      integer(c_size_t), value :: threads
+      integer(c_int32_t) :: res
+    end function c_zarr_set_num_threads
+
+    ! The number of worker threads.
+    function c_zarr_get_num_threads() &
+        bind(c, name="zarr_get_num_threads") result(res)
+      import
+      implicit none
+      integer(c_size_t) :: res
+    end function c_zarr_get_num_threads
+
+    ! Looks up an element type by name: a Zarr v3 name ("float32") or a numpy string
+    ! ("<f4").
+    function c_zarr_dtype_from_name(name, out_dtype) &
+        bind(c, name="zarr_dtype_from_name") result(res)
+      import
+      implicit none
+      character(kind=c_char), intent(in) :: name(*)
+      integer(c_int32_t), intent(out) :: out_dtype
+      integer(c_int32_t) :: res
+    end function c_zarr_dtype_from_name
+
+    ! The Zarr v3 name of an element type ("float32"), static; NULL for unknown values.
+    function c_zarr_dtype_name(dtype) &
+        bind(c, name="zarr_dtype_name") result(res)
+      import
+      implicit none
+      integer(c_int32_t), value :: dtype
+      type(c_ptr) :: res
+    end function c_zarr_dtype_name
+
+    ! Size in bytes of one element of `dtype`; 0 for unknown values.
+    function c_zarr_dtype_size(dtype) &
+        bind(c, name="zarr_dtype_size") result(res)
+      import
+      implicit none
+      integer(c_int32_t), value :: dtype
+      integer(c_size_t) :: res
+    end function c_zarr_dtype_size
+
+    ! Opens or creates the group at `path` ("" or "/" is the root): `ZARR_MODE_R` and
+    ! `ZARR_MODE_R_PLUS` need it to exist, `ZARR_MODE_A` creates it if missing,
+    ! `ZARR_MODE_W`
+    ! replaces whatever is there, `ZARR_MODE_W_MINUS` fails if anything is there. Missing
+    ! parent groups are created. An array at `path` gives `ZARR_ERR_NODE_TYPE`.
+    function c_zarr_group_open(store, path, mode, out_group) &
+        bind(c, name="zarr_group_open") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: store
+      character(kind=c_char), intent(in) :: path(*)
+      integer(c_int32_t), value :: mode
+      type(c_ptr), intent(out) :: out_group
+      integer(c_int32_t) :: res
+    end function c_zarr_group_open
+
+    ! Like `zarr_group_open`, but a group that has to be created is written in Zarr format
+    ! `zarr_format` (2: `.zgroup`; 3: `zarr.json`), as are missing parent groups. An
+    ! existing
+    ! group opens in whatever format it has.
+    function c_zarr_group_create(store, path, mode, zarr_format, out_group) &
+        bind(c, name="zarr_group_create") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: store
+      character(kind=c_char), intent(in) :: path(*)
+      integer(c_int32_t), value :: mode
+      integer(c_int32_t), value :: zarr_format
+      type(c_ptr), intent(out) :: out_group
+      integer(c_int32_t) :: res
+    end function c_zarr_group_create
+
+    ! Opens the group at `path` through its consolidated metadata (`path/.zmetadata`): every
+    ! metadata document below comes from that one read; nodes missing from a stale
+    ! `.zmetadata` are read from the store. `ZARR_ERR_NOT_FOUND` without `.zmetadata`.
+    function c_zarr_group_open_consolidated(store, path, mode, out_group) &
+        bind(c, name="zarr_group_open_consolidated") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: store
+      character(kind=c_char), intent(in) :: path(*)
+      integer(c_int32_t), value :: mode
+      type(c_ptr), intent(out) :: out_group
+      integer(c_int32_t) :: res
+    end function c_zarr_group_open_consolidated
+
+    ! Writes `path/.zmetadata`: every `.zarray`, `.zgroup` and `.zattrs` below `path`, as
+    ! zarr-python's `consolidate_metadata`.
+    function c_zarr_consolidate_metadata(store, path) &
+        bind(c, name="zarr_consolidate_metadata") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: store
+      character(kind=c_char), intent(in) :: path(*)
+      integer(c_int32_t) :: res
+    end function c_zarr_consolidate_metadata
+
+    ! Releases a group handle (NULL is ignored).
+    subroutine c_zarr_group_free(group) &
+        bind(c, name="zarr_group_free")
+      import
+      implicit none
+      type(c_ptr), value :: group
+    end subroutine c_zarr_group_free
+
+    ! Copies the group's normalised path ("" for the root) into `buf`.
+    function c_zarr_group_path(group, buf, len, needed) &
+        bind(c, name="zarr_group_path") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: group
+      type(c_ptr), value :: buf
+      integer(c_size_t), value :: len
+      integer(c_size_t), intent(out) :: needed
+      integer(c_int32_t) :: res
+    end function c_zarr_group_path
+
+    ! Sets `*out_kind` to what is at `path` in `store`.
+    function c_zarr_node_kind_at(store, path, out_kind) &
+        bind(c, name="zarr_node_kind_at") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: store
+      character(kind=c_char), intent(in) :: path(*)
+      integer(c_int32_t), intent(out) :: out_kind
+      integer(c_int32_t) :: res
+    end function c_zarr_node_kind_at
+
+    ! Sets `*out_kind` to what is at `path` below the group ("a/b" for nested members).
+    function c_zarr_group_contains(group, path, out_kind) &
+        bind(c, name="zarr_group_contains") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: group
+      character(kind=c_char), intent(in) :: path(*)
+      integer(c_int32_t), intent(out) :: out_kind
+      integer(c_int32_t) :: res
+    end function c_zarr_group_contains
+
+    ! Lists the names of the group's direct members of `kind` (`ZARR_NODE_ARRAY`,
+    ! `ZARR_NODE_GROUP`, or `ZARR_NODE_NONE` for all), sorted, into a new string list.
+    function c_zarr_group_members(group, kind, out_names) &
+        bind(c, name="zarr_group_members") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: group
+      integer(c_int32_t), value :: kind
+      type(c_ptr), intent(out) :: out_names
+      integer(c_int32_t) :: res
+    end function c_zarr_group_members
+
+    ! Opens (or, by mode, creates) the group at `path` below this group.
+    function c_zarr_group_open_group(group, path, mode, out_group) &
+        bind(c, name="zarr_group_open_group") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: group
+      character(kind=c_char), intent(in) :: path(*)
+      integer(c_int32_t), value :: mode
+      type(c_ptr), intent(out) :: out_group
+      integer(c_int32_t) :: res
+    end function c_zarr_group_open_group
+
+    ! Opens the array at `path` below this group (`ZARR_MODE_R`, `ZARR_MODE_R_PLUS`,
+    ! `ZARR_MODE_A`).
+    function c_zarr_group_open_array(group, path, mode, out_array) &
+        bind(c, name="zarr_group_open_array") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: group
+      character(kind=c_char), intent(in) :: path(*)
+      integer(c_int32_t), value :: mode
+      type(c_ptr), intent(out) :: out_array
+      integer(c_int32_t) :: res
+    end function c_zarr_group_open_array
+
+    ! Creates an array at `path` below this group from the builder's settings (modes as for
+    ! `zarr_array_create`).
+    function c_zarr_group_create_array(group, builder, path, mode, out_array) &
+        bind(c, name="zarr_group_create_array") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: group
+      type(c_ptr), value :: builder
+      character(kind=c_char), intent(in) :: path(*)
+      integer(c_int32_t), value :: mode
+      type(c_ptr), intent(out) :: out_array
+      integer(c_int32_t) :: res
+    end function c_zarr_group_create_array
+
+    ! Deletes the member at `path` below this group and everything under it.
+    function c_zarr_group_delete(group, path) &
+        bind(c, name="zarr_group_delete") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: group
+      character(kind=c_char), intent(in) :: path(*)
+      integer(c_int32_t) :: res
+    end function c_zarr_group_delete
+
+    ! Moves the member at `from` to `to` (both below this group); the destination must not
+    ! exist. Groups above `to` are created.
+    function c_zarr_group_move(group, from, to) &
+        bind(c, name="zarr_group_move") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: group
+      character(kind=c_char), intent(in) :: from(*)
+      character(kind=c_char), intent(in) :: to(*)
+      integer(c_int32_t) :: res
+    end function c_zarr_group_move
+
+    ! Copies the group's attributes (a JSON object) into `buf`.
+    function c_zarr_group_attrs_get(group, buf, len, needed) &
+        bind(c, name="zarr_group_attrs_get") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: group
+      type(c_ptr), value :: buf
+      integer(c_size_t), value :: len
+      integer(c_size_t), intent(out) :: needed
+      integer(c_int32_t) :: res
+    end function c_zarr_group_attrs_get
+
+    ! Replaces all of the group's attributes with the JSON object `json`.
+    function c_zarr_group_attrs_set(group, json) &
+        bind(c, name="zarr_group_attrs_set") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: group
+      character(kind=c_char), intent(in) :: json(*)
+      integer(c_int32_t) :: res
+    end function c_zarr_group_attrs_set
+
+    ! Copies the JSON value of the group's attribute `key`; `ZARR_ERR_NOT_FOUND` if absent.
+    function c_zarr_group_attr_get(group, key, buf, len, needed) &
+        bind(c, name="zarr_group_attr_get") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: group
+      character(kind=c_char), intent(in) :: key(*)
+      type(c_ptr), value :: buf
+      integer(c_size_t), value :: len
+      integer(c_size_t), intent(out) :: needed
+      integer(c_int32_t) :: res
+    end function c_zarr_group_attr_get
+
+    ! Sets the group's attribute `key` to the JSON value `json`.
+    function c_zarr_group_attr_set(group, key, json) &
+        bind(c, name="zarr_group_attr_set") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: group
+      character(kind=c_char), intent(in) :: key(*)
+      character(kind=c_char), intent(in) :: json(*)
+      integer(c_int32_t) :: res
+    end function c_zarr_group_attr_set
+
+    ! Deletes the group's attribute `key`; `ZARR_ERR_NOT_FOUND` if absent.
+    function c_zarr_group_attr_delete(group, key) &
+        bind(c, name="zarr_group_attr_delete") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: group
+      character(kind=c_char), intent(in) :: key(*)
+      integer(c_int32_t) :: res
+    end function c_zarr_group_attr_delete
+
+    ! Copies the array or group tree at `source_path` in `source` to `target_path` in
+    ! `target` (any stores), with attributes, chunk by chunk in bounded memory. With
+    ! `compressor_json` NULL chunks are copied as stored; otherwise every chunk is re-
+    ! encoded
+    ! with that compressor ("null" for none). `mode`: `ZARR_MODE_W`, `ZARR_MODE_W_MINUS` or
+    ! `ZARR_MODE_A`, applied to the top node.
+    function c_zarr_copy(source, source_path, target, target_path, compressor_json, mode) &
+        bind(c, name="zarr_copy") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: source
+      character(kind=c_char), intent(in) :: source_path(*)
+      type(c_ptr), value :: target
+      character(kind=c_char), intent(in) :: target_path(*)
+      character(kind=c_char), intent(in), optional :: compressor_json(*)
+      integer(c_int32_t), value :: mode
+      integer(c_int32_t) :: res
+    end function c_zarr_copy
+
+    ! Converts the v1 array at `path` (keys `meta` and `attrs`) to v2 in place, as
+    ! zarr-python's `migrate_1to2`.
+    function c_zarr_migrate_1to2(store, path) &
+        bind(c, name="zarr_migrate_1to2") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: store
+      character(kind=c_char), intent(in) :: path(*)
+      integer(c_int32_t) :: res
+    end function c_zarr_migrate_1to2
+
+    ! Opens a directory as a store. `ZARR_MODE_R` opens it read-only and `ZARR_MODE_R_PLUS`
+    ! read-write (both need it to exist); `ZARR_MODE_A`, `ZARR_MODE_W` and
+    ! `ZARR_MODE_W_MINUS`
+    ! open it read-write and create it if missing (nothing is erased at store level).
+    ! `*out_store` is NULL on failure.
+    function c_zarr_store_open_fs(path, mode, out_store) &
+        bind(c, name="zarr_store_open_fs") result(res)
+      import
+      implicit none
+      character(kind=c_char), intent(in) :: path(*)
+      integer(c_int32_t), value :: mode
+      type(c_ptr), intent(out) :: out_store
+      integer(c_int32_t) :: res
+    end function c_zarr_store_open_fs
+
+    ! Opens a zip file as a store: `ZARR_MODE_R` reads it; `ZARR_MODE_W` creates it
+    ! (replacing a file there), `ZARR_MODE_W_MINUS` creates it and fails if it exists,
+    ! `ZARR_MODE_A` adds entries (creating it if missing), `ZARR_MODE_R_PLUS` adds entries
+    ! to an
+    ! existing zip. Each key can be written once; rewriting one gives `ZARR_ERR_EXISTS`. New
+    ! entries are stored, or deflated when `deflate` is true. Call `zarr_store_close` to
+    ! write
+    ! the central directory and see any error (freeing does it too, silently). Metadata
+    ! documents written through the handle read back at once; chunks only after closing.
+    function c_zarr_store_open_zip(path, mode, deflate, out_store) &
+        bind(c, name="zarr_store_open_zip") result(res)
+      import
+      implicit none
+      character(kind=c_char), intent(in) :: path(*)
+      integer(c_int32_t), value :: mode
+      logical(c_bool), value :: deflate
+      type(c_ptr), intent(out) :: out_store
+      integer(c_int32_t) :: res
+    end function c_zarr_store_open_zip
+
+    ! Finishes pending work and reports its errors (a zip's central directory is written
+    ! here); the store stays usable for reading. A no-op for other stores.
+    function c_zarr_store_close(store) &
+        bind(c, name="zarr_store_close") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: store
+      integer(c_int32_t) :: res
+    end function c_zarr_store_close
+
+    ! Creates an empty in-memory store.
+    function c_zarr_store_new_memory(out_store) &
+        bind(c, name="zarr_store_new_memory") result(res)
+      import
+      implicit none
+      type(c_ptr), intent(out) :: out_store
+      integer(c_int32_t) :: res
+    end function c_zarr_store_new_memory
+
+    ! Releases a store handle (NULL is ignored). Arrays opened from it stay usable.
+    subroutine c_zarr_store_free(store) &
+        bind(c, name="zarr_store_free")
+      import
+      implicit none
+      type(c_ptr), value :: store
+    end subroutine c_zarr_store_free
+
+    ! Stores `len` bytes at `key`, replacing any value.
+    function c_zarr_store_set(store, key, value, len) &
+        bind(c, name="zarr_store_set") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: store
+      character(kind=c_char), intent(in) :: key(*)
+      type(c_ptr), value :: value
+      integer(c_size_t), value :: len
+      integer(c_int32_t) :: res
+    end function c_zarr_store_set
+
+    ! Copies the value at `key` into `buf`. `*needed` (may be NULL) gets its size; a buffer
+    ! too small gives `ZARR_ERR_BUFFER_SIZE` and nothing is copied. A missing key gives
+    ! `ZARR_ERR_NOT_FOUND`.
+    function c_zarr_store_get(store, key, buf, len, needed) &
+        bind(c, name="zarr_store_get") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: store
+      character(kind=c_char), intent(in) :: key(*)
+      type(c_ptr), value :: buf
+      integer(c_size_t), value :: len
+      integer(c_size_t), intent(out) :: needed
+      integer(c_int32_t) :: res
+    end function c_zarr_store_get
+
+    ! Sets `*out_exists` to whether `key` exists.
+    function c_zarr_store_contains(store, key, out_exists) &
+        bind(c, name="zarr_store_contains") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: store
+      character(kind=c_char), intent(in) :: key(*)
+      logical(c_bool), intent(out) :: out_exists
+      integer(c_int32_t) :: res
+    end function c_zarr_store_contains
+
+    ! Removes `key`; `ZARR_ERR_NOT_FOUND` if it does not exist.
+    function c_zarr_store_erase(store, key) &
+        bind(c, name="zarr_store_erase") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: store
+      character(kind=c_char), intent(in) :: key(*)
+      integer(c_int32_t) :: res
+    end function c_zarr_store_erase
+
+    ! Removes every key starting with `prefix` ("" erases everything).
+    function c_zarr_store_erase_prefix(store, prefix) &
+        bind(c, name="zarr_store_erase_prefix") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: store
+      character(kind=c_char), intent(in) :: prefix(*)
+      integer(c_int32_t) :: res
+    end function c_zarr_store_erase_prefix
+
+    ! Lists every key starting with `prefix`, sorted, into a new string list.
+    function c_zarr_store_list(store, prefix, out_keys) &
+        bind(c, name="zarr_store_list") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: store
+      character(kind=c_char), intent(in) :: prefix(*)
+      type(c_ptr), intent(out) :: out_keys
+      integer(c_int32_t) :: res
+    end function c_zarr_store_list
+
+    ! Lists one level below `prefix` ("" or ending in "/"): the keys directly under it and
+    ! the
+    ! child prefixes (names without "/"), each sorted, into two new string lists.
+    function c_zarr_store_list_dir(store, prefix, out_keys, out_prefixes) &
+        bind(c, name="zarr_store_list_dir") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: store
+      character(kind=c_char), intent(in) :: prefix(*)
+      type(c_ptr), intent(out) :: out_keys
+      type(c_ptr), intent(out) :: out_prefixes
+      integer(c_int32_t) :: res
+    end function c_zarr_store_list_dir
+
+    ! Number of strings in a list (0 for NULL).
+    function c_zarr_strings_count(list) &
+        bind(c, name="zarr_strings_count") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: list
+      integer(c_size_t) :: res
+    end function c_zarr_strings_count
+
+    ! String `index` of a list, valid until the list is freed; NULL when out of range.
+    function c_zarr_strings_get(list, index) &
+        bind(c, name="zarr_strings_get") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: list
+      integer(c_size_t), value :: index
+      type(c_ptr) :: res
+    end function c_zarr_strings_get
+
+    ! Frees a string list (NULL is ignored).
+    subroutine c_zarr_strings_free(list) &
+        bind(c, name="zarr_strings_free")
+      import
+      implicit none
+      type(c_ptr), value :: list
+    end subroutine c_zarr_strings_free
+  end interface
+end module zarr_c

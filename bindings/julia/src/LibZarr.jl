@@ -1,0 +1,1031 @@
+# Generated from include/zarr.h by bindings/julia/generate.py; do not edit.
+#
+# LibZarr: one `ccall` wrapper per function of libzarr's C API, with its C types
+# (check.py verifies them against zarr.h). Set ENV["LIBZARR"] to the library's path
+# before loading if libzarr is not on the loader's search path.
+module LibZarr
+
+const libzarr = get(ENV, "LIBZARR", "libzarr")
+
+# Opaque handle types.
+mutable struct zarr_array_builder_t end
+mutable struct zarr_array_t end
+mutable struct zarr_group_t end
+mutable struct zarr_store_t end
+mutable struct zarr_strings_t end
+
+# Integer typedefs.
+const zarr_status_t = Int32
+const zarr_mode_t = Int32
+const zarr_dtype_t = Int32
+const zarr_order_t = Int32
+const zarr_sync_t = Int32
+const zarr_node_kind_t = Int32
+
+# Version macros.
+const ZARR_VERSION_MAJOR = 0
+const ZARR_VERSION_MINOR = 1
+const ZARR_VERSION_PATCH = 0
+const ZARR_VERSION_NUMBER = 1000
+const ZARR_ABI_VERSION = 0
+
+# enum zarr_status
+const ZARR_OK = zarr_status_t(0)
+const ZARR_ERR_NULL_ARG = zarr_status_t(-1)
+const ZARR_ERR_INVALID_ARG = zarr_status_t(-2)
+const ZARR_ERR_RANK_MISMATCH = zarr_status_t(-3)
+const ZARR_ERR_OUT_OF_BOUNDS = zarr_status_t(-4)
+const ZARR_ERR_DTYPE_MISMATCH = zarr_status_t(-5)
+const ZARR_ERR_BUFFER_SIZE = zarr_status_t(-6)
+const ZARR_ERR_NOT_FOUND = zarr_status_t(-7)
+const ZARR_ERR_EXISTS = zarr_status_t(-8)
+const ZARR_ERR_METADATA = zarr_status_t(-9)
+const ZARR_ERR_CODEC_UNSUPPORTED = zarr_status_t(-10)
+const ZARR_ERR_CODEC = zarr_status_t(-11)
+const ZARR_ERR_STORAGE_IO = zarr_status_t(-12)
+const ZARR_ERR_READ_ONLY = zarr_status_t(-13)
+const ZARR_ERR_UNSUPPORTED = zarr_status_t(-14)
+const ZARR_ERR_PANIC = zarr_status_t(-15)
+const ZARR_ERR_POISONED = zarr_status_t(-16)
+const ZARR_ERR_INTERNAL = zarr_status_t(-17)
+const ZARR_ERR_INVALID_KEY = zarr_status_t(-18)
+const ZARR_ERR_OVERFLOW = zarr_status_t(-19)
+const ZARR_ERR_NODE_TYPE = zarr_status_t(-20)
+
+# enum zarr_dtype
+const ZARR_DTYPE_BOOL = zarr_dtype_t(1)
+const ZARR_DTYPE_INT8 = zarr_dtype_t(2)
+const ZARR_DTYPE_INT16 = zarr_dtype_t(3)
+const ZARR_DTYPE_INT32 = zarr_dtype_t(4)
+const ZARR_DTYPE_INT64 = zarr_dtype_t(5)
+const ZARR_DTYPE_UINT8 = zarr_dtype_t(6)
+const ZARR_DTYPE_UINT16 = zarr_dtype_t(7)
+const ZARR_DTYPE_UINT32 = zarr_dtype_t(8)
+const ZARR_DTYPE_UINT64 = zarr_dtype_t(9)
+const ZARR_DTYPE_FLOAT16 = zarr_dtype_t(10)
+const ZARR_DTYPE_FLOAT32 = zarr_dtype_t(11)
+const ZARR_DTYPE_FLOAT64 = zarr_dtype_t(12)
+const ZARR_DTYPE_COMPLEX64 = zarr_dtype_t(13)
+const ZARR_DTYPE_COMPLEX128 = zarr_dtype_t(14)
+
+# enum zarr_order
+const ZARR_ORDER_C = zarr_order_t(0)
+const ZARR_ORDER_F = zarr_order_t(1)
+
+# enum zarr_mode
+const ZARR_MODE_R = zarr_mode_t(0)
+const ZARR_MODE_R_PLUS = zarr_mode_t(1)
+const ZARR_MODE_A = zarr_mode_t(2)
+const ZARR_MODE_W = zarr_mode_t(3)
+const ZARR_MODE_W_MINUS = zarr_mode_t(4)
+
+# enum zarr_node_kind
+const ZARR_NODE_NONE = zarr_node_kind_t(0)
+const ZARR_NODE_ARRAY = zarr_node_kind_t(1)
+const ZARR_NODE_GROUP = zarr_node_kind_t(2)
+
+# enum zarr_sync
+const ZARR_SYNC_NONE = zarr_sync_t(0)
+const ZARR_SYNC_THREAD = zarr_sync_t(1)
+const ZARR_SYNC_PROCESS = zarr_sync_t(2)
+
+"""
+    zarr_array_create(builder, store, path, mode, out_array) -> zarr_status_t
+
+Creates an array at `path` in `store` from the builder's settings. `mode` is
+`ZARR_MODE_W` (replace whatever is at `path`), `ZARR_MODE_W_MINUS` (fail with
+`ZARR_ERR_EXISTS` if anything is there) or `ZARR_MODE_A` (open an existing array
+instead). Missing parent groups are created. `*out_array` is NULL on failure.
+"""
+function zarr_array_create(builder, store, path, mode, out_array)
+    ccall((:zarr_array_create, libzarr), zarr_status_t, (Ptr{zarr_array_builder_t}, Ptr{zarr_store_t}, Cstring, zarr_mode_t, Ptr{Ptr{zarr_array_t}}), builder, store, path, mode, out_array)
+end
+
+"""
+    zarr_array_create_json(store, path, zarray_json, mode, out_array) -> zarr_status_t
+
+Creates an array from a complete `.zarray` JSON document, for full control over the
+metadata. Modes as for `zarr_array_create`.
+"""
+function zarr_array_create_json(store, path, zarray_json, mode, out_array)
+    ccall((:zarr_array_create_json, libzarr), zarr_status_t, (Ptr{zarr_store_t}, Cstring, Cstring, zarr_mode_t, Ptr{Ptr{zarr_array_t}}), store, path, zarray_json, mode, out_array)
+end
+
+"""
+    zarr_array_open(store, path, mode, out_array) -> zarr_status_t
+
+Opens the array at `path` with `ZARR_MODE_R` (read-only), `ZARR_MODE_R_PLUS` or
+`ZARR_MODE_A` (read-write). `*out_array` is NULL on failure.
+"""
+function zarr_array_open(store, path, mode, out_array)
+    ccall((:zarr_array_open, libzarr), zarr_status_t, (Ptr{zarr_store_t}, Cstring, zarr_mode_t, Ptr{Ptr{zarr_array_t}}), store, path, mode, out_array)
+end
+
+"""
+    zarr_array_free(array) -> Cvoid
+
+Releases an array handle (NULL is ignored). Data is durable when each write returns;
+freeing flushes nothing.
+"""
+function zarr_array_free(array)
+    ccall((:zarr_array_free, libzarr), Cvoid, (Ptr{zarr_array_t},), array)
+end
+
+"""
+    zarr_array_read(array, ndim, start, count, mem_dtype, order, buf, buf_bytes) -> zarr_status_t
+
+Reads the region `start[0..ndim]`, `count[0..ndim]` into `buf` (`buf_bytes` must equal
+the product of `count` times the element size). Elements are of type `mem_dtype` (the
+array's, see `zarr_array_dtype`) in this machine's byte order, laid out in `order`
+(`ZARR_ORDER_C` or `ZARR_ORDER_F`). Everything is checked before any I/O. Missing
+chunks read as the fill value.
+"""
+function zarr_array_read(array, ndim, start, count, mem_dtype, order, buf, buf_bytes)
+    ccall((:zarr_array_read, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Csize_t, Ptr{UInt64}, Ptr{UInt64}, zarr_dtype_t, zarr_order_t, Ptr{Cvoid}, Csize_t), array, ndim, start, count, mem_dtype, order, buf, buf_bytes)
+end
+
+"""
+    zarr_array_write(array, ndim, start, count, mem_dtype, order, buf, buf_bytes) -> zarr_status_t
+
+Writes `buf` into the region `start`/`count`; arguments as for `zarr_array_read`.
+Chunks the region covers are written without being read; partly covered chunks are read,
+merged and rewritten. A chunk left equal to the fill value is erased. Writers to
+different chunks may run concurrently; two writers touching one chunk may lose updates.
+"""
+function zarr_array_write(array, ndim, start, count, mem_dtype, order, buf, buf_bytes)
+    ccall((:zarr_array_write, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Csize_t, Ptr{UInt64}, Ptr{UInt64}, zarr_dtype_t, zarr_order_t, Ptr{Cvoid}, Csize_t), array, ndim, start, count, mem_dtype, order, buf, buf_bytes)
+end
+
+"""
+    zarr_array_read_strided(array, ndim, start, count, mem_strides, mem_dtype, buf, buf_bytes) -> zarr_status_t
+
+Like `zarr_array_read`, but element `i` of the region (index per dimension) is at
+element offset `Σ i[d] * mem_strides[d]` of `buf` (netCDF's `imap`), so a block can be
+read into the interior of a larger array, halos excluded. Strides are in elements,
+non-negative and must not make elements overlap; `buf_bytes` must reach the last element.
+"""
+function zarr_array_read_strided(array, ndim, start, count, mem_strides, mem_dtype, buf, buf_bytes)
+    ccall((:zarr_array_read_strided, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Csize_t, Ptr{UInt64}, Ptr{UInt64}, Ptr{Int64}, zarr_dtype_t, Ptr{Cvoid}, Csize_t), array, ndim, start, count, mem_strides, mem_dtype, buf, buf_bytes)
+end
+
+"""
+    zarr_array_write_strided(array, ndim, start, count, mem_strides, mem_dtype, buf, buf_bytes) -> zarr_status_t
+
+Like `zarr_array_write`, with the strided buffer layout of `zarr_array_read_strided`.
+"""
+function zarr_array_write_strided(array, ndim, start, count, mem_strides, mem_dtype, buf, buf_bytes)
+    ccall((:zarr_array_write_strided, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Csize_t, Ptr{UInt64}, Ptr{UInt64}, Ptr{Int64}, zarr_dtype_t, Ptr{Cvoid}, Csize_t), array, ndim, start, count, mem_strides, mem_dtype, buf, buf_bytes)
+end
+
+"""
+    zarr_array_set_synchronizer(array, sync, lock_dir) -> zarr_status_t
+
+Chooses how concurrent writers of this array are synchronised, as zarr-python 2's
+synchronizers: `ZARR_SYNC_NONE` (the default: no two writers may touch one chunk),
+`ZARR_SYNC_THREAD` (per-chunk locks inside this process) or `ZARR_SYNC_PROCESS`
+(per-chunk lock files in `lock_dir`, a directory on a filesystem every writing process
+sees, plus the in-process locks). `lock_dir` is required for `ZARR_SYNC_PROCESS` and
+ignored otherwise. Set it before writing; reads never lock.
+"""
+function zarr_array_set_synchronizer(array, sync, lock_dir)
+    ccall((:zarr_array_set_synchronizer, libzarr), zarr_status_t, (Ptr{zarr_array_t}, zarr_sync_t, Cstring), array, sync, lock_dir)
+end
+
+"""
+    zarr_array_resize(array, ndim, shape) -> zarr_status_t
+
+Changes the array's shape; chunks wholly outside the new shape are erased.
+"""
+function zarr_array_resize(array, ndim, shape)
+    ccall((:zarr_array_resize, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Csize_t, Ptr{UInt64}), array, ndim, shape)
+end
+
+"""
+    zarr_array_append(array, axis, ndim, count, mem_dtype, order, buf, buf_bytes) -> zarr_status_t
+
+Appends `buf` (shape `count[0..ndim]`, other arguments as for `zarr_array_write`) along
+`axis`; every other extent of `count` must equal the array's. The array grows by
+`count[axis]`.
+"""
+function zarr_array_append(array, axis, ndim, count, mem_dtype, order, buf, buf_bytes)
+    ccall((:zarr_array_append, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Csize_t, Csize_t, Ptr{UInt64}, zarr_dtype_t, zarr_order_t, Ptr{Cvoid}, Csize_t), array, axis, ndim, count, mem_dtype, order, buf, buf_bytes)
+end
+
+"""
+    zarr_array_rank(array, out_rank) -> zarr_status_t
+
+Sets `*out_rank` to the number of dimensions.
+"""
+function zarr_array_rank(array, out_rank)
+    ccall((:zarr_array_rank, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Ptr{Csize_t}), array, out_rank)
+end
+
+"""
+    zarr_array_shape(array, ndim, out_shape) -> zarr_status_t
+
+Copies the shape into `out_shape[0..ndim]` (`ndim` must be the rank).
+"""
+function zarr_array_shape(array, ndim, out_shape)
+    ccall((:zarr_array_shape, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Csize_t, Ptr{UInt64}), array, ndim, out_shape)
+end
+
+"""
+    zarr_array_chunk_shape(array, ndim, out_chunks) -> zarr_status_t
+
+Copies the chunk shape into `out_chunks[0..ndim]` (`ndim` must be the rank).
+"""
+function zarr_array_chunk_shape(array, ndim, out_chunks)
+    ccall((:zarr_array_chunk_shape, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Csize_t, Ptr{UInt64}), array, ndim, out_chunks)
+end
+
+"""
+    zarr_array_shard_shape(array, ndim, out_shape) -> zarr_status_t
+
+Copies the shard shape into `out_shape[0..ndim]` (`ndim` must be the rank);
+`ZARR_ERR_NOT_FOUND` when the array is not sharded. `zarr_array_chunk_shape` gives the
+inner chunks.
+"""
+function zarr_array_shard_shape(array, ndim, out_shape)
+    ccall((:zarr_array_shard_shape, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Csize_t, Ptr{UInt64}), array, ndim, out_shape)
+end
+
+"""
+    zarr_array_dtype(array, out_dtype) -> zarr_status_t
+
+Sets `*out_dtype` to the memory element type reads and writes use (`ZARR_DTYPE_INT64`
+for datetime64 and timedelta64; `zarr_array_dtype_name` tells the stored type).
+"""
+function zarr_array_dtype(array, out_dtype)
+    ccall((:zarr_array_dtype, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Ptr{zarr_dtype_t}), array, out_dtype)
+end
+
+"""
+    zarr_array_dtype_name(array, buf, len, needed) -> zarr_status_t
+
+Copies the stored type as metadata writes it (`"<f8"`, `"|u1"`, `">M8[ns]"`) into `buf`
+(string output convention: `*needed` gets the size with NUL; too small gives
+`ZARR_ERR_BUFFER_SIZE`).
+"""
+function zarr_array_dtype_name(array, buf, len, needed)
+    ccall((:zarr_array_dtype_name, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Ptr{UInt8}, Csize_t, Ptr{Csize_t}), array, buf, len, needed)
+end
+
+"""
+    zarr_array_item_size(array, out_size) -> zarr_status_t
+
+Sets `*out_size` to the size of one element in bytes.
+"""
+function zarr_array_item_size(array, out_size)
+    ccall((:zarr_array_item_size, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Ptr{Csize_t}), array, out_size)
+end
+
+"""
+    zarr_array_fill_value(array, buf, len, out_is_null) -> zarr_status_t
+
+Copies the fill value (one element, native byte order) into `buf`, whose `len` must be
+the element size, and sets `*out_is_null` to whether the metadata says `null` (then
+`buf` gets zeros, which is what missing chunks read as).
+"""
+function zarr_array_fill_value(array, buf, len, out_is_null)
+    ccall((:zarr_array_fill_value, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Ptr{Cvoid}, Csize_t, Ptr{Bool}), array, buf, len, out_is_null)
+end
+
+"""
+    zarr_array_fill_value_json(array, buf, len, needed) -> zarr_status_t
+
+Copies the fill value as metadata JSON ("NaN", "0", "null", "[1.0,2.0]") into `buf`.
+"""
+function zarr_array_fill_value_json(array, buf, len, needed)
+    ccall((:zarr_array_fill_value_json, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Ptr{UInt8}, Csize_t, Ptr{Csize_t}), array, buf, len, needed)
+end
+
+"""
+    zarr_array_order(array, out_order) -> zarr_status_t
+
+Sets `*out_order` to the element order inside chunks.
+"""
+function zarr_array_order(array, out_order)
+    ccall((:zarr_array_order, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Ptr{zarr_order_t}), array, out_order)
+end
+
+"""
+    zarr_array_zarr_format(array, out_version) -> zarr_status_t
+
+Sets `*out_version` to the array's Zarr format version.
+"""
+function zarr_array_zarr_format(array, out_version)
+    ccall((:zarr_array_zarr_format, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Ptr{Int32}), array, out_version)
+end
+
+"""
+    zarr_array_nbytes(array, out_nbytes) -> zarr_status_t
+
+Sets `*out_nbytes` to the size of all elements in bytes.
+"""
+function zarr_array_nbytes(array, out_nbytes)
+    ccall((:zarr_array_nbytes, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Ptr{UInt64}), array, out_nbytes)
+end
+
+"""
+    zarr_array_nbytes_stored(array, out_nbytes) -> zarr_status_t
+
+Sets `*out_nbytes` to the bytes stored for the array: metadata, attributes and chunks.
+"""
+function zarr_array_nbytes_stored(array, out_nbytes)
+    ccall((:zarr_array_nbytes_stored, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Ptr{UInt64}), array, out_nbytes)
+end
+
+"""
+    zarr_array_nchunks(array, out_count) -> zarr_status_t
+
+Sets `*out_count` to the number of chunks in the grid.
+"""
+function zarr_array_nchunks(array, out_count)
+    ccall((:zarr_array_nchunks, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Ptr{UInt64}), array, out_count)
+end
+
+"""
+    zarr_array_nchunks_initialized(array, out_count) -> zarr_status_t
+
+Sets `*out_count` to the number of chunks that are stored.
+"""
+function zarr_array_nchunks_initialized(array, out_count)
+    ccall((:zarr_array_nchunks_initialized, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Ptr{UInt64}), array, out_count)
+end
+
+"""
+    zarr_array_metadata_json(array, buf, len, needed) -> zarr_status_t
+
+Copies the array's metadata document, as its format has it (`.zarray`, v1 `meta` or
+v3 `zarr.json`), into `buf`.
+"""
+function zarr_array_metadata_json(array, buf, len, needed)
+    ccall((:zarr_array_metadata_json, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Ptr{UInt8}, Csize_t, Ptr{Csize_t}), array, buf, len, needed)
+end
+
+"""
+    zarr_array_attrs_get(array, buf, len, needed) -> zarr_status_t
+
+Copies the attributes (a JSON object, `{}` when there are none) into `buf`.
+"""
+function zarr_array_attrs_get(array, buf, len, needed)
+    ccall((:zarr_array_attrs_get, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Ptr{UInt8}, Csize_t, Ptr{Csize_t}), array, buf, len, needed)
+end
+
+"""
+    zarr_array_attrs_set(array, json) -> zarr_status_t
+
+Replaces all attributes with the JSON object `json`.
+"""
+function zarr_array_attrs_set(array, json)
+    ccall((:zarr_array_attrs_set, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Cstring), array, json)
+end
+
+"""
+    zarr_array_attr_get(array, key, buf, len, needed) -> zarr_status_t
+
+Copies the JSON value of attribute `key` into `buf`; `ZARR_ERR_NOT_FOUND` if absent.
+"""
+function zarr_array_attr_get(array, key, buf, len, needed)
+    ccall((:zarr_array_attr_get, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Cstring, Ptr{UInt8}, Csize_t, Ptr{Csize_t}), array, key, buf, len, needed)
+end
+
+"""
+    zarr_array_attr_set(array, key, json) -> zarr_status_t
+
+Sets attribute `key` to the JSON value `json`, keeping the others.
+"""
+function zarr_array_attr_set(array, key, json)
+    ccall((:zarr_array_attr_set, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Cstring, Cstring), array, key, json)
+end
+
+"""
+    zarr_array_attr_delete(array, key) -> zarr_status_t
+
+Deletes attribute `key`; `ZARR_ERR_NOT_FOUND` if absent.
+"""
+function zarr_array_attr_delete(array, key)
+    ccall((:zarr_array_attr_delete, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Cstring), array, key)
+end
+
+"""
+    zarr_array_set_dimension_names(array, ndim, names) -> zarr_status_t
+
+Sets the dimension names: `ndim` UTF-8 strings, one per dimension. v2 arrays keep them
+in the `_ARRAY_DIMENSIONS` attribute (xarray's convention), v3 arrays in the
+`dimension_names` of their metadata.
+"""
+function zarr_array_set_dimension_names(array, ndim, names)
+    ccall((:zarr_array_set_dimension_names, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Csize_t, Ptr{Cstring}), array, ndim, names)
+end
+
+"""
+    zarr_array_dimension_names(array, out_names) -> zarr_status_t
+
+Gets the dimension names into a new string list (an unnamed v3 dimension is "");
+`ZARR_ERR_NOT_FOUND` when the array has none, `ZARR_ERR_METADATA` when
+`_ARRAY_DIMENSIONS` is not a list of rank strings.
+"""
+function zarr_array_dimension_names(array, out_names)
+    ccall((:zarr_array_dimension_names, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Ptr{Ptr{zarr_strings_t}}), array, out_names)
+end
+
+"""
+    zarr_array_builder_new(dtype, ndim, shape, out_builder) -> zarr_status_t
+
+Starts settings for an array of `ndim` dimensions with extents `shape` and element type
+`dtype`, stored in this machine's byte order. Defaults follow zarr-python 2: chunks
+guessed from the shape, fill value 0, C order, "." separator, blosc lz4 level 5 with
+shuffle, no attributes, Zarr format 2.
+"""
+function zarr_array_builder_new(dtype, ndim, shape, out_builder)
+    ccall((:zarr_array_builder_new, libzarr), zarr_status_t, (zarr_dtype_t, Csize_t, Ptr{UInt64}, Ptr{Ptr{zarr_array_builder_t}}), dtype, ndim, shape, out_builder)
+end
+
+"""
+    zarr_array_builder_free(builder) -> Cvoid
+
+Frees a builder (NULL is ignored).
+"""
+function zarr_array_builder_free(builder)
+    ccall((:zarr_array_builder_free, libzarr), Cvoid, (Ptr{zarr_array_builder_t},), builder)
+end
+
+"""
+    zarr_array_builder_set_dtype_name(builder, name) -> zarr_status_t
+
+Sets the stored type by name: numpy strings with byte order (`">f8"`, `"<M8[ns]"`,
+`"<m8[s]"`) or Zarr v3 names ("float32", native order).
+"""
+function zarr_array_builder_set_dtype_name(builder, name)
+    ccall((:zarr_array_builder_set_dtype_name, libzarr), zarr_status_t, (Ptr{zarr_array_builder_t}, Cstring), builder, name)
+end
+
+"""
+    zarr_array_builder_set_chunk_shape(builder, ndim, chunks) -> zarr_status_t
+
+Sets the chunk shape (`ndim` must be the array's rank; every extent ≥ 1).
+"""
+function zarr_array_builder_set_chunk_shape(builder, ndim, chunks)
+    ccall((:zarr_array_builder_set_chunk_shape, libzarr), zarr_status_t, (Ptr{zarr_array_builder_t}, Csize_t, Ptr{UInt64}), builder, ndim, chunks)
+end
+
+"""
+    zarr_array_builder_set_fill_value(builder, dtype, value, len) -> zarr_status_t
+
+Sets the fill value from one element of type `dtype` (which must be the array's memory
+type) of `len` bytes at `value`.
+"""
+function zarr_array_builder_set_fill_value(builder, dtype, value, len)
+    ccall((:zarr_array_builder_set_fill_value, libzarr), zarr_status_t, (Ptr{zarr_array_builder_t}, zarr_dtype_t, Ptr{Cvoid}, Csize_t), builder, dtype, value, len)
+end
+
+"""
+    zarr_array_builder_set_fill_value_json(builder, json) -> zarr_status_t
+
+Sets the fill value as metadata JSON: "0", "\\"NaN\\"", "null", "[1.0, 0.0]".
+"""
+function zarr_array_builder_set_fill_value_json(builder, json)
+    ccall((:zarr_array_builder_set_fill_value_json, libzarr), zarr_status_t, (Ptr{zarr_array_builder_t}, Cstring), builder, json)
+end
+
+"""
+    zarr_array_builder_set_order(builder, order) -> zarr_status_t
+
+Sets the element order inside chunks (`ZARR_ORDER_C` or `ZARR_ORDER_F`).
+"""
+function zarr_array_builder_set_order(builder, order)
+    ccall((:zarr_array_builder_set_order, libzarr), zarr_status_t, (Ptr{zarr_array_builder_t}, zarr_order_t), builder, order)
+end
+
+"""
+    zarr_array_builder_set_dimension_separator(builder, separator) -> zarr_status_t
+
+Sets the chunk key separator: "." (flat keys "0.1") or "/" (nested keys "0/1").
+"""
+function zarr_array_builder_set_dimension_separator(builder, separator)
+    ccall((:zarr_array_builder_set_dimension_separator, libzarr), zarr_status_t, (Ptr{zarr_array_builder_t}, Cstring), builder, separator)
+end
+
+"""
+    zarr_array_builder_set_compressor_json(builder, json) -> zarr_status_t
+
+Sets the compressor as numcodecs JSON (`{"id": "zstd", "level": 3}`), or "null" for none.
+"""
+function zarr_array_builder_set_compressor_json(builder, json)
+    ccall((:zarr_array_builder_set_compressor_json, libzarr), zarr_status_t, (Ptr{zarr_array_builder_t}, Cstring), builder, json)
+end
+
+"""
+    zarr_array_builder_set_filters_json(builder, json) -> zarr_status_t
+
+Sets the filter list as JSON ("null" or "[]" for none).
+"""
+function zarr_array_builder_set_filters_json(builder, json)
+    ccall((:zarr_array_builder_set_filters_json, libzarr), zarr_status_t, (Ptr{zarr_array_builder_t}, Cstring), builder, json)
+end
+
+"""
+    zarr_array_builder_set_attributes_json(builder, json) -> zarr_status_t
+
+Sets the attributes written with the array (a JSON object).
+"""
+function zarr_array_builder_set_attributes_json(builder, json)
+    ccall((:zarr_array_builder_set_attributes_json, libzarr), zarr_status_t, (Ptr{zarr_array_builder_t}, Cstring), builder, json)
+end
+
+"""
+    zarr_array_builder_set_zarr_format(builder, version) -> zarr_status_t
+
+Sets the Zarr format version: 2 (the default in this release) or 3. With 3, settings
+left at their defaults become zarr-python 3's: chunk keys "c/0/1", zstd level 0, and a
+null fill value is written as 0 (v3 has none).
+"""
+function zarr_array_builder_set_zarr_format(builder, version)
+    ccall((:zarr_array_builder_set_zarr_format, libzarr), zarr_status_t, (Ptr{zarr_array_builder_t}, Int32), builder, version)
+end
+
+"""
+    zarr_array_builder_set_shard_shape(builder, ndim, shape) -> zarr_status_t
+
+Groups chunks into shards of `ndim` extents `shape` (each a multiple of the chunk
+shape): one stored object per shard, with an index (bytes little-endian + crc32c) at
+its end. Zarr v3 only: creating a v2 array with a shard shape gives
+`ZARR_ERR_INVALID_ARG`.
+"""
+function zarr_array_builder_set_shard_shape(builder, ndim, shape)
+    ccall((:zarr_array_builder_set_shard_shape, libzarr), zarr_status_t, (Ptr{zarr_array_builder_t}, Csize_t, Ptr{UInt64}), builder, ndim, shape)
+end
+
+"""
+    zarr_array_builder_set_dimension_names(builder, ndim, names) -> zarr_status_t
+
+Sets the dimension names written in v3 metadata: `ndim` UTF-8 strings, NULL for an
+unnamed dimension. Creating a v2 array with dimension names gives
+`ZARR_ERR_INVALID_ARG` (v2 arrays take them with `zarr_array_set_dimension_names`).
+"""
+function zarr_array_builder_set_dimension_names(builder, ndim, names)
+    ccall((:zarr_array_builder_set_dimension_names, libzarr), zarr_status_t, (Ptr{zarr_array_builder_t}, Csize_t, Ptr{Cstring}), builder, ndim, names)
+end
+
+"""
+    zarr_status_str(status) -> Cstring
+
+The fixed name of a status code (`"ZARR_ERR_NOT_FOUND"`); never NULL, "ZARR_UNKNOWN_STATUS"
+for values that are not statuses. The string is static: do not free it.
+"""
+function zarr_status_str(status)
+    ccall((:zarr_status_str, libzarr), Cstring, (zarr_status_t,), status)
+end
+
+"""
+    zarr_last_error(buf, len, needed) -> zarr_status_t
+
+Copies the calling thread's last error message into `buf` (`len` bytes), always
+NUL-terminated, truncated if needed; `*needed` (may be NULL) gets the full size with
+the NUL. Meaningful right after a failing call on the same thread; calling it does not
+change the message. Returns `ZARR_ERR_BUFFER_SIZE` if the message was truncated (pass
+`buf = NULL, len = 0` to query the size).
+"""
+function zarr_last_error(buf, len, needed)
+    ccall((:zarr_last_error, libzarr), zarr_status_t, (Ptr{UInt8}, Csize_t, Ptr{Csize_t}), buf, len, needed)
+end
+
+"""
+    zarr_version_number() -> UInt32
+
+The library version as MAJOR * 1000000 + MINOR * 1000 + PATCH (equals
+`ZARR_VERSION_NUMBER` when header and library match).
+"""
+function zarr_version_number()
+    ccall((:zarr_version_number, libzarr), UInt32, ())
+end
+
+"""
+    zarr_version_string() -> Cstring
+
+The library version as a static string ("0.1.0").
+"""
+function zarr_version_string()
+    ccall((:zarr_version_string, libzarr), Cstring, ())
+end
+
+"""
+    zarr_codec_supported(id) -> Bool
+
+Whether this build supports the codec `id` ("blosc", "zstd", …); false for NULL.
+"""
+function zarr_codec_supported(id)
+    ccall((:zarr_codec_supported, libzarr), Bool, (Cstring,), id)
+end
+
+"""
+    zarr_threadsafe() -> Bool
+
+Whether handles may be used from several threads at once (always true).
+"""
+function zarr_threadsafe()
+    ccall((:zarr_threadsafe, libzarr), Bool, ())
+end
+
+"""
+    zarr_set_num_threads(threads) -> zarr_status_t
+
+Sets the number of worker threads for multi-chunk work (0 = the default: the
+`ZARR_NUM_THREADS` environment variable, else the cores this process may use).
+"""
+function zarr_set_num_threads(threads)
+    ccall((:zarr_set_num_threads, libzarr), zarr_status_t, (Csize_t,), threads)
+end
+
+"""
+    zarr_get_num_threads() -> Csize_t
+
+The number of worker threads.
+"""
+function zarr_get_num_threads()
+    ccall((:zarr_get_num_threads, libzarr), Csize_t, ())
+end
+
+"""
+    zarr_dtype_from_name(name, out_dtype) -> zarr_status_t
+
+Looks up an element type by name: a Zarr v3 name ("float32") or a numpy string ("<f4").
+"""
+function zarr_dtype_from_name(name, out_dtype)
+    ccall((:zarr_dtype_from_name, libzarr), zarr_status_t, (Cstring, Ptr{zarr_dtype_t}), name, out_dtype)
+end
+
+"""
+    zarr_dtype_name(dtype) -> Cstring
+
+The Zarr v3 name of an element type ("float32"), static; NULL for unknown values.
+"""
+function zarr_dtype_name(dtype)
+    ccall((:zarr_dtype_name, libzarr), Cstring, (zarr_dtype_t,), dtype)
+end
+
+"""
+    zarr_dtype_size(dtype) -> Csize_t
+
+Size in bytes of one element of `dtype`; 0 for unknown values.
+"""
+function zarr_dtype_size(dtype)
+    ccall((:zarr_dtype_size, libzarr), Csize_t, (zarr_dtype_t,), dtype)
+end
+
+"""
+    zarr_group_open(store, path, mode, out_group) -> zarr_status_t
+
+Opens or creates the group at `path` ("" or "/" is the root): `ZARR_MODE_R` and
+`ZARR_MODE_R_PLUS` need it to exist, `ZARR_MODE_A` creates it if missing, `ZARR_MODE_W`
+replaces whatever is there, `ZARR_MODE_W_MINUS` fails if anything is there. Missing
+parent groups are created. An array at `path` gives `ZARR_ERR_NODE_TYPE`.
+"""
+function zarr_group_open(store, path, mode, out_group)
+    ccall((:zarr_group_open, libzarr), zarr_status_t, (Ptr{zarr_store_t}, Cstring, zarr_mode_t, Ptr{Ptr{zarr_group_t}}), store, path, mode, out_group)
+end
+
+"""
+    zarr_group_create(store, path, mode, zarr_format, out_group) -> zarr_status_t
+
+Like `zarr_group_open`, but a group that has to be created is written in Zarr format
+`zarr_format` (2: `.zgroup`; 3: `zarr.json`), as are missing parent groups. An existing
+group opens in whatever format it has.
+"""
+function zarr_group_create(store, path, mode, zarr_format, out_group)
+    ccall((:zarr_group_create, libzarr), zarr_status_t, (Ptr{zarr_store_t}, Cstring, zarr_mode_t, Int32, Ptr{Ptr{zarr_group_t}}), store, path, mode, zarr_format, out_group)
+end
+
+"""
+    zarr_group_open_consolidated(store, path, mode, out_group) -> zarr_status_t
+
+Opens the group at `path` through its consolidated metadata (`path/.zmetadata`): every
+metadata document below comes from that one read; nodes missing from a stale
+`.zmetadata` are read from the store. `ZARR_ERR_NOT_FOUND` without `.zmetadata`.
+"""
+function zarr_group_open_consolidated(store, path, mode, out_group)
+    ccall((:zarr_group_open_consolidated, libzarr), zarr_status_t, (Ptr{zarr_store_t}, Cstring, zarr_mode_t, Ptr{Ptr{zarr_group_t}}), store, path, mode, out_group)
+end
+
+"""
+    zarr_consolidate_metadata(store, path) -> zarr_status_t
+
+Writes `path/.zmetadata`: every `.zarray`, `.zgroup` and `.zattrs` below `path`, as
+zarr-python's `consolidate_metadata`.
+"""
+function zarr_consolidate_metadata(store, path)
+    ccall((:zarr_consolidate_metadata, libzarr), zarr_status_t, (Ptr{zarr_store_t}, Cstring), store, path)
+end
+
+"""
+    zarr_group_free(group) -> Cvoid
+
+Releases a group handle (NULL is ignored).
+"""
+function zarr_group_free(group)
+    ccall((:zarr_group_free, libzarr), Cvoid, (Ptr{zarr_group_t},), group)
+end
+
+"""
+    zarr_group_path(group, buf, len, needed) -> zarr_status_t
+
+Copies the group's normalised path ("" for the root) into `buf`.
+"""
+function zarr_group_path(group, buf, len, needed)
+    ccall((:zarr_group_path, libzarr), zarr_status_t, (Ptr{zarr_group_t}, Ptr{UInt8}, Csize_t, Ptr{Csize_t}), group, buf, len, needed)
+end
+
+"""
+    zarr_node_kind_at(store, path, out_kind) -> zarr_status_t
+
+Sets `*out_kind` to what is at `path` in `store`.
+"""
+function zarr_node_kind_at(store, path, out_kind)
+    ccall((:zarr_node_kind_at, libzarr), zarr_status_t, (Ptr{zarr_store_t}, Cstring, Ptr{zarr_node_kind_t}), store, path, out_kind)
+end
+
+"""
+    zarr_group_contains(group, path, out_kind) -> zarr_status_t
+
+Sets `*out_kind` to what is at `path` below the group ("a/b" for nested members).
+"""
+function zarr_group_contains(group, path, out_kind)
+    ccall((:zarr_group_contains, libzarr), zarr_status_t, (Ptr{zarr_group_t}, Cstring, Ptr{zarr_node_kind_t}), group, path, out_kind)
+end
+
+"""
+    zarr_group_members(group, kind, out_names) -> zarr_status_t
+
+Lists the names of the group's direct members of `kind` (`ZARR_NODE_ARRAY`,
+`ZARR_NODE_GROUP`, or `ZARR_NODE_NONE` for all), sorted, into a new string list.
+"""
+function zarr_group_members(group, kind, out_names)
+    ccall((:zarr_group_members, libzarr), zarr_status_t, (Ptr{zarr_group_t}, zarr_node_kind_t, Ptr{Ptr{zarr_strings_t}}), group, kind, out_names)
+end
+
+"""
+    zarr_group_open_group(group, path, mode, out_group) -> zarr_status_t
+
+Opens (or, by mode, creates) the group at `path` below this group.
+"""
+function zarr_group_open_group(group, path, mode, out_group)
+    ccall((:zarr_group_open_group, libzarr), zarr_status_t, (Ptr{zarr_group_t}, Cstring, zarr_mode_t, Ptr{Ptr{zarr_group_t}}), group, path, mode, out_group)
+end
+
+"""
+    zarr_group_open_array(group, path, mode, out_array) -> zarr_status_t
+
+Opens the array at `path` below this group (`ZARR_MODE_R`, `ZARR_MODE_R_PLUS`,
+`ZARR_MODE_A`).
+"""
+function zarr_group_open_array(group, path, mode, out_array)
+    ccall((:zarr_group_open_array, libzarr), zarr_status_t, (Ptr{zarr_group_t}, Cstring, zarr_mode_t, Ptr{Ptr{zarr_array_t}}), group, path, mode, out_array)
+end
+
+"""
+    zarr_group_create_array(group, builder, path, mode, out_array) -> zarr_status_t
+
+Creates an array at `path` below this group from the builder's settings (modes as for
+`zarr_array_create`).
+"""
+function zarr_group_create_array(group, builder, path, mode, out_array)
+    ccall((:zarr_group_create_array, libzarr), zarr_status_t, (Ptr{zarr_group_t}, Ptr{zarr_array_builder_t}, Cstring, zarr_mode_t, Ptr{Ptr{zarr_array_t}}), group, builder, path, mode, out_array)
+end
+
+"""
+    zarr_group_delete(group, path) -> zarr_status_t
+
+Deletes the member at `path` below this group and everything under it.
+"""
+function zarr_group_delete(group, path)
+    ccall((:zarr_group_delete, libzarr), zarr_status_t, (Ptr{zarr_group_t}, Cstring), group, path)
+end
+
+"""
+    zarr_group_move(group, from, to) -> zarr_status_t
+
+Moves the member at `from` to `to` (both below this group); the destination must not
+exist. Groups above `to` are created.
+"""
+function zarr_group_move(group, from, to)
+    ccall((:zarr_group_move, libzarr), zarr_status_t, (Ptr{zarr_group_t}, Cstring, Cstring), group, from, to)
+end
+
+"""
+    zarr_group_attrs_get(group, buf, len, needed) -> zarr_status_t
+
+Copies the group's attributes (a JSON object) into `buf`.
+"""
+function zarr_group_attrs_get(group, buf, len, needed)
+    ccall((:zarr_group_attrs_get, libzarr), zarr_status_t, (Ptr{zarr_group_t}, Ptr{UInt8}, Csize_t, Ptr{Csize_t}), group, buf, len, needed)
+end
+
+"""
+    zarr_group_attrs_set(group, json) -> zarr_status_t
+
+Replaces all of the group's attributes with the JSON object `json`.
+"""
+function zarr_group_attrs_set(group, json)
+    ccall((:zarr_group_attrs_set, libzarr), zarr_status_t, (Ptr{zarr_group_t}, Cstring), group, json)
+end
+
+"""
+    zarr_group_attr_get(group, key, buf, len, needed) -> zarr_status_t
+
+Copies the JSON value of the group's attribute `key`; `ZARR_ERR_NOT_FOUND` if absent.
+"""
+function zarr_group_attr_get(group, key, buf, len, needed)
+    ccall((:zarr_group_attr_get, libzarr), zarr_status_t, (Ptr{zarr_group_t}, Cstring, Ptr{UInt8}, Csize_t, Ptr{Csize_t}), group, key, buf, len, needed)
+end
+
+"""
+    zarr_group_attr_set(group, key, json) -> zarr_status_t
+
+Sets the group's attribute `key` to the JSON value `json`.
+"""
+function zarr_group_attr_set(group, key, json)
+    ccall((:zarr_group_attr_set, libzarr), zarr_status_t, (Ptr{zarr_group_t}, Cstring, Cstring), group, key, json)
+end
+
+"""
+    zarr_group_attr_delete(group, key) -> zarr_status_t
+
+Deletes the group's attribute `key`; `ZARR_ERR_NOT_FOUND` if absent.
+"""
+function zarr_group_attr_delete(group, key)
+    ccall((:zarr_group_attr_delete, libzarr), zarr_status_t, (Ptr{zarr_group_t}, Cstring), group, key)
+end
+
+"""
+    zarr_copy(source, source_path, target, target_path, compressor_json, mode) -> zarr_status_t
+
+Copies the array or group tree at `source_path` in `source` to `target_path` in
+`target` (any stores), with attributes, chunk by chunk in bounded memory. With
+`compressor_json` NULL chunks are copied as stored; otherwise every chunk is re-encoded
+with that compressor ("null" for none). `mode`: `ZARR_MODE_W`, `ZARR_MODE_W_MINUS` or
+`ZARR_MODE_A`, applied to the top node.
+"""
+function zarr_copy(source, source_path, target, target_path, compressor_json, mode)
+    ccall((:zarr_copy, libzarr), zarr_status_t, (Ptr{zarr_store_t}, Cstring, Ptr{zarr_store_t}, Cstring, Cstring, zarr_mode_t), source, source_path, target, target_path, compressor_json, mode)
+end
+
+"""
+    zarr_migrate_1to2(store, path) -> zarr_status_t
+
+Converts the v1 array at `path` (keys `meta` and `attrs`) to v2 in place, as
+zarr-python's `migrate_1to2`.
+"""
+function zarr_migrate_1to2(store, path)
+    ccall((:zarr_migrate_1to2, libzarr), zarr_status_t, (Ptr{zarr_store_t}, Cstring), store, path)
+end
+
+"""
+    zarr_store_open_fs(path, mode, out_store) -> zarr_status_t
+
+Opens a directory as a store. `ZARR_MODE_R` opens it read-only and `ZARR_MODE_R_PLUS`
+read-write (both need it to exist); `ZARR_MODE_A`, `ZARR_MODE_W` and `ZARR_MODE_W_MINUS`
+open it read-write and create it if missing (nothing is erased at store level).
+`*out_store` is NULL on failure.
+"""
+function zarr_store_open_fs(path, mode, out_store)
+    ccall((:zarr_store_open_fs, libzarr), zarr_status_t, (Cstring, zarr_mode_t, Ptr{Ptr{zarr_store_t}}), path, mode, out_store)
+end
+
+"""
+    zarr_store_open_zip(path, mode, deflate, out_store) -> zarr_status_t
+
+Opens a zip file as a store: `ZARR_MODE_R` reads it; `ZARR_MODE_W` creates it
+(replacing a file there), `ZARR_MODE_W_MINUS` creates it and fails if it exists,
+`ZARR_MODE_A` adds entries (creating it if missing), `ZARR_MODE_R_PLUS` adds entries to an
+existing zip. Each key can be written once; rewriting one gives `ZARR_ERR_EXISTS`. New
+entries are stored, or deflated when `deflate` is true. Call `zarr_store_close` to write
+the central directory and see any error (freeing does it too, silently). Metadata
+documents written through the handle read back at once; chunks only after closing.
+"""
+function zarr_store_open_zip(path, mode, deflate, out_store)
+    ccall((:zarr_store_open_zip, libzarr), zarr_status_t, (Cstring, zarr_mode_t, Bool, Ptr{Ptr{zarr_store_t}}), path, mode, deflate, out_store)
+end
+
+"""
+    zarr_store_close(store) -> zarr_status_t
+
+Finishes pending work and reports its errors (a zip's central directory is written
+here); the store stays usable for reading. A no-op for other stores.
+"""
+function zarr_store_close(store)
+    ccall((:zarr_store_close, libzarr), zarr_status_t, (Ptr{zarr_store_t},), store)
+end
+
+"""
+    zarr_store_new_memory(out_store) -> zarr_status_t
+
+Creates an empty in-memory store.
+"""
+function zarr_store_new_memory(out_store)
+    ccall((:zarr_store_new_memory, libzarr), zarr_status_t, (Ptr{Ptr{zarr_store_t}},), out_store)
+end
+
+"""
+    zarr_store_free(store) -> Cvoid
+
+Releases a store handle (NULL is ignored). Arrays opened from it stay usable.
+"""
+function zarr_store_free(store)
+    ccall((:zarr_store_free, libzarr), Cvoid, (Ptr{zarr_store_t},), store)
+end
+
+"""
+    zarr_store_set(store, key, value, len) -> zarr_status_t
+
+Stores `len` bytes at `key`, replacing any value.
+"""
+function zarr_store_set(store, key, value, len)
+    ccall((:zarr_store_set, libzarr), zarr_status_t, (Ptr{zarr_store_t}, Cstring, Ptr{Cvoid}, Csize_t), store, key, value, len)
+end
+
+"""
+    zarr_store_get(store, key, buf, len, needed) -> zarr_status_t
+
+Copies the value at `key` into `buf`. `*needed` (may be NULL) gets its size; a buffer
+too small gives `ZARR_ERR_BUFFER_SIZE` and nothing is copied. A missing key gives
+`ZARR_ERR_NOT_FOUND`.
+"""
+function zarr_store_get(store, key, buf, len, needed)
+    ccall((:zarr_store_get, libzarr), zarr_status_t, (Ptr{zarr_store_t}, Cstring, Ptr{Cvoid}, Csize_t, Ptr{Csize_t}), store, key, buf, len, needed)
+end
+
+"""
+    zarr_store_contains(store, key, out_exists) -> zarr_status_t
+
+Sets `*out_exists` to whether `key` exists.
+"""
+function zarr_store_contains(store, key, out_exists)
+    ccall((:zarr_store_contains, libzarr), zarr_status_t, (Ptr{zarr_store_t}, Cstring, Ptr{Bool}), store, key, out_exists)
+end
+
+"""
+    zarr_store_erase(store, key) -> zarr_status_t
+
+Removes `key`; `ZARR_ERR_NOT_FOUND` if it does not exist.
+"""
+function zarr_store_erase(store, key)
+    ccall((:zarr_store_erase, libzarr), zarr_status_t, (Ptr{zarr_store_t}, Cstring), store, key)
+end
+
+"""
+    zarr_store_erase_prefix(store, prefix) -> zarr_status_t
+
+Removes every key starting with `prefix` ("" erases everything).
+"""
+function zarr_store_erase_prefix(store, prefix)
+    ccall((:zarr_store_erase_prefix, libzarr), zarr_status_t, (Ptr{zarr_store_t}, Cstring), store, prefix)
+end
+
+"""
+    zarr_store_list(store, prefix, out_keys) -> zarr_status_t
+
+Lists every key starting with `prefix`, sorted, into a new string list.
+"""
+function zarr_store_list(store, prefix, out_keys)
+    ccall((:zarr_store_list, libzarr), zarr_status_t, (Ptr{zarr_store_t}, Cstring, Ptr{Ptr{zarr_strings_t}}), store, prefix, out_keys)
+end
+
+"""
+    zarr_store_list_dir(store, prefix, out_keys, out_prefixes) -> zarr_status_t
+
+Lists one level below `prefix` ("" or ending in "/"): the keys directly under it and the
+child prefixes (names without "/"), each sorted, into two new string lists.
+"""
+function zarr_store_list_dir(store, prefix, out_keys, out_prefixes)
+    ccall((:zarr_store_list_dir, libzarr), zarr_status_t, (Ptr{zarr_store_t}, Cstring, Ptr{Ptr{zarr_strings_t}}, Ptr{Ptr{zarr_strings_t}}), store, prefix, out_keys, out_prefixes)
+end
+
+"""
+    zarr_strings_count(list) -> Csize_t
+
+Number of strings in a list (0 for NULL).
+"""
+function zarr_strings_count(list)
+    ccall((:zarr_strings_count, libzarr), Csize_t, (Ptr{zarr_strings_t},), list)
+end
+
+"""
+    zarr_strings_get(list, index) -> Cstring
+
+String `index` of a list, valid until the list is freed; NULL when out of range.
+"""
+function zarr_strings_get(list, index)
+    ccall((:zarr_strings_get, libzarr), Cstring, (Ptr{zarr_strings_t}, Csize_t), list, index)
+end
+
+"""
+    zarr_strings_free(list) -> Cvoid
+
+Frees a string list (NULL is ignored).
+"""
+function zarr_strings_free(list)
+    ccall((:zarr_strings_free, libzarr), Cvoid, (Ptr{zarr_strings_t},), list)
+end
+
+end # module LibZarr
