@@ -43,6 +43,23 @@ pub(crate) fn store_arc(store: *const zarr_store_t) -> FfiResult<Arc<dyn crate::
         .clone())
 }
 
+/// The arguments every region call shares, checked in order: `ndim` against the rank
+/// (before any pointer is read), then `start`, `count` and the memory type.
+unsafe fn region_args<'a>(
+    array: &Array,
+    ndim: usize,
+    start: *const u64,
+    count: *const u64,
+    mem_dtype: zarr_dtype_t,
+) -> FfiResult<(&'a [u64], &'a [u64], crate::meta::dtype::ElementType)> {
+    check_ndim(array, ndim)?;
+    Ok((
+        slice(start, ndim, "start")?,
+        slice(count, ndim, "count")?,
+        element_type(mem_dtype)?,
+    ))
+}
+
 /// Checks `ndim` against the array's rank before any pointer is read.
 fn check_ndim(array: &Array, ndim: usize) -> FfiResult {
     let rank = array.metadata().rank();
@@ -168,10 +185,7 @@ pub unsafe extern "C" fn zarr_array_read(
 ) -> zarr_status_t {
     ffi_guard!({
         with_array(array, |a| {
-            check_ndim(a, ndim)?;
-            let start = slice(start, ndim, "start")?;
-            let count = slice(count, ndim, "count")?;
-            let elem = element_type(mem_dtype)?;
+            let (start, count, elem) = region_args(a, ndim, start, count, mem_dtype)?;
             let order = super::order(order)?;
             let buf = slice_mut(buf as *mut u8, buf_bytes, "buf")?;
             Ok(a.read(start, count, elem, order, buf)?)
@@ -196,10 +210,7 @@ pub unsafe extern "C" fn zarr_array_write(
 ) -> zarr_status_t {
     ffi_guard!({
         with_array(array, |a| {
-            check_ndim(a, ndim)?;
-            let start = slice(start, ndim, "start")?;
-            let count = slice(count, ndim, "count")?;
-            let elem = element_type(mem_dtype)?;
+            let (start, count, elem) = region_args(a, ndim, start, count, mem_dtype)?;
             let order = super::order(order)?;
             let buf = slice(buf as *const u8, buf_bytes, "buf")?;
             Ok(a.write(start, count, elem, order, buf)?)
@@ -224,11 +235,8 @@ pub unsafe extern "C" fn zarr_array_read_strided(
 ) -> zarr_status_t {
     ffi_guard!({
         with_array(array, |a| {
-            check_ndim(a, ndim)?;
-            let start = slice(start, ndim, "start")?;
-            let count = slice(count, ndim, "count")?;
+            let (start, count, elem) = region_args(a, ndim, start, count, mem_dtype)?;
             let strides = slice(mem_strides, ndim, "mem_strides")?;
-            let elem = element_type(mem_dtype)?;
             let buf = slice_mut(buf as *mut u8, buf_bytes, "buf")?;
             Ok(a.read(start, count, elem, MemLayout::Strided(strides), buf)?)
         })
@@ -249,11 +257,8 @@ pub unsafe extern "C" fn zarr_array_write_strided(
 ) -> zarr_status_t {
     ffi_guard!({
         with_array(array, |a| {
-            check_ndim(a, ndim)?;
-            let start = slice(start, ndim, "start")?;
-            let count = slice(count, ndim, "count")?;
+            let (start, count, elem) = region_args(a, ndim, start, count, mem_dtype)?;
             let strides = slice(mem_strides, ndim, "mem_strides")?;
-            let elem = element_type(mem_dtype)?;
             let buf = slice(buf as *const u8, buf_bytes, "buf")?;
             Ok(a.write(start, count, elem, MemLayout::Strided(strides), buf)?)
         })
