@@ -216,6 +216,128 @@ unsafe fn io(array: *mut zarr_array_t, data: &mut [u8], write: bool) {
     check(status, if write { "write" } else { "read" });
 }
 
+/// A Zarr v3 float32 array of SHAPE with 32^3 chunks, grouped in 256^3 shards if asked.
+unsafe fn create_v3(
+    store: *mut zarr_store_t,
+    path: &str,
+    compressor: &str,
+    sharded: bool,
+) -> *mut zarr_array_t {
+    let mut builder = std::ptr::null_mut();
+    check(
+        zarr_array_builder_new(
+            zarr_dtype::ZARR_DTYPE_FLOAT32 as i32,
+            3,
+            SHAPE.as_ptr(),
+            &mut builder,
+        ),
+        "builder",
+    );
+    check(zarr_array_builder_set_zarr_format(builder, 3), "format");
+    check(
+        zarr_array_builder_set_chunk_shape(builder, 3, [32u64; 3].as_ptr()),
+        "chunks",
+    );
+    if sharded {
+        check(
+            zarr_array_builder_set_shard_shape(builder, 3, [256u64; 3].as_ptr()),
+            "shards",
+        );
+    }
+    let c = CString::new(compressor).unwrap();
+    check(
+        zarr_array_builder_set_compressor_json(builder, c.as_ptr()),
+        "compressor",
+    );
+    check(
+        zarr_array_builder_set_fill_value_json(builder, c"\"NaN\"".as_ptr()),
+        "fill",
+    );
+    let mut array = std::ptr::null_mut();
+    let p = CString::new(path).unwrap();
+    check(
+        zarr_array_create(
+            builder,
+            store,
+            p.as_ptr(),
+            zarr_mode::ZARR_MODE_W as i32,
+            &mut array,
+        ),
+        "create",
+    );
+    zarr_array_builder_free(builder);
+    array
+}
+
+/// Reads a `side`^3 float32 region at `start` into `buf`.
+unsafe fn read_cube(array: *mut zarr_array_t, start: [u64; 3], side: u64, buf: &mut [u8]) {
+    let count = [side; 3];
+    let n = (side * side * side * 4) as usize;
+    check(
+        zarr_array_read(
+            array,
+            3,
+            start.as_ptr(),
+            count.as_ptr(),
+            zarr_dtype::ZARR_DTYPE_FLOAT32 as i32,
+            0,
+            buf.as_mut_ptr() as *mut _,
+            n,
+        ),
+        "read region",
+    );
+}
+
+/// Zarr v3 on 2 threads: sharded (256^3 shards of 32^3 chunks) against unsharded 32^3
+/// chunks, full write and read, 1000 random 16^3 regions, and whole-shard reads.
+fn sharding(store: *mut zarr_store_t, data: &mut [u8], back: &mut [u8]) {
+    println!(
+        "
+Zarr v3 on 2 threads: 256^3 shards of 32^3 chunks against unsharded 32^3 chunks"
+    );
+    check(zarr_set_num_threads(2), "threads");
+    let zstd = r#"{"id": "zstd", "level": 1}"#;
+    for (name, compressor) in [("blosc lz4", BLOSC), ("zstd 1", zstd)] {
+        for sharded in [false, true] {
+            let array = unsafe { create_v3(store, "v3", compressor, sharded) };
+            let tw = best(1, || unsafe { io(array, data, true) });
+            back.fill(0);
+            let tr = best(1, || unsafe { io(array, back, false) });
+            assert!(back == data, "v3 read back differs");
+            let mut region = vec![0u8; 16 * 16 * 16 * 4];
+            let mut state = 0x9e37_79b9_7f4a_7c15u64;
+            let t = Instant::now();
+            for _ in 0..1000 {
+                let mut start = [0u64; 3];
+                for (d, s) in start.iter_mut().enumerate() {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    *s = state % (SHAPE[d] - 16);
+                }
+                unsafe { read_cube(array, start, 16, &mut region) };
+            }
+            let per_region = t.elapsed().as_secs_f64() / 1000.0;
+            let mut shard = vec![0u8; 256 * 256 * 256 * 4];
+            let t = Instant::now();
+            for i in 0..4u64 {
+                unsafe { read_cube(array, [256 * i, 0, 0], 256, &mut shard) };
+            }
+            let per_shard = t.elapsed().as_secs_f64() / 4.0;
+            println!(
+                "  {name:10} {:9}: write {:5.2} GB/s, read {:5.2} GB/s; random 16^3 region {:7.1} us; whole 256^3 block {:7.1} ms ({:.0}x a region)",
+                if sharded { "sharded" } else { "unsharded" },
+                gbps(TOTAL_BYTES, tw),
+                gbps(TOTAL_BYTES, tr),
+                per_region * 1e6,
+                per_shard * 1e3,
+                per_shard / per_region
+            );
+            unsafe { zarr_array_free(array) };
+        }
+    }
+}
+
 fn vm_hwm_kib() -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     status
@@ -326,6 +448,7 @@ fn main() {
             unsafe { zarr_array_free(array) };
         }
     }
+    sharding(store, &mut data, &mut back);
     unsafe { zarr_store_free(store) };
     drop(back);
     drop(data);
