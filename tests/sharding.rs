@@ -286,3 +286,36 @@ fn crc32c_of(data: &[u8]) -> u32 {
     }
     !crc
 }
+
+#[test]
+fn sharded_arrays_copy_with_and_without_re_encoding() {
+    let source: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let array = sharded(source.clone());
+    let data = values(120, 7);
+    array
+        .write(&[0, 0], &[10, 12], ElementType::Int32, Order::C, &data)
+        .unwrap();
+    for compressor in [
+        None,
+        Some(json!({"id": "gzip", "level": 1})),
+        Some(json!(null)),
+    ] {
+        let target: Arc<dyn Store> = Arc::new(MemoryStore::new());
+        zarr::node::copy(
+            &source,
+            "s",
+            &target,
+            "t",
+            compressor.as_ref(),
+            Mode::CreateNew,
+        )
+        .unwrap();
+        let copied = Array::open(target.clone(), "t", Mode::Read).unwrap();
+        assert!(copied.metadata().shard.is_some());
+        let mut out = vec![0u8; data.len()];
+        copied
+            .read(&[0, 0], &[10, 12], ElementType::Int32, Order::C, &mut out)
+            .unwrap();
+        assert_eq!(out, data, "copy with {compressor:?}");
+    }
+}

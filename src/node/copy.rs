@@ -144,11 +144,12 @@ fn copy_array(
     let existing = to.metadata();
     if existing.shape != meta.shape
         || existing.chunks != meta.chunks
+        || existing.storage_shape() != meta.storage_shape()
         || existing.dtype != meta.dtype
         || existing.order != meta.order
     {
         return Err(Error::Exists(format!(
-            "array {:?} exists with a different shape, chunks, data type or order",
+            "array {:?} exists with a different shape, chunks, shards, data type or order",
             to.path()
         )));
     }
@@ -157,6 +158,9 @@ fn copy_array(
         |m: &crate::meta::ArrayMeta| m.compressors.iter().map(|c| c.config()).collect::<Vec<_>>();
     let reencode = configs(&meta) != configs(&source_meta);
     let chunks = from.chunk_keys(&source_meta)?;
+    if reencode && meta.shard.is_some() {
+        return copy_by_regions(&from, &to, &chunks);
+    }
     let chunk_bytes = meta.chunk_bytes();
     pool::pool()?.install(|| {
         chunks
@@ -175,6 +179,27 @@ fn copy_array(
                 target.set(&target_key, &encoded)
             })
     })
+}
+
+/// Re-encodes a sharded array one stored shard at a time: each shard's region is read from
+/// `from` and written to `to` (which encodes its inner chunks in parallel), so memory stays
+/// at one shard per call.
+fn copy_by_regions(from: &Array, to: &Array, shards: &[(String, Vec<u64>)]) -> Result<()> {
+    let meta = from.metadata();
+    let elem = meta.dtype.element_type();
+    let storage = meta.storage_shape().to_vec();
+    let mut buf = Vec::new();
+    for (_, index) in shards {
+        let start: Vec<u64> = index.iter().zip(&storage).map(|(i, s)| i * s).collect();
+        let count: Vec<u64> = (0..meta.rank())
+            .map(|d| storage[d].min(meta.shape[d].saturating_sub(start[d])))
+            .collect();
+        let bytes = count.iter().product::<u64>() as usize * meta.item_size();
+        buf.resize(bytes, 0);
+        from.read(&start, &count, elem, crate::meta::Order::C, &mut buf)?;
+        to.write(&start, &count, elem, crate::meta::Order::C, &buf)?;
+    }
+    Ok(())
 }
 
 /// Converts the v1 array at `path` to v2 in place, as zarr-python's `migrate_1to2`: `meta`
