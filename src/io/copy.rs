@@ -286,6 +286,16 @@ pub unsafe fn fill_raw(
     Ok(())
 }
 
+/// Sets all of `data` to `pattern` repeated.
+pub fn fill(data: &mut [u8], pattern: &[u8]) {
+    if pattern.iter().all(|&b| b == pattern[0]) {
+        data.fill(pattern[0]);
+    } else {
+        data.chunks_exact_mut(pattern.len())
+            .for_each(|c| c.copy_from_slice(pattern));
+    }
+}
+
 /// Whether `data` is `pattern` repeated.
 pub fn all_equal(data: &[u8], pattern: &[u8]) -> bool {
     if pattern.iter().all(|&b| b == pattern[0]) {

@@ -178,6 +178,8 @@ struct Plan<'a> {
     total: usize,
     chunk_strides: Vec<usize>,
     buf_strides: Vec<usize>,
+    /// One element of the fill value (zeros when it is null).
+    pattern: Vec<u8>,
 }
 
 impl<'a> Plan<'a> {
@@ -210,6 +212,7 @@ impl<'a> Plan<'a> {
             total,
             chunk_strides: meta.order.strides(&meta.chunks),
             buf_strides,
+            pattern: fill_pattern(meta),
         })
     }
 
@@ -434,13 +437,8 @@ fn merged_chunk(
     chunk: &mut Vec<u8>,
 ) -> Result<Merged> {
     let meta = plan.meta;
-    let pattern = fill_pattern(meta);
+    let pattern = &plan.pattern;
     chunk.resize(meta.chunk_bytes(), 0);
-    let whole = Layout {
-        offset: 0,
-        strides: &plan.chunk_strides,
-    };
-    let all: Vec<usize> = meta.chunks.iter().map(|&c| c as usize).collect();
     match existing {
         Some(raw) if !part.all_in_bounds => {
             decode_chunk(meta, label, raw, chunk)?;
@@ -450,8 +448,7 @@ fn merged_chunk(
         }
         // A whole chunk needs no initial content.
         _ if part.whole_chunk => {}
-        // SAFETY: `chunk` is exclusively ours.
-        _ => unsafe { copy::fill_raw(&all, &pattern, chunk.as_mut_ptr(), chunk.len(), &whole)? },
+        _ => copy::fill(chunk, pattern),
     }
     let src = Layout {
         offset: part.buf_offset,
@@ -462,7 +459,7 @@ fn merged_chunk(
         strides: &plan.chunk_strides,
     };
     copy::copy(meta.item_size(), &part.extent, buf, &src, chunk, &dst)?;
-    if meta.fill_value.is_some() && all_equal(chunk, &pattern) {
+    if meta.fill_value.is_some() && all_equal(chunk, pattern) {
         return Ok(Merged::Fill);
     }
     if meta.dtype.needs_swap() {

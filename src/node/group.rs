@@ -25,6 +25,11 @@ pub enum NodeKind {
 
 /// The kind of node at `path`.
 pub fn node_kind(store: &dyn Store, path: &str) -> Result<NodeKind> {
+    match v3_node_type(store, path)?.as_deref() {
+        Some("array") => return Ok(NodeKind::Array),
+        Some("group") => return Ok(NodeKind::Group),
+        _ => {}
+    }
     Ok(if contains_array(store, path)? {
         NodeKind::Array
     } else if contains_group(store, path)? {
