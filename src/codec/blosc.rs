@@ -126,4 +126,19 @@ impl Codec for Blosc {
         }
         Ok(())
     }
+
+    fn decode_bounded(&self, data: &[u8], limit: usize) -> Result<Vec<u8>> {
+        let mut nbytes = 0usize;
+        // SAFETY: blosc reads at most `data.len()` bytes of `data`.
+        let valid = unsafe {
+            ffi::blosc_cbuffer_validate(data.as_ptr() as *const c_void, data.len(), &mut nbytes)
+        };
+        if valid != 0 {
+            return Err(Error::Codec("blosc data is truncated or not blosc".into()));
+        }
+        super::check_limit(&self.config(), nbytes, limit)?;
+        let mut out = vec![0u8; nbytes];
+        self.decode_into(data, &mut out)?;
+        Ok(out)
+    }
 }

@@ -36,4 +36,8 @@ impl Codec for Bz2 {
     fn decode_into(&self, data: &[u8], out: &mut [u8]) -> Result<()> {
         read_exact_stream("bz2", MultiBzDecoder::new(data), out)
     }
+
+    fn decode_bounded(&self, data: &[u8], limit: usize) -> Result<Vec<u8>> {
+        super::read_bounded_stream("bz2", MultiBzDecoder::new(data), limit)
+    }
 }

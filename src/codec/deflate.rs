@@ -1,6 +1,6 @@
 //! zlib and gzip (DEFLATE in its two wrappers), as numcodecs' `Zlib` and `GZip`.
 
-use super::{config_map, read_exact_stream, Codec, Config};
+use super::{config_map, read_bounded_stream, read_exact_stream, Codec, Config};
 use crate::error::{Error, Result};
 use flate2::{read, write, Compression};
 use serde_json::{Map, Value};
@@ -65,6 +65,13 @@ impl Codec for Deflate {
         match self.wrapper {
             Wrapper::Zlib => read_exact_stream("zlib", read::ZlibDecoder::new(data), out),
             Wrapper::Gzip => read_exact_stream("gzip", read::MultiGzDecoder::new(data), out),
+        }
+    }
+
+    fn decode_bounded(&self, data: &[u8], limit: usize) -> Result<Vec<u8>> {
+        match self.wrapper {
+            Wrapper::Zlib => read_bounded_stream("zlib", read::ZlibDecoder::new(data), limit),
+            Wrapper::Gzip => read_bounded_stream("gzip", read::MultiGzDecoder::new(data), limit),
         }
     }
 }

@@ -46,4 +46,15 @@ impl Codec for Lz4 {
             .map_err(|e| Error::Codec(format!("lz4: {e}")))?;
         check_len("lz4", n, out.len())
     }
+
+    fn decode_bounded(&self, data: &[u8], limit: usize) -> Result<Vec<u8>> {
+        let size = data
+            .get(..4)
+            .map(|p| u32::from_le_bytes([p[0], p[1], p[2], p[3]]) as usize)
+            .ok_or_else(|| Error::Codec("lz4 data is shorter than its length prefix".into()))?;
+        super::check_limit(&self.config(), size, limit)?;
+        let mut out = vec![0u8; size];
+        self.decode_into(data, &mut out)?;
+        Ok(out)
+    }
 }

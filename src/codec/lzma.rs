@@ -83,10 +83,18 @@ impl Codec for Lzma {
     }
 
     fn decode_into(&self, data: &[u8], out: &mut [u8]) -> Result<()> {
-        // The auto decoder reads both xz and "alone" streams; the memory limit bounds what a
-        // hostile header can make it allocate.
-        let stream = Stream::new_auto_decoder(1 << 30, xz2::stream::CONCATENATED)
-            .map_err(|e| Error::Codec(format!("lzma: {e}")))?;
-        read_exact_stream("lzma", xz2::read::XzDecoder::new_stream(data, stream), out)
+        read_exact_stream("lzma", decoder(data)?, out)
     }
+
+    fn decode_bounded(&self, data: &[u8], limit: usize) -> Result<Vec<u8>> {
+        super::read_bounded_stream("lzma", decoder(data)?, limit)
+    }
+}
+
+/// A decoder of both xz and "alone" streams; its memory limit bounds what a hostile header
+/// can make it allocate.
+fn decoder(data: &[u8]) -> Result<xz2::read::XzDecoder<&[u8]>> {
+    let stream = Stream::new_auto_decoder(1 << 30, xz2::stream::CONCATENATED)
+        .map_err(|e| Error::Codec(format!("lzma: {e}")))?;
+    Ok(xz2::read::XzDecoder::new_stream(data, stream))
 }

@@ -34,6 +34,13 @@ pub trait Codec: Send + Sync + std::fmt::Debug {
                 .unwrap_or("?")
         )))
     }
+    /// Decodes data whose decoded size is not known in advance (variable-length chunks),
+    /// failing once the output would exceed `limit` bytes, so memory stays bounded.
+    fn decode_bounded(&self, data: &[u8], limit: usize) -> Result<Vec<u8>> {
+        let out = self.decode_outer(data)?;
+        check_limit(&self.config(), out.len(), limit)?;
+        Ok(out)
+    }
 }
 
 /// A shared codec.
@@ -137,6 +144,37 @@ pub(crate) fn check_len(codec: &str, got: usize, expected: usize) -> Result<()> 
             "{codec} data decodes to {got} bytes, expected {expected}"
         )))
     }
+}
+
+/// Fails when a decoded size exceeds `limit`.
+pub(crate) fn check_limit(config: &Map<String, Value>, size: usize, limit: usize) -> Result<()> {
+    if size > limit {
+        let id = config.get("id").and_then(Value::as_str).unwrap_or("?");
+        return Err(Error::Codec(format!(
+            "{id} data decodes to more than the limit of {limit} bytes"
+        )));
+    }
+    Ok(())
+}
+
+/// Reads a stream decoder to its end, failing once it yields more than `limit` bytes.
+pub(crate) fn read_bounded_stream(
+    codec: &str,
+    reader: impl std::io::Read,
+    limit: usize,
+) -> Result<Vec<u8>> {
+    use std::io::Read;
+    let mut out = Vec::new();
+    reader
+        .take(limit as u64 + 1)
+        .read_to_end(&mut out)
+        .map_err(|e| Error::Codec(format!("{codec}: {e}")))?;
+    if out.len() > limit {
+        return Err(Error::Codec(format!(
+            "{codec} data decodes to more than the limit of {limit} bytes"
+        )));
+    }
+    Ok(out)
 }
 
 /// Reads a stream decoder into `out`, failing if it yields more or fewer bytes; memory stays

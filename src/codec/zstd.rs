@@ -48,4 +48,10 @@ impl Codec for Zstd {
             .map_err(|e| Error::Codec(format!("zstd: {e}")))?;
         check_len("zstd", n, out.len())
     }
+
+    fn decode_bounded(&self, data: &[u8], limit: usize) -> Result<Vec<u8>> {
+        let decoder = zstd::stream::read::Decoder::with_buffer(data)
+            .map_err(|e| Error::Codec(format!("zstd: {e}")))?;
+        super::read_bounded_stream("zstd", decoder, limit)
+    }
 }

@@ -6,3 +6,4 @@ pub mod lock;
 pub mod pool;
 pub mod region;
 pub mod shard;
+pub mod vlen;

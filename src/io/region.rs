@@ -118,11 +118,10 @@ pub fn check(
     layout: MemLayout,
     buf_len: usize,
 ) -> Result<Vec<usize>> {
-    let rank = meta.rank();
-    if region.start.len() != rank || region.count.len() != rank {
-        return Err(Error::RankMismatch(format!(
-            "the region has {} dimensions but the array has {rank}",
-            region.count.len()
+    if meta.dtype.is_variable() {
+        return Err(Error::DtypeMismatch(format!(
+            "the array holds variable-length items ({}): use the vlen read and write calls",
+            meta.dtype.element_type().name()
         )));
     }
     let stored = meta.dtype.element_type();
@@ -134,6 +133,19 @@ pub fn check(
             meta.dtype.to_v2()
         )));
     }
+    check_bounds(meta, region)?;
+    layout.strides(region.count, meta.item_size(), buf_len)
+}
+
+/// Checks that a region has the array's rank and lies inside its shape.
+pub fn check_bounds(meta: &ArrayMeta, region: Region) -> Result<()> {
+    let rank = meta.rank();
+    if region.start.len() != rank || region.count.len() != rank {
+        return Err(Error::RankMismatch(format!(
+            "the region has {} dimensions but the array has {rank}",
+            region.count.len()
+        )));
+    }
     for d in 0..rank {
         let end = region.start[d].checked_add(region.count[d]);
         if end.is_none_or(|e| e > meta.shape[d]) {
@@ -143,7 +155,7 @@ pub fn check(
             )));
         }
     }
-    layout.strides(region.count, meta.item_size(), buf_len)
+    Ok(())
 }
 
 /// Where one chunk meets the region.

@@ -23,8 +23,8 @@ impl ByteOrder {
     };
 }
 
-/// The kind and size of a stored type. New kinds (strings, structured, void) are added
-/// here as variants; everything above the metadata layer sees only this model.
+/// The kind and size of a stored type; everything above the metadata layer sees only
+/// this model.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DataKind {
     /// One byte, 0 or 1.
@@ -41,6 +41,42 @@ pub enum DataKind {
     DateTime(String),
     /// numpy timedelta64 with its unit, moved as int64.
     TimeDelta(String),
+    /// Fixed-width byte string of this many bytes (v2 `S<n>`), NUL-padded.
+    FixedBytes(usize),
+    /// Fixed-width unicode string of this many UTF-32 code units (v2 `U<n>`), NUL-padded.
+    Unicode(usize),
+    /// Opaque bytes of this size (v2 `V<n>`, v3 `r<8n>` and `raw_bytes`).
+    Raw(usize),
+    /// A record of named fields (v2 structured type), packed without padding.
+    Structured(Vec<Field>),
+    /// Variable-length UTF-8 string (v2 `|O` with `vlen-utf8`, v3 `string`).
+    String,
+    /// Variable-length byte string (v2 `|O` with `vlen-bytes`, v3 `bytes`).
+    VlenBytes,
+    /// Variable-length one-dimensional array of a numeric type (v2 `|O` with `vlen-array`).
+    VlenArray(Box<DType>),
+}
+
+/// One field of a structured type.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Field {
+    /// Field name, unique within its record.
+    pub name: String,
+    /// Type of one element of the field (possibly itself structured).
+    pub dtype: DType,
+    /// Sub-array shape (empty for a scalar field).
+    pub shape: Vec<u64>,
+    /// Byte offset of the field inside the record.
+    pub offset: usize,
+}
+
+impl Field {
+    /// Size of the field in bytes (element size times the sub-array's element count).
+    pub fn size(&self) -> usize {
+        self.shape.iter().fold(self.dtype.item_size(), |acc, &n| {
+            acc.saturating_mul(n as usize)
+        })
+    }
 }
 
 /// A stored data type: kind plus byte order.
@@ -84,9 +120,16 @@ pub enum ElementType {
     Complex64 = 13,
     /// Two float64 (real, imaginary).
     Complex128 = 14,
+    /// Raw item bytes of the array's item size: fixed-width strings (`S`, `U`), void (`V`,
+    /// `r*`) and structured records.
+    Raw = 15,
+    /// Variable-length UTF-8 strings (read and written through the vlen calls).
+    String = 16,
+    /// Variable-length bytes or arrays (read and written through the vlen calls).
+    Bytes = 17,
 }
 
-const ELEMENT_TYPES: [(ElementType, &str, usize); 14] = [
+const ELEMENT_TYPES: [(ElementType, &str, usize); 17] = [
     (ElementType::Bool, "bool", 1),
     (ElementType::Int8, "int8", 1),
     (ElementType::Int16, "int16", 2),
@@ -101,6 +144,9 @@ const ELEMENT_TYPES: [(ElementType, &str, usize); 14] = [
     (ElementType::Float64, "float64", 8),
     (ElementType::Complex64, "complex64", 8),
     (ElementType::Complex128, "complex128", 16),
+    (ElementType::Raw, "raw", 0),
+    (ElementType::String, "string", 0),
+    (ElementType::Bytes, "bytes", 0),
 ];
 
 impl ElementType {
@@ -131,7 +177,8 @@ impl ElementType {
             .unwrap_or("")
     }
 
-    /// Size of one element in bytes.
+    /// Size of one element in bytes (0 for the raw and variable-length types, whose size
+    /// depends on the array).
     pub fn size(self) -> usize {
         ELEMENT_TYPES
             .iter()
@@ -140,8 +187,9 @@ impl ElementType {
             .unwrap_or(0)
     }
 
-    /// The stored type for this element type in the given byte order.
-    pub fn to_dtype(self, order: ByteOrder) -> DType {
+    /// The stored type for this element type in the given byte order; `None` for
+    /// [`ElementType::Raw`], whose size only a type name gives.
+    pub fn to_dtype(self, order: ByteOrder) -> Option<DType> {
         let kind = match self {
             ElementType::Bool => DataKind::Bool,
             ElementType::Int8 => DataKind::Int(1),
@@ -157,35 +205,60 @@ impl ElementType {
             ElementType::Float64 => DataKind::Float(8),
             ElementType::Complex64 => DataKind::Complex(8),
             ElementType::Complex128 => DataKind::Complex(16),
+            ElementType::String => DataKind::String,
+            ElementType::Bytes => DataKind::VlenBytes,
+            ElementType::Raw => return None,
         };
-        DType::new(kind, order)
+        Some(DType::new(kind, order))
     }
 }
 
 impl DType {
-    /// A type of `kind`; one-byte kinds get [`ByteOrder::NotApplicable`] whatever `order` says.
+    /// A type of `kind`; kinds without a byte order (one-byte numbers, byte strings, raw
+    /// bytes, records, variable-length types) get [`ByteOrder::NotApplicable`] whatever
+    /// `order` says.
     pub fn new(kind: DataKind, order: ByteOrder) -> Self {
         let mut dtype = DType { kind, order };
-        if dtype.item_size() == 1 {
+        if dtype.swap_unit() <= 1 {
             dtype.order = ByteOrder::NotApplicable;
         }
         dtype
     }
 
-    /// Size of one item in bytes.
+    /// Size of one item in bytes (0 for variable-length types, which have no fixed size).
     pub fn item_size(&self) -> usize {
         match &self.kind {
             DataKind::Bool => 1,
             DataKind::Int(n) | DataKind::UInt(n) | DataKind::Float(n) | DataKind::Complex(n) => *n,
             DataKind::DateTime(_) | DataKind::TimeDelta(_) => 8,
+            DataKind::FixedBytes(n) | DataKind::Raw(n) => *n,
+            DataKind::Unicode(n) => n.saturating_mul(4),
+            DataKind::Structured(fields) => fields.iter().map(Field::size).sum(),
+            DataKind::String | DataKind::VlenBytes | DataKind::VlenArray(_) => 0,
         }
     }
 
+    /// Whether items have variable length (strings, bytes and arrays of `|O` arrays).
+    pub fn is_variable(&self) -> bool {
+        matches!(
+            self.kind,
+            DataKind::String | DataKind::VlenBytes | DataKind::VlenArray(_)
+        )
+    }
+
     /// Size of the unit whose bytes are swapped to change byte order (a complex number
-    /// swaps each half), or 1 when nothing is swapped.
+    /// swaps each half, a unicode string each code unit), or 1 when nothing is swapped
+    /// (byte strings, raw bytes and records, whose fields keep their stored order).
     pub fn swap_unit(&self) -> usize {
         match &self.kind {
             DataKind::Complex(n) => n / 2,
+            DataKind::Unicode(_) => 4,
+            DataKind::FixedBytes(_)
+            | DataKind::Raw(_)
+            | DataKind::Structured(_)
+            | DataKind::String
+            | DataKind::VlenBytes
+            | DataKind::VlenArray(_) => 1,
             _ => self.item_size(),
         }
     }
@@ -214,6 +287,12 @@ impl DType {
             DataKind::Float(_) => ElementType::Float64,
             DataKind::Complex(8) => ElementType::Complex64,
             DataKind::Complex(_) => ElementType::Complex128,
+            DataKind::FixedBytes(_)
+            | DataKind::Unicode(_)
+            | DataKind::Raw(_)
+            | DataKind::Structured(_) => ElementType::Raw,
+            DataKind::String => ElementType::String,
+            DataKind::VlenBytes | DataKind::VlenArray(_) => ElementType::Bytes,
         }
     }
 
@@ -245,9 +324,23 @@ impl DType {
                     DataKind::TimeDelta(unit.to_string())
                 }
             }
-            'S' | 'U' | 'V' | 'O' => {
-                return Err(Error::Unsupported(format!(
-                    "data type {text:?} is not supported by this version of libzarr"
+            'S' | 'U' | 'V' => {
+                let size: usize = body.parse().map_err(|_| unknown())?;
+                if size == 0 || size > MAX_ITEM_SIZE {
+                    return Err(Error::Metadata(format!(
+                        "data type {text:?}: the size must be in 1..={MAX_ITEM_SIZE}"
+                    )));
+                }
+                match kind_char {
+                    'S' => DataKind::FixedBytes(size),
+                    'U' => DataKind::Unicode(size),
+                    _ => DataKind::Raw(size),
+                }
+            }
+            'O' => {
+                return Err(Error::Metadata(format!(
+                    "object data type {text:?} needs a vlen-utf8, vlen-bytes or vlen-array \
+                     filter saying what its items are"
                 )))
             }
             _ => {
@@ -263,7 +356,7 @@ impl DType {
             }
         };
         let dtype = DType::new(kind, order);
-        if order == ByteOrder::NotApplicable && dtype.item_size() > 1 {
+        if order == ByteOrder::NotApplicable && dtype.swap_unit() > 1 {
             return Err(Error::Metadata(format!(
                 "data type {text:?} needs a byte order ('<' or '>')"
             )));
@@ -271,7 +364,42 @@ impl DType {
         Ok(dtype)
     }
 
-    /// The numpy type string v2 metadata stores (`"<f8"`, `"|u1"`, `">M8[ns]"`).
+    /// Parses a v2 `dtype` value: a type string, or a structured type as a list of
+    /// `[name, type]` / `[name, type, shape]` entries (types possibly nested).
+    pub fn parse_v2_json(value: &serde_json::Value) -> Result<Self> {
+        parse_v2_value(value, 0)
+    }
+
+    /// The v2 `dtype` value: a type string, or the field list of a structured type.
+    pub fn to_v2_json(&self) -> serde_json::Value {
+        use serde_json::Value;
+        match &self.kind {
+            DataKind::Structured(fields) => Value::Array(
+                fields
+                    .iter()
+                    .map(|f| {
+                        let mut entry = vec![Value::from(f.name.clone()), f.dtype.to_v2_json()];
+                        if !f.shape.is_empty() {
+                            entry.push(f.shape.clone().into());
+                        }
+                        Value::Array(entry)
+                    })
+                    .collect(),
+            ),
+            _ => Value::from(self.to_v2()),
+        }
+    }
+
+    /// The fields of a structured type flattened to their leaves: nested names joined with
+    /// `.`, offsets from the start of the record. Empty for other types.
+    pub fn leaf_fields(&self) -> Vec<Field> {
+        let mut out = Vec::new();
+        collect_leaves(self, "", 0, &mut out);
+        out
+    }
+
+    /// The numpy type string v2 metadata stores (`"<f8"`, `"|u1"`, `">M8[ns]"`, `"|O"` for
+    /// variable-length types; the compact JSON field list for structured types).
     pub fn to_v2(&self) -> String {
         let order = match self.order {
             ByteOrder::Little => '<',
@@ -286,6 +414,126 @@ impl DType {
             DataKind::Complex(n) => format!("{order}c{n}"),
             DataKind::DateTime(u) => format!("{order}M8[{u}]"),
             DataKind::TimeDelta(u) => format!("{order}m8[{u}]"),
+            DataKind::FixedBytes(n) => format!("|S{n}"),
+            DataKind::Unicode(n) => format!("{order}U{n}"),
+            DataKind::Raw(n) => format!("|V{n}"),
+            DataKind::Structured(_) => self.to_v2_json().to_string(),
+            DataKind::String | DataKind::VlenBytes | DataKind::VlenArray(_) => "|O".into(),
+        }
+    }
+}
+
+/// Largest item of a fixed-size type libzarr accepts (1 GiB).
+pub const MAX_ITEM_SIZE: usize = 1 << 30;
+
+/// Deepest nesting of structured types accepted.
+const MAX_NESTING: usize = 32;
+
+fn parse_v2_value(value: &serde_json::Value, depth: usize) -> Result<DType> {
+    use serde_json::Value;
+    let list = match value {
+        Value::String(s) => return DType::parse_v2(s),
+        Value::Array(list) => list,
+        other => {
+            return Err(Error::Metadata(format!(
+                "dtype {other} is neither a type string nor a list of fields"
+            )))
+        }
+    };
+    if depth >= MAX_NESTING {
+        return Err(Error::Metadata(format!(
+            "structured dtype nests deeper than {MAX_NESTING} levels"
+        )));
+    }
+    if list.is_empty() {
+        return Err(Error::Metadata("structured dtype has no fields".into()));
+    }
+    let mut fields: Vec<Field> = Vec::with_capacity(list.len());
+    let mut offset = 0usize;
+    for entry in list {
+        let bad = || {
+            Error::Metadata(format!(
+                "structured dtype field {entry} is not [name, type] or [name, type, shape]"
+            ))
+        };
+        let parts = entry
+            .as_array()
+            .filter(|p| (2..=3).contains(&p.len()))
+            .ok_or_else(bad)?;
+        let name = parts[0].as_str().ok_or_else(bad)?.to_string();
+        if fields.iter().any(|f| f.name == name) {
+            return Err(Error::Metadata(format!(
+                "structured dtype has two fields named {name:?}"
+            )));
+        }
+        let dtype = parse_v2_value(&parts[1], depth + 1).map_err(|e| match e {
+            Error::Metadata(m) => Error::Metadata(format!("field {name:?}: {m}")),
+            other => other,
+        })?;
+        if dtype.is_variable() {
+            return Err(Error::Metadata(format!(
+                "field {name:?}: variable-length types cannot be record fields"
+            )));
+        }
+        let shape = match parts.get(2) {
+            None => Vec::new(),
+            Some(Value::Array(dims)) => dims
+                .iter()
+                .map(|d| d.as_u64().ok_or_else(bad))
+                .collect::<Result<Vec<u64>>>()?,
+            Some(Value::Number(n)) => vec![n.as_u64().ok_or_else(bad)?],
+            Some(_) => return Err(bad()),
+        };
+        let field = Field {
+            name,
+            dtype,
+            shape,
+            offset,
+        };
+        let size = field
+            .shape
+            .iter()
+            .try_fold(field.dtype.item_size() as u64, |acc, &n| acc.checked_mul(n))
+            .filter(|&s| s <= MAX_ITEM_SIZE as u64)
+            .ok_or_else(|| {
+                Error::Metadata(format!(
+                    "field {:?} is larger than {MAX_ITEM_SIZE} bytes",
+                    field.name
+                ))
+            })?;
+        offset += size as usize;
+        if offset > MAX_ITEM_SIZE {
+            return Err(Error::Metadata(format!(
+                "structured dtype is larger than {MAX_ITEM_SIZE} bytes"
+            )));
+        }
+        fields.push(field);
+    }
+    Ok(DType::new(
+        DataKind::Structured(fields),
+        ByteOrder::NotApplicable,
+    ))
+}
+
+fn collect_leaves(dtype: &DType, prefix: &str, base: usize, out: &mut Vec<Field>) {
+    let DataKind::Structured(fields) = &dtype.kind else {
+        return;
+    };
+    for f in fields {
+        let name = if prefix.is_empty() {
+            f.name.clone()
+        } else {
+            format!("{prefix}.{}", f.name)
+        };
+        if matches!(f.dtype.kind, DataKind::Structured(_)) && f.shape.is_empty() {
+            collect_leaves(&f.dtype, &name, base + f.offset, out);
+        } else {
+            out.push(Field {
+                name,
+                dtype: f.dtype.clone(),
+                shape: f.shape.clone(),
+                offset: base + f.offset,
+            });
         }
     }
 }
@@ -317,7 +565,7 @@ mod tests {
     fn v2_names_round_trip() {
         for name in [
             "|b1", "|i1", "<i2", ">i4", "<i8", "|u1", ">u2", "<u4", ">u8", "<f2", ">f4", "<f8",
-            "<c8", ">c16", "<M8[ns]", ">m8[10s]", "<M8[D]",
+            "<c8", ">c16", "<M8[ns]", ">m8[10s]", "<M8[D]", "|S12", "<U3", ">U1", "|V7",
         ] {
             assert_eq!(DType::parse_v2(name).unwrap().to_v2(), name);
         }
@@ -339,10 +587,48 @@ mod tests {
                 "{name}"
             );
         }
-        assert!(matches!(
-            DType::parse_v2("|S12"),
-            Err(Error::Unsupported(_))
-        ));
+        assert!(matches!(DType::parse_v2("|O"), Err(Error::Metadata(_))));
+        assert!(matches!(DType::parse_v2("|S0"), Err(Error::Metadata(_))));
+    }
+
+    #[test]
+    fn structured_types_parse_flatten_and_render() {
+        let json: serde_json::Value = serde_json::from_str(
+            r#"[["a", "<i4"], ["b", ">f8", [2, 3]], ["c", [["x", "|u1"], ["y", "<U2"]]]]"#,
+        )
+        .unwrap();
+        let d = DType::parse_v2_json(&json).unwrap();
+        assert_eq!(d.item_size(), 4 + 48 + 9);
+        assert_eq!(d.element_type(), ElementType::Raw);
+        assert!(!d.needs_swap());
+        assert_eq!(d.to_v2_json(), json);
+        let leaves: Vec<(String, usize, String)> = d
+            .leaf_fields()
+            .into_iter()
+            .map(|f| (f.name, f.offset, f.dtype.to_v2()))
+            .collect();
+        assert_eq!(
+            leaves,
+            [
+                ("a".into(), 0, "<i4".into()),
+                ("b".into(), 4, ">f8".into()),
+                ("c.x".into(), 52, "|u1".into()),
+                ("c.y".into(), 53, "<U2".into()),
+            ]
+        );
+        for bad in [
+            r#"[]"#,
+            r#"[["a"]]"#,
+            r#"[["a","<i4"],["a","<i2"]]"#,
+            r#"[["a","|O"]]"#,
+            r#"[[1,"<i4"]]"#,
+        ] {
+            let v: serde_json::Value = serde_json::from_str(bad).unwrap();
+            assert!(
+                matches!(DType::parse_v2_json(&v), Err(Error::Metadata(_))),
+                "{bad}"
+            );
+        }
     }
 
     #[test]

@@ -3,14 +3,18 @@
 
 use super::dtype::{DType, DataKind};
 use crate::error::{Error, Result};
+use base64::engine::general_purpose::STANDARD as BASE64;
+use base64::Engine;
 use half::f16;
 use serde_json::Value;
 
-/// One element's bytes (native byte order), or `None` when the metadata says `null`.
+/// One element's bytes (native byte order; for variable-length types the item's bytes),
+/// or `None` when the metadata says `null`.
 pub type FillValue = Option<Vec<u8>>;
 
 /// Parses a v2 `fill_value` for `dtype`. Tolerant of every form peers write: numbers,
-/// `"NaN"`, `"Infinity"`, `"-Infinity"`, booleans, `[re, im]` pairs, `"NaT"`.
+/// `"NaN"`, `"Infinity"`, `"-Infinity"`, booleans, `[re, im]` pairs, `"NaT"`, base64 for
+/// byte strings, raw bytes and records (`""` and `0` meaning zeros), text for strings.
 pub fn parse_fill(value: &Value, dtype: &DType) -> Result<FillValue> {
     if value.is_null() {
         return Ok(None);
@@ -69,8 +73,81 @@ pub fn parse_fill(value: &Value, dtype: &DType) -> Result<FillValue> {
             };
             i.to_ne_bytes().to_vec()
         }
+        DataKind::FixedBytes(n) | DataKind::Raw(n) => {
+            let mut bytes = base64_or_zero(value, dtype)?;
+            let exact = !matches!(dtype.kind, DataKind::FixedBytes(_));
+            if bytes.len() > *n || (exact && !bytes.is_empty() && bytes.len() != *n) {
+                return Err(Error::Metadata(format!(
+                    "fill_value {value} holds {} bytes; data type {} has {n}",
+                    bytes.len(),
+                    dtype.to_v2()
+                )));
+            }
+            bytes.resize(*n, 0);
+            bytes
+        }
+        DataKind::Structured(_) => {
+            let mut bytes = base64_or_zero(value, dtype)?;
+            let n = dtype.item_size();
+            if !bytes.is_empty() && bytes.len() != n {
+                return Err(Error::Metadata(format!(
+                    "fill_value {value} holds {} bytes; the record has {n}",
+                    bytes.len()
+                )));
+            }
+            bytes.resize(n, 0);
+            bytes
+        }
+        DataKind::Unicode(n) => {
+            let text = text_of(value).ok_or_else(bad)?;
+            let units: Vec<u32> = text.chars().map(u32::from).collect();
+            if units.len() > *n {
+                return Err(Error::Metadata(format!(
+                    "fill_value {value} has {} characters; data type {} holds {n}",
+                    units.len(),
+                    dtype.to_v2()
+                )));
+            }
+            let mut bytes: Vec<u8> = units.iter().flat_map(|u| u.to_ne_bytes()).collect();
+            bytes.resize(n * 4, 0);
+            bytes
+        }
+        DataKind::String => text_of(value).ok_or_else(bad)?.into_bytes(),
+        DataKind::VlenBytes => base64_or_zero(value, dtype)?,
+        DataKind::VlenArray(_) => match value {
+            Value::Number(n) if n.as_f64() == Some(0.0) => Vec::new(),
+            Value::String(s) if s.is_empty() => Vec::new(),
+            _ => return Err(bad()),
+        },
     };
     Ok(Some(bytes))
+}
+
+/// Bytes of a base64 fill value; `""` and `0` (written by some peers) mean zeros, given as
+/// an empty vector the caller pads.
+fn base64_or_zero(value: &Value, dtype: &DType) -> Result<Vec<u8>> {
+    match value {
+        Value::Number(n) if n.as_f64() == Some(0.0) => Ok(Vec::new()),
+        Value::String(s) => BASE64.decode(s).map_err(|e| {
+            Error::Metadata(format!(
+                "fill_value {value} for data type {} is not valid base64: {e}",
+                dtype.to_v2()
+            ))
+        }),
+        _ => Err(Error::Metadata(format!(
+            "fill_value {value} for data type {} must be a base64 string",
+            dtype.to_v2()
+        ))),
+    }
+}
+
+/// Text of a string fill value; a number stands for its decimal text, as numpy converts it.
+fn text_of(value: &Value) -> Option<String> {
+    match value {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
 }
 
 /// Renders a fill value as v2 metadata JSON, in the form zarr-python and tensorstore read.
@@ -91,7 +168,25 @@ pub fn render_fill(fill: &FillValue, dtype: &DType) -> Value {
             ])
         }
         DataKind::DateTime(_) | DataKind::TimeDelta(_) => Value::from(read_int(bytes, 8)),
+        DataKind::FixedBytes(_)
+        | DataKind::Raw(_)
+        | DataKind::Structured(_)
+        | DataKind::VlenBytes
+        | DataKind::VlenArray(_) => Value::from(BASE64.encode(bytes)),
+        DataKind::Unicode(_) => Value::from(unicode_text(bytes)),
+        DataKind::String => Value::from(String::from_utf8_lossy(bytes).into_owned()),
     }
+}
+
+/// The text of a `U` item in native-order UTF-32, without its NUL padding (invalid code
+/// points become U+FFFD).
+pub fn unicode_text(bytes: &[u8]) -> String {
+    bytes
+        .chunks_exact(4)
+        .map(|c| u32::from_ne_bytes([c[0], c[1], c[2], c[3]]))
+        .take_while(|&u| u != 0)
+        .map(|u| char::from_u32(u).unwrap_or(char::REPLACEMENT_CHARACTER))
+        .collect()
 }
 
 /// The integer a JSON value holds: an integer, or a float with no fractional part.
@@ -208,6 +303,29 @@ mod tests {
         assert_eq!(round(json!([1.0, "NaN"]), "<c16"), json!([1.0, "NaN"]));
         assert_eq!(round(json!("NaT"), "<M8[ns]"), json!(i64::MIN));
         assert_eq!(round(json!(0.0), "<i4"), json!(0));
+        assert_eq!(round(json!("YWI="), "|S3"), json!("YWIA"));
+        assert_eq!(round(json!(""), "|S2"), json!("AAA="));
+        assert_eq!(round(json!(0), "|V2"), json!("AAA="));
+        assert_eq!(round(json!("AQI="), "|V2"), json!("AQI="));
+        assert_eq!(round(json!("héllo😀"), ">U8"), json!("héllo😀"));
+        assert_eq!(round(json!(0), "<U3"), json!("0"));
+    }
+
+    #[test]
+    fn structured_and_string_fills() {
+        let d = DType::parse_v2_json(&json!([["a", "<i2"], ["b", "|u1"]])).unwrap();
+        assert_eq!(parse_fill(&json!("AQID"), &d).unwrap(), Some(vec![1, 2, 3]));
+        assert_eq!(parse_fill(&json!(""), &d).unwrap(), Some(vec![0, 0, 0]));
+        assert!(parse_fill(&json!("AQI="), &d).is_err());
+        assert!(parse_fill(&json!("!!"), &d).is_err());
+        let u = DType::parse_v2("<U2").unwrap();
+        assert!(parse_fill(&json!("abc"), &u).is_err());
+        let s = DType::new(
+            DataKind::String,
+            super::super::dtype::ByteOrder::NotApplicable,
+        );
+        assert_eq!(parse_fill(&json!("ab"), &s).unwrap(), Some(b"ab".to_vec()));
+        assert_eq!(render_fill(&Some(b"ab".to_vec()), &s), json!("ab"));
     }
 
     #[test]

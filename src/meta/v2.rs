@@ -1,7 +1,7 @@
 //! Zarr v2 documents: `.zarray` ⇄ [`ArrayMeta`], and the `.zgroup` document.
 
 use super::doc::Doc;
-use super::dtype::DType;
+use super::dtype::{ByteOrder, DType, DataKind, ElementType};
 use super::fill::{parse_fill, render_fill};
 use super::{json, ArrayMeta, KeyEncoding, Order};
 use crate::codec;
@@ -26,15 +26,29 @@ pub fn parse_array(bytes: &[u8]) -> Result<ArrayMeta> {
     let dims = |key: &str| doc.u64_list(key);
     let shape = dims("shape")?;
     let chunks = dims("chunks")?;
+    let mut filter_list: &[Value] = match field("filters")? {
+        Value::Null => &[],
+        Value::Array(list) => list,
+        _ => return Err(bad("filters", "an array or null")),
+    };
     let dtype = match field("dtype")? {
-        Value::String(s) => DType::parse_v2(s)?,
-        Value::Array(_) => {
-            return Err(Error::Unsupported(
-                ".zarray: structured data types are not supported by this version of libzarr"
-                    .into(),
-            ))
+        Value::String(s) if s == "|O" => {
+            let (first, rest) = filter_list.split_first().ok_or_else(|| {
+                bad(
+                    "filters",
+                    "a list starting with vlen-utf8, vlen-bytes or vlen-array for dtype \"|O\"",
+                )
+            })?;
+            filter_list = rest;
+            object_dtype(first)?
         }
-        _ => return Err(bad("dtype", "a string")),
+        value @ (Value::String(_) | Value::Array(_)) => {
+            DType::parse_v2_json(value).map_err(|e| match e {
+                Error::Metadata(m) => Error::Metadata(format!("{ARRAY_KEY}: {m}")),
+                other => other,
+            })?
+        }
+        _ => return Err(bad("dtype", "a type string or a list of fields")),
     };
     let order = match field("order")?.as_str() {
         Some("C") => Order::C,
@@ -47,10 +61,9 @@ pub fn parse_array(bytes: &[u8]) -> Result<ArrayMeta> {
         Value::Object(config) => vec![codec::from_config(config, item_size)?],
         _ => return Err(bad("compressor", "an object or null")),
     };
-    let filters = match field("filters")? {
-        Value::Null => Vec::new(),
-        Value::Array(list) if list.is_empty() => Vec::new(),
-        Value::Array(list) => {
+    let filters = match filter_list {
+        [] => Vec::new(),
+        list => {
             let ids: Vec<String> = list
                 .iter()
                 .map(|f| {
@@ -64,7 +77,6 @@ pub fn parse_array(bytes: &[u8]) -> Result<ArrayMeta> {
                 "filters {ids:?} are not supported by this version of libzarr"
             )));
         }
-        _ => return Err(bad("filters", "an array or null")),
     };
     let fill_value = parse_fill(field("fill_value")?, &dtype)?;
     let separator = match obj.get("dimension_separator") {
@@ -89,6 +101,52 @@ pub fn parse_array(bytes: &[u8]) -> Result<ArrayMeta> {
     Ok(meta)
 }
 
+/// The variable-length type an object array's first filter (its object codec) names.
+pub fn object_dtype(config: &Value) -> Result<DType> {
+    let id = config.get("id").and_then(Value::as_str).unwrap_or("");
+    let kind = match id {
+        "vlen-utf8" => DataKind::String,
+        "vlen-bytes" => DataKind::VlenBytes,
+        "vlen-array" => {
+            let inner = config
+                .get("dtype")
+                .and_then(Value::as_str)
+                .ok_or_else(|| {
+                    Error::Metadata(format!(
+                        "{ARRAY_KEY}: vlen-array filter {config} has no \"dtype\" string"
+                    ))
+                })
+                .and_then(DType::parse_v2)?;
+            if inner.item_size() == 0 || inner.element_type() == ElementType::Raw {
+                return Err(Error::Metadata(format!(
+                    "{ARRAY_KEY}: vlen-array items must be numbers, not {}",
+                    inner.to_v2()
+                )));
+            }
+            DataKind::VlenArray(Box::new(inner))
+        }
+        _ => {
+            return Err(Error::CodecUnsupported(format!(
+                "{ARRAY_KEY}: object dtype \"|O\" with first filter {config}: only vlen-utf8, \
+                 vlen-bytes and vlen-array are supported"
+            )))
+        }
+    };
+    Ok(DType::new(kind, ByteOrder::NotApplicable))
+}
+
+/// The object codec (first filter) a variable-length type is stored with in v2.
+pub fn object_codec(dtype: &DType) -> Option<Value> {
+    match &dtype.kind {
+        DataKind::String => Some(serde_json::json!({"id": "vlen-utf8"})),
+        DataKind::VlenBytes => Some(serde_json::json!({"id": "vlen-bytes"})),
+        DataKind::VlenArray(inner) => {
+            Some(serde_json::json!({"id": "vlen-array", "dtype": inner.to_v2()}))
+        }
+        _ => None,
+    }
+}
+
 /// Renders a `.zarray` document as zarr-python does (sorted keys, 4-space indent), always
 /// with `dimension_separator`.
 pub fn render_array(meta: &ArrayMeta) -> Vec<u8> {
@@ -105,22 +163,22 @@ pub fn render_array(meta: &ArrayMeta) -> Vec<u8> {
         "dimension_separator".into(),
         meta.key_encoding.separator.to_string().into(),
     );
-    doc.insert("dtype".into(), meta.dtype.to_v2().into());
+    doc.insert("dtype".into(), meta.dtype.to_v2_json());
     doc.insert(
         "fill_value".into(),
         render_fill(&meta.fill_value, &meta.dtype),
     );
-    doc.insert(
-        "filters".into(),
-        if meta.filters.is_empty() {
+    doc.insert("filters".into(), {
+        let filters: Vec<Value> = object_codec(&meta.dtype)
+            .into_iter()
+            .chain(meta.filters.iter().map(|f| Value::Object(f.config())))
+            .collect();
+        if filters.is_empty() {
             Value::Null
         } else {
-            meta.filters
-                .iter()
-                .map(|f| Value::Object(f.config()))
-                .collect()
-        },
-    );
+            Value::Array(filters)
+        }
+    });
     doc.insert(
         "order".into(),
         match meta.order {

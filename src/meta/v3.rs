@@ -3,7 +3,7 @@
 //! order, and the bytes-to-bytes codecs (`blosc`, `gzip`, `zstd`, `crc32c`, and
 //! `numcodecs.*`) become the compressor chain.
 
-use super::dtype::{ByteOrder, DType, DataKind};
+use super::dtype::{ByteOrder, DType, DataKind, MAX_ITEM_SIZE};
 use super::fill::FillValue;
 use super::{doc, json, ArrayMeta, KeyEncoding, Order, Sharding};
 use crate::codec::{self, CodecRef};
@@ -112,7 +112,7 @@ fn parse_array(obj: &Map<String, Value>) -> Result<ArrayMeta> {
     let codecs = field("codecs")?
         .as_array()
         .ok_or_else(|| bad("codecs", "a list of codec objects"))?;
-    let item_size = DType::new(kind.clone(), ByteOrder::Little).item_size();
+    let probe = DType::new(kind.clone(), ByteOrder::Little);
     let sharding = match codecs.as_slice() {
         [codec] if codec.get("name").and_then(Value::as_str) == Some("sharding_indexed") => Some(
             codec
@@ -123,9 +123,14 @@ fn parse_array(obj: &Map<String, Value>) -> Result<ArrayMeta> {
         _ => None,
     };
     let (chunks, shard, (order, endian, compressors)) = match sharding {
-        None => (chunks, None, parse_codecs(codecs, item_size, shape.len())?),
+        None => (chunks, None, parse_codecs(codecs, &probe, shape.len())?),
         Some(config) => {
-            let (inner, shard, chain) = parse_sharding(config, chunks, item_size, shape.len())?;
+            if probe.is_variable() {
+                return Err(Error::Unsupported(
+                    "zarr.json: sharded variable-length arrays are not supported".into(),
+                ));
+            }
+            let (inner, shard, chain) = parse_sharding(config, chunks, &probe, shape.len())?;
             (inner, Some(shard), chain)
         }
     };
@@ -170,7 +175,7 @@ type Chain = (Order, ByteOrder, Vec<CodecRef>);
 fn parse_sharding(
     config: &Map<String, Value>,
     shard_shape: Vec<u64>,
-    item_size: usize,
+    dtype: &DType,
     rank: usize,
 ) -> Result<(Vec<u64>, Sharding, Chain)> {
     let inner = u64_list(
@@ -181,7 +186,7 @@ fn parse_sharding(
         .get("codecs")
         .and_then(Value::as_array)
         .ok_or_else(|| bad("sharding_indexed codecs", "a list of codec objects"))?;
-    let chain = parse_codecs(codecs, item_size, rank)?;
+    let chain = parse_codecs(codecs, dtype, rank)?;
     let default_index = vec![
         json!({"name": "bytes", "configuration": {"endian": "little"}}),
         json!({"name": "crc32c"}),
@@ -196,7 +201,11 @@ fn parse_sharding(
             ))
         }
     };
-    let (_, index_endian, index_chain) = parse_codecs(&index_codecs, 8, 1)?;
+    let (_, index_endian, index_chain) = parse_codecs(
+        &index_codecs,
+        &DType::new(DataKind::UInt(8), ByteOrder::Little),
+        1,
+    )?;
     if let Some(codec) = index_chain
         .iter()
         .find(|c| c.config().get("id").and_then(Value::as_str) != Some("crc32c"))
@@ -246,29 +255,78 @@ const TYPES: [(&str, DataKind); 14] = [
     ("complex128", DataKind::Complex(16)),
 ];
 
+/// Data types named by a `length_bytes` configuration, as zarr-python 3 writes them.
+const SIZED_TYPES: [&str; 3] = ["null_terminated_bytes", "fixed_length_utf32", "raw_bytes"];
+
 fn parse_data_type(value: &Value) -> Result<DataKind> {
     let name = value
         .as_str()
         .or_else(|| value.get("name").and_then(Value::as_str))
-        .ok_or_else(|| bad("data_type", "a string"))?;
-    TYPES
-        .iter()
-        .find(|(n, _)| *n == name)
-        .map(|(_, k)| k.clone())
-        .ok_or_else(|| {
-            Error::Unsupported(format!(
-                "zarr.json: data type {name:?} is not supported by this version of libzarr"
-            ))
-        })
+        .ok_or_else(|| bad("data_type", "a string or an object with a \"name\""))?;
+    if SIZED_TYPES.contains(&name) {
+        let size = value
+            .get("configuration")
+            .and_then(|c| c.get("length_bytes"))
+            .and_then(Value::as_u64)
+            .filter(|&n| n > 0 && n <= MAX_ITEM_SIZE as u64)
+            .ok_or_else(|| bad("data_type", "configured with a positive \"length_bytes\""))?
+            as usize;
+        return match name {
+            "null_terminated_bytes" => Ok(DataKind::FixedBytes(size)),
+            "raw_bytes" => Ok(DataKind::Raw(size)),
+            _ if size.is_multiple_of(4) => Ok(DataKind::Unicode(size / 4)),
+            _ => Err(bad(
+                "data_type",
+                "fixed_length_utf32 with length_bytes a multiple of 4",
+            )),
+        };
+    }
+    kind_by_name(name).ok_or_else(|| {
+        Error::Unsupported(format!(
+            "zarr.json: data type {name:?} is not supported by this version of libzarr"
+        ))
+    })
 }
 
-/// The v3 name of a stored type.
-pub fn data_type_name(kind: &DataKind) -> Result<&'static str> {
-    TYPES
-        .iter()
-        .find(|(_, k)| k == kind)
-        .map(|(n, _)| *n)
-        .ok_or_else(|| Error::Unsupported(format!("data type {kind:?} has no Zarr v3 name")))
+/// The kind a plain v3 data type name stands for (`"float32"`, `"r16"`, `"string"`).
+fn kind_by_name(name: &str) -> Option<DataKind> {
+    if let Some((_, kind)) = TYPES.iter().find(|(n, _)| *n == name) {
+        return Some(kind.clone());
+    }
+    match name {
+        "string" => Some(DataKind::String),
+        "bytes" | "variable_length_bytes" => Some(DataKind::VlenBytes),
+        _ => {
+            let bits: usize = name.strip_prefix('r')?.parse().ok()?;
+            (bits > 0 && bits.is_multiple_of(8) && bits / 8 <= MAX_ITEM_SIZE)
+                .then_some(DataKind::Raw(bits / 8))
+        }
+    }
+}
+
+/// The type a plain v3 data type name stands for, in native byte order.
+pub fn data_type_by_name(name: &str) -> Option<DType> {
+    kind_by_name(name).map(|kind| DType::new(kind, ByteOrder::NATIVE))
+}
+
+/// The v3 `data_type` value of a stored type: registered names (`"float32"`, `"r16"`,
+/// `"string"`, `"bytes"`), and zarr-python 3's names for fixed-width strings.
+pub fn data_type_json(kind: &DataKind) -> Result<Value> {
+    if let Some((name, _)) = TYPES.iter().find(|(_, k)| k == kind) {
+        return Ok(Value::from(*name));
+    }
+    let sized = |name: &str, n: usize| json!({"name": name, "configuration": {"length_bytes": n}});
+    match kind {
+        DataKind::Raw(n) => Ok(Value::from(format!("r{}", n * 8))),
+        DataKind::String => Ok("string".into()),
+        DataKind::VlenBytes => Ok("bytes".into()),
+        DataKind::FixedBytes(n) => Ok(sized("null_terminated_bytes", *n)),
+        DataKind::Unicode(n) => Ok(sized("fixed_length_utf32", n * 4)),
+        _ => Err(Error::Unsupported(format!(
+            "data type {} has no Zarr v3 form in this version of libzarr",
+            DType::new(kind.clone(), ByteOrder::NotApplicable).to_v2()
+        ))),
+    }
 }
 
 fn parse_key_encoding(value: Option<&Value>) -> Result<KeyEncoding> {
@@ -305,12 +363,14 @@ fn parse_key_encoding(value: Option<&Value>) -> Result<KeyEncoding> {
 /// the bytes-to-bytes chain.
 fn parse_codecs(
     codecs: &[Value],
-    item_size: usize,
+    dtype: &DType,
     rank: usize,
 ) -> Result<(Order, ByteOrder, Vec<CodecRef>)> {
     let mut order = Order::C;
     let mut endian = None;
     let mut compressors = Vec::new();
+    let item_size = dtype.item_size();
+    let needs_endian = dtype.swap_unit() > 1;
     for codec in codecs {
         let name = codec
             .get("name")
@@ -342,11 +402,14 @@ fn parse_codecs(
                     )));
                 };
             }
-            "bytes" if endian.is_none() => {
+            "vlen-utf8" | "vlen-bytes" if endian.is_none() && item_size == 0 => {
+                endian = Some(ByteOrder::NotApplicable);
+            }
+            "bytes" if endian.is_none() && item_size > 0 => {
                 endian = Some(match config.get("endian").and_then(Value::as_str) {
                     Some("big") => ByteOrder::Big,
                     Some("little") => ByteOrder::Little,
-                    None if item_size == 1 => ByteOrder::Little,
+                    None if !needs_endian => ByteOrder::Little,
                     _ => {
                         return Err(bad(
                             "codecs",
@@ -370,7 +433,13 @@ fn parse_codecs(
             }
         }
     }
-    let endian = endian.ok_or_else(|| bad("codecs", "a list with one \"bytes\" codec"))?;
+    let endian = endian.ok_or_else(|| {
+        if item_size == 0 {
+            bad("codecs", "a list with one vlen-utf8 or vlen-bytes codec")
+        } else {
+            bad("codecs", "a list with one \"bytes\" codec")
+        }
+    })?;
     Ok((order, endian, compressors))
 }
 
@@ -479,6 +548,17 @@ pub fn parse_fill(value: &Value, dtype: &DType) -> Result<FillValue> {
             }
             _ => Err(invalid()),
         },
+        DataKind::Raw(n) if value.is_array() => {
+            let bytes: Vec<u8> = value
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|b| b.as_u64().and_then(|b| u8::try_from(b).ok()))
+                .collect::<Option<_>>()
+                .filter(|b: &Vec<u8>| b.len() == *n)
+                .ok_or_else(invalid)?;
+            Ok(Some(bytes))
+        }
         _ if value.is_null() => Err(Error::Metadata(
             "zarr.json: fill_value must not be null".into(),
         )),
@@ -490,11 +570,12 @@ pub fn parse_fill(value: &Value, dtype: &DType) -> Result<FillValue> {
 fn render_fill(meta: &ArrayMeta) -> Value {
     let zero = vec![0u8; meta.item_size()];
     let bytes = meta.fill_value.as_ref().unwrap_or(&zero);
-    if let DataKind::Float(2) = meta.dtype.kind {
-        let v = f16::from_ne_bytes([bytes[0], bytes[1]]);
-        if v.is_nan() {
+    match meta.dtype.kind {
+        DataKind::Float(2) if f16::from_ne_bytes([bytes[0], bytes[1]]).is_nan() => {
             return "NaN".into();
         }
+        DataKind::Raw(_) => return bytes.clone().into(),
+        _ => {}
     }
     super::fill::render_fill(&Some(bytes.clone()), &meta.dtype)
 }
@@ -506,7 +587,11 @@ pub fn render_array(meta: &ArrayMeta, attributes: &Map<String, Value>) -> Result
         let perm: Vec<u64> = (0..meta.rank() as u64).rev().collect();
         codecs.push(json!({"name": "transpose", "configuration": {"order": perm}}));
     }
-    if meta.item_size() == 1 {
+    if meta.dtype.kind == DataKind::String {
+        codecs.push(json!({"name": "vlen-utf8", "configuration": {}}));
+    } else if meta.dtype.is_variable() {
+        codecs.push(json!({"name": "vlen-bytes", "configuration": {}}));
+    } else if meta.dtype.swap_unit() <= 1 {
         codecs.push(json!({"name": "bytes"}));
     } else {
         let endian = if meta.dtype.order == ByteOrder::Big {
@@ -549,7 +634,7 @@ pub fn render_array(meta: &ArrayMeta, attributes: &Map<String, Value>) -> Result
     doc.insert("zarr_format".into(), 3.into());
     doc.insert("node_type".into(), "array".into());
     doc.insert("shape".into(), meta.shape.clone().into());
-    doc.insert("data_type".into(), data_type_name(&meta.dtype.kind)?.into());
+    doc.insert("data_type".into(), data_type_json(&meta.dtype.kind)?);
     doc.insert(
         "chunk_grid".into(),
         json!({"name": "regular", "configuration": {"chunk_shape": grid_shape}}),

@@ -6,6 +6,7 @@ use super::{check_parents, contains_array, contains_group, ensure_parent_groups,
 use crate::error::{Error, Result};
 use crate::io::lock::{ChunkLocks, Synchronization};
 use crate::io::region::{self, MemLayout, Region};
+use crate::io::vlen::{self, VlenItems};
 use crate::meta::dtype::ElementType;
 use crate::meta::{ArrayMeta, Format, Order};
 use crate::store::{check_writable, join_key, node_path, node_prefix, Store};
@@ -197,6 +198,49 @@ impl Array {
             region,
             strides,
             buf,
+            locks.as_ref(),
+        )
+    }
+
+    /// Reads the items of region `start`/`count` of a variable-length array (strings,
+    /// bytes, numeric arrays in native byte order), in `order`. Missing chunks read as the
+    /// fill value; a stored string that is not UTF-8 is an error.
+    pub fn read_vlen(&self, start: &[u64], count: &[u64], order: Order) -> Result<VlenItems> {
+        let meta = self.metadata();
+        check_variable(&meta)?;
+        vlen::read(
+            self.store.as_ref(),
+            &self.path,
+            &meta,
+            Region { start, count },
+            order,
+        )
+    }
+
+    /// Writes `items` (one per element of region `start`/`count`, in `order`) into a
+    /// variable-length array. Strings must be UTF-8; nothing is stored if any item is
+    /// rejected.
+    pub fn write_vlen(
+        &self,
+        start: &[u64],
+        count: &[u64],
+        order: Order,
+        items: &[&[u8]],
+    ) -> Result<()> {
+        self.check_writable("write")?;
+        let meta = self.metadata();
+        check_variable(&meta)?;
+        let locks = self
+            .locks
+            .read()
+            .map_err(|_| Error::Internal("lock table poisoned".into()))?;
+        vlen::write(
+            self.store.as_ref(),
+            &self.path,
+            &meta,
+            Region { start, count },
+            order,
+            items,
             locks.as_ref(),
         )
     }
@@ -436,5 +480,17 @@ impl Node for Array {
     }
     fn writable(&self) -> bool {
         self.writable
+    }
+}
+
+/// Refuses fixed-size arrays in the variable-length calls.
+fn check_variable(meta: &ArrayMeta) -> Result<()> {
+    if meta.dtype.is_variable() {
+        Ok(())
+    } else {
+        Err(Error::DtypeMismatch(format!(
+            "the array holds fixed-size items ({}): use the plain read and write calls",
+            meta.dtype.to_v2()
+        )))
     }
 }

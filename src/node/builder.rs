@@ -4,7 +4,7 @@
 use super::{Array, Mode};
 use crate::codec;
 use crate::error::{Error, Result};
-use crate::meta::dtype::{DType, ElementType};
+use crate::meta::dtype::{ByteOrder, DType, DataKind, ElementType};
 use crate::meta::fill::{parse_fill, FillValue};
 use crate::meta::{ArrayMeta, Format, KeyEncoding, Order};
 use crate::store::Store;
@@ -43,10 +43,14 @@ pub struct ArrayBuilder {
 
 impl ArrayBuilder {
     /// A builder for an array of `shape` and element type `dtype` (native byte order).
+    /// [`ElementType::Raw`] has no size of its own: it starts as `|V1` until
+    /// [`ArrayBuilder::dtype_name`] or [`ArrayBuilder::dtype`] sets the real type.
     pub fn new(shape: Vec<u64>, dtype: ElementType) -> Self {
         ArrayBuilder {
             shape,
-            dtype: dtype.to_dtype(crate::meta::dtype::ByteOrder::NATIVE),
+            dtype: dtype
+                .to_dtype(ByteOrder::NATIVE)
+                .unwrap_or_else(|| DType::new(DataKind::Raw(1), ByteOrder::NotApplicable)),
             chunks: None,
             fill: FillSpec::Default,
             order: Order::C,
@@ -60,16 +64,33 @@ impl ArrayBuilder {
         }
     }
 
-    /// Sets the stored type from its metadata name (`">f8"`, `"<M8[ns]"`, or a Zarr v3
-    /// name such as `"float32"`).
+    /// Sets the stored type from its name: a numpy type string (`">f8"`, `"<M8[ns]"`,
+    /// `"|S8"`, `"<U4"`, `"|V16"`), a Zarr v3 name (`"float32"`, `"r16"`, `"string"`,
+    /// `"bytes"`), a structured type as its v2 JSON field list (`[["x", "<f4"], …]`), or an
+    /// object codec configuration (`{"id": "vlen-array", "dtype": "<i4"}`).
     pub fn dtype_name(&mut self, name: &str) -> Result<&mut Self> {
-        self.dtype = match ElementType::from_name(name) {
-            Some(e) if !name.starts_with(['<', '>', '|', '=']) => {
-                e.to_dtype(crate::meta::dtype::ByteOrder::NATIVE)
+        let text = name.trim_start();
+        self.dtype = if text.starts_with(['[', '{']) {
+            let value: Value = serde_json::from_str(text)
+                .map_err(|e| Error::InvalidArg(format!("data type {name:?}: {e}")))?;
+            if value.is_object() {
+                crate::meta::v2::object_dtype(&value)
+            } else {
+                DType::parse_v2_json(&value)
             }
-            _ => DType::parse_v2(name).map_err(as_invalid_arg)?,
+            .map_err(as_invalid_arg)?
+        } else if let Some(dtype) = crate::meta::v3::data_type_by_name(name) {
+            dtype
+        } else {
+            DType::parse_v2(name).map_err(as_invalid_arg)?
         };
         Ok(self)
+    }
+
+    /// Sets the stored type.
+    pub fn dtype(&mut self, dtype: DType) -> &mut Self {
+        self.dtype = dtype;
+        self
     }
 
     /// Sets the chunk shape.
@@ -152,12 +173,21 @@ impl ArrayBuilder {
     /// The metadata these settings describe.
     pub fn metadata(&self) -> Result<ArrayMeta> {
         let item_size = self.dtype.item_size();
+        // numpy's object items are pointers: zarr-python guesses with 8 bytes.
+        let guess_size = if self.dtype.is_variable() {
+            8
+        } else {
+            item_size
+        };
         let chunks = self
             .chunks
             .clone()
-            .unwrap_or_else(|| guess_chunks(&self.shape, item_size));
+            .unwrap_or_else(|| guess_chunks(&self.shape, guess_size));
         let fill_value: FillValue = match &self.fill {
-            FillSpec::Default => parse_fill(&json!(0), &self.dtype)?,
+            FillSpec::Default => match self.dtype.kind {
+                DataKind::String | DataKind::Unicode(_) => parse_fill(&json!(""), &self.dtype)?,
+                _ => parse_fill(&json!(0), &self.dtype)?,
+            },
             FillSpec::Json(v) => {
                 parse_fill(v, &self.dtype).map_err(|e| Error::InvalidArg(e.to_string()))?
             }
@@ -169,7 +199,11 @@ impl ArrayBuilder {
                         self.dtype.element_type().name()
                     )));
                 }
-                if bytes.len() != item_size {
+                if self.dtype.kind == DataKind::String {
+                    std::str::from_utf8(bytes).map_err(|e| {
+                        Error::InvalidArg(format!("fill value is not valid UTF-8: {e}"))
+                    })?;
+                } else if bytes.len() != item_size && !self.dtype.is_variable() {
                     return Err(Error::BufferSize(format!(
                         "fill value has {} bytes, the element type has {item_size}",
                         bytes.len()
@@ -245,7 +279,7 @@ impl ArrayBuilder {
                         json!({"id": "crc32c"}).as_object().expect("an object"),
                         8,
                     )?],
-                    index_endian: crate::meta::dtype::ByteOrder::Little,
+                    index_endian: ByteOrder::Little,
                     index_at_start: false,
                 }),
             },

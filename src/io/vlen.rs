@@ -1,0 +1,365 @@
+//! Variable-length arrays (strings, bytes, numeric arrays): chunks in numcodecs' vlen
+//! format — the item count, then each item as a 32-bit length and its bytes, all little
+//! endian — read and written by region, item by item.
+
+use super::lock::ChunkLocks;
+use super::pool;
+use super::region::{check_bounds, encode_chunk, Region};
+use crate::error::{checked_product, to_usize, Error, Result};
+use crate::meta::dtype::{swap_bytes, DType, DataKind};
+use crate::meta::{ArrayMeta, Order};
+use crate::store::{join_key, Store};
+use rayon::prelude::*;
+use std::collections::HashMap;
+
+/// Largest decoded variable-length chunk accepted (2 GiB): a stored chunk that would decode
+/// to more is refused before the memory is used.
+pub const MAX_VLEN_CHUNK_BYTES: usize = 1 << 31;
+
+/// Items of a region, in the order asked for: item `i` is `data[offsets[i]..offsets[i + 1]]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VlenItems {
+    /// `len() + 1` offsets into `data`, starting at 0.
+    pub offsets: Vec<u64>,
+    /// The items' bytes, back to back.
+    pub data: Vec<u8>,
+}
+
+impl Default for VlenItems {
+    fn default() -> Self {
+        VlenItems {
+            offsets: vec![0],
+            data: Vec::new(),
+        }
+    }
+}
+
+impl VlenItems {
+    /// Number of items.
+    pub fn len(&self) -> usize {
+        self.offsets.len() - 1
+    }
+
+    /// Whether there are no items.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Item `i`.
+    pub fn get(&self, i: usize) -> &[u8] {
+        &self.data[self.offsets[i] as usize..self.offsets[i + 1] as usize]
+    }
+
+    /// Appends an item.
+    pub fn push(&mut self, item: &[u8]) {
+        self.data.extend_from_slice(item);
+        self.offsets.push(self.data.len() as u64);
+    }
+}
+
+/// Encodes items in the vlen format.
+pub fn encode_items<'a>(items: impl ExactSizeIterator<Item = &'a [u8]>) -> Result<Vec<u8>> {
+    let too_big = || Error::Codec("a vlen item or item count exceeds 32 bits".into());
+    let mut out = Vec::new();
+    out.extend_from_slice(
+        &u32::try_from(items.len())
+            .map_err(|_| too_big())?
+            .to_le_bytes(),
+    );
+    for item in items {
+        out.extend_from_slice(
+            &u32::try_from(item.len())
+                .map_err(|_| too_big())?
+                .to_le_bytes(),
+        );
+        out.extend_from_slice(item);
+    }
+    Ok(out)
+}
+
+/// Decodes a vlen buffer holding `expected` items into the byte range of each item, checking
+/// that every length stays inside the buffer and that nothing follows the last item.
+pub fn decode_items(data: &[u8], expected: usize) -> Result<Vec<std::ops::Range<usize>>> {
+    let word = |at: usize| -> Result<usize> {
+        data.get(at..at + 4)
+            .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]) as usize)
+            .ok_or_else(|| {
+                Error::Codec(format!(
+                    "vlen data ends at byte {} inside a length field",
+                    data.len()
+                ))
+            })
+    };
+    let count = word(0)?;
+    if count != expected {
+        return Err(Error::Codec(format!(
+            "vlen data holds {count} items, the chunk has {expected}"
+        )));
+    }
+    let mut ranges = Vec::with_capacity(count);
+    let mut at = 4;
+    for i in 0..count {
+        let len = word(at)?;
+        let start = at + 4;
+        let end = start
+            .checked_add(len)
+            .filter(|&e| e <= data.len())
+            .ok_or_else(|| {
+                Error::Codec(format!(
+                    "vlen item {i} of {len} bytes runs past the end of the data ({} bytes)",
+                    data.len()
+                ))
+            })?;
+        ranges.push(start..end);
+        at = end;
+    }
+    if at != data.len() {
+        return Err(Error::Codec(format!(
+            "vlen data has {} bytes after its last item",
+            data.len() - at
+        )));
+    }
+    Ok(ranges)
+}
+
+/// Decodes a stored variable-length chunk into its items (in stored form).
+fn decode_chunk(meta: &ArrayMeta, key: &str, raw: &[u8]) -> Result<VlenItems> {
+    let result = (|| {
+        let mut data = std::borrow::Cow::Borrowed(raw);
+        for codec in meta.compressors.iter().rev() {
+            data = std::borrow::Cow::Owned(codec.decode_bounded(&data, MAX_VLEN_CHUNK_BYTES)?);
+        }
+        let ranges = decode_items(&data, meta.chunk_elements())?;
+        let mut items = VlenItems {
+            offsets: Vec::with_capacity(ranges.len() + 1),
+            data: Vec::with_capacity(data.len()),
+        };
+        items.offsets.push(0);
+        for (i, range) in ranges.into_iter().enumerate() {
+            let item = &data[range];
+            check_item(&meta.dtype, item).map_err(|m| Error::Codec(format!("item {i}: {m}")))?;
+            items.push(item);
+        }
+        Ok(items)
+    })();
+    result.map_err(|e| match e {
+        Error::Codec(m) => Error::Codec(format!("chunk {key:?}: {m}")),
+        other => other,
+    })
+}
+
+/// Checks one item against the array's type: strings must be UTF-8, arrays a whole number
+/// of elements.
+fn check_item(dtype: &DType, item: &[u8]) -> std::result::Result<(), String> {
+    match &dtype.kind {
+        DataKind::String => std::str::from_utf8(item)
+            .map(|_| ())
+            .map_err(|e| format!("not valid UTF-8 ({e})")),
+        DataKind::VlenArray(inner) if !item.len().is_multiple_of(inner.item_size()) => {
+            Err(format!(
+                "{} bytes are not a whole number of {} elements",
+                item.len(),
+                inner.to_v2()
+            ))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Converts an item between stored and native byte order (only arrays of multi-byte
+/// numbers change).
+fn to_or_from_stored(dtype: &DType, item: &[u8]) -> Vec<u8> {
+    let mut out = item.to_vec();
+    if let DataKind::VlenArray(inner) = &dtype.kind {
+        if inner.needs_swap() {
+            swap_bytes(&mut out, inner.swap_unit());
+        }
+    }
+    out
+}
+
+/// The chunks a region touches and, for each element of the region in the order asked for,
+/// its chunk (by position in the list) and index inside that chunk.
+struct ItemMap {
+    chunks: Vec<Vec<u64>>,
+    items: Vec<(usize, usize)>,
+}
+
+fn map_items(meta: &ArrayMeta, region: Region, order: Order) -> Result<ItemMap> {
+    check_bounds(meta, region)?;
+    let rank = meta.rank();
+    let count = if region.count.contains(&0) {
+        0
+    } else {
+        to_usize(
+            checked_product(region.count.iter().copied(), "region element count")?,
+            "region element count",
+        )?
+    };
+    let chunk_strides = meta.order.strides(&meta.chunks);
+    let dims: Vec<usize> = match order {
+        Order::C => (0..rank).rev().collect(),
+        Order::F => (0..rank).collect(),
+    };
+    let mut positions: HashMap<Vec<u64>, usize> = HashMap::new();
+    let mut chunks = Vec::new();
+    let mut items = Vec::with_capacity(count);
+    let mut index = vec![0u64; rank];
+    for _ in 0..count {
+        let mut chunk = Vec::with_capacity(rank);
+        let mut inner = 0usize;
+        for d in 0..rank {
+            let at = region.start[d] + index[d];
+            chunk.push(at / meta.chunks[d]);
+            inner += (at % meta.chunks[d]) as usize * chunk_strides[d];
+        }
+        let next = chunks.len();
+        let position = *positions.entry(chunk.clone()).or_insert(next);
+        if position == next {
+            chunks.push(chunk);
+        }
+        items.push((position, inner));
+        // Advance the region index in the order asked for.
+        for &d in &dims {
+            index[d] += 1;
+            if index[d] < region.count[d] {
+                break;
+            }
+            index[d] = 0;
+        }
+    }
+    Ok(ItemMap { chunks, items })
+}
+
+/// The fill item (the fill value's bytes; empty when it is null), in stored form.
+fn fill_item(meta: &ArrayMeta) -> Vec<u8> {
+    to_or_from_stored(&meta.dtype, meta.fill_value.as_deref().unwrap_or(&[]))
+}
+
+/// Reads the chunks of `map` in parallel: `None` for a missing chunk.
+fn read_chunks(
+    store: &dyn Store,
+    path: &str,
+    meta: &ArrayMeta,
+    chunks: &[Vec<u64>],
+) -> Result<Vec<Option<VlenItems>>> {
+    let read_one = |index: &Vec<u64>| -> Result<Option<VlenItems>> {
+        let key = join_key(path, &meta.chunk_key(index));
+        match store.get(&key)? {
+            Some(raw) => decode_chunk(meta, &key, &raw).map(Some),
+            None => Ok(None),
+        }
+    };
+    if chunks.len() <= 1 {
+        return chunks.iter().map(read_one).collect();
+    }
+    pool::pool()?.install(|| chunks.par_iter().map(read_one).collect())
+}
+
+/// Reads the items of `region` of the variable-length array at `path`, in `order`.
+pub fn read(
+    store: &dyn Store,
+    path: &str,
+    meta: &ArrayMeta,
+    region: Region,
+    order: Order,
+) -> Result<VlenItems> {
+    let map = map_items(meta, region, order)?;
+    let chunks = read_chunks(store, path, meta, &map.chunks)?;
+    let fill = fill_item(meta);
+    let mut out = VlenItems::default();
+    out.offsets.reserve(map.items.len());
+    for &(chunk, inner) in &map.items {
+        let stored = chunks[chunk].as_ref().map_or(&fill[..], |c| c.get(inner));
+        match &meta.dtype.kind {
+            DataKind::VlenArray(_) => out.push(&to_or_from_stored(&meta.dtype, stored)),
+            _ => out.push(stored),
+        }
+    }
+    Ok(out)
+}
+
+/// Writes `items` (one per element of `region`, in `order`) into the variable-length array
+/// at `path`. Every item is checked before anything is stored; chunks the region covers
+/// only partly are read, merged and rewritten, each under its lock.
+pub fn write(
+    store: &dyn Store,
+    path: &str,
+    meta: &ArrayMeta,
+    region: Region,
+    order: Order,
+    items: &[&[u8]],
+    locks: Option<&ChunkLocks>,
+) -> Result<()> {
+    let map = map_items(meta, region, order)?;
+    if items.len() != map.items.len() {
+        return Err(Error::BufferSize(format!(
+            "the region has {} elements but {} items were given",
+            map.items.len(),
+            items.len()
+        )));
+    }
+    for (i, item) in items.iter().enumerate() {
+        check_item(&meta.dtype, item).map_err(|m| Error::InvalidArg(format!("item {i}: {m}")))?;
+    }
+    let mut per_chunk: Vec<Vec<(usize, usize)>> = vec![Vec::new(); map.chunks.len()];
+    for (i, &(chunk, inner)) in map.items.iter().enumerate() {
+        per_chunk[chunk].push((inner, i));
+    }
+    let total = meta.chunk_elements();
+    let fill = fill_item(meta);
+    let write_one = |(index, updates): (&Vec<u64>, &Vec<(usize, usize)>)| -> Result<()> {
+        let key = join_key(path, &meta.chunk_key(index));
+        let _lock = locks.map(|l| l.lock(&key)).transpose()?;
+        let existing = if updates.len() == total {
+            None
+        } else {
+            match store.get(&key)? {
+                Some(raw) => Some(decode_chunk(meta, &key, &raw)?),
+                None => None,
+            }
+        };
+        let mut chunk: Vec<Vec<u8>> = (0..total)
+            .map(|j| {
+                existing
+                    .as_ref()
+                    .map_or(fill.clone(), |c| c.get(j).to_vec())
+            })
+            .collect();
+        for &(inner, i) in updates {
+            chunk[inner] = to_or_from_stored(&meta.dtype, items[i]);
+        }
+        let encoded = encode_items(chunk.iter().map(Vec::as_slice))?;
+        let encoded = encode_chunk(meta, &encoded)
+            .map_err(|e| Error::Codec(format!("encoding chunk {key:?}: {e}")))?;
+        store.set(&key, &encoded)
+    };
+    let work: Vec<_> = map.chunks.iter().zip(&per_chunk).collect();
+    if work.len() <= 1 {
+        return work.into_iter().try_for_each(write_one);
+    }
+    pool::pool()?.install(|| work.into_par_iter().try_for_each(write_one))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn vlen_format_round_trips_and_rejects_bad_lengths() {
+        let items: [&[u8]; 3] = [b"", b"ab", "\u{1F600}".as_bytes()];
+        let encoded = encode_items(items.iter().copied()).unwrap();
+        assert_eq!(&encoded[..8], &[3, 0, 0, 0, 0, 0, 0, 0]);
+        let ranges = decode_items(&encoded, 3).unwrap();
+        let back: Vec<&[u8]> = ranges.into_iter().map(|r| &encoded[r]).collect();
+        assert_eq!(back, items);
+        assert!(decode_items(&encoded, 2).is_err());
+        assert!(decode_items(&encoded[..encoded.len() - 1], 3).is_err());
+        let mut long = encoded.clone();
+        long.push(0);
+        assert!(decode_items(&long, 3).is_err());
+        // A length running past the end.
+        assert!(decode_items(&[1, 0, 0, 0, 255, 255, 255, 255, 1], 1).is_err());
+        assert!(decode_items(&[1, 0], 1).is_err());
+    }
+}
