@@ -477,6 +477,33 @@ static void test_v3() {
 
 // ---- library ------------------------------------------------------------------------
 
+static void test_types() {
+    zarr::Store store = zarr::Store::memory();
+    zarr::Array words = zarr::ArrayBuilder(ZARR_DTYPE_STRING, {4})
+                            .set_chunk_shape({3})
+                            .create(store, "words", ZARR_MODE_W);
+    std::vector<std::string> items = {"", "alpha", std::string("nul\0in", 6), "\xf0\x9f\x98\x80"};
+    words.write_vlen({0}, {4}, items);
+    CHECK(words.read_vlen({0}, {4}) == items);
+    zarr::VlenList list = words.read_vlen_list({1}, {2});
+    CHECK_EQ(list.size(), size_t{2});
+    CHECK(list.at(0) == "alpha" && list.at(1) == items[2]);
+    CHECK(list.data(2) == nullptr);
+    CHECK_THROWS(words.write_vlen({0}, {1}, {std::string("\xff")}), ZARR_ERR_INVALID_ARG, "UTF-8");
+    zarr::Array records = zarr::ArrayBuilder(ZARR_DTYPE_RAW, {2})
+                              .set_dtype_name("[[\"a\", \"<i2\"], [\"b\", \"|S3\", [2]]]")
+                              .create(store, "records", ZARR_MODE_W);
+    std::vector<zarr::Field> fields = records.fields();
+    CHECK_EQ(fields.size(), size_t{2});
+    CHECK(fields[1].name == "b" && fields[1].dtype == "|S3" && fields[1].offset == 2 &&
+          fields[1].size == 6 && fields[1].shape == std::vector<uint64_t>{2});
+    unsigned char raw[16], back[16];
+    for (int i = 0; i < 16; i++) raw[i] = static_cast<unsigned char>(i + 1);
+    records.write_raw({0}, {2}, raw, sizeof raw);
+    records.read_raw({0}, {2}, back, sizeof back);
+    CHECK(std::memcmp(raw, back, sizeof raw) == 0);
+}
+
 static void test_library() {
     CHECK_EQ(zarr::version_number(), ZARR_VERSION_NUMBER);
     std::string v = std::to_string(ZARR_VERSION_MAJOR) + "." + std::to_string(ZARR_VERSION_MINOR) +
@@ -502,6 +529,7 @@ int main() {
     run("regions", test_regions);
     run("hierarchy", [&] { test_hierarchy(dir); });
     run("v3", test_v3);
+    run("types", test_types);
     run("library", test_library);
     check_rmtree(dir);
     return CHECK_DONE();

@@ -71,6 +71,17 @@
 #define ZARR_ABI_VERSION 0
 
 /**
+ * Largest decoded variable-length chunk accepted (2 GiB): a stored chunk that would decode
+ * to more is refused before the memory is used.
+ */
+#define MAX_VLEN_CHUNK_BYTES (1 << 31)
+
+/**
+ * Largest item of a fixed-size type libzarr accepts (1 GiB).
+ */
+#define MAX_ITEM_SIZE (1 << 30)
+
+/**
  * Status codes returned by every fallible function. Values never change or get reused.
  */
 enum zarr_status
@@ -236,6 +247,21 @@ enum zarr_dtype
    * Two doubles (real, imaginary), as C `double complex`.
    */
   ZARR_DTYPE_COMPLEX128 = 14,
+  /**
+   * Raw item bytes, `zarr_array_item_size` bytes each: fixed-width byte strings (`S`),
+   * unicode strings (`U`, UTF-32 code units in native byte order), void (`V`, `r*`) and
+   * structured records (fields in their stored byte order; see `zarr_array_field_layout`).
+   */
+  ZARR_DTYPE_RAW = 15,
+  /**
+   * Variable-length UTF-8 strings: read and written with the `zarr_array_*_vlen` calls.
+   */
+  ZARR_DTYPE_STRING = 16,
+  /**
+   * Variable-length bytes or numeric arrays: read and written with the
+   * `zarr_array_*_vlen` calls.
+   */
+  ZARR_DTYPE_BYTES = 17,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -390,6 +416,11 @@ typedef struct zarr_store_t zarr_store_t;
  * A list of strings owned by libzarr; free with `zarr_strings_free`.
  */
 typedef struct zarr_strings_t zarr_strings_t;
+
+/**
+ * A list of variable-length items owned by libzarr; free with `zarr_vlen_list_free`.
+ */
+typedef struct zarr_vlen_list_t zarr_vlen_list_t;
 
 /**
  * A status code: one of the `zarr_status` values.
@@ -601,7 +632,8 @@ zarr_status_t zarr_array_shard_shape(const zarr_array_t *array,
 ZARR_API zarr_status_t zarr_array_dtype(const zarr_array_t *array, zarr_dtype_t *out_dtype);
 
 /**
- * Copies the stored type as metadata writes it (`"<f8"`, `"|u1"`, `">M8[ns]"`) into `buf`
+ * Copies the stored type as v2 metadata writes it (`"<f8"`, `"|u1"`, `">M8[ns]"`, `"|S4"`,
+ * `"|O"` for variable-length items, the JSON field list of a structured type) into `buf`
  * (string output convention: `*needed` gets the size with NUL; too small gives
  * `ZARR_ERR_BUFFER_SIZE`).
  */
@@ -738,7 +770,8 @@ zarr_status_t zarr_array_dimension_names(const zarr_array_t *array,
  * Starts settings for an array of `ndim` dimensions with extents `shape` and element type
  * `dtype`, stored in this machine's byte order. Defaults follow zarr-python 2: chunks
  * guessed from the shape, fill value 0, C order, "." separator, blosc lz4 level 5 with
- * shuffle, no attributes, Zarr format 2.
+ * shuffle, no attributes, Zarr format 2. `ZARR_DTYPE_RAW` starts as `|V1`: give the real
+ * type with `zarr_array_builder_set_dtype_name`.
  */
 ZARR_API
 zarr_status_t zarr_array_builder_new(zarr_dtype_t dtype,
@@ -753,7 +786,10 @@ ZARR_API void zarr_array_builder_free(zarr_array_builder_t *builder);
 
 /**
  * Sets the stored type by name: numpy strings with byte order (`">f8"`, `"<M8[ns]"`,
- * `"<m8[s]"`) or Zarr v3 names ("float32", native order).
+ * `"<m8[s]"`, `"|S8"`, `">U4"`, `"|V16"`), Zarr v3 names ("float32", "r16", "string",
+ * "bytes"; native order), a structured type as its JSON field list
+ * (`[["x", "<f4"], ["tag", "|S2", [3]]]`), or an object codec configuration
+ * (`{"id": "vlen-array", "dtype": "<i4"}`).
  */
 ZARR_API
 zarr_status_t zarr_array_builder_set_dtype_name(zarr_array_builder_t *builder,
@@ -907,7 +943,8 @@ ZARR_API zarr_status_t zarr_dtype_from_name(const char *name, zarr_dtype_t *out_
 ZARR_API const char *zarr_dtype_name(zarr_dtype_t dtype);
 
 /**
- * Size in bytes of one element of `dtype`; 0 for unknown values.
+ * Size in bytes of one element of `dtype`; 0 for unknown values and for `ZARR_DTYPE_RAW`,
+ * `ZARR_DTYPE_STRING` and `ZARR_DTYPE_BYTES`, whose size depends on the array.
  */
 ZARR_API size_t zarr_dtype_size(zarr_dtype_t dtype);
 
@@ -1203,6 +1240,119 @@ ZARR_API const char *zarr_strings_get(const zarr_strings_t *list, size_t index);
  * Frees a string list (NULL is ignored).
  */
 ZARR_API void zarr_strings_free(zarr_strings_t *list);
+
+/**
+ * Sets `*out_count` to the number of fields of a structured array's record, nested records
+ * flattened to their leaves (`"outer.inner"`); 0 for other arrays.
+ */
+ZARR_API zarr_status_t zarr_array_nfields(const zarr_array_t *array, size_t *out_count);
+
+/**
+ * Copies the name of field `index` (nested names joined with `.`) into `buf` (string
+ * output convention). `ZARR_ERR_OUT_OF_BOUNDS` when there is no such field.
+ */
+ZARR_API
+zarr_status_t zarr_array_field_name(const zarr_array_t *array,
+                                    size_t index,
+                                    char *buf,
+                                    size_t len,
+                                    size_t *needed);
+
+/**
+ * Copies the numpy type string of one element of field `index` (`"<i4"`, `">f8"`,
+ * `"|S2"`) into `buf` (string output convention).
+ */
+ZARR_API
+zarr_status_t zarr_array_field_dtype_name(const zarr_array_t *array,
+                                          size_t index,
+                                          char *buf,
+                                          size_t len,
+                                          size_t *needed);
+
+/**
+ * Gives where field `index` lies in a record: `*out_offset` (bytes from the record's
+ * start), `*out_size` (bytes, sub-array included), and its sub-array shape: `*out_ndim`
+ * dimensions (0 for a scalar field) copied into `out_shape`, which has room for
+ * `max_ndim`. `ZARR_ERR_BUFFER_SIZE` when `max_ndim` is too small (`*out_ndim` is set).
+ * Field bytes keep their stored byte order.
+ */
+ZARR_API
+zarr_status_t zarr_array_field_layout(const zarr_array_t *array,
+                                      size_t index,
+                                      size_t *out_offset,
+                                      size_t *out_size,
+                                      size_t *out_ndim,
+                                      uint64_t *out_shape,
+                                      size_t max_ndim);
+
+/**
+ * Reads the items of region `start`/`count` of a variable-length array (`|O`, `string`,
+ * `bytes`) in `order` into caller buffers: item `i` is
+ * `data[offsets[i] .. offsets[i + 1]]`, so `offsets` needs one entry more than the region
+ * has elements (`n_offsets`). Numeric array items are in native byte order. `*data_needed`
+ * gets the bytes the items take; when `data_bytes` is smaller (a NULL `data` with 0 asks
+ * for the size) the call gives `ZARR_ERR_BUFFER_SIZE` and fills nothing else. A stored
+ * string that is not UTF-8 gives `ZARR_ERR_CODEC`.
+ */
+ZARR_API
+zarr_status_t zarr_array_read_vlen(const zarr_array_t *array,
+                                   size_t ndim,
+                                   const uint64_t *start,
+                                   const uint64_t *count,
+                                   zarr_order_t order,
+                                   uint64_t *offsets,
+                                   size_t n_offsets,
+                                   void *data,
+                                   size_t data_bytes,
+                                   size_t *data_needed);
+
+/**
+ * Reads the items of a region (arguments as for `zarr_array_read_vlen`) into a list owned
+ * by libzarr, set in `*out_list` (NULL on failure); free it with `zarr_vlen_list_free`.
+ */
+ZARR_API
+zarr_status_t zarr_array_read_vlen_list(const zarr_array_t *array,
+                                        size_t ndim,
+                                        const uint64_t *start,
+                                        const uint64_t *count,
+                                        zarr_order_t order,
+                                        zarr_vlen_list_t **out_list);
+
+/**
+ * Number of items in a list (0 for NULL).
+ */
+ZARR_API size_t zarr_vlen_list_count(const zarr_vlen_list_t *list);
+
+/**
+ * Item `index` of a list, valid until the list is freed, followed by a NUL byte (so a
+ * string without embedded NULs is a C string); `*out_len` (if not NULL) gets its length
+ * without that NUL. NULL when `index` is out of range.
+ */
+ZARR_API
+const void *zarr_vlen_list_item(const zarr_vlen_list_t *list,
+                                size_t index,
+                                size_t *out_len);
+
+/**
+ * Frees a list (NULL is ignored).
+ */
+ZARR_API void zarr_vlen_list_free(zarr_vlen_list_t *list);
+
+/**
+ * Writes one item per element of region `start`/`count` (in `order`) into a
+ * variable-length array: item `i` is `lengths[i]` bytes at `items[i]`, or, when `lengths`
+ * is NULL, the NUL-terminated string `items[i]`. Strings must be UTF-8 and array items a
+ * whole number of elements (native byte order); every item is checked before anything is
+ * stored, and a rejected call stores nothing.
+ */
+ZARR_API
+zarr_status_t zarr_array_write_vlen(const zarr_array_t *array,
+                                    size_t ndim,
+                                    const uint64_t *start,
+                                    const uint64_t *count,
+                                    zarr_order_t order,
+                                    const void *const *items,
+                                    const size_t *lengths);
 
 #ifdef __cplusplus
 }  // extern "C"

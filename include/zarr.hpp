@@ -115,6 +115,7 @@ inline void free_handle(zarr_array_t *p) noexcept { zarr_array_free(p); }
 inline void free_handle(zarr_group_t *p) noexcept { zarr_group_free(p); }
 inline void free_handle(zarr_array_builder_t *p) noexcept { zarr_array_builder_free(p); }
 inline void free_handle(zarr_strings_t *p) noexcept { zarr_strings_free(p); }
+inline void free_handle(zarr_vlen_list_t *p) noexcept { zarr_vlen_list_free(p); }
 
 /* Owns one C handle: move-only, freed once by the destructor. */
 template <class T> class Handle {
@@ -232,6 +233,42 @@ class StringList {
 
   private:
     detail::Handle<zarr_strings_t> h_;
+};
+
+/* A zarr_vlen_list_t list of variable-length items. */
+class VlenList {
+  public:
+    VlenList() noexcept = default;
+    explicit VlenList(zarr_vlen_list_t *adopt) noexcept : h_(adopt) {}
+
+    size_t size() const noexcept { return zarr_vlen_list_count(h_.get()); }
+    /* Item i's bytes (followed by a NUL), valid while the list lives; nullptr when out of
+     * range. *len (if given) gets the item's length. */
+    const void *data(size_t i, size_t *len = nullptr) const noexcept {
+        return zarr_vlen_list_item(h_.get(), i, len);
+    }
+    std::string at(size_t i) const {
+        size_t len = 0;
+        const void *p = zarr_vlen_list_item(h_.get(), i, &len);
+        if (p == nullptr)
+            throw std::out_of_range("zarr::VlenList::at: index out of range");
+        return std::string(static_cast<const char *>(p), len);
+    }
+
+    zarr_vlen_list_t *get() const noexcept { return h_.get(); }
+    zarr_vlen_list_t *release() noexcept { return h_.release(); }
+
+  private:
+    detail::Handle<zarr_vlen_list_t> h_;
+};
+
+/* One field of a structured array's record (nested names joined with '.'). */
+struct Field {
+    std::string name;
+    std::string dtype;
+    size_t offset = 0;
+    size_t size = 0;
+    std::vector<uint64_t> shape;
 };
 
 /* ---- stores ------------------------------------------------------------------------ */
@@ -388,6 +425,89 @@ class Array {
                const std::vector<T> &data, zarr_order_t order = ZARR_ORDER_C) const {
         static_assert(!std::is_same_v<T, bool>, "std::vector<bool> is packed: pass a bool pointer");
         write(start, count, data.data(), data.size(), order);
+    }
+    /* Raw items (ZARR_DTYPE_RAW: S, U, V, r* and structured arrays): `bytes` is the
+     * buffer size, item_size() per element. */
+    void read_raw(const std::vector<uint64_t> &start, const std::vector<uint64_t> &count,
+                  void *data, size_t bytes, zarr_order_t order = ZARR_ORDER_C) const {
+        detail::check_same_rank(start, count, "count");
+        detail::check(zarr_array_read(get(), start.size(), start.data(), count.data(),
+                                      ZARR_DTYPE_RAW, order, data, bytes));
+    }
+    void write_raw(const std::vector<uint64_t> &start, const std::vector<uint64_t> &count,
+                   const void *data, size_t bytes, zarr_order_t order = ZARR_ORDER_C) const {
+        detail::check_same_rank(start, count, "count");
+        detail::check(zarr_array_write(get(), start.size(), start.data(), count.data(),
+                                       ZARR_DTYPE_RAW, order, data, bytes));
+    }
+    /* Variable-length items (strings, bytes, arrays) of a region, one string per item. */
+    std::vector<std::string> read_vlen(const std::vector<uint64_t> &start,
+                                       const std::vector<uint64_t> &count,
+                                       zarr_order_t order = ZARR_ORDER_C) const {
+        detail::check_same_rank(start, count, "count");
+        size_t n = 1;
+        for (uint64_t c : count)
+            n *= static_cast<size_t>(c);
+        std::vector<uint64_t> offsets(n + 1);
+        size_t needed = 0;
+        zarr_status_t st = zarr_array_read_vlen(get(), start.size(), start.data(), count.data(),
+                                                order, offsets.data(), offsets.size(), nullptr, 0,
+                                                &needed);
+        if (st != ZARR_ERR_BUFFER_SIZE)
+            detail::check(st);
+        std::string data(needed, '\0');
+        if (st == ZARR_ERR_BUFFER_SIZE)
+            detail::check(zarr_array_read_vlen(get(), start.size(), start.data(), count.data(), order,
+                                           offsets.data(), offsets.size(), data.data(),
+                                           data.size(), &needed));
+        std::vector<std::string> out;
+        out.reserve(n);
+        for (size_t i = 0; i < n; i++)
+            out.emplace_back(data, offsets[i], offsets[i + 1] - offsets[i]);
+        return out;
+    }
+    /* The items of a region as a library-owned list. */
+    VlenList read_vlen_list(const std::vector<uint64_t> &start, const std::vector<uint64_t> &count,
+                            zarr_order_t order = ZARR_ORDER_C) const {
+        detail::check_same_rank(start, count, "count");
+        zarr_vlen_list_t *list = nullptr;
+        detail::check(zarr_array_read_vlen_list(get(), start.size(), start.data(), count.data(),
+                                                order, &list));
+        return VlenList(list);
+    }
+    void write_vlen(const std::vector<uint64_t> &start, const std::vector<uint64_t> &count,
+                    const std::vector<std::string> &items,
+                    zarr_order_t order = ZARR_ORDER_C) const {
+        detail::check_same_rank(start, count, "count");
+        std::vector<const void *> pointers;
+        std::vector<size_t> lengths;
+        for (const std::string &item : items) {
+            pointers.push_back(item.data());
+            lengths.push_back(item.size());
+        }
+        detail::check(zarr_array_write_vlen(get(), start.size(), start.data(), count.data(), order,
+                                            pointers.data(), lengths.data()));
+    }
+    /* The record fields of a structured array (empty for other arrays). */
+    std::vector<Field> fields() const {
+        size_t n = 0;
+        detail::check(zarr_array_nfields(get(), &n));
+        std::vector<Field> out(n);
+        for (size_t i = 0; i < n; i++) {
+            Field &f = out[i];
+            f.name = detail::get_text([&](char *b, size_t l, size_t *need) {
+                return zarr_array_field_name(get(), i, b, l, need);
+            });
+            f.dtype = detail::get_text([&](char *b, size_t l, size_t *need) {
+                return zarr_array_field_dtype_name(get(), i, b, l, need);
+            });
+            size_t ndim = 0;
+            f.shape.resize(32);
+            detail::check(zarr_array_field_layout(get(), i, &f.offset, &f.size, &ndim,
+                                                  f.shape.data(), f.shape.size()));
+            f.shape.resize(ndim);
+        }
+        return out;
     }
     /* Element i of the region is at data[Σ i[d] * strides[d]] (strides in elements). */
     template <class T>

@@ -25,6 +25,9 @@ BANNER = "! Generated from include/zarr.h by bindings/fortran/generate.py; do no
 # `const char *` parameters that may be NULL: declared optional (absent passes NULL).
 NULLABLE = {("zarr_copy", "compressor_json"), ("zarr_array_set_synchronizer", "lock_dir")}
 
+# Numeric pointer parameters that are arrays in functions without an `ndim` parameter.
+ARRAYS = {("zarr_array_field_layout", "out_shape")}
+
 # C scalar types (after resolving zarr.h's typedefs) -> Fortran kinds.
 SCALARS = {
     "int32_t": "integer(c_int32_t)",
@@ -58,7 +61,7 @@ def dummy(h, f, p):
     if p.ctype == "const char *":
         opt = ", optional" if (f.name, p.name) in NULLABLE else ""
         return f"character(kind=c_char), intent(in){opt} :: {p.name}(*)"
-    if p.ctype == "const char * const *":
+    if p.ctype in ("const char * const *", "const void * const *"):
         return f"type(c_ptr), intent(in) :: {p.name}(*)"
     if p.ctype in ("char *", "void *", "const void *"):
         return f"type(c_ptr), value :: {p.name}"
@@ -72,14 +75,14 @@ def dummy(h, f, p):
         return f"type(c_ptr), intent(out) :: {p.name}"  # T **: a handle output
     intent = "in" if t[0] == "const" else "out"
     # Numeric pointers are arrays of `ndim` elements in functions taking ndim, else scalars.
-    shape = "(*)" if has_ndim else ""
+    shape = "(*)" if has_ndim or (f.name, p.name) in ARRAYS else ""
     return f"{SCALARS[resolve(h, base)]}, intent({intent}) :: {p.name}{shape}"
 
 
 def result(h, f):
     if f.ret == "void":
         return None
-    if f.ret == "const char *":
+    if f.ret in ("const char *", "const void *"):
         return "type(c_ptr)"
     return SCALARS[resolve(h, f.ret)]
 

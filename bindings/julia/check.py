@@ -32,6 +32,8 @@ FIXED = {
     "const char *": "Cstring",
     "char *": "Ptr{UInt8}",
     "const char * const *": "Ptr{Cstring}",
+    "const void * const *": "Ptr{Ptr{Cvoid}}",
+    "const size_t *": "Ptr{Csize_t}",
     "void *": "Ptr{Cvoid}",
     "const void *": "Ptr{Cvoid}",
     "bool *": "Ptr{Bool}",

@@ -43,6 +43,8 @@ def julia_type(h, ctype):
         return "Ptr{UInt8}"  # a caller's output buffer
     if ctype == "const char * const *":
         return "Ptr{Cstring}"
+    if ctype == "const void * const *":
+        return "Ptr{Ptr{Cvoid}}"
     words = ctype.split()
     if words[-1] == "*":
         inner = words[:-1]

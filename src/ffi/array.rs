@@ -16,7 +16,7 @@ pub struct zarr_array_t {
 }
 
 /// Runs `f` on the array behind a handle.
-fn with_array<T>(
+pub(super) fn with_array<T>(
     array: *const zarr_array_t,
     f: impl FnOnce(&Array) -> FfiResult<T>,
 ) -> FfiResult<T> {
@@ -61,7 +61,7 @@ unsafe fn region_args<'a>(
 }
 
 /// Checks `ndim` against the array's rank before any pointer is read.
-fn check_ndim(array: &Array, ndim: usize) -> FfiResult {
+pub(super) fn check_ndim(array: &Array, ndim: usize) -> FfiResult {
     let rank = array.metadata().rank();
     if ndim != rank {
         return Err(crate::Error::RankMismatch(format!(
@@ -420,7 +420,8 @@ pub unsafe extern "C" fn zarr_array_dtype(
     })
 }
 
-/// Copies the stored type as metadata writes it (`"<f8"`, `"|u1"`, `">M8[ns]"`) into `buf`
+/// Copies the stored type as v2 metadata writes it (`"<f8"`, `"|u1"`, `">M8[ns]"`, `"|S4"`,
+/// `"|O"` for variable-length items, the JSON field list of a structured type) into `buf`
 /// (string output convention: `*needed` gets the size with NUL; too small gives
 /// `ZARR_ERR_BUFFER_SIZE`).
 #[no_mangle]

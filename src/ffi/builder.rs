@@ -40,7 +40,8 @@ pub(crate) fn builder_ref<'a>(
 /// Starts settings for an array of `ndim` dimensions with extents `shape` and element type
 /// `dtype`, stored in this machine's byte order. Defaults follow zarr-python 2: chunks
 /// guessed from the shape, fill value 0, C order, "." separator, blosc lz4 level 5 with
-/// shuffle, no attributes, Zarr format 2.
+/// shuffle, no attributes, Zarr format 2. `ZARR_DTYPE_RAW` starts as `|V1`: give the real
+/// type with `zarr_array_builder_set_dtype_name`.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_builder_new(
     dtype: zarr_dtype_t,
@@ -74,7 +75,10 @@ pub unsafe extern "C" fn zarr_array_builder_free(builder: *mut zarr_array_builde
 }
 
 /// Sets the stored type by name: numpy strings with byte order (`">f8"`, `"<M8[ns]"`,
-/// `"<m8[s]"`) or Zarr v3 names ("float32", native order).
+/// `"<m8[s]"`, `"|S8"`, `">U4"`, `"|V16"`), Zarr v3 names ("float32", "r16", "string",
+/// "bytes"; native order), a structured type as its JSON field list
+/// (`[["x", "<f4"], ["tag", "|S2", [3]]]`), or an object codec configuration
+/// (`{"id": "vlen-array", "dtype": "<i4"}`).
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_builder_set_dtype_name(
     builder: *mut zarr_array_builder_t,

@@ -131,13 +131,14 @@ pub extern "C" fn zarr_dtype_name(dtype: zarr_dtype_t) -> *const c_char {
     })
 }
 
-/// Size in bytes of one element of `dtype`; 0 for unknown values.
+/// Size in bytes of one element of `dtype`; 0 for unknown values and for `ZARR_DTYPE_RAW`,
+/// `ZARR_DTYPE_STRING` and `ZARR_DTYPE_BYTES`, whose size depends on the array.
 #[no_mangle]
 pub extern "C" fn zarr_dtype_size(dtype: zarr_dtype_t) -> usize {
     ffi_guard!(0 => { ElementType::from_code(dtype).map(ElementType::size).unwrap_or(0) })
 }
 
-const DTYPE_NAMES: [&std::ffi::CStr; 14] = [
+const DTYPE_NAMES: [&std::ffi::CStr; 17] = [
     c"bool",
     c"int8",
     c"int16",
@@ -152,4 +153,7 @@ const DTYPE_NAMES: [&std::ffi::CStr; 14] = [
     c"float64",
     c"complex64",
     c"complex128",
+    c"raw",
+    c"string",
+    c"bytes",
 ];

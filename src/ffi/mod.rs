@@ -17,6 +17,7 @@ mod builder;
 mod general;
 mod group;
 mod store;
+mod types;
 
 use crate::error::Error;
 use std::cell::RefCell;
@@ -116,6 +117,15 @@ pub enum zarr_dtype {
     ZARR_DTYPE_COMPLEX64 = 13,
     /// Two doubles (real, imaginary), as C `double complex`.
     ZARR_DTYPE_COMPLEX128 = 14,
+    /// Raw item bytes, `zarr_array_item_size` bytes each: fixed-width byte strings (`S`),
+    /// unicode strings (`U`, UTF-32 code units in native byte order), void (`V`, `r*`) and
+    /// structured records (fields in their stored byte order; see `zarr_array_field_layout`).
+    ZARR_DTYPE_RAW = 15,
+    /// Variable-length UTF-8 strings: read and written with the `zarr_array_*_vlen` calls.
+    ZARR_DTYPE_STRING = 16,
+    /// Variable-length bytes or numeric arrays: read and written with the
+    /// `zarr_array_*_vlen` calls.
+    ZARR_DTYPE_BYTES = 17,
 }
 
 /// An element type: one of the `zarr_dtype` values, passed as an integer.

@@ -242,8 +242,9 @@ module zarr_c
       integer(c_int32_t) :: res
     end function c_zarr_array_dtype
 
-    ! Copies the stored type as metadata writes it (`"<f8"`, `"|u1"`, `">M8[ns]"`) into
-    ! `buf`
+    ! Copies the stored type as v2 metadata writes it (`"<f8"`, `"|u1"`, `">M8[ns]"`,
+    ! `"|S4"`,
+    ! `"|O"` for variable-length items, the JSON field list of a structured type) into `buf`
     ! (string output convention: `*needed` gets the size with NUL; too small gives
     ! `ZARR_ERR_BUFFER_SIZE`).
     function c_zarr_array_dtype_name(array, buf, len, needed) &
@@ -451,7 +452,8 @@ module zarr_c
     ! type
     ! `dtype`, stored in this machine's byte order. Defaults follow zarr-python 2: chunks
     ! guessed from the shape, fill value 0, C order, "." separator, blosc lz4 level 5 with
-    ! shuffle, no attributes, Zarr format 2.
+    ! shuffle, no attributes, Zarr format 2. `ZARR_DTYPE_RAW` starts as `|V1`: give the real
+    ! type with `zarr_array_builder_set_dtype_name`.
     function c_zarr_array_builder_new(dtype, ndim, shape, out_builder) &
         bind(c, name="zarr_array_builder_new") result(res)
       import
@@ -472,7 +474,10 @@ module zarr_c
     end subroutine c_zarr_array_builder_free
 
     ! Sets the stored type by name: numpy strings with byte order (`">f8"`, `"<M8[ns]"`,
-    ! `"<m8[s]"`) or Zarr v3 names ("float32", native order).
+    ! `"<m8[s]"`, `"|S8"`, `">U4"`, `"|V16"`), Zarr v3 names ("float32", "r16", "string",
+    ! "bytes"; native order), a structured type as its JSON field list
+    ! (`[["x", "<f4"], ["tag", "|S2", [3]]]`), or an object codec configuration
+    ! (`{"id": "vlen-array", "dtype": "<i4"}`).
     function c_zarr_array_builder_set_dtype_name(builder, name) &
         bind(c, name="zarr_array_builder_set_dtype_name") result(res)
       import
@@ -704,7 +709,9 @@ module zarr_c
       type(c_ptr) :: res
     end function c_zarr_dtype_name
 
-    ! Size in bytes of one element of `dtype`; 0 for unknown values.
+    ! Size in bytes of one element of `dtype`; 0 for unknown values and for
+    ! `ZARR_DTYPE_RAW`,
+    ! `ZARR_DTYPE_STRING` and `ZARR_DTYPE_BYTES`, whose size depends on the array.
     function c_zarr_dtype_size(dtype) &
         bind(c, name="zarr_dtype_size") result(res)
       import
@@ -1142,5 +1149,158 @@ module zarr_c
       implicit none
       type(c_ptr), value :: list
     end subroutine c_zarr_strings_free
+
+    ! Sets `*out_count` to the number of fields of a structured array's record, nested
+    ! records
+    ! flattened to their leaves (`"outer.inner"`); 0 for other arrays.
+    function c_zarr_array_nfields(array, out_count) &
+        bind(c, name="zarr_array_nfields") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: array
+      integer(c_size_t), intent(out) :: out_count
+      integer(c_int32_t) :: res
+    end function c_zarr_array_nfields
+
+    ! Copies the name of field `index` (nested names joined with `.`) into `buf` (string
+    ! output convention). `ZARR_ERR_OUT_OF_BOUNDS` when there is no such field.
+    function c_zarr_array_field_name(array, index, buf, len, needed) &
+        bind(c, name="zarr_array_field_name") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: array
+      integer(c_size_t), value :: index
+      type(c_ptr), value :: buf
+      integer(c_size_t), value :: len
+      integer(c_size_t), intent(out) :: needed
+      integer(c_int32_t) :: res
+    end function c_zarr_array_field_name
+
+    ! Copies the numpy type string of one element of field `index` (`"<i4"`, `">f8"`,
+    ! `"|S2"`) into `buf` (string output convention).
+    function c_zarr_array_field_dtype_name(array, index, buf, len, needed) &
+        bind(c, name="zarr_array_field_dtype_name") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: array
+      integer(c_size_t), value :: index
+      type(c_ptr), value :: buf
+      integer(c_size_t), value :: len
+      integer(c_size_t), intent(out) :: needed
+      integer(c_int32_t) :: res
+    end function c_zarr_array_field_dtype_name
+
+    ! Gives where field `index` lies in a record: `*out_offset` (bytes from the record's
+    ! start), `*out_size` (bytes, sub-array included), and its sub-array shape: `*out_ndim`
+    ! dimensions (0 for a scalar field) copied into `out_shape`, which has room for
+    ! `max_ndim`. `ZARR_ERR_BUFFER_SIZE` when `max_ndim` is too small (`*out_ndim` is set).
+    ! Field bytes keep their stored byte order.
+    function c_zarr_array_field_layout(array, index, out_offset, out_size, out_ndim, out_shape, &
+        max_ndim) &
+        bind(c, name="zarr_array_field_layout") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: array
+      integer(c_size_t), value :: index
+      integer(c_size_t), intent(out) :: out_offset
+      integer(c_size_t), intent(out) :: out_size
+      integer(c_size_t), intent(out) :: out_ndim
+      integer(c_int64_t), intent(out) :: out_shape(*)
+      integer(c_size_t), value :: max_ndim
+      integer(c_int32_t) :: res
+    end function c_zarr_array_field_layout
+
+    ! Reads the items of region `start`/`count` of a variable-length array (`|O`, `string`,
+    ! `bytes`) in `order` into caller buffers: item `i` is
+    ! `data[offsets[i] .. offsets[i + 1]]`, so `offsets` needs one entry more than the
+    ! region
+    ! has elements (`n_offsets`). Numeric array items are in native byte order.
+    ! `*data_needed`
+    ! gets the bytes the items take; when `data_bytes` is smaller (a NULL `data` with 0 asks
+    ! for the size) the call gives `ZARR_ERR_BUFFER_SIZE` and fills nothing else. A stored
+    ! string that is not UTF-8 gives `ZARR_ERR_CODEC`.
+    function c_zarr_array_read_vlen(array, ndim, start, count, order, offsets, n_offsets, data, &
+        data_bytes, data_needed) &
+        bind(c, name="zarr_array_read_vlen") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: array
+      integer(c_size_t), value :: ndim
+      integer(c_int64_t), intent(in) :: start(*)
+      integer(c_int64_t), intent(in) :: count(*)
+      integer(c_int32_t), value :: order
+      integer(c_int64_t), intent(out) :: offsets(*)
+      integer(c_size_t), value :: n_offsets
+      type(c_ptr), value :: data
+      integer(c_size_t), value :: data_bytes
+      integer(c_size_t), intent(out) :: data_needed(*)
+      integer(c_int32_t) :: res
+    end function c_zarr_array_read_vlen
+
+    ! Reads the items of a region (arguments as for `zarr_array_read_vlen`) into a list
+    ! owned
+    ! by libzarr, set in `*out_list` (NULL on failure); free it with `zarr_vlen_list_free`.
+    function c_zarr_array_read_vlen_list(array, ndim, start, count, order, out_list) &
+        bind(c, name="zarr_array_read_vlen_list") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: array
+      integer(c_size_t), value :: ndim
+      integer(c_int64_t), intent(in) :: start(*)
+      integer(c_int64_t), intent(in) :: count(*)
+      integer(c_int32_t), value :: order
+      type(c_ptr), intent(out) :: out_list
+      integer(c_int32_t) :: res
+    end function c_zarr_array_read_vlen_list
+
+    ! Number of items in a list (0 for NULL).
+    function c_zarr_vlen_list_count(list) &
+        bind(c, name="zarr_vlen_list_count") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: list
+      integer(c_size_t) :: res
+    end function c_zarr_vlen_list_count
+
+    ! Item `index` of a list, valid until the list is freed, followed by a NUL byte (so a
+    ! string without embedded NULs is a C string); `*out_len` (if not NULL) gets its length
+    ! without that NUL. NULL when `index` is out of range.
+    function c_zarr_vlen_list_item(list, index, out_len) &
+        bind(c, name="zarr_vlen_list_item") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: list
+      integer(c_size_t), value :: index
+      integer(c_size_t), intent(out) :: out_len
+      type(c_ptr) :: res
+    end function c_zarr_vlen_list_item
+
+    ! Frees a list (NULL is ignored).
+    subroutine c_zarr_vlen_list_free(list) &
+        bind(c, name="zarr_vlen_list_free")
+      import
+      implicit none
+      type(c_ptr), value :: list
+    end subroutine c_zarr_vlen_list_free
+
+    ! Writes one item per element of region `start`/`count` (in `order`) into a
+    ! variable-length array: item `i` is `lengths[i]` bytes at `items[i]`, or, when
+    ! `lengths`
+    ! is NULL, the NUL-terminated string `items[i]`. Strings must be UTF-8 and array items a
+    ! whole number of elements (native byte order); every item is checked before anything is
+    ! stored, and a rejected call stores nothing.
+    function c_zarr_array_write_vlen(array, ndim, start, count, order, items, lengths) &
+        bind(c, name="zarr_array_write_vlen") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: array
+      integer(c_size_t), value :: ndim
+      integer(c_int64_t), intent(in) :: start(*)
+      integer(c_int64_t), intent(in) :: count(*)
+      integer(c_int32_t), value :: order
+      type(c_ptr), intent(in) :: items(*)
+      integer(c_size_t), intent(in) :: lengths(*)
+      integer(c_int32_t) :: res
+    end function c_zarr_array_write_vlen
   end interface
 end module zarr_c

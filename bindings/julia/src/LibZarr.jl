@@ -13,6 +13,7 @@ mutable struct zarr_array_t end
 mutable struct zarr_group_t end
 mutable struct zarr_store_t end
 mutable struct zarr_strings_t end
+mutable struct zarr_vlen_list_t end
 
 # Integer typedefs.
 const zarr_status_t = Int32
@@ -67,6 +68,9 @@ const ZARR_DTYPE_FLOAT32 = zarr_dtype_t(11)
 const ZARR_DTYPE_FLOAT64 = zarr_dtype_t(12)
 const ZARR_DTYPE_COMPLEX64 = zarr_dtype_t(13)
 const ZARR_DTYPE_COMPLEX128 = zarr_dtype_t(14)
+const ZARR_DTYPE_RAW = zarr_dtype_t(15)
+const ZARR_DTYPE_STRING = zarr_dtype_t(16)
+const ZARR_DTYPE_BYTES = zarr_dtype_t(17)
 
 # enum zarr_order
 const ZARR_ORDER_C = zarr_order_t(0)
@@ -262,7 +266,8 @@ end
 """
     zarr_array_dtype_name(array, buf, len, needed) -> zarr_status_t
 
-Copies the stored type as metadata writes it (`"<f8"`, `"|u1"`, `">M8[ns]"`) into `buf`
+Copies the stored type as v2 metadata writes it (`"<f8"`, `"|u1"`, `">M8[ns]"`, `"|S4"`,
+`"|O"` for variable-length items, the JSON field list of a structured type) into `buf`
 (string output convention: `*needed` gets the size with NUL; too small gives
 `ZARR_ERR_BUFFER_SIZE`).
 """
@@ -436,7 +441,8 @@ end
 Starts settings for an array of `ndim` dimensions with extents `shape` and element type
 `dtype`, stored in this machine's byte order. Defaults follow zarr-python 2: chunks
 guessed from the shape, fill value 0, C order, "." separator, blosc lz4 level 5 with
-shuffle, no attributes, Zarr format 2.
+shuffle, no attributes, Zarr format 2. `ZARR_DTYPE_RAW` starts as `|V1`: give the real
+type with `zarr_array_builder_set_dtype_name`.
 """
 function zarr_array_builder_new(dtype, ndim, shape, out_builder)
     ccall((:zarr_array_builder_new, libzarr), zarr_status_t, (zarr_dtype_t, Csize_t, Ptr{UInt64}, Ptr{Ptr{zarr_array_builder_t}}), dtype, ndim, shape, out_builder)
@@ -455,7 +461,10 @@ end
     zarr_array_builder_set_dtype_name(builder, name) -> zarr_status_t
 
 Sets the stored type by name: numpy strings with byte order (`">f8"`, `"<M8[ns]"`,
-`"<m8[s]"`) or Zarr v3 names ("float32", native order).
+`"<m8[s]"`, `"|S8"`, `">U4"`, `"|V16"`), Zarr v3 names ("float32", "r16", "string",
+"bytes"; native order), a structured type as its JSON field list
+(`[["x", "<f4"], ["tag", "|S2", [3]]]`), or an object codec configuration
+(`{"id": "vlen-array", "dtype": "<i4"}`).
 """
 function zarr_array_builder_set_dtype_name(builder, name)
     ccall((:zarr_array_builder_set_dtype_name, libzarr), zarr_status_t, (Ptr{zarr_array_builder_t}, Cstring), builder, name)
@@ -668,7 +677,8 @@ end
 """
     zarr_dtype_size(dtype) -> Csize_t
 
-Size in bytes of one element of `dtype`; 0 for unknown values.
+Size in bytes of one element of `dtype`; 0 for unknown values and for `ZARR_DTYPE_RAW`,
+`ZARR_DTYPE_STRING` and `ZARR_DTYPE_BYTES`, whose size depends on the array.
 """
 function zarr_dtype_size(dtype)
     ccall((:zarr_dtype_size, libzarr), Csize_t, (zarr_dtype_t,), dtype)
@@ -1026,6 +1036,116 @@ Frees a string list (NULL is ignored).
 """
 function zarr_strings_free(list)
     ccall((:zarr_strings_free, libzarr), Cvoid, (Ptr{zarr_strings_t},), list)
+end
+
+"""
+    zarr_array_nfields(array, out_count) -> zarr_status_t
+
+Sets `*out_count` to the number of fields of a structured array's record, nested records
+flattened to their leaves (`"outer.inner"`); 0 for other arrays.
+"""
+function zarr_array_nfields(array, out_count)
+    ccall((:zarr_array_nfields, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Ptr{Csize_t}), array, out_count)
+end
+
+"""
+    zarr_array_field_name(array, index, buf, len, needed) -> zarr_status_t
+
+Copies the name of field `index` (nested names joined with `.`) into `buf` (string
+output convention). `ZARR_ERR_OUT_OF_BOUNDS` when there is no such field.
+"""
+function zarr_array_field_name(array, index, buf, len, needed)
+    ccall((:zarr_array_field_name, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Csize_t, Ptr{UInt8}, Csize_t, Ptr{Csize_t}), array, index, buf, len, needed)
+end
+
+"""
+    zarr_array_field_dtype_name(array, index, buf, len, needed) -> zarr_status_t
+
+Copies the numpy type string of one element of field `index` (`"<i4"`, `">f8"`,
+`"|S2"`) into `buf` (string output convention).
+"""
+function zarr_array_field_dtype_name(array, index, buf, len, needed)
+    ccall((:zarr_array_field_dtype_name, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Csize_t, Ptr{UInt8}, Csize_t, Ptr{Csize_t}), array, index, buf, len, needed)
+end
+
+"""
+    zarr_array_field_layout(array, index, out_offset, out_size, out_ndim, out_shape, max_ndim) -> zarr_status_t
+
+Gives where field `index` lies in a record: `*out_offset` (bytes from the record's
+start), `*out_size` (bytes, sub-array included), and its sub-array shape: `*out_ndim`
+dimensions (0 for a scalar field) copied into `out_shape`, which has room for
+`max_ndim`. `ZARR_ERR_BUFFER_SIZE` when `max_ndim` is too small (`*out_ndim` is set).
+Field bytes keep their stored byte order.
+"""
+function zarr_array_field_layout(array, index, out_offset, out_size, out_ndim, out_shape, max_ndim)
+    ccall((:zarr_array_field_layout, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Csize_t, Ptr{Csize_t}, Ptr{Csize_t}, Ptr{Csize_t}, Ptr{UInt64}, Csize_t), array, index, out_offset, out_size, out_ndim, out_shape, max_ndim)
+end
+
+"""
+    zarr_array_read_vlen(array, ndim, start, count, order, offsets, n_offsets, data, data_bytes, data_needed) -> zarr_status_t
+
+Reads the items of region `start`/`count` of a variable-length array (`|O`, `string`,
+`bytes`) in `order` into caller buffers: item `i` is
+`data[offsets[i] .. offsets[i + 1]]`, so `offsets` needs one entry more than the region
+has elements (`n_offsets`). Numeric array items are in native byte order. `*data_needed`
+gets the bytes the items take; when `data_bytes` is smaller (a NULL `data` with 0 asks
+for the size) the call gives `ZARR_ERR_BUFFER_SIZE` and fills nothing else. A stored
+string that is not UTF-8 gives `ZARR_ERR_CODEC`.
+"""
+function zarr_array_read_vlen(array, ndim, start, count, order, offsets, n_offsets, data, data_bytes, data_needed)
+    ccall((:zarr_array_read_vlen, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Csize_t, Ptr{UInt64}, Ptr{UInt64}, zarr_order_t, Ptr{UInt64}, Csize_t, Ptr{Cvoid}, Csize_t, Ptr{Csize_t}), array, ndim, start, count, order, offsets, n_offsets, data, data_bytes, data_needed)
+end
+
+"""
+    zarr_array_read_vlen_list(array, ndim, start, count, order, out_list) -> zarr_status_t
+
+Reads the items of a region (arguments as for `zarr_array_read_vlen`) into a list owned
+by libzarr, set in `*out_list` (NULL on failure); free it with `zarr_vlen_list_free`.
+"""
+function zarr_array_read_vlen_list(array, ndim, start, count, order, out_list)
+    ccall((:zarr_array_read_vlen_list, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Csize_t, Ptr{UInt64}, Ptr{UInt64}, zarr_order_t, Ptr{Ptr{zarr_vlen_list_t}}), array, ndim, start, count, order, out_list)
+end
+
+"""
+    zarr_vlen_list_count(list) -> Csize_t
+
+Number of items in a list (0 for NULL).
+"""
+function zarr_vlen_list_count(list)
+    ccall((:zarr_vlen_list_count, libzarr), Csize_t, (Ptr{zarr_vlen_list_t},), list)
+end
+
+"""
+    zarr_vlen_list_item(list, index, out_len) -> Ptr{Cvoid}
+
+Item `index` of a list, valid until the list is freed, followed by a NUL byte (so a
+string without embedded NULs is a C string); `*out_len` (if not NULL) gets its length
+without that NUL. NULL when `index` is out of range.
+"""
+function zarr_vlen_list_item(list, index, out_len)
+    ccall((:zarr_vlen_list_item, libzarr), Ptr{Cvoid}, (Ptr{zarr_vlen_list_t}, Csize_t, Ptr{Csize_t}), list, index, out_len)
+end
+
+"""
+    zarr_vlen_list_free(list) -> Cvoid
+
+Frees a list (NULL is ignored).
+"""
+function zarr_vlen_list_free(list)
+    ccall((:zarr_vlen_list_free, libzarr), Cvoid, (Ptr{zarr_vlen_list_t},), list)
+end
+
+"""
+    zarr_array_write_vlen(array, ndim, start, count, order, items, lengths) -> zarr_status_t
+
+Writes one item per element of region `start`/`count` (in `order`) into a
+variable-length array: item `i` is `lengths[i]` bytes at `items[i]`, or, when `lengths`
+is NULL, the NUL-terminated string `items[i]`. Strings must be UTF-8 and array items a
+whole number of elements (native byte order); every item is checked before anything is
+stored, and a rejected call stores nothing.
+"""
+function zarr_array_write_vlen(array, ndim, start, count, order, items, lengths)
+    ccall((:zarr_array_write_vlen, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Csize_t, Ptr{UInt64}, Ptr{UInt64}, zarr_order_t, Ptr{Ptr{Cvoid}}, Ptr{Csize_t}), array, ndim, start, count, order, items, lengths)
 end
 
 end # module LibZarr

@@ -1,0 +1,290 @@
+//! Data types beyond numbers from C: the fields of structured records, and the
+//! variable-length items (strings, bytes, numeric arrays) of `|O`, `string` and `bytes`
+//! arrays.
+
+use super::array::{check_ndim, with_array, zarr_array_t};
+use super::*;
+use crate::io::vlen::VlenItems;
+use crate::meta::dtype::Field;
+use crate::node::Array;
+use std::ffi::{c_char, c_void};
+
+/// A list of variable-length items owned by libzarr; free with `zarr_vlen_list_free`.
+pub struct zarr_vlen_list_t {
+    /// Each item followed by a NUL byte, so strings can be used as C strings.
+    data: Vec<u8>,
+    /// Start of each item in `data`, plus one past the last item's NUL.
+    starts: Vec<usize>,
+}
+
+/// Leaf field `index` of the array's record type.
+fn leaf_field(array: *const zarr_array_t, index: usize) -> FfiResult<Field> {
+    with_array(array, |a| {
+        let fields = a.metadata().dtype.leaf_fields();
+        let n = fields.len();
+        fields.into_iter().nth(index).ok_or_else(|| {
+            Failure::new(
+                ZARR_ERR_OUT_OF_BOUNDS,
+                format!("field {index} does not exist: the record type has {n} fields"),
+            )
+        })
+    })
+}
+
+/// Sets `*out_count` to the number of fields of a structured array's record, nested records
+/// flattened to their leaves (`"outer.inner"`); 0 for other arrays.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_nfields(
+    array: *const zarr_array_t,
+    out_count: *mut usize,
+) -> zarr_status_t {
+    ffi_guard!({
+        let out_count = out(out_count, "out_count")?;
+        *out_count = with_array(array, |a| Ok(a.metadata().dtype.leaf_fields().len()))?;
+        Ok(())
+    })
+}
+
+/// Copies the name of field `index` (nested names joined with `.`) into `buf` (string
+/// output convention). `ZARR_ERR_OUT_OF_BOUNDS` when there is no such field.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_field_name(
+    array: *const zarr_array_t,
+    index: usize,
+    buf: *mut c_char,
+    len: usize,
+    needed: *mut usize,
+) -> zarr_status_t {
+    ffi_guard!({ write_text(&leaf_field(array, index)?.name, buf, len, needed) })
+}
+
+/// Copies the numpy type string of one element of field `index` (`"<i4"`, `">f8"`,
+/// `"|S2"`) into `buf` (string output convention).
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_field_dtype_name(
+    array: *const zarr_array_t,
+    index: usize,
+    buf: *mut c_char,
+    len: usize,
+    needed: *mut usize,
+) -> zarr_status_t {
+    ffi_guard!({ write_text(&leaf_field(array, index)?.dtype.to_v2(), buf, len, needed) })
+}
+
+/// Gives where field `index` lies in a record: `*out_offset` (bytes from the record's
+/// start), `*out_size` (bytes, sub-array included), and its sub-array shape: `*out_ndim`
+/// dimensions (0 for a scalar field) copied into `out_shape`, which has room for
+/// `max_ndim`. `ZARR_ERR_BUFFER_SIZE` when `max_ndim` is too small (`*out_ndim` is set).
+/// Field bytes keep their stored byte order.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_field_layout(
+    array: *const zarr_array_t,
+    index: usize,
+    out_offset: *mut usize,
+    out_size: *mut usize,
+    out_ndim: *mut usize,
+    out_shape: *mut u64,
+    max_ndim: usize,
+) -> zarr_status_t {
+    ffi_guard!({
+        let field = leaf_field(array, index)?;
+        *out(out_offset, "out_offset")? = field.offset;
+        *out(out_size, "out_size")? = field.size();
+        *out(out_ndim, "out_ndim")? = field.shape.len();
+        if field.shape.len() > max_ndim {
+            return Err(Failure::new(
+                ZARR_ERR_BUFFER_SIZE,
+                format!(
+                    "field {:?} has {} dimensions but out_shape has room for {max_ndim}",
+                    field.name,
+                    field.shape.len()
+                ),
+            ));
+        }
+        slice_mut(out_shape, field.shape.len(), "out_shape")?.copy_from_slice(&field.shape);
+        Ok(())
+    })
+}
+
+/// Reads the items of a region of a variable-length array.
+unsafe fn read_items(
+    array: &Array,
+    ndim: usize,
+    start: *const u64,
+    count: *const u64,
+    order: zarr_order_t,
+) -> FfiResult<VlenItems> {
+    check_ndim(array, ndim)?;
+    let start = slice(start, ndim, "start")?;
+    let count = slice(count, ndim, "count")?;
+    let order = super::order(order)?;
+    Ok(array.read_vlen(start, count, order)?)
+}
+
+/// Reads the items of region `start`/`count` of a variable-length array (`|O`, `string`,
+/// `bytes`) in `order` into caller buffers: item `i` is
+/// `data[offsets[i] .. offsets[i + 1]]`, so `offsets` needs one entry more than the region
+/// has elements (`n_offsets`). Numeric array items are in native byte order. `*data_needed`
+/// gets the bytes the items take; when `data_bytes` is smaller (a NULL `data` with 0 asks
+/// for the size) the call gives `ZARR_ERR_BUFFER_SIZE` and fills nothing else. A stored
+/// string that is not UTF-8 gives `ZARR_ERR_CODEC`.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_read_vlen(
+    array: *const zarr_array_t,
+    ndim: usize,
+    start: *const u64,
+    count: *const u64,
+    order: zarr_order_t,
+    offsets: *mut u64,
+    n_offsets: usize,
+    data: *mut c_void,
+    data_bytes: usize,
+    data_needed: *mut usize,
+) -> zarr_status_t {
+    ffi_guard!({
+        let items = with_array(array, |a| read_items(a, ndim, start, count, order))?;
+        if let Some(n) = data_needed.as_mut() {
+            *n = items.data.len();
+        }
+        if n_offsets != items.offsets.len() {
+            return Err(Failure::new(
+                ZARR_ERR_BUFFER_SIZE,
+                format!(
+                    "the region has {} items, so offsets needs {} entries, not {n_offsets}",
+                    items.len(),
+                    items.offsets.len()
+                ),
+            ));
+        }
+        if data_bytes < items.data.len() {
+            return Err(Failure::new(
+                ZARR_ERR_BUFFER_SIZE,
+                format!(
+                    "the items take {} bytes but the data buffer has {data_bytes}",
+                    items.data.len()
+                ),
+            ));
+        }
+        slice_mut(offsets, n_offsets, "offsets")?.copy_from_slice(&items.offsets);
+        slice_mut(data as *mut u8, items.data.len(), "data")?.copy_from_slice(&items.data);
+        Ok(())
+    })
+}
+
+/// Reads the items of a region (arguments as for `zarr_array_read_vlen`) into a list owned
+/// by libzarr, set in `*out_list` (NULL on failure); free it with `zarr_vlen_list_free`.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_read_vlen_list(
+    array: *const zarr_array_t,
+    ndim: usize,
+    start: *const u64,
+    count: *const u64,
+    order: zarr_order_t,
+    out_list: *mut *mut zarr_vlen_list_t,
+) -> zarr_status_t {
+    ffi_guard!({
+        clear_out(out_list, "out_list")?;
+        let items = with_array(array, |a| read_items(a, ndim, start, count, order))?;
+        let mut list = zarr_vlen_list_t {
+            data: Vec::with_capacity(items.data.len() + items.len()),
+            starts: Vec::with_capacity(items.offsets.len()),
+        };
+        for i in 0..items.len() {
+            list.starts.push(list.data.len());
+            list.data.extend_from_slice(items.get(i));
+            list.data.push(0);
+        }
+        list.starts.push(list.data.len());
+        give(out_list, list);
+        Ok(())
+    })
+}
+
+/// Number of items in a list (0 for NULL).
+#[no_mangle]
+pub unsafe extern "C" fn zarr_vlen_list_count(list: *const zarr_vlen_list_t) -> usize {
+    ffi_guard!(0 => { list.as_ref().map_or(0, |l| l.starts.len().saturating_sub(1)) })
+}
+
+/// Item `index` of a list, valid until the list is freed, followed by a NUL byte (so a
+/// string without embedded NULs is a C string); `*out_len` (if not NULL) gets its length
+/// without that NUL. NULL when `index` is out of range.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_vlen_list_item(
+    list: *const zarr_vlen_list_t,
+    index: usize,
+    out_len: *mut usize,
+) -> *const c_void {
+    ffi_guard!(std::ptr::null() => {
+        let Some(list) = list.as_ref() else {
+            return std::ptr::null();
+        };
+        match (list.starts.get(index), list.starts.get(index + 1)) {
+            (Some(&begin), Some(&end)) => {
+                if let Some(n) = out_len.as_mut() {
+                    *n = end - begin - 1;
+                }
+                list.data[begin..].as_ptr() as *const c_void
+            }
+            _ => std::ptr::null(),
+        }
+    })
+}
+
+/// Frees a list (NULL is ignored).
+#[no_mangle]
+pub unsafe extern "C" fn zarr_vlen_list_free(list: *mut zarr_vlen_list_t) {
+    ffi_guard!(() => {
+        if !list.is_null() {
+            drop(Box::from_raw(list));
+        }
+    })
+}
+
+/// Writes one item per element of region `start`/`count` (in `order`) into a
+/// variable-length array: item `i` is `lengths[i]` bytes at `items[i]`, or, when `lengths`
+/// is NULL, the NUL-terminated string `items[i]`. Strings must be UTF-8 and array items a
+/// whole number of elements (native byte order); every item is checked before anything is
+/// stored, and a rejected call stores nothing.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_write_vlen(
+    array: *const zarr_array_t,
+    ndim: usize,
+    start: *const u64,
+    count: *const u64,
+    order: zarr_order_t,
+    items: *const *const c_void,
+    lengths: *const usize,
+) -> zarr_status_t {
+    ffi_guard!({
+        with_array(array, |a| {
+            check_ndim(a, ndim)?;
+            let start = slice(start, ndim, "start")?;
+            let count = slice(count, ndim, "count")?;
+            let order = super::order(order)?;
+            let n = count
+                .iter()
+                .try_fold(1u64, |acc, &c| acc.checked_mul(c))
+                .and_then(|n| usize::try_from(n).ok())
+                .ok_or_else(|| Failure::invalid("the region's element count overflows"))?;
+            let pointers = slice(items, n, "items")?;
+            let lengths = if lengths.is_null() {
+                None
+            } else {
+                Some(slice(lengths, n, "lengths")?)
+            };
+            let mut borrowed: Vec<&[u8]> = Vec::with_capacity(n);
+            for (i, &p) in pointers.iter().enumerate() {
+                let len = match lengths {
+                    Some(l) => l[i],
+                    None if p.is_null() => return Err(Failure::null(&format!("items[{i}]"))),
+                    None => std::ffi::CStr::from_ptr(p as *const c_char)
+                        .to_bytes()
+                        .len(),
+                };
+                borrowed.push(slice(p as *const u8, len, &format!("items[{i}]"))?);
+            }
+            Ok(a.write_vlen(start, count, order, &borrowed)?)
+        })
+    })
+}
