@@ -294,3 +294,20 @@ fn fill_values_of_string_types_read_back() {
         Some(('0' as u32).to_ne_bytes().to_vec())
     );
 }
+
+#[test]
+fn copying_variable_length_arrays_re_encodes_their_chunks() {
+    let source: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let target: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let mut b = ArrayBuilder::new(vec![5], ElementType::String);
+    b.chunks(vec![2]);
+    let a = b.create(source.clone(), "s", Mode::Overwrite).unwrap();
+    let items: [&[u8]; 5] = [b"a", b"", "\u{e9}".as_bytes(), b"dd", b"e"];
+    a.write_vlen(&[0], &[5], Order::C, &items).unwrap();
+    let zstd = json!({"id": "zstd", "level": 3});
+    zarr::node::copy(&source, "s", &target, "t", Some(&zstd), Mode::CreateNew).unwrap();
+    let copy = Array::open(target.clone(), "t", Mode::Read).unwrap();
+    assert_eq!(copy.metadata().compressors[0].config()["id"], json!("zstd"));
+    let back = copy.read_vlen(&[0], &[5], Order::C).unwrap();
+    assert_eq!((0..5).map(|i| back.get(i)).collect::<Vec<_>>(), items);
+}

@@ -122,13 +122,25 @@ pub fn decode_items(data: &[u8], expected: usize) -> Result<Vec<std::ops::Range<
     Ok(ranges)
 }
 
+/// Undoes the bytes-to-bytes codecs of a stored variable-length chunk, giving its vlen
+/// bytes.
+pub(crate) fn decompress(meta: &ArrayMeta, key: &str, raw: &[u8]) -> Result<Vec<u8>> {
+    let mut data = raw.to_vec();
+    for codec in meta.compressors.iter().rev() {
+        data = codec
+            .decode_bounded(&data, MAX_VLEN_CHUNK_BYTES)
+            .map_err(|e| match e {
+                Error::Codec(m) => Error::Codec(format!("chunk {key:?}: {m}")),
+                other => other,
+            })?;
+    }
+    Ok(data)
+}
+
 /// Decodes a stored variable-length chunk into its items (in stored form).
 fn decode_chunk(meta: &ArrayMeta, key: &str, raw: &[u8]) -> Result<VlenItems> {
+    let data = decompress(meta, key, raw)?;
     let result = (|| {
-        let mut data = std::borrow::Cow::Borrowed(raw);
-        for codec in meta.compressors.iter().rev() {
-            data = std::borrow::Cow::Owned(codec.decode_bounded(&data, MAX_VLEN_CHUNK_BYTES)?);
-        }
         let ranges = decode_items(&data, meta.chunk_elements())?;
         let mut items = VlenItems {
             offsets: Vec::with_capacity(ranges.len() + 1),

@@ -158,14 +158,15 @@ impl ElementType {
             .map(|e| e.0)
     }
 
-    /// The element type named `name`: a Zarr v3 name (`"float32"`) or a numpy string
-    /// (`"<f4"`).
+    /// The element type named `name`: one of its own names (`"float32"`, `"raw"`), or the
+    /// element type of any stored type name [`super::dtype_by_name`] accepts (`"<f4"`,
+    /// `"|S8"`, a structured field list).
     pub fn from_name(name: &str) -> Option<Self> {
         ELEMENT_TYPES
             .iter()
             .find(|e| e.1 == name)
             .map(|e| e.0)
-            .or_else(|| DType::parse_v2(name).ok().map(|d| d.element_type()))
+            .or_else(|| super::dtype_by_name(name).ok().map(|d| d.element_type()))
     }
 
     /// The Zarr v3 name (`"float32"`).

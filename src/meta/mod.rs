@@ -96,6 +96,27 @@ impl Format {
     }
 }
 
+/// The stored type a name stands for: a numpy type string (`">f8"`, `"|S8"`, `"<U4"`), a
+/// Zarr v3 name (`"float32"`, `"r16"`, `"string"`, `"bytes"`; native byte order), a
+/// structured type as its v2 JSON field list, or an object codec configuration
+/// (`{"id": "vlen-array", "dtype": "<i4"}`).
+pub fn dtype_by_name(name: &str) -> Result<DType> {
+    let text = name.trim_start();
+    if text.starts_with(['[', '{']) {
+        let value: serde_json::Value = serde_json::from_str(text)
+            .map_err(|e| Error::Metadata(format!("data type {name:?}: {e}")))?;
+        return if value.is_object() {
+            v2::object_dtype(&value)
+        } else {
+            DType::parse_v2_json(&value)
+        };
+    }
+    match v3::data_type_by_name(name) {
+        Some(dtype) => Ok(dtype),
+        None => DType::parse_v2(name),
+    }
+}
+
 /// Memory layout of the elements inside a chunk or a caller's buffer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Order {

@@ -69,21 +69,7 @@ impl ArrayBuilder {
     /// `"bytes"`), a structured type as its v2 JSON field list (`[["x", "<f4"], …]`), or an
     /// object codec configuration (`{"id": "vlen-array", "dtype": "<i4"}`).
     pub fn dtype_name(&mut self, name: &str) -> Result<&mut Self> {
-        let text = name.trim_start();
-        self.dtype = if text.starts_with(['[', '{']) {
-            let value: Value = serde_json::from_str(text)
-                .map_err(|e| Error::InvalidArg(format!("data type {name:?}: {e}")))?;
-            if value.is_object() {
-                crate::meta::v2::object_dtype(&value)
-            } else {
-                DType::parse_v2_json(&value)
-            }
-            .map_err(as_invalid_arg)?
-        } else if let Some(dtype) = crate::meta::v3::data_type_by_name(name) {
-            dtype
-        } else {
-            DType::parse_v2(name).map_err(as_invalid_arg)?
-        };
+        self.dtype = crate::meta::dtype_by_name(name).map_err(as_invalid_arg)?;
         Ok(self)
     }
 

@@ -173,6 +173,10 @@ fn copy_array(
                 if !reencode {
                     return target.set(&target_key, &raw);
                 }
+                if meta.dtype.is_variable() {
+                    let items = crate::io::vlen::decompress(&source_meta, key, &raw)?;
+                    return target.set(&target_key, &encode_chunk(&meta, &items)?);
+                }
                 scratch.resize(chunk_bytes, 0);
                 decode_chunk(&source_meta, key, &raw, scratch)?;
                 let encoded = encode_chunk(&meta, scratch)?;

@@ -19,7 +19,10 @@
  * "[1.0,2.0]") or "hex:<bytes>" (one element in native byte order, given to
  * zarr_array_builder_set_fill_value); <order> is C or F; <sep> is "." or "/";
  * <compressor> is numcodecs JSON or "null". Data files hold the elements in this
- * machine's byte order, laid out in the last argument's order.
+ * machine's byte order, laid out in the last argument's order. Variable-length arrays
+ * (strings, bytes, `|O`) use a data file of items instead: for each element, its length as
+ * a little-endian uint64 then its bytes. Fixed-size non-numeric types (S, U, V, r*,
+ * structured) move as raw items.
  *
  * `dump` and `read-region` print one line of JSON describing the array to stdout. On any
  * libzarr error the tool prints the status name and zarr_last_error() to stderr and exits
@@ -29,6 +32,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -150,10 +154,11 @@ static void print_info(const zarr_array_t *array) {
     CHECK(zarr_array_nchunks(array, &nchunks));
     CHECK(zarr_array_nchunks_initialized(array, &ninit));
     CHECK(zarr_array_nbytes(array, &nbytes));
-    unsigned char fill[16] = {0};
+    unsigned char *fill = calloc(item ? item : 1, 1);
+    if (!fill) die("out of memory%s", "");
     bool fill_null = false;
-    if (item > sizeof fill) die("item size too large%s", "");
-    CHECK(zarr_array_fill_value(array, fill, item, &fill_null));
+    bool variable = dtype == ZARR_DTYPE_STRING || dtype == ZARR_DTYPE_BYTES;
+    if (!variable) CHECK(zarr_array_fill_value(array, fill, item, &fill_null));
     char *dtype_name = get_string(array, zarr_array_dtype_name, "zarr_array_dtype_name");
     char *fill_json = get_string(array, zarr_array_fill_value_json, "zarr_array_fill_value_json");
 
@@ -161,8 +166,10 @@ static void print_info(const zarr_array_t *array) {
     print_list("shape", shape, rank);
     printf(",");
     print_list("chunks", chunks, rank);
-    printf(",\"dtype_name\":\"%s\",\"mem_dtype\":\"%s\",\"item_size\":%zu", dtype_name,
-           zarr_dtype_name(dtype), item);
+    /* A structured type's name is its JSON field list: printed as JSON, not as a string. */
+    const char *quote = dtype_name[0] == '[' ? "" : "\"";
+    printf(",\"dtype_name\":%s%s%s,\"mem_dtype\":\"%s\",\"item_size\":%zu", quote, dtype_name,
+           quote, zarr_dtype_name(dtype), item);
     printf(",\"fill_value_json\":%s,\"fill_is_null\":%s,\"fill_hex\":\"", fill_json,
            fill_null ? "true" : "false");
     for (size_t i = 0; i < item; i++) printf("%02x", fill[i]);
@@ -171,6 +178,69 @@ static void print_info(const zarr_array_t *array) {
            nchunks, ninit, nbytes);
     free(dtype_name);
     free(fill_json);
+    free(fill);
+}
+
+static bool is_variable(const zarr_array_t *array) {
+    zarr_dtype_t dtype = 0;
+    CHECK(zarr_array_dtype(array, &dtype));
+    return dtype == ZARR_DTYPE_STRING || dtype == ZARR_DTYPE_BYTES;
+}
+
+static size_t element_count(size_t ndim, const uint64_t *count) {
+    uint64_t n = 1;
+    for (size_t i = 0; i < ndim; i++) n *= count[i];
+    return (size_t)n;
+}
+
+/* Reads variable-length items into an items file (uint64 length, bytes per item). */
+static void read_vlen(const zarr_array_t *array, size_t ndim, const uint64_t *start,
+                      const uint64_t *count, const char *out_path, zarr_order_t order) {
+    size_t n = element_count(ndim, count), needed = 0;
+    uint64_t *offsets = malloc((n + 1) * sizeof *offsets);
+    if (!offsets) die("out of memory for %s", out_path);
+    zarr_status_t st = zarr_array_read_vlen(array, ndim, start, count, order, offsets, n + 1, NULL, 0, &needed);
+    if (st != ZARR_OK && st != ZARR_ERR_BUFFER_SIZE) fail_status(st, "zarr_array_read_vlen");
+    unsigned char *data = malloc(needed ? needed : 1);
+    if (!data) die("out of memory for %s", out_path);
+    CHECK(zarr_array_read_vlen(array, ndim, start, count, order, offsets, n + 1, data, needed, &needed));
+    FILE *f = fopen(out_path, "wb");
+    if (!f) die("cannot create %s", out_path);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t len = offsets[i + 1] - offsets[i];
+        unsigned char le[8];
+        for (int b = 0; b < 8; b++) le[b] = (unsigned char)(len >> (8 * b));
+        if (fwrite(le, 1, 8, f) != 8 || (len && fwrite(data + offsets[i], 1, len, f) != len))
+            die("cannot write %s", out_path);
+    }
+    if (fclose(f) != 0) die("cannot close %s", out_path);
+    free(data);
+    free(offsets);
+}
+
+/* Writes variable-length items from an items file. */
+static void write_vlen(const zarr_array_t *array, size_t ndim, const uint64_t *start,
+                       const uint64_t *count, const char *data_path, zarr_order_t order) {
+    size_t len = 0, n = element_count(ndim, count), at = 0;
+    unsigned char *data = read_file(data_path, &len);
+    const void **items = malloc((n ? n : 1) * sizeof *items);
+    size_t *lengths = malloc((n ? n : 1) * sizeof *lengths);
+    if (!items || !lengths) die("out of memory for %s", data_path);
+    for (size_t i = 0; i < n; i++) {
+        if (len - at < 8) die("%s holds too few items", data_path);
+        uint64_t item = 0;
+        for (int b = 0; b < 8; b++) item |= (uint64_t)data[at + b] << (8 * b);
+        at += 8;
+        if (len - at < item) die("%s: an item runs past the end", data_path);
+        items[i] = data + at;
+        lengths[i] = (size_t)item;
+        at += (size_t)item;
+    }
+    if (at != len) die("%s holds more items than the region", data_path);
+    CHECK(zarr_array_write_vlen(array, ndim, start, count, order, items, lengths));
+    free(items);
+    free(lengths);
+    free(data);
 }
 
 /* Size in bytes of a region of `count` elements of the array's type. */
@@ -184,6 +254,10 @@ static size_t region_bytes(const zarr_array_t *array, size_t ndim, const uint64_
 
 static void read_region(const zarr_array_t *array, size_t ndim, const uint64_t *start,
                         const uint64_t *count, const char *out_path, zarr_order_t order) {
+    if (is_variable(array)) {
+        read_vlen(array, ndim, start, count, out_path, order);
+        return;
+    }
     zarr_dtype_t dtype = 0;
     CHECK(zarr_array_dtype(array, &dtype));
     size_t bytes = region_bytes(array, ndim, count);
@@ -196,6 +270,10 @@ static void read_region(const zarr_array_t *array, size_t ndim, const uint64_t *
 
 static void write_region(const zarr_array_t *array, size_t ndim, const uint64_t *start,
                          const uint64_t *count, const char *data_path, zarr_order_t order) {
+    if (is_variable(array)) {
+        write_vlen(array, ndim, start, count, data_path, order);
+        return;
+    }
     zarr_dtype_t dtype = 0;
     CHECK(zarr_array_dtype(array, &dtype));
     size_t len = 0;

@@ -1,0 +1,300 @@
+"""Data types beyond numbers, both directions: fixed-width byte and unicode strings, void,
+structured records (nested, sub-arrays, mixed byte orders) and variable-length strings,
+bytes and arrays — written by zarr-python (2.18 or 3.x) and read exactly by libzarr
+(zarr_tool dump), and written by libzarr and read exactly by zarr-python. Under zarr-python
+3 the v3 names (string, bytes, fixed_length_utf32, null_terminated_bytes, raw_bytes) are
+tested too."""
+
+import json
+import struct
+
+import numcodecs
+import numpy as np
+import pytest
+import zarr
+
+from test_v2_interop import tool  # noqa: F401  (the session fixture)
+
+ZP3 = int(zarr.__version__.split(".")[0]) >= 3
+
+STRUCTURED = np.dtype([("a", "<i4"), ("b", ">f8", (2,)), ("c", [("x", "|u1"), ("y", "<U2")])])
+FLAT_STRUCTURED = np.dtype([("a", "<i4"), ("b", ">f8"), ("s", "|S3"), ("u", ">U1")])
+FIXED = ["|S5", "<U4", ">U3", "|V3", STRUCTURED, FLAT_STRUCTURED]
+COMPRESSORS = {
+    "none": None,
+    "blosc": numcodecs.Blosc(cname="lz4", clevel=5, shuffle=numcodecs.Blosc.SHUFFLE),
+    "zlib": numcodecs.Zlib(level=3),
+}
+WORDS = ["", "alpha", "héllo wörld", "😀 non-BMP", "nul\0inside", "x" * 300, "last"]
+
+
+def fixed_data(dtype, n: int, seed: int) -> np.ndarray:
+    """`n` items of `dtype` with every byte meaningful (no NaN payloads in floats)."""
+    dt = np.dtype(dtype)
+    rng = np.random.default_rng(seed)
+    if dt.kind == "U":
+        chars = "aé😀Zq\0"
+        return np.array(["".join(rng.choice(list(chars), size=rng.integers(0, dt.itemsize // 4 + 1)))
+                         for _ in range(n)], dtype=dt)
+    if dt.kind == "S":
+        return np.array([bytes(rng.integers(1, 256, size=rng.integers(0, dt.itemsize + 1), dtype=np.uint8))
+                         for _ in range(n)], dtype=dt)
+    if dt.fields is not None:
+        a = np.zeros(n, dtype=dt)
+        a["a"] = rng.integers(-1000, 1000, size=n)
+        if dt == FLAT_STRUCTURED:
+            a["b"] = rng.standard_normal(n)
+            a["s"] = [[b"ab", b"", b"xyz", b"\x00q"][i % 4] for i in range(n)]
+            a["u"] = "é"
+            return a
+        a["b"] = rng.standard_normal((n, 2))
+        a["c"]["x"] = rng.integers(0, 256, size=n)
+        a["c"]["y"] = [["ab", "é", "", "😀z"][i % 4] for i in range(n)]
+        return a
+    return np.frombuffer(rng.integers(0, 256, size=n * dt.itemsize, dtype=np.uint8).tobytes(), dtype=dt)
+
+
+def raw_bytes(a: np.ndarray) -> bytes:
+    """What libzarr's raw items hold: stored bytes, unicode in native byte order."""
+    if a.dtype.kind == "U":
+        return a.astype(a.dtype.newbyteorder("=")).tobytes()
+    return np.ascontiguousarray(a).tobytes()
+
+
+def descr(value):
+    """A numpy dtype from a v2 `dtype` value (nested lists of fields become tuples)."""
+    if isinstance(value, str):
+        return np.dtype(value)
+
+    def field(f):
+        return (f[0], descr(f[1])) + ((tuple(f[2]),) if len(f) > 2 else ())
+
+    return np.dtype([field(f) for f in value])
+
+
+def bytes_dtype():
+    """The dtype argument zarr-python takes for variable-length bytes."""
+    if ZP3:
+        from zarr.core.dtype import VariableLengthBytes
+        return VariableLengthBytes()
+    return object
+
+
+def items_file(items) -> bytes:
+    return b"".join(struct.pack("<Q", len(i)) + i for i in items)
+
+
+def parse_items(blob: bytes):
+    out, at = [], 0
+    while at < len(blob):
+        (n,) = struct.unpack_from("<Q", blob, at)
+        out.append(blob[at + 8:at + 8 + n])
+        at += 8 + n
+    return out
+
+
+def peer_v2_array(store, dtype, shape, chunks, compressor, fill_value=None, object_codec=None):
+    """A v2 array created by zarr-python 2 or 3."""
+    if ZP3:
+        filters = [object_codec] if object_codec is not None else None
+        return zarr.create_array(store=str(store), shape=shape, chunks=chunks, dtype=dtype,
+                                 zarr_format=2, compressors=compressor, filters=filters,
+                                 fill_value=fill_value)
+    return zarr.open_array(str(store), mode="w", shape=shape, chunks=chunks, dtype=dtype,
+                           compressor=compressor, fill_value=fill_value,
+                           object_codec=object_codec)
+
+
+@pytest.mark.parametrize("compressor", list(COMPRESSORS))
+@pytest.mark.parametrize("dtype", FIXED, ids=lambda d: d if isinstance(d, str) else ("structured" if d == STRUCTURED else "flat"))
+def test_peer_writes_fixed_types(tool, tmp_path, dtype, compressor):
+    a = fixed_data(dtype, 10, seed=len(str(dtype)))
+    store = tmp_path / "s"
+    zero = np.zeros((), dtype=dtype)[()]
+    z = peer_v2_array(store, np.dtype(dtype), (13,), (4,), COMPRESSORS[compressor],
+                      fill_value=zero)
+    z[:10] = a  # the last chunk stays missing and reads as the fill value
+    data, info = tool.dump(tmp_path, store, "", "C")
+    assert info["mem_dtype"] == "raw"
+    assert info["item_size"] == np.dtype(dtype).itemsize
+    expected = raw_bytes(z[:])
+    assert data == expected
+
+
+@pytest.mark.parametrize("compressor", list(COMPRESSORS))
+@pytest.mark.parametrize("dtype", FIXED, ids=lambda d: d if isinstance(d, str) else ("structured" if d == STRUCTURED else "flat"))
+def test_libzarr_writes_fixed_types(tool, tmp_path, dtype, compressor):
+    dt = np.dtype(dtype)
+    if ZP3 and dt == STRUCTURED:
+        pytest.skip("zarr-python 3 reads no nested or sub-array structured type (it cannot "
+                    "read back its own)")
+    a = fixed_data(dt, 11, seed=7)
+    name = json.dumps(dt.descr) if dt.fields is not None else dt.str
+    cfg = COMPRESSORS[compressor]
+    tool.build(tmp_path, tmp_path / "s", "a", dtype=name, shape=(11,), chunks="4", fill="-",
+               order="C", sep=".", compressor=json.dumps(cfg.get_config()) if cfg else "null",
+               data=raw_bytes(a), buf_order="C")
+    meta = json.loads((tmp_path / "s" / "a" / ".zarray").read_text())
+    assert descr(meta["dtype"]) == dt
+    got = zarr.open_array(str(tmp_path / "s" / "a"), mode="r")[:]
+    assert got.dtype == dt
+    assert got.tobytes() == a.tobytes()
+
+
+def test_fill_values_of_fixed_types(tool, tmp_path):
+    cases = [("|S3", b"ab"), ("<U2", "é"), ("|V2", b"\x01\x02")]
+    for i, (dtype, fill) in enumerate(cases):
+        store = tmp_path / f"s{i}"
+        z = peer_v2_array(store, dtype, (4,), (2,), None, fill_value=np.array(fill, dtype=dtype)[()])
+        z[:2] = np.array([fill, fill], dtype=dtype)
+        data, info = tool.dump(tmp_path, store, "", "C")
+        assert data == raw_bytes(np.array([fill] * 4, dtype=dtype)), dtype
+
+
+@pytest.mark.parametrize("compressor", ["none", "blosc", "zlib"])
+@pytest.mark.parametrize("codec", ["vlen-utf8", "vlen-bytes", "vlen-array"])
+def test_peer_writes_object_arrays(tool, tmp_path, codec, compressor):
+    if codec == "vlen-array" and ZP3:
+        pytest.skip("zarr-python 3 does not write vlen-array")
+    store = tmp_path / "s"
+    if codec == "vlen-utf8":
+        values = WORDS
+        object_codec, expect = numcodecs.VLenUTF8(), [w.encode() for w in WORDS]
+    elif codec == "vlen-bytes":
+        values = [w.encode() + b"\xff\x00" for w in WORDS]
+        object_codec, expect = numcodecs.VLenBytes(), values
+    else:
+        values = [np.arange(i, dtype=">i4") - 3 for i in range(len(WORDS))]
+        object_codec = numcodecs.VLenArray(">i4")
+        expect = [v.astype("=i4").tobytes() for v in values]
+    z = peer_v2_array(store, str if ZP3 and codec == "vlen-utf8" else bytes_dtype(),
+                      (len(WORDS) + 3,), (3,), COMPRESSORS[compressor],
+                      object_codec=object_codec)
+    arr = np.empty(len(WORDS), dtype=object)
+    arr[:] = values
+    z[: len(WORDS)] = arr
+    blob, info = tool.dump(tmp_path, store, "", "C")
+    items = parse_items(blob)
+    assert items[: len(WORDS)] == expect
+    assert info["mem_dtype"] == ("string" if codec == "vlen-utf8" else "bytes")
+    # The unwritten tail reads as the fill value as zarr-python reads it.
+    tail = z[len(WORDS):]
+    for got, peer in zip(items[len(WORDS):], tail):
+        if codec == "vlen-utf8":
+            assert got.decode() == str(peer if peer is not None else "")
+        elif codec == "vlen-bytes":
+            assert got == (peer or b"")
+        else:
+            assert got == b""
+
+
+@pytest.mark.parametrize("dtype,codec", [("string", "vlen-utf8"), ("bytes", "vlen-bytes"),
+                                         ('{"id": "vlen-array", "dtype": "<i2"}', "vlen-array")])
+def test_libzarr_writes_object_arrays(tool, tmp_path, dtype, codec):
+    if codec == "vlen-array" and ZP3:
+        pytest.skip("zarr-python 3 does not read vlen-array")
+    if codec == "vlen-array":
+        values = [np.arange(i, dtype="<i2") * 7 for i in range(len(WORDS))]
+        items = [v.tobytes() for v in values]
+    else:
+        items = [w.encode() for w in WORDS]
+    tool.build(tmp_path, tmp_path / "s", "a", dtype=dtype, shape=(len(WORDS),), chunks="3",
+               fill="-", order="C", sep=".",
+               compressor='{"id": "zstd", "level": 1}', data=items_file(items), buf_order="C")
+    meta = json.loads((tmp_path / "s" / "a" / ".zarray").read_text())
+    assert meta["dtype"] == "|O" and meta["filters"][0]["id"] == codec
+    got = zarr.open_array(str(tmp_path / "s" / "a"), mode="r")[:]
+    if codec == "vlen-utf8":
+        assert list(got) == WORDS
+    elif codec == "vlen-bytes":
+        assert [bytes(g) for g in got] == items
+    else:
+        assert [g.tobytes() for g in got] == items
+
+
+def test_invalid_utf8_from_a_peer_is_an_error(tool, tmp_path):
+    store = tmp_path / "s"
+    z = peer_v2_array(store, bytes_dtype(), (2,), (2,), None,
+                      object_codec=numcodecs.VLenBytes())
+    arr = np.empty(2, dtype=object)
+    arr[:] = [b"ok", b"\xff\xfe"]
+    z[:] = arr
+    meta_path = store / ".zarray"
+    meta = json.loads(meta_path.read_text())
+    meta["filters"] = [{"id": "vlen-utf8"}]
+    meta_path.write_text(json.dumps(meta))
+    with pytest.raises(AssertionError, match="ZARR_ERR_CODEC.*UTF-8"):
+        tool.dump(tmp_path, store, "", "C")
+
+
+# ---- Zarr v3 names (zarr-python 3 only) ------------------------------------------------
+
+V3_FIXED = ["<U4", "|S5", "|V3"]
+
+
+@pytest.mark.skipif(not ZP3, reason="Zarr v3 needs zarr-python 3")
+@pytest.mark.parametrize("dtype", V3_FIXED)
+def test_peer_writes_v3_fixed_types(tool, tmp_path, dtype):
+    a = fixed_data(dtype, 10, seed=3)
+    z = zarr.create_array(store=str(tmp_path / "s"), shape=(12,), chunks=(4,), dtype=dtype,
+                          zarr_format=3)
+    z[:10] = a
+    doc = json.loads((tmp_path / "s" / "zarr.json").read_text())
+    assert doc["data_type"]["name"] in ("fixed_length_utf32", "null_terminated_bytes", "raw_bytes")
+    data, info = tool.dump(tmp_path, tmp_path / "s", "", "C")
+    assert data == raw_bytes(z[:])
+
+
+@pytest.mark.skipif(not ZP3, reason="Zarr v3 needs zarr-python 3")
+@pytest.mark.parametrize("dtype", ["<U4", "|S5"])
+def test_libzarr_writes_v3_fixed_types(tool, tmp_path, monkeypatch, dtype):
+    monkeypatch.setenv("ZARR_TOOL_FORMAT", "3")
+    a = fixed_data(dtype, 9, seed=5)
+    tool.build(tmp_path, tmp_path / "s", "a", dtype=dtype, shape=(9,), chunks="4", fill="-",
+               order="C", sep="/", compressor='{"id": "zstd", "level": 1}', data=raw_bytes(a),
+               buf_order="C")
+    got = zarr.open_array(str(tmp_path / "s" / "a"), mode="r")[:]
+    assert got.tobytes() == a.astype(np.dtype(dtype).newbyteorder("<")).tobytes() or \
+        got.tobytes() == a.tobytes()
+    assert list(got) == list(a)
+
+
+@pytest.mark.skipif(not ZP3, reason="Zarr v3 needs zarr-python 3")
+@pytest.mark.parametrize("kind", ["string", "bytes"])
+def test_v3_variable_length_both_ways(tool, tmp_path, monkeypatch, kind):
+    values = WORDS if kind == "string" else [w.encode() + b"\x00\xff" for w in WORDS]
+    items = [v.encode() if kind == "string" else v for v in values]
+    # zarr-python writes, libzarr reads (a missing chunk at the end).
+    z = zarr.create_array(store=str(tmp_path / "p"), shape=(len(WORDS) + 2,), chunks=(3,),
+                          dtype=str if kind == "string" else bytes_dtype(), zarr_format=3)
+    arr = np.empty(len(WORDS), dtype=object)
+    arr[:] = values
+    z[: len(WORDS)] = arr
+    blob, info = tool.dump(tmp_path, tmp_path / "p", "", "C")
+    got = parse_items(blob)
+    assert got[: len(WORDS)] == items
+    assert got[len(WORDS):] == [b"", b""]
+    # libzarr writes, zarr-python reads.
+    monkeypatch.setenv("ZARR_TOOL_FORMAT", "3")
+    tool.build(tmp_path, tmp_path / "l", "a", dtype=kind, shape=(len(WORDS),), chunks="3",
+               fill="-", order="C", sep="/", compressor='{"id": "zstd", "level": 1}',
+               data=items_file(items), buf_order="C")
+    doc = json.loads((tmp_path / "l" / "a" / "zarr.json").read_text())
+    assert doc["data_type"] == kind
+    assert doc["codecs"][0]["name"] == ("vlen-utf8" if kind == "string" else "vlen-bytes")
+    back = zarr.open_array(str(tmp_path / "l" / "a"), mode="r")[:]
+    assert [v if kind == "string" else bytes(v) for v in back] == values
+
+
+@pytest.mark.skipif(not ZP3, reason="Zarr v3 needs zarr-python 3")
+def test_libzarr_writes_raw_bits_as_the_spec_names_them(tool, tmp_path, monkeypatch):
+    monkeypatch.setenv("ZARR_TOOL_FORMAT", "3")
+    a = bytes(range(24))
+    tool.build(tmp_path, tmp_path / "s", "a", dtype="r48", shape=(4,), chunks="3", fill="-",
+               order="C", sep="/", compressor="null", data=a, buf_order="C")
+    doc = json.loads((tmp_path / "s" / "a" / "zarr.json").read_text())
+    assert doc["data_type"] == "r48"
+    assert doc["fill_value"] == [0] * 6
+    assert doc["codecs"] == [{"name": "bytes"}]
+    data, info = tool.dump(tmp_path, tmp_path / "s", "a", "C")
+    assert data == a
