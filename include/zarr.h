@@ -651,7 +651,9 @@ ZARR_API zarr_status_t zarr_array_item_size(const zarr_array_t *array, size_t *o
 /**
  * Copies the fill value (one element, native byte order) into `buf`, whose `len` must be
  * the element size, and sets `*out_is_null` to whether the metadata says `null` (then
- * `buf` gets zeros, which is what missing chunks read as).
+ * `buf` gets zeros, which is what missing chunks read as). Variable-length arrays give
+ * `ZARR_ERR_DTYPE_MISMATCH`: their fill value is an item, given by
+ * `zarr_array_fill_value_json`.
  */
 ZARR_API
 zarr_status_t zarr_array_fill_value(const zarr_array_t *array,

@@ -452,7 +452,9 @@ pub unsafe extern "C" fn zarr_array_item_size(
 
 /// Copies the fill value (one element, native byte order) into `buf`, whose `len` must be
 /// the element size, and sets `*out_is_null` to whether the metadata says `null` (then
-/// `buf` gets zeros, which is what missing chunks read as).
+/// `buf` gets zeros, which is what missing chunks read as). Variable-length arrays give
+/// `ZARR_ERR_DTYPE_MISMATCH`: their fill value is an item, given by
+/// `zarr_array_fill_value_json`.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_fill_value(
     array: *const zarr_array_t,
@@ -463,6 +465,13 @@ pub unsafe extern "C" fn zarr_array_fill_value(
     ffi_guard!({
         let out_is_null = out(out_is_null, "out_is_null")?;
         let meta = with_array(array, |a| Ok(a.metadata()))?;
+        if meta.dtype.is_variable() {
+            return Err(crate::Error::DtypeMismatch(
+                "a variable-length fill value has no fixed size: use zarr_array_fill_value_json"
+                    .into(),
+            )
+            .into());
+        }
         if len != meta.item_size() {
             return Err(Failure::new(
                 ZARR_ERR_BUFFER_SIZE,

@@ -289,7 +289,9 @@ end
 
 Copies the fill value (one element, native byte order) into `buf`, whose `len` must be
 the element size, and sets `*out_is_null` to whether the metadata says `null` (then
-`buf` gets zeros, which is what missing chunks read as).
+`buf` gets zeros, which is what missing chunks read as). Variable-length arrays give
+`ZARR_ERR_DTYPE_MISMATCH`: their fill value is an item, given by
+`zarr_array_fill_value_json`.
 """
 function zarr_array_fill_value(array, buf, len, out_is_null)
     ccall((:zarr_array_fill_value, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Ptr{Cvoid}, Csize_t, Ptr{Bool}), array, buf, len, out_is_null)
