@@ -9,6 +9,7 @@ static zarr_array_t *new_array(zarr_store_t *s, const char *path, const char *at
     const uint64_t shape[1] = {8};
     zarr_array_builder_t *b = NULL;
     CHECK_OK(zarr_array_builder_new(ZARR_DTYPE_UINT8, 1, shape, &b));
+    CHECK_OK(zarr_array_builder_set_zarr_format(b, 2));
     if (attrs_json)
         CHECK_OK(zarr_array_builder_set_attributes_json(b, attrs_json));
     zarr_array_t *a = NULL;
@@ -103,6 +104,7 @@ static void test_builder_attributes(zarr_store_t *s) {
     zarr_array_builder_t *b = NULL;
     const uint64_t shape[1] = {1};
     CHECK_OK(zarr_array_builder_new(ZARR_DTYPE_UINT8, 1, shape, &b));
+    CHECK_OK(zarr_array_builder_set_zarr_format(b, 2));
     CHECK_STATUS(zarr_array_builder_set_attributes_json(b, "[1]"), ZARR_ERR_INVALID_ARG);
     CHECK_STATUS(zarr_array_builder_set_attributes_json(b, "{"), ZARR_ERR_INVALID_ARG);
     zarr_array_builder_free(b);

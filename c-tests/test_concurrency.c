@@ -54,6 +54,7 @@ static zarr_array_t *create(zarr_store_t *store, const char *path, uint64_t rows
     zarr_array_builder_t *b = NULL;
     zarr_array_t *a = NULL;
     CHECK_OK(zarr_array_builder_new(ZARR_DTYPE_UINT32, 2, shape, &b));
+    CHECK_OK(zarr_array_builder_set_zarr_format(b, 2));
     CHECK_OK(zarr_array_builder_set_chunk_shape(b, 2, chunks));
     CHECK_OK(zarr_array_builder_set_compressor_json(b, "{\"id\": \"zlib\", \"level\": 1}"));
     CHECK_OK(zarr_array_create(b, store, path, ZARR_MODE_W, &a));

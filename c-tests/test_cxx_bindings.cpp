@@ -279,7 +279,7 @@ static void test_regions() {
     CHECK(same(s.read<double>({}, {}), std::vector<double>{2.75}));
 
     // Append along both axes, resize, and the shapes after each.
-    zarr::Array a = zarr::ArrayBuilder::of<int32_t>({2, 2}).set_chunk_shape({2, 2}).create(
+    zarr::Array a = zarr::ArrayBuilder::of<int32_t>({2, 2}).set_chunk_shape({2, 2}).set_zarr_format(2).create(
         store, "grow", ZARR_MODE_W);
     a.write({0, 0}, {2, 2}, std::vector<int32_t>{1, 2, 3, 4});
     a.append(0, {1, 2}, std::vector<int32_t>{5, 6});
@@ -312,7 +312,7 @@ static void test_regions() {
 
 static void test_hierarchy(const char *dir) {
     zarr::Store store = zarr::Store::memory();
-    zarr::Group root = zarr::Group::open(store, "", ZARR_MODE_W);
+    zarr::Group root = zarr::Group::create(store, "", ZARR_MODE_W, 2);
     CHECK(root.path() == "");
     zarr::Group sub = root.open_group("sub/inner", ZARR_MODE_A);
     CHECK(sub.path() == "sub/inner");
@@ -470,8 +470,8 @@ static void test_v3() {
     s.write({0, 0}, {8, 6}, sd);
     CHECK(same(zarr::Array::open(store, "sharded", ZARR_MODE_R).read<uint16_t>({0, 0}, {8, 6}), sd));
     CHECK_THROWS(a.shard_shape(), ZARR_ERR_NOT_FOUND, "");
-    CHECK_THROWS(zarr::ArrayBuilder::of<uint16_t>({8}).set_shard_shape({4}).create(store, "v2s",
-                                                                                    ZARR_MODE_W),
+    CHECK_THROWS(zarr::ArrayBuilder::of<uint16_t>({8}).set_zarr_format(2).set_shard_shape({4}).create(
+                     store, "v2s", ZARR_MODE_W),
                  ZARR_ERR_INVALID_ARG, "");
 }
 
@@ -491,6 +491,7 @@ static void test_types() {
     CHECK(list.data(2) == nullptr);
     CHECK_THROWS(words.write_vlen({0}, {1}, {std::string("\xff")}), ZARR_ERR_INVALID_ARG, "UTF-8");
     zarr::Array records = zarr::ArrayBuilder(ZARR_DTYPE_RAW, {2})
+                              .set_zarr_format(2)
                               .set_dtype_name("[[\"a\", \"<i2\"], [\"b\", \"|S3\", [2]]]")
                               .create(store, "records", ZARR_MODE_W);
     std::vector<zarr::Field> fields = records.fields();

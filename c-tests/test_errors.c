@@ -31,6 +31,7 @@ static zarr_store_t *memory_store(void) {
 static zarr_array_t *float_array(zarr_store_t *s, const char *path, const char *compressor) {
     zarr_array_builder_t *b = NULL;
     CHECK_OK(zarr_array_builder_new(ZARR_DTYPE_FLOAT32, 2, SHAPE, &b));
+    CHECK_OK(zarr_array_builder_set_zarr_format(b, 2));
     CHECK_OK(zarr_array_builder_set_chunk_shape(b, 2, CHUNKS));
     if (compressor)
         CHECK_OK(zarr_array_builder_set_compressor_json(b, compressor));
@@ -55,6 +56,7 @@ static void test_null_arg(void) {
     zarr_array_t *a = float_array(s, "a", NULL);
     zarr_array_builder_t *b = NULL;
     CHECK_OK(zarr_array_builder_new(ZARR_DTYPE_FLOAT32, 2, SHAPE, &b));
+    CHECK_OK(zarr_array_builder_set_zarr_format(b, 2));
     float buf[48];
     char text[64];
     size_t n = 0;
@@ -283,6 +285,7 @@ static void test_invalid_arg(void) {
         CHECK_ERROR_CONTAINS("zarr_mode_t");
         CHECK_FAILS_NULL(zarr_array_open(s, "a", v, &out_a), ZARR_ERR_INVALID_ARG, out_a);
         CHECK_OK(zarr_array_builder_new(ZARR_DTYPE_FLOAT32, 2, SHAPE, &b));
+        CHECK_OK(zarr_array_builder_set_zarr_format(b, 2));
         CHECK_FAILS_NULL(zarr_array_create(b, s, "new", v, &out_a), ZARR_ERR_INVALID_ARG, out_a);
         CHECK_STATUS(zarr_array_builder_set_order(b, v), ZARR_ERR_INVALID_ARG);
         CHECK_STATUS(zarr_array_builder_set_fill_value(b, v, buf, 4), ZARR_ERR_INVALID_ARG);
@@ -293,6 +296,7 @@ static void test_invalid_arg(void) {
     CHECK_FAILS_NULL(zarr_array_builder_new(18, 1, SHAPE, &b), ZARR_ERR_INVALID_ARG, b);
 
     CHECK_OK(zarr_array_builder_new(ZARR_DTYPE_FLOAT32, 2, SHAPE, &b));
+    CHECK_OK(zarr_array_builder_set_zarr_format(b, 2));
     /* Malformed JSON arguments. */
     CHECK_STATUS(zarr_array_builder_set_compressor_json(b, "{"), ZARR_ERR_INVALID_ARG);
     CHECK_ERROR_CONTAINS("not valid JSON");
@@ -357,6 +361,7 @@ static void test_invalid_arg(void) {
     for (size_t i = 0; i < sizeof bad_settings / sizeof bad_settings[0]; i++) {
         zarr_array_builder_t *bb = NULL;
         CHECK_OK(zarr_array_builder_new(ZARR_DTYPE_FLOAT32, 2, SHAPE, &bb));
+        CHECK_OK(zarr_array_builder_set_zarr_format(bb, 2));
         if (bad_settings[i].compressor)
             CHECK_OK(zarr_array_builder_set_compressor_json(bb, bad_settings[i].compressor));
         if (bad_settings[i].fill)
@@ -447,6 +452,7 @@ static void test_region_checks(void) {
     zarr_array_builder_t *b = NULL;
     zarr_array_t *out_a = NULL;
     CHECK_OK(zarr_array_builder_new(ZARR_DTYPE_FLOAT32, 2, SHAPE, &b));
+    CHECK_OK(zarr_array_builder_set_zarr_format(b, 2));
     const int32_t ifill = 3;
     CHECK_OK(zarr_array_builder_set_fill_value(b, ZARR_DTYPE_INT32, &ifill, sizeof ifill));
     CHECK_FAILS_NULL(zarr_array_create(b, s, "x", ZARR_MODE_W, &out_a), ZARR_ERR_DTYPE_MISMATCH, out_a);
@@ -469,6 +475,7 @@ static void test_region_checks(void) {
     CHECK_STATUS(zarr_array_fill_value(a, &d, sizeof d, &is_null), ZARR_ERR_BUFFER_SIZE);
     CHECK_STATUS(zarr_array_fill_value(a, &d, 2, &is_null), ZARR_ERR_BUFFER_SIZE);
     CHECK_OK(zarr_array_builder_new(ZARR_DTYPE_FLOAT32, 2, SHAPE, &b));
+    CHECK_OK(zarr_array_builder_set_zarr_format(b, 2));
     CHECK_OK(zarr_array_builder_set_fill_value(b, ZARR_DTYPE_FLOAT32, &d, 3));
     CHECK_FAILS_NULL(zarr_array_create(b, s, "x", ZARR_MODE_W, &out_a), ZARR_ERR_BUFFER_SIZE, out_a);
     zarr_array_builder_free(b);
@@ -509,6 +516,7 @@ static void test_not_found_and_exists(void) {
     /* EXISTS: create w- twice, below an array; NODE_TYPE: an array where a group is. */
     zarr_array_builder_t *b = NULL;
     CHECK_OK(zarr_array_builder_new(ZARR_DTYPE_UINT8, 1, SHAPE, &b));
+    CHECK_OK(zarr_array_builder_set_zarr_format(b, 2));
     CHECK_OK(zarr_array_create(b, s, "once", ZARR_MODE_W_MINUS, &out_a));
     zarr_array_free(out_a);
     CHECK_FAILS_NULL(zarr_array_create(b, s, "once", ZARR_MODE_W_MINUS, &out_a), ZARR_ERR_EXISTS, out_a);
@@ -528,6 +536,7 @@ static void test_not_found_and_exists(void) {
     const uint64_t sq[2] = {4, 4}, half[2] = {2, 2};
     zarr_array_builder_t *nb = NULL;
     CHECK_OK(zarr_array_builder_new(ZARR_DTYPE_INT8, 2, sq, &nb));
+    CHECK_OK(zarr_array_builder_set_zarr_format(nb, 2));
     CHECK_OK(zarr_array_builder_set_chunk_shape(nb, 2, half));
     CHECK_OK(zarr_array_builder_set_dimension_separator(nb, "/"));
     zarr_array_t *nested = NULL;
@@ -727,6 +736,7 @@ static void test_unsupported(void) {
     zarr_array_builder_t *b = NULL;
     zarr_array_t *out_a = NULL;
     CHECK_OK(zarr_array_builder_new(ZARR_DTYPE_FLOAT64, 2, SHAPE, &b));
+    CHECK_OK(zarr_array_builder_set_zarr_format(b, 2));
     CHECK_OK(zarr_array_builder_set_compressor_json(b, "{\"id\": \"nope\", \"level\": 1}"));
     CHECK_FAILS_NULL(zarr_array_create(b, s, "x", ZARR_MODE_W, &out_a), ZARR_ERR_CODEC_UNSUPPORTED, out_a);
     CHECK_ERROR_CONTAINS("nope");
@@ -855,6 +865,7 @@ static void test_codec_wrong_size(void) {
             snprintf(path, sizeof path, "src%zu_%d", c, k);
             zarr_array_builder_t *b = NULL;
             CHECK_OK(zarr_array_builder_new(ZARR_DTYPE_INT32, 1, &sizes[k], &b));
+            CHECK_OK(zarr_array_builder_set_zarr_format(b, 2));
             CHECK_OK(zarr_array_builder_set_compressor_json(b, COMPRESSORS[c]));
             zarr_array_t *a = NULL;
             CHECK_OK(zarr_array_create(b, s, path, ZARR_MODE_W, &a));
@@ -870,6 +881,7 @@ static void test_codec_wrong_size(void) {
         zarr_array_builder_t *b = NULL;
         const uint64_t shape[1] = {8}, chunks[1] = {4};
         CHECK_OK(zarr_array_builder_new(ZARR_DTYPE_INT32, 1, shape, &b));
+        CHECK_OK(zarr_array_builder_set_zarr_format(b, 2));
         CHECK_OK(zarr_array_builder_set_chunk_shape(b, 1, chunks));
         CHECK_OK(zarr_array_builder_set_compressor_json(b, COMPRESSORS[c]));
         zarr_array_t *a = NULL;
@@ -948,6 +960,7 @@ static void test_storage_io(void) {
     zarr_array_builder_t *b = NULL;
     const uint64_t shape[1] = {4};
     CHECK_OK(zarr_array_builder_new(ZARR_DTYPE_INT32, 1, shape, &b));
+    CHECK_OK(zarr_array_builder_set_zarr_format(b, 2));
     zarr_array_t *a = NULL;
     CHECK_OK(zarr_array_create(b, s, "arr", ZARR_MODE_W, &a));
     zarr_array_builder_free(b);
@@ -1024,6 +1037,7 @@ static void test_read_only(void) {
     CHECK_FAILS_NULL(zarr_array_open(ro, "a", ZARR_MODE_A, &out_a), ZARR_ERR_READ_ONLY, out_a);
     zarr_array_builder_t *b = NULL;
     CHECK_OK(zarr_array_builder_new(ZARR_DTYPE_FLOAT32, 2, SHAPE, &b));
+    CHECK_OK(zarr_array_builder_set_zarr_format(b, 2));
     CHECK_FAILS_NULL(zarr_array_create(b, ro, "a", ZARR_MODE_W, &out_a), ZARR_ERR_READ_ONLY, out_a);
     CHECK_FAILS_NULL(zarr_array_create(b, ro, "b", ZARR_MODE_W_MINUS, &out_a), ZARR_ERR_READ_ONLY, out_a);
     CHECK_FAILS_NULL(zarr_array_create(b, ro, "a", ZARR_MODE_A, &out_a), ZARR_ERR_READ_ONLY, out_a);
@@ -1054,6 +1068,7 @@ static void test_invalid_key(void) {
     zarr_array_builder_t *b = NULL;
     const uint64_t shape[1] = {2};
     CHECK_OK(zarr_array_builder_new(ZARR_DTYPE_INT8, 1, shape, &b));
+    CHECK_OK(zarr_array_builder_set_zarr_format(b, 2));
     zarr_array_t *out_a = NULL;
     /* Bad as keys and as node paths; the last three are only bad as node paths (metadata
      * document names are keys, not node names). */
@@ -1097,6 +1112,7 @@ static void test_overflow(void) {
     const uint64_t shape[1] = {1}, chunks[1] = {1};
     zarr_array_builder_t *b = NULL;
     CHECK_OK(zarr_array_builder_new(ZARR_DTYPE_INT8, 1, shape, &b));
+    CHECK_OK(zarr_array_builder_set_zarr_format(b, 2));
     CHECK_OK(zarr_array_builder_set_chunk_shape(b, 1, chunks));
     zarr_array_t *a = NULL;
     CHECK_OK(zarr_array_create(b, s, "o", ZARR_MODE_W, &a));
@@ -1113,6 +1129,7 @@ static void test_overflow(void) {
     /* 2-d: shape {2^40, 2} grown along axis 0 by 2^64 - 2^40. */
     const uint64_t shape2[2] = {1ull << 40, 2}, chunks2[2] = {1ull << 20, 2};
     CHECK_OK(zarr_array_builder_new(ZARR_DTYPE_UINT8, 2, shape2, &b));
+    CHECK_OK(zarr_array_builder_set_zarr_format(b, 2));
     CHECK_OK(zarr_array_builder_set_chunk_shape(b, 2, chunks2));
     CHECK_OK(zarr_array_create(b, s, "o2", ZARR_MODE_W, &a));
     zarr_array_builder_free(b);
@@ -1139,6 +1156,7 @@ static void test_overflow(void) {
     CHECK(now2[0] == 1ull << 40 && now2[1] == 2);
     zarr_array_free(a);
     CHECK_OK(zarr_array_builder_new(ZARR_DTYPE_UINT8, 2, huge2, &b));
+    CHECK_OK(zarr_array_builder_set_zarr_format(b, 2));
     CHECK_FAILS_NULL(zarr_array_create(b, s, "huge", ZARR_MODE_W, &a), ZARR_ERR_INVALID_ARG, a);
     zarr_array_builder_free(b);
 
@@ -1148,6 +1166,7 @@ static void test_overflow(void) {
     const uint64_t *zero_shapes[2] = {zero_first, zero_last};
     for (int i = 0; i < 2; i++) {
         CHECK_OK(zarr_array_builder_new(ZARR_DTYPE_UINT8, 3, zero_shapes[i], &b));
+        CHECK_OK(zarr_array_builder_set_zarr_format(b, 2));
         CHECK_OK(zarr_array_builder_set_chunk_shape(b, 3, ones));
         CHECK_OK(zarr_array_create(b, s, "empty", ZARR_MODE_W, &a));
         zarr_array_builder_free(b);

@@ -21,6 +21,7 @@ static const uint64_t ORIGIN[2] = {0, 0};
 static zarr_array_builder_t *builder(void) {
     zarr_array_builder_t *b = NULL;
     CHECK_OK(zarr_array_builder_new(ZARR_DTYPE_INT16, 2, SHAPE, &b));
+    CHECK_OK(zarr_array_builder_set_zarr_format(b, 2));
     CHECK_OK(zarr_array_builder_set_chunk_shape(b, 2, CHUNKS));
     return b;
 }
@@ -77,7 +78,7 @@ static void test_groups(void) {
     CHECK_STATUS(zarr_group_open(s, "", ZARR_MODE_R, (root = SENTINEL, &root)), ZARR_ERR_NOT_FOUND);
     CHECK(root == NULL);
     CHECK_STATUS(zarr_group_open(s, "/", ZARR_MODE_R_PLUS, &root), ZARR_ERR_NOT_FOUND);
-    CHECK_OK(zarr_group_open(s, "/", ZARR_MODE_A, &root));
+    CHECK_OK(zarr_group_create(s, "/", ZARR_MODE_A, 2, &root));
     CHECK_STR(group_path(root), "");
     CHECK_EQ(kind_at(s, ""), ZARR_NODE_GROUP);
     bool exists = false;
@@ -287,7 +288,7 @@ static void test_dimension_names(void) {
 static void test_consolidated(void) {
     zarr_store_t *s = memory_store();
     zarr_group_t *root = NULL;
-    CHECK_OK(zarr_group_open(s, "", ZARR_MODE_W, &root));
+    CHECK_OK(zarr_group_create(s, "", ZARR_MODE_W, 2, &root));
     CHECK_OK(zarr_group_attr_set(root, "title", "\"c\""));
     zarr_array_builder_t *b = builder();
     zarr_array_t *a = NULL;
@@ -401,6 +402,7 @@ static void test_copy(void) {
     zarr_array_free(a);
     zarr_array_builder_t *other = NULL;
     CHECK_OK(zarr_array_builder_new(ZARR_DTYPE_INT16, 2, SHAPE, &other));
+    CHECK_OK(zarr_array_builder_set_zarr_format(other, 2));
     const uint64_t other_chunks[2] = {5, 6};
     CHECK_OK(zarr_array_builder_set_chunk_shape(other, 2, other_chunks));
     CHECK_OK(zarr_array_create(other, dst, "layout", ZARR_MODE_W, &a));

@@ -192,6 +192,7 @@ static void pattern(int32_t *data, int32_t seed) {
 static zarr_array_builder_t *new_builder(void) {
     zarr_array_builder_t *b = NULL;
     CHECK_OK(zarr_array_builder_new(ZARR_DTYPE_INT32, 2, shape2, &b));
+    CHECK_OK(zarr_array_builder_set_zarr_format(b, 2));
     CHECK(b != NULL);
     CHECK_OK(zarr_array_builder_set_chunk_shape(b, 2, chunks2));
     return b;
@@ -406,6 +407,7 @@ static void test_threads_share_handles(void) {
     CHECK_OK(zarr_store_new_memory(&s));
     zarr_array_builder_t *b = NULL;
     CHECK_OK(zarr_array_builder_new(ZARR_DTYPE_INT32, 2, shape2, &b));
+    CHECK_OK(zarr_array_builder_set_zarr_format(b, 2));
     const uint64_t row_chunks[2] = {1, 7};
     CHECK_OK(zarr_array_builder_set_chunk_shape(b, 2, row_chunks));
     zarr_array_t *a = NULL;

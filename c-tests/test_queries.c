@@ -26,6 +26,7 @@ static void test_builder_array(void) {
     const uint64_t shape[2] = {100, 50}, chunks[2] = {30, 20};
     zarr_array_builder_t *b = NULL;
     CHECK_OK(zarr_array_builder_new(ZARR_DTYPE_FLOAT32, 2, shape, &b));
+    CHECK_OK(zarr_array_builder_set_zarr_format(b, 2));
     CHECK_OK(zarr_array_builder_set_chunk_shape(b, 2, chunks));
     const float fill = 1.5f;
     CHECK_OK(zarr_array_builder_set_fill_value(b, ZARR_DTYPE_FLOAT32, &fill, sizeof fill));
@@ -151,6 +152,7 @@ static void test_null_fill_and_f_order(void) {
     const uint64_t shape[3] = {3, 4, 5};
     zarr_array_builder_t *b = NULL;
     CHECK_OK(zarr_array_builder_new(ZARR_DTYPE_UINT16, 3, shape, &b));
+    CHECK_OK(zarr_array_builder_set_zarr_format(b, 2));
     CHECK_OK(zarr_array_builder_set_fill_value_json(b, "null"));
     CHECK_OK(zarr_array_builder_set_order(b, ZARR_ORDER_F));
     CHECK_OK(zarr_array_builder_set_dtype_name(b, ">u2"));
@@ -211,6 +213,7 @@ static void test_fill_json_forms(void) {
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         zarr_array_builder_t *b = NULL;
         CHECK_OK(zarr_array_builder_new(cases[i].dtype, 1, shape, &b));
+        CHECK_OK(zarr_array_builder_set_zarr_format(b, 2));
         CHECK_OK(zarr_array_builder_set_fill_value_json(b, cases[i].in));
         zarr_array_t *a = NULL;
         CHECK_OK(zarr_array_create(b, s, "f", ZARR_MODE_W, &a));
@@ -225,6 +228,7 @@ static void test_fill_json_forms(void) {
     /* A binary fill value, read back as bytes. */
     zarr_array_builder_t *b = NULL;
     CHECK_OK(zarr_array_builder_new(ZARR_DTYPE_COMPLEX64, 1, shape, &b));
+    CHECK_OK(zarr_array_builder_set_zarr_format(b, 2));
     const float c[2] = {2.0f, -0.25f};
     CHECK_OK(zarr_array_builder_set_fill_value(b, ZARR_DTYPE_COMPLEX64, c, sizeof c));
     zarr_array_t *a = NULL;
@@ -306,6 +310,7 @@ static void test_scalar_queries(void) {
     CHECK_OK(zarr_store_new_memory(&s));
     zarr_array_builder_t *b = NULL;
     CHECK_OK(zarr_array_builder_new(ZARR_DTYPE_COMPLEX128, 0, NULL, &b));
+    CHECK_OK(zarr_array_builder_set_zarr_format(b, 2));
     zarr_array_t *a = NULL;
     CHECK_OK(zarr_array_create(b, s, "s", ZARR_MODE_W, &a));
     zarr_array_builder_free(b);

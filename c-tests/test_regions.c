@@ -39,6 +39,7 @@ struct spec {
 static zarr_array_t *create(zarr_store_t *s, const char *path, const struct spec *sp) {
     zarr_array_builder_t *b = NULL;
     CHECK_OK(zarr_array_builder_new(sp->dtype, sp->ndim, sp->shape, &b));
+    CHECK_OK(zarr_array_builder_set_zarr_format(b, 2));
     if (sp->chunks)
         CHECK_OK(zarr_array_builder_set_chunk_shape(b, sp->ndim, sp->chunks));
     CHECK_OK(zarr_array_builder_set_order(b, sp->chunk_order));
@@ -472,6 +473,7 @@ static void test_fill_values(void) {
     /* A fill value set from native bytes. */
     zarr_array_builder_t *b = NULL;
     CHECK_OK(zarr_array_builder_new(ZARR_DTYPE_INT64, 1, shape, &b));
+    CHECK_OK(zarr_array_builder_set_zarr_format(b, 2));
     CHECK_OK(zarr_array_builder_set_chunk_shape(b, 1, chunks));
     const int64_t big = -1234567890123LL;
     CHECK_OK(zarr_array_builder_set_fill_value(b, ZARR_DTYPE_INT64, &big, sizeof big));

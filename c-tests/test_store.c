@@ -193,6 +193,7 @@ static void test_hostile_keys(zarr_store_t *s) {
     const uint64_t shape[1] = {2};
     zarr_array_builder_t *b = NULL;
     CHECK_OK(zarr_array_builder_new(ZARR_DTYPE_INT8, 1, shape, &b));
+    CHECK_OK(zarr_array_builder_set_zarr_format(b, 2));
     zarr_array_t *a = (zarr_array_t *)&a;
     CHECK_STATUS(zarr_array_create(b, s, "../outside", ZARR_MODE_W, &a), ZARR_ERR_INVALID_KEY);
     CHECK(a == NULL);
@@ -318,6 +319,7 @@ static void test_filesystem(void) {
     const uint64_t shape[1] = {2};
     zarr_array_builder_t *b = NULL;
     CHECK_OK(zarr_array_builder_new(ZARR_DTYPE_INT8, 1, shape, &b));
+    CHECK_OK(zarr_array_builder_set_zarr_format(b, 2));
     zarr_array_t *a = (zarr_array_t *)&a;
     CHECK_STATUS(zarr_array_create(b, s, "arr", ZARR_MODE_W, &a), ZARR_ERR_READ_ONLY);
     CHECK(a == NULL);

@@ -203,6 +203,7 @@ static void strings(int format) {
     zarr_array_builder_t *b = NULL;
     const uint64_t n2 = 2;
     CHECK_OK(zarr_array_builder_new(ZARR_DTYPE_STRING, 1, &n2, &b));
+    CHECK_OK(zarr_array_builder_set_zarr_format(b, 2));
     CHECK_OK(zarr_array_builder_set_compressor_json(b, "null"));
     CHECK_OK(zarr_array_create(b, s, "raw", ZARR_MODE_W, &raw));
     CHECK_OK(zarr_store_set(s, "raw/0", corrupt, sizeof corrupt));

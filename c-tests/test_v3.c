@@ -139,6 +139,7 @@ static void shards(void) {
     CHECK_OK(zarr_array_builder_set_chunk_shape(b, 2, chunks));
     CHECK_OK(zarr_array_builder_set_shard_shape(b, 2, shard));
     /* Sharding is v3 only. */
+    CHECK_OK(zarr_array_builder_set_zarr_format(b, 2));
     CHECK_STATUS(zarr_array_create(b, s, "v2", ZARR_MODE_W, &a), ZARR_ERR_INVALID_ARG);
     CHECK_OK(zarr_array_builder_set_zarr_format(b, 3));
     CHECK_OK(zarr_array_create(b, s, "sh", ZARR_MODE_W, &a));

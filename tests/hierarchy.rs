@@ -3,7 +3,7 @@
 use serde_json::json;
 use std::sync::Arc;
 use zarr::meta::dtype::ElementType;
-use zarr::meta::Order;
+use zarr::meta::{Format, Order};
 use zarr::node::{copy, migrate_1to2, Array, ArrayBuilder, Group, Mode, Node, NodeKind};
 use zarr::store::{
     consolidate, ConsolidatedStore, FilesystemStore, MemoryStore, Store, ZipMode, ZipStore,
@@ -14,9 +14,9 @@ fn ints(n: i32) -> Vec<u8> {
     (0..n).flat_map(|v| v.to_ne_bytes()).collect()
 }
 
-/// Builds root{attrs} / a{group} / a/b{group} / a/b/x{array} / y{array}.
-fn build_tree(store: Arc<dyn Store>) {
-    let root = Group::open(store.clone(), "", Mode::Overwrite).unwrap();
+/// Builds root{attrs} / a{group} / a/b{group} / a/b/x{array} / y{array} in `format`.
+fn build_tree(store: Arc<dyn Store>, format: Format) {
+    let root = Group::open_as(store.clone(), "", Mode::Overwrite, format).unwrap();
     root.set_attributes(
         json!({"title": "tree ✓", "big": 12345678901234567u64, "none": null})
             .as_object()
@@ -60,7 +60,7 @@ fn check_tree(store: Arc<dyn Store>) {
 #[test]
 fn groups_members_delete_move_and_errors() {
     let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
-    build_tree(store.clone());
+    build_tree(store.clone(), Format::V2);
     check_tree(store.clone());
     let root = Group::open(store.clone(), "/", Mode::ReadWrite).unwrap();
     assert!(matches!(
@@ -103,10 +103,16 @@ fn groups_members_delete_move_and_errors() {
 
 #[test]
 fn consolidated_copy_and_zip_round_trip() {
+    for format in [Format::V2, Format::V3] {
+        consolidated_copy_and_zip_round_trip_in(format);
+    }
+}
+
+fn consolidated_copy_and_zip_round_trip_in(format: Format) {
     let dir = tempfile::tempdir().unwrap();
     let fs: Arc<dyn Store> =
         Arc::new(FilesystemStore::open(dir.path().join("tree"), true, true).unwrap());
-    build_tree(fs.clone());
+    build_tree(fs.clone(), format);
     consolidate(fs.as_ref(), "").unwrap();
     check_tree(Arc::new(ConsolidatedStore::open(fs.clone(), "").unwrap()));
     // Directory → zip (re-encoded with zstd) → memory.

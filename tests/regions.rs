@@ -172,7 +172,11 @@ fn random_regions_match_a_dense_reference() {
 fn resize_and_append_keep_data_and_erase_outside_chunks() {
     let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
     let mut builder = ArrayBuilder::new(vec![4, 4], ElementType::Int32);
-    builder.chunks(vec![2, 2]).compressor(json!(null));
+    builder
+        .chunks(vec![2, 2])
+        .compressor(json!(null))
+        .zarr_format(2)
+        .unwrap();
     let array = builder.create(store.clone(), "", Mode::Overwrite).unwrap();
     let data: Vec<u8> = (1..=16i32).flat_map(|v| v.to_ne_bytes()).collect();
     array
@@ -229,12 +233,12 @@ fn corrupt_chunks_fail_with_the_key_and_leave_the_array_usable() {
     array
         .write(&[0], &[4], ElementType::Float64, Order::C, &data)
         .unwrap();
-    store.set("x/1", b"not blosc at all").unwrap();
+    store.set("x/c/1", b"not zstd at all").unwrap();
     let mut out = vec![0u8; 32];
     let err = array
         .read(&[0], &[4], ElementType::Float64, Order::C, &mut out)
         .unwrap_err();
-    assert!(err.to_string().contains("\"x/1\""), "{err}");
+    assert!(err.to_string().contains("\"x/c/1\""), "{err}");
     let mut first = vec![0u8; 16];
     array
         .read(&[0], &[2], ElementType::Float64, Order::C, &mut first)
@@ -244,7 +248,7 @@ fn corrupt_chunks_fail_with_the_key_and_leave_the_array_usable() {
     assert!(array
         .write(&[3], &[1], ElementType::Float64, Order::C, &data[..8])
         .is_err());
-    assert_eq!(store.get("x/1").unwrap().unwrap(), b"not blosc at all");
+    assert_eq!(store.get("x/c/1").unwrap().unwrap(), b"not zstd at all");
     array
         .write(&[2], &[2], ElementType::Float64, Order::C, &data[16..])
         .unwrap();

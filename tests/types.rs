@@ -76,7 +76,9 @@ fn big_endian_unicode_is_stored_big_endian_and_read_native() {
     b.dtype_name(">U2")
         .unwrap()
         .chunks(vec![2])
-        .compressor(Value::Null);
+        .compressor(Value::Null)
+        .zarr_format(2)
+        .unwrap();
     let a = b.create(store.clone(), "a", Mode::Overwrite).unwrap();
     let native: Vec<u8> = ['a', '😀', 'b', '\0']
         .iter()
@@ -102,7 +104,11 @@ fn structured_records_round_trip_with_their_metadata() {
         ["tag", [["c", "|S2"], ["u", "<u2"]]]
     ]);
     let mut b = ArrayBuilder::new(vec![3], ElementType::Raw);
-    b.dtype_name(&dtype.to_string()).unwrap().chunks(vec![2]);
+    b.dtype_name(&dtype.to_string())
+        .unwrap()
+        .chunks(vec![2])
+        .zarr_format(2)
+        .unwrap();
     b.fill_value_json(json!("AQAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"));
     let a = b.create(store.clone(), "a", Mode::Overwrite).unwrap();
     let meta = doc(&store, "a/.zarray");
@@ -253,7 +259,10 @@ fn vlen_arrays_move_in_native_byte_order() {
 fn corrupt_vlen_chunks_are_errors_naming_the_chunk() {
     let store = Arc::new(MemoryStore::new());
     let mut b = ArrayBuilder::new(vec![2], ElementType::String);
-    b.chunks(vec![2]).compressor(Value::Null);
+    b.chunks(vec![2])
+        .compressor(Value::Null)
+        .zarr_format(2)
+        .unwrap();
     let a = b.create(store.clone(), "a", Mode::Overwrite).unwrap();
     for bad in [
         vec![2u8, 0, 0, 0, 1, 0, 0, 0, b'a', 200, 0, 0, 0, b'b'],

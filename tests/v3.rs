@@ -133,3 +133,37 @@ fn v3_consolidated_metadata_in_the_root_document() {
     assert_eq!(g.contains("late").unwrap(), NodeKind::Array);
     assert_eq!(g.attributes().unwrap()["title"], "t");
 }
+
+#[test]
+fn new_nodes_are_v3_unless_a_v2_group_above_them_says_otherwise() {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let builder = ArrayBuilder::new(vec![4], ElementType::Int16);
+    // At the top of a store: Zarr v3, for arrays and for groups.
+    let a = builder.create(store.clone(), "a", Mode::CreateNew).unwrap();
+    assert_eq!(a.format(), zarr::meta::Format::V3);
+    assert!(store.contains("a/zarr.json").unwrap() && store.contains("zarr.json").unwrap());
+    let g = Group::open(store.clone(), "g", Mode::CreateNew).unwrap();
+    assert_eq!(g.format(), zarr::meta::Format::V3);
+    // Below a v2 group, the group's format, however deep.
+    let v2 = Group::open_as(
+        store.clone(),
+        "old",
+        Mode::CreateNew,
+        zarr::meta::Format::V2,
+    )
+    .unwrap();
+    let deep = builder
+        .create(store.clone(), "old/x/y", Mode::CreateNew)
+        .unwrap();
+    assert_eq!(deep.format(), zarr::meta::Format::V2);
+    assert!(store.contains("old/x/.zgroup").unwrap() && store.contains("old/x/y/.zarray").unwrap());
+    let sub = v2.open_group("sub", Mode::CreateNew).unwrap();
+    assert_eq!(sub.format(), zarr::meta::Format::V2);
+    // An explicit choice wins.
+    let mut explicit = builder.clone();
+    explicit.zarr_format(3).unwrap();
+    let mixed = explicit
+        .create(store.clone(), "old/v3", Mode::CreateNew)
+        .unwrap();
+    assert_eq!(mixed.format(), zarr::meta::Format::V3);
+}

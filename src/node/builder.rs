@@ -22,9 +22,11 @@ enum FillSpec {
     Native(ElementType, Vec<u8>),
 }
 
-/// Settings for a new array. Defaults follow zarr-python 2's `zarr.create`: chunk shape
-/// guessed from the shape, fill value 0, C order, `.` separator, blosc lz4 level 5 with
-/// byte shuffle.
+/// Settings for a new array. The format is that of the group above the new array (Zarr v3
+/// at the top of a store) unless [`ArrayBuilder::zarr_format`] chooses. Other defaults:
+/// chunk shape guessed from the shape (zarr-python's guess), fill value 0, C order; v3:
+/// chunk keys `c/0/1` and zstd level 0 (zarr-python 3's); v2: `.` separator and blosc lz4
+/// level 5 with byte shuffle (zarr-python 2's).
 #[derive(Debug, Clone)]
 pub struct ArrayBuilder {
     shape: Vec<u64>,
@@ -36,7 +38,7 @@ pub struct ArrayBuilder {
     compressor: Option<Value>,
     filters: Value,
     attributes: Map<String, Value>,
-    format: Format,
+    format: Option<Format>,
     dimension_names: Option<Vec<Option<String>>>,
     shard_shape: Option<Vec<u64>>,
 }
@@ -58,7 +60,7 @@ impl ArrayBuilder {
             compressor: None,
             filters: Value::Null,
             attributes: Map::new(),
-            format: Format::V2,
+            format: None,
             dimension_names: None,
             shard_shape: None,
         }
@@ -127,10 +129,10 @@ impl ArrayBuilder {
         self
     }
 
-    /// Sets the format version: 2 (the default in this release) or 3. Version 3 changes
-    /// the defaults that were not set: chunk keys `c/0/1` and zstd level 0 (zarr-python 3's).
+    /// Sets the format version, 2 or 3 (see [`ArrayBuilder`] for the default and the
+    /// defaults each version brings).
     pub fn zarr_format(&mut self, version: u8) -> Result<&mut Self> {
-        self.format = match version {
+        self.format = Some(match version {
             2 => Format::V2,
             3 => Format::V3,
             _ => {
@@ -138,7 +140,7 @@ impl ArrayBuilder {
                     "Zarr format {version} does not exist (use 2 or 3)"
                 )))
             }
-        };
+        });
         Ok(self)
     }
 
@@ -156,8 +158,13 @@ impl ArrayBuilder {
         self
     }
 
-    /// The metadata these settings describe.
+    /// The metadata these settings describe, in the chosen format (v3 when none was chosen).
     pub fn metadata(&self) -> Result<ArrayMeta> {
+        self.metadata_as(self.format.unwrap_or(Format::V3))
+    }
+
+    /// The metadata these settings describe in `format`.
+    fn metadata_as(&self, format: Format) -> Result<ArrayMeta> {
         let item_size = self.dtype.item_size();
         // numpy's object items are pointers: zarr-python guesses with 8 bytes.
         let guess_size = if self.dtype.is_variable() {
@@ -198,7 +205,7 @@ impl ArrayBuilder {
                 Some(bytes.clone())
             }
         };
-        let default_compressor = match self.format {
+        let default_compressor = match format {
             Format::V3 => json!({"id": "zstd", "level": 0, "checksum": false}),
             _ => json!({"id": "blosc", "cname": "lz4", "clevel": 5, "shuffle": 1, "blocksize": 0}),
         };
@@ -229,11 +236,11 @@ impl ArrayBuilder {
             }
         };
         // Zarr v3 has no null fill value: zero stands for "unset".
-        let fill_value = match (self.format, fill_value) {
+        let fill_value = match (format, fill_value) {
             (Format::V3, None) => Some(vec![0u8; item_size]),
             (_, fill) => fill,
         };
-        if self.dimension_names.is_some() && self.format != Format::V3 {
+        if self.dimension_names.is_some() && format != Format::V3 {
             return Err(Error::InvalidArg(
                 "dimension names belong to Zarr v3 metadata; v2 arrays use the _ARRAY_DIMENSIONS attribute".into(),
             ));
@@ -246,7 +253,7 @@ impl ArrayBuilder {
             order: self.order,
             filters,
             compressors,
-            key_encoding: match self.format {
+            key_encoding: match format {
                 Format::V3 => KeyEncoding {
                     prefix: true,
                     separator: self.separator.unwrap_or('/'),
@@ -256,7 +263,7 @@ impl ArrayBuilder {
             dimension_names: self.dimension_names.clone(),
             shard: match &self.shard_shape {
                 None => None,
-                Some(_) if self.format != Format::V3 => {
+                Some(_) if format != Format::V3 => {
                     return Err(Error::InvalidArg("sharding needs Zarr format 3".into()))
                 }
                 Some(shape) => Some(crate::meta::Sharding {
@@ -276,13 +283,17 @@ impl ArrayBuilder {
 
     /// Creates the array at `path` with mode `w`, `w-` or `a`.
     pub fn create(&self, store: Arc<dyn Store>, path: &str, mode: Mode) -> Result<Array> {
+        let format = match self.format {
+            Some(format) => format,
+            None => super::inherited_format(store.as_ref(), &crate::store::node_path(path)?)?,
+        };
         Array::create(
             store,
             path,
-            self.metadata()?,
+            self.metadata_as(format)?,
             &self.attributes,
             mode,
-            self.format,
+            format,
         )
     }
 }

@@ -68,8 +68,13 @@ pub fn copy(
             }
             _ => {
                 let from = Group::open(source.clone(), &from_path, Mode::Read)?;
-                let to = Group::open_as(target.clone(), &to_path, node_mode, from.format())?;
-                to.set_attributes(&from.attributes()?)?;
+                Group::open_with(
+                    target.clone(),
+                    &to_path,
+                    node_mode,
+                    from.format(),
+                    &from.attributes()?,
+                )?;
             }
         }
     }

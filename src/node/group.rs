@@ -52,15 +52,29 @@ pub struct Group {
 impl Group {
     /// Opens or creates the group at `path` as zarr-python's modes say: `r`/`r+` need it to
     /// exist, `a` creates it if missing, `w` replaces whatever is there, `w-` fails if
-    /// anything is there. An array at `path` is an error in every mode but `w`. New groups
-    /// are written in Zarr format 2; see [`Group::open_as`].
+    /// anything is there. An array at `path` is an error in every mode but `w`. A new group
+    /// gets the format of the group above it, or Zarr v3 at the top; see
+    /// [`Group::open_as`].
     pub fn open(store: Arc<dyn Store>, path: &str, mode: Mode) -> Result<Self> {
-        Self::open_as(store, path, mode, Format::V2)
+        let format = super::inherited_format(store.as_ref(), &node_path(path)?)?;
+        Self::open_as(store, path, mode, format)
     }
 
     /// As [`Group::open`], creating groups in `format` (2 or 3). An existing group opens in
     /// whatever format it has.
     pub fn open_as(store: Arc<dyn Store>, path: &str, mode: Mode, format: Format) -> Result<Self> {
+        Self::open_with(store, path, mode, format, &serde_json::Map::new())
+    }
+
+    /// As [`Group::open_as`], giving the group `attributes`: a new group is written with
+    /// them in one document write (v3; v2 adds `.zattrs`), an existing one gets them set.
+    pub fn open_with(
+        store: Arc<dyn Store>,
+        path: &str,
+        mode: Mode,
+        format: Format,
+        attributes: &serde_json::Map<String, serde_json::Value>,
+    ) -> Result<Self> {
         if format == Format::V1 {
             return Err(Error::InvalidArg("Zarr format 1 has no groups".into()));
         }
@@ -92,7 +106,7 @@ impl Group {
         };
         let format = if create {
             ensure_parent_groups(store.as_ref(), &path, format)?;
-            write_group(store.as_ref(), &path, format, &serde_json::Map::new())?;
+            write_group(store.as_ref(), &path, format, attributes)?;
             format
         } else if v3_node_type(store.as_ref(), &path)?.is_some() {
             Format::V3
@@ -107,13 +121,17 @@ impl Group {
             })?;
             Format::V2
         };
-        Ok(Group {
+        let group = Group {
             attrs: Attributes::new(&path, format.attrs_key()),
             store,
             path,
             writable,
             format,
-        })
+        };
+        if !attributes.is_empty() && (!create || format != Format::V3) {
+            group.set_attributes(attributes)?;
+        }
+        Ok(group)
     }
 
     /// The metadata format of the group.

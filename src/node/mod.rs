@@ -184,3 +184,19 @@ pub fn ensure_parent_groups(store: &dyn Store, path: &str, format: Format) -> Re
     }
     Ok(())
 }
+
+/// The format a new node at `path` gets when the caller does not choose one: that of the
+/// nearest group above it (so a tree keeps one format), else Zarr v3.
+pub fn inherited_format(store: &dyn Store, path: &str) -> Result<Format> {
+    let mut parent = path;
+    while !parent.is_empty() {
+        parent = parent.rsplit_once('/').map_or("", |(p, _)| p);
+        if v3_node_type(store, parent)?.is_some() {
+            return Ok(Format::V3);
+        }
+        if store.contains(&join_key(parent, GROUP_KEY))? {
+            return Ok(Format::V2);
+        }
+    }
+    Ok(Format::V3)
+}

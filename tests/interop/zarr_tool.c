@@ -370,9 +370,9 @@ static int cmd_build(char **argv) {
     zarr_array_builder_t *builder = NULL;
     CHECK(zarr_array_builder_new(dtype, rank, shape, &builder));
     CHECK(zarr_array_builder_set_dtype_name(builder, dtype_name));
-    /* ZARR_TOOL_FORMAT=3 builds a Zarr v3 array (the builder's default is format 2). */
+    /* ZARR_TOOL_FORMAT=3 builds a Zarr v3 array; the tests build v2 arrays unless they ask. */
     const char *format = getenv("ZARR_TOOL_FORMAT");
-    if (format) CHECK(zarr_array_builder_set_zarr_format(builder, atoi(format)));
+    CHECK(zarr_array_builder_set_zarr_format(builder, format ? atoi(format) : 2));
     /* ZARR_TOOL_SHARDS="4,6" groups chunks into shards of that shape (v3 only). */
     const char *shards = getenv("ZARR_TOOL_SHARDS");
     if (shards) {

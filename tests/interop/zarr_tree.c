@@ -275,12 +275,19 @@ static char *join_path(const char *a, const char *b) {
     return out;
 }
 
+/* The format of groups the script creates: $ZARR_TREE_FORMAT, else 2 (the tests build v2
+ * trees unless they ask; arrays take the format of their group). */
+static int tree_format(void) {
+    const char *format = getenv("ZARR_TREE_FORMAT");
+    return format ? atoi(format) : 2;
+}
+
 /* Opens the group at `path` plainly or through its consolidated metadata. */
 static zarr_status_t open_group_how(zarr_store_t *store, const char *path, zarr_mode_t mode,
                                     const char *how, zarr_group_t **out) {
     if (strcmp(how, "consolidated") == 0)
         return zarr_group_open_consolidated(store, path, mode, out);
-    if (strcmp(how, "plain") == 0) return zarr_group_open(store, path, mode, out);
+    if (strcmp(how, "plain") == 0) return zarr_group_create(store, path, mode, tree_format(), out);
     die("bad group opening %s (plain or consolidated)", how);
     return ZARR_ERR_INVALID_ARG;
 }
@@ -364,7 +371,7 @@ static zarr_group_t *open_kept_group(int store, const char *path, zarr_mode_t mo
     if (root)
         TRY(zarr_group_open_group(root, path, mode, &group));
     else
-        TRY(zarr_group_open(g_stores[store].store, path, mode, &group));
+        TRY(zarr_group_create(g_stores[store].store, path, mode, tree_format(), &group));
     keep_group(store, path, group);
     return group;
 fail:

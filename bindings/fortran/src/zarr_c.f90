@@ -452,10 +452,14 @@ module zarr_c
 
     ! Starts settings for an array of `ndim` dimensions with extents `shape` and element
     ! type
-    ! `dtype`, stored in this machine's byte order. Defaults follow zarr-python 2: chunks
-    ! guessed from the shape, fill value 0, C order, "." separator, blosc lz4 level 5 with
-    ! shuffle, no attributes, Zarr format 2. `ZARR_DTYPE_RAW` starts as `|V1`: give the real
-    ! type with `zarr_array_builder_set_dtype_name`.
+    ! `dtype`, stored in this machine's byte order. The Zarr format is that of the group the
+    ! array is created in (Zarr v3 at the top of a store) unless
+    ! `zarr_array_builder_set_zarr_format` chooses. Other defaults: chunks guessed from the
+    ! shape, fill value 0, C order, no attributes; v3: chunk keys "c/0/1", zstd level 0
+    ! (zarr-python 3's); v2: "." separator, blosc lz4 level 5 with shuffle (zarr-python
+    ! 2's).
+    ! `ZARR_DTYPE_RAW` starts as `|V1`: give the real type with
+    ! `zarr_array_builder_set_dtype_name`.
     function c_zarr_array_builder_new(dtype, ndim, shape, out_builder) &
         bind(c, name="zarr_array_builder_new") result(res)
       import
@@ -574,9 +578,9 @@ module zarr_c
       integer(c_int32_t) :: res
     end function c_zarr_array_builder_set_attributes_json
 
-    ! Sets the Zarr format version: 2 (the default in this release) or 3. With 3, settings
-    ! left at their defaults become zarr-python 3's: chunk keys "c/0/1", zstd level 0, and a
-    ! null fill value is written as 0 (v3 has none).
+    ! Sets the Zarr format version, 2 or 3 (by default the format of the group above the new
+    ! array, else 3). Settings left at their defaults follow the version (see
+    ! `zarr_array_builder_new`); in v3 a null fill value is written as 0 (v3 has none).
     function c_zarr_array_builder_set_zarr_format(builder, version) &
         bind(c, name="zarr_array_builder_set_zarr_format") result(res)
       import
@@ -726,7 +730,9 @@ module zarr_c
     ! `ZARR_MODE_R_PLUS` need it to exist, `ZARR_MODE_A` creates it if missing,
     ! `ZARR_MODE_W`
     ! replaces whatever is there, `ZARR_MODE_W_MINUS` fails if anything is there. Missing
-    ! parent groups are created. An array at `path` gives `ZARR_ERR_NODE_TYPE`.
+    ! parent groups are created. A new group gets the format of the group above it, or Zarr
+    ! v3 at the top of a store (`zarr_group_create` chooses). An array at `path` gives
+    ! `ZARR_ERR_NODE_TYPE`.
     function c_zarr_group_open(store, path, mode, out_group) &
         bind(c, name="zarr_group_open") result(res)
       import

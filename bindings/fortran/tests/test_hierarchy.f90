@@ -15,7 +15,7 @@ program test_hierarchy
   integer(2) :: s(6, 4), t(6, 4)
 
   call zarr_memory_store(store)
-  call zarr_open_group(root, store, "", ZARR_MODE_W)
+  call zarr_open_group(root, store, "", ZARR_MODE_W, zarr_format=2)
   call zarr_open_group(sub, root, "sub/inner", ZARR_MODE_A)
   call zarr_create_array(arr, root, "x", ZARR_DTYPE_FLOAT32, [4, 3], chunks=[2, 2], &
                          fill_value="1.5", attributes='{"units": "K"}')

@@ -30,7 +30,7 @@ program test_interop
         end do
       end do
     end do
-    call zarr_create_array(arr, store, "f8", ZARR_DTYPE_FLOAT64, shape(f8), chunks=[3, 2, 1])
+    call zarr_create_array(arr, store, "f8", ZARR_DTYPE_FLOAT64, shape(f8), chunks=[3, 2, 1], zarr_format=2)
     call zarr_write(arr, f8)
     call zarr_set_dimension_names(arr, ["x", "y", "z"])
     call zarr_set_attr(arr, "units", "K")
@@ -44,7 +44,7 @@ program test_interop
       end do
     end do
     call zarr_create_array(arr, store, "i2", ZARR_DTYPE_INT16, shape(i2), chunks=[2, 3], &
-                           compressor='{"id": "zstd", "level": 1}')
+                           compressor='{"id": "zstd", "level": 1}', zarr_format=2)
     call zarr_write(arr, i2)
     call arr%close()
 
@@ -53,17 +53,17 @@ program test_interop
         flags(i, j) = mod(i + j, 2) == 0
       end do
     end do
-    call zarr_create_array(arr, store, "flags", ZARR_DTYPE_BOOL, shape(flags))
+    call zarr_create_array(arr, store, "flags", ZARR_DTYPE_BOOL, shape(flags), zarr_format=2)
     call zarr_write(arr, flags)
     call arr%close()
 
     c8 = [(cmplx(i, -2 * i, 8), i = 1, 3)]
-    call zarr_create_array(arr, store, "c8", ZARR_DTYPE_COMPLEX128, shape(c8))
+    call zarr_create_array(arr, store, "c8", ZARR_DTYPE_COMPLEX128, shape(c8), zarr_format=2)
     call zarr_write(arr, c8)
     call arr%close()
 
     scalar = 2.75
-    call zarr_create_array(arr, store, "scalar", ZARR_DTYPE_FLOAT32, [integer ::])
+    call zarr_create_array(arr, store, "scalar", ZARR_DTYPE_FLOAT32, [integer ::], zarr_format=2)
     call zarr_write(arr, scalar)
     call arr%close()
     print "(a)", "test_interop: wrote f8, i2, flags, c8, scalar"

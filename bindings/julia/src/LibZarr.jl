@@ -441,10 +441,13 @@ end
     zarr_array_builder_new(dtype, ndim, shape, out_builder) -> zarr_status_t
 
 Starts settings for an array of `ndim` dimensions with extents `shape` and element type
-`dtype`, stored in this machine's byte order. Defaults follow zarr-python 2: chunks
-guessed from the shape, fill value 0, C order, "." separator, blosc lz4 level 5 with
-shuffle, no attributes, Zarr format 2. `ZARR_DTYPE_RAW` starts as `|V1`: give the real
-type with `zarr_array_builder_set_dtype_name`.
+`dtype`, stored in this machine's byte order. The Zarr format is that of the group the
+array is created in (Zarr v3 at the top of a store) unless
+`zarr_array_builder_set_zarr_format` chooses. Other defaults: chunks guessed from the
+shape, fill value 0, C order, no attributes; v3: chunk keys "c/0/1", zstd level 0
+(zarr-python 3's); v2: "." separator, blosc lz4 level 5 with shuffle (zarr-python 2's).
+`ZARR_DTYPE_RAW` starts as `|V1`: give the real type with
+`zarr_array_builder_set_dtype_name`.
 """
 function zarr_array_builder_new(dtype, ndim, shape, out_builder)
     ccall((:zarr_array_builder_new, libzarr), zarr_status_t, (zarr_dtype_t, Csize_t, Ptr{UInt64}, Ptr{Ptr{zarr_array_builder_t}}), dtype, ndim, shape, out_builder)
@@ -548,9 +551,9 @@ end
 """
     zarr_array_builder_set_zarr_format(builder, version) -> zarr_status_t
 
-Sets the Zarr format version: 2 (the default in this release) or 3. With 3, settings
-left at their defaults become zarr-python 3's: chunk keys "c/0/1", zstd level 0, and a
-null fill value is written as 0 (v3 has none).
+Sets the Zarr format version, 2 or 3 (by default the format of the group above the new
+array, else 3). Settings left at their defaults follow the version (see
+`zarr_array_builder_new`); in v3 a null fill value is written as 0 (v3 has none).
 """
 function zarr_array_builder_set_zarr_format(builder, version)
     ccall((:zarr_array_builder_set_zarr_format, libzarr), zarr_status_t, (Ptr{zarr_array_builder_t}, Int32), builder, version)
@@ -692,7 +695,9 @@ end
 Opens or creates the group at `path` ("" or "/" is the root): `ZARR_MODE_R` and
 `ZARR_MODE_R_PLUS` need it to exist, `ZARR_MODE_A` creates it if missing, `ZARR_MODE_W`
 replaces whatever is there, `ZARR_MODE_W_MINUS` fails if anything is there. Missing
-parent groups are created. An array at `path` gives `ZARR_ERR_NODE_TYPE`.
+parent groups are created. A new group gets the format of the group above it, or Zarr
+v3 at the top of a store (`zarr_group_create` chooses). An array at `path` gives
+`ZARR_ERR_NODE_TYPE`.
 """
 function zarr_group_open(store, path, mode, out_group)
     ccall((:zarr_group_open, libzarr), zarr_status_t, (Ptr{zarr_store_t}, Cstring, zarr_mode_t, Ptr{Ptr{zarr_group_t}}), store, path, mode, out_group)
