@@ -1,6 +1,6 @@
 /*
- * quickstart.c — write a 2-D field to a Zarr v2 array on local disk, read it back and
- * print a summary. The array is readable by zarr-python and tensorstore as is:
+ * quickstart.c — write a 2-D field to a Zarr v3 array on local disk, read it back and
+ * print a summary. The array is readable by zarr-python 3 and tensorstore as is:
  *
  *     python -c "import zarr; print(zarr.open('quickstart.zarr/temperature')[:2, :3])"
  *

@@ -1,5 +1,5 @@
 // quickstart.cpp — the C quickstart with the C++ binding (zarr.hpp): write a 2-D field to a
-// Zarr v2 array on local disk, read it back and print a summary. zarr-python reads it as is:
+// Zarr v3 array on local disk, read it back and print a summary. zarr-python 3 reads it as is:
 //
 //     python -c "import zarr; print(zarr.open('quickstart.zarr/temperature')[:2, :3])"
 //

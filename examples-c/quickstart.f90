@@ -1,5 +1,5 @@
 ! quickstart.f90 — the C quickstart with the Fortran binding (module zarr): write a 2-D field
-! to a Zarr v2 array on local disk, read it back and print a summary. Dimensions are in
+! to a Zarr v3 array on local disk, read it back and print a summary. Dimensions are in
 ! Fortran order: t(nx, ny) is stored with shape [ny, nx], so zarr-python reads it as t.T:
 !
 !     python -c "import zarr; print(zarr.open('quickstart.zarr/temperature')[:2, :3])"
