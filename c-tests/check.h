@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "zarr.h"
@@ -249,6 +250,28 @@ static inline void check_print_strings(const char *what, const zarr_strings_t *l
     for (size_t i = 0; i < zarr_strings_count(list); i++)
         fprintf(stderr, " \"%s\"", zarr_strings_get(list, i));
     fprintf(stderr, "\n");
+}
+
+/*
+ * Forked children report their verdict as one byte on a pipe rather than only through their
+ * exit status: under valgrind a child forked from a process whose worker threads hold memory
+ * exits with the checker's error code (those threads do not exist in the child, so their
+ * memory is unreachable there), which would hide the child's own result. The child calls
+ * check_child_report(fds[1], ok) and exits; the parent passes the wait status and fds[0] to
+ * check_child_passed. A child that crashed or never reported fails.
+ */
+static inline void check_child_report(int fd, bool ok) {
+    char verdict = ok ? 'k' : 'f';
+    if (write(fd, &verdict, 1) != 1)
+        perror("check_child_report");
+    close(fd);
+}
+
+static inline bool check_child_passed(int fd, int status) {
+    char verdict = 0;
+    ssize_t n = read(fd, &verdict, 1);
+    close(fd);
+    return n == 1 && verdict == 'k' && WIFEXITED(status);
 }
 
 #endif /* ZARR_CHECK_H */

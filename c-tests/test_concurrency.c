@@ -120,9 +120,12 @@ static void processes_with_lock_files(const char *dir, const char *lock_dir) {
         zarr_array_free(a);
         zarr_store_free(store);
         pid_t pids[4];
+        int fds[4][2];
         for (int p = 0; p < 4; p++) {
+            CHECK(pipe(fds[p]) == 0);
             pids[p] = fork();
             if (pids[p] == 0) {
+                close(fds[p][0]);
                 /* Child: its own store and array handles, as another process would have. */
                 zarr_store_t *s = NULL;
                 zarr_array_t *arr = NULL;
@@ -137,14 +140,16 @@ static void processes_with_lock_files(const char *dir, const char *lock_dir) {
                 if (!ok) fprintf(stderr, "child %d: %s\n", p, check_last_error());
                 zarr_array_free(arr);
                 zarr_store_free(s);
+                check_child_report(fds[p][1], ok);
                 _exit(ok ? 0 : 1);
             }
+            close(fds[p][1]);
             CHECK(pids[p] > 0);
         }
         for (int p = 0; p < 4; p++) {
             int status = 0;
             waitpid(pids[p], &status, 0);
-            CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+            CHECK(check_child_passed(fds[p][0], status));
         }
         CHECK_OK(zarr_store_open_fs(dir, ZARR_MODE_R, &store));
         CHECK_OK(zarr_array_open(store, "processes", ZARR_MODE_R, &a));

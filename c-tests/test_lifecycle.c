@@ -464,18 +464,23 @@ static void test_fork(void) {
     CHECK_OK(zarr_set_num_threads(2));
     write_all(a, data); /* 9 chunks: runs on the pool */
     fflush(NULL);
+    int fds[2];
+    CHECK(pipe(fds) == 0);
     pid_t child = fork();
     if (child == 0) {
+        close(fds[0]);
         alarm(20);
         check_failed = 0;
         expect_all(a, data);
         write_all(a, other);
         expect_all(a, other);
+        check_child_report(fds[1], check_failed == 0);
         _exit(check_failed == 0 ? 0 : 1);
     }
+    close(fds[1]);
     int status = 0;
     CHECK(child > 0 && waitpid(child, &status, 0) == child);
-    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    CHECK(check_child_passed(fds[0], status));
     if (WIFSIGNALED(status))
         fprintf(stderr, "  the forked child did not finish (signal %d)\n", WTERMSIG(status));
     expect_all(a, data); /* the child's memory store is its own copy */

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything the test suite needs on a fresh Debian machine with Rust:
-# system packages (cmake, pkg-config, C/C++ and Fortran compilers, OpenMPI) and two Python
+# system packages (cmake, pkg-config, C/C++ and Fortran compilers, OpenMPI, valgrind for the
+# sanitizer stage) and two Python
 # virtual environments with
 # pinned zarr-python 2.18 and zarr-python 3.x + tensorstore for the interop tests.
 # Idempotent: a second run only checks that everything is present.
@@ -10,7 +11,7 @@ cd "$(dirname "$0")/.."
 ENV_DIR="${ZARR_TEST_ENV:-$PWD/.test-env}"
 
 need_apt=()
-for tool in cmake pkg-config cc c++ gfortran make mpicc mpirun; do
+for tool in cmake pkg-config cc c++ gfortran make mpicc mpirun valgrind; do
   command -v "$tool" >/dev/null 2>&1 || need_apt+=("$tool")
 done
 if [ ${#need_apt[@]} -gt 0 ]; then
@@ -20,7 +21,7 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq cmake pkg-config build-essential gfortran openmpi-bin libopenmpi-dev \
-    >/dev/null
+    valgrind >/dev/null
 fi
 
 make_venv() {

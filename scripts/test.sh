@@ -12,6 +12,10 @@
 #   6. interop: zarr-python 2.18, zarr-python 3.x and tensorstore, both directions
 #   7. MPI: examples-c/mpi_write.c on 4 OpenMPI ranks, checked by libzarr and zarr-python
 #   8. the quickstart example
+#   9. fuzz (bounded): every cargo-fuzz target in fuzz/ for FUZZ_SECONDS (default 20) each
+#  10. sanitizers: the C tests under ASan+UBSan (leaks detected) and valgrind memcheck
+#  11. crash safety: a writer SIGKILLed ZARR_CRASH_KILLS (500) times; every chunk old or new
+# (docs/RELIABILITY.md describes the last three.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -57,5 +61,14 @@ stage "quickstart"
 qs_dir=$(mktemp -d)
 bash scripts/quickstart.sh "$qs_dir/quickstart.zarr"
 rm -rf "$qs_dir"
+
+stage "fuzz (bounded)"
+FUZZ_SECONDS=${FUZZ_SECONDS:-20} bash scripts/fuzz.sh
+
+stage "sanitizers: ASan+UBSan, valgrind"
+bash scripts/sanitize.sh
+
+stage "crash safety"
+ZARR_CRASH_KILLS=${ZARR_CRASH_KILLS:-500} cargo test --test crash_safety
 
 stage "all stages passed"

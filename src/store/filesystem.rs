@@ -1,6 +1,11 @@
 //! A store in a filesystem directory: each key is a file below the root, `/` in a key makes
 //! directories, and values are written to a temporary file in the same directory and then
 //! renamed into place, so a crash leaves the old value or the new one, never half.
+//!
+//! Symbolic links inside the directory are followed only while they lead to a place inside
+//! the root (checked against the canonical root whenever a path component is a link); a key
+//! that would reach outside through a link is refused as an invalid key, for reads, writes,
+//! erasures and listings alike.
 
 use super::{
     check_writable, validate_dir_prefix, validate_key, validate_prefix, DirListing, Store,
@@ -18,6 +23,8 @@ const TEMP_PREFIX: &str = ".zarr-tmp.";
 #[derive(Debug)]
 pub struct FilesystemStore {
     root: PathBuf,
+    /// `root` with every link resolved: where keys must stay.
+    canonical_root: PathBuf,
     writable: bool,
 }
 
@@ -48,7 +55,12 @@ impl FilesystemStore {
             }
             Err(e) => return Err(Error::io(root.display(), e)),
         }
-        Ok(Self { root, writable })
+        let canonical_root = fs::canonicalize(&root).map_err(|e| Error::io(root.display(), e))?;
+        Ok(Self {
+            root,
+            canonical_root,
+            writable,
+        })
     }
 
     /// The directory this store is rooted at.
@@ -66,7 +78,53 @@ impl FilesystemStore {
                 "key {key:?}: names starting with {TEMP_PREFIX:?} are reserved for temporary files"
             )));
         }
+        self.check_links(&key, &key)?;
         Ok(self.root.join(key))
+    }
+
+    /// Refuses `relative` (a normalised path below the root, named `key` in errors) when a
+    /// symbolic link among its components leads outside the root. Costs one `lstat` per
+    /// component; links are resolved only when there are any.
+    fn check_links(&self, relative: &str, key: &str) -> Result<()> {
+        let mut path = self.root.clone();
+        let mut segments = relative.split('/').filter(|s| !s.is_empty());
+        for segment in segments.by_ref() {
+            path.push(segment);
+            match fs::symlink_metadata(&path) {
+                Ok(m) if m.file_type().is_symlink() => {
+                    // Every existing prefix from the link on must resolve inside the root.
+                    self.check_inside(&path, key)?;
+                    for rest in segments.by_ref() {
+                        path.push(rest);
+                        if fs::symlink_metadata(&path).is_err() {
+                            break;
+                        }
+                        self.check_inside(&path, key)?;
+                    }
+                    return Ok(());
+                }
+                Ok(_) => {}
+                // Nothing exists below a missing component, so no link either.
+                Err(_) => return Ok(()),
+            }
+        }
+        Ok(())
+    }
+
+    /// Refuses `path` (which exists, possibly as a link) unless it resolves inside the root.
+    fn check_inside(&self, path: &Path, key: &str) -> Result<()> {
+        match fs::canonicalize(path) {
+            Ok(resolved) if resolved.starts_with(&self.canonical_root) => Ok(()),
+            Ok(resolved) => Err(Error::InvalidKey(format!(
+                "key {key:?}: the symbolic link {} leads outside the store to {}",
+                path.display(),
+                resolved.display()
+            ))),
+            Err(e) => Err(Error::InvalidKey(format!(
+                "key {key:?}: the symbolic link {} cannot be resolved ({e})",
+                path.display()
+            ))),
+        }
     }
 
     /// Removes the directories above `path` that have become empty, up to the root, so
@@ -85,7 +143,16 @@ impl FilesystemStore {
         self.root.join(prefix.trim_end_matches('/'))
     }
 
-    fn collect_files(&self, dir: &Path, key_prefix: &str, out: &mut Vec<String>) -> Result<()> {
+    /// Appends the keys below `dir` (whose key prefix is `key_prefix` and whose resolved
+    /// path is `canonical`) to `out`. Links are followed when they stay inside the root; a
+    /// link to a directory that contains it (a cycle) is skipped.
+    fn collect_files(
+        &self,
+        dir: &Path,
+        canonical: &Path,
+        key_prefix: &str,
+        out: &mut Vec<String>,
+    ) -> Result<()> {
         let entries = match fs::read_dir(dir) {
             Ok(entries) => entries,
             Err(e) if e.kind() == ErrorKind::NotFound || e.kind() == ErrorKind::NotADirectory => {
@@ -105,8 +172,20 @@ impl FilesystemStore {
                 .file_type()
                 .map_err(|e| Error::io(format!("listing {}", dir.display()), e))?;
             let key = format!("{key_prefix}{name}");
-            if file_type.is_dir() {
-                self.collect_files(&entry.path(), &format!("{key}/"), out)?;
+            let path = entry.path();
+            let (is_dir, target) = if file_type.is_symlink() {
+                self.check_inside(&path, &key)?;
+                let target = fs::canonicalize(&path)
+                    .map_err(|e| Error::io(format!("listing {key:?}"), e))?;
+                if canonical.starts_with(&target) {
+                    continue;
+                }
+                (target.is_dir(), target)
+            } else {
+                (file_type.is_dir(), canonical.join(&name))
+            };
+            if is_dir {
+                self.collect_files(&path, &target, &format!("{key}/"), out)?;
             } else {
                 out.push(key);
             }
@@ -228,6 +307,7 @@ impl Store for FilesystemStore {
         check_writable(self, &format!("erase {prefix:?}"))?;
         let prefix = validate_prefix(prefix)?;
         if prefix.is_empty() || prefix.ends_with('/') {
+            self.check_links(&prefix, &prefix)?;
             let dir = self.prefix_dir(&prefix);
             let entries = match fs::read_dir(&dir) {
                 Ok(entries) => entries,
@@ -263,7 +343,13 @@ impl Store for FilesystemStore {
             None => "",
         };
         let mut keys = Vec::new();
-        self.collect_files(&self.prefix_dir(dir_part), dir_part, &mut keys)?;
+        self.check_links(dir_part, &prefix)?;
+        let canonical = self.canonical_root.join(dir_part.trim_end_matches('/'));
+        let canonical = match fs::canonicalize(&canonical) {
+            Ok(resolved) => resolved,
+            Err(_) => canonical,
+        };
+        self.collect_files(&self.prefix_dir(dir_part), &canonical, dir_part, &mut keys)?;
         keys.retain(|k| k.starts_with(&prefix));
         keys.sort();
         Ok(keys)
@@ -271,6 +357,7 @@ impl Store for FilesystemStore {
 
     fn list_dir(&self, prefix: &str) -> Result<DirListing> {
         let prefix = validate_dir_prefix(prefix)?;
+        self.check_links(&prefix, &prefix)?;
         let dir = self.prefix_dir(&prefix);
         let mut listing = DirListing::default();
         let entries = match fs::read_dir(&dir) {
@@ -288,7 +375,17 @@ impl Store for FilesystemStore {
             if name.starts_with(TEMP_PREFIX) {
                 continue;
             }
-            if entry.file_type().map(|t| t.is_dir()).unwrap_or(false) {
+            let file_type = entry
+                .file_type()
+                .map_err(|e| Error::io(format!("listing {prefix:?}"), e))?;
+            let is_dir = if file_type.is_symlink() {
+                let path = entry.path();
+                self.check_inside(&path, &format!("{prefix}{name}"))?;
+                path.is_dir()
+            } else {
+                file_type.is_dir()
+            };
+            if is_dir {
                 listing.prefixes.push(name);
             } else {
                 listing.keys.push(name);
@@ -316,7 +413,7 @@ impl Store for FilesystemStore {
     }
 
     fn location(&self) -> Option<PathBuf> {
-        fs::canonicalize(&self.root).ok()
+        Some(self.canonical_root.clone())
     }
 }
 
@@ -357,5 +454,92 @@ mod tests {
         ));
         assert!(matches!(rw.set("/abs", b"v"), Err(Error::InvalidKey(_))));
         assert!(!dir.path().parent().unwrap().join("escape").exists());
+    }
+
+    /// A store at `dir/store` holding `a/x`, next to `dir/outside/secret`, with links
+    /// `file_out` (to the secret file), `dir_out` (to `outside/`), `file_in` (to `a/x`),
+    /// `dir_in` (to `a/`) and `a/loop` (to `a/`, a cycle).
+    fn linked_store(dir: &Path) -> FilesystemStore {
+        use std::os::unix::fs::symlink;
+        let root = dir.join("store");
+        fs::create_dir_all(dir.join("outside")).unwrap();
+        fs::write(dir.join("outside/secret"), b"s").unwrap();
+        let store = FilesystemStore::open(&root, true, true).unwrap();
+        store.set("a/x", b"inside").unwrap();
+        symlink(dir.join("outside/secret"), root.join("file_out")).unwrap();
+        symlink(dir.join("outside"), root.join("dir_out")).unwrap();
+        symlink("a/x", root.join("file_in")).unwrap();
+        symlink("a", root.join("dir_in")).unwrap();
+        symlink("..", root.join("a/loop")).unwrap();
+        store
+    }
+
+    #[test]
+    fn symlinks_leading_outside_the_root_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = linked_store(dir.path());
+        let refused = |r: Result<()>, key: &str| match r {
+            Err(Error::InvalidKey(m)) => assert!(m.contains(key) && m.contains("outside"), "{m}"),
+            other => panic!("{key}: expected InvalidKey, got {other:?}"),
+        };
+        for key in ["file_out", "dir_out/secret", "dir_out/new"] {
+            refused(store.get(key).map(drop), key);
+            refused(store.get_range(key, 0, 1).map(drop), key);
+            refused(store.size(key).map(drop), key);
+            refused(store.set(key, b"x"), key);
+            refused(store.erase(key).map(drop), key);
+            refused(store.list_prefix(&format!("{key}/")).map(drop), key);
+        }
+        refused(store.list_dir("dir_out/").map(drop), "dir_out");
+        refused(store.erase_prefix("dir_out/"), "dir_out");
+        // Whole-store listings meet the links and refuse too.
+        refused(store.list().map(drop), "_out");
+        refused(store.list_dir("").map(drop), "_out");
+        // Nothing outside was read, written or removed.
+        assert_eq!(fs::read(dir.path().join("outside/secret")).unwrap(), b"s");
+        assert!(!dir.path().join("outside/new").exists());
+    }
+
+    #[test]
+    fn symlinks_inside_the_root_are_followed_and_cycles_skipped() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = linked_store(dir.path());
+        use std::os::unix::fs::symlink;
+        let root = dir.path().join("store");
+        fs::remove_file(root.join("file_out")).unwrap();
+        fs::remove_file(root.join("dir_out")).unwrap();
+        assert_eq!(store.get("file_in").unwrap().unwrap(), b"inside");
+        assert_eq!(store.get("dir_in/x").unwrap().unwrap(), b"inside");
+        store.set("dir_in/y", b"via link").unwrap();
+        assert_eq!(store.get("a/y").unwrap().unwrap(), b"via link");
+        assert_eq!(
+            store.list().unwrap(),
+            vec!["a/x", "a/y", "dir_in/x", "dir_in/y", "file_in"]
+        );
+        let l = store.list_dir("").unwrap();
+        assert_eq!(l.keys, vec!["file_in"]);
+        assert_eq!(l.prefixes, vec!["a", "dir_in"]);
+        // A dangling link is refused: it cannot be shown to stay inside.
+        symlink("missing", root.join("dangling")).unwrap();
+        assert!(matches!(store.get("dangling"), Err(Error::InvalidKey(_))));
+    }
+
+    #[test]
+    fn leftover_temporary_files_are_ignored() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = FilesystemStore::open(dir.path(), true, false).unwrap();
+        store.set("a/0.0", b"new").unwrap();
+        // What a writer killed between writing and renaming leaves behind.
+        fs::write(dir.path().join("a/.zarr-tmp.123.4"), b"half").unwrap();
+        fs::write(dir.path().join(".zarr-tmp.123.5"), b"half").unwrap();
+        assert_eq!(store.list().unwrap(), vec!["a/0.0"]);
+        let l = store.list_dir("a/").unwrap();
+        assert_eq!((l.keys, l.prefixes), (vec!["0.0".to_string()], vec![]));
+        assert!(matches!(
+            store.get("a/.zarr-tmp.123.4"),
+            Err(Error::InvalidKey(_))
+        ));
+        store.erase_prefix("a/").unwrap();
+        assert_eq!(store.list().unwrap(), Vec::<String>::new());
     }
 }

@@ -179,7 +179,10 @@ impl Store for ZipStore {
             let mut entry = archive
                 .by_index(index)
                 .map_err(|e| zip_error(&self.path, e))?;
-            let mut data = Vec::with_capacity(size.min(1 << 30) as usize);
+            // The declared size is the archive's claim: reserve at most 16 MiB up front and
+            // let larger entries grow as they are read (a deflated entry expands at most
+            // about 1032-fold, so what is read stays bounded by the archive's size).
+            let mut data = Vec::with_capacity(size.min(1 << 24) as usize);
             entry
                 .read_to_end(&mut data)
                 .map_err(|e| zip_error(&self.path, format!("entry {key:?}: {e}")))?;

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Runs the C and C++ tests (c-tests/) under memory checkers, against the release library:
+#   1. AddressSanitizer + UndefinedBehaviorSanitizer: the tests compiled with
+#      -fsanitize=address,undefined -fno-sanitize-recover=all (any report fails the test),
+#      leak detection on (LeakSanitizer reports memory no longer reachable at exit);
+#   2. valgrind memcheck on the uninstrumented tests: any invalid access, use of
+#      uninitialised memory or definitely/indirectly lost block fails the test.
+# Excluded: test_copy_memory (a 1 GiB array, minutes natively; not built into the default
+# ctest run either). The Fortran tests are not C tests and are left to the ctest stage.
+#
+#   bash scripts/sanitize.sh            # both
+#   SANITIZE=asan bash scripts/sanitize.sh  /  SANITIZE=valgrind bash scripts/sanitize.sh
+#   SANITIZE=valgrind VALGRIND_TESTS="test_lifecycle test_v3" bash scripts/sanitize.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+what=${SANITIZE:-asan valgrind}
+build=${SANITIZE_BUILD_DIR:-$root/build-sanitize}
+
+if [[ " $what " == *" asan "* ]]; then
+  echo "--- AddressSanitizer + UndefinedBehaviorSanitizer"
+  flags="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -g -O1"
+  cmake -S . -B "$build/asan" -DCMAKE_BUILD_TYPE=Release -DZARR_FORTRAN=OFF \
+    -DCMAKE_C_FLAGS="$flags" -DCMAKE_CXX_FLAGS="$flags" \
+    -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" >/dev/null
+  cmake --build "$build/asan" -j2
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:halt_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1 \
+  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    ctest --test-dir "$build/asan" --output-on-failure -E '^test_copy_memory$'
+fi
+
+if [[ " $what " == *" valgrind "* ]]; then
+  echo "--- valgrind memcheck"
+  command -v valgrind >/dev/null || { echo "valgrind is not installed"; exit 1; }
+  cmake -S . -B "$build/valgrind" -DCMAKE_BUILD_TYPE=Release -DZARR_FORTRAN=OFF >/dev/null
+  cmake --build "$build/valgrind" -j2
+  # Each test's command line as ctest runs it, run under valgrind in its working directory.
+  mapfile -t tests < <(ctest --test-dir "$build/valgrind" -N | sed -n 's/^ *Test *#[0-9]*: //p')
+  failed=()
+  ran=0
+  for name in "${tests[@]}"; do
+    [[ $name == test_copy_memory ]] && continue
+    [[ -z ${VALGRIND_TESTS:-} || " $VALGRIND_TESTS " == *" $name "* ]] || continue
+    exe=$(find "$build/valgrind/c-tests" -maxdepth 1 -type f -name "$name" -perm -u+x | head -n1)
+    [[ -n $exe ]] || { echo "no executable for $name"; failed+=("$name"); continue; }
+    log="$build/valgrind/$name.memcheck.log"
+    printf '%-28s ' "$name"
+    # Leaks counted: definitely and indirectly lost. Memory still reachable at exit (the
+    # thread pool's threads and thread-locals, which live until the process ends) and
+    # "possibly lost" blocks (interior pointers held by those threads) are not.
+    # Forked children (test_lifecycle, test_concurrency) share the log; their exit status
+    # is not the verdict (check.h: check_child_passed), so memory errors of any process are
+    # found in the log. Leaks are judged for the parent only: a child forked while worker
+    # threads exist cannot reach (nor free) those threads' memory.
+    if (cd "$build/valgrind/c-tests" && valgrind --tool=memcheck --leak-check=full \
+          --errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect \
+          --track-origins=yes --error-exitcode=99 --log-file="$log" "$exe" >"$log.out" 2>&1) &&
+       ! grep -qE 'Invalid (read|write|free)|uninitialised|Mismatched free|overlap|Syscall param|Process terminating' "$log"; then
+      # The test's own summary (the first process in the log; forked children follow).
+      pid=$(sed -n '1s/^==\([0-9]*\)==.*/\1/p' "$log")
+      grep -E "^==$pid== +(ERROR SUMMARY|definitely lost|indirectly lost)" "$log" |
+        sed 's/^==[0-9]*== *//; s/ *(suppressed.*//' | tr '\n' ' '
+      echo
+      ran=$((ran + 1))
+    else
+      echo "FAILED"
+      tail -n 80 "$log" "$log.out"
+      failed+=("$name")
+    fi
+  done
+  if ((${#failed[@]})); then
+    echo "valgrind failures: ${failed[*]}"
+    exit 1
+  fi
+  echo "valgrind: $ran tests, no errors, no leaks"
+fi

@@ -1,0 +1,374 @@
+//! Crash safety: a writer process rewrites chunks, attributes and the shape of arrays in a
+//! filesystem store and is killed with SIGKILL at random moments; after every kill the
+//! arrays open, every chunk decodes, and each chunk holds wholly its old or its new
+//! content (every element of a chunk is the generation that wrote it, so a mix shows).
+//!
+//! This file is its own test harness: run normally it is the driver, and the driver starts
+//! this same executable as the writer (`ZARR_CRASH_WRITER` set). `ZARR_CRASH_KILLS` sets
+//! the number of kills (default 20; the crash-safety stage of scripts/test.sh uses more).
+
+use serde_json::{json, Map, Value};
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use zarr::meta::dtype::ElementType;
+use zarr::meta::Order;
+use zarr::node::{Array, ArrayBuilder, Mode, Node};
+use zarr::store::{FilesystemStore, Store};
+
+/// Chunk edge; arrays are 2 x 2 chunks, or 2 x 1 while shrunk.
+const EDGE: u64 = 16;
+const FULL: [u64; 2] = [2 * EDGE, 2 * EDGE];
+const NARROW: [u64; 2] = [2 * EDGE, EDGE];
+
+/// A small deterministic generator (xorshift).
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+}
+
+/// One operation of the writer, announced before it starts and confirmed when done.
+#[derive(Debug, Clone, PartialEq)]
+enum Op {
+    /// Chunk (row, col) rewritten with every element `generation`.
+    Chunk(u64, u64),
+    /// Every chunk of the current shape rewritten, one after the other.
+    All,
+    /// Attributes replaced: `generation` and a padding string.
+    Attrs,
+    /// Shape changed to `FULL` (true) or `NARROW`.
+    Resize(bool),
+}
+
+fn main() {
+    if let Ok(dir) = std::env::var("ZARR_CRASH_WRITER") {
+        writer(Path::new(&dir));
+        return;
+    }
+    let kills: u64 = std::env::var("ZARR_CRASH_KILLS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(20);
+    driver(kills);
+}
+
+// ---- the writer ---------------------------------------------------------------------
+
+fn writer(dir: &Path) {
+    let generation: u64 = std::env::var("ZARR_CRASH_GEN").unwrap().parse().unwrap();
+    let seed: u64 = std::env::var("ZARR_CRASH_SEED").unwrap().parse().unwrap();
+    let store: Arc<dyn Store> = Arc::new(FilesystemStore::open(dir, true, false).unwrap());
+    let array = Array::open(store, "a", Mode::ReadWrite).unwrap();
+    let mut rng = Rng(seed | 1);
+    let mut out = std::io::stdout().lock();
+    for generation in generation.. {
+        let shape = array.metadata().shape;
+        let cols = shape[1] / EDGE;
+        let op = match rng.below(10) {
+            0..=5 => Op::Chunk(rng.below(2), rng.below(cols)),
+            6 => Op::All,
+            7 | 8 => Op::Attrs,
+            _ => Op::Resize(cols == 1),
+        };
+        writeln!(out, "@op {generation} {op:?}").unwrap();
+        out.flush().unwrap();
+        let fill = |n: u64| -> Vec<u8> {
+            (0..n)
+                .flat_map(|_| (generation as u32).to_ne_bytes())
+                .collect()
+        };
+        match op {
+            Op::Chunk(r, c) => array
+                .write(
+                    &[r * EDGE, c * EDGE],
+                    &[EDGE, EDGE],
+                    ElementType::UInt32,
+                    Order::C,
+                    &fill(EDGE * EDGE),
+                )
+                .unwrap(),
+            Op::All => array
+                .write(
+                    &[0, 0],
+                    &shape,
+                    ElementType::UInt32,
+                    Order::C,
+                    &fill(shape[0] * shape[1]),
+                )
+                .unwrap(),
+            Op::Attrs => {
+                let mut attrs = Map::new();
+                attrs.insert("generation".into(), json!(generation));
+                attrs.insert(
+                    "padding".into(),
+                    json!("x".repeat(4096 + generation as usize % 977)),
+                );
+                array.set_attributes(&attrs).unwrap();
+            }
+            Op::Resize(grow) => array.resize(if grow { &FULL } else { &NARROW }).unwrap(),
+        }
+        writeln!(out, "@ok {generation}").unwrap();
+        out.flush().unwrap();
+    }
+}
+
+// ---- the driver ---------------------------------------------------------------------
+
+/// What the driver knows of one array: its shape, each chunk's generation (0 = fill) and
+/// the attributes' generation.
+#[derive(Debug, Clone)]
+struct Model {
+    shape: Vec<u64>,
+    chunks: BTreeMap<(u64, u64), u64>,
+    attrs: u64,
+}
+
+/// Parses the writer's `@op` lines: (generation, operation).
+fn parse_op(line: &str) -> Option<(u64, Op)> {
+    let rest = line.strip_prefix("@op ")?;
+    let (generation, op) = rest.split_once(' ')?;
+    let op = if let Some(args) = op.strip_prefix("Chunk(") {
+        let (r, c) = args.trim_end_matches(')').split_once(", ")?;
+        Op::Chunk(r.parse().ok()?, c.parse().ok()?)
+    } else if op == "All" {
+        Op::All
+    } else if op == "Attrs" {
+        Op::Attrs
+    } else {
+        Op::Resize(op == "Resize(true)")
+    };
+    Some((generation.parse().ok()?, op))
+}
+
+/// The model after `op` (of `generation`) completed.
+fn apply(model: &mut Model, generation: u64, op: &Op) {
+    let cols = model.shape[1] / EDGE;
+    match op {
+        Op::Chunk(r, c) => {
+            model.chunks.insert((*r, *c), generation);
+        }
+        Op::All => {
+            for r in 0..2 {
+                for c in 0..cols {
+                    model.chunks.insert((r, c), generation);
+                }
+            }
+        }
+        Op::Attrs => model.attrs = generation,
+        Op::Resize(grow) => {
+            model.shape = if *grow {
+                FULL.to_vec()
+            } else {
+                NARROW.to_vec()
+            };
+            if !grow {
+                for r in 0..2 {
+                    model.chunks.insert((r, 1), 0);
+                }
+            }
+        }
+    }
+}
+
+fn create(dir: &Path, format: u8) -> Model {
+    let store: Arc<dyn Store> = Arc::new(FilesystemStore::open(dir, true, true).unwrap());
+    let mut builder = ArrayBuilder::new(FULL.to_vec(), ElementType::UInt32);
+    builder
+        .zarr_format(format)
+        .unwrap()
+        .chunks(vec![EDGE, EDGE]);
+    if format == 2 {
+        builder.compressor(json!({"id": "zlib", "level": 1}));
+    }
+    builder.create(store, "a", Mode::CreateNew).unwrap();
+    Model {
+        shape: FULL.to_vec(),
+        chunks: (0..2)
+            .flat_map(|r| (0..2).map(move |c| ((r, c), 0)))
+            .collect(),
+        attrs: 0,
+    }
+}
+
+/// Opens the array after a kill and checks it against `before` (the model after the last
+/// completed operation) and the operation in flight; returns the model of what is there
+/// and the number of checks made.
+fn verify(dir: &Path, before: &Model, in_flight: Option<&(u64, Op)>) -> (Model, u64) {
+    let mut checks = 0;
+    let mut allowed = vec![before.clone()];
+    if let Some((generation, op)) = in_flight {
+        let mut after = before.clone();
+        apply(&mut after, *generation, op);
+        allowed.push(after);
+    }
+    let store: Arc<dyn Store> = Arc::new(FilesystemStore::open(dir, false, false).unwrap());
+    for key in store.list().unwrap() {
+        assert!(!key.contains(".zarr-tmp."), "temporary file {key:?} listed");
+    }
+    let array = Array::open(store, "a", Mode::Read).unwrap_or_else(|e| {
+        panic!(
+            "{}: the array does not open after a kill: {e}",
+            dir.display()
+        )
+    });
+    let shape = array.metadata().shape;
+    assert!(
+        allowed.iter().any(|m| m.shape == shape),
+        "shape {shape:?} is neither the old nor the new one ({allowed:?})"
+    );
+    checks += 1;
+    let attrs = array.attributes().expect("attributes parse after a kill");
+    let attrs_generation = attrs.get("generation").and_then(Value::as_u64).unwrap_or(0);
+    assert!(
+        allowed.iter().any(|m| m.attrs == attrs_generation),
+        "attributes of generation {attrs_generation} ({allowed:?})"
+    );
+    checks += 1;
+    let mut data = vec![0u8; (shape[0] * shape[1] * 4) as usize];
+    array
+        .read(&[0, 0], &shape, ElementType::UInt32, Order::C, &mut data)
+        .unwrap_or_else(|e| {
+            panic!(
+                "{}: a chunk does not decode after a kill: {e}",
+                dir.display()
+            )
+        });
+    let values: Vec<u32> = data
+        .chunks(4)
+        .map(|b| u32::from_ne_bytes(b.try_into().unwrap()))
+        .collect();
+    let mut observed = Model {
+        shape: shape.clone(),
+        chunks: before.chunks.clone(),
+        attrs: attrs_generation,
+    };
+    for r in 0..shape[0] / EDGE {
+        for c in 0..shape[1] / EDGE {
+            let first = values[(r * EDGE * shape[1] + c * EDGE) as usize];
+            for i in 0..EDGE {
+                for j in 0..EDGE {
+                    let v = values[((r * EDGE + i) * shape[1] + c * EDGE + j) as usize];
+                    assert_eq!(
+                        v, first,
+                        "chunk ({r}, {c}) mixes generations {first} and {v}"
+                    );
+                }
+            }
+            let first = u64::from(first);
+            // A chunk of the shrunk part may be erased (fill) while the shape is still old.
+            let erasable = matches!(in_flight, Some((_, Op::Resize(false)))) && c == 1;
+            assert!(
+                allowed.iter().any(|m| m.chunks[&(r, c)] == first) || (erasable && first == 0),
+                "chunk ({r}, {c}) holds generation {first}, neither old nor new ({allowed:?})"
+            );
+            observed.chunks.insert((r, c), first);
+            checks += 1;
+        }
+    }
+    if shape[1] == EDGE {
+        for r in 0..2 {
+            observed.chunks.insert((r, 1), 0);
+        }
+    }
+    (observed, checks)
+}
+
+fn driver(kills: u64) {
+    let started = Instant::now();
+    let dir = tempfile::tempdir().unwrap();
+    let exe = std::env::current_exe().unwrap();
+    let dirs = [dir.path().join("v2"), dir.path().join("v3")];
+    let mut models = [create(&dirs[0], 2), create(&dirs[1], 3)];
+    let mut generation = 1u64;
+    let mut rng = Rng(0x2545f4914f6cdd1d);
+    let (mut checks, mut in_flight_kills, mut completed_ops) = (0u64, 0u64, 0u64);
+    for round in 0..kills {
+        let which = (round % 2) as usize;
+        let mut child = Command::new(&exe)
+            .env("ZARR_CRASH_WRITER", &dirs[which])
+            .env("ZARR_CRASH_GEN", generation.to_string())
+            .env("ZARR_CRASH_SEED", rng.next().to_string())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let lines = Arc::new(Mutex::new(Vec::<String>::new()));
+        let reader = {
+            let lines = lines.clone();
+            std::thread::spawn(move || {
+                for line in BufReader::new(stdout).lines() {
+                    let Ok(line) = line else { break };
+                    lines.lock().unwrap().push(line);
+                }
+            })
+        };
+        // Wait until the writer is at work, then let it run a random while.
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while lines.lock().unwrap().is_empty() {
+            assert!(Instant::now() < deadline, "the writer never started");
+            if let Some(status) = child.try_wait().unwrap() {
+                panic!("the writer exited early: {status}");
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        std::thread::sleep(Duration::from_micros(rng.below(40_000)));
+        child.kill().unwrap();
+        child.wait().unwrap();
+        reader.join().unwrap();
+
+        let lines = lines.lock().unwrap();
+        let mut pending: Option<(u64, Op)> = None;
+        for line in lines.iter() {
+            if let Some(op) = parse_op(line) {
+                pending = Some(op);
+            } else if let Some(done) = line.strip_prefix("@ok ") {
+                let (g, op) = pending.take().expect("@ok follows @op");
+                assert_eq!(done.parse::<u64>().unwrap(), g);
+                apply(&mut models[which], g, &op);
+                completed_ops += 1;
+            }
+            if let Some((g, _)) = &pending {
+                generation = generation.max(g + 1);
+            }
+        }
+        in_flight_kills += u64::from(pending.is_some());
+        let (observed, n) = verify(&dirs[which], &models[which], pending.as_ref());
+        models[which] = observed;
+        checks += n;
+    }
+    let leftovers = count_temp_files(dir.path());
+    println!(
+        "crash safety: {kills} kills ({in_flight_kills} during an operation), {completed_ops} \
+         operations completed, {checks} checks passed, {leftovers} leftover temporary files \
+         ignored, {:.1}s",
+        started.elapsed().as_secs_f64()
+    );
+    println!("1 passed, 0 failed");
+}
+
+fn count_temp_files(dir: &Path) -> usize {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap())
+        .map(|e| {
+            let t = e.file_type().unwrap();
+            if t.is_dir() {
+                count_temp_files(&e.path())
+            } else {
+                usize::from(e.file_name().to_string_lossy().starts_with(".zarr-tmp."))
+            }
+        })
+        .sum()
+}

@@ -1,0 +1,274 @@
+//! Hostile input: documents, chunks, keys and regions a stranger's store may hold or a
+//! caller may pass. Each must be refused with a clear error (or handled), never crash,
+//! never allocate what the input merely claims. docs/RELIABILITY.md lists every case with
+//! the test that covers it.
+
+use serde_json::{json, Value};
+use std::sync::Arc;
+use zarr::codec::from_config;
+use zarr::meta::dtype::ElementType;
+use zarr::meta::Order;
+use zarr::node::{Array, ArrayBuilder, Mode, Node};
+use zarr::store::{ConsolidatedStore, MemoryStore, Store};
+use zarr::Error;
+
+/// A v2 `.zarray` with the given shape and chunks (uint8, no compressor).
+fn zarray(shape: Value, chunks: Value) -> Vec<u8> {
+    serde_json::to_vec(&json!({
+        "zarr_format": 2, "shape": shape, "chunks": chunks, "dtype": "|u1",
+        "compressor": null, "fill_value": 3, "order": "C", "filters": null
+    }))
+    .unwrap()
+}
+
+fn store_with(key: &str, value: &[u8]) -> Arc<dyn Store> {
+    let store = Arc::new(MemoryStore::new());
+    store.set(key, value).unwrap();
+    store
+}
+
+fn open(store: &Arc<dyn Store>) -> zarr::Result<Array> {
+    Array::open(store.clone(), "a", Mode::Read)
+}
+
+#[test]
+fn decompression_bombs_are_refused_without_inflating() {
+    // 16 MiB of zeros, compressed by every codec, stored as a chunk of 16 bytes: the
+    // decoders write into the chunk's 16 bytes and stop there, whatever the data claims.
+    let zeros = vec![0u8; 16 << 20];
+    for config in [
+        json!({"id": "blosc", "cname": "lz4", "clevel": 9, "shuffle": 0}),
+        json!({"id": "zlib", "level": 9}),
+        json!({"id": "gzip", "level": 9}),
+        json!({"id": "bz2", "level": 9}),
+        json!({"id": "lzma", "preset": 1}),
+        json!({"id": "zstd", "level": 3}),
+        json!({"id": "lz4", "acceleration": 1}),
+    ] {
+        let codec = from_config(config.as_object().unwrap(), 1).unwrap();
+        let bomb = codec.encode(&zeros).unwrap();
+        assert!(bomb.len() < zeros.len() / 16, "{config}: not a bomb");
+        let mut small = [0u8; 16];
+        let err = codec.decode_into(&bomb, &mut small).unwrap_err();
+        assert!(matches!(err, Error::Codec(_)), "{config}: {err:?}");
+
+        let mut doc: Value = serde_json::from_slice(&zarray(json!([4, 4]), json!([4, 4]))).unwrap();
+        doc["compressor"] = config.clone();
+        let store = store_with("a/.zarray", &serde_json::to_vec(&doc).unwrap());
+        store.set("a/0.0", &bomb).unwrap();
+        let array = open(&store).unwrap();
+        let mut out = [0u8; 16];
+        let err = array
+            .read(&[0, 0], &[4, 4], ElementType::UInt8, Order::C, &mut out)
+            .unwrap_err();
+        assert!(matches!(err, Error::Codec(_)), "{config}: {err:?}");
+        assert!(err.to_string().contains("0.0"), "{config}: {err}");
+    }
+}
+
+#[test]
+fn a_thousand_dimensions_open_and_read_or_overflow_cleanly() {
+    let ones = vec![1u64; 1000];
+    let store = store_with("a/.zarray", &zarray(json!(ones), json!(ones)));
+    let array = open(&store).unwrap();
+    let mut out = [0u8; 1];
+    array
+        .read(
+            &ones.iter().map(|_| 0).collect::<Vec<_>>(),
+            &ones,
+            ElementType::UInt8,
+            Order::C,
+            &mut out,
+        )
+        .unwrap();
+    assert_eq!(out, [3]);
+    // 2^1000 elements: refused when opened.
+    let twos = vec![2u64; 1000];
+    let store = store_with("a/.zarray", &zarray(json!(twos), json!(ones)));
+    let err = open(&store).unwrap_err();
+    assert!(matches!(err, Error::Metadata(_)), "{err:?}");
+    assert!(err.to_string().contains("shape"), "{err}");
+}
+
+#[test]
+fn chunks_of_one_over_a_huge_shape_read_small_regions() {
+    // 2^62 chunks: opening and reading a corner touch only the chunks read.
+    let store = store_with("a/.zarray", &zarray(json!([1u64 << 62]), json!([1])));
+    let array = open(&store).unwrap();
+    let mut out = [0u8; 3];
+    array
+        .read(
+            &[(1u64 << 62) - 3],
+            &[3],
+            ElementType::UInt8,
+            Order::C,
+            &mut out,
+        )
+        .unwrap();
+    assert_eq!(out, [3, 3, 3]);
+    assert_eq!(array.nchunks_initialized().unwrap(), 0);
+    // 2^64 chunks (and elements): refused.
+    let store = store_with(
+        "a/.zarray",
+        &zarray(json!([1u64 << 32, 1u64 << 32]), json!([1, 1])),
+    );
+    let err = open(&store).unwrap_err();
+    assert!(matches!(err, Error::Metadata(_)), "{err:?}");
+}
+
+#[test]
+fn negative_and_non_integer_numbers_in_v3_metadata_are_refused() {
+    let base = json!({
+        "zarr_format": 3, "node_type": "array", "shape": [4, 4], "data_type": "uint8",
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [2, 2]}},
+        "chunk_key_encoding": {"name": "default"}, "fill_value": 0,
+        "codecs": [{"name": "bytes"}]
+    });
+    let cases: [(&str, Value); 7] = [
+        ("/shape", json!([-4, 4])),
+        ("/shape", json!([4.5, 4])),
+        ("/shape", json!([4, "4"])),
+        ("/shape", json!([1e30, 4])),
+        ("/chunk_grid/configuration/chunk_shape", json!([0, 2])),
+        ("/chunk_grid/configuration/chunk_shape", json!([-2, 2])),
+        ("/chunk_grid/configuration/chunk_shape", json!([2.0, 2])),
+    ];
+    for (pointer, bad) in cases {
+        let mut doc = base.clone();
+        *doc.pointer_mut(pointer).unwrap() = bad.clone();
+        let store = store_with("a/zarr.json", &serde_json::to_vec(&doc).unwrap());
+        let err = open(&store).unwrap_err();
+        assert!(
+            matches!(err, Error::Metadata(_)),
+            "{pointer} = {bad}: {err:?}"
+        );
+    }
+}
+
+#[test]
+fn deeply_nested_json_is_refused_without_overflowing_the_stack() {
+    let deep = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+    let attrs = format!("{{\"a\": {}}}", deep(100_000));
+    // As attributes of a v2 array: the array opens, reading the attributes fails.
+    let store = store_with("a/.zarray", &zarray(json!([2]), json!([2])));
+    store.set("a/.zattrs", attrs.as_bytes()).unwrap();
+    let array = open(&store).unwrap();
+    let err = array.attributes().unwrap_err();
+    assert!(matches!(err, Error::Metadata(_)), "{err:?}");
+    // As an array document, v2 and v3, and as consolidated metadata.
+    let doc = format!("{{\"zarr_format\": 2, \"shape\": {}}}", deep(100_000));
+    let err = open(&store_with("a/.zarray", doc.as_bytes())).unwrap_err();
+    assert!(matches!(err, Error::Metadata(_)), "{err:?}");
+    let doc = format!("{{\"zarr_format\": 3, \"node_type\": \"array\", \"attributes\": {attrs}}}");
+    let err = open(&store_with("a/zarr.json", doc.as_bytes())).unwrap_err();
+    assert!(matches!(err, Error::Metadata(_)), "{err:?}");
+    let doc = format!("{{\"zarr_consolidated_format\": 1, \"metadata\": {attrs}}}");
+    let err = ConsolidatedStore::open(store_with(".zmetadata", doc.as_bytes()), "").unwrap_err();
+    assert!(matches!(err, Error::Metadata(_)), "{err:?}");
+    // Just under the limit still parses.
+    let ok = format!("{{\"a\": {}}}", deep(100));
+    store.set("a/.zattrs", ok.as_bytes()).unwrap();
+    assert!(open(&store).unwrap().attributes().is_ok());
+}
+
+#[test]
+fn giant_attribute_documents_read_and_write() {
+    // 32 MiB of attributes (100k keys and one long string): slow to parse, but parsed.
+    let mut attrs = serde_json::Map::new();
+    for i in 0..100_000 {
+        attrs.insert(format!("key{i}"), json!([i, "value", {"n": i}]));
+    }
+    attrs.insert("long".into(), json!("x".repeat(28 << 20)));
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let mut builder = ArrayBuilder::new(vec![2], ElementType::UInt8);
+    builder.attributes(attrs.clone());
+    builder.create(store.clone(), "a", Mode::CreateNew).unwrap();
+    assert!(store.size("a/.zattrs").unwrap().unwrap() > 30 << 20);
+    let back = open(&store).unwrap().attributes().unwrap();
+    assert_eq!(back.len(), attrs.len());
+    assert_eq!(back["key99999"], json!([99999, "value", {"n": 99999}]));
+}
+
+#[test]
+fn keys_with_nul_bytes_are_refused_everywhere() {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    for key in ["a\0b", "a/\0/b", "\0"] {
+        assert!(
+            matches!(store.set(key, b"v"), Err(Error::InvalidKey(_))),
+            "{key:?}"
+        );
+        assert!(
+            matches!(store.get(key), Err(Error::InvalidKey(_))),
+            "{key:?}"
+        );
+        let err = Array::open(store.clone(), key, Mode::Read).unwrap_err();
+        assert!(matches!(err, Error::InvalidKey(_)), "{key:?}: {err:?}");
+    }
+    // A consolidated document naming a key with a NUL byte is refused at opening.
+    let doc =
+        json!({"zarr_consolidated_format": 1, "metadata": {"a\u{0}b/.zgroup": {"zarr_format": 2}}});
+    let inner = store_with(".zmetadata", &serde_json::to_vec(&doc).unwrap());
+    let err = ConsolidatedStore::open(inner, "").unwrap_err();
+    assert!(matches!(err, Error::InvalidKey(_)), "{err:?}");
+}
+
+#[test]
+fn consolidated_entries_that_escape_are_refused() {
+    for entry in ["../x/.zarray", "/abs/.zgroup", "a/../../.zgroup"] {
+        let doc = json!({"zarr_consolidated_format": 1, "metadata": {entry: {"zarr_format": 2}}});
+        let inner = store_with(".zmetadata", &serde_json::to_vec(&doc).unwrap());
+        let err = ConsolidatedStore::open(inner, "").unwrap_err();
+        assert!(
+            matches!(err, Error::InvalidKey(_) | Error::Metadata(_)),
+            "{entry}: {err:?}"
+        );
+    }
+}
+
+#[test]
+fn regions_whose_size_overflows_64_bits_are_refused() {
+    // An array of 2^63 one-byte elements (its size fits in 64 bits, as every valid array's
+    // must); regions whose element count or end overflow 64 bits are refused, and the
+    // whole array against a small buffer is refused before any chunk is touched.
+    let shape = [1u64 << 21, 1 << 21, 1 << 21];
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let mut builder = ArrayBuilder::new(shape.to_vec(), ElementType::UInt8);
+    builder.chunks(vec![1 << 10, 1 << 10, 1 << 10]);
+    let array = builder.create(store.clone(), "a", Mode::CreateNew).unwrap();
+    let mut buf = [0u8; 16];
+    for (start, count) in [
+        ([0, 0, 0], [u64::MAX, u64::MAX, u64::MAX]),
+        ([0, 0, 0], [1 << 32, 1 << 32, 1]),
+        ([u64::MAX, 0, 0], [2, 1, 1]),
+        ([1, 0, 0], [u64::MAX, 1, 1]),
+    ] {
+        for write in [false, true] {
+            let err = if write {
+                array.write(&start, &count, ElementType::UInt8, Order::C, &buf)
+            } else {
+                array.read(&start, &count, ElementType::UInt8, Order::F, &mut buf)
+            }
+            .unwrap_err();
+            assert!(
+                matches!(err, Error::OutOfBounds(_) | Error::Overflow(_)),
+                "{start:?}+{count:?}: {err:?}"
+            );
+        }
+    }
+    let err = array
+        .read(&[0, 0, 0], &shape, ElementType::UInt8, Order::C, &mut buf)
+        .unwrap_err();
+    assert!(matches!(err, Error::BufferSize(_)), "{err:?}");
+    // No chunk was written: only metadata documents are there.
+    let keys = store.list().unwrap();
+    assert!(
+        keys.iter()
+            .all(|k| k.rsplit('/').next().unwrap().starts_with('.')),
+        "{keys:?}"
+    );
+    // An array whose size in bytes would overflow is refused at creation.
+    let mut builder = ArrayBuilder::new(shape.to_vec(), ElementType::UInt16);
+    builder.chunks(vec![1 << 10, 1 << 10, 1 << 10]);
+    let err = builder.create(store, "b", Mode::CreateNew).unwrap_err();
+    assert!(matches!(err, Error::InvalidArg(_)), "{err:?}");
+}
