@@ -148,3 +148,15 @@ for method, name in ((zipfile.ZIP_STORED, "stored"), (zipfile.ZIP_DEFLATED, "def
         z.writestr("a/0", struct.pack("<2h", 1, 2))
         z.writestr("a/1", struct.pack("<2h", 3, 4))
     put("zip_store", name, buf.getvalue())
+
+# --- vlen: byte 0 selects the variant (bits 0-1: v2 strings, v2 bytes, v2 <i2 arrays, v3
+# strings; bit 2: zstd), the rest is a chunk of 3 items in numcodecs' vlen format. ---
+def vlen(items):
+    return struct.pack("<I", len(items)) + b"".join(struct.pack("<I", len(i)) + i for i in items)
+
+
+put("vlen", "strings", bytes([0]) + vlen([b"", b"ab", "é😀".encode()]))
+put("vlen", "bytes", bytes([1]) + vlen([b"\x00\xff", b"", b"xyz"]))
+put("vlen", "arrays", bytes([2]) + vlen([struct.pack("<3h", 1, -2, 3), b"", struct.pack("<h", 7)]))
+put("vlen", "v3_strings", bytes([3]) + vlen([b"a", b"b", b"c"]))
+put("vlen", "past_end", bytes([0]) + struct.pack("<II", 3, 200) + b"x")
