@@ -840,6 +840,18 @@ zarr_status_t zarr_array_builder_set_shard_shape(zarr_array_builder_t *builder,
                                                  const uint64_t *shape);
 
 /**
+ * Nests one more level of sharding inside the shards set so far: the shards' units
+ * become inner shards of `ndim` extents `shape` (dividing the enclosing shard shape, a
+ * multiple of the chunk shape), each with its own index (bytes little-endian + crc32c)
+ * at its end. Call after `zarr_array_builder_set_shard_shape`, once per extra level;
+ * setting the shard shape again drops the nested levels.
+ */
+ZARR_API
+zarr_status_t zarr_array_builder_add_inner_shard_shape(zarr_array_builder_t *builder,
+                                                       size_t ndim,
+                                                       const uint64_t *shape);
+
+/**
  * Sets the dimension names written in v3 metadata: `ndim` UTF-8 strings, NULL for an
  * unnamed dimension. Creating a v2 array with dimension names gives
  * `ZARR_ERR_INVALID_ARG` (v2 arrays take them with `zarr_array_set_dimension_names`).

@@ -591,6 +591,11 @@ class ArrayBuilder {
         detail::check(zarr_array_builder_set_shard_shape(get(), shape.size(), shape.data()));
         return *this;
     }
+    /* Nests one more level of shards (of `shape`) inside the shards set so far. */
+    ArrayBuilder &add_inner_shard_shape(const std::vector<uint64_t> &shape) {
+        detail::check(zarr_array_builder_add_inner_shard_shape(get(), shape.size(), shape.data()));
+        return *this;
+    }
     template <class T> ArrayBuilder &set_fill_value(const T &value) {
         detail::check(zarr_array_builder_set_fill_value(get(), dtype_v<T>, &value, sizeof(T)));
         return *this;

@@ -261,6 +261,26 @@ pub unsafe extern "C" fn zarr_array_builder_set_shard_shape(
     })
 }
 
+/// Nests one more level of sharding inside the shards set so far: the shards' units
+/// become inner shards of `ndim` extents `shape` (dividing the enclosing shard shape, a
+/// multiple of the chunk shape), each with its own index (bytes little-endian + crc32c)
+/// at its end. Call after `zarr_array_builder_set_shard_shape`, once per extra level;
+/// setting the shard shape again drops the nested levels.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_builder_add_inner_shard_shape(
+    builder: *mut zarr_array_builder_t,
+    ndim: usize,
+    shape: *const u64,
+) -> zarr_status_t {
+    ffi_guard!({
+        let shape = slice(shape, ndim, "shape")?.to_vec();
+        builder_ref(builder)?.with(|b| {
+            b.inner_shard_shape(shape);
+            Ok(())
+        })
+    })
+}
+
 /// Sets the dimension names written in v3 metadata: `ndim` UTF-8 strings, NULL for an
 /// unnamed dimension. Creating a v2 array with dimension names gives
 /// `ZARR_ERR_INVALID_ARG` (v2 arrays take them with `zarr_array_set_dimension_names`).

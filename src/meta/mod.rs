@@ -174,12 +174,35 @@ pub struct Sharding {
     pub index_endian: dtype::ByteOrder,
     /// The index is stored before the chunks (else after them).
     pub index_at_start: bool,
+    /// Nested sharding: the units of this shard are themselves shards of this layout
+    /// (whose shape divides this one); `None` when the units are the chunks.
+    pub inner: Option<Box<Sharding>>,
 }
 
 impl Sharding {
-    /// Inner chunks per shard along each dimension.
-    pub fn chunks_per_shard(&self, inner: &[u64]) -> Vec<u64> {
-        self.shape.iter().zip(inner).map(|(s, c)| s / c).collect()
+    /// Chunks (of shape `chunks`, the innermost unit) per shard along each dimension.
+    pub fn chunks_per_shard(&self, chunks: &[u64]) -> Vec<u64> {
+        self.shape.iter().zip(chunks).map(|(s, c)| s / c).collect()
+    }
+
+    /// Shape of the units this shard's index lists: the inner shard shape when nested,
+    /// else `chunks`.
+    pub fn unit_shape<'a>(&'a self, chunks: &'a [u64]) -> &'a [u64] {
+        self.inner.as_ref().map_or(chunks, |s| s.shape.as_slice())
+    }
+
+    /// Units (inner shards when nested, else chunks) per shard along each dimension.
+    pub fn units_per_shard(&self, chunks: &[u64]) -> Vec<u64> {
+        self.chunks_per_shard(self.unit_shape(chunks))
+    }
+
+    /// This level and the nested ones, outermost first.
+    pub fn levels(&self) -> Vec<&Sharding> {
+        let mut levels = vec![self];
+        while let Some(inner) = &levels[levels.len() - 1].inner {
+            levels.push(inner);
+        }
+        levels
     }
 }
 
@@ -252,31 +275,29 @@ impl ArrayMeta {
                 self.key_encoding.separator
             )));
         }
-        if let Some(shard) = &self.shard {
+        for shard in self.shard.iter().flat_map(|s| s.levels()) {
+            let unit = shard.unit_shape(&self.chunks);
             let divides = shard.shape.len() == self.rank()
                 && shard
                     .shape
                     .iter()
-                    .zip(&self.chunks)
-                    .all(|(&s, &c)| s > 0 && s % c == 0);
+                    .zip(unit)
+                    .all(|(&s, &c)| s > 0 && c > 0 && s % c == 0);
             if !divides {
                 return Err(Error::Metadata(format!(
-                    "shard shape {:?} is not a multiple of the chunk shape {:?}",
-                    shard.shape, self.chunks
+                    "shard shape {:?} is not a multiple of its inner shape {:?}",
+                    shard.shape, unit
                 )));
             }
-            checked_product(
-                shard.shape.iter().zip(&self.chunks).map(|(s, c)| s / c),
-                "chunks per shard",
-            )
-            .ok()
-            .filter(|&n| n <= 1 << 24)
-            .ok_or_else(|| {
-                Error::Metadata(format!(
-                    "shard shape {:?} holds too many chunks",
-                    shard.shape
-                ))
-            })?;
+            checked_product(shard.units_per_shard(&self.chunks), "chunks per shard")
+                .ok()
+                .filter(|&n| n <= 1 << 24)
+                .ok_or_else(|| {
+                    Error::Metadata(format!(
+                        "shard shape {:?} holds too many chunks",
+                        shard.shape
+                    ))
+                })?;
         }
         if let Some(names) = &self.dimension_names {
             if names.len() != self.rank() {

@@ -38,7 +38,7 @@ pub struct ArrayBuilder {
     attributes: Map<String, Value>,
     format: Format,
     dimension_names: Option<Vec<Option<String>>>,
-    shard_shape: Option<Vec<u64>>,
+    shard_shape: Vec<Vec<u64>>,
 }
 
 impl ArrayBuilder {
@@ -56,7 +56,7 @@ impl ArrayBuilder {
             attributes: Map::new(),
             format: Format::V2,
             dimension_names: None,
-            shard_shape: None,
+            shard_shape: Vec::new(),
         }
     }
 
@@ -138,7 +138,15 @@ impl ArrayBuilder {
     /// Stores chunks grouped in shards of `shape` (a multiple of the chunk shape; Zarr v3
     /// only): one object per shard with an index at its end, as zarr-python 3 writes.
     pub fn shard_shape(&mut self, shape: Vec<u64>) -> &mut Self {
-        self.shard_shape = Some(shape);
+        self.shard_shape = vec![shape];
+        self
+    }
+
+    /// Nests one more level of sharding inside the shards set so far (nested
+    /// `sharding_indexed`): the shards' units become inner shards of `shape`, which must
+    /// divide the enclosing shard shape and be a multiple of the chunk shape.
+    pub fn inner_shard_shape(&mut self, shape: Vec<u64>) -> &mut Self {
+        self.shard_shape.push(shape);
         self
     }
 
@@ -234,20 +242,27 @@ impl ArrayBuilder {
                 _ => KeyEncoding::v2(self.separator.unwrap_or('.')),
             },
             dimension_names: self.dimension_names.clone(),
-            shard: match &self.shard_shape {
-                None => None,
-                Some(_) if self.format != Format::V3 => {
+            shard: match self.shard_shape.as_slice() {
+                [] => None,
+                _ if self.format != Format::V3 => {
                     return Err(Error::InvalidArg("sharding needs Zarr format 3".into()))
                 }
-                Some(shape) => Some(crate::meta::Sharding {
-                    shape: shape.clone(),
-                    index_codecs: vec![codec::from_config(
-                        json!({"id": "crc32c"}).as_object().expect("an object"),
-                        8,
-                    )?],
-                    index_endian: crate::meta::dtype::ByteOrder::Little,
-                    index_at_start: false,
-                }),
+                levels => {
+                    let mut shard = None;
+                    for shape in levels.iter().rev() {
+                        shard = Some(Box::new(crate::meta::Sharding {
+                            shape: shape.clone(),
+                            index_codecs: vec![codec::from_config(
+                                json!({"id": "crc32c"}).as_object().expect("an object"),
+                                8,
+                            )?],
+                            index_endian: crate::meta::dtype::ByteOrder::Little,
+                            index_at_start: false,
+                            inner: shard,
+                        }));
+                    }
+                    shard.map(|s| *s)
+                }
             },
         };
         meta.validate().map_err(as_invalid_arg)?;

@@ -593,6 +593,21 @@ module zarr_c
       integer(c_int32_t) :: res
     end function c_zarr_array_builder_set_shard_shape
 
+    ! Nests one more level of sharding inside the shards set so far: the shards' units
+    ! become inner shards of `ndim` extents `shape` (dividing the enclosing shard shape, a
+    ! multiple of the chunk shape), each with its own index (bytes little-endian + crc32c)
+    ! at its end. Call after `zarr_array_builder_set_shard_shape`, once per extra level;
+    ! setting the shard shape again drops the nested levels.
+    function c_zarr_array_builder_add_inner_shard_shape(builder, ndim, shape) &
+        bind(c, name="zarr_array_builder_add_inner_shard_shape") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: builder
+      integer(c_size_t), value :: ndim
+      integer(c_int64_t), intent(in) :: shape(*)
+      integer(c_int32_t) :: res
+    end function c_zarr_array_builder_add_inner_shard_shape
+
     ! Sets the dimension names written in v3 metadata: `ndim` UTF-8 strings, NULL for an
     ! unnamed dimension. Creating a v2 array with dimension names gives
     ! `ZARR_ERR_INVALID_ARG` (v2 arrays take them with `zarr_array_set_dimension_names`).

@@ -558,6 +558,19 @@ function zarr_array_builder_set_shard_shape(builder, ndim, shape)
 end
 
 """
+    zarr_array_builder_add_inner_shard_shape(builder, ndim, shape) -> zarr_status_t
+
+Nests one more level of sharding inside the shards set so far: the shards' units
+become inner shards of `ndim` extents `shape` (dividing the enclosing shard shape, a
+multiple of the chunk shape), each with its own index (bytes little-endian + crc32c)
+at its end. Call after `zarr_array_builder_set_shard_shape`, once per extra level;
+setting the shard shape again drops the nested levels.
+"""
+function zarr_array_builder_add_inner_shard_shape(builder, ndim, shape)
+    ccall((:zarr_array_builder_add_inner_shard_shape, libzarr), zarr_status_t, (Ptr{zarr_array_builder_t}, Csize_t, Ptr{UInt64}), builder, ndim, shape)
+end
+
+"""
     zarr_array_builder_set_dimension_names(builder, ndim, names) -> zarr_status_t
 
 Sets the dimension names written in v3 metadata: `ndim` UTF-8 strings, NULL for an
