@@ -71,6 +71,31 @@
 #define ZARR_ABI_VERSION 0
 
 /**
+ * Zarr format number of the 2022 draft of v3 in the draft's own layout: a `zarr.json`
+ * entry point, `meta/<path>.array.json` and `meta/<path>.group.json` documents, chunks
+ * at `data/<path>/c0/1`. Accepted by `zarr_array_builder_set_zarr_format` and
+ * `zarr_group_create`; reported by `zarr_array_zarr_format` and `zarr_group_zarr_format`.
+ */
+#define ZARR_FORMAT_V3_DRAFT 30
+
+/**
+ * Zarr format number of the 2022 draft of v3 in zarr-python 2.18's layout (its
+ * experimental v3): `meta/root/<path>.array.json`, chunks at `data/root/<path>/c0/1`, its
+ * own `zarr_format` URI and one `compressor`.
+ */
+#define ZARR_FORMAT_V3_DRAFT_ZARR_PYTHON 31
+
+/**
+ * The format number of the 2022 draft layout with the draft's own keys (`meta/…`).
+ */
+#define DRAFT_NUMBER 30
+
+/**
+ * The format number of the 2022 draft layout with zarr-python 2.18's keys (`meta/root/…`).
+ */
+#define DRAFT_ZARR_PYTHON_NUMBER 31
+
+/**
  * Status codes returned by every fallible function. Values never change or get reused.
  */
 enum zarr_status
@@ -642,7 +667,8 @@ zarr_status_t zarr_array_fill_value_json(const zarr_array_t *array,
 ZARR_API zarr_status_t zarr_array_order(const zarr_array_t *array, zarr_order_t *out_order);
 
 /**
- * Sets `*out_version` to the array's Zarr format version.
+ * Sets `*out_version` to the array's Zarr format: 1, 2, 3, `ZARR_FORMAT_V3_DRAFT` or
+ * `ZARR_FORMAT_V3_DRAFT_ZARR_PYTHON` (the 2022 draft layout, detected on open).
  */
 ZARR_API zarr_status_t zarr_array_zarr_format(const zarr_array_t *array, int32_t *out_version);
 
@@ -822,7 +848,11 @@ zarr_status_t zarr_array_builder_set_attributes_json(zarr_array_builder_t *build
 /**
  * Sets the Zarr format version: 2 (the default in this release) or 3. With 3, settings
  * left at their defaults become zarr-python 3's: chunk keys "c/0/1", zstd level 0, and a
- * null fill value is written as 0 (v3 has none).
+ * null fill value is written as 0 (v3 has none). `ZARR_FORMAT_V3_DRAFT` and
+ * `ZARR_FORMAT_V3_DRAFT_ZARR_PYTHON` write the 2022 draft layout (chunk keys "c0/1"; the
+ * store's root gets the draft's `zarr.json` entry point, and a store whose root
+ * `zarr.json` is anything else gives `ZARR_ERR_EXISTS` on creation). Other numbers give
+ * `ZARR_ERR_INVALID_ARG`.
  */
 ZARR_API
 zarr_status_t zarr_array_builder_set_zarr_format(zarr_array_builder_t *builder,
@@ -937,8 +967,10 @@ zarr_status_t zarr_group_open(const zarr_store_t *store,
 
 /**
  * Like `zarr_group_open`, but a group that has to be created is written in Zarr format
- * `zarr_format` (2: `.zgroup`; 3: `zarr.json`), as are missing parent groups. An existing
- * group opens in whatever format it has.
+ * `zarr_format` (2: `.zgroup`; 3: `zarr.json`; `ZARR_FORMAT_V3_DRAFT` or
+ * `ZARR_FORMAT_V3_DRAFT_ZARR_PYTHON`: the 2022 draft's group document, parents left
+ * implicit), as are missing parent groups. An existing group opens in whatever format it
+ * has; in a store holding a 2022-draft hierarchy new groups take its layout.
  */
 ZARR_API
 zarr_status_t zarr_group_create(const zarr_store_t *store,
@@ -977,6 +1009,12 @@ zarr_status_t zarr_group_path(const zarr_group_t *group,
                               char *buf,
                               size_t len,
                               size_t *needed);
+
+/**
+ * Sets `*out_version` to the group's Zarr format: 2, 3, `ZARR_FORMAT_V3_DRAFT` or
+ * `ZARR_FORMAT_V3_DRAFT_ZARR_PYTHON`.
+ */
+ZARR_API zarr_status_t zarr_group_zarr_format(const zarr_group_t *group, int32_t *out_version);
 
 /**
  * Sets `*out_kind` to what is at `path` in `store`.

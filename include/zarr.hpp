@@ -681,6 +681,12 @@ class Group {
         return detail::get_text(
             [&](char *b, size_t l, size_t *n) { return zarr_group_path(get(), b, l, n); });
     }
+    /* 2, 3, ZARR_FORMAT_V3_DRAFT or ZARR_FORMAT_V3_DRAFT_ZARR_PYTHON. */
+    int32_t zarr_format() const {
+        int32_t version = 0;
+        detail::check(zarr_group_zarr_format(get(), &version));
+        return version;
+    }
     /* What is at `path` below the group. */
     zarr_node_kind_t contains(const std::string &path) const {
         zarr_node_kind_t kind = 0;

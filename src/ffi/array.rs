@@ -509,7 +509,8 @@ pub unsafe extern "C" fn zarr_array_order(
     })
 }
 
-/// Sets `*out_version` to the array's Zarr format version.
+/// Sets `*out_version` to the array's Zarr format: 1, 2, 3, `ZARR_FORMAT_V3_DRAFT` or
+/// `ZARR_FORMAT_V3_DRAFT_ZARR_PYTHON` (the 2022 draft layout, detected on open).
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_zarr_format(
     array: *const zarr_array_t,

@@ -226,15 +226,17 @@ pub unsafe extern "C" fn zarr_array_builder_set_attributes_json(
 
 /// Sets the Zarr format version: 2 (the default in this release) or 3. With 3, settings
 /// left at their defaults become zarr-python 3's: chunk keys "c/0/1", zstd level 0, and a
-/// null fill value is written as 0 (v3 has none).
+/// null fill value is written as 0 (v3 has none). `ZARR_FORMAT_V3_DRAFT` and
+/// `ZARR_FORMAT_V3_DRAFT_ZARR_PYTHON` write the 2022 draft layout (chunk keys "c0/1"; the
+/// store's root gets the draft's `zarr.json` entry point, and a store whose root
+/// `zarr.json` is anything else gives `ZARR_ERR_EXISTS` on creation). Other numbers give
+/// `ZARR_ERR_INVALID_ARG`.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_builder_set_zarr_format(
     builder: *mut zarr_array_builder_t,
     version: i32,
 ) -> zarr_status_t {
     ffi_guard!({
-        let version = u8::try_from(version)
-            .map_err(|_| Failure::invalid(format!("Zarr format {version} does not exist")))?;
         builder_ref(builder)?.with(|b| {
             b.zarr_format(version)?;
             Ok(())

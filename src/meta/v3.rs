@@ -263,6 +263,11 @@ fn parse_data_type(value: &Value) -> Result<DataKind> {
         .as_str()
         .or_else(|| value.get("name").and_then(Value::as_str))
         .ok_or_else(|| bad("data_type", "a string"))?;
+    data_type_kind(name)
+}
+
+/// The stored type a v3 data type name (`"int32"`) stands for.
+pub fn data_type_kind(name: &str) -> Result<DataKind> {
     TYPES
         .iter()
         .find(|(n, _)| *n == name)
@@ -288,6 +293,7 @@ fn parse_key_encoding(value: Option<&Value>) -> Result<KeyEncoding> {
         return Ok(KeyEncoding {
             prefix: true,
             separator: '/',
+            joined: false,
         });
     };
     let name = value.get("name").and_then(Value::as_str);
@@ -310,7 +316,11 @@ fn parse_key_encoding(value: Option<&Value>) -> Result<KeyEncoding> {
         Some("/") => '/',
         Some(_) => return Err(bad("chunk_key_encoding", "with separator \".\" or \"/\"")),
     };
-    Ok(KeyEncoding { prefix, separator })
+    Ok(KeyEncoding {
+        prefix,
+        separator,
+        joined: false,
+    })
 }
 
 /// Splits a codec list into chunk order (from `transpose`), byte order (from `bytes`) and

@@ -122,15 +122,17 @@ impl ArrayBuilder {
 
     /// Sets the format version: 2 (the default in this release) or 3. Version 3 changes
     /// the defaults that were not set: chunk keys `c/0/1` and zstd level 0 (zarr-python 3's).
-    pub fn zarr_format(&mut self, version: u8) -> Result<&mut Self> {
-        self.format = match version {
-            2 => Format::V2,
-            3 => Format::V3,
-            _ => {
-                return Err(Error::InvalidArg(format!(
-                    "Zarr format {version} does not exist (use 2 or 3)"
-                )))
+    /// [`DRAFT_NUMBER`](crate::meta::DRAFT_NUMBER) and
+    /// [`DRAFT_ZARR_PYTHON_NUMBER`](crate::meta::DRAFT_ZARR_PYTHON_NUMBER) write the 2022
+    /// draft layout with its own keys or zarr-python 2.18's (chunk keys `c0/1`).
+    pub fn zarr_format(&mut self, version: i32) -> Result<&mut Self> {
+        self.format = match Format::from_number(version.into())? {
+            Format::V1 => {
+                return Err(Error::InvalidArg(
+                    "new arrays are written in format 2 or 3, not 1".into(),
+                ))
             }
+            format => format,
         };
         Ok(self)
     }
@@ -218,7 +220,7 @@ impl ArrayBuilder {
         };
         // Zarr v3 has no null fill value: zero stands for "unset".
         let fill_value = match (self.format, fill_value) {
-            (Format::V3, None) => Some(vec![0u8; item_size]),
+            (Format::V3 | Format::Draft(_), None) => Some(vec![0u8; item_size]),
             (_, fill) => fill,
         };
         if self.dimension_names.is_some() && self.format != Format::V3 {
@@ -238,7 +240,9 @@ impl ArrayBuilder {
                 Format::V3 => KeyEncoding {
                     prefix: true,
                     separator: self.separator.unwrap_or('/'),
+                    joined: false,
                 },
+                Format::Draft(_) => KeyEncoding::draft(self.separator.unwrap_or('/')),
                 _ => KeyEncoding::v2(self.separator.unwrap_or('.')),
             },
             dimension_names: self.dimension_names.clone(),

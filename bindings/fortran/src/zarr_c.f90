@@ -303,7 +303,8 @@ module zarr_c
       integer(c_int32_t) :: res
     end function c_zarr_array_order
 
-    ! Sets `*out_version` to the array's Zarr format version.
+    ! Sets `*out_version` to the array's Zarr format: 1, 2, 3, `ZARR_FORMAT_V3_DRAFT` or
+    ! `ZARR_FORMAT_V3_DRAFT_ZARR_PYTHON` (the 2022 draft layout, detected on open).
     function c_zarr_array_zarr_format(array, out_version) &
         bind(c, name="zarr_array_zarr_format") result(res)
       import
@@ -569,7 +570,11 @@ module zarr_c
 
     ! Sets the Zarr format version: 2 (the default in this release) or 3. With 3, settings
     ! left at their defaults become zarr-python 3's: chunk keys "c/0/1", zstd level 0, and a
-    ! null fill value is written as 0 (v3 has none).
+    ! null fill value is written as 0 (v3 has none). `ZARR_FORMAT_V3_DRAFT` and
+    ! `ZARR_FORMAT_V3_DRAFT_ZARR_PYTHON` write the 2022 draft layout (chunk keys "c0/1"; the
+    ! store's root gets the draft's `zarr.json` entry point, and a store whose root
+    ! `zarr.json` is anything else gives `ZARR_ERR_EXISTS` on creation). Other numbers give
+    ! `ZARR_ERR_INVALID_ARG`.
     function c_zarr_array_builder_set_zarr_format(builder, version) &
         bind(c, name="zarr_array_builder_set_zarr_format") result(res)
       import
@@ -745,9 +750,10 @@ module zarr_c
     end function c_zarr_group_open
 
     ! Like `zarr_group_open`, but a group that has to be created is written in Zarr format
-    ! `zarr_format` (2: `.zgroup`; 3: `zarr.json`), as are missing parent groups. An
-    ! existing
-    ! group opens in whatever format it has.
+    ! `zarr_format` (2: `.zgroup`; 3: `zarr.json`; `ZARR_FORMAT_V3_DRAFT` or
+    ! `ZARR_FORMAT_V3_DRAFT_ZARR_PYTHON`: the 2022 draft's group document, parents left
+    ! implicit), as are missing parent groups. An existing group opens in whatever format it
+    ! has; in a store holding a 2022-draft hierarchy new groups take its layout.
     function c_zarr_group_create(store, path, mode, zarr_format, out_group) &
         bind(c, name="zarr_group_create") result(res)
       import
@@ -804,6 +810,17 @@ module zarr_c
       integer(c_size_t), intent(out) :: needed
       integer(c_int32_t) :: res
     end function c_zarr_group_path
+
+    ! Sets `*out_version` to the group's Zarr format: 2, 3, `ZARR_FORMAT_V3_DRAFT` or
+    ! `ZARR_FORMAT_V3_DRAFT_ZARR_PYTHON`.
+    function c_zarr_group_zarr_format(group, out_version) &
+        bind(c, name="zarr_group_zarr_format") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: group
+      integer(c_int32_t), intent(out) :: out_version
+      integer(c_int32_t) :: res
+    end function c_zarr_group_zarr_format
 
     ! Sets `*out_kind` to what is at `path` in `store`.
     function c_zarr_node_kind_at(store, path, out_kind) &

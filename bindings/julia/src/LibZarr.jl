@@ -28,6 +28,8 @@ const ZARR_VERSION_MINOR = 1
 const ZARR_VERSION_PATCH = 0
 const ZARR_VERSION_NUMBER = 1000
 const ZARR_ABI_VERSION = 0
+const ZARR_FORMAT_V3_DRAFT = 30
+const ZARR_FORMAT_V3_DRAFT_ZARR_PYTHON = 31
 
 # enum zarr_status
 const ZARR_OK = zarr_status_t(0)
@@ -311,7 +313,8 @@ end
 """
     zarr_array_zarr_format(array, out_version) -> zarr_status_t
 
-Sets `*out_version` to the array's Zarr format version.
+Sets `*out_version` to the array's Zarr format: 1, 2, 3, `ZARR_FORMAT_V3_DRAFT` or
+`ZARR_FORMAT_V3_DRAFT_ZARR_PYTHON` (the 2022 draft layout, detected on open).
 """
 function zarr_array_zarr_format(array, out_version)
     ccall((:zarr_array_zarr_format, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Ptr{Int32}), array, out_version)
@@ -539,7 +542,11 @@ end
 
 Sets the Zarr format version: 2 (the default in this release) or 3. With 3, settings
 left at their defaults become zarr-python 3's: chunk keys "c/0/1", zstd level 0, and a
-null fill value is written as 0 (v3 has none).
+null fill value is written as 0 (v3 has none). `ZARR_FORMAT_V3_DRAFT` and
+`ZARR_FORMAT_V3_DRAFT_ZARR_PYTHON` write the 2022 draft layout (chunk keys "c0/1"; the
+store's root gets the draft's `zarr.json` entry point, and a store whose root
+`zarr.json` is anything else gives `ZARR_ERR_EXISTS` on creation). Other numbers give
+`ZARR_ERR_INVALID_ARG`.
 """
 function zarr_array_builder_set_zarr_format(builder, version)
     ccall((:zarr_array_builder_set_zarr_format, libzarr), zarr_status_t, (Ptr{zarr_array_builder_t}, Int32), builder, version)
@@ -703,8 +710,10 @@ end
     zarr_group_create(store, path, mode, zarr_format, out_group) -> zarr_status_t
 
 Like `zarr_group_open`, but a group that has to be created is written in Zarr format
-`zarr_format` (2: `.zgroup`; 3: `zarr.json`), as are missing parent groups. An existing
-group opens in whatever format it has.
+`zarr_format` (2: `.zgroup`; 3: `zarr.json`; `ZARR_FORMAT_V3_DRAFT` or
+`ZARR_FORMAT_V3_DRAFT_ZARR_PYTHON`: the 2022 draft's group document, parents left
+implicit), as are missing parent groups. An existing group opens in whatever format it
+has; in a store holding a 2022-draft hierarchy new groups take its layout.
 """
 function zarr_group_create(store, path, mode, zarr_format, out_group)
     ccall((:zarr_group_create, libzarr), zarr_status_t, (Ptr{zarr_store_t}, Cstring, zarr_mode_t, Int32, Ptr{Ptr{zarr_group_t}}), store, path, mode, zarr_format, out_group)
@@ -747,6 +756,16 @@ Copies the group's normalised path ("" for the root) into `buf`.
 """
 function zarr_group_path(group, buf, len, needed)
     ccall((:zarr_group_path, libzarr), zarr_status_t, (Ptr{zarr_group_t}, Ptr{UInt8}, Csize_t, Ptr{Csize_t}), group, buf, len, needed)
+end
+
+"""
+    zarr_group_zarr_format(group, out_version) -> zarr_status_t
+
+Sets `*out_version` to the group's Zarr format: 2, 3, `ZARR_FORMAT_V3_DRAFT` or
+`ZARR_FORMAT_V3_DRAFT_ZARR_PYTHON`.
+"""
+function zarr_group_zarr_format(group, out_version)
+    ccall((:zarr_group_zarr_format, libzarr), zarr_status_t, (Ptr{zarr_group_t}, Ptr{Int32}), group, out_version)
 end
 
 """
