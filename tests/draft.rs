@@ -293,3 +293,43 @@ fn draft_errors_name_what_is_wrong() {
     let err = Array::open(store, "a", Mode::Read).unwrap_err();
     assert!(err.to_string().contains("novel"), "{err}");
 }
+
+#[test]
+fn draft_trees_copy_keeping_their_layout() {
+    let source: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let a = builder(DRAFT_ZARR_PYTHON_NUMBER, json!({"id": "zstd", "level": 1}))
+        .create(source.clone(), "g/sub/a", Mode::CreateNew)
+        .unwrap();
+    a.write(&[0, 0], &[5, 7], ElementType::Int32, Order::C, &ints(35))
+        .unwrap();
+    Group::open(source.clone(), "g", Mode::ReadWrite)
+        .unwrap()
+        .set_attribute("title", json!("t"))
+        .unwrap();
+    for compressor in [None, Some(json!({"id": "gzip", "level": 2}))] {
+        let target: Arc<dyn Store> = Arc::new(MemoryStore::new());
+        zarr::node::copy(
+            &source,
+            "",
+            &target,
+            "",
+            compressor.as_ref(),
+            Mode::Overwrite,
+        )
+        .unwrap();
+        assert!(target
+            .get("meta/root/g/sub/a.array.json")
+            .unwrap()
+            .is_some());
+        assert!(target.get("data/root/g/sub/a/c2/2").unwrap().is_some());
+        let copied = Array::open(target.clone(), "g/sub/a", Mode::Read).unwrap();
+        assert_eq!(copied.format().number(), DRAFT_ZARR_PYTHON_NUMBER);
+        let mut out = vec![0u8; 140];
+        copied
+            .read(&[0, 0], &[5, 7], ElementType::Int32, Order::C, &mut out)
+            .unwrap();
+        assert_eq!(out, ints(35));
+        let g = Group::open(target.clone(), "g", Mode::Read).unwrap();
+        assert_eq!(g.attributes().unwrap()["title"], "t");
+    }
+}

@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -150,3 +151,74 @@ def test_our_draft_scheme(tool, tmp_path, monkeypatch):
     entry = json.loads((store / "zarr.json").read_text())
     assert entry["zarr_format"] == "https://purl.org/zarr/spec/core/3.0"
     assert not (store / "meta" / "g.group.json").exists()
+
+
+def run_tree(tool, tmp_path, lines):
+    """Runs a zarr_tree script (tests/interop/zarr_tree.c); returns the JSON it printed."""
+    tree = tool.exe.parent / "zarr_tree"
+    if not tree.exists():
+        libdir = tool.exe.parent / "lib"
+        here = os.path.dirname(__file__)
+        subprocess.run([os.environ.get("CC", "cc"), "-std=c11", "-Wall", "-Wextra", "-Werror",
+                        "-I", os.path.join(here, "..", "..", "include"),
+                        os.path.join(here, "zarr_tree.c"), "-L", str(libdir), "-lzarr",
+                        f"-Wl,-rpath,{libdir}", "-o", str(tree)], check=True)
+    script = tmp_path / "script.txt"
+    script.write_text("\n".join("\t".join(line) for line in lines) + "\n")
+    proc = subprocess.run([str(tree), str(script)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    decoder, text, pos, values = json.JSONDecoder(), proc.stdout, 0, []
+    while (start := text.find("{", pos)) >= 0:
+        value, pos = decoder.raw_decode(text, start)
+        values.append(value)
+    return values
+
+
+def test_groups_and_attributes_both_ways(tool, tmp_path, monkeypatch):
+    # zarr-python 2.18 writes explicit and implicit groups with attributes; libzarr walks
+    # them through the root without being told the layout.
+    theirs = tmp_path / "theirs"
+    zp2(f"""
+        store = DirectoryStoreV3({str(theirs)!r})
+        g = zarr.group(store=store, path='g', zarr_version=3)
+        g.attrs['title'] = 'draft'
+        a = zarr.create(store=store, path='g/sub/arr', shape=(3,), chunks=(2,), dtype='<i2',
+                        fill_value=0, zarr_version=3)
+        a[...] = [1, 2, 3]
+        a.attrs['units'] = 'm'
+    """)
+    out = tmp_path / "walk"
+    out.mkdir()
+    walked = run_tree(tool, tmp_path, [("store", "S", f"dir:{theirs}", "r"),
+                                       ("walk", "S", "", str(out), "plain")])
+    by_path = {w["path"]: w for w in walked if "path" in w}
+    assert sorted(by_path) == ["", "g", "g/sub", "g/sub/arr"]
+    assert by_path["g"]["kind"] == "group" and by_path["g"]["attrs"] == {"title": "draft"}
+    assert by_path["g/sub"]["kind"] == "group" and by_path["g/sub"]["attrs"] == {}
+    arr = by_path["g/sub/arr"]
+    assert arr["kind"] == "array" and arr["zarr_format"] == ZARR_PYTHON
+    assert arr["attrs"] == {"units": "m"}
+    assert Path(arr["data"]).read_bytes() == np.array([1, 2, 3], dtype="=i2").tobytes()
+
+    # libzarr writes groups in zarr-python's variant (the store's layout wins once its
+    # entry point is there); zarr-python reads their attributes and members.
+    ours = tmp_path / "ours"
+    monkeypatch.setenv("ZARR_TOOL_FORMAT", str(ZARR_PYTHON))
+    tool.build(tmp_path / "s", ours, "x/y/arr", dtype="<i2", shape=(3,), chunks="2", fill="0",
+               order="C", sep="/", compressor="null",
+               data=np.array([4, 5, 6], dtype="<i2").tobytes(), buf_order="C")
+    run_tree(tool, tmp_path, [("store", "S", f"dir:{ours}", "r+"),
+                              ("gattrs", "S", "x", '{"k": 1}'),
+                              ("group", "S", "x/new", "a"),
+                              ("gattr", "S", "x/new", "n", '"v"')])
+    assert (ours / "meta" / "root" / "x.group.json").exists()
+    assert not (ours / "meta" / "root" / "x" / "y.group.json").exists()
+    got = json.loads(zp2(f"""
+        store = DirectoryStoreV3({str(ours)!r})
+        x = zarr.open_group(store=store, path='x', mode='r', zarr_version=3)
+        new = zarr.open_group(store=store, path='x/new', mode='r', zarr_version=3)
+        arr = zarr.open_array(store=store, path='x/y/arr', mode='r', zarr_version=3)
+        print(json.dumps({{"x": dict(x.attrs), "new": dict(new.attrs),
+                          "groups": sorted(x.group_keys()), "data": arr[...].tolist()}}))
+    """))
+    assert got == {"x": {"k": 1}, "new": {"n": "v"}, "groups": ["new", "y"], "data": [4, 5, 6]}
