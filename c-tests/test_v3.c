@@ -165,6 +165,10 @@ static void shards(void) {
     CHECK_OK(zarr_array_builder_new(ZARR_DTYPE_UINT16, 2, shape, &b));
     CHECK_OK(zarr_array_create(b, s, "plain", ZARR_MODE_W, &a));
     CHECK_STATUS(zarr_array_shard_shape(a, 2, got), ZARR_ERR_NOT_FOUND);
+    size_t levels = 9;
+    CHECK_OK(zarr_array_shard_levels(a, &levels));
+    CHECK_EQ(levels, 0);
+    CHECK_STATUS(zarr_array_shard_level_shape(a, 0, 2, got), ZARR_ERR_NOT_FOUND);
     zarr_array_free(a);
     zarr_array_builder_free(b);
     zarr_store_free(s);
@@ -205,6 +209,17 @@ static void nested_shards(void) {
     uint64_t got[2] = {0, 0};
     CHECK_OK(zarr_array_shard_shape(a, 2, got));
     CHECK(got[0] == 8 && got[1] == 12);
+    size_t levels = 0;
+    CHECK_OK(zarr_array_shard_levels(a, &levels));
+    CHECK_EQ(levels, 2);
+    CHECK_OK(zarr_array_shard_level_shape(a, 0, 2, got));
+    CHECK(got[0] == 8 && got[1] == 12);
+    CHECK_OK(zarr_array_shard_level_shape(a, 1, 2, got));
+    CHECK(got[0] == 4 && got[1] == 6);
+    CHECK_STATUS(zarr_array_shard_level_shape(a, 2, 2, got), ZARR_ERR_NOT_FOUND);
+    CHECK(strstr(check_last_error(), "2 sharding levels") != NULL);
+    CHECK_STATUS(zarr_array_shard_level_shape(a, 1, 1, got), ZARR_ERR_RANK_MISMATCH);
+    CHECK_STATUS(zarr_array_shard_levels(a, NULL), ZARR_ERR_NULL_ARG);
     zarr_array_free(a);
     zarr_array_builder_free(b);
     zarr_store_free(s);

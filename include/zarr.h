@@ -620,6 +620,24 @@ zarr_status_t zarr_array_shard_shape(const zarr_array_t *array,
                                      uint64_t *out_shape);
 
 /**
+ * Sets `*out_levels` to the number of nested sharding levels: 0 when the array is not
+ * sharded, 1 for shards of chunks, 2 for shards of inner shards of chunks, and so on.
+ */
+ZARR_API zarr_status_t zarr_array_shard_levels(const zarr_array_t *array, size_t *out_levels);
+
+/**
+ * Copies the shard shape of sharding level `level` into `out_shape[0..ndim]` (`ndim` must
+ * be the rank): level 0 is the stored shards (as `zarr_array_shard_shape`), level 1 the
+ * inner shards inside them, and so on; `ZARR_ERR_NOT_FOUND` when `level` is not below
+ * `zarr_array_shard_levels`.
+ */
+ZARR_API
+zarr_status_t zarr_array_shard_level_shape(const zarr_array_t *array,
+                                           size_t level,
+                                           size_t ndim,
+                                           uint64_t *out_shape);
+
+/**
  * Sets `*out_dtype` to the memory element type reads and writes use (`ZARR_DTYPE_INT64`
  * for datetime64 and timedelta64; `zarr_array_dtype_name` tells the stored type).
  */

@@ -451,6 +451,18 @@ class Array {
         return chunks;
     }
     /* The shard shape; ZARR_ERR_NOT_FOUND when the array is not sharded. */
+    /* Number of nested sharding levels (0: not sharded). */
+    size_t shard_levels() const {
+        size_t levels = 0;
+        detail::check(zarr_array_shard_levels(get(), &levels));
+        return levels;
+    }
+    /* Shard shape of nesting level `level` (0: the stored shards). */
+    std::vector<uint64_t> shard_level_shape(size_t level) const {
+        std::vector<uint64_t> shape(rank());
+        detail::check(zarr_array_shard_level_shape(get(), level, shape.size(), shape.data()));
+        return shape;
+    }
     std::vector<uint64_t> shard_shape() const {
         std::vector<uint64_t> shards(rank());
         detail::check(zarr_array_shard_shape(get(), shards.size(), shards.data()));

@@ -231,6 +231,33 @@ module zarr_c
       integer(c_int32_t) :: res
     end function c_zarr_array_shard_shape
 
+    ! Sets `*out_levels` to the number of nested sharding levels: 0 when the array is not
+    ! sharded, 1 for shards of chunks, 2 for shards of inner shards of chunks, and so on.
+    function c_zarr_array_shard_levels(array, out_levels) &
+        bind(c, name="zarr_array_shard_levels") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: array
+      integer(c_size_t), intent(out) :: out_levels
+      integer(c_int32_t) :: res
+    end function c_zarr_array_shard_levels
+
+    ! Copies the shard shape of sharding level `level` into `out_shape[0..ndim]` (`ndim`
+    ! must
+    ! be the rank): level 0 is the stored shards (as `zarr_array_shard_shape`), level 1 the
+    ! inner shards inside them, and so on; `ZARR_ERR_NOT_FOUND` when `level` is not below
+    ! `zarr_array_shard_levels`.
+    function c_zarr_array_shard_level_shape(array, level, ndim, out_shape) &
+        bind(c, name="zarr_array_shard_level_shape") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: array
+      integer(c_size_t), value :: level
+      integer(c_size_t), value :: ndim
+      integer(c_int64_t), intent(out) :: out_shape(*)
+      integer(c_int32_t) :: res
+    end function c_zarr_array_shard_level_shape
+
     ! Sets `*out_dtype` to the memory element type reads and writes use (`ZARR_DTYPE_INT64`
     ! for datetime64 and timedelta64; `zarr_array_dtype_name` tells the stored type).
     function c_zarr_array_dtype(array, out_dtype) &

@@ -252,6 +252,28 @@ function zarr_array_shard_shape(array, ndim, out_shape)
 end
 
 """
+    zarr_array_shard_levels(array, out_levels) -> zarr_status_t
+
+Sets `*out_levels` to the number of nested sharding levels: 0 when the array is not
+sharded, 1 for shards of chunks, 2 for shards of inner shards of chunks, and so on.
+"""
+function zarr_array_shard_levels(array, out_levels)
+    ccall((:zarr_array_shard_levels, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Ptr{Csize_t}), array, out_levels)
+end
+
+"""
+    zarr_array_shard_level_shape(array, level, ndim, out_shape) -> zarr_status_t
+
+Copies the shard shape of sharding level `level` into `out_shape[0..ndim]` (`ndim` must
+be the rank): level 0 is the stored shards (as `zarr_array_shard_shape`), level 1 the
+inner shards inside them, and so on; `ZARR_ERR_NOT_FOUND` when `level` is not below
+`zarr_array_shard_levels`.
+"""
+function zarr_array_shard_level_shape(array, level, ndim, out_shape)
+    ccall((:zarr_array_shard_level_shape, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Csize_t, Csize_t, Ptr{UInt64}), array, level, ndim, out_shape)
+end
+
+"""
     zarr_array_dtype(array, out_dtype) -> zarr_status_t
 
 Sets `*out_dtype` to the memory element type reads and writes use (`ZARR_DTYPE_INT64`
