@@ -166,6 +166,61 @@ static void shards(void) {
     CHECK_OK(zarr_array_builder_new(ZARR_DTYPE_UINT16, 2, shape, &b));
     CHECK_OK(zarr_array_create(b, s, "plain", ZARR_MODE_W, &a));
     CHECK_STATUS(zarr_array_shard_shape(a, 2, got), ZARR_ERR_NOT_FOUND);
+    size_t levels = 9;
+    CHECK_OK(zarr_array_shard_levels(a, &levels));
+    CHECK_EQ(levels, 0);
+    CHECK_STATUS(zarr_array_shard_level_shape(a, 0, 2, got), ZARR_ERR_NOT_FOUND);
+    zarr_array_free(a);
+    zarr_array_builder_free(b);
+    zarr_store_free(s);
+}
+
+/* Nested shards: shards of 8x12 holding inner shards of 4x6 holding chunks of 2x3. */
+static void nested_shards(void) {
+    zarr_store_t *s = memory();
+    const uint64_t shape[2] = {10, 12}, chunks[2] = {2, 3}, outer[2] = {8, 12}, inner[2] = {4, 6};
+    const uint64_t origin[2] = {0, 0}, bad[2] = {3, 6}, one_at[2] = {9, 11}, one[2] = {1, 1};
+    zarr_array_builder_t *b = NULL;
+    zarr_array_t *a = NULL;
+    CHECK_OK(zarr_array_builder_new(ZARR_DTYPE_INT32, 2, shape, &b));
+    CHECK_OK(zarr_array_builder_set_zarr_format(b, 3));
+    CHECK_OK(zarr_array_builder_set_chunk_shape(b, 2, chunks));
+    CHECK_OK(zarr_array_builder_set_shard_shape(b, 2, outer));
+    /* An inner shard shape that does not divide the outer one, or is not a multiple of
+       the chunks, is refused when the array is created. */
+    CHECK_OK(zarr_array_builder_add_inner_shard_shape(b, 2, bad));
+    CHECK_STATUS(zarr_array_create(b, s, "n", ZARR_MODE_W, &a), ZARR_ERR_INVALID_ARG);
+    CHECK(strstr(check_last_error(), "not a multiple") != NULL);
+    CHECK_STATUS(zarr_array_builder_add_inner_shard_shape(b, 2, NULL), ZARR_ERR_NULL_ARG);
+    CHECK_OK(zarr_array_builder_set_shard_shape(b, 2, outer)); /* drops the nested level */
+    CHECK_OK(zarr_array_builder_add_inner_shard_shape(b, 2, inner));
+    CHECK_OK(zarr_array_create(b, s, "n", ZARR_MODE_W, &a));
+    int32_t data[120], back[120], last = 0;
+    for (int i = 0; i < 120; i++) data[i] = i * 3 - 7;
+    CHECK_OK(zarr_array_write(a, 2, origin, shape, ZARR_DTYPE_INT32, ZARR_ORDER_C, data, sizeof data));
+    zarr_array_free(a);
+    const char *doc = value_of(s, "n/zarr.json");
+    const char *first = strstr(doc, "sharding_indexed");
+    CHECK(first != NULL && strstr(first + 1, "sharding_indexed") != NULL);
+    CHECK_OK(zarr_array_open(s, "n", ZARR_MODE_R, &a));
+    CHECK_OK(zarr_array_read(a, 2, origin, shape, ZARR_DTYPE_INT32, ZARR_ORDER_C, back, sizeof back));
+    CHECK(memcmp(back, data, sizeof data) == 0);
+    CHECK_OK(zarr_array_read(a, 2, one_at, one, ZARR_DTYPE_INT32, ZARR_ORDER_C, &last, sizeof last));
+    CHECK_EQ(last, data[119]);
+    uint64_t got[2] = {0, 0};
+    CHECK_OK(zarr_array_shard_shape(a, 2, got));
+    CHECK(got[0] == 8 && got[1] == 12);
+    size_t levels = 0;
+    CHECK_OK(zarr_array_shard_levels(a, &levels));
+    CHECK_EQ(levels, 2);
+    CHECK_OK(zarr_array_shard_level_shape(a, 0, 2, got));
+    CHECK(got[0] == 8 && got[1] == 12);
+    CHECK_OK(zarr_array_shard_level_shape(a, 1, 2, got));
+    CHECK(got[0] == 4 && got[1] == 6);
+    CHECK_STATUS(zarr_array_shard_level_shape(a, 2, 2, got), ZARR_ERR_NOT_FOUND);
+    CHECK(strstr(check_last_error(), "2 sharding levels") != NULL);
+    CHECK_STATUS(zarr_array_shard_level_shape(a, 1, 1, got), ZARR_ERR_RANK_MISMATCH);
+    CHECK_STATUS(zarr_array_shard_levels(a, NULL), ZARR_ERR_NULL_ARG);
     zarr_array_free(a);
     zarr_array_builder_free(b);
     zarr_store_free(s);
@@ -174,6 +229,7 @@ static void shards(void) {
 int main(void) {
     arrays();
     shards();
+    nested_shards();
     groups();
     errors();
     return CHECK_DONE();

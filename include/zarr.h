@@ -71,10 +71,35 @@
 #define ZARR_ABI_VERSION 0
 
 /**
+ * Zarr format number of the 2022 draft of v3 in the draft's own layout: a `zarr.json`
+ * entry point, `meta/<path>.array.json` and `meta/<path>.group.json` documents, chunks
+ * at `data/<path>/c0/1`. Accepted by `zarr_array_builder_set_zarr_format` and
+ * `zarr_group_create`; reported by `zarr_array_zarr_format` and `zarr_group_zarr_format`.
+ */
+#define ZARR_FORMAT_V3_DRAFT 30
+
+/**
+ * Zarr format number of the 2022 draft of v3 in zarr-python 2.18's layout (its
+ * experimental v3): `meta/root/<path>.array.json`, chunks at `data/root/<path>/c0/1`, its
+ * own `zarr_format` URI and one `compressor`.
+ */
+#define ZARR_FORMAT_V3_DRAFT_ZARR_PYTHON 31
+
+/**
  * Largest decoded variable-length chunk accepted (2 GiB): a stored chunk that would decode
  * to more is refused before the memory is used.
  */
 #define MAX_VLEN_CHUNK_BYTES (1 << 31)
+
+/**
+ * The format number of the 2022 draft layout with the draft's own keys (`meta/…`).
+ */
+#define DRAFT_NUMBER 30
+
+/**
+ * The format number of the 2022 draft layout with zarr-python 2.18's keys (`meta/root/…`).
+ */
+#define DRAFT_ZARR_PYTHON_NUMBER 31
 
 /**
  * Largest item of a fixed-size type libzarr accepts (1 GiB).
@@ -626,6 +651,24 @@ zarr_status_t zarr_array_shard_shape(const zarr_array_t *array,
                                      uint64_t *out_shape);
 
 /**
+ * Sets `*out_levels` to the number of nested sharding levels: 0 when the array is not
+ * sharded, 1 for shards of chunks, 2 for shards of inner shards of chunks, and so on.
+ */
+ZARR_API zarr_status_t zarr_array_shard_levels(const zarr_array_t *array, size_t *out_levels);
+
+/**
+ * Copies the shard shape of sharding level `level` into `out_shape[0..ndim]` (`ndim` must
+ * be the rank): level 0 is the stored shards (as `zarr_array_shard_shape`), level 1 the
+ * inner shards inside them, and so on; `ZARR_ERR_NOT_FOUND` when `level` is not below
+ * `zarr_array_shard_levels`.
+ */
+ZARR_API
+zarr_status_t zarr_array_shard_level_shape(const zarr_array_t *array,
+                                           size_t level,
+                                           size_t ndim,
+                                           uint64_t *out_shape);
+
+/**
  * Sets `*out_dtype` to the memory element type reads and writes use (`ZARR_DTYPE_INT64`
  * for datetime64 and timedelta64; `zarr_array_dtype_name` tells the stored type).
  */
@@ -676,7 +719,8 @@ zarr_status_t zarr_array_fill_value_json(const zarr_array_t *array,
 ZARR_API zarr_status_t zarr_array_order(const zarr_array_t *array, zarr_order_t *out_order);
 
 /**
- * Sets `*out_version` to the array's Zarr format version.
+ * Sets `*out_version` to the array's Zarr format: 1, 2, 3, `ZARR_FORMAT_V3_DRAFT` or
+ * `ZARR_FORMAT_V3_DRAFT_ZARR_PYTHON` (the 2022 draft layout, detected on open).
  */
 ZARR_API zarr_status_t zarr_array_zarr_format(const zarr_array_t *array, int32_t *out_version);
 
@@ -864,6 +908,10 @@ zarr_status_t zarr_array_builder_set_attributes_json(zarr_array_builder_t *build
  * Sets the Zarr format version, 2 or 3 (by default the format of the group above the new
  * array, else 3). Settings left at their defaults follow the version (see
  * `zarr_array_builder_new`); in v3 a null fill value is written as 0 (v3 has none).
+ * `ZARR_FORMAT_V3_DRAFT` and `ZARR_FORMAT_V3_DRAFT_ZARR_PYTHON` write the 2022 draft layout
+ * (chunk keys "c0/1"; the store's root gets the draft's `zarr.json` entry point, and a
+ * store whose root `zarr.json` is anything else gives `ZARR_ERR_EXISTS` on creation).
+ * Other numbers give `ZARR_ERR_INVALID_ARG`.
  */
 ZARR_API
 zarr_status_t zarr_array_builder_set_zarr_format(zarr_array_builder_t *builder,
@@ -879,6 +927,18 @@ ZARR_API
 zarr_status_t zarr_array_builder_set_shard_shape(zarr_array_builder_t *builder,
                                                  size_t ndim,
                                                  const uint64_t *shape);
+
+/**
+ * Nests one more level of sharding inside the shards set so far: the shards' units
+ * become inner shards of `ndim` extents `shape` (dividing the enclosing shard shape, a
+ * multiple of the chunk shape), each with its own index (bytes little-endian + crc32c)
+ * at its end. Call after `zarr_array_builder_set_shard_shape`, once per extra level;
+ * setting the shard shape again drops the nested levels.
+ */
+ZARR_API
+zarr_status_t zarr_array_builder_add_inner_shard_shape(zarr_array_builder_t *builder,
+                                                       size_t ndim,
+                                                       const uint64_t *shape);
 
 /**
  * Sets the dimension names written in v3 metadata: `ndim` UTF-8 strings, NULL for an
@@ -969,8 +1029,10 @@ zarr_status_t zarr_group_open(const zarr_store_t *store,
 
 /**
  * Like `zarr_group_open`, but a group that has to be created is written in Zarr format
- * `zarr_format` (2: `.zgroup`; 3: `zarr.json`), as are missing parent groups. An existing
- * group opens in whatever format it has.
+ * `zarr_format` (2: `.zgroup`; 3: `zarr.json`; `ZARR_FORMAT_V3_DRAFT` or
+ * `ZARR_FORMAT_V3_DRAFT_ZARR_PYTHON`: the 2022 draft's group document, parents left
+ * implicit), as are missing parent groups. An existing group opens in whatever format it
+ * has; in a store holding a 2022-draft hierarchy new groups take its layout.
  */
 ZARR_API
 zarr_status_t zarr_group_create(const zarr_store_t *store,
@@ -1009,6 +1071,12 @@ zarr_status_t zarr_group_path(const zarr_group_t *group,
                               char *buf,
                               size_t len,
                               size_t *needed);
+
+/**
+ * Sets `*out_version` to the group's Zarr format: 2, 3, `ZARR_FORMAT_V3_DRAFT` or
+ * `ZARR_FORMAT_V3_DRAFT_ZARR_PYTHON`.
+ */
+ZARR_API zarr_status_t zarr_group_zarr_format(const zarr_group_t *group, int32_t *out_version);
 
 /**
  * Sets `*out_kind` to what is at `path` in `store`.

@@ -571,6 +571,18 @@ class Array {
         return chunks;
     }
     /* The shard shape; ZARR_ERR_NOT_FOUND when the array is not sharded. */
+    /* Number of nested sharding levels (0: not sharded). */
+    size_t shard_levels() const {
+        size_t levels = 0;
+        detail::check(zarr_array_shard_levels(get(), &levels));
+        return levels;
+    }
+    /* Shard shape of nesting level `level` (0: the stored shards). */
+    std::vector<uint64_t> shard_level_shape(size_t level) const {
+        std::vector<uint64_t> shape(rank());
+        detail::check(zarr_array_shard_level_shape(get(), level, shape.size(), shape.data()));
+        return shape;
+    }
     std::vector<uint64_t> shard_shape() const {
         std::vector<uint64_t> shards(rank());
         detail::check(zarr_array_shard_shape(get(), shards.size(), shards.data()));
@@ -711,6 +723,11 @@ class ArrayBuilder {
         detail::check(zarr_array_builder_set_shard_shape(get(), shape.size(), shape.data()));
         return *this;
     }
+    /* Nests one more level of shards (of `shape`) inside the shards set so far. */
+    ArrayBuilder &add_inner_shard_shape(const std::vector<uint64_t> &shape) {
+        detail::check(zarr_array_builder_add_inner_shard_shape(get(), shape.size(), shape.data()));
+        return *this;
+    }
     template <class T> ArrayBuilder &set_fill_value(const T &value) {
         detail::check(zarr_array_builder_set_fill_value(get(), dtype_v<T>, &value, sizeof(T)));
         return *this;
@@ -795,6 +812,12 @@ class Group {
     std::string path() const {
         return detail::get_text(
             [&](char *b, size_t l, size_t *n) { return zarr_group_path(get(), b, l, n); });
+    }
+    /* 2, 3, ZARR_FORMAT_V3_DRAFT or ZARR_FORMAT_V3_DRAFT_ZARR_PYTHON. */
+    int32_t zarr_format() const {
+        int32_t version = 0;
+        detail::check(zarr_group_zarr_format(get(), &version));
+        return version;
     }
     /* What is at `path` below the group. */
     zarr_node_kind_t contains(const std::string &path) const {

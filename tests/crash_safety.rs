@@ -185,7 +185,7 @@ fn create(dir: &Path, format: u8) -> Model {
     let store: Arc<dyn Store> = Arc::new(FilesystemStore::open(dir, true, true).unwrap());
     let mut builder = ArrayBuilder::new(FULL.to_vec(), ElementType::UInt32);
     builder
-        .zarr_format(format)
+        .zarr_format(format.into())
         .unwrap()
         .chunks(vec![EDGE, EDGE]);
     if format == 2 {

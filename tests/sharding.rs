@@ -319,3 +319,244 @@ fn sharded_arrays_copy_with_and_without_re_encoding() {
         assert_eq!(out, data, "copy with {compressor:?}");
     }
 }
+
+/// Shards of 8x12 holding inner shards of 4x6 holding chunks of 2x3.
+fn nested(store: Arc<dyn Store>, codec: serde_json::Value) -> Array {
+    let mut builder = ArrayBuilder::new(vec![10, 12], ElementType::Int32);
+    builder.zarr_format(3).unwrap();
+    builder
+        .chunks(vec![2, 3])
+        .shard_shape(vec![8, 12])
+        .inner_shard_shape(vec![4, 6])
+        .fill_value_json(json!(-1))
+        .compressor(codec);
+    builder.create(store, "n", Mode::Overwrite).unwrap()
+}
+
+fn ints(bytes: &[u8]) -> Vec<i32> {
+    bytes
+        .chunks(4)
+        .map(|c| i32::from_ne_bytes(c.try_into().unwrap()))
+        .collect()
+}
+
+/// The (offset, size) entries of a little-endian index with crc32c at the end of `shard`.
+fn end_index(shard: &[u8], n: usize) -> Vec<(u64, u64)> {
+    let index = &shard[shard.len() - 16 * n - 4..shard.len() - 4];
+    index
+        .chunks(16)
+        .map(|e| {
+            (
+                u64::from_le_bytes(e[..8].try_into().unwrap()),
+                u64::from_le_bytes(e[8..].try_into().unwrap()),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn nested_shards_round_trip_with_ranged_reads() {
+    let counting = Arc::new(Counting::default());
+    let store: Arc<dyn Store> = counting.clone();
+    let array = nested(store.clone(), json!({"id": "zstd", "level": 1}));
+    let doc: serde_json::Value =
+        serde_json::from_slice(&store.get("n/zarr.json").unwrap().unwrap()).unwrap();
+    let outer = &doc["codecs"][0]["configuration"];
+    assert_eq!(
+        doc["chunk_grid"]["configuration"]["chunk_shape"],
+        json!([8, 12])
+    );
+    assert_eq!(outer["chunk_shape"], json!([4, 6]));
+    assert_eq!(outer["codecs"][0]["name"], "sharding_indexed");
+    assert_eq!(
+        outer["codecs"][0]["configuration"]["chunk_shape"],
+        json!([2, 3])
+    );
+    assert_eq!(
+        outer["codecs"][0]["configuration"]["codecs"][1]["name"],
+        "zstd"
+    );
+
+    counting.reset();
+    let mut model: Vec<i32> = (0..120).map(|v| v + 1000).collect();
+    let data: Vec<u8> = model.iter().flat_map(|v| v.to_ne_bytes()).collect();
+    array
+        .write(&[0, 0], &[10, 12], ElementType::Int32, Order::C, &data)
+        .unwrap();
+    assert_eq!(counting.counts().2, 2, "one write per outer shard");
+    assert_eq!(counting.counts().0, 0, "whole shards are not read");
+
+    // Reopened from its metadata, one element costs three ranged reads: the outer index,
+    // the inner shard's index and the chunk.
+    let array = Array::open(store.clone(), "n", Mode::ReadWrite).unwrap();
+    assert_eq!(array.metadata().chunks, vec![2, 3]);
+    counting.reset();
+    let mut one = vec![0u8; 4];
+    array
+        .read(&[5, 7], &[1, 1], ElementType::Int32, Order::C, &mut one)
+        .unwrap();
+    assert_eq!(ints(&one), vec![1000 + 5 * 12 + 7]);
+    let (gets, ranges, _, bytes) = counting.counts();
+    assert_eq!((gets, ranges), (0, 3), "outer index, inner index, chunk");
+    let shard_size = store.size("n/c/0/0").unwrap().unwrap();
+    assert!(bytes < shard_size / 4, "read {bytes} of {shard_size} bytes");
+
+    // Partial writes across inner shards and outer shards, checked against a model.
+    for (start, count, base) in [
+        ([3u64, 5u64], [2u64, 2u64], -50i32),
+        ([7, 0], [3, 12], 500),
+        ([0, 0], [1, 1], 7),
+    ] {
+        let n = (count[0] * count[1]) as usize;
+        let vals: Vec<i32> = (0..n as i32).map(|v| v + base).collect();
+        for (k, v) in vals.iter().enumerate() {
+            let (r, c) = (
+                start[0] as usize + k / count[1] as usize,
+                start[1] as usize + k % count[1] as usize,
+            );
+            model[r * 12 + c] = *v;
+        }
+        let bytes: Vec<u8> = vals.iter().flat_map(|v| v.to_ne_bytes()).collect();
+        array
+            .write(&start, &count, ElementType::Int32, Order::C, &bytes)
+            .unwrap();
+        let mut out = vec![0u8; 480];
+        array
+            .read(&[0, 0], &[10, 12], ElementType::Int32, Order::F, &mut out)
+            .unwrap();
+        let want: Vec<i32> = (0..120).map(|i| model[(i % 10) * 12 + i / 10]).collect();
+        assert_eq!(ints(&out), want);
+    }
+
+    // Fill value over one inner shard (rows 0..4, cols 6..12): marked empty in the outer
+    // index; over one chunk of another inner shard: marked empty in that inner index.
+    array
+        .write(
+            &[0, 6],
+            &[4, 6],
+            ElementType::Int32,
+            Order::C,
+            &values(24, 0).iter().map(|_| 0xffu8).collect::<Vec<_>>(),
+        )
+        .unwrap();
+    array
+        .write(
+            &[0, 0],
+            &[2, 3],
+            ElementType::Int32,
+            Order::C,
+            &[0xffu8; 24],
+        )
+        .unwrap();
+    let shard = store.get("n/c/0/0").unwrap().unwrap();
+    let outer = end_index(&shard, 4);
+    assert_eq!(
+        outer[1],
+        (u64::MAX, u64::MAX),
+        "all-fill inner shard not stored"
+    );
+    let (offset, size) = outer[0];
+    let inner = end_index(&shard[offset as usize..(offset + size) as usize], 4);
+    assert_eq!(inner[0], (u64::MAX, u64::MAX), "all-fill chunk not stored");
+    assert!(inner[1..].iter().all(|e| e.0 != u64::MAX));
+    // The edge shard (rows 8..10) holds one inner shard row: the second is outside the
+    // array and never stored.
+    let edge = store.get("n/c/1/0").unwrap().unwrap();
+    let entries = end_index(&edge, 4);
+    assert!(entries[2..].iter().all(|e| *e == (u64::MAX, u64::MAX)));
+
+    // All fill: nothing stored.
+    array
+        .write(
+            &[0, 0],
+            &[10, 12],
+            ElementType::Int32,
+            Order::C,
+            &[0xffu8; 480],
+        )
+        .unwrap();
+    assert_eq!(store.size("n/c/0/0").unwrap(), None);
+    assert_eq!(store.size("n/c/1/0").unwrap(), None);
+}
+
+#[test]
+fn nested_shards_uncompressed_bytes_are_exact() {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::default());
+    let array = nested(store.clone(), serde_json::Value::Null);
+    // Rows 8..10 only: the edge shard holds inner shards 0 and 1, each with chunks 0..2.
+    let data = values(24, 0);
+    array
+        .write(&[8, 0], &[2, 12], ElementType::Int32, Order::C, &data)
+        .unwrap();
+    let shard = store.get("n/c/1/0").unwrap().unwrap();
+    let chunk = |r0: usize, c0: usize| -> Vec<u8> {
+        let mut out = Vec::new();
+        for r in 0..2 {
+            for c in 0..3 {
+                let v = if r0 + r < 2 {
+                    ((r0 + r) * 12 + c0 + c) as i32
+                } else {
+                    -1
+                };
+                out.extend(v.to_le_bytes());
+            }
+        }
+        out
+    };
+    let crc = |b: &[u8]| crc32c_of(b).to_le_bytes();
+    let inner = |c0: usize| -> Vec<u8> {
+        let mut body = [chunk(0, c0), chunk(0, c0 + 3)].concat();
+        let mut index = Vec::new();
+        for (o, s) in [
+            (0u64, 24u64),
+            (24, 24),
+            (u64::MAX, u64::MAX),
+            (u64::MAX, u64::MAX),
+        ] {
+            index.extend(o.to_le_bytes());
+            index.extend(s.to_le_bytes());
+        }
+        let c = crc(&index);
+        body.extend(index);
+        body.extend(c);
+        body
+    };
+    let (a, b) = (inner(0), inner(6));
+    let mut want = [a.clone(), b.clone()].concat();
+    let mut index = Vec::new();
+    for (o, s) in [
+        (0u64, a.len() as u64),
+        (a.len() as u64, b.len() as u64),
+        (u64::MAX, u64::MAX),
+        (u64::MAX, u64::MAX),
+    ] {
+        index.extend(o.to_le_bytes());
+        index.extend(s.to_le_bytes());
+    }
+    let c = crc(&index);
+    want.extend(index);
+    want.extend(c);
+    if cfg!(target_endian = "little") {
+        assert_eq!(shard, want);
+    }
+}
+
+#[test]
+fn sharding_followed_by_codecs_is_unsupported() {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::default());
+    let doc = json!({"zarr_format": 3, "node_type": "array", "shape": [4], "data_type": "int8",
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [4]}},
+        "chunk_key_encoding": {"name": "default"}, "fill_value": 0,
+        "codecs": [{"name": "sharding_indexed", "configuration": {"chunk_shape": [2],
+            "codecs": [{"name": "sharding_indexed", "configuration": {"chunk_shape": [1],
+                "codecs": [{"name": "bytes"}]}}, {"name": "gzip", "configuration": {"level": 1}}]}}]});
+    store
+        .set("x/zarr.json", doc.to_string().as_bytes())
+        .unwrap();
+    let err = Array::open(store, "x", Mode::Read).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("sharding_indexed is supported only as the one codec"),
+        "{err}"
+    );
+}

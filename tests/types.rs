@@ -20,7 +20,7 @@ fn build(
     b.dtype_name(dtype)
         .unwrap()
         .chunks(chunks)
-        .zarr_format(format)
+        .zarr_format(format.into())
         .unwrap();
     b.create(store.clone(), "a", Mode::Overwrite).unwrap()
 }

@@ -33,7 +33,7 @@ fn documents() -> &'static [(String, Vec<u8>)] {
                 .dtype_name(name)
                 .unwrap()
                 .chunks(vec![3])
-                .zarr_format(format)
+                .zarr_format(format.into())
                 .unwrap()
                 .compressor(if variant & 4 != 0 {
                     json!({"id": "zstd", "level": 1})

@@ -406,6 +406,51 @@ pub unsafe extern "C" fn zarr_array_shard_shape(
     })
 }
 
+/// Sets `*out_levels` to the number of nested sharding levels: 0 when the array is not
+/// sharded, 1 for shards of chunks, 2 for shards of inner shards of chunks, and so on.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_shard_levels(
+    array: *const zarr_array_t,
+    out_levels: *mut usize,
+) -> zarr_status_t {
+    ffi_guard!({
+        let out_levels = out(out_levels, "out_levels")?;
+        *out_levels = with_array(array, |a| {
+            Ok(a.metadata().shard.as_ref().map_or(0, |s| s.levels().len()))
+        })?;
+        Ok(())
+    })
+}
+
+/// Copies the shard shape of sharding level `level` into `out_shape[0..ndim]` (`ndim` must
+/// be the rank): level 0 is the stored shards (as `zarr_array_shard_shape`), level 1 the
+/// inner shards inside them, and so on; `ZARR_ERR_NOT_FOUND` when `level` is not below
+/// `zarr_array_shard_levels`.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_shard_level_shape(
+    array: *const zarr_array_t,
+    level: usize,
+    ndim: usize,
+    out_shape: *mut u64,
+) -> zarr_status_t {
+    ffi_guard!({
+        with_array(array, |a| {
+            check_ndim(a, ndim)?;
+            let meta = a.metadata();
+            let levels = meta.shard.as_ref().map(|s| s.levels()).unwrap_or_default();
+            let shard = levels.get(level).ok_or_else(|| {
+                Failure::from(crate::Error::NotFound(format!(
+                    "array {:?} has {} sharding levels, not level {level}",
+                    a.path(),
+                    levels.len()
+                )))
+            })?;
+            slice_mut(out_shape, ndim, "out_shape")?.copy_from_slice(&shard.shape);
+            Ok(())
+        })
+    })
+}
+
 /// Sets `*out_dtype` to the memory element type reads and writes use (`ZARR_DTYPE_INT64`
 /// for datetime64 and timedelta64; `zarr_array_dtype_name` tells the stored type).
 #[no_mangle]
@@ -519,7 +564,8 @@ pub unsafe extern "C" fn zarr_array_order(
     })
 }
 
-/// Sets `*out_version` to the array's Zarr format version.
+/// Sets `*out_version` to the array's Zarr format: 1, 2, 3, `ZARR_FORMAT_V3_DRAFT` or
+/// `ZARR_FORMAT_V3_DRAFT_ZARR_PYTHON` (the 2022 draft layout, detected on open).
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_zarr_format(
     array: *const zarr_array_t,

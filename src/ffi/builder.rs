@@ -234,14 +234,16 @@ pub unsafe extern "C" fn zarr_array_builder_set_attributes_json(
 /// Sets the Zarr format version, 2 or 3 (by default the format of the group above the new
 /// array, else 3). Settings left at their defaults follow the version (see
 /// `zarr_array_builder_new`); in v3 a null fill value is written as 0 (v3 has none).
+/// `ZARR_FORMAT_V3_DRAFT` and `ZARR_FORMAT_V3_DRAFT_ZARR_PYTHON` write the 2022 draft layout
+/// (chunk keys "c0/1"; the store's root gets the draft's `zarr.json` entry point, and a
+/// store whose root `zarr.json` is anything else gives `ZARR_ERR_EXISTS` on creation).
+/// Other numbers give `ZARR_ERR_INVALID_ARG`.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_builder_set_zarr_format(
     builder: *mut zarr_array_builder_t,
     version: i32,
 ) -> zarr_status_t {
     ffi_guard!({
-        let version = u8::try_from(version)
-            .map_err(|_| Failure::invalid(format!("Zarr format {version} does not exist")))?;
         builder_ref(builder)?.with(|b| {
             b.zarr_format(version)?;
             Ok(())
@@ -263,6 +265,26 @@ pub unsafe extern "C" fn zarr_array_builder_set_shard_shape(
         let shape = slice(shape, ndim, "shape")?.to_vec();
         builder_ref(builder)?.with(|b| {
             b.shard_shape(shape);
+            Ok(())
+        })
+    })
+}
+
+/// Nests one more level of sharding inside the shards set so far: the shards' units
+/// become inner shards of `ndim` extents `shape` (dividing the enclosing shard shape, a
+/// multiple of the chunk shape), each with its own index (bytes little-endian + crc32c)
+/// at its end. Call after `zarr_array_builder_set_shard_shape`, once per extra level;
+/// setting the shard shape again drops the nested levels.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_builder_add_inner_shard_shape(
+    builder: *mut zarr_array_builder_t,
+    ndim: usize,
+    shape: *const u64,
+) -> zarr_status_t {
+    ffi_guard!({
+        let shape = slice(shape, ndim, "shape")?.to_vec();
+        builder_ref(builder)?.with(|b| {
+            b.inner_shard_shape(shape);
             Ok(())
         })
     })

@@ -74,8 +74,10 @@ pub unsafe extern "C" fn zarr_group_open(
 }
 
 /// Like `zarr_group_open`, but a group that has to be created is written in Zarr format
-/// `zarr_format` (2: `.zgroup`; 3: `zarr.json`), as are missing parent groups. An existing
-/// group opens in whatever format it has.
+/// `zarr_format` (2: `.zgroup`; 3: `zarr.json`; `ZARR_FORMAT_V3_DRAFT` or
+/// `ZARR_FORMAT_V3_DRAFT_ZARR_PYTHON`: the 2022 draft's group document, parents left
+/// implicit), as are missing parent groups. An existing group opens in whatever format it
+/// has; in a store holding a 2022-draft hierarchy new groups take its layout.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_group_create(
     store: *const zarr_store_t,
@@ -90,10 +92,13 @@ pub unsafe extern "C" fn zarr_group_create(
         let path = c_str(path, "path")?;
         let mode = super::mode(mode)?;
         let format = match zarr_format {
-            2 | 3 => crate::meta::Format::from_number(zarr_format as i64)?,
+            2 | 3 | super::ZARR_FORMAT_V3_DRAFT | super::ZARR_FORMAT_V3_DRAFT_ZARR_PYTHON => {
+                crate::meta::Format::from_number(zarr_format as i64)?
+            }
             other => {
                 return Err(Failure::invalid(format!(
-                    "Zarr format {other}: groups are written in format 2 or 3"
+                    "Zarr format {other}: groups are written in format 2, 3, \
+                     ZARR_FORMAT_V3_DRAFT or ZARR_FORMAT_V3_DRAFT_ZARR_PYTHON"
                 )))
             }
         };
@@ -158,6 +163,20 @@ pub unsafe extern "C" fn zarr_group_path(
     ffi_guard!({
         let path = with_group(group, |g| Ok(g.path().to_string()))?;
         write_text(&path, buf, len, needed)
+    })
+}
+
+/// Sets `*out_version` to the group's Zarr format: 2, 3, `ZARR_FORMAT_V3_DRAFT` or
+/// `ZARR_FORMAT_V3_DRAFT_ZARR_PYTHON`.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_group_zarr_format(
+    group: *const zarr_group_t,
+    out_version: *mut i32,
+) -> zarr_status_t {
+    ffi_guard!({
+        let out_version = out(out_version, "out_version")?;
+        *out_version = with_group(group, |g| Ok(g.format().number()))?;
+        Ok(())
     })
 }
 

@@ -189,6 +189,17 @@ pub const ZARR_VERSION_NUMBER: u32 = 1000;
 /// The soname major version: `libzarr.so.<ZARR_ABI_VERSION>`.
 pub const ZARR_ABI_VERSION: u32 = 0;
 
+/// Zarr format number of the 2022 draft of v3 in the draft's own layout: a `zarr.json`
+/// entry point, `meta/<path>.array.json` and `meta/<path>.group.json` documents, chunks
+/// at `data/<path>/c0/1`. Accepted by `zarr_array_builder_set_zarr_format` and
+/// `zarr_group_create`; reported by `zarr_array_zarr_format` and `zarr_group_zarr_format`.
+pub const ZARR_FORMAT_V3_DRAFT: i32 = 30;
+
+/// Zarr format number of the 2022 draft of v3 in zarr-python 2.18's layout (its
+/// experimental v3): `meta/root/<path>.array.json`, chunks at `data/root/<path>/c0/1`, its
+/// own `zarr_format` URI and one `compressor`.
+pub const ZARR_FORMAT_V3_DRAFT_ZARR_PYTHON: i32 = 31;
+
 /// A failed call: the status it returns and the message stored as the last error.
 #[derive(Debug)]
 pub(crate) struct Failure {

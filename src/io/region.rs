@@ -517,7 +517,8 @@ pub fn write(
 }
 
 /// Writes the shards a region touches, each once: inner chunks the region touches are
-/// merged and re-encoded (in parallel), the others keep their stored bytes.
+/// merged and re-encoded (in parallel), the others keep their stored bytes; nested shards
+/// are rebuilt the same way, level by level.
 fn write_shards(
     store: &dyn Store,
     path: &str,
@@ -549,7 +550,6 @@ fn write_shards(
     } else {
         counts.iter().product::<u64>() as usize
     };
-    let inner_total: usize = per_shard.iter().product::<u64>() as usize;
     let write_one = |flat: usize| -> Result<()> {
         let mut shard_index = vec![0u64; meta.rank()];
         let mut rest = flat as u64;
@@ -559,68 +559,107 @@ fn write_shards(
         }
         let key = join_key(path, &meta.chunk_key(&shard_index));
         let _lock = locks.map(|l| l.lock(&key)).transpose()?;
-        // Inner chunks in C order within the shard, with their parts.
-        let parts: Vec<Part> = (0..inner_total)
-            .map(|j| {
-                let mut index = vec![0u64; meta.rank()];
-                let mut rest = j as u64;
-                for d in (0..meta.rank()).rev() {
-                    index[d] = shard_index[d] * per_shard[d] + rest % per_shard[d];
-                    rest /= per_shard[d];
-                }
-                plan.part_at(index)
-            })
-            .collect();
-        let touched = |p: &Part| !p.extent.contains(&0);
-        let in_array = |p: &Part| {
-            p.index
-                .iter()
-                .zip(&meta.chunks)
-                .zip(&meta.shape)
-                .all(|((i, c), s)| i * c < *s)
-        };
-        let covered = parts
+        let origin: Vec<u64> = shard_index
             .iter()
-            .filter(|p| in_array(p))
-            .all(|p| touched(p) && p.all_in_bounds);
-        let old = if covered { None } else { store.get(&key)? };
-        let old_index = match &old {
-            Some(bytes) => Some(shard::decode_index(sharding, bytes, inner_total, &key)?),
-            None => None,
+            .zip(&per_shard)
+            .map(|(s, n)| s * n)
+            .collect();
+        let old = if covers(plan, &origin, &sharding.shape) {
+            None
+        } else {
+            store.get(&key)?
         };
-        let old_chunk = |j: usize| -> Option<&[u8]> {
-            let (offset, size) = old_index.as_ref()?[j];
-            (offset != shard::EMPTY).then(|| {
-                &old.as_ref().expect("index implies shard")
-                    [offset as usize..(offset + size) as usize]
-            })
-        };
-        let encode = |j: usize| -> Result<Option<Vec<u8>>> {
-            let part = &parts[j];
-            if !in_array(part) {
-                return Ok(None);
-            }
-            if !touched(part) {
-                return Ok(old_chunk(j).map(<[u8]>::to_vec));
-            }
-            let mut chunk = Vec::new();
-            let label = format!("{key}[{j}]");
-            Ok(
-                match merged_chunk(plan, part, old_chunk(j), &label, buf, &mut chunk)? {
-                    Merged::Fill => None,
-                    Merged::InBuffer => Some(chunk),
-                    Merged::Encoded(encoded) => Some(encoded),
-                },
-            )
-        };
-        let chunks: Vec<Option<Vec<u8>>> = (0..inner_total)
-            .into_par_iter()
-            .map(encode)
-            .collect::<Result<_>>()?;
-        match shard::assemble(sharding, &chunks)? {
+        match build_shard(plan, sharding, &origin, old.as_deref(), &key, buf)? {
             Some(bytes) => store.set(&key, &bytes),
             None => store.erase(&key).map(|_| ()),
         }
     };
     pool::pool()?.install(|| (0..total).into_par_iter().try_for_each(write_one))
+}
+
+/// The element box of `shape` whose first chunk is `origin` (chunk grid), clipped to the
+/// array: `(lo, hi)` per dimension.
+fn unit_box(meta: &ArrayMeta, origin: &[u64], shape: &[u64]) -> Vec<(u64, u64)> {
+    (0..meta.rank())
+        .map(|d| {
+            let lo = origin[d] * meta.chunks[d];
+            (lo, (lo + shape[d]).min(meta.shape[d]))
+        })
+        .collect()
+}
+
+/// The region covers every element of the array inside the unit of `shape` at `origin`.
+fn covers(plan: &Plan, origin: &[u64], shape: &[u64]) -> bool {
+    let region = plan.region;
+    unit_box(plan.meta, origin, shape)
+        .iter()
+        .enumerate()
+        .all(|(d, &(lo, hi))| region.start[d] <= lo && region.start[d] + region.count[d] >= hi)
+}
+
+/// The region meets the unit of `shape` at `origin`.
+fn meets(plan: &Plan, origin: &[u64], shape: &[u64]) -> bool {
+    let region = plan.region;
+    unit_box(plan.meta, origin, shape)
+        .iter()
+        .enumerate()
+        .all(|(d, &(lo, hi))| region.start[d] < hi && region.start[d] + region.count[d] > lo)
+}
+
+/// Encodes the shard of layout `sharding` whose first chunk is `origin` (chunk grid):
+/// `old` holds its stored bytes (if any), units the region touches are rebuilt (nested
+/// shards recursively), the others keep their bytes. `None`: no unit is stored.
+fn build_shard(
+    plan: &Plan,
+    sharding: &crate::meta::Sharding,
+    origin: &[u64],
+    old: Option<&[u8]>,
+    label: &str,
+    buf: &[u8],
+) -> Result<Option<Vec<u8>>> {
+    let meta = plan.meta;
+    let rank = meta.rank();
+    let per_shard = sharding.units_per_shard(&meta.chunks);
+    let unit = sharding.unit_shape(&meta.chunks);
+    let unit_chunks: Vec<u64> = unit.iter().zip(&meta.chunks).map(|(u, c)| u / c).collect();
+    let n: usize = per_shard.iter().product::<u64>() as usize;
+    let old_index = match old {
+        Some(bytes) => Some(shard::decode_index(sharding, bytes, n, label)?),
+        None => None,
+    };
+    let old_unit = |j: usize| -> Option<&[u8]> {
+        let (offset, size) = old_index.as_ref()?[j];
+        (offset != shard::EMPTY)
+            .then(|| &old.expect("index implies shard")[offset as usize..(offset + size) as usize])
+    };
+    let encode = |j: usize| -> Result<Option<Vec<u8>>> {
+        // The unit's first chunk, from its C-order position in the shard.
+        let mut at = vec![0u64; rank];
+        let mut rest = j as u64;
+        for d in (0..rank).rev() {
+            at[d] = origin[d] + (rest % per_shard[d]) * unit_chunks[d];
+            rest /= per_shard[d];
+        }
+        if (0..rank).any(|d| at[d] * meta.chunks[d] >= meta.shape[d]) {
+            return Ok(None);
+        }
+        if !meets(plan, &at, unit) {
+            return Ok(old_unit(j).map(<[u8]>::to_vec));
+        }
+        let label = format!("{label}[{j}]");
+        if let Some(inner) = &sharding.inner {
+            return build_shard(plan, inner, &at, old_unit(j), &label, buf);
+        }
+        let part = plan.part_at(at);
+        let mut chunk = Vec::new();
+        Ok(
+            match merged_chunk(plan, &part, old_unit(j), &label, buf, &mut chunk)? {
+                Merged::Fill => None,
+                Merged::InBuffer => Some(chunk),
+                Merged::Encoded(encoded) => Some(encoded),
+            },
+        )
+    };
+    let units: Vec<Option<Vec<u8>>> = (0..n).into_par_iter().map(encode).collect::<Result<_>>()?;
+    shard::assemble(sharding, &per_shard, &units)
 }

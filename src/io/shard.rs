@@ -1,7 +1,8 @@
 //! Shards (v3 `sharding_indexed`): one stored object per shard holding encoded inner chunks
 //! and an index of (offset, size) pairs, little- or big-endian 64-bit, run through the
 //! index codecs (`crc32c`), at the start or the end. Reads fetch the index and then only
-//! the byte range of each inner chunk they need.
+//! the byte range of each inner chunk they need. Shards may nest: a shard's units are then
+//! shards themselves, and reads go through each level's index by byte ranges.
 
 use crate::error::{Error, Result};
 use crate::meta::dtype::ByteOrder;
@@ -132,8 +133,76 @@ fn check_entries(entries: &[(u64, u64)], lo: u64, hi: u64, key: &str) -> Result<
     Ok(())
 }
 
+/// Reads the index of the shard stored at `key` (the bytes `base..base + size` of the
+/// object when nested inside another shard, `None`: the whole object), once per call
+/// through `cache`; `None` when the shard object does not exist.
+fn read_index(
+    store: &dyn Store,
+    key: &str,
+    sharding: &Sharding,
+    view: Option<(u64, u64)>,
+    n: usize,
+    cache: &IndexCache,
+) -> Result<Option<Index>> {
+    let cache_key = match view {
+        None => key.to_string(),
+        Some((base, _)) => format!("{key}\0{base}"),
+    };
+    let cached = cache
+        .0
+        .lock()
+        .map_err(|_| Error::Internal("shard cache poisoned".into()))?
+        .get(&cache_key)
+        .cloned();
+    if let Some(entries) = cached {
+        return Ok(entries);
+    }
+    let found = match view {
+        Some(view) => Some(view),
+        None => store.size(key)?.map(|size| (0, size)),
+    };
+    let entries = match found {
+        None => None,
+        Some((base, size)) => {
+            let label = match view {
+                None => key.to_string(),
+                Some(_) => format!("{key}@{base}"),
+            };
+            let len = index_len(sharding, n) as u64;
+            if size < len {
+                return Err(Error::Codec(format!(
+                    "shard {label:?} is shorter than its index ({size} < {len} bytes)"
+                )));
+            }
+            let at = if sharding.index_at_start {
+                0
+            } else {
+                size - len
+            };
+            let bytes = store
+                .get_range(key, base + at, len)?
+                .ok_or_else(|| Error::Io(format!("shard {key:?} vanished while reading")))?;
+            let entries = parse_index(sharding, &bytes, n, &label)?;
+            let (lo, hi) = if sharding.index_at_start {
+                (len, size)
+            } else {
+                (0, size - len)
+            };
+            check_entries(&entries, lo, hi, &label)?;
+            Some(Arc::new(entries))
+        }
+    };
+    cache
+        .0
+        .lock()
+        .map_err(|_| Error::Internal("shard cache poisoned".into()))?
+        .insert(cache_key, entries.clone());
+    Ok(entries)
+}
+
 /// Reads the encoded bytes of the inner chunk at `index` (inner chunk grid) from its shard
-/// at `key`: the index once per shard and call, then only that chunk's byte range.
+/// at `key`: each index on the way (the shard's, then a nested shard's, relative to it)
+/// once per shard and call, then only that chunk's byte range.
 pub fn read_inner(
     store: &dyn Store,
     key: &str,
@@ -142,69 +211,80 @@ pub fn read_inner(
     index: &[u64],
     cache: &IndexCache,
 ) -> Result<Option<Vec<u8>>> {
-    let per_shard = sharding.chunks_per_shard(&meta.chunks);
-    let n: usize = per_shard.iter().product::<u64>() as usize;
-    let position = index
-        .iter()
-        .zip(&per_shard)
-        .fold(0u64, |acc, (i, p)| acc * p + i % p) as usize;
-    let cached = cache
-        .0
-        .lock()
-        .map_err(|_| Error::Internal("shard cache poisoned".into()))?
-        .get(key)
-        .cloned();
-    let entries = match cached {
-        Some(entries) => entries,
-        None => {
-            let entries = match store.size(key)? {
-                None => None,
-                Some(size) => {
-                    let len = index_len(sharding, n) as u64;
-                    if size < len {
-                        return Err(Error::Codec(format!(
-                            "shard {key:?} is shorter than its index ({size} < {len} bytes)"
-                        )));
-                    }
-                    let at = if sharding.index_at_start {
-                        0
-                    } else {
-                        size - len
-                    };
-                    let bytes = store.get_range(key, at, len)?.ok_or_else(|| {
-                        Error::Io(format!("shard {key:?} vanished while reading"))
-                    })?;
-                    let entries = parse_index(sharding, &bytes, n, key)?;
-                    let (lo, hi) = if sharding.index_at_start {
-                        (len, size)
-                    } else {
-                        (0, size - len)
-                    };
-                    check_entries(&entries, lo, hi, key)?;
-                    Some(Arc::new(entries))
-                }
-            };
-            cache
-                .0
-                .lock()
-                .map_err(|_| Error::Internal("shard cache poisoned".into()))?
-                .insert(key.to_string(), entries.clone());
-            entries
+    let mut level = sharding;
+    let mut view = None;
+    loop {
+        let per_shard = level.units_per_shard(&meta.chunks);
+        let unit = level.unit_shape(&meta.chunks);
+        let n: usize = per_shard.iter().product::<u64>() as usize;
+        // The unit holding the chunk, counted in C order within this shard.
+        let position = index
+            .iter()
+            .zip(&meta.chunks)
+            .zip(unit.iter().zip(&per_shard))
+            .fold(0u64, |acc, ((i, c), (u, p))| acc * p + (i * c / u) % p)
+            as usize;
+        let Some(entries) = read_index(store, key, level, view, n, cache)? else {
+            return Ok(None);
+        };
+        let (offset, size) = entries[position];
+        if offset == EMPTY {
+            return Ok(None);
         }
-    };
-    let Some(entries) = entries else {
-        return Ok(None);
-    };
-    let (offset, size) = entries[position];
-    if offset == EMPTY {
-        return Ok(None);
+        let base = view.map_or(0, |(b, _)| b) + offset;
+        match &level.inner {
+            None => return store.get_range(key, base, size),
+            Some(inner) => {
+                view = Some((base, size));
+                level = inner;
+            }
+        }
     }
-    store.get_range(key, offset, size)
 }
 
-/// Lays out a shard from its encoded inner chunks (`None`: not stored), with the index at
-/// the start or the end; `None` when no chunk is stored (the shard is then not stored).
-pub fn assemble(sharding: &Sharding, chunks: &[Option<Vec<u8>>]) -> Result<Option<Vec<u8>>> {
+/// The C-order positions of the units of a shard of `per_shard` units, in Morton order
+/// as zarr-python writes them: each coordinate's bits interleaved, lowest bit first,
+/// dimension 0 first, dimensions whose extent needs fewer bits dropping out.
+fn morton_order(per_shard: &[u64]) -> Vec<usize> {
+    let bits: Vec<u32> = per_shard
+        .iter()
+        .map(|&c| u64::BITS - c.saturating_sub(1).leading_zeros())
+        .collect();
+    let max_bits = bits.iter().copied().max().unwrap_or(0);
+    let n: usize = per_shard.iter().product::<u64>() as usize;
+    let mut coded: Vec<(u128, usize)> = (0..n)
+        .map(|flat| {
+            let mut coords = vec![0u64; per_shard.len()];
+            let mut rest = flat as u64;
+            for d in (0..per_shard.len()).rev() {
+                coords[d] = rest % per_shard[d];
+                rest /= per_shard[d];
+            }
+            let mut code = 0u128;
+            let mut out_bit = 0;
+            for bit in 0..max_bits {
+                for d in 0..per_shard.len() {
+                    if bit < bits[d] {
+                        code |= u128::from((coords[d] >> bit) & 1) << out_bit;
+                        out_bit += 1;
+                    }
+                }
+            }
+            (code, flat)
+        })
+        .collect();
+    coded.sort_unstable();
+    coded.into_iter().map(|(_, flat)| flat).collect()
+}
+
+/// Lays out a shard of `per_shard` units from their encoded bytes in C order (`None`: not
+/// stored): the units in Morton order (as zarr-python writes them), the index at the start
+/// or the end; `None` when no unit is stored (the shard is then not stored).
+pub fn assemble(
+    sharding: &Sharding,
+    per_shard: &[u64],
+    chunks: &[Option<Vec<u8>>],
+) -> Result<Option<Vec<u8>>> {
     if chunks.iter().all(Option::is_none) {
         return Ok(None);
     }
@@ -213,15 +293,12 @@ pub fn assemble(sharding: &Sharding, chunks: &[Option<Vec<u8>>]) -> Result<Optio
     } else {
         0
     };
-    let mut entries = Vec::with_capacity(chunks.len());
+    let mut entries = vec![(EMPTY, EMPTY); chunks.len()];
     let mut data = Vec::with_capacity(chunks.iter().flatten().map(Vec::len).sum());
-    for chunk in chunks {
-        match chunk {
-            None => entries.push((EMPTY, EMPTY)),
-            Some(bytes) => {
-                entries.push((base + data.len() as u64, bytes.len() as u64));
-                data.extend_from_slice(bytes);
-            }
+    for position in morton_order(per_shard) {
+        if let Some(bytes) = &chunks[position] {
+            entries[position] = (base + data.len() as u64, bytes.len() as u64);
+            data.extend_from_slice(bytes);
         }
     }
     let index = encode_index(sharding, &entries)?;
@@ -230,4 +307,23 @@ pub fn assemble(sharding: &Sharding, chunks: &[Option<Vec<u8>>]) -> Result<Optio
     } else {
         [data, index].concat()
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::morton_order;
+
+    #[test]
+    fn morton_order_matches_zarr_python() {
+        // Values from zarr-python 3.1's morton_order_iter.
+        assert_eq!(morton_order(&[2, 2]), vec![0, 2, 1, 3]);
+        assert_eq!(morton_order(&[2, 3]), vec![0, 3, 1, 4, 2, 5]);
+        assert_eq!(morton_order(&[3, 1]), vec![0, 1, 2]);
+        assert_eq!(morton_order(&[2, 2, 2]), vec![0, 4, 2, 6, 1, 5, 3, 7]);
+        assert_eq!(
+            morton_order(&[3, 5]),
+            vec![0, 5, 1, 6, 10, 11, 2, 7, 3, 8, 12, 13, 4, 9, 14]
+        );
+        assert_eq!(morton_order(&[]), vec![0]);
+    }
 }

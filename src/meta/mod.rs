@@ -2,6 +2,7 @@
 //! documents that parse into and render from it.
 
 pub mod doc;
+pub mod draft;
 pub mod dtype;
 pub mod fill;
 pub mod json;
@@ -11,6 +12,7 @@ pub mod v3;
 
 use crate::codec::CodecRef;
 use crate::error::{checked_product, to_usize, Error, Result};
+use crate::store::join_key;
 use dtype::DType;
 use fill::FillValue;
 
@@ -23,33 +25,63 @@ pub enum Format {
     V2,
     /// Zarr core specification version 3.0 (`zarr.json`, attributes inside it).
     V3,
+    /// The 2022 draft of v3 (`zarr.json` entry point, `meta/…` documents, `data/…` chunks)
+    /// in one of its key schemes.
+    Draft(draft::Scheme),
 }
 
+/// The format number of the 2022 draft layout with the draft's own keys (`meta/…`).
+pub const DRAFT_NUMBER: i32 = 30;
+/// The format number of the 2022 draft layout with zarr-python 2.18's keys (`meta/root/…`).
+pub const DRAFT_ZARR_PYTHON_NUMBER: i32 = 31;
+
 impl Format {
-    /// The format's version number.
+    /// The format's version number (the draft layouts: [`DRAFT_NUMBER`] and
+    /// [`DRAFT_ZARR_PYTHON_NUMBER`]).
     pub fn number(self) -> i32 {
         match self {
             Format::V1 => 1,
             Format::V2 => 2,
             Format::V3 => 3,
+            Format::Draft(draft::Scheme::Draft) => DRAFT_NUMBER,
+            Format::Draft(draft::Scheme::ZarrPython) => DRAFT_ZARR_PYTHON_NUMBER,
         }
     }
 
-    /// Name of an array's metadata document.
-    pub fn array_key(self) -> &'static str {
+    /// The key of the metadata document of the array at `path`.
+    pub fn array_key(self, path: &str) -> String {
         match self {
-            Format::V1 => v1::ARRAY_KEY,
-            Format::V2 => v2::ARRAY_KEY,
-            Format::V3 => v3::NODE_KEY,
+            Format::V1 => join_key(path, v1::ARRAY_KEY),
+            Format::V2 => join_key(path, v2::ARRAY_KEY),
+            Format::V3 => join_key(path, v3::NODE_KEY),
+            Format::Draft(s) => s.doc_key(path, draft::Kind::Array),
         }
     }
 
-    /// Name of a node's attributes document.
-    pub fn attrs_key(self) -> &'static str {
+    /// The key of the attributes document of the array at `path` (the array's own
+    /// document in v3 and the draft).
+    pub fn attrs_key(self, path: &str) -> String {
         match self {
-            Format::V1 => v1::ATTRS_KEY,
-            Format::V2 => v2::ATTRS_KEY,
-            Format::V3 => v3::NODE_KEY,
+            Format::V1 => join_key(path, v1::ATTRS_KEY),
+            Format::V2 => join_key(path, v2::ATTRS_KEY),
+            _ => self.array_key(path),
+        }
+    }
+
+    /// The key of the attributes document of the group at `path`.
+    pub fn group_attrs_key(self, path: &str) -> String {
+        match self {
+            Format::Draft(s) => s.doc_key(path, draft::Kind::Group),
+            _ => self.attrs_key(path),
+        }
+    }
+
+    /// The key chunk keys of the array at `path` are joined to (the path itself, or the
+    /// draft's `data/…` form).
+    pub fn data_base(self, path: &str) -> String {
+        match self {
+            Format::Draft(s) => s.data_base(path),
+            _ => path.to_string(),
         }
     }
 
@@ -64,10 +96,12 @@ impl Format {
                     "zarr.json describes a group, not an array".into(),
                 )),
             },
+            Format::Draft(_) => draft::parse_array(bytes),
         }
     }
 
-    /// Renders an array metadata document of this format; v3 embeds `attributes`.
+    /// Renders an array metadata document of this format; v3 and the draft embed
+    /// `attributes`.
     pub fn render_array(
         self,
         meta: &ArrayMeta,
@@ -80,17 +114,21 @@ impl Format {
             )),
             Format::V2 => Ok(v2::render_array(meta)),
             Format::V3 => v3::render_array(meta, attributes),
+            Format::Draft(s) => draft::render_array(meta, attributes, s),
         }
     }
 
-    /// The format with version `number`.
+    /// The format with version `number` (2, 3, or a draft layout's number).
     pub fn from_number(number: i64) -> Result<Self> {
         match number {
             1 => Ok(Format::V1),
             2 => Ok(Format::V2),
             3 => Ok(Format::V3),
+            30 => Ok(Format::Draft(draft::Scheme::Draft)),
+            31 => Ok(Format::Draft(draft::Scheme::ZarrPython)),
             _ => Err(Error::InvalidArg(format!(
-                "Zarr format {number} does not exist (use 2 or 3)"
+                "Zarr format {number} does not exist (use 2, 3, {DRAFT_NUMBER} for the 2022 \
+                 draft layout or {DRAFT_ZARR_PYTHON_NUMBER} for zarr-python 2.18's variant)"
             ))),
         }
     }
@@ -195,12 +233,35 @@ pub struct Sharding {
     pub index_endian: dtype::ByteOrder,
     /// The index is stored before the chunks (else after them).
     pub index_at_start: bool,
+    /// Nested sharding: the units of this shard are themselves shards of this layout
+    /// (whose shape divides this one); `None` when the units are the chunks.
+    pub inner: Option<Box<Sharding>>,
 }
 
 impl Sharding {
-    /// Inner chunks per shard along each dimension.
-    pub fn chunks_per_shard(&self, inner: &[u64]) -> Vec<u64> {
-        self.shape.iter().zip(inner).map(|(s, c)| s / c).collect()
+    /// Chunks (of shape `chunks`, the innermost unit) per shard along each dimension.
+    pub fn chunks_per_shard(&self, chunks: &[u64]) -> Vec<u64> {
+        self.shape.iter().zip(chunks).map(|(s, c)| s / c).collect()
+    }
+
+    /// Shape of the units this shard's index lists: the inner shard shape when nested,
+    /// else `chunks`.
+    pub fn unit_shape<'a>(&'a self, chunks: &'a [u64]) -> &'a [u64] {
+        self.inner.as_ref().map_or(chunks, |s| s.shape.as_slice())
+    }
+
+    /// Units (inner shards when nested, else chunks) per shard along each dimension.
+    pub fn units_per_shard(&self, chunks: &[u64]) -> Vec<u64> {
+        self.chunks_per_shard(self.unit_shape(chunks))
+    }
+
+    /// This level and the nested ones, outermost first.
+    pub fn levels(&self) -> Vec<&Sharding> {
+        let mut levels = vec![self];
+        while let Some(inner) = &levels[levels.len() - 1].inner {
+            levels.push(inner);
+        }
+        levels
     }
 }
 
@@ -212,6 +273,8 @@ pub struct KeyEncoding {
     pub prefix: bool,
     /// Separator between indices (`.` or `/`).
     pub separator: char,
+    /// The first index follows the `c` directly (the 2022 draft's `c0/1`).
+    pub joined: bool,
 }
 
 impl KeyEncoding {
@@ -220,6 +283,16 @@ impl KeyEncoding {
         KeyEncoding {
             prefix: false,
             separator,
+            joined: false,
+        }
+    }
+
+    /// The 2022 draft's encoding (`c0/1`, `c0.1`; 0-d: `c`) with `separator`.
+    pub fn draft(separator: char) -> Self {
+        KeyEncoding {
+            prefix: true,
+            separator,
+            joined: true,
         }
     }
 }
@@ -273,31 +346,29 @@ impl ArrayMeta {
                 self.key_encoding.separator
             )));
         }
-        if let Some(shard) = &self.shard {
+        for shard in self.shard.iter().flat_map(|s| s.levels()) {
+            let unit = shard.unit_shape(&self.chunks);
             let divides = shard.shape.len() == self.rank()
                 && shard
                     .shape
                     .iter()
-                    .zip(&self.chunks)
-                    .all(|(&s, &c)| s > 0 && s % c == 0);
+                    .zip(unit)
+                    .all(|(&s, &c)| s > 0 && c > 0 && s % c == 0);
             if !divides {
                 return Err(Error::Metadata(format!(
-                    "shard shape {:?} is not a multiple of the chunk shape {:?}",
-                    shard.shape, self.chunks
+                    "shard shape {:?} is not a multiple of its inner shape {:?}",
+                    shard.shape, unit
                 )));
             }
-            checked_product(
-                shard.shape.iter().zip(&self.chunks).map(|(s, c)| s / c),
-                "chunks per shard",
-            )
-            .ok()
-            .filter(|&n| n <= 1 << 24)
-            .ok_or_else(|| {
-                Error::Metadata(format!(
-                    "shard shape {:?} holds too many chunks",
-                    shard.shape
-                ))
-            })?;
+            checked_product(shard.units_per_shard(&self.chunks), "chunks per shard")
+                .ok()
+                .filter(|&n| n <= 1 << 24)
+                .ok_or_else(|| {
+                    Error::Metadata(format!(
+                        "shard shape {:?} holds too many chunks",
+                        shard.shape
+                    ))
+                })?;
         }
         if let Some(names) = &self.dimension_names {
             if names.len() != self.rank() {
@@ -360,7 +431,11 @@ impl ArrayMeta {
 
     /// The key of a chunk relative to the array (`"0.1"`, `"c/0/1"`; 0-d: `"0"` or `"c"`).
     pub fn chunk_key(&self, index: &[u64]) -> String {
-        let KeyEncoding { prefix, separator } = self.key_encoding;
+        let KeyEncoding {
+            prefix,
+            separator,
+            joined,
+        } = self.key_encoding;
         let indices = index
             .iter()
             .map(u64::to_string)
@@ -368,6 +443,7 @@ impl ArrayMeta {
             .join(&separator.to_string());
         match (prefix, index.is_empty()) {
             (true, true) => "c".to_string(),
+            (true, false) if joined => format!("c{indices}"),
             (true, false) => format!("c{separator}{indices}"),
             (false, true) => "0".to_string(),
             (false, false) => indices,
@@ -376,12 +452,21 @@ impl ArrayMeta {
 
     /// The chunk index a relative key names, if it is a chunk key of this array.
     pub fn parse_chunk_key(&self, key: &str) -> Option<Vec<u64>> {
-        let KeyEncoding { prefix, separator } = self.key_encoding;
+        let KeyEncoding {
+            prefix,
+            separator,
+            joined,
+        } = self.key_encoding;
         let body = if prefix {
             if key == "c" {
                 return self.shape.is_empty().then(Vec::new);
             }
-            key.strip_prefix('c')?.strip_prefix(separator)?
+            let rest = key.strip_prefix('c')?;
+            if joined {
+                rest
+            } else {
+                rest.strip_prefix(separator)?
+            }
         } else {
             if self.shape.is_empty() {
                 return (key == "0").then(Vec::new);

@@ -170,7 +170,8 @@ fn parse_array(obj: &Map<String, Value>) -> Result<ArrayMeta> {
 type Chain = (Order, ByteOrder, Vec<CodecRef>);
 
 /// Reads a `sharding_indexed` configuration: the inner chunk shape, the shard layout and
-/// the inner codec chain. Index codecs must keep the index at a fixed size (`bytes`, then
+/// the inner codec chain. An inner codec list that is itself one `sharding_indexed` nests
+/// sharding (to any depth); the chunk shape returned is then the innermost one. Index codecs must keep the index at a fixed size (`bytes`, then
 /// `crc32c`), so that it can be found by its position.
 fn parse_sharding(
     config: &Map<String, Value>,
@@ -186,7 +187,17 @@ fn parse_sharding(
         .get("codecs")
         .and_then(Value::as_array)
         .ok_or_else(|| bad("sharding_indexed codecs", "a list of codec objects"))?;
-    let chain = parse_codecs(codecs, dtype, rank)?;
+    let (inner_shard, inner, chain) = match codecs.as_slice() {
+        [codec] if codec.get("name").and_then(Value::as_str) == Some("sharding_indexed") => {
+            let config = codec
+                .get("configuration")
+                .and_then(Value::as_object)
+                .ok_or_else(|| bad("sharding_indexed", "configured"))?;
+            let (chunks, nested, chain) = parse_sharding(config, inner, dtype, rank)?;
+            (Some(Box::new(nested)), chunks, chain)
+        }
+        _ => (None, inner, parse_codecs(codecs, dtype, rank)?),
+    };
     let default_index = vec![
         json!({"name": "bytes", "configuration": {"endian": "little"}}),
         json!({"name": "crc32c"}),
@@ -230,6 +241,7 @@ fn parse_sharding(
         index_codecs: index_chain,
         index_endian,
         index_at_start,
+        inner: inner_shard,
     };
     Ok((inner, sharding, chain))
 }
@@ -281,11 +293,7 @@ fn parse_data_type(value: &Value) -> Result<DataKind> {
             )),
         };
     }
-    kind_by_name(name).ok_or_else(|| {
-        Error::Unsupported(format!(
-            "zarr.json: data type {name:?} is not supported by this version of libzarr"
-        ))
-    })
+    data_type_kind(name)
 }
 
 /// The kind a plain v3 data type name stands for (`"float32"`, `"r16"`, `"string"`).
@@ -302,6 +310,15 @@ fn kind_by_name(name: &str) -> Option<DataKind> {
                 .then_some(DataKind::Raw(bits / 8))
         }
     }
+}
+
+/// The stored kind a plain v3 data type name (`"int32"`, `"r16"`) stands for.
+pub fn data_type_kind(name: &str) -> Result<DataKind> {
+    kind_by_name(name).ok_or_else(|| {
+        Error::Unsupported(format!(
+            "zarr.json: data type {name:?} is not supported by this version of libzarr"
+        ))
+    })
 }
 
 /// The type a plain v3 data type name stands for, in native byte order.
@@ -334,6 +351,7 @@ fn parse_key_encoding(value: Option<&Value>) -> Result<KeyEncoding> {
         return Ok(KeyEncoding {
             prefix: true,
             separator: '/',
+            joined: false,
         });
     };
     let name = value.get("name").and_then(Value::as_str);
@@ -356,7 +374,11 @@ fn parse_key_encoding(value: Option<&Value>) -> Result<KeyEncoding> {
         Some("/") => '/',
         Some(_) => return Err(bad("chunk_key_encoding", "with separator \".\" or \"/\"")),
     };
-    Ok(KeyEncoding { prefix, separator })
+    Ok(KeyEncoding {
+        prefix,
+        separator,
+        joined: false,
+    })
 }
 
 /// Splits a codec list into chunk order (from `transpose`), byte order (from `bytes`) and
@@ -420,7 +442,7 @@ fn parse_codecs(
             }
             "sharding_indexed" => {
                 return Err(Error::Unsupported(
-                    "the sharding codec is not supported yet".into(),
+                    "sharding_indexed is supported only as the one codec of its list".into(),
                 ))
             }
             _ if endian.is_some() => {
@@ -580,6 +602,33 @@ fn render_fill(meta: &ArrayMeta) -> Value {
     super::fill::render_fill(&Some(bytes.clone()), &meta.dtype)
 }
 
+/// The `sharding_indexed` codec of `shard` (nested levels inside it), whose innermost
+/// chunks of shape `chunks` are encoded by `codecs`.
+fn render_sharding(shard: &Sharding, chunks: &[u64], codecs: Vec<Value>) -> Value {
+    let endian = if shard.index_endian == ByteOrder::Big {
+        "big"
+    } else {
+        "little"
+    };
+    let mut index_codecs = vec![json!({"name": "bytes", "configuration": {"endian": endian}})];
+    index_codecs.extend(
+        shard
+            .index_codecs
+            .iter()
+            .map(|c| to_v3_codec(c.config(), 8)),
+    );
+    let codecs = match &shard.inner {
+        Some(inner) => vec![render_sharding(inner, chunks, codecs)],
+        None => codecs,
+    };
+    json!({"name": "sharding_indexed", "configuration": {
+        "chunk_shape": shard.unit_shape(chunks),
+        "codecs": codecs,
+        "index_codecs": index_codecs,
+        "index_location": if shard.index_at_start { "start" } else { "end" },
+    }})
+}
+
 /// Renders an array's `zarr.json` with `attributes`.
 pub fn render_array(meta: &ArrayMeta, attributes: &Map<String, Value>) -> Result<Vec<u8>> {
     let mut codecs = Vec::new();
@@ -606,24 +655,7 @@ pub fn render_array(meta: &ArrayMeta, attributes: &Map<String, Value>) -> Result
     }
     let grid_shape = meta.storage_shape().to_vec();
     if let Some(shard) = &meta.shard {
-        let endian = if shard.index_endian == ByteOrder::Big {
-            "big"
-        } else {
-            "little"
-        };
-        let mut index_codecs = vec![json!({"name": "bytes", "configuration": {"endian": endian}})];
-        index_codecs.extend(
-            shard
-                .index_codecs
-                .iter()
-                .map(|c| to_v3_codec(c.config(), 8)),
-        );
-        codecs = vec![json!({"name": "sharding_indexed", "configuration": {
-            "chunk_shape": meta.chunks,
-            "codecs": codecs,
-            "index_codecs": index_codecs,
-            "index_location": if shard.index_at_start { "start" } else { "end" },
-        }})];
+        codecs = vec![render_sharding(shard, &meta.chunks, codecs)];
     }
     let key_encoding = if meta.key_encoding.prefix {
         json!({"name": "default", "configuration": {"separator": meta.key_encoding.separator.to_string()}})

@@ -2,7 +2,10 @@
 //! queries that need the store (bytes stored, chunks initialised).
 
 use super::attrs::Attributes;
-use super::{check_parents, contains_array, contains_group, ensure_parent_groups, Mode, Node};
+use super::{
+    check_entry_point, check_parents, contains_array, contains_group, draft_scheme,
+    ensure_parent_groups, erase_node, Mode, Node,
+};
 use crate::error::{Error, Result};
 use crate::io::lock::{ChunkLocks, Synchronization};
 use crate::io::region::{self, MemLayout, Region};
@@ -50,9 +53,13 @@ impl Array {
             check_writable(store.as_ref(), "open an array for writing")?;
         }
         let path = node_path(path)?;
+        let formats = match draft_scheme(store.as_ref())? {
+            Some(scheme) => vec![Format::Draft(scheme)],
+            None => vec![Format::V3, Format::V2, Format::V1],
+        };
         let mut found = None;
-        for format in [Format::V3, Format::V2, Format::V1] {
-            if let Some(bytes) = store.get(&join_key(&path, format.array_key()))? {
+        for format in formats {
+            if let Some(bytes) = store.get(&format.array_key(&path))? {
                 found = Some((format, bytes));
                 break;
             }
@@ -80,7 +87,7 @@ impl Array {
         writable: bool,
     ) -> Self {
         Array {
-            attrs: Attributes::new(&path, format.attrs_key()),
+            attrs: Attributes::new(format.attrs_key(&path), format),
             store,
             path,
             meta: RwLock::new(meta),
@@ -106,6 +113,9 @@ impl Array {
         check_writable(store.as_ref(), &format!("create an array at {path:?}"))?;
         let s = store.as_ref();
         check_parents(s, &path)?;
+        if let Format::Draft(scheme) = format {
+            check_entry_point(s, scheme)?;
+        }
         match mode {
             Mode::Read | Mode::ReadWrite => {
                 return Err(Error::InvalidArg(format!(
@@ -126,12 +136,7 @@ impl Array {
                     return Err(Error::NodeType(format!("a group exists at {path:?}")));
                 }
             }
-            Mode::Overwrite => {
-                store.erase_prefix(&node_prefix(&path))?;
-                if !path.is_empty() {
-                    store.erase(&path)?;
-                }
-            }
+            Mode::Overwrite => erase_node(s, &path)?,
         }
         if format == Format::V1 {
             return Err(Error::Unsupported(
@@ -140,9 +145,9 @@ impl Array {
         }
         let document = format.render_array(&meta, attributes)?;
         ensure_parent_groups(s, &path, format)?;
-        store.set(&join_key(&path, format.array_key()), &document)?;
+        store.set(&format.array_key(&path), &document)?;
         let array = Array::new(store, path, meta, format, true);
-        if format != Format::V3 && !attributes.is_empty() {
+        if matches!(format, Format::V1 | Format::V2) && !attributes.is_empty() {
             array.attrs.set(array.store.as_ref(), attributes)?;
         }
         Ok(array)
@@ -170,7 +175,14 @@ impl Array {
         let meta = self.metadata();
         let region = Region { start, count };
         let strides = region::check(&meta, region, elem, layout.into(), buf.len())?;
-        region::read(self.store.as_ref(), &self.path, &meta, region, strides, buf)
+        region::read(
+            self.store.as_ref(),
+            &self.format.data_base(&self.path),
+            &meta,
+            region,
+            strides,
+            buf,
+        )
     }
 
     /// Writes `buf` into the region `start`/`count` (arguments as for [`Array::read`]),
@@ -193,7 +205,7 @@ impl Array {
             .map_err(|_| Error::Internal("lock table poisoned".into()))?;
         region::write(
             self.store.as_ref(),
-            &self.path,
+            &self.format.data_base(&self.path),
             &meta,
             region,
             strides,
@@ -280,7 +292,7 @@ impl Array {
             }
         }
         self.store.set(
-            &join_key(&self.path, self.format.array_key()),
+            &self.format.array_key(&self.path),
             &self.format.render_array(&meta, &self.attributes()?)?,
         )?;
         *self
@@ -403,7 +415,7 @@ impl Array {
             meta.dimension_names = Some(names.iter().cloned().map(Some).collect());
             let document = self.format.render_array(&meta, &self.attributes()?)?;
             self.store
-                .set(&join_key(&self.path, self.format.array_key()), &document)?;
+                .set(&self.format.array_key(&self.path), &document)?;
             *self
                 .meta
                 .write()
@@ -424,7 +436,8 @@ impl Array {
 
     /// Keys of the stored chunks inside the grid of `meta`'s rank, with their indices.
     pub(crate) fn chunk_keys(&self, meta: &ArrayMeta) -> Result<Vec<(String, Vec<u64>)>> {
-        let prefix = node_prefix(&self.path);
+        let base = self.format.data_base(&self.path);
+        let prefix = node_prefix(&base);
         // Keys are one level deep only with flat v2 keys; nested or "c/"-prefixed keys
         // need the recursive listing.
         let flat =
@@ -442,7 +455,7 @@ impl Array {
             .into_iter()
             .filter_map(|rel| {
                 meta.parse_chunk_key(&rel)
-                    .map(|index| (join_key(&self.path, &rel), index))
+                    .map(|index| (join_key(&base, &rel), index))
             })
             .collect())
     }
@@ -450,6 +463,16 @@ impl Array {
     /// Total bytes stored under the array: metadata, attributes and chunks.
     pub fn nbytes_stored(&self) -> Result<u64> {
         let mut total = 0;
+        if let Format::Draft(_) = self.format {
+            total += self
+                .store
+                .size(&self.format.array_key(&self.path))?
+                .unwrap_or(0);
+            for (key, _) in self.chunk_keys(&self.metadata())? {
+                total += self.store.size(&key)?.unwrap_or(0);
+            }
+            return Ok(total);
+        }
         for key in self.store.list_prefix(&node_prefix(&self.path))? {
             total += self.store.size(&key)?.unwrap_or(0);
         }

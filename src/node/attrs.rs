@@ -1,9 +1,9 @@
-//! The attributes of a node (`.zattrs` in v2, inside `zarr.json` in v3), shared by arrays
-//! and groups.
+//! The attributes of a node (`.zattrs` in v2, inside `zarr.json` in v3, inside the node's
+//! document in the 2022 draft layout), shared by arrays and groups.
 
 use crate::error::{Error, Result};
-use crate::meta::{v2, v3};
-use crate::store::{join_key, Store};
+use crate::meta::{draft, v2, v3, Format};
+use crate::store::Store;
 use serde_json::{Map, Value};
 use std::sync::Mutex;
 
@@ -11,14 +11,17 @@ use std::sync::Mutex;
 #[derive(Debug)]
 pub struct Attributes {
     key: String,
+    format: Format,
     update: Mutex<()>,
 }
 
 impl Attributes {
-    /// The attributes of the node at `path`, stored under `name` (`.zattrs`, or `attrs` in v1).
-    pub fn new(path: &str, name: &str) -> Self {
+    /// The attributes stored under `key` (`.zattrs`, v1 `attrs`, or the node's own document
+    /// in v3 and the draft) of a node in `format`.
+    pub fn new(key: String, format: Format) -> Self {
         Attributes {
-            key: join_key(path, name),
+            key,
+            format,
             update: Mutex::new(()),
         }
     }
@@ -30,11 +33,21 @@ impl Attributes {
 
     /// Whether the attributes live inside a v3 `zarr.json`.
     fn embedded(&self) -> bool {
-        self.key.rsplit('/').next() == Some(v3::NODE_KEY)
+        self.format == Format::V3
     }
 
     /// All attributes (empty when there is no document).
     pub fn get(&self, store: &dyn Store) -> Result<Map<String, Value>> {
+        if let Format::Draft(_) = self.format {
+            // An implicit group has no document, and no attributes.
+            let Some(bytes) = store.get(&self.key)? else {
+                return Ok(Map::new());
+            };
+            return draft::parse_attributes(&bytes).map_err(|e| match e {
+                Error::Metadata(m) => Error::Metadata(format!("{}: {m}", self.key)),
+                other => other,
+            });
+        }
         if self.embedded() {
             let bytes = store
                 .get(&self.key)?
@@ -81,6 +94,13 @@ impl Attributes {
     }
 
     fn write(&self, store: &dyn Store, attributes: &Map<String, Value>) -> Result<()> {
+        if let Format::Draft(_) = self.format {
+            return match store.get(&self.key)? {
+                Some(bytes) => store.set(&self.key, &draft::with_attributes(&bytes, attributes)?),
+                // An implicit group gets a document when it is given attributes.
+                None => store.set(&self.key, &draft::render_group(attributes)),
+            };
+        }
         if self.embedded() {
             let bytes = store
                 .get(&self.key)?

@@ -40,7 +40,7 @@ pub struct ArrayBuilder {
     attributes: Map<String, Value>,
     format: Option<Format>,
     dimension_names: Option<Vec<Option<String>>>,
-    shard_shape: Option<Vec<u64>>,
+    shard_shape: Vec<Vec<u64>>,
 }
 
 impl ArrayBuilder {
@@ -62,7 +62,7 @@ impl ArrayBuilder {
             attributes: Map::new(),
             format: None,
             dimension_names: None,
-            shard_shape: None,
+            shard_shape: Vec::new(),
         }
     }
 
@@ -129,17 +129,18 @@ impl ArrayBuilder {
         self
     }
 
-    /// Sets the format version, 2 or 3 (see [`ArrayBuilder`] for the default and the
-    /// defaults each version brings).
-    pub fn zarr_format(&mut self, version: u8) -> Result<&mut Self> {
-        self.format = Some(match version {
-            2 => Format::V2,
-            3 => Format::V3,
-            _ => {
-                return Err(Error::InvalidArg(format!(
-                    "Zarr format {version} does not exist (use 2 or 3)"
-                )))
+    /// Sets the format version: 2 or 3 (see [`ArrayBuilder`] for the default and the
+    /// defaults each version brings), or [`DRAFT_NUMBER`](crate::meta::DRAFT_NUMBER) and
+    /// [`DRAFT_ZARR_PYTHON_NUMBER`](crate::meta::DRAFT_ZARR_PYTHON_NUMBER) for the 2022 draft
+    /// layout with its own keys or zarr-python 2.18's (chunk keys `c0/1`).
+    pub fn zarr_format(&mut self, version: i32) -> Result<&mut Self> {
+        self.format = Some(match Format::from_number(version.into())? {
+            Format::V1 => {
+                return Err(Error::InvalidArg(
+                    "new arrays are written in format 2 or 3, not 1".into(),
+                ))
             }
+            format => format,
         });
         Ok(self)
     }
@@ -147,7 +148,15 @@ impl ArrayBuilder {
     /// Stores chunks grouped in shards of `shape` (a multiple of the chunk shape; Zarr v3
     /// only): one object per shard with an index at its end, as zarr-python 3 writes.
     pub fn shard_shape(&mut self, shape: Vec<u64>) -> &mut Self {
-        self.shard_shape = Some(shape);
+        self.shard_shape = vec![shape];
+        self
+    }
+
+    /// Nests one more level of sharding inside the shards set so far (nested
+    /// `sharding_indexed`): the shards' units become inner shards of `shape`, which must
+    /// divide the enclosing shard shape and be a multiple of the chunk shape.
+    pub fn inner_shard_shape(&mut self, shape: Vec<u64>) -> &mut Self {
+        self.shard_shape.push(shape);
         self
     }
 
@@ -237,7 +246,7 @@ impl ArrayBuilder {
         };
         // Zarr v3 has no null fill value: zero stands for "unset".
         let fill_value = match (format, fill_value) {
-            (Format::V3, None) => Some(vec![0u8; item_size]),
+            (Format::V3 | Format::Draft(_), None) => Some(vec![0u8; item_size]),
             (_, fill) => fill,
         };
         if self.dimension_names.is_some() && format != Format::V3 {
@@ -257,24 +266,33 @@ impl ArrayBuilder {
                 Format::V3 => KeyEncoding {
                     prefix: true,
                     separator: self.separator.unwrap_or('/'),
+                    joined: false,
                 },
+                Format::Draft(_) => KeyEncoding::draft(self.separator.unwrap_or('/')),
                 _ => KeyEncoding::v2(self.separator.unwrap_or('.')),
             },
             dimension_names: self.dimension_names.clone(),
-            shard: match &self.shard_shape {
-                None => None,
-                Some(_) if format != Format::V3 => {
+            shard: match self.shard_shape.as_slice() {
+                [] => None,
+                _ if format != Format::V3 => {
                     return Err(Error::InvalidArg("sharding needs Zarr format 3".into()))
                 }
-                Some(shape) => Some(crate::meta::Sharding {
-                    shape: shape.clone(),
-                    index_codecs: vec![codec::from_config(
-                        json!({"id": "crc32c"}).as_object().expect("an object"),
-                        8,
-                    )?],
-                    index_endian: ByteOrder::Little,
-                    index_at_start: false,
-                }),
+                levels => {
+                    let mut shard = None;
+                    for shape in levels.iter().rev() {
+                        shard = Some(Box::new(crate::meta::Sharding {
+                            shape: shape.clone(),
+                            index_codecs: vec![codec::from_config(
+                                json!({"id": "crc32c"}).as_object().expect("an object"),
+                                8,
+                            )?],
+                            index_endian: ByteOrder::Little,
+                            index_at_start: false,
+                            inner: shard,
+                        }));
+                    }
+                    shard.map(|s| *s)
+                }
             },
         };
         meta.validate().map_err(as_invalid_arg)?;

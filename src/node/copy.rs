@@ -100,8 +100,14 @@ fn walk(store: &dyn Store, path: &str) -> Result<Vec<(String, NodeKind)>> {
         NodeKind::Array => nodes.push((String::new(), kind)),
         NodeKind::Group => {
             nodes.push((String::new(), kind));
-            let listing = store.list_dir(&crate::store::node_prefix(path))?;
-            for name in listing.prefixes {
+            let names = match super::draft_scheme(store)? {
+                Some(scheme) => super::group::draft_children(store, scheme, path)?
+                    .into_iter()
+                    .map(|(name, _)| name)
+                    .collect(),
+                None => store.list_dir(&crate::store::node_prefix(path))?.prefixes,
+            };
+            for name in names {
                 for (relative, kind) in walk(store, &join_key(path, &name))? {
                     nodes.push((join_path(&name, &relative), kind));
                 }
@@ -174,7 +180,8 @@ fn copy_array(
                 let Some(raw) = source.get(key)? else {
                     return Ok(());
                 };
-                let target_key = join_key(to.path(), &meta.chunk_key(index));
+                let target_key =
+                    join_key(&to.format().data_base(to.path()), &meta.chunk_key(index));
                 if !reencode {
                     return target.set(&target_key, &raw);
                 }

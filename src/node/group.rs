@@ -2,10 +2,11 @@
 
 use super::attrs::Attributes;
 use super::{
-    check_parents, contains_array, contains_group, ensure_parent_groups, v3_node_type, write_group,
-    Array, ArrayBuilder, Mode, Node,
+    check_entry_point, check_parents, contains_array, contains_group, draft_scheme,
+    ensure_parent_groups, erase_node, v3_node_type, write_group, Array, ArrayBuilder, Mode, Node,
 };
 use crate::error::{Error, Result};
+use crate::meta::draft::{self, Kind};
 use crate::meta::v2::{self, GROUP_KEY};
 use crate::meta::Format;
 use crate::store::{check_writable, join_key, node_path, node_prefix, Store};
@@ -37,6 +38,28 @@ pub fn node_kind(store: &dyn Store, path: &str) -> Result<NodeKind> {
     } else {
         NodeKind::None
     })
+}
+
+/// The members of the draft group at `path`, sorted: `name.array.json` and
+/// `name.group.json` documents below it, and prefixes (groups implied by descendants).
+pub(crate) fn draft_children(
+    store: &dyn Store,
+    scheme: draft::Scheme,
+    path: &str,
+) -> Result<Vec<(String, NodeKind)>> {
+    let listing = store.list_dir(&scheme.meta_dir(path))?;
+    let mut members = std::collections::BTreeMap::new();
+    for key in &listing.keys {
+        if let Some(name) = key.strip_suffix(".array.json") {
+            members.insert(name.to_string(), NodeKind::Array);
+        } else if let Some(name) = key.strip_suffix(".group.json") {
+            members.entry(name.to_string()).or_insert(NodeKind::Group);
+        }
+    }
+    for name in listing.prefixes {
+        members.entry(name).or_insert(NodeKind::Group);
+    }
+    Ok(members.into_iter().filter(|(n, _)| !n.is_empty()).collect())
 }
 
 /// A Zarr group in a store. Safe to share between threads.
@@ -84,10 +107,16 @@ impl Group {
             check_writable(store.as_ref(), &format!("open group {path:?} for writing"))?;
         }
         check_parents(store.as_ref(), &path)?;
+        // A draft hierarchy keeps its layout: new groups in it are written in its scheme.
+        let existing_draft = draft_scheme(store.as_ref())?;
+        let format = existing_draft.map_or(format, Format::Draft);
+        if let Format::Draft(scheme) = format {
+            check_entry_point(store.as_ref(), scheme)?;
+        }
         let kind = node_kind(store.as_ref(), &path)?;
         let create = match (mode, kind) {
             (Mode::Overwrite, _) => {
-                store.erase_prefix(&node_prefix(&path))?;
+                erase_node(store.as_ref(), &path)?;
                 true
             }
             (_, NodeKind::Array) => {
@@ -108,6 +137,15 @@ impl Group {
             ensure_parent_groups(store.as_ref(), &path, format)?;
             write_group(store.as_ref(), &path, format, attributes)?;
             format
+        } else if let Some(scheme) = existing_draft {
+            let key = scheme.doc_key(&path, Kind::Group);
+            if let Some(bytes) = store.get(&key)? {
+                draft::parse_group(&bytes).map_err(|e| match e {
+                    Error::Metadata(m) => Error::Metadata(format!("{key}: {m}")),
+                    other => other,
+                })?;
+            }
+            Format::Draft(scheme)
         } else if v3_node_type(store.as_ref(), &path)?.is_some() {
             Format::V3
         } else {
@@ -122,13 +160,14 @@ impl Group {
             Format::V2
         };
         let group = Group {
-            attrs: Attributes::new(&path, format.attrs_key()),
+            attrs: Attributes::new(format.group_attrs_key(&path), format),
             store,
             path,
             writable,
             format,
         };
-        if !attributes.is_empty() && (!create || format != Format::V3) {
+        let embedded = matches!(format, Format::V3 | Format::Draft(_));
+        if !attributes.is_empty() && (!create || !embedded) {
             group.set_attributes(attributes)?;
         }
         Ok(group)
@@ -165,6 +204,9 @@ impl Group {
 
     /// The direct members (arrays and groups) with their kinds, sorted by name.
     pub fn members(&self) -> Result<Vec<(String, NodeKind)>> {
+        if let Format::Draft(scheme) = self.format {
+            return self.draft_members(scheme);
+        }
         let listing = self.store.list_dir(&node_prefix(&self.path))?;
         let mut members = Vec::new();
         for name in listing.prefixes {
@@ -175,6 +217,10 @@ impl Group {
         }
         members.sort_by(|a, b| a.0.cmp(&b.0));
         Ok(members)
+    }
+
+    fn draft_members(&self, scheme: draft::Scheme) -> Result<Vec<(String, NodeKind)>> {
+        draft_children(self.store.as_ref(), scheme, &self.path)
     }
 
     /// Names of the direct members of one kind, sorted.
@@ -224,13 +270,18 @@ impl Group {
         if node_kind(self.store.as_ref(), &path)? == NodeKind::None {
             return Err(Error::NotFound(format!("no member at {path:?}")));
         }
-        self.store.erase_prefix(&node_prefix(&path))
+        erase_node(self.store.as_ref(), &path)
     }
 
     /// Moves the member at `from` to `to` (both relative to this group), creating the groups
     /// above `to`. The destination must not exist. Keys are copied, then the source erased.
     pub fn rename(&self, from: &str, to: &str) -> Result<()> {
         self.check_writable("move a member")?;
+        if let Format::Draft(_) = self.format {
+            return Err(Error::Unsupported(
+                "moving members of a 2022-draft hierarchy is not supported".into(),
+            ));
+        }
         let source = self.member_path(from)?;
         let target = self.member_path(to)?;
         if node_kind(self.store.as_ref(), &source)? == NodeKind::None {

@@ -13,9 +13,10 @@ pub use copy::{copy, migrate_1to2};
 pub use group::{node_kind, Group, NodeKind};
 
 use crate::error::{Error, Result};
+use crate::meta::draft::{self, Kind, Scheme};
 use crate::meta::v2::{self, ARRAY_KEY, GROUP_KEY};
 use crate::meta::{v1, v3, Format};
-use crate::store::{join_key, Store};
+use crate::store::{join_key, node_prefix, Store};
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
@@ -121,21 +122,66 @@ pub fn v3_node_type(store: &dyn Store, path: &str) -> Result<Option<String>> {
         .map(str::to_string))
 }
 
-/// Whether an array's metadata document (v3 `zarr.json`, v2 `.zarray` or v1 `meta`) is
-/// at `path`.
+/// The key scheme of the 2022-draft hierarchy in `store`, when its root `zarr.json` is a
+/// draft entry point.
+pub fn draft_scheme(store: &dyn Store) -> Result<Option<Scheme>> {
+    match store.get(draft::ENTRY_KEY)? {
+        Some(bytes) => draft::detect(&bytes),
+        None => Ok(None),
+    }
+}
+
+/// Writes the entry point of a `scheme` hierarchy unless it is there; a root `zarr.json`
+/// of anything else is an error.
+fn ensure_entry_point(store: &dyn Store, scheme: Scheme) -> Result<()> {
+    if check_entry_point(store, scheme)? {
+        Ok(())
+    } else {
+        store.set(draft::ENTRY_KEY, &scheme.entry_point())
+    }
+}
+
+/// Whether the store's root holds the entry point of a `scheme` hierarchy (`false`: no
+/// root `zarr.json`); a root `zarr.json` of anything else is an error.
+pub fn check_entry_point(store: &dyn Store, scheme: Scheme) -> Result<bool> {
+    match store.get(draft::ENTRY_KEY)? {
+        None => Ok(false),
+        Some(bytes) if draft::detect(&bytes)? == Some(scheme) => Ok(true),
+        Some(_) => Err(Error::Exists(format!(
+            "the store's root zarr.json is not the entry point of a Zarr format {} hierarchy; \
+             the 2022 draft layout needs a store of its own",
+            Format::Draft(scheme).number()
+        ))),
+    }
+}
+
+/// Whether an array's metadata document (v3 `zarr.json`, v2 `.zarray`, v1 `meta`, or the
+/// draft's `….array.json`) is at `path`.
 pub fn contains_array(store: &dyn Store, path: &str) -> Result<bool> {
+    if let Some(scheme) = draft_scheme(store)? {
+        return store.contains(&scheme.doc_key(path, Kind::Array));
+    }
     Ok(store.contains(&join_key(path, ARRAY_KEY))?
         || store.contains(&join_key(path, v1::ARRAY_KEY))?
         || v3_node_type(store, path)?.as_deref() == Some("array"))
 }
 
-/// Whether a group's metadata document (v2 `.zgroup` or v3 `zarr.json`) is at `path`.
+/// Whether a group is at `path`: a group document (v2 `.zgroup`, v3 `zarr.json`, the
+/// draft's `….group.json`), or in the draft layout a group implied by its descendants.
 pub fn contains_group(store: &dyn Store, path: &str) -> Result<bool> {
+    if let Some(scheme) = draft_scheme(store)? {
+        if path.is_empty() || store.contains(&scheme.doc_key(path, Kind::Group))? {
+            return Ok(true);
+        }
+        let below = store.list_dir(&scheme.meta_dir(path))?;
+        return Ok(!below.keys.is_empty() || !below.prefixes.is_empty());
+    }
     Ok(store.contains(&join_key(path, GROUP_KEY))?
         || v3_node_type(store, path)?.as_deref() == Some("group"))
 }
 
-/// Writes the group document of `format` at `path` (with `attributes`, which v3 embeds).
+/// Writes the group document of `format` at `path` (with `attributes`, which v3 and the
+/// draft embed).
 pub fn write_group(
     store: &dyn Store,
     path: &str,
@@ -144,8 +190,31 @@ pub fn write_group(
 ) -> Result<()> {
     match format {
         Format::V3 => store.set(&join_key(path, v3::NODE_KEY), &v3::render_group(attributes)),
+        Format::Draft(scheme) => {
+            ensure_entry_point(store, scheme)?;
+            store.set(
+                &scheme.doc_key(path, Kind::Group),
+                &draft::render_group(attributes),
+            )
+        }
         _ => store.set(&join_key(path, GROUP_KEY), &v2::render_group()),
     }
+}
+
+/// Erases the node at `path` and everything under it: in the draft layout its documents,
+/// the documents below it and its chunks; else every key under its path.
+pub fn erase_node(store: &dyn Store, path: &str) -> Result<()> {
+    if let Some(scheme) = draft_scheme(store)? {
+        store.erase(&scheme.doc_key(path, Kind::Array))?;
+        store.erase(&scheme.doc_key(path, Kind::Group))?;
+        store.erase_prefix(&scheme.meta_dir(path))?;
+        return store.erase_prefix(&node_prefix(&scheme.data_base(path)));
+    }
+    store.erase_prefix(&node_prefix(path))?;
+    if !path.is_empty() {
+        store.erase(path)?;
+    }
+    Ok(())
 }
 
 /// Refuses a node at `path` when an array is one of its ancestors; writes nothing.
@@ -167,10 +236,15 @@ pub fn check_parents(store: &dyn Store, path: &str) -> Result<()> {
 }
 
 /// Creates the groups above `path` (the root included) that do not exist yet, in `format`,
-/// as the v2 spec requires (v3 allows implicit groups; zarr-python writes them too); an
-/// array in the way is an error, found before anything is written.
+/// as the v2 spec requires (v3 allows implicit groups; zarr-python writes them too; the
+/// 2022 draft layout only needs its entry point); an array in the way is an error, found
+/// before anything is written.
 pub fn ensure_parent_groups(store: &dyn Store, path: &str, format: Format) -> Result<()> {
     check_parents(store, path)?;
+    if let Format::Draft(scheme) = format {
+        // The draft's groups are implied by their descendants.
+        return ensure_entry_point(store, scheme);
+    }
     let segments: Vec<&str> = if path.is_empty() {
         Vec::new()
     } else {
@@ -185,9 +259,13 @@ pub fn ensure_parent_groups(store: &dyn Store, path: &str, format: Format) -> Re
     Ok(())
 }
 
-/// The format a new node at `path` gets when the caller does not choose one: that of the
-/// nearest group above it (so a tree keeps one format), else Zarr v3.
+/// The format a new node at `path` gets when the caller does not choose one: the store's
+/// 2022-draft layout if it has one, else that of the nearest group above it (so a tree
+/// keeps one format), else Zarr v3.
 pub fn inherited_format(store: &dyn Store, path: &str) -> Result<Format> {
+    if let Some(scheme) = draft_scheme(store)? {
+        return Ok(Format::Draft(scheme));
+    }
     let mut parent = path;
     while !parent.is_empty() {
         parent = parent.rsplit_once('/').map_or("", |(p, _)| p);

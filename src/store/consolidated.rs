@@ -21,12 +21,28 @@ fn is_metadata_key(key: &str) -> bool {
 /// Key of a v3 node's document, which holds consolidated metadata in a group.
 const V3_KEY: &str = "zarr.json";
 
+/// Consolidated metadata is not defined for 2022-draft hierarchies: refused clearly.
+fn refuse_draft(store: &dyn Store) -> Result<()> {
+    let draft = match store.get(crate::meta::draft::ENTRY_KEY)? {
+        Some(bytes) => crate::meta::draft::detect(&bytes)?.is_some(),
+        None => false,
+    };
+    if draft {
+        return Err(Error::Unsupported(
+            "consolidated metadata is not supported for 2022-draft (meta/…, data/…) hierarchies"
+                .into(),
+        ));
+    }
+    Ok(())
+}
+
 /// Consolidates the metadata of the hierarchy at `path`. For a v2 group: every `.zarray`,
 /// `.zgroup` and `.zattrs` below into `path/.zmetadata` (`zarr_consolidated_format: 1`,
 /// keys relative to `path`), as zarr-python's `consolidate_metadata`. For a v3 group: every
 /// `zarr.json` below into the group's own `zarr.json`, as an inline `consolidated_metadata`
 /// member keyed by relative node path, as zarr-python 3 writes it.
 pub fn consolidate(store: &dyn Store, path: &str) -> Result<()> {
+    refuse_draft(store)?;
     let path = normalize_path(path)?;
     let prefix = node_prefix(&path);
     let root_key = join_key(&path, V3_KEY);
@@ -94,6 +110,7 @@ pub struct ConsolidatedStore {
 impl ConsolidatedStore {
     /// Reads `path/.zmetadata` from `inner`.
     pub fn open(inner: Arc<dyn Store>, path: &str) -> Result<Self> {
+        refuse_draft(inner.as_ref())?;
         let path = normalize_path(path)?;
         let key = join_key(&path, CONSOLIDATED_KEY);
         let Some(bytes) = inner.get(&key)? else {

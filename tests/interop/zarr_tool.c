@@ -373,12 +373,23 @@ static int cmd_build(char **argv) {
     /* ZARR_TOOL_FORMAT=3 builds a Zarr v3 array; the tests build v2 arrays unless they ask. */
     const char *format = getenv("ZARR_TOOL_FORMAT");
     CHECK(zarr_array_builder_set_zarr_format(builder, format ? atoi(format) : 2));
-    /* ZARR_TOOL_SHARDS="4,6" groups chunks into shards of that shape (v3 only). */
+    /* ZARR_TOOL_SHARDS="4,6" groups chunks into shards of that shape (v3 only);
+       "8,12;4,6" nests shards of 4x6 inside shards of 8x12 (one ';' per extra level). */
     const char *shards = getenv("ZARR_TOOL_SHARDS");
-    if (shards) {
+    for (int level = 0; shards && *shards; level++) {
+        char part[256];
+        const char *end = strchr(shards, ';');
+        size_t len = end ? (size_t)(end - shards) : strlen(shards);
+        if (len >= sizeof part) die("ZARR_TOOL_SHARDS level %s is too long", shards);
+        memcpy(part, shards, len);
+        part[len] = '\0';
         uint64_t shard_shape[32];
-        size_t n = parse_list(shards, shard_shape);
-        CHECK(zarr_array_builder_set_shard_shape(builder, n, shard_shape));
+        size_t n = parse_list(part, shard_shape);
+        if (level == 0)
+            CHECK(zarr_array_builder_set_shard_shape(builder, n, shard_shape));
+        else
+            CHECK(zarr_array_builder_add_inner_shard_shape(builder, n, shard_shape));
+        shards = end ? end + 1 : NULL;
     }
     if (strcmp(chunks_s, "-") != 0) {
         size_t n = parse_list(chunks_s, chunks);

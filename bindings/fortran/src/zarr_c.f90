@@ -231,6 +231,33 @@ module zarr_c
       integer(c_int32_t) :: res
     end function c_zarr_array_shard_shape
 
+    ! Sets `*out_levels` to the number of nested sharding levels: 0 when the array is not
+    ! sharded, 1 for shards of chunks, 2 for shards of inner shards of chunks, and so on.
+    function c_zarr_array_shard_levels(array, out_levels) &
+        bind(c, name="zarr_array_shard_levels") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: array
+      integer(c_size_t), intent(out) :: out_levels
+      integer(c_int32_t) :: res
+    end function c_zarr_array_shard_levels
+
+    ! Copies the shard shape of sharding level `level` into `out_shape[0..ndim]` (`ndim`
+    ! must
+    ! be the rank): level 0 is the stored shards (as `zarr_array_shard_shape`), level 1 the
+    ! inner shards inside them, and so on; `ZARR_ERR_NOT_FOUND` when `level` is not below
+    ! `zarr_array_shard_levels`.
+    function c_zarr_array_shard_level_shape(array, level, ndim, out_shape) &
+        bind(c, name="zarr_array_shard_level_shape") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: array
+      integer(c_size_t), value :: level
+      integer(c_size_t), value :: ndim
+      integer(c_int64_t), intent(out) :: out_shape(*)
+      integer(c_int32_t) :: res
+    end function c_zarr_array_shard_level_shape
+
     ! Sets `*out_dtype` to the memory element type reads and writes use (`ZARR_DTYPE_INT64`
     ! for datetime64 and timedelta64; `zarr_array_dtype_name` tells the stored type).
     function c_zarr_array_dtype(array, out_dtype) &
@@ -306,7 +333,8 @@ module zarr_c
       integer(c_int32_t) :: res
     end function c_zarr_array_order
 
-    ! Sets `*out_version` to the array's Zarr format version.
+    ! Sets `*out_version` to the array's Zarr format: 1, 2, 3, `ZARR_FORMAT_V3_DRAFT` or
+    ! `ZARR_FORMAT_V3_DRAFT_ZARR_PYTHON` (the 2022 draft layout, detected on open).
     function c_zarr_array_zarr_format(array, out_version) &
         bind(c, name="zarr_array_zarr_format") result(res)
       import
@@ -581,6 +609,11 @@ module zarr_c
     ! Sets the Zarr format version, 2 or 3 (by default the format of the group above the new
     ! array, else 3). Settings left at their defaults follow the version (see
     ! `zarr_array_builder_new`); in v3 a null fill value is written as 0 (v3 has none).
+    ! `ZARR_FORMAT_V3_DRAFT` and `ZARR_FORMAT_V3_DRAFT_ZARR_PYTHON` write the 2022 draft
+    ! layout
+    ! (chunk keys "c0/1"; the store's root gets the draft's `zarr.json` entry point, and a
+    ! store whose root `zarr.json` is anything else gives `ZARR_ERR_EXISTS` on creation).
+    ! Other numbers give `ZARR_ERR_INVALID_ARG`.
     function c_zarr_array_builder_set_zarr_format(builder, version) &
         bind(c, name="zarr_array_builder_set_zarr_format") result(res)
       import
@@ -603,6 +636,21 @@ module zarr_c
       integer(c_int64_t), intent(in) :: shape(*)
       integer(c_int32_t) :: res
     end function c_zarr_array_builder_set_shard_shape
+
+    ! Nests one more level of sharding inside the shards set so far: the shards' units
+    ! become inner shards of `ndim` extents `shape` (dividing the enclosing shard shape, a
+    ! multiple of the chunk shape), each with its own index (bytes little-endian + crc32c)
+    ! at its end. Call after `zarr_array_builder_set_shard_shape`, once per extra level;
+    ! setting the shard shape again drops the nested levels.
+    function c_zarr_array_builder_add_inner_shard_shape(builder, ndim, shape) &
+        bind(c, name="zarr_array_builder_add_inner_shard_shape") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: builder
+      integer(c_size_t), value :: ndim
+      integer(c_int64_t), intent(in) :: shape(*)
+      integer(c_int32_t) :: res
+    end function c_zarr_array_builder_add_inner_shard_shape
 
     ! Sets the dimension names written in v3 metadata: `ndim` UTF-8 strings, NULL for an
     ! unnamed dimension. Creating a v2 array with dimension names gives
@@ -745,9 +793,10 @@ module zarr_c
     end function c_zarr_group_open
 
     ! Like `zarr_group_open`, but a group that has to be created is written in Zarr format
-    ! `zarr_format` (2: `.zgroup`; 3: `zarr.json`), as are missing parent groups. An
-    ! existing
-    ! group opens in whatever format it has.
+    ! `zarr_format` (2: `.zgroup`; 3: `zarr.json`; `ZARR_FORMAT_V3_DRAFT` or
+    ! `ZARR_FORMAT_V3_DRAFT_ZARR_PYTHON`: the 2022 draft's group document, parents left
+    ! implicit), as are missing parent groups. An existing group opens in whatever format it
+    ! has; in a store holding a 2022-draft hierarchy new groups take its layout.
     function c_zarr_group_create(store, path, mode, zarr_format, out_group) &
         bind(c, name="zarr_group_create") result(res)
       import
@@ -804,6 +853,17 @@ module zarr_c
       integer(c_size_t), intent(out) :: needed
       integer(c_int32_t) :: res
     end function c_zarr_group_path
+
+    ! Sets `*out_version` to the group's Zarr format: 2, 3, `ZARR_FORMAT_V3_DRAFT` or
+    ! `ZARR_FORMAT_V3_DRAFT_ZARR_PYTHON`.
+    function c_zarr_group_zarr_format(group, out_version) &
+        bind(c, name="zarr_group_zarr_format") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: group
+      integer(c_int32_t), intent(out) :: out_version
+      integer(c_int32_t) :: res
+    end function c_zarr_group_zarr_format
 
     ! Sets `*out_kind` to what is at `path` in `store`.
     function c_zarr_node_kind_at(store, path, out_kind) &

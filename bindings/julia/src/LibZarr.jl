@@ -29,6 +29,8 @@ const ZARR_VERSION_MINOR = 1
 const ZARR_VERSION_PATCH = 0
 const ZARR_VERSION_NUMBER = 1000
 const ZARR_ABI_VERSION = 0
+const ZARR_FORMAT_V3_DRAFT = 30
+const ZARR_FORMAT_V3_DRAFT_ZARR_PYTHON = 31
 
 # enum zarr_status
 const ZARR_OK = zarr_status_t(0)
@@ -254,6 +256,28 @@ function zarr_array_shard_shape(array, ndim, out_shape)
 end
 
 """
+    zarr_array_shard_levels(array, out_levels) -> zarr_status_t
+
+Sets `*out_levels` to the number of nested sharding levels: 0 when the array is not
+sharded, 1 for shards of chunks, 2 for shards of inner shards of chunks, and so on.
+"""
+function zarr_array_shard_levels(array, out_levels)
+    ccall((:zarr_array_shard_levels, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Ptr{Csize_t}), array, out_levels)
+end
+
+"""
+    zarr_array_shard_level_shape(array, level, ndim, out_shape) -> zarr_status_t
+
+Copies the shard shape of sharding level `level` into `out_shape[0..ndim]` (`ndim` must
+be the rank): level 0 is the stored shards (as `zarr_array_shard_shape`), level 1 the
+inner shards inside them, and so on; `ZARR_ERR_NOT_FOUND` when `level` is not below
+`zarr_array_shard_levels`.
+"""
+function zarr_array_shard_level_shape(array, level, ndim, out_shape)
+    ccall((:zarr_array_shard_level_shape, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Csize_t, Csize_t, Ptr{UInt64}), array, level, ndim, out_shape)
+end
+
+"""
     zarr_array_dtype(array, out_dtype) -> zarr_status_t
 
 Sets `*out_dtype` to the memory element type reads and writes use (`ZARR_DTYPE_INT64`
@@ -318,7 +342,8 @@ end
 """
     zarr_array_zarr_format(array, out_version) -> zarr_status_t
 
-Sets `*out_version` to the array's Zarr format version.
+Sets `*out_version` to the array's Zarr format: 1, 2, 3, `ZARR_FORMAT_V3_DRAFT` or
+`ZARR_FORMAT_V3_DRAFT_ZARR_PYTHON` (the 2022 draft layout, detected on open).
 """
 function zarr_array_zarr_format(array, out_version)
     ccall((:zarr_array_zarr_format, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Ptr{Int32}), array, out_version)
@@ -554,6 +579,10 @@ end
 Sets the Zarr format version, 2 or 3 (by default the format of the group above the new
 array, else 3). Settings left at their defaults follow the version (see
 `zarr_array_builder_new`); in v3 a null fill value is written as 0 (v3 has none).
+`ZARR_FORMAT_V3_DRAFT` and `ZARR_FORMAT_V3_DRAFT_ZARR_PYTHON` write the 2022 draft layout
+(chunk keys "c0/1"; the store's root gets the draft's `zarr.json` entry point, and a
+store whose root `zarr.json` is anything else gives `ZARR_ERR_EXISTS` on creation).
+Other numbers give `ZARR_ERR_INVALID_ARG`.
 """
 function zarr_array_builder_set_zarr_format(builder, version)
     ccall((:zarr_array_builder_set_zarr_format, libzarr), zarr_status_t, (Ptr{zarr_array_builder_t}, Int32), builder, version)
@@ -569,6 +598,19 @@ its end. Zarr v3 only: creating a v2 array with a shard shape gives
 """
 function zarr_array_builder_set_shard_shape(builder, ndim, shape)
     ccall((:zarr_array_builder_set_shard_shape, libzarr), zarr_status_t, (Ptr{zarr_array_builder_t}, Csize_t, Ptr{UInt64}), builder, ndim, shape)
+end
+
+"""
+    zarr_array_builder_add_inner_shard_shape(builder, ndim, shape) -> zarr_status_t
+
+Nests one more level of sharding inside the shards set so far: the shards' units
+become inner shards of `ndim` extents `shape` (dividing the enclosing shard shape, a
+multiple of the chunk shape), each with its own index (bytes little-endian + crc32c)
+at its end. Call after `zarr_array_builder_set_shard_shape`, once per extra level;
+setting the shard shape again drops the nested levels.
+"""
+function zarr_array_builder_add_inner_shard_shape(builder, ndim, shape)
+    ccall((:zarr_array_builder_add_inner_shard_shape, libzarr), zarr_status_t, (Ptr{zarr_array_builder_t}, Csize_t, Ptr{UInt64}), builder, ndim, shape)
 end
 
 """
@@ -707,8 +749,10 @@ end
     zarr_group_create(store, path, mode, zarr_format, out_group) -> zarr_status_t
 
 Like `zarr_group_open`, but a group that has to be created is written in Zarr format
-`zarr_format` (2: `.zgroup`; 3: `zarr.json`), as are missing parent groups. An existing
-group opens in whatever format it has.
+`zarr_format` (2: `.zgroup`; 3: `zarr.json`; `ZARR_FORMAT_V3_DRAFT` or
+`ZARR_FORMAT_V3_DRAFT_ZARR_PYTHON`: the 2022 draft's group document, parents left
+implicit), as are missing parent groups. An existing group opens in whatever format it
+has; in a store holding a 2022-draft hierarchy new groups take its layout.
 """
 function zarr_group_create(store, path, mode, zarr_format, out_group)
     ccall((:zarr_group_create, libzarr), zarr_status_t, (Ptr{zarr_store_t}, Cstring, zarr_mode_t, Int32, Ptr{Ptr{zarr_group_t}}), store, path, mode, zarr_format, out_group)
@@ -751,6 +795,16 @@ Copies the group's normalised path ("" for the root) into `buf`.
 """
 function zarr_group_path(group, buf, len, needed)
     ccall((:zarr_group_path, libzarr), zarr_status_t, (Ptr{zarr_group_t}, Ptr{UInt8}, Csize_t, Ptr{Csize_t}), group, buf, len, needed)
+end
+
+"""
+    zarr_group_zarr_format(group, out_version) -> zarr_status_t
+
+Sets `*out_version` to the group's Zarr format: 2, 3, `ZARR_FORMAT_V3_DRAFT` or
+`ZARR_FORMAT_V3_DRAFT_ZARR_PYTHON`.
+"""
+function zarr_group_zarr_format(group, out_version)
+    ccall((:zarr_group_zarr_format, libzarr), zarr_status_t, (Ptr{zarr_group_t}, Ptr{Int32}), group, out_version)
 end
 
 """

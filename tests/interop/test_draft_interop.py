@@ -1,0 +1,224 @@
+"""The 2022 draft layout of Zarr v3 against zarr-python 2.18's experimental v3 API
+(``meta/root/…``, ``data/root/…``): trees it writes are read exactly by libzarr
+(zarr_tool dump, which detects the layout from the root ``zarr.json``), and arrays libzarr
+writes in its variant (format 31) are read exactly by it. libzarr's own draft scheme
+(format 30: ``meta/…``, ``data/…``) is checked key by key and read back. zarr-python runs
+in a subprocess, because its experimental API is switched on by an environment variable
+read at import. Runs only where zarr-python 2.18 is installed."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+import zarr
+
+from test_v2_interop import Tool, tool  # noqa: F401  (the session fixture)
+
+if not zarr.__version__.startswith("2.18"):
+    pytest.skip("the draft layout's interop needs zarr-python 2.18", allow_module_level=True)
+
+DRAFT = 30
+ZARR_PYTHON = 31
+
+# (numpy type, zarr-python compressor expression, libzarr compressor JSON)
+CASES = [
+    ("<i4", "Blosc(cname='lz4', clevel=5, shuffle=1)",
+     '{"id": "blosc", "cname": "lz4", "clevel": 5, "shuffle": 1, "blocksize": 0}'),
+    (">f8", "None", "null"),
+    ("|b1", "Zlib(level=3)", '{"id": "zlib", "level": 3}'),
+    ("<u2", "Zstd(level=2)", '{"id": "zstd", "level": 2}'),
+    ("<f2", "GZip(level=4)", '{"id": "gzip", "level": 4}'),
+    (">i8", "BZ2(level=5)", '{"id": "bz2", "level": 5}'),
+    ("|u1", "LZ4(acceleration=1)", '{"id": "lz4", "acceleration": 1}'),
+    ("<f4", "LZMA(preset=1)", '{"id": "lzma", "format": 1, "check": -1, "preset": 1, "filters": null}'),
+    ("|i1", "Blosc(cname='zstd', clevel=3, shuffle=2)",
+     '{"id": "blosc", "cname": "zstd", "clevel": 3, "shuffle": 2, "blocksize": 0}'),
+]
+
+
+def zp2(script: str) -> str:
+    """Runs `script` under zarr-python 2.18 with its experimental v3 API."""
+    env = dict(os.environ, ZARR_V3_EXPERIMENTAL_API="1", PYTHONWARNINGS="ignore")
+    prelude = "import json, numpy as np, zarr\n" \
+              "from numcodecs import BZ2, LZ4, LZMA, Blosc, GZip, Zlib, Zstd\n" \
+              "from zarr._storage.v3 import DirectoryStoreV3\n"
+    proc = subprocess.run([sys.executable, "-c", prelude + textwrap.dedent(script)],
+                          capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def make_data(dtype: str, shape, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    dt = np.dtype(dtype)
+    if dt.kind == "b":
+        a = rng.random(shape) > 0.5
+    elif dt.kind == "f":
+        a = (rng.standard_normal(shape) * 100).astype(dt)
+    else:
+        native_dt = dt.newbyteorder("=")
+        info = np.iinfo(native_dt)
+        a = rng.integers(info.min, info.max, size=shape, dtype=native_dt, endpoint=True).astype(dt)
+    a[:2, :3] = 0  # a chunk of fill value
+    return a
+
+
+def native(a: np.ndarray) -> bytes:
+    return np.ascontiguousarray(a).astype(a.dtype.newbyteorder("=")).tobytes()
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+@pytest.mark.parametrize("sep", ["/", "."])
+def test_zarr_python_writes_draft_tree(tool, tmp_path, order, sep):
+    store = tmp_path / "store"
+    arrays = {}
+    for i, (dtype, compressor, _) in enumerate(CASES):
+        arrays[f"g/sub/a{i}" if i % 2 else f"g/a{i}"] = (dtype, compressor, make_data(dtype, (5, 7), i))
+    script = f"store = DirectoryStoreV3({str(store)!r})\n"
+    script += "g = zarr.group(store=store, path='g', zarr_version=3)\ng.attrs['title'] = 'draft'\n"
+    for path, (dtype, compressor, a) in arrays.items():
+        script += (f"z = zarr.create(store=store, path={path!r}, shape=(5, 7), chunks=(2, 3), "
+                   f"dtype={dtype!r}, fill_value=0, compressor={compressor}, order={order!r}, "
+                   f"dimension_separator={sep!r}, zarr_version=3)\n"
+                   f"z[...] = np.frombuffer({native(a)!r}, dtype={np.dtype(dtype).newbyteorder('=').str!r}).reshape(5, 7)\n")
+    zp2(script)
+    assert json.loads((store / "zarr.json").read_text())["zarr_format"] == \
+        "https://purl.org/zarr/spec/protocol/core/3.0"
+    assert not (store / "meta" / "root" / "g" / "sub.group.json").exists()  # implicit
+    for path, (dtype, _, a) in arrays.items():
+        data, info = tool.dump(tmp_path / "s", store, path, "C")
+        assert info["zarr_format"] == ZARR_PYTHON
+        assert data == native(a), path
+
+
+@pytest.mark.parametrize("case", range(len(CASES)))
+def test_zarr_python_reads_our_variant(tool, tmp_path, monkeypatch, case):
+    dtype, _, ours = CASES[case]
+    a = make_data(dtype, (5, 7), 40 + case)
+    store = tmp_path / "store"
+    monkeypatch.setenv("ZARR_TOOL_FORMAT", str(ZARR_PYTHON))
+    order = "F" if case % 2 else "C"
+    sep = "." if case % 3 == 0 else "/"
+    for path in ("x/y/arr", "x/other"):
+        tool.build(tmp_path / "s", store, path, dtype=np.dtype(dtype).str, shape=a.shape,
+                   chunks="2,3", fill="0", order=order, sep=sep, compressor=ours,
+                   data=native(a), buf_order="C")
+    assert (store / "meta" / "root" / "x" / "y" / "arr.array.json").exists()
+    names = {p.name for p in (store / "data" / "root" / "x" / "y" / "arr").iterdir()}
+    assert ("c1" in names) if sep == "/" else ("c1.1" in names or "c1.0" in names)
+    out = zp2(f"""
+        store = DirectoryStoreV3({str(store)!r})
+        z = zarr.open_array(store=store, path='x/y/arr', mode='r', zarr_version=3)
+        # 'x' is implicit: zarr-python opens it through Group, not open_group.
+        g = zarr.hierarchy.Group(store, path='x', read_only=True, zarr_version=3)
+        print(json.dumps({{"data": z[...].astype(z.dtype.newbyteorder('=')).tobytes().hex(),
+                          "dtype": z.dtype.str, "order": z.order, "chunks": list(z.chunks),
+                          "compressor": None if z.compressor is None else z.compressor.get_config(),
+                          "groups": sorted(g.group_keys()), "arrays": sorted(g.array_keys())}}))
+    """)
+    got = json.loads(out)
+    assert bytes.fromhex(got["data"]) == native(a)
+    assert got["dtype"] == np.dtype(dtype).str and got["order"] == order
+    assert got["chunks"] == [2, 3]
+    assert got["groups"] == ["y"] and got["arrays"] == ["other"]
+    expected = json.loads(ours)
+    if expected is None:
+        assert got["compressor"] is None
+    else:
+        assert {k: v for k, v in got["compressor"].items() if k in expected} == expected
+
+
+def test_our_draft_scheme(tool, tmp_path, monkeypatch):
+    """Format 30 writes the draft's own keys and reads them back exactly."""
+    store = tmp_path / "store"
+    monkeypatch.setenv("ZARR_TOOL_FORMAT", str(DRAFT))
+    for i, (dtype, _, ours) in enumerate(CASES):
+        a = make_data(dtype, (5, 7), 70 + i)
+        tool.build(tmp_path / "s", store, f"g/a{i}", dtype=np.dtype(dtype).str, shape=a.shape,
+                   chunks="2,3", fill="0", order="C", sep="/", compressor=ours,
+                   data=native(a), buf_order="C")
+        doc = json.loads((store / "meta" / "g" / f"a{i}.array.json").read_text())
+        assert doc["chunk_grid"] == {"type": "regular", "chunk_shape": [2, 3], "separator": "/"}
+        assert (store / "data" / "g" / f"a{i}" / "c1").is_dir()  # chunk keys c1/0 ...
+        data, info = tool.dump(tmp_path / "s", store, f"g/a{i}", "F")
+        assert info["zarr_format"] == DRAFT
+        assert data == np.asfortranarray(a).astype(a.dtype.newbyteorder("=")).tobytes(order="F")
+    entry = json.loads((store / "zarr.json").read_text())
+    assert entry["zarr_format"] == "https://purl.org/zarr/spec/core/3.0"
+    assert not (store / "meta" / "g.group.json").exists()
+
+
+def run_tree(tool, tmp_path, lines):
+    """Runs a zarr_tree script (tests/interop/zarr_tree.c); returns the JSON it printed."""
+    tree = tool.exe.parent / "zarr_tree"
+    if not tree.exists():
+        libdir = tool.exe.parent / "lib"
+        here = os.path.dirname(__file__)
+        subprocess.run([os.environ.get("CC", "cc"), "-std=c11", "-Wall", "-Wextra", "-Werror",
+                        "-I", os.path.join(here, "..", "..", "include"),
+                        os.path.join(here, "zarr_tree.c"), "-L", str(libdir), "-lzarr",
+                        f"-Wl,-rpath,{libdir}", "-o", str(tree)], check=True)
+    script = tmp_path / "script.txt"
+    script.write_text("\n".join("\t".join(line) for line in lines) + "\n")
+    proc = subprocess.run([str(tree), str(script)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    decoder, text, pos, values = json.JSONDecoder(), proc.stdout, 0, []
+    while (start := text.find("{", pos)) >= 0:
+        value, pos = decoder.raw_decode(text, start)
+        values.append(value)
+    return values
+
+
+def test_groups_and_attributes_both_ways(tool, tmp_path, monkeypatch):
+    # zarr-python 2.18 writes explicit and implicit groups with attributes; libzarr walks
+    # them through the root without being told the layout.
+    theirs = tmp_path / "theirs"
+    zp2(f"""
+        store = DirectoryStoreV3({str(theirs)!r})
+        g = zarr.group(store=store, path='g', zarr_version=3)
+        g.attrs['title'] = 'draft'
+        a = zarr.create(store=store, path='g/sub/arr', shape=(3,), chunks=(2,), dtype='<i2',
+                        fill_value=0, zarr_version=3)
+        a[...] = [1, 2, 3]
+        a.attrs['units'] = 'm'
+    """)
+    out = tmp_path / "walk"
+    out.mkdir()
+    walked = run_tree(tool, tmp_path, [("store", "S", f"dir:{theirs}", "r"),
+                                       ("walk", "S", "", str(out), "plain")])
+    by_path = {w["path"]: w for w in walked if "path" in w}
+    assert sorted(by_path) == ["", "g", "g/sub", "g/sub/arr"]
+    assert by_path["g"]["kind"] == "group" and by_path["g"]["attrs"] == {"title": "draft"}
+    assert by_path["g/sub"]["kind"] == "group" and by_path["g/sub"]["attrs"] == {}
+    arr = by_path["g/sub/arr"]
+    assert arr["kind"] == "array" and arr["zarr_format"] == ZARR_PYTHON
+    assert arr["attrs"] == {"units": "m"}
+    assert Path(arr["data"]).read_bytes() == np.array([1, 2, 3], dtype="=i2").tobytes()
+
+    # libzarr writes groups in zarr-python's variant (the store's layout wins once its
+    # entry point is there); zarr-python reads their attributes and members.
+    ours = tmp_path / "ours"
+    monkeypatch.setenv("ZARR_TOOL_FORMAT", str(ZARR_PYTHON))
+    tool.build(tmp_path / "s", ours, "x/y/arr", dtype="<i2", shape=(3,), chunks="2", fill="0",
+               order="C", sep="/", compressor="null",
+               data=np.array([4, 5, 6], dtype="<i2").tobytes(), buf_order="C")
+    run_tree(tool, tmp_path, [("store", "S", f"dir:{ours}", "r+"),
+                              ("gattrs", "S", "x", '{"k": 1}'),
+                              ("group", "S", "x/new", "a"),
+                              ("gattr", "S", "x/new", "n", '"v"')])
+    assert (ours / "meta" / "root" / "x.group.json").exists()
+    assert not (ours / "meta" / "root" / "x" / "y.group.json").exists()
+    got = json.loads(zp2(f"""
+        store = DirectoryStoreV3({str(ours)!r})
+        x = zarr.open_group(store=store, path='x', mode='r', zarr_version=3)
+        new = zarr.open_group(store=store, path='x/new', mode='r', zarr_version=3)
+        arr = zarr.open_array(store=store, path='x/y/arr', mode='r', zarr_version=3)
+        print(json.dumps({{"x": dict(x.attrs), "new": dict(new.attrs),
+                          "groups": sorted(x.group_keys()), "data": arr[...].tolist()}}))
+    """))
+    assert got == {"x": {"k": 1}, "new": {"n": "v"}, "groups": ["new", "y"], "data": [4, 5, 6]}
