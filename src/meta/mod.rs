@@ -10,6 +10,7 @@ pub mod v2;
 pub mod v3;
 
 use crate::codec::CodecRef;
+use crate::filter::FilterRef;
 use crate::error::{checked_product, to_usize, Error, Result};
 use dtype::DType;
 use fill::FillValue;
@@ -148,8 +149,9 @@ pub struct ArrayMeta {
     pub fill_value: FillValue,
     /// Layout of elements inside each chunk.
     pub order: Order,
-    /// Filters applied before the compressors (none are supported yet).
-    pub filters: Vec<CodecRef>,
+    /// Filters applied before the compressors, each built for the type the previous one
+    /// produces (the first for `dtype`).
+    pub filters: Vec<FilterRef>,
     /// Bytes-to-bytes codecs, applied in order when encoding (v2: at most one, the
     /// compressor).
     pub compressors: Vec<CodecRef>,

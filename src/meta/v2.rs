@@ -5,6 +5,7 @@ use super::dtype::DType;
 use super::fill::{parse_fill, render_fill};
 use super::{json, ArrayMeta, KeyEncoding, Order};
 use crate::codec;
+use crate::filter;
 use crate::error::{Error, Result};
 use serde_json::{Map, Value};
 
@@ -41,30 +42,16 @@ pub fn parse_array(bytes: &[u8]) -> Result<ArrayMeta> {
         Some("F") => Order::F,
         _ => return Err(bad("order", "\"C\" or \"F\"")),
     };
-    let item_size = dtype.item_size();
+    let filters = match field("filters")? {
+        list @ (Value::Null | Value::Array(_)) => filter::chain_from_json(list, &dtype)?,
+        _ => return Err(bad("filters", "an array or null")),
+    };
+    // The compressor receives what the last filter produces.
+    let item_size = filter::output_dtype(&filters, &dtype).item_size();
     let compressors = match field("compressor")? {
         Value::Null => Vec::new(),
         Value::Object(config) => vec![codec::from_config(config, item_size)?],
         _ => return Err(bad("compressor", "an object or null")),
-    };
-    let filters = match field("filters")? {
-        Value::Null => Vec::new(),
-        Value::Array(list) if list.is_empty() => Vec::new(),
-        Value::Array(list) => {
-            let ids: Vec<String> = list
-                .iter()
-                .map(|f| {
-                    f.get("id")
-                        .and_then(Value::as_str)
-                        .unwrap_or("?")
-                        .to_string()
-                })
-                .collect();
-            return Err(Error::CodecUnsupported(format!(
-                "filters {ids:?} are not supported by this version of libzarr"
-            )));
-        }
-        _ => return Err(bad("filters", "an array or null")),
     };
     let fill_value = parse_fill(field("fill_value")?, &dtype)?;
     let separator = match obj.get("dimension_separator") {

@@ -7,6 +7,7 @@ use super::dtype::{ByteOrder, DType, DataKind};
 use super::fill::FillValue;
 use super::{doc, json, ArrayMeta, KeyEncoding, Order, Sharding};
 use crate::codec::{self, CodecRef};
+use crate::filter::{self, FilterRef};
 use crate::error::{Error, Result};
 use half::f16;
 use serde_json::{json, Map, Value};
@@ -112,7 +113,6 @@ fn parse_array(obj: &Map<String, Value>) -> Result<ArrayMeta> {
     let codecs = field("codecs")?
         .as_array()
         .ok_or_else(|| bad("codecs", "a list of codec objects"))?;
-    let item_size = DType::new(kind.clone(), ByteOrder::Little).item_size();
     let sharding = match codecs.as_slice() {
         [codec] if codec.get("name").and_then(Value::as_str) == Some("sharding_indexed") => Some(
             codec
@@ -122,14 +122,19 @@ fn parse_array(obj: &Map<String, Value>) -> Result<ArrayMeta> {
         ),
         _ => None,
     };
-    let (chunks, shard, (order, endian, compressors)) = match sharding {
-        None => (chunks, None, parse_codecs(codecs, item_size, shape.len())?),
+    let (chunks, shard, chain) = match sharding {
+        None => (chunks, None, parse_codecs(codecs, &kind, shape.len())?),
         Some(config) => {
-            let (inner, shard, chain) = parse_sharding(config, chunks, item_size, shape.len())?;
+            let (inner, shard, chain) = parse_sharding(config, chunks, &kind, shape.len())?;
             (inner, Some(shard), chain)
         }
     };
-    let dtype = DType::new(kind, endian);
+    let Chain {
+        order,
+        dtype,
+        filters,
+        compressors,
+    } = chain;
     let fill_value = parse_fill(field("fill_value")?, &dtype)?;
     let dimension_names = match obj.get("dimension_names") {
         None | Some(Value::Null) => None,
@@ -151,7 +156,7 @@ fn parse_array(obj: &Map<String, Value>) -> Result<ArrayMeta> {
         dtype,
         fill_value,
         order,
-        filters: Vec::new(),
+        filters,
         compressors,
         key_encoding,
         dimension_names,
@@ -161,8 +166,18 @@ fn parse_array(obj: &Map<String, Value>) -> Result<ArrayMeta> {
     Ok(meta)
 }
 
-/// The chain a codec list describes: chunk order, byte order, bytes-to-bytes codecs.
-type Chain = (Order, ByteOrder, Vec<CodecRef>);
+/// The chain a codec list describes.
+struct Chain {
+    /// Chunk order (from `transpose`).
+    order: Order,
+    /// The array's stored type: its kind, in the byte order the first filter receives (or
+    /// the `bytes` codec's without filters).
+    dtype: DType,
+    /// The array-to-array `numcodecs.*` codecs.
+    filters: Vec<FilterRef>,
+    /// The bytes-to-bytes codecs.
+    compressors: Vec<CodecRef>,
+}
 
 /// Reads a `sharding_indexed` configuration: the inner chunk shape, the shard layout and
 /// the inner codec chain. Index codecs must keep the index at a fixed size (`bytes`, then
@@ -170,7 +185,7 @@ type Chain = (Order, ByteOrder, Vec<CodecRef>);
 fn parse_sharding(
     config: &Map<String, Value>,
     shard_shape: Vec<u64>,
-    item_size: usize,
+    kind: &DataKind,
     rank: usize,
 ) -> Result<(Vec<u64>, Sharding, Chain)> {
     let inner = u64_list(
@@ -181,7 +196,7 @@ fn parse_sharding(
         .get("codecs")
         .and_then(Value::as_array)
         .ok_or_else(|| bad("sharding_indexed codecs", "a list of codec objects"))?;
-    let chain = parse_codecs(codecs, item_size, rank)?;
+    let chain = parse_codecs(codecs, kind, rank)?;
     let default_index = vec![
         json!({"name": "bytes", "configuration": {"endian": "little"}}),
         json!({"name": "crc32c"}),
@@ -196,7 +211,8 @@ fn parse_sharding(
             ))
         }
     };
-    let (_, index_endian, index_chain) = parse_codecs(&index_codecs, 8, 1)?;
+    let index = parse_codecs(&index_codecs, &DataKind::UInt(8), 1)?;
+    let (index_endian, index_chain) = (index.dtype.order, index.compressors);
     if let Some(codec) = index_chain
         .iter()
         .find(|c| c.config().get("id").and_then(Value::as_str) != Some("crc32c"))
@@ -301,16 +317,15 @@ fn parse_key_encoding(value: Option<&Value>) -> Result<KeyEncoding> {
     Ok(KeyEncoding { prefix, separator })
 }
 
-/// Splits a codec list into chunk order (from `transpose`), byte order (from `bytes`) and
-/// the bytes-to-bytes chain.
-fn parse_codecs(
-    codecs: &[Value],
-    item_size: usize,
-    rank: usize,
-) -> Result<(Order, ByteOrder, Vec<CodecRef>)> {
+/// Splits a codec list into chunk order (from `transpose`), the array-to-array
+/// `numcodecs.*` filters, byte order (from `bytes`) and the bytes-to-bytes chain, for an
+/// array of `kind`.
+fn parse_codecs(codecs: &[Value], kind: &DataKind, rank: usize) -> Result<Chain> {
     let mut order = Order::C;
+    let mut transposed = false;
     let mut endian = None;
-    let mut compressors = Vec::new();
+    let mut filter_configs = Vec::new();
+    let mut compressor_configs = Vec::new();
     for codec in codecs {
         let name = codec
             .get("name")
@@ -321,6 +336,9 @@ fn parse_codecs(
             .get("configuration")
             .and_then(Value::as_object)
             .unwrap_or(&empty);
+        let filter_id = name
+            .strip_prefix("numcodecs.")
+            .filter(|id| filter::SUPPORTED.contains(id));
         match name {
             "transpose" if endian.is_none() => {
                 let perm = u64_list(
@@ -332,6 +350,7 @@ fn parse_codecs(
                 order = if perm == identity {
                     order
                 } else if perm == reversed {
+                    transposed = true;
                     match order {
                         Order::C => Order::F,
                         Order::F => Order::C,
@@ -346,7 +365,7 @@ fn parse_codecs(
                 endian = Some(match config.get("endian").and_then(Value::as_str) {
                     Some("big") => ByteOrder::Big,
                     Some("little") => ByteOrder::Little,
-                    None if item_size == 1 => ByteOrder::Little,
+                    None => ByteOrder::NotApplicable,
                     _ => {
                         return Err(bad(
                             "codecs",
@@ -360,9 +379,12 @@ fn parse_codecs(
                     "the sharding codec is not supported yet".into(),
                 ))
             }
-            _ if endian.is_some() => {
-                compressors.push(codec::from_config(&to_v2_config(name, config)?, item_size)?)
+            _ if endian.is_none() && filter_id.is_some() => {
+                let mut config = config.clone();
+                config.insert("id".into(), filter_id.expect("some").into());
+                filter_configs.push(Value::Object(config));
             }
+            _ if endian.is_some() => compressor_configs.push(to_v2_config(name, config)?),
             _ => {
                 return Err(Error::CodecUnsupported(format!(
                     "codec {name:?} is not supported before the bytes codec"
@@ -371,7 +393,51 @@ fn parse_codecs(
         }
     }
     let endian = endian.ok_or_else(|| bad("codecs", "a list with one \"bytes\" codec"))?;
-    Ok((order, endian, compressors))
+    if transposed && !filter_configs.is_empty() {
+        return Err(Error::Unsupported(
+            "a transpose codec together with array-to-array numcodecs filters is not supported"
+                .into(),
+        ));
+    }
+    // The array's byte order is what the first filter receives: its `dtype` when it names
+    // one, else this machine's; without filters, the `bytes` codec's.
+    let first_order = filter_configs
+        .first()
+        .and_then(|c| c.get("dtype").or_else(|| c.get("decode_dtype")))
+        .and_then(Value::as_str)
+        .and_then(|t| filter::parse_dtype(t).ok())
+        .map_or(ByteOrder::NATIVE, |t| t.order);
+    let input = if filter_configs.is_empty() {
+        DType::new(kind.clone(), endian)
+    } else {
+        DType::new(kind.clone(), first_order)
+    };
+    let filters = filter::chain_from_json(&Value::Array(filter_configs), &input)?;
+    let encoded = filter::output_dtype(&filters, &input);
+    if encoded.item_size() > 1 {
+        if endian == ByteOrder::NotApplicable {
+            return Err(bad(
+                "codecs",
+                "a bytes codec with endian \"little\" or \"big\"",
+            ));
+        }
+        if !filters.is_empty() && encoded.order != endian {
+            return Err(Error::Unsupported(format!(
+                "the bytes codec's byte order differs from the last filter's output type {}",
+                encoded.to_v2()
+            )));
+        }
+    }
+    let compressors = compressor_configs
+        .iter()
+        .map(|c| codec::from_config(c, encoded.item_size()))
+        .collect::<Result<_>>()?;
+    Ok(Chain {
+        order,
+        dtype: input,
+        filters,
+        compressors,
+    })
 }
 
 /// The numcodecs-style configuration of a v3 bytes-to-bytes codec.
@@ -506,18 +572,44 @@ pub fn render_array(meta: &ArrayMeta, attributes: &Map<String, Value>) -> Result
         let perm: Vec<u64> = (0..meta.rank() as u64).rev().collect();
         codecs.push(json!({"name": "transpose", "configuration": {"order": perm}}));
     }
-    if meta.item_size() == 1 {
+    if !meta.filters.is_empty() && !codecs.is_empty() {
+        return Err(Error::Unsupported(
+            "Zarr v3 metadata cannot hold array-to-array filters together with F order".into(),
+        ));
+    }
+    let mut bytes_filters = Vec::new();
+    for filter in &meta.filters {
+        if filter.array_to_array() {
+            if !bytes_filters.is_empty() {
+                return Err(Error::Unsupported(format!(
+                    "filter {} follows a checksum or shuffle filter, which Zarr v3 cannot express",
+                    Value::Object(filter.config())
+                )));
+            }
+            let mut config = filter.config();
+            let id = config.shift_remove("id").unwrap_or_default();
+            let id = id.as_str().unwrap_or_default();
+            codecs.push(json!({"name": format!("numcodecs.{id}"), "configuration": config}));
+        } else {
+            bytes_filters.push(filter.config());
+        }
+    }
+    let encoded = filter::output_dtype(&meta.filters, &meta.dtype);
+    if encoded.item_size() == 1 {
         codecs.push(json!({"name": "bytes"}));
     } else {
-        let endian = if meta.dtype.order == ByteOrder::Big {
+        let endian = if encoded.order == ByteOrder::Big {
             "big"
         } else {
             "little"
         };
         codecs.push(json!({"name": "bytes", "configuration": {"endian": endian}}));
     }
+    for config in bytes_filters {
+        codecs.push(to_v3_codec(config, encoded.item_size()));
+    }
     for codec in &meta.compressors {
-        codecs.push(to_v3_codec(codec.config(), meta.item_size()));
+        codecs.push(to_v3_codec(codec.config(), encoded.item_size()));
     }
     let grid_shape = meta.storage_shape().to_vec();
     if let Some(shard) = &meta.shard {

@@ -105,6 +105,14 @@ impl Array {
         check_writable(store.as_ref(), &format!("create an array at {path:?}"))?;
         let s = store.as_ref();
         check_parents(s, &path)?;
+        if format == Format::V1 {
+            return Err(Error::Unsupported(
+                "new arrays are written in format 2 or 3, not 1".into(),
+            ));
+        }
+        // Rendered before anything is erased or written: a document that cannot be
+        // written leaves the store as it was.
+        let document = format.render_array(&meta, attributes)?;
         match mode {
             Mode::Read | Mode::ReadWrite => {
                 return Err(Error::InvalidArg(format!(
@@ -132,12 +140,6 @@ impl Array {
                 }
             }
         }
-        if format == Format::V1 {
-            return Err(Error::Unsupported(
-                "new arrays are written in format 2 or 3, not 1".into(),
-            ));
-        }
-        let document = format.render_array(&meta, attributes)?;
         ensure_parent_groups(s, &path, format)?;
         store.set(&join_key(&path, format.array_key()), &document)?;
         let array = Array::new(store, path, meta, format, true);
