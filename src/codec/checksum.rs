@@ -16,7 +16,10 @@ pub enum Algorithm {
     /// HDF5's Fletcher-32 (16-bit big-endian words).
     Fletcher32,
     /// HDF5's Bob Jenkins lookup3 hash, with a seed and bytes hashed before the data.
-    Lookup3 { initval: u32, prefix: Option<Vec<u8>> },
+    Lookup3 {
+        initval: u32,
+        prefix: Option<Vec<u8>>,
+    },
 }
 
 /// A checksum codec.

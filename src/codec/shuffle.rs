@@ -23,7 +23,7 @@ impl Shuffle {
     }
 
     fn check(&self, len: usize) -> Result<()> {
-        if self.elementsize > 1 && len % self.elementsize != 0 {
+        if self.elementsize > 1 && !len.is_multiple_of(self.elementsize) {
             return Err(Error::Codec(format!(
                 "shuffle: {len} bytes are not a whole number of {}-byte elements",
                 self.elementsize

@@ -61,8 +61,8 @@ impl Categorize {
                 .as_str()
                 .ok_or_else(|| bad("astype", "an integer data type"))?,
         };
-        let astype =
-            parse_dtype(astype).map_err(|e| bad("astype", &format!("an integer data type ({e})")))?;
+        let astype = parse_dtype(astype)
+            .map_err(|e| bad("astype", &format!("an integer data type ({e})")))?;
         let a = NumType::of(&astype, "filter \"categorize\" \"astype\"")?;
         if !matches!(a.kind, Kind::Int | Kind::UInt) {
             return Err(bad("astype", "an integer data type"));
@@ -168,7 +168,7 @@ impl Filter for Categorize {
 
     fn encode(&self, data: &[u8]) -> Result<Vec<u8>> {
         let (isz, asz) = (self.item_bytes(), self.a.size);
-        if data.len() % isz != 0 {
+        if !data.len().is_multiple_of(isz) {
             return Err(Error::Codec(format!(
                 "categorize: {} bytes are not a whole number of {} items",
                 data.len(),
@@ -184,7 +184,7 @@ impl Filter for Categorize {
 
     fn decode_into(&self, data: &[u8], out: &mut [u8]) -> Result<()> {
         let (isz, asz) = (self.item_bytes(), self.a.size);
-        if out.len() % isz != 0 || data.len() != self.encoded_len(out.len()) {
+        if !out.len().is_multiple_of(isz) || data.len() != self.encoded_len(out.len()) {
             return Err(Error::Codec(format!(
                 "categorize: encoded data has {} bytes, expected {}",
                 data.len(),

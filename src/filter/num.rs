@@ -230,14 +230,14 @@ fn float_for(float: usize, int: usize) -> usize {
 /// the 32- or 64-bit conversion used.
 fn float_to_int_bits(f: f64, size: usize, signed: bool) -> u64 {
     let cvt32 = |f: f64| -> i64 {
-        if f.is_nan() || f >= 2147483648.0 || f <= -2147483649.0 {
+        if !(-2147483648.0..2147483648.0).contains(&f.trunc()) {
             i32::MIN as i64
         } else {
             f as i64
         }
     };
     let cvt64 = |f: f64| -> i64 {
-        if f.is_nan() || f >= 9223372036854775808.0 || f < -9223372036854775808.0 {
+        if !(-9223372036854775808.0..9223372036854775808.0).contains(&f) {
             i64::MIN
         } else {
             f as i64
@@ -246,7 +246,7 @@ fn float_to_int_bits(f: f64, size: usize, signed: bool) -> u64 {
     match (size, signed) {
         (1 | 2, _) | (4, true) => cvt32(f) as u64,
         (4, false) | (8, true) => cvt64(f) as u64,
-        _ if f >= 9223372036854775808.0 && f < 18446744073709551616.0 => {
+        _ if (9223372036854775808.0..18446744073709551616.0).contains(&f) => {
             (cvt64(f - 9223372036854775808.0) as u64) ^ (1 << 63)
         }
         _ => cvt64(f) as u64,
@@ -271,7 +271,10 @@ mod tests {
         assert_eq!(i1.cast(Value::I(200)), Value::I(-56));
         assert_eq!(i1.cast(Value::F(-3.9)), Value::I(-3));
         assert_eq!(t(Kind::UInt, 1).cast(Value::F(-1.0)), Value::U(255));
-        assert_eq!(t(Kind::Float, 4).cast(Value::F(0.1)), Value::F(0.1f32 as f64));
+        assert_eq!(
+            t(Kind::Float, 4).cast(Value::F(0.1)),
+            Value::F(0.1f32 as f64)
+        );
         assert_eq!(i1.sub(Value::I(-128), Value::I(1)), Value::I(127));
         let p = NumType::promote(t(Kind::UInt, 1), t(Kind::Int, 2));
         assert_eq!((p.kind, p.size), (Kind::Int, 2));

@@ -233,7 +233,7 @@ impl Filter for Numeric {
 
     fn encode(&self, data: &[u8]) -> Result<Vec<u8>> {
         let (ts, asz) = (self.t.size, self.a.size);
-        if data.len() % ts != 0 {
+        if !data.len().is_multiple_of(ts) {
             return Err(Error::Codec(format!(
                 "{}: {} bytes are not a whole number of {} items",
                 self.id(),
@@ -265,7 +265,7 @@ impl Filter for Numeric {
     fn decode_into(&self, data: &[u8], out: &mut [u8]) -> Result<()> {
         let (ts, asz) = (self.t.size, self.a.size);
         let n = out.len() / ts;
-        if out.len() % ts != 0 || data.len() != n * asz {
+        if !out.len().is_multiple_of(ts) || data.len() != n * asz {
             return Err(Error::Codec(format!(
                 "{}: encoded data has {} bytes, expected {}",
                 self.id(),

@@ -325,11 +325,26 @@ pub(crate) fn decode_chunk(meta: &ArrayMeta, key: &str, raw: &[u8], out: &mut [u
 
 /// Undoes the compressors of a chunk into `out` (the exact size the filters produced).
 fn decompress(meta: &ArrayMeta, raw: &[u8], out: &mut [u8]) -> Result<()> {
-    // Outer codecs (all but the first) undo their layer into a new buffer; the first
-    // decodes straight into `out`.
+    // Outer codecs (all but the first) undo their layer into a new buffer — of the size
+    // the codecs before them give when that follows from `out` (checksums, shuffle), else
+    // of the size their own data gives; the first decodes straight into `out`.
+    let codecs = &meta.compressors;
+    let mut decoded_sizes = Vec::with_capacity(codecs.len());
+    let mut size = Some(out.len());
+    for codec in codecs {
+        decoded_sizes.push(size);
+        size = size.and_then(|s| codec.encoded_len(s));
+    }
     let mut data = std::borrow::Cow::Borrowed(raw);
-    for codec in meta.compressors.iter().skip(1).rev() {
-        data = std::borrow::Cow::Owned(codec.decode_outer(&data)?);
+    for i in (1..codecs.len()).rev() {
+        data = std::borrow::Cow::Owned(match decoded_sizes[i] {
+            Some(len) => {
+                let mut buf = vec![0u8; len];
+                codecs[i].decode_into(&data, &mut buf)?;
+                buf
+            }
+            None => codecs[i].decode_outer(&data)?,
+        });
     }
     match meta.compressors.first() {
         Some(codec) => codec.decode_into(&data, out),

@@ -10,8 +10,8 @@ pub mod v2;
 pub mod v3;
 
 use crate::codec::CodecRef;
-use crate::filter::FilterRef;
 use crate::error::{checked_product, to_usize, Error, Result};
+use crate::filter::FilterRef;
 use dtype::DType;
 use fill::FillValue;
 

@@ -5,8 +5,8 @@ use super::dtype::DType;
 use super::fill::{parse_fill, render_fill};
 use super::{json, ArrayMeta, KeyEncoding, Order};
 use crate::codec;
-use crate::filter;
 use crate::error::{Error, Result};
+use crate::filter;
 use serde_json::{Map, Value};
 
 /// Key of an array's metadata document.

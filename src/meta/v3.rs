@@ -7,8 +7,8 @@ use super::dtype::{ByteOrder, DType, DataKind};
 use super::fill::FillValue;
 use super::{doc, json, ArrayMeta, KeyEncoding, Order, Sharding};
 use crate::codec::{self, CodecRef};
-use crate::filter::{self, FilterRef};
 use crate::error::{Error, Result};
+use crate::filter::{self, FilterRef};
 use half::f16;
 use serde_json::{json, Map, Value};
 
@@ -578,6 +578,8 @@ pub fn render_array(meta: &ArrayMeta, attributes: &Map<String, Value>) -> Result
         ));
     }
     let mut bytes_filters = Vec::new();
+    // What the `bytes` codec receives: the output of the last array-to-array filter.
+    let mut encoded = meta.dtype.clone();
     for filter in &meta.filters {
         if filter.array_to_array() {
             if !bytes_filters.is_empty() {
@@ -590,11 +592,11 @@ pub fn render_array(meta: &ArrayMeta, attributes: &Map<String, Value>) -> Result
             let id = config.shift_remove("id").unwrap_or_default();
             let id = id.as_str().unwrap_or_default();
             codecs.push(json!({"name": format!("numcodecs.{id}"), "configuration": config}));
+            encoded = filter.encoded_dtype();
         } else {
             bytes_filters.push(filter.config());
         }
     }
-    let encoded = filter::output_dtype(&meta.filters, &meta.dtype);
     if encoded.item_size() == 1 {
         codecs.push(json!({"name": "bytes"}));
     } else {
