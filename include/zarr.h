@@ -876,7 +876,8 @@ ZARR_API uint32_t zarr_version_number(void);
 ZARR_API const char *zarr_version_string(void);
 
 /**
- * Whether this build supports the codec `id` ("blosc", "zstd", …); false for NULL.
+ * Whether this build supports the codec or filter `id` ("blosc", "zstd", "delta", …);
+ * false for NULL.
  */
 ZARR_API bool zarr_codec_supported(const char *id);
 

@@ -649,7 +649,8 @@ module zarr_c
       type(c_ptr) :: res
     end function c_zarr_version_string
 
-    ! Whether this build supports the codec `id` ("blosc", "zstd", …); false for NULL.
+    ! Whether this build supports the codec or filter `id` ("blosc", "zstd", "delta", …);
+    ! false for NULL.
     function c_zarr_codec_supported(id) &
         bind(c, name="zarr_codec_supported") result(res)
       import

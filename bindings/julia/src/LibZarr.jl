@@ -613,7 +613,8 @@ end
 """
     zarr_codec_supported(id) -> Bool
 
-Whether this build supports the codec `id` ("blosc", "zstd", …); false for NULL.
+Whether this build supports the codec or filter `id` ("blosc", "zstd", "delta", …);
+false for NULL.
 """
 function zarr_codec_supported(id)
     ccall((:zarr_codec_supported, libzarr), Bool, (Cstring,), id)
