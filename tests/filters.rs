@@ -4,6 +4,7 @@
 
 use serde_json::{json, Value};
 use std::sync::Arc;
+use zarr::filter::Filter;
 use zarr::meta::dtype::ElementType;
 use zarr::meta::Order;
 use zarr::node::{Array, ArrayBuilder, Mode};
@@ -180,7 +181,8 @@ fn every_filter_alone_and_in_chains_round_trips() {
                 let array = array.unwrap_or_else(|e| panic!("{filters} v{format}: {e}"));
                 round_trip(&store, &array, elem, exact);
                 let meta = array.metadata();
-                assert_eq!(meta.filters.len(), filters.as_array().unwrap().len());
+                let stated = meta.filters.iter().filter(|f| !f.implicit()).count();
+                assert_eq!(stated, filters.as_array().unwrap().len());
             }
         }
     }
@@ -219,7 +221,7 @@ fn v3_metadata_places_numcodecs_filters() {
         doc["codecs"],
         json!([
             {"name": "numcodecs.fixedscaleoffset", "configuration": {"scale": 10, "offset": 1.5, "dtype": "<f8", "astype": ">i4"}},
-            {"name": "bytes", "configuration": {"endian": "big"}},
+            {"name": "bytes", "configuration": {"endian": "little"}},
             {"name": "numcodecs.shuffle", "configuration": {"elementsize": 4}},
             {"name": "numcodecs.crc32", "configuration": {"location": "end"}},
         ])

@@ -39,6 +39,11 @@ pub trait Filter: Send + Sync + std::fmt::Debug {
     fn array_to_array(&self) -> bool {
         true
     }
+    /// Whether it stands for no metadata entry: the byte-order change of Zarr v3's `bytes`
+    /// codec after array-to-array filters whose output has the other byte order.
+    fn implicit(&self) -> bool {
+        false
+    }
 }
 
 /// A shared filter.
@@ -79,6 +84,25 @@ pub fn chain_from_json(filters: &Value, dtype: &DType) -> Result<Vec<FilterRef>>
             "filters must be a list or null, not {other}"
         ))),
     }
+}
+
+/// For Zarr v3: adds to `filters` the byte-order change the `bytes` codec makes when the
+/// array-to-array filters (those before any checksum or shuffle) produce multi-byte items
+/// in the other order than `order`.
+pub fn with_byte_order(
+    mut filters: Vec<FilterRef>,
+    dtype: &DType,
+    order: ByteOrder,
+) -> Result<Vec<FilterRef>> {
+    let at = filters
+        .iter()
+        .position(|f| !f.array_to_array())
+        .unwrap_or(filters.len());
+    let out = output_dtype(&filters[..at], dtype);
+    if at > 0 && out.item_size() > 1 && out.order != order && order != ByteOrder::NotApplicable {
+        filters.insert(at, Arc::new(numeric::Numeric::byte_order(&out, order)?));
+    }
+    Ok(filters)
 }
 
 /// The data type after every filter of `filters` has encoded data of `dtype`.

@@ -421,13 +421,9 @@ fn parse_codecs(codecs: &[Value], kind: &DataKind, rank: usize) -> Result<Chain>
                 "a bytes codec with endian \"little\" or \"big\"",
             ));
         }
-        if !filters.is_empty() && encoded.order != endian {
-            return Err(Error::Unsupported(format!(
-                "the bytes codec's byte order differs from the last filter's output type {}",
-                encoded.to_v2()
-            )));
-        }
     }
+    let filters = filter::with_byte_order(filters, &input, endian)?;
+    let encoded = filter::output_dtype(&filters, &input);
     let compressors = compressor_configs
         .iter()
         .map(|c| codec::from_config(c, encoded.item_size()))
@@ -581,7 +577,9 @@ pub fn render_array(meta: &ArrayMeta, attributes: &Map<String, Value>) -> Result
     // What the `bytes` codec receives: the output of the last array-to-array filter.
     let mut encoded = meta.dtype.clone();
     for filter in &meta.filters {
-        if filter.array_to_array() {
+        if filter.implicit() {
+            encoded = filter.encoded_dtype();
+        } else if filter.array_to_array() {
             if !bytes_filters.is_empty() {
                 return Err(Error::Unsupported(format!(
                     "filter {} follows a checksum or shuffle filter, which Zarr v3 cannot express",

@@ -193,6 +193,13 @@ impl ArrayBuilder {
                 )))
             }
         };
+        // Zarr v3's `bytes` codec stores items in the array's byte order, as zarr-python
+        // writes it, whatever order the filters produce.
+        let filters = match self.format {
+            Format::V3 => filter::with_byte_order(filters, &self.dtype, self.dtype.order)
+                .map_err(as_invalid_arg)?,
+            _ => filters,
+        };
         // The compressor receives what the last filter produces.
         let codec_item_size = filter::output_dtype(&filters, &self.dtype).item_size();
         let compressors = match self.compressor.as_ref().unwrap_or(&default_compressor) {
