@@ -806,7 +806,9 @@ zarr_status_t zarr_array_builder_set_compressor_json(zarr_array_builder_t *build
                                                      const char *json);
 
 /**
- * Sets the filter list as JSON ("null" or "[]" for none).
+ * Sets the filter list as JSON: numcodecs configurations applied in order before the
+ * compressor (`[{"id": "delta", "dtype": "<i4"}, {"id": "crc32"}]`), "null" or "[]" for
+ * none. Each filter is checked against the type it receives when the array is created.
  */
 ZARR_API
 zarr_status_t zarr_array_builder_set_filters_json(zarr_array_builder_t *builder,
