@@ -316,3 +316,28 @@ fn stored_filter_metadata_is_checked_when_opened() {
         "{err}"
     );
 }
+
+#[test]
+fn sharded_v3_arrays_filter_inner_chunks() {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let mut b = ArrayBuilder::new(vec![10, 7], ElementType::Int32);
+    b.chunks(vec![2, 3])
+        .shard_shape(vec![4, 6])
+        .filters(json!([{"id": "delta", "dtype": "<i4"}, {"id": "crc32"}]))
+        .compressor(Value::Null);
+    b.zarr_format(3).unwrap();
+    let a = b.create(store.clone(), "a", Mode::CreateNew).unwrap();
+    let doc: Value = serde_json::from_slice(&store.get("a/zarr.json").unwrap().unwrap()).unwrap();
+    let inner = &doc["codecs"][0]["configuration"]["codecs"];
+    assert_eq!(inner[0]["name"], "numcodecs.delta");
+    assert_eq!(inner[2]["name"], "numcodecs.crc32");
+    let data: Vec<u8> = (0..70i32).flat_map(|v| (v * v).to_ne_bytes()).collect();
+    a.write(&[0, 0], &[10, 7], ElementType::Int32, Order::C, &data)
+        .unwrap();
+    let again = Array::open(store, "a", Mode::Read).unwrap();
+    let mut out = vec![0u8; data.len()];
+    again
+        .read(&[0, 0], &[10, 7], ElementType::Int32, Order::C, &mut out)
+        .unwrap();
+    assert_eq!(out, data);
+}

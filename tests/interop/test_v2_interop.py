@@ -1193,8 +1193,8 @@ def test_nat_fill_value_string(tool, tmp_path):
 
 
 UNSUPPORTED_METADATA = {
-    "filters": ({"filters": [{"id": "delta", "dtype": "<i4"}]}, "ZARR_ERR_CODEC_UNSUPPORTED",
-                "delta"),
+    "filters": ({"filters": [{"id": "zfpy", "mode": 4}]}, "ZARR_ERR_CODEC_UNSUPPORTED", "zfpy"),
+    "filter-dtype": ({"filters": [{"id": "delta", "dtype": "<f8"}]}, "ZARR_ERR_METADATA", "<f8"),
     "bytes-dtype": ({"dtype": "|S5", "fill_value": None}, "ZARR_ERR_UNSUPPORTED", "S5"),
     "structured-dtype": ({"dtype": [["a", "<i4"], ["b", "<f8"]], "fill_value": None},
                          "ZARR_ERR_UNSUPPORTED", "structured"),
