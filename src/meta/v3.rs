@@ -414,13 +414,11 @@ fn parse_codecs(codecs: &[Value], kind: &DataKind, rank: usize) -> Result<Chain>
     };
     let filters = filter::chain_from_json(&Value::Array(filter_configs), &input)?;
     let encoded = filter::output_dtype(&filters, &input);
-    if encoded.item_size() > 1 {
-        if endian == ByteOrder::NotApplicable {
-            return Err(bad(
-                "codecs",
-                "a bytes codec with endian \"little\" or \"big\"",
-            ));
-        }
+    if encoded.item_size() > 1 && endian == ByteOrder::NotApplicable {
+        return Err(bad(
+            "codecs",
+            "a bytes codec with endian \"little\" or \"big\"",
+        ));
     }
     let filters = filter::with_byte_order(filters, &input, endian)?;
     let encoded = filter::output_dtype(&filters, &input);
