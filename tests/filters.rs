@@ -4,7 +4,6 @@
 
 use serde_json::{json, Value};
 use std::sync::Arc;
-use zarr::filter::Filter;
 use zarr::meta::dtype::ElementType;
 use zarr::meta::Order;
 use zarr::node::{Array, ArrayBuilder, Mode};
