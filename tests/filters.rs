@@ -272,9 +272,20 @@ fn rejected_filters_write_nothing() {
         (json!([{"id": "unknown_filter"}]), "unknown_filter"),
         (json!([{"id": "packbits"}]), "packbits"),
         (json!({"id": "delta"}), "list"),
+        (
+            json!([{"id": "delta", "dtype": "<i4", "astype": "<i8"}]),
+            "larger",
+        ),
     ] {
-        let (store, a) = make(ElementType::Int32, "<i4", filters, Value::Null, 2);
-        let err = a.unwrap_err().to_string();
+        let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+        let mut b = ArrayBuilder::new(vec![1 << 40], ElementType::Int32);
+        b.chunks(vec![(1 << 32) - 1])
+            .filters(filters)
+            .compressor(Value::Null);
+        let err = b
+            .create(store.clone(), "a", Mode::CreateNew)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains(kind), "{err}");
         assert!(store.list().unwrap().is_empty(), "{err}");
     }

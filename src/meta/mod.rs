@@ -247,7 +247,19 @@ impl ArrayMeta {
                     self.chunks
                 ))
             })?;
-        to_usize(chunk_bytes, "chunk size")?;
+        let mut size = to_usize(chunk_bytes, "chunk size")?;
+        // Filters may widen items (delta or astype to a larger type): what they make must
+        // stay within the same bound, as it is allocated when decoding.
+        for filter in &self.filters {
+            size = filter.encoded_len(size);
+            if size as u64 > MAX_CHUNK_BYTES + 4 {
+                return Err(Error::Metadata(format!(
+                    "filter {} makes chunks of {:?} larger than {MAX_CHUNK_BYTES} bytes",
+                    serde_json::Value::Object(filter.config()),
+                    self.chunks
+                )));
+            }
+        }
         if self.key_encoding.separator != '.' && self.key_encoding.separator != '/' {
             return Err(Error::Metadata(format!(
                 "chunk key separator {:?} must be \".\" or \"/\"",
