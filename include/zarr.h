@@ -891,7 +891,9 @@ zarr_status_t zarr_array_builder_set_compressor_json(zarr_array_builder_t *build
                                                      const char *json);
 
 /**
- * Sets the filter list as JSON ("null" or "[]" for none).
+ * Sets the filter list as JSON: numcodecs configurations applied in order before the
+ * compressor (`[{"id": "delta", "dtype": "<i4"}, {"id": "crc32"}]`), "null" or "[]" for
+ * none. Each filter is checked against the type it receives when the array is created.
  */
 ZARR_API
 zarr_status_t zarr_array_builder_set_filters_json(zarr_array_builder_t *builder,
@@ -977,7 +979,8 @@ ZARR_API uint32_t zarr_version_number(void);
 ZARR_API const char *zarr_version_string(void);
 
 /**
- * Whether this build supports the codec `id` ("blosc", "zstd", …); false for NULL.
+ * Whether this build supports the codec or filter `id` ("blosc", "zstd", "delta", …);
+ * false for NULL.
  */
 ZARR_API bool zarr_codec_supported(const char *id);
 

@@ -1,7 +1,7 @@
 //! libzarr: Zarr arrays for C, C++, Fortran and Rust.
 //!
 //! Layers, from the store up: [`store`] (key-value stores), [`meta`] (metadata documents ⇄
-//! one internal model), [`codec`] (compressors), [`io`] (region → chunk plan, parallel
+//! one internal model), [`codec`] (compressors), [`filter`] (array-aware filters), [`io`] (region → chunk plan, parallel
 //! chunk work), [`node`] (arrays and the groups above them) and `ffi` (the C ABI).
 //!
 //! ```
@@ -21,6 +21,7 @@
 pub mod codec;
 pub mod error;
 pub mod ffi;
+pub mod filter;
 pub mod io;
 pub mod meta;
 pub mod node;

@@ -1,12 +1,15 @@
-//! Codecs: the bytes→bytes compressors of v2 metadata (numcodecs-compatible), built from
-//! their JSON configuration through one explicit registry.
+//! Codecs: the bytes→bytes codecs of v2 metadata (numcodecs-compatible compressors,
+//! checksums and shuffle), built from their JSON configuration through one explicit
+//! registry.
 
 mod blosc;
 mod bz2;
+mod checksum;
 mod crc32c;
 mod deflate;
 mod lz4;
 mod lzma;
+mod shuffle;
 mod zstd;
 
 use crate::error::{Error, Result};
@@ -41,18 +44,36 @@ pub trait Codec: Send + Sync + std::fmt::Debug {
         check_limit(&self.config(), out.len(), limit)?;
         Ok(out)
     }
+    /// The encoded size of `len` bytes, when it follows from `len` alone (checksums,
+    /// shuffle); `None` for compressors.
+    fn encoded_len(&self, _len: usize) -> Option<usize> {
+        None
+    }
 }
 
 /// A shared codec.
 pub type CodecRef = Arc<dyn Codec>;
 
 /// The codec ids this build supports.
-pub const SUPPORTED: [&str; 8] = [
-    "blosc", "zlib", "gzip", "bz2", "lzma", "zstd", "lz4", "crc32c",
+pub const SUPPORTED: [&str; 13] = [
+    "blosc",
+    "zlib",
+    "gzip",
+    "bz2",
+    "lzma",
+    "zstd",
+    "lz4",
+    "crc32c",
+    "crc32",
+    "adler32",
+    "fletcher32",
+    "jenkins_lookup3",
+    "shuffle",
 ];
 
 /// Builds a codec from its v2 configuration (`{"id": "zstd", "level": 3}`); `item_size`
-/// is the array's item size (blosc's default `typesize`).
+/// is the item size of the data it encodes (blosc's default `typesize`, shuffle's
+/// `elementsize: 0`).
 pub fn from_config(config: &Map<String, Value>, item_size: usize) -> Result<CodecRef> {
     let id = config.get("id").and_then(Value::as_str).ok_or_else(|| {
         Error::Metadata(format!(
@@ -70,6 +91,10 @@ pub fn from_config(config: &Map<String, Value>, item_size: usize) -> Result<Code
         "zstd" => Arc::new(zstd::Zstd::from_config(&cfg)?),
         "lz4" => Arc::new(lz4::Lz4::from_config(&cfg)?),
         "crc32c" => Arc::new(crc32c::Crc32c),
+        "crc32" | "adler32" | "fletcher32" | "jenkins_lookup3" => {
+            Arc::new(checksum::Checksum::from_config(&cfg)?)
+        }
+        "shuffle" => Arc::new(shuffle::Shuffle::from_config(&cfg, item_size)?),
         other => {
             return Err(Error::CodecUnsupported(format!(
                 "codec id {other:?} is not supported"

@@ -199,7 +199,9 @@ pub unsafe extern "C" fn zarr_array_builder_set_compressor_json(
     })
 }
 
-/// Sets the filter list as JSON ("null" or "[]" for none).
+/// Sets the filter list as JSON: numcodecs configurations applied in order before the
+/// compressor (`[{"id": "delta", "dtype": "<i4"}, {"id": "crc32"}]`), "null" or "[]" for
+/// none. Each filter is checked against the type it receives when the array is created.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_builder_set_filters_json(
     builder: *mut zarr_array_builder_t,

@@ -77,11 +77,14 @@ pub extern "C" fn zarr_version_string() -> *const c_char {
     })
 }
 
-/// Whether this build supports the codec `id` ("blosc", "zstd", …); false for NULL.
+/// Whether this build supports the codec or filter `id` ("blosc", "zstd", "delta", …);
+/// false for NULL.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_codec_supported(id: *const c_char) -> bool {
     ffi_guard!(false => {
-        c_str(id, "id").map(|id| crate::codec::SUPPORTED.contains(&id)).unwrap_or(false)
+        c_str(id, "id")
+            .map(|id| crate::codec::SUPPORTED.contains(&id) || crate::filter::SUPPORTED.contains(&id))
+            .unwrap_or(false)
     })
 }
 

@@ -303,27 +303,31 @@ impl<'a> Plan<'a> {
     }
 }
 
-/// Decodes a stored chunk into `out` (its exact decoded size), still in stored byte order.
+/// Decodes a stored chunk into `out` (its exact decoded size), still in stored byte order:
+/// the compressors, then the filters in reverse order. Every intermediate size follows
+/// from the chunk size and the filters, never from the stored bytes.
 pub(crate) fn decode_chunk(meta: &ArrayMeta, key: &str, raw: &[u8], out: &mut [u8]) -> Result<()> {
     let result = (|| {
-        // Outer codecs (all but the first) undo their layer into a new buffer; the first
-        // decodes straight into `out`.
-        let mut data = std::borrow::Cow::Borrowed(raw);
-        for codec in meta.compressors.iter().skip(1).rev() {
-            data = std::borrow::Cow::Owned(codec.decode_outer(&data)?);
+        if meta.filters.is_empty() {
+            return decompress(meta, raw, out);
         }
-        match meta.compressors.first() {
-            Some(codec) => codec.decode_into(&data, out),
-            None if data.len() == out.len() => {
-                out.copy_from_slice(&data);
-                Ok(())
+        // Sizes of the data each filter receives when encoding, then what the last makes.
+        let mut sizes = vec![out.len()];
+        for filter in &meta.filters {
+            sizes.push(filter.encoded_len(*sizes.last().expect("non-empty")));
+        }
+        let mut data = vec![0u8; sizes[meta.filters.len()]];
+        decompress(meta, raw, &mut data)?;
+        for (i, filter) in meta.filters.iter().enumerate().rev() {
+            if i == 0 {
+                filter.decode_into(&data, out)?;
+            } else {
+                let mut decoded = vec![0u8; sizes[i]];
+                filter.decode_into(&data, &mut decoded)?;
+                data = decoded;
             }
-            None => Err(Error::Codec(format!(
-                "uncompressed chunk has {} bytes, expected {}",
-                data.len(),
-                out.len()
-            ))),
         }
+        Ok(())
     })();
     result.map_err(|e| match e {
         Error::Codec(m) => Error::Codec(format!("chunk {key:?}: {m}")),
@@ -331,12 +335,55 @@ pub(crate) fn decode_chunk(meta: &ArrayMeta, key: &str, raw: &[u8], out: &mut [u
     })
 }
 
-/// Encodes a chunk held in stored byte order (the array has at least one codec).
+/// Undoes the compressors of a chunk into `out` (the exact size the filters produced).
+fn decompress(meta: &ArrayMeta, raw: &[u8], out: &mut [u8]) -> Result<()> {
+    // Outer codecs (all but the first) undo their layer into a new buffer — of the size
+    // the codecs before them give when that follows from `out` (checksums, shuffle), else
+    // of the size their own data gives; the first decodes straight into `out`.
+    let codecs = &meta.compressors;
+    let mut decoded_sizes = Vec::with_capacity(codecs.len());
+    let mut size = Some(out.len());
+    for codec in codecs {
+        decoded_sizes.push(size);
+        size = size.and_then(|s| codec.encoded_len(s));
+    }
+    let mut data = std::borrow::Cow::Borrowed(raw);
+    for i in (1..codecs.len()).rev() {
+        data = std::borrow::Cow::Owned(match decoded_sizes[i] {
+            Some(len) => {
+                let mut buf = vec![0u8; len];
+                codecs[i].decode_into(&data, &mut buf)?;
+                buf
+            }
+            None => codecs[i].decode_outer(&data)?,
+        });
+    }
+    match meta.compressors.first() {
+        Some(codec) => codec.decode_into(&data, out),
+        None if data.len() == out.len() => {
+            out.copy_from_slice(&data);
+            Ok(())
+        }
+        None => Err(Error::Codec(format!(
+            "uncompressed chunk has {} bytes, expected {}",
+            data.len(),
+            out.len()
+        ))),
+    }
+}
+
+/// Encodes a chunk held in stored byte order: the filters in order, then the compressors
+/// (the array has at least one filter or codec).
 pub(crate) fn encode_chunk(meta: &ArrayMeta, data: &[u8]) -> Result<Vec<u8>> {
+    let mut current = std::borrow::Cow::Borrowed(data);
+    for filter in &meta.filters {
+        current = std::borrow::Cow::Owned(filter.encode(&current)?);
+    }
     let mut codecs = meta.compressors.iter();
-    let first = codecs
-        .next()
-        .map_or_else(|| Ok(data.to_vec()), |c| c.encode(data))?;
+    let first = match codecs.next() {
+        Some(codec) => codec.encode(&current)?,
+        None => current.into_owned(),
+    };
     codecs.try_fold(first, |data, codec| codec.encode(&data))
 }
 
@@ -398,7 +445,11 @@ pub fn read(
         }
         // Uncompressed chunks in this machine's byte order scatter straight from the bytes
         // read; others are decoded into the worker's chunk buffer first.
-        let decoded: &[u8] = if meta.compressors.is_empty() && !swap && raw.len() == chunk_bytes {
+        let decoded: &[u8] = if meta.compressors.is_empty()
+            && meta.filters.is_empty()
+            && !swap
+            && raw.len() == chunk_bytes
+        {
             raw
         } else {
             scratch.resize(chunk_bytes, 0);
@@ -477,7 +528,7 @@ fn merged_chunk(
     if meta.dtype.needs_swap() {
         swap_bytes(chunk, meta.dtype.swap_unit());
     }
-    if meta.compressors.is_empty() {
+    if meta.compressors.is_empty() && meta.filters.is_empty() {
         return Ok(Merged::InBuffer);
     }
     encode_chunk(meta, chunk)

@@ -12,6 +12,7 @@ pub mod v3;
 
 use crate::codec::CodecRef;
 use crate::error::{checked_product, to_usize, Error, Result};
+use crate::filter::FilterRef;
 use crate::store::join_key;
 use dtype::DType;
 use fill::FillValue;
@@ -207,8 +208,9 @@ pub struct ArrayMeta {
     pub fill_value: FillValue,
     /// Layout of elements inside each chunk.
     pub order: Order,
-    /// Filters applied before the compressors (none are supported yet).
-    pub filters: Vec<CodecRef>,
+    /// Filters applied before the compressors, each built for the type the previous one
+    /// produces (the first for `dtype`).
+    pub filters: Vec<FilterRef>,
     /// Bytes-to-bytes codecs, applied in order when encoding (v2: at most one, the
     /// compressor).
     pub compressors: Vec<CodecRef>,
@@ -339,7 +341,19 @@ impl ArrayMeta {
                     self.chunks
                 ))
             })?;
-        to_usize(chunk_bytes, "chunk size")?;
+        let mut size = to_usize(chunk_bytes, "chunk size")?;
+        // Filters may widen items (delta or astype to a larger type): what they make must
+        // stay within the same bound, as it is allocated when decoding.
+        for filter in &self.filters {
+            size = filter.encoded_len(size);
+            if size as u64 > MAX_CHUNK_BYTES + 4 {
+                return Err(Error::Metadata(format!(
+                    "filter {} makes chunks of {:?} larger than {MAX_CHUNK_BYTES} bytes",
+                    serde_json::Value::Object(filter.config()),
+                    self.chunks
+                )));
+            }
+        }
         if self.key_encoding.separator != '.' && self.key_encoding.separator != '/' {
             return Err(Error::Metadata(format!(
                 "chunk key separator {:?} must be \".\" or \"/\"",

@@ -6,6 +6,7 @@ use super::fill::{parse_fill, render_fill};
 use super::{json, ArrayMeta, KeyEncoding, Order};
 use crate::codec;
 use crate::error::{Error, Result};
+use crate::filter;
 use serde_json::{Map, Value};
 
 /// Key of an array's metadata document.
@@ -55,28 +56,19 @@ pub fn parse_array(bytes: &[u8]) -> Result<ArrayMeta> {
         Some("F") => Order::F,
         _ => return Err(bad("order", "\"C\" or \"F\"")),
     };
-    let item_size = dtype.item_size();
+    if dtype.is_variable() && !filter_list.is_empty() {
+        return Err(Error::CodecUnsupported(format!(
+            "{ARRAY_KEY}: filters after the object codec of a variable-length array are not \
+             supported"
+        )));
+    }
+    let filters = filter::chain_from_json(&Value::Array(filter_list.to_vec()), &dtype)?;
+    // The compressor receives what the last filter produces.
+    let item_size = filter::output_dtype(&filters, &dtype).item_size();
     let compressors = match field("compressor")? {
         Value::Null => Vec::new(),
         Value::Object(config) => vec![codec::from_config(config, item_size)?],
         _ => return Err(bad("compressor", "an object or null")),
-    };
-    let filters = match filter_list {
-        [] => Vec::new(),
-        list => {
-            let ids: Vec<String> = list
-                .iter()
-                .map(|f| {
-                    f.get("id")
-                        .and_then(Value::as_str)
-                        .unwrap_or("?")
-                        .to_string()
-                })
-                .collect();
-            return Err(Error::CodecUnsupported(format!(
-                "filters {ids:?} are not supported by this version of libzarr"
-            )));
-        }
     };
     let fill_value = parse_fill(field("fill_value")?, &dtype)?;
     let separator = match obj.get("dimension_separator") {

@@ -8,6 +8,7 @@ use super::fill::FillValue;
 use super::{doc, json, ArrayMeta, KeyEncoding, Order, Sharding};
 use crate::codec::{self, CodecRef};
 use crate::error::{Error, Result};
+use crate::filter::{self, FilterRef};
 use half::f16;
 use serde_json::{json, Map, Value};
 
@@ -112,7 +113,7 @@ fn parse_array(obj: &Map<String, Value>) -> Result<ArrayMeta> {
     let codecs = field("codecs")?
         .as_array()
         .ok_or_else(|| bad("codecs", "a list of codec objects"))?;
-    let probe = DType::new(kind.clone(), ByteOrder::Little);
+    let variable = DType::new(kind.clone(), ByteOrder::Little).is_variable();
     let sharding = match codecs.as_slice() {
         [codec] if codec.get("name").and_then(Value::as_str) == Some("sharding_indexed") => Some(
             codec
@@ -122,19 +123,24 @@ fn parse_array(obj: &Map<String, Value>) -> Result<ArrayMeta> {
         ),
         _ => None,
     };
-    let (chunks, shard, (order, endian, compressors)) = match sharding {
-        None => (chunks, None, parse_codecs(codecs, &probe, shape.len())?),
+    let (chunks, shard, chain) = match sharding {
+        None => (chunks, None, parse_codecs(codecs, &kind, shape.len())?),
         Some(config) => {
-            if probe.is_variable() {
+            if variable {
                 return Err(Error::Unsupported(
                     "zarr.json: sharded variable-length arrays are not supported".into(),
                 ));
             }
-            let (inner, shard, chain) = parse_sharding(config, chunks, &probe, shape.len())?;
+            let (inner, shard, chain) = parse_sharding(config, chunks, &kind, shape.len())?;
             (inner, Some(shard), chain)
         }
     };
-    let dtype = DType::new(kind, endian);
+    let Chain {
+        order,
+        dtype,
+        filters,
+        compressors,
+    } = chain;
     let fill_value = parse_fill(field("fill_value")?, &dtype)?;
     let dimension_names = match obj.get("dimension_names") {
         None | Some(Value::Null) => None,
@@ -156,7 +162,7 @@ fn parse_array(obj: &Map<String, Value>) -> Result<ArrayMeta> {
         dtype,
         fill_value,
         order,
-        filters: Vec::new(),
+        filters,
         compressors,
         key_encoding,
         dimension_names,
@@ -166,8 +172,18 @@ fn parse_array(obj: &Map<String, Value>) -> Result<ArrayMeta> {
     Ok(meta)
 }
 
-/// The chain a codec list describes: chunk order, byte order, bytes-to-bytes codecs.
-type Chain = (Order, ByteOrder, Vec<CodecRef>);
+/// The chain a codec list describes.
+struct Chain {
+    /// Chunk order (from `transpose`).
+    order: Order,
+    /// The array's stored type: its kind, in the byte order the first filter receives (or
+    /// the `bytes` codec's without filters).
+    dtype: DType,
+    /// The array-to-array `numcodecs.*` codecs.
+    filters: Vec<FilterRef>,
+    /// The bytes-to-bytes codecs.
+    compressors: Vec<CodecRef>,
+}
 
 /// Reads a `sharding_indexed` configuration: the inner chunk shape, the shard layout and
 /// the inner codec chain. An inner codec list that is itself one `sharding_indexed` nests
@@ -176,7 +192,7 @@ type Chain = (Order, ByteOrder, Vec<CodecRef>);
 fn parse_sharding(
     config: &Map<String, Value>,
     shard_shape: Vec<u64>,
-    dtype: &DType,
+    kind: &DataKind,
     rank: usize,
 ) -> Result<(Vec<u64>, Sharding, Chain)> {
     let inner = u64_list(
@@ -193,10 +209,10 @@ fn parse_sharding(
                 .get("configuration")
                 .and_then(Value::as_object)
                 .ok_or_else(|| bad("sharding_indexed", "configured"))?;
-            let (chunks, nested, chain) = parse_sharding(config, inner, dtype, rank)?;
+            let (chunks, nested, chain) = parse_sharding(config, inner, kind, rank)?;
             (Some(Box::new(nested)), chunks, chain)
         }
-        _ => (None, inner, parse_codecs(codecs, dtype, rank)?),
+        _ => (None, inner, parse_codecs(codecs, kind, rank)?),
     };
     let default_index = vec![
         json!({"name": "bytes", "configuration": {"endian": "little"}}),
@@ -212,11 +228,8 @@ fn parse_sharding(
             ))
         }
     };
-    let (_, index_endian, index_chain) = parse_codecs(
-        &index_codecs,
-        &DType::new(DataKind::UInt(8), ByteOrder::Little),
-        1,
-    )?;
+    let index = parse_codecs(&index_codecs, &DataKind::UInt(8), 1)?;
+    let (index_endian, index_chain) = (index.dtype.order, index.compressors);
     if let Some(codec) = index_chain
         .iter()
         .find(|c| c.config().get("id").and_then(Value::as_str) != Some("crc32c"))
@@ -381,18 +394,16 @@ fn parse_key_encoding(value: Option<&Value>) -> Result<KeyEncoding> {
     })
 }
 
-/// Splits a codec list into chunk order (from `transpose`), byte order (from `bytes`) and
-/// the bytes-to-bytes chain.
-fn parse_codecs(
-    codecs: &[Value],
-    dtype: &DType,
-    rank: usize,
-) -> Result<(Order, ByteOrder, Vec<CodecRef>)> {
+/// Splits a codec list into chunk order (from `transpose`), the array-to-array
+/// `numcodecs.*` filters, byte order (from `bytes`) and the bytes-to-bytes chain, for an
+/// array of `kind`.
+fn parse_codecs(codecs: &[Value], kind: &DataKind, rank: usize) -> Result<Chain> {
     let mut order = Order::C;
+    let mut transposed = false;
     let mut endian = None;
-    let mut compressors = Vec::new();
-    let item_size = dtype.item_size();
-    let needs_endian = dtype.swap_unit() > 1;
+    let mut filter_configs = Vec::new();
+    let mut compressor_configs = Vec::new();
+    let variable = DType::new(kind.clone(), ByteOrder::Little).is_variable();
     for codec in codecs {
         let name = codec
             .get("name")
@@ -403,6 +414,9 @@ fn parse_codecs(
             .get("configuration")
             .and_then(Value::as_object)
             .unwrap_or(&empty);
+        let filter_id = name
+            .strip_prefix("numcodecs.")
+            .filter(|id| filter::SUPPORTED.contains(id));
         match name {
             "transpose" if endian.is_none() => {
                 let perm = u64_list(
@@ -414,6 +428,7 @@ fn parse_codecs(
                 order = if perm == identity {
                     order
                 } else if perm == reversed {
+                    transposed = true;
                     match order {
                         Order::C => Order::F,
                         Order::F => Order::C,
@@ -424,14 +439,14 @@ fn parse_codecs(
                     )));
                 };
             }
-            "vlen-utf8" | "vlen-bytes" if endian.is_none() && item_size == 0 => {
+            "vlen-utf8" | "vlen-bytes" if endian.is_none() && variable => {
                 endian = Some(ByteOrder::NotApplicable);
             }
-            "bytes" if endian.is_none() && item_size > 0 => {
+            "bytes" if endian.is_none() && !variable => {
                 endian = Some(match config.get("endian").and_then(Value::as_str) {
                     Some("big") => ByteOrder::Big,
                     Some("little") => ByteOrder::Little,
-                    None if !needs_endian => ByteOrder::Little,
+                    None => ByteOrder::NotApplicable,
                     _ => {
                         return Err(bad(
                             "codecs",
@@ -445,9 +460,12 @@ fn parse_codecs(
                     "sharding_indexed is supported only as the one codec of its list".into(),
                 ))
             }
-            _ if endian.is_some() => {
-                compressors.push(codec::from_config(&to_v2_config(name, config)?, item_size)?)
+            _ if endian.is_none() && filter_id.is_some() => {
+                let mut config = config.clone();
+                config.insert("id".into(), filter_id.expect("some").into());
+                filter_configs.push(Value::Object(config));
             }
+            _ if endian.is_some() => compressor_configs.push(to_v2_config(name, config)?),
             _ => {
                 return Err(Error::CodecUnsupported(format!(
                     "codec {name:?} is not supported before the bytes codec"
@@ -456,13 +474,51 @@ fn parse_codecs(
         }
     }
     let endian = endian.ok_or_else(|| {
-        if item_size == 0 {
+        if variable {
             bad("codecs", "a list with one vlen-utf8 or vlen-bytes codec")
         } else {
             bad("codecs", "a list with one \"bytes\" codec")
         }
     })?;
-    Ok((order, endian, compressors))
+    if transposed && !filter_configs.is_empty() {
+        return Err(Error::Unsupported(
+            "a transpose codec together with array-to-array numcodecs filters is not supported"
+                .into(),
+        ));
+    }
+    // The array's byte order is what the first filter receives: its `dtype` when it names
+    // one, else this machine's; without filters, the `bytes` codec's.
+    let first_order = filter_configs
+        .first()
+        .and_then(|c| c.get("dtype").or_else(|| c.get("decode_dtype")))
+        .and_then(Value::as_str)
+        .and_then(|t| filter::parse_dtype(t).ok())
+        .map_or(ByteOrder::NATIVE, |t| t.order);
+    let input = if filter_configs.is_empty() {
+        DType::new(kind.clone(), endian)
+    } else {
+        DType::new(kind.clone(), first_order)
+    };
+    let filters = filter::chain_from_json(&Value::Array(filter_configs), &input)?;
+    let encoded = filter::output_dtype(&filters, &input);
+    if encoded.swap_unit() > 1 && endian == ByteOrder::NotApplicable {
+        return Err(bad(
+            "codecs",
+            "a bytes codec with endian \"little\" or \"big\"",
+        ));
+    }
+    let filters = filter::with_byte_order(filters, &input, endian)?;
+    let encoded = filter::output_dtype(&filters, &input);
+    let compressors = compressor_configs
+        .iter()
+        .map(|c| codec::from_config(c, encoded.item_size()))
+        .collect::<Result<_>>()?;
+    Ok(Chain {
+        order,
+        dtype: input,
+        filters,
+        compressors,
+    })
 }
 
 /// The numcodecs-style configuration of a v3 bytes-to-bytes codec.
@@ -636,22 +692,52 @@ pub fn render_array(meta: &ArrayMeta, attributes: &Map<String, Value>) -> Result
         let perm: Vec<u64> = (0..meta.rank() as u64).rev().collect();
         codecs.push(json!({"name": "transpose", "configuration": {"order": perm}}));
     }
+    if !meta.filters.is_empty() && !codecs.is_empty() {
+        return Err(Error::Unsupported(
+            "Zarr v3 metadata cannot hold array-to-array filters together with F order".into(),
+        ));
+    }
+    let mut bytes_filters = Vec::new();
+    // What the `bytes` codec receives: the output of the last array-to-array filter.
+    let mut encoded = meta.dtype.clone();
+    for filter in &meta.filters {
+        if filter.implicit() {
+            encoded = filter.encoded_dtype();
+        } else if filter.array_to_array() {
+            if !bytes_filters.is_empty() {
+                return Err(Error::Unsupported(format!(
+                    "filter {} follows a checksum or shuffle filter, which Zarr v3 cannot express",
+                    Value::Object(filter.config())
+                )));
+            }
+            let mut config = filter.config();
+            let id = config.shift_remove("id").unwrap_or_default();
+            let id = id.as_str().unwrap_or_default();
+            codecs.push(json!({"name": format!("numcodecs.{id}"), "configuration": config}));
+            encoded = filter.encoded_dtype();
+        } else {
+            bytes_filters.push(filter.config());
+        }
+    }
     if meta.dtype.kind == DataKind::String {
         codecs.push(json!({"name": "vlen-utf8", "configuration": {}}));
     } else if meta.dtype.is_variable() {
         codecs.push(json!({"name": "vlen-bytes", "configuration": {}}));
-    } else if meta.dtype.swap_unit() <= 1 {
+    } else if encoded.swap_unit() <= 1 {
         codecs.push(json!({"name": "bytes"}));
     } else {
-        let endian = if meta.dtype.order == ByteOrder::Big {
+        let endian = if encoded.order == ByteOrder::Big {
             "big"
         } else {
             "little"
         };
         codecs.push(json!({"name": "bytes", "configuration": {"endian": endian}}));
     }
+    for config in bytes_filters {
+        codecs.push(to_v3_codec(config, encoded.item_size()));
+    }
     for codec in &meta.compressors {
-        codecs.push(to_v3_codec(codec.config(), meta.item_size()));
+        codecs.push(to_v3_codec(codec.config(), encoded.item_size()));
     }
     let grid_shape = meta.storage_shape().to_vec();
     if let Some(shard) = &meta.shard {

@@ -116,6 +116,14 @@ impl Array {
         if let Format::Draft(scheme) = format {
             check_entry_point(s, scheme)?;
         }
+        if format == Format::V1 {
+            return Err(Error::Unsupported(
+                "new arrays are written in format 2 or 3, not 1".into(),
+            ));
+        }
+        // Rendered before anything is erased or written: a document that cannot be
+        // written leaves the store as it was.
+        let document = format.render_array(&meta, attributes)?;
         match mode {
             Mode::Read | Mode::ReadWrite => {
                 return Err(Error::InvalidArg(format!(
@@ -138,12 +146,6 @@ impl Array {
             }
             Mode::Overwrite => erase_node(s, &path)?,
         }
-        if format == Format::V1 {
-            return Err(Error::Unsupported(
-                "new arrays are written in format 2 or 3, not 1".into(),
-            ));
-        }
-        let document = format.render_array(&meta, attributes)?;
         ensure_parent_groups(s, &path, format)?;
         store.set(&format.array_key(&path), &document)?;
         let array = Array::new(store, path, meta, format, true);

@@ -4,6 +4,7 @@
 use super::{Array, Mode};
 use crate::codec;
 use crate::error::{Error, Result};
+use crate::filter;
 use crate::meta::dtype::{ByteOrder, DType, DataKind, ElementType};
 use crate::meta::fill::{parse_fill, FillValue};
 use crate::meta::{ArrayMeta, Format, KeyEncoding, Order};
@@ -218,29 +219,33 @@ impl ArrayBuilder {
             Format::V3 => json!({"id": "zstd", "level": 0, "checksum": false}),
             _ => json!({"id": "blosc", "cname": "lz4", "clevel": 5, "shuffle": 1, "blocksize": 0}),
         };
-        let compressors = match self.compressor.as_ref().unwrap_or(&default_compressor) {
-            Value::Null => Vec::new(),
-            Value::Object(config) => {
-                vec![codec::from_config(config, item_size).map_err(as_invalid_arg)?]
-            }
-            other => {
-                return Err(Error::InvalidArg(format!(
-                    "compressor {other} is not an object or null"
-                )))
-            }
-        };
         let filters = match &self.filters {
-            Value::Null => Vec::new(),
-            Value::Array(list) if list.is_empty() => Vec::new(),
-            Value::Array(list) => {
-                return Err(Error::CodecUnsupported(format!(
-                    "filters {} are not supported by this version of libzarr",
-                    Value::Array(list.clone())
-                )))
+            list @ (Value::Null | Value::Array(_)) => {
+                filter::chain_from_json(list, &self.dtype).map_err(as_invalid_arg)?
             }
             other => {
                 return Err(Error::InvalidArg(format!(
                     "filters {other} are not a list or null"
+                )))
+            }
+        };
+        // Zarr v3's `bytes` codec stores items in the array's byte order, as zarr-python
+        // writes it, whatever order the filters produce.
+        let filters = match format {
+            Format::V3 => filter::with_byte_order(filters, &self.dtype, self.dtype.order)
+                .map_err(as_invalid_arg)?,
+            _ => filters,
+        };
+        // The compressor receives what the last filter produces.
+        let codec_item_size = filter::output_dtype(&filters, &self.dtype).item_size();
+        let compressors = match self.compressor.as_ref().unwrap_or(&default_compressor) {
+            Value::Null => Vec::new(),
+            Value::Object(config) => {
+                vec![codec::from_config(config, codec_item_size).map_err(as_invalid_arg)?]
+            }
+            other => {
+                return Err(Error::InvalidArg(format!(
+                    "compressor {other} is not an object or null"
                 )))
             }
         };

@@ -131,7 +131,10 @@ fn copy_array(
     if let Some(config) = compressor {
         meta.compressors = match config {
             Value::Null => Vec::new(),
-            Value::Object(config) => vec![codec::from_config(config, meta.item_size())?],
+            Value::Object(config) => vec![codec::from_config(
+                config,
+                crate::filter::output_dtype(&meta.filters, &meta.dtype).item_size(),
+            )?],
             other => {
                 return Err(Error::InvalidArg(format!(
                     "compressor {other} is not an object or null"
@@ -165,8 +168,12 @@ fn copy_array(
         )));
     }
     let meta = existing;
-    let configs =
-        |m: &crate::meta::ArrayMeta| m.compressors.iter().map(|c| c.config()).collect::<Vec<_>>();
+    let configs = |m: &crate::meta::ArrayMeta| {
+        let filters = m.filters.iter().map(|f| f.config());
+        filters
+            .chain(m.compressors.iter().map(|c| c.config()))
+            .collect::<Vec<_>>()
+    };
     let reencode = configs(&meta) != configs(&source_meta);
     let chunks = from.chunk_keys(&source_meta)?;
     if reencode && meta.shard.is_some() {

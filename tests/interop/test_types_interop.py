@@ -318,3 +318,28 @@ def test_tensorstore_reads_records_field_by_field(tool, tmp_path):
     for field in dt.names:
         got = ts.open(dict(spec, field=field)).result().read().result()
         assert got.tolist() == a[field].tolist(), field
+
+
+def test_categorize_on_unicode_arrays_both_ways(tool, tmp_path, monkeypatch):
+    labels = ["red", "green", "blü😀"]
+    words = np.array(["green", "red", "", "blü😀", "other", "red", "green"], dtype="<U5")
+    codec = numcodecs.Categorize(labels=labels, dtype="<U5", astype="|u1")
+    # zarr-python writes, libzarr reads (the last chunk missing: fill "").
+    store = tmp_path / "p"
+    if ZP3:
+        z = zarr.create_array(store=str(store), shape=(9,), chunks=(3,), dtype="<U5",
+                              zarr_format=2, filters=[codec], compressors=None, fill_value="")
+    else:
+        z = zarr.open_array(str(store), mode="w", shape=(9,), chunks=(3,), dtype="<U5",
+                            filters=[codec], compressor=None, fill_value="")
+    z[:7] = words
+    data, _ = tool.dump(tmp_path, store, "", "C")
+    assert data == raw_bytes(z[:])
+    assert (store / "0").read_bytes() == bytes([2, 1, 0])
+    # libzarr writes, zarr-python reads.
+    monkeypatch.setenv("ZARR_TOOL_FILTERS", json.dumps([codec.get_config()]))
+    tool.build(tmp_path, tmp_path / "l", "a", dtype="<U5", shape=(7,), chunks="3", fill='""',
+               order="C", sep=".", compressor="null", data=raw_bytes(words), buf_order="C")
+    assert (tmp_path / "l" / "a" / "0").read_bytes() == bytes([2, 1, 0])
+    got = zarr.open_array(str(tmp_path / "l" / "a"), mode="r")[:]
+    assert list(got) == ["green", "red", "", "blü😀", "", "red", "green"]

@@ -1193,8 +1193,8 @@ def test_nat_fill_value_string(tool, tmp_path):
 
 
 UNSUPPORTED_METADATA = {
-    "filters": ({"filters": [{"id": "delta", "dtype": "<i4"}]}, "ZARR_ERR_CODEC_UNSUPPORTED",
-                "delta"),
+    "filters": ({"filters": [{"id": "zfpy", "mode": 4}]}, "ZARR_ERR_CODEC_UNSUPPORTED", "zfpy"),
+    "filter-dtype": ({"filters": [{"id": "delta", "dtype": "<f8"}]}, "ZARR_ERR_METADATA", "<f8"),
     "object-codec": ({"dtype": "|O", "fill_value": None, "filters": [{"id": "pickle"}]},
                      "ZARR_ERR_CODEC_UNSUPPORTED", "pickle"),
     "unknown-codec": ({"compressor": {"id": "blosc2", "cname": "zstd"}},

@@ -409,6 +409,9 @@ static int cmd_build(char **argv) {
     if (strcmp(order_s, "-") != 0) CHECK(zarr_array_builder_set_order(builder, parse_order(order_s)));
     if (strcmp(sep, "-") != 0) CHECK(zarr_array_builder_set_dimension_separator(builder, sep));
     if (strcmp(compressor, "-") != 0) CHECK(zarr_array_builder_set_compressor_json(builder, compressor));
+    /* ZARR_TOOL_FILTERS='[{"id": "delta", "dtype": "<i4"}]' sets the filter list. */
+    const char *filters = getenv("ZARR_TOOL_FILTERS");
+    if (filters) CHECK(zarr_array_builder_set_filters_json(builder, filters));
 
     zarr_store_t *store = open_store(argv[0], ZARR_MODE_A);
     zarr_array_t *array = NULL;

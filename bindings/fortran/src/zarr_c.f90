@@ -586,7 +586,9 @@ module zarr_c
       integer(c_int32_t) :: res
     end function c_zarr_array_builder_set_compressor_json
 
-    ! Sets the filter list as JSON ("null" or "[]" for none).
+    ! Sets the filter list as JSON: numcodecs configurations applied in order before the
+    ! compressor (`[{"id": "delta", "dtype": "<i4"}, {"id": "crc32"}]`), "null" or "[]" for
+    ! none. Each filter is checked against the type it receives when the array is created.
     function c_zarr_array_builder_set_filters_json(builder, json) &
         bind(c, name="zarr_array_builder_set_filters_json") result(res)
       import
@@ -708,7 +710,8 @@ module zarr_c
       type(c_ptr) :: res
     end function c_zarr_version_string
 
-    ! Whether this build supports the codec `id` ("blosc", "zstd", …); false for NULL.
+    ! Whether this build supports the codec or filter `id` ("blosc", "zstd", "delta", …);
+    ! false for NULL.
     function c_zarr_codec_supported(id) &
         bind(c, name="zarr_codec_supported") result(res)
       import

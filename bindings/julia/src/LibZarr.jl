@@ -558,7 +558,9 @@ end
 """
     zarr_array_builder_set_filters_json(builder, json) -> zarr_status_t
 
-Sets the filter list as JSON ("null" or "[]" for none).
+Sets the filter list as JSON: numcodecs configurations applied in order before the
+compressor (`[{"id": "delta", "dtype": "<i4"}, {"id": "crc32"}]`), "null" or "[]" for
+none. Each filter is checked against the type it receives when the array is created.
 """
 function zarr_array_builder_set_filters_json(builder, json)
     ccall((:zarr_array_builder_set_filters_json, libzarr), zarr_status_t, (Ptr{zarr_array_builder_t}, Cstring), builder, json)
@@ -669,7 +671,8 @@ end
 """
     zarr_codec_supported(id) -> Bool
 
-Whether this build supports the codec `id` ("blosc", "zstd", …); false for NULL.
+Whether this build supports the codec or filter `id` ("blosc", "zstd", "delta", …);
+false for NULL.
 """
 function zarr_codec_supported(id)
     ccall((:zarr_codec_supported, libzarr), Bool, (Cstring,), id)
