@@ -300,9 +300,10 @@ Zarr v3 on 2 threads: 256^3 shards of 32^3 chunks against unsharded 32^3 chunks"
     for (name, compressor) in [("blosc lz4", BLOSC), ("zstd 1", zstd)] {
         for sharded in [false, true] {
             let array = unsafe { create_v3(store, "v3", compressor, sharded) };
-            let tw = best(1, || unsafe { io(array, data, true) });
+            // Best of two: single full passes on this shared machine vary by 2x.
+            let tw = best(2, || unsafe { io(array, data, true) });
             back.fill(0);
-            let tr = best(1, || unsafe { io(array, back, false) });
+            let tr = best(2, || unsafe { io(array, back, false) });
             assert!(back == data, "v3 read back differs");
             let mut region = vec![0u8; 16 * 16 * 16 * 4];
             let mut state = 0x9e37_79b9_7f4a_7c15u64;
