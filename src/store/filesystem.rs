@@ -5,16 +5,20 @@
 //! Symbolic links inside the directory are followed only while they lead to a place inside
 //! the root (checked against the canonical root whenever a path component is a link); a key
 //! that would reach outside through a link is refused as an invalid key, for reads, writes,
-//! erasures and listings alike.
+//! erasures and listings alike. Directories found to be plain directories are remembered
+//! (until this handle removes a directory), so a key costs one `lstat` (of its last
+//! component) once its directories are known.
 
 use super::{
     check_writable, validate_dir_prefix, validate_key, validate_prefix, DirListing, Store,
 };
 use crate::error::{Error, Result};
+use std::collections::HashSet;
 use std::fs;
 use std::io::{ErrorKind, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::RwLock;
 
 /// Temporary files start with this; listings skip them.
 const TEMP_PREFIX: &str = ".zarr-tmp.";
@@ -26,6 +30,8 @@ pub struct FilesystemStore {
     /// `root` with every link resolved: where keys must stay.
     canonical_root: PathBuf,
     writable: bool,
+    /// Directories below the root (relative paths) already found not to be links.
+    plain_dirs: RwLock<HashSet<String>>,
 }
 
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -60,6 +66,7 @@ impl FilesystemStore {
             root,
             canonical_root,
             writable,
+            plain_dirs: RwLock::default(),
         })
     }
 
@@ -84,17 +91,22 @@ impl FilesystemStore {
 
     /// Refuses `relative` (a normalised path below the root, named `key` in errors) when a
     /// symbolic link among its components leads outside the root. Costs one `lstat` per
-    /// component; links are resolved only when there are any.
+    /// component not yet known as a plain directory; links are resolved only when there are
+    /// any.
     fn check_links(&self, relative: &str, key: &str) -> Result<()> {
+        let segments: Vec<&str> = relative.split('/').filter(|s| !s.is_empty()).collect();
         let mut path = self.root.clone();
-        let mut segments = relative.split('/').filter(|s| !s.is_empty());
-        for segment in segments.by_ref() {
+        for (i, segment) in segments.iter().enumerate() {
             path.push(segment);
+            let prefix = segments[..=i].join("/");
+            if i + 1 < segments.len() && self.is_known_plain(&prefix) {
+                continue;
+            }
             match fs::symlink_metadata(&path) {
                 Ok(m) if m.file_type().is_symlink() => {
                     // Every existing prefix from the link on must resolve inside the root.
                     self.check_inside(&path, key)?;
-                    for rest in segments.by_ref() {
+                    for rest in &segments[i + 1..] {
                         path.push(rest);
                         if fs::symlink_metadata(&path).is_err() {
                             break;
@@ -103,12 +115,33 @@ impl FilesystemStore {
                     }
                     return Ok(());
                 }
+                Ok(m) if m.is_dir() => {
+                    if let Ok(mut known) = self.plain_dirs.write() {
+                        known.insert(prefix);
+                    }
+                }
                 Ok(_) => {}
                 // Nothing exists below a missing component, so no link either.
                 Err(_) => return Ok(()),
             }
         }
         Ok(())
+    }
+
+    /// Whether the directory `prefix` was already found not to be a link.
+    fn is_known_plain(&self, prefix: &str) -> bool {
+        self.plain_dirs
+            .read()
+            .map(|known| known.contains(prefix))
+            .unwrap_or(false)
+    }
+
+    /// Forgets the known plain directories: called whenever this handle removes one (a
+    /// link could then take its place).
+    fn forget_plain_dirs(&self) {
+        if let Ok(mut known) = self.plain_dirs.write() {
+            known.clear();
+        }
     }
 
     /// Refuses `path` (which exists, possibly as a link) unless it resolves inside the root.
@@ -130,6 +163,7 @@ impl FilesystemStore {
     /// Removes the directories above `path` that have become empty, up to the root, so
     /// listings never show prefixes without keys.
     fn prune_empty_parents(&self, path: &Path) {
+        self.forget_plain_dirs();
         let mut dir = path.parent();
         while let Some(d) = dir {
             if d == self.root || !d.starts_with(&self.root) || fs::remove_dir(d).is_err() {
@@ -308,6 +342,7 @@ impl Store for FilesystemStore {
         let prefix = validate_prefix(prefix)?;
         if prefix.is_empty() || prefix.ends_with('/') {
             self.check_links(&prefix, &prefix)?;
+            self.forget_plain_dirs();
             let dir = self.prefix_dir(&prefix);
             let entries = match fs::read_dir(&dir) {
                 Ok(entries) => entries,
@@ -498,6 +533,22 @@ mod tests {
         // Nothing outside was read, written or removed.
         assert_eq!(fs::read(dir.path().join("outside/secret")).unwrap(), b"s");
         assert!(!dir.path().join("outside/new").exists());
+    }
+
+    #[test]
+    fn a_directory_removed_and_replaced_by_a_link_is_checked_again() {
+        use std::os::unix::fs::symlink;
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("root");
+        fs::create_dir_all(dir.path().join("outside")).unwrap();
+        fs::write(dir.path().join("outside/x"), b"s").unwrap();
+        let store = FilesystemStore::open(&root, true, true).unwrap();
+        store.set("a/b/x", b"inside").unwrap();
+        assert_eq!(store.get("a/b/x").unwrap().unwrap(), b"inside");
+        // The handle knows a and a/b as plain directories; erasing forgets them.
+        store.erase_prefix("a/").unwrap();
+        symlink(dir.path().join("outside"), root.join("a")).unwrap();
+        assert!(matches!(store.get("a/x"), Err(Error::InvalidKey(_))));
     }
 
     #[test]
