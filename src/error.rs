@@ -76,6 +76,16 @@ pub fn checked_product(values: impl IntoIterator<Item = u64>, what: &str) -> Res
     })
 }
 
+/// The number of items in a box of `extents` (elements of a region, chunks of a plan): 0
+/// when any extent is 0 (so zero extents never overflow), else their product, which must
+/// fit in 64 bits and in `usize`.
+pub fn count_of(extents: &[u64], what: &str) -> Result<usize> {
+    if extents.contains(&0) {
+        return Ok(0);
+    }
+    to_usize(checked_product(extents.iter().copied(), what)?, what)
+}
+
 /// Converts a 64-bit size to `usize`, reporting `what` when it does not fit.
 pub fn to_usize(value: u64, what: &str) -> Result<usize> {
     usize::try_from(value)

@@ -106,6 +106,23 @@ pub unsafe extern "C" fn zarr_array_field_layout(
     })
 }
 
+/// The arguments the vlen region calls share, checked in order: `ndim` against the rank
+/// (before any pointer is read), then `start`, `count` and `order`.
+unsafe fn vlen_region<'a>(
+    array: &Array,
+    ndim: usize,
+    start: *const u64,
+    count: *const u64,
+    order: zarr_order_t,
+) -> FfiResult<(&'a [u64], &'a [u64], crate::meta::Order)> {
+    check_ndim(array, ndim)?;
+    Ok((
+        slice(start, ndim, "start")?,
+        slice(count, ndim, "count")?,
+        super::order(order)?,
+    ))
+}
+
 /// Reads the items of a region of a variable-length array.
 unsafe fn read_items(
     array: &Array,
@@ -114,10 +131,7 @@ unsafe fn read_items(
     count: *const u64,
     order: zarr_order_t,
 ) -> FfiResult<VlenItems> {
-    check_ndim(array, ndim)?;
-    let start = slice(start, ndim, "start")?;
-    let count = slice(count, ndim, "count")?;
-    let order = super::order(order)?;
+    let (start, count, order) = vlen_region(array, ndim, start, count, order)?;
     Ok(array.read_vlen(start, count, order)?)
 }
 
@@ -258,15 +272,8 @@ pub unsafe extern "C" fn zarr_array_write_vlen(
 ) -> zarr_status_t {
     ffi_guard!({
         with_array(array, |a| {
-            check_ndim(a, ndim)?;
-            let start = slice(start, ndim, "start")?;
-            let count = slice(count, ndim, "count")?;
-            let order = super::order(order)?;
-            let n = count
-                .iter()
-                .try_fold(1u64, |acc, &c| acc.checked_mul(c))
-                .and_then(|n| usize::try_from(n).ok())
-                .ok_or_else(|| Failure::invalid("the region's element count overflows"))?;
+            let (start, count, order) = vlen_region(a, ndim, start, count, order)?;
+            let n = crate::error::count_of(count, "region element count")?;
             let pointers = slice(items, n, "items")?;
             let lengths = if lengths.is_null() {
                 None

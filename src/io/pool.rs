@@ -91,3 +91,16 @@ pub fn num_threads() -> usize {
         .and_then(|p| p.as_ref().map(|(_, p)| p.current_num_threads()))
         .unwrap_or_else(default_num_threads)
 }
+
+/// Applies `f` to every item, on the pool when there is more than one (a single item runs
+/// in the calling thread), and collects the results in order; the first error wins.
+pub fn map_each<T: Sync, R: Send>(
+    items: &[T],
+    f: impl Fn(&T) -> Result<R> + Sync,
+) -> Result<Vec<R>> {
+    use rayon::prelude::*;
+    if items.len() <= 1 {
+        return items.iter().map(f).collect();
+    }
+    pool()?.install(|| items.par_iter().map(&f).collect())
+}

@@ -6,7 +6,7 @@ use super::copy::{self, all_equal, is_single_run, Layout, SharedBuf};
 use super::lock::ChunkLocks;
 use super::pool;
 use super::shard;
-use crate::error::{checked_product, to_usize, Error, Result};
+use crate::error::{checked_product, count_of, Error, Result};
 use crate::meta::dtype::{swap_bytes, ElementType};
 use crate::meta::{ArrayMeta, Order};
 use crate::store::{join_key, Store};
@@ -208,14 +208,7 @@ impl<'a> Plan<'a> {
                 counts.push((s + n - 1) / c - s / c + 1);
             }
         }
-        let total = if counts.contains(&0) {
-            0
-        } else {
-            to_usize(
-                checked_product(counts.iter().copied(), "chunk count")?,
-                "chunk count",
-            )?
-        };
+        let total = count_of(&counts, "chunk count")?;
         Ok(Plan {
             meta,
             region,

@@ -5,11 +5,11 @@
 use super::lock::ChunkLocks;
 use super::pool;
 use super::region::{check_bounds, encode_chunk, Region};
-use crate::error::{checked_product, to_usize, Error, Result};
+use crate::error::{count_of, Error, Result};
 use crate::meta::dtype::{swap_bytes, DType, DataKind};
 use crate::meta::{ArrayMeta, Order};
 use crate::store::{join_key, Store};
-use rayon::prelude::*;
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 /// Largest decoded variable-length chunk accepted (2 GiB): a stored chunk that would decode
@@ -200,14 +200,7 @@ struct ItemMap {
 fn map_items(meta: &ArrayMeta, region: Region, order: Order) -> Result<ItemMap> {
     check_bounds(meta, region)?;
     let rank = meta.rank();
-    let count = if region.count.contains(&0) {
-        0
-    } else {
-        to_usize(
-            checked_product(region.count.iter().copied(), "region element count")?,
-            "region element count",
-        )?
-    };
+    let count = count_of(region.count, "region element count")?;
     let chunk_strides = meta.order.strides(&meta.chunks);
     let dims: Vec<usize> = match order {
         Order::C => (0..rank).rev().collect(),
@@ -262,10 +255,7 @@ fn read_chunks(
             None => Ok(None),
         }
     };
-    if chunks.len() <= 1 {
-        return chunks.iter().map(read_one).collect();
-    }
-    pool::pool()?.install(|| chunks.par_iter().map(read_one).collect())
+    pool::map_each(chunks, read_one)
 }
 
 /// Reads the items of `region` of the variable-length array at `path`, in `order`.
@@ -320,7 +310,7 @@ pub fn write(
     }
     let total = meta.chunk_elements();
     let fill = fill_item(meta);
-    let write_one = |(index, updates): (&Vec<u64>, &Vec<(usize, usize)>)| -> Result<()> {
+    let write_one = |&(index, updates): &(&Vec<u64>, &Vec<(usize, usize)>)| -> Result<()> {
         let key = join_key(path, &meta.chunk_key(index));
         let _lock = locks.map(|l| l.lock(&key)).transpose()?;
         let existing = if updates.len() == total {
@@ -331,26 +321,20 @@ pub fn write(
                 None => None,
             }
         };
-        let mut chunk: Vec<Vec<u8>> = (0..total)
-            .map(|j| {
-                existing
-                    .as_ref()
-                    .map_or(fill.clone(), |c| c.get(j).to_vec())
-            })
+        let mut chunk: Vec<Cow<[u8]>> = (0..total)
+            .map(|j| Cow::Borrowed(existing.as_ref().map_or(&fill[..], |c| c.get(j))))
             .collect();
         for &(inner, i) in updates {
-            chunk[inner] = to_or_from_stored(&meta.dtype, items[i]);
+            chunk[inner] = Cow::Owned(to_or_from_stored(&meta.dtype, items[i]));
         }
-        let encoded = encode_items(chunk.iter().map(Vec::as_slice))?;
+        let encoded = encode_items(chunk.iter().map(|item| &item[..]))?;
         let encoded = encode_chunk(meta, &encoded)
             .map_err(|e| Error::Codec(format!("encoding chunk {key:?}: {e}")))?;
         store.set(&key, &encoded)
     };
     let work: Vec<_> = map.chunks.iter().zip(&per_chunk).collect();
-    if work.len() <= 1 {
-        return work.into_iter().try_for_each(write_one);
-    }
-    pool::pool()?.install(|| work.into_par_iter().try_for_each(write_one))
+    pool::map_each(&work, write_one)?;
+    Ok(())
 }
 
 #[cfg(test)]

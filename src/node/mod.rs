@@ -158,7 +158,12 @@ pub fn check_entry_point(store: &dyn Store, scheme: Scheme) -> Result<bool> {
 /// Whether an array's metadata document (v3 `zarr.json`, v2 `.zarray`, v1 `meta`, or the
 /// draft's `….array.json`) is at `path`.
 pub fn contains_array(store: &dyn Store, path: &str) -> Result<bool> {
-    if let Some(scheme) = draft_scheme(store)? {
+    array_in(store, draft_scheme(store)?, path)
+}
+
+/// [`contains_array`] for a store whose draft scheme (if any) is already known.
+fn array_in(store: &dyn Store, draft: Option<Scheme>, path: &str) -> Result<bool> {
+    if let Some(scheme) = draft {
         return store.contains(&scheme.doc_key(path, Kind::Array));
     }
     Ok(store.contains(&join_key(path, ARRAY_KEY))?
@@ -169,7 +174,12 @@ pub fn contains_array(store: &dyn Store, path: &str) -> Result<bool> {
 /// Whether a group is at `path`: a group document (v2 `.zgroup`, v3 `zarr.json`, the
 /// draft's `….group.json`), or in the draft layout a group implied by its descendants.
 pub fn contains_group(store: &dyn Store, path: &str) -> Result<bool> {
-    if let Some(scheme) = draft_scheme(store)? {
+    group_in(store, draft_scheme(store)?, path)
+}
+
+/// [`contains_group`] for a store whose draft scheme (if any) is already known.
+fn group_in(store: &dyn Store, draft: Option<Scheme>, path: &str) -> Result<bool> {
+    if let Some(scheme) = draft {
         if path.is_empty() || store.contains(&scheme.doc_key(path, Kind::Group))? {
             return Ok(true);
         }
@@ -219,14 +229,9 @@ pub fn erase_node(store: &dyn Store, path: &str) -> Result<()> {
 
 /// Refuses a node at `path` when an array is one of its ancestors; writes nothing.
 pub fn check_parents(store: &dyn Store, path: &str) -> Result<()> {
-    let segments: Vec<&str> = if path.is_empty() {
-        Vec::new()
-    } else {
-        path.split('/').collect()
-    };
-    for depth in 0..segments.len() {
-        let parent = segments[..depth].join("/");
-        if contains_array(store, &parent)? {
+    let draft = draft_scheme(store)?;
+    for parent in ancestors(path) {
+        if array_in(store, draft, parent)? {
             return Err(Error::Exists(format!(
                 "cannot create {path:?}: an array exists at {parent:?}"
             )));
@@ -245,18 +250,20 @@ pub fn ensure_parent_groups(store: &dyn Store, path: &str, format: Format) -> Re
         // The draft's groups are implied by their descendants.
         return ensure_entry_point(store, scheme);
     }
-    let segments: Vec<&str> = if path.is_empty() {
-        Vec::new()
-    } else {
-        path.split('/').collect()
-    };
-    for depth in 0..segments.len() {
-        let parent = segments[..depth].join("/");
-        if !contains_group(store, &parent)? {
-            write_group(store, &parent, format, &Map::new())?;
+    let draft = draft_scheme(store)?;
+    for parent in ancestors(path) {
+        if !group_in(store, draft, parent)? {
+            write_group(store, parent, format, &Map::new())?;
         }
     }
     Ok(())
+}
+
+/// The paths above `path`, from the root (`""`) down to its parent.
+fn ancestors(path: &str) -> impl Iterator<Item = &str> {
+    let ends = path.match_indices('/').map(|(i, _)| i);
+    let parents = if path.is_empty() { None } else { Some(0) };
+    parents.into_iter().chain(ends).map(move |end| &path[..end])
 }
 
 /// The format a new node at `path` gets when the caller does not choose one: the store's
@@ -277,4 +284,16 @@ pub fn inherited_format(store: &dyn Store, path: &str) -> Result<Format> {
         }
     }
     Ok(Format::V3)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ancestors;
+
+    #[test]
+    fn ancestors_run_from_the_root_to_the_parent() {
+        assert_eq!(ancestors("").count(), 0);
+        assert_eq!(ancestors("a").collect::<Vec<_>>(), [""]);
+        assert_eq!(ancestors("a/b/c").collect::<Vec<_>>(), ["", "a", "a/b"]);
+    }
 }

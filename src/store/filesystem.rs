@@ -94,19 +94,31 @@ impl FilesystemStore {
     /// component not yet known as a plain directory; links are resolved only when there are
     /// any.
     fn check_links(&self, relative: &str, key: &str) -> Result<()> {
-        let segments: Vec<&str> = relative.split('/').filter(|s| !s.is_empty()).collect();
+        // Normalised paths have no empty segments; a directory prefix ends with '/'.
+        let relative = relative.trim_end_matches('/');
+        if relative.is_empty() {
+            return Ok(());
+        }
         let mut path = self.root.clone();
-        for (i, segment) in segments.iter().enumerate() {
-            path.push(segment);
-            let prefix = segments[..=i].join("/");
-            if i + 1 < segments.len() && self.is_known_plain(&prefix) {
+        let mut start = 0;
+        while start <= relative.len() {
+            let end = relative[start..]
+                .find('/')
+                .map_or(relative.len(), |i| start + i);
+            let (prefix, last) = (&relative[..end], end == relative.len());
+            path.push(&relative[start..end]);
+            start = end + 1;
+            if !last && self.is_known_plain(prefix) {
                 continue;
             }
             match fs::symlink_metadata(&path) {
                 Ok(m) if m.file_type().is_symlink() => {
                     // Every existing prefix from the link on must resolve inside the root.
                     self.check_inside(&path, key)?;
-                    for rest in &segments[i + 1..] {
+                    for rest in relative.get(start..).unwrap_or("").split('/') {
+                        if rest.is_empty() {
+                            break;
+                        }
                         path.push(rest);
                         if fs::symlink_metadata(&path).is_err() {
                             break;
@@ -117,7 +129,7 @@ impl FilesystemStore {
                 }
                 Ok(m) if m.is_dir() => {
                     if let Ok(mut known) = self.plain_dirs.write() {
-                        known.insert(prefix);
+                        known.insert(prefix.to_string());
                     }
                 }
                 Ok(_) => {}

@@ -146,23 +146,7 @@ static int report(zarr_status_t st, const char *call) {
 /* Helpers                                                                              */
 /* ------------------------------------------------------------------------------------ */
 
-static size_t parse_list(const char *text, uint64_t *out) {
-    size_t n = 0;
-    const char *p = text;
-    if (*p == '\0') return 0;
-    for (;;) {
-        char *end = NULL;
-        errno = 0;
-        unsigned long long v = strtoull(p, &end, 10);
-        if (end == p || errno != 0 || (*end != ',' && *end != '\0'))
-            die("bad integer list %s", text);
-        if (n == MAX_DIMS) die("too many dimensions in %s", text);
-        out[n++] = (uint64_t)v;
-        if (*end == '\0') break;
-        p = end + 1;
-    }
-    return n;
-}
+#include "tool_common.h"
 
 static zarr_mode_t parse_mode(const char *text) {
     if (strcmp(text, "r") == 0) return ZARR_MODE_R;
@@ -172,35 +156,6 @@ static zarr_mode_t parse_mode(const char *text) {
     if (strcmp(text, "w-") == 0) return ZARR_MODE_W_MINUS;
     die("bad mode %s", text);
     return ZARR_MODE_R;
-}
-
-static unsigned char *read_file(const char *path, size_t *out_len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) die("cannot open %s", path);
-    size_t cap = 4096, len = 0;
-    unsigned char *buf = malloc(cap + 1);
-    if (!buf) die("out of memory reading %s", path);
-    for (;;) {
-        size_t got = fread(buf + len, 1, cap - len, f);
-        len += got;
-        if (len < cap) break;
-        cap *= 2;
-        unsigned char *grown = realloc(buf, cap + 1);
-        if (!grown) die("out of memory reading %s", path);
-        buf = grown;
-    }
-    if (ferror(f)) die("cannot read %s", path);
-    fclose(f);
-    buf[len] = '\0';
-    *out_len = len;
-    return buf;
-}
-
-static void write_file(const char *path, const void *data, size_t len) {
-    FILE *f = fopen(path, "wb");
-    if (!f) die("cannot create %s", path);
-    if (len > 0 && fwrite(data, 1, len, f) != len) die("cannot write %s", path);
-    if (fclose(f) != 0) die("cannot close %s", path);
 }
 
 /* String outputs of the (buf, len, needed) convention, malloc'd; NULL after a failure. */
