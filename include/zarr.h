@@ -199,6 +199,10 @@ enum zarr_status
    * the reverse).
    */
   ZARR_ERR_NODE_TYPE = -20,
+  /**
+   * A buffer could not be allocated (the process is short of memory or address space).
+   */
+  ZARR_ERR_NO_MEMORY = -21,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L

@@ -53,6 +53,9 @@ pub enum Error {
     /// Shape or size arithmetic overflowed 64 bits.
     #[error("overflow: {0}")]
     Overflow(String),
+    /// A buffer could not be allocated (the message says how large and what for).
+    #[error("out of memory: {0}")]
+    NoMemory(String),
     /// A broken internal invariant (a bug in libzarr).
     #[error("internal error: {0}")]
     Internal(String),
@@ -90,4 +93,25 @@ pub fn count_of(extents: &[u64], what: &str) -> Result<usize> {
 pub fn to_usize(value: u64, what: &str) -> Result<usize> {
     usize::try_from(value)
         .map_err(|_| Error::Overflow(format!("{what} ({value}) exceeds the address space")))
+}
+
+/// Grows `buf` so it can hold `additional` more bytes without aborting when memory is
+/// short: an allocation failure becomes [`Error::NoMemory`] naming `what`.
+pub fn try_reserve(buf: &mut Vec<u8>, additional: usize, what: &str) -> Result<()> {
+    buf.try_reserve(additional)
+        .map_err(|_| no_memory(additional, what))
+}
+
+/// A zero-filled buffer of `len` bytes, or [`Error::NoMemory`] naming `what` when it cannot
+/// be allocated.
+pub fn try_zeroed(len: usize, what: &str) -> Result<Vec<u8>> {
+    let mut buf = Vec::new();
+    try_reserve(&mut buf, len, what)?;
+    buf.resize(len, 0);
+    Ok(buf)
+}
+
+/// The error for a failed allocation of `len` bytes for `what`.
+pub fn no_memory(len: usize, what: &str) -> Error {
+    Error::NoMemory(format!("cannot allocate {len} bytes for {what}"))
 }

@@ -78,6 +78,8 @@ pub enum zarr_status {
     /// The node at a path is of the other kind (an array where a group was expected, or
     /// the reverse).
     ZARR_ERR_NODE_TYPE = -20,
+    /// A buffer could not be allocated (the process is short of memory or address space).
+    ZARR_ERR_NO_MEMORY = -21,
 }
 
 /// A status code: one of the `zarr_status` values.
@@ -243,6 +245,7 @@ impl From<Error> for Failure {
             Error::InvalidKey(_) => ZARR_ERR_INVALID_KEY,
             Error::Overflow(_) => ZARR_ERR_OVERFLOW,
             Error::NodeType(_) => ZARR_ERR_NODE_TYPE,
+            Error::NoMemory(_) => ZARR_ERR_NO_MEMORY,
             Error::Internal(_) => ZARR_ERR_INTERNAL,
         };
         Failure::new(status, e.to_string())

@@ -406,6 +406,7 @@ pub fn read(
     let chunk_strides = &plan.chunk_strides;
     let buf_strides = &plan.buf_strides;
     let shards = shard::IndexCache::default();
+    let max_stored = meta.max_encoded_chunk_len();
     plan.run(|part, buffers| {
         let key = plan.key_of(path, &part.index);
         let dst = Layout {
@@ -413,7 +414,7 @@ pub fn read(
             strides: buf_strides,
         };
         let found = match &meta.shard {
-            None => store.get_into(&key, &mut buffers.raw)?,
+            None => store.get_into(&key, &mut buffers.raw, max_stored)?,
             Some(sharding) => {
                 match shard::read_inner(store, &key, meta, sharding, &part.index, &shards)? {
                     Some(bytes) => {
@@ -546,11 +547,12 @@ pub fn write(
     if let Some(sharding) = &meta.shard {
         return write_shards(store, path, &plan, sharding, buf, locks);
     }
+    let max_stored = meta.max_encoded_chunk_len();
     plan.run(|part, buffers| {
         let key = plan.key_of(path, &part.index);
         // Held until the chunk is stored, so read-modify-writes never interleave.
         let _lock = locks.map(|l| l.lock(&key)).transpose()?;
-        let existing = !part.all_in_bounds && store.get_into(&key, &mut buffers.raw)?;
+        let existing = !part.all_in_bounds && store.get_into(&key, &mut buffers.raw, max_stored)?;
         let existing = existing.then_some(buffers.raw.as_slice());
         match merged_chunk(&plan, part, existing, &key, buf, &mut buffers.chunk)? {
             Merged::Fill => store.erase(&key).map(|_| ()),

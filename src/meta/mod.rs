@@ -416,6 +416,23 @@ impl ArrayMeta {
         self.chunk_elements() * self.item_size()
     }
 
+    /// The most bytes any valid encoding of one chunk (of fixed-size items) can take: the
+    /// size the filters make, grown by each compressor as incompressible data would grow it
+    /// at worst (every codec here adds far less than an eighth plus 64 KiB). Reads refuse
+    /// stored chunks longer than this without reading them.
+    pub fn max_encoded_chunk_len(&self) -> u64 {
+        let filtered = self
+            .filters
+            .iter()
+            .fold(self.chunk_bytes(), |size, filter| filter.encoded_len(size))
+            as u64;
+        self.compressors.iter().fold(filtered, |size, codec| {
+            size.saturating_add(size / 8)
+                .saturating_add(1 << 16)
+                .max(codec.encoded_len(size as usize).unwrap_or(0) as u64)
+        })
+    }
+
     /// Shape of the stored objects: the shard shape when sharded, else the chunk shape.
     pub fn storage_shape(&self) -> &[u64] {
         self.shard

@@ -257,10 +257,10 @@ impl Store for FilesystemStore {
         }
     }
 
-    fn get_into(&self, key: &str, buf: &mut Vec<u8>) -> Result<bool> {
+    fn get_into(&self, key: &str, buf: &mut Vec<u8>, max_len: u64) -> Result<bool> {
         use std::io::Read;
         let path = self.path_of(key)?;
-        let mut file = match fs::File::open(&path) {
+        let file = match fs::File::open(&path) {
             Ok(file) => file,
             Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
                 return Ok(false)
@@ -274,10 +274,17 @@ impl Store for FilesystemStore {
         if !file.metadata().map(|m| m.is_file()).unwrap_or(false) {
             return Ok(false);
         }
+        if size > max_len {
+            return Err(super::too_large(key, size, max_len));
+        }
         buf.clear();
-        buf.reserve(crate::error::to_usize(size, "value size")?);
-        file.read_to_end(buf)
+        crate::error::try_reserve(buf, crate::error::to_usize(size, "value size")?, key)?;
+        file.take(max_len.saturating_add(1))
+            .read_to_end(buf)
             .map_err(|e| Error::io(format!("reading {key:?}"), e))?;
+        if buf.len() as u64 > max_len {
+            return Err(super::too_large(key, buf.len() as u64, max_len));
+        }
         Ok(true)
     }
 

@@ -29,11 +29,17 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// The value at `key`, or `None` when it does not exist.
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>>;
     /// Reads the value at `key` into `buf` (replacing its content, reusing its capacity);
-    /// returns whether the key exists.
-    fn get_into(&self, key: &str, buf: &mut Vec<u8>) -> Result<bool> {
+    /// returns whether the key exists. A value longer than `max_len` bytes is refused with
+    /// [`too_large`]'s error; stores that can tell the size first (files, zip entries) read
+    /// none of it, and none reads more than `max_len + 1` bytes of it.
+    fn get_into(&self, key: &str, buf: &mut Vec<u8>, max_len: u64) -> Result<bool> {
         match self.get(key)? {
+            Some(value) if value.len() as u64 > max_len => {
+                Err(too_large(key, value.len() as u64, max_len))
+            }
             Some(value) => {
                 buf.clear();
+                crate::error::try_reserve(buf, value.len(), key)?;
                 buf.extend_from_slice(&value);
                 Ok(true)
             }
@@ -100,6 +106,15 @@ pub(crate) fn range_of<'a>(value: &'a [u8], key: &str, offset: u64, len: u64) ->
                 value.len()
             ))
         })
+}
+
+/// The error for a value at `key` of `size` bytes (or more) read with a limit of `max_len`:
+/// no valid encoding of what the caller reads is that long.
+pub(crate) fn too_large(key: &str, size: u64, max_len: u64) -> Error {
+    Error::Io(format!(
+        "{key:?} holds {size} bytes or more, more than any valid encoding of it can \
+         take ({max_len} bytes): refused without reading it"
+    ))
 }
 
 /// Refuses writes on a read-only store.

@@ -54,6 +54,7 @@ const ZARR_ERR_INTERNAL = zarr_status_t(-17)
 const ZARR_ERR_INVALID_KEY = zarr_status_t(-18)
 const ZARR_ERR_OVERFLOW = zarr_status_t(-19)
 const ZARR_ERR_NODE_TYPE = zarr_status_t(-20)
+const ZARR_ERR_NO_MEMORY = zarr_status_t(-21)
 
 # enum zarr_dtype
 const ZARR_DTYPE_BOOL = zarr_dtype_t(1)
