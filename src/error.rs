@@ -102,6 +102,14 @@ pub fn try_reserve(buf: &mut Vec<u8>, additional: usize, what: &str) -> Result<(
         .map_err(|_| no_memory(additional, what))
 }
 
+/// Resizes `buf` to `len` bytes (new bytes zero), or returns [`Error::NoMemory`] naming
+/// `what` when the memory cannot be had.
+pub fn try_resize(buf: &mut Vec<u8>, len: usize, what: &str) -> Result<()> {
+    try_reserve(buf, len.saturating_sub(buf.len()), what)?;
+    buf.resize(len, 0);
+    Ok(())
+}
+
 /// A zero-filled buffer of `len` bytes, or [`Error::NoMemory`] naming `what` when it cannot
 /// be allocated.
 pub fn try_zeroed(len: usize, what: &str) -> Result<Vec<u8>> {

@@ -73,7 +73,7 @@ fn writer(dir: &Path) {
     let mut rng = Rng(seed | 1);
     let mut out = std::io::stdout().lock();
     for generation in generation.. {
-        let shape = array.metadata().shape;
+        let shape = array.metadata().shape.clone();
         let cols = shape[1] / EDGE;
         let op = match rng.below(10) {
             0..=5 => Op::Chunk(rng.below(2), rng.below(cols)),
@@ -222,7 +222,7 @@ fn verify(dir: &Path, before: &Model, in_flight: Option<&(u64, Op)>) -> (Model, 
             dir.display()
         )
     });
-    let shape = array.metadata().shape;
+    let shape = array.metadata().shape.clone();
     assert!(
         allowed.iter().any(|m| m.shape == shape),
         "shape {shape:?} is neither the old nor the new one ({allowed:?})"

@@ -137,7 +137,7 @@ impl Codec for Blosc {
             return Err(Error::Codec("blosc data is truncated or not blosc".into()));
         }
         super::check_limit(&self.config(), nbytes, limit)?;
-        let mut out = vec![0u8; nbytes];
+        let mut out = crate::error::try_zeroed(nbytes, "a blosc chunk")?;
         self.decode_into(data, &mut out)?;
         Ok(out)
     }

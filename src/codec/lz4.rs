@@ -53,7 +53,7 @@ impl Codec for Lz4 {
             .map(|p| u32::from_le_bytes([p[0], p[1], p[2], p[3]]) as usize)
             .ok_or_else(|| Error::Codec("lz4 data is shorter than its length prefix".into()))?;
         super::check_limit(&self.config(), size, limit)?;
-        let mut out = vec![0u8; size];
+        let mut out = crate::error::try_zeroed(size, "an lz4 chunk")?;
         self.decode_into(data, &mut out)?;
         Ok(out)
     }

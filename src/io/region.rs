@@ -6,7 +6,7 @@ use super::copy::{self, all_equal, is_single_run, Layout, SharedBuf};
 use super::lock::ChunkLocks;
 use super::pool;
 use super::shard;
-use crate::error::{checked_product, count_of, Error, Result};
+use crate::error::{checked_product, count_of, try_resize, try_zeroed, Error, Result};
 use crate::meta::dtype::{swap_bytes, ElementType};
 use crate::meta::{ArrayMeta, Order};
 use crate::store::{join_key, Store};
@@ -191,7 +191,7 @@ struct Plan<'a> {
     chunk_strides: Vec<usize>,
     buf_strides: Vec<usize>,
     /// One element of the fill value (zeros when it is null).
-    pattern: Vec<u8>,
+    pattern: std::borrow::Cow<'a, [u8]>,
 }
 
 impl<'a> Plan<'a> {
@@ -309,13 +309,13 @@ pub(crate) fn decode_chunk(meta: &ArrayMeta, key: &str, raw: &[u8], out: &mut [u
         for filter in &meta.filters {
             sizes.push(filter.encoded_len(*sizes.last().expect("non-empty")));
         }
-        let mut data = vec![0u8; sizes[meta.filters.len()]];
+        let mut data = try_zeroed(sizes[meta.filters.len()], "a filtered chunk")?;
         decompress(meta, raw, &mut data)?;
         for (i, filter) in meta.filters.iter().enumerate().rev() {
             if i == 0 {
                 filter.decode_into(&data, out)?;
             } else {
-                let mut decoded = vec![0u8; sizes[i]];
+                let mut decoded = try_zeroed(sizes[i], "a filtered chunk")?;
                 filter.decode_into(&data, &mut decoded)?;
                 data = decoded;
             }
@@ -344,7 +344,7 @@ fn decompress(meta: &ArrayMeta, raw: &[u8], out: &mut [u8]) -> Result<()> {
     for i in (1..codecs.len()).rev() {
         data = std::borrow::Cow::Owned(match decoded_sizes[i] {
             Some(len) => {
-                let mut buf = vec![0u8; len];
+                let mut buf = try_zeroed(len, "a decoded chunk")?;
                 codecs[i].decode_into(&data, &mut buf)?;
                 buf
             }
@@ -381,10 +381,11 @@ pub(crate) fn encode_chunk(meta: &ArrayMeta, data: &[u8]) -> Result<Vec<u8>> {
 }
 
 /// One element's bytes of the fill value (zeros when it is null).
-fn fill_pattern(meta: &ArrayMeta) -> Vec<u8> {
-    meta.fill_value
-        .clone()
-        .unwrap_or_else(|| vec![0u8; meta.item_size()])
+fn fill_pattern(meta: &ArrayMeta) -> std::borrow::Cow<'_, [u8]> {
+    match &meta.fill_value {
+        Some(bytes) => bytes.into(),
+        None => vec![0u8; meta.item_size()].into(),
+    }
 }
 
 /// Reads `region` of the array at `path` into `buf` (native byte order, elements at
@@ -401,7 +402,7 @@ pub fn read(
     let out = SharedBuf::new(buf);
     let elem = meta.item_size();
     let swap = meta.dtype.needs_swap();
-    let pattern = fill_pattern(meta);
+    let pattern = &plan.pattern;
     let chunk_bytes = meta.chunk_bytes();
     let chunk_strides = &plan.chunk_strides;
     let buf_strides = &plan.buf_strides;
@@ -446,7 +447,7 @@ pub fn read(
         {
             raw
         } else {
-            scratch.resize(chunk_bytes, 0);
+            try_resize(scratch, chunk_bytes, "a decoded chunk")?;
             decode_chunk(meta, &key, raw, scratch)?;
             if swap {
                 swap_bytes(scratch, meta.dtype.swap_unit());
@@ -495,7 +496,7 @@ fn merged_chunk(
 ) -> Result<Merged> {
     let meta = plan.meta;
     let pattern = &plan.pattern;
-    chunk.resize(meta.chunk_bytes(), 0);
+    try_resize(chunk, meta.chunk_bytes(), "a chunk")?;
     match existing {
         Some(raw) if !part.all_in_bounds => {
             decode_chunk(meta, label, raw, chunk)?;
@@ -596,6 +597,7 @@ fn write_shards(
     } else {
         counts.iter().product::<u64>() as usize
     };
+    let max_shard = max_encoded_shard_len(meta, &per_shard);
     let write_one = |flat: usize| -> Result<()> {
         let mut shard_index = vec![0u64; meta.rank()];
         let mut rest = flat as u64;
@@ -610,10 +612,13 @@ fn write_shards(
             .zip(&per_shard)
             .map(|(s, n)| s * n)
             .collect();
+        let mut stored = Vec::new();
         let old = if covers(plan, &origin, &sharding.shape) {
             None
         } else {
-            store.get(&key)?
+            store
+                .get_into(&key, &mut stored, max_shard)?
+                .then_some(stored)
         };
         match build_shard(plan, sharding, &origin, old.as_deref(), &key, buf)? {
             Some(bytes) => store.set(&key, &bytes),
@@ -621,6 +626,15 @@ fn write_shards(
         }
     };
     pool::pool()?.install(|| (0..total).into_par_iter().try_for_each(write_one))
+}
+
+/// The most bytes a valid shard holding `per_shard` inner chunks can take: each chunk at
+/// its largest encoding plus its index entry and checksum, and room for nested indexes.
+fn max_encoded_shard_len(meta: &ArrayMeta, per_shard: &[u64]) -> u64 {
+    let chunks = per_shard.iter().fold(1u64, |acc, &n| acc.saturating_mul(n));
+    chunks
+        .saturating_mul(meta.max_encoded_chunk_len().saturating_add(32))
+        .saturating_add(1 << 20)
 }
 
 /// The element box of `shape` whose first chunk is `origin` (chunk grid), clipped to the

@@ -233,6 +233,13 @@ pub fn read_inner(
         }
         let base = view.map_or(0, |(b, _)| b) + offset;
         match &level.inner {
+            None if size > meta.max_encoded_chunk_len() => {
+                return Err(Error::Codec(format!(
+                    "shard {key:?}: inner chunk {index:?} is {size} bytes, more than any \
+                     valid encoding of it can take ({} bytes)",
+                    meta.max_encoded_chunk_len()
+                )))
+            }
             None => return store.get_range(key, base, size),
             Some(inner) => {
                 view = Some((base, size));

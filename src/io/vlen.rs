@@ -12,9 +12,7 @@ use crate::store::{join_key, Store};
 use std::borrow::Cow;
 use std::collections::HashMap;
 
-/// Largest decoded variable-length chunk accepted (2 GiB): a stored chunk that would decode
-/// to more is refused before the memory is used.
-pub const MAX_VLEN_CHUNK_BYTES: usize = 1 << 31;
+pub use crate::meta::MAX_VLEN_CHUNK_BYTES;
 
 /// Items of a region, in the order asked for: item `i` is `data[offsets[i]..offsets[i + 1]]`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -242,6 +240,15 @@ fn fill_item(meta: &ArrayMeta) -> Vec<u8> {
 }
 
 /// Reads the chunks of `map` in parallel: `None` for a missing chunk.
+/// The stored bytes of the chunk at `key`, refused unread when longer than any chunk
+/// within [`MAX_VLEN_CHUNK_BYTES`] can be encoded to.
+fn read_stored(store: &dyn Store, meta: &ArrayMeta, key: &str) -> Result<Option<Vec<u8>>> {
+    let mut raw = Vec::new();
+    Ok(store
+        .get_into(key, &mut raw, meta.max_encoded_chunk_len())?
+        .then_some(raw))
+}
+
 fn read_chunks(
     store: &dyn Store,
     path: &str,
@@ -250,7 +257,7 @@ fn read_chunks(
 ) -> Result<Vec<Option<VlenItems>>> {
     let read_one = |index: &Vec<u64>| -> Result<Option<VlenItems>> {
         let key = join_key(path, &meta.chunk_key(index));
-        match store.get(&key)? {
+        match read_stored(store, meta, &key)? {
             Some(raw) => decode_chunk(meta, &key, &raw).map(Some),
             None => Ok(None),
         }
@@ -316,7 +323,7 @@ pub fn write(
         let existing = if updates.len() == total {
             None
         } else {
-            match store.get(&key)? {
+            match read_stored(store, meta, &key)? {
                 Some(raw) => Some(decode_chunk(meta, &key, &raw)?),
                 None => None,
             }

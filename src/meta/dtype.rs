@@ -234,7 +234,8 @@ impl DType {
             DataKind::DateTime(_) | DataKind::TimeDelta(_) => 8,
             DataKind::FixedBytes(n) | DataKind::Raw(n) => *n,
             DataKind::Unicode(n) => n.saturating_mul(4),
-            DataKind::Structured(fields) => fields.iter().map(Field::size).sum(),
+            // Fields are packed in order: the record ends where its last field does.
+            DataKind::Structured(fields) => fields.last().map_or(0, |f| f.offset + f.size()),
             DataKind::String | DataKind::VlenBytes | DataKind::VlenArray(_) => 0,
         }
     }
@@ -327,9 +328,16 @@ impl DType {
             }
             'S' | 'U' | 'V' => {
                 let size: usize = body.parse().map_err(|_| unknown())?;
-                if size == 0 || size > MAX_ITEM_SIZE {
+                // A unicode item holds 4 bytes per character: the limit counts bytes.
+                let max = if kind_char == 'U' {
+                    MAX_ITEM_SIZE / 4
+                } else {
+                    MAX_ITEM_SIZE
+                };
+                if size == 0 || size > max {
                     return Err(Error::Metadata(format!(
-                        "data type {text:?}: the size must be in 1..={MAX_ITEM_SIZE}"
+                        "data type {text:?}: the length must be in 1..={max} (items of at \
+                         most {MAX_ITEM_SIZE} bytes)"
                     )));
                 }
                 match kind_char {
@@ -368,7 +376,8 @@ impl DType {
     /// Parses a v2 `dtype` value: a type string, or a structured type as a list of
     /// `[name, type]` / `[name, type, shape]` entries (types possibly nested).
     pub fn parse_v2_json(value: &serde_json::Value) -> Result<Self> {
-        parse_v2_value(value, 0)
+        let mut fields_left = MAX_FIELDS;
+        parse_v2_value(value, 0, &mut fields_left)
     }
 
     /// The v2 `dtype` value: a type string, or the field list of a structured type.
@@ -430,7 +439,16 @@ pub const MAX_ITEM_SIZE: usize = 1 << 30;
 /// Deepest nesting of structured types accepted.
 const MAX_NESTING: usize = 32;
 
-fn parse_v2_value(value: &serde_json::Value, depth: usize) -> Result<DType> {
+/// Most fields a structured type may have, counted over every nesting level.
+pub const MAX_FIELDS: usize = 65_536;
+
+/// Parses a v2 `dtype` value whose structured types may have at most `fields_left` fields
+/// in all (decremented as fields are met), `depth` levels below the top.
+fn parse_v2_value(
+    value: &serde_json::Value,
+    depth: usize,
+    fields_left: &mut usize,
+) -> Result<DType> {
     use serde_json::Value;
     let list = match value {
         Value::String(s) => return DType::parse_v2(s),
@@ -449,7 +467,14 @@ fn parse_v2_value(value: &serde_json::Value, depth: usize) -> Result<DType> {
     if list.is_empty() {
         return Err(Error::Metadata("structured dtype has no fields".into()));
     }
+    if list.len() > *fields_left {
+        return Err(Error::Metadata(format!(
+            "structured dtype has more than {MAX_FIELDS} fields"
+        )));
+    }
+    *fields_left -= list.len();
     let mut fields: Vec<Field> = Vec::with_capacity(list.len());
+    let mut names = std::collections::HashSet::with_capacity(list.len());
     let mut offset = 0usize;
     for entry in list {
         let bad = || {
@@ -462,12 +487,12 @@ fn parse_v2_value(value: &serde_json::Value, depth: usize) -> Result<DType> {
             .filter(|p| (2..=3).contains(&p.len()))
             .ok_or_else(bad)?;
         let name = parts[0].as_str().ok_or_else(bad)?.to_string();
-        if fields.iter().any(|f| f.name == name) {
+        if !names.insert(parts[0].as_str().unwrap_or_default()) {
             return Err(Error::Metadata(format!(
                 "structured dtype has two fields named {name:?}"
             )));
         }
-        let dtype = parse_v2_value(&parts[1], depth + 1).map_err(|e| match e {
+        let dtype = parse_v2_value(&parts[1], depth + 1, fields_left).map_err(|e| match e {
             Error::Metadata(m) => Error::Metadata(format!("field {name:?}: {m}")),
             other => other,
         })?;

@@ -195,6 +195,10 @@ fn product_or_zero(values: &[u64]) -> u64 {
 /// metadata is read, before anything is allocated.
 pub const MAX_CHUNK_BYTES: u64 = 1 << 34;
 
+/// Largest decoded variable-length chunk accepted (2 GiB): a stored chunk that would decode
+/// to more is refused before the memory is used.
+pub const MAX_VLEN_CHUNK_BYTES: usize = 1 << 31;
+
 /// Everything about an array that its metadata says, independent of the format version.
 #[derive(Debug, Clone)]
 pub struct ArrayMeta {
@@ -416,16 +420,21 @@ impl ArrayMeta {
         self.chunk_elements() * self.item_size()
     }
 
-    /// The most bytes any valid encoding of one chunk (of fixed-size items) can take: the
-    /// size the filters make, grown by each compressor as incompressible data would grow it
-    /// at worst (every codec here adds far less than an eighth plus 64 KiB). Reads refuse
-    /// stored chunks longer than this without reading them.
+    /// The most bytes any valid encoding of one chunk can take: the size the filters make
+    /// of a chunk (of [`MAX_VLEN_CHUNK_BYTES`] for variable-length items), grown by each
+    /// compressor as incompressible data would grow it at worst (every codec here adds far
+    /// less than an eighth plus 64 KiB). Reads refuse longer stored chunks without reading
+    /// them.
     pub fn max_encoded_chunk_len(&self) -> u64 {
+        let decoded = if self.dtype.is_variable() {
+            MAX_VLEN_CHUNK_BYTES
+        } else {
+            self.chunk_bytes()
+        };
         let filtered = self
             .filters
             .iter()
-            .fold(self.chunk_bytes(), |size, filter| filter.encoded_len(size))
-            as u64;
+            .fold(decoded, |size, filter| filter.encoded_len(size)) as u64;
         self.compressors.iter().fold(filtered, |size, codec| {
             size.saturating_add(size / 8)
                 .saturating_add(1 << 16)

@@ -25,7 +25,8 @@ pub const DIMENSIONS_KEY: &str = "_ARRAY_DIMENSIONS";
 pub struct Array {
     store: Arc<dyn Store>,
     path: String,
-    meta: RwLock<ArrayMeta>,
+    /// Shared with the calls that use it, never copied per call (a fill value may be large).
+    meta: RwLock<Arc<ArrayMeta>>,
     format: Format,
     writable: bool,
     attrs: Attributes,
@@ -90,7 +91,7 @@ impl Array {
             attrs: Attributes::new(format.attrs_key(&path), format),
             store,
             path,
-            meta: RwLock::new(meta),
+            meta: RwLock::new(Arc::new(meta)),
             format,
             writable,
             locks: RwLock::new(None),
@@ -155,12 +156,21 @@ impl Array {
         Ok(array)
     }
 
-    /// A snapshot of the array's metadata.
-    pub fn metadata(&self) -> ArrayMeta {
+    /// A snapshot of the array's metadata (shared: taking it copies nothing).
+    pub fn metadata(&self) -> Arc<ArrayMeta> {
         self.meta
             .read()
-            .map(|m| m.clone())
-            .unwrap_or_else(|p| p.into_inner().clone())
+            .map(|m| Arc::clone(&m))
+            .unwrap_or_else(|p| Arc::clone(&p.into_inner()))
+    }
+
+    /// Replaces the metadata that later calls see.
+    fn replace_metadata(&self, meta: ArrayMeta) -> Result<()> {
+        *self
+            .meta
+            .write()
+            .map_err(|_| Error::Internal("metadata lock poisoned".into()))? = Arc::new(meta);
+        Ok(())
     }
 
     /// Reads the region `start`/`count` into `buf` (elements of type `elem`, native byte
@@ -274,7 +284,7 @@ impl Array {
     pub fn resize(&self, shape: &[u64]) -> Result<()> {
         self.check_writable("resize")?;
         let _guard = self.lock_update()?;
-        let mut meta = self.metadata();
+        let mut meta = ArrayMeta::clone(&self.metadata());
         if shape.len() != meta.rank() {
             return Err(Error::RankMismatch(format!(
                 "new shape has {} dimensions but the array has {}",
@@ -297,11 +307,7 @@ impl Array {
             &self.format.array_key(&self.path),
             &self.format.render_array(&meta, &self.attributes()?)?,
         )?;
-        *self
-            .meta
-            .write()
-            .map_err(|_| Error::Internal("metadata lock poisoned".into()))? = meta;
-        Ok(())
+        self.replace_metadata(meta)
     }
 
     /// Appends `buf`, whose shape is `count`, along `axis`: every other extent of `count`
@@ -343,7 +349,7 @@ impl Array {
         new_shape[axis] = meta.shape[axis]
             .checked_add(count[axis])
             .ok_or_else(|| Error::Overflow("appended shape overflows 64 bits".into()))?;
-        let mut grown = meta.clone();
+        let mut grown = ArrayMeta::clone(&meta);
         grown.shape = new_shape.clone();
         grown.validate()?;
         region::check(
@@ -374,10 +380,13 @@ impl Array {
     /// `None` when it is absent.
     pub fn dimension_names(&self) -> Result<Option<Vec<String>>> {
         if self.format == Format::V3 {
-            return Ok(self
-                .metadata()
-                .dimension_names
-                .map(|names| names.into_iter().map(Option::unwrap_or_default).collect()));
+            return Ok(self.metadata().dimension_names.as_ref().map(|names| {
+                names
+                    .iter()
+                    .cloned()
+                    .map(Option::unwrap_or_default)
+                    .collect()
+            }));
         }
         let Some(value) = self.attributes()?.get(DIMENSIONS_KEY).cloned() else {
             return Ok(None);
@@ -413,16 +422,12 @@ impl Array {
         if self.format == Format::V3 {
             self.check_writable("set dimension names")?;
             let _guard = self.lock_update()?;
-            let mut meta = self.metadata();
+            let mut meta = ArrayMeta::clone(&self.metadata());
             meta.dimension_names = Some(names.iter().cloned().map(Some).collect());
             let document = self.format.render_array(&meta, &self.attributes()?)?;
             self.store
                 .set(&self.format.array_key(&self.path), &document)?;
-            *self
-                .meta
-                .write()
-                .map_err(|_| Error::Internal("metadata lock poisoned".into()))? = meta;
-            return Ok(());
+            return self.replace_metadata(meta);
         }
         self.set_attribute(
             DIMENSIONS_KEY,

@@ -127,7 +127,7 @@ fn copy_array(
 ) -> Result<()> {
     let from = Array::open(source.clone(), source_path, Mode::Read)?;
     let source_meta = from.metadata();
-    let mut meta = source_meta.clone();
+    let mut meta = (*source_meta).clone();
     if let Some(config) = compressor {
         meta.compressors = match config {
             Value::Null => Vec::new(),

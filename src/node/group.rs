@@ -59,7 +59,12 @@ pub(crate) fn draft_children(
     for name in listing.prefixes {
         members.entry(name).or_insert(NodeKind::Group);
     }
-    Ok(members.into_iter().filter(|(n, _)| !n.is_empty()).collect())
+    // A document named `..array.json` would make a member `.`: only names that are valid
+    // node path segments are members.
+    Ok(members
+        .into_iter()
+        .filter(|(name, _)| !name.contains('/') && node_path(name).is_ok_and(|p| p == *name))
+        .collect())
 }
 
 /// A Zarr group in a store. Safe to share between threads.

@@ -220,11 +220,62 @@ pub fn erase_node(store: &dyn Store, path: &str) -> Result<()> {
         store.erase_prefix(&scheme.meta_dir(path))?;
         return store.erase_prefix(&node_prefix(&scheme.data_base(path)));
     }
-    store.erase_prefix(&node_prefix(path))?;
-    if !path.is_empty() {
-        store.erase(path)?;
+    let keys = store.list_prefix(&node_prefix(path))?;
+    let arrays = array_paths(store, &keys)?;
+    // Chunks first, documents last (the node's own last of all): a writer killed midway
+    // leaves nodes that still open.
+    for array in &arrays {
+        store.erase_prefix(&node_prefix(array))?;
+    }
+    let under_array = |key: &str| arrays.iter().any(|a| key.starts_with(&node_prefix(a)));
+    let mut documents: Vec<&String> = keys
+        .iter()
+        .filter(|key| is_document(key) && !under_array(key))
+        .collect();
+    documents.sort_by_key(|key| std::cmp::Reverse(key.matches('/').count()));
+    for key in documents {
+        store.erase(key)?;
     }
     Ok(())
+}
+
+/// Whether `key` names a metadata document (its last segment is a reserved name).
+fn is_document(key: &str) -> bool {
+    let name = key.rsplit('/').next().unwrap_or(key);
+    crate::store::RESERVED_NAMES.contains(&name)
+}
+
+/// The paths of the arrays among `keys` (a v1 `meta`, v2 `.zarray` or v3 array
+/// `zarr.json`), outermost only: everything below an array's path is its own.
+fn array_paths(store: &dyn Store, keys: &[String]) -> Result<Vec<String>> {
+    let mut arrays: Vec<String> = Vec::new();
+    for key in keys {
+        let (dir, name) = key.rsplit_once('/').unwrap_or(("", key));
+        let is_array = match name {
+            v2::ARRAY_KEY => true,
+            v3::NODE_KEY => v3_node_type(store, dir).ok().flatten().as_deref() == Some("array"),
+            // A file named `meta` is a v1 array's document only when it says so.
+            v1::ARRAY_KEY => store.get(key)?.is_some_and(|doc| {
+                crate::meta::json::parse(&doc)
+                    .is_ok_and(|d| d.get("zarr_format").and_then(Value::as_u64) == Some(1))
+            }),
+            _ => false,
+        };
+        if is_array {
+            arrays.push(dir.to_string());
+        }
+    }
+    arrays.sort();
+    let mut outermost: Vec<String> = Vec::new();
+    for array in arrays {
+        let nested = outermost
+            .last()
+            .is_some_and(|outer| outer.is_empty() || array.starts_with(&node_prefix(outer)));
+        if !nested {
+            outermost.push(array);
+        }
+    }
+    Ok(outermost)
 }
 
 /// Refuses a node at `path` when an array is one of its ancestors; writes nothing.

@@ -109,9 +109,9 @@ pub(crate) fn range_of<'a>(value: &'a [u8], key: &str, offset: u64, len: u64) ->
 }
 
 /// The error for a value at `key` of `size` bytes (or more) read with a limit of `max_len`:
-/// no valid encoding of what the caller reads is that long.
+/// no valid encoding of what the caller reads is that long, so it is a codec error.
 pub(crate) fn too_large(key: &str, size: u64, max_len: u64) -> Error {
-    Error::Io(format!(
+    Error::Codec(format!(
         "{key:?} holds {size} bytes or more, more than any valid encoding of it can \
          take ({max_len} bytes): refused without reading it"
     ))
@@ -203,7 +203,8 @@ pub(crate) fn listing_of<'a>(prefix: &str, keys: impl IntoIterator<Item = &'a st
 }
 
 /// Names a node path may not use as a segment: they are metadata documents.
-const RESERVED_NAMES: [&str; 5] = [".zarray", ".zgroup", ".zattrs", ".zmetadata", "zarr.json"];
+pub(crate) const RESERVED_NAMES: [&str; 5] =
+    [".zarray", ".zgroup", ".zattrs", ".zmetadata", "zarr.json"];
 
 /// Normalises a node path ([`normalize_path`]) and refuses segments that name metadata
 /// documents (`"a/.zarray"` is a key, not a node).
