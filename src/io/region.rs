@@ -430,7 +430,7 @@ pub fn read(
         if !found {
             // SAFETY: parts cover disjoint elements of the caller's buffer.
             return unsafe {
-                copy::fill_raw(&part.extent, &pattern, out.as_mut_ptr(), out.len(), &dst)
+                copy::fill_raw(&part.extent, pattern, out.as_mut_ptr(), out.len(), &dst)
             };
         };
         if part.whole_chunk && !swap && is_single_run(&part.extent, chunk_strides, buf_strides) {
