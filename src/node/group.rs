@@ -63,7 +63,7 @@ pub(crate) fn draft_children(
     // node path segments are members.
     Ok(members
         .into_iter()
-        .filter(|(name, _)| !name.contains('/') && node_path(name).is_ok_and(|p| p == *name))
+        .filter(|(name, _)| !name.is_empty() && node_path(name).is_ok_and(|p| p == *name))
         .collect())
 }
 
