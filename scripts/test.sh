@@ -16,13 +16,24 @@
 #  10. sanitizers: the C tests under ASan+UBSan (leaks detected) and valgrind memcheck
 #  11. crash safety: a writer SIGKILLed ZARR_CRASH_KILLS (500) times; every chunk old or new
 # (docs/RELIABILITY.md describes the last three.)
+#
+# `scripts/test.sh --fast` is for iterating: it skips the installs and runs stages 2-4 only
+# (format, lint, Rust tests, bindings, ctest), on what the machine already has.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 stage() { printf '\n=== %s ===\n' "$*"; }
+fast=false
+case "${1:-}" in
+  --fast) fast=true ;;
+  "") ;;
+  *) echo "usage: $0 [--fast]" >&2; exit 2 ;;
+esac
 
-stage "setup"
-bash scripts/setup-test-env.sh
+if ! $fast; then
+  stage "setup"
+  bash scripts/setup-test-env.sh
+fi
 
 stage "rust: fmt, clippy, tests"
 if cargo fmt --version >/dev/null 2>&1; then
@@ -47,6 +58,11 @@ stage "c, c++ and fortran tests (ctest)"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DZARR_TEST_COPY_MEMORY=ON >/dev/null
 cmake --build build -j2
 ctest --test-dir build --output-on-failure
+
+if $fast; then
+  stage "fast stages passed (interop, MPI, packaging, fuzz, sanitizers and crash safety skipped)"
+  exit 0
+fi
 
 stage "packaging: examples against the installed prefix"
 bash scripts/check-install.sh build
