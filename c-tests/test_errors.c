@@ -931,6 +931,42 @@ static void test_codec_wrong_size(void) {
     zarr_store_free(s);
 }
 
+/* ---- Oversized chunks, NO_MEMORY's name, mode W beside other keys ---- */
+
+static void test_oversized_chunk_and_foreign_keys(void) {
+    zarr_store_t *s = memory_store();
+    zarr_array_t *a = float_array(s, "a", NULL);
+    /* 1 MiB stored for an uncompressed chunk of 48 bytes: refused unread. */
+    size_t big = (size_t)1 << 20;
+    unsigned char *junk = calloc(big, 1);
+    CHECK(junk != NULL);
+    CHECK_OK(zarr_store_set(s, "a/0.0", junk, big));
+    free(junk);
+    float one = 0;
+    const uint64_t count[2] = {1, 1};
+    CHECK_STATUS(zarr_array_read(a, 2, ORIGIN, count, ZARR_DTYPE_FLOAT32, ZARR_ORDER_C, &one, sizeof one),
+                 ZARR_ERR_CODEC);
+    CHECK_ERROR_CONTAINS("a/0.0");
+    CHECK_ERROR_CONTAINS("more than any valid encoding");
+    CHECK_STR(zarr_status_str(ZARR_ERR_NO_MEMORY), "ZARR_ERR_NO_MEMORY");
+    zarr_array_free(a);
+
+    /* Mode W on the root replaces the Zarr nodes and keeps keys that belong to none. */
+    CHECK_OK(zarr_store_set(s, "notes.txt", "mine", 4));
+    CHECK_OK(zarr_store_set(s, "g/x.bin", "x", 1));
+    zarr_group_t *g = NULL;
+    CHECK_OK(zarr_group_open(s, "", ZARR_MODE_W, &g));
+    bool has = false;
+    CHECK_OK(zarr_store_contains(s, "notes.txt", &has));
+    CHECK(has);
+    CHECK_OK(zarr_store_contains(s, "g/x.bin", &has));
+    CHECK(has);
+    CHECK_OK(zarr_store_contains(s, "a/1.1", &has));
+    CHECK(!has);
+    zarr_group_free(g);
+    zarr_store_free(s);
+}
+
 /* ---- STORAGE_IO ---- */
 
 static void test_storage_io(void) {
@@ -1192,6 +1228,7 @@ int main(void) {
     test_unsupported();
     test_codec_garbage();
     test_codec_wrong_size();
+    test_oversized_chunk_and_foreign_keys();
     test_storage_io();
     test_read_only();
     test_invalid_key();
