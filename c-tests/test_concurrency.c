@@ -6,6 +6,11 @@
  * With synchronization (thread locks for threads, lock files for processes) no update may
  * be lost: the final array must hold every cell's value. Without synchronization,
  * chunk-aligned disjoint writes must be exact too. Every scenario runs several rounds.
+ *
+ * Locks belong to the array, not the handle: threads that each open their own store and
+ * array handle, and processes that open the array through differently rooted stores
+ * (directory X/s + "a", or X + "s/a"), increment counters in shared chunks without losing
+ * one increment.
  */
 #include "check.h"
 
@@ -159,6 +164,132 @@ static void processes_with_lock_files(const char *dir, const char *lock_dir) {
     }
 }
 
+enum { COUNTERS = 64, INCREMENTS = 16 };
+
+/* A writer incrementing counters through store and array handles of its own. */
+struct incrementer {
+    const char *root; /* the store directory it opens */
+    const char *path; /* the array's path in that store */
+    zarr_sync_t sync;
+    const char *lock_dir;
+    uint64_t writer, writers;
+    bool ok;
+};
+
+/* Adds one to counter i with a one-element read and write: a read-modify-write of a chunk
+ * every writer shares. */
+static bool increment_one(const zarr_array_t *a, uint64_t i) {
+    uint32_t v = 0;
+    uint64_t start[1] = {i}, count[1] = {1};
+    if (zarr_array_read(a, 1, start, count, ZARR_DTYPE_UINT32, ZARR_ORDER_C, &v, sizeof v) !=
+        ZARR_OK)
+        return false;
+    v++;
+    return zarr_array_write(a, 1, start, count, ZARR_DTYPE_UINT32, ZARR_ORDER_C, &v,
+                            sizeof v) == ZARR_OK;
+}
+
+/* Opens its own handles and increments counters writer, writer + writers, ... INCREMENTS
+ * times each. */
+static void *increment(void *arg) {
+    struct incrementer *job = arg;
+    zarr_store_t *s = NULL;
+    zarr_array_t *a = NULL;
+    job->ok = zarr_store_open_fs(job->root, ZARR_MODE_R_PLUS, &s) == ZARR_OK &&
+              zarr_array_open(s, job->path, ZARR_MODE_R_PLUS, &a) == ZARR_OK &&
+              zarr_array_set_synchronizer(a, job->sync, job->lock_dir) == ZARR_OK;
+    for (int round = 0; job->ok && round < INCREMENTS; round++)
+        for (uint64_t i = job->writer; job->ok && i < COUNTERS; i += job->writers)
+            job->ok = increment_one(a, i);
+    if (!job->ok) fprintf(stderr, "writer %" PRIu64 ": %s\n", job->writer, check_last_error());
+    zarr_array_free(a);
+    zarr_store_free(s);
+    return NULL;
+}
+
+/* Creates COUNTERS zeros in chunks of 16 (zlib) at `path` of the store at `root`. */
+static void create_counters(const char *root, const char *path) {
+    uint64_t shape[1] = {COUNTERS}, chunks[1] = {16};
+    zarr_store_t *store = NULL;
+    zarr_array_builder_t *b = NULL;
+    zarr_array_t *a = NULL;
+    CHECK_OK(zarr_store_open_fs(root, ZARR_MODE_A, &store));
+    CHECK_OK(zarr_array_builder_new(ZARR_DTYPE_UINT32, 1, shape, &b));
+    CHECK_OK(zarr_array_builder_set_chunk_shape(b, 1, chunks));
+    CHECK_OK(zarr_array_builder_set_fill_value_json(b, "0"));
+    CHECK_OK(zarr_array_builder_set_compressor_json(b, "{\"id\": \"zlib\", \"level\": 1}"));
+    CHECK_OK(zarr_array_create(b, store, path, ZARR_MODE_W, &a));
+    zarr_array_builder_free(b);
+    zarr_array_free(a);
+    zarr_store_free(store);
+}
+
+/* Increments missing from the counters at `path` of the store at `root`. */
+static uint64_t lost_increments(const char *root, const char *path) {
+    uint32_t v[COUNTERS];
+    uint64_t start[1] = {0}, count[1] = {COUNTERS}, lost = 0;
+    zarr_store_t *store = NULL;
+    zarr_array_t *a = NULL;
+    CHECK_OK(zarr_store_open_fs(root, ZARR_MODE_R, &store));
+    CHECK_OK(zarr_array_open(store, path, ZARR_MODE_R, &a));
+    CHECK_OK(zarr_array_read(a, 1, start, count, ZARR_DTYPE_UINT32, ZARR_ORDER_C, v, sizeof v));
+    for (int i = 0; i < COUNTERS; i++) lost += INCREMENTS - v[i];
+    zarr_array_free(a);
+    zarr_store_free(store);
+    return lost;
+}
+
+/* The writer job `w` of `writers`: odd writers open the array through the store rooted at
+ * `sub` (X/s, path "a"), even ones through `top` (X, path "s/a"). */
+static struct incrementer incrementer(const char *top, const char *sub, uint64_t w,
+                                      uint64_t writers, zarr_sync_t sync, const char *lock_dir) {
+    return (struct incrementer){w % 2 ? sub : top, w % 2 ? "a" : "s/a", sync, lock_dir,
+                                w, writers, false};
+}
+
+/* 8 threads, each with its own store and array handle, with thread locks: 8192 increments. */
+static void threads_with_their_own_handles(const char *top, const char *sub) {
+    create_counters(top, "s/a");
+    pthread_t tids[WRITERS];
+    struct incrementer jobs[WRITERS];
+    for (uint64_t w = 0; w < WRITERS; w++) {
+        jobs[w] = incrementer(top, sub, w, WRITERS, ZARR_SYNC_THREAD, NULL);
+        CHECK(pthread_create(&tids[w], NULL, increment, &jobs[w]) == 0);
+    }
+    for (int w = 0; w < WRITERS; w++) {
+        pthread_join(tids[w], NULL);
+        CHECK(jobs[w].ok);
+    }
+    CHECK_EQ(lost_increments(top, "s/a"), 0);
+}
+
+/* 4 processes, alternating between the two roots, with lock files: 1024 increments. */
+static void processes_through_differently_rooted_stores(const char *top, const char *sub,
+                                                        const char *lock_dir) {
+    create_counters(top, "s/a");
+    pid_t pids[4];
+    int fds[4][2];
+    for (uint64_t p = 0; p < 4; p++) {
+        CHECK(pipe(fds[p]) == 0);
+        pids[p] = fork();
+        if (pids[p] == 0) {
+            close(fds[p][0]);
+            struct incrementer job = incrementer(top, sub, p, 4, ZARR_SYNC_PROCESS, lock_dir);
+            increment(&job);
+            check_child_report(fds[p][1], job.ok);
+            _exit(job.ok ? 0 : 1);
+        }
+        close(fds[p][1]);
+        CHECK(pids[p] > 0);
+    }
+    for (int p = 0; p < 4; p++) {
+        int status = 0;
+        waitpid(pids[p], &status, 0);
+        CHECK(check_child_passed(fds[p][0], status));
+    }
+    CHECK_EQ(lost_increments(top, "s/a"), 0);
+}
+
 int main(void) {
     char dir[] = "/tmp/zarr-concurrency-XXXXXX";
     CHECK(mkdtemp(dir) != NULL);
@@ -172,6 +303,11 @@ int main(void) {
     threads_aligned_without_locks(store);
     zarr_store_free(store);
     processes_with_lock_files(store_dir, lock_dir);
+    char top[512], sub[512];
+    snprintf(top, sizeof top, "%s/counters", dir);
+    snprintf(sub, sizeof sub, "%s/counters/s", dir);
+    threads_with_their_own_handles(top, sub);
+    processes_through_differently_rooted_stores(top, sub, lock_dir);
 
     /* An unknown kind and a process synchronizer without a directory are refused. */
     CHECK_OK(zarr_store_open_fs(store_dir, ZARR_MODE_R_PLUS, &store));

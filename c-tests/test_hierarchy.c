@@ -434,6 +434,52 @@ static void test_copy(void) {
     check_rmtree(tmp);
 }
 
+/* Copies whose target overlaps the source through differently rooted directory stores are
+ * refused before anything is erased; a copy beside the source still works. */
+static void test_copy_overlap(void) {
+    char *top = check_mkdtemp();
+    char *sub = check_join(top, "sub");
+    zarr_store_t *outer = NULL, *inner = NULL, *deeper = NULL;
+    CHECK_OK(zarr_store_open_fs(top, ZARR_MODE_R_PLUS, &outer));
+    zarr_array_builder_t *b = builder();
+    zarr_array_t *a = NULL;
+    CHECK_OK(zarr_array_create(b, outer, "sub/arr", ZARR_MODE_W, &a));
+    zarr_array_builder_free(b);
+    write_pattern(a, 7);
+    unsigned char chunk[512], after[512];
+    size_t n = 0, n_after = 0;
+    CHECK_OK(zarr_store_get(outer, "sub/arr/1.1", chunk, sizeof chunk, &n));
+    CHECK_OK(zarr_store_open_fs(sub, ZARR_MODE_R_PLUS, &inner));
+    char *arr_dir = check_join(sub, "arr");
+    CHECK_OK(zarr_store_open_fs(arr_dir, ZARR_MODE_R_PLUS, &deeper));
+    /* The source store is rooted at top/sub; the target top + "sub" is the same place. */
+    CHECK_STATUS(zarr_copy(inner, "", outer, "sub", NULL, ZARR_MODE_W), ZARR_ERR_INVALID_ARG);
+    CHECK_ERROR_CONTAINS("overlap");
+    CHECK_ERROR_CONTAINS("/sub");
+    CHECK_STATUS(zarr_copy(inner, "", outer, "sub", NULL, ZARR_MODE_A), ZARR_ERR_INVALID_ARG);
+    CHECK_STATUS(zarr_copy(inner, "arr", outer, "sub/arr", NULL, ZARR_MODE_W), ZARR_ERR_INVALID_ARG);
+    /* The target store is rooted inside the source node, or holds it. */
+    CHECK_STATUS(zarr_copy(outer, "sub", deeper, "", NULL, ZARR_MODE_W), ZARR_ERR_INVALID_ARG);
+    CHECK_STATUS(zarr_copy(deeper, "", outer, "sub", NULL, ZARR_MODE_W), ZARR_ERR_INVALID_ARG);
+    /* The source is intact, byte for byte. */
+    CHECK_OK(zarr_store_get(outer, "sub/arr/1.1", after, sizeof after, &n_after));
+    CHECK(n == n_after && memcmp(chunk, after, n) == 0);
+    expect_pattern(a, 7);
+    /* Beside the source: fine. */
+    CHECK_OK(zarr_copy(inner, "", outer, "sub2", NULL, ZARR_MODE_W));
+    zarr_array_t *copied = NULL;
+    CHECK_OK(zarr_array_open(outer, "sub2/arr", ZARR_MODE_R, &copied));
+    expect_pattern(copied, 7);
+    zarr_array_free(copied);
+    zarr_array_free(a);
+    zarr_store_free(deeper);
+    zarr_store_free(inner);
+    zarr_store_free(outer);
+    free(arr_dir);
+    free(sub);
+    check_rmtree(top);
+}
+
 static void test_migrate(void) {
     zarr_store_t *s = memory_store();
     /* A v1 array: "meta", "attrs" and v2-style chunk keys; raw chunks. */
@@ -625,6 +671,7 @@ int main(void) {
     test_dimension_names();
     test_consolidated();
     test_copy();
+    test_copy_overlap();
     test_migrate();
     test_zip();
     test_null_args();

@@ -1,14 +1,18 @@
 //! Concurrent writers: overlapping chunks (disjoint cells, unaligned regions) stay exact
-//! with thread synchronization; strided buffers write a block's interior.
+//! with thread synchronization, also when every writer has its own handle (and processes
+//! open the array through differently rooted stores); strided buffers write a block's
+//! interior.
 
 use serde_json::json;
+use std::path::Path;
+use std::process::Command;
 use std::sync::Arc;
 use zarr::io::lock::Synchronization;
 use zarr::io::region::MemLayout;
 use zarr::meta::dtype::ElementType;
 use zarr::meta::Order;
 use zarr::node::{Array, ArrayBuilder, Mode};
-use zarr::store::{FilesystemStore, Store};
+use zarr::store::{FilesystemStore, MemoryStore, Store};
 
 const ROWS: u64 = 8 * 13;
 const COLS: u64 = 37;
@@ -90,6 +94,168 @@ fn eight_threads_rewriting_shared_chunks_lose_nothing_with_thread_locks() {
     // Without locks the same writers lose updates on most runs; the count is printed, not
     // asserted, since a lucky schedule loses none.
     println!("cells lost without synchronization: {}", run_writers(None));
+}
+
+/// Elements of the incremented array, in chunks of 16: every writer has elements in every
+/// chunk.
+const ELEMENTS: u64 = 64;
+/// Times each element is incremented.
+const INCREMENTS: u32 = 16;
+
+/// Creates the incremented array (zeros, zlib) at `path`.
+fn create_counters(store: Arc<dyn Store>, path: &str) {
+    let mut builder = ArrayBuilder::new(vec![ELEMENTS], ElementType::UInt32);
+    builder
+        .chunks(vec![16])
+        .fill_value_json(json!(0))
+        .compressor(json!({"id": "zlib", "level": 1}));
+    builder.create(store, path, Mode::Overwrite).unwrap();
+}
+
+/// Writer `w` of `writers` increments its elements (`w`, `w + writers`, ...) `INCREMENTS`
+/// times, each by reading it and writing it back plus one. Only `w` writes those elements,
+/// but every write is a read-modify-write of a chunk all writers share: an update lost to a
+/// race stays lost.
+fn increment(array: &Array, w: u64, writers: u64) {
+    for _ in 0..INCREMENTS {
+        for i in (w..ELEMENTS).step_by(writers as usize) {
+            let mut value = [0u8; 4];
+            array
+                .read(&[i], &[1], ElementType::UInt32, Order::C, &mut value)
+                .unwrap();
+            let next = u32::from_ne_bytes(value) + 1;
+            array
+                .write(
+                    &[i],
+                    &[1],
+                    ElementType::UInt32,
+                    Order::C,
+                    &next.to_ne_bytes(),
+                )
+                .unwrap();
+        }
+    }
+}
+
+/// Increments lost: every element should hold `INCREMENTS`.
+fn lost_increments(array: &Array) -> u64 {
+    let mut out = vec![0u8; ELEMENTS as usize * 4];
+    array
+        .read(&[0], &[ELEMENTS], ElementType::UInt32, Order::C, &mut out)
+        .unwrap();
+    out.chunks(4)
+        .map(|c| u64::from(INCREMENTS - u32::from_ne_bytes(c.try_into().unwrap())))
+        .sum()
+}
+
+/// Opens the counters with `sync` through a handle of its own on `store`.
+fn open_counters(store: Arc<dyn Store>, path: &str, sync: &Synchronization) -> Array {
+    let array = Array::open(store, path, Mode::ReadWrite).unwrap();
+    array.set_synchronization(sync).unwrap();
+    array
+}
+
+/// 8 threads increment the counters at `path`, each through the handle `open` gives it;
+/// returns the increments lost.
+fn increment_from_threads(open: impl Fn() -> Array + Sync, check: &Array) -> u64 {
+    std::thread::scope(|s| {
+        for w in 0..8 {
+            let open = &open;
+            s.spawn(move || increment(&open(), w, 8));
+        }
+    });
+    lost_increments(check)
+}
+
+#[test]
+fn threads_with_their_own_handles_share_thread_locks() {
+    // 8 writers x 8 elements x 16 increments = 8192 updates, each a partial chunk write.
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("x");
+    let store: Arc<dyn Store> = Arc::new(FilesystemStore::open(&root, true, true).unwrap());
+    create_counters(store.clone(), "s/a");
+    // Every thread opens its own store and array handle, half of them through a store
+    // rooted at the group above the array.
+    let lost = increment_from_threads(
+        || {
+            let (store_root, path) = if alternate() {
+                (root.join("s"), "a")
+            } else {
+                (root.clone(), "s/a")
+            };
+            let store = Arc::new(FilesystemStore::open(store_root, true, false).unwrap());
+            open_counters(store, path, &Synchronization::Thread)
+        },
+        &Array::open(store, "s/a", Mode::Read).unwrap(),
+    );
+    assert_eq!(lost, 0, "increments lost by threads with their own handles");
+    // A memory store has no location: handles on the same store object share the locks.
+    let memory: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    create_counters(memory.clone(), "a");
+    let lost = increment_from_threads(
+        || open_counters(memory.clone(), "a", &Synchronization::Thread),
+        &Array::open(memory.clone(), "a", Mode::Read).unwrap(),
+    );
+    assert_eq!(lost, 0, "increments lost on a memory store");
+}
+
+/// Alternates between true and false across calls (which store root a thread takes).
+fn alternate() -> bool {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    static NEXT: AtomicBool = AtomicBool::new(false);
+    NEXT.fetch_xor(true, Ordering::Relaxed)
+}
+
+/// Environment variable naming the writer a re-executed test binary plays (see
+/// `processes_through_differently_rooted_stores_share_lock_files`).
+const WORKER: &str = "ZARR_TEST_INCREMENT_WORKER";
+
+/// Writer `w` of 4 processes: odd writers open the array through a store rooted at the
+/// group above it, even ones through the top store; all take lock files in `dir/locks`.
+fn process_writer(dir: &Path, w: u64) {
+    let (root, path) = if w % 2 == 1 {
+        (dir.join("x/s"), "a")
+    } else {
+        (dir.join("x"), "s/a")
+    };
+    let store = Arc::new(FilesystemStore::open(root, true, false).unwrap());
+    let sync = Synchronization::Process(dir.join("locks"));
+    increment(&open_counters(store, path, &sync), w, 4);
+}
+
+#[test]
+fn processes_through_differently_rooted_stores_share_lock_files() {
+    if let Ok(spec) = std::env::var(WORKER) {
+        let (w, dir) = spec.split_once(':').unwrap();
+        process_writer(Path::new(dir), w.parse().unwrap());
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn Store> =
+        Arc::new(FilesystemStore::open(dir.path().join("x"), true, true).unwrap());
+    create_counters(store.clone(), "s/a");
+    let exe = std::env::current_exe().unwrap();
+    let children: Vec<_> = (0..4)
+        .map(|w| {
+            Command::new(&exe)
+                .args([
+                    "--exact",
+                    "processes_through_differently_rooted_stores_share_lock_files",
+                    "--test-threads=1",
+                    "--quiet",
+                ])
+                .env(WORKER, format!("{w}:{}", dir.path().display()))
+                .stdout(std::process::Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for mut child in children {
+        assert!(child.wait().unwrap().success(), "a writer process failed");
+    }
+    // 4 writers x 16 elements x 16 increments = 1024 updates.
+    let lost = lost_increments(&Array::open(store, "s/a", Mode::Read).unwrap());
+    assert_eq!(lost, 0, "increments lost by processes");
 }
 
 #[test]

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use zarr::meta::dtype::ElementType;
 use zarr::meta::{Format, Order, DRAFT_NUMBER, DRAFT_ZARR_PYTHON_NUMBER};
 use zarr::node::{Array, ArrayBuilder, Group, Mode, Node, NodeKind};
-use zarr::store::{MemoryStore, Store};
+use zarr::store::{FilesystemStore, MemoryStore, Store};
 use zarr::Error;
 
 fn doc(store: &dyn Store, key: &str) -> Value {
@@ -332,4 +332,36 @@ fn draft_trees_copy_keeping_their_layout() {
         let g = Group::open(target.clone(), "g", Mode::Read).unwrap();
         assert_eq!(g.attributes().unwrap()["title"], "t");
     }
+}
+
+#[test]
+fn copies_over_the_documents_or_chunks_of_a_draft_source_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let top = dir.path().join("x");
+    let source: Arc<dyn Store> = Arc::new(FilesystemStore::open(&top, true, true).unwrap());
+    let a = builder(DRAFT_ZARR_PYTHON_NUMBER, json!({"id": "zstd", "level": 1}))
+        .create(source.clone(), "g/a", Mode::CreateNew)
+        .unwrap();
+    a.write(&[0, 0], &[5, 7], ElementType::Int32, Order::C, &ints(35))
+        .unwrap();
+    let before = source.list().unwrap();
+    // Stores rooted at the node's chunks and at its documents: mode w would erase them.
+    for (root, path) in [
+        ("data/root/g", ""),
+        ("data/root", "g/a"),
+        ("meta/root", "g"),
+    ] {
+        let target: Arc<dyn Store> =
+            Arc::new(FilesystemStore::open(top.join(root), true, true).unwrap());
+        let result = zarr::node::copy(&source, "g", &target, path, None, Mode::Overwrite);
+        assert!(
+            matches!(&result, Err(Error::InvalidArg(m)) if m.contains("overlap")),
+            "{root} + {path}: {result:?}"
+        );
+    }
+    assert_eq!(source.list().unwrap(), before);
+    let mut out = vec![0u8; 140];
+    a.read(&[0, 0], &[5, 7], ElementType::Int32, Order::C, &mut out)
+        .unwrap();
+    assert_eq!(out, ints(35));
 }

@@ -186,3 +186,133 @@ fn v1_arrays_open_write_and_migrate() {
         .collect();
     assert_eq!(got, vec![0, 1, 42, 42, 42, 42]);
 }
+
+/// Every key under `prefix` with its bytes.
+fn snapshot(store: &dyn Store, prefix: &str) -> Vec<(String, Vec<u8>)> {
+    store
+        .list_prefix(prefix)
+        .unwrap()
+        .into_iter()
+        .map(|k| {
+            let v = store.get(&k).unwrap().unwrap();
+            (k, v)
+        })
+        .collect()
+}
+
+/// Asserts that `result` is the refusal of an overlapping copy naming both locations.
+fn assert_overlap_refused(result: zarr::Result<()>, source: &str, target: &str) {
+    match result {
+        Err(Error::InvalidArg(message)) => {
+            assert!(message.contains(source), "{message} (source {source})");
+            assert!(message.contains(target), "{message} (target {target})");
+        }
+        other => panic!("overlapping copy not refused: {other:?}"),
+    }
+}
+
+#[test]
+fn copies_whose_target_overlaps_the_source_are_refused_before_anything_is_erased() {
+    let dir = tempfile::tempdir().unwrap();
+    let top = dir.path().join("x");
+    let outer: Arc<dyn Store> = Arc::new(FilesystemStore::open(&top, true, true).unwrap());
+    build_tree(outer.clone(), Format::V2);
+    let sub = top.join("a").canonicalize().unwrap();
+    let inner: Arc<dyn Store> = Arc::new(FilesystemStore::open(&sub, true, false).unwrap());
+    let deeper: Arc<dyn Store> =
+        Arc::new(FilesystemStore::open(sub.join("b"), true, false).unwrap());
+    let before = snapshot(outer.as_ref(), "");
+    let t = top.canonicalize().unwrap().display().to_string();
+    let (s, b) = (
+        sub.display().to_string(),
+        sub.join("b").display().to_string(),
+    );
+    for mode in [Mode::Overwrite, Mode::Append, Mode::CreateNew] {
+        // The source store is rooted at x/a; the target x + "a" is the same directory.
+        let result = copy(&inner, "", &outer, "a", None, mode);
+        assert_overlap_refused(result, &s, &s);
+        // The target store is rooted inside the source node.
+        assert_overlap_refused(copy(&outer, "a", &deeper, "", None, mode), &s, &b);
+        assert_overlap_refused(copy(&outer, "a", &deeper, "c", None, mode), &s, &b);
+        // The source (x/a/b) is inside the target node (x/a), which mode w would erase.
+        assert_overlap_refused(copy(&deeper, "", &outer, "a", None, mode), &b, &s);
+        // Array copies: the same array through two roots, and the root of the store.
+        let x = sub.join("b/x").display().to_string();
+        assert_overlap_refused(copy(&deeper, "x", &outer, "a/b/x", None, mode), &x, &x);
+        assert_overlap_refused(copy(&deeper, "x", &outer, "", None, mode), &x, &t);
+    }
+    assert!(before == snapshot(outer.as_ref(), ""), "the source changed");
+    // A link inside the store leading to the source is the source.
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink(&sub, top.join("link")).unwrap();
+        let result = copy(&inner, "", &outer, "link", None, Mode::Overwrite);
+        assert_overlap_refused(result, &s, &s);
+        std::fs::remove_file(top.join("link")).unwrap();
+        assert!(before == snapshot(outer.as_ref(), ""), "the source changed");
+    }
+    // Copies beside the source still work, through either root.
+    copy(&inner, "", &outer, "a2", None, Mode::Overwrite).unwrap();
+    copy(&deeper, "x", &outer, "a/x2", None, Mode::Overwrite).unwrap();
+    copy(&outer, "a/b/x", &deeper, "x3", None, Mode::Overwrite).unwrap();
+    let x = Array::open(outer.clone(), "a2/b/x", Mode::Read).unwrap();
+    let mut out = vec![0u8; 96];
+    x.read(&[0, 0], &[6, 4], ElementType::Int32, Order::C, &mut out)
+        .unwrap();
+    assert_eq!(out, ints(24));
+    for copied in ["a/x2/", "a/b/x3/"] {
+        let keys: Vec<_> = snapshot(outer.as_ref(), copied)
+            .into_iter()
+            .map(|(k, v)| (k[copied.len()..].to_string(), v))
+            .collect();
+        let original: Vec<_> = snapshot(outer.as_ref(), "a/b/x/")
+            .into_iter()
+            .map(|(k, v)| (k["a/b/x/".len()..].to_string(), v))
+            .collect();
+        assert!(keys == original, "{copied} differs from its source");
+    }
+}
+
+#[test]
+fn overlapping_copies_in_memory_and_zip_stores_are_refused() {
+    // A memory store has no location: the same store object with nested paths overlaps,
+    // another memory store does not.
+    let memory: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    build_tree(memory.clone(), Format::V3);
+    let before = snapshot(memory.as_ref(), "");
+    for (from, to) in [("a", "a/b/c"), ("a/b", "a"), ("a/b/x", "a/b/x"), ("", "z")] {
+        let result = copy(&memory, from, &memory, to, None, Mode::Overwrite);
+        assert!(
+            matches!(result, Err(Error::InvalidArg(_))),
+            "{from} -> {to}"
+        );
+    }
+    assert!(
+        before == snapshot(memory.as_ref(), ""),
+        "the source changed"
+    );
+    copy(&memory, "a", &memory, "a2", None, Mode::Overwrite).unwrap();
+    let other: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    copy(&memory, "", &other, "", None, Mode::Overwrite).unwrap();
+    // Two handles on one zip file have the same location.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tree.zip");
+    let writer = ZipStore::open(&path, ZipMode::Create { overwrite: false }, false).unwrap();
+    let writer: Arc<dyn Store> = Arc::new(writer);
+    build_tree(writer.clone(), Format::V2);
+    writer.close().unwrap();
+    let reader: Arc<dyn Store> = Arc::new(ZipStore::open(&path, ZipMode::Read, false).unwrap());
+    let appender: Arc<dyn Store> = Arc::new(ZipStore::open(&path, ZipMode::Append, false).unwrap());
+    let result = copy(&reader, "a", &appender, "a/b/y", None, Mode::CreateNew);
+    assert!(matches!(result, Err(Error::InvalidArg(_))), "{result:?}");
+    copy(&reader, "a", &appender, "c", None, Mode::CreateNew).unwrap();
+    appender.close().unwrap();
+    let reader: Arc<dyn Store> = Arc::new(ZipStore::open(&path, ZipMode::Read, false).unwrap());
+    assert_eq!(
+        Array::open(reader, "c/b/x", Mode::Read)
+            .unwrap()
+            .metadata()
+            .shape,
+        vec![6, 4]
+    );
+}

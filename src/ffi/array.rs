@@ -270,7 +270,16 @@ pub unsafe extern "C" fn zarr_array_write_strided(
 /// `ZARR_SYNC_THREAD` (per-chunk locks inside this process) or `ZARR_SYNC_PROCESS`
 /// (per-chunk lock files in `lock_dir`, a directory on a filesystem every writing process
 /// sees, plus the in-process locks). `lock_dir` is required for `ZARR_SYNC_PROCESS` and
-/// ignored otherwise. Set it before writing; reads never lock.
+/// ignored otherwise. Set it on every writing handle before writing; reads never lock.
+///
+/// The locks are the array's, not the handle's: every handle on the array in this process
+/// shares them, and lock files are named by a stable hash of the chunk's real location (the
+/// canonical directory of the array joined with the chunk key), so handles opened through
+/// differently rooted stores (directory `X/s` + array `a`, or `X` + `s/a`) or through links
+/// exclude each other. Processes and MPI ranks agree when they see the store at the same
+/// canonical path: on several nodes, mount the shared filesystem at the same path on every
+/// node, and put `lock_dir` on a filesystem whose `flock` works across nodes. For a memory
+/// store, handles on the same store handle share the locks.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_set_synchronizer(
     array: *const zarr_array_t,

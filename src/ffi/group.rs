@@ -384,7 +384,10 @@ pub unsafe extern "C" fn zarr_group_attr_delete(
 /// `target` (any stores), with attributes, chunk by chunk in bounded memory. With
 /// `compressor_json` NULL chunks are copied as stored; otherwise every chunk is re-encoded
 /// with that compressor ("null" for none). `mode`: `ZARR_MODE_W`, `ZARR_MODE_W_MINUS` or
-/// `ZARR_MODE_A`, applied to the top node.
+/// `ZARR_MODE_A`, applied to the top node. A target that overlaps the source (the same
+/// node, or one inside the other, through any store roots, links or handles on the same
+/// directory, zip file or memory store) is refused with `ZARR_ERR_INVALID_ARG` naming both
+/// locations, before anything is erased or written.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_copy(
     source: *const zarr_store_t,

@@ -152,7 +152,7 @@ pub type zarr_order_t = i32;
 pub enum zarr_sync {
     /// No locking: no two writers may touch one chunk.
     ZARR_SYNC_NONE = 0,
-    /// Per-chunk locks inside this process.
+    /// Per-chunk locks inside this process, shared by every handle on the array.
     ZARR_SYNC_THREAD = 1,
     /// Per-chunk lock files in a directory shared by all writing processes.
     ZARR_SYNC_PROCESS = 2,

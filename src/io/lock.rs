@@ -1,15 +1,30 @@
 //! Chunk locks for concurrent writers, as zarr-python 2's synchronizers: per-chunk locks
 //! inside the process (striped mutexes), or per-chunk lock files in a directory on a shared
 //! filesystem for many processes and MPI ranks. Reads never lock.
+//!
+//! Locks belong to the array, not to a handle: every handle on one array in the process
+//! shares its mutexes, found in a process-wide registry by the array's real [`Location`]
+//! (the canonical directory of its chunks, or for a store without a location the store
+//! object and the path), however the store was rooted. The registry holds them weakly, so
+//! an array's mutexes go when its last synchronised handle does.
+//!
+//! Lock files are named by a stable hash (FNV-1a, 64 bits: the same in every process and
+//! build) of the chunk's real location, so handles opened through differently rooted stores
+//! take the same file. Processes therefore agree when they see the store at the same
+//! canonical path: MPI ranks on different nodes do when the shared filesystem is mounted at
+//! the same path on every node (and the lock directory is on a filesystem whose `flock`
+//! works across nodes). Two chunks whose names collide share a lock, which only costs
+//! concurrency.
 
+use super::location::Location;
 use crate::error::{Error, Result};
+use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
-use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
-/// Number of striped mutexes: chunks whose keys hash alike share one, which only costs
-/// some concurrency.
+/// Number of striped mutexes per array: chunks whose keys hash alike share one, which only
+/// costs some concurrency.
 const STRIPES: usize = 1024;
 
 /// How writers to one array are kept from losing each other's updates.
@@ -17,17 +32,29 @@ const STRIPES: usize = 1024;
 pub enum Synchronization {
     /// No locking: the caller promises that no two writers touch one chunk.
     None,
-    /// Per-chunk locks inside this process.
+    /// Per-chunk locks inside this process, shared by every handle on the array.
     Thread,
     /// Per-chunk lock files in this directory (shared by every process), plus the
     /// in-process locks.
     Process(PathBuf),
 }
 
-/// The locks of one array.
+/// The striped mutexes of one array, shared by its handles in the process.
+#[derive(Debug)]
+struct Stripes(Vec<Mutex<()>>);
+
+/// The stripes of every array some handle synchronises, by the array's real location.
+static REGISTRY: Mutex<BTreeMap<Location, Weak<Stripes>>> = Mutex::new(BTreeMap::new());
+
+/// The locks of one array, as one handle takes them.
 #[derive(Debug)]
 pub struct ChunkLocks {
-    stripes: Vec<Mutex<()>>,
+    stripes: Arc<Stripes>,
+    /// The store key prefix of this handle's chunk keys (`"s/a/"`), replaced by `home` in
+    /// lock names.
+    base: String,
+    /// The real location of the chunks, as text.
+    home: String,
     dir: Option<PathBuf>,
 }
 
@@ -39,9 +66,10 @@ pub struct ChunkGuard<'a> {
 }
 
 impl ChunkLocks {
-    /// Locks for `sync`, or `None` when it asks for no locking. A process lock directory is
-    /// created if missing.
-    pub fn new(sync: &Synchronization) -> Result<Option<Self>> {
+    /// Locks for `sync` of the array whose chunk keys start with `base` (a prefix ending in
+    /// `/`, or `""`) and live at `home`, or `None` when `sync` asks for no locking. A
+    /// process lock directory is created if missing.
+    pub fn new(sync: &Synchronization, home: &Location, base: &str) -> Result<Option<Self>> {
         let dir = match sync {
             Synchronization::None => return Ok(None),
             Synchronization::Thread => None,
@@ -53,45 +81,69 @@ impl ChunkLocks {
             }
         };
         Ok(Some(ChunkLocks {
-            stripes: (0..STRIPES).map(|_| Mutex::new(())).collect(),
+            stripes: shared_stripes(home)?,
+            base: base.to_string(),
+            home: home.to_string(),
             dir,
         }))
     }
 
     /// Takes the lock of the chunk stored at `key`, blocking until it is free.
     pub fn lock(&self, key: &str) -> Result<ChunkGuard<'_>> {
-        let mut hasher = std::collections::hash_map::DefaultHasher::new();
-        key.hash(&mut hasher);
-        let stripe = self.stripes[hasher.finish() as usize % STRIPES]
+        let chunk = key.strip_prefix(self.base.as_str()).unwrap_or(key);
+        let stripe = self.stripes.0[fnv1a(&[chunk.as_bytes()]) as usize % STRIPES]
             .lock()
             .map_err(|_| Error::Internal("chunk lock poisoned".into()))?;
         let file = match &self.dir {
             None => None,
-            Some(dir) => Some(lock_file(dir, key)?),
+            Some(dir) => Some(lock_file(&dir.join(self.file_name(chunk)))?),
         };
         Ok(ChunkGuard {
             _file: file,
             _stripe: stripe,
         })
     }
+
+    /// The lock file name of `chunk` (a key relative to the array's chunks): the hash of
+    /// its real location.
+    fn file_name(&self, chunk: &str) -> String {
+        let hash = fnv1a(&[self.home.as_bytes(), b"/", chunk.as_bytes()]);
+        format!("{hash:016x}.lock")
+    }
 }
 
-/// Opens and exclusively locks (flock) the lock file of `key`.
-fn lock_file(dir: &Path, key: &str) -> Result<File> {
-    let name: String = key
-        .chars()
-        .map(|c| match c {
-            '%' => "%25".to_string(),
-            '/' => "%2F".to_string(),
-            c => c.to_string(),
+/// The stripes of the array at `home`, shared with every other live handle on it; dead
+/// entries are dropped whenever one is added.
+fn shared_stripes(home: &Location) -> Result<Arc<Stripes>> {
+    let mut registry = REGISTRY
+        .lock()
+        .map_err(|_| Error::Internal("chunk lock registry poisoned".into()))?;
+    if let Some(stripes) = registry.get(home).and_then(Weak::upgrade) {
+        return Ok(stripes);
+    }
+    registry.retain(|_, stripes| stripes.strong_count() > 0);
+    let stripes = Arc::new(Stripes((0..STRIPES).map(|_| Mutex::new(())).collect()));
+    registry.insert(home.clone(), Arc::downgrade(&stripes));
+    Ok(stripes)
+}
+
+/// FNV-1a (64 bits) of the concatenated `parts`: stable across processes and builds.
+fn fnv1a(parts: &[&[u8]]) -> u64 {
+    parts
+        .iter()
+        .flat_map(|part| part.iter())
+        .fold(0xcbf2_9ce4_8422_2325, |hash, &byte| {
+            (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
         })
-        .collect();
-    let path = dir.join(format!("{name}.lock"));
+}
+
+/// Opens and exclusively locks (flock) the lock file at `path`.
+fn lock_file(path: &Path) -> Result<File> {
     let file = OpenOptions::new()
         .create(true)
         .truncate(false)
         .write(true)
-        .open(&path)
+        .open(path)
         .map_err(|e| Error::io(format!("opening lock file {}", path.display()), e))?;
     file.lock()
         .map_err(|e| Error::io(format!("locking {}", path.display()), e))?;
@@ -101,18 +153,69 @@ fn lock_file(dir: &Path, key: &str) -> Result<File> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::{FilesystemStore, Store};
+
+    fn fs_store(root: &Path) -> Arc<dyn Store> {
+        Arc::new(FilesystemStore::open(root, true, true).unwrap())
+    }
+
+    /// The locks of the array at `path` of a filesystem store rooted at `root`.
+    fn locks_of(root: &Path, path: &str, sync: &Synchronization) -> ChunkLocks {
+        let home = Location::of(&fs_store(root), path);
+        ChunkLocks::new(sync, &home, &format!("{path}/"))
+            .unwrap()
+            .unwrap()
+    }
+
+    #[test]
+    fn fnv1a_is_the_published_function() {
+        assert_eq!(fnv1a(&[]), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(fnv1a(&[b"a"]), 0xaf63_dc4c_8601_ec8c);
+        assert_eq!(fnv1a(&[b"foo", b"bar"]), fnv1a(&[b"foobar"]));
+        assert_eq!(fnv1a(&[b"foobar"]), 0x8594_4171_f739_67e8);
+    }
 
     #[test]
     fn process_locks_exclude_each_other_and_release_on_drop() {
         let dir = tempfile::tempdir().unwrap();
-        let locks = ChunkLocks::new(&Synchronization::Process(dir.path().join("locks")))
-            .unwrap()
-            .unwrap();
+        let sync = Synchronization::Process(dir.path().join("locks"));
+        let locks = locks_of(&dir.path().join("x"), "a", &sync);
         let guard = locks.lock("a/0.1").unwrap();
-        let other = File::open(dir.path().join("locks/a%2F0.1.lock")).unwrap();
+        let path = dir.path().join("locks").join(locks.file_name("0.1"));
+        let other = File::open(path).unwrap();
         assert!(other.try_lock().is_err(), "the lock file is held");
         drop(guard);
         assert!(other.try_lock().is_ok(), "released on drop");
-        assert!(ChunkLocks::new(&Synchronization::None).unwrap().is_none());
+        let home = Location::of(&fs_store(&dir.path().join("x")), "a");
+        assert!(ChunkLocks::new(&Synchronization::None, &home, "a/")
+            .unwrap()
+            .is_none());
+    }
+
+    #[test]
+    fn handles_through_different_roots_share_stripes_and_lock_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let sync = Synchronization::Process(dir.path().join("locks"));
+        let top = locks_of(&dir.path().join("x"), "s/a", &sync);
+        let sub = locks_of(&dir.path().join("x/s"), "a", &sync);
+        assert!(Arc::ptr_eq(&top.stripes, &sub.stripes));
+        assert_eq!(top.file_name("0.1"), sub.file_name("0.1"));
+        assert_ne!(top.file_name("0.1"), top.file_name("0.2"));
+        let elsewhere = locks_of(&dir.path().join("x"), "s/b", &sync);
+        assert!(!Arc::ptr_eq(&top.stripes, &elsewhere.stripes));
+        assert_ne!(top.file_name("0.1"), elsewhere.file_name("0.1"));
+    }
+
+    #[test]
+    fn the_registry_forgets_arrays_without_handles() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = fs_store(dir.path());
+        let home = Location::of(&store, "gone");
+        let locks = ChunkLocks::new(&Synchronization::Thread, &home, "gone/").unwrap();
+        let weak = Arc::downgrade(&locks.unwrap().stripes);
+        assert!(weak.upgrade().is_none(), "dropped with its last handle");
+        let other = Location::of(&store, "other");
+        let _kept = ChunkLocks::new(&Synchronization::Thread, &other, "other/").unwrap();
+        assert!(!REGISTRY.lock().unwrap().contains_key(&home), "pruned");
     }
 }

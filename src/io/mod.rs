@@ -1,7 +1,9 @@
-//! The data path: region checks, the region → chunk plan, and parallel per-chunk
-//! read/decode/scatter and gather/encode/write.
+//! The data path: region checks, the region → chunk plan, parallel per-chunk
+//! read/decode/scatter and gather/encode/write, and the chunk locks of concurrent writers
+//! (with the real locations of keys they are named by).
 
 pub mod copy;
+pub mod location;
 pub mod lock;
 pub mod pool;
 pub mod region;

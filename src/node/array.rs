@@ -7,6 +7,7 @@ use super::{
     ensure_parent_groups, erase_node, Mode, Node,
 };
 use crate::error::{Error, Result};
+use crate::io::location::Location;
 use crate::io::lock::{ChunkLocks, Synchronization};
 use crate::io::region::{self, MemLayout, Region};
 use crate::io::vlen::{self, VlenItems};
@@ -14,7 +15,7 @@ use crate::meta::dtype::ElementType;
 use crate::meta::{ArrayMeta, Format, Order};
 use crate::store::{check_writable, join_key, node_path, node_prefix, Store};
 use serde_json::{Map, Value};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard};
 
 /// The attribute holding dimension names (xarray's convention, in the OGC standard).
 pub const DIMENSIONS_KEY: &str = "_ARRAY_DIMENSIONS";
@@ -30,7 +31,8 @@ pub struct Array {
     format: Format,
     writable: bool,
     attrs: Attributes,
-    /// Chunk locks of the chosen synchronization (none by default).
+    /// Chunk locks of the chosen synchronization (none by default), shared with every
+    /// other handle on the array in this process.
     locks: RwLock<Option<ChunkLocks>>,
     /// Serialises metadata updates (resize) in this process.
     update: Mutex<()>,
@@ -211,10 +213,7 @@ impl Array {
         let meta = self.metadata();
         let region = Region { start, count };
         let strides = region::check(&meta, region, elem, layout.into(), buf.len())?;
-        let locks = self
-            .locks
-            .read()
-            .map_err(|_| Error::Internal("lock table poisoned".into()))?;
+        let locks = self.locks()?;
         region::write(
             self.store.as_ref(),
             &self.format.data_base(&self.path),
@@ -254,10 +253,7 @@ impl Array {
         self.check_writable("write")?;
         let meta = self.metadata();
         check_variable(&meta)?;
-        let locks = self
-            .locks
-            .read()
-            .map_err(|_| Error::Internal("lock table poisoned".into()))?;
+        let locks = self.locks()?;
         vlen::write(
             self.store.as_ref(),
             &self.path,
@@ -271,8 +267,12 @@ impl Array {
 
     /// Chooses how concurrent writers are synchronised (see [`Synchronization`]). Set it
     /// before writers start; every handle writing the array should use the same setting.
+    /// The locks are the array's, found by its real location: handles opened through
+    /// differently rooted stores, or links, take the same locks and lock files.
     pub fn set_synchronization(&self, sync: &Synchronization) -> Result<()> {
-        let locks = ChunkLocks::new(sync)?;
+        let base = self.format.data_base(&self.path);
+        let home = Location::of(&self.store, &base);
+        let locks = ChunkLocks::new(sync, &home, &node_prefix(&base))?;
         *self
             .locks
             .write()
@@ -298,8 +298,12 @@ impl Array {
             other => other,
         })?;
         let grid = meta.chunk_grid();
+        let locks = self.locks()?;
         for (key, index) in self.chunk_keys(&meta)? {
             if index.iter().zip(&grid).any(|(i, g)| i >= g) {
+                // Under the chunk's lock, so a writer's read-modify-write of it never
+                // straddles the erase.
+                let _lock = locks.as_ref().map(|l| l.lock(&key)).transpose()?;
                 self.store.erase(&key)?;
             }
         }
@@ -433,6 +437,13 @@ impl Array {
             DIMENSIONS_KEY,
             names.iter().map(|n| Value::from(n.as_str())).collect(),
         )
+    }
+
+    /// The chunk locks of the chosen synchronization, if any.
+    fn locks(&self) -> Result<RwLockReadGuard<'_, Option<ChunkLocks>>> {
+        self.locks
+            .read()
+            .map_err(|_| Error::Internal("lock table poisoned".into()))
     }
 
     fn lock_update(&self) -> Result<std::sync::MutexGuard<'_, ()>> {

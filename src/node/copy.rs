@@ -4,8 +4,10 @@
 use super::{node_kind, Array, Group, Mode, Node, NodeKind};
 use crate::codec;
 use crate::error::{Error, Result};
+use crate::io::location::Location;
 use crate::io::pool;
 use crate::io::region::{decode_chunk, encode_chunk};
+use crate::meta::draft::Kind;
 use crate::meta::{v1, v2, Format};
 use crate::store::{join_key, normalize_path, Store};
 use rayon::prelude::*;
@@ -17,6 +19,9 @@ use std::sync::Arc;
 /// configuration (`null` for none); otherwise chunks are copied as stored bytes. Memory
 /// stays bounded by a few chunks per worker whatever the array size. `mode` applies to the
 /// top node (`w` replaces, `w-` fails if something is there, `a` adds to what is there).
+/// A target that overlaps the source (the same node, or one inside the other, through any
+/// store roots, links or handles on the same storage) is refused with
+/// [`Error::InvalidArg`] before anything is erased or written.
 pub fn copy(
     source: &Arc<dyn Store>,
     source_path: &str,
@@ -33,21 +38,7 @@ pub fn copy(
     }
     let source_path = normalize_path(source_path)?;
     let target_path = normalize_path(target_path)?;
-    let same_storage = Arc::ptr_eq(source, target)
-        || source
-            .location()
-            .is_some_and(|l| Some(l) == target.location());
-    if same_storage
-        && (source_path.is_empty()
-            || target_path == source_path
-            || target_path.starts_with(&format!("{source_path}/")))
-    {
-        return Err(Error::InvalidArg(format!(
-            "cannot copy {source_path:?} into itself ({target_path:?})"
-        )));
-    }
-    // The whole source tree is listed before anything is written, so a target inside the
-    // source (even through another handle on the same storage) is never walked.
+    check_apart(source, &source_path, target, &target_path)?;
     let nodes = walk(source.as_ref(), &source_path)?;
     if nodes.is_empty() {
         return Err(Error::NotFound(format!(
@@ -79,6 +70,43 @@ pub fn copy(
         }
     }
     Ok(())
+}
+
+/// Refuses a copy whose target overlaps its source (the same node, or one inside the
+/// other), however the two stores are rooted, linked or opened: erasing or writing the
+/// target would destroy the source before it is read.
+fn check_apart(
+    source: &Arc<dyn Store>,
+    source_path: &str,
+    target: &Arc<dyn Store>,
+    target_path: &str,
+) -> Result<()> {
+    let targets = footprint(target, target_path)?;
+    for from in footprint(source, source_path)? {
+        if let Some(to) = targets.iter().find(|to| from.overlaps(to)) {
+            return Err(Error::InvalidArg(format!(
+                "cannot copy a node into itself, into a node inside it or over a node \
+                 holding it: the source {from} and the target {to} overlap"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The real locations of the keys of the node at `path`: below its path, or in a 2022
+/// draft hierarchy its documents, the documents below it and its chunks; the whole store
+/// for the root.
+fn footprint(store: &Arc<dyn Store>, path: &str) -> Result<Vec<Location>> {
+    let keys = match super::draft_scheme(store.as_ref())? {
+        Some(scheme) if !path.is_empty() => vec![
+            scheme.doc_key(path, Kind::Array),
+            scheme.doc_key(path, Kind::Group),
+            scheme.meta_dir(path),
+            scheme.data_base(path),
+        ],
+        _ => vec![path.to_string()],
+    };
+    Ok(keys.iter().map(|key| Location::of(store, key)).collect())
 }
 
 /// Joins two node paths, either of which may be empty (the root).

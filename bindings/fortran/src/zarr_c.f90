@@ -145,7 +145,20 @@ module zarr_c
     ! `ZARR_SYNC_THREAD` (per-chunk locks inside this process) or `ZARR_SYNC_PROCESS`
     ! (per-chunk lock files in `lock_dir`, a directory on a filesystem every writing process
     ! sees, plus the in-process locks). `lock_dir` is required for `ZARR_SYNC_PROCESS` and
-    ! ignored otherwise. Set it before writing; reads never lock.
+    ! ignored otherwise. Set it on every writing handle before writing; reads never lock.
+    !
+    ! The locks are the array's, not the handle's: every handle on the array in this process
+    ! shares them, and lock files are named by a stable hash of the chunk's real location
+    ! (the
+    ! canonical directory of the array joined with the chunk key), so handles opened through
+    ! differently rooted stores (directory `X/s` + array `a`, or `X` + `s/a`) or through
+    ! links
+    ! exclude each other. Processes and MPI ranks agree when they see the store at the same
+    ! canonical path: on several nodes, mount the shared filesystem at the same path on
+    ! every
+    ! node, and put `lock_dir` on a filesystem whose `flock` works across nodes. For a
+    ! memory
+    ! store, handles on the same store handle share the locks.
     function c_zarr_array_set_synchronizer(array, sync, lock_dir) &
         bind(c, name="zarr_array_set_synchronizer") result(res)
       import
@@ -1024,7 +1037,11 @@ module zarr_c
     ! `compressor_json` NULL chunks are copied as stored; otherwise every chunk is re-
     ! encoded
     ! with that compressor ("null" for none). `mode`: `ZARR_MODE_W`, `ZARR_MODE_W_MINUS` or
-    ! `ZARR_MODE_A`, applied to the top node.
+    ! `ZARR_MODE_A`, applied to the top node. A target that overlaps the source (the same
+    ! node, or one inside the other, through any store roots, links or handles on the same
+    ! directory, zip file or memory store) is refused with `ZARR_ERR_INVALID_ARG` naming
+    ! both
+    ! locations, before anything is erased or written.
     function c_zarr_copy(source, source_path, target, target_path, compressor_json, mode) &
         bind(c, name="zarr_copy") result(res)
       import
