@@ -86,32 +86,6 @@
 #define ZARR_FORMAT_V3_DRAFT_ZARR_PYTHON 31
 
 /**
- * The format number of the 2022 draft layout with the draft's own keys (`meta/…`).
- */
-#define DRAFT_NUMBER 30
-
-/**
- * The format number of the 2022 draft layout with zarr-python 2.18's keys (`meta/root/…`).
- */
-#define DRAFT_ZARR_PYTHON_NUMBER 31
-
-/**
- * Largest decoded variable-length chunk accepted (2 GiB): a stored chunk that would decode
- * to more is refused before the memory is used.
- */
-#define MAX_VLEN_CHUNK_BYTES (1 << 31)
-
-/**
- * Largest item of a fixed-size type libzarr accepts (1 GiB).
- */
-#define MAX_ITEM_SIZE (1 << 30)
-
-/**
- * Most fields a structured type may have, counted over every nesting level.
- */
-#define MAX_FIELDS 65536
-
-/**
  * Status codes returned by every fallible function. Values never change or get reused.
  */
 enum zarr_status
