@@ -296,3 +296,28 @@ fn draft_documents_naming_dot_segments_are_not_members() {
         .unwrap();
     assert_eq!(out, [1, 2, 3]);
 }
+
+#[test]
+fn copies_refuse_oversized_chunk_files_unread() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = fs_store(&dir.path().join("src"));
+    let target = fs_store(&dir.path().join("dst"));
+    for (name, shards) in [("plain", None), ("sharded", Some(vec![4]))] {
+        let mut b = ArrayBuilder::new(vec![8], ElementType::UInt8);
+        b.chunks(vec![2]).compressor(Value::Null);
+        if let Some(shape) = shards {
+            b.shard_shape(shape);
+        }
+        let a = b.create(store.clone(), name, Mode::CreateNew).unwrap();
+        a.write(&[0], &[8], ElementType::UInt8, Order::C, &[9; 8])
+            .unwrap();
+        let key = format!("{name}/c/0");
+        sparse(&dir.path().join("src").join(&key), 64 << 30);
+        let start = Instant::now();
+        refused(
+            copy(&store, name, &target, name, None, Mode::Overwrite),
+            &key,
+            start,
+        );
+    }
+}

@@ -597,7 +597,7 @@ fn write_shards(
     } else {
         counts.iter().product::<u64>() as usize
     };
-    let max_shard = max_encoded_shard_len(meta, &per_shard);
+    let max_shard = meta.max_stored_len();
     let write_one = |flat: usize| -> Result<()> {
         let mut shard_index = vec![0u64; meta.rank()];
         let mut rest = flat as u64;
@@ -626,15 +626,6 @@ fn write_shards(
         }
     };
     pool::pool()?.install(|| (0..total).into_par_iter().try_for_each(write_one))
-}
-
-/// The most bytes a valid shard holding `per_shard` inner chunks can take: each chunk at
-/// its largest encoding plus its index entry and checksum, and room for nested indexes.
-fn max_encoded_shard_len(meta: &ArrayMeta, per_shard: &[u64]) -> u64 {
-    let chunks = per_shard.iter().fold(1u64, |acc, &n| acc.saturating_mul(n));
-    chunks
-        .saturating_mul(meta.max_encoded_chunk_len().saturating_add(32))
-        .saturating_add(1 << 20)
 }
 
 /// The element box of `shape` whose first chunk is `origin` (chunk grid), clipped to the

@@ -442,6 +442,22 @@ impl ArrayMeta {
         })
     }
 
+    /// The most bytes a valid stored object (a chunk, or a shard: each of its chunks at its
+    /// largest encoding plus index entries and checksums, and room for nested indexes) can
+    /// take.
+    pub fn max_stored_len(&self) -> u64 {
+        let Some(sharding) = &self.shard else {
+            return self.max_encoded_chunk_len();
+        };
+        let chunks = sharding
+            .chunks_per_shard(&self.chunks)
+            .iter()
+            .fold(1u64, |acc, &n| acc.saturating_mul(n));
+        chunks
+            .saturating_mul(self.max_encoded_chunk_len().saturating_add(32))
+            .saturating_add(1 << 20)
+    }
+
     /// Shape of the stored objects: the shard shape when sharded, else the chunk shape.
     pub fn storage_shape(&self) -> &[u64] {
         self.shard

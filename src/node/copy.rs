@@ -208,13 +208,15 @@ fn copy_array(
         return copy_by_regions(&from, &to, &chunks);
     }
     let chunk_bytes = meta.chunk_bytes();
+    let max_stored = source_meta.max_stored_len();
     pool::pool()?.install(|| {
         chunks
             .par_iter()
             .try_for_each_init(Vec::new, |scratch, (key, index)| {
-                let Some(raw) = source.get(key)? else {
+                let mut raw = Vec::new();
+                if !source.get_into(key, &mut raw, max_stored)? {
                     return Ok(());
-                };
+                }
                 let target_key =
                     join_key(&to.format().data_base(to.path()), &meta.chunk_key(index));
                 if !reencode {
@@ -224,7 +226,7 @@ fn copy_array(
                     let items = crate::io::vlen::decompress(&source_meta, key, &raw)?;
                     return target.set(&target_key, &encode_chunk(&meta, &items)?);
                 }
-                scratch.resize(chunk_bytes, 0);
+                crate::error::try_resize(scratch, chunk_bytes, "a decoded chunk")?;
                 decode_chunk(&source_meta, key, &raw, scratch)?;
                 let encoded = encode_chunk(&meta, scratch)?;
                 target.set(&target_key, &encoded)
@@ -246,7 +248,7 @@ fn copy_by_regions(from: &Array, to: &Array, shards: &[(String, Vec<u64>)]) -> R
             .map(|d| storage[d].min(meta.shape[d].saturating_sub(start[d])))
             .collect();
         let bytes = count.iter().product::<u64>() as usize * meta.item_size();
-        buf.resize(bytes, 0);
+        crate::error::try_resize(&mut buf, bytes, "a shard of the copy")?;
         from.read(&start, &count, elem, crate::meta::Order::C, &mut buf)?;
         to.write(&start, &count, elem, crate::meta::Order::C, &buf)?;
     }
