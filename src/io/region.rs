@@ -332,13 +332,18 @@ pub(crate) fn decode_chunk(meta: &ArrayMeta, key: &str, raw: &[u8], out: &mut [u
 fn decompress(meta: &ArrayMeta, raw: &[u8], out: &mut [u8]) -> Result<()> {
     // Outer codecs (all but the first) undo their layer into a new buffer — of the size
     // the codecs before them give when that follows from `out` (checksums, shuffle), else
-    // of the size their own data gives; the first decodes straight into `out`.
+    // of the size their own data gives, bounded by the largest the codecs before them can
+    // make; the first decodes straight into `out`.
     let codecs = &meta.compressors;
     let mut decoded_sizes = Vec::with_capacity(codecs.len());
+    let mut bounds = Vec::with_capacity(codecs.len());
     let mut size = Some(out.len());
+    let mut bound = out.len();
     for codec in codecs {
         decoded_sizes.push(size);
+        bounds.push(bound);
         size = size.and_then(|s| codec.encoded_len(s));
+        bound = crate::meta::max_compressed_len(codec.as_ref(), bound);
     }
     let mut data = std::borrow::Cow::Borrowed(raw);
     for i in (1..codecs.len()).rev() {
@@ -348,7 +353,7 @@ fn decompress(meta: &ArrayMeta, raw: &[u8], out: &mut [u8]) -> Result<()> {
                 codecs[i].decode_into(&data, &mut buf)?;
                 buf
             }
-            None => codecs[i].decode_outer(&data)?,
+            None => codecs[i].decode_bounded(&data, bounds[i])?,
         });
     }
     match meta.compressors.first() {

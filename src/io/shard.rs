@@ -144,9 +144,12 @@ fn read_index(
     n: usize,
     cache: &IndexCache,
 ) -> Result<Option<Index>> {
+    // A nested shard is named by its byte range: shards of different levels may start at
+    // the same byte (the first of each level), but one always holds the other, so their
+    // sizes differ.
     let cache_key = match view {
         None => key.to_string(),
-        Some((base, _)) => format!("{key}\0{base}"),
+        Some((base, size)) => format!("{key}\0{base}\0{size}"),
     };
     let cached = cache
         .0

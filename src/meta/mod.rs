@@ -195,6 +195,15 @@ fn product_or_zero(values: &[u64]) -> u64 {
 /// metadata is read, before anything is allocated.
 pub const MAX_CHUNK_BYTES: u64 = 1 << 34;
 
+/// The most bytes `codec` can make of `len` bytes: its exact size when that follows from
+/// `len` (checksums, shuffle), else what incompressible data grows to at worst (every
+/// compressor here adds far less than an eighth plus 64 KiB).
+pub fn max_compressed_len(codec: &dyn crate::codec::Codec, len: usize) -> usize {
+    codec
+        .encoded_len(len)
+        .unwrap_or_else(|| len.saturating_add(len / 8).saturating_add(1 << 16))
+}
+
 /// Largest decoded variable-length chunk accepted (2 GiB): a stored chunk that would decode
 /// to more is refused before the memory is used.
 pub const MAX_VLEN_CHUNK_BYTES: usize = 1 << 31;
@@ -435,11 +444,11 @@ impl ArrayMeta {
             .filters
             .iter()
             .fold(decoded, |size, filter| filter.encoded_len(size)) as u64;
-        self.compressors.iter().fold(filtered, |size, codec| {
-            size.saturating_add(size / 8)
-                .saturating_add(1 << 16)
-                .max(codec.encoded_len(size as usize).unwrap_or(0) as u64)
-        })
+        self.compressors
+            .iter()
+            .fold(filtered as usize, |size, codec| {
+                max_compressed_len(codec.as_ref(), size)
+            }) as u64
     }
 
     /// The most bytes a valid stored object (a chunk, or a shard: each of its chunks at its

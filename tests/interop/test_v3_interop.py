@@ -377,3 +377,74 @@ def test_v3_consolidated_metadata_both_ways(tool, tmp_path, monkeypatch):
     root = zarr.open_consolidated(str(ours), zarr_format=3)
     assert sorted(k for k, _ in root.members(max_depth=None)) == ["b", "x", "x/y", "x/y/a"]
     assert root["x/y/a"][...].tobytes() == data.tobytes()
+
+
+def _v3_doc(shape, chunk_shape, codecs):
+    return {"zarr_format": 3, "node_type": "array", "shape": list(shape), "data_type": "float32",
+            "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": list(chunk_shape)}},
+            "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
+            "fill_value": 0.0, "codecs": codecs}
+
+
+BYTES_LE = {"name": "bytes", "configuration": {"endian": "little"}}
+GZIP = {"name": "gzip", "configuration": {"level": 1}}
+ZSTD = {"name": "zstd", "configuration": {"level": 1, "checksum": False}}
+CRC = {"name": "crc32c"}
+CHAINS = {"gzip-zstd": [GZIP, ZSTD], "zstd-gzip": [ZSTD, GZIP], "zstd-crc-gzip": [ZSTD, CRC, GZIP]}
+
+
+@pytest.mark.parametrize("chain", list(CHAINS))
+def test_several_bytes_codecs_both_ways(tool, tmp_path, chain):
+    """Chains of several bytes-to-bytes codecs in any order: libzarr's read exactly by
+    zarr-python 3 and tensorstore, zarr-python 3's read exactly by libzarr."""
+    a = make_data("float32", (9, 11), seed=11)
+    store = tmp_path / "store"
+    tool.create(tmp_path / "s", store, "ours", _v3_doc(a.shape, (4, 4), [BYTES_LE] + CHAINS[chain]),
+                native_bytes(a), "C")
+    z = zarr.open_array(store=str(store), path="ours", mode="r")
+    assert native_bytes(z[...]) == native_bytes(a)
+    if ts is not None:
+        t = ts.open({"driver": "zarr3", "kvstore": {"driver": "file", "path": str(store / "ours")}},
+                    open=True, read=True).result()
+        assert native_bytes(t.read().result()) == native_bytes(a)
+    names = {"gzip": zarr.codecs.GzipCodec(level=1), "zstd": zarr.codecs.ZstdCodec(level=1),
+             "crc": zarr.codecs.Crc32cCodec()}
+    z = zarr.create_array(store=str(store / "theirs"), shape=a.shape, chunks=(4, 4),
+                          dtype="float32", zarr_format=3, fill_value=0,
+                          compressors=[names[n] for n in chain.split("-")])
+    z[...] = a
+    data, _ = tool.dump(tmp_path / "s", store, "theirs", "C")
+    assert data == native_bytes(a)
+
+
+def _sharded(chunk_shape, codecs, location="end"):
+    return [{"name": "sharding_indexed", "configuration": {
+        "chunk_shape": list(chunk_shape), "codecs": codecs, "index_location": location,
+        "index_codecs": [BYTES_LE, CRC]}}]
+
+
+def test_sharding_three_deep_with_zstd_both_ways(tool, tmp_path):
+    """Sharding nested three levels with zstd inside: libzarr's read exactly by zarr-python 3
+    and tensorstore, tensorstore's (inner indexes at the start) read exactly by libzarr."""
+    a = make_data("float32", (16, 16), seed=12)
+    store = tmp_path / "store"
+    codecs = _sharded((8, 8), _sharded((4, 4), _sharded((2, 2), [BYTES_LE, ZSTD])))
+    tool.create(tmp_path / "s", store, "ours", _v3_doc(a.shape, (16, 16), codecs),
+                native_bytes(a), "C")
+    z = zarr.open_array(store=str(store), path="ours", mode="r")
+    assert native_bytes(z[...]) == native_bytes(a)
+    data, _ = tool.read_region(tmp_path / "s", store, "ours", (3, 5), (7, 9), "C")
+    assert data == native_bytes(a[3:10, 5:14])
+    if ts is None:
+        return
+    t = ts.open({"driver": "zarr3", "kvstore": {"driver": "file", "path": str(store / "ours")}},
+                open=True, read=True).result()
+    assert native_bytes(t.read().result()) == native_bytes(a)
+    codecs = _sharded((8, 8), _sharded((4, 4), _sharded((2, 2), [BYTES_LE, ZSTD], "start"),
+                                       "start"))
+    t = ts.open({"driver": "zarr3", "kvstore": {"driver": "file", "path": str(store / "t")},
+                 "metadata": _v3_doc(a.shape, (16, 16), codecs), "create": True,
+                 "delete_existing": True}).result()
+    t[...] = a
+    data, _ = tool.dump(tmp_path / "s", store, "t", "C")
+    assert data == native_bytes(a)
