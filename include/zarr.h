@@ -706,7 +706,9 @@ zarr_status_t zarr_array_fill_value_json(const zarr_array_t *array,
                                          size_t *needed);
 
 /**
- * Sets `*out_order` to the element order inside chunks.
+ * Sets `*out_order` to the element order inside chunks: `ZARR_ORDER_F` for a v3 transpose
+ * that reverses the dimensions, `ZARR_ORDER_C` otherwise (also for other permutations,
+ * which reads and writes handle like any order).
  */
 ZARR_API zarr_status_t zarr_array_order(const zarr_array_t *array, zarr_order_t *out_order);
 

@@ -106,3 +106,87 @@ fn sharding_nested_three_deep_with_zstd_inside() {
     let codecs = level([8, 8], level([4, 4], level([2, 2], inner)));
     round_trip(&array_with([16, 16], codecs));
 }
+
+#[test]
+fn transposes_of_any_permutation_read_and_write() {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let data: Vec<u8> = (0..4 * 6 * 5).flat_map(|i| (i as i16).to_ne_bytes()).collect();
+    for (name, transposes) in [
+        ("p201", vec![json!([2, 0, 1])]),
+        ("p120", vec![json!([1, 2, 0])]),
+        ("twice", vec![json!([1, 0, 2]), json!([0, 2, 1])]),
+    ] {
+        let mut codecs: Vec<Value> = transposes
+            .iter()
+            .map(|order| json!({"name": "transpose", "configuration": {"order": order}}))
+            .collect();
+        codecs.push(bytes());
+        let doc = json!({
+            "zarr_format": 3, "node_type": "array", "shape": [4, 6, 5], "data_type": "int16",
+            "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [2, 3, 5]}},
+            "chunk_key_encoding": {"name": "default"}, "fill_value": 0, "codecs": codecs
+        });
+        store
+            .set(&format!("{name}/zarr.json"), &serde_json::to_vec(&doc).unwrap())
+            .unwrap();
+        let a = Array::open(store.clone(), name, Mode::ReadWrite).unwrap();
+        a.write(&[0, 0, 0], &[4, 6, 5], ElementType::Int16, Order::C, &data)
+            .unwrap();
+        // The stored chunk (0, 0, 0) holds the 2 x 3 x 5 block permuted.
+        let stored = store.get(&format!("{name}/c/0/0/0")).unwrap().unwrap();
+        let element = |i: usize, j: usize, k: usize| ((i * 6 + j) * 5 + k) as i16;
+        let perm: Vec<usize> = match name {
+            "p201" => vec![2, 0, 1],
+            "p120" => vec![1, 2, 0],
+            _ => vec![1, 2, 0], // [1, 0, 2] then [0, 2, 1]
+        };
+        let block = [2usize, 3, 5];
+        let dims: Vec<usize> = perm.iter().map(|&d| block[d]).collect();
+        let mut expected = Vec::new();
+        for x in 0..dims[0] {
+            for y in 0..dims[1] {
+                for z in 0..dims[2] {
+                    let mut index = [0usize; 3];
+                    for (k, v) in [x, y, z].into_iter().enumerate() {
+                        index[perm[k]] = v;
+                    }
+                    expected.extend(element(index[0], index[1], index[2]).to_le_bytes());
+                }
+            }
+        }
+        assert_eq!(stored, expected, "{name}");
+        let reopened = Array::open(store.clone(), name, Mode::Read).unwrap();
+        let mut back = vec![0u8; data.len()];
+        reopened
+            .read(&[0, 0, 0], &[4, 6, 5], ElementType::Int16, Order::C, &mut back)
+            .unwrap();
+        assert_eq!(back, data, "{name}");
+        let mut part = vec![0u8; 2 * 2 * 2 * 2];
+        reopened
+            .read(&[1, 2, 3], &[2, 2, 2], ElementType::Int16, Order::F, &mut part)
+            .unwrap();
+        let mut want = Vec::new();
+        for k in 3..5 {
+            for j in 2..4 {
+                for i in 1..3 {
+                    want.extend(element(i, j, k).to_ne_bytes());
+                }
+            }
+        }
+        assert_eq!(part, want, "{name}");
+    }
+    // Not a permutation: refused when opened.
+    let doc = json!({
+        "zarr_format": 3, "node_type": "array", "shape": [4, 6], "data_type": "int16",
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [2, 3]}},
+        "chunk_key_encoding": {"name": "default"}, "fill_value": 0,
+        "codecs": [{"name": "transpose", "configuration": {"order": [0, 0]}}, bytes()]
+    });
+    store
+        .set("bad/zarr.json", &serde_json::to_vec(&doc).unwrap())
+        .unwrap();
+    assert!(matches!(
+        Array::open(store, "bad", Mode::Read),
+        Err(zarr::Error::Metadata(_))
+    ));
+}

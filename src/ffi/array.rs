@@ -560,7 +560,9 @@ pub unsafe extern "C" fn zarr_array_fill_value_json(
     })
 }
 
-/// Sets `*out_order` to the element order inside chunks.
+/// Sets `*out_order` to the element order inside chunks: `ZARR_ORDER_F` for a v3 transpose
+/// that reverses the dimensions, `ZARR_ORDER_C` otherwise (also for other permutations,
+/// which reads and writes handle like any order).
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_order(
     array: *const zarr_array_t,

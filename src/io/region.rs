@@ -215,7 +215,7 @@ impl<'a> Plan<'a> {
             first,
             counts,
             total,
-            chunk_strides: meta.order.strides(&meta.chunks),
+            chunk_strides: meta.chunk_strides(),
             buf_strides,
             pattern: fill_pattern(meta),
         })

@@ -199,7 +199,7 @@ fn map_items(meta: &ArrayMeta, region: Region, order: Order) -> Result<ItemMap> 
     check_bounds(meta, region)?;
     let rank = meta.rank();
     let count = count_of(region.count, "region element count")?;
-    let chunk_strides = meta.order.strides(&meta.chunks);
+    let chunk_strides = meta.chunk_strides();
     let dims: Vec<usize> = match order {
         Order::C => (0..rank).rev().collect(),
         Order::F => (0..rank).collect(),

@@ -302,6 +302,7 @@ pub fn parse_array(bytes: &[u8]) -> Result<ArrayMeta> {
         dtype,
         fill_value,
         order,
+        transpose: None,
         filters: Vec::new(),
         compressors,
         key_encoding: KeyEncoding::draft(separator),

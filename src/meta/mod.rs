@@ -109,6 +109,13 @@ impl Format {
         attributes: &serde_json::Map<String, serde_json::Value>,
     ) -> Result<Vec<u8>> {
         match self {
+            Format::V1 | Format::V2 | Format::Draft(_) if meta.transpose.is_some() => {
+                Err(Error::Unsupported(format!(
+                    "only Zarr v3 metadata can hold the chunk order {:?} (a transpose that is \
+                     neither C nor F order)",
+                    meta.transpose.as_deref().unwrap_or_default()
+                )))
+            }
             Format::V1 => Ok(v1::render_array(meta)),
             Format::V2 if meta.compressors.len() > 1 => Err(Error::Unsupported(
                 "Zarr v2 metadata holds one compressor; this array has a chain".into(),
@@ -219,8 +226,11 @@ pub struct ArrayMeta {
     pub dtype: DType,
     /// Value of elements never written.
     pub fill_value: FillValue,
-    /// Layout of elements inside each chunk.
+    /// Layout of elements inside each chunk (C when `transpose` is set).
     pub order: Order,
+    /// A v3 `transpose` that is neither C nor F order: chunks hold array dimension `p[k]`
+    /// as their `k`-th dimension (in C order), for the permutation `p`.
+    pub transpose: Option<Vec<usize>>,
     /// Filters applied before the compressors, each built for the type the previous one
     /// produces (the first for `dtype`).
     pub filters: Vec<FilterRef>,
@@ -397,6 +407,19 @@ impl ArrayMeta {
                     ))
                 })?;
         }
+        if let Some(perm) = &self.transpose {
+            let mut seen = vec![false; self.rank()];
+            let valid = perm.len() == self.rank()
+                && perm
+                    .iter()
+                    .all(|&d| d < seen.len() && !std::mem::replace(&mut seen[d], true));
+            if !valid {
+                return Err(Error::Metadata(format!(
+                    "transpose order {perm:?} is not a permutation of the {} dimensions",
+                    self.rank()
+                )));
+            }
+        }
         if let Some(names) = &self.dimension_names {
             if names.len() != self.rank() {
                 return Err(Error::Metadata(format!(
@@ -407,6 +430,21 @@ impl ArrayMeta {
             }
         }
         Ok(())
+    }
+
+    /// Element strides of a decoded chunk, per array dimension: its order's, or those of the
+    /// permuted chunk a `transpose` makes.
+    pub fn chunk_strides(&self) -> Vec<usize> {
+        let Some(perm) = &self.transpose else {
+            return self.order.strides(&self.chunks);
+        };
+        let stored: Vec<u64> = perm.iter().map(|&d| self.chunks[d]).collect();
+        let stored_strides = Order::C.strides(&stored);
+        let mut strides = vec![0usize; perm.len()];
+        for (k, &d) in perm.iter().enumerate() {
+            strides[d] = stored_strides[k];
+        }
+        strides
     }
 
     /// Number of dimensions.

@@ -55,6 +55,7 @@ pub fn parse_array(bytes: &[u8]) -> Result<ArrayMeta> {
         fill_value: parse_fill(field("fill_value")?, &dtype)?,
         dtype,
         order,
+        transpose: None,
         filters: Vec::new(),
         compressors,
         key_encoding: KeyEncoding::v2('.'),

@@ -83,6 +83,7 @@ pub fn parse_array(bytes: &[u8]) -> Result<ArrayMeta> {
         dtype,
         fill_value,
         order,
+        transpose: None,
         filters,
         compressors,
         key_encoding: KeyEncoding::v2(separator),

@@ -137,6 +137,7 @@ fn parse_array(obj: &Map<String, Value>) -> Result<ArrayMeta> {
     };
     let Chain {
         order,
+        transpose,
         dtype,
         filters,
         compressors,
@@ -162,6 +163,7 @@ fn parse_array(obj: &Map<String, Value>) -> Result<ArrayMeta> {
         dtype,
         fill_value,
         order,
+        transpose,
         filters,
         compressors,
         key_encoding,
@@ -176,6 +178,8 @@ fn parse_array(obj: &Map<String, Value>) -> Result<ArrayMeta> {
 struct Chain {
     /// Chunk order (from `transpose`).
     order: Order,
+    /// A `transpose` that is neither C nor F order.
+    transpose: Option<Vec<usize>>,
     /// The array's stored type: its kind, in the byte order the first filter receives (or
     /// the `bytes` codec's without filters).
     dtype: DType,
@@ -257,6 +261,15 @@ fn parse_sharding(
         inner: inner_shard,
     };
     Ok((inner, sharding, chain))
+}
+
+/// Whether `list` holds each of `0..rank` once.
+fn is_permutation(list: &[u64], rank: usize) -> bool {
+    let mut seen = vec![false; rank];
+    list.len() == rank
+        && list
+            .iter()
+            .all(|&d| (d as usize) < rank && !std::mem::replace(&mut seen[d as usize], true))
 }
 
 fn u64_list(value: &Value, key: &str) -> Result<Vec<u64>> {
@@ -398,8 +411,8 @@ fn parse_key_encoding(value: Option<&Value>) -> Result<KeyEncoding> {
 /// `numcodecs.*` filters, byte order (from `bytes`) and the bytes-to-bytes chain, for an
 /// array of `kind`.
 fn parse_codecs(codecs: &[Value], kind: &DataKind, rank: usize) -> Result<Chain> {
-    let mut order = Order::C;
-    let mut transposed = false;
+    // Where each stored dimension comes from, composed over every transpose codec.
+    let mut perm: Vec<usize> = (0..rank).collect();
     let mut endian = None;
     let mut filter_configs = Vec::new();
     let mut compressor_configs = Vec::new();
@@ -419,25 +432,17 @@ fn parse_codecs(codecs: &[Value], kind: &DataKind, rank: usize) -> Result<Chain>
             .filter(|id| filter::SUPPORTED.contains(id));
         match name {
             "transpose" if endian.is_none() => {
-                let perm = u64_list(
+                let step = u64_list(
                     config.get("order").unwrap_or(&Value::Null),
                     "transpose order",
                 )?;
-                let identity: Vec<u64> = (0..rank as u64).collect();
-                let reversed: Vec<u64> = identity.iter().rev().copied().collect();
-                order = if perm == identity {
-                    order
-                } else if perm == reversed {
-                    transposed = true;
-                    match order {
-                        Order::C => Order::F,
-                        Order::F => Order::C,
-                    }
-                } else {
-                    return Err(Error::Unsupported(format!(
-                        "transpose order {perm:?} is not supported (only C or F order)"
-                    )));
-                };
+                if !is_permutation(&step, rank) {
+                    return Err(bad(
+                        "transpose order",
+                        &format!("a permutation of 0..{rank}"),
+                    ));
+                }
+                perm = step.iter().map(|&k| perm[k as usize]).collect();
             }
             "vlen-utf8" | "vlen-bytes" if endian.is_none() && variable => {
                 endian = Some(ByteOrder::NotApplicable);
@@ -480,6 +485,16 @@ fn parse_codecs(codecs: &[Value], kind: &DataKind, rank: usize) -> Result<Chain>
             bad("codecs", "a list with one \"bytes\" codec")
         }
     })?;
+    let identity: Vec<usize> = (0..rank).collect();
+    let reversed: Vec<usize> = identity.iter().rev().copied().collect();
+    let transposed = perm != identity;
+    let (order, transpose) = if !transposed {
+        (Order::C, None)
+    } else if perm == reversed {
+        (Order::F, None)
+    } else {
+        (Order::C, Some(perm))
+    };
     if transposed && !filter_configs.is_empty() {
         return Err(Error::Unsupported(
             "a transpose codec together with array-to-array numcodecs filters is not supported"
@@ -515,6 +530,7 @@ fn parse_codecs(codecs: &[Value], kind: &DataKind, rank: usize) -> Result<Chain>
         .collect::<Result<_>>()?;
     Ok(Chain {
         order,
+        transpose,
         dtype: input,
         filters,
         compressors,
@@ -688,13 +704,15 @@ fn render_sharding(shard: &Sharding, chunks: &[u64], codecs: Vec<Value>) -> Valu
 /// Renders an array's `zarr.json` with `attributes`.
 pub fn render_array(meta: &ArrayMeta, attributes: &Map<String, Value>) -> Result<Vec<u8>> {
     let mut codecs = Vec::new();
-    if meta.order == Order::F && meta.rank() > 1 {
+    if let Some(perm) = &meta.transpose {
+        codecs.push(json!({"name": "transpose", "configuration": {"order": perm}}));
+    } else if meta.order == Order::F && meta.rank() > 1 {
         let perm: Vec<u64> = (0..meta.rank() as u64).rev().collect();
         codecs.push(json!({"name": "transpose", "configuration": {"order": perm}}));
     }
     if !meta.filters.is_empty() && !codecs.is_empty() {
         return Err(Error::Unsupported(
-            "Zarr v3 metadata cannot hold array-to-array filters together with F order".into(),
+            "Zarr v3 metadata cannot hold array-to-array filters together with a transpose".into(),
         ));
     }
     let mut bytes_filters = Vec::new();

@@ -265,6 +265,7 @@ impl ArrayBuilder {
             dtype: self.dtype.clone(),
             fill_value,
             order: self.order,
+            transpose: None,
             filters,
             compressors,
             key_encoding: match format {

@@ -189,6 +189,7 @@ fn copy_array(
         || existing.storage_shape() != meta.storage_shape()
         || existing.dtype != meta.dtype
         || existing.order != meta.order
+        || existing.transpose != meta.transpose
     {
         return Err(Error::Exists(format!(
             "array {:?} exists with a different shape, chunks, shards, data type or order",

@@ -336,7 +336,10 @@ module zarr_c
       integer(c_int32_t) :: res
     end function c_zarr_array_fill_value_json
 
-    ! Sets `*out_order` to the element order inside chunks.
+    ! Sets `*out_order` to the element order inside chunks: `ZARR_ORDER_F` for a v3
+    ! transpose
+    ! that reverses the dimensions, `ZARR_ORDER_C` otherwise (also for other permutations,
+    ! which reads and writes handle like any order).
     function c_zarr_array_order(array, out_order) &
         bind(c, name="zarr_array_order") result(res)
       import

@@ -343,7 +343,9 @@ end
 """
     zarr_array_order(array, out_order) -> zarr_status_t
 
-Sets `*out_order` to the element order inside chunks.
+Sets `*out_order` to the element order inside chunks: `ZARR_ORDER_F` for a v3 transpose
+that reverses the dimensions, `ZARR_ORDER_C` otherwise (also for other permutations,
+which reads and writes handle like any order).
 """
 function zarr_array_order(array, out_order)
     ccall((:zarr_array_order, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Ptr{zarr_order_t}), array, out_order)
