@@ -110,7 +110,9 @@ fn sharding_nested_three_deep_with_zstd_inside() {
 #[test]
 fn transposes_of_any_permutation_read_and_write() {
     let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
-    let data: Vec<u8> = (0..4 * 6 * 5).flat_map(|i| (i as i16).to_ne_bytes()).collect();
+    let data: Vec<u8> = (0..4 * 6 * 5)
+        .flat_map(|i| (i as i16).to_ne_bytes())
+        .collect();
     for (name, transposes) in [
         ("p201", vec![json!([2, 0, 1])]),
         ("p120", vec![json!([1, 2, 0])]),
@@ -127,7 +129,10 @@ fn transposes_of_any_permutation_read_and_write() {
             "chunk_key_encoding": {"name": "default"}, "fill_value": 0, "codecs": codecs
         });
         store
-            .set(&format!("{name}/zarr.json"), &serde_json::to_vec(&doc).unwrap())
+            .set(
+                &format!("{name}/zarr.json"),
+                &serde_json::to_vec(&doc).unwrap(),
+            )
             .unwrap();
         let a = Array::open(store.clone(), name, Mode::ReadWrite).unwrap();
         a.write(&[0, 0, 0], &[4, 6, 5], ElementType::Int16, Order::C, &data)
@@ -158,12 +163,24 @@ fn transposes_of_any_permutation_read_and_write() {
         let reopened = Array::open(store.clone(), name, Mode::Read).unwrap();
         let mut back = vec![0u8; data.len()];
         reopened
-            .read(&[0, 0, 0], &[4, 6, 5], ElementType::Int16, Order::C, &mut back)
+            .read(
+                &[0, 0, 0],
+                &[4, 6, 5],
+                ElementType::Int16,
+                Order::C,
+                &mut back,
+            )
             .unwrap();
         assert_eq!(back, data, "{name}");
         let mut part = vec![0u8; 2 * 2 * 2 * 2];
         reopened
-            .read(&[1, 2, 3], &[2, 2, 2], ElementType::Int16, Order::F, &mut part)
+            .read(
+                &[1, 2, 3],
+                &[2, 2, 2],
+                ElementType::Int16,
+                Order::F,
+                &mut part,
+            )
             .unwrap();
         let mut want = Vec::new();
         for k in 3..5 {
@@ -189,4 +206,17 @@ fn transposes_of_any_permutation_read_and_write() {
         Array::open(store, "bad", Mode::Read),
         Err(zarr::Error::Metadata(_))
     ));
+}
+
+#[test]
+fn sharded_variable_length_arrays_are_refused_before_anything_is_written() {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let mut b = zarr::node::ArrayBuilder::new(vec![8], ElementType::String);
+    b.chunks(vec![2]).shard_shape(vec![4]);
+    b.zarr_format(3).unwrap();
+    match b.create(store.clone(), "s", Mode::CreateNew) {
+        Err(zarr::Error::Unsupported(m)) => assert!(m.contains("variable-length"), "{m}"),
+        other => panic!("expected Unsupported, got {other:?}"),
+    }
+    assert!(store.list().unwrap().is_empty());
 }
