@@ -917,8 +917,7 @@ zarr_status_t zarr_array_builder_set_zarr_format(zarr_array_builder_t *builder,
  * Groups chunks into shards of `ndim` extents `shape` (each a multiple of the chunk
  * shape): one stored object per shard, with an index (bytes little-endian + crc32c) at
  * its end. Zarr v3 only: creating a v2 array with a shard shape gives
- * `ZARR_ERR_INVALID_ARG`; creating a sharded array of variable-length items (strings,
- * bytes) gives `ZARR_ERR_UNSUPPORTED`.
+ * `ZARR_ERR_INVALID_ARG`. Variable-length items (strings, bytes) can be sharded too.
  */
 ZARR_API
 zarr_status_t zarr_array_builder_set_shard_shape(zarr_array_builder_t *builder,

@@ -209,14 +209,37 @@ fn transposes_of_any_permutation_read_and_write() {
 }
 
 #[test]
-fn sharded_variable_length_arrays_are_refused_before_anything_is_written() {
+fn sharded_variable_length_arrays_round_trip() {
     let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
-    let mut b = zarr::node::ArrayBuilder::new(vec![8], ElementType::String);
-    b.chunks(vec![2]).shard_shape(vec![4]);
-    b.zarr_format(3).unwrap();
-    match b.create(store.clone(), "s", Mode::CreateNew) {
-        Err(zarr::Error::Unsupported(m)) => assert!(m.contains("variable-length"), "{m}"),
-        other => panic!("expected Unsupported, got {other:?}"),
+    for (name, inner) in [("one", None), ("nested", Some(vec![4]))] {
+        let mut b = zarr::node::ArrayBuilder::new(vec![10], ElementType::String);
+        b.chunks(vec![2]).shard_shape(vec![8]);
+        if let Some(shape) = inner {
+            b.inner_shard_shape(shape);
+        }
+        b.zarr_format(3).unwrap();
+        let a = b.create(store.clone(), name, Mode::CreateNew).unwrap();
+        let mut expected: Vec<String> = (0..10)
+            .map(|i| format!("item {i} {}", "é".repeat(i)))
+            .collect();
+        let items: Vec<&[u8]> = expected.iter().map(|s| s.as_bytes()).collect();
+        a.write_vlen(&[0], &[10], Order::C, &items).unwrap();
+        // One object per shard: two shards, no object per inner chunk.
+        let keys = store.list_prefix(&format!("{name}/c/")).unwrap();
+        assert_eq!(keys, vec![format!("{name}/c/0"), format!("{name}/c/1")]);
+        // A partial write rebuilds one shard and keeps the other chunks of it.
+        a.write_vlen(&[3], &[2], Order::C, &[b"x".as_slice(), b"yz".as_slice()])
+            .unwrap();
+        expected[3] = "x".into();
+        expected[4] = "yz".into();
+        let reopened = Array::open(store.clone(), name, Mode::Read).unwrap();
+        let back = reopened.read_vlen(&[0], &[10], Order::C).unwrap();
+        let got: Vec<String> = (0..10)
+            .map(|i| {
+                let range = back.offsets[i] as usize..back.offsets[i + 1] as usize;
+                String::from_utf8(back.data[range].to_vec()).unwrap()
+            })
+            .collect();
+        assert_eq!(got, expected, "{name}");
     }
-    assert!(store.list().unwrap().is_empty());
 }

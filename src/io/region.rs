@@ -663,8 +663,8 @@ fn meets(plan: &Plan, origin: &[u64], shape: &[u64]) -> bool {
 }
 
 /// Encodes the shard of layout `sharding` whose first chunk is `origin` (chunk grid):
-/// `old` holds its stored bytes (if any), units the region touches are rebuilt (nested
-/// shards recursively), the others keep their bytes. `None`: no unit is stored.
+/// `old` holds its stored bytes (if any); chunks the region meets are merged and re-encoded,
+/// the other units keep their bytes.
 fn build_shard(
     plan: &Plan,
     sharding: &crate::meta::Sharding,
@@ -673,49 +673,17 @@ fn build_shard(
     label: &str,
     buf: &[u8],
 ) -> Result<Option<Vec<u8>>> {
-    let meta = plan.meta;
-    let rank = meta.rank();
-    let per_shard = sharding.units_per_shard(&meta.chunks);
-    let unit = sharding.unit_shape(&meta.chunks);
-    let unit_chunks: Vec<u64> = unit.iter().zip(&meta.chunks).map(|(u, c)| u / c).collect();
-    let n: usize = per_shard.iter().product::<u64>() as usize;
-    let old_index = match old {
-        Some(bytes) => Some(shard::decode_index(sharding, bytes, n, label)?),
-        None => None,
-    };
-    let old_unit = |j: usize| -> Option<&[u8]> {
-        let (offset, size) = old_index.as_ref()?[j];
-        (offset != shard::EMPTY)
-            .then(|| &old.expect("index implies shard")[offset as usize..(offset + size) as usize])
-    };
-    let encode = |j: usize| -> Result<Option<Vec<u8>>> {
-        // The unit's first chunk, from its C-order position in the shard.
-        let mut at = vec![0u64; rank];
-        let mut rest = j as u64;
-        for d in (0..rank).rev() {
-            at[d] = origin[d] + (rest % per_shard[d]) * unit_chunks[d];
-            rest /= per_shard[d];
-        }
-        if (0..rank).any(|d| at[d] * meta.chunks[d] >= meta.shape[d]) {
-            return Ok(None);
-        }
-        if !meets(plan, &at, unit) {
-            return Ok(old_unit(j).map(<[u8]>::to_vec));
-        }
-        let label = format!("{label}[{j}]");
-        if let Some(inner) = &sharding.inner {
-            return build_shard(plan, inner, &at, old_unit(j), &label, buf);
-        }
-        let part = plan.part_at(at);
+    let touches = |at: &[u64], unit: &[u64]| meets(plan, at, unit);
+    let encode = |at: &[u64], old: Option<&[u8]>, label: &str| -> Result<Option<Vec<u8>>> {
+        let part = plan.part_at(at.to_vec());
         let mut chunk = Vec::new();
         Ok(
-            match merged_chunk(plan, &part, old_unit(j), &label, buf, &mut chunk)? {
+            match merged_chunk(plan, &part, old, label, buf, &mut chunk)? {
                 Merged::Fill => None,
                 Merged::InBuffer => Some(chunk),
                 Merged::Encoded(encoded) => Some(encoded),
             },
         )
     };
-    let units: Vec<Option<Vec<u8>>> = (0..n).into_par_iter().map(encode).collect::<Result<_>>()?;
-    shard::assemble(sharding, &per_shard, &units)
+    shard::rebuild(plan.meta, sharding, origin, old, label, &touches, &encode)
 }

@@ -8,6 +8,7 @@ use crate::error::{Error, Result};
 use crate::meta::dtype::ByteOrder;
 use crate::meta::{ArrayMeta, Sharding};
 use crate::store::Store;
+use rayon::prelude::*;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -250,6 +251,62 @@ pub fn read_inner(
             }
         }
     }
+}
+
+/// Gives the new encoded bytes of the chunk at a chunk index from its old ones and a label
+/// for errors (`None`: the chunk is not stored).
+pub type EncodeChunk<'a> = dyn Fn(&[u64], Option<&[u8]>, &str) -> Result<Option<Vec<u8>>> + Sync + 'a;
+
+/// Rebuilds the shard of layout `sharding` whose first chunk is `origin` (chunk grid) of an
+/// array of `meta`: `old` holds its stored bytes (if any). Units for which `touches(first
+/// chunk, unit shape in elements)` holds are rebuilt — nested shards recursively, chunks by
+/// `encode(chunk index, old encoded bytes, label)` (`None`: not stored) — in parallel; the
+/// others keep their bytes. `None`: no unit is stored.
+pub fn rebuild(
+    meta: &ArrayMeta,
+    sharding: &Sharding,
+    origin: &[u64],
+    old: Option<&[u8]>,
+    label: &str,
+    touches: &(dyn Fn(&[u64], &[u64]) -> bool + Sync),
+    encode: &EncodeChunk<'_>,
+) -> Result<Option<Vec<u8>>> {
+    let rank = meta.rank();
+    let per_shard = sharding.units_per_shard(&meta.chunks);
+    let unit = sharding.unit_shape(&meta.chunks);
+    let unit_chunks: Vec<u64> = unit.iter().zip(&meta.chunks).map(|(u, c)| u / c).collect();
+    let n: usize = per_shard.iter().product::<u64>() as usize;
+    let old_index = match old {
+        Some(bytes) => Some(decode_index(sharding, bytes, n, label)?),
+        None => None,
+    };
+    let old_unit = |j: usize| -> Option<&[u8]> {
+        let (offset, size) = old_index.as_ref()?[j];
+        (offset != EMPTY)
+            .then(|| &old.expect("index implies shard")[offset as usize..(offset + size) as usize])
+    };
+    let build = |j: usize| -> Result<Option<Vec<u8>>> {
+        // The unit's first chunk, from its C-order position in the shard.
+        let mut at = vec![0u64; rank];
+        let mut rest = j as u64;
+        for d in (0..rank).rev() {
+            at[d] = origin[d] + (rest % per_shard[d]) * unit_chunks[d];
+            rest /= per_shard[d];
+        }
+        if (0..rank).any(|d| at[d] * meta.chunks[d] >= meta.shape[d]) {
+            return Ok(None);
+        }
+        if !touches(&at, unit) {
+            return Ok(old_unit(j).map(<[u8]>::to_vec));
+        }
+        let label = format!("{label}[{j}]");
+        match &sharding.inner {
+            Some(inner) => rebuild(meta, inner, &at, old_unit(j), &label, touches, encode),
+            None => encode(&at, old_unit(j), &label),
+        }
+    };
+    let units: Vec<Option<Vec<u8>>> = (0..n).into_par_iter().map(build).collect::<Result<_>>()?;
+    assemble(sharding, &per_shard, &units)
 }
 
 /// The C-order positions of the units of a shard of `per_shard` units, in Morton order

@@ -5,6 +5,7 @@
 use super::lock::ChunkLocks;
 use super::pool;
 use super::region::{check_bounds, encode_chunk, Region};
+use super::shard;
 use crate::error::{count_of, Error, Result};
 use crate::meta::dtype::{swap_bytes, DType, DataKind};
 use crate::meta::{ArrayMeta, Order};
@@ -249,15 +250,39 @@ fn read_stored(store: &dyn Store, meta: &ArrayMeta, key: &str) -> Result<Option<
         .then_some(raw))
 }
 
+/// The key of the stored object holding the chunk at `index`: its own, or its shard's.
+fn object_key(path: &str, meta: &ArrayMeta, index: &[u64]) -> String {
+    match &meta.shard {
+        None => join_key(path, &meta.chunk_key(index)),
+        Some(sharding) => join_key(path, &meta.chunk_key(&shard_of(meta, sharding, index))),
+    }
+}
+
+/// The index of the shard holding the chunk at `index`.
+fn shard_of(meta: &ArrayMeta, sharding: &crate::meta::Sharding, index: &[u64]) -> Vec<u64> {
+    index
+        .iter()
+        .zip(sharding.chunks_per_shard(&meta.chunks))
+        .map(|(i, n)| i / n)
+        .collect()
+}
+
+/// Reads the chunks of `map` in parallel (from their shards when sharded): `None` for a
+/// missing chunk.
 fn read_chunks(
     store: &dyn Store,
     path: &str,
     meta: &ArrayMeta,
     chunks: &[Vec<u64>],
 ) -> Result<Vec<Option<VlenItems>>> {
+    let indexes = shard::IndexCache::default();
     let read_one = |index: &Vec<u64>| -> Result<Option<VlenItems>> {
-        let key = join_key(path, &meta.chunk_key(index));
-        match read_stored(store, meta, &key)? {
+        let key = object_key(path, meta, index);
+        let raw = match &meta.shard {
+            None => read_stored(store, meta, &key)?,
+            Some(sharding) => shard::read_inner(store, &key, meta, sharding, index, &indexes)?,
+        };
+        match raw {
             Some(raw) => decode_chunk(meta, &key, &raw).map(Some),
             None => Ok(None),
         }
@@ -317,16 +342,11 @@ pub fn write(
     }
     let total = meta.chunk_elements();
     let fill = fill_item(meta);
-    let write_one = |&(index, updates): &(&Vec<u64>, &Vec<(usize, usize)>)| -> Result<()> {
-        let key = join_key(path, &meta.chunk_key(index));
-        let _lock = locks.map(|l| l.lock(&key)).transpose()?;
-        let existing = if updates.len() == total {
-            None
-        } else {
-            match read_stored(store, meta, &key)? {
-                Some(raw) => Some(decode_chunk(meta, &key, &raw)?),
-                None => None,
-            }
+    // The chunk with `updates` applied over `old` (its stored bytes), encoded.
+    let merge = |label: &str, old: Option<&[u8]>, updates: &[(usize, usize)]| -> Result<Vec<u8>> {
+        let existing = match old {
+            Some(raw) if updates.len() < total => Some(decode_chunk(meta, label, raw)?),
+            _ => None,
         };
         let mut chunk: Vec<Cow<[u8]>> = (0..total)
             .map(|j| Cow::Borrowed(existing.as_ref().map_or(&fill[..], |c| c.get(j))))
@@ -335,13 +355,75 @@ pub fn write(
             chunk[inner] = Cow::Owned(to_or_from_stored(&meta.dtype, items[i]));
         }
         let encoded = encode_items(chunk.iter().map(|item| &item[..]))?;
-        let encoded = encode_chunk(meta, &encoded)
-            .map_err(|e| Error::Codec(format!("encoding chunk {key:?}: {e}")))?;
-        store.set(&key, &encoded)
+        encode_chunk(meta, &encoded)
+            .map_err(|e| Error::Codec(format!("encoding chunk {label:?}: {e}")))
     };
-    let work: Vec<_> = map.chunks.iter().zip(&per_chunk).collect();
-    pool::map_each(&work, write_one)?;
-    Ok(())
+    let Some(sharding) = &meta.shard else {
+        let write_one = |&(index, updates): &(&Vec<u64>, &Vec<(usize, usize)>)| -> Result<()> {
+            let key = join_key(path, &meta.chunk_key(index));
+            let _lock = locks.map(|l| l.lock(&key)).transpose()?;
+            let old = match updates.len() < total {
+                true => read_stored(store, meta, &key)?,
+                false => None,
+            };
+            store.set(&key, &merge(&key, old.as_deref(), updates)?)
+        };
+        let work: Vec<_> = map.chunks.iter().zip(&per_chunk).collect();
+        return pool::map_each(&work, write_one).map(drop);
+    };
+    // Sharded: each shard the region touches is rebuilt once, its other chunks kept.
+    let updates_of: HashMap<&[u64], &[(usize, usize)]> = map
+        .chunks
+        .iter()
+        .map(Vec::as_slice)
+        .zip(per_chunk.iter().map(Vec::as_slice))
+        .collect();
+    let mut shards: Vec<Vec<u64>> = map
+        .chunks
+        .iter()
+        .map(|index| shard_of(meta, sharding, index))
+        .collect();
+    shards.sort();
+    shards.dedup();
+    let per_shard = sharding.chunks_per_shard(&meta.chunks);
+    let touches = |at: &[u64], unit: &[u64]| {
+        map.chunks.iter().any(|index| {
+            (0..index.len())
+                .all(|d| index[d] >= at[d] && index[d] < at[d] + unit[d] / meta.chunks[d])
+        })
+    };
+    let encode = |at: &[u64], old: Option<&[u8]>, label: &str| -> Result<Option<Vec<u8>>> {
+        match updates_of.get(at) {
+            Some(updates) => merge(label, old, updates).map(Some),
+            None => Ok(old.map(<[u8]>::to_vec)),
+        }
+    };
+    let write_shard = |shard_index: &Vec<u64>| -> Result<()> {
+        let key = join_key(path, &meta.chunk_key(shard_index));
+        let _lock = locks.map(|l| l.lock(&key)).transpose()?;
+        let mut stored = Vec::new();
+        let old = store
+            .get_into(&key, &mut stored, meta.max_stored_len())?
+            .then_some(stored);
+        let origin: Vec<u64> = shard_index
+            .iter()
+            .zip(&per_shard)
+            .map(|(s, n)| s * n)
+            .collect();
+        match shard::rebuild(
+            meta,
+            sharding,
+            &origin,
+            old.as_deref(),
+            &key,
+            &touches,
+            &encode,
+        )? {
+            Some(bytes) => store.set(&key, &bytes),
+            None => store.erase(&key).map(drop),
+        }
+    };
+    pool::map_each(&shards, write_shard).map(drop)
 }
 
 #[cfg(test)]

@@ -407,13 +407,6 @@ impl ArrayMeta {
                     ))
                 })?;
         }
-        if self.shard.is_some() && self.dtype.is_variable() {
-            return Err(Error::Unsupported(
-                "sharded arrays of variable-length items are not supported yet: use unsharded \
-                 chunks for strings and bytes"
-                    .into(),
-            ));
-        }
         if let Some(perm) = &self.transpose {
             let mut seen = vec![false; self.rank()];
             let valid = perm.len() == self.rank()

@@ -113,7 +113,6 @@ fn parse_array(obj: &Map<String, Value>) -> Result<ArrayMeta> {
     let codecs = field("codecs")?
         .as_array()
         .ok_or_else(|| bad("codecs", "a list of codec objects"))?;
-    let variable = DType::new(kind.clone(), ByteOrder::Little).is_variable();
     let sharding = match codecs.as_slice() {
         [codec] if codec.get("name").and_then(Value::as_str) == Some("sharding_indexed") => Some(
             codec
@@ -126,11 +125,6 @@ fn parse_array(obj: &Map<String, Value>) -> Result<ArrayMeta> {
     let (chunks, shard, chain) = match sharding {
         None => (chunks, None, parse_codecs(codecs, &kind, shape.len())?),
         Some(config) => {
-            if variable {
-                return Err(Error::Unsupported(
-                    "zarr.json: sharded variable-length arrays are not supported".into(),
-                ));
-            }
             let (inner, shard, chain) = parse_sharding(config, chunks, &kind, shape.len())?;
             (inner, Some(shard), chain)
         }
