@@ -321,3 +321,24 @@ fn copies_refuse_oversized_chunk_files_unread() {
         );
     }
 }
+
+#[test]
+fn metadata_documents_larger_than_any_are_refused_unread() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = fs_store(dir.path());
+    for key in ["v2/.zarray", "v3/zarr.json", "g/.zgroup", "zarr.json"] {
+        sparse(&dir.path().join(key), 64 << 30);
+    }
+    let start = Instant::now();
+    for (path, result) in [
+        ("v2", Array::open(store.clone(), "v2", Mode::Read).map(drop)),
+        ("v3", Array::open(store.clone(), "v3", Mode::Read).map(drop)),
+        ("g", Group::open(store.clone(), "g", Mode::Read).map(drop)),
+    ] {
+        match result {
+            Err(Error::Metadata(m)) => assert!(m.contains("more than"), "{path}: {m}"),
+            other => panic!("{path}: expected a metadata error, got {other:?}"),
+        }
+    }
+    assert!(start.elapsed() < Duration::from_secs(20));
+}

@@ -255,7 +255,8 @@ pub fn read_inner(
 
 /// Gives the new encoded bytes of the chunk at a chunk index from its old ones and a label
 /// for errors (`None`: the chunk is not stored).
-pub type EncodeChunk<'a> = dyn Fn(&[u64], Option<&[u8]>, &str) -> Result<Option<Vec<u8>>> + Sync + 'a;
+pub type EncodeChunk<'a> =
+    dyn Fn(&[u64], Option<&[u8]>, &str) -> Result<Option<Vec<u8>>> + Sync + 'a;
 
 /// Rebuilds the shard of layout `sharding` whose first chunk is `origin` (chunk grid) of an
 /// array of `meta`: `old` holds its stored bytes (if any). Units for which `touches(first

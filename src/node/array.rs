@@ -13,7 +13,7 @@ use crate::io::region::{self, MemLayout, Region};
 use crate::io::vlen::{self, VlenItems};
 use crate::meta::dtype::ElementType;
 use crate::meta::{ArrayMeta, Format, Order};
-use crate::store::{check_writable, join_key, node_path, node_prefix, Store};
+use crate::store::{check_writable, get_document, join_key, node_path, node_prefix, Store};
 use serde_json::{Map, Value};
 use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard};
 
@@ -62,7 +62,7 @@ impl Array {
         };
         let mut found = None;
         for format in formats {
-            if let Some(bytes) = store.get(&format.array_key(&path))? {
+            if let Some(bytes) = get_document(store.as_ref(), &format.array_key(&path))? {
                 found = Some((format, bytes));
                 break;
             }

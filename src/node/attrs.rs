@@ -3,7 +3,7 @@
 
 use crate::error::{Error, Result};
 use crate::meta::{draft, v2, v3, Format};
-use crate::store::Store;
+use crate::store::{get_document, Store};
 use serde_json::{Map, Value};
 use std::sync::Mutex;
 
@@ -40,7 +40,7 @@ impl Attributes {
     pub fn get(&self, store: &dyn Store) -> Result<Map<String, Value>> {
         if let Format::Draft(_) = self.format {
             // An implicit group has no document, and no attributes.
-            let Some(bytes) = store.get(&self.key)? else {
+            let Some(bytes) = get_document(store, &self.key)? else {
                 return Ok(Map::new());
             };
             return draft::parse_attributes(&bytes).map_err(|e| match e {
@@ -49,8 +49,7 @@ impl Attributes {
             });
         }
         if self.embedded() {
-            let bytes = store
-                .get(&self.key)?
+            let bytes = get_document(store, &self.key)?
                 .ok_or_else(|| Error::NotFound(format!("{} is missing", self.key)))?;
             return match v3::parse(&bytes).map_err(|e| match e {
                 Error::Metadata(m) => Error::Metadata(format!("{}: {m}", self.key)),
@@ -59,7 +58,7 @@ impl Attributes {
                 v3::Node::Array(_, attributes) | v3::Node::Group(attributes) => Ok(attributes),
             };
         }
-        match store.get(&self.key)? {
+        match get_document(store, &self.key)? {
             Some(bytes) => v2::parse_attributes(&bytes).map_err(|e| match e {
                 Error::Metadata(m) => Error::Metadata(format!("{}: {m}", self.key)),
                 other => other,
@@ -95,15 +94,14 @@ impl Attributes {
 
     fn write(&self, store: &dyn Store, attributes: &Map<String, Value>) -> Result<()> {
         if let Format::Draft(_) = self.format {
-            return match store.get(&self.key)? {
+            return match get_document(store, &self.key)? {
                 Some(bytes) => store.set(&self.key, &draft::with_attributes(&bytes, attributes)?),
                 // An implicit group gets a document when it is given attributes.
                 None => store.set(&self.key, &draft::render_group(attributes)),
             };
         }
         if self.embedded() {
-            let bytes = store
-                .get(&self.key)?
+            let bytes = get_document(store, &self.key)?
                 .ok_or_else(|| Error::NotFound(format!("{} is missing", self.key)))?;
             return store.set(&self.key, &v3::with_attributes(&bytes, attributes)?);
         }

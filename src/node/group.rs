@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 use crate::meta::draft::{self, Kind};
 use crate::meta::v2::{self, GROUP_KEY};
 use crate::meta::Format;
-use crate::store::{check_writable, join_key, node_path, node_prefix, Store};
+use crate::store::{check_writable, get_document, join_key, node_path, node_prefix, Store};
 use std::sync::Arc;
 
 /// What kind of node is at a path.
@@ -144,7 +144,7 @@ impl Group {
             format
         } else if let Some(scheme) = existing_draft {
             let key = scheme.doc_key(&path, Kind::Group);
-            if let Some(bytes) = store.get(&key)? {
+            if let Some(bytes) = get_document(store.as_ref(), &key)? {
                 draft::parse_group(&bytes).map_err(|e| match e {
                     Error::Metadata(m) => Error::Metadata(format!("{key}: {m}")),
                     other => other,
@@ -154,7 +154,8 @@ impl Group {
         } else if v3_node_type(store.as_ref(), &path)?.is_some() {
             Format::V3
         } else {
-            let bytes = store.get(&join_key(&path, GROUP_KEY))?.unwrap_or_default();
+            let bytes =
+                get_document(store.as_ref(), &join_key(&path, GROUP_KEY))?.unwrap_or_default();
             v2::parse_group(&bytes).map_err(|e| match e {
                 Error::Metadata(m) => {
                     let detail = m.strip_prefix(GROUP_KEY).unwrap_or(&m);

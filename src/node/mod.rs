@@ -16,7 +16,7 @@ use crate::error::{Error, Result};
 use crate::meta::draft::{self, Kind, Scheme};
 use crate::meta::v2::{self, ARRAY_KEY, GROUP_KEY};
 use crate::meta::{v1, v3, Format};
-use crate::store::{join_key, node_prefix, Store};
+use crate::store::{get_document, join_key, node_prefix, Store};
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
@@ -107,7 +107,7 @@ impl Mode {
 
 /// The `node_type` of the v3 `zarr.json` at `path`, if there is one.
 pub fn v3_node_type(store: &dyn Store, path: &str) -> Result<Option<String>> {
-    let Some(bytes) = store.get(&join_key(path, v3::NODE_KEY))? else {
+    let Some(bytes) = get_document(store, &join_key(path, v3::NODE_KEY))? else {
         return Ok(None);
     };
     let doc = crate::meta::json::parse(&bytes).map_err(|e| {
@@ -125,7 +125,7 @@ pub fn v3_node_type(store: &dyn Store, path: &str) -> Result<Option<String>> {
 /// The key scheme of the 2022-draft hierarchy in `store`, when its root `zarr.json` is a
 /// draft entry point.
 pub fn draft_scheme(store: &dyn Store) -> Result<Option<Scheme>> {
-    match store.get(draft::ENTRY_KEY)? {
+    match get_document(store, draft::ENTRY_KEY)? {
         Some(bytes) => draft::detect(&bytes),
         None => Ok(None),
     }
@@ -144,7 +144,7 @@ fn ensure_entry_point(store: &dyn Store, scheme: Scheme) -> Result<()> {
 /// Whether the store's root holds the entry point of a `scheme` hierarchy (`false`: no
 /// root `zarr.json`); a root `zarr.json` of anything else is an error.
 pub fn check_entry_point(store: &dyn Store, scheme: Scheme) -> Result<bool> {
-    match store.get(draft::ENTRY_KEY)? {
+    match get_document(store, draft::ENTRY_KEY)? {
         None => Ok(false),
         Some(bytes) if draft::detect(&bytes)? == Some(scheme) => Ok(true),
         Some(_) => Err(Error::Exists(format!(
@@ -255,7 +255,7 @@ fn array_paths(store: &dyn Store, keys: &[String]) -> Result<Vec<String>> {
             v2::ARRAY_KEY => true,
             v3::NODE_KEY => v3_node_type(store, dir).ok().flatten().as_deref() == Some("array"),
             // A file named `meta` is a v1 array's document only when it says so.
-            v1::ARRAY_KEY => store.get(key)?.is_some_and(|doc| {
+            v1::ARRAY_KEY => get_document(store, key)?.is_some_and(|doc| {
                 crate::meta::json::parse(&doc)
                     .is_ok_and(|d| d.get("zarr_format").and_then(Value::as_u64) == Some(1))
             }),

@@ -117,6 +117,23 @@ pub(crate) fn too_large(key: &str, size: u64, max_len: u64) -> Error {
     ))
 }
 
+/// Largest metadata document read (1 GiB): a longer one is refused unread.
+pub const MAX_DOCUMENT_BYTES: u64 = 1 << 30;
+
+/// The metadata document at `key` (`None` when missing), refused with a metadata error
+/// without being read when it holds more than [`MAX_DOCUMENT_BYTES`].
+pub fn get_document(store: &dyn Store, key: &str) -> Result<Option<Vec<u8>>> {
+    let mut doc = Vec::new();
+    match store.get_into(key, &mut doc, MAX_DOCUMENT_BYTES) {
+        Ok(found) => Ok(found.then_some(doc)),
+        Err(Error::Codec(_)) => Err(Error::Metadata(format!(
+            "{key:?} holds more than {MAX_DOCUMENT_BYTES} bytes, more than any metadata \
+             document libzarr reads"
+        ))),
+        Err(e) => Err(e),
+    }
+}
+
 /// Refuses writes on a read-only store.
 pub(crate) fn check_writable(store: &dyn Store, what: &str) -> Result<()> {
     if store.writable() {
