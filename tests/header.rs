@@ -25,3 +25,17 @@ fn zarr_h_matches_the_sources() {
         "include/zarr.h differs from what cbindgen generates: run `ZARR_BLESS=1 cargo test --test header`"
     );
 }
+
+/// Every name zarr.h defines is in libzarr's C namespace (`ZARR_` / `zarr_`), so that no
+/// constant of the core leaks into a caller's macros.
+#[test]
+fn zarr_h_defines_only_prefixed_names() {
+    let header = include_str!("../include/zarr.h");
+    let leaked: Vec<&str> = header
+        .lines()
+        .filter_map(|line| line.strip_prefix("#define "))
+        .filter_map(|rest| rest.split_whitespace().next())
+        .filter(|name| !name.starts_with("ZARR_") && !name.starts_with("zarr_"))
+        .collect();
+    assert!(leaked.is_empty(), "zarr.h defines unprefixed names: {leaked:?}");
+}

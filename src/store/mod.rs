@@ -118,7 +118,7 @@ pub(crate) fn too_large(key: &str, size: u64, max_len: u64) -> Error {
 }
 
 /// Largest metadata document read (1 GiB): a longer one is refused unread.
-pub const MAX_DOCUMENT_BYTES: u64 = 1 << 30;
+pub(crate) const MAX_DOCUMENT_BYTES: u64 = 1 << 30;
 
 /// The metadata document at `key` (`None` when missing), refused with a metadata error
 /// without being read when it holds more than [`MAX_DOCUMENT_BYTES`].
