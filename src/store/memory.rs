@@ -36,6 +36,21 @@ impl Store for MemoryStore {
         Ok(self.read()?.get(&key).map(|v| v.to_vec()))
     }
 
+    fn get_into(&self, key: &str, buf: &mut Vec<u8>, max_len: u64) -> Result<bool> {
+        let key = validate_key(key)?;
+        let map = self.read()?;
+        let Some(value) = map.get(&key) else {
+            return Ok(false);
+        };
+        if value.len() as u64 > max_len {
+            return Err(super::too_large(&key, value.len() as u64, max_len));
+        }
+        buf.clear();
+        crate::error::try_reserve(buf, value.len(), &key)?;
+        buf.extend_from_slice(value);
+        Ok(true)
+    }
+
     fn get_range(&self, key: &str, offset: u64, len: u64) -> Result<Option<Vec<u8>>> {
         let key = validate_key(key)?;
         match self.read()?.get(&key) {
