@@ -37,5 +37,8 @@ fn zarr_h_defines_only_prefixed_names() {
         .filter_map(|rest| rest.split_whitespace().next())
         .filter(|name| !name.starts_with("ZARR_") && !name.starts_with("zarr_"))
         .collect();
-    assert!(leaked.is_empty(), "zarr.h defines unprefixed names: {leaked:?}");
+    assert!(
+        leaked.is_empty(),
+        "zarr.h defines unprefixed names: {leaked:?}"
+    );
 }

@@ -177,16 +177,17 @@ fn check_item(dtype: &DType, item: &[u8]) -> std::result::Result<(), String> {
     }
 }
 
-/// Converts an item between stored and native byte order (only arrays of multi-byte
-/// numbers change).
-fn to_or_from_stored(dtype: &DType, item: &[u8]) -> Vec<u8> {
-    let mut out = item.to_vec();
-    if let DataKind::VlenArray(inner) = &dtype.kind {
-        if inner.needs_swap() {
+/// An item in stored form from memory form or back: numeric array items are byte-swapped
+/// when the stored order is not this machine's; other items are borrowed as they are.
+fn to_or_from_stored<'a>(dtype: &DType, item: &'a [u8]) -> Cow<'a, [u8]> {
+    match &dtype.kind {
+        DataKind::VlenArray(inner) if inner.needs_swap() => {
+            let mut out = item.to_vec();
             swap_bytes(&mut out, inner.swap_unit());
+            Cow::Owned(out)
         }
+        _ => Cow::Borrowed(item),
     }
-    out
 }
 
 /// The chunks a region touches and, for each element of the region in the order asked for,
@@ -205,24 +206,46 @@ fn map_items(meta: &ArrayMeta, region: Region, order: Order) -> Result<ItemMap> 
         Order::C => (0..rank).rev().collect(),
         Order::F => (0..rank).collect(),
     };
-    let mut positions: HashMap<Vec<u64>, usize> = HashMap::new();
+    // The chunks the region touches form a box: each gets a slot by its C-order place in
+    // it (at most one slot per element, so the table fits), filled when first met.
+    let first: Vec<u64> = (0..rank)
+        .map(|d| region.start[d] / meta.chunks[d])
+        .collect();
+    let extent: Vec<u64> = (0..rank)
+        .map(|d| match region.count[d] {
+            0 => 0,
+            n => (region.start[d] + n - 1) / meta.chunks[d] - first[d] + 1,
+        })
+        .collect();
+    let slot_strides = Order::C.strides(&extent);
+    let mut slots: Vec<usize> = vec![
+        usize::MAX;
+        if count == 0 {
+            0
+        } else {
+            count_of(&extent, "chunk count")?
+        }
+    ];
     let mut chunks = Vec::new();
     let mut items = Vec::with_capacity(count);
     let mut index = vec![0u64; rank];
     for _ in 0..count {
-        let mut chunk = Vec::with_capacity(rank);
+        let mut slot = 0usize;
         let mut inner = 0usize;
         for d in 0..rank {
             let at = region.start[d] + index[d];
-            chunk.push(at / meta.chunks[d]);
+            slot += (at / meta.chunks[d] - first[d]) as usize * slot_strides[d];
             inner += (at % meta.chunks[d]) as usize * chunk_strides[d];
         }
-        let next = chunks.len();
-        let position = *positions.entry(chunk.clone()).or_insert(next);
-        if position == next {
-            chunks.push(chunk);
+        if slots[slot] == usize::MAX {
+            slots[slot] = chunks.len();
+            chunks.push(
+                (0..rank)
+                    .map(|d| (region.start[d] + index[d]) / meta.chunks[d])
+                    .collect(),
+            );
         }
-        items.push((position, inner));
+        items.push((slots[slot], inner));
         // Advance the region index in the order asked for.
         for &d in &dims {
             index[d] += 1;
@@ -237,7 +260,7 @@ fn map_items(meta: &ArrayMeta, region: Region, order: Order) -> Result<ItemMap> 
 
 /// The fill item (the fill value's bytes; empty when it is null), in stored form.
 fn fill_item(meta: &ArrayMeta) -> Vec<u8> {
-    to_or_from_stored(&meta.dtype, meta.fill_value.as_deref().unwrap_or(&[]))
+    to_or_from_stored(&meta.dtype, meta.fill_value.as_deref().unwrap_or(&[])).into_owned()
 }
 
 /// Reads the chunks of `map` in parallel: `None` for a missing chunk.
@@ -352,7 +375,7 @@ pub fn write(
             .map(|j| Cow::Borrowed(existing.as_ref().map_or(&fill[..], |c| c.get(j))))
             .collect();
         for &(inner, i) in updates {
-            chunk[inner] = Cow::Owned(to_or_from_stored(&meta.dtype, items[i]));
+            chunk[inner] = to_or_from_stored(&meta.dtype, items[i]);
         }
         let encoded = encode_items(chunk.iter().map(|item| &item[..]))?;
         encode_chunk(meta, &encoded)
