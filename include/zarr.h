@@ -466,7 +466,8 @@ extern "C" {
 
 /**
  * Creates an array at `path` in `store` from the builder's settings. `mode` is
- * `ZARR_MODE_W` (replace whatever is at `path`), `ZARR_MODE_W_MINUS` (fail with
+ * `ZARR_MODE_W` (replace the Zarr nodes at `path`, as `zarr_group_open` does; other keys
+ * are kept), `ZARR_MODE_W_MINUS` (fail with
  * `ZARR_ERR_EXISTS` if anything is there) or `ZARR_MODE_A` (open an existing array
  * instead). Missing parent groups are created. `*out_array` is NULL on failure.
  */
@@ -1013,7 +1014,9 @@ ZARR_API size_t zarr_dtype_size(zarr_dtype_t dtype);
 /**
  * Opens or creates the group at `path` ("" or "/" is the root): `ZARR_MODE_R` and
  * `ZARR_MODE_R_PLUS` need it to exist, `ZARR_MODE_A` creates it if missing, `ZARR_MODE_W`
- * replaces whatever is there, `ZARR_MODE_W_MINUS` fails if anything is there. Missing
+ * replaces the Zarr nodes there (arrays with their chunks, groups' documents, everything
+ * below; keys that belong to no node, such as other files in the directory, are kept),
+ * `ZARR_MODE_W_MINUS` fails if anything is there. Missing
  * parent groups are created. A new group gets the format of the group above it, or Zarr
  * v3 at the top of a store (`zarr_group_create` chooses). An array at `path` gives
  * `ZARR_ERR_NODE_TYPE`.

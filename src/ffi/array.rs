@@ -73,7 +73,8 @@ pub(super) fn check_ndim(array: &Array, ndim: usize) -> FfiResult {
 }
 
 /// Creates an array at `path` in `store` from the builder's settings. `mode` is
-/// `ZARR_MODE_W` (replace whatever is at `path`), `ZARR_MODE_W_MINUS` (fail with
+/// `ZARR_MODE_W` (replace the Zarr nodes at `path`, as `zarr_group_open` does; other keys
+/// are kept), `ZARR_MODE_W_MINUS` (fail with
 /// `ZARR_ERR_EXISTS` if anything is there) or `ZARR_MODE_A` (open an existing array
 /// instead). Missing parent groups are created. `*out_array` is NULL on failure.
 #[no_mangle]

@@ -52,7 +52,9 @@ unsafe fn give_group(out_group: *mut *mut zarr_group_t, group: Group) {
 
 /// Opens or creates the group at `path` ("" or "/" is the root): `ZARR_MODE_R` and
 /// `ZARR_MODE_R_PLUS` need it to exist, `ZARR_MODE_A` creates it if missing, `ZARR_MODE_W`
-/// replaces whatever is there, `ZARR_MODE_W_MINUS` fails if anything is there. Missing
+/// replaces the Zarr nodes there (arrays with their chunks, groups' documents, everything
+/// below; keys that belong to no node, such as other files in the directory, are kept),
+/// `ZARR_MODE_W_MINUS` fails if anything is there. Missing
 /// parent groups are created. A new group gets the format of the group above it, or Zarr
 /// v3 at the top of a store (`zarr_group_create` chooses). An array at `path` gives
 /// `ZARR_ERR_NODE_TYPE`.
