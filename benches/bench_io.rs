@@ -2,10 +2,12 @@
 //! through the C API, uncompressed and with blosc lz4 + shuffle, and prints GB/s next to
 //! limits measured in the same run: memcpy, plain file write/read of the same bytes in the
 //! same directory, and raw blosc compress/decompress of the same chunks on the same number
-//! of threads. Also measures the peak memory of a full-array read in a child process.
+//! of threads. Also measures the peak memory of a full-array read in a child process, and
+//! the filesystem store's own costs: microseconds per `get` of a small value by key depth.
 //!
 //! Run: `cargo bench --bench bench_io [-- DIR]` (DIR defaults to a new directory under
-//! target/). Figures are printed, never asserted.
+//! target/); `cargo bench --bench bench_io -- --store [DIR]` runs only the store's costs.
+//! Figures are printed, never asserted.
 
 use std::ffi::CString;
 use std::io::{Read, Write};
@@ -376,18 +378,57 @@ fn peak_read(dir: &str, path: &str, threads: usize) {
     println!("{before} {after}");
 }
 
+/// Gets per timed run in [`get_cost`].
+const GETS: u32 = 20_000;
+
+/// Microseconds per `get` of a 64-byte value at a key of `depth` components (`depth - 1`
+/// directories), through a filesystem store at `dir`: best of 3 runs of [`GETS`] gets.
+fn get_cost(dir: &Path, depth: usize) -> f64 {
+    use zarr::store::{FilesystemStore, Store};
+    let store = FilesystemStore::open(dir, true, true).unwrap();
+    let key = (1..depth).map(|d| format!("d{d}/")).collect::<String>() + "k";
+    store.set(&key, &[7u8; 64]).unwrap();
+    let seconds = best(3, || {
+        for _ in 0..GETS {
+            assert_eq!(store.get(&key).unwrap().unwrap().len(), 64);
+        }
+    });
+    seconds / f64::from(GETS) * 1e6
+}
+
+/// The filesystem store's own costs, in a fresh directory under `dir`.
+fn store_costs(dir: &Path) {
+    let dir = dir.join("store-costs");
+    let _ = std::fs::remove_dir_all(&dir);
+    println!("\nfilesystem store: one get of a 64-byte value (best of 3 x {GETS})");
+    for depth in [1, 7] {
+        println!(
+            "  key of {depth} component(s): {:6.2} us per get",
+            get_cost(&dir, depth)
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 fn main() {
-    let args: Vec<String> = std::env::args()
+    let mut args: Vec<String> = std::env::args()
         .skip(1)
         .filter(|a| a != "--bench")
         .collect();
     if args.first().map(String::as_str) == Some("--peak-read") {
         return peak_read(&args[1], &args[2], args[3].parse().unwrap());
     }
+    let only_store = args.first().map(String::as_str) == Some("--store");
+    if only_store {
+        args.remove(0);
+    }
     let dir = args
         .first()
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/bench-data"));
+    if only_store {
+        return store_costs(&dir);
+    }
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(dir.join("plain")).unwrap();
     let cores = std::thread::available_parallelism()
@@ -484,5 +525,6 @@ fn main() {
             }
         }
     }
+    store_costs(&dir);
     let _ = std::fs::remove_dir_all(&dir);
 }
