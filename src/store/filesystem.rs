@@ -32,6 +32,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// Temporary files start with this; listings skip them.
 const TEMP_PREFIX: &str = ".zarr-tmp.";
 
+/// How often `set` starts over when its directory is removed under it (by an erasure that
+/// emptied it) between creating the directory and renaming the value into place.
+const SET_ATTEMPTS: usize = 64;
+
 /// A store rooted at a directory.
 #[derive(Debug)]
 pub struct FilesystemStore {
@@ -378,8 +382,16 @@ impl Store for FilesystemStore {
         check_writable(self, &format!("write {key:?}"))?;
         let key = self.checked_key(key)?;
         let (parent, name) = split_key(&key);
-        self.try_set(parent, name, &key, value)
-            .map_err(|e| self.fail("writing", &key, e))
+        let mut attempt = 1;
+        loop {
+            match self.try_set(parent, name, &key, value) {
+                // The directory was pruned by an erasure between creating it and using it.
+                Err(e) if e.kind() == ErrorKind::NotFound && attempt < SET_ATTEMPTS => {
+                    attempt += 1;
+                }
+                result => return result.map_err(|e| self.fail("writing", &key, e)),
+            }
+        }
     }
 
     fn erase(&self, key: &str) -> Result<bool> {
