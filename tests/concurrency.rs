@@ -200,7 +200,11 @@ fn writers_and_erasers_of_different_chunks_in_one_directory_never_fail() {
                     (1..=ROUNDS)
                         .filter(|round| {
                             // Even chunks end holding data; odd ones end erased.
-                            let value = if (round + j) % 2 == 0 { 0 } else { *round as u32 };
+                            let value = if (round + j) % 2 == 0 {
+                                0
+                            } else {
+                                *round as u32
+                            };
                             write(j, value).is_err()
                         })
                         .count()
@@ -212,10 +216,20 @@ fn writers_and_erasers_of_different_chunks_in_one_directory_never_fail() {
     assert_eq!(failures, 0);
     let mut out = vec![0u8; (CHUNKS * 16) as usize];
     array
-        .read(&[0, 0], &[1, CHUNKS * 4], ElementType::UInt32, Order::C, &mut out)
+        .read(
+            &[0, 0],
+            &[1, CHUNKS * 4],
+            ElementType::UInt32,
+            Order::C,
+            &mut out,
+        )
         .unwrap();
     for j in 0..CHUNKS {
-        let last = if (ROUNDS + j) % 2 == 0 { 0 } else { ROUNDS as u32 };
+        let last = if (ROUNDS + j) % 2 == 0 {
+            0
+        } else {
+            ROUNDS as u32
+        };
         let got = u32::from_ne_bytes(out[(j * 16) as usize..][..4].try_into().unwrap());
         assert_eq!(got, last, "chunk {j}");
     }

@@ -345,7 +345,9 @@ fn within_seconds<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> 
 fn a_fifo_at_a_key_is_an_error_not_a_hang() {
     let dir = tempfile::tempdir().unwrap();
     let store = store_beside_outside(dir.path());
-    store.set("a/.zarray", &zarray(json!([4]), json!([2]))).unwrap();
+    store
+        .set("a/.zarray", &zarray(json!([4]), json!([2])))
+        .unwrap();
     for name in ["a/0", "fifo"] {
         let made = std::process::Command::new("mkfifo")
             .arg(dir.path().join("root").join(name))
@@ -367,7 +369,10 @@ fn a_fifo_at_a_key_is_an_error_not_a_hang() {
     });
     for result in reads {
         match result {
-            Err(Error::Io(m)) => assert!(m.contains("fifo") && m.contains("not a regular file"), "{m}"),
+            Err(Error::Io(m)) => assert!(
+                m.contains("fifo") && m.contains("not a regular file"),
+                "{m}"
+            ),
             other => panic!("expected an I/O error, got {other:?}"),
         }
     }
@@ -406,10 +411,18 @@ fn a_key_too_long_for_the_filesystem_is_an_invalid_key() {
     }
     // An array of 1000 dimensions with '.' in its chunk keys: reading is refused the same way.
     let ones = vec![1u64; 1000];
-    store.set("b/.zarray", &zarray(json!(ones), json!(ones))).unwrap();
+    store
+        .set("b/.zarray", &zarray(json!(ones), json!(ones)))
+        .unwrap();
     let array = Array::open(store, "b", Mode::Read).unwrap();
     let err = array
-        .read(&vec![0; 1000], &ones, ElementType::UInt8, Order::C, &mut [0u8])
+        .read(
+            &vec![0; 1000],
+            &ones,
+            ElementType::UInt8,
+            Order::C,
+            &mut [0u8],
+        )
         .unwrap_err();
     assert!(matches!(err, Error::InvalidKey(_)), "{err:?}");
 }
