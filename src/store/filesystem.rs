@@ -15,19 +15,27 @@
 //! Only regular files are values: files are opened without blocking and checked once open,
 //! so a FIFO, socket or device at a key is an error naming the key, never a hang. A key with
 //! a path component longer than the filesystem allows is an invalid key.
+//!
+//! What survives a power loss is the handle's [`Durability`] (by default
+//! [`Durability::Flush`]): the handle remembers the files it wrote and the directories
+//! whose entries it changed, and syncs exactly those, so flushing never waits for other
+//! users' data on a shared filesystem (as `syncfs` would).
 
 use super::{
     check_writable, too_large, validate_dir_prefix, validate_key, validate_prefix, DirListing,
-    Store,
+    Durability, Store,
 };
 use crate::error::{to_usize, try_reserve, try_zeroed, Error, Result};
-use cap_std::fs::{Dir, DirEntry, OpenOptions};
 use cap_fs_ext::MetadataExt;
 use cap_std::ambient_authority;
+use cap_std::fs::{Dir, DirEntry, OpenOptions};
+use rayon::prelude::*;
+use std::collections::HashSet;
 use std::fs::File;
 use std::io::{self, ErrorKind, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 /// Temporary files start with this; listings skip them.
 const TEMP_PREFIX: &str = ".zarr-tmp.";
@@ -47,6 +55,19 @@ pub struct FilesystemStore {
     /// The longest file name the root's filesystem allows, when the system tells.
     name_max: Option<u64>,
     writable: bool,
+    /// The durability level and what is still to sync at the next flush.
+    sync: Mutex<SyncState>,
+}
+
+/// A handle's durability level and, under [`Durability::Flush`], what it changed since its
+/// last flush.
+#[derive(Debug, Default)]
+struct SyncState {
+    level: Durability,
+    /// Keys written.
+    files: HashSet<String>,
+    /// Directories (below the root; `""` is the root) whose entries changed.
+    dirs: HashSet<String>,
 }
 
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -94,6 +115,7 @@ impl FilesystemStore {
             name_max: sys::name_max(&dir),
             dir,
             writable,
+            sync: Mutex::default(),
         })
     }
 
@@ -167,9 +189,7 @@ impl FilesystemStore {
             Err(e) if sys::is_special_file_error(&e) => return Err(not_regular(key)),
             Err(e) => return Err(self.fail("reading", key, e)),
         };
-        let meta = file
-            .metadata()
-            .map_err(|e| self.fail("reading", key, e))?;
+        let meta = file.metadata().map_err(|e| self.fail("reading", key, e))?;
         if meta.is_dir() {
             Ok(None)
         } else if meta.is_file() {
@@ -192,16 +212,30 @@ impl FilesystemStore {
         }
     }
 
-    /// One attempt at storing `value` as `name` in the directory `parent` (`key` in
-    /// errors), creating the directory if missing.
-    fn try_set(&self, parent: &str, name: &str, key: &str, value: &[u8]) -> io::Result<()> {
-        let dir = match self.open_dir(parent) {
+    /// The directory at `path`, created (with its parents) if missing; also whether it was.
+    fn open_or_create_dir(&self, path: &str) -> io::Result<(Dir, bool)> {
+        match self.open_dir(path) {
             Err(e) if e.kind() == ErrorKind::NotFound => {
-                self.dir.create_dir_all(parent)?;
-                self.open_dir(parent)?
+                self.dir.create_dir_all(path)?;
+                Ok((self.open_dir(path)?, true))
             }
-            opened => opened?,
-        };
+            opened => Ok((opened?, false)),
+        }
+    }
+
+    /// One attempt at storing `value` as `name` in the directory `parent` (`key` in
+    /// errors), creating the directory if missing; under [`Durability::EachWrite`] the file
+    /// is synced before it is renamed into place. Returns the directory and whether it was
+    /// created.
+    fn try_set(
+        &self,
+        parent: &str,
+        name: &str,
+        key: &str,
+        value: &[u8],
+        level: Durability,
+    ) -> io::Result<(Dir, bool)> {
+        let (dir, created) = self.open_or_create_dir(parent)?;
         self.refuse_link_outside(&dir, name, key)?;
         let temp = format!(
             "{TEMP_PREFIX}{}.{}",
@@ -213,21 +247,83 @@ impl FilesystemStore {
         let mut file = dir.open_with(&temp, &options)?.into_std();
         let stored = file
             .write_all(value)
+            .and_then(|()| match level {
+                Durability::EachWrite => file.sync_all(),
+                _ => Ok(()),
+            })
             .and_then(|()| dir.rename(&temp, &dir, name));
         if stored.is_err() {
             let _ = dir.remove_file(&temp);
         }
-        stored
+        stored.map(|()| (dir, created))
+    }
+
+    /// The handle's synchronisation state.
+    fn sync_state(&self) -> MutexGuard<'_, SyncState> {
+        self.sync.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The durability level in force.
+    fn level(&self) -> Durability {
+        self.sync_state().level
+    }
+
+    /// Makes a change durable as `level` says: `file` (a key, synced already under
+    /// [`Durability::EachWrite`]) was written or removed in `dir`, the directory at `path`,
+    /// and with `above` the directories above it changed too (created or pruned).
+    fn changed(
+        &self,
+        level: Durability,
+        file: Option<&str>,
+        dir: &Dir,
+        path: &str,
+        above: bool,
+    ) -> io::Result<()> {
+        let mut above = ancestors(path).take_while(|_| above);
+        match level {
+            Durability::None => Ok(()),
+            Durability::Flush => {
+                let mut state = self.sync_state();
+                state.files.extend(file.map(str::to_string));
+                state.dirs.insert(path.to_string());
+                state.dirs.extend(above.map(str::to_string));
+                Ok(())
+            }
+            Durability::EachWrite => {
+                sys::sync_dir(dir)?;
+                above.try_for_each(|path| self.sync_dir(path))
+            }
+        }
+    }
+
+    /// Syncs the file at `key`, if it is still there.
+    fn sync_file(&self, key: &str) -> Result<()> {
+        match self.open_value(key)? {
+            Some((file, _)) => file.sync_all().map_err(|e| self.fail("syncing", key, e)),
+            None => Ok(()),
+        }
+    }
+
+    /// Syncs the directory at `path` (its entries), if it is still there.
+    fn sync_dir(&self, path: &str) -> io::Result<()> {
+        match self.open_dir(path) {
+            Ok(dir) => sys::sync_dir(&dir),
+            Err(e) if is_missing(&e) => Ok(()),
+            Err(e) => Err(e),
+        }
     }
 
     /// Removes the directories at `path` and above that have become empty, up to the root,
-    /// so listings never show prefixes without keys.
-    fn prune_empty_dirs(&self, path: &str) {
+    /// so listings never show prefixes without keys; returns whether it removed any.
+    fn prune_empty_dirs(&self, path: &str) -> bool {
+        let mut pruned = false;
         for dir in std::iter::once(path).chain(ancestors(path)) {
             if dir.is_empty() || self.dir.remove_dir(dir).is_err() {
                 break;
             }
+            pruned = true;
         }
+        pruned
     }
 
     /// Removes everything in the directory `prefix` (`""` or ending in `/`), then the
@@ -240,6 +336,7 @@ impl FilesystemStore {
             Err(e) if is_missing(&e) => return Ok(()),
             Err(e) => return Err(fail(e)),
         };
+        let level = self.level();
         for entry in dir.entries().map_err(fail)? {
             let entry = entry.map_err(fail)?;
             let name = entry.file_name();
@@ -254,8 +351,8 @@ impl FilesystemStore {
                 _ => {}
             }
         }
-        self.prune_empty_dirs(path);
-        Ok(())
+        let pruned = self.prune_empty_dirs(path);
+        self.changed(level, None, &dir, path, pruned).map_err(fail)
     }
 
     /// The listable entries of the directory `prefix` (`""` or ending in `/`): each name
@@ -382,16 +479,19 @@ impl Store for FilesystemStore {
         check_writable(self, &format!("write {key:?}"))?;
         let key = self.checked_key(key)?;
         let (parent, name) = split_key(&key);
+        let level = self.level();
         let mut attempt = 1;
-        loop {
-            match self.try_set(parent, name, &key, value) {
+        let (dir, created) = loop {
+            match self.try_set(parent, name, &key, value, level) {
                 // The directory was pruned by an erasure between creating it and using it.
                 Err(e) if e.kind() == ErrorKind::NotFound && attempt < SET_ATTEMPTS => {
                     attempt += 1;
                 }
-                result => return result.map_err(|e| self.fail("writing", &key, e)),
+                result => break result.map_err(|e| self.fail("writing", &key, e))?,
             }
-        }
+        };
+        self.changed(level, Some(&key), &dir, parent, created)
+            .map_err(|e| self.fail("syncing", &key, e))
     }
 
     fn erase(&self, key: &str) -> Result<bool> {
@@ -405,12 +505,15 @@ impl Store for FilesystemStore {
             Err(e) => return Err(fail(e)),
         };
         self.refuse_link_outside(&dir, name, &key).map_err(fail)?;
+        let level = self.level();
         match dir.remove_file(name) {
             Ok(()) => {}
             Err(e) if is_missing(&e) || e.kind() == ErrorKind::IsADirectory => return Ok(false),
             Err(e) => return Err(fail(e)),
         }
-        self.prune_empty_dirs(parent);
+        let pruned = self.prune_empty_dirs(parent);
+        self.changed(level, None, &dir, parent, pruned)
+            .map_err(fail)?;
         Ok(true)
     }
 
@@ -473,6 +576,44 @@ impl Store for FilesystemStore {
     fn location(&self) -> Option<PathBuf> {
         Some(self.canonical_root.clone())
     }
+
+    fn close(&self) -> Result<()> {
+        self.flush()
+    }
+
+    fn flush(&self) -> Result<()> {
+        let (files, dirs) = {
+            let mut state = self.sync_state();
+            (
+                std::mem::take(&mut state.files),
+                std::mem::take(&mut state.dirs),
+            )
+        };
+        // Synced on the worker pool, so the device sees many flushes at once; every file
+        // and directory is tried, and a failure is reported.
+        crate::io::pool::pool()?.install(|| {
+            let synced_files = files.par_iter().map(|key| self.sync_file(key));
+            let synced_dirs = dirs.par_iter().map(|path| {
+                self.sync_dir(path)
+                    .map_err(|e| self.fail("syncing the directory", path, e))
+            });
+            synced_files
+                .chain(synced_dirs)
+                .reduce(|| Ok(()), Result::and)
+        })
+    }
+
+    fn set_durability(&self, level: Durability) -> Result<()> {
+        self.sync_state().level = level;
+        Ok(())
+    }
+}
+
+impl Drop for FilesystemStore {
+    /// Flushes what is still to sync; call [`Store::close`] to see its errors.
+    fn drop(&mut self) {
+        let _ = self.flush();
+    }
 }
 
 /// A key's directory (`""` at the root) and name.
@@ -525,6 +666,12 @@ mod sys {
         err.raw_os_error() == Some(Errno::NXIO.raw_os_error())
     }
 
+    /// Syncs the entries of `dir` (names created, renamed or removed in it), through a
+    /// handle opened for reading (a `Dir` may be open only for lookups).
+    pub(super) fn sync_dir(dir: &Dir) -> io::Result<()> {
+        dir.open(".")?.sync_all()
+    }
+
     /// Whether resolving met a loop of links.
     pub(super) fn is_link_loop(err: &io::Error) -> bool {
         err.raw_os_error() == Some(Errno::LOOP.raw_os_error())
@@ -546,6 +693,11 @@ mod sys {
 
     pub(super) fn is_special_file_error(_: &io::Error) -> bool {
         false
+    }
+
+    /// Directories cannot be synced here: renames rely on the filesystem's journal.
+    pub(super) fn sync_dir(_: &Dir) -> io::Result<()> {
+        Ok(())
     }
 
     pub(super) fn is_link_loop(_: &io::Error) -> bool {
@@ -681,7 +833,64 @@ mod tests {
         assert_eq!(store.size("dangling").unwrap(), None);
         assert_eq!(store.list_dir("").unwrap().keys, vec!["file_in"]);
         symlink("../../missing", root.join("a/dangling_out")).unwrap();
-        assert!(matches!(store.get("a/dangling_out"), Err(Error::InvalidKey(_))));
+        assert!(matches!(
+            store.get("a/dangling_out"),
+            Err(Error::InvalidKey(_))
+        ));
+    }
+
+    #[test]
+    fn flush_syncs_what_the_handle_changed_and_forgets_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = FilesystemStore::open(dir.path(), true, false).unwrap();
+        let pending = || {
+            let state = store.sync_state();
+            let mut files: Vec<String> = state.files.iter().cloned().collect();
+            let mut dirs: Vec<String> = state.dirs.iter().cloned().collect();
+            files.sort();
+            dirs.sort();
+            (files, dirs)
+        };
+        assert_eq!(store.level(), Durability::Flush);
+        store.set("a/b/c", b"1").unwrap();
+        store.set("a/b/d", b"2").unwrap();
+        store.set("top", b"3").unwrap();
+        assert_eq!(pending().0, vec!["a/b/c", "a/b/d", "top"]);
+        assert_eq!(pending().1, vec!["", "a", "a/b"]);
+        store.flush().unwrap();
+        assert_eq!(pending(), (vec![], vec![]));
+        // An erasure that prunes directories records the directories above.
+        store.erase("a/b/c").unwrap();
+        assert_eq!(pending(), (vec![], vec!["a/b".to_string()]));
+        store.erase("a/b/d").unwrap();
+        assert_eq!(pending().1, vec!["", "a", "a/b"]);
+        // Files erased or replaced since they were written are skipped by the flush.
+        store.set("gone/x", b"4").unwrap();
+        store.erase_prefix("gone/").unwrap();
+        store.close().unwrap();
+        assert_eq!(pending(), (vec![], vec![]));
+        for level in [Durability::None, Durability::EachWrite] {
+            store.set_durability(level).unwrap();
+            store.set("n/x", b"5").unwrap();
+            assert!(store.erase("n/x").unwrap());
+            store.set("n/y", b"6").unwrap();
+            store.erase_prefix("n/").unwrap();
+            assert_eq!(pending(), (vec![], vec![]), "{level:?}");
+        }
+        assert_eq!(store.list().unwrap(), vec!["top"]);
+    }
+
+    #[test]
+    fn stores_that_cannot_sync_accept_only_no_durability() {
+        let store = crate::store::MemoryStore::new();
+        store.set_durability(Durability::None).unwrap();
+        for level in [Durability::Flush, Durability::EachWrite] {
+            assert!(matches!(
+                store.set_durability(level),
+                Err(Error::Unsupported(_))
+            ));
+        }
+        store.flush().unwrap();
     }
 
     #[test]
