@@ -30,7 +30,8 @@ pub enum zarr_durability {
     /// `zarr_store_flush`, `zarr_store_close` and `zarr_store_free` (other users' data on
     /// a shared filesystem is not waited for). Once one of these returns successfully,
     /// everything written through the handle before it survives a power loss; writes since
-    /// the last flush are as under `ZARR_DURABILITY_NONE`.
+    /// the last flush are as under `ZARR_DURABILITY_NONE`. A handle remembers at most
+    /// 16384 files and directories: the write that reaches that many flushes them.
     ZARR_DURABILITY_FLUSH = 1,
     /// Each value's file is fsynced before it is renamed into place and its directory
     /// after (and every directory created or removed with it): when a write or erasure

@@ -19,7 +19,8 @@
 //! What survives a power loss is the handle's [`Durability`] (by default
 //! [`Durability::Flush`]): the handle remembers the files it wrote and the directories
 //! whose entries it changed, and syncs exactly those, so flushing never waits for other
-//! users' data on a shared filesystem (as `syncfs` would).
+//! users' data on a shared filesystem (as `syncfs` would). It remembers at most
+//! [`MAX_UNSYNCED`] of them: the write that reaches that many flushes them.
 
 use super::{
     check_writable, too_large, validate_dir_prefix, validate_key, validate_prefix, DirListing,
@@ -44,6 +45,10 @@ const TEMP_PREFIX: &str = ".zarr-tmp.";
 /// emptied it) between creating the directory and renaming the value into place.
 const SET_ATTEMPTS: usize = 64;
 
+/// Under [`Durability::Flush`], how many files and directories a handle remembers before a
+/// write flushes them, so a long run of writes without a flush keeps its memory bounded.
+const MAX_UNSYNCED: usize = 16384;
+
 /// A store rooted at a directory.
 #[derive(Debug)]
 pub struct FilesystemStore {
@@ -57,6 +62,8 @@ pub struct FilesystemStore {
     writable: bool,
     /// The durability level and what is still to sync at the next flush.
     sync: Mutex<SyncState>,
+    /// How many files and directories the handle remembers before a write flushes them.
+    max_unsynced: usize,
 }
 
 /// A handle's durability level and, under [`Durability::Flush`], what it changed since its
@@ -116,6 +123,7 @@ impl FilesystemStore {
             dir,
             writable,
             sync: Mutex::default(),
+            max_unsynced: MAX_UNSYNCED,
         })
     }
 
@@ -293,6 +301,19 @@ impl FilesystemStore {
                 sys::sync_dir(dir)?;
                 above.try_for_each(|path| self.sync_dir(path))
             }
+        }
+    }
+
+    /// Flushes once the handle remembers `max_unsynced` files and directories.
+    fn flush_if_full(&self) -> Result<()> {
+        let remembered = {
+            let state = self.sync_state();
+            state.files.len() + state.dirs.len()
+        };
+        if remembered >= self.max_unsynced {
+            self.flush()
+        } else {
+            Ok(())
         }
     }
 
@@ -491,7 +512,8 @@ impl Store for FilesystemStore {
             }
         };
         self.changed(level, Some(&key), &dir, parent, created)
-            .map_err(|e| self.fail("syncing", &key, e))
+            .map_err(|e| self.fail("syncing", &key, e))?;
+        self.flush_if_full()
     }
 
     fn erase(&self, key: &str) -> Result<bool> {
@@ -842,7 +864,9 @@ mod tests {
     #[test]
     fn flush_syncs_what_the_handle_changed_and_forgets_it() {
         let dir = tempfile::tempdir().unwrap();
-        let store = FilesystemStore::open(dir.path(), true, false).unwrap();
+        let mut store = FilesystemStore::open(dir.path(), true, false).unwrap();
+        store.max_unsynced = 8;
+        let store = store;
         let pending = || {
             let state = store.sync_state();
             let mut files: Vec<String> = state.files.iter().cloned().collect();
@@ -869,6 +893,13 @@ mod tests {
         store.erase_prefix("gone/").unwrap();
         store.close().unwrap();
         assert_eq!(pending(), (vec![], vec![]));
+        // A long run of writes without a flush is flushed every `max_unsynced` entries.
+        for i in 0..7 {
+            store.set(&format!("many/{i}"), b"m").unwrap();
+        }
+        assert_eq!(pending().0.len(), 1);
+        store.erase_prefix("many/").unwrap();
+        store.flush().unwrap();
         for level in [Durability::None, Durability::EachWrite] {
             store.set_durability(level).unwrap();
             store.set("n/x", b"5").unwrap();
