@@ -200,7 +200,7 @@ fn writers_and_erasers_of_different_chunks_in_one_directory_never_fail() {
                     (1..=ROUNDS)
                         .filter(|round| {
                             // Even chunks end holding data; odd ones end erased.
-                            let value = if (round + j) % 2 == 0 {
+                            let value = if (round + j).is_multiple_of(2) {
                                 0
                             } else {
                                 *round as u32
@@ -225,7 +225,7 @@ fn writers_and_erasers_of_different_chunks_in_one_directory_never_fail() {
         )
         .unwrap();
     for j in 0..CHUNKS {
-        let last = if (ROUNDS + j) % 2 == 0 {
+        let last = if (ROUNDS + j).is_multiple_of(2) {
             0
         } else {
             ROUNDS as u32

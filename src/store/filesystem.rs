@@ -376,17 +376,38 @@ impl FilesystemStore {
         self.changed(level, None, &dir, path, pruned).map_err(fail)
     }
 
-    /// The listable entries of the directory `prefix` (`""` or ending in `/`): each name
-    /// with what it holds. Temporary files, names that are not UTF-8 and dangling links are
-    /// left out; a link leading outside the root is refused. `None` when the directory does
-    /// not exist.
-    fn entries(&self, prefix: &str) -> Result<Option<(Dir, Vec<(String, Entry)>)>> {
+    /// The directory `prefix` (`""` or ending in `/`), or `None` when it does not exist.
+    fn listed_dir(&self, prefix: &str) -> Result<Option<Dir>> {
+        match self.open_dir(prefix.trim_end_matches('/')) {
+            Ok(dir) => Ok(Some(dir)),
+            Err(e) if is_missing(&e) => Ok(None),
+            Err(e) => Err(self.fail("listing", prefix, e)),
+        }
+    }
+
+    /// The identity (device, inode) of `dir`, the directory `prefix`.
+    fn identity(&self, dir: &Dir, prefix: &str) -> Result<(u64, u64)> {
+        let meta = dir
+            .dir_metadata()
+            .map_err(|e| self.fail("listing", prefix, e))?;
+        Ok((meta.dev(), meta.ino()))
+    }
+
+    /// The identities of the directories above `prefix` that can be opened: a listing from
+    /// `prefix` skips links back to them as cycles too (opening `prefix` itself reports
+    /// what is wrong above it).
+    fn identities_above(&self, prefix: &str) -> Vec<(u64, u64)> {
+        ancestors(prefix.trim_end_matches('/'))
+            .filter_map(|path| self.open_dir(path).ok()?.dir_metadata().ok())
+            .map(|meta| (meta.dev(), meta.ino()))
+            .collect()
+    }
+
+    /// The listable entries of `dir`, the directory `prefix`: each name with what it
+    /// holds. Temporary files, names that are not UTF-8 and dangling links are left out; a
+    /// link leading outside the root is refused.
+    fn entries(&self, dir: &Dir, prefix: &str) -> Result<Vec<(String, Entry)>> {
         let fail = |e| self.fail("listing", prefix, e);
-        let dir = match self.open_dir(prefix.trim_end_matches('/')) {
-            Ok(dir) => dir,
-            Err(e) if is_missing(&e) => return Ok(None),
-            Err(e) => return Err(fail(e)),
-        };
         let mut entries = Vec::new();
         for entry in dir.entries().map_err(fail)? {
             let entry = entry.map_err(fail)?;
@@ -400,7 +421,7 @@ impl FilesystemStore {
             let kind = self.entry_kind(&entry, &key)?;
             entries.push((name, kind));
         }
-        Ok(Some((dir, entries)))
+        Ok(entries)
     }
 
     /// What `entry` (at `key`) holds: links are resolved beneath the root.
@@ -431,18 +452,15 @@ impl FilesystemStore {
         visited: &mut Vec<(u64, u64)>,
         out: &mut Vec<String>,
     ) -> Result<()> {
-        let Some((dir, entries)) = self.entries(prefix)? else {
+        let Some(dir) = self.listed_dir(prefix)? else {
             return Ok(());
         };
-        let meta = dir
-            .dir_metadata()
-            .map_err(|e| self.fail("listing", prefix, e))?;
-        let identity = (meta.dev(), meta.ino());
+        let identity = self.identity(&dir, prefix)?;
         if visited.contains(&identity) {
             return Ok(());
         }
         visited.push(identity);
-        for (name, kind) in entries {
+        for (name, kind) in self.entries(&dir, prefix)? {
             match kind {
                 Entry::Value => out.push(format!("{prefix}{name}")),
                 Entry::Directory => self.collect_keys(&format!("{prefix}{name}/"), visited, out)?,
@@ -556,7 +574,8 @@ impl Store for FilesystemStore {
         // Walk from the deepest directory the prefix names, then filter by the full prefix.
         let dir_part = prefix.rfind('/').map_or("", |i| &prefix[..=i]);
         let mut keys = Vec::new();
-        self.collect_keys(dir_part, &mut Vec::new(), &mut keys)?;
+        let mut visited = self.identities_above(dir_part);
+        self.collect_keys(dir_part, &mut visited, &mut keys)?;
         keys.retain(|k| k.starts_with(&prefix));
         keys.sort();
         Ok(keys)
@@ -565,10 +584,10 @@ impl Store for FilesystemStore {
     fn list_dir(&self, prefix: &str) -> Result<DirListing> {
         let prefix = validate_dir_prefix(prefix)?;
         let mut listing = DirListing::default();
-        let Some((_, entries)) = self.entries(&prefix)? else {
+        let Some(dir) = self.listed_dir(&prefix)? else {
             return Ok(listing);
         };
-        for (name, kind) in entries {
+        for (name, kind) in self.entries(&dir, &prefix)? {
             match kind {
                 Entry::Value => listing.keys.push(name),
                 Entry::Directory => listing.prefixes.push(name),
@@ -846,6 +865,8 @@ mod tests {
             store.list().unwrap(),
             vec!["a/x", "a/y", "dir_in/x", "dir_in/y", "file_in"]
         );
+        // From a subdirectory, a link back to a directory above the start is a cycle too.
+        assert_eq!(store.list_prefix("a/").unwrap(), vec!["a/x", "a/y"]);
         let l = store.list_dir("").unwrap();
         assert_eq!(l.keys, vec!["file_in"]);
         assert_eq!(l.prefixes, vec!["a", "dir_in"]);
