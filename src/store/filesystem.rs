@@ -630,6 +630,9 @@ impl Store for FilesystemStore {
                 std::mem::take(&mut state.dirs),
             )
         };
+        if files.is_empty() && dirs.is_empty() {
+            return Ok(());
+        }
         // Synced on the worker pool, so the device sees many flushes at once; every file
         // and directory is tried, and a failure is reported.
         crate::io::pool::pool()?.install(|| {
