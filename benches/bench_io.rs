@@ -2,10 +2,14 @@
 //! through the C API, uncompressed and with blosc lz4 + shuffle, and prints GB/s next to
 //! limits measured in the same run: memcpy, plain file write/read of the same bytes in the
 //! same directory, and raw blosc compress/decompress of the same chunks on the same number
-//! of threads. Also measures the peak memory of a full-array read in a child process.
+//! of threads. Also measures the peak memory of a full-array read in a child process, and
+//! the filesystem store's own costs: microseconds per `get` of a small value by key depth,
+//! and writing one array under each durability level beside plain file writes (without and
+//! with an fsync per file).
 //!
 //! Run: `cargo bench --bench bench_io [-- DIR]` (DIR defaults to a new directory under
-//! target/). Figures are printed, never asserted.
+//! target/); `cargo bench --bench bench_io -- --store [DIR]` runs only the store's costs.
+//! Figures are printed, never asserted.
 
 use std::ffi::CString;
 use std::io::{Read, Write};
@@ -376,18 +380,206 @@ fn peak_read(dir: &str, path: &str, threads: usize) {
     println!("{before} {after}");
 }
 
+/// Gets per timed run in [`get_cost`].
+const GETS: u32 = 20_000;
+
+/// Microseconds per `get` of a 64-byte value at a key of `depth` components (`depth - 1`
+/// directories), through a filesystem store at `dir`: best of 3 runs of [`GETS`] gets.
+fn get_cost(dir: &Path, depth: usize) -> f64 {
+    use zarr::store::{FilesystemStore, Store};
+    let store = FilesystemStore::open(dir, true, true).unwrap();
+    let key = (1..depth).map(|d| format!("d{d}/")).collect::<String>() + "k";
+    store.set(&key, &[7u8; 64]).unwrap();
+    let seconds = best(3, || {
+        for _ in 0..GETS {
+            assert_eq!(store.get(&key).unwrap().unwrap().len(), 64);
+        }
+    });
+    seconds / f64::from(GETS) * 1e6
+}
+
+/// Side of the cubic float32 array of [`durability_costs`] (64 MiB).
+const DURABLE_SIDE: u64 = 256;
+
+/// Seconds to write `files` files of `size` bytes from `data` on 2 threads into a fresh
+/// `dir`, each fsynced before closing if `sync`.
+fn plain_files(dir: &Path, data: &[u8], files: usize, size: usize, sync: bool) -> f64 {
+    let _ = std::fs::remove_dir_all(dir);
+    std::fs::create_dir_all(dir).unwrap();
+    // Earlier runs' data is written back first, so it does not slow this one.
+    rustix::fs::sync();
+    let t = Instant::now();
+    parallel(2, files, |i| {
+        let mut f = std::fs::File::create(dir.join(i.to_string())).unwrap();
+        f.write_all(&data[i * size..(i + 1) * size]).unwrap();
+        if sync {
+            f.sync_all().unwrap();
+        }
+    });
+    t.elapsed().as_secs_f64()
+}
+
+/// Seconds to create a float32 array of side [`DURABLE_SIDE`] in chunks of side `chunk` in
+/// a fresh store at `dir` under durability `level`, write `data` into it on 2 threads and
+/// flush the store.
+fn durable_write(dir: &Path, data: &[u8], chunk: u64, level: zarr_durability) -> f64 {
+    let _ = std::fs::remove_dir_all(dir);
+    let d = CString::new(dir.to_str().unwrap()).unwrap();
+    let shape = [DURABLE_SIDE; 3];
+    unsafe {
+        check(zarr_set_num_threads(2), "threads");
+        let mut store = std::ptr::null_mut();
+        check(
+            zarr_store_open_fs(d.as_ptr(), zarr_mode::ZARR_MODE_A as i32, &mut store),
+            "store",
+        );
+        check(zarr_store_set_durability(store, level as i32), "durability");
+        let mut builder = std::ptr::null_mut();
+        check(
+            zarr_array_builder_new(
+                zarr_dtype::ZARR_DTYPE_FLOAT32 as i32,
+                3,
+                shape.as_ptr(),
+                &mut builder,
+            ),
+            "builder",
+        );
+        check(
+            zarr_array_builder_set_chunk_shape(builder, 3, [chunk; 3].as_ptr()),
+            "chunks",
+        );
+        check(
+            zarr_array_builder_set_compressor_json(builder, c"null".as_ptr()),
+            "compressor",
+        );
+        check(
+            zarr_array_builder_set_fill_value_json(builder, c"\"NaN\"".as_ptr()),
+            "fill",
+        );
+        rustix::fs::sync();
+        let t = Instant::now();
+        let mut array = std::ptr::null_mut();
+        check(
+            zarr_array_create(
+                builder,
+                store,
+                c"a".as_ptr(),
+                zarr_mode::ZARR_MODE_W as i32,
+                &mut array,
+            ),
+            "create",
+        );
+        check(
+            zarr_array_write(
+                array,
+                3,
+                [0u64; 3].as_ptr(),
+                shape.as_ptr(),
+                zarr_dtype::ZARR_DTYPE_FLOAT32 as i32,
+                0,
+                data.as_ptr() as *const _,
+                data.len(),
+            ),
+            "write",
+        );
+        check(zarr_store_flush(store), "flush");
+        let seconds = t.elapsed().as_secs_f64();
+        zarr_array_free(array);
+        zarr_array_builder_free(builder);
+        zarr_store_free(store);
+        seconds
+    }
+}
+
+/// The same array written under each durability level (timed up to the end of a flush),
+/// beside plain writes of as many files of the chunks' size: best of 2 each.
+fn durability_costs(dir: &Path) {
+    let bytes = (DURABLE_SIDE.pow(3) * 4) as usize;
+    let data: Vec<u8> = (0..bytes / 4)
+        .flat_map(|i| (i as f32).to_ne_bytes())
+        .collect();
+    println!("\ndurability: a {} MiB float32 array written on 2 threads and flushed, uncompressed (best of 2)", bytes >> 20);
+    for chunk in [64u64, 16] {
+        let (files, size) = (
+            bytes / (chunk.pow(3) * 4) as usize,
+            (chunk.pow(3) * 4) as usize,
+        );
+        let rate = |seconds: f64| {
+            format!(
+                "{:6.3} GB/s {:7.0} files/s",
+                gbps(bytes, seconds),
+                files as f64 / seconds
+            )
+        };
+        println!("  {files} chunks of {} KiB:", size >> 10);
+        let plain = best(2, || {
+            plain_files(&dir.join("plain"), &data, files, size, false);
+        });
+        let synced = best(2, || {
+            plain_files(&dir.join("plain"), &data, files, size, true);
+        });
+        println!("    plain files, no sync           {}", rate(plain));
+        println!("    plain files, fsync each        {}", rate(synced));
+        for (name, level) in [
+            (
+                "ZARR_DURABILITY_NONE",
+                zarr_durability::ZARR_DURABILITY_NONE,
+            ),
+            (
+                "ZARR_DURABILITY_FLUSH",
+                zarr_durability::ZARR_DURABILITY_FLUSH,
+            ),
+            (
+                "ZARR_DURABILITY_EACH_WRITE",
+                zarr_durability::ZARR_DURABILITY_EACH_WRITE,
+            ),
+        ] {
+            let seconds = (0..2)
+                .map(|_| durable_write(&dir.join("zarr"), &data, chunk, level))
+                .fold(f64::INFINITY, f64::min);
+            println!(
+                "    {name:30} {} ({:4.2}x plain)",
+                rate(seconds),
+                plain / seconds
+            );
+        }
+    }
+}
+
+/// The filesystem store's own costs, in a fresh directory under `dir`.
+fn store_costs(dir: &Path) {
+    let dir = dir.join("store-costs");
+    let _ = std::fs::remove_dir_all(&dir);
+    println!("\nfilesystem store: one get of a 64-byte value (best of 3 x {GETS})");
+    for depth in [1, 7] {
+        println!(
+            "  key of {depth} component(s): {:6.2} us per get",
+            get_cost(&dir.join("keys"), depth)
+        );
+    }
+    durability_costs(&dir);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 fn main() {
-    let args: Vec<String> = std::env::args()
+    let mut args: Vec<String> = std::env::args()
         .skip(1)
         .filter(|a| a != "--bench")
         .collect();
     if args.first().map(String::as_str) == Some("--peak-read") {
         return peak_read(&args[1], &args[2], args[3].parse().unwrap());
     }
+    let only_store = args.first().map(String::as_str) == Some("--store");
+    if only_store {
+        args.remove(0);
+    }
     let dir = args
         .first()
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/bench-data"));
+    if only_store {
+        return store_costs(&dir);
+    }
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(dir.join("plain")).unwrap();
     let cores = std::thread::available_parallelism()
@@ -484,5 +676,6 @@ fn main() {
             }
         }
     }
+    store_costs(&dir);
     let _ = std::fs::remove_dir_all(&dir);
 }

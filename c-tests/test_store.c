@@ -365,9 +365,58 @@ static void test_zip_listing(void) {
     check_rmtree(tmp);
 }
 
+/* Every durability level is accepted by a directory store and writes stay correct under
+   each; flush and close report success; stores that cannot sync accept only NONE. */
+static void test_durability(void) {
+    char *tmp = check_mkdtemp();
+    zarr_store_t *s = NULL;
+    CHECK_OK(zarr_store_open_fs(tmp, ZARR_MODE_A, &s));
+    CHECK_OK(zarr_store_set(s, "default/x", "0", 1)); /* ZARR_DURABILITY_FLUSH */
+    CHECK_OK(zarr_store_flush(s));
+    const zarr_durability_t levels[3] = {ZARR_DURABILITY_NONE, ZARR_DURABILITY_FLUSH,
+                                         ZARR_DURABILITY_EACH_WRITE};
+    const char *keys[3] = {"n/a/x", "f/a/x", "e/a/x"};
+    for (size_t i = 0; i < 3; i++) {
+        CHECK_OK(zarr_store_set_durability(s, levels[i]));
+        CHECK_OK(zarr_store_set(s, keys[i], "v1", 2));
+        CHECK_OK(zarr_store_set(s, keys[i], "v2", 2));
+        CHECK_OK(zarr_store_set(s, "gone/x", "g", 1));
+        CHECK_OK(zarr_store_erase(s, "gone/x"));
+        CHECK_OK(zarr_store_flush(s));
+        expect_value(s, keys[i], "v2");
+    }
+    CHECK_STATUS(zarr_store_set_durability(s, 3), ZARR_ERR_INVALID_ARG);
+    CHECK_ERROR_CONTAINS("zarr_durability_t");
+    CHECK_STATUS(zarr_store_set_durability(s, -1), ZARR_ERR_INVALID_ARG);
+    CHECK_STATUS(zarr_store_set_durability(NULL, ZARR_DURABILITY_NONE), ZARR_ERR_NULL_ARG);
+    CHECK_STATUS(zarr_store_flush(NULL), ZARR_ERR_NULL_ARG);
+    CHECK_OK(zarr_store_set_durability(s, ZARR_DURABILITY_FLUSH));
+    CHECK_OK(zarr_store_set(s, "last", "L", 1));
+    CHECK_OK(zarr_store_close(s)); /* flushes; the handle stays usable */
+    CHECK_OK(zarr_store_set(s, "after_close", "A", 1));
+    zarr_store_free(s); /* flushes silently */
+    CHECK_OK(zarr_store_open_fs(tmp, ZARR_MODE_R, &s));
+    zarr_strings_t *l = NULL;
+    CHECK_OK(zarr_store_list(s, "", &l));
+    CHECK_LIST(l, "after_close", "default/x", "e/a/x", "f/a/x", "last", "n/a/x");
+    zarr_strings_free(l);
+    zarr_store_free(s);
+    check_rmtree(tmp);
+
+    CHECK_OK(zarr_store_new_memory(&s));
+    CHECK_OK(zarr_store_set_durability(s, ZARR_DURABILITY_NONE));
+    CHECK_STATUS(zarr_store_set_durability(s, ZARR_DURABILITY_FLUSH), ZARR_ERR_UNSUPPORTED);
+    CHECK_STATUS(zarr_store_set_durability(s, ZARR_DURABILITY_EACH_WRITE),
+                 ZARR_ERR_UNSUPPORTED);
+    CHECK_OK(zarr_store_flush(s));
+    CHECK_OK(zarr_store_close(s));
+    zarr_store_free(s);
+}
+
 int main(void) {
     test_memory();
     test_filesystem();
     test_zip_listing();
+    test_durability();
     return CHECK_DONE();
 }

@@ -160,3 +160,119 @@ put("vlen", "bytes", bytes([1]) + vlen([b"\x00\xff", b"", b"xyz"]))
 put("vlen", "arrays", bytes([2]) + vlen([struct.pack("<3h", 1, -2, 3), b"", struct.pack("<h", 7)]))
 put("vlen", "v3_strings", bytes([3]) + vlen([b"a", b"b", b"c"]))
 put("vlen", "past_end", bytes([0]) + struct.pack("<II", 3, 200) + b"x")
+
+
+# --- fs_store: choices as the target reads them (each a little-endian u16, raw bytes for
+# contents and values) ---
+def choices(*values):
+    return b"".join(struct.pack("<H", v) for v in values)
+
+
+FS_NAMES = {"a": 0, "b": 1, "c": 2, "0": 3, "x": 4, ".zarray": 5, "zarr.json": 6, "l": 7}
+FS_TARGETS = ["a", "..", "../a", "../..", "../../outside", "../outside/x", "@/outside",
+              "@/root/a", "missing", "l", ".", "../../../../../../etc"]
+FS_ODD = ["..", ".", "", "\\", "C:", ".zarr-tmp.1", "\0", "outside"]
+
+
+def fs_path(path):
+    names = path.split("/")
+    return choices(len(names) - 1, *(FS_NAMES[n] for n in names))
+
+
+def fs_node(path, kind, arg=b"", outside=False):
+    """A tree node: kind "file" (arg: content), "dir", "link" (arg: target) or "fifo"."""
+    head = choices(0 if outside else 1) + fs_path(path)
+    if kind == "file":
+        return head + choices(0, len(arg)) + arg
+    if kind == "dir":
+        return head + choices(1)
+    if kind == "link":
+        return head + choices(2, FS_TARGETS.index(arg))
+    return head + choices(4)
+
+
+def fs_key(path, form="plain", odd=None, tail="a"):
+    if form == "dir":
+        return choices(3) + fs_path(path)
+    if form == "odd":
+        return choices(0) + fs_path(path) + choices(FS_ODD.index(odd)) + fs_path(tail)
+    if form == "absolute":
+        return choices(1) + fs_path(path)
+    if form == "long":
+        return choices(2)
+    return choices(4) + fs_path(path)
+
+
+FS_OPS = {"get": 0, "get_into": 2, "get_range": 3, "size": 4, "set": 5, "erase": 7,
+          "erase_prefix": 8, "list": 9, "list_dir": 10, "durability": 11}
+
+
+def fs_op(name, key, *args, value=b""):
+    tail = choices(len(value)) + value if name == "set" else b""
+    return key + choices(FS_OPS[name], *args) + tail
+
+
+def fs_seed(name, nodes, ops):
+    put("fs_store", name, choices(len(nodes)) + b"".join(nodes) + b"".join(ops))
+
+
+fs_seed("escape_through_dir_link", [
+    fs_node("a/b/x", "file", b"in"),
+    fs_node("a/l", "link", "../outside/x"),
+    fs_node("b/l", "link", "../../outside"),
+], [
+    fs_op("get", fs_key("b/l/x")),
+    fs_op("set", fs_key("b/l/c"), value=b"evil"),
+    fs_op("erase", fs_key("a/l")),
+    fs_op("erase_prefix", fs_key("b/l", form="dir")),
+    fs_op("list", fs_key("b", form="dir")),
+    fs_op("erase_prefix", fs_key("b", form="dir")),
+])
+fs_seed("fifo_chunks", [
+    fs_node("a/.zarray", "file", b"{}"),
+    fs_node("a/0", "fifo"),
+    fs_node("x", "fifo"),
+], [
+    fs_op("get", fs_key("a/0")),
+    fs_op("get_into", fs_key("x"), 4),
+    fs_op("get_range", fs_key("a/0"), 0, 1),
+    fs_op("size", fs_key("x")),
+    fs_op("set", fs_key("a/0"), value=b"value"),
+    fs_op("list_dir", fs_key("a", form="dir")),
+])
+fs_seed("absolute_links_and_cycles", [
+    fs_node("a/x", "file", b"1"),
+    fs_node("c", "link", "@/root/a"),
+    fs_node("a/l", "link", ".."),
+    fs_node("b", "link", "a"),
+    fs_node("l", "link", "l"),
+    fs_node("x", "link", "missing"),
+], [
+    fs_op("list", fs_key("a", form="dir")),
+    fs_op("list_dir", fs_key("b", form="dir")),
+    fs_op("get", fs_key("c/x")),
+    fs_op("get", fs_key("b/l/b/x")),
+    fs_op("set", fs_key("x"), value=b"through dangling"),
+    fs_op("erase_prefix", fs_key("b/l", form="dir")),
+])
+fs_seed("escape_attempts_in_keys", [
+    fs_node("a", "dir"),
+    fs_node("x", "file", b"x", outside=True),
+], [
+    fs_op("set", fs_key("a", form="odd", odd="..", tail="x"), value=b"v"),
+    fs_op("get", fs_key("a/b", form="odd", odd=".zarr-tmp.1", tail="x")),
+    fs_op("set", fs_key("x", form="absolute"), value=b"v"),
+    fs_op("set", fs_key("", form="long"), value=b"v"),
+    fs_op("erase_prefix", fs_key("a", form="odd", odd="outside", tail="a")),
+])
+fs_seed("durability_levels", [
+    fs_node("a/b", "dir"),
+], [
+    fs_op("durability", fs_key("a"), 1),
+    fs_op("set", fs_key("a/b/c"), value=b"flushed"),
+    fs_op("durability", fs_key("a"), 3),
+    fs_op("durability", fs_key("a"), 2),
+    fs_op("set", fs_key("c/0"), value=b"synced"),
+    fs_op("erase", fs_key("c/0")),
+    fs_op("erase_prefix", fs_key("a", form="dir")),
+])

@@ -26,8 +26,11 @@
  *   this machine's byte order, in C (row-major) or F (column-major) order.
  * - Thread safety: every function may be called from any thread. A zarr_array_t may be used
  *   by several threads at once: reads always, and writes when they touch different chunks
- *   (two writers touching one chunk, from threads or processes, may lose updates). Data is
- *   durable when zarr_array_write returns. No global initialisation is needed.
+ *   (two writers touching one chunk, from threads or processes, may lose updates). No
+ *   global initialisation is needed.
+ * - Durability: a process killed at any moment leaves every key with its old or its new
+ *   value. What survives a power loss is the store's zarr_durability: by default, what was
+ *   written before zarr_store_flush, zarr_store_close or zarr_store_free returned.
  * - libzarr never prints (set ZARR_LOG to see panic reports on stderr). A panic inside libzarr returns ZARR_ERR_PANIC and poisons the
  *   handle involved (later calls on it return ZARR_ERR_POISONED).
  */
@@ -400,6 +403,52 @@ typedef int32_t zarr_sync;
 #endif // __cplusplus
 
 /**
+ * How much of what a store writes survives a crash (`zarr_store_set_durability`). At every
+ * level a process killed at any moment leaves each key with its old or its new value,
+ * never a mix, because values are written to a temporary file and renamed into place (a
+ * leftover temporary file is ignored). The levels differ after a power loss or an
+ * operating-system crash, and assume storage that honours fsync. Values never change or
+ * get reused.
+ */
+enum zarr_durability
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : int32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * Nothing is synced. After a power loss the writes of the last seconds (until the
+   * operating system writes its cache back) may be lost: a key holds its old value, or
+   * is missing if it was new, and on some filesystems a value renamed into place shortly
+   * before holds an empty or truncated file.
+   */
+  ZARR_DURABILITY_NONE = 0,
+  /**
+   * The default for filesystem stores. The handle remembers the files it wrote and the
+   * directories whose entries it changed, and fsyncs exactly those at
+   * `zarr_store_flush`, `zarr_store_close` and `zarr_store_free` (other users' data on
+   * a shared filesystem is not waited for). Once one of these returns successfully,
+   * everything written through the handle before it survives a power loss; writes since
+   * the last flush are as under `ZARR_DURABILITY_NONE`. A handle remembers at most
+   * 16384 files and directories: the write that reaches that many flushes them.
+   */
+  ZARR_DURABILITY_FLUSH = 1,
+  /**
+   * Each value's file is fsynced before it is renamed into place and its directory
+   * after (and every directory created or removed with it): when a write or erasure
+   * returns (`zarr_store_set`, `zarr_array_write`, ...), it survives a power loss. The
+   * slowest level: one or two device flushes per chunk written.
+   */
+  ZARR_DURABILITY_EACH_WRITE = 2,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum zarr_durability zarr_durability;
+#else
+typedef int32_t zarr_durability;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
  * Settings for a new array. Create with `zarr_array_builder_new`, adjust with the
  * `zarr_array_builder_set_*` calls, then `zarr_array_create`.
  */
@@ -460,6 +509,11 @@ typedef int32_t zarr_sync_t;
  */
 typedef int32_t zarr_node_kind_t;
 
+/**
+ * A durability level: one of the `zarr_durability` values, passed as an integer.
+ */
+typedef int32_t zarr_durability_t;
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -500,8 +554,9 @@ zarr_status_t zarr_array_open(const zarr_store_t *store,
                               zarr_array_t **out_array);
 
 /**
- * Releases an array handle (NULL is ignored). Data is durable when each write returns;
- * freeing flushes nothing.
+ * Releases an array handle (NULL is ignored). Freeing syncs nothing by itself; when the
+ * handle holds the last reference to its store (the store handle was freed), the store is
+ * released and flushed as `zarr_store_free` does (see `zarr_durability`).
  */
 ZARR_API void zarr_array_free(zarr_array_t *array);
 
@@ -510,7 +565,9 @@ ZARR_API void zarr_array_free(zarr_array_t *array);
  * the product of `count` times the element size). Elements are of type `mem_dtype` (the
  * array's, see `zarr_array_dtype`) in this machine's byte order, laid out in `order`
  * (`ZARR_ORDER_C` or `ZARR_ORDER_F`). Everything is checked before any I/O. Missing
- * chunks read as the fill value.
+ * chunks read as the fill value; a chunk key a directory store cannot hold (a component
+ * longer than the filesystem's name limit, as "."-separated keys of hundreds of
+ * dimensions make) is `ZARR_ERR_INVALID_KEY`, never read as missing.
  */
 ZARR_API
 zarr_status_t zarr_array_read(const zarr_array_t *array,
@@ -527,6 +584,7 @@ zarr_status_t zarr_array_read(const zarr_array_t *array,
  * Chunks the region covers are written without being read; partly covered chunks are read,
  * merged and rewritten. A chunk left equal to the fill value is erased. Writers to
  * different chunks may run concurrently; two writers touching one chunk may lose updates.
+ * What survives a crash once this returns is the store's `zarr_durability`.
  */
 ZARR_API
 zarr_status_t zarr_array_write(const zarr_array_t *array,
@@ -872,7 +930,9 @@ zarr_status_t zarr_array_builder_set_order(zarr_array_builder_t *builder,
                                            zarr_order_t order);
 
 /**
- * Sets the chunk key separator: "." (flat keys "0.1") or "/" (nested keys "0/1").
+ * Sets the chunk key separator: "." (flat keys "0.1") or "/" (nested keys "0/1"). With "."
+ * a chunk key is one file name in a directory store, which past about a hundred dimensions
+ * outgrows the filesystem's name limit (255 bytes on most): use "/" there.
  */
 ZARR_API
 zarr_status_t zarr_array_builder_set_dimension_separator(zarr_array_builder_t *builder,
@@ -1209,7 +1269,12 @@ ZARR_API zarr_status_t zarr_migrate_1to2(const zarr_store_t *store, const char *
  * Opens a directory as a store. `ZARR_MODE_R` opens it read-only and `ZARR_MODE_R_PLUS`
  * read-write (both need it to exist); `ZARR_MODE_A`, `ZARR_MODE_W` and `ZARR_MODE_W_MINUS`
  * open it read-write and create it if missing (nothing is erased at store level).
- * `*out_store` is NULL on failure.
+ * `*out_store` is NULL on failure. Writes are synced as `ZARR_DURABILITY_FLUSH` says until
+ * `zarr_store_set_durability` changes it. Every key is resolved beneath the directory when
+ * it is used: symbolic links that stay inside are followed; one that leads outside, and
+ * any absolute link, gives `ZARR_ERR_INVALID_KEY`. A FIFO, socket or device at a key gives
+ * `ZARR_ERR_STORAGE_IO` without blocking; a key with a component longer than the
+ * filesystem's name limit gives `ZARR_ERR_INVALID_KEY`.
  */
 ZARR_API
 zarr_status_t zarr_store_open_fs(const char *path,
@@ -1232,10 +1297,29 @@ zarr_status_t zarr_store_open_zip(const char *path,
                                   zarr_store_t **out_store);
 
 /**
- * Finishes pending work and reports its errors (a zip's central directory is written
- * here); the store stays usable for reading. A no-op for other stores.
+ * Finishes pending work and reports its errors: a zip's central directory is written, a
+ * directory store is flushed as `zarr_store_flush` does. The store stays usable (a
+ * directory store for writing too). A no-op for memory stores.
  */
 ZARR_API zarr_status_t zarr_store_close(const zarr_store_t *store);
+
+/**
+ * Sets how much of what the store writes survives a crash (see `zarr_durability`).
+ * Directory stores accept every level; memory and zip stores accept only
+ * `ZARR_DURABILITY_NONE` and give `ZARR_ERR_UNSUPPORTED` for the others, since they cannot
+ * sync what they write. Lowering the level keeps what is still to be flushed.
+ */
+ZARR_API
+zarr_status_t zarr_store_set_durability(const zarr_store_t *store,
+                                        zarr_durability_t level);
+
+/**
+ * Syncs what the handle wrote since its last flush (under `ZARR_DURABILITY_FLUSH`: each
+ * file written and each directory whose entries changed), so it survives a power loss;
+ * the first failure is reported, after every file was tried. A no-op for other levels and
+ * for memory and zip stores.
+ */
+ZARR_API zarr_status_t zarr_store_flush(const zarr_store_t *store);
 
 /**
  * Creates an empty in-memory store.
@@ -1243,7 +1327,10 @@ ZARR_API zarr_status_t zarr_store_close(const zarr_store_t *store);
 ZARR_API zarr_status_t zarr_store_new_memory(zarr_store_t **out_store);
 
 /**
- * Releases a store handle (NULL is ignored). Arrays opened from it stay usable.
+ * Releases a store handle (NULL is ignored), flushing it first as `zarr_store_flush` does;
+ * a flush error cannot be reported here: call `zarr_store_close` first to see it. Arrays
+ * opened from it stay usable; what they write afterwards is flushed when the last of them
+ * is freed.
  */
 ZARR_API void zarr_store_free(zarr_store_t *store);
 

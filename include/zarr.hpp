@@ -298,8 +298,16 @@ class Store {
             [](zarr_store_t **out) { return zarr_store_new_memory(out); }));
     }
 
-    /* Finishes pending work (a zip's central directory); the handle stays valid. */
+    /* Finishes pending work (a zip's central directory, a directory store's flush); the
+       handle stays valid. */
     void close() const { detail::check(zarr_store_close(get())); }
+    /* Syncs what the handle wrote since its last flush (see zarr_durability). */
+    void flush() const { detail::check(zarr_store_flush(get())); }
+    /* ZARR_DURABILITY_NONE, ZARR_DURABILITY_FLUSH (the default) or
+       ZARR_DURABILITY_EACH_WRITE; memory and zip stores accept only NONE. */
+    void set_durability(zarr_durability_t level) const {
+        detail::check(zarr_store_set_durability(get(), level));
+    }
 
     void set(const std::string &key, const void *value, size_t len) const {
         detail::check(zarr_store_set(get(), key.c_str(), value, len));

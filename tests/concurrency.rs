@@ -342,3 +342,61 @@ fn strided_buffers_write_and_read_a_block_interior() {
     );
     assert!(negative.is_err());
 }
+
+#[test]
+fn writers_and_erasers_of_different_chunks_in_one_directory_never_fail() {
+    // Chunks (0, j) of a v2 array with '/' keys all live in the directory `a/0/`. Writers
+    // store data; erasers write the fill value, which erases their chunk and prunes `a/0/`
+    // whenever it empties, while writers are creating files in it.
+    const CHUNKS: u64 = 8;
+    const ROUNDS: u64 = 400;
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn Store> = Arc::new(FilesystemStore::open(dir.path(), true, true).unwrap());
+    let mut builder = ArrayBuilder::new(vec![1, CHUNKS * 4], ElementType::UInt32);
+    builder.chunks(vec![1, 4]).separator('/');
+    let array = Arc::new(builder.create(store, "a", Mode::CreateNew).unwrap());
+    let write = |j: u64, value: u32| {
+        let values: Vec<u8> = (0..4).flat_map(|_| value.to_ne_bytes()).collect();
+        array.write(&[0, 4 * j], &[1, 4], ElementType::UInt32, Order::C, &values)
+    };
+    let failures: usize = std::thread::scope(|s| {
+        let threads: Vec<_> = (0..CHUNKS)
+            .map(|j| {
+                s.spawn(move || {
+                    (1..=ROUNDS)
+                        .filter(|round| {
+                            // Even chunks end holding data; odd ones end erased.
+                            let value = if (round + j).is_multiple_of(2) {
+                                0
+                            } else {
+                                *round as u32
+                            };
+                            write(j, value).is_err()
+                        })
+                        .count()
+                })
+            })
+            .collect();
+        threads.into_iter().map(|t| t.join().unwrap()).sum()
+    });
+    assert_eq!(failures, 0);
+    let mut out = vec![0u8; (CHUNKS * 16) as usize];
+    array
+        .read(
+            &[0, 0],
+            &[1, CHUNKS * 4],
+            ElementType::UInt32,
+            Order::C,
+            &mut out,
+        )
+        .unwrap();
+    for j in 0..CHUNKS {
+        let last = if (ROUNDS + j).is_multiple_of(2) {
+            0
+        } else {
+            ROUNDS as u32
+        };
+        let got = u32::from_ne_bytes(out[(j * 16) as usize..][..4].try_into().unwrap());
+        assert_eq!(got, last, "chunk {j}");
+    }
+}

@@ -9,7 +9,7 @@ use zarr::codec::from_config;
 use zarr::meta::dtype::ElementType;
 use zarr::meta::Order;
 use zarr::node::{Array, ArrayBuilder, Mode, Node};
-use zarr::store::{ConsolidatedStore, MemoryStore, Store};
+use zarr::store::{ConsolidatedStore, FilesystemStore, MemoryStore, Store};
 use zarr::Error;
 
 /// A v2 `.zarray` with the given shape and chunks (uint8, no compressor).
@@ -274,4 +274,155 @@ fn regions_whose_size_overflows_64_bits_are_refused() {
     builder.chunks(vec![1 << 10, 1 << 10, 1 << 10]);
     let err = builder.create(store, "b", Mode::CreateNew).unwrap_err();
     assert!(matches!(err, Error::InvalidArg(_)), "{err:?}");
+}
+
+/// A filesystem store at `dir/root` and a directory `dir/outside` holding `x`.
+fn store_beside_outside(dir: &std::path::Path) -> Arc<dyn Store> {
+    std::fs::create_dir_all(dir.join("outside")).unwrap();
+    std::fs::write(dir.join("outside/x"), b"secret").unwrap();
+    Arc::new(FilesystemStore::open(dir.join("root"), true, true).unwrap())
+}
+
+/// Every file below `dir` with its content, sorted by path.
+fn tree_of(dir: &std::path::Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            files.extend(tree_of(&path));
+        } else {
+            files.push((path.clone(), std::fs::read(&path).unwrap()));
+        }
+    }
+    files.sort();
+    files
+}
+
+#[test]
+fn a_directory_swapped_for_a_link_outside_after_use_leads_nowhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_beside_outside(dir.path());
+    store.set("a/b/x", b"inside").unwrap();
+    assert_eq!(store.get("a/b/x").unwrap().unwrap(), b"inside");
+    assert_eq!(store.list().unwrap(), vec!["a/b/x"]);
+    // Another process swaps the directories the handle has used for links outside.
+    let root = dir.path().join("root");
+    std::fs::rename(root.join("a"), dir.path().join("moved")).unwrap();
+    std::os::unix::fs::symlink(dir.path().join("outside"), root.join("a")).unwrap();
+    std::fs::create_dir(dir.path().join("outside/b")).unwrap();
+    std::fs::write(dir.path().join("outside/b/x"), b"secret").unwrap();
+    let before = tree_of(&dir.path().join("outside"));
+    let refused = |what: &str, result: zarr::Result<()>| match result {
+        Err(Error::InvalidKey(m)) => assert!(m.contains("outside the store"), "{what}: {m}"),
+        other => panic!("{what}: expected InvalidKey, got {other:?}"),
+    };
+    for key in ["a/x", "a/b/x", "a/new", "a/b/new"] {
+        refused(key, store.get(key).map(drop));
+        refused(key, store.get_range(key, 0, 1).map(drop));
+        refused(key, store.size(key).map(drop));
+        refused(key, store.set(key, b"evil"));
+        refused(key, store.erase(key).map(drop));
+    }
+    refused("erase_prefix a/", store.erase_prefix("a/"));
+    refused("erase_prefix a/b/", store.erase_prefix("a/b/"));
+    refused("erase_prefix a", store.erase_prefix("a"));
+    refused("list a/", store.list_prefix("a/").map(drop));
+    refused("list_dir a/b/", store.list_dir("a/b/").map(drop));
+    refused("list", store.list().map(drop));
+    assert_eq!(tree_of(&dir.path().join("outside")), before);
+}
+
+/// Runs `f` on another thread and fails if it has not returned within 10 seconds.
+fn within_seconds<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (send, receive) = std::sync::mpsc::channel();
+    std::thread::spawn(move || send.send(f()));
+    receive
+        .recv_timeout(std::time::Duration::from_secs(10))
+        .expect("the call blocked")
+}
+
+#[test]
+fn a_fifo_at_a_key_is_an_error_not_a_hang() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_beside_outside(dir.path());
+    store
+        .set("a/.zarray", &zarray(json!([4]), json!([2])))
+        .unwrap();
+    for name in ["a/0", "fifo"] {
+        let made = std::process::Command::new("mkfifo")
+            .arg(dir.path().join("root").join(name))
+            .status()
+            .unwrap();
+        assert!(made.success(), "mkfifo {name}");
+    }
+    let reads = within_seconds({
+        let store = store.clone();
+        move || {
+            let mut buf = Vec::new();
+            [
+                store.get("fifo").map(drop),
+                store.get_into("fifo", &mut buf, 10).map(drop),
+                store.get_range("fifo", 0, 1).map(drop),
+                store.size("fifo").map(drop),
+            ]
+        }
+    });
+    for result in reads {
+        match result {
+            Err(Error::Io(m)) => assert!(
+                m.contains("fifo") && m.contains("not a regular file"),
+                "{m}"
+            ),
+            other => panic!("expected an I/O error, got {other:?}"),
+        }
+    }
+    let read = within_seconds(move || {
+        let array = Array::open(store, "a", Mode::Read)?;
+        array.read(&[0], &[4], ElementType::UInt8, Order::C, &mut [0u8; 4])
+    });
+    match read {
+        Err(Error::Io(m)) => assert!(m.contains("not a regular file"), "{m}"),
+        other => panic!("expected an I/O error, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_key_too_long_for_the_filesystem_is_an_invalid_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_beside_outside(dir.path());
+    let long = vec!["0"; 1000].join(".");
+    for key in [long.clone(), format!("a/{long}")] {
+        let mut buf = Vec::new();
+        for result in [
+            store.get(&key).map(drop),
+            store.get_into(&key, &mut buf, 10).map(drop),
+            store.size(&key).map(drop),
+            store.set(&key, b"v"),
+            store.erase(&key).map(drop),
+        ] {
+            match result {
+                Err(Error::InvalidKey(m)) => {
+                    assert!(m.contains("longer than the filesystem allows"), "{m}");
+                    assert!(m.contains("255") && m.contains('/'), "{m}");
+                }
+                other => panic!("{}: expected InvalidKey, got {other:?}", key.len()),
+            }
+        }
+    }
+    // An array of 1000 dimensions with '.' in its chunk keys: reading is refused the same way.
+    let ones = vec![1u64; 1000];
+    store
+        .set("b/.zarray", &zarray(json!(ones), json!(ones)))
+        .unwrap();
+    let array = Array::open(store, "b", Mode::Read).unwrap();
+    let err = array
+        .read(
+            &vec![0; 1000],
+            &ones,
+            ElementType::UInt8,
+            Order::C,
+            &mut [0u8],
+        )
+        .unwrap_err();
+    assert!(matches!(err, Error::InvalidKey(_)), "{err:?}");
 }

@@ -41,7 +41,11 @@ fn documents() -> &'static [(String, Vec<u8>)] {
                     json!(null)
                 });
             builder.create(store.clone(), "v", Mode::CreateNew).unwrap();
-            let key = if format == 2 { "v/.zarray" } else { "v/zarr.json" };
+            let key = if format == 2 {
+                "v/.zarray"
+            } else {
+                "v/zarr.json"
+            };
             docs.push((key.to_string(), store.get(key).unwrap().unwrap()));
         }
         docs
@@ -56,7 +60,11 @@ fuzz_target!(|data: &[u8]| {
     let (key, doc) = &documents()[variant as usize];
     let store = Arc::new(MemoryStore::new());
     store.set(key, doc).unwrap();
-    let chunk_key = if key.ends_with(".zarray") { "v/0" } else { "v/c/0" };
+    let chunk_key = if key.ends_with(".zarray") {
+        "v/0"
+    } else {
+        "v/c/0"
+    };
     store.set(chunk_key, chunk).unwrap();
     let array = Array::open(store, "v", Mode::Read).unwrap();
     if let Ok(items) = array.read_vlen(&[0], &[6], Order::C) {

@@ -157,8 +157,9 @@ pub unsafe extern "C" fn zarr_array_open(
     })
 }
 
-/// Releases an array handle (NULL is ignored). Data is durable when each write returns;
-/// freeing flushes nothing.
+/// Releases an array handle (NULL is ignored). Freeing syncs nothing by itself; when the
+/// handle holds the last reference to its store (the store handle was freed), the store is
+/// released and flushed as `zarr_store_free` does (see `zarr_durability`).
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_free(array: *mut zarr_array_t) {
     ffi_guard!(() => {
@@ -172,7 +173,9 @@ pub unsafe extern "C" fn zarr_array_free(array: *mut zarr_array_t) {
 /// the product of `count` times the element size). Elements are of type `mem_dtype` (the
 /// array's, see `zarr_array_dtype`) in this machine's byte order, laid out in `order`
 /// (`ZARR_ORDER_C` or `ZARR_ORDER_F`). Everything is checked before any I/O. Missing
-/// chunks read as the fill value.
+/// chunks read as the fill value; a chunk key a directory store cannot hold (a component
+/// longer than the filesystem's name limit, as "."-separated keys of hundreds of
+/// dimensions make) is `ZARR_ERR_INVALID_KEY`, never read as missing.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_read(
     array: *const zarr_array_t,
@@ -198,6 +201,7 @@ pub unsafe extern "C" fn zarr_array_read(
 /// Chunks the region covers are written without being read; partly covered chunks are read,
 /// merged and rewritten. A chunk left equal to the fill value is erased. Writers to
 /// different chunks may run concurrently; two writers touching one chunk may lose updates.
+/// What survives a crash once this returns is the store's `zarr_durability`.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_write(
     array: *const zarr_array_t,

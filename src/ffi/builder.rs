@@ -161,7 +161,9 @@ pub unsafe extern "C" fn zarr_array_builder_set_order(
     })
 }
 
-/// Sets the chunk key separator: "." (flat keys "0.1") or "/" (nested keys "0/1").
+/// Sets the chunk key separator: "." (flat keys "0.1") or "/" (nested keys "0/1"). With "."
+/// a chunk key is one file name in a directory store, which past about a hundred dimensions
+/// outgrows the filesystem's name limit (255 bytes on most): use "/" there.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_builder_set_dimension_separator(
     builder: *mut zarr_array_builder_t,

@@ -2,13 +2,57 @@
 
 use super::*;
 use crate::node::Mode;
-use crate::store::{FilesystemStore, MemoryStore, Store, ZipMode, ZipStore};
+use crate::store::{Durability, FilesystemStore, MemoryStore, Store, ZipMode, ZipStore};
 use std::ffi::{c_char, c_void, CString};
 use std::sync::Arc;
 
 /// A store handle. Arrays opened from it keep it alive, so it may be freed at any time.
 pub struct zarr_store_t {
     pub(crate) inner: Arc<dyn Store>,
+}
+
+/// How much of what a store writes survives a crash (`zarr_store_set_durability`). At every
+/// level a process killed at any moment leaves each key with its old or its new value,
+/// never a mix, because values are written to a temporary file and renamed into place (a
+/// leftover temporary file is ignored). The levels differ after a power loss or an
+/// operating-system crash, and assume storage that honours fsync. Values never change or
+/// get reused.
+#[repr(i32)]
+#[derive(Debug, Clone, Copy)]
+pub enum zarr_durability {
+    /// Nothing is synced. After a power loss the writes of the last seconds (until the
+    /// operating system writes its cache back) may be lost: a key holds its old value, or
+    /// is missing if it was new, and on some filesystems a value renamed into place shortly
+    /// before holds an empty or truncated file.
+    ZARR_DURABILITY_NONE = 0,
+    /// The default for filesystem stores. The handle remembers the files it wrote and the
+    /// directories whose entries it changed, and fsyncs exactly those at
+    /// `zarr_store_flush`, `zarr_store_close` and `zarr_store_free` (other users' data on
+    /// a shared filesystem is not waited for). Once one of these returns successfully,
+    /// everything written through the handle before it survives a power loss; writes since
+    /// the last flush are as under `ZARR_DURABILITY_NONE`. A handle remembers at most
+    /// 16384 files and directories: the write that reaches that many flushes them.
+    ZARR_DURABILITY_FLUSH = 1,
+    /// Each value's file is fsynced before it is renamed into place and its directory
+    /// after (and every directory created or removed with it): when a write or erasure
+    /// returns (`zarr_store_set`, `zarr_array_write`, ...), it survives a power loss. The
+    /// slowest level: one or two device flushes per chunk written.
+    ZARR_DURABILITY_EACH_WRITE = 2,
+}
+
+/// A durability level: one of the `zarr_durability` values, passed as an integer.
+pub type zarr_durability_t = i32;
+
+/// Converts a durability code.
+fn durability(code: zarr_durability_t) -> FfiResult<Durability> {
+    match code {
+        0 => Ok(Durability::None),
+        1 => Ok(Durability::Flush),
+        2 => Ok(Durability::EachWrite),
+        _ => Err(Failure::invalid(format!(
+            "{code} is not a zarr_durability_t value"
+        ))),
+    }
 }
 
 /// A list of strings owned by libzarr; free with `zarr_strings_free`.
@@ -33,7 +77,12 @@ pub(crate) fn strings(items: Vec<String>) -> zarr_strings_t {
 /// Opens a directory as a store. `ZARR_MODE_R` opens it read-only and `ZARR_MODE_R_PLUS`
 /// read-write (both need it to exist); `ZARR_MODE_A`, `ZARR_MODE_W` and `ZARR_MODE_W_MINUS`
 /// open it read-write and create it if missing (nothing is erased at store level).
-/// `*out_store` is NULL on failure.
+/// `*out_store` is NULL on failure. Writes are synced as `ZARR_DURABILITY_FLUSH` says until
+/// `zarr_store_set_durability` changes it. Every key is resolved beneath the directory when
+/// it is used: symbolic links that stay inside are followed; one that leads outside, and
+/// any absolute link, gives `ZARR_ERR_INVALID_KEY`. A FIFO, socket or device at a key gives
+/// `ZARR_ERR_STORAGE_IO` without blocking; a key with a component longer than the
+/// filesystem's name limit gives `ZARR_ERR_INVALID_KEY`.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_store_open_fs(
     path: *const c_char,
@@ -94,11 +143,36 @@ pub unsafe extern "C" fn zarr_store_open_zip(
     })
 }
 
-/// Finishes pending work and reports its errors (a zip's central directory is written
-/// here); the store stays usable for reading. A no-op for other stores.
+/// Finishes pending work and reports its errors: a zip's central directory is written, a
+/// directory store is flushed as `zarr_store_flush` does. The store stays usable (a
+/// directory store for writing too). A no-op for memory stores.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_store_close(store: *const zarr_store_t) -> zarr_status_t {
     ffi_guard!({ Ok(store_ref(store)?.inner.close()?) })
+}
+
+/// Sets how much of what the store writes survives a crash (see `zarr_durability`).
+/// Directory stores accept every level; memory and zip stores accept only
+/// `ZARR_DURABILITY_NONE` and give `ZARR_ERR_UNSUPPORTED` for the others, since they cannot
+/// sync what they write. Lowering the level keeps what is still to be flushed.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_store_set_durability(
+    store: *const zarr_store_t,
+    level: zarr_durability_t,
+) -> zarr_status_t {
+    ffi_guard!({
+        let store = store_ref(store)?;
+        Ok(store.inner.set_durability(durability(level)?)?)
+    })
+}
+
+/// Syncs what the handle wrote since its last flush (under `ZARR_DURABILITY_FLUSH`: each
+/// file written and each directory whose entries changed), so it survives a power loss;
+/// the first failure is reported, after every file was tried. A no-op for other levels and
+/// for memory and zip stores.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_store_flush(store: *const zarr_store_t) -> zarr_status_t {
+    ffi_guard!({ Ok(store_ref(store)?.inner.flush()?) })
 }
 
 /// Creates an empty in-memory store.
@@ -116,12 +190,16 @@ pub unsafe extern "C" fn zarr_store_new_memory(out_store: *mut *mut zarr_store_t
     })
 }
 
-/// Releases a store handle (NULL is ignored). Arrays opened from it stay usable.
+/// Releases a store handle (NULL is ignored), flushing it first as `zarr_store_flush` does;
+/// a flush error cannot be reported here: call `zarr_store_close` first to see it. Arrays
+/// opened from it stay usable; what they write afterwards is flushed when the last of them
+/// is freed.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_store_free(store: *mut zarr_store_t) {
     ffi_guard!(() => {
         if !store.is_null() {
-            drop(Box::from_raw(store));
+            let store = Box::from_raw(store);
+            let _ = store.inner.flush();
         }
     })
 }

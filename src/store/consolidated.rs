@@ -234,6 +234,14 @@ impl Store for ConsolidatedStore {
         self.inner.erase_prefix(&prefix)
     }
 
+    fn flush(&self) -> Result<()> {
+        self.inner.flush()
+    }
+
+    fn set_durability(&self, level: super::Durability) -> Result<()> {
+        self.inner.set_durability(level)
+    }
+
     fn list_prefix(&self, prefix: &str) -> Result<Vec<String>> {
         let prefix = super::validate_prefix(prefix)?;
         let mut keys = self.inner.list_prefix(&prefix)?;

@@ -1,47 +1,98 @@
 //! A store in a filesystem directory: each key is a file below the root, `/` in a key makes
 //! directories, and values are written to a temporary file in the same directory and then
-//! renamed into place, so a crash leaves the old value or the new one, never half.
+//! renamed into place, so a killed process leaves the old value or the new one, never half.
 //!
-//! Symbolic links inside the directory are followed only while they lead to a place inside
-//! the root (checked against the canonical root whenever a path component is a link); a key
-//! that would reach outside through a link is refused as an invalid key, for reads, writes,
-//! erasures and listings alike. Directories found to be plain directories are remembered
-//! (until this handle removes a directory), so a key costs one `lstat` (of its last
-//! component) once its directories are known.
+//! Every key is resolved beneath the root at the moment of each operation, through a handle
+//! on the root directory opened once (`cap_std::fs::Dir`: `openat2` with `RESOLVE_BENEATH`
+//! where the kernel has it, else a walk component by component that never follows a link
+//! out). Symbolic links that stay inside the root are followed; a key that would reach
+//! outside through a link is refused as an invalid key, for reads, writes, erasures and
+//! listings alike, whenever the link appeared (a directory of the store swapped for a link
+//! while a handle is open included). Absolute links are refused even when they point inside
+//! the root. A link that leads nowhere inside the root (dangling) reads as a missing key and
+//! is left out of listings; listings follow links to directories and skip cycles.
+//!
+//! Only regular files are values: files are opened without blocking and checked once open,
+//! so a FIFO, socket or device at a key is an error naming the key, never a hang. A key with
+//! a path component longer than the filesystem allows is an invalid key.
+//!
+//! What survives a power loss is the handle's [`Durability`] (by default
+//! [`Durability::Flush`]): the handle remembers the files it wrote and the directories
+//! whose entries it changed, and syncs exactly those, so flushing never waits for other
+//! users' data on a shared filesystem (as `syncfs` would). It remembers at most
+//! [`MAX_UNSYNCED`] of them: the write that reaches that many flushes them.
 
 use super::{
-    check_writable, validate_dir_prefix, validate_key, validate_prefix, DirListing, Store,
+    check_writable, too_large, validate_dir_prefix, validate_key, validate_prefix, DirListing,
+    Durability, Store,
 };
-use crate::error::{Error, Result};
+use crate::error::{to_usize, try_reserve, try_zeroed, Error, Result};
+use cap_fs_ext::MetadataExt;
+use cap_std::ambient_authority;
+use cap_std::fs::{Dir, DirEntry, OpenOptions};
+use rayon::prelude::*;
 use std::collections::HashSet;
-use std::fs;
-use std::io::{ErrorKind, Write};
+use std::fs::File;
+use std::io::{self, ErrorKind, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::RwLock;
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 /// Temporary files start with this; listings skip them.
 const TEMP_PREFIX: &str = ".zarr-tmp.";
+
+/// How often `set` starts over when its directory is removed under it (by an erasure that
+/// emptied it) between creating the directory and renaming the value into place.
+const SET_ATTEMPTS: usize = 64;
+
+/// Under [`Durability::Flush`], how many files and directories a handle remembers before a
+/// write flushes them, so a long run of writes without a flush keeps its memory bounded.
+const MAX_UNSYNCED: usize = 16384;
 
 /// A store rooted at a directory.
 #[derive(Debug)]
 pub struct FilesystemStore {
     root: PathBuf,
-    /// `root` with every link resolved: where keys must stay.
+    /// `root` with every link resolved: the store's [`Store::location`].
     canonical_root: PathBuf,
+    /// The root, opened once: every key is resolved beneath it.
+    dir: Dir,
+    /// The longest file name the root's filesystem allows, when the system tells.
+    name_max: Option<u64>,
     writable: bool,
-    /// Directories below the root (relative paths) already found not to be links.
-    plain_dirs: RwLock<HashSet<String>>,
+    /// The durability level and what is still to sync at the next flush.
+    sync: Mutex<SyncState>,
+    /// How many files and directories the handle remembers before a write flushes them.
+    max_unsynced: usize,
+}
+
+/// A handle's durability level and, under [`Durability::Flush`], what it changed since its
+/// last flush.
+#[derive(Debug, Default)]
+struct SyncState {
+    level: Durability,
+    /// Keys written.
+    files: HashSet<String>,
+    /// Directories (below the root; `""` is the root) whose entries changed.
+    dirs: HashSet<String>,
 }
 
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// What a directory entry holds, links followed.
+enum Entry {
+    Value,
+    Directory,
+    /// A link leading nowhere inside the root.
+    Dangling,
+}
 
 impl FilesystemStore {
     /// Opens the directory `root`. With `create`, a missing directory is created; with
     /// `writable` false every write is refused.
     pub fn open(root: impl AsRef<Path>, writable: bool, create: bool) -> Result<Self> {
         let root = root.as_ref().to_path_buf();
-        match fs::metadata(&root) {
+        match std::fs::metadata(&root) {
             Ok(m) if m.is_dir() => {}
             Ok(_) => {
                 return Err(Error::Io(format!(
@@ -50,7 +101,7 @@ impl FilesystemStore {
                 )))
             }
             Err(e) if e.kind() == ErrorKind::NotFound && create && writable => {
-                fs::create_dir_all(&root)
+                std::fs::create_dir_all(&root)
                     .map_err(|e| Error::io(format!("creating {}", root.display()), e))?;
             }
             Err(e) if e.kind() == ErrorKind::NotFound => {
@@ -61,12 +112,18 @@ impl FilesystemStore {
             }
             Err(e) => return Err(Error::io(root.display(), e)),
         }
-        let canonical_root = fs::canonicalize(&root).map_err(|e| Error::io(root.display(), e))?;
+        let dir = Dir::open_ambient_dir(&root, ambient_authority())
+            .map_err(|e| Error::io(root.display(), e))?;
+        let canonical_root =
+            std::fs::canonicalize(&root).map_err(|e| Error::io(root.display(), e))?;
         Ok(Self {
             root,
             canonical_root,
+            name_max: sys::name_max(&dir),
+            dir,
             writable,
-            plain_dirs: RwLock::default(),
+            sync: Mutex::default(),
+            max_unsynced: MAX_UNSYNCED,
         })
     }
 
@@ -75,7 +132,10 @@ impl FilesystemStore {
         &self.root
     }
 
-    fn path_of(&self, key: &str) -> Result<PathBuf> {
+    /// `key` normalised, refusing names reserved for temporary files and names longer than
+    /// the filesystem allows (checked before any system call, since a missing directory
+    /// earlier in the path would hide the length from the system).
+    fn checked_key(&self, key: &str) -> Result<String> {
         let key = validate_key(key)?;
         if key
             .split('/')
@@ -85,303 +145,423 @@ impl FilesystemStore {
                 "key {key:?}: names starting with {TEMP_PREFIX:?} are reserved for temporary files"
             )));
         }
-        self.check_links(&key, &key)?;
-        Ok(self.root.join(key))
-    }
-
-    /// Refuses `relative` (a normalised path below the root, named `key` in errors) when a
-    /// symbolic link among its components leads outside the root. Costs one `lstat` per
-    /// component not yet known as a plain directory; links are resolved only when there are
-    /// any.
-    fn check_links(&self, relative: &str, key: &str) -> Result<()> {
-        // Normalised paths have no empty segments; a directory prefix ends with '/'.
-        let relative = relative.trim_end_matches('/');
-        if relative.is_empty() {
-            return Ok(());
-        }
-        let mut path = self.root.clone();
-        let mut start = 0;
-        while start <= relative.len() {
-            let end = relative[start..]
-                .find('/')
-                .map_or(relative.len(), |i| start + i);
-            let (prefix, last) = (&relative[..end], end == relative.len());
-            path.push(&relative[start..end]);
-            start = end + 1;
-            if !last && self.is_known_plain(prefix) {
-                continue;
-            }
-            match fs::symlink_metadata(&path) {
-                Ok(m) if m.file_type().is_symlink() => {
-                    // Every existing prefix from the link on must resolve inside the root.
-                    self.check_inside(&path, key)?;
-                    for rest in relative.get(start..).unwrap_or("").split('/') {
-                        if rest.is_empty() {
-                            break;
-                        }
-                        path.push(rest);
-                        if fs::symlink_metadata(&path).is_err() {
-                            break;
-                        }
-                        self.check_inside(&path, key)?;
-                    }
-                    return Ok(());
-                }
-                Ok(m) if m.is_dir() => {
-                    if let Ok(mut known) = self.plain_dirs.write() {
-                        known.insert(prefix.to_string());
-                    }
-                }
-                Ok(_) => {}
-                // Nothing exists below a missing component, so no link either.
-                Err(_) => return Ok(()),
+        if let Some(max) = self.name_max {
+            if key.split('/').any(|segment| segment.len() as u64 > max) {
+                return Err(Error::InvalidKey(self.name_too_long(&key)));
             }
         }
-        Ok(())
+        Ok(key)
     }
 
-    /// Whether the directory `prefix` was already found not to be a link.
-    fn is_known_plain(&self, prefix: &str) -> bool {
-        self.plain_dirs
-            .read()
-            .map(|known| known.contains(prefix))
-            .unwrap_or(false)
-    }
-
-    /// Forgets the known plain directories: called whenever this handle removes one (a
-    /// link could then take its place).
-    fn forget_plain_dirs(&self) {
-        if let Ok(mut known) = self.plain_dirs.write() {
-            known.clear();
+    /// The library error for `err`, met while `doing` (e.g. "reading") `key`.
+    fn fail(&self, doing: &str, key: &str, err: io::Error) -> Error {
+        if is_escape(&err) {
+            Error::InvalidKey(format!(
+                "key {key:?} leads outside the store through a symbolic link (links that \
+                 leave the root, and absolute links, are refused)"
+            ))
+        } else if err.kind() == ErrorKind::InvalidFilename {
+            Error::InvalidKey(self.name_too_long(key))
+        } else {
+            Error::io(format!("{doing} {key:?}"), err)
         }
     }
 
-    /// Refuses `path` (which exists, possibly as a link) unless it resolves inside the root.
-    fn check_inside(&self, path: &Path, key: &str) -> Result<()> {
-        match fs::canonicalize(path) {
-            Ok(resolved) if resolved.starts_with(&self.canonical_root) => Ok(()),
-            Ok(resolved) => Err(Error::InvalidKey(format!(
-                "key {key:?}: the symbolic link {} leads outside the store to {}",
-                path.display(),
-                resolved.display()
-            ))),
-            Err(e) => Err(Error::InvalidKey(format!(
-                "key {key:?}: the symbolic link {} cannot be resolved ({e})",
-                path.display()
-            ))),
+    /// The message for a key the filesystem refused as too long.
+    fn name_too_long(&self, key: &str) -> String {
+        let longest = key.split('/').map(str::len).max().unwrap_or(0);
+        let limit = self
+            .name_max
+            .map_or("its limit".to_string(), |n| format!("{n} bytes per name"));
+        format!(
+            "key {key:?}: its longest component ({longest} bytes) is longer than the \
+             filesystem allows ({limit}); chunk keys of many dimensions fit with the '/' \
+             dimension separator"
+        )
+    }
+
+    /// The directory at `path` below the root (`""` for the root itself).
+    fn open_dir(&self, path: &str) -> io::Result<Dir> {
+        self.dir.open_dir(if path.is_empty() { "." } else { path })
+    }
+
+    /// The regular file at `key` opened for reading, with its size; `None` when nothing (or
+    /// a directory) is there. Never blocks: a FIFO, socket or device is an error.
+    fn open_value(&self, key: &str) -> Result<Option<(File, u64)>> {
+        let mut options = OpenOptions::new();
+        options.read(true);
+        sys::never_block(&mut options);
+        let file = match self.dir.open_with(key, &options) {
+            Ok(file) => file.into_std(),
+            Err(e) if is_missing(&e) => return Ok(None),
+            Err(e) if sys::is_special_file_error(&e) => return Err(not_regular(key)),
+            Err(e) => return Err(self.fail("reading", key, e)),
+        };
+        let meta = file.metadata().map_err(|e| self.fail("reading", key, e))?;
+        if meta.is_dir() {
+            Ok(None)
+        } else if meta.is_file() {
+            Ok(Some((file, meta.len())))
+        } else {
+            Err(not_regular(key))
         }
     }
 
-    /// Removes the directories above `path` that have become empty, up to the root, so
-    /// listings never show prefixes without keys.
-    fn prune_empty_parents(&self, path: &Path) {
-        self.forget_plain_dirs();
-        let mut dir = path.parent();
-        while let Some(d) = dir {
-            if d == self.root || !d.starts_with(&self.root) || fs::remove_dir(d).is_err() {
+    /// Refuses (with the escape error) a link at `name` in `parent`, which `key` names,
+    /// that leads outside the root; writes and erasures replace or remove such a link
+    /// itself, but are refused like reads.
+    fn refuse_link_outside(&self, parent: &Dir, name: &str, key: &str) -> io::Result<()> {
+        match parent.symlink_metadata(name) {
+            Ok(m) if m.file_type().is_symlink() => match self.dir.metadata(key) {
+                Err(e) if is_escape(&e) => Err(e),
+                _ => Ok(()),
+            },
+            _ => Ok(()),
+        }
+    }
+
+    /// The directory at `path`, created (with its parents) if missing; also whether it was.
+    fn open_or_create_dir(&self, path: &str) -> io::Result<(Dir, bool)> {
+        match self.open_dir(path) {
+            Err(e) if e.kind() == ErrorKind::NotFound => {
+                self.dir.create_dir_all(path)?;
+                Ok((self.open_dir(path)?, true))
+            }
+            opened => Ok((opened?, false)),
+        }
+    }
+
+    /// One attempt at storing `value` as `name` in the directory `parent` (`key` in
+    /// errors), creating the directory if missing; under [`Durability::EachWrite`] the file
+    /// is synced before it is renamed into place. Returns the directory and whether it was
+    /// created.
+    fn try_set(
+        &self,
+        parent: &str,
+        name: &str,
+        key: &str,
+        value: &[u8],
+        level: Durability,
+    ) -> io::Result<(Dir, bool)> {
+        let (dir, created) = self.open_or_create_dir(parent)?;
+        self.refuse_link_outside(&dir, name, key)?;
+        let temp = format!(
+            "{TEMP_PREFIX}{}.{}",
+            std::process::id(),
+            TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
+        );
+        let mut options = OpenOptions::new();
+        options.write(true).create_new(true);
+        let mut file = dir.open_with(&temp, &options)?.into_std();
+        let stored = file
+            .write_all(value)
+            .and_then(|()| match level {
+                Durability::EachWrite => file.sync_all(),
+                _ => Ok(()),
+            })
+            .and_then(|()| dir.rename(&temp, &dir, name));
+        if stored.is_err() {
+            let _ = dir.remove_file(&temp);
+        }
+        stored.map(|()| (dir, created))
+    }
+
+    /// The handle's synchronisation state.
+    fn sync_state(&self) -> MutexGuard<'_, SyncState> {
+        self.sync.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The durability level in force.
+    fn level(&self) -> Durability {
+        self.sync_state().level
+    }
+
+    /// Makes a change durable as `level` says: `file` (a key, synced already under
+    /// [`Durability::EachWrite`]) was written or removed in `dir`, the directory at `path`,
+    /// and with `above` the directories above it changed too (created or pruned).
+    fn changed(
+        &self,
+        level: Durability,
+        file: Option<&str>,
+        dir: &Dir,
+        path: &str,
+        above: bool,
+    ) -> io::Result<()> {
+        let mut above = ancestors(path).take_while(|_| above);
+        match level {
+            Durability::None => Ok(()),
+            Durability::Flush => {
+                let mut state = self.sync_state();
+                state.files.extend(file.map(str::to_string));
+                state.dirs.insert(path.to_string());
+                state.dirs.extend(above.map(str::to_string));
+                Ok(())
+            }
+            Durability::EachWrite => {
+                sys::sync_dir(dir)?;
+                above.try_for_each(|path| self.sync_dir(path))
+            }
+        }
+    }
+
+    /// Flushes once the handle remembers `max_unsynced` files and directories.
+    fn flush_if_full(&self) -> Result<()> {
+        let remembered = {
+            let state = self.sync_state();
+            state.files.len() + state.dirs.len()
+        };
+        if remembered >= self.max_unsynced {
+            self.flush()
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Syncs the file at `key`, if it is still there.
+    fn sync_file(&self, key: &str) -> Result<()> {
+        match self.open_value(key)? {
+            Some((file, _)) => file.sync_all().map_err(|e| self.fail("syncing", key, e)),
+            None => Ok(()),
+        }
+    }
+
+    /// Syncs the directory at `path` (its entries), if it is still there.
+    fn sync_dir(&self, path: &str) -> io::Result<()> {
+        match self.open_dir(path) {
+            Ok(dir) => sys::sync_dir(&dir),
+            Err(e) if is_missing(&e) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Removes the directories at `path` and above that have become empty, up to the root,
+    /// so listings never show prefixes without keys; returns whether it removed any.
+    fn prune_empty_dirs(&self, path: &str) -> bool {
+        let mut pruned = false;
+        for dir in std::iter::once(path).chain(ancestors(path)) {
+            if dir.is_empty() || self.dir.remove_dir(dir).is_err() {
                 break;
             }
-            dir = d.parent();
+            pruned = true;
+        }
+        pruned
+    }
+
+    /// Removes everything in the directory `prefix` (`""` or ending in `/`), then the
+    /// directory itself unless it is the root.
+    fn erase_dir(&self, prefix: &str) -> Result<()> {
+        let path = prefix.trim_end_matches('/');
+        let fail = |e| self.fail("erasing", prefix, e);
+        let dir = match self.open_dir(path) {
+            Ok(dir) => dir,
+            Err(e) if is_missing(&e) => return Ok(()),
+            Err(e) => return Err(fail(e)),
+        };
+        let level = self.level();
+        for entry in dir.entries().map_err(fail)? {
+            let entry = entry.map_err(fail)?;
+            let name = entry.file_name();
+            // The entry's own type: a link is removed, never followed.
+            let removed = if entry.file_type().map_err(fail)?.is_dir() {
+                dir.remove_dir_all(&name)
+            } else {
+                dir.remove_file(&name)
+            };
+            match removed {
+                Err(e) if e.kind() != ErrorKind::NotFound => return Err(fail(e)),
+                _ => {}
+            }
+        }
+        let pruned = self.prune_empty_dirs(path);
+        self.changed(level, None, &dir, path, pruned).map_err(fail)
+    }
+
+    /// The directory `prefix` (`""` or ending in `/`), or `None` when it does not exist.
+    fn listed_dir(&self, prefix: &str) -> Result<Option<Dir>> {
+        match self.open_dir(prefix.trim_end_matches('/')) {
+            Ok(dir) => Ok(Some(dir)),
+            Err(e) if is_missing(&e) => Ok(None),
+            Err(e) => Err(self.fail("listing", prefix, e)),
         }
     }
 
-    fn prefix_dir(&self, prefix: &str) -> PathBuf {
-        self.root.join(prefix.trim_end_matches('/'))
+    /// The identity (device, inode) of `dir`, the directory `prefix`.
+    fn identity(&self, dir: &Dir, prefix: &str) -> Result<(u64, u64)> {
+        let meta = dir
+            .dir_metadata()
+            .map_err(|e| self.fail("listing", prefix, e))?;
+        Ok((meta.dev(), meta.ino()))
     }
 
-    /// Appends the keys below `dir` (whose key prefix is `key_prefix` and whose resolved
-    /// path is `canonical`) to `out`. Links are followed when they stay inside the root; a
-    /// link to a directory that contains it (a cycle) is skipped.
-    fn collect_files(
-        &self,
-        dir: &Path,
-        canonical: &Path,
-        key_prefix: &str,
-        out: &mut Vec<String>,
-    ) -> Result<()> {
-        let entries = match fs::read_dir(dir) {
-            Ok(entries) => entries,
-            Err(e) if e.kind() == ErrorKind::NotFound || e.kind() == ErrorKind::NotADirectory => {
-                return Ok(())
-            }
-            Err(e) => return Err(Error::io(format!("listing {}", dir.display()), e)),
-        };
-        for entry in entries {
-            let entry = entry.map_err(|e| Error::io(format!("listing {}", dir.display()), e))?;
-            let Some(name) = entry.file_name().to_str().map(str::to_string) else {
+    /// The identities of the directories above `prefix` that can be opened: a listing from
+    /// `prefix` skips links back to them as cycles too (opening `prefix` itself reports
+    /// what is wrong above it).
+    fn identities_above(&self, prefix: &str) -> Vec<(u64, u64)> {
+        ancestors(prefix.trim_end_matches('/'))
+            .filter_map(|path| self.open_dir(path).ok()?.dir_metadata().ok())
+            .map(|meta| (meta.dev(), meta.ino()))
+            .collect()
+    }
+
+    /// The listable entries of `dir`, the directory `prefix`: each name with what it
+    /// holds. Temporary files, names that are not UTF-8 and dangling links are left out; a
+    /// link leading outside the root is refused.
+    fn entries(&self, dir: &Dir, prefix: &str) -> Result<Vec<(String, Entry)>> {
+        let fail = |e| self.fail("listing", prefix, e);
+        let mut entries = Vec::new();
+        for entry in dir.entries().map_err(fail)? {
+            let entry = entry.map_err(fail)?;
+            let Ok(name) = entry.file_name().into_string() else {
                 continue;
             };
             if name.starts_with(TEMP_PREFIX) {
                 continue;
             }
-            let file_type = entry
-                .file_type()
-                .map_err(|e| Error::io(format!("listing {}", dir.display()), e))?;
-            let key = format!("{key_prefix}{name}");
-            let path = entry.path();
-            let (is_dir, target) = if file_type.is_symlink() {
-                self.check_inside(&path, &key)?;
-                let target = fs::canonicalize(&path)
-                    .map_err(|e| Error::io(format!("listing {key:?}"), e))?;
-                if canonical.starts_with(&target) {
-                    continue;
-                }
-                (target.is_dir(), target)
+            let key = format!("{prefix}{name}");
+            let kind = self.entry_kind(&entry, &key)?;
+            entries.push((name, kind));
+        }
+        Ok(entries)
+    }
+
+    /// What `entry` (at `key`) holds: links are resolved beneath the root.
+    fn entry_kind(&self, entry: &DirEntry, key: &str) -> Result<Entry> {
+        let fail = |e| self.fail("listing", key, e);
+        let file_type = entry.file_type().map_err(fail)?;
+        if !file_type.is_symlink() {
+            return Ok(if file_type.is_dir() {
+                Entry::Directory
             } else {
-                (file_type.is_dir(), canonical.join(&name))
-            };
-            if is_dir {
-                self.collect_files(&path, &target, &format!("{key}/"), out)?;
-            } else {
-                out.push(key);
+                Entry::Value
+            });
+        }
+        match self.dir.metadata(key) {
+            Ok(m) if m.is_dir() => Ok(Entry::Directory),
+            Ok(_) => Ok(Entry::Value),
+            Err(e) if is_missing(&e) || sys::is_link_loop(&e) => Ok(Entry::Dangling),
+            Err(e) => Err(fail(e)),
+        }
+    }
+
+    /// Appends the keys below the directory `prefix` (`""` or ending in `/`) to `out`.
+    /// `visited` holds the identities (device, inode) of the directories being walked: a
+    /// link back to one of them (a cycle) is skipped.
+    fn collect_keys(
+        &self,
+        prefix: &str,
+        visited: &mut Vec<(u64, u64)>,
+        out: &mut Vec<String>,
+    ) -> Result<()> {
+        let Some(dir) = self.listed_dir(prefix)? else {
+            return Ok(());
+        };
+        let identity = self.identity(&dir, prefix)?;
+        if visited.contains(&identity) {
+            return Ok(());
+        }
+        visited.push(identity);
+        for (name, kind) in self.entries(&dir, prefix)? {
+            match kind {
+                Entry::Value => out.push(format!("{prefix}{name}")),
+                Entry::Directory => self.collect_keys(&format!("{prefix}{name}/"), visited, out)?,
+                Entry::Dangling => {}
             }
         }
+        visited.pop();
         Ok(())
     }
 }
 
 impl Store for FilesystemStore {
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
-        let path = self.path_of(key)?;
-        match fs::read(&path) {
-            Ok(data) => Ok(Some(data)),
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    ErrorKind::NotFound | ErrorKind::IsADirectory | ErrorKind::NotADirectory
-                ) =>
-            {
-                Ok(None)
-            }
-            Err(e) => Err(Error::io(format!("reading {key:?}"), e)),
-        }
+        let mut value = Vec::new();
+        Ok(self.get_into(key, &mut value, u64::MAX)?.then_some(value))
     }
 
     fn get_into(&self, key: &str, buf: &mut Vec<u8>, max_len: u64) -> Result<bool> {
-        use std::io::Read;
-        let path = self.path_of(key)?;
-        let file = match fs::File::open(&path) {
-            Ok(file) => file,
-            Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
-                return Ok(false)
-            }
-            Err(e) => return Err(Error::io(format!("reading {key:?}"), e)),
-        };
-        let size = file
-            .metadata()
-            .map_err(|e| Error::io(format!("reading {key:?}"), e))?
-            .len();
-        if !file.metadata().map(|m| m.is_file()).unwrap_or(false) {
+        let key = self.checked_key(key)?;
+        let Some((file, size)) = self.open_value(&key)? else {
             return Ok(false);
-        }
+        };
         if size > max_len {
-            return Err(super::too_large(key, size, max_len));
+            return Err(too_large(&key, size, max_len));
         }
         buf.clear();
-        crate::error::try_reserve(buf, crate::error::to_usize(size, "value size")?, key)?;
+        try_reserve(buf, to_usize(size, "value size")?, &key)?;
         file.take(max_len.saturating_add(1))
             .read_to_end(buf)
-            .map_err(|e| Error::io(format!("reading {key:?}"), e))?;
+            .map_err(|e| self.fail("reading", &key, e))?;
         if buf.len() as u64 > max_len {
-            return Err(super::too_large(key, buf.len() as u64, max_len));
+            return Err(too_large(&key, buf.len() as u64, max_len));
         }
         Ok(true)
     }
 
     fn get_range(&self, key: &str, offset: u64, len: u64) -> Result<Option<Vec<u8>>> {
-        use std::io::{Read, Seek, SeekFrom};
-        let path = self.path_of(key)?;
-        let mut file = match fs::File::open(&path) {
-            Ok(file) => file,
-            Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
-                return Ok(None)
-            }
-            Err(e) => return Err(Error::io(format!("reading {key:?}"), e)),
+        let key = self.checked_key(key)?;
+        let Some((mut file, size)) = self.open_value(&key)? else {
+            return Ok(None);
         };
-        let size = file
-            .metadata()
-            .map_err(|e| Error::io(format!("reading {key:?}"), e))?
-            .len();
         if offset.checked_add(len).is_none_or(|end| end > size) {
             return Err(Error::Io(format!(
                 "range {offset}+{len} of {key:?} is past its end ({size} bytes)"
             )));
         }
-        let mut data = vec![0u8; crate::error::to_usize(len, "range length")?];
+        let mut data = try_zeroed(to_usize(len, "range length")?, &key)?;
         file.seek(SeekFrom::Start(offset))
             .and_then(|_| file.read_exact(&mut data))
-            .map_err(|e| Error::io(format!("reading {key:?}"), e))?;
+            .map_err(|e| self.fail("reading", &key, e))?;
         Ok(Some(data))
     }
 
     fn set(&self, key: &str, value: &[u8]) -> Result<()> {
         check_writable(self, &format!("write {key:?}"))?;
-        let path = self.path_of(key)?;
-        let dir = path
-            .parent()
-            .ok_or_else(|| Error::Internal(format!("key {key:?} has no parent directory")))?;
-        fs::create_dir_all(dir)
-            .map_err(|e| Error::io(format!("creating the directory of {key:?}"), e))?;
-        let temp = dir.join(format!(
-            "{TEMP_PREFIX}{}.{}",
-            std::process::id(),
-            TEMP_COUNTER.fetch_add(1, Ordering::Relaxed)
-        ));
-        let written = fs::File::create(&temp).and_then(|mut f| f.write_all(value));
-        let renamed = written.and_then(|()| fs::rename(&temp, &path));
-        if let Err(e) = renamed {
-            let _ = fs::remove_file(&temp);
-            return Err(Error::io(format!("writing {key:?}"), e));
-        }
-        Ok(())
+        let key = self.checked_key(key)?;
+        let (parent, name) = split_key(&key);
+        let level = self.level();
+        let mut attempt = 1;
+        let (dir, created) = loop {
+            match self.try_set(parent, name, &key, value, level) {
+                // The directory was pruned by an erasure between creating it and using it.
+                Err(e) if e.kind() == ErrorKind::NotFound && attempt < SET_ATTEMPTS => {
+                    attempt += 1;
+                }
+                result => break result.map_err(|e| self.fail("writing", &key, e))?,
+            }
+        };
+        self.changed(level, Some(&key), &dir, parent, created)
+            .map_err(|e| self.fail("syncing", &key, e))?;
+        self.flush_if_full()
     }
 
     fn erase(&self, key: &str) -> Result<bool> {
         check_writable(self, &format!("erase {key:?}"))?;
-        let path = self.path_of(key)?;
-        match fs::remove_file(&path) {
-            Ok(()) => {
-                self.prune_empty_parents(&path);
-                Ok(true)
-            }
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    ErrorKind::NotFound | ErrorKind::IsADirectory | ErrorKind::NotADirectory
-                ) =>
-            {
-                Ok(false)
-            }
-            Err(e) => Err(Error::io(format!("erasing {key:?}"), e)),
+        let key = self.checked_key(key)?;
+        let (parent, name) = split_key(&key);
+        let fail = |e| self.fail("erasing", &key, e);
+        let dir = match self.open_dir(parent) {
+            Ok(dir) => dir,
+            Err(e) if is_missing(&e) => return Ok(false),
+            Err(e) => return Err(fail(e)),
+        };
+        self.refuse_link_outside(&dir, name, &key).map_err(fail)?;
+        let level = self.level();
+        match dir.remove_file(name) {
+            Ok(()) => {}
+            Err(e) if is_missing(&e) || e.kind() == ErrorKind::IsADirectory => return Ok(false),
+            Err(e) => return Err(fail(e)),
         }
+        let pruned = self.prune_empty_dirs(parent);
+        self.changed(level, None, &dir, parent, pruned)
+            .map_err(fail)?;
+        Ok(true)
     }
 
     fn erase_prefix(&self, prefix: &str) -> Result<()> {
         check_writable(self, &format!("erase {prefix:?}"))?;
         let prefix = validate_prefix(prefix)?;
         if prefix.is_empty() || prefix.ends_with('/') {
-            self.check_links(&prefix, &prefix)?;
-            self.forget_plain_dirs();
-            let dir = self.prefix_dir(&prefix);
-            let entries = match fs::read_dir(&dir) {
-                Ok(entries) => entries,
-                Err(e) if e.kind() == ErrorKind::NotFound => return Ok(()),
-                Err(e) => return Err(Error::io(format!("erasing {prefix:?}"), e)),
-            };
-            for entry in entries {
-                let entry = entry.map_err(|e| Error::io(format!("erasing {prefix:?}"), e))?;
-                let path = entry.path();
-                let result = if entry.file_type().map(|t| t.is_dir()).unwrap_or(false) {
-                    fs::remove_dir_all(&path)
-                } else {
-                    fs::remove_file(&path)
-                };
-                result.map_err(|e| Error::io(format!("erasing {}", path.display()), e))?;
-            }
-            if !prefix.is_empty() {
-                let _ = fs::remove_dir(&dir);
-            }
-            return Ok(());
+            return self.erase_dir(&prefix);
         }
         for key in self.list_prefix(&prefix)? {
             self.erase(&key)?;
@@ -392,18 +572,10 @@ impl Store for FilesystemStore {
     fn list_prefix(&self, prefix: &str) -> Result<Vec<String>> {
         let prefix = validate_prefix(prefix)?;
         // Walk from the deepest directory the prefix names, then filter by the full prefix.
-        let dir_part = match prefix.rfind('/') {
-            Some(i) => &prefix[..=i],
-            None => "",
-        };
+        let dir_part = prefix.rfind('/').map_or("", |i| &prefix[..=i]);
         let mut keys = Vec::new();
-        self.check_links(dir_part, &prefix)?;
-        let canonical = self.canonical_root.join(dir_part.trim_end_matches('/'));
-        let canonical = match fs::canonicalize(&canonical) {
-            Ok(resolved) => resolved,
-            Err(_) => canonical,
-        };
-        self.collect_files(&self.prefix_dir(dir_part), &canonical, dir_part, &mut keys)?;
+        let mut visited = self.identities_above(dir_part);
+        self.collect_keys(dir_part, &mut visited, &mut keys)?;
         keys.retain(|k| k.starts_with(&prefix));
         keys.sort();
         Ok(keys)
@@ -411,38 +583,15 @@ impl Store for FilesystemStore {
 
     fn list_dir(&self, prefix: &str) -> Result<DirListing> {
         let prefix = validate_dir_prefix(prefix)?;
-        self.check_links(&prefix, &prefix)?;
-        let dir = self.prefix_dir(&prefix);
         let mut listing = DirListing::default();
-        let entries = match fs::read_dir(&dir) {
-            Ok(entries) => entries,
-            Err(e) if e.kind() == ErrorKind::NotFound || e.kind() == ErrorKind::NotADirectory => {
-                return Ok(listing)
-            }
-            Err(e) => return Err(Error::io(format!("listing {prefix:?}"), e)),
+        let Some(dir) = self.listed_dir(&prefix)? else {
+            return Ok(listing);
         };
-        for entry in entries {
-            let entry = entry.map_err(|e| Error::io(format!("listing {prefix:?}"), e))?;
-            let Some(name) = entry.file_name().to_str().map(str::to_string) else {
-                continue;
-            };
-            if name.starts_with(TEMP_PREFIX) {
-                continue;
-            }
-            let file_type = entry
-                .file_type()
-                .map_err(|e| Error::io(format!("listing {prefix:?}"), e))?;
-            let is_dir = if file_type.is_symlink() {
-                let path = entry.path();
-                self.check_inside(&path, &format!("{prefix}{name}"))?;
-                path.is_dir()
-            } else {
-                file_type.is_dir()
-            };
-            if is_dir {
-                listing.prefixes.push(name);
-            } else {
-                listing.keys.push(name);
+        for (name, kind) in self.entries(&dir, &prefix)? {
+            match kind {
+                Entry::Value => listing.keys.push(name),
+                Entry::Directory => listing.prefixes.push(name),
+                Entry::Dangling => {}
             }
         }
         listing.keys.sort();
@@ -451,14 +600,13 @@ impl Store for FilesystemStore {
     }
 
     fn size(&self, key: &str) -> Result<Option<u64>> {
-        let path = self.path_of(key)?;
-        match fs::metadata(&path) {
+        let key = self.checked_key(key)?;
+        match self.dir.metadata(&key) {
             Ok(m) if m.is_file() => Ok(Some(m.len())),
-            Ok(_) => Ok(None),
-            Err(e) if e.kind() == ErrorKind::NotFound || e.kind() == ErrorKind::NotADirectory => {
-                Ok(None)
-            }
-            Err(e) => Err(Error::io(format!("inspecting {key:?}"), e)),
+            Ok(m) if m.is_dir() => Ok(None),
+            Ok(_) => Err(not_regular(&key)),
+            Err(e) if is_missing(&e) => Ok(None),
+            Err(e) => Err(self.fail("inspecting", &key, e)),
         }
     }
 
@@ -469,11 +617,146 @@ impl Store for FilesystemStore {
     fn location(&self) -> Option<PathBuf> {
         Some(self.canonical_root.clone())
     }
+
+    fn close(&self) -> Result<()> {
+        self.flush()
+    }
+
+    fn flush(&self) -> Result<()> {
+        let (files, dirs) = {
+            let mut state = self.sync_state();
+            (
+                std::mem::take(&mut state.files),
+                std::mem::take(&mut state.dirs),
+            )
+        };
+        if files.is_empty() && dirs.is_empty() {
+            return Ok(());
+        }
+        // Synced on the worker pool, so the device sees many flushes at once; every file
+        // and directory is tried, and a failure is reported.
+        crate::io::pool::pool()?.install(|| {
+            let synced_files = files.par_iter().map(|key| self.sync_file(key));
+            let synced_dirs = dirs.par_iter().map(|path| {
+                self.sync_dir(path)
+                    .map_err(|e| self.fail("syncing the directory", path, e))
+            });
+            synced_files
+                .chain(synced_dirs)
+                .reduce(|| Ok(()), Result::and)
+        })
+    }
+
+    fn set_durability(&self, level: Durability) -> Result<()> {
+        self.sync_state().level = level;
+        Ok(())
+    }
+}
+
+impl Drop for FilesystemStore {
+    /// Flushes what is still to sync; call [`Store::close`] to see its errors.
+    fn drop(&mut self) {
+        let _ = self.flush();
+    }
+}
+
+/// A key's directory (`""` at the root) and name.
+fn split_key(key: &str) -> (&str, &str) {
+    key.rsplit_once('/').unwrap_or(("", key))
+}
+
+/// The directories above `path` (a directory below the root), deepest first, ending with
+/// the root (`""`).
+fn ancestors(path: &str) -> impl Iterator<Item = &str> {
+    path.rmatch_indices('/')
+        .map(|(i, _)| &path[..i])
+        .chain((!path.is_empty()).then_some(""))
+}
+
+/// Whether `err` says nothing is at a path (or a component of it is not a directory).
+fn is_missing(err: &io::Error) -> bool {
+    matches!(err.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory)
+}
+
+/// Whether `err` is cap-std's refusal of a path that leads outside the root (a
+/// `PermissionDenied` error of its own, which carries no operating-system code).
+fn is_escape(err: &io::Error) -> bool {
+    err.kind() == ErrorKind::PermissionDenied && err.raw_os_error().is_none()
+}
+
+/// The error for a key that holds something other than a regular file or directory.
+fn not_regular(key: &str) -> Error {
+    Error::Io(format!(
+        "{key:?} is not a regular file (a FIFO, socket or device): refused without reading it"
+    ))
+}
+
+/// What differs between operating systems.
+#[cfg(unix)]
+mod sys {
+    use cap_std::fs::{Dir, OpenOptions, OpenOptionsExt};
+    use rustix::io::Errno;
+    use std::io;
+
+    /// Opens without waiting for a writer (FIFOs) or a device, and without making a
+    /// terminal the controlling one.
+    pub(super) fn never_block(options: &mut OpenOptions) {
+        let flags = rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOCTTY;
+        options.custom_flags(flags.bits() as i32);
+    }
+
+    /// Whether opening failed because the file is a socket or a device without a driver.
+    pub(super) fn is_special_file_error(err: &io::Error) -> bool {
+        err.raw_os_error() == Some(Errno::NXIO.raw_os_error())
+    }
+
+    /// Syncs the entries of `dir` (names created, renamed or removed in it), through a
+    /// handle opened for reading (a `Dir` may be open only for lookups).
+    pub(super) fn sync_dir(dir: &Dir) -> io::Result<()> {
+        dir.open(".")?.sync_all()
+    }
+
+    /// Whether resolving met a loop of links.
+    pub(super) fn is_link_loop(err: &io::Error) -> bool {
+        err.raw_os_error() == Some(Errno::LOOP.raw_os_error())
+    }
+
+    /// The longest file name the filesystem of `dir` allows.
+    pub(super) fn name_max(dir: &Dir) -> Option<u64> {
+        rustix::fs::fstatvfs(dir).ok().map(|s| s.f_namemax)
+    }
+}
+
+/// What differs between operating systems.
+#[cfg(not(unix))]
+mod sys {
+    use cap_std::fs::{Dir, OpenOptions};
+    use std::io;
+
+    pub(super) fn never_block(_: &mut OpenOptions) {}
+
+    pub(super) fn is_special_file_error(_: &io::Error) -> bool {
+        false
+    }
+
+    /// Directories cannot be synced here: renames rely on the filesystem's journal.
+    pub(super) fn sync_dir(_: &Dir) -> io::Result<()> {
+        Ok(())
+    }
+
+    pub(super) fn is_link_loop(_: &io::Error) -> bool {
+        false
+    }
+
+    pub(super) fn name_max(_: &Dir) -> Option<u64> {
+        None
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
 
     #[test]
     fn nested_keys_make_directories_and_list() {
@@ -564,7 +847,6 @@ mod tests {
         let store = FilesystemStore::open(&root, true, true).unwrap();
         store.set("a/b/x", b"inside").unwrap();
         assert_eq!(store.get("a/b/x").unwrap().unwrap(), b"inside");
-        // The handle knows a and a/b as plain directories; erasing forgets them.
         store.erase_prefix("a/").unwrap();
         symlink(dir.path().join("outside"), root.join("a")).unwrap();
         assert!(matches!(store.get("a/x"), Err(Error::InvalidKey(_))));
@@ -586,12 +868,84 @@ mod tests {
             store.list().unwrap(),
             vec!["a/x", "a/y", "dir_in/x", "dir_in/y", "file_in"]
         );
+        // From a subdirectory, a link back to a directory above the start is a cycle too.
+        assert_eq!(store.list_prefix("a/").unwrap(), vec!["a/x", "a/y"]);
         let l = store.list_dir("").unwrap();
         assert_eq!(l.keys, vec!["file_in"]);
         assert_eq!(l.prefixes, vec!["a", "dir_in"]);
-        // A dangling link is refused: it cannot be shown to stay inside.
+        // A dangling link reads as missing and is not listed; one leading outside is refused.
         symlink("missing", root.join("dangling")).unwrap();
-        assert!(matches!(store.get("dangling"), Err(Error::InvalidKey(_))));
+        assert_eq!(store.get("dangling").unwrap(), None);
+        assert_eq!(store.size("dangling").unwrap(), None);
+        assert_eq!(store.list_dir("").unwrap().keys, vec!["file_in"]);
+        symlink("../../missing", root.join("a/dangling_out")).unwrap();
+        assert!(matches!(
+            store.get("a/dangling_out"),
+            Err(Error::InvalidKey(_))
+        ));
+    }
+
+    #[test]
+    fn flush_syncs_what_the_handle_changed_and_forgets_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = FilesystemStore::open(dir.path(), true, false).unwrap();
+        store.max_unsynced = 8;
+        let store = store;
+        let pending = || {
+            let state = store.sync_state();
+            let mut files: Vec<String> = state.files.iter().cloned().collect();
+            let mut dirs: Vec<String> = state.dirs.iter().cloned().collect();
+            files.sort();
+            dirs.sort();
+            (files, dirs)
+        };
+        assert_eq!(store.level(), Durability::Flush);
+        store.set("a/b/c", b"1").unwrap();
+        store.set("a/b/d", b"2").unwrap();
+        store.set("top", b"3").unwrap();
+        assert_eq!(pending().0, vec!["a/b/c", "a/b/d", "top"]);
+        assert_eq!(pending().1, vec!["", "a", "a/b"]);
+        store.flush().unwrap();
+        assert_eq!(pending(), (vec![], vec![]));
+        // An erasure that prunes directories records the directories above.
+        store.erase("a/b/c").unwrap();
+        assert_eq!(pending(), (vec![], vec!["a/b".to_string()]));
+        store.erase("a/b/d").unwrap();
+        assert_eq!(pending().1, vec!["", "a", "a/b"]);
+        // Files erased or replaced since they were written are skipped by the flush.
+        store.set("gone/x", b"4").unwrap();
+        store.erase_prefix("gone/").unwrap();
+        store.close().unwrap();
+        assert_eq!(pending(), (vec![], vec![]));
+        // A long run of writes without a flush is flushed every `max_unsynced` entries.
+        for i in 0..7 {
+            store.set(&format!("many/{i}"), b"m").unwrap();
+        }
+        assert_eq!(pending().0.len(), 1);
+        store.erase_prefix("many/").unwrap();
+        store.flush().unwrap();
+        for level in [Durability::None, Durability::EachWrite] {
+            store.set_durability(level).unwrap();
+            store.set("n/x", b"5").unwrap();
+            assert!(store.erase("n/x").unwrap());
+            store.set("n/y", b"6").unwrap();
+            store.erase_prefix("n/").unwrap();
+            assert_eq!(pending(), (vec![], vec![]), "{level:?}");
+        }
+        assert_eq!(store.list().unwrap(), vec!["top"]);
+    }
+
+    #[test]
+    fn stores_that_cannot_sync_accept_only_no_durability() {
+        let store = crate::store::MemoryStore::new();
+        store.set_durability(Durability::None).unwrap();
+        for level in [Durability::Flush, Durability::EachWrite] {
+            assert!(matches!(
+                store.set_durability(level),
+                Err(Error::Unsupported(_))
+            ));
+        }
+        store.flush().unwrap();
     }
 
     #[test]

@@ -23,6 +23,27 @@ pub struct DirListing {
     pub prefixes: Vec<String>,
 }
 
+/// How much of what a store wrote survives a crash. At every level a killed process leaves
+/// each key with its old or its new value, never a mix (values are written to a temporary
+/// file and renamed into place); the levels differ after a power loss or operating-system
+/// crash, and in what they cost.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Durability {
+    /// Nothing is synced: after a power loss, writes of the last seconds may be lost (a key
+    /// holds its old value, or is missing if it was new), and on some filesystems a value
+    /// renamed into place shortly before may be empty.
+    None,
+    /// What the handle wrote (files and the directories holding them) is synced by
+    /// [`Store::flush`] and [`Store::close`], and when the store is dropped: once one of
+    /// them returns, everything written before it survives a power loss. Writes after it
+    /// are as under `None` until the next.
+    #[default]
+    Flush,
+    /// Each value is synced before it is renamed into place, and its directory after: when
+    /// a write (or erasure) returns, it survives a power loss.
+    EachWrite,
+}
+
 /// A key-value store. Keys are normalised, `/`-separated strings (see [`validate_key`]).
 /// Implementations are safe to share between threads.
 pub trait Store: Send + Sync + std::fmt::Debug {
@@ -77,10 +98,27 @@ pub trait Store: Send + Sync + std::fmt::Debug {
         None
     }
 
-    /// Finishes pending work (a zip's central directory) and reports its errors; the store
-    /// stays usable for reading.
+    /// Finishes pending work (a zip's central directory, a filesystem store's flush) and
+    /// reports its errors; the store stays usable for reading.
     fn close(&self) -> Result<()> {
         Ok(())
+    }
+
+    /// Makes what this handle wrote survive a power loss, as its [`Durability`] says;
+    /// stores that keep nothing to sync do nothing.
+    fn flush(&self) -> Result<()> {
+        Ok(())
+    }
+
+    /// Sets how much of what this handle writes survives a crash. Stores that cannot sync
+    /// what they write accept only [`Durability::None`].
+    fn set_durability(&self, level: Durability) -> Result<()> {
+        match level {
+            Durability::None => Ok(()),
+            other => Err(Error::Unsupported(format!(
+                "this store cannot sync what it writes (durability {other:?})"
+            ))),
+        }
     }
 
     /// Whether `key` exists.

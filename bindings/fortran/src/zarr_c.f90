@@ -53,8 +53,10 @@ module zarr_c
       integer(c_int32_t) :: res
     end function c_zarr_array_open
 
-    ! Releases an array handle (NULL is ignored). Data is durable when each write returns;
-    ! freeing flushes nothing.
+    ! Releases an array handle (NULL is ignored). Freeing syncs nothing by itself; when the
+    ! handle holds the last reference to its store (the store handle was freed), the store
+    ! is
+    ! released and flushed as `zarr_store_free` does (see `zarr_durability`).
     subroutine c_zarr_array_free(array) &
         bind(c, name="zarr_array_free")
       import
@@ -66,7 +68,9 @@ module zarr_c
     ! the product of `count` times the element size). Elements are of type `mem_dtype` (the
     ! array's, see `zarr_array_dtype`) in this machine's byte order, laid out in `order`
     ! (`ZARR_ORDER_C` or `ZARR_ORDER_F`). Everything is checked before any I/O. Missing
-    ! chunks read as the fill value.
+    ! chunks read as the fill value; a chunk key a directory store cannot hold (a component
+    ! longer than the filesystem's name limit, as "."-separated keys of hundreds of
+    ! dimensions make) is `ZARR_ERR_INVALID_KEY`, never read as missing.
     function c_zarr_array_read(array, ndim, start, count, mem_dtype, order, buf, buf_bytes) &
         bind(c, name="zarr_array_read") result(res)
       import
@@ -88,6 +92,7 @@ module zarr_c
     ! merged and rewritten. A chunk left equal to the fill value is erased. Writers to
     ! different chunks may run concurrently; two writers touching one chunk may lose
     ! updates.
+    ! What survives a crash once this returns is the store's `zarr_durability`.
     function c_zarr_array_write(array, ndim, start, count, mem_dtype, order, buf, buf_bytes) &
         bind(c, name="zarr_array_write") result(res)
       import
@@ -582,7 +587,11 @@ module zarr_c
       integer(c_int32_t) :: res
     end function c_zarr_array_builder_set_order
 
-    ! Sets the chunk key separator: "." (flat keys "0.1") or "/" (nested keys "0/1").
+    ! Sets the chunk key separator: "." (flat keys "0.1") or "/" (nested keys "0/1"). With
+    ! "."
+    ! a chunk key is one file name in a directory store, which past about a hundred
+    ! dimensions
+    ! outgrows the filesystem's name limit (255 bytes on most): use "/" there.
     function c_zarr_array_builder_set_dimension_separator(builder, separator) &
         bind(c, name="zarr_array_builder_set_dimension_separator") result(res)
       import
@@ -1076,7 +1085,15 @@ module zarr_c
     ! read-write (both need it to exist); `ZARR_MODE_A`, `ZARR_MODE_W` and
     ! `ZARR_MODE_W_MINUS`
     ! open it read-write and create it if missing (nothing is erased at store level).
-    ! `*out_store` is NULL on failure.
+    ! `*out_store` is NULL on failure. Writes are synced as `ZARR_DURABILITY_FLUSH` says
+    ! until
+    ! `zarr_store_set_durability` changes it. Every key is resolved beneath the directory
+    ! when
+    ! it is used: symbolic links that stay inside are followed; one that leads outside, and
+    ! any absolute link, gives `ZARR_ERR_INVALID_KEY`. A FIFO, socket or device at a key
+    ! gives
+    ! `ZARR_ERR_STORAGE_IO` without blocking; a key with a component longer than the
+    ! filesystem's name limit gives `ZARR_ERR_INVALID_KEY`.
     function c_zarr_store_open_fs(path, mode, out_store) &
         bind(c, name="zarr_store_open_fs") result(res)
       import
@@ -1107,8 +1124,9 @@ module zarr_c
       integer(c_int32_t) :: res
     end function c_zarr_store_open_zip
 
-    ! Finishes pending work and reports its errors (a zip's central directory is written
-    ! here); the store stays usable for reading. A no-op for other stores.
+    ! Finishes pending work and reports its errors: a zip's central directory is written, a
+    ! directory store is flushed as `zarr_store_flush` does. The store stays usable (a
+    ! directory store for writing too). A no-op for memory stores.
     function c_zarr_store_close(store) &
         bind(c, name="zarr_store_close") result(res)
       import
@@ -1116,6 +1134,33 @@ module zarr_c
       type(c_ptr), value :: store
       integer(c_int32_t) :: res
     end function c_zarr_store_close
+
+    ! Sets how much of what the store writes survives a crash (see `zarr_durability`).
+    ! Directory stores accept every level; memory and zip stores accept only
+    ! `ZARR_DURABILITY_NONE` and give `ZARR_ERR_UNSUPPORTED` for the others, since they
+    ! cannot
+    ! sync what they write. Lowering the level keeps what is still to be flushed.
+    function c_zarr_store_set_durability(store, level) &
+        bind(c, name="zarr_store_set_durability") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: store
+      integer(c_int32_t), value :: level
+      integer(c_int32_t) :: res
+    end function c_zarr_store_set_durability
+
+    ! Syncs what the handle wrote since its last flush (under `ZARR_DURABILITY_FLUSH`: each
+    ! file written and each directory whose entries changed), so it survives a power loss;
+    ! the first failure is reported, after every file was tried. A no-op for other levels
+    ! and
+    ! for memory and zip stores.
+    function c_zarr_store_flush(store) &
+        bind(c, name="zarr_store_flush") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: store
+      integer(c_int32_t) :: res
+    end function c_zarr_store_flush
 
     ! Creates an empty in-memory store.
     function c_zarr_store_new_memory(out_store) &
@@ -1126,7 +1171,12 @@ module zarr_c
       integer(c_int32_t) :: res
     end function c_zarr_store_new_memory
 
-    ! Releases a store handle (NULL is ignored). Arrays opened from it stay usable.
+    ! Releases a store handle (NULL is ignored), flushing it first as `zarr_store_flush`
+    ! does;
+    ! a flush error cannot be reported here: call `zarr_store_close` first to see it. Arrays
+    ! opened from it stay usable; what they write afterwards is flushed when the last of
+    ! them
+    ! is freed.
     subroutine c_zarr_store_free(store) &
         bind(c, name="zarr_store_free")
       import

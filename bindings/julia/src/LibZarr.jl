@@ -22,6 +22,7 @@ const zarr_dtype_t = Int32
 const zarr_order_t = Int32
 const zarr_sync_t = Int32
 const zarr_node_kind_t = Int32
+const zarr_durability_t = Int32
 
 # Version macros.
 const ZARR_VERSION_MAJOR = 0
@@ -96,6 +97,11 @@ const ZARR_SYNC_NONE = zarr_sync_t(0)
 const ZARR_SYNC_THREAD = zarr_sync_t(1)
 const ZARR_SYNC_PROCESS = zarr_sync_t(2)
 
+# enum zarr_durability
+const ZARR_DURABILITY_NONE = zarr_durability_t(0)
+const ZARR_DURABILITY_FLUSH = zarr_durability_t(1)
+const ZARR_DURABILITY_EACH_WRITE = zarr_durability_t(2)
+
 """
     zarr_array_create(builder, store, path, mode, out_array) -> zarr_status_t
 
@@ -132,8 +138,9 @@ end
 """
     zarr_array_free(array) -> Cvoid
 
-Releases an array handle (NULL is ignored). Data is durable when each write returns;
-freeing flushes nothing.
+Releases an array handle (NULL is ignored). Freeing syncs nothing by itself; when the
+handle holds the last reference to its store (the store handle was freed), the store is
+released and flushed as `zarr_store_free` does (see `zarr_durability`).
 """
 function zarr_array_free(array)
     ccall((:zarr_array_free, libzarr), Cvoid, (Ptr{zarr_array_t},), array)
@@ -146,7 +153,9 @@ Reads the region `start[0..ndim]`, `count[0..ndim]` into `buf` (`buf_bytes` must
 the product of `count` times the element size). Elements are of type `mem_dtype` (the
 array's, see `zarr_array_dtype`) in this machine's byte order, laid out in `order`
 (`ZARR_ORDER_C` or `ZARR_ORDER_F`). Everything is checked before any I/O. Missing
-chunks read as the fill value.
+chunks read as the fill value; a chunk key a directory store cannot hold (a component
+longer than the filesystem's name limit, as "."-separated keys of hundreds of
+dimensions make) is `ZARR_ERR_INVALID_KEY`, never read as missing.
 """
 function zarr_array_read(array, ndim, start, count, mem_dtype, order, buf, buf_bytes)
     ccall((:zarr_array_read, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Csize_t, Ptr{UInt64}, Ptr{UInt64}, zarr_dtype_t, zarr_order_t, Ptr{Cvoid}, Csize_t), array, ndim, start, count, mem_dtype, order, buf, buf_bytes)
@@ -159,6 +168,7 @@ Writes `buf` into the region `start`/`count`; arguments as for `zarr_array_read`
 Chunks the region covers are written without being read; partly covered chunks are read,
 merged and rewritten. A chunk left equal to the fill value is erased. Writers to
 different chunks may run concurrently; two writers touching one chunk may lose updates.
+What survives a crash once this returns is the store's `zarr_durability`.
 """
 function zarr_array_write(array, ndim, start, count, mem_dtype, order, buf, buf_bytes)
     ccall((:zarr_array_write, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Csize_t, Ptr{UInt64}, Ptr{UInt64}, zarr_dtype_t, zarr_order_t, Ptr{Cvoid}, Csize_t), array, ndim, start, count, mem_dtype, order, buf, buf_bytes)
@@ -553,7 +563,9 @@ end
 """
     zarr_array_builder_set_dimension_separator(builder, separator) -> zarr_status_t
 
-Sets the chunk key separator: "." (flat keys "0.1") or "/" (nested keys "0/1").
+Sets the chunk key separator: "." (flat keys "0.1") or "/" (nested keys "0/1"). With "."
+a chunk key is one file name in a directory store, which past about a hundred dimensions
+outgrows the filesystem's name limit (255 bytes on most): use "/" there.
 """
 function zarr_array_builder_set_dimension_separator(builder, separator)
     ccall((:zarr_array_builder_set_dimension_separator, libzarr), zarr_status_t, (Ptr{zarr_array_builder_t}, Cstring), builder, separator)
@@ -978,7 +990,12 @@ end
 Opens a directory as a store. `ZARR_MODE_R` opens it read-only and `ZARR_MODE_R_PLUS`
 read-write (both need it to exist); `ZARR_MODE_A`, `ZARR_MODE_W` and `ZARR_MODE_W_MINUS`
 open it read-write and create it if missing (nothing is erased at store level).
-`*out_store` is NULL on failure.
+`*out_store` is NULL on failure. Writes are synced as `ZARR_DURABILITY_FLUSH` says until
+`zarr_store_set_durability` changes it. Every key is resolved beneath the directory when
+it is used: symbolic links that stay inside are followed; one that leads outside, and
+any absolute link, gives `ZARR_ERR_INVALID_KEY`. A FIFO, socket or device at a key gives
+`ZARR_ERR_STORAGE_IO` without blocking; a key with a component longer than the
+filesystem's name limit gives `ZARR_ERR_INVALID_KEY`.
 """
 function zarr_store_open_fs(path, mode, out_store)
     ccall((:zarr_store_open_fs, libzarr), zarr_status_t, (Cstring, zarr_mode_t, Ptr{Ptr{zarr_store_t}}), path, mode, out_store)
@@ -1002,11 +1019,36 @@ end
 """
     zarr_store_close(store) -> zarr_status_t
 
-Finishes pending work and reports its errors (a zip's central directory is written
-here); the store stays usable for reading. A no-op for other stores.
+Finishes pending work and reports its errors: a zip's central directory is written, a
+directory store is flushed as `zarr_store_flush` does. The store stays usable (a
+directory store for writing too). A no-op for memory stores.
 """
 function zarr_store_close(store)
     ccall((:zarr_store_close, libzarr), zarr_status_t, (Ptr{zarr_store_t},), store)
+end
+
+"""
+    zarr_store_set_durability(store, level) -> zarr_status_t
+
+Sets how much of what the store writes survives a crash (see `zarr_durability`).
+Directory stores accept every level; memory and zip stores accept only
+`ZARR_DURABILITY_NONE` and give `ZARR_ERR_UNSUPPORTED` for the others, since they cannot
+sync what they write. Lowering the level keeps what is still to be flushed.
+"""
+function zarr_store_set_durability(store, level)
+    ccall((:zarr_store_set_durability, libzarr), zarr_status_t, (Ptr{zarr_store_t}, zarr_durability_t), store, level)
+end
+
+"""
+    zarr_store_flush(store) -> zarr_status_t
+
+Syncs what the handle wrote since its last flush (under `ZARR_DURABILITY_FLUSH`: each
+file written and each directory whose entries changed), so it survives a power loss;
+the first failure is reported, after every file was tried. A no-op for other levels and
+for memory and zip stores.
+"""
+function zarr_store_flush(store)
+    ccall((:zarr_store_flush, libzarr), zarr_status_t, (Ptr{zarr_store_t},), store)
 end
 
 """
@@ -1021,7 +1063,10 @@ end
 """
     zarr_store_free(store) -> Cvoid
 
-Releases a store handle (NULL is ignored). Arrays opened from it stay usable.
+Releases a store handle (NULL is ignored), flushing it first as `zarr_store_flush` does;
+a flush error cannot be reported here: call `zarr_store_close` first to see it. Arrays
+opened from it stay usable; what they write afterwards is flushed when the last of them
+is freed.
 """
 function zarr_store_free(store)
     ccall((:zarr_store_free, libzarr), Cvoid, (Ptr{zarr_store_t},), store)
