@@ -1286,9 +1286,18 @@ zarr_status_t zarr_store_open_fs(const char *path,
  * (replacing a file there), `ZARR_MODE_W_MINUS` creates it and fails if it exists,
  * `ZARR_MODE_A` adds entries (creating it if missing), `ZARR_MODE_R_PLUS` adds entries to an
  * existing zip. Each key can be written once; rewriting one gives `ZARR_ERR_EXISTS`. New
- * entries are stored, or deflated when `deflate` is true. Call `zarr_store_close` to write
- * the central directory and see any error (freeing does it too, silently). Metadata
- * documents written through the handle read back at once; chunks only after closing.
+ * entries are stored, or deflated when `deflate` is true. Call `zarr_store_close` to finish
+ * the zip and see any error (freeing does it too, silently). Metadata documents written
+ * through the handle read back at once; chunks only after closing.
+ *
+ * Nothing is written at `path` before closing: the new archive is built in a hidden
+ * temporary file beside it (appending copies the old archive there at the first write,
+ * without recompressing, so it costs a rewrite of the archive) and moved over `path` by
+ * `zarr_store_close`. A process killed at any moment, even while closing, leaves the
+ * previous archive whole with all its entries (or no file, for a new one); opening for
+ * writing removes temporary files left by killed writers. Only one handle at a time may
+ * write over an existing zip: a second one fails with `ZARR_ERR_STORAGE_IO` (a lock, which
+ * readers ignore).
  */
 ZARR_API
 zarr_status_t zarr_store_open_zip(const char *path,
@@ -1297,9 +1306,12 @@ zarr_status_t zarr_store_open_zip(const char *path,
                                   zarr_store_t **out_store);
 
 /**
- * Finishes pending work and reports its errors: a zip's central directory is written, a
- * directory store is flushed as `zarr_store_flush` does. The store stays usable (a
- * directory store for writing too). A no-op for memory stores.
+ * Finishes pending work and reports its errors; the store stays usable. A directory store
+ * is flushed as `zarr_store_flush` does. For a zip written through the handle, the new
+ * archive's central directory is written, the file synced to disk and atomically renamed
+ * over the zip's path: a crash before the rename leaves the old archive, after it the new
+ * one. If closing fails, the zip at the path is as it was and the entries written through
+ * the handle are lost. A no-op for memory stores.
  */
 ZARR_API zarr_status_t zarr_store_close(const zarr_store_t *store);
 

@@ -3,12 +3,19 @@
 //! arrays open, every chunk decodes, and each chunk holds wholly its old or its new
 //! content (every element of a chunk is the generation that wrote it, so a mix shows).
 //!
+//! One kill in five goes to a zip store instead: the writer opens an existing archive for
+//! appending, adds arrays, closes it and starts again, and is killed at a random moment (now
+//! and then while closing); after every kill the archive opens, every entry committed before
+//! reads back byte for byte, every array of a session closed before the kill is there and
+//! whole, and the session in flight is there entirely or not at all.
+//!
 //! This file is its own test harness: run normally it is the driver, and the driver starts
-//! this same executable as the writer (`ZARR_CRASH_WRITER` set). `ZARR_CRASH_KILLS` sets
-//! the number of kills (default 20; the crash-safety stage of scripts/test.sh uses more).
+//! this same executable as the writer (`ZARR_CRASH_WRITER` or `ZARR_CRASH_ZIP` set).
+//! `ZARR_CRASH_KILLS` sets the number of kills (default 20; the crash-safety stage of
+//! scripts/test.sh uses more).
 
 use serde_json::{json, Map, Value};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -17,12 +24,16 @@ use std::time::{Duration, Instant};
 use zarr::meta::dtype::ElementType;
 use zarr::meta::Order;
 use zarr::node::{Array, ArrayBuilder, Mode, Node};
-use zarr::store::{FilesystemStore, Store};
+use zarr::store::{FilesystemStore, Store, ZipMode, ZipStore};
 
 /// Chunk edge; arrays are 2 x 2 chunks, or 2 x 1 while shrunk.
 const EDGE: u64 = 16;
 const FULL: [u64; 2] = [2 * EDGE, 2 * EDGE];
 const NARROW: [u64; 2] = [2 * EDGE, EDGE];
+/// Chunk edge of the arrays in the zip (2 x 2 chunks each).
+const ZIP_EDGE: u64 = 8;
+/// Every how many kills one goes to the zip.
+const ZIP_EVERY: u64 = 5;
 
 /// A small deterministic generator (xorshift).
 struct Rng(u64);
@@ -54,6 +65,10 @@ enum Op {
 fn main() {
     if let Ok(dir) = std::env::var("ZARR_CRASH_WRITER") {
         writer(Path::new(&dir));
+        return;
+    }
+    if let Ok(path) = std::env::var("ZARR_CRASH_ZIP") {
+        zip_writer(Path::new(&path));
         return;
     }
     let kills: u64 = std::env::var("ZARR_CRASH_KILLS")
@@ -119,6 +134,51 @@ fn writer(dir: &Path) {
             Op::Resize(grow) => array.resize(if grow { &FULL } else { &NARROW }).unwrap(),
         }
         writeln!(out, "@ok {generation}").unwrap();
+        out.flush().unwrap();
+    }
+}
+
+/// Adds the array `z<generation>` to a zip store: 2 x 2 zlib chunks, every element
+/// `generation`.
+fn write_zip_array(store: Arc<dyn Store>, generation: u64) {
+    let shape = vec![2 * ZIP_EDGE; 2];
+    let mut builder = ArrayBuilder::new(shape.clone(), ElementType::UInt32);
+    builder
+        .chunks(vec![ZIP_EDGE; 2])
+        .compressor(json!({"id": "zlib", "level": 1}));
+    let array = builder
+        .create(store, &format!("z{generation}"), Mode::CreateNew)
+        .unwrap();
+    let data: Vec<u8> = (0..shape[0] * shape[1])
+        .flat_map(|_| (generation as u32).to_ne_bytes())
+        .collect();
+    array
+        .write(&[0, 0], &shape, ElementType::UInt32, Order::C, &data)
+        .unwrap();
+}
+
+/// The zip writer: sessions of opening the archive for appending, adding one to three
+/// arrays (announced when written) and closing (announced before and after).
+fn zip_writer(path: &Path) {
+    let mut generation: u64 = std::env::var("ZARR_CRASH_GEN").unwrap().parse().unwrap();
+    let seed: u64 = std::env::var("ZARR_CRASH_SEED").unwrap().parse().unwrap();
+    let mut rng = Rng(seed | 1);
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "@zip-start").unwrap();
+    out.flush().unwrap();
+    loop {
+        let deflate = rng.below(2) == 1;
+        let store = Arc::new(ZipStore::open(path, ZipMode::Append, deflate).unwrap());
+        for _ in 0..1 + rng.below(3) {
+            write_zip_array(store.clone(), generation);
+            writeln!(out, "@zip-array {generation}").unwrap();
+            out.flush().unwrap();
+            generation += 1;
+        }
+        writeln!(out, "@zip-closing").unwrap();
+        out.flush().unwrap();
+        store.close().unwrap();
+        writeln!(out, "@zip-closed").unwrap();
         out.flush().unwrap();
     }
 }
@@ -284,51 +344,180 @@ fn verify(dir: &Path, before: &Model, in_flight: Option<&(u64, Op)>) -> (Model, 
     (observed, checks)
 }
 
+/// Starts the writer with `env`, waits until it is at work, lets it run a random while,
+/// kills it with SIGKILL and returns the lines it wrote.
+fn run_and_kill(env: (&str, &Path), generation: u64, rng: &mut Rng) -> Vec<String> {
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .env(env.0, env.1)
+        .env("ZARR_CRASH_GEN", generation.to_string())
+        .env("ZARR_CRASH_SEED", rng.next().to_string())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let lines = Arc::new(Mutex::new(Vec::<String>::new()));
+    let reader = {
+        let lines = lines.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                lines.lock().unwrap().push(line);
+            }
+        })
+    };
+    // Wait until the writer is at work, then let it run a random while.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while lines.lock().unwrap().is_empty() {
+        assert!(Instant::now() < deadline, "the writer never started");
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("the writer exited early: {status}");
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    std::thread::sleep(Duration::from_micros(rng.below(40_000)));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    reader.join().unwrap();
+    let lines = lines.lock().unwrap().clone();
+    lines
+}
+
+/// What the driver knows of the zip: every entry checked after the last kill (key →
+/// bytes) and the generations of its arrays.
+#[derive(Debug, Default)]
+struct ZipModel {
+    entries: BTreeMap<String, Vec<u8>>,
+    arrays: BTreeSet<u64>,
+}
+
+/// What the zip writer reported before its kill: arrays of the sessions it closed, and the
+/// arrays of the session in flight with whether it had started closing.
+#[derive(Debug, Default)]
+struct ZipReport {
+    closed: BTreeSet<u64>,
+    in_flight: BTreeSet<u64>,
+    closing: bool,
+}
+
+fn parse_zip_lines(lines: &[String]) -> ZipReport {
+    let mut report = ZipReport::default();
+    for line in lines {
+        if let Some(generation) = line.strip_prefix("@zip-array ") {
+            report.in_flight.insert(generation.parse().unwrap());
+        } else if line == "@zip-closing" {
+            report.closing = true;
+        } else if line == "@zip-closed" {
+            report.closed.append(&mut report.in_flight);
+            report.closing = false;
+        }
+    }
+    report
+}
+
+/// Creates the zip holding two arrays (generations 1 and 2) and returns its model.
+fn create_zip(path: &Path) -> ZipModel {
+    let store =
+        Arc::new(ZipStore::open(path, ZipMode::Create { overwrite: false }, false).unwrap());
+    for generation in [1, 2] {
+        write_zip_array(store.clone(), generation);
+    }
+    store.close().unwrap();
+    let mut model = ZipModel::default();
+    let report = ZipReport {
+        closed: BTreeSet::from([1, 2]),
+        ..ZipReport::default()
+    };
+    verify_zip(path, &mut model, &report);
+    model
+}
+
+/// Opens the zip after a kill and checks it against `model` and what the writer reported;
+/// updates the model to what is there and returns the number of checks made.
+fn verify_zip(path: &Path, model: &mut ZipModel, report: &ZipReport) -> u64 {
+    let store: Arc<dyn Store> = Arc::new(
+        ZipStore::open(path, ZipMode::Read, false)
+            .unwrap_or_else(|e| panic!("the zip does not open after a kill: {e}")),
+    );
+    let mut checks = 0;
+    for (key, value) in &model.entries {
+        let read = store
+            .get(key)
+            .unwrap_or_else(|e| panic!("{key:?} after a kill: {e}"));
+        assert!(read.as_ref() == Some(value), "{key:?} changed after a kill");
+        checks += 1;
+    }
+    let present: BTreeSet<u64> = store
+        .list_dir("")
+        .unwrap()
+        .prefixes
+        .iter()
+        .map(|name| name.strip_prefix('z').unwrap().parse().unwrap())
+        .collect();
+    let committed: BTreeSet<u64> = model.arrays.union(&report.closed).copied().collect();
+    let added: BTreeSet<u64> = present.difference(&committed).copied().collect();
+    assert!(
+        committed.is_subset(&present),
+        "arrays {:?} committed before the kill are missing",
+        committed.difference(&present).collect::<Vec<_>>()
+    );
+    assert!(
+        added.is_empty() || (report.closing && added == report.in_flight),
+        "arrays {added:?} appeared; the session in flight wrote {:?} (closing: {})",
+        report.in_flight,
+        report.closing
+    );
+    for &generation in present.difference(&model.arrays) {
+        let array = Array::open(store.clone(), &format!("z{generation}"), Mode::Read).unwrap();
+        let shape = array.metadata().shape.clone();
+        let mut data = vec![0u8; (shape[0] * shape[1] * 4) as usize];
+        array
+            .read(&[0, 0], &shape, ElementType::UInt32, Order::C, &mut data)
+            .unwrap();
+        assert!(
+            data.chunks(4)
+                .all(|b| u32::from_ne_bytes(b.try_into().unwrap()) == generation as u32),
+            "array z{generation} is not whole after a kill"
+        );
+        checks += 1;
+    }
+    for key in store.list().unwrap() {
+        if let std::collections::btree_map::Entry::Vacant(slot) = model.entries.entry(key) {
+            let value = store.get(slot.key()).unwrap().unwrap();
+            slot.insert(value);
+        }
+    }
+    model.arrays = present;
+    checks
+}
+
 fn driver(kills: u64) {
     let started = Instant::now();
     let dir = tempfile::tempdir().unwrap();
-    let exe = std::env::current_exe().unwrap();
     let dirs = [dir.path().join("v2"), dir.path().join("v3")];
     let mut models = [create(&dirs[0], 2), create(&dirs[1], 3)];
-    let mut generation = 1u64;
+    std::fs::create_dir(dir.path().join("zip")).unwrap();
+    let zip = dir.path().join("zip").join("crash.zip");
+    let mut zip_model = create_zip(&zip);
+    let mut generation = 3u64;
     let mut rng = Rng(0x2545f4914f6cdd1d);
     let (mut checks, mut in_flight_kills, mut completed_ops) = (0u64, 0u64, 0u64);
+    let (mut zip_kills, mut closing_kills, mut zip_sessions) = (0u64, 0u64, 0u64);
     for round in 0..kills {
-        let which = (round % 2) as usize;
-        let mut child = Command::new(&exe)
-            .env("ZARR_CRASH_WRITER", &dirs[which])
-            .env("ZARR_CRASH_GEN", generation.to_string())
-            .env("ZARR_CRASH_SEED", rng.next().to_string())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let lines = Arc::new(Mutex::new(Vec::<String>::new()));
-        let reader = {
-            let lines = lines.clone();
-            std::thread::spawn(move || {
-                for line in BufReader::new(stdout).lines() {
-                    let Ok(line) = line else { break };
-                    lines.lock().unwrap().push(line);
-                }
-            })
-        };
-        // Wait until the writer is at work, then let it run a random while.
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while lines.lock().unwrap().is_empty() {
-            assert!(Instant::now() < deadline, "the writer never started");
-            if let Some(status) = child.try_wait().unwrap() {
-                panic!("the writer exited early: {status}");
+        if round % ZIP_EVERY == ZIP_EVERY - 1 {
+            let lines = run_and_kill(("ZARR_CRASH_ZIP", &zip), generation, &mut rng);
+            let report = parse_zip_lines(&lines);
+            if let Some(&last) = report.closed.union(&report.in_flight).max() {
+                generation = generation.max(last + 1);
             }
-            std::thread::sleep(Duration::from_millis(1));
+            zip_kills += 1;
+            closing_kills += u64::from(report.closing);
+            zip_sessions += lines.iter().filter(|l| *l == "@zip-closed").count() as u64;
+            checks += verify_zip(&zip, &mut zip_model, &report);
+            continue;
         }
-        std::thread::sleep(Duration::from_micros(rng.below(40_000)));
-        child.kill().unwrap();
-        child.wait().unwrap();
-        reader.join().unwrap();
-
-        let lines = lines.lock().unwrap();
+        let which = (round % 2) as usize;
+        let lines = run_and_kill(("ZARR_CRASH_WRITER", &dirs[which]), generation, &mut rng);
         let mut pending: Option<(u64, Op)> = None;
         for line in lines.iter() {
             if let Some(op) = parse_op(line) {
@@ -350,9 +539,11 @@ fn driver(kills: u64) {
     }
     let leftovers = count_temp_files(dir.path());
     println!(
-        "crash safety: {kills} kills ({in_flight_kills} during an operation), {completed_ops} \
-         operations completed, {checks} checks passed, {leftovers} leftover temporary files \
-         ignored, {:.1}s",
+        "crash safety: {kills} kills ({in_flight_kills} during an operation; {zip_kills} of a \
+         zip writer, {closing_kills} while closing), {completed_ops} operations and \
+         {zip_sessions} zip sessions completed, {} zip entries kept, {checks} checks passed, \
+         {leftovers} leftover temporary files ignored, {:.1}s",
+        zip_model.entries.len(),
         started.elapsed().as_secs_f64()
     );
     println!("1 passed, 0 failed");
@@ -367,7 +558,7 @@ fn count_temp_files(dir: &Path) -> usize {
             if t.is_dir() {
                 count_temp_files(&e.path())
             } else {
-                usize::from(e.file_name().to_string_lossy().starts_with(".zarr-tmp."))
+                usize::from(e.file_name().to_string_lossy().contains(".zarr-tmp."))
             }
         })
         .sum()

@@ -4,13 +4,74 @@
 //! the test that covers it.
 
 use serde_json::{json, Value};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::io::Read;
 use std::sync::Arc;
 use zarr::codec::from_config;
 use zarr::meta::dtype::ElementType;
 use zarr::meta::Order;
 use zarr::node::{Array, ArrayBuilder, Mode, Node};
-use zarr::store::{ConsolidatedStore, FilesystemStore, MemoryStore, Store};
+use zarr::store::{ConsolidatedStore, FilesystemStore, MemoryStore, Store, ZipMode, ZipStore};
 use zarr::Error;
+
+/// The system allocator, counting the bytes each thread holds so a test can bound what one
+/// call allocates.
+struct Counting;
+
+thread_local! {
+    /// Bytes allocated and not freed by this thread.
+    static LIVE: Cell<isize> = const { Cell::new(0) };
+    /// The most `LIVE` has been since `peak_during` started.
+    static PEAK: Cell<isize> = const { Cell::new(0) };
+}
+
+fn count(delta: isize) {
+    let _ = LIVE.try_with(|live| {
+        live.set(live.get() + delta);
+        let _ = PEAK.try_with(|peak| peak.set(peak.get().max(live.get())));
+    });
+}
+
+// SAFETY: every call goes to the system allocator unchanged; only counters are updated.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let p = System.alloc(layout);
+        if !p.is_null() {
+            count(layout.size() as isize);
+        }
+        p
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        let p = System.alloc_zeroed(layout);
+        if !p.is_null() {
+            count(layout.size() as isize);
+        }
+        p
+    }
+    unsafe fn dealloc(&self, p: *mut u8, layout: Layout) {
+        System.dealloc(p, layout);
+        count(-(layout.size() as isize));
+    }
+    unsafe fn realloc(&self, p: *mut u8, layout: Layout, size: usize) -> *mut u8 {
+        let q = System.realloc(p, layout, size);
+        if !q.is_null() {
+            count(size as isize - layout.size() as isize);
+        }
+        q
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+/// What `f` returns and the most bytes it held at once (allocated on this thread).
+fn peak_during<T>(f: impl FnOnce() -> T) -> (T, usize) {
+    let start = LIVE.with(Cell::get);
+    PEAK.with(|peak| peak.set(start));
+    let value = f();
+    (value, (PEAK.with(Cell::get) - start).max(0) as usize)
+}
 
 /// A v2 `.zarray` with the given shape and chunks (uint8, no compressor).
 fn zarray(shape: Value, chunks: Value) -> Vec<u8> {
@@ -425,4 +486,117 @@ fn a_key_too_long_for_the_filesystem_is_an_invalid_key() {
         )
         .unwrap_err();
     assert!(matches!(err, Error::InvalidKey(_)), "{err:?}");
+}
+
+/// A raw deflate stream of `mib` MiB of zeros without compressing them all: one MiB is
+/// compressed with a full flush (so it refers to nothing before it) and repeated, then a
+/// final empty block ends the stream.
+fn deflated_zeros(mib: usize) -> Vec<u8> {
+    let mut compress = flate2::Compress::new(flate2::Compression::best(), false);
+    let mut piece = Vec::with_capacity(1 << 16);
+    compress
+        .compress_vec(&vec![0u8; 1 << 20], &mut piece, flate2::FlushCompress::Full)
+        .unwrap();
+    assert_eq!(compress.total_in(), 1 << 20);
+    let mut stream = piece.repeat(mib);
+    stream.extend_from_slice(&[0x03, 0x00]);
+    stream
+}
+
+/// A zip of `(name, method, data, declared size)` entries, written field by field so that
+/// the declared sizes can lie (the CRCs of deflated entries are left 0: none is read to its
+/// end).
+fn zip_of(entries: &[(&str, u16, &[u8], u32)]) -> Vec<u8> {
+    let header = |sig: u32, name: &str, method: u16, data: &[u8], declared: u32| {
+        let mut h = sig.to_le_bytes().to_vec();
+        if sig == 0x0201_4b50 {
+            h.extend(20u16.to_le_bytes()); // version made by
+        }
+        for v in [20u16, 0, method, 0, 0x21] {
+            h.extend(v.to_le_bytes()); // version needed, flags, method, time, date
+        }
+        let crc = if method == 0 {
+            crc32fast::hash(data)
+        } else {
+            0
+        };
+        for v in [crc, data.len() as u32, declared] {
+            h.extend(v.to_le_bytes()); // crc, compressed size, declared size
+        }
+        h.extend((name.len() as u16).to_le_bytes());
+        h.extend(0u16.to_le_bytes()); // extra field length
+        h
+    };
+    let (mut zip, mut central) = (Vec::new(), Vec::new());
+    for &(name, method, data, declared) in entries {
+        let offset = zip.len() as u32;
+        zip.extend(header(0x0403_4b50, name, method, data, declared));
+        zip.extend(name.as_bytes());
+        zip.extend(data);
+        central.extend(header(0x0201_4b50, name, method, data, declared));
+        central.extend([0u8; 10]); // comment length, disk, internal and external attributes
+        central.extend(offset.to_le_bytes());
+        central.extend(name.as_bytes());
+    }
+    let (at, size, n) = (zip.len() as u32, central.len() as u32, entries.len() as u16);
+    zip.extend(central);
+    zip.extend(0x0605_4b50u32.to_le_bytes());
+    zip.extend([0u8; 4]); // disk numbers
+    zip.extend([n.to_le_bytes(), n.to_le_bytes()].concat());
+    zip.extend([size.to_le_bytes(), at.to_le_bytes()].concat());
+    zip.extend([0u8; 2]); // comment length
+    zip
+}
+
+#[test]
+fn zip_bombs_are_refused_without_inflating() {
+    // The construction holds: three repeated pieces inflate to 3 MiB of zeros.
+    let mut small = Vec::new();
+    flate2::read::DeflateDecoder::new(&deflated_zeros(3)[..])
+        .read_to_end(&mut small)
+        .unwrap();
+    assert!(small.len() == 3 << 20 && small.iter().all(|&b| b == 0));
+
+    // One uint32 element per chunk; each chunk entry inflates to 1 GiB (1 MiB in the zip).
+    // "a/0" declares 4 bytes (a lie), "b/0" declares its true size.
+    let bomb = deflated_zeros(1024);
+    let mut doc: Value = serde_json::from_slice(&zarray(json!([1]), json!([1]))).unwrap();
+    doc["dtype"] = json!("<u4");
+    let doc = serde_json::to_vec(&doc).unwrap();
+    let zip = zip_of(&[
+        ("a/.zarray", 0, &doc, doc.len() as u32),
+        ("a/0", 8, &bomb, 4),
+        ("b/.zarray", 0, &doc, doc.len() as u32),
+        ("b/0", 8, &bomb, 1 << 30),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bomb.zip");
+    std::fs::write(&path, zip).unwrap();
+    let store: Arc<dyn Store> = Arc::new(ZipStore::open(&path, ZipMode::Read, false).unwrap());
+
+    let limit = 16 << 20;
+    for name in ["a", "b"] {
+        let array = Array::open(store.clone(), name, Mode::Read).unwrap();
+        let mut out = [0u8; 4];
+        let (result, peak) =
+            peak_during(|| array.read(&[0], &[1], ElementType::UInt32, Order::C, &mut out));
+        let err = result.unwrap_err();
+        assert!(
+            matches!(err, Error::Io(_) | Error::Codec(_)),
+            "{name}: {err:?}"
+        );
+        assert!(err.to_string().contains(&format!("\"{name}/0\"")), "{err}");
+        assert!(
+            peak < limit,
+            "{name}: reading one element took {peak} bytes"
+        );
+    }
+    // Read whole, an entry is bounded by its declared size; a range only by its length.
+    let (result, peak) = peak_during(|| store.get("a/0"));
+    let err = result.unwrap_err();
+    assert!(err.to_string().contains("declared size"), "{err}");
+    assert!(peak < limit, "get took {peak} bytes");
+    let (result, peak) = peak_during(|| store.get_range("b/0", 1 << 20, 4));
+    assert_eq!(result.unwrap().unwrap(), [0u8; 4]);
+    assert!(peak < limit, "get_range took {peak} bytes");
 }
