@@ -386,6 +386,16 @@ def _v3_doc(shape, chunk_shape, codecs):
             "fill_value": 0.0, "codecs": codecs}
 
 
+def _peers_read_exactly(array_dir, a):
+    """zarr-python 3 and (when installed) tensorstore read the array at `array_dir` as `a`."""
+    z = zarr.open_array(store=str(array_dir), mode="r")
+    assert native_bytes(z[...]) == native_bytes(a)
+    if ts is not None:
+        t = ts.open({"driver": "zarr3", "kvstore": {"driver": "file", "path": str(array_dir)}},
+                    open=True, read=True).result()
+        assert native_bytes(t.read().result()) == native_bytes(a)
+
+
 BYTES_LE = {"name": "bytes", "configuration": {"endian": "little"}}
 GZIP = {"name": "gzip", "configuration": {"level": 1}}
 ZSTD = {"name": "zstd", "configuration": {"level": 1, "checksum": False}}
@@ -401,12 +411,7 @@ def test_several_bytes_codecs_both_ways(tool, tmp_path, chain):
     store = tmp_path / "store"
     tool.create(tmp_path / "s", store, "ours", _v3_doc(a.shape, (4, 4), [BYTES_LE] + CHAINS[chain]),
                 native_bytes(a), "C")
-    z = zarr.open_array(store=str(store), path="ours", mode="r")
-    assert native_bytes(z[...]) == native_bytes(a)
-    if ts is not None:
-        t = ts.open({"driver": "zarr3", "kvstore": {"driver": "file", "path": str(store / "ours")}},
-                    open=True, read=True).result()
-        assert native_bytes(t.read().result()) == native_bytes(a)
+    _peers_read_exactly(store / "ours", a)
     names = {"gzip": zarr.codecs.GzipCodec(level=1), "zstd": zarr.codecs.ZstdCodec(level=1),
              "crc": zarr.codecs.Crc32cCodec()}
     z = zarr.create_array(store=str(store / "theirs"), shape=a.shape, chunks=(4, 4),
@@ -462,12 +467,7 @@ def test_transpose_permutations_both_ways(tool, tmp_path, orders):
     doc["data_type"] = "int16"
     doc["fill_value"] = 0
     tool.create(tmp_path / "s", store, "ours", doc, native_bytes(a), "C")
-    z = zarr.open_array(store=str(store), path="ours", mode="r")
-    assert native_bytes(z[...]) == native_bytes(a)
-    if ts is not None:
-        t = ts.open({"driver": "zarr3", "kvstore": {"driver": "file", "path": str(store / "ours")}},
-                    open=True, read=True).result()
-        assert native_bytes(t.read().result()) == native_bytes(a)
+    _peers_read_exactly(store / "ours", a)
     z = zarr.create_array(store=str(store / "theirs"), shape=a.shape, chunks=(2, 3, 5),
                           dtype="int16", zarr_format=3, fill_value=0, compressors=None,
                           filters=[zarr.codecs.TransposeCodec(order=o) for o in orders])
