@@ -51,7 +51,7 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>>;
     /// Reads the value at `key` into `buf` (replacing its content, reusing its capacity);
     /// returns whether the key exists. A value longer than `max_len` bytes is refused with
-    /// [`too_large`]'s error; stores that can tell the size first (files, zip entries) read
+    /// a codec error naming the key; stores that can tell the size first (files, zip entries) read
     /// none of it, and none reads more than `max_len + 1` bytes of it.
     fn get_into(&self, key: &str, buf: &mut Vec<u8>, max_len: u64) -> Result<bool> {
         match self.get(key)? {
@@ -156,7 +156,7 @@ pub(crate) fn too_large(key: &str, size: u64, max_len: u64) -> Error {
 }
 
 /// Largest metadata document read (1 GiB): a longer one is refused unread.
-pub(crate) const MAX_DOCUMENT_BYTES: u64 = 1 << 30;
+pub const MAX_DOCUMENT_BYTES: u64 = 1 << 30;
 
 /// The metadata document at `key` (`None` when missing), refused with a metadata error
 /// without being read when it holds more than [`MAX_DOCUMENT_BYTES`].
