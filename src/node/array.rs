@@ -233,7 +233,7 @@ impl Array {
         check_variable(&meta)?;
         vlen::read(
             self.store.as_ref(),
-            &self.path,
+            &self.format.data_base(&self.path),
             &meta,
             Region { start, count },
             order,
@@ -256,7 +256,7 @@ impl Array {
         let locks = self.locks()?;
         vlen::write(
             self.store.as_ref(),
-            &self.path,
+            &self.format.data_base(&self.path),
             &meta,
             Region { start, count },
             order,

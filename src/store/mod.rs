@@ -51,8 +51,8 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>>;
     /// Reads the value at `key` into `buf` (replacing its content, reusing its capacity);
     /// returns whether the key exists. A value longer than `max_len` bytes is refused with
-    /// a codec error naming the key; stores that can tell the size first (files, zip entries) read
-    /// none of it, and none reads more than `max_len + 1` bytes of it.
+    /// a codec error naming the key; stores that can tell the size first (files, zip
+    /// entries) read none of it, and none reads more than `max_len + 1` bytes of it.
     fn get_into(&self, key: &str, buf: &mut Vec<u8>, max_len: u64) -> Result<bool> {
         match self.get(key)? {
             Some(value) if value.len() as u64 > max_len => {
