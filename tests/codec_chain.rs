@@ -9,17 +9,40 @@ use zarr::meta::Order;
 use zarr::node::{Array, Mode};
 use zarr::store::{MemoryStore, Store};
 
+/// Stores at `path` the `zarr.json` of a v3 array of `shape` and `data_type` (fill 0)
+/// with `chunk_shape` and `codecs`.
+fn put_array(
+    store: &dyn Store,
+    path: &str,
+    shape: &[u64],
+    data_type: &str,
+    chunk_shape: &[u64],
+    codecs: Value,
+) {
+    let doc = json!({
+        "zarr_format": 3, "node_type": "array", "shape": shape, "data_type": data_type,
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": chunk_shape}},
+        "chunk_key_encoding": {"name": "default"}, "fill_value": 0, "codecs": codecs
+    });
+    store
+        .set(
+            &format!("{path}/zarr.json"),
+            &serde_json::to_vec(&doc).unwrap(),
+        )
+        .unwrap();
+}
+
 /// A 16 x 16 float32 v3 array at `a` with `chunk_shape` and `codecs`.
 fn array_with(chunk_shape: [u64; 2], codecs: Value) -> Array {
     let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
-    let doc = json!({
-        "zarr_format": 3, "node_type": "array", "shape": [16, 16], "data_type": "float32",
-        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": chunk_shape}},
-        "chunk_key_encoding": {"name": "default"}, "fill_value": 0.0, "codecs": codecs
-    });
-    store
-        .set("a/zarr.json", &serde_json::to_vec(&doc).unwrap())
-        .unwrap();
+    put_array(
+        store.as_ref(),
+        "a",
+        &[16, 16],
+        "float32",
+        &chunk_shape,
+        codecs,
+    );
     Array::open(store, "a", Mode::ReadWrite).unwrap()
 }
 
@@ -123,17 +146,14 @@ fn transposes_of_any_permutation_read_and_write() {
             .map(|order| json!({"name": "transpose", "configuration": {"order": order}}))
             .collect();
         codecs.push(bytes());
-        let doc = json!({
-            "zarr_format": 3, "node_type": "array", "shape": [4, 6, 5], "data_type": "int16",
-            "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [2, 3, 5]}},
-            "chunk_key_encoding": {"name": "default"}, "fill_value": 0, "codecs": codecs
-        });
-        store
-            .set(
-                &format!("{name}/zarr.json"),
-                &serde_json::to_vec(&doc).unwrap(),
-            )
-            .unwrap();
+        put_array(
+            store.as_ref(),
+            name,
+            &[4, 6, 5],
+            "int16",
+            &[2, 3, 5],
+            codecs.into(),
+        );
         let a = Array::open(store.clone(), name, Mode::ReadWrite).unwrap();
         a.write(&[0, 0, 0], &[4, 6, 5], ElementType::Int16, Order::C, &data)
             .unwrap();
@@ -193,15 +213,8 @@ fn transposes_of_any_permutation_read_and_write() {
         assert_eq!(part, want, "{name}");
     }
     // Not a permutation: refused when opened.
-    let doc = json!({
-        "zarr_format": 3, "node_type": "array", "shape": [4, 6], "data_type": "int16",
-        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [2, 3]}},
-        "chunk_key_encoding": {"name": "default"}, "fill_value": 0,
-        "codecs": [{"name": "transpose", "configuration": {"order": [0, 0]}}, bytes()]
-    });
-    store
-        .set("bad/zarr.json", &serde_json::to_vec(&doc).unwrap())
-        .unwrap();
+    let codecs = json!([{"name": "transpose", "configuration": {"order": [0, 0]}}, bytes()]);
+    put_array(store.as_ref(), "bad", &[4, 6], "int16", &[2, 3], codecs);
     assert!(matches!(
         Array::open(store, "bad", Mode::Read),
         Err(zarr::Error::Metadata(_))

@@ -53,8 +53,9 @@ pub struct ChunkLocks {
     /// The store key prefix of this handle's chunk keys (`"s/a/"`), replaced by `home` in
     /// lock names.
     base: String,
-    /// The real location of the chunks, as text.
-    home: String,
+    /// The FNV-1a state after the real location of the chunks and a `/`: a lock file name
+    /// continues it with the chunk key.
+    home_hash: u64,
     dir: Option<PathBuf>,
 }
 
@@ -83,7 +84,7 @@ impl ChunkLocks {
         Ok(Some(ChunkLocks {
             stripes: shared_stripes(home)?,
             base: base.to_string(),
-            home: home.to_string(),
+            home_hash: fnv1a(FNV_OFFSET, &[home.to_string().as_bytes(), b"/"]),
             dir,
         }))
     }
@@ -91,7 +92,7 @@ impl ChunkLocks {
     /// Takes the lock of the chunk stored at `key`, blocking until it is free.
     pub fn lock(&self, key: &str) -> Result<ChunkGuard<'_>> {
         let chunk = key.strip_prefix(self.base.as_str()).unwrap_or(key);
-        let stripe = self.stripes.0[fnv1a(&[chunk.as_bytes()]) as usize % STRIPES]
+        let stripe = self.stripes.0[fnv1a(FNV_OFFSET, &[chunk.as_bytes()]) as usize % STRIPES]
             .lock()
             .map_err(|_| Error::Internal("chunk lock poisoned".into()))?;
         let file = match &self.dir {
@@ -107,7 +108,7 @@ impl ChunkLocks {
     /// The lock file name of `chunk` (a key relative to the array's chunks): the hash of
     /// its real location.
     fn file_name(&self, chunk: &str) -> String {
-        let hash = fnv1a(&[self.home.as_bytes(), b"/", chunk.as_bytes()]);
+        let hash = fnv1a(self.home_hash, &[chunk.as_bytes()]);
         format!("{hash:016x}.lock")
     }
 }
@@ -127,12 +128,16 @@ fn shared_stripes(home: &Location) -> Result<Arc<Stripes>> {
     Ok(stripes)
 }
 
-/// FNV-1a (64 bits) of the concatenated `parts`: stable across processes and builds.
-fn fnv1a(parts: &[&[u8]]) -> u64 {
+/// The FNV-1a (64 bits) state before any byte.
+const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+
+/// FNV-1a (64 bits) continued from `state` over the concatenated `parts` (from
+/// [`FNV_OFFSET`]: the hash of `parts`): stable across processes and builds.
+fn fnv1a(state: u64, parts: &[&[u8]]) -> u64 {
     parts
         .iter()
         .flat_map(|part| part.iter())
-        .fold(0xcbf2_9ce4_8422_2325, |hash, &byte| {
+        .fold(state, |hash, &byte| {
             (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
         })
 }
@@ -169,10 +174,16 @@ mod tests {
 
     #[test]
     fn fnv1a_is_the_published_function() {
-        assert_eq!(fnv1a(&[]), 0xcbf2_9ce4_8422_2325);
-        assert_eq!(fnv1a(&[b"a"]), 0xaf63_dc4c_8601_ec8c);
-        assert_eq!(fnv1a(&[b"foo", b"bar"]), fnv1a(&[b"foobar"]));
-        assert_eq!(fnv1a(&[b"foobar"]), 0x8594_4171_f739_67e8);
+        assert_eq!(fnv1a(FNV_OFFSET, &[]), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(fnv1a(FNV_OFFSET, &[b"a"]), 0xaf63_dc4c_8601_ec8c);
+        assert_eq!(
+            fnv1a(FNV_OFFSET, &[b"foo", b"bar"]),
+            fnv1a(FNV_OFFSET, &[b"foobar"])
+        );
+        assert_eq!(
+            fnv1a(fnv1a(FNV_OFFSET, &[b"foo"]), &[b"bar"]),
+            0x8594_4171_f739_67e8
+        );
     }
 
     #[test]

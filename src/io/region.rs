@@ -9,7 +9,7 @@ use super::shard;
 use crate::error::{checked_product, count_of, try_resize, try_zeroed, Error, Result};
 use crate::meta::dtype::{swap_bytes, ElementType};
 use crate::meta::{ArrayMeta, Order};
-use crate::store::{join_key, Store};
+use crate::store::{get_bounded, join_key, Store};
 use rayon::prelude::*;
 
 /// A hyperrectangle of an array: first index and extent per dimension.
@@ -617,13 +617,10 @@ fn write_shards(
             .zip(&per_shard)
             .map(|(s, n)| s * n)
             .collect();
-        let mut stored = Vec::new();
         let old = if covers(plan, &origin, &sharding.shape) {
             None
         } else {
-            store
-                .get_into(&key, &mut stored, max_shard)?
-                .then_some(stored)
+            get_bounded(store, &key, max_shard)?
         };
         match build_shard(plan, sharding, &origin, old.as_deref(), &key, buf)? {
             Some(bytes) => store.set(&key, &bytes),

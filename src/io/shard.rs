@@ -237,14 +237,16 @@ pub fn read_inner(
         }
         let base = view.map_or(0, |(b, _)| b) + offset;
         match &level.inner {
-            None if size > meta.max_encoded_chunk_len() => {
-                return Err(Error::Codec(format!(
-                    "shard {key:?}: inner chunk {index:?} is {size} bytes, more than any \
-                     valid encoding of it can take ({} bytes)",
-                    meta.max_encoded_chunk_len()
-                )))
+            None => {
+                let max = meta.max_encoded_chunk_len();
+                if size > max {
+                    return Err(Error::Codec(format!(
+                        "shard {key:?}: inner chunk {index:?} is {size} bytes, more than any \
+                         valid encoding of it can take ({max} bytes)"
+                    )));
+                }
+                return store.get_range(key, base, size);
             }
-            None => return store.get_range(key, base, size),
             Some(inner) => {
                 view = Some((base, size));
                 level = inner;

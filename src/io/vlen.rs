@@ -9,7 +9,7 @@ use super::shard;
 use crate::error::{count_of, Error, Result};
 use crate::meta::dtype::{swap_bytes, DType, DataKind};
 use crate::meta::{ArrayMeta, Order};
-use crate::store::{join_key, Store};
+use crate::store::{get_bounded, join_key, Store};
 use std::borrow::Cow;
 use std::collections::HashMap;
 
@@ -263,16 +263,6 @@ fn fill_item(meta: &ArrayMeta) -> Vec<u8> {
     to_or_from_stored(&meta.dtype, meta.fill_value.as_deref().unwrap_or(&[])).into_owned()
 }
 
-/// Reads the chunks of `map` in parallel: `None` for a missing chunk.
-/// The stored bytes of the chunk at `key`, refused unread when longer than any chunk
-/// within [`MAX_VLEN_CHUNK_BYTES`] can be encoded to.
-fn read_stored(store: &dyn Store, meta: &ArrayMeta, key: &str) -> Result<Option<Vec<u8>>> {
-    let mut raw = Vec::new();
-    Ok(store
-        .get_into(key, &mut raw, meta.max_encoded_chunk_len())?
-        .then_some(raw))
-}
-
 /// The key of the stored object holding the chunk at `index`: its own, or its shard's.
 fn object_key(path: &str, meta: &ArrayMeta, index: &[u64]) -> String {
     match &meta.shard {
@@ -302,7 +292,7 @@ fn read_chunks(
     let read_one = |index: &Vec<u64>| -> Result<Option<VlenItems>> {
         let key = object_key(path, meta, index);
         let raw = match &meta.shard {
-            None => read_stored(store, meta, &key)?,
+            None => get_bounded(store, &key, meta.max_encoded_chunk_len())?,
             Some(sharding) => shard::read_inner(store, &key, meta, sharding, index, &indexes)?,
         };
         match raw {
@@ -386,7 +376,7 @@ pub fn write(
             let key = join_key(path, &meta.chunk_key(index));
             let _lock = locks.map(|l| l.lock(&key)).transpose()?;
             let old = match updates.len() < total {
-                true => read_stored(store, meta, &key)?,
+                true => get_bounded(store, &key, meta.max_encoded_chunk_len())?,
                 false => None,
             };
             store.set(&key, &merge(&key, old.as_deref(), updates)?)
@@ -401,33 +391,33 @@ pub fn write(
         .map(Vec::as_slice)
         .zip(per_chunk.iter().map(Vec::as_slice))
         .collect();
-    let mut shards: Vec<Vec<u64>> = map
-        .chunks
-        .iter()
-        .map(|index| shard_of(meta, sharding, index))
-        .collect();
-    shards.sort();
-    shards.dedup();
+    // The touched chunks of each shard, so a shard's units are matched against its own.
+    let mut by_shard: std::collections::BTreeMap<Vec<u64>, Vec<&[u64]>> = Default::default();
+    for index in &map.chunks {
+        by_shard
+            .entry(shard_of(meta, sharding, index))
+            .or_default()
+            .push(index);
+    }
+    let shards: Vec<_> = by_shard.into_iter().collect();
     let per_shard = sharding.chunks_per_shard(&meta.chunks);
-    let touches = |at: &[u64], unit: &[u64]| {
-        map.chunks.iter().any(|index| {
-            (0..index.len())
-                .all(|d| index[d] >= at[d] && index[d] < at[d] + unit[d] / meta.chunks[d])
-        })
-    };
+    let max_shard = meta.max_stored_len();
     let encode = |at: &[u64], old: Option<&[u8]>, label: &str| -> Result<Option<Vec<u8>>> {
         match updates_of.get(at) {
             Some(updates) => merge(label, old, updates).map(Some),
             None => Ok(old.map(<[u8]>::to_vec)),
         }
     };
-    let write_shard = |shard_index: &Vec<u64>| -> Result<()> {
+    let write_shard = |(shard_index, touched): &(Vec<u64>, Vec<&[u64]>)| -> Result<()> {
+        let touches = |at: &[u64], unit: &[u64]| {
+            touched.iter().any(|index| {
+                (0..index.len())
+                    .all(|d| index[d] >= at[d] && index[d] < at[d] + unit[d] / meta.chunks[d])
+            })
+        };
         let key = join_key(path, &meta.chunk_key(shard_index));
         let _lock = locks.map(|l| l.lock(&key)).transpose()?;
-        let mut stored = Vec::new();
-        let old = store
-            .get_into(&key, &mut stored, meta.max_stored_len())?
-            .then_some(stored);
+        let old = get_bounded(store, &key, max_shard)?;
         let origin: Vec<u64> = shard_index
             .iter()
             .zip(&per_shard)

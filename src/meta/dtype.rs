@@ -486,8 +486,8 @@ fn parse_v2_value(
             .as_array()
             .filter(|p| (2..=3).contains(&p.len()))
             .ok_or_else(bad)?;
-        let name = parts[0].as_str().ok_or_else(bad)?.to_string();
-        if !names.insert(parts[0].as_str().unwrap_or_default()) {
+        let name = parts[0].as_str().ok_or_else(bad)?;
+        if !names.insert(name) {
             return Err(Error::Metadata(format!(
                 "structured dtype has two fields named {name:?}"
             )));
@@ -511,7 +511,7 @@ fn parse_v2_value(
             Some(_) => return Err(bad()),
         };
         let field = Field {
-            name,
+            name: name.to_string(),
             dtype,
             shape,
             offset,

@@ -211,6 +211,15 @@ pub fn max_compressed_len(codec: &dyn crate::codec::Codec, len: usize) -> usize 
         .unwrap_or_else(|| len.saturating_add(len / 8).saturating_add(1 << 16))
 }
 
+/// Whether `list` holds each of `0..rank` once.
+pub(crate) fn is_permutation(list: &[usize], rank: usize) -> bool {
+    let mut seen = vec![false; rank];
+    list.len() == rank
+        && list
+            .iter()
+            .all(|&d| d < rank && !std::mem::replace(&mut seen[d], true))
+}
+
 /// Largest decoded variable-length chunk accepted (2 GiB): a stored chunk that would decode
 /// to more is refused before the memory is used.
 pub const MAX_VLEN_CHUNK_BYTES: usize = 1 << 31;
@@ -408,12 +417,7 @@ impl ArrayMeta {
                 })?;
         }
         if let Some(perm) = &self.transpose {
-            let mut seen = vec![false; self.rank()];
-            let valid = perm.len() == self.rank()
-                && perm
-                    .iter()
-                    .all(|&d| d < seen.len() && !std::mem::replace(&mut seen[d], true));
-            if !valid {
+            if !is_permutation(perm, self.rank()) {
                 return Err(Error::Metadata(format!(
                     "transpose order {perm:?} is not a permutation of the {} dimensions",
                     self.rank()

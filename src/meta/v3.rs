@@ -257,15 +257,6 @@ fn parse_sharding(
     Ok((inner, sharding, chain))
 }
 
-/// Whether `list` holds each of `0..rank` once.
-fn is_permutation(list: &[u64], rank: usize) -> bool {
-    let mut seen = vec![false; rank];
-    list.len() == rank
-        && list
-            .iter()
-            .all(|&d| (d as usize) < rank && !std::mem::replace(&mut seen[d as usize], true))
-}
-
 fn u64_list(value: &Value, key: &str) -> Result<Vec<u64>> {
     doc::u64_list(value).ok_or_else(|| bad(key, "a list of non-negative integers"))
 }
@@ -426,17 +417,20 @@ fn parse_codecs(codecs: &[Value], kind: &DataKind, rank: usize) -> Result<Chain>
             .filter(|id| filter::SUPPORTED.contains(id));
         match name {
             "transpose" if endian.is_none() => {
-                let step = u64_list(
+                let step: Vec<usize> = u64_list(
                     config.get("order").unwrap_or(&Value::Null),
                     "transpose order",
-                )?;
-                if !is_permutation(&step, rank) {
+                )?
+                .into_iter()
+                .map(|k| usize::try_from(k).unwrap_or(usize::MAX))
+                .collect();
+                if !super::is_permutation(&step, rank) {
                     return Err(bad(
                         "transpose order",
                         &format!("a permutation of 0..{rank}"),
                     ));
                 }
-                perm = step.iter().map(|&k| perm[k as usize]).collect();
+                perm = step.iter().map(|&k| perm[k]).collect();
             }
             "vlen-utf8" | "vlen-bytes" if endian.is_none() && variable => {
                 endian = Some(ByteOrder::NotApplicable);

@@ -9,7 +9,7 @@ use crate::io::pool;
 use crate::io::region::{decode_chunk, encode_chunk};
 use crate::meta::draft::Kind;
 use crate::meta::{v1, v2, Format};
-use crate::store::{join_key, normalize_path, Store};
+use crate::store::{get_bounded, join_key, normalize_path, Store};
 use rayon::prelude::*;
 use serde_json::Value;
 use std::sync::Arc;
@@ -214,10 +214,9 @@ fn copy_array(
         chunks
             .par_iter()
             .try_for_each_init(Vec::new, |scratch, (key, index)| {
-                let mut raw = Vec::new();
-                if !source.get_into(key, &mut raw, max_stored)? {
+                let Some(raw) = get_bounded(source.as_ref(), key, max_stored)? else {
                     return Ok(());
-                }
+                };
                 let target_key =
                     join_key(&to.format().data_base(to.path()), &meta.chunk_key(index));
                 if !reencode {

@@ -16,7 +16,7 @@ use crate::error::{Error, Result};
 use crate::meta::draft::{self, Kind, Scheme};
 use crate::meta::v2::{self, ARRAY_KEY, GROUP_KEY};
 use crate::meta::{v1, v3, Format};
-use crate::store::{get_document, join_key, node_prefix, Store};
+use crate::store::{get_document, is_document, join_key, node_prefix, Store};
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
@@ -221,13 +221,22 @@ pub fn erase_node(store: &dyn Store, path: &str) -> Result<()> {
         return store.erase_prefix(&node_prefix(&scheme.data_base(path)));
     }
     let keys = store.list_prefix(&node_prefix(path))?;
-    let arrays = array_paths(store, &keys)?;
+    // The arrays' key prefixes, sorted and none inside another: of those not after a key,
+    // only the last can hold it.
+    let mut arrays: Vec<String> = array_paths(store, &keys)?
+        .iter()
+        .map(|a| node_prefix(a))
+        .collect();
+    arrays.sort();
     // Chunks first, documents last (the node's own last of all): a writer killed midway
     // leaves nodes that still open.
     for array in &arrays {
-        store.erase_prefix(&node_prefix(array))?;
+        store.erase_prefix(array)?;
     }
-    let under_array = |key: &str| arrays.iter().any(|a| key.starts_with(&node_prefix(a)));
+    let under_array = |key: &str| {
+        let after = arrays.partition_point(|a| a.as_str() <= key);
+        after > 0 && key.starts_with(arrays[after - 1].as_str())
+    };
     let mut documents: Vec<&String> = keys
         .iter()
         .filter(|key| is_document(key) && !under_array(key))
@@ -237,12 +246,6 @@ pub fn erase_node(store: &dyn Store, path: &str) -> Result<()> {
         store.erase(key)?;
     }
     Ok(())
-}
-
-/// Whether `key` names a metadata document (its last segment is a reserved name).
-fn is_document(key: &str) -> bool {
-    let name = key.rsplit('/').next().unwrap_or(key);
-    crate::store::RESERVED_NAMES.contains(&name)
 }
 
 /// The paths of the arrays among `keys` (a v1 `meta`, v2 `.zarray` or v3 array

@@ -278,7 +278,9 @@ impl FilesystemStore {
 
     /// Makes a change durable as `level` says: `file` (a key, synced already under
     /// [`Durability::EachWrite`]) was written or removed in `dir`, the directory at `path`,
-    /// and with `above` the directories above it changed too (created or pruned).
+    /// and with `above` the directories above it changed too (created or pruned). Under
+    /// [`Durability::Flush`], once the handle remembers `max_unsynced` files and directories
+    /// they are flushed.
     fn changed(
         &self,
         level: Durability,
@@ -286,34 +288,28 @@ impl FilesystemStore {
         dir: &Dir,
         path: &str,
         above: bool,
-    ) -> io::Result<()> {
+    ) -> Result<()> {
+        let fail = |e| self.fail("syncing", file.unwrap_or(path), e);
         let mut above = ancestors(path).take_while(|_| above);
         match level {
             Durability::None => Ok(()),
             Durability::Flush => {
-                let mut state = self.sync_state();
-                state.files.extend(file.map(str::to_string));
-                state.dirs.insert(path.to_string());
-                state.dirs.extend(above.map(str::to_string));
-                Ok(())
+                let full = {
+                    let mut state = self.sync_state();
+                    state.files.extend(file.map(str::to_string));
+                    state.dirs.insert(path.to_string());
+                    state.dirs.extend(above.map(str::to_string));
+                    state.files.len() + state.dirs.len() >= self.max_unsynced
+                };
+                if full {
+                    self.flush()
+                } else {
+                    Ok(())
+                }
             }
-            Durability::EachWrite => {
-                sys::sync_dir(dir)?;
-                above.try_for_each(|path| self.sync_dir(path))
-            }
-        }
-    }
-
-    /// Flushes once the handle remembers `max_unsynced` files and directories.
-    fn flush_if_full(&self) -> Result<()> {
-        let remembered = {
-            let state = self.sync_state();
-            state.files.len() + state.dirs.len()
-        };
-        if remembered >= self.max_unsynced {
-            self.flush()
-        } else {
-            Ok(())
+            Durability::EachWrite => sys::sync_dir(dir)
+                .and_then(|()| above.try_for_each(|path| self.sync_dir(path)))
+                .map_err(fail),
         }
     }
 
@@ -373,7 +369,7 @@ impl FilesystemStore {
             }
         }
         let pruned = self.prune_empty_dirs(path);
-        self.changed(level, None, &dir, path, pruned).map_err(fail)
+        self.changed(level, None, &dir, path, pruned)
     }
 
     /// The directory `prefix` (`""` or ending in `/`), or `None` when it does not exist.
@@ -530,8 +526,6 @@ impl Store for FilesystemStore {
             }
         };
         self.changed(level, Some(&key), &dir, parent, created)
-            .map_err(|e| self.fail("syncing", &key, e))?;
-        self.flush_if_full()
     }
 
     fn erase(&self, key: &str) -> Result<bool> {
@@ -552,8 +546,7 @@ impl Store for FilesystemStore {
             Err(e) => return Err(fail(e)),
         }
         let pruned = self.prune_empty_dirs(parent);
-        self.changed(level, None, &dir, parent, pruned)
-            .map_err(fail)?;
+        self.changed(level, None, &dir, parent, pruned)?;
         Ok(true)
     }
 

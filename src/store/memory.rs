@@ -39,16 +39,10 @@ impl Store for MemoryStore {
     fn get_into(&self, key: &str, buf: &mut Vec<u8>, max_len: u64) -> Result<bool> {
         let key = validate_key(key)?;
         let map = self.read()?;
-        let Some(value) = map.get(&key) else {
-            return Ok(false);
-        };
-        if value.len() as u64 > max_len {
-            return Err(super::too_large(&key, value.len() as u64, max_len));
+        match map.get(&key) {
+            Some(value) => super::copy_bounded(&key, value, buf, max_len).map(|()| true),
+            None => Ok(false),
         }
-        buf.clear();
-        crate::error::try_reserve(buf, value.len(), &key)?;
-        buf.extend_from_slice(value);
-        Ok(true)
     }
 
     fn get_range(&self, key: &str, offset: u64, len: u64) -> Result<Option<Vec<u8>>> {

@@ -55,15 +55,7 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// entries) read none of it, and none reads more than `max_len + 1` bytes of it.
     fn get_into(&self, key: &str, buf: &mut Vec<u8>, max_len: u64) -> Result<bool> {
         match self.get(key)? {
-            Some(value) if value.len() as u64 > max_len => {
-                Err(too_large(key, value.len() as u64, max_len))
-            }
-            Some(value) => {
-                buf.clear();
-                crate::error::try_reserve(buf, value.len(), key)?;
-                buf.extend_from_slice(&value);
-                Ok(true)
-            }
+            Some(value) => copy_bounded(key, &value, buf, max_len).map(|()| true),
             None => Ok(false),
         }
     }
@@ -155,21 +147,43 @@ pub(crate) fn too_large(key: &str, size: u64, max_len: u64) -> Error {
     ))
 }
 
+/// Copies `value` (the value at `key`, held in memory) into `buf` as
+/// [`Store::get_into`] does: refused when longer than `max_len`.
+pub(crate) fn copy_bounded(key: &str, value: &[u8], buf: &mut Vec<u8>, max_len: u64) -> Result<()> {
+    if value.len() as u64 > max_len {
+        return Err(too_large(key, value.len() as u64, max_len));
+    }
+    buf.clear();
+    crate::error::try_reserve(buf, value.len(), key)?;
+    buf.extend_from_slice(value);
+    Ok(())
+}
+
+/// The value at `key` in a new buffer (`None` when missing), refused unread when longer
+/// than `max_len` ([`Store::get_into`]).
+pub fn get_bounded(store: &dyn Store, key: &str, max_len: u64) -> Result<Option<Vec<u8>>> {
+    let mut value = Vec::new();
+    Ok(store.get_into(key, &mut value, max_len)?.then_some(value))
+}
+
 /// Largest metadata document read (1 GiB): a longer one is refused unread.
 pub const MAX_DOCUMENT_BYTES: u64 = 1 << 30;
 
 /// The metadata document at `key` (`None` when missing), refused with a metadata error
 /// without being read when it holds more than [`MAX_DOCUMENT_BYTES`].
 pub fn get_document(store: &dyn Store, key: &str) -> Result<Option<Vec<u8>>> {
-    let mut doc = Vec::new();
-    match store.get_into(key, &mut doc, MAX_DOCUMENT_BYTES) {
-        Ok(found) => Ok(found.then_some(doc)),
+    match get_bounded(store, key, MAX_DOCUMENT_BYTES) {
         Err(Error::Codec(_)) => Err(Error::Metadata(format!(
             "{key:?} holds more than {MAX_DOCUMENT_BYTES} bytes, more than any metadata \
              document libzarr reads"
         ))),
-        Err(e) => Err(e),
+        other => other,
     }
+}
+
+/// Whether `key` names a metadata document (its last segment is a reserved name).
+pub(crate) fn is_document(key: &str) -> bool {
+    RESERVED_NAMES.contains(&key.rsplit('/').next().unwrap_or(key))
 }
 
 /// Refuses writes on a read-only store.
@@ -258,8 +272,7 @@ pub(crate) fn listing_of<'a>(prefix: &str, keys: impl IntoIterator<Item = &'a st
 }
 
 /// Names a node path may not use as a segment: they are metadata documents.
-pub(crate) const RESERVED_NAMES: [&str; 5] =
-    [".zarray", ".zgroup", ".zattrs", ".zmetadata", "zarr.json"];
+const RESERVED_NAMES: [&str; 5] = [".zarray", ".zgroup", ".zattrs", ".zmetadata", "zarr.json"];
 
 /// Normalises a node path ([`normalize_path`]) and refuses segments that name metadata
 /// documents (`"a/.zarray"` is a key, not a node).

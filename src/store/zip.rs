@@ -24,8 +24,8 @@
 //! (stored entries are read in place).
 
 use super::{
-    listing_of, range_of, too_large, validate_dir_prefix, validate_key, validate_prefix,
-    DirListing, Store,
+    copy_bounded, is_document, listing_of, range_of, too_large, validate_dir_prefix, validate_key,
+    validate_prefix, DirListing, Store,
 };
 use crate::error::{to_usize, try_reserve, Error, Result};
 use std::collections::BTreeMap;
@@ -45,12 +45,10 @@ const SMALL: usize = 1 << 20;
 /// (larger entries grow as they are read).
 const RESERVE_CAP: u64 = 1 << 24;
 
-/// Whether a key names a metadata document (kept for reading back).
-fn is_document(key: &str) -> bool {
-    matches!(
-        key.rsplit('/').next(),
-        Some(".zarray" | ".zgroup" | ".zattrs" | ".zmetadata" | "zarr.json" | "meta" | "attrs")
-    )
+/// Whether a key names a metadata document of any format, v1's included (kept for reading
+/// back).
+fn is_any_document(key: &str) -> bool {
+    is_document(key) || matches!(key.rsplit('/').next(), Some("meta" | "attrs"))
 }
 
 /// How a zip store is opened.
@@ -604,16 +602,10 @@ impl Store for ZipStore {
         let key = validate_key(key)?;
         let mut state = self.lock()?;
         let Some(&entry) = state.existing.get(&key) else {
-            let Some(value) = self.unclosed_value(&state, &key)? else {
-                return Ok(false);
+            return match self.unclosed_value(&state, &key)? {
+                Some(value) => copy_bounded(&key, value, buf, max_len).map(|()| true),
+                None => Ok(false),
             };
-            if value.len() as u64 > max_len {
-                return Err(too_large(&key, value.len() as u64, max_len));
-            }
-            buf.clear();
-            try_reserve(buf, value.len(), &key)?;
-            buf.extend_from_slice(value);
-            return Ok(true);
         };
         if entry.size > max_len {
             return Err(too_large(&key, entry.size, max_len));
@@ -665,7 +657,7 @@ impl Store for ZipStore {
         writer
             .write_all(value)
             .map_err(|e| zip_error(&self.path, e))?;
-        if value.len() <= SMALL && is_document(&key) {
+        if value.len() <= SMALL && is_any_document(&key) {
             state.small.insert(key.clone(), value.to_vec());
         }
         state.written.insert(key, value.len() as u64);
