@@ -1,12 +1,12 @@
 //! libzarr: Zarr arrays for C, C++, Fortran and Rust.
 //!
 //! Layers, from the store up: [`store`] (key-value stores), [`meta`] (metadata documents ⇄
-//! one internal model), [`codec`] (compressors), [`filter`] (array-aware filters), [`io`] (region → chunk plan, parallel
+//! one internal model), [`dtype`] (data types), [`codec`] (the codec chain: array filters, compressors, checksums), [`io`] (region → chunk plan, parallel
 //! chunk work), [`node`] (arrays and the groups above them) and `ffi` (the C ABI).
 //!
 //! ```
 //! use std::sync::Arc;
-//! use zarr::{store::MemoryStore, node::{ArrayBuilder, Mode}, meta::{Order, dtype::ElementType}};
+//! use zarr::{store::MemoryStore, node::{ArrayBuilder, Mode}, meta::Order, dtype::ElementType};
 //! let store = Arc::new(MemoryStore::new());
 //! let mut builder = ArrayBuilder::new(vec![4, 4], ElementType::Int32);
 //! builder.chunks(vec![2, 2]);
@@ -19,9 +19,9 @@
 //! ```
 
 pub mod codec;
+pub mod dtype;
 pub mod error;
 pub mod ffi;
-pub mod filter;
 pub mod io;
 pub mod meta;
 pub mod node;

@@ -21,7 +21,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use zarr::meta::dtype::ElementType;
+use zarr::dtype::ElementType;
 use zarr::meta::Order;
 use zarr::node::{Array, ArrayBuilder, Mode, Node};
 use zarr::store::{FilesystemStore, Store, ZipMode, ZipStore};

@@ -3,7 +3,7 @@
 
 use serde_json::{json, Value};
 use std::sync::Arc;
-use zarr::meta::dtype::ElementType;
+use zarr::dtype::ElementType;
 use zarr::meta::{Format, Order, DRAFT_NUMBER, DRAFT_ZARR_PYTHON_NUMBER};
 use zarr::node::{Array, ArrayBuilder, Group, Mode, Node, NodeKind};
 use zarr::store::{FilesystemStore, MemoryStore, Store};

@@ -2,7 +2,7 @@
 
 use serde_json::json;
 use std::sync::Arc;
-use zarr::meta::dtype::ElementType;
+use zarr::dtype::ElementType;
 use zarr::meta::{Format, Order};
 use zarr::node::{copy, migrate_1to2, Array, ArrayBuilder, Group, Mode, Node, NodeKind};
 use zarr::store::{

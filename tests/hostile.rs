@@ -9,7 +9,7 @@ use std::cell::Cell;
 use std::io::Read;
 use std::sync::Arc;
 use zarr::codec::from_config;
-use zarr::meta::dtype::ElementType;
+use zarr::dtype::ElementType;
 use zarr::meta::Order;
 use zarr::node::{Array, ArrayBuilder, Mode, Node};
 use zarr::store::{ConsolidatedStore, FilesystemStore, MemoryStore, Store, ZipMode, ZipStore};

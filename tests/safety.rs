@@ -8,7 +8,7 @@ use std::fs;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use zarr::meta::dtype::ElementType;
+use zarr::dtype::ElementType;
 use zarr::meta::{Order, DRAFT_ZARR_PYTHON_NUMBER};
 use zarr::node::{copy, Array, ArrayBuilder, Group, Mode, NodeKind};
 use zarr::store::{FilesystemStore, MemoryStore, Store};

@@ -3,7 +3,7 @@
 
 use serde_json::{json, Value};
 use std::sync::Arc;
-use zarr::meta::dtype::ElementType;
+use zarr::dtype::ElementType;
 use zarr::meta::Order;
 use zarr::node::{Array, ArrayBuilder, Mode};
 use zarr::store::{MemoryStore, Store};

@@ -6,7 +6,7 @@
 use libfuzzer_sys::fuzz_target;
 use serde_json::json;
 use std::sync::Arc;
-use zarr::meta::dtype::ElementType;
+use zarr::dtype::ElementType;
 use zarr::meta::Order;
 use zarr::node::{ArrayBuilder, Mode};
 use zarr::store::{MemoryStore, Store};

@@ -7,7 +7,7 @@
 use libfuzzer_sys::fuzz_target;
 use serde_json::json;
 use std::sync::{Arc, OnceLock};
-use zarr::meta::dtype::ElementType;
+use zarr::dtype::ElementType;
 use zarr::meta::Order;
 use zarr::node::{Array, ArrayBuilder, Mode};
 use zarr::store::{MemoryStore, Store};

@@ -7,6 +7,7 @@ mod bz2;
 mod checksum;
 mod crc32c;
 mod deflate;
+pub mod filter;
 mod lz4;
 mod lzma;
 mod shuffle;

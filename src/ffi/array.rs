@@ -51,7 +51,7 @@ unsafe fn region_args<'a>(
     start: *const u64,
     count: *const u64,
     mem_dtype: zarr_dtype_t,
-) -> FfiResult<(&'a [u64], &'a [u64], crate::meta::dtype::ElementType)> {
+) -> FfiResult<(&'a [u64], &'a [u64], crate::dtype::ElementType)> {
     check_ndim(array, ndim)?;
     Ok((
         slice(start, ndim, "start")?,

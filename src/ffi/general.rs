@@ -1,7 +1,7 @@
 //! Library-wide calls: status names, the last error, versions, features, threads, dtypes.
 
 use super::*;
-use crate::meta::dtype::ElementType;
+use crate::dtype::ElementType;
 use std::ffi::c_char;
 
 /// The fixed name of a status code (`"ZARR_ERR_NOT_FOUND"`); never NULL, "ZARR_UNKNOWN_STATUS"
@@ -84,7 +84,7 @@ pub extern "C" fn zarr_version_string() -> *const c_char {
 pub unsafe extern "C" fn zarr_codec_supported(id: *const c_char) -> bool {
     ffi_guard!(false => {
         c_str(id, "id")
-            .map(|id| crate::codec::SUPPORTED.contains(&id) || crate::filter::SUPPORTED.contains(&id))
+            .map(|id| crate::codec::SUPPORTED.contains(&id) || crate::codec::filter::SUPPORTED.contains(&id))
             .unwrap_or(false)
     })
 }

@@ -441,8 +441,8 @@ pub(crate) fn parse_json(text: &str, arg: &str) -> FfiResult<serde_json::Value> 
 }
 
 /// Converts an element type code.
-pub(crate) fn element_type(code: zarr_dtype_t) -> FfiResult<crate::meta::dtype::ElementType> {
-    crate::meta::dtype::ElementType::from_code(code)
+pub(crate) fn element_type(code: zarr_dtype_t) -> FfiResult<crate::dtype::ElementType> {
+    crate::dtype::ElementType::from_code(code)
         .ok_or_else(|| Failure::invalid(format!("{code} is not a zarr_dtype_t value")))
 }
 

@@ -4,8 +4,8 @@
 
 use super::array::{check_ndim, with_array, zarr_array_t};
 use super::*;
+use crate::dtype::Field;
 use crate::io::vlen::VlenItems;
-use crate::meta::dtype::Field;
 use crate::node::Array;
 use std::ffi::{c_char, c_void};
 

@@ -4,8 +4,8 @@
 //! the byte range of each inner chunk they need. Shards may nest: a shard's units are then
 //! shards themselves, and reads go through each level's index by byte ranges.
 
+use crate::dtype::ByteOrder;
 use crate::error::{Error, Result};
-use crate::meta::dtype::ByteOrder;
 use crate::meta::{ArrayMeta, Sharding};
 use crate::store::Store;
 use rayon::prelude::*;

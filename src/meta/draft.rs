@@ -6,10 +6,10 @@
 //! `meta/root.group.json`, `data/root/a/b/c0/1`), its own `zarr_format` URI, and one
 //! `compressor` instead of a `codecs` list. Both are read; each is written on request.
 
-use super::dtype::{ByteOrder, DType, DataKind};
 use super::fill;
 use super::{doc, json, v3, ArrayMeta, KeyEncoding, Order};
 use crate::codec;
+use crate::dtype::{ByteOrder, DType, DataKind};
 use crate::error::{Error, Result};
 use crate::store::node_prefix;
 use serde_json::{json, Map, Value};
@@ -348,7 +348,7 @@ fn parse_data_type(value: &Value) -> Result<DType> {
             .ok_or_else(|| bad("data_type", "a string or an extension with a type"))?,
         _ => return Err(bad("data_type", "a string")),
     };
-    if let Ok(kind) = v3::data_type_kind(name) {
+    if let Ok(kind) = crate::dtype::v3_kind(name) {
         let order = if DType::new(kind.clone(), ByteOrder::Little).item_size() == 1 {
             ByteOrder::NotApplicable
         } else {

@@ -1,7 +1,7 @@
 //! Fill values: parsed from and rendered to metadata JSON. In memory a fill value is one
 //! element's bytes in this machine's byte order, or `None` for a JSON `null`.
 
-use super::dtype::{DType, DataKind};
+use crate::dtype::{DType, DataKind};
 use crate::error::{Error, Result};
 use base64::engine::general_purpose::STANDARD as BASE64;
 use base64::Engine;
@@ -322,7 +322,7 @@ mod tests {
         assert!(parse_fill(&json!("abc"), &u).is_err());
         let s = DType::new(
             DataKind::String,
-            super::super::dtype::ByteOrder::NotApplicable,
+            super::crate::dtype::ByteOrder::NotApplicable,
         );
         assert_eq!(parse_fill(&json!("ab"), &s).unwrap(), Some(b"ab".to_vec()));
         assert_eq!(render_fill(&Some(b"ab".to_vec()), &s), json!("ab"));

@@ -3,18 +3,17 @@
 
 pub mod doc;
 pub mod draft;
-pub mod dtype;
 pub mod fill;
 pub mod json;
 pub mod v1;
 pub mod v2;
 pub mod v3;
 
+use crate::codec::filter::FilterRef;
 use crate::codec::CodecRef;
+use crate::dtype::DType;
 use crate::error::{checked_product, to_usize, Error, Result};
-use crate::filter::FilterRef;
 use crate::store::join_key;
-use dtype::DType;
 use fill::FillValue;
 
 /// A metadata format version, with its document keys.
@@ -142,27 +141,6 @@ impl Format {
     }
 }
 
-/// The stored type a name stands for: a numpy type string (`">f8"`, `"|S8"`, `"<U4"`), a
-/// Zarr v3 name (`"float32"`, `"r16"`, `"string"`, `"bytes"`; native byte order), a
-/// structured type as its v2 JSON field list, or an object codec configuration
-/// (`{"id": "vlen-array", "dtype": "<i4"}`).
-pub fn dtype_by_name(name: &str) -> Result<DType> {
-    let text = name.trim_start();
-    if text.starts_with(['[', '{']) {
-        let value: serde_json::Value = serde_json::from_str(text)
-            .map_err(|e| Error::Metadata(format!("data type {name:?}: {e}")))?;
-        return if value.is_object() {
-            v2::object_dtype(&value)
-        } else {
-            DType::parse_v2_json(&value)
-        };
-    }
-    match v3::data_type_by_name(name) {
-        Some(dtype) => Ok(dtype),
-        None => DType::parse_v2(name),
-    }
-}
-
 /// Memory layout of the elements inside a chunk or a caller's buffer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Order {
@@ -264,7 +242,7 @@ pub struct Sharding {
     /// Bytes-to-bytes codecs applied to the index (commonly `crc32c`).
     pub index_codecs: Vec<CodecRef>,
     /// Byte order of the index's 64-bit integers.
-    pub index_endian: dtype::ByteOrder,
+    pub index_endian: crate::dtype::ByteOrder,
     /// The index is stored before the chunks (else after them).
     pub index_at_start: bool,
     /// Nested sharding: the units of this shard are themselves shards of this layout

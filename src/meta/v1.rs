@@ -3,11 +3,11 @@
 //! bz2, an object otherwise). v1 chunk keys are those of v2 with the `.` separator.
 
 use super::doc::Doc;
-use super::dtype::DType;
 use super::fill::{parse_fill, render_fill};
 use super::v2::to_pretty_json;
 use super::{ArrayMeta, KeyEncoding, Order};
 use crate::codec;
+use crate::dtype::DType;
 use crate::error::Result;
 use serde_json::{Map, Value};
 

@@ -1,12 +1,12 @@
 //! Zarr v2 documents: `.zarray` ⇄ [`ArrayMeta`], and the `.zgroup` document.
 
 use super::doc::Doc;
-use super::dtype::{ByteOrder, DType, DataKind, ElementType};
 use super::fill::{parse_fill, render_fill};
 use super::{json, ArrayMeta, KeyEncoding, Order};
 use crate::codec;
+use crate::codec::filter;
+use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::filter;
 use serde_json::{Map, Value};
 
 /// Key of an array's metadata document.
@@ -41,7 +41,7 @@ pub fn parse_array(bytes: &[u8]) -> Result<ArrayMeta> {
                 )
             })?;
             filter_list = rest;
-            object_dtype(first)?
+            crate::dtype::object_dtype(first)?
         }
         value @ (Value::String(_) | Value::Array(_)) => {
             DType::parse_v2_json(value).map_err(|e| match e {
@@ -94,52 +94,6 @@ pub fn parse_array(bytes: &[u8]) -> Result<ArrayMeta> {
     Ok(meta)
 }
 
-/// The variable-length type an object array's first filter (its object codec) names.
-pub fn object_dtype(config: &Value) -> Result<DType> {
-    let id = config.get("id").and_then(Value::as_str).unwrap_or("");
-    let kind = match id {
-        "vlen-utf8" => DataKind::String,
-        "vlen-bytes" => DataKind::VlenBytes,
-        "vlen-array" => {
-            let inner = config
-                .get("dtype")
-                .and_then(Value::as_str)
-                .ok_or_else(|| {
-                    Error::Metadata(format!(
-                        "{ARRAY_KEY}: vlen-array filter {config} has no \"dtype\" string"
-                    ))
-                })
-                .and_then(DType::parse_v2)?;
-            if inner.item_size() == 0 || inner.element_type() == ElementType::Raw {
-                return Err(Error::Metadata(format!(
-                    "{ARRAY_KEY}: vlen-array items must be numbers, not {}",
-                    inner.to_v2()
-                )));
-            }
-            DataKind::VlenArray(Box::new(inner))
-        }
-        _ => {
-            return Err(Error::CodecUnsupported(format!(
-                "{ARRAY_KEY}: object dtype \"|O\" with first filter {config}: only vlen-utf8, \
-                 vlen-bytes and vlen-array are supported"
-            )))
-        }
-    };
-    Ok(DType::new(kind, ByteOrder::NotApplicable))
-}
-
-/// The object codec (first filter) a variable-length type is stored with in v2.
-pub fn object_codec(dtype: &DType) -> Option<Value> {
-    match &dtype.kind {
-        DataKind::String => Some(serde_json::json!({"id": "vlen-utf8"})),
-        DataKind::VlenBytes => Some(serde_json::json!({"id": "vlen-bytes"})),
-        DataKind::VlenArray(inner) => {
-            Some(serde_json::json!({"id": "vlen-array", "dtype": inner.to_v2()}))
-        }
-        _ => None,
-    }
-}
-
 /// Renders a `.zarray` document as zarr-python does (sorted keys, 4-space indent), always
 /// with `dimension_separator`.
 pub fn render_array(meta: &ArrayMeta) -> Vec<u8> {
@@ -162,7 +116,7 @@ pub fn render_array(meta: &ArrayMeta) -> Vec<u8> {
         render_fill(&meta.fill_value, &meta.dtype),
     );
     doc.insert("filters".into(), {
-        let filters: Vec<Value> = object_codec(&meta.dtype)
+        let filters: Vec<Value> = crate::dtype::object_codec(&meta.dtype)
             .into_iter()
             .chain(meta.filters.iter().map(|f| Value::Object(f.config())))
             .collect();

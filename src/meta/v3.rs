@@ -3,12 +3,12 @@
 //! order, and the bytes-to-bytes codecs (`blosc`, `gzip`, `zstd`, `crc32c`, and
 //! `numcodecs.*`) become the compressor chain.
 
-use super::dtype::{ByteOrder, DType, DataKind, MAX_ITEM_SIZE};
 use super::fill::FillValue;
 use super::{doc, json, ArrayMeta, KeyEncoding, Order, Sharding};
+use crate::codec::filter::{self, FilterRef};
 use crate::codec::{self, CodecRef};
+use crate::dtype::{ByteOrder, DType, DataKind, MAX_ITEM_SIZE};
 use crate::error::{Error, Result};
-use crate::filter::{self, FilterRef};
 use half::f16;
 use serde_json::{json, Map, Value};
 
@@ -261,23 +261,6 @@ fn u64_list(value: &Value, key: &str) -> Result<Vec<u64>> {
     doc::u64_list(value).ok_or_else(|| bad(key, "a list of non-negative integers"))
 }
 
-const TYPES: [(&str, DataKind); 14] = [
-    ("bool", DataKind::Bool),
-    ("int8", DataKind::Int(1)),
-    ("int16", DataKind::Int(2)),
-    ("int32", DataKind::Int(4)),
-    ("int64", DataKind::Int(8)),
-    ("uint8", DataKind::UInt(1)),
-    ("uint16", DataKind::UInt(2)),
-    ("uint32", DataKind::UInt(4)),
-    ("uint64", DataKind::UInt(8)),
-    ("float16", DataKind::Float(2)),
-    ("float32", DataKind::Float(4)),
-    ("float64", DataKind::Float(8)),
-    ("complex64", DataKind::Complex(8)),
-    ("complex128", DataKind::Complex(16)),
-];
-
 /// Data types named by a `length_bytes` configuration, as zarr-python 3 writes them.
 const SIZED_TYPES: [&str; 3] = ["null_terminated_bytes", "fixed_length_utf32", "raw_bytes"];
 
@@ -304,43 +287,13 @@ fn parse_data_type(value: &Value) -> Result<DataKind> {
             )),
         };
     }
-    data_type_kind(name)
-}
-
-/// The kind a plain v3 data type name stands for (`"float32"`, `"r16"`, `"string"`).
-fn kind_by_name(name: &str) -> Option<DataKind> {
-    if let Some((_, kind)) = TYPES.iter().find(|(n, _)| *n == name) {
-        return Some(kind.clone());
-    }
-    match name {
-        "string" => Some(DataKind::String),
-        "bytes" | "variable_length_bytes" => Some(DataKind::VlenBytes),
-        _ => {
-            let bits: usize = name.strip_prefix('r')?.parse().ok()?;
-            (bits > 0 && bits.is_multiple_of(8) && bits / 8 <= MAX_ITEM_SIZE)
-                .then_some(DataKind::Raw(bits / 8))
-        }
-    }
-}
-
-/// The stored kind a plain v3 data type name (`"int32"`, `"r16"`) stands for.
-pub fn data_type_kind(name: &str) -> Result<DataKind> {
-    kind_by_name(name).ok_or_else(|| {
-        Error::Unsupported(format!(
-            "zarr.json: data type {name:?} is not supported by this version of libzarr"
-        ))
-    })
-}
-
-/// The type a plain v3 data type name stands for, in native byte order.
-pub fn data_type_by_name(name: &str) -> Option<DType> {
-    kind_by_name(name).map(|kind| DType::new(kind, ByteOrder::NATIVE))
+    crate::dtype::v3_kind(name)
 }
 
 /// The v3 `data_type` value of a stored type: registered names (`"float32"`, `"r16"`,
 /// `"string"`, `"bytes"`), and zarr-python 3's names for fixed-width strings.
 pub fn data_type_json(kind: &DataKind) -> Result<Value> {
-    if let Some((name, _)) = TYPES.iter().find(|(_, k)| k == kind) {
+    if let Some((name, _)) = crate::dtype::V3_NAMES.iter().find(|(_, k)| k == kind) {
         return Ok(Value::from(*name));
     }
     let sized = |name: &str, n: usize| json!({"name": name, "configuration": {"length_bytes": n}});

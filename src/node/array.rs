@@ -6,12 +6,12 @@ use super::{
     check_entry_point, check_parents, contains_array, contains_group, draft_scheme,
     ensure_parent_groups, erase_node, Mode, Node,
 };
+use crate::dtype::ElementType;
 use crate::error::{Error, Result};
 use crate::io::location::Location;
 use crate::io::lock::{ChunkLocks, Synchronization};
 use crate::io::region::{self, MemLayout, Region};
 use crate::io::vlen::{self, VlenItems};
-use crate::meta::dtype::ElementType;
 use crate::meta::{ArrayMeta, Format, Order};
 use crate::store::{check_writable, get_document, join_key, node_path, node_prefix, Store};
 use serde_json::{Map, Value};

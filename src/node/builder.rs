@@ -3,9 +3,9 @@
 
 use super::{Array, Mode};
 use crate::codec;
+use crate::codec::filter;
+use crate::dtype::{ByteOrder, DType, DataKind, ElementType};
 use crate::error::{Error, Result};
-use crate::filter;
-use crate::meta::dtype::{ByteOrder, DType, DataKind, ElementType};
 use crate::meta::fill::{parse_fill, FillValue};
 use crate::meta::{ArrayMeta, Format, KeyEncoding, Order};
 use crate::store::Store;
@@ -72,7 +72,7 @@ impl ArrayBuilder {
     /// `"bytes"`), a structured type as its v2 JSON field list (`[["x", "<f4"], …]`), or an
     /// object codec configuration (`{"id": "vlen-array", "dtype": "<i4"}`).
     pub fn dtype_name(&mut self, name: &str) -> Result<&mut Self> {
-        self.dtype = crate::meta::dtype_by_name(name).map_err(as_invalid_arg)?;
+        self.dtype = crate::dtype::by_name(name).map_err(as_invalid_arg)?;
         Ok(self)
     }
 

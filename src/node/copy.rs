@@ -161,7 +161,7 @@ fn copy_array(
             Value::Null => Vec::new(),
             Value::Object(config) => vec![codec::from_config(
                 config,
-                crate::filter::output_dtype(&meta.filters, &meta.dtype).item_size(),
+                crate::codec::filter::output_dtype(&meta.filters, &meta.dtype).item_size(),
             )?],
             other => {
                 return Err(Error::InvalidArg(format!(

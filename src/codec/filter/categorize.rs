@@ -6,8 +6,8 @@
 
 use super::num::{Kind, NumType, Value as Num};
 use super::{parse_dtype, Filter};
+use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::meta::dtype::DType;
 use serde_json::{Map, Value};
 
 /// The `categorize` filter.

@@ -4,8 +4,8 @@
 
 use super::num::{Kind, NumType, Value as Num};
 use super::{is_float, Cfg, Filter};
+use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::meta::dtype::DType;
 use serde_json::{Map, Value};
 
 /// A Python number from a configuration (numpy treats ints and floats differently).
@@ -72,7 +72,7 @@ pub struct Numeric {
 impl Numeric {
     /// The byte-order change of items of `dtype` to `order` that Zarr v3's `bytes` codec
     /// makes after array-to-array filters (an `astype` between byte orders).
-    pub(crate) fn byte_order(dtype: &DType, order: crate::meta::dtype::ByteOrder) -> Result<Self> {
+    pub(crate) fn byte_order(dtype: &DType, order: crate::dtype::ByteOrder) -> Result<Self> {
         let astype = DType::new(dtype.kind.clone(), order);
         Ok(Numeric {
             op: Op::AsType,

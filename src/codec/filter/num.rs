@@ -2,8 +2,8 @@
 //! items of a stored type, numpy's `astype` conversions, type promotion, and arithmetic
 //! rounded to a type.
 
+use crate::dtype::{ByteOrder, DType, DataKind};
 use crate::error::{Error, Result};
-use crate::meta::dtype::{ByteOrder, DType, DataKind};
 use half::f16;
 
 /// A numeric item type: bool, integer or float of a size and byte order.

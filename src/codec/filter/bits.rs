@@ -3,8 +3,8 @@
 //! the padding bits).
 
 use super::{is_float, Cfg, Filter};
+use crate::dtype::{ByteOrder, DType, DataKind};
 use crate::error::{Error, Result};
-use crate::meta::dtype::{ByteOrder, DType, DataKind};
 use serde_json::{Map, Value};
 
 /// The `bitround` filter for one float type.

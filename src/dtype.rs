@@ -2,6 +2,7 @@
 //! metadata) and the element type the data path moves ([`ElementType`], the C enum).
 
 use crate::error::{Error, Result};
+use serde_json::Value;
 
 /// Byte order of a stored multi-byte type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -159,14 +160,14 @@ impl ElementType {
     }
 
     /// The element type named `name`: one of its own names (`"float32"`, `"raw"`), or the
-    /// element type of any stored type name [`super::dtype_by_name`] accepts (`"<f4"`,
+    /// element type of any stored type name [`by_name`] accepts (`"<f4"`,
     /// `"|S8"`, a structured field list).
     pub fn from_name(name: &str) -> Option<Self> {
         ELEMENT_TYPES
             .iter()
             .find(|e| e.1 == name)
             .map(|e| e.0)
-            .or_else(|| super::dtype_by_name(name).ok().map(|d| d.element_type()))
+            .or_else(|| by_name(name).ok().map(|d| d.element_type()))
     }
 
     /// The Zarr v3 name (`"float32"`).
@@ -580,6 +581,121 @@ pub fn swap_bytes(data: &mut [u8], unit: usize) {
         for value in data.chunks_exact_mut(unit) {
             value.reverse();
         }
+    }
+}
+
+/// The registered Zarr v3 names of the numeric and boolean types.
+pub const V3_NAMES: [(&str, DataKind); 14] = [
+    ("bool", DataKind::Bool),
+    ("int8", DataKind::Int(1)),
+    ("int16", DataKind::Int(2)),
+    ("int32", DataKind::Int(4)),
+    ("int64", DataKind::Int(8)),
+    ("uint8", DataKind::UInt(1)),
+    ("uint16", DataKind::UInt(2)),
+    ("uint32", DataKind::UInt(4)),
+    ("uint64", DataKind::UInt(8)),
+    ("float16", DataKind::Float(2)),
+    ("float32", DataKind::Float(4)),
+    ("float64", DataKind::Float(8)),
+    ("complex64", DataKind::Complex(8)),
+    ("complex128", DataKind::Complex(16)),
+];
+
+/// The kind a plain v3 data type name stands for (`"float32"`, `"r16"`, `"string"`).
+fn v3_kind_of(name: &str) -> Option<DataKind> {
+    if let Some((_, kind)) = V3_NAMES.iter().find(|(n, _)| *n == name) {
+        return Some(kind.clone());
+    }
+    match name {
+        "string" => Some(DataKind::String),
+        "bytes" | "variable_length_bytes" => Some(DataKind::VlenBytes),
+        _ => {
+            let bits: usize = name.strip_prefix('r')?.parse().ok()?;
+            (bits > 0 && bits.is_multiple_of(8) && bits / 8 <= MAX_ITEM_SIZE)
+                .then_some(DataKind::Raw(bits / 8))
+        }
+    }
+}
+
+/// The stored kind a plain v3 data type name (`"int32"`, `"r16"`) stands for.
+pub fn v3_kind(name: &str) -> Result<DataKind> {
+    v3_kind_of(name).ok_or_else(|| {
+        Error::Unsupported(format!(
+            "zarr.json: data type {name:?} is not supported by this version of libzarr"
+        ))
+    })
+}
+
+/// The type a plain v3 data type name stands for, in native byte order.
+pub fn v3_dtype(name: &str) -> Option<DType> {
+    v3_kind_of(name).map(|kind| DType::new(kind, ByteOrder::NATIVE))
+}
+
+/// The stored type a name stands for: a numpy type string (`">f8"`, `"|S8"`, `"<U4"`), a
+/// Zarr v3 name (`"float32"`, `"r16"`, `"string"`, `"bytes"`; native byte order), a
+/// structured type as its v2 JSON field list, or an object codec configuration
+/// (`{"id": "vlen-array", "dtype": "<i4"}`).
+pub fn by_name(name: &str) -> Result<DType> {
+    let text = name.trim_start();
+    if text.starts_with(['[', '{']) {
+        let value: serde_json::Value = serde_json::from_str(text)
+            .map_err(|e| Error::Metadata(format!("data type {name:?}: {e}")))?;
+        return if value.is_object() {
+            object_dtype(&value)
+        } else {
+            DType::parse_v2_json(&value)
+        };
+    }
+    match v3_dtype(name) {
+        Some(dtype) => Ok(dtype),
+        None => DType::parse_v2(name),
+    }
+}
+
+/// The variable-length type an object array's first filter (its object codec) names.
+pub fn object_dtype(config: &Value) -> Result<DType> {
+    let id = config.get("id").and_then(Value::as_str).unwrap_or("");
+    let kind = match id {
+        "vlen-utf8" => DataKind::String,
+        "vlen-bytes" => DataKind::VlenBytes,
+        "vlen-array" => {
+            let inner = config
+                .get("dtype")
+                .and_then(Value::as_str)
+                .ok_or_else(|| {
+                    Error::Metadata(format!(
+                        "vlen-array filter {config} has no \"dtype\" string"
+                    ))
+                })
+                .and_then(DType::parse_v2)?;
+            if inner.item_size() == 0 || inner.element_type() == ElementType::Raw {
+                return Err(Error::Metadata(format!(
+                    "vlen-array items must be numbers, not {}",
+                    inner.to_v2()
+                )));
+            }
+            DataKind::VlenArray(Box::new(inner))
+        }
+        _ => {
+            return Err(Error::CodecUnsupported(format!(
+                "object dtype \"|O\" with first filter {config}: only vlen-utf8, \
+                 vlen-bytes and vlen-array are supported"
+            )))
+        }
+    };
+    Ok(DType::new(kind, ByteOrder::NotApplicable))
+}
+
+/// The object codec (first filter) a variable-length type is stored with in v2.
+pub fn object_codec(dtype: &DType) -> Option<Value> {
+    match &dtype.kind {
+        DataKind::String => Some(serde_json::json!({"id": "vlen-utf8"})),
+        DataKind::VlenBytes => Some(serde_json::json!({"id": "vlen-bytes"})),
+        DataKind::VlenArray(inner) => {
+            Some(serde_json::json!({"id": "vlen-array", "dtype": inner.to_v2()}))
+        }
+        _ => None,
     }
 }
 

@@ -13,8 +13,8 @@ mod num;
 mod numeric;
 
 use crate::codec::{self, CodecRef};
+use crate::dtype::{ByteOrder, DType, DataKind};
 use crate::error::{Error, Result};
-use crate::meta::dtype::{ByteOrder, DType, DataKind};
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
@@ -231,7 +231,7 @@ pub fn parse_dtype(text: &str) -> Result<DType> {
     if text.starts_with(['<', '>', '|', '=']) {
         return DType::parse_v2(text);
     }
-    if let Some(dtype) = crate::meta::v3::data_type_by_name(text) {
+    if let Some(dtype) = crate::dtype::v3_dtype(text) {
         return Ok(dtype);
     }
     DType::parse_v2(&format!("={text}"))
