@@ -322,7 +322,7 @@ mod tests {
         assert!(parse_fill(&json!("abc"), &u).is_err());
         let s = DType::new(
             DataKind::String,
-            super::crate::dtype::ByteOrder::NotApplicable,
+            crate::dtype::ByteOrder::NotApplicable,
         );
         assert_eq!(parse_fill(&json!("ab"), &s).unwrap(), Some(b"ab".to_vec()));
         assert_eq!(render_fill(&Some(b"ab".to_vec()), &s), json!("ab"));

@@ -30,7 +30,7 @@ fn build(config: &Map<String, Value>, dtype: &str) -> (Option<FilterRef>, Option
 #[test]
 fn numcodecs_vectors_encode_and_decode_byte_for_byte() {
     let vectors: Vec<Value> = serde_json::from_str(include_str!(
-        "../../tests/data/numcodecs_filter_vectors.json"
+        "../../../tests/data/numcodecs_filter_vectors.json"
     ))
     .unwrap();
     assert!(vectors.len() > 90);
