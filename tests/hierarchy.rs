@@ -134,7 +134,7 @@ fn consolidated_copy_and_zip_round_trip_in(format: Format) {
     let meta = Array::open(zip.clone(), "y", Mode::Read)
         .unwrap()
         .metadata();
-    assert_eq!(meta.compressors[0].config()["id"], "zstd");
+    assert_eq!(meta.codecs.bytes_to_bytes[0].config()["id"], "zstd");
     let memory: Arc<dyn Store> = Arc::new(MemoryStore::new());
     copy(&zip, "", &memory, "", None, Mode::CreateNew).unwrap();
     check_tree(memory.clone());

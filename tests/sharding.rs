@@ -311,7 +311,7 @@ fn sharded_arrays_copy_with_and_without_re_encoding() {
         )
         .unwrap();
         let copied = Array::open(target.clone(), "t", Mode::Read).unwrap();
-        assert!(copied.metadata().shard.is_some());
+        assert!(copied.metadata().sharding().is_some());
         let mut out = vec![0u8; data.len()];
         copied
             .read(&[0, 0], &[10, 12], ElementType::Int32, Order::C, &mut out)
@@ -389,7 +389,7 @@ fn nested_shards_round_trip_with_ranged_reads() {
     // Reopened from its metadata, one element costs three ranged reads: the outer index,
     // the inner shard's index and the chunk.
     let array = Array::open(store.clone(), "n", Mode::ReadWrite).unwrap();
-    assert_eq!(array.metadata().chunks, vec![2, 3]);
+    assert_eq!(array.metadata().inner_chunks(), [2, 3]);
     counting.reset();
     let mut one = vec![0u8; 4];
     array
@@ -556,7 +556,7 @@ fn sharding_followed_by_codecs_is_unsupported() {
     let err = Array::open(store, "x", Mode::Read).unwrap_err();
     assert!(
         err.to_string()
-            .contains("sharding_indexed is supported only as the one codec"),
+            .contains("sharding_indexed with other codecs beside it"),
         "{err}"
     );
 }

@@ -316,7 +316,10 @@ fn copying_variable_length_arrays_re_encodes_their_chunks() {
     let zstd = json!({"id": "zstd", "level": 3});
     zarr::node::copy(&source, "s", &target, "t", Some(&zstd), Mode::CreateNew).unwrap();
     let copy = Array::open(target.clone(), "t", Mode::Read).unwrap();
-    assert_eq!(copy.metadata().compressors[0].config()["id"], json!("zstd"));
+    assert_eq!(
+        copy.metadata().chain().bytes_to_bytes[0].config()["id"],
+        json!("zstd")
+    );
     let back = copy.read_vlen(&[0], &[5], Order::C).unwrap();
     assert_eq!((0..5).map(|i| back.get(i)).collect::<Vec<_>>(), items);
 }

@@ -26,18 +26,20 @@ impl Codec for Bz2 {
         config_map([("id", "bz2".into()), ("level", self.level.into())])
     }
 
-    fn encode(&self, data: &[u8]) -> Result<Vec<u8>> {
+    fn encode_into(&self, data: &[u8], out: &mut Vec<u8>) -> Result<()> {
         let failed = |e: std::io::Error| Error::Codec(format!("bz2: {e}"));
-        let mut enc = BzEncoder::new(Vec::new(), Compression::new(self.level));
+        out.clear();
+        let mut enc = BzEncoder::new(std::mem::take(out), Compression::new(self.level));
         enc.write_all(data).map_err(failed)?;
-        enc.finish().map_err(failed)
+        *out = enc.finish().map_err(failed)?;
+        Ok(())
     }
 
     fn decode_into(&self, data: &[u8], out: &mut [u8]) -> Result<()> {
         read_exact_stream("bz2", MultiBzDecoder::new(data), out)
     }
 
-    fn decode_bounded(&self, data: &[u8], limit: usize) -> Result<Vec<u8>> {
-        super::read_bounded_stream("bz2", MultiBzDecoder::new(data), limit)
+    fn decode_bounded(&self, data: &[u8], limit: usize, out: &mut Vec<u8>) -> Result<()> {
+        super::read_bounded_stream("bz2", MultiBzDecoder::new(data), limit, out)
     }
 }

@@ -143,9 +143,10 @@ impl Codec for Checksum {
         map
     }
 
-    fn encode(&self, data: &[u8]) -> Result<Vec<u8>> {
+    fn encode_into(&self, data: &[u8], out: &mut Vec<u8>) -> Result<()> {
         let sum = self.checksum(data).to_le_bytes();
-        let mut out = Vec::with_capacity(data.len() + 4);
+        out.clear();
+        crate::error::try_reserve(out, data.len() + 4, "a checksummed chunk")?;
         if self.at_start {
             out.extend_from_slice(&sum);
         }
@@ -153,7 +154,7 @@ impl Codec for Checksum {
         if !self.at_start {
             out.extend_from_slice(&sum);
         }
-        Ok(out)
+        Ok(())
     }
 
     fn decode_into(&self, data: &[u8], out: &mut [u8]) -> Result<()> {
@@ -163,8 +164,8 @@ impl Codec for Checksum {
         Ok(())
     }
 
-    fn decode_outer(&self, data: &[u8]) -> Result<Vec<u8>> {
-        Ok(self.strip(data)?.to_vec())
+    fn decoded_len(&self, data: &[u8]) -> Result<usize> {
+        Ok(self.strip(data)?.len())
     }
 
     fn encoded_len(&self, len: usize) -> Option<usize> {

@@ -32,11 +32,12 @@ impl Codec for Crc32c {
         config_map([("id", "crc32c".into())])
     }
 
-    fn encode(&self, data: &[u8]) -> Result<Vec<u8>> {
-        let mut out = Vec::with_capacity(data.len() + 4);
+    fn encode_into(&self, data: &[u8], out: &mut Vec<u8>) -> Result<()> {
+        out.clear();
+        crate::error::try_reserve(out, data.len() + 4, "a checksummed chunk")?;
         out.extend_from_slice(data);
         out.extend_from_slice(&crc32c::crc32c(data).to_le_bytes());
-        Ok(out)
+        Ok(())
     }
 
     fn decode_into(&self, data: &[u8], out: &mut [u8]) -> Result<()> {
@@ -46,7 +47,11 @@ impl Codec for Crc32c {
         Ok(())
     }
 
-    fn decode_outer(&self, data: &[u8]) -> Result<Vec<u8>> {
-        Ok(self.strip(data)?.to_vec())
+    fn decoded_len(&self, data: &[u8]) -> Result<usize> {
+        Ok(self.strip(data)?.len())
+    }
+
+    fn encoded_len(&self, len: usize) -> Option<usize> {
+        Some(len + 4)
     }
 }

@@ -44,21 +44,23 @@ impl Codec for Deflate {
         config_map([("id", self.name().into()), ("level", self.level.into())])
     }
 
-    fn encode(&self, data: &[u8]) -> Result<Vec<u8>> {
+    fn encode_into(&self, data: &[u8], out: &mut Vec<u8>) -> Result<()> {
+        out.clear();
         let level = Compression::new(self.level);
         let failed = |e: std::io::Error| Error::Codec(format!("{}: {e}", self.name()));
         match self.wrapper {
             Wrapper::Zlib => {
-                let mut enc = write::ZlibEncoder::new(Vec::new(), level);
+                let mut enc = write::ZlibEncoder::new(std::mem::take(out), level);
                 enc.write_all(data).map_err(failed)?;
-                enc.finish().map_err(failed)
+                *out = enc.finish().map_err(failed)?;
             }
             Wrapper::Gzip => {
-                let mut enc = write::GzEncoder::new(Vec::new(), level);
+                let mut enc = write::GzEncoder::new(std::mem::take(out), level);
                 enc.write_all(data).map_err(failed)?;
-                enc.finish().map_err(failed)
+                *out = enc.finish().map_err(failed)?;
             }
         }
+        Ok(())
     }
 
     fn decode_into(&self, data: &[u8], out: &mut [u8]) -> Result<()> {
@@ -68,10 +70,12 @@ impl Codec for Deflate {
         }
     }
 
-    fn decode_bounded(&self, data: &[u8], limit: usize) -> Result<Vec<u8>> {
+    fn decode_bounded(&self, data: &[u8], limit: usize, out: &mut Vec<u8>) -> Result<()> {
         match self.wrapper {
-            Wrapper::Zlib => read_bounded_stream("zlib", read::ZlibDecoder::new(data), limit),
-            Wrapper::Gzip => read_bounded_stream("gzip", read::MultiGzDecoder::new(data), limit),
+            Wrapper::Zlib => read_bounded_stream("zlib", read::ZlibDecoder::new(data), limit, out),
+            Wrapper::Gzip => {
+                read_bounded_stream("gzip", read::MultiGzDecoder::new(data), limit, out)
+            }
         }
     }
 }

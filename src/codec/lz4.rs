@@ -28,12 +28,16 @@ impl Codec for Lz4 {
         ])
     }
 
-    fn encode(&self, data: &[u8]) -> Result<Vec<u8>> {
+    fn encode_into(&self, data: &[u8], out: &mut Vec<u8>) -> Result<()> {
         let len = u32::try_from(data.len())
             .map_err(|_| Error::Codec(format!("lz4 cannot compress {} bytes", data.len())))?;
-        let mut out = len.to_le_bytes().to_vec();
-        out.extend(lz4_flex::block::compress(data));
-        Ok(out)
+        let bound = 4 + lz4_flex::block::get_maximum_output_size(data.len());
+        crate::error::try_resize(out, bound, "lz4 output")?;
+        out[..4].copy_from_slice(&len.to_le_bytes());
+        let n = lz4_flex::block::compress_into(data, &mut out[4..])
+            .map_err(|e| Error::Codec(format!("lz4: {e}")))?;
+        out.truncate(4 + n);
+        Ok(())
     }
 
     fn decode_into(&self, data: &[u8], out: &mut [u8]) -> Result<()> {
@@ -47,14 +51,9 @@ impl Codec for Lz4 {
         check_len("lz4", n, out.len())
     }
 
-    fn decode_bounded(&self, data: &[u8], limit: usize) -> Result<Vec<u8>> {
-        let size = data
-            .get(..4)
+    fn decoded_len(&self, data: &[u8]) -> Result<usize> {
+        data.get(..4)
             .map(|p| u32::from_le_bytes([p[0], p[1], p[2], p[3]]) as usize)
-            .ok_or_else(|| Error::Codec("lz4 data is shorter than its length prefix".into()))?;
-        super::check_limit(&self.config(), size, limit)?;
-        let mut out = crate::error::try_zeroed(size, "an lz4 chunk")?;
-        self.decode_into(data, &mut out)?;
-        Ok(out)
+            .ok_or_else(|| Error::Codec("lz4 data is shorter than its length prefix".into()))
     }
 }

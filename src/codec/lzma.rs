@@ -75,19 +75,21 @@ impl Codec for Lzma {
         ])
     }
 
-    fn encode(&self, data: &[u8]) -> Result<Vec<u8>> {
+    fn encode_into(&self, data: &[u8], out: &mut Vec<u8>) -> Result<()> {
         let failed = |e: std::io::Error| Error::Codec(format!("lzma: {e}"));
-        let mut enc = xz2::write::XzEncoder::new_stream(Vec::new(), self.encoder()?);
+        out.clear();
+        let mut enc = xz2::write::XzEncoder::new_stream(std::mem::take(out), self.encoder()?);
         enc.write_all(data).map_err(failed)?;
-        enc.finish().map_err(failed)
+        *out = enc.finish().map_err(failed)?;
+        Ok(())
     }
 
     fn decode_into(&self, data: &[u8], out: &mut [u8]) -> Result<()> {
         read_exact_stream("lzma", decoder(data)?, out)
     }
 
-    fn decode_bounded(&self, data: &[u8], limit: usize) -> Result<Vec<u8>> {
-        super::read_bounded_stream("lzma", decoder(data)?, limit)
+    fn decode_bounded(&self, data: &[u8], limit: usize, out: &mut Vec<u8>) -> Result<()> {
+        super::read_bounded_stream("lzma", decoder(data)?, limit, out)
     }
 }
 

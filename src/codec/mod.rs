@@ -4,6 +4,7 @@
 
 mod blosc;
 mod bz2;
+pub mod chain;
 mod checksum;
 mod crc32c;
 mod deflate;
@@ -22,34 +23,47 @@ pub trait Codec: Send + Sync + std::fmt::Debug {
     /// The full configuration, with `id` and every default filled in, as numcodecs'
     /// `get_config()` gives it.
     fn config(&self) -> Map<String, Value>;
-    /// Encodes `data`.
-    fn encode(&self, data: &[u8]) -> Result<Vec<u8>>;
+    /// Encodes `data` into `out`, replacing its contents (its capacity is reused).
+    fn encode_into(&self, data: &[u8], out: &mut Vec<u8>) -> Result<()>;
     /// Decodes `data` into `out`, which has exactly the decoded size; decoded data of any
     /// other size is an error, and nothing is written past `out`.
     fn decode_into(&self, data: &[u8], out: &mut [u8]) -> Result<()>;
-    /// Undoes this codec when it is not the first of a chain (its decoded size is then
-    /// unknown). Only codecs whose output size follows from their input (checksums) can.
-    fn decode_outer(&self, _data: &[u8]) -> Result<Vec<u8>> {
-        Err(Error::Unsupported(format!(
-            "codec {} may only be the first bytes-to-bytes codec of a chain",
+    /// Decodes data whose decoded size is not known in advance into `out` (replacing its
+    /// contents), failing once the output would exceed `limit` bytes, so memory stays
+    /// bounded. Codecs whose decoded size follows from their data need not override it.
+    fn decode_bounded(&self, data: &[u8], limit: usize, out: &mut Vec<u8>) -> Result<()> {
+        let len = self.decoded_len(data)?;
+        check_limit(&self.config(), len, limit)?;
+        crate::error::try_resize(out, len, "a decoded chunk")?;
+        self.decode_into(data, out)
+    }
+    /// The decoded size of `data` when it follows from the data's own length (checksums,
+    /// shuffle); compressors, whose size is not known without decoding, refuse.
+    fn decoded_len(&self, _data: &[u8]) -> Result<usize> {
+        Err(Error::Internal(format!(
+            "codec {} does not know its decoded size",
             self.config()
                 .get("id")
                 .and_then(Value::as_str)
                 .unwrap_or("?")
         )))
     }
-    /// Decodes data whose decoded size is not known in advance (variable-length chunks),
-    /// failing once the output would exceed `limit` bytes, so memory stays bounded.
-    fn decode_bounded(&self, data: &[u8], limit: usize) -> Result<Vec<u8>> {
-        let out = self.decode_outer(data)?;
-        check_limit(&self.config(), out.len(), limit)?;
-        Ok(out)
-    }
     /// The encoded size of `len` bytes, when it follows from `len` alone (checksums,
     /// shuffle); `None` for compressors.
     fn encoded_len(&self, _len: usize) -> Option<usize> {
         None
     }
+    /// Whether v2 metadata lists it among the `filters` (not as the `compressor`).
+    fn v2_filter(&self) -> bool {
+        false
+    }
+}
+
+/// Encodes `data` with `codec` into a new buffer.
+pub fn encode(codec: &dyn Codec, data: &[u8]) -> Result<Vec<u8>> {
+    let mut out = Vec::new();
+    codec.encode_into(data, &mut out)?;
+    Ok(out)
 }
 
 /// A shared codec.
@@ -183,24 +197,26 @@ pub(crate) fn check_limit(config: &Map<String, Value>, size: usize, limit: usize
     Ok(())
 }
 
-/// Reads a stream decoder to its end, failing once it yields more than `limit` bytes.
+/// Reads a stream decoder to its end into `out` (replacing its contents), failing once it
+/// yields more than `limit` bytes.
 pub(crate) fn read_bounded_stream(
     codec: &str,
     reader: impl std::io::Read,
     limit: usize,
-) -> Result<Vec<u8>> {
+    out: &mut Vec<u8>,
+) -> Result<()> {
     use std::io::Read;
-    let mut out = Vec::new();
+    out.clear();
     reader
         .take(limit as u64 + 1)
-        .read_to_end(&mut out)
+        .read_to_end(out)
         .map_err(|e| Error::Codec(format!("{codec}: {e}")))?;
     if out.len() > limit {
         return Err(Error::Codec(format!(
             "{codec} data decodes to more than the limit of {limit} bytes"
         )));
     }
-    Ok(out)
+    Ok(())
 }
 
 /// Reads a stream decoder into `out`, failing if it yields more or fewer bytes; memory stays
@@ -269,7 +285,7 @@ mod tests {
         let data = sample();
         for config in configs {
             let codec = from_config(config.as_object().unwrap(), 4).unwrap();
-            let encoded = codec.encode(&data).unwrap();
+            let encoded = encode(codec.as_ref(), &data).unwrap();
             let mut out = vec![0u8; data.len()];
             codec.decode_into(&encoded, &mut out).unwrap();
             assert_eq!(out, data, "{config}");

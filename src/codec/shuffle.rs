@@ -60,11 +60,11 @@ impl Codec for Shuffle {
         ])
     }
 
-    fn encode(&self, data: &[u8]) -> Result<Vec<u8>> {
+    fn encode_into(&self, data: &[u8], out: &mut Vec<u8>) -> Result<()> {
         self.check(data.len())?;
-        let mut out = vec![0u8; data.len()];
-        self.run(data, &mut out, false);
-        Ok(out)
+        crate::error::try_resize(out, data.len(), "a shuffled chunk")?;
+        self.run(data, out, false);
+        Ok(())
     }
 
     fn decode_into(&self, data: &[u8], out: &mut [u8]) -> Result<()> {
@@ -74,10 +74,8 @@ impl Codec for Shuffle {
         Ok(())
     }
 
-    fn decode_outer(&self, data: &[u8]) -> Result<Vec<u8>> {
-        let mut out = vec![0u8; data.len()];
-        self.decode_into(data, &mut out)?;
-        Ok(out)
+    fn decoded_len(&self, data: &[u8]) -> Result<usize> {
+        Ok(data.len())
     }
 
     fn encoded_len(&self, len: usize) -> Option<usize> {

@@ -31,13 +31,20 @@ impl Codec for Zstd {
         map
     }
 
-    fn encode(&self, data: &[u8]) -> Result<Vec<u8>> {
+    fn encode_into(&self, data: &[u8], out: &mut Vec<u8>) -> Result<()> {
         let failed = |e: std::io::Error| Error::Codec(format!("zstd: {e}"));
         let mut compressor = zstd::bulk::Compressor::new(self.level).map_err(failed)?;
         compressor
             .set_parameter(zstd::zstd_safe::CParameter::ChecksumFlag(self.checksum))
             .map_err(failed)?;
-        compressor.compress(data).map_err(failed)
+        out.clear();
+        crate::error::try_reserve(
+            out,
+            zstd::zstd_safe::compress_bound(data.len()),
+            "zstd output",
+        )?;
+        compressor.compress_to_buffer(data, out).map_err(failed)?;
+        Ok(())
     }
 
     fn decode_into(&self, data: &[u8], out: &mut [u8]) -> Result<()> {
@@ -49,9 +56,9 @@ impl Codec for Zstd {
         check_len("zstd", n, out.len())
     }
 
-    fn decode_bounded(&self, data: &[u8], limit: usize) -> Result<Vec<u8>> {
+    fn decode_bounded(&self, data: &[u8], limit: usize, out: &mut Vec<u8>) -> Result<()> {
         let decoder = zstd::stream::read::Decoder::with_buffer(data)
             .map_err(|e| Error::Codec(format!("zstd: {e}")))?;
-        super::read_bounded_stream("zstd", decoder, limit)
+        super::read_bounded_stream("zstd", decoder, limit, out)
     }
 }

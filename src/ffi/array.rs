@@ -365,7 +365,7 @@ unsafe fn copy_dims(
     array: *const zarr_array_t,
     ndim: usize,
     dest: *mut u64,
-    pick: fn(&crate::meta::ArrayMeta) -> &Vec<u64>,
+    pick: fn(&crate::meta::ArrayMeta) -> &[u64],
 ) -> FfiResult {
     with_array(array, |a| {
         check_ndim(a, ndim)?;
@@ -392,7 +392,7 @@ pub unsafe extern "C" fn zarr_array_chunk_shape(
     ndim: usize,
     out_chunks: *mut u64,
 ) -> zarr_status_t {
-    ffi_guard!({ copy_dims(array, ndim, out_chunks, |m| &m.chunks) })
+    ffi_guard!({ copy_dims(array, ndim, out_chunks, |m| m.inner_chunks()) })
 }
 
 /// Copies the shard shape into `out_shape[0..ndim]` (`ndim` must be the rank);
@@ -408,13 +408,13 @@ pub unsafe extern "C" fn zarr_array_shard_shape(
         with_array(array, |a| {
             check_ndim(a, ndim)?;
             let meta = a.metadata();
-            let shard = meta.shard.as_ref().ok_or_else(|| {
+            let shard = meta.sharding().ok_or_else(|| {
                 Failure::from(crate::Error::NotFound(format!(
                     "array {:?} is not sharded",
                     a.path()
                 )))
             })?;
-            slice_mut(out_shape, ndim, "out_shape")?.copy_from_slice(&shard.shape);
+            slice_mut(out_shape, ndim, "out_shape")?.copy_from_slice(shard.shape);
             Ok(())
         })
     })
@@ -430,7 +430,7 @@ pub unsafe extern "C" fn zarr_array_shard_levels(
     ffi_guard!({
         let out_levels = out(out_levels, "out_levels")?;
         *out_levels = with_array(array, |a| {
-            Ok(a.metadata().shard.as_ref().map_or(0, |s| s.levels().len()))
+            Ok(a.metadata().sharding().map_or(0, |s| s.levels().len()))
         })?;
         Ok(())
     })
@@ -451,7 +451,7 @@ pub unsafe extern "C" fn zarr_array_shard_level_shape(
         with_array(array, |a| {
             check_ndim(a, ndim)?;
             let meta = a.metadata();
-            let levels = meta.shard.as_ref().map(|s| s.levels()).unwrap_or_default();
+            let levels = meta.sharding().map(|s| s.levels()).unwrap_or_default();
             let shard = levels.get(level).ok_or_else(|| {
                 Failure::from(crate::Error::NotFound(format!(
                     "array {:?} has {} sharding levels, not level {level}",
@@ -459,7 +459,7 @@ pub unsafe extern "C" fn zarr_array_shard_level_shape(
                     levels.len()
                 )))
             })?;
-            slice_mut(out_shape, ndim, "out_shape")?.copy_from_slice(&shard.shape);
+            slice_mut(out_shape, ndim, "out_shape")?.copy_from_slice(shard.shape);
             Ok(())
         })
     })
@@ -575,7 +575,7 @@ pub unsafe extern "C" fn zarr_array_order(
 ) -> zarr_status_t {
     ffi_guard!({
         let out_order = out(out_order, "out_order")?;
-        *out_order = with_array(array, |a| Ok(a.metadata().order as i32))?;
+        *out_order = with_array(array, |a| Ok(a.metadata().order() as i32))?;
         Ok(())
     })
 }

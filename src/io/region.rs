@@ -5,11 +5,12 @@
 use super::copy::{self, all_equal, is_single_run, Layout, SharedBuf};
 use super::lock::ChunkLocks;
 use super::pool;
-use super::shard;
+use super::shard::{self, ChunkWork};
+use crate::codec::chain::Scratch;
 use crate::dtype::{swap_bytes, ElementType};
-use crate::error::{checked_product, count_of, try_resize, try_zeroed, Error, Result};
-use crate::meta::{ArrayMeta, Order};
-use crate::store::{get_bounded, join_key, Store};
+use crate::error::{checked_product, count_of, try_resize, Error, Result};
+use crate::meta::{ArrayMeta, Order, ShardLevel};
+use crate::store::{get_bounded, Store};
 use rayon::prelude::*;
 
 /// A hyperrectangle of an array: first index and extent per dimension.
@@ -159,6 +160,7 @@ pub fn check_bounds(meta: &ArrayMeta, region: Region) -> Result<()> {
 }
 
 /// Where one chunk meets the region.
+#[derive(Debug, Default)]
 struct Part {
     /// Chunk index.
     index: Vec<u64>,
@@ -174,16 +176,23 @@ struct Part {
     all_in_bounds: bool,
 }
 
-/// A worker's reusable buffers: stored bytes as read, and one decoded chunk.
+/// A worker's reusable state for one call: the part it works on, the chunk's key, its
+/// stored bytes as read, one decoded chunk and the codec stages' buffers.
 #[derive(Debug, Default)]
 struct Buffers {
+    part: Part,
+    key: String,
     raw: Vec<u8>,
-    chunk: Vec<u8>,
+    work: ChunkWork,
 }
 
 /// The per-chunk plan of a region.
 struct Plan<'a> {
     meta: &'a ArrayMeta,
+    /// The shape of the chunks the codecs encode (the innermost when sharded).
+    chunks: &'a [u64],
+    /// Where chunk keys are joined to.
+    base: &'a str,
     region: Region<'a>,
     first: Vec<u64>,
     counts: Vec<u64>,
@@ -195,11 +204,17 @@ struct Plan<'a> {
 }
 
 impl<'a> Plan<'a> {
-    fn new(meta: &'a ArrayMeta, region: Region<'a>, buf_strides: Vec<usize>) -> Result<Self> {
+    fn new(
+        meta: &'a ArrayMeta,
+        base: &'a str,
+        region: Region<'a>,
+        buf_strides: Vec<usize>,
+    ) -> Result<Self> {
+        let chunks = meta.inner_chunks();
         let mut first = Vec::with_capacity(meta.rank());
         let mut counts = Vec::with_capacity(meta.rank());
-        for d in 0..meta.rank() {
-            let (s, n, c) = (region.start[d], region.count[d], meta.chunks[d]);
+        for (d, &c) in chunks.iter().enumerate() {
+            let (s, n) = (region.start[d], region.count[d]);
             if n == 0 {
                 first.push(0);
                 counts.push(0);
@@ -211,6 +226,8 @@ impl<'a> Plan<'a> {
         let total = count_of(&counts, "chunk count")?;
         Ok(Plan {
             meta,
+            chunks,
+            base,
             region,
             first,
             counts,
@@ -221,30 +238,29 @@ impl<'a> Plan<'a> {
         })
     }
 
-    fn part(&self, flat: usize) -> Part {
+    /// Fills `part` with the `flat`-th chunk of the plan (C order).
+    fn part(&self, flat: usize, part: &mut Part) {
         let rank = self.meta.rank();
-        let mut index = vec![0u64; rank];
+        part.index.resize(rank, 0);
         let mut rest = flat as u64;
         for d in (0..rank).rev() {
-            index[d] = self.first[d] + rest % self.counts[d];
+            part.index[d] = self.first[d] + rest % self.counts[d];
             rest /= self.counts[d];
         }
-        self.part_at(index)
+        self.locate(part);
     }
 
-    /// Where the chunk at `index` meets the region (a zero extent when it does not).
-    fn part_at(&self, index: Vec<u64>) -> Part {
+    /// Fills in where the chunk at `part.index` meets the region (a zero extent when it
+    /// does not).
+    fn locate(&self, part: &mut Part) {
         let rank = self.meta.rank();
-        let mut part = Part {
-            index,
-            extent: vec![0; rank],
-            chunk_offset: 0,
-            buf_offset: 0,
-            whole_chunk: true,
-            all_in_bounds: true,
-        };
+        part.extent.resize(rank, 0);
+        part.chunk_offset = 0;
+        part.buf_offset = 0;
+        part.whole_chunk = true;
+        part.all_in_bounds = true;
         for d in 0..rank {
-            let c = self.meta.chunks[d];
+            let c = self.chunks[d];
             let origin = part.index[d] * c;
             let lo = origin.max(self.region.start[d]);
             let hi = (origin + c)
@@ -257,132 +273,77 @@ impl<'a> Plan<'a> {
             part.whole_chunk &= lo == origin && hi == origin + c;
             part.all_in_bounds &= lo == origin && hi == in_bounds_end;
         }
-        part
     }
 
-    /// The store key of the object holding the chunk at `index` (its shard when sharded).
-    fn key_of(&self, path: &str, index: &[u64]) -> String {
-        match &self.meta.shard {
-            None => join_key(path, &self.meta.chunk_key(index)),
+    /// Writes into `key` the store key of the object holding the chunk at `index` (its
+    /// shard when sharded).
+    fn key_of(&self, index: &[u64], key: &mut String) {
+        match self.meta.sharding() {
+            None => self.meta.chunk_key_into(self.base, index, key),
             Some(shard) => {
                 let shard_index: Vec<u64> = index
                     .iter()
-                    .zip(shard.chunks_per_shard(&self.meta.chunks))
+                    .zip(shard.chunks_per_shard(self.chunks))
                     .map(|(i, n)| i / n)
                     .collect();
-                join_key(path, &self.meta.chunk_key(&shard_index))
+                self.meta.chunk_key_into(self.base, &shard_index, key)
             }
         }
     }
 
     /// Runs `work` for every part, in parallel on the pool when there is more than one.
-    /// Each worker gets its own [`Buffers`], reused across its parts, so no chunk-sized
-    /// allocation (and page faulting) happens per chunk.
+    /// Each worker keeps its own [`Buffers`] for the call, so no chunk-sized allocation
+    /// (and page faulting) happens per chunk.
     fn run<F>(&self, work: F) -> Result<()>
     where
-        F: Fn(&Part, &mut Buffers) -> Result<()> + Sync,
+        F: Fn(&mut Buffers) -> Result<()> + Sync,
     {
-        if self.total == 0 {
-            return Ok(());
+        let one = |buffers: &mut Buffers, i: usize| {
+            let mut part = std::mem::take(&mut buffers.part);
+            self.part(i, &mut part);
+            buffers.part = part;
+            work(buffers)
+        };
+        match self.total {
+            0 => Ok(()),
+            1 => one(&mut Buffers::default(), 0),
+            n => pool::pool()?.install(|| {
+                (0..n)
+                    .into_par_iter()
+                    .try_for_each_init(Buffers::default, |buffers, i| one(buffers, i))
+            }),
         }
-        if self.total == 1 {
-            return work(&self.part(0), &mut Buffers::default());
-        }
-        pool::pool()?.install(|| {
-            (0..self.total)
-                .into_par_iter()
-                .try_for_each_init(Buffers::default, |buffers, i| work(&self.part(i), buffers))
+    }
+}
+
+/// Decodes a stored chunk into `out` (its exact decoded size), still in stored byte order;
+/// errors name the chunk's `key`.
+pub(crate) fn decode_chunk(
+    meta: &ArrayMeta,
+    key: &str,
+    raw: &[u8],
+    out: &mut [u8],
+    scratch: &mut Scratch,
+) -> Result<()> {
+    meta.chain()
+        .decode_into(&meta.dtype, raw, out, scratch)
+        .map_err(|e| match e {
+            Error::Codec(m) => Error::Codec(format!("chunk {key:?}: {m}")),
+            other => other,
         })
-    }
 }
 
-/// Decodes a stored chunk into `out` (its exact decoded size), still in stored byte order:
-/// the compressors, then the filters in reverse order. Every intermediate size follows
-/// from the chunk size and the filters, never from the stored bytes.
-pub(crate) fn decode_chunk(meta: &ArrayMeta, key: &str, raw: &[u8], out: &mut [u8]) -> Result<()> {
-    let result = (|| {
-        if meta.filters.is_empty() {
-            return decompress(meta, raw, out);
-        }
-        // Sizes of the data each filter receives when encoding, then what the last makes.
-        let mut sizes = vec![out.len()];
-        for filter in &meta.filters {
-            sizes.push(filter.encoded_len(*sizes.last().expect("non-empty")));
-        }
-        let mut data = try_zeroed(sizes[meta.filters.len()], "a filtered chunk")?;
-        decompress(meta, raw, &mut data)?;
-        for (i, filter) in meta.filters.iter().enumerate().rev() {
-            if i == 0 {
-                filter.decode_into(&data, out)?;
-            } else {
-                let mut decoded = try_zeroed(sizes[i], "a filtered chunk")?;
-                filter.decode_into(&data, &mut decoded)?;
-                data = decoded;
-            }
-        }
-        Ok(())
-    })();
-    result.map_err(|e| match e {
-        Error::Codec(m) => Error::Codec(format!("chunk {key:?}: {m}")),
-        other => other,
-    })
-}
-
-/// Undoes the compressors of a chunk into `out` (the exact size the filters produced).
-fn decompress(meta: &ArrayMeta, raw: &[u8], out: &mut [u8]) -> Result<()> {
-    // Outer codecs (all but the first) undo their layer into a new buffer — of the size
-    // the codecs before them give when that follows from `out` (checksums, shuffle), else
-    // of the size their own data gives, bounded by the largest the codecs before them can
-    // make; the first decodes straight into `out`.
-    let codecs = &meta.compressors;
-    let mut decoded_sizes = Vec::with_capacity(codecs.len());
-    let mut bounds = Vec::with_capacity(codecs.len());
-    let mut size = Some(out.len());
-    let mut bound = out.len();
-    for codec in codecs {
-        decoded_sizes.push(size);
-        bounds.push(bound);
-        size = size.and_then(|s| codec.encoded_len(s));
-        bound = crate::meta::max_compressed_len(codec.as_ref(), bound);
-    }
-    let mut data = std::borrow::Cow::Borrowed(raw);
-    for i in (1..codecs.len()).rev() {
-        data = std::borrow::Cow::Owned(match decoded_sizes[i] {
-            Some(len) => {
-                let mut buf = try_zeroed(len, "a decoded chunk")?;
-                codecs[i].decode_into(&data, &mut buf)?;
-                buf
-            }
-            None => codecs[i].decode_bounded(&data, bounds[i])?,
-        });
-    }
-    match meta.compressors.first() {
-        Some(codec) => codec.decode_into(&data, out),
-        None if data.len() == out.len() => {
-            out.copy_from_slice(&data);
-            Ok(())
-        }
-        None => Err(Error::Codec(format!(
-            "uncompressed chunk has {} bytes, expected {}",
-            data.len(),
-            out.len()
-        ))),
-    }
-}
-
-/// Encodes a chunk held in stored byte order: the filters in order, then the compressors
-/// (the array has at least one filter or codec).
-pub(crate) fn encode_chunk(meta: &ArrayMeta, data: &[u8]) -> Result<Vec<u8>> {
-    let mut current = std::borrow::Cow::Borrowed(data);
-    for filter in &meta.filters {
-        current = std::borrow::Cow::Owned(filter.encode(&current)?);
-    }
-    let mut codecs = meta.compressors.iter();
-    let first = match codecs.next() {
-        Some(codec) => codec.encode(&current)?,
-        None => current.into_owned(),
-    };
-    codecs.try_fold(first, |data, codec| codec.encode(&data))
+/// Encodes a chunk held in stored byte order (swapped in place when the `bytes` codec
+/// writes the other order); errors name the chunk's `key`.
+pub(crate) fn encode_chunk<'a>(
+    meta: &ArrayMeta,
+    key: &str,
+    data: &'a mut [u8],
+    scratch: &'a mut Scratch,
+) -> Result<&'a [u8]> {
+    meta.chain()
+        .encode(&meta.dtype, data, scratch)
+        .map_err(|e| Error::Codec(format!("encoding chunk {key:?}: {e}")))
 }
 
 /// One element's bytes of the fill value (zeros when it is null).
@@ -393,17 +354,17 @@ fn fill_pattern(meta: &ArrayMeta) -> std::borrow::Cow<'_, [u8]> {
     }
 }
 
-/// Reads `region` of the array at `path` into `buf` (native byte order, elements at
-/// `buf_strides` as [`check`] returned them).
+/// Reads `region` of the array whose chunk keys are joined to `base` into `buf` (native
+/// byte order, elements at `buf_strides` as [`check`] returned them).
 pub fn read(
     store: &dyn Store,
-    path: &str,
+    base: &str,
     meta: &ArrayMeta,
     region: Region,
     buf_strides: Vec<usize>,
     buf: &mut [u8],
 ) -> Result<()> {
-    let plan = Plan::new(meta, region, buf_strides)?;
+    let plan = Plan::new(meta, base, region, buf_strides)?;
     let out = SharedBuf::new(buf);
     let elem = meta.item_size();
     let swap = meta.dtype.needs_swap();
@@ -411,53 +372,59 @@ pub fn read(
     let chunk_bytes = meta.chunk_bytes();
     let chunk_strides = &plan.chunk_strides;
     let buf_strides = &plan.buf_strides;
+    let plain = meta.chain().is_plain(&meta.dtype);
     let shards = shard::IndexCache::default();
     let max_stored = meta.max_encoded_chunk_len();
-    plan.run(|part, buffers| {
-        let key = plan.key_of(path, &part.index);
+    plan.run(|buffers| {
+        let Buffers {
+            part,
+            key,
+            raw,
+            work,
+        } = buffers;
+        plan.key_of(&part.index, key);
         let dst = Layout {
             offset: part.buf_offset,
             strides: buf_strides,
         };
-        let found = match &meta.shard {
-            None => store.get_into(&key, &mut buffers.raw, max_stored)?,
+        let found = match meta.sharding() {
+            None => store.get_into(key, raw, max_stored)?,
             Some(sharding) => {
-                match shard::read_inner(store, &key, meta, sharding, &part.index, &shards)? {
+                match shard::read_inner(store, key, meta, sharding, &part.index, &shards)? {
                     Some(bytes) => {
-                        buffers.raw = bytes;
+                        *raw = bytes;
                         true
                     }
                     None => false,
                 }
             }
         };
-        let (raw, scratch) = (&buffers.raw, &mut buffers.chunk);
         if !found {
             // SAFETY: parts cover disjoint elements of the caller's buffer.
             return unsafe {
                 copy::fill_raw(&part.extent, pattern, out.as_mut_ptr(), out.len(), &dst)
             };
         };
-        if part.whole_chunk && !swap && is_single_run(&part.extent, chunk_strides, buf_strides) {
+        if part.whole_chunk && is_single_run(&part.extent, chunk_strides, buf_strides) {
             // SAFETY: this part's elements are one run that no other part touches.
             let target = unsafe { out.slice_mut(part.buf_offset * elem, chunk_bytes)? };
-            return decode_chunk(meta, &key, raw, target);
+            decode_chunk(meta, key, raw, target, &mut work.scratch)?;
+            if swap {
+                swap_bytes(target, meta.dtype.swap_unit());
+            }
+            return Ok(());
         }
         // Uncompressed chunks in this machine's byte order scatter straight from the bytes
         // read; others are decoded into the worker's chunk buffer first.
-        let decoded: &[u8] = if meta.compressors.is_empty()
-            && meta.filters.is_empty()
-            && !swap
-            && raw.len() == chunk_bytes
-        {
+        let decoded: &[u8] = if plain && !swap && raw.len() == chunk_bytes {
             raw
         } else {
-            try_resize(scratch, chunk_bytes, "a decoded chunk")?;
-            decode_chunk(meta, &key, raw, scratch)?;
+            try_resize(&mut work.chunk, chunk_bytes, "a decoded chunk")?;
+            decode_chunk(meta, key, raw, &mut work.chunk, &mut work.scratch)?;
             if swap {
-                swap_bytes(scratch, meta.dtype.swap_unit());
+                swap_bytes(&mut work.chunk, meta.dtype.swap_unit());
             }
-            scratch
+            &work.chunk
         };
         let src = Layout {
             offset: part.chunk_offset,
@@ -478,33 +445,25 @@ pub fn read(
     })
 }
 
-/// The new content of a chunk.
-enum Merged {
-    /// It equals the fill value: not stored.
-    Fill,
-    /// The chunk buffer holds the bytes to store (no codecs).
-    InBuffer,
-    /// Encoded bytes to store.
-    Encoded(Vec<u8>),
-}
-
 /// Builds the new content of the chunk of `part`: the caller's elements merged over
 /// `existing` (its stored bytes; the fill value when `None` or when the part covers every
-/// element in bounds), then encoded, with `chunk` as the work buffer.
-fn merged_chunk(
+/// element in bounds), then encoded, with `work` as the work buffers. `None`: the chunk
+/// equals the fill value and is not stored.
+fn merged_chunk<'w>(
     plan: &Plan,
     part: &Part,
     existing: Option<&[u8]>,
     label: &str,
     buf: &[u8],
-    chunk: &mut Vec<u8>,
-) -> Result<Merged> {
+    work: &'w mut ChunkWork,
+) -> Result<Option<&'w [u8]>> {
     let meta = plan.meta;
     let pattern = &plan.pattern;
+    let ChunkWork { chunk, scratch } = work;
     try_resize(chunk, meta.chunk_bytes(), "a chunk")?;
     match existing {
         Some(raw) if !part.all_in_bounds => {
-            decode_chunk(meta, label, raw, chunk)?;
+            decode_chunk(meta, label, raw, chunk, scratch)?;
             if meta.dtype.needs_swap() {
                 swap_bytes(chunk, meta.dtype.swap_unit());
             }
@@ -523,47 +482,47 @@ fn merged_chunk(
     };
     copy::copy(meta.item_size(), &part.extent, buf, &src, chunk, &dst)?;
     if meta.fill_value.is_some() && all_equal(chunk, pattern) {
-        return Ok(Merged::Fill);
+        return Ok(None);
     }
     if meta.dtype.needs_swap() {
         swap_bytes(chunk, meta.dtype.swap_unit());
     }
-    if meta.compressors.is_empty() && meta.filters.is_empty() {
-        return Ok(Merged::InBuffer);
-    }
-    encode_chunk(meta, chunk)
-        .map(Merged::Encoded)
-        .map_err(|e| Error::Codec(format!("encoding chunk {label:?}: {e}")))
+    encode_chunk(meta, label, chunk, scratch).map(Some)
 }
 
-/// Writes `buf` (native byte order, elements at `buf_strides`) into `region` of the array at
-/// `path`. Chunks the region covers are written without being read; others are read,
-/// merged and rewritten. A chunk equal to the fill value is erased instead of stored.
-/// Sharded arrays write each touched shard once.
+/// Writes `buf` (native byte order, elements at `buf_strides`) into `region` of the array
+/// whose chunk keys are joined to `base`. Chunks the region covers are written without
+/// being read; others are read, merged and rewritten. A chunk equal to the fill value is
+/// erased instead of stored. Sharded arrays write each touched shard once.
 pub fn write(
     store: &dyn Store,
-    path: &str,
+    base: &str,
     meta: &ArrayMeta,
     region: Region,
     buf_strides: Vec<usize>,
     buf: &[u8],
     locks: Option<&ChunkLocks>,
 ) -> Result<()> {
-    let plan = Plan::new(meta, region, buf_strides)?;
-    if let Some(sharding) = &meta.shard {
-        return write_shards(store, path, &plan, sharding, buf, locks);
+    let plan = Plan::new(meta, base, region, buf_strides)?;
+    if let Some(sharding) = meta.sharding() {
+        return write_shards(store, &plan, sharding, buf, locks);
     }
     let max_stored = meta.max_encoded_chunk_len();
-    plan.run(|part, buffers| {
-        let key = plan.key_of(path, &part.index);
+    plan.run(|buffers| {
+        let Buffers {
+            part,
+            key,
+            raw,
+            work,
+        } = buffers;
+        plan.key_of(&part.index, key);
         // Held until the chunk is stored, so read-modify-writes never interleave.
-        let _lock = locks.map(|l| l.lock(&key)).transpose()?;
-        let existing = !part.all_in_bounds && store.get_into(&key, &mut buffers.raw, max_stored)?;
-        let existing = existing.then_some(buffers.raw.as_slice());
-        match merged_chunk(&plan, part, existing, &key, buf, &mut buffers.chunk)? {
-            Merged::Fill => store.erase(&key).map(|_| ()),
-            Merged::InBuffer => store.set(&key, &buffers.chunk),
-            Merged::Encoded(encoded) => store.set(&key, &encoded),
+        let _lock = locks.map(|l| l.lock(key)).transpose()?;
+        let existing = !part.all_in_bounds && store.get_into(key, raw, max_stored)?;
+        let existing = existing.then_some(raw.as_slice());
+        match merged_chunk(&plan, part, existing, key, buf, work)? {
+            None => store.erase(key).map(|_| ()),
+            Some(encoded) => store.set(key, encoded),
         }
     })
 }
@@ -573,14 +532,13 @@ pub fn write(
 /// are rebuilt the same way, level by level.
 fn write_shards(
     store: &dyn Store,
-    path: &str,
     plan: &Plan,
-    sharding: &crate::meta::Sharding,
+    sharding: ShardLevel<'_>,
     buf: &[u8],
     locks: Option<&ChunkLocks>,
 ) -> Result<()> {
     let meta = plan.meta;
-    let per_shard = sharding.chunks_per_shard(&meta.chunks);
+    let per_shard = sharding.chunks_per_shard(plan.chunks);
     // The shards touched: the inner-chunk range of the plan, divided per shard.
     let first: Vec<u64> = plan
         .first
@@ -610,14 +568,15 @@ fn write_shards(
             shard_index[d] = first[d] + rest % counts[d];
             rest /= counts[d];
         }
-        let key = join_key(path, &meta.chunk_key(&shard_index));
+        let mut key = String::new();
+        meta.chunk_key_into(plan.base, &shard_index, &mut key);
         let _lock = locks.map(|l| l.lock(&key)).transpose()?;
         let origin: Vec<u64> = shard_index
             .iter()
             .zip(&per_shard)
             .map(|(s, n)| s * n)
             .collect();
-        let old = if covers(plan, &origin, &sharding.shape) {
+        let old = if covers(plan, &origin, sharding.shape) {
             None
         } else {
             get_bounded(store, &key, max_shard)?
@@ -632,11 +591,11 @@ fn write_shards(
 
 /// The element box of `shape` whose first chunk is `origin` (chunk grid), clipped to the
 /// array: `(lo, hi)` per dimension.
-fn unit_box(meta: &ArrayMeta, origin: &[u64], shape: &[u64]) -> Vec<(u64, u64)> {
-    (0..meta.rank())
+fn unit_box(plan: &Plan, origin: &[u64], shape: &[u64]) -> Vec<(u64, u64)> {
+    (0..plan.meta.rank())
         .map(|d| {
-            let lo = origin[d] * meta.chunks[d];
-            (lo, (lo + shape[d]).min(meta.shape[d]))
+            let lo = origin[d] * plan.chunks[d];
+            (lo, (lo + shape[d]).min(plan.meta.shape[d]))
         })
         .collect()
 }
@@ -644,7 +603,7 @@ fn unit_box(meta: &ArrayMeta, origin: &[u64], shape: &[u64]) -> Vec<(u64, u64)> 
 /// The region covers every element of the array inside the unit of `shape` at `origin`.
 fn covers(plan: &Plan, origin: &[u64], shape: &[u64]) -> bool {
     let region = plan.region;
-    unit_box(plan.meta, origin, shape)
+    unit_box(plan, origin, shape)
         .iter()
         .enumerate()
         .all(|(d, &(lo, hi))| region.start[d] <= lo && region.start[d] + region.count[d] >= hi)
@@ -653,7 +612,7 @@ fn covers(plan: &Plan, origin: &[u64], shape: &[u64]) -> bool {
 /// The region meets the unit of `shape` at `origin`.
 fn meets(plan: &Plan, origin: &[u64], shape: &[u64]) -> bool {
     let region = plan.region;
-    unit_box(plan.meta, origin, shape)
+    unit_box(plan, origin, shape)
         .iter()
         .enumerate()
         .all(|(d, &(lo, hi))| region.start[d] < hi && region.start[d] + region.count[d] > lo)
@@ -664,23 +623,24 @@ fn meets(plan: &Plan, origin: &[u64], shape: &[u64]) -> bool {
 /// the other units keep their bytes.
 fn build_shard(
     plan: &Plan,
-    sharding: &crate::meta::Sharding,
+    sharding: ShardLevel<'_>,
     origin: &[u64],
     old: Option<&[u8]>,
     label: &str,
     buf: &[u8],
 ) -> Result<Option<Vec<u8>>> {
     let touches = |at: &[u64], unit: &[u64]| meets(plan, at, unit);
-    let encode = |at: &[u64], old: Option<&[u8]>, label: &str| -> Result<Option<Vec<u8>>> {
-        let part = plan.part_at(at.to_vec());
-        let mut chunk = Vec::new();
-        Ok(
-            match merged_chunk(plan, &part, old, label, buf, &mut chunk)? {
-                Merged::Fill => None,
-                Merged::InBuffer => Some(chunk),
-                Merged::Encoded(encoded) => Some(encoded),
-            },
-        )
+    let encode = |at: &[u64],
+                  old: Option<&[u8]>,
+                  label: &str,
+                  work: &mut ChunkWork|
+     -> Result<Option<Vec<u8>>> {
+        let mut part = Part {
+            index: at.to_vec(),
+            ..Part::default()
+        };
+        plan.locate(&mut part);
+        Ok(merged_chunk(plan, &part, old, label, buf, work)?.map(<[u8]>::to_vec))
     };
     shard::rebuild(plan.meta, sharding, origin, old, label, &touches, &encode)
 }

@@ -6,9 +6,10 @@
 
 use crate::dtype::ByteOrder;
 use crate::error::{Error, Result};
-use crate::meta::{ArrayMeta, Sharding};
+use crate::meta::{ArrayMeta, ShardLevel};
 use crate::store::Store;
 use rayon::prelude::*;
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -22,36 +23,34 @@ type Index = Arc<Vec<(u64, u64)>>;
 #[derive(Debug, Default)]
 pub struct IndexCache(Mutex<HashMap<String, Option<Index>>>);
 
-fn encode_u64s(values: impl Iterator<Item = u64>, endian: ByteOrder) -> Vec<u8> {
-    values
-        .flat_map(|v| match endian {
-            ByteOrder::Big => v.to_be_bytes(),
-            _ => v.to_le_bytes(),
-        })
-        .collect()
-}
-
 /// The encoded size of an index of `n` entries: 16 bytes each, plus 4 per `crc32c`
 /// (the only index codec the metadata layer accepts, so the size is fixed).
-fn index_len(sharding: &Sharding, n: usize) -> usize {
-    16 * n + 4 * sharding.index_codecs.len()
+fn index_len(sharding: ShardLevel<'_>, n: usize) -> usize {
+    16 * n + 4 * sharding.codec.index_codecs.len()
 }
 
-fn encode_index(sharding: &Sharding, entries: &[(u64, u64)]) -> Result<Vec<u8>> {
-    let raw = encode_u64s(
-        entries.iter().flat_map(|&(o, s)| [o, s]),
-        sharding.index_endian,
-    );
-    sharding
-        .index_codecs
-        .iter()
-        .try_fold(raw, |data, codec| codec.encode(&data))
+/// Appends the encoded index of `entries` to `out`.
+fn encode_index(sharding: ShardLevel<'_>, entries: &[(u64, u64)], out: &mut Vec<u8>) -> Result<()> {
+    let mut raw = Vec::with_capacity(16 * entries.len());
+    for v in entries.iter().flat_map(|&(o, s)| [o, s]) {
+        raw.extend_from_slice(&match sharding.codec.index_endian {
+            ByteOrder::Big => v.to_be_bytes(),
+            _ => v.to_le_bytes(),
+        });
+    }
+    let mut encoded = Vec::new();
+    for codec in &sharding.codec.index_codecs {
+        codec.encode_into(&raw, &mut encoded)?;
+        std::mem::swap(&mut raw, &mut encoded);
+    }
+    out.extend_from_slice(&raw);
+    Ok(())
 }
 
 /// Decodes and checks the index of the shard `bytes` (stored at `key`): every stored
 /// chunk lies inside the shard, outside the index, and no two overlap.
 pub fn decode_index(
-    sharding: &Sharding,
+    sharding: ShardLevel<'_>,
     bytes: &[u8],
     n: usize,
     key: &str,
@@ -63,13 +62,13 @@ pub fn decode_index(
             bytes.len()
         )));
     }
-    let index_bytes = if sharding.index_at_start {
+    let index_bytes = if sharding.codec.index_at_start {
         &bytes[..len]
     } else {
         &bytes[bytes.len() - len..]
     };
     let entries = parse_index(sharding, index_bytes, n, key)?;
-    let (lo, hi) = if sharding.index_at_start {
+    let (lo, hi) = if sharding.codec.index_at_start {
         (len as u64, bytes.len() as u64)
     } else {
         (0, (bytes.len() - len) as u64)
@@ -79,17 +78,21 @@ pub fn decode_index(
 }
 
 fn parse_index(
-    sharding: &Sharding,
+    sharding: ShardLevel<'_>,
     encoded: &[u8],
     n: usize,
     key: &str,
 ) -> Result<Vec<(u64, u64)>> {
     let mut data = std::borrow::Cow::Borrowed(encoded);
-    for codec in sharding.index_codecs.iter().rev() {
-        data = std::borrow::Cow::Owned(codec.decode_outer(&data).map_err(|e| match e {
-            Error::Codec(m) => Error::Codec(format!("shard {key:?} index: {m}")),
-            other => other,
-        })?);
+    for codec in sharding.codec.index_codecs.iter().rev() {
+        let mut decoded = Vec::new();
+        codec
+            .decode_bounded(&data, encoded.len(), &mut decoded)
+            .map_err(|e| match e {
+                Error::Codec(m) => Error::Codec(format!("shard {key:?} index: {m}")),
+                other => other,
+            })?;
+        data = std::borrow::Cow::Owned(decoded);
     }
     if data.len() != 16 * n {
         return Err(Error::Codec(format!(
@@ -100,7 +103,7 @@ fn parse_index(
     }
     let word = |i: usize| {
         let b: [u8; 8] = data[8 * i..8 * i + 8].try_into().expect("8 bytes");
-        match sharding.index_endian {
+        match sharding.codec.index_endian {
             ByteOrder::Big => u64::from_be_bytes(b),
             _ => u64::from_le_bytes(b),
         }
@@ -140,7 +143,7 @@ fn check_entries(entries: &[(u64, u64)], lo: u64, hi: u64, key: &str) -> Result<
 fn read_index(
     store: &dyn Store,
     key: &str,
-    sharding: &Sharding,
+    sharding: ShardLevel<'_>,
     view: Option<(u64, u64)>,
     n: usize,
     cache: &IndexCache,
@@ -178,7 +181,7 @@ fn read_index(
                     "shard {label:?} is shorter than its index ({size} < {len} bytes)"
                 )));
             }
-            let at = if sharding.index_at_start {
+            let at = if sharding.codec.index_at_start {
                 0
             } else {
                 size - len
@@ -187,7 +190,7 @@ fn read_index(
                 .get_range(key, base + at, len)?
                 .ok_or_else(|| Error::Io(format!("shard {key:?} vanished while reading")))?;
             let entries = parse_index(sharding, &bytes, n, &label)?;
-            let (lo, hi) = if sharding.index_at_start {
+            let (lo, hi) = if sharding.codec.index_at_start {
                 (len, size)
             } else {
                 (0, size - len)
@@ -211,20 +214,20 @@ pub fn read_inner(
     store: &dyn Store,
     key: &str,
     meta: &ArrayMeta,
-    sharding: &Sharding,
+    sharding: ShardLevel<'_>,
     index: &[u64],
     cache: &IndexCache,
 ) -> Result<Option<Vec<u8>>> {
     let mut level = sharding;
     let mut view = None;
     loop {
-        let per_shard = level.units_per_shard(&meta.chunks);
-        let unit = level.unit_shape(&meta.chunks);
+        let per_shard = level.units_per_shard();
+        let unit = level.unit_shape();
         let n: usize = per_shard.iter().product::<u64>() as usize;
         // The unit holding the chunk, counted in C order within this shard.
         let position = index
             .iter()
-            .zip(&meta.chunks)
+            .zip(meta.inner_chunks())
             .zip(unit.iter().zip(&per_shard))
             .fold(0u64, |acc, ((i, c), (u, p))| acc * p + (i * c / u) % p)
             as usize;
@@ -236,7 +239,7 @@ pub fn read_inner(
             return Ok(None);
         }
         let base = view.map_or(0, |(b, _)| b) + offset;
-        match &level.inner {
+        match level.inner() {
             None => {
                 let max = meta.max_encoded_chunk_len();
                 if size > max {
@@ -258,16 +261,26 @@ pub fn read_inner(
 /// Gives the new encoded bytes of the chunk at a chunk index from its old ones and a label
 /// for errors (`None`: the chunk is not stored).
 pub type EncodeChunk<'a> =
-    dyn Fn(&[u64], Option<&[u8]>, &str) -> Result<Option<Vec<u8>>> + Sync + 'a;
+    dyn Fn(&[u64], Option<&[u8]>, &str, &mut ChunkWork) -> Result<Option<Vec<u8>>> + Sync + 'a;
+
+/// A worker's buffers for encoding or decoding chunks: one decoded chunk and the codec
+/// stages' scratch, reused from chunk to chunk.
+#[derive(Debug, Default)]
+pub struct ChunkWork {
+    /// One decoded chunk.
+    pub chunk: Vec<u8>,
+    /// The codec stages' buffers.
+    pub scratch: crate::codec::chain::Scratch,
+}
 
 /// Rebuilds the shard of layout `sharding` whose first chunk is `origin` (chunk grid) of an
 /// array of `meta`: `old` holds its stored bytes (if any). Units for which `touches(first
 /// chunk, unit shape in elements)` holds are rebuilt — nested shards recursively, chunks by
-/// `encode(chunk index, old encoded bytes, label)` (`None`: not stored) — in parallel; the
+/// `encode(chunk index, old encoded bytes, label, worker buffers)` (`None`: not stored) — in parallel; the
 /// others keep their bytes. `None`: no unit is stored.
 pub fn rebuild(
     meta: &ArrayMeta,
-    sharding: &Sharding,
+    sharding: ShardLevel<'_>,
     origin: &[u64],
     old: Option<&[u8]>,
     label: &str,
@@ -275,9 +288,13 @@ pub fn rebuild(
     encode: &EncodeChunk<'_>,
 ) -> Result<Option<Vec<u8>>> {
     let rank = meta.rank();
-    let per_shard = sharding.units_per_shard(&meta.chunks);
-    let unit = sharding.unit_shape(&meta.chunks);
-    let unit_chunks: Vec<u64> = unit.iter().zip(&meta.chunks).map(|(u, c)| u / c).collect();
+    let per_shard = sharding.units_per_shard();
+    let unit = sharding.unit_shape();
+    let unit_chunks: Vec<u64> = unit
+        .iter()
+        .zip(meta.inner_chunks())
+        .map(|(u, c)| u / c)
+        .collect();
     let n: usize = per_shard.iter().product::<u64>() as usize;
     let old_index = match old {
         Some(bytes) => Some(decode_index(sharding, bytes, n, label)?),
@@ -288,7 +305,7 @@ pub fn rebuild(
         (offset != EMPTY)
             .then(|| &old.expect("index implies shard")[offset as usize..(offset + size) as usize])
     };
-    let build = |j: usize| -> Result<Option<Vec<u8>>> {
+    let build = |work: &mut ChunkWork, j: usize| -> Result<Option<Cow<[u8]>>> {
         // The unit's first chunk, from its C-order position in the shard.
         let mut at = vec![0u64; rank];
         let mut rest = j as u64;
@@ -296,19 +313,23 @@ pub fn rebuild(
             at[d] = origin[d] + (rest % per_shard[d]) * unit_chunks[d];
             rest /= per_shard[d];
         }
-        if (0..rank).any(|d| at[d] * meta.chunks[d] >= meta.shape[d]) {
+        if (0..rank).any(|d| at[d] * meta.inner_chunks()[d] >= meta.shape[d]) {
             return Ok(None);
         }
         if !touches(&at, unit) {
-            return Ok(old_unit(j).map(<[u8]>::to_vec));
+            return Ok(old_unit(j).map(Cow::Borrowed));
         }
         let label = format!("{label}[{j}]");
-        match &sharding.inner {
-            Some(inner) => rebuild(meta, inner, &at, old_unit(j), &label, touches, encode),
-            None => encode(&at, old_unit(j), &label),
-        }
+        let unit = match sharding.inner() {
+            Some(inner) => rebuild(meta, inner, &at, old_unit(j), &label, touches, encode)?,
+            None => encode(&at, old_unit(j), &label, work)?,
+        };
+        Ok(unit.map(Cow::Owned))
     };
-    let units: Vec<Option<Vec<u8>>> = (0..n).into_par_iter().map(build).collect::<Result<_>>()?;
+    let units: Vec<Option<Cow<[u8]>>> = (0..n)
+        .into_par_iter()
+        .map_init(ChunkWork::default, build)
+        .collect::<Result<_>>()?;
     assemble(sharding, &per_shard, &units)
 }
 
@@ -350,33 +371,44 @@ fn morton_order(per_shard: &[u64]) -> Vec<usize> {
 /// Lays out a shard of `per_shard` units from their encoded bytes in C order (`None`: not
 /// stored): the units in Morton order (as zarr-python writes them), the index at the start
 /// or the end; `None` when no unit is stored (the shard is then not stored).
-pub fn assemble(
-    sharding: &Sharding,
+pub fn assemble<T: AsRef<[u8]>>(
+    sharding: ShardLevel<'_>,
     per_shard: &[u64],
-    chunks: &[Option<Vec<u8>>],
+    chunks: &[Option<T>],
 ) -> Result<Option<Vec<u8>>> {
     if chunks.iter().all(Option::is_none) {
         return Ok(None);
     }
-    let base = if sharding.index_at_start {
-        index_len(sharding, chunks.len()) as u64
+    let index_len = index_len(sharding, chunks.len());
+    let base = if sharding.codec.index_at_start {
+        index_len as u64
     } else {
         0
     };
+    let data_len: usize = chunks.iter().flatten().map(|c| c.as_ref().len()).sum();
     let mut entries = vec![(EMPTY, EMPTY); chunks.len()];
-    let mut data = Vec::with_capacity(chunks.iter().flatten().map(Vec::len).sum());
-    for position in morton_order(per_shard) {
+    let mut offset = base;
+    let order = morton_order(per_shard);
+    for &position in &order {
         if let Some(bytes) = &chunks[position] {
-            entries[position] = (base + data.len() as u64, bytes.len() as u64);
-            data.extend_from_slice(bytes);
+            entries[position] = (offset, bytes.as_ref().len() as u64);
+            offset += bytes.as_ref().len() as u64;
         }
     }
-    let index = encode_index(sharding, &entries)?;
-    Ok(Some(if sharding.index_at_start {
-        [index, data].concat()
-    } else {
-        [data, index].concat()
-    }))
+    let mut out = crate::error::try_zeroed(0, "a shard")?;
+    crate::error::try_reserve(&mut out, data_len + index_len, "a shard")?;
+    if sharding.codec.index_at_start {
+        encode_index(sharding, &entries, &mut out)?;
+    }
+    for &position in &order {
+        if let Some(bytes) = &chunks[position] {
+            out.extend_from_slice(bytes.as_ref());
+        }
+    }
+    if !sharding.codec.index_at_start {
+        encode_index(sharding, &entries, &mut out)?;
+    }
+    Ok(Some(out))
 }
 
 #[cfg(test)]

@@ -4,11 +4,12 @@
 
 use super::lock::ChunkLocks;
 use super::pool;
-use super::region::{check_bounds, encode_chunk, Region};
+use super::region::{check_bounds, Region};
 use super::shard;
+use crate::codec::chain::Scratch;
 use crate::dtype::{swap_bytes, DType, DataKind};
 use crate::error::{count_of, Error, Result};
-use crate::meta::{ArrayMeta, Order};
+use crate::meta::{ArrayMeta, Order, ShardLevel};
 use crate::store::{get_bounded, join_key, Store};
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -121,26 +122,14 @@ pub fn decode_items(data: &[u8], expected: usize) -> Result<Vec<std::ops::Range<
     Ok(ranges)
 }
 
-/// Undoes the bytes-to-bytes codecs of a stored variable-length chunk, giving its vlen
-/// bytes.
-pub(crate) fn decompress(meta: &ArrayMeta, key: &str, raw: &[u8]) -> Result<Vec<u8>> {
-    let mut data = raw.to_vec();
-    for codec in meta.compressors.iter().rev() {
-        data = codec
-            .decode_bounded(&data, MAX_VLEN_CHUNK_BYTES)
-            .map_err(|e| match e {
-                Error::Codec(m) => Error::Codec(format!("chunk {key:?}: {m}")),
-                other => other,
-            })?;
-    }
-    Ok(data)
-}
-
 /// Decodes a stored variable-length chunk into its items (in stored form).
 fn decode_chunk(meta: &ArrayMeta, key: &str, raw: &[u8]) -> Result<VlenItems> {
-    let data = decompress(meta, key, raw)?;
+    let mut scratch = Scratch::default();
     let result = (|| {
-        let ranges = decode_items(&data, meta.chunk_elements())?;
+        let data = meta
+            .chain()
+            .decode_bytes_bounded(raw, MAX_VLEN_CHUNK_BYTES, &mut scratch)?;
+        let ranges = decode_items(data, meta.chunk_elements())?;
         let mut items = VlenItems {
             offsets: Vec::with_capacity(ranges.len() + 1),
             data: Vec::with_capacity(data.len()),
@@ -202,19 +191,18 @@ fn map_items(meta: &ArrayMeta, region: Region, order: Order) -> Result<ItemMap> 
     let rank = meta.rank();
     let count = count_of(region.count, "region element count")?;
     let chunk_strides = meta.chunk_strides();
+    let chunks = meta.inner_chunks();
     let dims: Vec<usize> = match order {
         Order::C => (0..rank).rev().collect(),
         Order::F => (0..rank).collect(),
     };
     // The chunks the region touches form a box: each gets a slot by its C-order place in
     // it (at most one slot per element, so the table fits), filled when first met.
-    let first: Vec<u64> = (0..rank)
-        .map(|d| region.start[d] / meta.chunks[d])
-        .collect();
+    let first: Vec<u64> = (0..rank).map(|d| region.start[d] / chunks[d]).collect();
     let extent: Vec<u64> = (0..rank)
         .map(|d| match region.count[d] {
             0 => 0,
-            n => (region.start[d] + n - 1) / meta.chunks[d] - first[d] + 1,
+            n => (region.start[d] + n - 1) / chunks[d] - first[d] + 1,
         })
         .collect();
     let slot_strides = Order::C.strides(&extent);
@@ -226,7 +214,7 @@ fn map_items(meta: &ArrayMeta, region: Region, order: Order) -> Result<ItemMap> 
             count_of(&extent, "chunk count")?
         }
     ];
-    let mut chunks = Vec::new();
+    let mut touched = Vec::new();
     let mut items = Vec::with_capacity(count);
     let mut index = vec![0u64; rank];
     for _ in 0..count {
@@ -234,14 +222,14 @@ fn map_items(meta: &ArrayMeta, region: Region, order: Order) -> Result<ItemMap> 
         let mut inner = 0usize;
         for d in 0..rank {
             let at = region.start[d] + index[d];
-            slot += (at / meta.chunks[d] - first[d]) as usize * slot_strides[d];
-            inner += (at % meta.chunks[d]) as usize * chunk_strides[d];
+            slot += (at / chunks[d] - first[d]) as usize * slot_strides[d];
+            inner += (at % chunks[d]) as usize * chunk_strides[d];
         }
         if slots[slot] == usize::MAX {
-            slots[slot] = chunks.len();
-            chunks.push(
+            slots[slot] = touched.len();
+            touched.push(
                 (0..rank)
-                    .map(|d| (region.start[d] + index[d]) / meta.chunks[d])
+                    .map(|d| (region.start[d] + index[d]) / chunks[d])
                     .collect(),
             );
         }
@@ -255,7 +243,10 @@ fn map_items(meta: &ArrayMeta, region: Region, order: Order) -> Result<ItemMap> 
             index[d] = 0;
         }
     }
-    Ok(ItemMap { chunks, items })
+    Ok(ItemMap {
+        chunks: touched,
+        items,
+    })
 }
 
 /// The fill item (the fill value's bytes; empty when it is null), in stored form.
@@ -265,17 +256,17 @@ fn fill_item(meta: &ArrayMeta) -> Vec<u8> {
 
 /// The key of the stored object holding the chunk at `index`: its own, or its shard's.
 fn object_key(path: &str, meta: &ArrayMeta, index: &[u64]) -> String {
-    match &meta.shard {
+    match meta.sharding() {
         None => join_key(path, &meta.chunk_key(index)),
         Some(sharding) => join_key(path, &meta.chunk_key(&shard_of(meta, sharding, index))),
     }
 }
 
 /// The index of the shard holding the chunk at `index`.
-fn shard_of(meta: &ArrayMeta, sharding: &crate::meta::Sharding, index: &[u64]) -> Vec<u64> {
+fn shard_of(meta: &ArrayMeta, sharding: ShardLevel<'_>, index: &[u64]) -> Vec<u64> {
     index
         .iter()
-        .zip(sharding.chunks_per_shard(&meta.chunks))
+        .zip(sharding.chunks_per_shard(meta.inner_chunks()))
         .map(|(i, n)| i / n)
         .collect()
 }
@@ -291,7 +282,7 @@ fn read_chunks(
     let indexes = shard::IndexCache::default();
     let read_one = |index: &Vec<u64>| -> Result<Option<VlenItems>> {
         let key = object_key(path, meta, index);
-        let raw = match &meta.shard {
+        let raw = match meta.sharding() {
             None => get_bounded(store, &key, meta.max_encoded_chunk_len())?,
             Some(sharding) => shard::read_inner(store, &key, meta, sharding, index, &indexes)?,
         };
@@ -368,10 +359,13 @@ pub fn write(
             chunk[inner] = to_or_from_stored(&meta.dtype, items[i]);
         }
         let encoded = encode_items(chunk.iter().map(|item| &item[..]))?;
-        encode_chunk(meta, &encoded)
+        let mut scratch = Scratch::default();
+        meta.chain()
+            .encode_bytes(&encoded, &mut scratch)
+            .map(<[u8]>::to_vec)
             .map_err(|e| Error::Codec(format!("encoding chunk {label:?}: {e}")))
     };
-    let Some(sharding) = &meta.shard else {
+    let Some(sharding) = meta.sharding() else {
         let write_one = |&(index, updates): &(&Vec<u64>, &Vec<(usize, usize)>)| -> Result<()> {
             let key = join_key(path, &meta.chunk_key(index));
             let _lock = locks.map(|l| l.lock(&key)).transpose()?;
@@ -400,19 +394,23 @@ pub fn write(
             .push(index);
     }
     let shards: Vec<_> = by_shard.into_iter().collect();
-    let per_shard = sharding.chunks_per_shard(&meta.chunks);
+    let per_shard = sharding.chunks_per_shard(meta.inner_chunks());
     let max_shard = meta.max_stored_len();
-    let encode = |at: &[u64], old: Option<&[u8]>, label: &str| -> Result<Option<Vec<u8>>> {
+    let encode = |at: &[u64],
+                  old: Option<&[u8]>,
+                  label: &str,
+                  _: &mut shard::ChunkWork|
+     -> Result<Option<Vec<u8>>> {
         match updates_of.get(at) {
             Some(updates) => merge(label, old, updates).map(Some),
             None => Ok(old.map(<[u8]>::to_vec)),
         }
     };
+    let inner = meta.inner_chunks();
     let write_shard = |(shard_index, touched): &(Vec<u64>, Vec<&[u64]>)| -> Result<()> {
         let touches = |at: &[u64], unit: &[u64]| {
             touched.iter().any(|index| {
-                (0..index.len())
-                    .all(|d| index[d] >= at[d] && index[d] < at[d] + unit[d] / meta.chunks[d])
+                (0..index.len()).all(|d| index[d] >= at[d] && index[d] < at[d] + unit[d] / inner[d])
             })
         };
         let key = join_key(path, &meta.chunk_key(shard_index));

@@ -7,8 +7,9 @@
 //! `compressor` instead of a `codecs` list. Both are read; each is written on request.
 
 use super::fill;
-use super::{doc, json, v3, ArrayMeta, KeyEncoding, Order};
+use super::{doc, json, v3, ArrayMeta, KeyEncoding, Order, V2Fields};
 use crate::codec;
+use crate::codec::chain::Chain;
 use crate::dtype::{ByteOrder, DType, DataKind};
 use crate::error::{Error, Result};
 use crate::store::node_prefix;
@@ -296,18 +297,20 @@ pub fn parse_array(bytes: &[u8]) -> Result<ArrayMeta> {
         ),
         Some(_) => return Err(bad("dimension_names", "a list")),
     };
+    let codecs = Chain::from_v2(
+        order.transpose(shape.len()),
+        Default::default(),
+        compressors,
+        &dtype,
+    );
     let meta = ArrayMeta {
         shape,
         chunks,
         dtype,
+        codecs,
         fill_value,
-        order,
-        transpose: None,
-        filters: Vec::new(),
-        compressors,
         key_encoding: KeyEncoding::draft(separator),
         dimension_names,
-        shard: None,
     };
     meta.validate()?;
     Ok(meta)
@@ -407,12 +410,8 @@ pub fn render_array(
     attributes: &Map<String, Value>,
     scheme: Scheme,
 ) -> Result<Vec<u8>> {
-    if meta.shard.is_some() {
-        return Err(Error::Unsupported(
-            "the 2022 draft has no sharding; write sharded arrays in Zarr format 3".into(),
-        ));
-    }
-    if !meta.filters.is_empty() {
+    let fields = V2Fields::of(meta, "The 2022 draft")?;
+    if !fields.array_filters.is_empty() {
         return Err(Error::Unsupported(
             "the 2022 draft layout is written without filters".into(),
         ));
@@ -430,7 +429,7 @@ pub fn render_array(
     );
     doc.insert(
         "chunk_memory_layout".into(),
-        match meta.order {
+        match fields.order {
             Order::C => "C",
             Order::F => "F",
         }
@@ -456,8 +455,8 @@ pub fn render_array(
         Scheme::Draft => format!("{SEED_CODEC_URI}{id}/1.0"),
         Scheme::ZarrPython => format!("{ZARR_PYTHON_CODEC_URI}{id}/1.0"),
     };
-    let codecs: Vec<Value> = meta
-        .compressors
+    let codecs: Vec<Value> = fields
+        .bytes
         .iter()
         .map(|c| {
             let mut config = c.config();

@@ -320,10 +320,7 @@ mod tests {
         assert!(parse_fill(&json!("!!"), &d).is_err());
         let u = DType::parse_v2("<U2").unwrap();
         assert!(parse_fill(&json!("abc"), &u).is_err());
-        let s = DType::new(
-            DataKind::String,
-            crate::dtype::ByteOrder::NotApplicable,
-        );
+        let s = DType::new(DataKind::String, crate::dtype::ByteOrder::NotApplicable);
         assert_eq!(parse_fill(&json!("ab"), &s).unwrap(), Some(b"ab".to_vec()));
         assert_eq!(render_fill(&Some(b"ab".to_vec()), &s), json!("ab"));
     }

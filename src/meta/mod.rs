@@ -9,9 +9,8 @@ pub mod v1;
 pub mod v2;
 pub mod v3;
 
-use crate::codec::filter::FilterRef;
-use crate::codec::CodecRef;
-use crate::dtype::DType;
+use crate::codec::chain::{Chain, ShardingCodec};
+use crate::dtype::{ByteOrder, DType};
 use crate::error::{checked_product, to_usize, Error, Result};
 use crate::store::join_key;
 use fill::FillValue;
@@ -108,18 +107,8 @@ impl Format {
         attributes: &serde_json::Map<String, serde_json::Value>,
     ) -> Result<Vec<u8>> {
         match self {
-            Format::V1 | Format::V2 | Format::Draft(_) if meta.transpose.is_some() => {
-                Err(Error::Unsupported(format!(
-                    "only Zarr v3 metadata can hold the chunk order {:?} (a transpose that is \
-                     neither C nor F order)",
-                    meta.transpose.as_deref().unwrap_or_default()
-                )))
-            }
-            Format::V1 => Ok(v1::render_array(meta)),
-            Format::V2 if meta.compressors.len() > 1 => Err(Error::Unsupported(
-                "Zarr v2 metadata holds one compressor; this array has a chain".into(),
-            )),
-            Format::V2 => Ok(v2::render_array(meta)),
+            Format::V1 => v1::render_array(meta),
+            Format::V2 => v2::render_array(meta),
             Format::V3 => v3::render_array(meta, attributes),
             Format::Draft(s) => draft::render_array(meta, attributes, s),
         }
@@ -141,6 +130,86 @@ impl Format {
     }
 }
 
+/// A codec's JSON configuration.
+type Config = serde_json::Map<String, serde_json::Value>;
+
+/// An array's codec chain as the v1, v2 and 2022-draft documents hold it: a chunk order,
+/// array filters, then bytes-level filters and one compressor.
+pub(crate) struct V2Fields<'a> {
+    /// `order` (`chunk_memory_layout`).
+    pub order: Order,
+    /// The array filters' configurations.
+    pub array_filters: Vec<Config>,
+    /// The bytes→bytes codecs.
+    pub bytes: &'a [crate::codec::CodecRef],
+}
+
+impl<'a> V2Fields<'a> {
+    /// The fields of `meta`'s chain, or why `format` (its name) cannot hold it.
+    pub fn of(meta: &'a ArrayMeta, format: &str) -> Result<Self> {
+        use crate::codec::chain::{ArrayToArray, ArrayToBytes};
+        let chain = &meta.codecs;
+        let cannot = |what: &str| {
+            Err(Error::Unsupported(format!(
+                "{format} metadata cannot hold {what}; write this array in Zarr format 3"
+            )))
+        };
+        if chain.sharding().is_some() {
+            return cannot("sharding");
+        }
+        let order = match chain.order(meta.rank()) {
+            Some(order) => order,
+            None => {
+                let p = chain.permutation(meta.rank());
+                return cannot(&format!("the chunk order {p:?} (neither C nor F)"));
+            }
+        };
+        let mut seen_filter = false;
+        for codec in &chain.array_to_array {
+            match codec {
+                ArrayToArray::Filter(_) => seen_filter = true,
+                ArrayToArray::Transpose(_) if seen_filter => {
+                    return cannot("a transpose after an array filter")
+                }
+                ArrayToArray::Transpose(_) => {}
+            }
+        }
+        if let ArrayToBytes::Bytes(order) = chain.array_to_bytes {
+            let encoded = crate::codec::filter::output_dtype_of(chain.filters(), &meta.dtype);
+            if encoded.swap_unit() > 1
+                && order != ByteOrder::NotApplicable
+                && encoded.order != order
+            {
+                return cannot("a bytes codec that changes the byte order after the filters");
+            }
+        }
+        Ok(V2Fields {
+            order,
+            array_filters: chain.filters().map(|f| f.config()).collect(),
+            bytes: &chain.bytes_to_bytes,
+        })
+    }
+
+    /// The v2 `filters` (array filters, then bytes-level ones: checksums, shuffle) and
+    /// `compressor` (the last bytes→bytes codec when it is a compressor), or why `format`
+    /// cannot hold them (more than one compressor).
+    pub fn filters_and_compressor(
+        &self,
+        format: &str,
+    ) -> Result<(Vec<Config>, Option<&'a crate::codec::CodecRef>)> {
+        let compressor = self.bytes.last().filter(|c| !c.v2_filter());
+        let in_filters = &self.bytes[..self.bytes.len() - usize::from(compressor.is_some())];
+        if in_filters.iter().any(|c| c.encoded_len(0).is_none()) {
+            return Err(Error::Unsupported(format!(
+                "{format} metadata holds one compressor; this array has a chain of them"
+            )));
+        }
+        let mut filters = self.array_filters.clone();
+        filters.extend(in_filters.iter().map(|c| c.config()));
+        Ok((filters, compressor))
+    }
+}
+
 /// Memory layout of the elements inside a chunk or a caller's buffer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Order {
@@ -151,6 +220,12 @@ pub enum Order {
 }
 
 impl Order {
+    /// The `transpose` this order is for chunks of `rank` dimensions: none for C, the
+    /// reversed dimensions for F.
+    pub fn transpose(self, rank: usize) -> Option<Vec<usize>> {
+        (self == Order::F).then(|| (0..rank).rev().collect())
+    }
+
     /// Element strides of a dense array of `shape` in this order.
     pub fn strides(self, shape: &[u64]) -> Vec<usize> {
         let mut strides = vec![0usize; shape.len()];
@@ -207,70 +282,59 @@ pub const MAX_VLEN_CHUNK_BYTES: usize = 1 << 31;
 pub struct ArrayMeta {
     /// Array shape.
     pub shape: Vec<u64>,
-    /// Chunk shape (same rank, every entry ≥ 1).
+    /// Shape of the chunk grid's chunks, each one stored object (a shard when sharded; same
+    /// rank, every entry ≥ 1).
     pub chunks: Vec<u64>,
-    /// Stored data type.
+    /// Stored data type (its byte order: that of the items the codec chain receives).
     pub dtype: DType,
     /// Value of elements never written.
     pub fill_value: FillValue,
-    /// Layout of elements inside each chunk (C when `transpose` is set).
-    pub order: Order,
-    /// A v3 `transpose` that is neither C nor F order: chunks hold array dimension `p[k]`
-    /// as their `k`-th dimension (in C order), for the permutation `p`.
-    pub transpose: Option<Vec<usize>>,
-    /// Filters applied before the compressors, each built for the type the previous one
-    /// produces (the first for `dtype`).
-    pub filters: Vec<FilterRef>,
-    /// Bytes-to-bytes codecs, applied in order when encoding (v2: at most one, the
-    /// compressor).
-    pub compressors: Vec<CodecRef>,
+    /// The codec chain encoding each chunk.
+    pub codecs: Chain,
     /// How chunk indices become keys.
     pub key_encoding: KeyEncoding,
     /// Dimension names of v3 metadata (`None` entries are unnamed dimensions).
     pub dimension_names: Option<Vec<Option<String>>>,
-    /// When set, chunks (`chunks` above, the unit of encoding) are stored grouped in
-    /// shards (v3 `sharding_indexed`).
-    pub shard: Option<Sharding>,
 }
 
-/// How inner chunks are grouped into shards: one stored object per shard holding the
-/// encoded inner chunks and an index of (offset, size) pairs.
-#[derive(Debug, Clone)]
-pub struct Sharding {
-    /// Shard shape, a multiple of the inner chunk shape in every dimension.
-    pub shape: Vec<u64>,
-    /// Bytes-to-bytes codecs applied to the index (commonly `crc32c`).
-    pub index_codecs: Vec<CodecRef>,
-    /// Byte order of the index's 64-bit integers.
-    pub index_endian: crate::dtype::ByteOrder,
-    /// The index is stored before the chunks (else after them).
-    pub index_at_start: bool,
-    /// Nested sharding: the units of this shard are themselves shards of this layout
-    /// (whose shape divides this one); `None` when the units are the chunks.
-    pub inner: Option<Box<Sharding>>,
+/// One level of sharding: shards of `shape` whose units (inner chunks, or inner shards
+/// when shards nest) the `codec` encodes.
+#[derive(Debug, Clone, Copy)]
+pub struct ShardLevel<'a> {
+    /// Shape of this level's shards.
+    pub shape: &'a [u64],
+    /// The sharding codec of this level.
+    pub codec: &'a ShardingCodec,
 }
 
-impl Sharding {
+impl<'a> ShardLevel<'a> {
     /// Chunks (of shape `chunks`, the innermost unit) per shard along each dimension.
     pub fn chunks_per_shard(&self, chunks: &[u64]) -> Vec<u64> {
         self.shape.iter().zip(chunks).map(|(s, c)| s / c).collect()
     }
 
-    /// Shape of the units this shard's index lists: the inner shard shape when nested,
-    /// else `chunks`.
-    pub fn unit_shape<'a>(&'a self, chunks: &'a [u64]) -> &'a [u64] {
-        self.inner.as_ref().map_or(chunks, |s| s.shape.as_slice())
+    /// Shape of the units this shard's index lists.
+    pub fn unit_shape(&self) -> &'a [u64] {
+        &self.codec.chunk_shape
     }
 
-    /// Units (inner shards when nested, else chunks) per shard along each dimension.
-    pub fn units_per_shard(&self, chunks: &[u64]) -> Vec<u64> {
-        self.chunks_per_shard(self.unit_shape(chunks))
+    /// Units per shard along each dimension.
+    pub fn units_per_shard(&self) -> Vec<u64> {
+        self.chunks_per_shard(self.unit_shape())
+    }
+
+    /// The nested level, when the units are shards themselves.
+    pub fn inner(&self) -> Option<ShardLevel<'a>> {
+        self.codec.codecs.sharding().map(|codec| ShardLevel {
+            shape: &self.codec.chunk_shape,
+            codec,
+        })
     }
 
     /// This level and the nested ones, outermost first.
-    pub fn levels(&self) -> Vec<&Sharding> {
-        let mut levels = vec![self];
-        while let Some(inner) = &levels[levels.len() - 1].inner {
+    pub fn levels(&self) -> Vec<ShardLevel<'a>> {
+        let mut levels = vec![*self];
+        while let Some(inner) = levels[levels.len() - 1].inner() {
             levels.push(inner);
         }
         levels
@@ -341,26 +405,32 @@ impl ArrayMeta {
                 self.shape
             ))
         })?;
-        let chunk_bytes = checked_product(self.chunks.iter().copied(), "chunks")
+        for (d, &c) in self.inner_chunks().iter().enumerate() {
+            if c == 0 {
+                return Err(Error::Metadata(format!("inner chunk shape[{d}] is 0")));
+            }
+        }
+        self.codecs.check(&self.dtype, self.rank())?;
+        let chunk_bytes = checked_product(self.inner_chunks().iter().copied(), "chunks")
             .ok()
             .and_then(|n| n.checked_mul(item))
             .filter(|&n| n <= MAX_CHUNK_BYTES)
             .ok_or_else(|| {
                 Error::Metadata(format!(
                     "chunks {:?} make chunks larger than {MAX_CHUNK_BYTES} bytes",
-                    self.chunks
+                    self.inner_chunks()
                 ))
             })?;
         let mut size = to_usize(chunk_bytes, "chunk size")?;
         // Filters may widen items (delta or astype to a larger type): what they make must
         // stay within the same bound, as it is allocated when decoding.
-        for filter in &self.filters {
+        for filter in self.chain().filters() {
             size = filter.encoded_len(size);
             if size as u64 > MAX_CHUNK_BYTES + 4 {
                 return Err(Error::Metadata(format!(
                     "filter {} makes chunks of {:?} larger than {MAX_CHUNK_BYTES} bytes",
                     serde_json::Value::Object(filter.config()),
-                    self.chunks
+                    self.inner_chunks()
                 )));
             }
         }
@@ -370,8 +440,8 @@ impl ArrayMeta {
                 self.key_encoding.separator
             )));
         }
-        for shard in self.shard.iter().flat_map(|s| s.levels()) {
-            let unit = shard.unit_shape(&self.chunks);
+        for shard in self.sharding().iter().flat_map(|s| s.levels()) {
+            let unit = shard.unit_shape();
             let divides = shard.shape.len() == self.rank()
                 && shard
                     .shape
@@ -384,7 +454,7 @@ impl ArrayMeta {
                     shard.shape, unit
                 )));
             }
-            checked_product(shard.units_per_shard(&self.chunks), "chunks per shard")
+            checked_product(shard.units_per_shard(), "chunks per shard")
                 .ok()
                 .filter(|&n| n <= 1 << 24)
                 .ok_or_else(|| {
@@ -393,14 +463,6 @@ impl ArrayMeta {
                         shard.shape
                     ))
                 })?;
-        }
-        if let Some(perm) = &self.transpose {
-            if !is_permutation(perm, self.rank()) {
-                return Err(Error::Metadata(format!(
-                    "transpose order {perm:?} is not a permutation of the {} dimensions",
-                    self.rank()
-                )));
-            }
         }
         if let Some(names) = &self.dimension_names {
             if names.len() != self.rank() {
@@ -414,19 +476,42 @@ impl ArrayMeta {
         Ok(())
     }
 
-    /// Element strides of a decoded chunk, per array dimension: its order's, or those of the
-    /// permuted chunk a `transpose` makes.
-    pub fn chunk_strides(&self) -> Vec<usize> {
-        let Some(perm) = &self.transpose else {
-            return self.order.strides(&self.chunks);
-        };
-        let stored: Vec<u64> = perm.iter().map(|&d| self.chunks[d]).collect();
-        let stored_strides = Order::C.strides(&stored);
-        let mut strides = vec![0usize; perm.len()];
-        for (k, &d) in perm.iter().enumerate() {
-            strides[d] = stored_strides[k];
+    /// The shape of the chunks the codecs encode one by one: the innermost chunks when
+    /// sharded, else `chunks`.
+    pub fn inner_chunks(&self) -> &[u64] {
+        let mut shape = &self.chunks;
+        let mut chain = &self.codecs;
+        while let Some(s) = chain.sharding() {
+            shape = &s.chunk_shape;
+            chain = &s.codecs;
         }
-        strides
+        shape
+    }
+
+    /// The chain encoding the innermost chunks.
+    pub fn chain(&self) -> &Chain {
+        self.codecs.innermost()
+    }
+
+    /// The outermost sharding level, when sharded.
+    pub fn sharding(&self) -> Option<ShardLevel<'_>> {
+        self.codecs.sharding().map(|codec| ShardLevel {
+            shape: &self.chunks,
+            codec,
+        })
+    }
+
+    /// Element strides of a decoded inner chunk, per array dimension: C order, or the
+    /// order its transposes make.
+    pub fn chunk_strides(&self) -> Vec<usize> {
+        self.chain().chunk_strides(self.inner_chunks())
+    }
+
+    /// The order of elements inside decoded chunks: F when the transposes reverse the
+    /// dimensions (of a rank above 1), else C (also for other permutations, which
+    /// [`Chain::permutation`] gives).
+    pub fn order(&self) -> Order {
+        self.chain().order(self.rank()).unwrap_or(Order::C)
     }
 
     /// Number of dimensions.
@@ -441,7 +526,7 @@ impl ArrayMeta {
 
     /// Number of elements in one chunk.
     pub fn chunk_elements(&self) -> usize {
-        self.chunks.iter().product::<u64>() as usize
+        self.inner_chunks().iter().product::<u64>() as usize
     }
 
     /// Bytes of one decoded chunk.
@@ -460,26 +545,19 @@ impl ArrayMeta {
         } else {
             self.chunk_bytes()
         };
-        let filtered = self
-            .filters
-            .iter()
-            .fold(decoded, |size, filter| filter.encoded_len(size)) as u64;
-        self.compressors
-            .iter()
-            .fold(filtered as usize, |size, codec| {
-                max_compressed_len(codec.as_ref(), size)
-            }) as u64
+        let chain = self.chain();
+        chain.max_compressed_len(chain.filtered_len(decoded)) as u64
     }
 
     /// The most bytes a valid stored object (a chunk, or a shard: each of its chunks at its
     /// largest encoding plus index entries and checksums, and room for nested indexes) can
     /// take.
     pub fn max_stored_len(&self) -> u64 {
-        let Some(sharding) = &self.shard else {
+        let Some(sharding) = self.sharding() else {
             return self.max_encoded_chunk_len();
         };
         let chunks = sharding
-            .chunks_per_shard(&self.chunks)
+            .chunks_per_shard(self.inner_chunks())
             .iter()
             .fold(1u64, |acc, &n| acc.saturating_mul(n));
         chunks
@@ -487,12 +565,9 @@ impl ArrayMeta {
             .saturating_add(1 << 20)
     }
 
-    /// Shape of the stored objects: the shard shape when sharded, else the chunk shape.
+    /// Shape of the stored objects (`chunks`: the shard shape when sharded).
     pub fn storage_shape(&self) -> &[u64] {
-        self.shard
-            .as_ref()
-            .map(|s| s.shape.as_slice())
-            .unwrap_or(&self.chunks)
+        &self.chunks
     }
 
     /// Number of stored objects (chunks, or shards) along each dimension.
@@ -516,23 +591,47 @@ impl ArrayMeta {
 
     /// The key of a chunk relative to the array (`"0.1"`, `"c/0/1"`; 0-d: `"0"` or `"c"`).
     pub fn chunk_key(&self, index: &[u64]) -> String {
+        let mut key = String::new();
+        self.push_chunk_key(index, &mut key);
+        key
+    }
+
+    /// Appends the key of a chunk relative to the array to `out` (no allocation once `out`
+    /// has room).
+    pub fn push_chunk_key(&self, index: &[u64], out: &mut String) {
+        use std::fmt::Write;
         let KeyEncoding {
             prefix,
             separator,
             joined,
         } = self.key_encoding;
-        let indices = index
-            .iter()
-            .map(u64::to_string)
-            .collect::<Vec<_>>()
-            .join(&separator.to_string());
-        match (prefix, index.is_empty()) {
-            (true, true) => "c".to_string(),
-            (true, false) if joined => format!("c{indices}"),
-            (true, false) => format!("c{separator}{indices}"),
-            (false, true) => "0".to_string(),
-            (false, false) => indices,
+        if index.is_empty() {
+            out.push(if prefix { 'c' } else { '0' });
+            return;
         }
+        if prefix {
+            out.push('c');
+            if !joined {
+                out.push(separator);
+            }
+        }
+        for (d, i) in index.iter().enumerate() {
+            if d > 0 {
+                out.push(separator);
+            }
+            let _ = write!(out, "{i}");
+        }
+    }
+
+    /// The store key of a chunk of the array whose chunk keys are joined to `base`, written
+    /// into `out` (its contents replaced, its capacity reused).
+    pub fn chunk_key_into(&self, base: &str, index: &[u64], out: &mut String) {
+        out.clear();
+        if !base.is_empty() {
+            out.push_str(base);
+            out.push('/');
+        }
+        self.push_chunk_key(index, out);
     }
 
     /// The chunk index a relative key names, if it is a chunk key of this array.

@@ -5,10 +5,11 @@
 use super::doc::Doc;
 use super::fill::{parse_fill, render_fill};
 use super::v2::to_pretty_json;
-use super::{ArrayMeta, KeyEncoding, Order};
+use super::{ArrayMeta, KeyEncoding, Order, V2Fields};
 use crate::codec;
+use crate::codec::chain::Chain;
 use crate::dtype::DType;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use serde_json::{Map, Value};
 
 /// Key of a v1 array's metadata document.
@@ -49,26 +50,36 @@ pub fn parse_array(bytes: &[u8]) -> Result<ArrayMeta> {
             vec![codec::from_config(&config, dtype.item_size())?]
         }
     };
+    let shape = dims("shape")?;
+    let rank = shape.len();
     let meta = ArrayMeta {
-        shape: dims("shape")?,
+        shape,
         chunks: dims("chunks")?,
         fill_value: parse_fill(field("fill_value")?, &dtype)?,
+        codecs: Chain::from_v2(
+            order.transpose(rank),
+            Default::default(),
+            compressors,
+            &dtype,
+        ),
         dtype,
-        order,
-        transpose: None,
-        filters: Vec::new(),
-        compressors,
         key_encoding: KeyEncoding::v2('.'),
         dimension_names: None,
-        shard: None,
     };
     meta.validate()?;
     Ok(meta)
 }
 
 /// Renders a v1 `meta` document.
-pub fn render_array(meta: &ArrayMeta) -> Vec<u8> {
-    let (compression, opts) = match meta.compressors.first() {
+pub fn render_array(meta: &ArrayMeta) -> Result<Vec<u8>> {
+    let fields = V2Fields::of(meta, "Zarr v1")?;
+    let (filters, compressor) = fields.filters_and_compressor("Zarr v1")?;
+    if !filters.is_empty() {
+        return Err(Error::Unsupported(
+            "Zarr v1 metadata cannot hold filters; write this array in format 2 or 3".into(),
+        ));
+    }
+    let (compression, opts) = match compressor {
         None => (Value::from("none"), Value::Null),
         Some(codec) => {
             let mut config = codec.config();
@@ -86,11 +97,11 @@ pub fn render_array(meta: &ArrayMeta) -> Vec<u8> {
         "compression_opts": opts,
         "dtype": meta.dtype.to_v2(),
         "fill_value": render_fill(&meta.fill_value, &meta.dtype),
-        "order": match meta.order { Order::C => "C", Order::F => "F" },
+        "order": match fields.order { Order::C => "C", Order::F => "F" },
         "shape": meta.shape,
         "zarr_format": 1,
     });
-    to_pretty_json(&doc)
+    Ok(to_pretty_json(&doc))
 }
 
 #[cfg(test)]
@@ -104,13 +115,13 @@ mod tests {
             "dtype": "<f8", "fill_value": null, "order": "C", "shape": [10000, 10000],
             "zarr_format": 1}"#;
         let meta = parse_array(doc).unwrap();
-        assert_eq!(meta.compressors[0].config()["cname"], "lz4");
-        let again = parse_array(&render_array(&meta)).unwrap();
+        assert_eq!(meta.codecs.bytes_to_bytes[0].config()["cname"], "lz4");
+        let again = parse_array(&render_array(&meta).unwrap()).unwrap();
         assert_eq!(again.shape, meta.shape);
         let zlib = br#"{"chunks": [2], "compression": "zlib", "compression_opts": 1,
             "dtype": "<i4", "fill_value": 42, "order": "C", "shape": [4], "zarr_format": 1}"#;
         let meta = parse_array(zlib).unwrap();
-        let rendered: Value = serde_json::from_slice(&render_array(&meta)).unwrap();
+        let rendered: Value = serde_json::from_slice(&render_array(&meta).unwrap()).unwrap();
         assert_eq!(rendered["compression_opts"], 1);
         assert!(parse_array(br#"{"zarr_format": 2}"#).is_err());
     }

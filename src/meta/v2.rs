@@ -2,8 +2,9 @@
 
 use super::doc::Doc;
 use super::fill::{parse_fill, render_fill};
-use super::{json, ArrayMeta, KeyEncoding, Order};
+use super::{json, ArrayMeta, KeyEncoding, Order, V2Fields};
 use crate::codec;
+use crate::codec::chain::Chain;
 use crate::codec::filter;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
@@ -64,7 +65,10 @@ pub fn parse_array(bytes: &[u8]) -> Result<ArrayMeta> {
     }
     let filters = filter::chain_from_json(&Value::Array(filter_list.to_vec()), &dtype)?;
     // The compressor receives what the last filter produces.
-    let item_size = filter::output_dtype(&filters, &dtype).item_size();
+    let item_size = match filters.1.is_empty() {
+        true => filter::output_dtype(&filters.0, &dtype).item_size(),
+        false => 1,
+    };
     let compressors = match field("compressor")? {
         Value::Null => Vec::new(),
         Value::Object(config) => vec![codec::from_config(config, item_size)?],
@@ -77,18 +81,15 @@ pub fn parse_array(bytes: &[u8]) -> Result<ArrayMeta> {
         Some(Value::String(s)) if s == "/" => '/',
         Some(_) => return Err(bad("dimension_separator", "\".\" or \"/\"")),
     };
+    let codecs = Chain::from_v2(order.transpose(shape.len()), filters, compressors, &dtype);
     let meta = ArrayMeta {
         shape,
         chunks,
         dtype,
         fill_value,
-        order,
-        transpose: None,
-        filters,
-        compressors,
+        codecs,
         key_encoding: KeyEncoding::v2(separator),
         dimension_names: None,
-        shard: None,
     };
     meta.validate()?;
     Ok(meta)
@@ -96,13 +97,14 @@ pub fn parse_array(bytes: &[u8]) -> Result<ArrayMeta> {
 
 /// Renders a `.zarray` document as zarr-python does (sorted keys, 4-space indent), always
 /// with `dimension_separator`.
-pub fn render_array(meta: &ArrayMeta) -> Vec<u8> {
+pub fn render_array(meta: &ArrayMeta) -> Result<Vec<u8>> {
+    let fields = V2Fields::of(meta, "Zarr v2")?;
+    let (filters, compressor) = fields.filters_and_compressor("Zarr v2")?;
     let mut doc = Map::new();
     doc.insert("chunks".into(), meta.chunks.clone().into());
     doc.insert(
         "compressor".into(),
-        meta.compressors
-            .first()
+        compressor
             .map(|c| Value::Object(c.config()))
             .unwrap_or(Value::Null),
     );
@@ -118,7 +120,7 @@ pub fn render_array(meta: &ArrayMeta) -> Vec<u8> {
     doc.insert("filters".into(), {
         let filters: Vec<Value> = crate::dtype::object_codec(&meta.dtype)
             .into_iter()
-            .chain(meta.filters.iter().map(|f| Value::Object(f.config())))
+            .chain(filters.into_iter().map(Value::Object))
             .collect();
         if filters.is_empty() {
             Value::Null
@@ -128,7 +130,7 @@ pub fn render_array(meta: &ArrayMeta) -> Vec<u8> {
     });
     doc.insert(
         "order".into(),
-        match meta.order {
+        match fields.order {
             Order::C => "C",
             Order::F => "F",
         }
@@ -136,7 +138,7 @@ pub fn render_array(meta: &ArrayMeta) -> Vec<u8> {
     );
     doc.insert("shape".into(), meta.shape.clone().into());
     doc.insert("zarr_format".into(), 2.into());
-    to_pretty_json(&Value::Object(doc))
+    Ok(to_pretty_json(&Value::Object(doc)))
 }
 
 /// The `.zgroup` document.
@@ -186,9 +188,9 @@ mod tests {
         let meta = parse_array(doc().to_string().as_bytes()).unwrap();
         assert_eq!(meta.key_encoding.separator, '.');
         assert_eq!(meta.chunk_grid(), vec![2, 3]);
-        let again = parse_array(&render_array(&meta)).unwrap();
+        let again = parse_array(&render_array(&meta).unwrap()).unwrap();
         assert_eq!(again.shape, meta.shape);
-        let rendered: Value = serde_json::from_slice(&render_array(&meta)).unwrap();
+        let rendered: Value = serde_json::from_slice(&render_array(&meta).unwrap()).unwrap();
         assert_eq!(rendered["dimension_separator"], ".");
         assert_eq!(rendered["fill_value"], "NaN");
         assert_eq!(rendered["filters"], Value::Null);

@@ -4,9 +4,10 @@
 //! `numcodecs.*`) become the compressor chain.
 
 use super::fill::FillValue;
-use super::{doc, json, ArrayMeta, KeyEncoding, Order, Sharding};
-use crate::codec::filter::{self, FilterRef};
-use crate::codec::{self, CodecRef};
+use super::{doc, json, ArrayMeta, KeyEncoding};
+use crate::codec;
+use crate::codec::chain::{ArrayToArray, ArrayToBytes, Chain, ShardingCodec};
+use crate::codec::filter;
 use crate::dtype::{ByteOrder, DType, DataKind, MAX_ITEM_SIZE};
 use crate::error::{Error, Result};
 use half::f16;
@@ -113,29 +114,7 @@ fn parse_array(obj: &Map<String, Value>) -> Result<ArrayMeta> {
     let codecs = field("codecs")?
         .as_array()
         .ok_or_else(|| bad("codecs", "a list of codec objects"))?;
-    let sharding = match codecs.as_slice() {
-        [codec] if codec.get("name").and_then(Value::as_str) == Some("sharding_indexed") => Some(
-            codec
-                .get("configuration")
-                .and_then(Value::as_object)
-                .ok_or_else(|| bad("sharding_indexed", "configured"))?,
-        ),
-        _ => None,
-    };
-    let (chunks, shard, chain) = match sharding {
-        None => (chunks, None, parse_codecs(codecs, &kind, shape.len())?),
-        Some(config) => {
-            let (inner, shard, chain) = parse_sharding(config, chunks, &kind, shape.len())?;
-            (inner, Some(shard), chain)
-        }
-    };
-    let Chain {
-        order,
-        transpose,
-        dtype,
-        filters,
-        compressors,
-    } = chain;
+    let (codecs, dtype) = parse_chain(codecs, &kind, shape.len())?;
     let fill_value = parse_fill(field("fill_value")?, &dtype)?;
     let dimension_names = match obj.get("dimension_names") {
         None | Some(Value::Null) => None,
@@ -156,44 +135,23 @@ fn parse_array(obj: &Map<String, Value>) -> Result<ArrayMeta> {
         chunks,
         dtype,
         fill_value,
-        order,
-        transpose,
-        filters,
-        compressors,
+        codecs,
         key_encoding,
         dimension_names,
-        shard,
     };
     meta.validate()?;
     Ok(meta)
 }
 
-/// The chain a codec list describes.
-struct Chain {
-    /// Chunk order (from `transpose`).
-    order: Order,
-    /// A `transpose` that is neither C nor F order.
-    transpose: Option<Vec<usize>>,
-    /// The array's stored type: its kind, in the byte order the first filter receives (or
-    /// the `bytes` codec's without filters).
-    dtype: DType,
-    /// The array-to-array `numcodecs.*` codecs.
-    filters: Vec<FilterRef>,
-    /// The bytes-to-bytes codecs.
-    compressors: Vec<CodecRef>,
-}
-
-/// Reads a `sharding_indexed` configuration: the inner chunk shape, the shard layout and
-/// the inner codec chain. An inner codec list that is itself one `sharding_indexed` nests
-/// sharding (to any depth); the chunk shape returned is then the innermost one. Index codecs must keep the index at a fixed size (`bytes`, then
-/// `crc32c`), so that it can be found by its position.
+/// Reads a `sharding_indexed` configuration for items of `kind` in `rank` dimensions: the
+/// codec, and the array's stored type its inner chain gives. The index codecs must keep the
+/// index at a fixed size (`bytes`, then `crc32c`), so that it can be found by its position.
 fn parse_sharding(
     config: &Map<String, Value>,
-    shard_shape: Vec<u64>,
     kind: &DataKind,
     rank: usize,
-) -> Result<(Vec<u64>, Sharding, Chain)> {
-    let inner = u64_list(
+) -> Result<(ShardingCodec, DType)> {
+    let chunk_shape = u64_list(
         config.get("chunk_shape").unwrap_or(&Value::Null),
         "sharding_indexed chunk_shape",
     )?;
@@ -201,17 +159,7 @@ fn parse_sharding(
         .get("codecs")
         .and_then(Value::as_array)
         .ok_or_else(|| bad("sharding_indexed codecs", "a list of codec objects"))?;
-    let (inner_shard, inner, chain) = match codecs.as_slice() {
-        [codec] if codec.get("name").and_then(Value::as_str) == Some("sharding_indexed") => {
-            let config = codec
-                .get("configuration")
-                .and_then(Value::as_object)
-                .ok_or_else(|| bad("sharding_indexed", "configured"))?;
-            let (chunks, nested, chain) = parse_sharding(config, inner, kind, rank)?;
-            (Some(Box::new(nested)), chunks, chain)
-        }
-        _ => (None, inner, parse_codecs(codecs, kind, rank)?),
-    };
+    let (codecs, dtype) = parse_chain(codecs, kind, rank)?;
     let default_index = vec![
         json!({"name": "bytes", "configuration": {"endian": "little"}}),
         json!({"name": "crc32c"}),
@@ -226,9 +174,13 @@ fn parse_sharding(
             ))
         }
     };
-    let index = parse_codecs(&index_codecs, &DataKind::UInt(8), 1)?;
-    let (index_endian, index_chain) = (index.dtype.order, index.compressors);
-    if let Some(codec) = index_chain
+    let (index, _) = parse_chain(&index_codecs, &DataKind::UInt(8), 1)?;
+    let index_endian = match index.array_to_bytes {
+        ArrayToBytes::Bytes(order) if index.array_to_array.is_empty() => order,
+        _ => return Err(bad("sharding_indexed index_codecs", "a bytes codec first")),
+    };
+    if let Some(codec) = index
+        .bytes_to_bytes
         .iter()
         .find(|c| c.config().get("id").and_then(Value::as_str) != Some("crc32c"))
     {
@@ -247,14 +199,14 @@ fn parse_sharding(
             ))
         }
     };
-    let sharding = Sharding {
-        shape: shard_shape,
-        index_codecs: index_chain,
+    let codec = ShardingCodec {
+        chunk_shape,
+        codecs,
+        index_codecs: index.bytes_to_bytes,
         index_endian,
         index_at_start,
-        inner: inner_shard,
     };
-    Ok((inner, sharding, chain))
+    Ok((codec, dtype))
 }
 
 fn u64_list(value: &Value, key: &str) -> Result<Vec<u64>> {
@@ -345,15 +297,20 @@ fn parse_key_encoding(value: Option<&Value>) -> Result<KeyEncoding> {
     })
 }
 
-/// Splits a codec list into chunk order (from `transpose`), the array-to-array
-/// `numcodecs.*` filters, byte order (from `bytes`) and the bytes-to-bytes chain, for an
-/// array of `kind`.
-fn parse_codecs(codecs: &[Value], kind: &DataKind, rank: usize) -> Result<Chain> {
-    // Where each stored dimension comes from, composed over every transpose codec.
-    let mut perm: Vec<usize> = (0..rank).collect();
-    let mut endian = None;
-    let mut filter_configs = Vec::new();
-    let mut compressor_configs = Vec::new();
+/// An array→array codec as listed, before it is built for the type it receives.
+enum Listed<'a> {
+    Transpose(Vec<usize>),
+    Filter(Map<String, Value>, &'a str),
+}
+
+/// Parses a codec list for items of `kind` in `rank` dimensions into a chain, with the
+/// array's stored type: its byte order is what the first filter receives (its `dtype` when
+/// it names one, else this machine's), or without filters the `bytes` codec's.
+fn parse_chain(codecs: &[Value], kind: &DataKind, rank: usize) -> Result<(Chain, DType)> {
+    let mut listed = Vec::new();
+    let mut array_to_bytes = None;
+    let mut inner_dtype = None;
+    let mut bytes_configs = Vec::new();
     let variable = DType::new(kind.clone(), ByteOrder::Little).is_variable();
     for codec in codecs {
         let name = codec
@@ -368,8 +325,9 @@ fn parse_codecs(codecs: &[Value], kind: &DataKind, rank: usize) -> Result<Chain>
         let filter_id = name
             .strip_prefix("numcodecs.")
             .filter(|id| filter::SUPPORTED.contains(id));
+        let first = array_to_bytes.is_none();
         match name {
-            "transpose" if endian.is_none() => {
+            "transpose" if first => {
                 let step: Vec<usize> = u64_list(
                     config.get("order").unwrap_or(&Value::Null),
                     "transpose order",
@@ -383,35 +341,42 @@ fn parse_codecs(codecs: &[Value], kind: &DataKind, rank: usize) -> Result<Chain>
                         &format!("a permutation of 0..{rank}"),
                     ));
                 }
-                perm = step.iter().map(|&k| perm[k]).collect();
+                listed.push(Listed::Transpose(step));
             }
-            "vlen-utf8" | "vlen-bytes" if endian.is_none() && variable => {
-                endian = Some(ByteOrder::NotApplicable);
+            "vlen-utf8" | "vlen-bytes" if first && variable => {
+                array_to_bytes = Some(ArrayToBytes::Vlen);
             }
-            "bytes" if endian.is_none() && !variable => {
-                endian = Some(match config.get("endian").and_then(Value::as_str) {
-                    Some("big") => ByteOrder::Big,
-                    Some("little") => ByteOrder::Little,
-                    None => ByteOrder::NotApplicable,
-                    _ => {
-                        return Err(bad(
-                            "codecs",
-                            "a bytes codec with endian \"little\" or \"big\"",
-                        ))
-                    }
-                });
+            "bytes" if first && !variable => {
+                array_to_bytes = Some(ArrayToBytes::Bytes(
+                    match config.get("endian").and_then(Value::as_str) {
+                        Some("big") => ByteOrder::Big,
+                        Some("little") => ByteOrder::Little,
+                        None => ByteOrder::NotApplicable,
+                        _ => {
+                            return Err(bad(
+                                "codecs",
+                                "a bytes codec with endian \"little\" or \"big\"",
+                            ))
+                        }
+                    },
+                ));
             }
-            "sharding_indexed" => {
-                return Err(Error::Unsupported(
-                    "sharding_indexed is supported only as the one codec of its list".into(),
-                ))
+            "sharding_indexed" if first => {
+                let config = codec
+                    .get("configuration")
+                    .and_then(Value::as_object)
+                    .ok_or_else(|| bad("sharding_indexed", "configured"))?;
+                let (sharding, dtype) = parse_sharding(config, kind, rank)?;
+                array_to_bytes = Some(ArrayToBytes::Sharding(Box::new(sharding)));
+                inner_dtype = Some(dtype);
             }
-            _ if endian.is_none() && filter_id.is_some() => {
+            _ if first && filter_id.is_some() => {
                 let mut config = config.clone();
-                config.insert("id".into(), filter_id.expect("some").into());
-                filter_configs.push(Value::Object(config));
+                let id = filter_id.expect("some");
+                config.insert("id".into(), id.into());
+                listed.push(Listed::Filter(config, id));
             }
-            _ if endian.is_some() => compressor_configs.push(to_v2_config(name, config)?),
+            _ if !first => bytes_configs.push(to_v2_config(name, config)?),
             _ => {
                 return Err(Error::CodecUnsupported(format!(
                     "codec {name:?} is not supported before the bytes codec"
@@ -419,63 +384,79 @@ fn parse_codecs(codecs: &[Value], kind: &DataKind, rank: usize) -> Result<Chain>
             }
         }
     }
-    let endian = endian.ok_or_else(|| {
+    let array_to_bytes = array_to_bytes.ok_or_else(|| {
         if variable {
             bad("codecs", "a list with one vlen-utf8 or vlen-bytes codec")
         } else {
             bad("codecs", "a list with one \"bytes\" codec")
         }
     })?;
-    let identity: Vec<usize> = (0..rank).collect();
-    let reversed: Vec<usize> = identity.iter().rev().copied().collect();
-    let transposed = perm != identity;
-    let (order, transpose) = if !transposed {
-        (Order::C, None)
-    } else if perm == reversed {
-        (Order::F, None)
-    } else {
-        (Order::C, Some(perm))
+    let first_filter = listed.iter().find_map(|l| match l {
+        Listed::Filter(config, _) => Some(config),
+        Listed::Transpose(_) => None,
+    });
+    let input = match (&inner_dtype, first_filter, &array_to_bytes) {
+        (Some(dtype), _, _) => dtype.clone(),
+        (None, Some(config), _) => {
+            let order = config
+                .get("dtype")
+                .or_else(|| config.get("decode_dtype"))
+                .and_then(Value::as_str)
+                .and_then(|t| filter::parse_dtype(t).ok())
+                .map_or(ByteOrder::NATIVE, |t| t.order);
+            DType::new(kind.clone(), order)
+        }
+        (None, None, ArrayToBytes::Bytes(order)) => DType::new(kind.clone(), *order),
+        (None, None, _) => DType::new(kind.clone(), ByteOrder::NotApplicable),
     };
-    if transposed && !filter_configs.is_empty() {
-        return Err(Error::Unsupported(
-            "a transpose codec together with array-to-array numcodecs filters is not supported"
-                .into(),
-        ));
+    let mut current = input.clone();
+    let mut array_to_array = Vec::with_capacity(listed.len());
+    for item in listed {
+        array_to_array.push(match item {
+            Listed::Transpose(p) => ArrayToArray::Transpose(p),
+            Listed::Filter(config, id) => match filter::from_config(&config, &current)? {
+                filter::Built::Array(f) => {
+                    current = f.encoded_dtype();
+                    ArrayToArray::Filter(f)
+                }
+                filter::Built::Bytes(_) => {
+                    return Err(Error::Unsupported(format!(
+                        "numcodecs.{id} is a bytes-to-bytes codec: list it after the bytes codec"
+                    )))
+                }
+            },
+        });
     }
-    // The array's byte order is what the first filter receives: its `dtype` when it names
-    // one, else this machine's; without filters, the `bytes` codec's.
-    let first_order = filter_configs
-        .first()
-        .and_then(|c| c.get("dtype").or_else(|| c.get("decode_dtype")))
-        .and_then(Value::as_str)
-        .and_then(|t| filter::parse_dtype(t).ok())
-        .map_or(ByteOrder::NATIVE, |t| t.order);
-    let input = if filter_configs.is_empty() {
-        DType::new(kind.clone(), endian)
-    } else {
-        DType::new(kind.clone(), first_order)
-    };
-    let filters = filter::chain_from_json(&Value::Array(filter_configs), &input)?;
-    let encoded = filter::output_dtype(&filters, &input);
-    if encoded.swap_unit() > 1 && endian == ByteOrder::NotApplicable {
-        return Err(bad(
-            "codecs",
-            "a bytes codec with endian \"little\" or \"big\"",
-        ));
-    }
-    let filters = filter::with_byte_order(filters, &input, endian)?;
-    let encoded = filter::output_dtype(&filters, &input);
-    let compressors = compressor_configs
+    let bytes_to_bytes = bytes_configs
         .iter()
-        .map(|c| codec::from_config(c, encoded.item_size()))
+        .map(|c| codec::from_config(c, current.item_size()))
         .collect::<Result<_>>()?;
-    Ok(Chain {
-        order,
-        transpose,
-        dtype: input,
-        filters,
-        compressors,
-    })
+    let chain = Chain {
+        array_to_array,
+        array_to_bytes,
+        bytes_to_bytes,
+    };
+    chain.check(&input, rank)?;
+    check_transposes(&chain)?;
+    Ok((chain, input))
+}
+
+/// Refuses a transpose beside a filter that depends on the items' order (`delta`,
+/// `packbits`): which order such a filter sees in Zarr v3 is not settled between
+/// implementations.
+fn check_transposes(chain: &Chain) -> Result<()> {
+    let transposed = chain
+        .array_to_array
+        .iter()
+        .any(|c| matches!(c, ArrayToArray::Transpose(p) if !p.iter().copied().eq(0..p.len())));
+    match chain.filters().find(|f| !f.elementwise()) {
+        Some(f) if transposed => Err(Error::Unsupported(format!(
+            "Zarr v3 metadata with a transpose and filter {} (which depends on the items' \
+             order) is not supported",
+            Value::Object(f.config())
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// The numcodecs-style configuration of a v3 bytes-to-bytes codec.
@@ -615,9 +596,50 @@ fn render_fill(meta: &ArrayMeta) -> Value {
     super::fill::render_fill(&Some(bytes.clone()), &meta.dtype)
 }
 
-/// The `sharding_indexed` codec of `shard` (nested levels inside it), whose innermost
-/// chunks of shape `chunks` are encoded by `codecs`.
-fn render_sharding(shard: &Sharding, chunks: &[u64], codecs: Vec<Value>) -> Value {
+/// The v3 codec list of `chain` for items of `dtype`.
+fn render_chain(chain: &Chain, dtype: &DType) -> Result<Vec<Value>> {
+    check_transposes(chain)?;
+    let mut codecs = Vec::new();
+    for codec in &chain.array_to_array {
+        match codec {
+            ArrayToArray::Transpose(p) if p.iter().copied().eq(0..p.len()) => {}
+            ArrayToArray::Transpose(p) => {
+                codecs.push(json!({"name": "transpose", "configuration": {"order": p}}));
+            }
+            ArrayToArray::Filter(f) => {
+                let mut config = f.config();
+                let id = config.shift_remove("id").unwrap_or_default();
+                let id = id.as_str().unwrap_or_default();
+                codecs.push(json!({"name": format!("numcodecs.{id}"), "configuration": config}));
+            }
+        }
+    }
+    // What the array→bytes codec receives: the output of the last array filter.
+    let encoded = filter::output_dtype_of(chain.filters(), dtype);
+    codecs.push(match &chain.array_to_bytes {
+        ArrayToBytes::Vlen if dtype.kind == DataKind::String => {
+            json!({"name": "vlen-utf8", "configuration": {}})
+        }
+        ArrayToBytes::Vlen => json!({"name": "vlen-bytes", "configuration": {}}),
+        ArrayToBytes::Bytes(_) if encoded.swap_unit() <= 1 => json!({"name": "bytes"}),
+        ArrayToBytes::Bytes(order) => {
+            let endian = if *order == ByteOrder::Big {
+                "big"
+            } else {
+                "little"
+            };
+            json!({"name": "bytes", "configuration": {"endian": endian}})
+        }
+        ArrayToBytes::Sharding(s) => render_sharding(s, dtype)?,
+    });
+    for codec in &chain.bytes_to_bytes {
+        codecs.push(to_v3_codec(codec.config(), encoded.item_size()));
+    }
+    Ok(codecs)
+}
+
+/// The `sharding_indexed` codec `shard` for items of `dtype`.
+fn render_sharding(shard: &ShardingCodec, dtype: &DType) -> Result<Value> {
     let endian = if shard.index_endian == ByteOrder::Big {
         "big"
     } else {
@@ -630,78 +652,18 @@ fn render_sharding(shard: &Sharding, chunks: &[u64], codecs: Vec<Value>) -> Valu
             .iter()
             .map(|c| to_v3_codec(c.config(), 8)),
     );
-    let codecs = match &shard.inner {
-        Some(inner) => vec![render_sharding(inner, chunks, codecs)],
-        None => codecs,
-    };
-    json!({"name": "sharding_indexed", "configuration": {
-        "chunk_shape": shard.unit_shape(chunks),
-        "codecs": codecs,
+    Ok(json!({"name": "sharding_indexed", "configuration": {
+        "chunk_shape": shard.chunk_shape,
+        "codecs": render_chain(&shard.codecs, dtype)?,
         "index_codecs": index_codecs,
         "index_location": if shard.index_at_start { "start" } else { "end" },
-    }})
+    }}))
 }
 
 /// Renders an array's `zarr.json` with `attributes`.
 pub fn render_array(meta: &ArrayMeta, attributes: &Map<String, Value>) -> Result<Vec<u8>> {
-    let mut codecs = Vec::new();
-    if let Some(perm) = &meta.transpose {
-        codecs.push(json!({"name": "transpose", "configuration": {"order": perm}}));
-    } else if meta.order == Order::F && meta.rank() > 1 {
-        let perm: Vec<u64> = (0..meta.rank() as u64).rev().collect();
-        codecs.push(json!({"name": "transpose", "configuration": {"order": perm}}));
-    }
-    if !meta.filters.is_empty() && !codecs.is_empty() {
-        return Err(Error::Unsupported(
-            "Zarr v3 metadata cannot hold array-to-array filters together with a transpose".into(),
-        ));
-    }
-    let mut bytes_filters = Vec::new();
-    // What the `bytes` codec receives: the output of the last array-to-array filter.
-    let mut encoded = meta.dtype.clone();
-    for filter in &meta.filters {
-        if filter.implicit() {
-            encoded = filter.encoded_dtype();
-        } else if filter.array_to_array() {
-            if !bytes_filters.is_empty() {
-                return Err(Error::Unsupported(format!(
-                    "filter {} follows a checksum or shuffle filter, which Zarr v3 cannot express",
-                    Value::Object(filter.config())
-                )));
-            }
-            let mut config = filter.config();
-            let id = config.shift_remove("id").unwrap_or_default();
-            let id = id.as_str().unwrap_or_default();
-            codecs.push(json!({"name": format!("numcodecs.{id}"), "configuration": config}));
-            encoded = filter.encoded_dtype();
-        } else {
-            bytes_filters.push(filter.config());
-        }
-    }
-    if meta.dtype.kind == DataKind::String {
-        codecs.push(json!({"name": "vlen-utf8", "configuration": {}}));
-    } else if meta.dtype.is_variable() {
-        codecs.push(json!({"name": "vlen-bytes", "configuration": {}}));
-    } else if encoded.swap_unit() <= 1 {
-        codecs.push(json!({"name": "bytes"}));
-    } else {
-        let endian = if encoded.order == ByteOrder::Big {
-            "big"
-        } else {
-            "little"
-        };
-        codecs.push(json!({"name": "bytes", "configuration": {"endian": endian}}));
-    }
-    for config in bytes_filters {
-        codecs.push(to_v3_codec(config, encoded.item_size()));
-    }
-    for codec in &meta.compressors {
-        codecs.push(to_v3_codec(codec.config(), encoded.item_size()));
-    }
-    let grid_shape = meta.storage_shape().to_vec();
-    if let Some(shard) = &meta.shard {
-        codecs = vec![render_sharding(shard, &meta.chunks, codecs)];
-    }
+    let codecs = render_chain(&meta.codecs, &meta.dtype)?;
+    let grid_shape = meta.chunks.clone();
     let key_encoding = if meta.key_encoding.prefix {
         json!({"name": "default", "configuration": {"separator": meta.key_encoding.separator.to_string()}})
     } else {

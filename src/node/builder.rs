@@ -3,6 +3,7 @@
 
 use super::{Array, Mode};
 use crate::codec;
+use crate::codec::chain::{ArrayToBytes, Chain, ShardingCodec};
 use crate::codec::filter;
 use crate::dtype::{ByteOrder, DType, DataKind, ElementType};
 use crate::error::{Error, Result};
@@ -229,15 +230,12 @@ impl ArrayBuilder {
                 )))
             }
         };
-        // Zarr v3's `bytes` codec stores items in the array's byte order, as zarr-python
-        // writes it, whatever order the filters produce.
-        let filters = match format {
-            Format::V3 => filter::with_byte_order(filters, &self.dtype, self.dtype.order)
-                .map_err(as_invalid_arg)?,
-            _ => filters,
-        };
         // The compressor receives what the last filter produces.
-        let codec_item_size = filter::output_dtype(&filters, &self.dtype).item_size();
+        let encoded = match filters.1.is_empty() {
+            true => filter::output_dtype(&filters.0, &self.dtype),
+            false => DType::new(DataKind::UInt(1), ByteOrder::NotApplicable),
+        };
+        let codec_item_size = encoded.item_size();
         let compressors = match self.compressor.as_ref().unwrap_or(&default_compressor) {
             Value::Null => Vec::new(),
             Value::Object(config) => {
@@ -259,15 +257,48 @@ impl ArrayBuilder {
                 "dimension names belong to Zarr v3 metadata; v2 arrays use the _ARRAY_DIMENSIONS attribute".into(),
             ));
         }
+        let mut codecs = Chain::from_v2(
+            self.order.transpose(self.shape.len()),
+            filters,
+            compressors,
+            &self.dtype,
+        );
+        // Zarr v3's `bytes` codec stores items in the array's byte order, as zarr-python
+        // writes it, whatever order the filters produce.
+        if format == Format::V3
+            && !self.dtype.is_variable()
+            && self.dtype.order != ByteOrder::NotApplicable
+        {
+            codecs.array_to_bytes = ArrayToBytes::Bytes(self.dtype.order);
+        }
+        // Sharding levels wrap the chain from the innermost out.
+        if !self.shard_shape.is_empty() && format != Format::V3 {
+            return Err(Error::InvalidArg("sharding needs Zarr format 3".into()));
+        }
+        let mut chunks = chunks;
+        for shape in self.shard_shape.iter().rev() {
+            let sharding = ShardingCodec {
+                chunk_shape: std::mem::replace(&mut chunks, shape.clone()),
+                codecs,
+                index_codecs: vec![codec::from_config(
+                    json!({"id": "crc32c"}).as_object().expect("an object"),
+                    8,
+                )?],
+                index_endian: ByteOrder::Little,
+                index_at_start: false,
+            };
+            codecs = Chain {
+                array_to_array: Vec::new(),
+                array_to_bytes: ArrayToBytes::Sharding(Box::new(sharding)),
+                bytes_to_bytes: Vec::new(),
+            };
+        }
         let meta = ArrayMeta {
             shape: self.shape.clone(),
             chunks,
             dtype: self.dtype.clone(),
             fill_value,
-            order: self.order,
-            transpose: None,
-            filters,
-            compressors,
+            codecs,
             key_encoding: match format {
                 Format::V3 => KeyEncoding {
                     prefix: true,
@@ -278,28 +309,6 @@ impl ArrayBuilder {
                 _ => KeyEncoding::v2(self.separator.unwrap_or('.')),
             },
             dimension_names: self.dimension_names.clone(),
-            shard: match self.shard_shape.as_slice() {
-                [] => None,
-                _ if format != Format::V3 => {
-                    return Err(Error::InvalidArg("sharding needs Zarr format 3".into()))
-                }
-                levels => {
-                    let mut shard = None;
-                    for shape in levels.iter().rev() {
-                        shard = Some(Box::new(crate::meta::Sharding {
-                            shape: shape.clone(),
-                            index_codecs: vec![codec::from_config(
-                                json!({"id": "crc32c"}).as_object().expect("an object"),
-                                8,
-                            )?],
-                            index_endian: ByteOrder::Little,
-                            index_at_start: false,
-                            inner: shard,
-                        }));
-                    }
-                    shard.map(|s| *s)
-                }
-            },
         };
         meta.validate().map_err(as_invalid_arg)?;
         Ok(meta)

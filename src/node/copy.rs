@@ -7,7 +7,9 @@ use crate::error::{Error, Result};
 use crate::io::location::Location;
 use crate::io::pool;
 use crate::io::region::{decode_chunk, encode_chunk};
+use crate::io::shard::ChunkWork;
 use crate::meta::draft::Kind;
+use crate::meta::MAX_VLEN_CHUNK_BYTES;
 use crate::meta::{v1, v2, Format};
 use crate::store::{get_bounded, join_key, normalize_path, Store};
 use rayon::prelude::*;
@@ -157,12 +159,11 @@ fn copy_array(
     let source_meta = from.metadata();
     let mut meta = (*source_meta).clone();
     if let Some(config) = compressor {
-        meta.compressors = match config {
+        let item_size =
+            crate::codec::filter::output_dtype_of(meta.chain().filters(), &meta.dtype).item_size();
+        meta.codecs.innermost_mut().bytes_to_bytes = match config {
             Value::Null => Vec::new(),
-            Value::Object(config) => vec![codec::from_config(
-                config,
-                crate::codec::filter::output_dtype(&meta.filters, &meta.dtype).item_size(),
-            )?],
+            Value::Object(config) => vec![codec::from_config(config, item_size)?],
             other => {
                 return Err(Error::InvalidArg(format!(
                     "compressor {other} is not an object or null"
@@ -186,10 +187,9 @@ fn copy_array(
     let existing = to.metadata();
     if existing.shape != meta.shape
         || existing.chunks != meta.chunks
-        || existing.storage_shape() != meta.storage_shape()
+        || existing.inner_chunks() != meta.inner_chunks()
         || existing.dtype != meta.dtype
-        || existing.order != meta.order
-        || existing.transpose != meta.transpose
+        || existing.chain().permutation(meta.rank()) != meta.chain().permutation(meta.rank())
     {
         return Err(Error::Exists(format!(
             "array {:?} exists with a different shape, chunks, shards, data type or order",
@@ -197,15 +197,9 @@ fn copy_array(
         )));
     }
     let meta = existing;
-    let configs = |m: &crate::meta::ArrayMeta| {
-        let filters = m.filters.iter().map(|f| f.config());
-        filters
-            .chain(m.compressors.iter().map(|c| c.config()))
-            .collect::<Vec<_>>()
-    };
-    let reencode = configs(&meta) != configs(&source_meta);
+    let reencode = meta.chain().encoding() != source_meta.chain().encoding();
     let chunks = from.chunk_keys(&source_meta)?;
-    if reencode && meta.shard.is_some() {
+    if reencode && meta.sharding().is_some() {
         return copy_by_regions(&from, &to, &chunks);
     }
     let chunk_bytes = meta.chunk_bytes();
@@ -213,7 +207,7 @@ fn copy_array(
     pool::pool()?.install(|| {
         chunks
             .par_iter()
-            .try_for_each_init(Vec::new, |scratch, (key, index)| {
+            .try_for_each_init(ChunkWork::default, |work, (key, index)| {
                 let Some(raw) = get_bounded(source.as_ref(), key, max_stored)? else {
                     return Ok(());
                 };
@@ -222,14 +216,17 @@ fn copy_array(
                 if !reencode {
                     return target.set(&target_key, &raw);
                 }
+                let ChunkWork { chunk, scratch } = work;
                 if meta.dtype.is_variable() {
-                    let items = crate::io::vlen::decompress(&source_meta, key, &raw)?;
-                    return target.set(&target_key, &encode_chunk(&meta, &items)?);
+                    *chunk = source_meta
+                        .chain()
+                        .decode_bytes_bounded(&raw, MAX_VLEN_CHUNK_BYTES, scratch)?
+                        .to_vec();
+                    return target.set(&target_key, meta.chain().encode_bytes(chunk, scratch)?);
                 }
-                crate::error::try_resize(scratch, chunk_bytes, "a decoded chunk")?;
-                decode_chunk(&source_meta, key, &raw, scratch)?;
-                let encoded = encode_chunk(&meta, scratch)?;
-                target.set(&target_key, &encoded)
+                crate::error::try_resize(chunk, chunk_bytes, "a decoded chunk")?;
+                decode_chunk(&source_meta, key, &raw, chunk, scratch)?;
+                target.set(&target_key, encode_chunk(&meta, key, chunk, scratch)?)
             })
     })
 }
@@ -265,7 +262,7 @@ pub fn migrate_1to2(store: &dyn Store, path: &str) -> Result<()> {
         .get(&meta_key)?
         .ok_or_else(|| Error::NotFound(format!("no v1 array at {path:?}")))?;
     let meta = v1::parse_array(&bytes)?;
-    store.set(&join_key(&path, v2::ARRAY_KEY), &v2::render_array(&meta))?;
+    store.set(&join_key(&path, v2::ARRAY_KEY), &v2::render_array(&meta)?)?;
     let attrs_key = join_key(&path, v1::ATTRS_KEY);
     if let Some(attrs) = store.get(&attrs_key)? {
         v2::parse_attributes(&attrs)?;

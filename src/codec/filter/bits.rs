@@ -128,6 +128,10 @@ impl Filter for PackBits {
         DType::new(DataKind::UInt(1), ByteOrder::NotApplicable)
     }
 
+    fn elementwise(&self) -> bool {
+        false
+    }
+
     fn encoded_len(&self, len: usize) -> usize {
         1 + len.div_ceil(8)
     }

@@ -31,18 +31,18 @@ pub trait Filter: Send + Sync + std::fmt::Debug {
     fn encoded_len(&self, len: usize) -> usize;
     /// Encodes `data` (a whole number of input items).
     fn encode(&self, data: &[u8]) -> Result<Vec<u8>>;
+    /// Encodes `data` into `out`, replacing its contents.
+    fn encode_into(&self, data: &[u8], out: &mut Vec<u8>) -> Result<()> {
+        *out = self.encode(data)?;
+        Ok(())
+    }
     /// Decodes `data` into `out`, which has exactly the decoded size; encoded data of any
     /// size but `encoded_len(out.len())` is an error.
     fn decode_into(&self, data: &[u8], out: &mut [u8]) -> Result<()>;
-    /// Whether Zarr v3 places it before the `bytes` codec (array-to-array) rather than
-    /// after it (bytes-to-bytes: checksums and shuffle).
-    fn array_to_array(&self) -> bool {
+    /// Whether it works item by item (so it commutes with a `transpose`); `delta` and
+    /// `packbits` depend on the items' order.
+    fn elementwise(&self) -> bool {
         true
-    }
-    /// Whether it stands for no metadata entry: the byte-order change of Zarr v3's `bytes`
-    /// codec after array-to-array filters whose output has the other byte order.
-    fn implicit(&self) -> bool {
-        false
     }
 }
 
@@ -63,57 +63,68 @@ pub const SUPPORTED: [&str; 7] = [
 ];
 
 /// Builds a v2 filter list (`null`, or a list of numcodecs configurations) for an array of
-/// `dtype`, checking each filter against the type it receives.
-pub fn chain_from_json(filters: &Value, dtype: &DType) -> Result<Vec<FilterRef>> {
-    match filters {
-        Value::Null => Ok(Vec::new()),
-        Value::Array(list) => {
-            let mut input = dtype.clone();
-            let mut out = Vec::with_capacity(list.len());
-            for (i, config) in list.iter().enumerate() {
-                let config = config.as_object().ok_or_else(|| {
-                    Error::Metadata(format!("filters[{i}] is not an object: {config}"))
-                })?;
-                let filter = from_config(config, &input)?;
-                input = filter.encoded_dtype();
-                out.push(filter);
-            }
-            Ok(out)
+/// `dtype`, checking each filter against the type it receives: the leading array filters,
+/// and the rest from the first bytes-level filter (checksums, shuffle) on, as bytes→bytes
+/// codecs (an array filter among them works on the bytes as its own type).
+pub fn chain_from_json(filters: &Value, dtype: &DType) -> Result<(Vec<FilterRef>, Vec<CodecRef>)> {
+    let list = match filters {
+        Value::Null => return Ok((Vec::new(), Vec::new())),
+        Value::Array(list) => list,
+        other => {
+            return Err(Error::Metadata(format!(
+                "filters must be a list or null, not {other}"
+            )))
         }
-        other => Err(Error::Metadata(format!(
-            "filters must be a list or null, not {other}"
-        ))),
+    };
+    let mut input = dtype.clone();
+    let (mut array, mut bytes) = (Vec::new(), Vec::<CodecRef>::new());
+    for (i, config) in list.iter().enumerate() {
+        let config = config
+            .as_object()
+            .ok_or_else(|| Error::Metadata(format!("filters[{i}] is not an object: {config}")))?;
+        match from_config(config, &input)? {
+            Built::Array(filter) if bytes.is_empty() => {
+                input = filter.encoded_dtype();
+                array.push(filter);
+            }
+            Built::Array(filter) => {
+                input = filter.encoded_dtype();
+                bytes.push(Arc::new(FilterCodec(filter)));
+            }
+            Built::Bytes(codec) => {
+                input = DType::new(DataKind::UInt(1), ByteOrder::NotApplicable);
+                bytes.push(Arc::new(ListedAsFilter(codec)));
+            }
+        }
     }
+    Ok((array, bytes))
 }
 
-/// For Zarr v3: adds to `filters` the byte-order change the `bytes` codec makes when the
-/// array-to-array filters (those before any checksum or shuffle) produce multi-byte items
-/// in the other order than `order`.
-pub fn with_byte_order(
-    mut filters: Vec<FilterRef>,
-    dtype: &DType,
-    order: ByteOrder,
-) -> Result<Vec<FilterRef>> {
-    let at = filters
-        .iter()
-        .position(|f| !f.array_to_array())
-        .unwrap_or(filters.len());
-    let out = output_dtype(&filters[..at], dtype);
-    if at > 0 && out.item_size() > 1 && out.order != order && order != ByteOrder::NotApplicable {
-        filters.insert(at, Arc::new(numeric::Numeric::byte_order(&out, order)?));
-    }
-    Ok(filters)
-}
-
-/// The data type after every filter of `filters` has encoded data of `dtype`.
+/// The data type after `filters` have encoded data of `dtype`.
 pub fn output_dtype(filters: &[FilterRef], dtype: &DType) -> DType {
+    output_dtype_of(filters.iter(), dtype)
+}
+
+/// The data type after the filters of `filters` have encoded data of `dtype`.
+pub fn output_dtype_of<'a>(
+    filters: impl DoubleEndedIterator<Item = &'a FilterRef>,
+    dtype: &DType,
+) -> DType {
     filters
         .last()
         .map_or_else(|| dtype.clone(), |f| f.encoded_dtype())
 }
 
+/// What a v2 filter configuration builds.
+pub enum Built {
+    /// An array filter.
+    Array(FilterRef),
+    /// A bytes-level codec (checksum, shuffle).
+    Bytes(CodecRef),
+}
+
 /// Builds one filter from its numcodecs configuration for data of type `input`.
-pub fn from_config(config: &Map<String, Value>, input: &DType) -> Result<FilterRef> {
+pub fn from_config(config: &Map<String, Value>, input: &DType) -> Result<Built> {
     let id = config.get("id").and_then(Value::as_str).ok_or_else(|| {
         Error::Metadata(format!(
             "filter configuration {} has no string \"id\"",
@@ -123,14 +134,14 @@ pub fn from_config(config: &Map<String, Value>, input: &DType) -> Result<FilterR
     let cfg = Cfg { id, map: config };
     Ok(match id {
         "delta" | "fixedscaleoffset" | "quantize" | "astype" => {
-            Arc::new(numeric::Numeric::from_config(&cfg, input)?)
+            Built::Array(Arc::new(numeric::Numeric::from_config(&cfg, input)?))
         }
-        "bitround" => Arc::new(bits::BitRound::from_config(&cfg, input)?),
-        "packbits" => Arc::new(bits::PackBits::from_config(&cfg, input)?),
+        "bitround" => Built::Array(Arc::new(bits::BitRound::from_config(&cfg, input)?)),
+        "packbits" => Built::Array(Arc::new(bits::PackBits::from_config(&cfg, input)?)),
         "categorize" => {
             let filter = Categorize::from_config(config)?;
             filter.check_input(input)?;
-            Arc::new(filter)
+            Built::Array(Arc::new(filter))
         }
         _ if codec::SUPPORTED.contains(&id) => {
             let codec = codec::from_config(config, input.item_size())?;
@@ -139,7 +150,7 @@ pub fn from_config(config: &Map<String, Value>, input: &DType) -> Result<FilterR
                     "codec {id:?} as a filter is not supported (filters may be checksums, shuffle and array filters; use it as the compressor)"
                 )));
             }
-            Arc::new(BytesFilter { codec })
+            Built::Bytes(codec)
         }
         other => {
             return Err(Error::CodecUnsupported(format!(
@@ -149,31 +160,51 @@ pub fn from_config(config: &Map<String, Value>, input: &DType) -> Result<FilterR
     })
 }
 
-/// A bytes-to-bytes codec with a size known from its input (checksums, shuffle) used as a
-/// filter; its output is bytes (`|u1`), as numcodecs returns.
+/// A bytes-level codec (checksum, shuffle) that v2 metadata lists among the `filters`.
 #[derive(Debug)]
-struct BytesFilter {
-    codec: CodecRef,
-}
+struct ListedAsFilter(CodecRef);
 
-impl Filter for BytesFilter {
+impl codec::Codec for ListedAsFilter {
     fn config(&self) -> Map<String, Value> {
-        self.codec.config()
+        self.0.config()
     }
-    fn encoded_dtype(&self) -> DType {
-        DType::new(DataKind::UInt(1), ByteOrder::NotApplicable)
-    }
-    fn encoded_len(&self, len: usize) -> usize {
-        self.codec.encoded_len(len).expect("checked when built")
-    }
-    fn encode(&self, data: &[u8]) -> Result<Vec<u8>> {
-        self.codec.encode(data)
+    fn encode_into(&self, data: &[u8], out: &mut Vec<u8>) -> Result<()> {
+        self.0.encode_into(data, out)
     }
     fn decode_into(&self, data: &[u8], out: &mut [u8]) -> Result<()> {
-        self.codec.decode_into(data, out)
+        self.0.decode_into(data, out)
     }
-    fn array_to_array(&self) -> bool {
-        false
+    fn decoded_len(&self, data: &[u8]) -> Result<usize> {
+        self.0.decoded_len(data)
+    }
+    fn encoded_len(&self, len: usize) -> Option<usize> {
+        self.0.encoded_len(len)
+    }
+    fn v2_filter(&self) -> bool {
+        true
+    }
+}
+
+/// An array filter working on bytes after a bytes-level filter (numcodecs allows any
+/// order in v2 `filters`): a bytes→bytes codec of known size.
+#[derive(Debug)]
+struct FilterCodec(FilterRef);
+
+impl codec::Codec for FilterCodec {
+    fn config(&self) -> Map<String, Value> {
+        self.0.config()
+    }
+    fn encode_into(&self, data: &[u8], out: &mut Vec<u8>) -> Result<()> {
+        self.0.encode_into(data, out)
+    }
+    fn decode_into(&self, data: &[u8], out: &mut [u8]) -> Result<()> {
+        self.0.decode_into(data, out)
+    }
+    fn encoded_len(&self, len: usize) -> Option<usize> {
+        Some(self.0.encoded_len(len))
+    }
+    fn v2_filter(&self) -> bool {
+        true
     }
 }
 

@@ -65,25 +65,9 @@ pub struct Numeric {
     astype: DType,
     t: NumType,
     a: NumType,
-    /// Not in the metadata: the byte-order change Zarr v3's `bytes` codec makes.
-    implicit: bool,
 }
 
 impl Numeric {
-    /// The byte-order change of items of `dtype` to `order` that Zarr v3's `bytes` codec
-    /// makes after array-to-array filters (an `astype` between byte orders).
-    pub(crate) fn byte_order(dtype: &DType, order: crate::dtype::ByteOrder) -> Result<Self> {
-        let astype = DType::new(dtype.kind.clone(), order);
-        Ok(Numeric {
-            op: Op::AsType,
-            t: NumType::of(dtype, "bytes codec")?,
-            a: NumType::of(&astype, "bytes codec")?,
-            dtype: dtype.clone(),
-            astype,
-            implicit: true,
-        })
-    }
-
     /// Reads the configuration of `delta`, `fixedscaleoffset`, `quantize` or `astype` for
     /// data of type `input`; a `dtype` other than `input` is an error.
     pub(crate) fn from_config(cfg: &Cfg, input: &DType) -> Result<Self> {
@@ -147,7 +131,6 @@ impl Numeric {
             astype,
             t,
             a,
-            implicit: false,
         })
     }
 
@@ -248,8 +231,8 @@ impl Filter for Numeric {
         len / self.t.size * self.a.size
     }
 
-    fn implicit(&self) -> bool {
-        self.implicit
+    fn elementwise(&self) -> bool {
+        !matches!(self.op, Op::Delta)
     }
 
     fn encode(&self, data: &[u8]) -> Result<Vec<u8>> {

@@ -1,0 +1,542 @@
+//! The codec chain of an array, shaped as Zarr v3 describes it: array→array codecs
+//! (`transpose`, the numcodecs filters), exactly one array→bytes codec (`bytes` with its
+//! byte order, the variable-length item codecs, or `sharding_indexed` with a chain of its
+//! own), then bytes→bytes codecs (compressors, checksums, shuffle) in order. Every format's
+//! metadata maps onto it when parsed (v2 `order`/`filters`/`compressor`, v1 `compression`).
+//!
+//! A decoded chunk is held in the byte order of the array's data type; a `transpose` is a
+//! layout, not a copy: it gives the element strides of the decoded chunk
+//! ([`Chain::chunk_strides`]). Data passes through the stages in a worker's [`Scratch`]
+//! buffers, reused from chunk to chunk.
+
+use super::filter::{self, FilterRef};
+use super::CodecRef;
+use crate::dtype::{swap_bytes, ByteOrder, DType};
+use crate::error::{try_resize, Error, Result};
+
+/// One codec chain.
+#[derive(Debug, Clone)]
+pub struct Chain {
+    /// Array→array codecs, in encoding order.
+    pub array_to_array: Vec<ArrayToArray>,
+    /// The one array→bytes codec.
+    pub array_to_bytes: ArrayToBytes,
+    /// Bytes→bytes codecs, in encoding order.
+    pub bytes_to_bytes: Vec<CodecRef>,
+}
+
+/// An array→array codec.
+#[derive(Debug, Clone)]
+pub enum ArrayToArray {
+    /// Chunks hold array dimension `p[k]` as their `k`-th dimension (v3 `transpose`; v2
+    /// order F is the reversed permutation).
+    Transpose(Vec<usize>),
+    /// A numcodecs filter, built for the type it receives.
+    Filter(FilterRef),
+}
+
+/// The array→bytes codec.
+#[derive(Debug, Clone)]
+pub enum ArrayToBytes {
+    /// Fixed-size items in this byte order (`NotApplicable` for one-byte items).
+    Bytes(ByteOrder),
+    /// Variable-length items (`vlen-utf8`, `vlen-bytes`, `vlen-array`: the array's type
+    /// says which).
+    Vlen,
+    /// Shards of inner chunks with an index (`sharding_indexed`).
+    Sharding(Box<ShardingCodec>),
+}
+
+/// The `sharding_indexed` codec: a shard holds the encoded inner chunks of `chunk_shape`
+/// and an index of (offset, size) pairs.
+#[derive(Debug, Clone)]
+pub struct ShardingCodec {
+    /// Shape of the inner chunks (dividing the shard's shape).
+    pub chunk_shape: Vec<u64>,
+    /// The chain encoding each inner chunk (itself sharded when shards nest).
+    pub codecs: Chain,
+    /// Bytes→bytes codecs applied to the index after its `bytes` codec (`crc32c`).
+    pub index_codecs: Vec<CodecRef>,
+    /// Byte order of the index's 64-bit integers.
+    pub index_endian: ByteOrder,
+    /// The index is stored before the chunks (else after them).
+    pub index_at_start: bool,
+}
+
+/// A worker's reusable buffers for the stages of a chain.
+#[derive(Debug, Default)]
+pub struct Scratch {
+    a: Vec<u8>,
+    b: Vec<u8>,
+    c: Vec<u8>,
+}
+
+/// Where the data of the current stage lives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Slot {
+    Input,
+    A,
+    B,
+    C,
+}
+
+impl Scratch {
+    fn get(&self, slot: Slot) -> &[u8] {
+        match slot {
+            Slot::A => &self.a,
+            Slot::B => &self.b,
+            Slot::C => &self.c,
+            Slot::Input => unreachable!("the input is not a scratch buffer"),
+        }
+    }
+
+    /// The stage input at `src` (`input` when `Slot::Input`) and the buffer `dst`.
+    fn pair<'s>(
+        &'s mut self,
+        input: &'s [u8],
+        src: Slot,
+        dst: Slot,
+    ) -> (&'s [u8], &'s mut Vec<u8>) {
+        let Scratch { a, b, c } = self;
+        let (src, dst) = match (src, dst) {
+            (Slot::Input, Slot::A) => (input, a),
+            (Slot::Input, Slot::B) => (input, b),
+            (Slot::Input, Slot::C) => (input, c),
+            (Slot::A, Slot::B) => (&a[..], b),
+            (Slot::A, Slot::C) => (&a[..], c),
+            (Slot::B, Slot::A) => (&b[..], a),
+            (Slot::B, Slot::C) => (&b[..], c),
+            (Slot::C, Slot::A) => (&c[..], a),
+            (Slot::C, Slot::B) => (&c[..], b),
+            _ => unreachable!("a stage reads and writes different buffers"),
+        };
+        (src, dst)
+    }
+}
+
+impl Chain {
+    /// The chain of fixed-size items in `order` with no other codec.
+    pub fn bytes(order: ByteOrder) -> Self {
+        Chain {
+            array_to_array: Vec::new(),
+            array_to_bytes: ArrayToBytes::Bytes(order),
+            bytes_to_bytes: Vec::new(),
+        }
+    }
+
+    /// The chain the v1 and v2 fields describe: `transpose` (reversed dimensions for order
+    /// F, `None` for C), the `filters` as parsed by [`filter::chain_from_json`] (leading
+    /// array filters and the bytes-level rest), then the compressors, for items of `dtype`.
+    pub fn from_v2(
+        transpose: Option<Vec<usize>>,
+        filters: (Vec<FilterRef>, Vec<CodecRef>),
+        compressors: Vec<CodecRef>,
+        dtype: &DType,
+    ) -> Self {
+        let (array_filters, bytes_filters) = filters;
+        let encoded = filter::output_dtype(&array_filters, dtype);
+        let array_to_bytes = if dtype.is_variable() {
+            ArrayToBytes::Vlen
+        } else {
+            ArrayToBytes::Bytes(encoded.order)
+        };
+        Chain {
+            array_to_array: transpose
+                .map(ArrayToArray::Transpose)
+                .into_iter()
+                .chain(array_filters.into_iter().map(ArrayToArray::Filter))
+                .collect(),
+            array_to_bytes,
+            bytes_to_bytes: bytes_filters.into_iter().chain(compressors).collect(),
+        }
+    }
+
+    /// The numcodecs filters among the array→array codecs, in encoding order.
+    pub fn filters(&self) -> impl DoubleEndedIterator<Item = &FilterRef> + Clone {
+        self.array_to_array.iter().filter_map(|c| match c {
+            ArrayToArray::Filter(f) => Some(f),
+            ArrayToArray::Transpose(_) => None,
+        })
+    }
+
+    /// Whether the chain has array filters.
+    pub fn has_filters(&self) -> bool {
+        self.filters().next().is_some()
+    }
+
+    /// The dimension order of the decoded chunk over every `transpose` (for `rank`
+    /// dimensions): stored dimension `k` is array dimension `p[k]`.
+    pub fn permutation(&self, rank: usize) -> Vec<usize> {
+        let mut perm: Vec<usize> = (0..rank).collect();
+        for codec in &self.array_to_array {
+            if let ArrayToArray::Transpose(step) = codec {
+                perm = step.iter().map(|&k| perm[k]).collect();
+            }
+        }
+        perm
+    }
+
+    /// The order of a decoded chunk of `rank` dimensions when it is C or F (the reversed
+    /// permutation; below two dimensions, F when a transpose says so), `None` for other
+    /// permutations.
+    pub fn order(&self, rank: usize) -> Option<crate::meta::Order> {
+        let perm = self.permutation(rank);
+        let transposed = self
+            .array_to_array
+            .iter()
+            .any(|c| matches!(c, ArrayToArray::Transpose(_)));
+        if rank < 2 {
+            Some(if transposed {
+                crate::meta::Order::F
+            } else {
+                crate::meta::Order::C
+            })
+        } else if perm.iter().copied().eq(0..rank) {
+            Some(crate::meta::Order::C)
+        } else if perm.iter().rev().copied().eq(0..rank) {
+            Some(crate::meta::Order::F)
+        } else {
+            None
+        }
+    }
+
+    /// Element strides of a decoded chunk of `shape`, per array dimension.
+    pub fn chunk_strides(&self, shape: &[u64]) -> Vec<usize> {
+        let perm = self.permutation(shape.len());
+        let stored: Vec<u64> = perm.iter().map(|&d| shape[d]).collect();
+        let stored_strides = crate::meta::Order::C.strides(&stored);
+        let mut strides = vec![0usize; perm.len()];
+        for (k, &d) in perm.iter().enumerate() {
+            strides[d] = stored_strides[k];
+        }
+        strides
+    }
+
+    /// The sharding codec, when this chain's array→bytes codec is one.
+    pub fn sharding(&self) -> Option<&ShardingCodec> {
+        match &self.array_to_bytes {
+            ArrayToBytes::Sharding(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The chain that encodes the innermost chunks (this one unless sharded).
+    pub fn innermost(&self) -> &Chain {
+        let mut chain = self;
+        while let Some(s) = chain.sharding() {
+            chain = &s.codecs;
+        }
+        chain
+    }
+
+    /// The chain that encodes the innermost chunks, to change it.
+    pub fn innermost_mut(&mut self) -> &mut Chain {
+        match self.array_to_bytes {
+            ArrayToBytes::Sharding(ref mut s) => s.codecs.innermost_mut(),
+            _ => self,
+        }
+    }
+
+    /// The configurations of the filters and bytes→bytes codecs, with the byte order the
+    /// `bytes` codec writes: what decides how a chunk's items are encoded.
+    pub fn encoding(&self) -> (Vec<serde_json::Map<String, serde_json::Value>>, ByteOrder) {
+        let configs = self
+            .filters()
+            .map(|f| f.config())
+            .chain(self.bytes_to_bytes.iter().map(|c| c.config()))
+            .collect();
+        (configs, self.bytes_order())
+    }
+
+    /// Whether stored chunks are the decoded items as they are (no filter, no bytes→bytes
+    /// codec, fixed-size items in the type's byte order), so a part of a chunk can be read
+    /// without the rest.
+    pub fn is_plain(&self, dtype: &DType) -> bool {
+        self.bytes_to_bytes.is_empty()
+            && !self.has_filters()
+            && matches!(self.array_to_bytes, ArrayToBytes::Bytes(o) if !swaps(dtype, o))
+    }
+
+    /// The byte order the `bytes` codec writes (`NotApplicable` for other array→bytes
+    /// codecs).
+    pub fn bytes_order(&self) -> ByteOrder {
+        match self.array_to_bytes {
+            ArrayToBytes::Bytes(order) => order,
+            _ => ByteOrder::NotApplicable,
+        }
+    }
+
+    /// Bytes the array filters make of `len` decoded bytes.
+    pub fn filtered_len(&self, len: usize) -> usize {
+        self.filters().fold(len, |size, f| f.encoded_len(size))
+    }
+
+    /// The most bytes the bytes→bytes codecs can make of `len` bytes.
+    pub fn max_compressed_len(&self, len: usize) -> usize {
+        self.bytes_to_bytes.iter().fold(len, |size, c| {
+            crate::meta::max_compressed_len(c.as_ref(), size)
+        })
+    }
+
+    /// Checks the chain's structure for items of `dtype` in chunks of `rank` dimensions:
+    /// permutations, a transpose only after filters that work item by item, the
+    /// array→bytes codec fitting the type, and a sharding codec alone in its chain so that
+    /// shards are read in parts.
+    pub fn check(&self, dtype: &DType, rank: usize) -> Result<()> {
+        let mut order_dependent: Option<&FilterRef> = None;
+        for codec in &self.array_to_array {
+            match codec {
+                ArrayToArray::Transpose(p) => {
+                    if !crate::meta::is_permutation(p, rank) {
+                        return Err(Error::Metadata(format!(
+                            "transpose order {p:?} is not a permutation of the {rank} dimensions"
+                        )));
+                    }
+                    if let Some(f) = order_dependent {
+                        return Err(Error::Unsupported(format!(
+                            "a transpose after filter {} (which depends on the item order) is \
+                             not supported",
+                            serde_json::Value::Object(f.config())
+                        )));
+                    }
+                }
+                ArrayToArray::Filter(f) if !f.elementwise() => order_dependent = Some(f),
+                ArrayToArray::Filter(_) => {}
+            }
+        }
+        let encoded = filter::output_dtype_of(self.filters(), dtype);
+        match &self.array_to_bytes {
+            ArrayToBytes::Vlen if !dtype.is_variable() => Err(Error::Metadata(format!(
+                "a variable-length codec cannot encode items of {}",
+                dtype.to_v2()
+            ))),
+            ArrayToBytes::Vlen if self.has_filters() => Err(Error::CodecUnsupported(
+                "filters before a variable-length codec are not supported".into(),
+            )),
+            ArrayToBytes::Bytes(_) if dtype.is_variable() => Err(Error::Metadata(format!(
+                "variable-length items ({}) need a vlen codec, not bytes",
+                dtype.element_type().name()
+            ))),
+            ArrayToBytes::Bytes(ByteOrder::NotApplicable) if encoded.swap_unit() > 1 => {
+                Err(Error::Metadata(
+                    "the bytes codec needs an endian (\"little\" or \"big\") for multi-byte items"
+                        .into(),
+                ))
+            }
+            ArrayToBytes::Sharding(_)
+                if !self.array_to_array.is_empty() || !self.bytes_to_bytes.is_empty() =>
+            {
+                Err(Error::Unsupported(
+                    "sharding_indexed with other codecs beside it in the same list is not \
+                     supported (shards are read in parts only when it is alone)"
+                        .into(),
+                ))
+            }
+            ArrayToBytes::Sharding(s) => {
+                if s.chunk_shape.len() != rank {
+                    return Err(Error::Metadata(format!(
+                        "sharding_indexed chunk_shape {:?} has {} dimensions, the array {rank}",
+                        s.chunk_shape,
+                        s.chunk_shape.len()
+                    )));
+                }
+                s.codecs.check(dtype, rank)
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Decodes a stored chunk into `out` (its exact decoded size, items in `dtype`'s byte
+    /// order). Every intermediate size follows from `out.len()` and the codecs, never from
+    /// the stored bytes alone; data moves through `scratch` between stages.
+    pub fn decode_into(
+        &self,
+        dtype: &DType,
+        raw: &[u8],
+        out: &mut [u8],
+        scratch: &mut Scratch,
+    ) -> Result<()> {
+        let filtered = self.filtered_len(out.len());
+        let swap = swaps(
+            &filter::output_dtype_of(self.filters(), dtype),
+            self.bytes_order(),
+        );
+        let unit = filter::output_dtype_of(self.filters(), dtype).swap_unit();
+        if !self.has_filters() {
+            self.decode_bytes_into(raw, out, scratch, &[Slot::B, Slot::C])?;
+            if swap {
+                swap_bytes(out, unit);
+            }
+            return Ok(());
+        }
+        try_resize(&mut scratch.a, filtered, "a filtered chunk")?;
+        let mut target = std::mem::take(&mut scratch.a);
+        let result = self.decode_bytes_into(raw, &mut target, scratch, &[Slot::B, Slot::C]);
+        scratch.a = target;
+        result?;
+        if swap {
+            swap_bytes(&mut scratch.a, unit);
+        }
+        // The filters in reverse: each size is what the filters before it make of `out`.
+        let mut cur = Slot::A;
+        for i in (0..self.filters().count()).rev() {
+            let filter = self.filters().nth(i).expect("counted");
+            if i == 0 {
+                filter.decode_into(scratch.get(cur), out)?;
+            } else {
+                let len = self
+                    .filters()
+                    .take(i)
+                    .fold(out.len(), |s, f| f.encoded_len(s));
+                let next = if cur == Slot::A { Slot::B } else { Slot::A };
+                let (src, dst) = scratch.pair(&[], cur, next);
+                try_resize(dst, len, "a filtered chunk")?;
+                filter.decode_into(src, dst)?;
+                cur = next;
+            }
+        }
+        Ok(())
+    }
+
+    /// Undoes the bytes→bytes codecs of `raw` into `out` (exactly the size the array→bytes
+    /// codec made), passing intermediate stages through the scratch buffers `free`.
+    fn decode_bytes_into(
+        &self,
+        raw: &[u8],
+        out: &mut [u8],
+        scratch: &mut Scratch,
+        free: &[Slot; 2],
+    ) -> Result<()> {
+        let codecs = &self.bytes_to_bytes;
+        let Some(first) = codecs.first() else {
+            if raw.len() != out.len() {
+                return Err(Error::Codec(format!(
+                    "uncompressed chunk has {} bytes, expected {}",
+                    raw.len(),
+                    out.len()
+                )));
+            }
+            out.copy_from_slice(raw);
+            return Ok(());
+        };
+        // Outer codecs (all but the first) undo their layer into a scratch buffer: of the
+        // size the codecs before them make of `out` when that follows from it (checksums,
+        // shuffle), else of the size their own data gives, bounded by the most the codecs
+        // before them can make.
+        let mut cur = Slot::Input;
+        for i in (1..codecs.len()).rev() {
+            let (size, bound) =
+                codecs[..i]
+                    .iter()
+                    .fold((Some(out.len()), out.len()), |(size, bound), c| {
+                        (
+                            size.and_then(|s| c.encoded_len(s)),
+                            crate::meta::max_compressed_len(c.as_ref(), bound),
+                        )
+                    });
+            let next = if cur == free[0] { free[1] } else { free[0] };
+            let (src, dst) = scratch.pair(raw, cur, next);
+            match size {
+                Some(len) => {
+                    try_resize(dst, len, "a decoded chunk")?;
+                    codecs[i].decode_into(src, dst)?;
+                }
+                None => codecs[i].decode_bounded(src, bound, dst)?,
+            }
+            cur = next;
+        }
+        let src = if cur == Slot::Input {
+            raw
+        } else {
+            scratch.get(cur)
+        };
+        first.decode_into(src, out)
+    }
+
+    /// Undoes the bytes→bytes codecs of a chunk whose decoded size is not known (variable
+    /// -length items), failing past `limit` bytes at any stage; the result lives in
+    /// `scratch` (or is `raw` itself without such codecs).
+    pub fn decode_bytes_bounded<'a>(
+        &self,
+        raw: &'a [u8],
+        limit: usize,
+        scratch: &'a mut Scratch,
+    ) -> Result<&'a [u8]> {
+        let mut cur = Slot::Input;
+        for (i, codec) in self.bytes_to_bytes.iter().enumerate().rev() {
+            let bound = self.bytes_to_bytes[..i]
+                .iter()
+                .fold(limit, |b, c| crate::meta::max_compressed_len(c.as_ref(), b));
+            let next = if cur == Slot::A { Slot::B } else { Slot::A };
+            let (src, dst) = scratch.pair(raw, cur, next);
+            codec.decode_bounded(src, bound, dst)?;
+            cur = next;
+        }
+        Ok(if cur == Slot::Input {
+            raw
+        } else {
+            scratch.get(cur)
+        })
+    }
+
+    /// Encodes a decoded chunk (items in `dtype`'s byte order; byte-swapped in place when
+    /// the `bytes` codec writes the other order). The result is `data` itself when the
+    /// chain changes nothing, else it lives in `scratch`.
+    pub fn encode<'a>(
+        &self,
+        dtype: &DType,
+        data: &'a mut [u8],
+        scratch: &'a mut Scratch,
+    ) -> Result<&'a [u8]> {
+        let mut cur = Slot::Input;
+        for f in self.filters() {
+            let next = if cur == Slot::A { Slot::B } else { Slot::A };
+            let (src, dst) = scratch.pair(data, cur, next);
+            f.encode_into(src, dst)?;
+            cur = next;
+        }
+        let encoded = filter::output_dtype_of(self.filters(), dtype);
+        if swaps(&encoded, self.bytes_order()) {
+            match cur {
+                Slot::Input => swap_bytes(data, encoded.swap_unit()),
+                Slot::A => swap_bytes(&mut scratch.a, encoded.swap_unit()),
+                _ => swap_bytes(&mut scratch.b, encoded.swap_unit()),
+            }
+        }
+        self.encode_bytes_from(&*data, cur, scratch)
+    }
+
+    /// Applies the bytes→bytes codecs to `data` (the array→bytes codec's output); the
+    /// result is `data` itself without such codecs, else it lives in `scratch`.
+    pub fn encode_bytes<'a>(&self, data: &'a [u8], scratch: &'a mut Scratch) -> Result<&'a [u8]> {
+        self.encode_bytes_from(data, Slot::Input, scratch)
+    }
+
+    fn encode_bytes_from<'a>(
+        &self,
+        data: &'a [u8],
+        start: Slot,
+        scratch: &'a mut Scratch,
+    ) -> Result<&'a [u8]> {
+        let mut cur = start;
+        for codec in &self.bytes_to_bytes {
+            let next = if cur == Slot::A { Slot::B } else { Slot::A };
+            let (src, dst) = scratch.pair(data, cur, next);
+            codec.encode_into(src, dst)?;
+            cur = next;
+        }
+        Ok(if cur == Slot::Input {
+            data
+        } else {
+            scratch.get(cur)
+        })
+    }
+}
+
+/// Whether items of `dtype` need swapping to be written in `order`.
+fn swaps(dtype: &DType, order: ByteOrder) -> bool {
+    order != ByteOrder::NotApplicable
+        && dtype.order != ByteOrder::NotApplicable
+        && dtype.order != order
+        && dtype.swap_unit() > 1
+}
