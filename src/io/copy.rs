@@ -72,10 +72,13 @@ struct Axis {
     dst: usize,
 }
 
+/// Axes of a copy, inline up to 8 dimensions (no allocation per chunk).
+type Axes = smallvec::SmallVec<[Axis; 8]>;
+
 /// Merges dimensions that are contiguous in both layouts and drops extent-1 dimensions,
 /// ordered outermost first by destination stride.
-fn plan(extent: &[usize], src: &[usize], dst: &[usize]) -> Vec<Axis> {
-    let mut axes: Vec<Axis> = (0..extent.len())
+fn plan(extent: &[usize], src: &[usize], dst: &[usize]) -> Axes {
+    let mut axes: Axes = (0..extent.len())
         .filter(|&d| extent[d] != 1)
         .map(|d| Axis {
             extent: extent[d],
@@ -84,7 +87,7 @@ fn plan(extent: &[usize], src: &[usize], dst: &[usize]) -> Vec<Axis> {
         })
         .collect();
     axes.sort_by(|a, b| b.dst.cmp(&a.dst).then(b.src.cmp(&a.src)));
-    let mut merged: Vec<Axis> = Vec::with_capacity(axes.len());
+    let mut merged = Axes::new();
     for axis in axes {
         if let Some(last) = merged.last_mut() {
             if last.src == axis.src * axis.extent && last.dst == axis.dst * axis.extent {
@@ -169,7 +172,7 @@ unsafe fn run_axes(
             &[][..],
         ),
     };
-    let mut index = vec![0usize; outer.len()];
+    let mut index: smallvec::SmallVec<[usize; 8]> = smallvec::smallvec![0; outer.len()];
     let (mut s, mut d) = (src_offset, dst_offset);
     loop {
         copy_line(elem, inner, src.add(s * elem), dst.add(d * elem));
@@ -268,9 +271,9 @@ pub unsafe fn fill_raw(
     }
     // Source strides are all zero: every step reads the pattern again. A contiguous
     // innermost run reads from a buffer holding the pattern repeated to the run's length.
-    let zeros = vec![0usize; extent.len()];
+    let zeros: smallvec::SmallVec<[usize; 8]> = smallvec::smallvec![0; extent.len()];
     let mut axes = plan(extent, &zeros, dst_layout.strides);
-    let source: Vec<u8> = match axes.last_mut() {
+    let source: smallvec::SmallVec<[u8; 64]> = match axes.last_mut() {
         Some(inner) if inner.dst == 1 => {
             inner.src = 1;
             pattern
@@ -280,7 +283,7 @@ pub unsafe fn fill_raw(
                 .take(inner.extent * elem)
                 .collect()
         }
-        _ => pattern.to_vec(),
+        _ => pattern.into(),
     };
     run_axes(elem, &axes, source.as_ptr(), 0, dst_ptr, dst_layout.offset);
     Ok(())

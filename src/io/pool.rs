@@ -104,3 +104,53 @@ pub fn map_each<T: Sync, R: Send>(
     }
     pool()?.install(|| items.par_iter().map(&f).collect())
 }
+
+/// Values (workers' buffers) reused across the jobs of one call: rayon starts a fresh
+/// per-job state for every piece of work it splits off, so state kept in `*_init` closures
+/// alone would be rebuilt (and its buffers reallocated) many times per call.
+#[derive(Debug, Default)]
+pub struct Reuse<T>(std::sync::Mutex<Vec<T>>);
+
+impl<T: Default> Reuse<T> {
+    /// A value to work with, returned here when the lease is dropped.
+    pub fn lease(&self) -> Lease<'_, T> {
+        let value = self
+            .0
+            .lock()
+            .ok()
+            .and_then(|mut free| free.pop())
+            .unwrap_or_default();
+        Lease {
+            value: Some(value),
+            home: self,
+        }
+    }
+}
+
+/// A value leased from a [`Reuse`].
+#[derive(Debug)]
+pub struct Lease<'a, T> {
+    value: Option<T>,
+    home: &'a Reuse<T>,
+}
+
+impl<T> std::ops::Deref for Lease<'_, T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        self.value.as_ref().expect("leased until dropped")
+    }
+}
+
+impl<T> std::ops::DerefMut for Lease<'_, T> {
+    fn deref_mut(&mut self) -> &mut T {
+        self.value.as_mut().expect("leased until dropped")
+    }
+}
+
+impl<T> Drop for Lease<'_, T> {
+    fn drop(&mut self) {
+        if let (Some(value), Ok(mut free)) = (self.value.take(), self.home.0.lock()) {
+            free.push(value);
+        }
+    }
+}

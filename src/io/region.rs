@@ -304,13 +304,14 @@ impl<'a> Plan<'a> {
             buffers.part = part;
             work(buffers)
         };
+        let reuse = pool::Reuse::<Buffers>::default();
         match self.total {
             0 => Ok(()),
             1 => one(&mut Buffers::default(), 0),
             n => pool::pool()?.install(|| {
                 (0..n)
                     .into_par_iter()
-                    .try_for_each_init(Buffers::default, |buffers, i| one(buffers, i))
+                    .try_for_each_init(|| reuse.lease(), |buffers, i| one(buffers, i))
             }),
         }
     }

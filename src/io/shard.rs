@@ -326,9 +326,10 @@ pub fn rebuild(
         };
         Ok(unit.map(Cow::Owned))
     };
+    let reuse = super::pool::Reuse::<ChunkWork>::default();
     let units: Vec<Option<Cow<[u8]>>> = (0..n)
         .into_par_iter()
-        .map_init(ChunkWork::default, build)
+        .map_init(|| reuse.lease(), |work, j| build(work, j))
         .collect::<Result<_>>()?;
     assemble(sharding, &per_shard, &units)
 }

@@ -128,7 +128,7 @@ impl ConsolidatedStore {
             .ok_or_else(|| bad("\"metadata\" must be an object"))?;
         let mut metadata = BTreeMap::new();
         for (relative, value) in entries {
-            let full = super::validate_key(&join_key(&path, relative))?;
+            let full = super::validate_key(&join_key(&path, relative))?.into_owned();
             if !is_metadata_key(&full) || !value.is_object() {
                 return Err(bad(&format!(
                     "entry {relative:?} is not a metadata document"
@@ -173,7 +173,7 @@ impl ConsolidatedStore {
                     "consolidated entry {relative:?} is not an object"
                 )));
             }
-            let node = super::validate_key(&join_key(path, relative))?;
+            let node = super::validate_key(&join_key(path, relative))?.into_owned();
             metadata.insert(join_key(&node, V3_KEY), to_pretty_json(value));
         }
         Ok(ConsolidatedStore {
@@ -215,7 +215,7 @@ impl Store for ConsolidatedStore {
         self.inner.set(&key, value)?;
         if is_metadata_key(&key) {
             if let Ok(mut map) = self.metadata.write() {
-                map.insert(key, value.to_vec());
+                map.insert(key.into_owned(), value.to_vec());
             }
         }
         Ok(())

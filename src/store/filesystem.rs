@@ -150,7 +150,7 @@ impl FilesystemStore {
                 return Err(Error::InvalidKey(self.name_too_long(&key)));
             }
         }
-        Ok(key)
+        Ok(key.into_owned())
     }
 
     /// The library error for `err`, met while `doing` (e.g. "reading") `key`.

@@ -33,13 +33,13 @@ impl MemoryStore {
 impl Store for MemoryStore {
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
         let key = validate_key(key)?;
-        Ok(self.read()?.get(&key).map(|v| v.to_vec()))
+        Ok(self.read()?.get(&*key).map(|v| v.to_vec()))
     }
 
     fn get_into(&self, key: &str, buf: &mut Vec<u8>, max_len: u64) -> Result<bool> {
         let key = validate_key(key)?;
         let map = self.read()?;
-        match map.get(&key) {
+        match map.get(&*key) {
             Some(value) => super::copy_bounded(&key, value, buf, max_len).map(|()| true),
             None => Ok(false),
         }
@@ -47,7 +47,7 @@ impl Store for MemoryStore {
 
     fn get_range(&self, key: &str, offset: u64, len: u64) -> Result<Option<Vec<u8>>> {
         let key = validate_key(key)?;
-        match self.read()?.get(&key) {
+        match self.read()?.get(&*key) {
             Some(value) => Ok(Some(super::range_of(value, &key, offset, len)?.to_vec())),
             None => Ok(None),
         }
@@ -55,13 +55,13 @@ impl Store for MemoryStore {
 
     fn set(&self, key: &str, value: &[u8]) -> Result<()> {
         let key = validate_key(key)?;
-        self.write()?.insert(key, Arc::from(value));
+        self.write()?.insert(key.into_owned(), Arc::from(value));
         Ok(())
     }
 
     fn erase(&self, key: &str) -> Result<bool> {
         let key = validate_key(key)?;
-        Ok(self.write()?.remove(&key).is_some())
+        Ok(self.write()?.remove(&*key).is_some())
     }
 
     fn erase_prefix(&self, prefix: &str) -> Result<()> {
@@ -88,7 +88,7 @@ impl Store for MemoryStore {
 
     fn size(&self, key: &str) -> Result<Option<u64>> {
         let key = validate_key(key)?;
-        Ok(self.read()?.get(&key).map(|v| v.len() as u64))
+        Ok(self.read()?.get(&*key).map(|v| v.len() as u64))
     }
 
     fn writable(&self) -> bool {

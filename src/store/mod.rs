@@ -12,6 +12,7 @@ pub use memory::MemoryStore;
 pub use zip::{ZipMode, ZipStore};
 
 use crate::error::{Error, Result};
+use std::borrow::Cow;
 
 /// One level of a store listing: the keys directly under a prefix and the sub-prefixes
 /// (names only, without the trailing `/`).
@@ -200,7 +201,18 @@ pub(crate) fn check_writable(store: &dyn Store, what: &str) -> Result<()> {
 /// Normalises a node path as the v2 spec says: backslashes become `/`, repeated slashes
 /// collapse, leading and trailing slashes are dropped (so `""` and `"/"` name the root).
 /// `.` and `..` segments, NUL bytes and drive prefixes are refused.
-pub fn normalize_path(path: &str) -> Result<String> {
+pub fn normalize_path(path: &str) -> Result<Cow<'_, str>> {
+    // Already normal (the common case: keys the library builds): checked, not copied.
+    if !path.contains('\\')
+        && !path.starts_with('/')
+        && !path.ends_with('/')
+        && !path.contains("//")
+    {
+        for segment in path.split('/').filter(|s| !s.is_empty()) {
+            check_segment(segment, path)?;
+        }
+        return Ok(Cow::Borrowed(path));
+    }
     let replaced = path.replace('\\', "/");
     let mut segments = Vec::new();
     for segment in replaced.split('/') {
@@ -210,13 +222,13 @@ pub fn normalize_path(path: &str) -> Result<String> {
         check_segment(segment, path)?;
         segments.push(segment);
     }
-    Ok(segments.join("/"))
+    Ok(Cow::Owned(segments.join("/")))
 }
 
 /// Validates and normalises a store key: like [`normalize_path`], but an absolute key
 /// (leading `/` or `\`) and the empty key are refused, since a key names one value
 /// relative to the store's root.
-pub fn validate_key(key: &str) -> Result<String> {
+pub fn validate_key(key: &str) -> Result<Cow<'_, str>> {
     if key.starts_with('/') || key.starts_with('\\') {
         return Err(Error::InvalidKey(format!("key {key:?} is absolute")));
     }
@@ -236,7 +248,7 @@ pub fn validate_prefix(prefix: &str) -> Result<String> {
     Ok(if prefix.ends_with('/') || prefix.ends_with('\\') {
         format!("{normalized}/")
     } else {
-        normalized
+        normalized.into_owned()
     })
 }
 
@@ -283,7 +295,7 @@ pub fn node_path(path: &str) -> Result<String> {
             "node path {path:?} has the reserved name {segment:?} as a segment"
         )));
     }
-    Ok(path)
+    Ok(path.into_owned())
 }
 
 fn check_segment(segment: &str, whole: &str) -> Result<()> {

@@ -28,6 +28,7 @@ use super::{
     validate_prefix, DirListing, Store,
 };
 use crate::error::{to_usize, try_reserve, Error, Result};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fs::{self, File, TryLockError};
 use std::io::{ErrorKind, Read, Seek, SeekFrom, Write};
@@ -344,7 +345,7 @@ fn index_entries(path: &Path, archive: &mut ZipArchive<File>) -> Result<BTreeMap
         if entry.is_dir() || name.ends_with('/') {
             continue;
         }
-        let key = validate_key(&name).map_err(|_| {
+        let key = validate_key(&name).map(Cow::into_owned).map_err(|_| {
             Error::InvalidKey(format!(
                 "zip {} has an entry {name:?} that escapes the store",
                 path.display()
@@ -579,9 +580,9 @@ impl ZipStore {
 
 impl Store for ZipStore {
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
-        let key = validate_key(key)?;
+        let key = validate_key(key)?.into_owned();
         let mut state = self.lock()?;
-        let Some(&entry) = state.existing.get(&key) else {
+        let Some(&entry) = state.existing.get(&*key) else {
             return Ok(self.unclosed_value(&state, &key)?.map(<[u8]>::to_vec));
         };
         let size = entry.size;
@@ -599,9 +600,9 @@ impl Store for ZipStore {
     }
 
     fn get_into(&self, key: &str, buf: &mut Vec<u8>, max_len: u64) -> Result<bool> {
-        let key = validate_key(key)?;
+        let key = validate_key(key)?.into_owned();
         let mut state = self.lock()?;
-        let Some(&entry) = state.existing.get(&key) else {
+        let Some(&entry) = state.existing.get(&*key) else {
             return match self.unclosed_value(&state, &key)? {
                 Some(value) => copy_bounded(&key, value, buf, max_len).map(|()| true),
                 None => Ok(false),
@@ -620,9 +621,9 @@ impl Store for ZipStore {
     }
 
     fn get_range(&self, key: &str, offset: u64, len: u64) -> Result<Option<Vec<u8>>> {
-        let key = validate_key(key)?;
+        let key = validate_key(key)?.into_owned();
         let mut state = self.lock()?;
-        let Some(&entry) = state.existing.get(&key) else {
+        let Some(&entry) = state.existing.get(&*key) else {
             return match self.unclosed_value(&state, &key)? {
                 Some(value) => Ok(Some(range_of(value, &key, offset, len)?.to_vec())),
                 None => Ok(None),
@@ -639,9 +640,9 @@ impl Store for ZipStore {
     }
 
     fn set(&self, key: &str, value: &[u8]) -> Result<()> {
-        let key = validate_key(key)?;
+        let key = validate_key(key)?.into_owned();
         let mut state = self.lock()?;
-        if state.existing.contains_key(&key) || state.written.contains_key(&key) {
+        if state.existing.contains_key(&*key) || state.written.contains_key(&*key) {
             return Err(Error::Exists(format!(
                 "zip {}: {key:?} is already written and zip entries cannot be rewritten",
                 self.path.display()
@@ -665,9 +666,9 @@ impl Store for ZipStore {
     }
 
     fn erase(&self, key: &str) -> Result<bool> {
-        let key = validate_key(key)?;
+        let key = validate_key(key)?.into_owned();
         let state = self.lock()?;
-        if state.existing.contains_key(&key) || state.written.contains_key(&key) {
+        if state.existing.contains_key(&*key) || state.written.contains_key(&*key) {
             return Err(Error::Unsupported(format!(
                 "zip {}: entries cannot be erased ({key:?})",
                 self.path.display()
@@ -713,13 +714,13 @@ impl Store for ZipStore {
     }
 
     fn size(&self, key: &str) -> Result<Option<u64>> {
-        let key = validate_key(key)?;
+        let key = validate_key(key)?.into_owned();
         let state = self.lock()?;
         Ok(state
             .existing
-            .get(&key)
+            .get(&*key)
             .map(|e| e.size)
-            .or_else(|| state.written.get(&key).copied()))
+            .or_else(|| state.written.get(&*key).copied()))
     }
 
     fn writable(&self) -> bool {

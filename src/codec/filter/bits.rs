@@ -66,7 +66,19 @@ impl Filter for BitRound {
         len
     }
 
-    fn encode(&self, data: &[u8]) -> Result<Vec<u8>> {
+    fn encode_into(&self, data: &[u8], out: &mut Vec<u8>) -> Result<()> {
+        *out = self.encoded(data)?;
+        Ok(())
+    }
+
+    fn decode_into(&self, data: &[u8], out: &mut [u8]) -> Result<()> {
+        super::copy_exact("bitround", data, out)
+    }
+}
+
+impl BitRound {
+    /// Encodes `data` into a new buffer.
+    fn encoded(&self, data: &[u8]) -> Result<Vec<u8>> {
         let size = self.dtype.item_size();
         let maskbits = mantissa_bits(&self.dtype) - self.keepbits;
         let mut out = data.to_vec();
@@ -93,10 +105,6 @@ impl Filter for BitRound {
             }
         }
         Ok(out)
-    }
-
-    fn decode_into(&self, data: &[u8], out: &mut [u8]) -> Result<()> {
-        super::copy_exact("bitround", data, out)
     }
 }
 
@@ -136,15 +144,9 @@ impl Filter for PackBits {
         1 + len.div_ceil(8)
     }
 
-    fn encode(&self, data: &[u8]) -> Result<Vec<u8>> {
-        let mut out = vec![0u8; self.encoded_len(data.len())];
-        out[0] = ((8 - data.len() % 8) % 8) as u8;
-        for (i, &b) in data.iter().enumerate() {
-            if b != 0 {
-                out[1 + i / 8] |= 0x80 >> (i % 8);
-            }
-        }
-        Ok(out)
+    fn encode_into(&self, data: &[u8], out: &mut Vec<u8>) -> Result<()> {
+        *out = self.encoded(data)?;
+        Ok(())
     }
 
     fn decode_into(&self, data: &[u8], out: &mut [u8]) -> Result<()> {
@@ -161,5 +163,19 @@ impl Filter for PackBits {
             *o = (data[1 + i / 8] >> (7 - i % 8)) & 1;
         }
         Ok(())
+    }
+}
+
+impl PackBits {
+    /// Encodes `data` into a new buffer.
+    fn encoded(&self, data: &[u8]) -> Result<Vec<u8>> {
+        let mut out = vec![0u8; self.encoded_len(data.len())];
+        out[0] = ((8 - data.len() % 8) % 8) as u8;
+        for (i, &b) in data.iter().enumerate() {
+            if b != 0 {
+                out[1 + i / 8] |= 0x80 >> (i % 8);
+            }
+        }
+        Ok(out)
     }
 }

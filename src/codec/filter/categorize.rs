@@ -166,20 +166,9 @@ impl Filter for Categorize {
         len / self.item_bytes() * self.a.size
     }
 
-    fn encode(&self, data: &[u8]) -> Result<Vec<u8>> {
-        let (isz, asz) = (self.item_bytes(), self.a.size);
-        if !data.len().is_multiple_of(isz) {
-            return Err(Error::Codec(format!(
-                "categorize: {} bytes are not a whole number of {} items",
-                data.len(),
-                self.dtype()
-            )));
-        }
-        let mut out = vec![0u8; self.encoded_len(data.len())];
-        for (item, code) in data.chunks_exact(isz).zip(out.chunks_exact_mut(asz)) {
-            self.a.store(Num::U(self.code(item)), code);
-        }
-        Ok(out)
+    fn encode_into(&self, data: &[u8], out: &mut Vec<u8>) -> Result<()> {
+        *out = self.encoded(data)?;
+        Ok(())
     }
 
     fn decode_into(&self, data: &[u8], out: &mut [u8]) -> Result<()> {
@@ -210,5 +199,24 @@ impl Filter for Categorize {
             }
         }
         Ok(())
+    }
+}
+
+impl Categorize {
+    /// Encodes `data` into a new buffer.
+    fn encoded(&self, data: &[u8]) -> Result<Vec<u8>> {
+        let (isz, asz) = (self.item_bytes(), self.a.size);
+        if !data.len().is_multiple_of(isz) {
+            return Err(Error::Codec(format!(
+                "categorize: {} bytes are not a whole number of {} items",
+                data.len(),
+                self.dtype()
+            )));
+        }
+        let mut out = vec![0u8; self.encoded_len(data.len())];
+        for (item, code) in data.chunks_exact(isz).zip(out.chunks_exact_mut(asz)) {
+            self.a.store(Num::U(self.code(item)), code);
+        }
+        Ok(out)
     }
 }

@@ -29,12 +29,14 @@ pub trait Filter: Send + Sync + std::fmt::Debug {
     fn encoded_dtype(&self) -> DType;
     /// Bytes produced when encoding `len` bytes (a whole number of input items).
     fn encoded_len(&self, len: usize) -> usize;
-    /// Encodes `data` (a whole number of input items).
-    fn encode(&self, data: &[u8]) -> Result<Vec<u8>>;
-    /// Encodes `data` into `out`, replacing its contents.
-    fn encode_into(&self, data: &[u8], out: &mut Vec<u8>) -> Result<()> {
-        *out = self.encode(data)?;
-        Ok(())
+    /// Encodes `data` (a whole number of input items) into `out`, replacing its contents
+    /// (its capacity is reused).
+    fn encode_into(&self, data: &[u8], out: &mut Vec<u8>) -> Result<()>;
+    /// Encodes `data` into a new buffer.
+    fn encode(&self, data: &[u8]) -> Result<Vec<u8>> {
+        let mut out = Vec::new();
+        self.encode_into(data, &mut out)?;
+        Ok(out)
     }
     /// Decodes `data` into `out`, which has exactly the decoded size; encoded data of any
     /// size but `encoded_len(out.len())` is an error.

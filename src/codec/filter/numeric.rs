@@ -235,7 +235,7 @@ impl Filter for Numeric {
         !matches!(self.op, Op::Delta)
     }
 
-    fn encode(&self, data: &[u8]) -> Result<Vec<u8>> {
+    fn encode_into(&self, data: &[u8], out: &mut Vec<u8>) -> Result<()> {
         let (ts, asz) = (self.t.size, self.a.size);
         if !data.len().is_multiple_of(ts) {
             return Err(Error::Codec(format!(
@@ -246,7 +246,7 @@ impl Filter for Numeric {
             )));
         }
         let n = data.len() / ts;
-        let mut out = vec![0u8; n * asz];
+        crate::error::try_resize(out, n * asz, "a filtered chunk")?;
         let mut prev = Num::I(0);
         for i in 0..n {
             let x = self.t.load(&data[i * ts..]);
@@ -263,7 +263,7 @@ impl Filter for Numeric {
             prev = x;
             self.a.store(v, &mut out[i * asz..]);
         }
-        Ok(out)
+        Ok(())
     }
 
     fn decode_into(&self, data: &[u8], out: &mut [u8]) -> Result<()> {
