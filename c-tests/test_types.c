@@ -153,6 +153,17 @@ static void strings(int format) {
     }
     CHECK_STATUS(zarr_array_read_vlen(a, 1, &start, &count, ZARR_ORDER_C, offsets, 5, data, sizeof data, &needed),
                  ZARR_ERR_BUFFER_SIZE);
+    /* The items a size query read are kept for the next call, but never past a change: a
+       write between the two calls is seen. */
+    CHECK_STATUS(zarr_array_read_vlen(a, 1, &start, &count, ZARR_ORDER_C, offsets, 6, NULL, 0, &needed),
+                 ZARR_ERR_BUFFER_SIZE);
+    const void *changed[1] = {"ALPHA"};
+    const size_t changed_len[1] = {5};
+    const uint64_t one = 1;
+    CHECK_OK(zarr_array_write_vlen(a, 1, &one, &one, ZARR_ORDER_C, changed, changed_len));
+    CHECK_OK(zarr_array_read_vlen(a, 1, &start, &count, ZARR_ORDER_C, offsets, 6, data, sizeof data, &needed));
+    CHECK(memcmp(data + offsets[1], "ALPHA", 5) == 0);
+    CHECK_OK(zarr_array_write_vlen(a, 1, &one, &one, ZARR_ORDER_C, (const void *[]){"alpha"}, changed_len));
 
     /* A library-owned list, items NUL-terminated. */
     zarr_vlen_list_t *list = NULL;

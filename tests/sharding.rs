@@ -560,3 +560,28 @@ fn sharding_followed_by_codecs_is_unsupported() {
         "{err}"
     );
 }
+
+#[test]
+fn a_kept_vlen_read_is_not_read_again_unless_something_changed() {
+    let counting = Arc::new(Counting::default());
+    let store: Arc<dyn Store> = counting.clone();
+    let mut b = ArrayBuilder::new(vec![8], ElementType::String);
+    b.chunks(vec![2]).zarr_format(3).unwrap();
+    let array = b.create(store.clone(), "s", Mode::CreateNew).unwrap();
+    let items: Vec<&[u8]> = vec![b"a", b"bb", b"ccc", b"", b"e", b"ff", b"g", b"hh"];
+    array.write_vlen(&[0], &[8], Order::C, &items).unwrap();
+    counting.reset();
+    let (first, generation) = array.read_vlen_tracked(&[0], &[8], Order::C).unwrap();
+    assert_eq!(counting.counts().0, 4, "one read per chunk");
+    array.keep_vlen(&[0], &[8], Order::C, generation, first.clone());
+    counting.reset();
+    let (again, _) = array.read_vlen_tracked(&[0], &[8], Order::C).unwrap();
+    assert_eq!(again, first);
+    assert_eq!(counting.counts().0, 0, "the kept read is used");
+    // Kept once only, and never past a change.
+    let (_, generation) = array.read_vlen_tracked(&[0], &[8], Order::C).unwrap();
+    array.keep_vlen(&[0], &[8], Order::C, generation, first.clone());
+    array.write_vlen(&[1], &[1], Order::C, &[b"XY"]).unwrap();
+    let (changed, _) = array.read_vlen_tracked(&[0], &[8], Order::C).unwrap();
+    assert_eq!(changed.get(1), b"XY");
+}

@@ -462,6 +462,33 @@ impl Chain {
         limit: usize,
         scratch: &'a mut Scratch,
     ) -> Result<&'a [u8]> {
+        let cur = self.undo_bytes_bounded(raw, limit, scratch)?;
+        Ok(if cur == Slot::Input {
+            raw
+        } else {
+            scratch.get(cur)
+        })
+    }
+
+    /// As [`Chain::decode_bytes_bounded`], giving the result as an owned buffer (`raw`
+    /// itself without bytes→bytes codecs; else taken out of `scratch`).
+    pub fn decode_bytes_owned(
+        &self,
+        raw: Vec<u8>,
+        limit: usize,
+        scratch: &mut Scratch,
+    ) -> Result<Vec<u8>> {
+        Ok(match self.undo_bytes_bounded(&raw, limit, scratch)? {
+            Slot::Input => raw,
+            Slot::A => std::mem::take(&mut scratch.a),
+            Slot::B => std::mem::take(&mut scratch.b),
+            Slot::C => std::mem::take(&mut scratch.c),
+        })
+    }
+
+    /// Undoes the bytes→bytes codecs of `raw` (bounded by `limit` at every stage) into
+    /// `scratch`, giving where the result is.
+    fn undo_bytes_bounded(&self, raw: &[u8], limit: usize, scratch: &mut Scratch) -> Result<Slot> {
         let mut cur = Slot::Input;
         for (i, codec) in self.bytes_to_bytes.iter().enumerate().rev() {
             let bound = self.bytes_to_bytes[..i]
@@ -472,11 +499,7 @@ impl Chain {
             codec.decode_bounded(src, bound, dst)?;
             cur = next;
         }
-        Ok(if cur == Slot::Input {
-            raw
-        } else {
-            scratch.get(cur)
-        })
+        Ok(cur)
     }
 
     /// Encodes a decoded chunk (items in `dtype`'s byte order; byte-swapped in place when

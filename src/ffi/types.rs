@@ -135,6 +135,22 @@ unsafe fn read_items(
     Ok(array.read_vlen(start, count, order)?)
 }
 
+/// Reads the items of a region into caller buffers, or, when they are too small, keeps the
+/// items for the call that follows with buffers of the right size and says what is needed.
+unsafe fn read_items_into(
+    array: &Array,
+    region: (usize, *const u64, *const u64, zarr_order_t),
+    offsets: &mut dyn FnMut(&VlenItems) -> FfiResult<bool>,
+) -> FfiResult {
+    let (ndim, start, count, order) = region;
+    let (start, count, order) = vlen_region(array, ndim, start, count, order)?;
+    let (items, generation) = array.read_vlen_tracked(start, count, order)?;
+    if !offsets(&items)? {
+        array.keep_vlen(start, count, order, generation, items);
+    }
+    Ok(())
+}
+
 /// Reads the items of region `start`/`count` of a variable-length array (`|O`, `string`,
 /// `bytes`) in `order` into caller buffers: item `i` is
 /// `data[offsets[i] .. offsets[i + 1]]`, so `offsets` needs one entry more than the region
@@ -156,33 +172,59 @@ pub unsafe extern "C" fn zarr_array_read_vlen(
     data_needed: *mut usize,
 ) -> zarr_status_t {
     ffi_guard!({
-        let items = with_array(array, |a| read_items(a, ndim, start, count, order))?;
-        if let Some(n) = data_needed.as_mut() {
-            *n = items.data.len();
-        }
-        if n_offsets != items.offsets.len() {
-            return Err(Failure::new(
-                ZARR_ERR_BUFFER_SIZE,
-                format!(
-                    "the region has {} items, so offsets needs {} entries, not {n_offsets}",
-                    items.len(),
-                    items.offsets.len()
-                ),
-            ));
-        }
-        if data_bytes < items.data.len() {
-            return Err(Failure::new(
-                ZARR_ERR_BUFFER_SIZE,
-                format!(
-                    "the items take {} bytes but the data buffer has {data_bytes}",
-                    items.data.len()
-                ),
-            ));
-        }
-        slice_mut(offsets, n_offsets, "offsets")?.copy_from_slice(&items.offsets);
-        slice_mut(data as *mut u8, items.data.len(), "data")?.copy_from_slice(&items.data);
-        Ok(())
+        // Fills the caller's buffers; `false` (with the error kept in `failure`) when they
+        // are too small, so the items are kept for the next call.
+        let mut failure = None;
+        let mut fill = |items: &VlenItems| -> FfiResult<bool> {
+            match fill_vlen(items, offsets, n_offsets, data, data_bytes, data_needed) {
+                Err(f) if f.status == ZARR_ERR_BUFFER_SIZE => {
+                    failure = Some(f);
+                    Ok(false)
+                }
+                other => other.map(|()| true),
+            }
+        };
+        with_array(array, |a| {
+            read_items_into(a, (ndim, start, count, order), &mut fill)
+        })?;
+        failure.map_or(Ok(()), Err)
     })
+}
+
+/// Copies `items` into the caller's buffers of `zarr_array_read_vlen`.
+unsafe fn fill_vlen(
+    items: &VlenItems,
+    offsets: *mut u64,
+    n_offsets: usize,
+    data: *mut c_void,
+    data_bytes: usize,
+    data_needed: *mut usize,
+) -> FfiResult {
+    if let Some(n) = data_needed.as_mut() {
+        *n = items.data.len();
+    }
+    if n_offsets != items.offsets.len() {
+        return Err(Failure::new(
+            ZARR_ERR_BUFFER_SIZE,
+            format!(
+                "the region has {} items, so offsets needs {} entries, not {n_offsets}",
+                items.len(),
+                items.offsets.len()
+            ),
+        ));
+    }
+    if data_bytes < items.data.len() {
+        return Err(Failure::new(
+            ZARR_ERR_BUFFER_SIZE,
+            format!(
+                "the items take {} bytes but the data buffer has {data_bytes}",
+                items.data.len()
+            ),
+        ));
+    }
+    slice_mut(offsets, n_offsets, "offsets")?.copy_from_slice(&items.offsets);
+    slice_mut(data as *mut u8, items.data.len(), "data")?.copy_from_slice(&items.data);
+    Ok(())
 }
 
 /// Reads the items of a region (arguments as for `zarr_array_read_vlen`) into a list owned

@@ -281,10 +281,10 @@ impl<'a> Plan<'a> {
         match self.meta.sharding() {
             None => self.meta.chunk_key_into(self.base, index, key),
             Some(shard) => {
-                let shard_index: Vec<u64> = index
+                let shard_index: smallvec::SmallVec<[u64; 8]> = index
                     .iter()
-                    .zip(shard.chunks_per_shard(self.chunks))
-                    .map(|(i, n)| i / n)
+                    .zip(shard.shape.iter().zip(self.chunks))
+                    .map(|(i, (s, c))| i / (s / c))
                     .collect();
                 self.meta.chunk_key_into(self.base, &shard_index, key)
             }
@@ -391,13 +391,7 @@ pub fn read(
         let found = match meta.sharding() {
             None => store.get_into(key, raw, max_stored)?,
             Some(sharding) => {
-                match shard::read_inner(store, key, meta, sharding, &part.index, &shards)? {
-                    Some(bytes) => {
-                        *raw = bytes;
-                        true
-                    }
-                    None => false,
-                }
+                shard::read_inner(store, key, meta, sharding, &part.index, &shards, raw)?
             }
         };
         if !found {

@@ -19,9 +19,13 @@ pub(crate) const EMPTY: u64 = u64::MAX;
 /// A decoded shard index: (offset, size) of each inner chunk in C order.
 type Index = Arc<Vec<(u64, u64)>>;
 
-/// Shard indexes already read during one region read, by shard key (`None`: no shard).
+/// Shard indexes already read during one region read, by shard key, then by the byte range
+/// of a nested shard inside it (`WHOLE` for the stored shard itself); `None`: no shard.
 #[derive(Debug, Default)]
-pub struct IndexCache(Mutex<HashMap<String, Option<Index>>>);
+pub struct IndexCache(Mutex<HashMap<String, HashMap<(u64, u64), Option<Index>>>>);
+
+/// The view of [`IndexCache`] that stands for a whole stored shard.
+const WHOLE: (u64, u64) = (u64::MAX, u64::MAX);
 
 /// The encoded size of an index of `n` entries: 16 bytes each, plus 4 per `crc32c`
 /// (the only index codec the metadata layer accepts, so the size is fixed).
@@ -151,15 +155,13 @@ fn read_index(
     // A nested shard is named by its byte range: shards of different levels may start at
     // the same byte (the first of each level), but one always holds the other, so their
     // sizes differ.
-    let cache_key = match view {
-        None => key.to_string(),
-        Some((base, size)) => format!("{key}\0{base}\0{size}"),
-    };
+    let cache_key = view.unwrap_or(WHOLE);
     let cached = cache
         .0
         .lock()
         .map_err(|_| Error::Internal("shard cache poisoned".into()))?
-        .get(&cache_key)
+        .get(key)
+        .and_then(|views| views.get(&cache_key))
         .cloned();
     if let Some(entries) = cached {
         return Ok(entries);
@@ -203,13 +205,16 @@ fn read_index(
         .0
         .lock()
         .map_err(|_| Error::Internal("shard cache poisoned".into()))?
+        .entry(key.to_string())
+        .or_default()
         .insert(cache_key, entries.clone());
     Ok(entries)
 }
 
 /// Reads the encoded bytes of the inner chunk at `index` (inner chunk grid) from its shard
-/// at `key`: each index on the way (the shard's, then a nested shard's, relative to it)
-/// once per shard and call, then only that chunk's byte range.
+/// at `key` into `buf`: each index on the way (the shard's, then a nested shard's, relative
+/// to it) once per shard and call, then only that chunk's byte range. `false`: the chunk is
+/// not stored.
 pub fn read_inner(
     store: &dyn Store,
     key: &str,
@@ -217,26 +222,26 @@ pub fn read_inner(
     sharding: ShardLevel<'_>,
     index: &[u64],
     cache: &IndexCache,
-) -> Result<Option<Vec<u8>>> {
+    buf: &mut Vec<u8>,
+) -> Result<bool> {
     let mut level = sharding;
     let mut view = None;
     loop {
-        let per_shard = level.units_per_shard();
         let unit = level.unit_shape();
-        let n: usize = per_shard.iter().product::<u64>() as usize;
-        // The unit holding the chunk, counted in C order within this shard.
-        let position = index
-            .iter()
-            .zip(meta.inner_chunks())
-            .zip(unit.iter().zip(&per_shard))
-            .fold(0u64, |acc, ((i, c), (u, p))| acc * p + (i * c / u) % p)
-            as usize;
+        // Units per shard, and the unit holding the chunk counted in C order within it.
+        let (mut n, mut position) = (1usize, 0usize);
+        for d in 0..index.len() {
+            let per = (level.shape[d] / unit[d]) as usize;
+            n *= per;
+            position =
+                position * per + ((index[d] * meta.inner_chunks()[d] / unit[d]) as usize) % per;
+        }
         let Some(entries) = read_index(store, key, level, view, n, cache)? else {
-            return Ok(None);
+            return Ok(false);
         };
         let (offset, size) = entries[position];
         if offset == EMPTY {
-            return Ok(None);
+            return Ok(false);
         }
         let base = view.map_or(0, |(b, _)| b) + offset;
         match level.inner() {
@@ -248,7 +253,7 @@ pub fn read_inner(
                          valid encoding of it can take ({max} bytes)"
                     )));
                 }
-                return store.get_range(key, base, size);
+                return store.get_range_into(key, base, size, buf);
             }
             Some(inner) => {
                 view = Some((base, size));

@@ -122,25 +122,31 @@ pub fn decode_items(data: &[u8], expected: usize) -> Result<Vec<std::ops::Range<
     Ok(ranges)
 }
 
-/// Decodes a stored variable-length chunk into its items (in stored form).
-fn decode_chunk(meta: &ArrayMeta, key: &str, raw: &[u8]) -> Result<VlenItems> {
-    let mut scratch = Scratch::default();
+/// A decoded variable-length chunk: its vlen bytes and where each item lies in them.
+struct Decoded {
+    data: Vec<u8>,
+    ranges: Vec<std::ops::Range<usize>>,
+}
+
+impl Decoded {
+    /// Item `i` (in stored form).
+    fn get(&self, i: usize) -> &[u8] {
+        &self.data[self.ranges[i].clone()]
+    }
+}
+
+/// Decodes a stored variable-length chunk, checking every item.
+fn decode_chunk(meta: &ArrayMeta, key: &str, raw: Vec<u8>) -> Result<Decoded> {
     let result = (|| {
-        let data = meta
-            .chain()
-            .decode_bytes_bounded(raw, MAX_VLEN_CHUNK_BYTES, &mut scratch)?;
-        let ranges = decode_items(data, meta.chunk_elements())?;
-        let mut items = VlenItems {
-            offsets: Vec::with_capacity(ranges.len() + 1),
-            data: Vec::with_capacity(data.len()),
-        };
-        items.offsets.push(0);
-        for (i, range) in ranges.into_iter().enumerate() {
-            let item = &data[range];
-            check_item(&meta.dtype, item).map_err(|m| Error::Codec(format!("item {i}: {m}")))?;
-            items.push(item);
+        let data =
+            meta.chain()
+                .decode_bytes_owned(raw, MAX_VLEN_CHUNK_BYTES, &mut Scratch::default())?;
+        let ranges = decode_items(&data, meta.chunk_elements())?;
+        for (i, range) in ranges.iter().enumerate() {
+            check_item(&meta.dtype, &data[range.clone()])
+                .map_err(|m| Error::Codec(format!("item {i}: {m}")))?;
         }
-        Ok(items)
+        Ok(Decoded { data, ranges })
     })();
     result.map_err(|e| match e {
         Error::Codec(m) => Error::Codec(format!("chunk {key:?}: {m}")),
@@ -278,16 +284,20 @@ fn read_chunks(
     path: &str,
     meta: &ArrayMeta,
     chunks: &[Vec<u64>],
-) -> Result<Vec<Option<VlenItems>>> {
+) -> Result<Vec<Option<Decoded>>> {
     let indexes = shard::IndexCache::default();
-    let read_one = |index: &Vec<u64>| -> Result<Option<VlenItems>> {
+    let read_one = |index: &Vec<u64>| -> Result<Option<Decoded>> {
         let key = object_key(path, meta, index);
         let raw = match meta.sharding() {
             None => get_bounded(store, &key, meta.max_encoded_chunk_len())?,
-            Some(sharding) => shard::read_inner(store, &key, meta, sharding, index, &indexes)?,
+            Some(sharding) => {
+                let mut raw = Vec::new();
+                shard::read_inner(store, &key, meta, sharding, index, &indexes, &mut raw)?
+                    .then_some(raw)
+            }
         };
         match raw {
-            Some(raw) => decode_chunk(meta, &key, &raw).map(Some),
+            Some(raw) => decode_chunk(meta, &key, raw).map(Some),
             None => Ok(None),
         }
     };
@@ -349,7 +359,7 @@ pub fn write(
     // The chunk with `updates` applied over `old` (its stored bytes), encoded.
     let merge = |label: &str, old: Option<&[u8]>, updates: &[(usize, usize)]| -> Result<Vec<u8>> {
         let existing = match old {
-            Some(raw) if updates.len() < total => Some(decode_chunk(meta, label, raw)?),
+            Some(raw) if updates.len() < total => Some(decode_chunk(meta, label, raw.to_vec())?),
             _ => None,
         };
         let mut chunk: Vec<Cow<[u8]>> = (0..total)

@@ -36,6 +36,20 @@ pub struct Array {
     locks: RwLock<Option<ChunkLocks>>,
     /// Serialises metadata updates (resize) in this process.
     update: Mutex<()>,
+    /// The items of the last variable-length read whose caller's buffers were too small
+    /// (a size query), for the call that follows it with buffers of the right size.
+    kept_vlen: Mutex<Option<KeptVlen>>,
+}
+
+/// A variable-length read kept for the call that follows a size query.
+#[derive(Debug)]
+struct KeptVlen {
+    start: Vec<u64>,
+    count: Vec<u64>,
+    order: Order,
+    /// [`super::MUTATIONS`] when the read started: any change since makes it stale.
+    generation: u64,
+    items: VlenItems,
 }
 
 impl Array {
@@ -98,6 +112,7 @@ impl Array {
             writable,
             locks: RwLock::new(None),
             update: Mutex::new(()),
+            kept_vlen: Mutex::new(None),
         }
     }
 
@@ -229,15 +244,60 @@ impl Array {
     /// bytes, numeric arrays in native byte order), in `order`. Missing chunks read as the
     /// fill value; a stored string that is not UTF-8 is an error.
     pub fn read_vlen(&self, start: &[u64], count: &[u64], order: Order) -> Result<VlenItems> {
+        self.read_vlen_tracked(start, count, order)
+            .map(|(items, _)| items)
+    }
+
+    /// As [`Array::read_vlen`], with the change count the read started at; a read kept by
+    /// [`Array::keep_vlen`] for the same region is used when nothing changed since.
+    pub fn read_vlen_tracked(
+        &self,
+        start: &[u64],
+        count: &[u64],
+        order: Order,
+    ) -> Result<(VlenItems, u64)> {
+        let generation = super::MUTATIONS.load(std::sync::atomic::Ordering::SeqCst);
+        let kept = self.kept_vlen.lock().ok().and_then(|mut k| k.take());
+        if let Some(k) = kept {
+            if k.generation == generation
+                && k.start == start
+                && k.count == count
+                && k.order == order
+            {
+                return Ok((k.items, generation));
+            }
+        }
         let meta = self.metadata();
         check_variable(&meta)?;
-        vlen::read(
+        let items = vlen::read(
             self.store.as_ref(),
             &self.format.data_base(&self.path),
             &meta,
             Region { start, count },
             order,
-        )
+        )?;
+        Ok((items, generation))
+    }
+
+    /// Keeps the items of a read (made at change count `generation`) for the next read of
+    /// the same region, so asking for the size first does not decode everything twice.
+    pub fn keep_vlen(
+        &self,
+        start: &[u64],
+        count: &[u64],
+        order: Order,
+        generation: u64,
+        items: VlenItems,
+    ) {
+        if let Ok(mut kept) = self.kept_vlen.lock() {
+            *kept = Some(KeptVlen {
+                start: start.to_vec(),
+                count: count.to_vec(),
+                order,
+                generation,
+                items,
+            });
+        }
     }
 
     /// Writes `items` (one per element of region `start`/`count`, in `order`) into a

@@ -21,6 +21,10 @@ use serde_json::{Map, Value};
 use std::sync::Arc;
 
 /// What arrays and groups share: a path, a store, attributes and a writable flag.
+/// Counts the changes started through any handle of this process (every call that passes
+/// [`Node::check_writable`]), so kept read results know when they may be stale.
+pub(crate) static MUTATIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 pub trait Node {
     /// The normalised path of the node.
     fn path(&self) -> &str;
@@ -34,6 +38,7 @@ pub trait Node {
     /// Refuses writes through a read-only handle, saying what was attempted.
     fn check_writable(&self, what: &str) -> Result<()> {
         if self.writable() {
+            MUTATIONS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             Ok(())
         } else {
             Err(Error::ReadOnly(format!(

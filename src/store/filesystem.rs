@@ -26,7 +26,7 @@ use super::{
     check_writable, too_large, validate_dir_prefix, validate_key, validate_prefix, DirListing,
     Durability, Store,
 };
-use crate::error::{to_usize, try_reserve, try_zeroed, Error, Result};
+use crate::error::{to_usize, try_reserve, try_resize, Error, Result};
 use cap_fs_ext::MetadataExt;
 use cap_std::ambient_authority;
 use cap_std::fs::{Dir, DirEntry, OpenOptions};
@@ -494,20 +494,28 @@ impl Store for FilesystemStore {
     }
 
     fn get_range(&self, key: &str, offset: u64, len: u64) -> Result<Option<Vec<u8>>> {
+        let mut data = Vec::new();
+        Ok(self
+            .get_range_into(key, offset, len, &mut data)?
+            .then_some(data))
+    }
+
+    fn get_range_into(&self, key: &str, offset: u64, len: u64, buf: &mut Vec<u8>) -> Result<bool> {
         let key = self.checked_key(key)?;
         let Some((mut file, size)) = self.open_value(&key)? else {
-            return Ok(None);
+            return Ok(false);
         };
         if offset.checked_add(len).is_none_or(|end| end > size) {
             return Err(Error::Io(format!(
                 "range {offset}+{len} of {key:?} is past its end ({size} bytes)"
             )));
         }
-        let mut data = try_zeroed(to_usize(len, "range length")?, &key)?;
+        buf.clear();
+        try_resize(buf, to_usize(len, "range length")?, &key)?;
         file.seek(SeekFrom::Start(offset))
-            .and_then(|_| file.read_exact(&mut data))
+            .and_then(|_| file.read_exact(buf))
             .map_err(|e| self.fail("reading", &key, e))?;
-        Ok(Some(data))
+        Ok(true)
     }
 
     fn set(&self, key: &str, value: &[u8]) -> Result<()> {

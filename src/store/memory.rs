@@ -53,6 +53,20 @@ impl Store for MemoryStore {
         }
     }
 
+    fn get_range_into(&self, key: &str, offset: u64, len: u64, buf: &mut Vec<u8>) -> Result<bool> {
+        let key = validate_key(key)?;
+        match self.read()?.get(&*key) {
+            Some(value) => {
+                let range = super::range_of(value, &key, offset, len)?;
+                buf.clear();
+                crate::error::try_reserve(buf, range.len(), &key)?;
+                buf.extend_from_slice(range);
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+
     fn set(&self, key: &str, value: &[u8]) -> Result<()> {
         let key = validate_key(key)?;
         self.write()?.insert(key.into_owned(), Arc::from(value));

@@ -69,6 +69,19 @@ pub trait Store: Send + Sync + std::fmt::Debug {
         };
         Ok(Some(range_of(&value, key, offset, len)?.to_vec()))
     }
+    /// Reads `len` bytes of the value at `key` from byte `offset` into `buf` (its contents
+    /// replaced, its capacity reused); `false` when the key does not exist. A range past the
+    /// end is an error.
+    fn get_range_into(&self, key: &str, offset: u64, len: u64, buf: &mut Vec<u8>) -> Result<bool> {
+        match self.get_range(key, offset, len)? {
+            Some(bytes) => {
+                buf.clear();
+                buf.extend_from_slice(&bytes);
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
     /// Stores `value` at `key`, replacing what was there; readers see the old or the new
     /// value, never a mix.
     fn set(&self, key: &str, value: &[u8]) -> Result<()>;
