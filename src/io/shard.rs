@@ -22,7 +22,10 @@ type Index = Arc<Vec<(u64, u64)>>;
 /// Shard indexes already read during one region read, by shard key, then by the byte range
 /// of a nested shard inside it (`WHOLE` for the stored shard itself); `None`: no shard.
 #[derive(Debug, Default)]
-pub struct IndexCache(Mutex<HashMap<String, HashMap<(u64, u64), Option<Index>>>>);
+pub struct IndexCache(Mutex<HashMap<String, Views>>);
+
+/// Indexes of one stored shard by the byte range they were read from.
+type Views = HashMap<(u64, u64), Option<Index>>;
 
 /// The view of [`IndexCache`] that stands for a whole stored shard.
 const WHOLE: (u64, u64) = (u64::MAX, u64::MAX);
