@@ -81,6 +81,11 @@ enum Slot {
 }
 
 impl Scratch {
+    /// Bytes the buffers hold on to.
+    pub fn capacity(&self) -> usize {
+        self.a.capacity() + self.b.capacity() + self.c.capacity()
+    }
+
     fn get(&self, slot: Slot) -> &[u8] {
         match slot {
             Slot::A => &self.a,

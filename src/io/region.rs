@@ -163,9 +163,9 @@ pub fn check_bounds(meta: &ArrayMeta, region: Region) -> Result<()> {
 #[derive(Debug, Default)]
 struct Part {
     /// Chunk index.
-    index: Vec<u64>,
+    index: smallvec::SmallVec<[u64; 8]>,
     /// Extent of the overlap.
-    extent: Vec<usize>,
+    extent: smallvec::SmallVec<[usize; 8]>,
     /// Offset of the overlap inside the chunk, in elements.
     chunk_offset: usize,
     /// Offset of the overlap inside the caller's buffer, in elements.
@@ -184,6 +184,22 @@ struct Buffers {
     key: String,
     raw: Vec<u8>,
     work: ChunkWork,
+}
+
+impl Buffers {
+    /// Bytes the buffers hold on to.
+    fn capacity(&self) -> usize {
+        self.raw.capacity() + self.work.chunk.capacity() + self.work.scratch.capacity()
+    }
+}
+
+/// The most bytes of buffers a thread keeps between single-chunk calls.
+const MAX_SPARE_BYTES: usize = 64 << 20;
+
+thread_local! {
+    /// Buffers a thread keeps from one single-chunk call to the next, so that a loop of
+    /// small reads or writes does not allocate (and fault in) a chunk's memory each time.
+    static SPARE: std::cell::RefCell<Option<Buffers>> = const { std::cell::RefCell::new(None) };
 }
 
 /// The per-chunk plan of a region.
@@ -307,7 +323,15 @@ impl<'a> Plan<'a> {
         let reuse = pool::Reuse::<Buffers>::default();
         match self.total {
             0 => Ok(()),
-            1 => one(&mut Buffers::default(), 0),
+            1 => {
+                // One chunk runs in the calling thread, with the buffers its last call left.
+                let mut buffers = SPARE.with(|s| s.borrow_mut().take()).unwrap_or_default();
+                let result = one(&mut buffers, 0);
+                if buffers.capacity() <= MAX_SPARE_BYTES {
+                    SPARE.with(|s| *s.borrow_mut() = Some(buffers));
+                }
+                result
+            }
             n => pool::pool()?.install(|| {
                 (0..n)
                     .into_par_iter()
@@ -321,7 +345,7 @@ impl<'a> Plan<'a> {
 /// errors name the chunk's `key`.
 pub(crate) fn decode_chunk(
     meta: &ArrayMeta,
-    key: &str,
+    key: &dyn std::fmt::Display,
     raw: &[u8],
     out: &mut [u8],
     scratch: &mut Scratch,
@@ -329,7 +353,7 @@ pub(crate) fn decode_chunk(
     meta.chain()
         .decode_into(&meta.dtype, raw, out, scratch)
         .map_err(|e| match e {
-            Error::Codec(m) => Error::Codec(format!("chunk {key:?}: {m}")),
+            Error::Codec(m) => Error::Codec(format!("chunk \"{key}\": {m}")),
             other => other,
         })
 }
@@ -338,13 +362,13 @@ pub(crate) fn decode_chunk(
 /// writes the other order); errors name the chunk's `key`.
 pub(crate) fn encode_chunk<'a>(
     meta: &ArrayMeta,
-    key: &str,
+    key: &dyn std::fmt::Display,
     data: &'a mut [u8],
     scratch: &'a mut Scratch,
 ) -> Result<&'a [u8]> {
     meta.chain()
         .encode(&meta.dtype, data, scratch)
-        .map_err(|e| Error::Codec(format!("encoding chunk {key:?}: {e}")))
+        .map_err(|e| Error::Codec(format!("encoding chunk \"{key}\": {e}")))
 }
 
 /// One element's bytes of the fill value (zeros when it is null).
@@ -403,7 +427,7 @@ pub fn read(
         if part.whole_chunk && is_single_run(&part.extent, chunk_strides, buf_strides) {
             // SAFETY: this part's elements are one run that no other part touches.
             let target = unsafe { out.slice_mut(part.buf_offset * elem, chunk_bytes)? };
-            decode_chunk(meta, key, raw, target, &mut work.scratch)?;
+            decode_chunk(meta, &key.as_str(), raw, target, &mut work.scratch)?;
             if swap {
                 swap_bytes(target, meta.dtype.swap_unit());
             }
@@ -415,7 +439,7 @@ pub fn read(
             raw
         } else {
             try_resize(&mut work.chunk, chunk_bytes, "a decoded chunk")?;
-            decode_chunk(meta, key, raw, &mut work.chunk, &mut work.scratch)?;
+            decode_chunk(meta, &key.as_str(), raw, &mut work.chunk, &mut work.scratch)?;
             if swap {
                 swap_bytes(&mut work.chunk, meta.dtype.swap_unit());
             }
@@ -448,7 +472,7 @@ fn merged_chunk<'w>(
     plan: &Plan,
     part: &Part,
     existing: Option<&[u8]>,
-    label: &str,
+    label: &dyn std::fmt::Display,
     buf: &[u8],
     work: &'w mut ChunkWork,
 ) -> Result<Option<&'w [u8]>> {
@@ -515,7 +539,7 @@ pub fn write(
         let _lock = locks.map(|l| l.lock(key)).transpose()?;
         let existing = !part.all_in_bounds && store.get_into(key, raw, max_stored)?;
         let existing = existing.then_some(raw.as_slice());
-        match merged_chunk(&plan, part, existing, key, buf, work)? {
+        match merged_chunk(&plan, part, existing, &key.as_str(), buf, work)? {
             None => store.erase(key).map(|_| ()),
             Some(encoded) => store.set(key, encoded),
         }
@@ -627,11 +651,11 @@ fn build_shard(
     let touches = |at: &[u64], unit: &[u64]| meets(plan, at, unit);
     let encode = |at: &[u64],
                   old: Option<&[u8]>,
-                  label: &str,
+                  label: &dyn std::fmt::Display,
                   work: &mut ChunkWork|
      -> Result<Option<Vec<u8>>> {
         let mut part = Part {
-            index: at.to_vec(),
+            index: at.into(),
             ..Part::default()
         };
         plan.locate(&mut part);

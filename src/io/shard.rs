@@ -268,8 +268,9 @@ pub fn read_inner(
 
 /// Gives the new encoded bytes of the chunk at a chunk index from its old ones and a label
 /// for errors (`None`: the chunk is not stored).
-pub type EncodeChunk<'a> =
-    dyn Fn(&[u64], Option<&[u8]>, &str, &mut ChunkWork) -> Result<Option<Vec<u8>>> + Sync + 'a;
+pub type EncodeChunk<'a> = dyn Fn(&[u64], Option<&[u8]>, &dyn std::fmt::Display, &mut ChunkWork) -> Result<Option<Vec<u8>>>
+    + Sync
+    + 'a;
 
 /// A worker's buffers for encoding or decoding chunks: one decoded chunk and the codec
 /// stages' scratch, reused from chunk to chunk.
@@ -315,7 +316,7 @@ pub fn rebuild(
     };
     let build = |work: &mut ChunkWork, j: usize| -> Result<Option<Cow<[u8]>>> {
         // The unit's first chunk, from its C-order position in the shard.
-        let mut at = vec![0u64; rank];
+        let mut at: smallvec::SmallVec<[u64; 8]> = smallvec::smallvec![0; rank];
         let mut rest = j as u64;
         for d in (0..rank).rev() {
             at[d] = origin[d] + (rest % per_shard[d]) * unit_chunks[d];
@@ -327,10 +328,12 @@ pub fn rebuild(
         if !touches(&at, unit) {
             return Ok(old_unit(j).map(Cow::Borrowed));
         }
-        let label = format!("{label}[{j}]");
         let unit = match sharding.inner() {
-            Some(inner) => rebuild(meta, inner, &at, old_unit(j), &label, touches, encode)?,
-            None => encode(&at, old_unit(j), &label, work)?,
+            Some(inner) => {
+                let label = format!("{label}[{j}]");
+                rebuild(meta, inner, &at, old_unit(j), &label, touches, encode)?
+            }
+            None => encode(&at, old_unit(j), &format_args!("{label}[{j}]"), work)?,
         };
         Ok(unit.map(Cow::Owned))
     };
@@ -354,7 +357,7 @@ fn morton_order(per_shard: &[u64]) -> Vec<usize> {
     let n: usize = per_shard.iter().product::<u64>() as usize;
     let mut coded: Vec<(u128, usize)> = (0..n)
         .map(|flat| {
-            let mut coords = vec![0u64; per_shard.len()];
+            let mut coords: smallvec::SmallVec<[u64; 8]> = smallvec::smallvec![0; per_shard.len()];
             let mut rest = flat as u64;
             for d in (0..per_shard.len()).rev() {
                 coords[d] = rest % per_shard[d];

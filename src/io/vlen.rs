@@ -136,7 +136,7 @@ impl Decoded {
 }
 
 /// Decodes a stored variable-length chunk, checking every item.
-fn decode_chunk(meta: &ArrayMeta, key: &str, raw: Vec<u8>) -> Result<Decoded> {
+fn decode_chunk(meta: &ArrayMeta, key: &dyn std::fmt::Display, raw: Vec<u8>) -> Result<Decoded> {
     let result = (|| {
         let data =
             meta.chain()
@@ -149,7 +149,7 @@ fn decode_chunk(meta: &ArrayMeta, key: &str, raw: Vec<u8>) -> Result<Decoded> {
         Ok(Decoded { data, ranges })
     })();
     result.map_err(|e| match e {
-        Error::Codec(m) => Error::Codec(format!("chunk {key:?}: {m}")),
+        Error::Codec(m) => Error::Codec(format!("chunk \"{key}\": {m}")),
         other => other,
     })
 }
@@ -357,7 +357,10 @@ pub fn write(
     let total = meta.chunk_elements();
     let fill = fill_item(meta);
     // The chunk with `updates` applied over `old` (its stored bytes), encoded.
-    let merge = |label: &str, old: Option<&[u8]>, updates: &[(usize, usize)]| -> Result<Vec<u8>> {
+    let merge = |label: &dyn std::fmt::Display,
+                 old: Option<&[u8]>,
+                 updates: &[(usize, usize)]|
+     -> Result<Vec<u8>> {
         let existing = match old {
             Some(raw) if updates.len() < total => Some(decode_chunk(meta, label, raw.to_vec())?),
             _ => None,
@@ -373,7 +376,7 @@ pub fn write(
         meta.chain()
             .encode_bytes(&encoded, &mut scratch)
             .map(<[u8]>::to_vec)
-            .map_err(|e| Error::Codec(format!("encoding chunk {label:?}: {e}")))
+            .map_err(|e| Error::Codec(format!("encoding chunk \"{label}\": {e}")))
     };
     let Some(sharding) = meta.sharding() else {
         let write_one = |&(index, updates): &(&Vec<u64>, &Vec<(usize, usize)>)| -> Result<()> {
@@ -408,7 +411,7 @@ pub fn write(
     let max_shard = meta.max_stored_len();
     let encode = |at: &[u64],
                   old: Option<&[u8]>,
-                  label: &str,
+                  label: &dyn std::fmt::Display,
                   _: &mut shard::ChunkWork|
      -> Result<Option<Vec<u8>>> {
         match updates_of.get(at) {

@@ -225,8 +225,11 @@ fn copy_array(
                     return target.set(&target_key, meta.chain().encode_bytes(chunk, scratch)?);
                 }
                 crate::error::try_resize(chunk, chunk_bytes, "a decoded chunk")?;
-                decode_chunk(&source_meta, key, &raw, chunk, scratch)?;
-                target.set(&target_key, encode_chunk(&meta, key, chunk, scratch)?)
+                decode_chunk(&source_meta, &key.as_str(), &raw, chunk, scratch)?;
+                target.set(
+                    &target_key,
+                    encode_chunk(&meta, &key.as_str(), chunk, scratch)?,
+                )
             })
     })
 }
