@@ -170,6 +170,11 @@ static void test_null_fill_and_f_order(void) {
     zarr_order_t order = -1;
     CHECK_OK(zarr_array_order(a, &order));
     CHECK_EQ(order, ZARR_ORDER_F);
+    size_t perm[3] = {9, 9, 9};
+    CHECK_OK(zarr_array_chunk_permutation(a, 3, perm));
+    CHECK(perm[0] == 2 && perm[1] == 1 && perm[2] == 0);
+    CHECK_STATUS(zarr_array_chunk_permutation(a, 2, perm), ZARR_ERR_RANK_MISMATCH);
+    CHECK_STATUS(zarr_array_chunk_permutation(a, 3, NULL), ZARR_ERR_NULL_ARG);
     char name[8];
     CHECK_OK(zarr_array_dtype_name(a, name, sizeof name, NULL));
     CHECK_STR(name, ">u2");

@@ -772,6 +772,17 @@ zarr_status_t zarr_array_fill_value_json(const zarr_array_t *array,
 ZARR_API zarr_status_t zarr_array_order(const zarr_array_t *array, zarr_order_t *out_order);
 
 /**
+ * Copies into `out_permutation[0..ndim]` (`ndim` must be the rank) the order of the
+ * dimensions inside decoded chunks, over every `transpose` of the codec chain: chunk
+ * dimension `k` is array dimension `out_permutation[k]` (`0, 1, …` for C order, reversed
+ * for F order, any permutation in Zarr v3).
+ */
+ZARR_API
+zarr_status_t zarr_array_chunk_permutation(const zarr_array_t *array,
+                                           size_t ndim,
+                                           size_t *out_permutation);
+
+/**
  * Sets `*out_version` to the array's Zarr format: 1, 2, 3, `ZARR_FORMAT_V3_DRAFT` or
  * `ZARR_FORMAT_V3_DRAFT_ZARR_PYTHON` (the 2022 draft layout, detected on open).
  */

@@ -631,6 +631,12 @@ class Array {
         detail::check(zarr_array_order(get(), &order));
         return order;
     }
+    /** Chunk dimension k is array dimension chunk_permutation()[k]. */
+    std::vector<size_t> chunk_permutation() const {
+        std::vector<size_t> perm(rank());
+        detail::check(zarr_array_chunk_permutation(get(), perm.size(), perm.data()));
+        return perm;
+    }
     int zarr_format() const {
         int32_t version = 0;
         detail::check(zarr_array_zarr_format(get(), &version));

@@ -184,22 +184,18 @@ impl Chain {
     /// The order of a decoded chunk of `rank` dimensions when it is C or F (the reversed
     /// permutation; below two dimensions, F when a transpose says so), `None` for other
     /// permutations.
-    pub fn order(&self, rank: usize) -> Option<crate::meta::Order> {
+    pub fn order(&self, rank: usize) -> Option<Order> {
         let perm = self.permutation(rank);
         let transposed = self
             .array_to_array
             .iter()
             .any(|c| matches!(c, ArrayToArray::Transpose(_)));
         if rank < 2 {
-            Some(if transposed {
-                crate::meta::Order::F
-            } else {
-                crate::meta::Order::C
-            })
+            Some(if transposed { Order::F } else { Order::C })
         } else if perm.iter().copied().eq(0..rank) {
-            Some(crate::meta::Order::C)
+            Some(Order::C)
         } else if perm.iter().rev().copied().eq(0..rank) {
-            Some(crate::meta::Order::F)
+            Some(Order::F)
         } else {
             None
         }
@@ -209,7 +205,7 @@ impl Chain {
     pub fn chunk_strides(&self, shape: &[u64]) -> Vec<usize> {
         let perm = self.permutation(shape.len());
         let stored: Vec<u64> = perm.iter().map(|&d| shape[d]).collect();
-        let stored_strides = crate::meta::Order::C.strides(&stored);
+        let stored_strides = Order::C.strides(&stored);
         let mut strides = vec![0usize; perm.len()];
         for (k, &d) in perm.iter().enumerate() {
             strides[d] = stored_strides[k];
@@ -278,9 +274,9 @@ impl Chain {
 
     /// The most bytes the bytes→bytes codecs can make of `len` bytes.
     pub fn max_compressed_len(&self, len: usize) -> usize {
-        self.bytes_to_bytes.iter().fold(len, |size, c| {
-            crate::meta::max_compressed_len(c.as_ref(), size)
-        })
+        self.bytes_to_bytes
+            .iter()
+            .fold(len, |size, c| super::max_compressed_len(c.as_ref(), size))
     }
 
     /// Checks the chain's structure for items of `dtype` in chunks of `rank` dimensions:
@@ -292,7 +288,7 @@ impl Chain {
         for codec in &self.array_to_array {
             match codec {
                 ArrayToArray::Transpose(p) => {
-                    if !crate::meta::is_permutation(p, rank) {
+                    if !is_permutation(p, rank) {
                         return Err(Error::Metadata(format!(
                             "transpose order {p:?} is not a permutation of the {rank} dimensions"
                         )));
@@ -436,7 +432,7 @@ impl Chain {
                     .fold((Some(out.len()), out.len()), |(size, bound), c| {
                         (
                             size.and_then(|s| c.encoded_len(s)),
-                            crate::meta::max_compressed_len(c.as_ref(), bound),
+                            super::max_compressed_len(c.as_ref(), bound),
                         )
                     });
             let next = if cur == free[0] { free[1] } else { free[0] };
@@ -498,7 +494,7 @@ impl Chain {
         for (i, codec) in self.bytes_to_bytes.iter().enumerate().rev() {
             let bound = self.bytes_to_bytes[..i]
                 .iter()
-                .fold(limit, |b, c| crate::meta::max_compressed_len(c.as_ref(), b));
+                .fold(limit, |b, c| super::max_compressed_len(c.as_ref(), b));
             let next = if cur == Slot::A { Slot::B } else { Slot::A };
             let (src, dst) = scratch.pair(raw, cur, next);
             codec.decode_bounded(src, bound, dst)?;
@@ -567,4 +563,45 @@ fn swaps(dtype: &DType, order: ByteOrder) -> bool {
         && dtype.order != ByteOrder::NotApplicable
         && dtype.order != order
         && dtype.swap_unit() > 1
+}
+
+/// Memory layout of the elements inside a chunk or a caller's buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Order {
+    /// Row-major: the last dimension varies fastest.
+    C,
+    /// Column-major: the first dimension varies fastest.
+    F,
+}
+
+impl Order {
+    /// The `transpose` this order is for chunks of `rank` dimensions: none for C, the
+    /// reversed dimensions for F.
+    pub fn transpose(self, rank: usize) -> Option<Vec<usize>> {
+        (self == Order::F).then(|| (0..rank).rev().collect())
+    }
+
+    /// Element strides of a dense array of `shape` in this order.
+    pub fn strides(self, shape: &[u64]) -> Vec<usize> {
+        let mut strides = vec![0usize; shape.len()];
+        let mut acc = 1usize;
+        let dims: Vec<usize> = match self {
+            Order::C => (0..shape.len()).rev().collect(),
+            Order::F => (0..shape.len()).collect(),
+        };
+        for d in dims {
+            strides[d] = acc;
+            acc = acc.saturating_mul(shape[d] as usize);
+        }
+        strides
+    }
+}
+
+/// Whether `list` holds each of `0..rank` once.
+pub fn is_permutation(list: &[usize], rank: usize) -> bool {
+    let mut seen = vec![false; rank];
+    list.len() == rank
+        && list
+            .iter()
+            .all(|&d| d < rank && !std::mem::replace(&mut seen[d], true))
 }

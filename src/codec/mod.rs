@@ -59,6 +59,15 @@ pub trait Codec: Send + Sync + std::fmt::Debug {
     }
 }
 
+/// The most bytes `codec` can make of `len` bytes: its exact size when that follows from
+/// `len` (checksums, shuffle), else what incompressible data grows to at worst (every
+/// compressor here adds far less than an eighth plus 64 KiB).
+pub fn max_compressed_len(codec: &dyn Codec, len: usize) -> usize {
+    codec
+        .encoded_len(len)
+        .unwrap_or_else(|| len.saturating_add(len / 8).saturating_add(1 << 16))
+}
+
 /// Encodes `data` with `codec` into a new buffer.
 pub fn encode(codec: &dyn Codec, data: &[u8]) -> Result<Vec<u8>> {
     let mut out = Vec::new();

@@ -580,6 +580,27 @@ pub unsafe extern "C" fn zarr_array_order(
     })
 }
 
+/// Copies into `out_permutation[0..ndim]` (`ndim` must be the rank) the order of the
+/// dimensions inside decoded chunks, over every `transpose` of the codec chain: chunk
+/// dimension `k` is array dimension `out_permutation[k]` (`0, 1, …` for C order, reversed
+/// for F order, any permutation in Zarr v3).
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_chunk_permutation(
+    array: *const zarr_array_t,
+    ndim: usize,
+    out_permutation: *mut usize,
+) -> zarr_status_t {
+    ffi_guard!({
+        with_array(array, |a| {
+            check_ndim(a, ndim)?;
+            let meta = a.metadata();
+            let perm = meta.chain().permutation(meta.rank());
+            slice_mut(out_permutation, ndim, "out_permutation")?.copy_from_slice(&perm);
+            Ok(())
+        })
+    })
+}
+
 /// Sets `*out_version` to the array's Zarr format: 1, 2, 3, `ZARR_FORMAT_V3_DRAFT` or
 /// `ZARR_FORMAT_V3_DRAFT_ZARR_PYTHON` (the 2022 draft layout, detected on open).
 #[no_mangle]

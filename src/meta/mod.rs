@@ -99,6 +99,24 @@ impl Format {
         }
     }
 
+    /// The key and document of a new group at `path` (v3 and the draft embed
+    /// `attributes`; v1 has no groups).
+    pub fn render_group(
+        self,
+        path: &str,
+        attributes: &serde_json::Map<String, serde_json::Value>,
+    ) -> Result<(String, Vec<u8>)> {
+        match self {
+            Format::V1 => Err(Error::Unsupported("Zarr format 1 has no groups".into())),
+            Format::V2 => Ok((join_key(path, v2::GROUP_KEY), v2::render_group())),
+            Format::V3 => Ok((join_key(path, v3::NODE_KEY), v3::render_group(attributes))),
+            Format::Draft(s) => Ok((
+                s.doc_key(path, draft::Kind::Group),
+                draft::render_group(attributes),
+            )),
+        }
+    }
+
     /// Renders an array metadata document of this format; v3 and the draft embed
     /// `attributes`.
     pub fn render_array(
@@ -111,6 +129,79 @@ impl Format {
             Format::V2 => v2::render_array(meta),
             Format::V3 => v3::render_array(meta, attributes),
             Format::Draft(s) => draft::render_array(meta, attributes, s),
+        }
+    }
+
+    /// The 2022 draft's key scheme, when this is the draft layout.
+    pub fn draft_scheme(self) -> Option<draft::Scheme> {
+        match self {
+            Format::Draft(scheme) => Some(scheme),
+            _ => None,
+        }
+    }
+
+    /// Refuses creating nodes in a format libzarr only reads (v1: read, and migrated to v2).
+    pub fn check_creatable(self, what: &str) -> Result<()> {
+        match self {
+            Format::V1 => Err(Error::Unsupported(format!(
+                "new {what} are written in format 2 or 3, not 1"
+            ))),
+            _ => Ok(()),
+        }
+    }
+
+    /// Whether attributes live inside the node's `zarr.json` (v3), rather than in a
+    /// document of their own (v1, v2) or the draft's node documents.
+    pub fn embeds_attributes(self) -> bool {
+        self == Format::V3
+    }
+
+    /// Whether a new node's document carries its attributes (v3 and the draft), so they are
+    /// written with it rather than after it.
+    pub fn creates_with_attributes(self) -> bool {
+        matches!(self, Format::V3 | Format::Draft(_))
+    }
+
+    /// Whether the metadata holds dimension names and sharding (v3 only).
+    pub fn is_v3(self) -> bool {
+        self == Format::V3
+    }
+
+    /// Whether a fill value must be set (v3 and the draft have no null fill value: zero
+    /// stands for "unset").
+    pub fn requires_fill(self) -> bool {
+        matches!(self, Format::V3 | Format::Draft(_))
+    }
+
+    /// The compressor new arrays get by default (zarr-python's defaults: zstd for v3, blosc
+    /// lz4 with shuffle before).
+    pub fn default_compressor(self) -> serde_json::Value {
+        match self {
+            Format::V3 => serde_json::json!({"id": "zstd", "level": 0, "checksum": false}),
+            _ => {
+                serde_json::json!({"id": "blosc", "cname": "lz4", "clevel": 5, "shuffle": 1, "blocksize": 0})
+            }
+        }
+    }
+
+    /// The chunk key encoding of new arrays, with `separator` or the format's default.
+    pub fn key_encoding(self, separator: Option<char>) -> KeyEncoding {
+        match self {
+            Format::V3 => KeyEncoding {
+                prefix: true,
+                separator: separator.unwrap_or('/'),
+                joined: false,
+            },
+            Format::Draft(_) => KeyEncoding::draft(separator.unwrap_or('/')),
+            _ => KeyEncoding::v2(separator.unwrap_or('.')),
+        }
+    }
+
+    /// The format copies of a node of this format are written in (v1 → v2).
+    pub fn for_copies(self) -> Format {
+        match self {
+            Format::V1 => Format::V2,
+            format => format,
         }
     }
 
@@ -210,37 +301,7 @@ impl<'a> V2Fields<'a> {
     }
 }
 
-/// Memory layout of the elements inside a chunk or a caller's buffer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Order {
-    /// Row-major: the last dimension varies fastest.
-    C,
-    /// Column-major: the first dimension varies fastest.
-    F,
-}
-
-impl Order {
-    /// The `transpose` this order is for chunks of `rank` dimensions: none for C, the
-    /// reversed dimensions for F.
-    pub fn transpose(self, rank: usize) -> Option<Vec<usize>> {
-        (self == Order::F).then(|| (0..rank).rev().collect())
-    }
-
-    /// Element strides of a dense array of `shape` in this order.
-    pub fn strides(self, shape: &[u64]) -> Vec<usize> {
-        let mut strides = vec![0usize; shape.len()];
-        let mut acc = 1usize;
-        let dims: Vec<usize> = match self {
-            Order::C => (0..shape.len()).rev().collect(),
-            Order::F => (0..shape.len()).collect(),
-        };
-        for d in dims {
-            strides[d] = acc;
-            acc = acc.saturating_mul(shape[d] as usize);
-        }
-        strides
-    }
-}
+pub use crate::codec::chain::Order;
 
 /// The product of `values`, 0 when any is 0 (so zero extents never overflow).
 fn product_or_zero(values: &[u64]) -> u64 {
@@ -254,24 +315,6 @@ fn product_or_zero(values: &[u64]) -> u64 {
 /// Largest decoded chunk libzarr accepts (16 GiB): larger chunks are refused when the
 /// metadata is read, before anything is allocated.
 pub const MAX_CHUNK_BYTES: u64 = 1 << 34;
-
-/// The most bytes `codec` can make of `len` bytes: its exact size when that follows from
-/// `len` (checksums, shuffle), else what incompressible data grows to at worst (every
-/// compressor here adds far less than an eighth plus 64 KiB).
-pub fn max_compressed_len(codec: &dyn crate::codec::Codec, len: usize) -> usize {
-    codec
-        .encoded_len(len)
-        .unwrap_or_else(|| len.saturating_add(len / 8).saturating_add(1 << 16))
-}
-
-/// Whether `list` holds each of `0..rank` once.
-pub(crate) fn is_permutation(list: &[usize], rank: usize) -> bool {
-    let mut seen = vec![false; rank];
-    list.len() == rank
-        && list
-            .iter()
-            .all(|&d| d < rank && !std::mem::replace(&mut seen[d], true))
-}
 
 /// Largest decoded variable-length chunk accepted (2 GiB): a stored chunk that would decode
 /// to more is refused before the memory is used.

@@ -335,7 +335,7 @@ fn parse_chain(codecs: &[Value], kind: &DataKind, rank: usize) -> Result<(Chain,
                 .into_iter()
                 .map(|k| usize::try_from(k).unwrap_or(usize::MAX))
                 .collect();
-                if !super::is_permutation(&step, rank) {
+                if !crate::codec::chain::is_permutation(&step, rank) {
                     return Err(bad(
                         "transpose order",
                         &format!("a permutation of 0..{rank}"),

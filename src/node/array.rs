@@ -131,14 +131,10 @@ impl Array {
         check_writable(store.as_ref(), &format!("create an array at {path:?}"))?;
         let s = store.as_ref();
         check_parents(s, &path)?;
-        if let Format::Draft(scheme) = format {
+        if let Some(scheme) = format.draft_scheme() {
             check_entry_point(s, scheme)?;
         }
-        if format == Format::V1 {
-            return Err(Error::Unsupported(
-                "new arrays are written in format 2 or 3, not 1".into(),
-            ));
-        }
+        format.check_creatable("arrays")?;
         // Rendered before anything is erased or written: a document that cannot be
         // written leaves the store as it was.
         let document = format.render_array(&meta, attributes)?;
@@ -167,7 +163,7 @@ impl Array {
         ensure_parent_groups(s, &path, format)?;
         store.set(&format.array_key(&path), &document)?;
         let array = Array::new(store, path, meta, format, true);
-        if matches!(format, Format::V1 | Format::V2) && !attributes.is_empty() {
+        if !format.creates_with_attributes() && !attributes.is_empty() {
             array.attrs.set(array.store.as_ref(), attributes)?;
         }
         Ok(array)
@@ -443,7 +439,7 @@ impl Array {
     /// The dimension names of the `_ARRAY_DIMENSIONS` attribute (the xarray convention), or
     /// `None` when it is absent.
     pub fn dimension_names(&self) -> Result<Option<Vec<String>>> {
-        if self.format == Format::V3 {
+        if self.format.is_v3() {
             return Ok(self.metadata().dimension_names.as_ref().map(|names| {
                 names
                     .iter()
@@ -483,7 +479,7 @@ impl Array {
                 names.len()
             )));
         }
-        if self.format == Format::V3 {
+        if self.format.is_v3() {
             self.check_writable("set dimension names")?;
             let _guard = self.lock_update()?;
             let mut meta = ArrayMeta::clone(&self.metadata());
@@ -541,7 +537,7 @@ impl Array {
     /// Total bytes stored under the array: metadata, attributes and chunks.
     pub fn nbytes_stored(&self) -> Result<u64> {
         let mut total = 0;
-        if let Format::Draft(_) = self.format {
+        if self.format.draft_scheme().is_some() {
             total += self
                 .store
                 .size(&self.format.array_key(&self.path))?

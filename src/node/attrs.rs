@@ -33,12 +33,12 @@ impl Attributes {
 
     /// Whether the attributes live inside a v3 `zarr.json`.
     fn embedded(&self) -> bool {
-        self.format == Format::V3
+        self.format.embeds_attributes()
     }
 
     /// All attributes (empty when there is no document).
     pub fn get(&self, store: &dyn Store) -> Result<Map<String, Value>> {
-        if let Format::Draft(_) = self.format {
+        if self.format.draft_scheme().is_some() {
             // An implicit group has no document, and no attributes.
             let Some(bytes) = get_document(store, &self.key)? else {
                 return Ok(Map::new());
@@ -93,7 +93,7 @@ impl Attributes {
     }
 
     fn write(&self, store: &dyn Store, attributes: &Map<String, Value>) -> Result<()> {
-        if let Format::Draft(_) = self.format {
+        if self.format.draft_scheme().is_some() {
             return match get_document(store, &self.key)? {
                 Some(bytes) => store.set(&self.key, &draft::with_attributes(&bytes, attributes)?),
                 // An implicit group gets a document when it is given attributes.

@@ -8,7 +8,7 @@ use crate::codec::filter;
 use crate::dtype::{ByteOrder, DType, DataKind, ElementType};
 use crate::error::{Error, Result};
 use crate::meta::fill::{parse_fill, FillValue};
-use crate::meta::{ArrayMeta, Format, KeyEncoding, Order};
+use crate::meta::{ArrayMeta, Format, Order};
 use crate::store::Store;
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
@@ -136,14 +136,12 @@ impl ArrayBuilder {
     /// [`DRAFT_ZARR_PYTHON_NUMBER`](crate::meta::DRAFT_ZARR_PYTHON_NUMBER) for the 2022 draft
     /// layout with its own keys or zarr-python 2.18's (chunk keys `c0/1`).
     pub fn zarr_format(&mut self, version: i32) -> Result<&mut Self> {
-        self.format = Some(match Format::from_number(version.into())? {
-            Format::V1 => {
-                return Err(Error::InvalidArg(
-                    "new arrays are written in format 2 or 3, not 1".into(),
-                ))
-            }
-            format => format,
-        });
+        let format = Format::from_number(version.into())?;
+        format.check_creatable("arrays").map_err(|e| match e {
+            Error::Unsupported(m) => Error::InvalidArg(m),
+            other => other,
+        })?;
+        self.format = Some(format);
         Ok(self)
     }
 
@@ -216,10 +214,7 @@ impl ArrayBuilder {
                 Some(bytes.clone())
             }
         };
-        let default_compressor = match format {
-            Format::V3 => json!({"id": "zstd", "level": 0, "checksum": false}),
-            _ => json!({"id": "blosc", "cname": "lz4", "clevel": 5, "shuffle": 1, "blocksize": 0}),
-        };
+        let default_compressor = format.default_compressor();
         let filters = match &self.filters {
             list @ (Value::Null | Value::Array(_)) => {
                 filter::chain_from_json(list, &self.dtype).map_err(as_invalid_arg)?
@@ -248,11 +243,11 @@ impl ArrayBuilder {
             }
         };
         // Zarr v3 has no null fill value: zero stands for "unset".
-        let fill_value = match (format, fill_value) {
-            (Format::V3 | Format::Draft(_), None) => Some(vec![0u8; item_size]),
-            (_, fill) => fill,
+        let fill_value = match fill_value {
+            None if format.requires_fill() => Some(vec![0u8; item_size]),
+            fill => fill,
         };
-        if self.dimension_names.is_some() && format != Format::V3 {
+        if self.dimension_names.is_some() && !format.is_v3() {
             return Err(Error::InvalidArg(
                 "dimension names belong to Zarr v3 metadata; v2 arrays use the _ARRAY_DIMENSIONS attribute".into(),
             ));
@@ -265,14 +260,14 @@ impl ArrayBuilder {
         );
         // Zarr v3's `bytes` codec stores items in the array's byte order, as zarr-python
         // writes it, whatever order the filters produce.
-        if format == Format::V3
+        if format.is_v3()
             && !self.dtype.is_variable()
             && self.dtype.order != ByteOrder::NotApplicable
         {
             codecs.array_to_bytes = ArrayToBytes::Bytes(self.dtype.order);
         }
         // Sharding levels wrap the chain from the innermost out.
-        if !self.shard_shape.is_empty() && format != Format::V3 {
+        if !self.shard_shape.is_empty() && !format.is_v3() {
             return Err(Error::InvalidArg("sharding needs Zarr format 3".into()));
         }
         let mut chunks = chunks;
@@ -299,15 +294,7 @@ impl ArrayBuilder {
             dtype: self.dtype.clone(),
             fill_value,
             codecs,
-            key_encoding: match format {
-                Format::V3 => KeyEncoding {
-                    prefix: true,
-                    separator: self.separator.unwrap_or('/'),
-                    joined: false,
-                },
-                Format::Draft(_) => KeyEncoding::draft(self.separator.unwrap_or('/')),
-                _ => KeyEncoding::v2(self.separator.unwrap_or('.')),
-            },
+            key_encoding: format.key_encoding(self.separator),
             dimension_names: self.dimension_names.clone(),
         };
         meta.validate().map_err(as_invalid_arg)?;

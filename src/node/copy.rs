@@ -10,7 +10,7 @@ use crate::io::region::{decode_chunk, encode_chunk};
 use crate::io::shard::ChunkWork;
 use crate::meta::draft::Kind;
 use crate::meta::MAX_VLEN_CHUNK_BYTES;
-use crate::meta::{v1, v2, Format};
+use crate::meta::{v1, v2};
 use crate::store::{get_bounded, join_key, normalize_path, Store};
 use rayon::prelude::*;
 use serde_json::Value;
@@ -177,10 +177,7 @@ fn copy_array(
         meta.clone(),
         &from.attributes()?,
         mode,
-        match from.format() {
-            Format::V1 => Format::V2,
-            format => format,
-        },
+        from.format().for_copies(),
     )?;
     // With mode `a` the target may already exist: its layout must match, and its own
     // compressor decides whether chunks are re-encoded.

@@ -103,9 +103,9 @@ impl Group {
         format: Format,
         attributes: &serde_json::Map<String, serde_json::Value>,
     ) -> Result<Self> {
-        if format == Format::V1 {
-            return Err(Error::InvalidArg("Zarr format 1 has no groups".into()));
-        }
+        format
+            .check_creatable("groups")
+            .map_err(|_| Error::InvalidArg("Zarr format 1 has no groups".into()))?;
         let path = node_path(path)?;
         let writable = mode != Mode::Read;
         if writable {
@@ -115,7 +115,7 @@ impl Group {
         // A draft hierarchy keeps its layout: new groups in it are written in its scheme.
         let existing_draft = draft_scheme(store.as_ref())?;
         let format = existing_draft.map_or(format, Format::Draft);
-        if let Format::Draft(scheme) = format {
+        if let Some(scheme) = format.draft_scheme() {
             check_entry_point(store.as_ref(), scheme)?;
         }
         let kind = node_kind(store.as_ref(), &path)?;
@@ -172,8 +172,7 @@ impl Group {
             writable,
             format,
         };
-        let embedded = matches!(format, Format::V3 | Format::Draft(_));
-        if !attributes.is_empty() && (!create || !embedded) {
+        if !attributes.is_empty() && (!create || !format.creates_with_attributes()) {
             group.set_attributes(attributes)?;
         }
         Ok(group)
@@ -210,7 +209,7 @@ impl Group {
 
     /// The direct members (arrays and groups) with their kinds, sorted by name.
     pub fn members(&self) -> Result<Vec<(String, NodeKind)>> {
-        if let Format::Draft(scheme) = self.format {
+        if let Some(scheme) = self.format.draft_scheme() {
             return self.draft_members(scheme);
         }
         let listing = self.store.list_dir(&node_prefix(&self.path))?;
@@ -283,7 +282,7 @@ impl Group {
     /// above `to`. The destination must not exist. Keys are copied, then the source erased.
     pub fn rename(&self, from: &str, to: &str) -> Result<()> {
         self.check_writable("move a member")?;
-        if let Format::Draft(_) = self.format {
+        if self.format.draft_scheme().is_some() {
             return Err(Error::Unsupported(
                 "moving members of a 2022-draft hierarchy is not supported".into(),
             ));

@@ -203,17 +203,11 @@ pub fn write_group(
     format: Format,
     attributes: &Map<String, Value>,
 ) -> Result<()> {
-    match format {
-        Format::V3 => store.set(&join_key(path, v3::NODE_KEY), &v3::render_group(attributes)),
-        Format::Draft(scheme) => {
-            ensure_entry_point(store, scheme)?;
-            store.set(
-                &scheme.doc_key(path, Kind::Group),
-                &draft::render_group(attributes),
-            )
-        }
-        _ => store.set(&join_key(path, GROUP_KEY), &v2::render_group()),
+    if let Some(scheme) = format.draft_scheme() {
+        ensure_entry_point(store, scheme)?;
     }
+    let (key, document) = format.render_group(path, attributes)?;
+    store.set(&key, &document)
 }
 
 /// Erases the node at `path` and everything under it: in the draft layout its documents,
@@ -305,7 +299,7 @@ pub fn check_parents(store: &dyn Store, path: &str) -> Result<()> {
 /// before anything is written.
 pub fn ensure_parent_groups(store: &dyn Store, path: &str, format: Format) -> Result<()> {
     check_parents(store, path)?;
-    if let Format::Draft(scheme) = format {
+    if let Some(scheme) = format.draft_scheme() {
         // The draft's groups are implied by their descendants.
         return ensure_entry_point(store, scheme);
     }

@@ -478,3 +478,26 @@ def test_transpose_permutations_both_ways(tool, tmp_path, orders):
     assert data == native_bytes(a)
     data, _ = tool.read_region(tmp_path / "s", store, "theirs", (1, 2, 3), (3, 3, 2), "F")
     assert data == np.asfortranarray(a[1:4, 2:5, 3:5]).tobytes(order="F")
+
+
+def test_transpose_beside_an_elementwise_filter_both_ways(tool, tmp_path):
+    """A transpose beside a filter that works item by item (numcodecs.astype): libzarr's
+    chunks read exactly by zarr-python 3, zarr-python 3's read exactly by libzarr."""
+    numcodecs_zarr3 = pytest.importorskip("numcodecs.zarr3")
+    a = make_data("float32", (6, 5), seed=17)
+    store = tmp_path / "store"
+    astype = {"name": "numcodecs.astype",
+              "configuration": {"encode_dtype": "<f8", "decode_dtype": "<f4"}}
+    codecs = [{"name": "transpose", "configuration": {"order": [1, 0]}}, astype, BYTES_LE, ZSTD]
+    tool.create(tmp_path / "s", store, "ours", _v3_doc(a.shape, (4, 3), codecs),
+                native_bytes(a), "C")
+    z = zarr.open_array(store=str(store / "ours"), mode="r")
+    assert native_bytes(z[...]) == native_bytes(a)
+    z = zarr.create_array(store=str(store / "theirs"), shape=a.shape, chunks=(4, 3),
+                          dtype="float32", zarr_format=3, fill_value=0,
+                          filters=[zarr.codecs.TransposeCodec(order=(1, 0)),
+                                   numcodecs_zarr3.AsType(encode_dtype="<f8", decode_dtype="<f4")],
+                          compressors=[zarr.codecs.ZstdCodec(level=1)])
+    z[...] = a
+    data, _ = tool.dump(tmp_path / "s", store, "theirs", "C")
+    assert data == native_bytes(a)

@@ -355,6 +355,20 @@ module zarr_c
       integer(c_int32_t) :: res
     end function c_zarr_array_order
 
+    ! Copies into `out_permutation[0..ndim]` (`ndim` must be the rank) the order of the
+    ! dimensions inside decoded chunks, over every `transpose` of the codec chain: chunk
+    ! dimension `k` is array dimension `out_permutation[k]` (`0, 1, …` for C order, reversed
+    ! for F order, any permutation in Zarr v3).
+    function c_zarr_array_chunk_permutation(array, ndim, out_permutation) &
+        bind(c, name="zarr_array_chunk_permutation") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: array
+      integer(c_size_t), value :: ndim
+      integer(c_size_t), intent(out) :: out_permutation(*)
+      integer(c_int32_t) :: res
+    end function c_zarr_array_chunk_permutation
+
     ! Sets `*out_version` to the array's Zarr format: 1, 2, 3, `ZARR_FORMAT_V3_DRAFT` or
     ! `ZARR_FORMAT_V3_DRAFT_ZARR_PYTHON` (the 2022 draft layout, detected on open).
     function c_zarr_array_zarr_format(array, out_version) &

@@ -363,6 +363,18 @@ function zarr_array_order(array, out_order)
 end
 
 """
+    zarr_array_chunk_permutation(array, ndim, out_permutation) -> zarr_status_t
+
+Copies into `out_permutation[0..ndim]` (`ndim` must be the rank) the order of the
+dimensions inside decoded chunks, over every `transpose` of the codec chain: chunk
+dimension `k` is array dimension `out_permutation[k]` (`0, 1, …` for C order, reversed
+for F order, any permutation in Zarr v3).
+"""
+function zarr_array_chunk_permutation(array, ndim, out_permutation)
+    ccall((:zarr_array_chunk_permutation, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Csize_t, Ptr{Csize_t}), array, ndim, out_permutation)
+end
+
+"""
     zarr_array_zarr_format(array, out_version) -> zarr_status_t
 
 Sets `*out_version` to the array's Zarr format: 1, 2, 3, `ZARR_FORMAT_V3_DRAFT` or
