@@ -140,7 +140,7 @@ fn http(port: u16, method: &str, path: &str, body: &[u8]) -> (u16, Vec<u8>) {
 /// The moto S3 server with bucket `zarr-test`, or `None` (with the reason printed) when it
 /// is not installed.
 fn moto() -> Option<Server> {
-    let binary = env_dir().join("moto/bin/moto_server");
+    let binary = env_dir().join("objstore/bin/moto_server");
     if !binary.exists() {
         eprintln!(
             "skipped: {} is not installed (scripts/setup-test-env.sh installs it)",
@@ -625,6 +625,156 @@ fn s3_store_behaviour_counts_and_faults() {
             "{m}"
         ),
         other => panic!("missing bucket: {other:?}"),
+    }
+}
+
+// ---- Azure Blob Storage (Azurite) --------------------------------------------------------
+
+/// Azurite's well-known development account and key.
+const AZ_ACCOUNT: &str = "devstoreaccount1";
+const AZ_KEY: &str =
+    "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
+
+/// Azurite's blob service on a loopback port, or `None` when it is not installed.
+fn azurite() -> Option<Server> {
+    let binary = env_dir().join("azurite/node_modules/.bin/azurite-blob");
+    if !binary.exists() {
+        eprintln!(
+            "skipped: {} is not installed (scripts/setup-test-env.sh installs it)",
+            binary.display()
+        );
+        return None;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let mut command = Command::new(binary);
+    command.args([
+        "--blobHost",
+        "127.0.0.1",
+        "--blobPort",
+        &port.to_string(),
+        "--location",
+        &dir.path().display().to_string(),
+        "--silent",
+        "--skipApiVersionCheck",
+        "--disableTelemetry",
+    ]);
+    Some(Server::spawn(command, port, Some(dir)))
+}
+
+/// An HTTP date (RFC 1123) for now.
+fn http_date() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    let (days, rem) = (secs.div_euclid(86400), secs.rem_euclid(86400));
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719468;
+    let era = z.div_euclid(146097);
+    let doe = z - era * 146097;
+    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    let weekday = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"][days.rem_euclid(7) as usize];
+    let months = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    format!(
+        "{weekday}, {day:02} {} {year} {:02}:{:02}:{:02} GMT",
+        months[month as usize - 1],
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+/// Creates container `name` on Azurite with a shared-key signed request.
+fn create_container(port: u16, name: &str) {
+    use base64::Engine;
+    let date = http_date();
+    let version = "2021-08-06";
+    let to_sign = format!(
+        "PUT\n\n\n\n\n\n\n\n\n\n\n\nx-ms-date:{date}\nx-ms-version:{version}\n\
+         /{AZ_ACCOUNT}/{AZ_ACCOUNT}/{name}\nrestype:container"
+    );
+    let key = base64::engine::general_purpose::STANDARD
+        .decode(AZ_KEY)
+        .unwrap();
+    let tag = ring::hmac::sign(
+        &ring::hmac::Key::new(ring::hmac::HMAC_SHA256, &key),
+        to_sign.as_bytes(),
+    );
+    let signature = base64::engine::general_purpose::STANDARD.encode(tag.as_ref());
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(
+        stream,
+        "PUT /{AZ_ACCOUNT}/{name}?restype=container HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\
+         x-ms-date: {date}\r\nx-ms-version: {version}\r\n\
+         Authorization: SharedKey {AZ_ACCOUNT}:{signature}\r\nContent-Length: 0\r\n\
+         Connection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut answer = String::new();
+    let _ = stream.read_to_string(&mut answer);
+    assert!(
+        answer.starts_with("HTTP/1.1 201"),
+        "create container: {answer}"
+    );
+}
+
+#[test]
+fn azure_store_behaviour_on_azurite() {
+    let Some(server) = azurite() else { return };
+    create_container(server.port, "zarr-test");
+    let options = format!(
+        r#"{{"endpoint": "http://127.0.0.1:{}/{AZ_ACCOUNT}", "azure_storage_account_name": "{AZ_ACCOUNT}",
+            "azure_storage_account_key": "{AZ_KEY}", "timeout_ms": 20000, "max_retries": 1}}"#,
+        server.port
+    );
+    let store = open_url("az://zarr-test/suite", Mode::Append, Some(&options)).unwrap();
+    full_suite(store.as_ref(), "azure");
+
+    // An array through the library's pool, read back exactly.
+    let mut builder = ArrayBuilder::new(vec![30, 40], ElementType::Float64);
+    builder.zarr_format(3).unwrap();
+    builder.chunks(vec![5, 8]).shard_shape(vec![10, 16]);
+    let array = builder
+        .create(store.clone(), "arr", Mode::CreateNew)
+        .unwrap();
+    let data: Vec<u8> = (0..1200)
+        .flat_map(|i| (i as f64 * 0.5).to_ne_bytes())
+        .collect();
+    array
+        .write(&[0, 0], &[30, 40], ElementType::Float64, Order::C, &data)
+        .unwrap();
+    let again = Array::open(store.clone(), "arr", Mode::Read).unwrap();
+    let mut back = vec![0u8; data.len()];
+    again
+        .read(
+            &[0, 0],
+            &[30, 40],
+            ElementType::Float64,
+            Order::C,
+            &mut back,
+        )
+        .unwrap();
+    assert!(back == data, "the array read back from Azure differs");
+
+    // A container that does not exist, and a wrong key: clear statuses, no secret shown.
+    let missing = open_url("az://no-such-container/x", Mode::Read, Some(&options)).unwrap();
+    match missing.get("k") {
+        Err(Error::NotFound(m)) => assert!(m.contains("no-such-container"), "{m}"),
+        other => panic!("missing container: {other:?}"),
+    }
+    let wrong = options.replace(AZ_KEY, "d3Jvbmcga2V5IHdyb25nIGtleQ==");
+    let denied = open_url("az://zarr-test/suite", Mode::Read, Some(&wrong)).unwrap();
+    match denied.get("k") {
+        Err(Error::Io(m)) => assert!(!m.contains("d3Jvbmcga2V5IHdyb25nIGtleQ=="), "{m}"),
+        other => panic!("wrong key: {other:?}"),
     }
 }
 

@@ -350,12 +350,24 @@ impl Store for CloudStore {
         self.fetch(key, buf, max_len)
     }
 
-    /// The last `len` bytes of the value at `key` with one suffix-range request, and the
-    /// value's size; `None` when the key does not exist. A value shorter than `len` is an
-    /// error naming the key.
+    /// The last `len` bytes of the value at `key` with one suffix-range request (Azure,
+    /// which has none: a size query, then a range request), and the value's size; `None`
+    /// when the key does not exist. A value shorter than `len` is an error naming the key.
     fn get_tail(&self, key: &str, len: u64) -> Result<Option<(Vec<u8>, u64)>> {
-        if len == 0 {
-            return Ok(self.size(key)?.map(|size| (Vec::new(), size)));
+        if len == 0 || self.settings.provider == Provider::Azure {
+            // Azure Blob Storage has no suffix ranges: the size first, then the range.
+            let Some(size) = self.size(key)? else {
+                return Ok(None);
+            };
+            if size < len {
+                return Err(Error::Io(format!(
+                    "{}: the last {len} bytes were asked of a value of {size} bytes",
+                    self.place(key)
+                )));
+            }
+            return Ok(self
+                .get_range(key, size - len, len)?
+                .map(|tail| (tail, size)));
         }
         let (key, path) = self.path(key)?;
         let label = self.place(&key);
