@@ -1356,7 +1356,8 @@ zarr_status_t zarr_store_open_zip(const char *path,
  * Object-store options: `endpoint` (e.g. `"http://127.0.0.1:9000"`; an `http://` endpoint
  * allows plain HTTP), `region`, `access_key_id`, `secret_access_key`, `session_token`,
  * `profile` (an AWS profile, read from `~/.aws/credentials` and `~/.aws/config`),
- * `anonymous` (unsigned requests, for public buckets), `allow_http`, `timeout_ms` (per
+ * `anonymous` (unsigned requests, for public S3 buckets and Azure containers; refused with
+ * `ZARR_ERR_UNSUPPORTED` for `gs://`), `allow_http`, `timeout_ms` (per
  * request, default 30000), `connect_timeout_ms` (5000), `max_retries` (3; 5xx, throttling
  * and dropped connections are retried with back-off), `retry_timeout_ms` (60000),
  * `max_requests` (requests of this store in flight at once, default 64),

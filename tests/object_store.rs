@@ -427,6 +427,12 @@ fn urls_and_options_are_checked() {
         open_url("https://example.invalid/data", Mode::Append, None),
         Err(Error::ReadOnly(_))
     ));
+    // object_store 0.14 ignores anonymous access for Google Cloud Storage: refused, not
+    // silently sent with credentials from the metadata server.
+    assert!(matches!(
+        open_url("gs://bucket/p", Mode::Read, Some(r#"{"anonymous": true}"#)),
+        Err(Error::Unsupported(_))
+    ));
     assert!(matches!(
         open_url("s3://bucket/a/../../x", Mode::Read, None).map(|_| ()),
         Ok(()) | Err(Error::InvalidKey(_))

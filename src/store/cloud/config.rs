@@ -151,7 +151,11 @@ impl Settings {
                 (Provider::S3, "session_token") => Ok("aws_session_token".into()),
                 (Provider::S3, "anonymous") => Ok("aws_skip_signature".into()),
                 (Provider::Gcs, "endpoint") => Ok("google_base_url".into()),
-                (Provider::Gcs, "anonymous") => Ok("google_skip_signature".into()),
+                (Provider::Gcs, "anonymous") => Err(Error::Unsupported(
+                    "anonymous access to gs:// buckets is not available: the object_store \
+                     crate (0.14) ignores it for Google Cloud Storage"
+                        .into(),
+                )),
                 (Provider::Azure, "endpoint") => Ok("azure_storage_endpoint".into()),
                 (Provider::Azure, "anonymous") => Ok("azure_skip_signature".into()),
                 _ => Err(Error::InvalidArg(format!(
