@@ -835,6 +835,8 @@ fn http_store_reads_from_nginx() {
         open_url(&url, Mode::ReadWrite, None),
         Err(Error::ReadOnly(_))
     ));
+    // A plain web server cannot list (object_store lists over WebDAV): an error, not a hang.
+    assert!(store.list_dir("").is_err());
 
     // An array written to the directory reads back exactly over HTTP.
     let dir: Arc<dyn Store> =
@@ -855,6 +857,26 @@ fn http_store_reads_from_nginx() {
         .read(&[0, 0], &[20, 30], ElementType::Int32, Order::C, &mut back)
         .unwrap();
     assert!(back == data, "the array read back differs");
+}
+
+/// A server that answers its n-th connection with `answers[n]` (the last one repeated) and
+/// counts the connections it got.
+fn scripted_server(answers: Vec<&'static [u8]>) -> (u16, Arc<std::sync::atomic::AtomicUsize>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let count = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let seen = count.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().map_while(|s| s.ok()) {
+            let mut stream = stream;
+            let n = seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let mut head = [0u8; 4096];
+            let _ = stream.set_read_timeout(Some(Duration::from_millis(200)));
+            let _ = stream.read(&mut head);
+            let _ = stream.write_all(answers[n.min(answers.len() - 1)]);
+        }
+    });
+    (port, count)
 }
 
 /// A server that accepts connections and answers each with `answer` (then closes), or
@@ -899,7 +921,61 @@ fn faults_give_clear_errors_promptly() {
         Err(Error::Io(m)) => assert!(m.contains(&format!("127.0.0.1:{port}/k")), "{m}"),
         other => panic!("truncated body: {other:?}"),
     }
+    // A range longer than what the server sends back.
+    let range = store.get_range("k", 0, 50);
+    assert!(matches!(range, Err(Error::Io(_))), "{range:?}");
     assert!(start.elapsed() < Duration::from_secs(20));
+
+    // Transient failures (503, then a dropped connection) are retried with back-off and
+    // the call then succeeds.
+    let (port, count) = scripted_server(vec![
+        b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+        b"",
+        b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello",
+    ]);
+    let retrying = r#"{"timeout_ms": 3000, "max_retries": 3, "retry_timeout_ms": 10000}"#;
+    let store = open_url(
+        &format!("http://127.0.0.1:{port}/"),
+        Mode::Read,
+        Some(retrying),
+    )
+    .unwrap();
+    assert_eq!(store.get("k").unwrap().unwrap(), b"hello");
+    assert_eq!(count.load(std::sync::atomic::Ordering::SeqCst), 3);
+
+    // A server that answers range requests with the whole value (200): ranges and tails
+    // are cut from it.
+    let (port, _) = scripted_server(vec![
+        b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\nConnection: close\r\n\r\n0123456789",
+    ]);
+    let store = open_url(
+        &format!("http://127.0.0.1:{port}/"),
+        Mode::Read,
+        Some(retrying),
+    )
+    .unwrap();
+    assert_eq!(store.get_range("k", 2, 3).unwrap().unwrap(), b"234");
+    assert_eq!(
+        store.get_tail("k", 4).unwrap().unwrap(),
+        (b"6789".to_vec(), 10)
+    );
+    assert!(matches!(store.get_range("k", 8, 3), Err(Error::Io(_))));
+
+    // A permanent error (403) is not retried: one request, a clear status, promptly.
+    let (port, count) = scripted_server(vec![
+        b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+    ]);
+    let store = open_url(
+        &format!("http://127.0.0.1:{port}/"),
+        Mode::Read,
+        Some(retrying),
+    )
+    .unwrap();
+    match store.get("k") {
+        Err(Error::Io(m)) => assert!(m.contains("403") && m.contains("/k"), "{m}"),
+        other => panic!("403: {other:?}"),
+    }
+    assert_eq!(count.load(std::sync::atomic::Ordering::SeqCst), 1);
 
     // Garbage instead of HTTP.
     let port = fake_server(Some(b"this is not http\r\n\r\n"));

@@ -262,6 +262,10 @@ impl From<object_store::Error> for Failure {
     }
 }
 
+/// What `object_store` says when a server answers a range request with the whole value
+/// (status 200, as servers without range support and nginx for several ranges do).
+const RANGE_REFUSED: &str = "Range request not supported";
+
 /// Whether a not-found answer is about the bucket or container rather than the key.
 fn missing_bucket(text: &str) -> bool {
     [
@@ -371,7 +375,7 @@ impl Store for CloudStore {
         }
         let (key, path) = self.path(key)?;
         let label = self.place(&key);
-        self.run(&key, move |store| async move {
+        let ranged = self.run(&key, move |store| async move {
             let options = GetOptions {
                 range: Some(GetRange::Suffix(len)),
                 ..GetOptions::default()
@@ -398,7 +402,24 @@ impl Store for CloudStore {
                 ))));
             }
             Ok(Some((bytes.to_vec(), size)))
-        })
+        });
+        match ranged {
+            Err(Error::Unsupported(m)) if m.contains(RANGE_REFUSED) => {
+                // The server answered with the whole value (200): the tail is cut from it.
+                let Some(value) = self.get(&key)? else {
+                    return Ok(None);
+                };
+                let size = value.len() as u64;
+                if size < len {
+                    return Err(Error::Io(format!(
+                        "{}: the last {len} bytes were asked of a value of {size} bytes",
+                        self.place(&key)
+                    )));
+                }
+                Ok(Some((value[(size - len) as usize..].to_vec(), size)))
+            }
+            other => other,
+        }
     }
 
     fn get_range(&self, key: &str, offset: u64, len: u64) -> Result<Option<Vec<u8>>> {
@@ -418,7 +439,7 @@ impl Store for CloudStore {
             .ok_or_else(|| Error::Overflow(format!("range {offset}+{len} of {key:?}")))?;
         let (key, path) = self.path(key)?;
         let label = self.place(&key);
-        self.run(&key, move |store| async move {
+        let ranged = self.run(&key, move |store| async move {
             let options = GetOptions {
                 range: Some(GetRange::Bounded(offset..end)),
                 ..GetOptions::default()
@@ -453,7 +474,17 @@ impl Store for CloudStore {
                 ))));
             }
             Ok(Some(bytes.to_vec()))
-        })
+        });
+        match ranged {
+            Err(Error::Unsupported(m)) if m.contains(RANGE_REFUSED) => {
+                // The server answered with the whole value (200): the range is cut from it.
+                let Some(value) = self.get(&key)? else {
+                    return Ok(None);
+                };
+                Ok(Some(super::range_of(&value, &key, offset, len)?.to_vec()))
+            }
+            other => other,
+        }
     }
 
     fn set(&self, key: &str, value: &[u8]) -> Result<()> {
