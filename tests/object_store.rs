@@ -164,6 +164,11 @@ fn moto() -> Option<Server> {
 
 /// nginx serving `root` read-only, or `None` when it is not installed.
 fn nginx(root: &Path) -> Option<Server> {
+    nginx_with(root, None)
+}
+
+/// nginx serving `root`, over TLS with `tls` (certificate and key files) when given.
+fn nginx_with(root: &Path, tls: Option<(&Path, &Path)>) -> Option<Server> {
     let binary = ["/usr/sbin/nginx", "/usr/local/sbin/nginx", "/usr/bin/nginx"]
         .iter()
         .map(PathBuf::from)
@@ -186,7 +191,15 @@ fn nginx(root: &Path) -> Option<Server> {
              access_log {p}/access.log;\nclient_body_temp_path {p}/body;\n\
              proxy_temp_path {p}/proxy;\nfastcgi_temp_path {p}/fastcgi;\n\
              uwsgi_temp_path {p}/uwsgi;\nscgi_temp_path {p}/scgi;\n\
-             server {{ listen 127.0.0.1:{port}; root {}; max_ranges 1; }}\n}}\n",
+             server {{ listen 127.0.0.1:{port}{}; root {}; max_ranges 1; }}\n}}\n",
+            match tls {
+                None => String::new(),
+                Some((cert, key)) => format!(
+                    " ssl; ssl_certificate {}; ssl_certificate_key {}",
+                    cert.display(),
+                    key.display()
+                ),
+            },
             root.display()
         ),
     )
@@ -857,6 +870,110 @@ fn http_store_reads_from_nginx() {
         .read(&[0, 0], &[20, 30], ElementType::Int32, Order::C, &mut back)
         .unwrap();
     assert!(back == data, "the array read back differs");
+}
+
+/// A test CA and a server certificate it signed for 127.0.0.1, made with the openssl
+/// command in `dir`: (CA certificate, server certificate, server key), or `None` when
+/// openssl is not installed.
+fn test_certificates(dir: &Path) -> Option<(PathBuf, PathBuf, PathBuf)> {
+    let run = |args: &[&str]| {
+        Command::new("openssl")
+            .args(args)
+            .current_dir(dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .map(|s| s.success())
+            .unwrap_or(false)
+    };
+    std::fs::write(
+        dir.join("leaf.ext"),
+        "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\n\
+         keyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n",
+    )
+    .unwrap();
+    let ok = run(&[
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-subj",
+        "/CN=libzarr test CA",
+        "-days",
+        "2",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.pem",
+    ]) && run(&[
+        "req",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-subj",
+        "/CN=127.0.0.1",
+        "-keyout",
+        "leaf.key",
+        "-out",
+        "leaf.csr",
+    ]) && run(&[
+        "x509",
+        "-req",
+        "-in",
+        "leaf.csr",
+        "-CA",
+        "ca.pem",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-days",
+        "2",
+        "-extfile",
+        "leaf.ext",
+        "-out",
+        "leaf.pem",
+    ]);
+    if !ok {
+        eprintln!("skipped: the openssl command could not make test certificates");
+        return None;
+    }
+    Some((
+        dir.join("ca.pem"),
+        dir.join("leaf.pem"),
+        dir.join("leaf.key"),
+    ))
+}
+
+/// HTTPS through this build's TLS (rustls on ring, or system OpenSSL with the
+/// `system-tls` feature): a server whose certificate the trust store (`SSL_CERT_FILE`)
+/// holds is read exactly.
+#[test]
+fn https_store_reads_through_tls() {
+    let root = tempfile::tempdir().unwrap();
+    let local = FilesystemStore::open(root.path().join("data"), true, true).unwrap();
+    write_fixture(&local);
+    local.close().unwrap();
+    let certs = tempfile::tempdir().unwrap();
+    let Some((ca, cert, key)) = test_certificates(certs.path()) else {
+        return;
+    };
+    let Some(server) = nginx_with(root.path(), Some((&cert, &key))) else {
+        return;
+    };
+    // An untrusted certificate is refused.
+    let url = format!("https://127.0.0.1:{}/data", server.port);
+    let quick = r#"{"max_retries": 0, "timeout_ms": 5000}"#;
+    let untrusted = open_url(&url, Mode::Read, Some(quick)).unwrap();
+    match untrusted.get("a/b/c") {
+        Err(Error::Io(m)) => assert!(m.contains("127.0.0.1"), "{m}"),
+        other => panic!("untrusted certificate: {other:?}"),
+    }
+    // The trust store is read when a store's client is built: only this test uses https.
+    std::env::set_var("SSL_CERT_FILE", &ca);
+    let url = format!("https://127.0.0.1:{}/data", server.port);
+    let store = open_url(&url, Mode::Read, None).unwrap();
+    check_reads(store.as_ref(), "http");
 }
 
 /// A server that answers its n-th connection with `answers[n]` (the last one repeated) and
