@@ -413,10 +413,84 @@ static void test_durability(void) {
     zarr_store_free(s);
 }
 
+/* Stores opened by URL: every local kind, options checked, bad URLs refused with a clear
+ * status and message (object stores themselves are tested against servers in Rust). */
+static void test_open_url(void) {
+    char *tmp = check_mkdtemp();
+    char *dir = check_join(tmp, "d.zarr");
+    char *zip = check_join(tmp, "z.zip");
+    char url[4096];
+    zarr_store_t *s = NULL;
+
+    CHECK((zarr_features() & ZARR_HAS_ZIP) != 0);
+
+    CHECK_OK(zarr_store_open_url("memory://", ZARR_MODE_A, NULL, &s));
+    test_keys(s);
+    zarr_store_free(s);
+
+    /* A plain path and a file:// URL name the same directory. */
+    CHECK_OK(zarr_store_open_url(dir, ZARR_MODE_A, "{}", &s));
+    CHECK_OK(zarr_store_set(s, "k", "via path", 8));
+    zarr_store_free(s);
+    snprintf(url, sizeof url, "file://%s", dir);
+    CHECK_OK(zarr_store_open_url(url, ZARR_MODE_R, NULL, &s));
+    expect_value(s, "k", "via path");
+    CHECK_STATUS(zarr_store_set(s, "k", "x", 1), ZARR_ERR_READ_ONLY);
+    zarr_store_free(s);
+
+    snprintf(url, sizeof url, "zip://%s", zip);
+    CHECK_OK(zarr_store_open_url(url, ZARR_MODE_W_MINUS, "{\"deflate\": true}", &s));
+    CHECK_OK(zarr_store_set(s, "z/k", "zipped", 6));
+    CHECK_OK(zarr_store_close(s));
+    zarr_store_free(s);
+    CHECK_OK(zarr_store_open_url(url, ZARR_MODE_R, NULL, &s));
+    expect_value(s, "z/k", "zipped");
+    zarr_store_free(s);
+
+    s = (zarr_store_t *)1;
+    CHECK_STATUS(zarr_store_open_url("ftp://host/x", ZARR_MODE_R, NULL, &s),
+                 ZARR_ERR_INVALID_ARG);
+    CHECK(s == NULL);
+    CHECK_ERROR_CONTAINS("unknown URL scheme");
+    CHECK_STATUS(zarr_store_open_url("memory://", ZARR_MODE_R, "{\"region\": 1}", &s),
+                 ZARR_ERR_INVALID_ARG);
+    CHECK_ERROR_CONTAINS("region");
+    CHECK_STATUS(zarr_store_open_url("memory://", ZARR_MODE_R, "{oops", &s),
+                 ZARR_ERR_INVALID_ARG);
+    CHECK_STATUS(zarr_store_open_url(NULL, ZARR_MODE_R, NULL, &s), ZARR_ERR_NULL_ARG);
+    CHECK_STATUS(zarr_store_open_url("memory://", 99, NULL, &s), ZARR_ERR_INVALID_ARG);
+
+    if (zarr_features() & ZARR_HAS_S3) {
+        CHECK_STATUS(zarr_store_open_url("s3://", ZARR_MODE_R, NULL, &s), ZARR_ERR_INVALID_ARG);
+        CHECK_ERROR_CONTAINS("names no bucket");
+        CHECK_STATUS(zarr_store_open_url("s3://bucket/p", ZARR_MODE_R, "{\"regio\": \"x\"}", &s),
+                     ZARR_ERR_INVALID_ARG);
+        CHECK_ERROR_CONTAINS("unknown option");
+        /* Opening sends no request; a key with ".." is refused before any. */
+        CHECK_OK(zarr_store_open_url("s3://bucket/p", ZARR_MODE_R,
+                                     "{\"endpoint\": \"http://127.0.0.1:9\"}", &s));
+        char buf[8];
+        CHECK_STATUS(zarr_store_get(s, "../x", buf, sizeof buf, NULL), ZARR_ERR_INVALID_KEY);
+        zarr_store_free(s);
+    }
+    if (zarr_features() & ZARR_HAS_HTTP) {
+        CHECK_STATUS(zarr_store_open_url("https://example.invalid/x", ZARR_MODE_A, NULL, &s),
+                     ZARR_ERR_READ_ONLY);
+    } else {
+        CHECK_STATUS(zarr_store_open_url("https://example.invalid/x", ZARR_MODE_R, NULL, &s),
+                     ZARR_ERR_UNSUPPORTED);
+    }
+
+    free(zip);
+    free(dir);
+    check_rmtree(tmp);
+}
+
 int main(void) {
     test_memory();
     test_filesystem();
     test_zip_listing();
     test_durability();
+    test_open_url();
     return CHECK_DONE();
 }

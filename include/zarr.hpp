@@ -192,6 +192,8 @@ inline uint32_t version_number() noexcept { return zarr_version_number(); }
 inline const char *version_string() noexcept { return zarr_version_string(); }
 inline bool codec_supported(const std::string &id) noexcept { return zarr_codec_supported(id.c_str()); }
 inline bool threadsafe() noexcept { return zarr_threadsafe(); }
+/** What this build has: a bit set of ZARR_HAS_* values. */
+inline uint32_t features() noexcept { return zarr_features(); }
 inline void set_num_threads(size_t threads) { detail::check(zarr_set_num_threads(threads)); }
 inline size_t num_threads() noexcept { return zarr_get_num_threads(); }
 inline zarr_dtype_t dtype_from_name(const std::string &name) {
@@ -291,6 +293,15 @@ class Store {
     static Store open_zip(const std::string &path, zarr_mode_t mode, bool deflate) {
         return Store(detail::make<zarr_store_t>([&](zarr_store_t **out) {
             return zarr_store_open_zip(path.c_str(), mode, deflate, out);
+        }));
+    }
+    /** Opens a store by URL (path, file://, memory://, zip://, s3://, gs://, az://, abfs://,
+     *  http(s)://); `options_json` may be empty for none (see zarr_store_open_url). */
+    static Store open_url(const std::string &url, zarr_mode_t mode,
+                          const std::string &options_json = std::string()) {
+        return Store(detail::make<zarr_store_t>([&](zarr_store_t **out) {
+            return zarr_store_open_url(url.c_str(), mode,
+                                       options_json.empty() ? nullptr : options_json.c_str(), out);
         }));
     }
     static Store memory() {

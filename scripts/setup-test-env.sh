@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Installs everything the test suite needs on a fresh Debian machine with Rust:
 # system packages (cmake, pkg-config, C/C++ and Fortran compilers, OpenMPI, valgrind for the
-# sanitizer stage) and two Python
-# virtual environments with
-# pinned zarr-python 2.18 and zarr-python 3.x + tensorstore for the interop tests.
+# sanitizer stage, nginx-light as the web server of the HTTP store tests), two Python
+# virtual environments with pinned zarr-python 2.18 and zarr-python 3.x + tensorstore for the
+# interop tests, and a third with the pinned moto S3 server and zarr-python 3 with obstore for
+# the object-store tests (tests/object_store.rs, tests/interop/test_s3_interop.py), and the
+# pinned Azurite (npm) for the Azure Blob Storage tests.
 # Idempotent: a second run only checks that everything is present.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,7 +13,7 @@ cd "$(dirname "$0")/.."
 ENV_DIR="${ZARR_TEST_ENV:-$PWD/.test-env}"
 
 need_apt=()
-for tool in cmake pkg-config cc c++ gfortran make mpicc mpirun valgrind; do
+for tool in cmake pkg-config cc c++ gfortran make mpicc mpirun valgrind nginx npm; do
   command -v "$tool" >/dev/null 2>&1 || need_apt+=("$tool")
 done
 if [ ${#need_apt[@]} -gt 0 ]; then
@@ -21,7 +23,9 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq cmake pkg-config build-essential gfortran openmpi-bin libopenmpi-dev \
-    valgrind >/dev/null
+    valgrind nginx-light nodejs npm >/dev/null
+  # The tests start their own nginx on a loopback port; the package's service is not used.
+  if command -v service >/dev/null 2>&1; then $SUDO service nginx stop >/dev/null 2>&1 || true; fi
 fi
 
 make_venv() {
@@ -43,4 +47,17 @@ make_venv() {
 make_venv zp2 numpy==2.2.6 numcodecs==0.15.1 zarr==2.18.7 pytest==8.3.5
 make_venv zp3 numpy==2.2.6 numcodecs==0.16.1 zarr==3.1.6 tensorstore==0.1.86 pytest==8.3.5 \
   xarray==2025.6.1 pandas==2.2.3
+# The S3 server of the object-store tests (the tests start it on loopback) and zarr-python 3
+# reading and writing the same bucket through obstore.
+make_venv objstore 'moto[server]==5.2.5' numpy==2.2.6 numcodecs==0.16.1 zarr==3.1.6 \
+  obstore==0.12.1 pytest==8.3.5
+# The Azure Blob Storage emulator for the object-store tests (the tests start it on loopback).
+AZURITE=azurite@3.37.0
+if [ ! -f "$ENV_DIR/azurite/.pins" ] || [ "$(cat "$ENV_DIR/azurite/.pins")" != "$AZURITE" ]; then
+  echo "setup: installing $AZURITE"
+  rm -rf "$ENV_DIR/azurite"
+  mkdir -p "$ENV_DIR/azurite"
+  npm install --prefix "$ENV_DIR/azurite" --no-audit --no-fund --silent "$AZURITE" >/dev/null
+  echo "$AZURITE" > "$ENV_DIR/azurite/.pins"
+fi
 echo "setup: test environment ready in $ENV_DIR"

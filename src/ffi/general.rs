@@ -89,6 +89,22 @@ pub unsafe extern "C" fn zarr_codec_supported(id: *const c_char) -> bool {
     })
 }
 
+/// What this build has, as a bit set of `ZARR_HAS_*` values: test with
+/// `zarr_features() & ZARR_HAS_S3`. The header is the same for every build (all calls are
+/// declared); a store kind missing from the set makes `zarr_store_open_url` give
+/// `ZARR_ERR_UNSUPPORTED`.
+#[no_mangle]
+pub extern "C" fn zarr_features() -> u32 {
+    ffi_guard!(0 => {
+        let cloud = if cfg!(feature = "cloud") {
+            ZARR_HAS_S3 | ZARR_HAS_GCS | ZARR_HAS_AZURE | ZARR_HAS_HTTP
+        } else {
+            0
+        };
+        ZARR_HAS_ZIP | cloud
+    })
+}
+
 /// Whether handles may be used from several threads at once (always true).
 #[no_mangle]
 pub extern "C" fn zarr_threadsafe() -> bool {

@@ -191,6 +191,17 @@ pub const ZARR_VERSION_NUMBER: u32 = 1000;
 /// The soname major version: `libzarr.so.<ZARR_ABI_VERSION>`.
 pub const ZARR_ABI_VERSION: u32 = 0;
 
+/// `zarr_features()` bit: zip files as stores (every build).
+pub const ZARR_HAS_ZIP: u32 = 1;
+/// `zarr_features()` bit: `s3://` stores (S3 and S3-compatible servers).
+pub const ZARR_HAS_S3: u32 = 2;
+/// `zarr_features()` bit: `gs://` stores (Google Cloud Storage).
+pub const ZARR_HAS_GCS: u32 = 4;
+/// `zarr_features()` bit: `az://` and `abfs://` stores (Azure Blob Storage).
+pub const ZARR_HAS_AZURE: u32 = 8;
+/// `zarr_features()` bit: read-only `http://` and `https://` stores.
+pub const ZARR_HAS_HTTP: u32 = 16;
+
 /// Zarr format number of the 2022 draft of v3 in the draft's own layout: a `zarr.json`
 /// entry point, `meta/<path>.array.json` and `meta/<path>.group.json` documents, chunks
 /// at `data/<path>/c0/1`. Accepted by `zarr_array_builder_set_zarr_format` and

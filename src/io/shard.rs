@@ -169,8 +169,20 @@ fn read_index(
     if let Some(entries) = cached {
         return Ok(entries);
     }
+    let len = index_len(sharding, n) as u64;
+    // An index at the end of a stored shard comes with the shard's size in one request
+    // (a suffix range on object stores); one shorter than the index is reported below.
+    let mut tail = None;
     let found = match view {
         Some(view) => Some(view),
+        None if !sharding.codec.index_at_start => match store.get_tail(key, len) {
+            Ok(Some((bytes, size))) => {
+                tail = Some(bytes);
+                Some((0, size))
+            }
+            Ok(None) => None,
+            Err(_) => store.size(key)?.map(|size| (0, size)),
+        },
         None => store.size(key)?.map(|size| (0, size)),
     };
     let entries = match found {
@@ -180,7 +192,6 @@ fn read_index(
                 None => key.to_string(),
                 Some(_) => format!("{key}@{base}"),
             };
-            let len = index_len(sharding, n) as u64;
             if size < len {
                 return Err(Error::Codec(format!(
                     "shard {label:?} is shorter than its index ({size} < {len} bytes)"
@@ -191,9 +202,12 @@ fn read_index(
             } else {
                 size - len
             };
-            let bytes = store
-                .get_range(key, base + at, len)?
-                .ok_or_else(|| Error::Io(format!("shard {key:?} vanished while reading")))?;
+            let bytes = match tail.take() {
+                Some(bytes) => bytes,
+                None => store
+                    .get_range(key, base + at, len)?
+                    .ok_or_else(|| Error::Io(format!("shard {key:?} vanished while reading")))?,
+            };
             let entries = parse_index(sharding, &bytes, n, &label)?;
             let (lo, hi) = if sharding.codec.index_at_start {
                 (len, size)

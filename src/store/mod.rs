@@ -1,15 +1,22 @@
 //! Key-value stores holding a Zarr hierarchy: the [`Store`] trait, key rules and the
 //! memory and filesystem implementations.
 
+#[cfg(feature = "cloud")]
+mod cloud;
 mod consolidated;
 mod filesystem;
 mod memory;
+mod url;
 mod zip;
 
 pub use consolidated::{consolidate, ConsolidatedStore, CONSOLIDATED_KEY};
 pub use filesystem::FilesystemStore;
 pub use memory::MemoryStore;
+pub use url::open_url;
 pub use zip::{ZipMode, ZipStore};
+
+#[cfg(feature = "cloud")]
+pub use cloud::{parse_ini, CloudStore, Provider, Settings};
 
 use crate::error::{Error, Result};
 use std::borrow::Cow;
@@ -81,6 +88,22 @@ pub trait Store: Send + Sync + std::fmt::Debug {
             }
             None => Ok(false),
         }
+    }
+    /// The last `len` bytes of the value at `key` and the value's size, or `None` when the
+    /// key does not exist; a value shorter than `len` is an error. Object stores read it
+    /// with one suffix-range request (a shard index needs no size query first).
+    fn get_tail(&self, key: &str, len: u64) -> Result<Option<(Vec<u8>, u64)>> {
+        let Some(size) = self.size(key)? else {
+            return Ok(None);
+        };
+        if size < len {
+            return Err(Error::Io(format!(
+                "the last {len} bytes of {key:?} were asked, but it holds {size}"
+            )));
+        }
+        Ok(self
+            .get_range(key, size - len, len)?
+            .map(|tail| (tail, size)))
     }
     /// Stores `value` at `key`, replacing what was there; readers see the old or the new
     /// value, never a mix.

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs the Zarr v2 interop tests (tests/interop) under both Python environments made by
-# scripts/setup-test-env.sh: zp2 (zarr-python 2.18) and zp3 (zarr-python 3 + tensorstore).
+# scripts/setup-test-env.sh: zp2 (zarr-python 2.18) and zp3 (zarr-python 3 + tensorstore);
+# then the S3 interop test (test_s3_interop.py) under objstore (moto, zarr-python 3, obstore).
 # $ZARR_TEST_ENV overrides the directory holding them (default: .test-env in the repo).
 # Extra arguments go to pytest (e.g. -k lz4, -x). Exits non-zero if anything fails.
 # ZARR_TEST_COPY_MEMORY=1 also runs tests/interop/copy_memory.sh (zarr_copy of a 1 GiB array
@@ -46,6 +47,25 @@ print(f"zarr {zarr.__version__} numcodecs {numcodecs.__version__} numpy {numpy._
   summary+=("$env ($versions): ${last:-no pytest summary} [exit $rc, ${secs}s]")
   [ "$rc" -eq 0 ] || status=1
 done
+
+# S3 both ways (zarr-python 3 through obstore, against the moto server the test starts).
+py="$ENV_DIR/objstore/bin/python"
+if [ -x "$py" ]; then
+  echo "interop: === objstore: S3 through moto ==="
+  start=$(date +%s)
+  log=$(mktemp)
+  PYTHONDONTWRITEBYTECODE=1 "$py" -m pytest -q -rsx -p no:cacheprovider tests/interop/test_s3_interop.py "$@" 2>&1 | tee "$log"
+  rc=${PIPESTATUS[0]}
+  secs=$(( $(date +%s) - start ))
+  last=$(grep -E '(passed|failed|error|skipped|deselected|no tests ran)' "$log" | tail -n 1)
+  rm -f "$log"
+  summary+=("objstore (S3 via moto): ${last:-no pytest summary} [exit $rc, ${secs}s]")
+  [ "$rc" -eq 0 ] || status=1
+else
+  echo "interop: $py is missing (run scripts/setup-test-env.sh)" >&2
+  summary+=("objstore: environment missing")
+  status=1
+fi
 
 if [ "${ZARR_TEST_COPY_MEMORY:-}" = "1" ]; then
   echo "interop: === bounded-memory copy (tests/interop/copy_memory.sh) ==="

@@ -24,6 +24,10 @@
  * a little-endian uint64 then its bytes. Fixed-size non-numeric types (S, U, V, r*,
  * structured) move as raw items.
  *
+ * <store> is a directory, or a store URL (s3://bucket/prefix, ...) opened with
+ * zarr_store_open_url and the JSON options in the environment variable
+ * ZARR_TOOL_STORE_OPTIONS.
+ *
  * `dump` and `read-region` print one line of JSON describing the array to stdout. On any
  * libzarr error the tool prints the status name and zarr_last_error() to stderr and exits
  * with status 1; usage and file errors exit with status 2.
@@ -253,9 +257,14 @@ static void write_all(const zarr_array_t *array, const char *data_path, zarr_ord
     write_region(array, rank, start, shape, data_path, order);
 }
 
+/* A directory, or any store URL (s3://, zip://, ...) with the JSON options in
+   ZARR_TOOL_STORE_OPTIONS. */
 static zarr_store_t *open_store(const char *dir, zarr_mode_t mode) {
     zarr_store_t *store = NULL;
-    CHECK(zarr_store_open_fs(dir, mode, &store));
+    if (strstr(dir, "://") != NULL)
+        CHECK(zarr_store_open_url(dir, mode, getenv("ZARR_TOOL_STORE_OPTIONS"), &store));
+    else
+        CHECK(zarr_store_open_fs(dir, mode, &store));
     return store;
 }
 

@@ -62,7 +62,7 @@ module zarr
     procedure :: close => array_close
   end type zarr_array
 
-  public :: zarr_open_store, zarr_open_zip, zarr_memory_store
+  public :: zarr_open_store, zarr_open_zip, zarr_memory_store, zarr_open_url
   public :: zarr_create_array, zarr_open_array, zarr_open_group, zarr_members, zarr_node_kind
   public :: zarr_write, zarr_read, zarr_inquire, zarr_resize, zarr_set_dimension_names
   public :: zarr_get_attrs, zarr_set_attrs, zarr_get_attr, zarr_set_attr, zarr_set_attr_json
@@ -265,6 +265,25 @@ contains
     call report(c_zarr_store_open_zip(c_str(path), int(mode, c_int32_t), compress, store%ptr), &
                 "zarr_open_zip", stat, errmsg)
   end subroutine zarr_open_zip
+
+  ! Opens a store by URL: a path, file://, memory://, zip://, s3://, gs://, az://, abfs://
+  ! or http(s):// (read-only); `options` is a JSON object of settings (endpoint, region,
+  ! credentials, timeouts, ...; see zarr_store_open_url in zarr.h).
+  subroutine zarr_open_url(store, url, mode, options, stat, errmsg)
+    type(zarr_store), intent(out) :: store
+    character(*), intent(in) :: url
+    integer, intent(in) :: mode
+    character(*), intent(in), optional :: options
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    if (present(options)) then
+      call report(c_zarr_store_open_url(c_str(url), int(mode, c_int32_t), c_str(options), &
+                                        store%ptr), "zarr_open_url", stat, errmsg)
+    else
+      call report(c_zarr_store_open_url(c_str(url), int(mode, c_int32_t), c_str("{}"), &
+                                        store%ptr), "zarr_open_url", stat, errmsg)
+    end if
+  end subroutine zarr_open_url
 
   ! Creates an empty in-memory store.
   subroutine zarr_memory_store(store, stat, errmsg)

@@ -36,6 +36,20 @@ program test_errors
   call zarr_write(arr, r8, stat=stat, errmsg=msg)
   call check(stat == ZARR_ERR_DTYPE_MISMATCH, "real(8) into an int32 array")
 
+  ! Stores by URL: an unknown scheme and an unknown option are refused with a message.
+  block
+    type(zarr_store) :: by_url
+    call zarr_open_url(by_url, "ftp://host/x", ZARR_MODE_R, stat=stat, errmsg=msg)
+    call check(stat == ZARR_ERR_INVALID_ARG, "unknown URL scheme: status")
+    call check(index(msg, "unknown URL scheme") > 0, "unknown URL scheme: message")
+    call zarr_open_url(by_url, "memory://", ZARR_MODE_A, options='{"region": "x"}', &
+                       stat=stat, errmsg=msg)
+    call check(stat == ZARR_ERR_INVALID_ARG, "option of another store kind")
+    call zarr_open_url(by_url, "memory://", ZARR_MODE_A, stat=stat)
+    call check(stat == ZARR_OK, "memory:// by URL")
+    call by_url%close()
+  end block
+
   call zarr_read(arr, i4small, start=[4, 3], count=[1, 2], stat=stat, errmsg=msg)
   call check(stat == ZARR_ERR_OUT_OF_BOUNDS, "block past the end: status")
 

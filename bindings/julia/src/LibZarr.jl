@@ -30,6 +30,11 @@ const ZARR_VERSION_MINOR = 1
 const ZARR_VERSION_PATCH = 0
 const ZARR_VERSION_NUMBER = 1000
 const ZARR_ABI_VERSION = 0
+const ZARR_HAS_ZIP = 1
+const ZARR_HAS_S3 = 2
+const ZARR_HAS_GCS = 4
+const ZARR_HAS_AZURE = 8
+const ZARR_HAS_HTTP = 16
 const ZARR_FORMAT_V3_DRAFT = 30
 const ZARR_FORMAT_V3_DRAFT_ZARR_PYTHON = 31
 
@@ -716,6 +721,18 @@ function zarr_codec_supported(id)
 end
 
 """
+    zarr_features() -> UInt32
+
+What this build has, as a bit set of `ZARR_HAS_*` values: test with
+`zarr_features() & ZARR_HAS_S3`. The header is the same for every build (all calls are
+declared); a store kind missing from the set makes `zarr_store_open_url` give
+`ZARR_ERR_UNSUPPORTED`.
+"""
+function zarr_features()
+    ccall((:zarr_features, libzarr), UInt32, ())
+end
+
+"""
     zarr_threadsafe() -> Bool
 
 Whether handles may be used from several threads at once (always true).
@@ -1035,6 +1052,55 @@ readers ignore).
 """
 function zarr_store_open_zip(path, mode, deflate, out_store)
     ccall((:zarr_store_open_zip, libzarr), zarr_status_t, (Cstring, zarr_mode_t, Bool, Ptr{Ptr{zarr_store_t}}), path, mode, deflate, out_store)
+end
+
+"""
+    zarr_store_open_url(url, mode, options_json, out_store) -> zarr_status_t
+
+Opens the store that `url` names, with `mode` as for `zarr_store_open_fs`
+(`ZARR_MODE_R` read-only, every other mode read-write). `options_json` may be NULL, or
+a JSON object of settings; a setting the store kind does not use gives
+`ZARR_ERR_INVALID_ARG`. `*out_store` is NULL on failure. URLs:
+
+- a plain path or `file://PATH`: a directory, as `zarr_store_open_fs`;
+- `memory://`: a new, empty memory store;
+- `zip://PATH`: a zip file, as `zarr_store_open_zip` (option `"deflate": true`);
+- `s3://BUCKET/PREFIX` (S3 and S3-compatible servers), `gs://BUCKET/PREFIX` (Google
+  Cloud Storage), `az://CONTAINER/PREFIX` or
+  `abfs://CONTAINER@ACCOUNT.dfs.core.windows.net/PREFIX` (Azure Blob Storage);
+- `http://…` and `https://…`: a web server, read-only (any other mode gives
+  `ZARR_ERR_READ_ONLY`); keys are read with GET and range GETs below the URL.
+
+Object-store options: `endpoint` (e.g. `"http://127.0.0.1:9000"`; an `http://` endpoint
+allows plain HTTP), `region`, `access_key_id`, `secret_access_key`, `session_token`,
+`profile` (an AWS profile, read from `~/.aws/credentials` and `~/.aws/config`),
+`anonymous` (unsigned requests, for public S3 buckets and Azure containers; refused with
+`ZARR_ERR_UNSUPPORTED` for `gs://`), `allow_http`, `timeout_ms` (per
+request, default 30000), `connect_timeout_ms` (5000), `max_retries` (3; 5xx, throttling
+and dropped connections are retried with back-off), `retry_timeout_ms` (60000),
+`max_requests` (requests of this store in flight at once, default 64),
+`multipart_threshold` (values this long or longer are uploaded in parts, default 64 MiB)
+and `part_size` (16 MiB, at least 5 MiB); and any `aws_*`, `google_*` or `azure_*` key of
+the object_store crate (e.g. `"azure_storage_use_emulator": true`).
+
+Credentials, when the options give none: S3 reads the `AWS_*` environment variables
+(`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`, `AWS_REGION`,
+`AWS_ENDPOINT_URL`, ...), then the profile named by `AWS_PROFILE` (else `default`) in
+`~/.aws/credentials` and `~/.aws/config` (or `AWS_SHARED_CREDENTIALS_FILE`,
+`AWS_CONFIG_FILE`), then instance or container metadata; GCS reads
+`GOOGLE_APPLICATION_CREDENTIALS` and the `GOOGLE_*` variables; Azure the `AZURE_STORAGE_*`
+variables. Opening sends no request: a missing bucket shows at the first read
+(`ZARR_ERR_NOT_FOUND`, naming it). Errors name the URL and key and the HTTP status,
+never a secret. Every request has a timeout. A value is written with one PUT (or one
+multipart upload): readers see the old or the new object, never a mix; a PUT is durable
+when it returns, so every `zarr_durability` level is accepted. Updates of one object by
+several writers at once may be lost (the last PUT wins).
+
+A build without object stores (see `zarr_features`) gives `ZARR_ERR_UNSUPPORTED` for
+their URLs; an unknown scheme or malformed URL gives `ZARR_ERR_INVALID_ARG`.
+"""
+function zarr_store_open_url(url, mode, options_json, out_store)
+    ccall((:zarr_store_open_url, libzarr), zarr_status_t, (Cstring, zarr_mode_t, Cstring, Ptr{Ptr{zarr_store_t}}), url, mode, options_json, out_store)
 end
 
 """

@@ -70,7 +70,7 @@ end
 
 # ---- handles -----------------------------------------------------------------------------
 
-"A store: `open_store` (directory), `open_zip` or `memory_store`."
+"A store: `open_store` (directory), `open_zip`, `open_url` or `memory_store`."
 mutable struct Store
     ptr::Ptr{L.zarr_store_t}
     function Store(ptr::Ptr{L.zarr_store_t})
@@ -187,6 +187,15 @@ open_store(path::AbstractString, m::AbstractString = "a") =
 "Opens a zip file as a store; `deflate` compresses new entries."
 open_zip(path::AbstractString, m::AbstractString = "r"; deflate::Bool = false) =
     new_handle(Store, L.zarr_store_t, out -> L.zarr_store_open_zip(path, mode(m), deflate, out))
+
+"""Opens a store by URL: a path, `file://`, `memory://`, `zip://`, `s3://`, `gs://`,
+`az://`, `abfs://` or `http(s)://` (read-only); `options` is a JSON object of settings
+(endpoint, region, credentials, timeouts, ...; see zarr_store_open_url)."""
+open_url(url::AbstractString, m::AbstractString = "r"; options::AbstractString = "{}") =
+    new_handle(Store, L.zarr_store_t, out -> L.zarr_store_open_url(url, mode(m), options, out))
+
+"What this build has: a bit set of `ZARR_HAS_*` values (see zarr_features)."
+features() = L.zarr_features()
 
 "A new empty in-memory store."
 memory_store() = new_handle(Store, L.zarr_store_t, out -> L.zarr_store_new_memory(out))

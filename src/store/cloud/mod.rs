@@ -1,0 +1,644 @@
+//! Object stores: S3 (and S3-compatible servers), Google Cloud Storage, Azure Blob Storage
+//! and plain HTTP(S) servers, through the `object_store` crate.
+//!
+//! The [`Store`] methods are synchronous: each runs its requests on the process's one
+//! asynchronous runtime ([`runtime`]) and waits for them. Every request has a timeout and
+//! is retried with back-off on transient failures (5xx, throttling, dropped connections);
+//! messages name the URL and key, never a secret.
+
+mod config;
+mod runtime;
+
+pub use config::{parse_ini, Provider, Settings};
+
+use super::{
+    too_large, validate_dir_prefix, validate_key, validate_prefix, DirListing, Durability, Store,
+};
+use crate::error::{Error, Result};
+use futures_util::{StreamExt, TryStreamExt};
+use object_store::path::Path;
+use object_store::{
+    ClientOptions, GetOptions, GetRange, ObjectStore, ObjectStoreExt, PutPayload, RetryConfig,
+    WriteMultipart,
+};
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+use tokio::sync::Semaphore;
+
+/// A store on an object-storage service or web server.
+pub struct CloudStore {
+    /// The store's URL as given (without user information), for messages.
+    url: String,
+    /// The key prefix inside the bucket or container (`""` or ending in `/`).
+    root: String,
+    writable: bool,
+    settings: Arc<Settings>,
+    /// The client and the process that built it (a forked child builds its own).
+    client: Mutex<Option<(u32, Client)>>,
+}
+
+/// A client and the limit on its requests in flight.
+#[derive(Clone)]
+struct Client {
+    store: Arc<dyn ObjectStore>,
+    limit: Arc<Semaphore>,
+}
+
+impl std::fmt::Debug for CloudStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CloudStore")
+            .field("url", &self.url)
+            .field("writable", &self.writable)
+            .finish_non_exhaustive()
+    }
+}
+
+impl CloudStore {
+    /// Opens the store at `url` (`s3://`, `gs://`, `az://`, `abfs(s)://`, `http(s)://`):
+    /// `writable` is refused for HTTP servers. Builds the client without any request.
+    pub fn open(url: &str, writable: bool, settings: Settings) -> Result<Self> {
+        if writable && settings.provider == Provider::Http {
+            return Err(Error::ReadOnly(format!(
+                "{url} is a web server: it can only be opened read-only"
+            )));
+        }
+        let parsed = ::url::Url::parse(url)
+            .map_err(|e| Error::InvalidArg(format!("malformed URL {url:?}: {e}")))?;
+        let root = match settings.provider {
+            Provider::Http => String::new(),
+            _ => {
+                let path = parsed.path().trim_matches('/');
+                let decoded = percent_decode(path);
+                let root = if decoded.is_empty() {
+                    String::new()
+                } else {
+                    format!("{}/", validate_key(&decoded)?)
+                };
+                root
+            }
+        };
+        let mut shown = parsed.clone();
+        let _ = shown.set_password(None);
+        let _ = shown.set_username("");
+        shown.set_query(None);
+        let store = CloudStore {
+            url: shown.as_str().trim_end_matches('/').to_string(),
+            root,
+            writable,
+            settings: Arc::new(settings),
+            client: Mutex::new(None),
+        };
+        store.client()?;
+        Ok(store)
+    }
+
+    /// The client of this process, built on first use and again after `fork()`.
+    fn client(&self) -> Result<Client> {
+        let pid = std::process::id();
+        let mut slot = self.client.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((owner, client)) = slot.as_ref() {
+            if *owner == pid {
+                return Ok(client.clone());
+            }
+        }
+        if let Some((_, inherited)) = slot.take() {
+            // Its connections belong to the parent's runtime, which is gone in this child.
+            std::mem::forget(inherited);
+        }
+        let client = Client {
+            store: build(&self.settings).map_err(|e| self.os_error("", e))?,
+            limit: Arc::new(Semaphore::new(self.settings.max_requests)),
+        };
+        *slot = Some((pid, client.clone()));
+        Ok(client)
+    }
+
+    /// The object path of `key` (validated).
+    fn path(&self, key: &str) -> Result<(String, Path)> {
+        let key = validate_key(key)?;
+        let path = Path::parse(format!("{}{key}", self.root))
+            .map_err(|e| Error::InvalidKey(format!("key {key:?}: {e}")))?;
+        Ok((key.into_owned(), path))
+    }
+
+    /// The object path of a listing prefix (`""` or ending in `/`), `None` for the root.
+    fn dir_path(&self, dir: &str) -> Result<Option<Path>> {
+        let full = format!("{}{dir}", self.root);
+        let full = full.trim_end_matches('/');
+        if full.is_empty() {
+            return Ok(None);
+        }
+        Path::parse(full)
+            .map(Some)
+            .map_err(|e| Error::InvalidKey(format!("prefix {dir:?}: {e}")))
+    }
+
+    /// The store key of an object path (`None` when it lies outside the root).
+    fn key_of(&self, path: &Path) -> Option<String> {
+        path.as_ref()
+            .strip_prefix(self.root.as_str())
+            .map(str::to_string)
+    }
+
+    /// Where `key` is, for messages.
+    fn place(&self, key: &str) -> String {
+        if key.is_empty() {
+            self.url.clone()
+        } else {
+            format!("{}/{key}", self.url)
+        }
+    }
+
+    /// Maps an `object_store` error about `key` to the library's error kinds.
+    fn os_error(&self, key: &str, err: object_store::Error) -> Error {
+        let place = self.place(key);
+        let text = self.settings.redact(&err.to_string());
+        use object_store::Error as E;
+        match err {
+            E::NotFound { .. } if missing_bucket(&text) => Error::NotFound(format!(
+                "{place}: the bucket or container does not exist ({text})"
+            )),
+            E::NotFound { .. } => Error::NotFound(format!("{place}: not found")),
+            E::AlreadyExists { .. } | E::Precondition { .. } => {
+                Error::Exists(format!("{place}: {text}"))
+            }
+            E::NotSupported { .. } | E::NotImplemented { .. } => {
+                Error::Unsupported(format!("{place}: {text}"))
+            }
+            E::InvalidPath { .. } => Error::InvalidKey(format!("{place}: {text}")),
+            E::UnknownConfigurationKey { .. } => Error::InvalidArg(format!("{place}: {text}")),
+            _ => Error::Io(format!("{place}: {text}")),
+        }
+    }
+
+    /// Runs one operation (`make` builds its future from the client) within the request
+    /// limit and the time allowed, and waits for it.
+    fn run<T, F, Fut>(&self, key: &str, make: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(Arc<dyn ObjectStore>) -> Fut,
+        Fut: Future<Output = std::result::Result<T, Failure>> + Send + 'static,
+    {
+        let client = self.client()?;
+        let future = make(client.store.clone());
+        let limit = client.limit;
+        // Every request is bounded by the client's timeout; this also bounds the retries.
+        let deadline = self.settings.retry_timeout + self.settings.timeout * 2;
+        let outcome = runtime::block_on(async move {
+            let _permit = limit.acquire_owned().await;
+            tokio::time::timeout(deadline, future).await
+        })?;
+        match outcome {
+            Ok(Ok(value)) => Ok(value),
+            Ok(Err(Failure::Store(e))) => Err(self.os_error(key, e)),
+            Ok(Err(Failure::Lib(e))) => Err(e),
+            Err(_) => Err(Error::Io(format!(
+                "{}: no answer within {} s",
+                self.place(key),
+                deadline.as_secs()
+            ))),
+        }
+    }
+
+    /// Reads the value at `key` into `buf` (when it holds at most `max_len` bytes).
+    fn fetch(&self, key: &str, buf: &mut Vec<u8>, max_len: u64) -> Result<bool> {
+        let (key, path) = self.path(key)?;
+        let mut taken = std::mem::take(buf);
+        let label = self.place(&key);
+        let result = self.run(&key, move |store| async move {
+            let got = match store.get_opts(&path, GetOptions::default()).await {
+                Ok(got) => got,
+                Err(object_store::Error::NotFound { source, path }) => {
+                    let err = object_store::Error::NotFound { source, path };
+                    if missing_bucket(&err.to_string()) {
+                        return Err(Failure::Store(err));
+                    }
+                    return Ok((false, taken));
+                }
+                Err(e) => return Err(Failure::Store(e)),
+            };
+            let size = got.meta.size;
+            if size > max_len {
+                return Err(Failure::Lib(too_large(&label, size, max_len)));
+            }
+            taken.clear();
+            let want = usize::try_from(size)
+                .map_err(|_| Failure::Lib(crate::error::no_memory(usize::MAX, &label)))?;
+            crate::error::try_reserve(&mut taken, want, &label).map_err(Failure::Lib)?;
+            let mut stream = got.into_stream();
+            while let Some(chunk) = stream.next().await {
+                let chunk = chunk.map_err(Failure::Store)?;
+                if (taken.len() + chunk.len()) as u64 > size {
+                    return Err(Failure::Lib(Error::Io(format!(
+                        "{label}: the server sent more than the {size} bytes it announced"
+                    ))));
+                }
+                taken.extend_from_slice(&chunk);
+            }
+            if taken.len() as u64 != size {
+                return Err(Failure::Lib(Error::Io(format!(
+                    "{label}: truncated answer: {} of {size} bytes",
+                    taken.len()
+                ))));
+            }
+            Ok((true, taken))
+        });
+        let (found, taken) = result?;
+        *buf = taken;
+        Ok(found)
+    }
+}
+
+/// Why an operation failed: an `object_store` error (mapped with the store's URL), or one
+/// of the library's own.
+enum Failure {
+    Store(object_store::Error),
+    Lib(Error),
+}
+
+impl From<object_store::Error> for Failure {
+    fn from(e: object_store::Error) -> Self {
+        Failure::Store(e)
+    }
+}
+
+/// What `object_store` says when a server answers a range request with the whole value
+/// (status 200, as servers without range support and nginx for several ranges do).
+const RANGE_REFUSED: &str = "Range request not supported";
+
+/// Whether a not-found answer is about the bucket or container rather than the key.
+fn missing_bucket(text: &str) -> bool {
+    [
+        "NoSuchBucket",
+        "ContainerNotFound",
+        "The specified bucket does not exist",
+    ]
+    .iter()
+    .any(|s| text.contains(s))
+}
+
+fn percent_decode(text: &str) -> String {
+    ::url::form_urlencoded::parse(format!("x={}", text.replace('+', "%2B")).as_bytes())
+        .next()
+        .map(|(_, v)| v.into_owned())
+        .unwrap_or_default()
+}
+
+/// Builds the `object_store` client that `settings` describe.
+fn build(settings: &Settings) -> object_store::Result<Arc<dyn ObjectStore>> {
+    runtime::install_crypto();
+    let options = ClientOptions::new()
+        .with_timeout(settings.timeout)
+        .with_connect_timeout(settings.connect_timeout)
+        .with_allow_http(settings.allow_http);
+    let retry = RetryConfig {
+        max_retries: settings.max_retries,
+        retry_timeout: settings.retry_timeout,
+        ..RetryConfig::default()
+    };
+    let url = settings.base_url.as_str();
+    Ok(match settings.provider {
+        Provider::S3 => {
+            let mut builder = object_store::aws::AmazonS3Builder::new().with_url(url);
+            for (key, value) in &settings.config {
+                builder = builder.with_config(key.parse()?, value);
+            }
+            Arc::new(
+                builder
+                    .with_client_options(options)
+                    .with_retry(retry)
+                    .build()?,
+            )
+        }
+        Provider::Gcs => {
+            let mut builder = object_store::gcp::GoogleCloudStorageBuilder::new().with_url(url);
+            for (key, value) in &settings.config {
+                builder = builder.with_config(key.parse()?, value);
+            }
+            Arc::new(
+                builder
+                    .with_client_options(options)
+                    .with_retry(retry)
+                    .build()?,
+            )
+        }
+        Provider::Azure => {
+            let mut builder = object_store::azure::MicrosoftAzureBuilder::new().with_url(url);
+            for (key, value) in &settings.config {
+                builder = builder.with_config(key.parse()?, value);
+            }
+            Arc::new(
+                builder
+                    .with_client_options(options)
+                    .with_retry(retry)
+                    .build()?,
+            )
+        }
+        Provider::Http => Arc::new(
+            object_store::http::HttpBuilder::new()
+                .with_url(url)
+                .with_client_options(options)
+                .with_retry(retry)
+                .build()?,
+        ),
+    })
+}
+
+impl Store for CloudStore {
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
+        let mut buf = Vec::new();
+        Ok(self.fetch(key, &mut buf, u64::MAX)?.then_some(buf))
+    }
+
+    fn get_into(&self, key: &str, buf: &mut Vec<u8>, max_len: u64) -> Result<bool> {
+        self.fetch(key, buf, max_len)
+    }
+
+    /// The last `len` bytes of the value at `key` with one suffix-range request (Azure,
+    /// which has none: a size query, then a range request), and the value's size; `None`
+    /// when the key does not exist. A value shorter than `len` is an error naming the key.
+    fn get_tail(&self, key: &str, len: u64) -> Result<Option<(Vec<u8>, u64)>> {
+        if len == 0 || self.settings.provider == Provider::Azure {
+            // Azure Blob Storage has no suffix ranges: the size first, then the range.
+            let Some(size) = self.size(key)? else {
+                return Ok(None);
+            };
+            if size < len {
+                return Err(Error::Io(format!(
+                    "{}: the last {len} bytes were asked of a value of {size} bytes",
+                    self.place(key)
+                )));
+            }
+            return Ok(self
+                .get_range(key, size - len, len)?
+                .map(|tail| (tail, size)));
+        }
+        let (key, path) = self.path(key)?;
+        let label = self.place(&key);
+        let ranged = self.run(&key, move |store| async move {
+            let options = GetOptions {
+                range: Some(GetRange::Suffix(len)),
+                ..GetOptions::default()
+            };
+            let got = match store.get_opts(&path, options).await {
+                Ok(got) => got,
+                Err(object_store::Error::NotFound { source, path }) => {
+                    let err = object_store::Error::NotFound { source, path };
+                    if missing_bucket(&err.to_string()) {
+                        return Err(Failure::Store(err));
+                    }
+                    return Ok(None);
+                }
+                Err(e) => return Err(Failure::Store(e)),
+            };
+            let size = got.meta.size;
+            let range = got.range.clone();
+            let bytes = got.bytes().await?;
+            if size < len || bytes.len() as u64 != len || range.end != size {
+                return Err(Failure::Lib(Error::Io(format!(
+                    "{label}: the last {len} bytes were asked of a value of {size} bytes \
+                     (answer: {} bytes)",
+                    bytes.len()
+                ))));
+            }
+            Ok(Some((bytes.to_vec(), size)))
+        });
+        match ranged {
+            Err(Error::Unsupported(m)) if m.contains(RANGE_REFUSED) => {
+                // The server answered with the whole value (200): the tail is cut from it.
+                let Some(value) = self.get(&key)? else {
+                    return Ok(None);
+                };
+                let size = value.len() as u64;
+                if size < len {
+                    return Err(Error::Io(format!(
+                        "{}: the last {len} bytes were asked of a value of {size} bytes",
+                        self.place(&key)
+                    )));
+                }
+                Ok(Some((value[(size - len) as usize..].to_vec(), size)))
+            }
+            other => other,
+        }
+    }
+
+    fn get_range(&self, key: &str, offset: u64, len: u64) -> Result<Option<Vec<u8>>> {
+        if len == 0 {
+            let Some(size) = self.size(key)? else {
+                return Ok(None);
+            };
+            if offset > size {
+                return Err(Error::Io(format!(
+                    "range {offset}+0 of {key:?} is past its end ({size} bytes)"
+                )));
+            }
+            return Ok(Some(Vec::new()));
+        }
+        let end = offset
+            .checked_add(len)
+            .ok_or_else(|| Error::Overflow(format!("range {offset}+{len} of {key:?}")))?;
+        let (key, path) = self.path(key)?;
+        let label = self.place(&key);
+        let ranged = self.run(&key, move |store| async move {
+            let options = GetOptions {
+                range: Some(GetRange::Bounded(offset..end)),
+                ..GetOptions::default()
+            };
+            let got = match store.get_opts(&path, options).await {
+                Ok(got) => got,
+                Err(object_store::Error::NotFound { source, path }) => {
+                    let err = object_store::Error::NotFound { source, path };
+                    if missing_bucket(&err.to_string()) {
+                        return Err(Failure::Store(err));
+                    }
+                    return Ok(None);
+                }
+                Err(e) => {
+                    let text = e.to_string();
+                    if ["416", "InvalidRange", "object was only"]
+                        .iter()
+                        .any(|s| text.contains(s))
+                    {
+                        return Err(Failure::Lib(Error::Io(format!(
+                            "{label}: range {offset}+{len} is past its end"
+                        ))));
+                    }
+                    return Err(Failure::Store(e));
+                }
+            };
+            let size = got.meta.size;
+            let bytes = got.bytes().await?;
+            if bytes.len() as u64 != len {
+                return Err(Failure::Lib(Error::Io(format!(
+                    "{label}: range {offset}+{len} is past its end ({size} bytes)"
+                ))));
+            }
+            Ok(Some(bytes.to_vec()))
+        });
+        match ranged {
+            Err(Error::Unsupported(m)) if m.contains(RANGE_REFUSED) => {
+                // The server answered with the whole value (200): the range is cut from it.
+                let Some(value) = self.get(&key)? else {
+                    return Ok(None);
+                };
+                Ok(Some(super::range_of(&value, &key, offset, len)?.to_vec()))
+            }
+            other => other,
+        }
+    }
+
+    fn set(&self, key: &str, value: &[u8]) -> Result<()> {
+        super::check_writable(self, "write")?;
+        let (key, path) = self.path(key)?;
+        let threshold = self.settings.multipart_threshold;
+        let part = self.settings.part_size;
+        let in_flight = self.settings.max_requests.clamp(1, 8);
+        let payload = bytes::Bytes::copy_from_slice(value);
+        self.run(&key, move |store| async move {
+            if payload.len() < threshold.max(1) {
+                // One PUT with its Content-Length: readers see the old or the new object.
+                store.put(&path, PutPayload::from(payload)).await?;
+                return Ok(());
+            }
+            let upload = store.put_multipart(&path).await?;
+            let mut writer = WriteMultipart::new_with_chunk_size(upload, part);
+            let mut rest = payload;
+            while !rest.is_empty() {
+                if let Err(e) = writer.wait_for_capacity(in_flight).await {
+                    let _ = writer.abort().await;
+                    return Err(Failure::Store(e));
+                }
+                let take = rest.len().min(part);
+                writer.put(rest.split_to(take));
+            }
+            match writer.finish().await {
+                Ok(_) => Ok(()),
+                Err(e) => Err(Failure::Store(e)),
+            }
+        })
+    }
+
+    fn erase(&self, key: &str) -> Result<bool> {
+        super::check_writable(self, "erase")?;
+        if self.size(key)?.is_none() {
+            return Ok(false);
+        }
+        let (key, path) = self.path(key)?;
+        self.run(&key, move |store| async move {
+            match store.delete(&path).await {
+                Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(true),
+                Err(e) => Err(Failure::Store(e)),
+            }
+        })
+    }
+
+    fn erase_prefix(&self, prefix: &str) -> Result<()> {
+        super::check_writable(self, "erase")?;
+        let keys = self.list_prefix(prefix)?;
+        if keys.is_empty() {
+            return Ok(());
+        }
+        let paths = keys
+            .iter()
+            .map(|k| self.path(k).map(|(_, p)| p))
+            .collect::<Result<Vec<_>>>()?;
+        let prefix = validate_prefix(prefix)?;
+        // Batch deletes (1000 keys a request on S3).
+        self.run(&prefix, move |store| async move {
+            let stream = futures_util::stream::iter(paths.into_iter().map(Ok)).boxed();
+            let mut results = store.delete_stream(stream);
+            while let Some(result) = results.next().await {
+                match result {
+                    Ok(_) | Err(object_store::Error::NotFound { .. }) => {}
+                    Err(e) => return Err(Failure::Store(e)),
+                }
+            }
+            Ok(())
+        })
+    }
+
+    fn list_prefix(&self, prefix: &str) -> Result<Vec<String>> {
+        let prefix = validate_prefix(prefix)?;
+        // Object listings match whole segments: list the directory holding the prefix
+        // and keep the keys that start with it.
+        let dir = match prefix.rfind('/') {
+            Some(i) => &prefix[..=i],
+            None => "",
+        };
+        let dir_path = self.dir_path(dir)?;
+        let root = self.root.clone();
+        let mut keys: Vec<String> = self.run(&prefix, move |store| async move {
+            let found: Vec<_> = store.list(dir_path.as_ref()).try_collect().await?;
+            Ok(found
+                .into_iter()
+                .filter_map(|meta| {
+                    meta.location
+                        .as_ref()
+                        .strip_prefix(root.as_str())
+                        .map(str::to_string)
+                })
+                .collect())
+        })?;
+        keys.retain(|k| k.starts_with(&prefix));
+        keys.sort();
+        Ok(keys)
+    }
+
+    fn list_dir(&self, prefix: &str) -> Result<DirListing> {
+        let prefix = validate_dir_prefix(prefix)?;
+        let dir_path = self.dir_path(&prefix)?;
+        let listed = self.run(&prefix, move |store| async move {
+            Ok(store.list_with_delimiter(dir_path.as_ref()).await?)
+        })?;
+        let mut listing = DirListing::default();
+        for meta in &listed.objects {
+            if let Some(rest) = self
+                .key_of(&meta.location)
+                .and_then(|k| k.strip_prefix(&prefix).map(str::to_string))
+            {
+                listing.keys.push(rest);
+            }
+        }
+        for dir in &listed.common_prefixes {
+            if let Some(rest) = self
+                .key_of(dir)
+                .and_then(|k| k.strip_prefix(&prefix).map(str::to_string))
+            {
+                listing
+                    .prefixes
+                    .push(rest.trim_end_matches('/').to_string());
+            }
+        }
+        for list in [&mut listing.keys, &mut listing.prefixes] {
+            list.sort();
+            list.dedup();
+        }
+        Ok(listing)
+    }
+
+    fn size(&self, key: &str) -> Result<Option<u64>> {
+        let (key, path) = self.path(key)?;
+        self.run(&key, move |store| async move {
+            match store.head(&path).await {
+                Ok(meta) => Ok(Some(meta.size)),
+                Err(object_store::Error::NotFound { source, path }) => {
+                    let err = object_store::Error::NotFound { source, path };
+                    if missing_bucket(&err.to_string()) {
+                        return Err(Failure::Store(err));
+                    }
+                    Ok(None)
+                }
+                Err(e) => Err(Failure::Store(e)),
+            }
+        })
+    }
+
+    fn writable(&self) -> bool {
+        self.writable
+    }
+
+    fn set_durability(&self, _level: Durability) -> Result<()> {
+        // A PUT is durable when the service answers it: every level already holds.
+        Ok(())
+    }
+}
