@@ -618,9 +618,9 @@ fn s3_store_behaviour_counts_and_faults() {
     eprintln!("requests: open an array {open:?}; one inner chunk of a shard {inner:?}");
     let gets = |list: &[String]| list.iter().filter(|r| r.starts_with("GET ")).count();
     let heads = |list: &[String]| list.iter().filter(|r| r.starts_with("HEAD ")).count();
-    // Opening reads the root document (draft detection) and the array's; reading one inner
-    // chunk reads the shard's index with a suffix range (no size query), then the chunk.
-    assert_eq!((gets(&open), heads(&open)), (2, 0), "{open:?}");
+    // Opening reads the array's own document only; reading one inner chunk reads the
+    // shard's index with a suffix range (no size query), then the chunk.
+    assert_eq!((gets(&open), heads(&open)), (1, 0), "{open:?}");
     assert_eq!((gets(&inner), heads(&inner)), (2, 0), "{inner:?}");
     // The same shard index in one suffix-range request, without the size query.
     server.clear_log();

@@ -52,6 +52,32 @@ struct KeptVlen {
     items: VlenItems,
 }
 
+/// The format and metadata document of the array at `path`, in one request for a v3 array:
+/// its own `zarr.json` is read first, and the 2022 draft layout (whose entry point is the
+/// root `zarr.json`) is looked for only when that is not a v3 document.
+fn find_array_document(store: &dyn Store, path: &str) -> Result<Option<(Format, Vec<u8>)>> {
+    let own = get_document(store, &Format::V3.array_key(path))?;
+    let draft = match &own {
+        // The root `zarr.json` is either a v3 node or the draft's entry point.
+        Some(bytes) if path.is_empty() => crate::meta::draft::detect(bytes)?,
+        Some(_) => None,
+        None => draft_scheme(store)?,
+    };
+    if let Some(scheme) = draft {
+        let format = Format::Draft(scheme);
+        return Ok(get_document(store, &format.array_key(path))?.map(|bytes| (format, bytes)));
+    }
+    if let Some(bytes) = own {
+        return Ok(Some((Format::V3, bytes)));
+    }
+    for format in [Format::V2, Format::V1] {
+        if let Some(bytes) = get_document(store, &format.array_key(path))? {
+            return Ok(Some((format, bytes)));
+        }
+    }
+    Ok(None)
+}
+
 impl Array {
     /// Opens the array at `path` with mode `r`, `r+` or `a` (which, without creation
     /// settings, is `r+`).
@@ -70,17 +96,7 @@ impl Array {
             check_writable(store.as_ref(), "open an array for writing")?;
         }
         let path = node_path(path)?;
-        let formats = match draft_scheme(store.as_ref())? {
-            Some(scheme) => vec![Format::Draft(scheme)],
-            None => vec![Format::V3, Format::V2, Format::V1],
-        };
-        let mut found = None;
-        for format in formats {
-            if let Some(bytes) = get_document(store.as_ref(), &format.array_key(&path))? {
-                found = Some((format, bytes));
-                break;
-            }
-        }
+        let found = find_array_document(store.as_ref(), &path)?;
         let Some((format, bytes)) = found else {
             if contains_group(store.as_ref(), &path)? {
                 return Err(Error::NodeType(format!(
