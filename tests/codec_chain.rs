@@ -1,6 +1,8 @@
 //! Codec chains the v3 spec allows beyond v2's single compressor: several bytes-to-bytes
 //! codecs in any order, and sharding nested three deep with a compressor inside. libzarr
-//! reads back exactly what it writes (the interop suite checks the other libraries).
+//! reads back exactly what it writes (the interop suite checks the other libraries). And
+//! how chains map onto v2 fields: what v2 cannot hold is refused by name, checksum filters
+//! and compressors keep their places, and filters after a bytes-level filter still work.
 
 use serde_json::{json, Value};
 use std::sync::Arc;
@@ -254,5 +256,85 @@ fn sharded_variable_length_arrays_round_trip() {
             })
             .collect();
         assert_eq!(got, expected, "{name}");
+    }
+}
+
+/// Renders `meta` in `format`, giving the error message when it cannot.
+fn render(format: zarr::meta::Format, a: &Array) -> Result<Value, String> {
+    format
+        .render_array(&a.metadata(), &serde_json::Map::new())
+        .map(|bytes| serde_json::from_slice(&bytes).unwrap())
+        .map_err(|e| e.to_string())
+}
+
+#[test]
+fn chains_v2_cannot_hold_are_refused_by_name_and_the_rest_render_as_v2_fields() {
+    use zarr::meta::Format;
+    let bytes = json!({"name": "bytes", "configuration": {"endian": "little"}});
+    let zstd = json!({"name": "zstd", "configuration": {"level": 1, "checksum": false}});
+    let gzip = json!({"name": "gzip", "configuration": {"level": 1}});
+    let two = array_with([8, 8], json!([bytes, zstd, gzip]));
+    let err = render(Format::V2, &two).unwrap_err();
+    assert!(err.contains("one compressor"), "{err}");
+    let permuted = {
+        let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+        let transpose = json!({"name": "transpose", "configuration": {"order": [2, 0, 1]}});
+        put_array(
+            store.as_ref(),
+            "p",
+            &[4, 4, 4],
+            "int16",
+            &[2, 2, 2],
+            json!([transpose, bytes]),
+        );
+        Array::open(store, "p", Mode::Read).unwrap()
+    };
+    assert_eq!(permuted.metadata().order(), Order::C);
+    assert_eq!(permuted.metadata().chain().permutation(3), vec![2, 0, 1]);
+    let err = render(Format::V2, &permuted).unwrap_err();
+    assert!(err.contains("chunk order [2, 0, 1]"), "{err}");
+    // A checksum after the compressor is a v2 filter only if it comes first: refused.
+    let crc = json!({"name": "crc32c"});
+    let checked = array_with([8, 8], json!([bytes, zstd, crc]));
+    assert!(render(Format::V2, &checked).is_err());
+    // Shuffle then a compressor: the v2 filter and compressor.
+    let shuffle = json!({"name": "numcodecs.shuffle", "configuration": {"elementsize": 4}});
+    let v2 = render(
+        Format::V2,
+        &array_with([8, 8], json!([bytes, shuffle, zstd])),
+    )
+    .unwrap();
+    assert_eq!(v2["filters"], json!([{"id": "shuffle", "elementsize": 4}]));
+    assert_eq!(v2["compressor"]["id"], "zstd");
+    assert_eq!(v2["order"], "C");
+}
+
+#[test]
+fn v2_checksum_filters_and_compressors_keep_their_places() {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    for (name, filters, compressor) in [
+        ("f", json!([{"id": "crc32"}]), Value::Null),
+        ("c", Value::Null, json!({"id": "crc32"})),
+        (
+            "fc",
+            json!([{"id": "shuffle", "elementsize": 4}, {"id": "delta", "dtype": "|u1", "astype": "|u1"}]),
+            json!({"id": "zlib", "level": 1}),
+        ),
+    ] {
+        let doc = json!({"zarr_format": 2, "shape": [16, 16], "chunks": [8, 8], "dtype": "<f4",
+            "fill_value": 0.0, "order": "F", "filters": filters, "compressor": compressor});
+        store
+            .set(&format!("{name}/.zarray"), doc.to_string().as_bytes())
+            .unwrap();
+        let a = Array::open(store.clone(), name, Mode::ReadWrite).unwrap();
+        round_trip(&a);
+        let again = render(zarr::meta::Format::V2, &a).unwrap();
+        assert_eq!(again["filters"], filters, "{name}");
+        assert_eq!(
+            again["compressor"].get("id"),
+            compressor.get("id"),
+            "{name}"
+        );
+        assert_eq!(again["order"], "F", "{name}");
     }
 }

@@ -120,15 +120,6 @@ impl Scratch {
 }
 
 impl Chain {
-    /// The chain of fixed-size items in `order` with no other codec.
-    pub fn bytes(order: ByteOrder) -> Self {
-        Chain {
-            array_to_array: Vec::new(),
-            array_to_bytes: ArrayToBytes::Bytes(order),
-            bytes_to_bytes: Vec::new(),
-        }
-    }
-
     /// The chain the v1 and v2 fields describe: `transpose` (reversed dimensions for order
     /// F, `None` for C), the `filters` as parsed by [`filter::chain_from_json`] (leading
     /// array filters and the bytes-level rest), then the compressors, for items of `dtype`.
