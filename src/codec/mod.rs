@@ -1,6 +1,6 @@
-//! Codecs: the bytes→bytes codecs of v2 metadata (numcodecs-compatible compressors,
-//! checksums and shuffle), built from their JSON configuration through one explicit
-//! registry.
+//! Codecs: the codec chain of an array ([`chain`]), the array filters ([`filter`]) and the
+//! bytes→bytes codecs (numcodecs-compatible compressors, checksums and shuffle), built from
+//! their JSON configuration through one explicit registry.
 
 mod blosc;
 mod bz2;

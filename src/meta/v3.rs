@@ -1,7 +1,8 @@
 //! Zarr v3.0 documents: `zarr.json` of arrays and groups ⇄ [`ArrayMeta`] and attributes.
-//! Codecs map onto the internal chain: `transpose` gives the chunk order, `bytes` the byte
-//! order, and the bytes-to-bytes codecs (`blosc`, `gzip`, `zstd`, `crc32c`, and
-//! `numcodecs.*`) become the compressor chain.
+//! A codec list maps one to one onto the codec chain ([`Chain`]): `transpose` and
+//! `numcodecs.*` filters, then `bytes`, a vlen codec or `sharding_indexed` (whose own list
+//! is parsed the same way), then the bytes-to-bytes codecs (`blosc`, `gzip`, `zstd`,
+//! `crc32c`, `numcodecs.*`).
 
 use super::fill::FillValue;
 use super::{doc, json, ArrayMeta, KeyEncoding};

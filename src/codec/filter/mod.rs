@@ -4,8 +4,8 @@
 //! type and size of what it produces, so decoded sizes always follow from the chunk's
 //! item count and never from stored data.
 //!
-//! Write: filters encode in order, then the compressors. Read: the compressors decode,
-//! then the filters in reverse order.
+//! They are the array→array stages of the codec chain ([`super::chain`]): write encodes
+//! them in order before the array→bytes codec, read decodes them in reverse after it.
 
 mod bits;
 mod categorize;
