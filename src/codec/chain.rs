@@ -258,6 +258,17 @@ impl Chain {
         }
     }
 
+    /// The unit the `bytes` codec swaps items by, when it writes them in the other byte
+    /// order than the filters (or, without filters, the type `dtype`) give them; no type is
+    /// copied, as this runs per chunk.
+    fn swap_unit(&self, dtype: &DType) -> Option<usize> {
+        let swap = |d: &DType| swaps(d, self.bytes_order()).then(|| d.swap_unit());
+        match self.filters().last() {
+            Some(f) => swap(&f.encoded_dtype()),
+            None => swap(dtype),
+        }
+    }
+
     /// Bytes the array filters make of `len` decoded bytes.
     pub fn filtered_len(&self, len: usize) -> usize {
         self.filters().fold(len, |size, f| f.encoded_len(size))
@@ -349,14 +360,10 @@ impl Chain {
         scratch: &mut Scratch,
     ) -> Result<()> {
         let filtered = self.filtered_len(out.len());
-        let swap = swaps(
-            &filter::output_dtype_of(self.filters(), dtype),
-            self.bytes_order(),
-        );
-        let unit = filter::output_dtype_of(self.filters(), dtype).swap_unit();
+        let swap = self.swap_unit(dtype);
         if !self.has_filters() {
             self.decode_bytes_into(raw, out, scratch, &[Slot::B, Slot::C])?;
-            if swap {
+            if let Some(unit) = swap {
                 swap_bytes(out, unit);
             }
             return Ok(());
@@ -366,7 +373,7 @@ impl Chain {
         let result = self.decode_bytes_into(raw, &mut target, scratch, &[Slot::B, Slot::C]);
         scratch.a = target;
         result?;
-        if swap {
+        if let Some(unit) = swap {
             swap_bytes(&mut scratch.a, unit);
         }
         // The filters in reverse: each size is what the filters before it make of `out`.
@@ -510,12 +517,11 @@ impl Chain {
             f.encode_into(src, dst)?;
             cur = next;
         }
-        let encoded = filter::output_dtype_of(self.filters(), dtype);
-        if swaps(&encoded, self.bytes_order()) {
+        if let Some(unit) = self.swap_unit(dtype) {
             match cur {
-                Slot::Input => swap_bytes(data, encoded.swap_unit()),
-                Slot::A => swap_bytes(&mut scratch.a, encoded.swap_unit()),
-                _ => swap_bytes(&mut scratch.b, encoded.swap_unit()),
+                Slot::Input => swap_bytes(data, unit),
+                Slot::A => swap_bytes(&mut scratch.a, unit),
+                _ => swap_bytes(&mut scratch.b, unit),
             }
         }
         self.encode_bytes_from(&*data, cur, scratch)

@@ -241,6 +241,7 @@ pub fn read_inner(
     cache: &IndexCache,
     buf: &mut Vec<u8>,
 ) -> Result<bool> {
+    let chunks = meta.inner_chunks();
     let mut level = sharding;
     let mut view = None;
     loop {
@@ -250,8 +251,7 @@ pub fn read_inner(
         for d in 0..index.len() {
             let per = (level.shape[d] / unit[d]) as usize;
             n *= per;
-            position =
-                position * per + ((index[d] * meta.inner_chunks()[d] / unit[d]) as usize) % per;
+            position = position * per + ((index[d] * chunks[d] / unit[d]) as usize) % per;
         }
         let Some(entries) = read_index(store, key, level, view, n, cache)? else {
             return Ok(false);
@@ -313,11 +313,8 @@ pub fn rebuild(
     let rank = meta.rank();
     let per_shard = sharding.units_per_shard();
     let unit = sharding.unit_shape();
-    let unit_chunks: Vec<u64> = unit
-        .iter()
-        .zip(meta.inner_chunks())
-        .map(|(u, c)| u / c)
-        .collect();
+    let chunks = meta.inner_chunks();
+    let unit_chunks: Vec<u64> = unit.iter().zip(chunks).map(|(u, c)| u / c).collect();
     let n: usize = per_shard.iter().product::<u64>() as usize;
     let old_index = match old {
         Some(bytes) => Some(decode_index(sharding, bytes, n, label)?),
@@ -336,7 +333,7 @@ pub fn rebuild(
             at[d] = origin[d] + (rest % per_shard[d]) * unit_chunks[d];
             rest /= per_shard[d];
         }
-        if (0..rank).any(|d| at[d] * meta.inner_chunks()[d] >= meta.shape[d]) {
+        if (0..rank).any(|d| at[d] * chunks[d] >= meta.shape[d]) {
             return Ok(None);
         }
         if !touches(&at, unit) {

@@ -81,9 +81,9 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// end is an error.
     fn get_range_into(&self, key: &str, offset: u64, len: u64, buf: &mut Vec<u8>) -> Result<bool> {
         match self.get_range(key, offset, len)? {
+            // Stores that read into a new buffer anyway hand it over rather than copy it.
             Some(bytes) => {
-                buf.clear();
-                buf.extend_from_slice(&bytes);
+                *buf = bytes;
                 Ok(true)
             }
             None => Ok(false),

@@ -91,11 +91,11 @@ pub fn chain_from_json(filters: &Value, dtype: &DType) -> Result<(Vec<FilterRef>
             }
             Built::Array(filter) => {
                 input = filter.encoded_dtype();
-                bytes.push(Arc::new(FilterCodec(filter)));
+                bytes.push(Arc::new(ListedAsFilter::Array(filter)));
             }
             Built::Bytes(codec) => {
                 input = DType::new(DataKind::UInt(1), ByteOrder::NotApplicable);
-                bytes.push(Arc::new(ListedAsFilter(codec)));
+                bytes.push(Arc::new(ListedAsFilter::Bytes(codec)));
             }
         }
     }
@@ -162,48 +162,47 @@ pub fn from_config(config: &Map<String, Value>, input: &DType) -> Result<Built> 
     })
 }
 
-/// A bytes-level codec (checksum, shuffle) that v2 metadata lists among the `filters`.
+/// A v2 `filters` entry placed among the bytes→bytes codecs: a bytes-level codec
+/// (checksum, shuffle), or an array filter after one (numcodecs allows any order there),
+/// which then works on the bytes as its own type. Either has a size known from its input.
 #[derive(Debug)]
-struct ListedAsFilter(CodecRef);
+enum ListedAsFilter {
+    Bytes(CodecRef),
+    Array(FilterRef),
+}
 
 impl codec::Codec for ListedAsFilter {
     fn config(&self) -> Map<String, Value> {
-        self.0.config()
+        match self {
+            ListedAsFilter::Bytes(c) => c.config(),
+            ListedAsFilter::Array(f) => f.config(),
+        }
     }
     fn encode_into(&self, data: &[u8], out: &mut Vec<u8>) -> Result<()> {
-        self.0.encode_into(data, out)
+        match self {
+            ListedAsFilter::Bytes(c) => c.encode_into(data, out),
+            ListedAsFilter::Array(f) => f.encode_into(data, out),
+        }
     }
     fn decode_into(&self, data: &[u8], out: &mut [u8]) -> Result<()> {
-        self.0.decode_into(data, out)
+        match self {
+            ListedAsFilter::Bytes(c) => c.decode_into(data, out),
+            ListedAsFilter::Array(f) => f.decode_into(data, out),
+        }
     }
     fn decoded_len(&self, data: &[u8]) -> Result<usize> {
-        self.0.decoded_len(data)
+        match self {
+            ListedAsFilter::Bytes(c) => c.decoded_len(data),
+            ListedAsFilter::Array(_) => Err(Error::Internal(
+                "an array filter's decoded size follows from the chunk, not its data".into(),
+            )),
+        }
     }
     fn encoded_len(&self, len: usize) -> Option<usize> {
-        self.0.encoded_len(len)
-    }
-    fn v2_filter(&self) -> bool {
-        true
-    }
-}
-
-/// An array filter working on bytes after a bytes-level filter (numcodecs allows any
-/// order in v2 `filters`): a bytes→bytes codec of known size.
-#[derive(Debug)]
-struct FilterCodec(FilterRef);
-
-impl codec::Codec for FilterCodec {
-    fn config(&self) -> Map<String, Value> {
-        self.0.config()
-    }
-    fn encode_into(&self, data: &[u8], out: &mut Vec<u8>) -> Result<()> {
-        self.0.encode_into(data, out)
-    }
-    fn decode_into(&self, data: &[u8], out: &mut [u8]) -> Result<()> {
-        self.0.decode_into(data, out)
-    }
-    fn encoded_len(&self, len: usize) -> Option<usize> {
-        Some(self.0.encoded_len(len))
+        match self {
+            ListedAsFilter::Bytes(c) => c.encoded_len(len),
+            ListedAsFilter::Array(f) => Some(f.encoded_len(len)),
+        }
     }
     fn v2_filter(&self) -> bool {
         true

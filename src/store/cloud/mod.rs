@@ -297,43 +297,25 @@ fn build(settings: &Settings) -> object_store::Result<Arc<dyn ObjectStore>> {
         ..RetryConfig::default()
     };
     let url = settings.base_url.as_str();
+    // The three providers' builders share no trait: one shape, written once.
+    macro_rules! configured {
+        ($builder:expr) => {{
+            let mut builder = $builder.with_url(url);
+            for (key, value) in &settings.config {
+                builder = builder.with_config(key.parse()?, value);
+            }
+            Arc::new(
+                builder
+                    .with_client_options(options)
+                    .with_retry(retry)
+                    .build()?,
+            )
+        }};
+    }
     Ok(match settings.provider {
-        Provider::S3 => {
-            let mut builder = object_store::aws::AmazonS3Builder::new().with_url(url);
-            for (key, value) in &settings.config {
-                builder = builder.with_config(key.parse()?, value);
-            }
-            Arc::new(
-                builder
-                    .with_client_options(options)
-                    .with_retry(retry)
-                    .build()?,
-            )
-        }
-        Provider::Gcs => {
-            let mut builder = object_store::gcp::GoogleCloudStorageBuilder::new().with_url(url);
-            for (key, value) in &settings.config {
-                builder = builder.with_config(key.parse()?, value);
-            }
-            Arc::new(
-                builder
-                    .with_client_options(options)
-                    .with_retry(retry)
-                    .build()?,
-            )
-        }
-        Provider::Azure => {
-            let mut builder = object_store::azure::MicrosoftAzureBuilder::new().with_url(url);
-            for (key, value) in &settings.config {
-                builder = builder.with_config(key.parse()?, value);
-            }
-            Arc::new(
-                builder
-                    .with_client_options(options)
-                    .with_retry(retry)
-                    .build()?,
-            )
-        }
+        Provider::S3 => configured!(object_store::aws::AmazonS3Builder::new()),
+        Provider::Gcs => configured!(object_store::gcp::GoogleCloudStorageBuilder::new()),
+        Provider::Azure => configured!(object_store::azure::MicrosoftAzureBuilder::new()),
         Provider::Http => Arc::new(
             object_store::http::HttpBuilder::new()
                 .with_url(url)
