@@ -400,3 +400,156 @@ fn writers_and_erasers_of_different_chunks_in_one_directory_never_fail() {
         assert_eq!(got, last, "chunk {j}");
     }
 }
+
+/// Creates the incremented array as a v3 array of one shard of four inner chunks.
+fn create_sharded_counters(store: Arc<dyn Store>, path: &str) {
+    let mut builder = ArrayBuilder::new(vec![ELEMENTS], ElementType::UInt32);
+    builder.zarr_format(3).unwrap();
+    builder
+        .chunks(vec![16])
+        .shard_shape(vec![ELEMENTS])
+        .fill_value_json(json!(0));
+    builder.create(store, path, Mode::Overwrite).unwrap();
+}
+
+#[test]
+fn versioned_writers_lose_nothing_without_locks() {
+    // Each thread has its own handle and no lock is shared: only the conditional writes
+    // keep the 8192 partial rewrites of shared chunks (and of one shared shard) from
+    // losing each other.
+    let memory: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    create_counters(memory.clone(), "plain");
+    create_sharded_counters(memory.clone(), "sharded");
+    for path in ["plain", "sharded"] {
+        let lost = increment_from_threads(
+            || open_counters(memory.clone(), path, &Synchronization::Versioned),
+            &Array::open(memory.clone(), path, Mode::Read).unwrap(),
+        );
+        assert_eq!(lost, 0, "increments lost with versioned writes ({path})");
+    }
+    // A directory store keeps no versions: refused, naming what to use instead.
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn Store> = Arc::new(FilesystemStore::open(dir.path(), true, true).unwrap());
+    create_counters(store.clone(), "a");
+    let array = Array::open(store, "a", Mode::ReadWrite).unwrap();
+    match array.set_synchronization(&Synchronization::Versioned) {
+        Err(zarr::Error::Unsupported(m)) => assert!(m.contains("lock files"), "{m}"),
+        other => panic!("versioned writes on a directory: {other:?}"),
+    }
+}
+
+#[test]
+fn thread_locks_on_a_shared_shard_neither_deadlock_nor_lose_updates() {
+    // A writer holds the shard's lock while the shard's chunks are encoded on the pool;
+    // a pool thread that took another writer's job for the same shard while waiting used
+    // to block on that lock for good.
+    let memory: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    create_sharded_counters(memory.clone(), "a");
+    let lost = increment_from_threads(
+        || open_counters(memory.clone(), "a", &Synchronization::Thread),
+        &Array::open(memory.clone(), "a", Mode::Read).unwrap(),
+    );
+    assert_eq!(
+        lost, 0,
+        "increments lost on a shared shard under thread locks"
+    );
+}
+
+#[test]
+fn versioned_partial_writes_store_chunks_that_become_fill() {
+    // A conditional write cannot erase: a chunk rewritten to all fill value is stored.
+    let memory: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    create_counters(memory.clone(), "a");
+    let array = open_counters(memory.clone(), "a", &Synchronization::Versioned);
+    let ones = [1u32; 8].map(u32::to_ne_bytes).concat();
+    array
+        .write(&[0], &[8], ElementType::UInt32, Order::C, &ones)
+        .unwrap();
+    array
+        .write(&[0], &[8], ElementType::UInt32, Order::C, &[0u8; 32])
+        .unwrap();
+    assert!(memory.contains("a/c/0").unwrap(), "the chunk was erased");
+    assert_eq!(lost_increments(&array), u64::from(INCREMENTS) * ELEMENTS);
+}
+
+#[test]
+fn of_concurrent_creators_in_mode_w_minus_exactly_one_wins() {
+    let dir = tempfile::tempdir().unwrap();
+    let stores: [Arc<dyn Store>; 2] = [
+        Arc::new(FilesystemStore::open(dir.path(), true, true).unwrap()),
+        Arc::new(MemoryStore::new()),
+    ];
+    for store in stores {
+        for round in 0..8 {
+            let path = format!("r{round}");
+            let outcomes: Vec<_> = std::thread::scope(|s| {
+                let handles: Vec<_> = (0..8u64)
+                    .map(|w| {
+                        let (store, path) = (store.clone(), path.clone());
+                        s.spawn(move || {
+                            let mut builder = ArrayBuilder::new(vec![w + 1], ElementType::UInt8);
+                            builder.chunks(vec![1]);
+                            builder
+                                .create(store, &path, Mode::CreateNew)
+                                .map(|a| a.metadata().shape[0])
+                        })
+                    })
+                    .collect();
+                handles.into_iter().map(|h| h.join().unwrap()).collect()
+            });
+            let won: Vec<u64> = outcomes
+                .iter()
+                .filter_map(|o| o.as_ref().ok())
+                .copied()
+                .collect();
+            assert_eq!(won.len(), 1, "{store:?} round {round}: {outcomes:?}");
+            for outcome in &outcomes {
+                if let Err(e) = outcome {
+                    assert!(matches!(e, zarr::Error::Exists(_)), "{e:?}");
+                }
+            }
+            // The winner's document is the one stored.
+            let shape = Array::open(store.clone(), &path, Mode::Read)
+                .unwrap()
+                .metadata()
+                .shape[0];
+            assert_eq!(shape, won[0]);
+        }
+    }
+}
+
+#[test]
+fn conditional_writes_check_what_is_stored() {
+    use zarr::store::Expect;
+    let dir = tempfile::tempdir().unwrap();
+    let directory = FilesystemStore::open(dir.path(), true, true).unwrap();
+    let memory = MemoryStore::new();
+    for store in [&directory as &dyn Store, &memory] {
+        assert!(store.set_if("k/v", b"one", Expect::Absent).unwrap());
+        assert!(!store.set_if("k/v", b"two", Expect::Absent).unwrap());
+        assert_eq!(store.get("k/v").unwrap().unwrap(), b"one");
+    }
+    // Versions: a stale one is refused, the current one accepted.
+    let mut buf = Vec::new();
+    let first = memory.get_versioned("k/v", &mut buf, 100).unwrap().unwrap();
+    assert_eq!(buf, b"one");
+    assert!(memory
+        .set_if("k/v", b"two", Expect::Version(&first))
+        .unwrap());
+    assert!(!memory
+        .set_if("k/v", b"three", Expect::Version(&first))
+        .unwrap());
+    let second = memory.get_versioned("k/v", &mut buf, 100).unwrap().unwrap();
+    assert_eq!(buf, b"two");
+    assert_ne!(first, second);
+    assert!(memory
+        .get_versioned("missing", &mut buf, 100)
+        .unwrap()
+        .is_none());
+    assert!(matches!(
+        directory.set_if("k/v", b"x", Expect::Version(&second)),
+        Err(zarr::Error::Unsupported(_))
+    ));
+    // A value too long for the bound is refused, not read.
+    assert!(memory.get_versioned("k/v", &mut buf, 2).is_err());
+}

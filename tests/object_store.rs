@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use zarr::dtype::ElementType;
 use zarr::meta::Order;
 use zarr::node::{Array, ArrayBuilder, Mode};
-use zarr::store::{open_url, FilesystemStore, Store};
+use zarr::store::{open_url, FilesystemStore, Ranged, Store};
 use zarr::Error;
 
 // ---- servers ---------------------------------------------------------------------------
@@ -295,16 +295,23 @@ fn check_reads(store: &dyn Store, label: &str) {
         "{label}: range after the end"
     );
     assert_eq!(store.get_range("nope", 0, 4).unwrap(), None);
-    let (tail, size) = store.get_tail("big/value", 4096).unwrap().unwrap();
+    let tail = store.get_tail("big/value", 4096).unwrap().unwrap();
     assert!(
-        tail == big[big.len() - 4096..] && size == big.len() as u64,
+        tail.bytes == big[big.len() - 4096..] && tail.size == big.len() as u64,
         "{label}: tail"
     );
+    if let Some(version) = &tail.version {
+        // Other parts of the same version of the value.
+        let mut part = Vec::new();
+        let read = store.get_range_if("big/value", 10, 100, &mut part, version);
+        assert_eq!(read.unwrap(), Ranged::Read, "{label}");
+        assert!(part == big[10..110], "{label}: range of a version");
+    }
     assert!(
         store.get_tail("a/bc", 11).is_err(),
         "{label}: tail longer than the value"
     );
-    assert_eq!(store.get_tail("nope", 4).unwrap(), None);
+    assert!(store.get_tail("nope", 4).unwrap().is_none());
     let mut buf = vec![9u8; 3];
     assert!(store.get_into("a/b/c", &mut buf, 1000).unwrap());
     assert!(buf == pattern(1000, 1), "{label}: get_into");
@@ -361,6 +368,37 @@ fn check_listings(store: &dyn Store, label: &str) {
 
 /// Replacing, erasing, erasing prefixes.
 fn check_mutations(store: &dyn Store, label: &str) {
+    // A range of a version that was replaced is not read.
+    let old = store.get_tail("a/bc", 4).unwrap().unwrap();
+    store.set("a/bc", b"new value").unwrap();
+    if let Some(version) = &old.version {
+        let mut part = b"kept".to_vec();
+        let read = store
+            .get_range_if("a/bc", 0, 3, &mut part, version)
+            .unwrap();
+        assert_eq!(
+            (read, part.as_slice()),
+            (Ranged::Changed, &b"kept"[..]),
+            "{label}"
+        );
+        let now = store.get_tail("a/bc", 5).unwrap().unwrap();
+        let read = store.get_range_if("a/bc", 0, 3, &mut part, &now.version.unwrap());
+        assert_eq!(
+            (read.unwrap(), part.as_slice()),
+            (Ranged::Read, &b"new"[..]),
+            "{label}"
+        );
+    }
+    // Creating is atomic where the store can do it, and never replaces.
+    match store.set_if("a/created", b"1", zarr::store::Expect::Absent) {
+        Ok(created) => {
+            assert!(created, "{label}");
+            let again = store.set_if("a/created", b"2", zarr::store::Expect::Absent);
+            assert!(!again.unwrap(), "{label}");
+            assert_eq!(store.get("a/created").unwrap().unwrap(), b"1", "{label}");
+        }
+        Err(e) => assert!(matches!(e, Error::Unsupported(_)), "{label}: {e:?}"),
+    }
     store.set("a/bc", b"new").unwrap();
     assert_eq!(store.get("a/bc").unwrap().unwrap(), b"new", "{label}");
     assert!(store.erase("a/bc").unwrap(), "{label}");
@@ -624,7 +662,9 @@ fn s3_store_behaviour_counts_and_faults() {
     assert_eq!((gets(&inner), heads(&inner)), (2, 0), "{inner:?}");
     // The same shard index in one suffix-range request, without the size query.
     server.clear_log();
-    let (index, size) = store
+    let zarr::store::Tail {
+        bytes: index, size, ..
+    } = store
         .get_tail("sharded/c/1/0", 16 * 16 + 4)
         .unwrap()
         .unwrap();
@@ -1072,10 +1112,8 @@ fn faults_give_clear_errors_promptly() {
     )
     .unwrap();
     assert_eq!(store.get_range("k", 2, 3).unwrap().unwrap(), b"234");
-    assert_eq!(
-        store.get_tail("k", 4).unwrap().unwrap(),
-        (b"6789".to_vec(), 10)
-    );
+    let tail = store.get_tail("k", 4).unwrap().unwrap();
+    assert_eq!((tail.bytes, tail.size), (b"6789".to_vec(), 10));
     assert!(matches!(store.get_range("k", 8, 3), Err(Error::Io(_))));
 
     // A permanent error (403) is not retried: one request, a clear status, promptly.
@@ -1153,4 +1191,165 @@ fn faults_give_clear_errors_promptly() {
             scope.spawn(move || assert!(store.get("k").is_err()));
         }
     });
+}
+
+// ---- many writers on S3 ------------------------------------------------------------------
+
+/// Four writers, each through its own store and array handle (as separate processes
+/// would be), increment their own elements of shared chunks `rounds` times, with versioned
+/// (ETag-checked) writes; returns the increments lost.
+fn versioned_increments(port: u16, path: &str, rounds: u32) -> u64 {
+    const WRITERS: u64 = 4;
+    std::thread::scope(|scope| {
+        for w in 0..WRITERS {
+            scope.spawn(move || {
+                let store = s3(port, "versioned", Mode::ReadWrite);
+                let array = Array::open(store, path, Mode::ReadWrite).unwrap();
+                array
+                    .set_synchronization(&zarr::io::lock::Synchronization::Versioned)
+                    .unwrap();
+                for _ in 0..rounds {
+                    for i in (w..16).step_by(WRITERS as usize) {
+                        let mut value = [0u8; 4];
+                        array
+                            .read(&[i], &[1], ElementType::UInt32, Order::C, &mut value)
+                            .unwrap();
+                        let next = (u32::from_ne_bytes(value) + 1).to_ne_bytes();
+                        array
+                            .write(&[i], &[1], ElementType::UInt32, Order::C, &next)
+                            .unwrap();
+                    }
+                }
+            });
+        }
+    });
+    let array = Array::open(s3(port, "versioned", Mode::Read), path, Mode::Read).unwrap();
+    let mut all = [0u8; 64];
+    array
+        .read(&[0], &[16], ElementType::UInt32, Order::C, &mut all)
+        .unwrap();
+    all.chunks(4)
+        .map(|c| u64::from(rounds - u32::from_ne_bytes(c.try_into().unwrap())))
+        .sum()
+}
+
+#[test]
+fn s3_writers_share_chunks_with_etags_and_create_once() {
+    let Some(server) = moto() else { return };
+    let port = server.port;
+    let store = s3(port, "versioned", Mode::Append);
+    for (path, sharded) in [("plain", false), ("sharded", true)] {
+        let mut builder = ArrayBuilder::new(vec![16], ElementType::UInt32);
+        builder.zarr_format(3).unwrap();
+        builder
+            .chunks(vec![4])
+            .fill_value_json(serde_json::json!(0));
+        if sharded {
+            builder.shard_shape(vec![16]);
+        }
+        builder
+            .create(store.clone(), path, Mode::Overwrite)
+            .unwrap();
+        // 4 writers x 4 elements x 3 rounds = 48 partial rewrites of shared objects.
+        assert_eq!(
+            versioned_increments(port, path, 3),
+            0,
+            "{path}: updates lost"
+        );
+    }
+
+    // A stale version is refused by the server; the current one accepted.
+    use zarr::store::Expect;
+    let mut buf = Vec::new();
+    store.set("cas", b"one").unwrap();
+    let first = store.get_versioned("cas", &mut buf, 100).unwrap().unwrap();
+    assert!(store
+        .set_if("cas", b"two", Expect::Version(&first))
+        .unwrap());
+    assert!(!store
+        .set_if("cas", b"three", Expect::Version(&first))
+        .unwrap());
+    assert!(!store.set_if("cas", b"four", Expect::Absent).unwrap());
+    assert_eq!(store.get("cas").unwrap().unwrap(), b"two");
+
+    // Mode w-: of four creators racing for one path, exactly one wins (a conditional PUT).
+    for round in 0..3 {
+        let path = format!("race{round}");
+        let outcomes: Vec<_> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..4u64)
+                .map(|w| {
+                    let path = path.clone();
+                    scope.spawn(move || {
+                        let mut builder = ArrayBuilder::new(vec![w + 1], ElementType::UInt8);
+                        builder.zarr_format(3).unwrap();
+                        builder
+                            .create(s3(port, "versioned", Mode::Append), &path, Mode::CreateNew)
+                            .map(|a| a.metadata().shape[0])
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let won: Vec<u64> = outcomes
+            .iter()
+            .filter_map(|o| o.as_ref().ok())
+            .copied()
+            .collect();
+        assert_eq!(won.len(), 1, "round {round}: {outcomes:?}");
+        assert!(
+            outcomes
+                .iter()
+                .all(|o| o.is_ok() || matches!(o, Err(Error::Exists(_)))),
+            "{outcomes:?}"
+        );
+        let stored = Array::open(store.clone(), &path, Mode::Read).unwrap();
+        assert_eq!(stored.metadata().shape[0], won[0]);
+    }
+
+    // A shard's index is read once per handle and reused by later reads until the shard is
+    // rewritten: then the conditional range read fails (412) and the index is read again.
+    let mut builder = ArrayBuilder::new(vec![64], ElementType::UInt32);
+    builder.zarr_format(3).unwrap();
+    builder.chunks(vec![8]).shard_shape(vec![64]);
+    let writer = builder
+        .create(store.clone(), "reuse", Mode::Overwrite)
+        .unwrap();
+    let values: Vec<u8> = (0..64u32).flat_map(u32::to_ne_bytes).collect();
+    writer
+        .write(&[0], &[64], ElementType::UInt32, Order::C, &values)
+        .unwrap();
+    let reader = Array::open(s3(port, "versioned", Mode::Read), "reuse", Mode::Read).unwrap();
+    let read_at = |at: u64| {
+        let mut one = [0u8; 4];
+        reader
+            .read(&[at], &[1], ElementType::UInt32, Order::C, &mut one)
+            .unwrap();
+        u32::from_ne_bytes(one)
+    };
+    let gets = |list: &[String]| list.iter().filter(|r| r.starts_with("GET ")).count();
+    server.clear_log();
+    assert_eq!(read_at(3), 3);
+    assert_eq!(gets(&server.settled_requests()), 2, "index, then the chunk");
+    server.clear_log();
+    assert_eq!(read_at(20), 20);
+    assert_eq!(read_at(60), 60);
+    let reused = server.settled_requests();
+    assert_eq!(
+        gets(&reused),
+        2,
+        "one range each, the index reused: {reused:?}"
+    );
+    writer
+        .write(
+            &[20],
+            &[1],
+            ElementType::UInt32,
+            Order::C,
+            &7u32.to_ne_bytes(),
+        )
+        .unwrap();
+    server.clear_log();
+    assert_eq!(read_at(20), 7, "a rewritten shard is read anew");
+    let after = server.settled_requests();
+    assert_eq!(gets(&after), 3, "refused range, index, chunk: {after:?}");
 }

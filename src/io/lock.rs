@@ -18,6 +18,7 @@
 
 use super::location::Location;
 use crate::error::{Error, Result};
+use crate::store::{Expect, Store, Version};
 use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
@@ -37,6 +38,150 @@ pub enum Synchronization {
     /// Per-chunk lock files in this directory (shared by every process), plus the
     /// in-process locks.
     Process(PathBuf),
+    /// No locks: a chunk or shard that a write covers only in part is replaced only if it
+    /// still has the version read (an object's ETag), else read, merged and written again.
+    /// Needs a store that keeps versions ([`Store::versioned`]): object stores, memory.
+    Versioned,
+}
+
+/// How one handle keeps concurrent writers of a chunk from losing each other's updates,
+/// as its [`Synchronization`] says.
+#[derive(Debug, Default)]
+pub enum WriteGuard {
+    /// Nothing: the caller promises that no two writers touch one chunk.
+    #[default]
+    None,
+    /// Each chunk's lock is held while it is rewritten.
+    Locks(ChunkLocks),
+    /// Partial rewrites are conditional on the version read, and retried.
+    Versions,
+}
+
+/// What a rewrite started from: whether the value existed and, under
+/// [`WriteGuard::Versions`], its version.
+#[derive(Debug)]
+pub struct Snapshot {
+    /// The value was read (it exists).
+    pub found: bool,
+    /// `None` when the value was not read (it is replaced whatever it holds).
+    expect: Option<Option<Version>>,
+}
+
+/// Most attempts at a conditional rewrite before giving up.
+const MAX_ATTEMPTS: u32 = 64;
+
+impl WriteGuard {
+    /// The guard for `sync` of the array whose chunk keys start with `base` and live at
+    /// `home` in `store`; a versioned guard needs a store that keeps versions.
+    pub fn new(
+        sync: &Synchronization,
+        store: &dyn Store,
+        home: &Location,
+        base: &str,
+    ) -> Result<Self> {
+        if *sync == Synchronization::Versioned {
+            if !store.versioned() {
+                return Err(Error::Unsupported(
+                    "this store keeps no versions of its values (object stores and memory \
+                     do): synchronise writers with lock files instead"
+                        .into(),
+                ));
+            }
+            return Ok(WriteGuard::Versions);
+        }
+        Ok(ChunkLocks::new(sync, home, base)?.map_or(WriteGuard::None, WriteGuard::Locks))
+    }
+
+    /// Takes the lock of the chunk stored at `key` when the guard locks.
+    pub fn lock(&self, key: &str) -> Result<Option<ChunkGuard<'_>>> {
+        match self {
+            WriteGuard::Locks(locks) => locks.lock(key).map(Some),
+            _ => Ok(None),
+        }
+    }
+
+    /// Whether a rewrite must store something: a conditional write cannot erase, so a
+    /// chunk that became all fill value is stored rather than erased.
+    pub fn keeps_empty(&self) -> bool {
+        matches!(self, WriteGuard::Versions)
+    }
+
+    /// Reads the value at `key` into `buf` when `read` (bounded by `max_len`), with its
+    /// version under [`WriteGuard::Versions`]: what [`WriteGuard::store`] checks.
+    pub fn read(
+        &self,
+        store: &dyn Store,
+        key: &str,
+        read: bool,
+        buf: &mut Vec<u8>,
+        max_len: u64,
+    ) -> Result<Snapshot> {
+        if !read {
+            return Ok(Snapshot {
+                found: false,
+                expect: None,
+            });
+        }
+        if let WriteGuard::Versions = self {
+            let version = store.get_versioned(key, buf, max_len)?;
+            return Ok(Snapshot {
+                found: version.is_some(),
+                expect: Some(version),
+            });
+        }
+        Ok(Snapshot {
+            found: store.get_into(key, buf, max_len)?,
+            expect: None,
+        })
+    }
+
+    /// Stores `value` at `key` (`None`: erases it) after a rewrite that started from
+    /// `snapshot`: `false` when, under [`WriteGuard::Versions`], the value changed since it
+    /// was read and nothing was written (read again, merge again, retry).
+    pub fn store(
+        &self,
+        store: &dyn Store,
+        key: &str,
+        value: Option<&[u8]>,
+        snapshot: &Snapshot,
+    ) -> Result<bool> {
+        match (&snapshot.expect, value) {
+            (None, Some(value)) => store.set(key, value).map(|()| true),
+            (None, None) => store.erase(key).map(|_| true),
+            (Some(version), Some(value)) => {
+                let expect = version.as_ref().map_or(Expect::Absent, Expect::Version);
+                store.set_if(key, value, expect)
+            }
+            (Some(_), None) => Err(Error::Internal(format!(
+                "a conditional rewrite of {key:?} cannot erase it"
+            ))),
+        }
+    }
+}
+
+/// Counts the attempts at a conditional rewrite and waits between them.
+#[derive(Debug, Default)]
+pub struct Retry(u32);
+
+impl Retry {
+    /// Waits before the next attempt at rewriting `key` (a short, growing, jittered
+    /// pause), or fails once too many writers kept changing it.
+    pub fn again(&mut self, key: &str) -> Result<()> {
+        self.0 += 1;
+        if self.0 >= MAX_ATTEMPTS {
+            return Err(Error::Io(format!(
+                "{key:?} was changed by other writers {MAX_ATTEMPTS} times while this write \
+                 tried to update it: gave up"
+            )));
+        }
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let ceiling = 1u64 << self.0.min(7);
+        let millis = u64::from(nanos) % ceiling + 1;
+        std::thread::sleep(std::time::Duration::from_millis(millis));
+        Ok(())
+    }
 }
 
 /// The striped mutexes of one array, shared by its handles in the process.
@@ -72,7 +217,7 @@ impl ChunkLocks {
     /// process lock directory is created if missing.
     pub fn new(sync: &Synchronization, home: &Location, base: &str) -> Result<Option<Self>> {
         let dir = match sync {
-            Synchronization::None => return Ok(None),
+            Synchronization::None | Synchronization::Versioned => return Ok(None),
             Synchronization::Thread => None,
             Synchronization::Process(dir) => {
                 std::fs::create_dir_all(dir).map_err(|e| {

@@ -3,14 +3,14 @@
 //! onto one contiguous run of it, otherwise through one scratch buffer per worker.
 
 use super::copy::{self, all_equal, is_single_run, Layout, SharedBuf};
-use super::lock::ChunkLocks;
+use super::lock::{Retry, WriteGuard};
 use super::pool;
 use super::shard::{self, ChunkWork};
 use crate::codec::chain::Scratch;
 use crate::dtype::{swap_bytes, ElementType};
 use crate::error::{checked_product, count_of, try_resize, Error, Result};
 use crate::meta::{ArrayMeta, Order, ShardLevel};
-use crate::store::{get_bounded, Store};
+use crate::store::Store;
 use rayon::prelude::*;
 
 /// A hyperrectangle of an array: first index and extent per dimension.
@@ -380,7 +380,8 @@ fn fill_pattern(meta: &ArrayMeta) -> std::borrow::Cow<'_, [u8]> {
 }
 
 /// Reads `region` of the array whose chunk keys are joined to `base` into `buf` (native
-/// byte order, elements at `buf_strides` as [`check`] returned them).
+/// byte order, elements at `buf_strides` as [`check`] returned them); shard indexes come
+/// from and go to `shards` (the handle's).
 pub fn read(
     store: &dyn Store,
     base: &str,
@@ -388,8 +389,10 @@ pub fn read(
     region: Region,
     buf_strides: Vec<usize>,
     buf: &mut [u8],
+    shards: &shard::IndexCache,
 ) -> Result<()> {
     let plan = Plan::new(meta, base, region, buf_strides)?;
+    shards.begin_call()?;
     let out = SharedBuf::new(buf);
     let elem = meta.item_size();
     let swap = meta.dtype.needs_swap();
@@ -398,7 +401,6 @@ pub fn read(
     let chunk_strides = &plan.chunk_strides;
     let buf_strides = &plan.buf_strides;
     let plain = meta.chain().is_plain(&meta.dtype);
-    let shards = shard::IndexCache::default();
     let max_stored = meta.max_encoded_chunk_len();
     plan.run(|buffers| {
         let Buffers {
@@ -415,7 +417,7 @@ pub fn read(
         let found = match meta.sharding() {
             None => store.get_into(key, raw, max_stored)?,
             Some(sharding) => {
-                shard::read_inner(store, key, meta, sharding, &part.index, &shards, raw)?
+                shard::read_inner(store, key, meta, sharding, &part.index, shards, raw)?
             }
         };
         if !found {
@@ -467,7 +469,7 @@ pub fn read(
 /// Builds the new content of the chunk of `part`: the caller's elements merged over
 /// `existing` (its stored bytes; the fill value when `None` or when the part covers every
 /// element in bounds), then encoded, with `work` as the work buffers. `None`: the chunk
-/// equals the fill value and is not stored.
+/// equals the fill value and is not stored (unless `keep_fill`).
 fn merged_chunk<'w>(
     plan: &Plan,
     part: &Part,
@@ -475,6 +477,7 @@ fn merged_chunk<'w>(
     label: &dyn std::fmt::Display,
     buf: &[u8],
     work: &'w mut ChunkWork,
+    keep_fill: bool,
 ) -> Result<Option<&'w [u8]>> {
     let meta = plan.meta;
     let pattern = &plan.pattern;
@@ -500,7 +503,7 @@ fn merged_chunk<'w>(
         strides: &plan.chunk_strides,
     };
     copy::copy(meta.item_size(), &part.extent, buf, &src, chunk, &dst)?;
-    if meta.fill_value.is_some() && all_equal(chunk, pattern) {
+    if !keep_fill && meta.fill_value.is_some() && all_equal(chunk, pattern) {
         return Ok(None);
     }
     if meta.dtype.needs_swap() {
@@ -520,13 +523,14 @@ pub fn write(
     region: Region,
     buf_strides: Vec<usize>,
     buf: &[u8],
-    locks: Option<&ChunkLocks>,
+    guard: &WriteGuard,
 ) -> Result<()> {
     let plan = Plan::new(meta, base, region, buf_strides)?;
     if let Some(sharding) = meta.sharding() {
-        return write_shards(store, &plan, sharding, buf, locks);
+        return write_shards(store, &plan, sharding, buf, guard);
     }
     let max_stored = meta.max_encoded_chunk_len();
+    let keep_fill = guard.keeps_empty();
     plan.run(|buffers| {
         let Buffers {
             part,
@@ -536,12 +540,17 @@ pub fn write(
         } = buffers;
         plan.key_of(&part.index, key);
         // Held until the chunk is stored, so read-modify-writes never interleave.
-        let _lock = locks.map(|l| l.lock(key)).transpose()?;
-        let existing = !part.all_in_bounds && store.get_into(key, raw, max_stored)?;
-        let existing = existing.then_some(raw.as_slice());
-        match merged_chunk(&plan, part, existing, &key.as_str(), buf, work)? {
-            None => store.erase(key).map(|_| ()),
-            Some(encoded) => store.set(key, encoded),
+        let _lock = guard.lock(key)?;
+        let mut retry = Retry::default();
+        loop {
+            let snapshot = guard.read(store, key, !part.all_in_bounds, raw, max_stored)?;
+            let existing = snapshot.found.then_some(raw.as_slice());
+            let label = key.as_str();
+            let merged = merged_chunk(&plan, part, existing, &label, buf, work, keep_fill)?;
+            if guard.store(store, key, merged, &snapshot)? {
+                return Ok(());
+            }
+            retry.again(key)?;
         }
     })
 }
@@ -554,10 +563,11 @@ fn write_shards(
     plan: &Plan,
     sharding: ShardLevel<'_>,
     buf: &[u8],
-    locks: Option<&ChunkLocks>,
+    guard: &WriteGuard,
 ) -> Result<()> {
     let meta = plan.meta;
     let per_shard = sharding.chunks_per_shard(plan.chunks);
+    let per_shard_units = sharding.units_per_shard();
     // The shards touched: the inner-chunk range of the plan, divided per shard.
     let first: Vec<u64> = plan
         .first
@@ -589,22 +599,35 @@ fn write_shards(
         }
         let mut key = String::new();
         meta.chunk_key_into(plan.base, &shard_index, &mut key);
-        let _lock = locks.map(|l| l.lock(&key)).transpose()?;
+        let _lock = guard.lock(&key)?;
         let origin: Vec<u64> = shard_index
             .iter()
             .zip(&per_shard)
             .map(|(s, n)| s * n)
             .collect();
-        let old = if covers(plan, &origin, sharding.shape) {
-            None
-        } else {
-            get_bounded(store, &key, max_shard)?
-        };
-        match build_shard(plan, sharding, &origin, old.as_deref(), &key, buf)? {
-            Some(bytes) => store.set(&key, &bytes),
-            None => store.erase(&key).map(|_| ()),
+        let partial = !covers(plan, &origin, sharding.shape);
+        let mut old = Vec::new();
+        let mut retry = Retry::default();
+        loop {
+            let snapshot = guard.read(store, &key, partial, &mut old, max_shard)?;
+            let existing = snapshot.found.then_some(old.as_slice());
+            let build = || build_shard(plan, sharding, &origin, existing, &key, buf);
+            let mut bytes = pool::pool()?.install(build)?;
+            if bytes.is_none() && guard.keeps_empty() {
+                bytes = Some(shard::empty(sharding, &per_shard_units)?);
+            }
+            if guard.store(store, &key, bytes.as_deref(), &snapshot)? {
+                return Ok(());
+            }
+            retry.again(&key)?;
         }
     };
+    if let WriteGuard::Locks(_) = guard {
+        // One shard after another, each locked by the calling thread: a pool thread that
+        // held a lock while waiting for the shard's chunks would run other jobs meanwhile,
+        // and one needing the same lock would deadlock.
+        return (0..total).try_for_each(write_one);
+    }
     pool::pool()?.install(|| (0..total).into_par_iter().try_for_each(write_one))
 }
 
@@ -659,7 +682,7 @@ fn build_shard(
             ..Part::default()
         };
         plan.locate(&mut part);
-        Ok(merged_chunk(plan, &part, old, label, buf, work)?.map(<[u8]>::to_vec))
+        Ok(merged_chunk(plan, &part, old, label, buf, work, false)?.map(<[u8]>::to_vec))
     };
     shard::rebuild(plan.meta, sharding, origin, old, label, &touches, &encode)
 }

@@ -7,7 +7,7 @@
 use crate::dtype::ByteOrder;
 use crate::error::{Error, Result};
 use crate::meta::{ArrayMeta, ShardLevel};
-use crate::store::Store;
+use crate::store::{Ranged, Store, Version};
 use rayon::prelude::*;
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -19,16 +19,106 @@ pub(crate) const EMPTY: u64 = u64::MAX;
 /// A decoded shard index: (offset, size) of each inner chunk in C order.
 type Index = Arc<Vec<(u64, u64)>>;
 
-/// Shard indexes already read during one region read, by shard key, then by the byte range
-/// of a nested shard inside it (`WHOLE` for the stored shard itself); `None`: no shard.
+/// Shard indexes already read, by shard key. An array handle keeps them across calls: an
+/// index read with the shard's version (stores that keep versions: files, memory, object
+/// stores' ETags) serves later reads, each of which reads its chunk only from that version
+/// of the shard and reads the index again when the shard has changed; an index read
+/// without a version, or a shard found missing, serves only the call that read it.
 #[derive(Debug, Default)]
-pub struct IndexCache(Mutex<HashMap<String, Views>>);
+pub struct IndexCache(Mutex<CacheState>);
 
-/// Indexes of one stored shard by the byte range they were read from.
-type Views = HashMap<(u64, u64), Option<Index>>;
+#[derive(Debug, Default)]
+struct CacheState {
+    shards: HashMap<String, Shard>,
+    /// Index entries held, over all shards and views.
+    entries: usize,
+}
+
+/// What is known of one stored shard.
+#[derive(Debug, Clone)]
+struct Shard {
+    /// The version its indexes were read from (`None`: kept for one call only).
+    version: Option<Version>,
+    /// Its indexes by the byte range they were read from (`WHOLE` for the stored shard
+    /// itself, else a nested shard's range); `None`: no shard is stored.
+    views: HashMap<(u64, u64), Option<Index>>,
+}
 
 /// The view of [`IndexCache`] that stands for a whole stored shard.
 const WHOLE: (u64, u64) = (u64::MAX, u64::MAX);
+
+/// Most index entries a cache holds (16 bytes each): beyond, it starts again empty.
+const MAX_CACHED_ENTRIES: usize = 4 << 20;
+
+/// Reads of one inner chunk that found its shard rewritten in between, before giving up.
+const MAX_SHARD_ATTEMPTS: usize = 8;
+
+impl IndexCache {
+    fn state(&self) -> Result<std::sync::MutexGuard<'_, CacheState>> {
+        self.0
+            .lock()
+            .map_err(|_| Error::Internal("shard cache poisoned".into()))
+    }
+
+    /// Starts a call: what only the last call could trust is forgotten.
+    pub fn begin_call(&self) -> Result<()> {
+        let mut state = self.state()?;
+        state.shards.retain(|_, shard| shard.version.is_some());
+        state.entries = state
+            .shards
+            .values()
+            .flat_map(|s| s.views.values().flatten())
+            .map(|index| index.len())
+            .sum();
+        Ok(())
+    }
+
+    /// The shard at `key` as cached.
+    fn get(&self, key: &str) -> Result<Option<Shard>> {
+        Ok(self.state()?.shards.get(key).cloned())
+    }
+
+    /// Remembers the index of `view` of the shard at `key` (of `version`).
+    fn put(
+        &self,
+        key: &str,
+        version: Option<&Version>,
+        view: (u64, u64),
+        index: Option<Index>,
+    ) -> Result<()> {
+        let mut state = self.state()?;
+        let added = index.as_ref().map_or(0, |i| i.len());
+        if state.entries + added > MAX_CACHED_ENTRIES {
+            state.shards.clear();
+            state.entries = 0;
+        }
+        state.entries += added;
+        let shard = state
+            .shards
+            .entry(key.to_string())
+            .or_insert_with(|| Shard {
+                version: version.cloned(),
+                views: HashMap::new(),
+            });
+        if shard.version.as_ref() != version {
+            // Read from another version than what is cached: the cache starts again.
+            shard.version = version.cloned();
+            shard.views.clear();
+        }
+        shard.views.insert(view, index);
+        Ok(())
+    }
+
+    /// Forgets the shard at `key` (it changed since its index was read).
+    fn forget(&self, key: &str) -> Result<()> {
+        let mut state = self.state()?;
+        if let Some(shard) = state.shards.remove(key) {
+            let held: usize = shard.views.values().flatten().map(|i| i.len()).sum();
+            state.entries = state.entries.saturating_sub(held);
+        }
+        Ok(())
+    }
+}
 
 /// The encoded size of an index of `n` entries: 16 bytes each, plus 4 per `crc32c`
 /// (the only index codec the metadata layer accepts, so the size is fixed).
@@ -144,94 +234,109 @@ fn check_entries(entries: &[(u64, u64)], lo: u64, hi: u64, key: &str) -> Result<
     Ok(())
 }
 
-/// Reads the index of the shard stored at `key` (the bytes `base..base + size` of the
-/// object when nested inside another shard, `None`: the whole object), once per call
-/// through `cache`; `None` when the shard object does not exist.
-fn read_index(
+/// Reads from `version` of the shard at `key` (any version when `None`) `len` bytes at
+/// `offset` into `buf`; `false` when the shard changed or vanished since that version.
+fn read_from(
+    store: &dyn Store,
+    key: &str,
+    version: Option<&Version>,
+    offset: u64,
+    len: u64,
+    buf: &mut Vec<u8>,
+) -> Result<bool> {
+    match version {
+        Some(version) => Ok(store.get_range_if(key, offset, len, buf, version)? == Ranged::Read),
+        None => store.get_range_into(key, offset, len, buf),
+    }
+}
+
+/// Reads the index of the stored shard at `key`: one request when the index is at the
+/// end (a suffix range that also gives the shard's size and version). `None`: no shard.
+fn read_top_index(
     store: &dyn Store,
     key: &str,
     sharding: ShardLevel<'_>,
-    view: Option<(u64, u64)>,
     n: usize,
-    cache: &IndexCache,
-) -> Result<Option<Index>> {
-    // A nested shard is named by its byte range: shards of different levels may start at
-    // the same byte (the first of each level), but one always holds the other, so their
-    // sizes differ.
-    let cache_key = view.unwrap_or(WHOLE);
-    let cached = cache
-        .0
-        .lock()
-        .map_err(|_| Error::Internal("shard cache poisoned".into()))?
-        .get(key)
-        .and_then(|views| views.get(&cache_key))
-        .cloned();
-    if let Some(entries) = cached {
-        return Ok(entries);
-    }
+) -> Result<Option<(Index, Option<Version>)>> {
     let len = index_len(sharding, n) as u64;
-    // An index at the end of a stored shard comes with the shard's size in one request
-    // (a suffix range on object stores); one shorter than the index is reported below.
-    let mut tail = None;
-    let found = match view {
-        Some(view) => Some(view),
-        None if !sharding.codec.index_at_start => match store.get_tail(key, len) {
-            Ok(Some((bytes, size))) => {
-                tail = Some(bytes);
-                Some((0, size))
-            }
-            Ok(None) => None,
-            Err(_) => store.size(key)?.map(|size| (0, size)),
-        },
-        None => store.size(key)?.map(|size| (0, size)),
+    let short = |size: u64| {
+        Error::Codec(format!(
+            "shard {key:?} is shorter than its index ({size} < {len} bytes)"
+        ))
     };
-    let entries = match found {
-        None => None,
-        Some((base, size)) => {
-            let label = match view {
-                None => key.to_string(),
-                Some(_) => format!("{key}@{base}"),
-            };
-            if size < len {
-                return Err(Error::Codec(format!(
-                    "shard {label:?} is shorter than its index ({size} < {len} bytes)"
-                )));
-            }
-            let at = if sharding.codec.index_at_start {
-                0
-            } else {
-                size - len
-            };
-            let bytes = match tail.take() {
-                Some(bytes) => bytes,
-                None => store
-                    .get_range(key, base + at, len)?
-                    .ok_or_else(|| Error::Io(format!("shard {key:?} vanished while reading")))?,
-            };
-            let entries = parse_index(sharding, &bytes, n, &label)?;
-            let (lo, hi) = if sharding.codec.index_at_start {
-                (len, size)
-            } else {
-                (0, size - len)
-            };
-            check_entries(&entries, lo, hi, &label)?;
-            Some(Arc::new(entries))
+    let (bytes, size, version) = if sharding.codec.index_at_start {
+        let Some(size) = store.size(key)? else {
+            return Ok(None);
+        };
+        if size < len {
+            return Err(short(size));
+        }
+        let Some(bytes) = store.get_range(key, 0, len)? else {
+            return Ok(None);
+        };
+        (bytes, size, None)
+    } else {
+        match store.get_tail(key, len) {
+            Ok(Some(tail)) => (tail.bytes, tail.size, tail.version),
+            Ok(None) => return Ok(None),
+            // Shorter than the index: reported with the size.
+            Err(_) => match store.size(key)? {
+                Some(size) if size < len => return Err(short(size)),
+                _ => return Err(Error::Io(format!("cannot read the index of shard {key:?}"))),
+            },
         }
     };
-    cache
-        .0
-        .lock()
-        .map_err(|_| Error::Internal("shard cache poisoned".into()))?
-        .entry(key.to_string())
-        .or_default()
-        .insert(cache_key, entries.clone());
-    Ok(entries)
+    let entries = parse_index(sharding, &bytes, n, key)?;
+    let (lo, hi) = if sharding.codec.index_at_start {
+        (len, size)
+    } else {
+        (0, size - len)
+    };
+    check_entries(&entries, lo, hi, key)?;
+    Ok(Some((Arc::new(entries), version)))
+}
+
+/// Reads the index of the shard nested at `base..base + size` of the stored shard at `key`
+/// (of `version`); `None` when the stored shard changed since that version.
+fn read_view_index(
+    store: &dyn Store,
+    key: &str,
+    version: Option<&Version>,
+    sharding: ShardLevel<'_>,
+    (base, size): (u64, u64),
+    n: usize,
+) -> Result<Option<Index>> {
+    let label = format!("{key}@{base}");
+    let len = index_len(sharding, n) as u64;
+    if size < len {
+        return Err(Error::Codec(format!(
+            "shard {label:?} is shorter than its index ({size} < {len} bytes)"
+        )));
+    }
+    let at = if sharding.codec.index_at_start {
+        0
+    } else {
+        size - len
+    };
+    let mut bytes = Vec::new();
+    if !read_from(store, key, version, base + at, len, &mut bytes)? {
+        return Ok(None);
+    }
+    let entries = parse_index(sharding, &bytes, n, &label)?;
+    let (lo, hi) = if sharding.codec.index_at_start {
+        (len, size)
+    } else {
+        (0, size - len)
+    };
+    check_entries(&entries, lo, hi, &label)?;
+    Ok(Some(Arc::new(entries)))
 }
 
 /// Reads the encoded bytes of the inner chunk at `index` (inner chunk grid) from its shard
 /// at `key` into `buf`: each index on the way (the shard's, then a nested shard's, relative
-/// to it) once per shard and call, then only that chunk's byte range. `false`: the chunk is
-/// not stored.
+/// to it) once through `cache`, then only that chunk's byte range, from the same version
+/// of the shard as the indexes (read again when the shard was rewritten in between).
+/// `false`: the chunk is not stored.
 pub fn read_inner(
     store: &dyn Store,
     key: &str,
@@ -241,7 +346,32 @@ pub fn read_inner(
     cache: &IndexCache,
     buf: &mut Vec<u8>,
 ) -> Result<bool> {
+    for _ in 0..MAX_SHARD_ATTEMPTS {
+        match try_read_inner(store, key, meta, sharding, index, cache, buf)? {
+            Some(found) => return Ok(found),
+            None => cache.forget(key)?,
+        }
+    }
+    Err(Error::Io(format!(
+        "shard {key:?} was rewritten {MAX_SHARD_ATTEMPTS} times while a chunk was read from it"
+    )))
+}
+
+/// One attempt of [`read_inner`]: `None` when the shard changed under it.
+fn try_read_inner(
+    store: &dyn Store,
+    key: &str,
+    meta: &ArrayMeta,
+    sharding: ShardLevel<'_>,
+    index: &[u64],
+    cache: &IndexCache,
+    buf: &mut Vec<u8>,
+) -> Result<Option<bool>> {
     let chunks = meta.inner_chunks();
+    let shard = cache.get(key)?;
+    // The version every read of this attempt insists on: the cached indexes', or that of
+    // the index read below.
+    let mut version = shard.as_ref().and_then(|s| s.version.clone());
     let mut level = sharding;
     let mut view = None;
     loop {
@@ -253,12 +383,35 @@ pub fn read_inner(
             n *= per;
             position = position * per + ((index[d] * chunks[d] / unit[d]) as usize) % per;
         }
-        let Some(entries) = read_index(store, key, level, view, n, cache)? else {
-            return Ok(false);
+        let cached = shard
+            .as_ref()
+            .and_then(|s| s.views.get(&view.unwrap_or(WHOLE)).cloned());
+        let entries = match (cached, view) {
+            (Some(entries), _) => entries,
+            (None, None) => {
+                let (entries, read_version) = match read_top_index(store, key, level, n)? {
+                    Some((entries, version)) => (Some(entries), version),
+                    None => (None, None),
+                };
+                version = read_version;
+                cache.put(key, version.as_ref(), WHOLE, entries.clone())?;
+                entries
+            }
+            (None, Some(range)) => {
+                let Some(entries) = read_view_index(store, key, version.as_ref(), level, range, n)?
+                else {
+                    return Ok(None);
+                };
+                cache.put(key, version.as_ref(), range, Some(entries.clone()))?;
+                Some(entries)
+            }
+        };
+        let Some(entries) = entries else {
+            return Ok(Some(false));
         };
         let (offset, size) = entries[position];
         if offset == EMPTY {
-            return Ok(false);
+            return Ok(Some(false));
         }
         let base = view.map_or(0, |(b, _)| b) + offset;
         match level.inner() {
@@ -270,7 +423,8 @@ pub fn read_inner(
                          valid encoding of it can take ({max} bytes)"
                     )));
                 }
-                return store.get_range_into(key, base, size, buf);
+                let read = read_from(store, key, version.as_ref(), base, size, buf)?;
+                return Ok(read.then_some(true));
             }
             Some(inner) => {
                 view = Some((base, size));
@@ -389,6 +543,15 @@ fn morton_order(per_shard: &[u64]) -> Vec<usize> {
         .collect();
     coded.sort_unstable();
     coded.into_iter().map(|(_, flat)| flat).collect()
+}
+
+/// A shard of `per_shard` units none of which is stored: its index alone (what a
+/// conditional rewrite stores where a shard would be erased).
+pub fn empty(sharding: ShardLevel<'_>, per_shard: &[u64]) -> Result<Vec<u8>> {
+    let n: usize = per_shard.iter().product::<u64>() as usize;
+    let mut out = Vec::new();
+    encode_index(sharding, &vec![(EMPTY, EMPTY); n], &mut out)?;
+    Ok(out)
 }
 
 /// Lays out a shard of `per_shard` units from their encoded bytes in C order (`None`: not

@@ -2,7 +2,7 @@
 //! format — the item count, then each item as a 32-bit length and its bytes, all little
 //! endian — read and written by region, item by item.
 
-use super::lock::ChunkLocks;
+use super::lock::{Retry, WriteGuard};
 use super::pool;
 use super::region::{check_bounds, Region};
 use super::shard;
@@ -337,7 +337,7 @@ pub fn write(
     region: Region,
     order: Order,
     items: &[&[u8]],
-    locks: Option<&ChunkLocks>,
+    guard: &WriteGuard,
 ) -> Result<()> {
     let map = map_items(meta, region, order)?;
     if items.len() != map.items.len() {
@@ -381,12 +381,18 @@ pub fn write(
     let Some(sharding) = meta.sharding() else {
         let write_one = |&(index, updates): &(&Vec<u64>, &Vec<(usize, usize)>)| -> Result<()> {
             let key = join_key(path, &meta.chunk_key(index));
-            let _lock = locks.map(|l| l.lock(&key)).transpose()?;
-            let old = match updates.len() < total {
-                true => get_bounded(store, &key, meta.max_encoded_chunk_len())?,
-                false => None,
-            };
-            store.set(&key, &merge(&key, old.as_deref(), updates)?)
+            let _lock = guard.lock(&key)?;
+            let (mut old, mut retry) = (Vec::new(), Retry::default());
+            loop {
+                let partial = updates.len() < total;
+                let max = meta.max_encoded_chunk_len();
+                let snapshot = guard.read(store, &key, partial, &mut old, max)?;
+                let merged = merge(&key, snapshot.found.then_some(&old[..]), updates)?;
+                if guard.store(store, &key, Some(&merged), &snapshot)? {
+                    return Ok(());
+                }
+                retry.again(&key)?;
+            }
         };
         let work: Vec<_> = map.chunks.iter().zip(&per_chunk).collect();
         return pool::map_each(&work, write_one).map(drop);
@@ -427,26 +433,33 @@ pub fn write(
             })
         };
         let key = join_key(path, &meta.chunk_key(shard_index));
-        let _lock = locks.map(|l| l.lock(&key)).transpose()?;
-        let old = get_bounded(store, &key, max_shard)?;
+        let _lock = guard.lock(&key)?;
         let origin: Vec<u64> = shard_index
             .iter()
             .zip(&per_shard)
             .map(|(s, n)| s * n)
             .collect();
-        match shard::rebuild(
-            meta,
-            sharding,
-            &origin,
-            old.as_deref(),
-            &key,
-            &touches,
-            &encode,
-        )? {
-            Some(bytes) => store.set(&key, &bytes),
-            None => store.erase(&key).map(drop),
+        let (mut old, mut retry) = (Vec::new(), Retry::default());
+        loop {
+            let snapshot = guard.read(store, &key, true, &mut old, max_shard)?;
+            let existing = snapshot.found.then_some(&old[..]);
+            let rebuild =
+                || shard::rebuild(meta, sharding, &origin, existing, &key, &touches, &encode);
+            let mut bytes = pool::pool()?.install(rebuild)?;
+            if bytes.is_none() && guard.keeps_empty() {
+                bytes = Some(shard::empty(sharding, &sharding.units_per_shard())?);
+            }
+            if guard.store(store, &key, bytes.as_deref(), &snapshot)? {
+                return Ok(());
+            }
+            retry.again(&key)?;
         }
     };
+    if let WriteGuard::Locks(_) = guard {
+        // Shard by shard from the calling thread (see `region::write`: a lock held on a pool
+        // thread waiting for nested work can deadlock).
+        return shards.iter().try_for_each(write_shard);
+    }
     pool::map_each(&shards, write_shard).map(drop)
 }
 

@@ -4,13 +4,14 @@
 use super::attrs::Attributes;
 use super::{
     check_entry_point, check_parents, contains_array, contains_group, draft_scheme,
-    ensure_parent_groups, erase_node, Mode, Node,
+    ensure_parent_groups, erase_node, put_document, Mode, Node,
 };
 use crate::dtype::ElementType;
 use crate::error::{Error, Result};
 use crate::io::location::Location;
-use crate::io::lock::{ChunkLocks, Synchronization};
+use crate::io::lock::{Synchronization, WriteGuard};
 use crate::io::region::{self, MemLayout, Region};
+use crate::io::shard::IndexCache;
 use crate::io::vlen::{self, VlenItems};
 use crate::meta::{ArrayMeta, Format, Order};
 use crate::store::{check_writable, get_document, join_key, node_path, node_prefix, Store};
@@ -33,7 +34,9 @@ pub struct Array {
     attrs: Attributes,
     /// Chunk locks of the chosen synchronization (none by default), shared with every
     /// other handle on the array in this process.
-    locks: RwLock<Option<ChunkLocks>>,
+    guard: RwLock<WriteGuard>,
+    /// Shard indexes read through this handle, reused while their shards are unchanged.
+    shards: IndexCache,
     /// Serialises metadata updates (resize) in this process.
     update: Mutex<()>,
     /// The items of the last variable-length read whose caller's buffers were too small
@@ -126,7 +129,8 @@ impl Array {
             meta: RwLock::new(Arc::new(meta)),
             format,
             writable,
-            locks: RwLock::new(None),
+            guard: RwLock::new(WriteGuard::None),
+            shards: IndexCache::default(),
             update: Mutex::new(()),
             kept_vlen: Mutex::new(None),
         }
@@ -177,7 +181,8 @@ impl Array {
             Mode::Overwrite => erase_node(s, &path)?,
         }
         ensure_parent_groups(s, &path, format)?;
-        store.set(&format.array_key(&path), &document)?;
+        let only_new = mode == Mode::CreateNew;
+        put_document(s, &format.array_key(&path), &document, only_new)?;
         let array = Array::new(store, path, meta, format, true);
         if !format.creates_with_attributes() && !attributes.is_empty() {
             array.attrs.set(array.store.as_ref(), attributes)?;
@@ -202,6 +207,81 @@ impl Array {
         Ok(())
     }
 
+    /// Reads the metadata again from the store, so this handle sees the shape (and the
+    /// rest) that another handle or process changed since it was opened.
+    pub fn refresh(&self) -> Result<()> {
+        let _guard = self.lock_update()?;
+        let key = self.format.array_key(&self.path);
+        let bytes = get_document(self.store.as_ref(), &key)?.ok_or_else(|| {
+            Error::NotFound(format!("the array at {:?} no longer exists", self.path))
+        })?;
+        let meta = self.format.parse_array(&bytes).map_err(|e| match e {
+            Error::Metadata(m) => Error::Metadata(format!("array {:?}: {m}", self.path)),
+            other => other,
+        })?;
+        self.replace_metadata(meta)
+    }
+
+    /// The chunks of the grid that the region `start`/`count` touches, in C order: shards
+    /// when the array is sharded (the units stored and rewritten whole, so writers that
+    /// never share one need no synchronization).
+    pub fn region_chunks(&self, start: &[u64], count: &[u64]) -> Result<Vec<Vec<u64>>> {
+        let meta = self.metadata();
+        region::check_bounds(&meta, Region { start, count })?;
+        if count.contains(&0) {
+            return Ok(Vec::new());
+        }
+        let first: Vec<u64> = start.iter().zip(&meta.chunks).map(|(s, c)| s / c).collect();
+        let extent: Vec<u64> = (0..meta.rank())
+            .map(|d| (start[d] + count[d] - 1) / meta.chunks[d] - first[d] + 1)
+            .collect();
+        let total = crate::error::count_of(&extent, "chunks in the region")?;
+        let mut chunks = Vec::new();
+        chunks.try_reserve_exact(total).map_err(|_| {
+            crate::error::no_memory(total * 8 * meta.rank(), "the chunks of a region")
+        })?;
+        let mut index = first.clone();
+        for _ in 0..total {
+            chunks.push(index.clone());
+            for d in (0..index.len()).rev() {
+                index[d] += 1;
+                if index[d] < first[d] + extent[d] {
+                    break;
+                }
+                index[d] = first[d];
+            }
+        }
+        Ok(chunks)
+    }
+
+    /// The region of the grid's chunk (shard, when sharded) at `index`: its first element
+    /// and extent per dimension, clipped to the array's shape.
+    pub fn chunk_region(&self, index: &[u64]) -> Result<(Vec<u64>, Vec<u64>)> {
+        let meta = self.metadata();
+        if index.len() != meta.rank() {
+            return Err(Error::RankMismatch(format!(
+                "the chunk index has {} dimensions but the array has {}",
+                index.len(),
+                meta.rank()
+            )));
+        }
+        let grid = meta.chunk_grid();
+        let mut start = Vec::with_capacity(index.len());
+        let mut count = Vec::with_capacity(index.len());
+        for d in 0..index.len() {
+            if index[d] >= grid[d] {
+                return Err(Error::OutOfBounds(format!(
+                    "dimension {d}: chunk {} is outside the grid of {} chunks",
+                    index[d], grid[d]
+                )));
+            }
+            let first = index[d] * meta.chunks[d];
+            start.push(first);
+            count.push((first + meta.chunks[d]).min(meta.shape[d]) - first);
+        }
+        Ok((start, count))
+    }
+
     /// Reads the region `start`/`count` into `buf` (elements of type `elem`, native byte
     /// order, laid out as `layout` says: an [`Order`] or element strides). Missing chunks read
     /// as the fill value.
@@ -223,6 +303,7 @@ impl Array {
             region,
             strides,
             buf,
+            &self.shards,
         )
     }
 
@@ -240,7 +321,6 @@ impl Array {
         let meta = self.metadata();
         let region = Region { start, count };
         let strides = region::check(&meta, region, elem, layout.into(), buf.len())?;
-        let locks = self.locks()?;
         region::write(
             self.store.as_ref(),
             &self.format.data_base(&self.path),
@@ -248,7 +328,7 @@ impl Array {
             region,
             strides,
             buf,
-            locks.as_ref(),
+            &*self.guard()?,
         )
     }
 
@@ -325,7 +405,6 @@ impl Array {
         self.check_writable("write")?;
         let meta = self.metadata();
         check_variable(&meta)?;
-        let locks = self.locks()?;
         vlen::write(
             self.store.as_ref(),
             &self.format.data_base(&self.path),
@@ -333,7 +412,7 @@ impl Array {
             Region { start, count },
             order,
             items,
-            locks.as_ref(),
+            &*self.guard()?,
         )
     }
 
@@ -344,11 +423,11 @@ impl Array {
     pub fn set_synchronization(&self, sync: &Synchronization) -> Result<()> {
         let base = self.format.data_base(&self.path);
         let home = Location::of(&self.store, &base);
-        let locks = ChunkLocks::new(sync, &home, &node_prefix(&base))?;
+        let guard = WriteGuard::new(sync, self.store.as_ref(), &home, &node_prefix(&base))?;
         *self
-            .locks
+            .guard
             .write()
-            .map_err(|_| Error::Internal("lock table poisoned".into()))? = locks;
+            .map_err(|_| Error::Internal("lock table poisoned".into()))? = guard;
         Ok(())
     }
 
@@ -370,12 +449,12 @@ impl Array {
             other => other,
         })?;
         let grid = meta.chunk_grid();
-        let locks = self.locks()?;
+        let guard = self.guard()?;
         for (key, index) in self.chunk_keys(&meta)? {
             if index.iter().zip(&grid).any(|(i, g)| i >= g) {
                 // Under the chunk's lock, so a writer's read-modify-write of it never
                 // straddles the erase.
-                let _lock = locks.as_ref().map(|l| l.lock(&key)).transpose()?;
+                let _lock = guard.lock(&key)?;
                 self.store.erase(&key)?;
             }
         }
@@ -511,9 +590,9 @@ impl Array {
         )
     }
 
-    /// The chunk locks of the chosen synchronization, if any.
-    fn locks(&self) -> Result<RwLockReadGuard<'_, Option<ChunkLocks>>> {
-        self.locks
+    /// How writes through this handle are synchronised.
+    fn guard(&self) -> Result<RwLockReadGuard<'_, WriteGuard>> {
+        self.guard
             .read()
             .map_err(|_| Error::Internal("lock table poisoned".into()))
     }

@@ -140,7 +140,13 @@ impl Group {
         };
         let format = if create {
             ensure_parent_groups(store.as_ref(), &path, format)?;
-            write_group(store.as_ref(), &path, format, attributes)?;
+            write_group(
+                store.as_ref(),
+                &path,
+                format,
+                attributes,
+                mode == Mode::CreateNew,
+            )?;
             format
         } else if let Some(scheme) = existing_draft {
             let key = scheme.doc_key(&path, Kind::Group);

@@ -16,7 +16,7 @@ use crate::error::{Error, Result};
 use crate::meta::draft::{self, Kind, Scheme};
 use crate::meta::v2::{self, ARRAY_KEY, GROUP_KEY};
 use crate::meta::{v1, v3, Format};
-use crate::store::{get_document, is_document, join_key, node_prefix, Store};
+use crate::store::{get_document, is_document, join_key, node_prefix, Expect, Store};
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
@@ -196,18 +196,45 @@ fn group_in(store: &dyn Store, draft: Option<Scheme>, path: &str) -> Result<bool
 }
 
 /// Writes the group document of `format` at `path` (with `attributes`, which v3 and the
-/// draft embed).
+/// draft embed); with `only_new`, only if no other writer created it first
+/// ([`put_document`]).
 pub fn write_group(
     store: &dyn Store,
     path: &str,
     format: Format,
     attributes: &Map<String, Value>,
+    only_new: bool,
 ) -> Result<()> {
     if let Some(scheme) = format.draft_scheme() {
         ensure_entry_point(store, scheme)?;
     }
     let (key, document) = format.render_group(path, attributes)?;
-    store.set(&key, &document)
+    put_document(store, &key, &document, only_new)
+}
+
+/// Writes a node's metadata `document` at `key`. With `only_new` (mode `w-`) it is created
+/// in one atomic step where the store can (a conditional PUT on object stores, a hard link
+/// in a directory): when another writer created it since the checks before, that writer's
+/// document is kept and the error says so. Otherwise it replaces what is there.
+pub(crate) fn put_document(
+    store: &dyn Store,
+    key: &str,
+    document: &[u8],
+    only_new: bool,
+) -> Result<()> {
+    if only_new {
+        match store.set_if(key, document, Expect::Absent) {
+            Ok(true) => return Ok(()),
+            Ok(false) => {
+                return Err(Error::Exists(format!(
+                    "{key:?} was created by another writer meanwhile"
+                )))
+            }
+            Err(Error::Unsupported(_)) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    store.set(key, document)
 }
 
 /// Erases the node at `path` and everything under it: in the draft layout its documents,
@@ -306,7 +333,7 @@ pub fn ensure_parent_groups(store: &dyn Store, path: &str, format: Format) -> Re
     let draft = draft_scheme(store)?;
     for parent in ancestors(path) {
         if !group_in(store, draft, parent)? {
-            write_group(store, parent, format, &Map::new())?;
+            write_group(store, parent, format, &Map::new(), false)?;
         }
     }
     Ok(())

@@ -221,6 +221,34 @@ impl Store for ConsolidatedStore {
         Ok(())
     }
 
+    fn set_if(&self, key: &str, value: &[u8], expect: super::Expect<'_>) -> Result<bool> {
+        let key = super::validate_key(key)?;
+        if expect == super::Expect::Absent && self.cached(&key).is_some() {
+            return Ok(false);
+        }
+        let written = self.inner.set_if(&key, value, expect)?;
+        if written && is_metadata_key(&key) {
+            if let Ok(mut map) = self.metadata.write() {
+                map.insert(key.into_owned(), value.to_vec());
+            }
+        }
+        Ok(written)
+    }
+
+    fn versioned(&self) -> bool {
+        self.inner.versioned()
+    }
+
+    /// Read from the store underneath: a version is of what is stored now.
+    fn get_versioned(
+        &self,
+        key: &str,
+        buf: &mut Vec<u8>,
+        max_len: u64,
+    ) -> Result<Option<super::Version>> {
+        self.inner.get_versioned(key, buf, max_len)
+    }
+
     fn erase(&self, key: &str) -> Result<bool> {
         let key = super::validate_key(key)?;
         let cached = self.cached(&key).is_some();

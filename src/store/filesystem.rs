@@ -24,7 +24,7 @@
 
 use super::{
     check_writable, too_large, validate_dir_prefix, validate_key, validate_prefix, DirListing,
-    Durability, Store,
+    Durability, Expect, Ranged, Store, Tail, Version,
 };
 use crate::error::{to_usize, try_reserve, try_resize, Error, Result};
 use cap_fs_ext::MetadataExt;
@@ -207,6 +207,29 @@ impl FilesystemStore {
         }
     }
 
+    /// Reads `len` bytes from `offset` of `file` (the value at `key`, of `size` bytes)
+    /// into `buf`; a range past the end is an error.
+    fn read_range(
+        &self,
+        key: &str,
+        mut file: File,
+        size: u64,
+        offset: u64,
+        len: u64,
+        buf: &mut Vec<u8>,
+    ) -> Result<()> {
+        if offset.checked_add(len).is_none_or(|end| end > size) {
+            return Err(Error::Io(format!(
+                "range {offset}+{len} of {key:?} is past its end ({size} bytes)"
+            )));
+        }
+        buf.clear();
+        try_resize(buf, to_usize(len, "range length")?, key)?;
+        file.seek(SeekFrom::Start(offset))
+            .and_then(|_| file.read_exact(buf))
+            .map_err(|e| self.fail("reading", key, e))
+    }
+
     /// Refuses (with the escape error) a link at `name` in `parent`, which `key` names,
     /// that leads outside the root; writes and erasures replace or remove such a link
     /// itself, but are refused like reads.
@@ -233,8 +256,10 @@ impl FilesystemStore {
 
     /// One attempt at storing `value` as `name` in the directory `parent` (`key` in
     /// errors), creating the directory if missing; under [`Durability::EachWrite`] the file
-    /// is synced before it is renamed into place. Returns the directory and whether it was
-    /// created.
+    /// is synced before it is renamed into place. With `replace` false an existing value is
+    /// kept and the attempt fails with [`ErrorKind::AlreadyExists`]: the file is linked into
+    /// place, which no other writer can do at the same time. Returns the directory and
+    /// whether it was created.
     fn try_set(
         &self,
         parent: &str,
@@ -242,6 +267,7 @@ impl FilesystemStore {
         key: &str,
         value: &[u8],
         level: Durability,
+        replace: bool,
     ) -> io::Result<(Dir, bool)> {
         let (dir, created) = self.open_or_create_dir(parent)?;
         self.refuse_link_outside(&dir, name, key)?;
@@ -259,11 +285,49 @@ impl FilesystemStore {
                 Durability::EachWrite => file.sync_all(),
                 _ => Ok(()),
             })
-            .and_then(|()| dir.rename(&temp, &dir, name));
+            .and_then(|()| {
+                if replace {
+                    return dir.rename(&temp, &dir, name);
+                }
+                let linked = match dir.hard_link(&temp, &dir, name) {
+                    // A filesystem without hard links: checked, then renamed (not atomic).
+                    Err(e) if e.kind() != ErrorKind::AlreadyExists && !is_missing(&e) => {
+                        match dir.symlink_metadata(name) {
+                            Ok(_) => Err(ErrorKind::AlreadyExists.into()),
+                            Err(_) => dir.rename(&temp, &dir, name),
+                        }
+                    }
+                    linked => linked,
+                };
+                let _ = dir.remove_file(&temp);
+                linked
+            });
         if stored.is_err() {
             let _ = dir.remove_file(&temp);
         }
         stored.map(|()| (dir, created))
+    }
+
+    /// Stores `value` at `key` (replacing a value only when `replace`); `false` when a
+    /// value was there and is kept.
+    fn store(&self, key: &str, value: &[u8], replace: bool) -> Result<bool> {
+        check_writable(self, &format!("write {key:?}"))?;
+        let key = self.checked_key(key)?;
+        let (parent, name) = split_key(&key);
+        let level = self.level();
+        let mut attempt = 1;
+        let (dir, created) = loop {
+            match self.try_set(parent, name, &key, value, level, replace) {
+                // The directory was pruned by an erasure between creating it and using it.
+                Err(e) if e.kind() == ErrorKind::NotFound && attempt < SET_ATTEMPTS => {
+                    attempt += 1;
+                }
+                Err(e) if e.kind() == ErrorKind::AlreadyExists && !replace => return Ok(false),
+                result => break result.map_err(|e| self.fail("writing", &key, e))?,
+            }
+        };
+        self.changed(level, Some(&key), &dir, parent, created)?;
+        Ok(true)
     }
 
     /// The handle's synchronisation state.
@@ -502,38 +566,73 @@ impl Store for FilesystemStore {
 
     fn get_range_into(&self, key: &str, offset: u64, len: u64, buf: &mut Vec<u8>) -> Result<bool> {
         let key = self.checked_key(key)?;
-        let Some((mut file, size)) = self.open_value(&key)? else {
+        let Some((file, size)) = self.open_value(&key)? else {
             return Ok(false);
         };
-        if offset.checked_add(len).is_none_or(|end| end > size) {
-            return Err(Error::Io(format!(
-                "range {offset}+{len} of {key:?} is past its end ({size} bytes)"
-            )));
-        }
-        buf.clear();
-        try_resize(buf, to_usize(len, "range length")?, &key)?;
-        file.seek(SeekFrom::Start(offset))
-            .and_then(|_| file.read_exact(buf))
-            .map_err(|e| self.fail("reading", &key, e))?;
+        self.read_range(&key, file, size, offset, len, buf)?;
         Ok(true)
     }
 
-    fn set(&self, key: &str, value: &[u8]) -> Result<()> {
-        check_writable(self, &format!("write {key:?}"))?;
+    /// The tail read from the one open file, with the file's identity as its version.
+    fn get_tail(&self, key: &str, len: u64) -> Result<Option<Tail>> {
         let key = self.checked_key(key)?;
-        let (parent, name) = split_key(&key);
-        let level = self.level();
-        let mut attempt = 1;
-        let (dir, created) = loop {
-            match self.try_set(parent, name, &key, value, level) {
-                // The directory was pruned by an erasure between creating it and using it.
-                Err(e) if e.kind() == ErrorKind::NotFound && attempt < SET_ATTEMPTS => {
-                    attempt += 1;
-                }
-                result => break result.map_err(|e| self.fail("writing", &key, e))?,
-            }
+        let Some((mut file, size)) = self.open_value(&key)? else {
+            return Ok(None);
         };
-        self.changed(level, Some(&key), &dir, parent, created)
+        if size < len {
+            return Err(Error::Io(format!(
+                "the last {len} bytes of {key:?} were asked, but it holds {size}"
+            )));
+        }
+        let version = sys::identity(&file);
+        let mut bytes = Vec::new();
+        try_resize(&mut bytes, to_usize(len, "range length")?, &key)?;
+        file.seek(SeekFrom::Start(size - len))
+            .and_then(|_| file.read_exact(&mut bytes))
+            .map_err(|e| self.fail("reading", &key, e))?;
+        Ok(Some(Tail {
+            bytes,
+            size,
+            version,
+        }))
+    }
+
+    /// A value is replaced by renaming a new file over it: the file opened now is the
+    /// version read before if it is the same file, unchanged.
+    fn get_range_if(
+        &self,
+        key: &str,
+        offset: u64,
+        len: u64,
+        buf: &mut Vec<u8>,
+        version: &Version,
+    ) -> Result<Ranged> {
+        let key = self.checked_key(key)?;
+        let Some((file, size)) = self.open_value(&key)? else {
+            return Ok(Ranged::Missing);
+        };
+        if sys::identity(&file).as_ref() != Some(version) {
+            return Ok(Ranged::Changed);
+        }
+        self.read_range(&key, file, size, offset, len, buf)?;
+        Ok(Ranged::Read)
+    }
+
+    fn set(&self, key: &str, value: &[u8]) -> Result<()> {
+        self.store(key, value, true).map(|_| ())
+    }
+
+    /// Creates keys atomically (a second creator finds the first's value); refuses to
+    /// replace a value by version: files keep none (lock files synchronise writers here).
+    fn set_if(&self, key: &str, value: &[u8], expect: Expect<'_>) -> Result<bool> {
+        match expect {
+            Expect::Absent => self.store(key, value, false),
+            Expect::Version(_) => Err(Error::Unsupported(
+                "a directory store keeps no versions of its files: synchronise writers \
+                 with lock files instead"
+                    .into(),
+            )),
+        }
     }
 
     fn erase(&self, key: &str) -> Result<bool> {
@@ -695,12 +794,29 @@ fn not_regular(key: &str) -> Error {
 /// What differs between operating systems.
 #[cfg(unix)]
 mod sys {
+    use crate::store::Version;
     use cap_std::fs::{Dir, OpenOptions, OpenOptionsExt};
     use rustix::io::Errno;
+    use std::fs::File;
     use std::io;
 
     /// Opens without waiting for a writer (FIFOs) or a device, and without making a
     /// terminal the controlling one.
+    /// The identity of an open file as a version: device, inode, change time and size
+    /// (a value rewritten in place, or a new file reusing the inode, differs in these).
+    pub(super) fn identity(file: &File) -> Option<Version> {
+        use std::os::unix::fs::MetadataExt;
+        let m = file.metadata().ok()?;
+        Some(Version(format!(
+            "{}:{}:{}.{}:{}",
+            m.dev(),
+            m.ino(),
+            m.ctime(),
+            m.ctime_nsec(),
+            m.size()
+        )))
+    }
+
     pub(super) fn never_block(options: &mut OpenOptions) {
         let flags = rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOCTTY;
         options.custom_flags(flags.bits() as i32);
@@ -731,8 +847,15 @@ mod sys {
 /// What differs between operating systems.
 #[cfg(not(unix))]
 mod sys {
+    use crate::store::Version;
     use cap_std::fs::{Dir, OpenOptions};
+    use std::fs::File;
     use std::io;
+
+    /// Files have no identity to check here: reads take whatever is there.
+    pub(super) fn identity(_: &File) -> Option<Version> {
+        None
+    }
 
     pub(super) fn never_block(_: &mut OpenOptions) {}
 

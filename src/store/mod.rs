@@ -52,6 +52,44 @@ pub enum Durability {
     EachWrite,
 }
 
+/// An opaque version of a stored value: an object's ETag (and version id) on object
+/// stores, a digest of the value in memory. Two reads of an unchanged value give equal
+/// versions; a rewritten value gets another.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Version(pub String);
+
+/// What a conditional write ([`Store::set_if`]) expects to find at its key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Expect<'a> {
+    /// No value: the write creates the key.
+    Absent,
+    /// The value of this version: the write replaces it.
+    Version(&'a Version),
+}
+
+/// The end of a value as [`Store::get_tail`] reads it.
+#[derive(Debug)]
+pub struct Tail {
+    /// The last bytes asked for.
+    pub bytes: Vec<u8>,
+    /// The size of the whole value.
+    pub size: u64,
+    /// The value's version, when the store keeps versions: later reads of other parts of
+    /// the same value can insist on it ([`Store::get_range_if`]).
+    pub version: Option<Version>,
+}
+
+/// What a read of part of one version of a value ([`Store::get_range_if`]) found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ranged {
+    /// The range was read.
+    Read,
+    /// The key does not exist (any more).
+    Missing,
+    /// The key holds another version now: nothing was read.
+    Changed,
+}
+
 /// A key-value store. Keys are normalised, `/`-separated strings (see [`validate_key`]).
 /// Implementations are safe to share between threads.
 pub trait Store: Send + Sync + std::fmt::Debug {
@@ -89,10 +127,10 @@ pub trait Store: Send + Sync + std::fmt::Debug {
             None => Ok(false),
         }
     }
-    /// The last `len` bytes of the value at `key` and the value's size, or `None` when the
-    /// key does not exist; a value shorter than `len` is an error. Object stores read it
-    /// with one suffix-range request (a shard index needs no size query first).
-    fn get_tail(&self, key: &str, len: u64) -> Result<Option<(Vec<u8>, u64)>> {
+    /// The last `len` bytes of the value at `key`, the value's size and version, or `None`
+    /// when the key does not exist; a value shorter than `len` is an error. Object stores
+    /// read it with one suffix-range request (a shard index needs no size query first).
+    fn get_tail(&self, key: &str, len: u64) -> Result<Option<Tail>> {
         let Some(size) = self.size(key)? else {
             return Ok(None);
         };
@@ -101,13 +139,55 @@ pub trait Store: Send + Sync + std::fmt::Debug {
                 "the last {len} bytes of {key:?} were asked, but it holds {size}"
             )));
         }
-        Ok(self
-            .get_range(key, size - len, len)?
-            .map(|tail| (tail, size)))
+        Ok(self.get_range(key, size - len, len)?.map(|bytes| Tail {
+            bytes,
+            size,
+            version: None,
+        }))
+    }
+    /// Reads `len` bytes from `offset` of the value at `key` into `buf`, but only from the
+    /// value of `version` (as [`Store::get_tail`] gave it): [`Ranged::Changed`] when the key
+    /// holds another value now. Stores without versions read what is there.
+    fn get_range_if(
+        &self,
+        key: &str,
+        offset: u64,
+        len: u64,
+        buf: &mut Vec<u8>,
+        version: &Version,
+    ) -> Result<Ranged> {
+        let _ = version;
+        Ok(match self.get_range_into(key, offset, len, buf)? {
+            true => Ranged::Read,
+            false => Ranged::Missing,
+        })
     }
     /// Stores `value` at `key`, replacing what was there; readers see the old or the new
     /// value, never a mix.
     fn set(&self, key: &str, value: &[u8]) -> Result<()>;
+    /// Stores `value` at `key` only when the key holds what `expect` says, in one atomic
+    /// step: `false` (nothing written) when it holds something else. Stores that cannot do
+    /// this atomically (for the expectation given) refuse with [`Error::Unsupported`].
+    fn set_if(&self, key: &str, value: &[u8], expect: Expect<'_>) -> Result<bool> {
+        let _ = (key, value);
+        Err(Error::Unsupported(format!(
+            "this store cannot write conditionally ({expect:?})"
+        )))
+    }
+    /// Whether [`Store::get_versioned`] and [`Store::set_if`] with a version work: the
+    /// store can replace a value only if nobody changed it since it was read.
+    fn versioned(&self) -> bool {
+        false
+    }
+    /// Reads the value at `key` into `buf` as [`Store::get_into`] does and returns its
+    /// version (`None` when the key does not exist). Stores without versions
+    /// ([`Store::versioned`] is false) refuse with [`Error::Unsupported`].
+    fn get_versioned(&self, key: &str, buf: &mut Vec<u8>, max_len: u64) -> Result<Option<Version>> {
+        let _ = (key, buf, max_len);
+        Err(Error::Unsupported(
+            "this store keeps no versions of its values".into(),
+        ))
+    }
     /// Removes `key`; returns whether it existed.
     fn erase(&self, key: &str) -> Result<bool>;
     /// Removes every key that starts with `prefix` (all keys when it is empty).

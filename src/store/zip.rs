@@ -25,7 +25,7 @@
 
 use super::{
     copy_bounded, is_document, listing_of, range_of, too_large, validate_dir_prefix, validate_key,
-    validate_prefix, DirListing, Store,
+    validate_prefix, DirListing, Expect, Store,
 };
 use crate::error::{to_usize, try_reserve, Error, Result};
 use std::borrow::Cow;
@@ -663,6 +663,20 @@ impl Store for ZipStore {
         }
         state.written.insert(key, value.len() as u64);
         Ok(())
+    }
+
+    /// Creates keys (entries are written once, under the handle's lock); never replaces.
+    fn set_if(&self, key: &str, value: &[u8], expect: Expect<'_>) -> Result<bool> {
+        match expect {
+            Expect::Absent => match self.set(key, value) {
+                Err(Error::Exists(_)) => Ok(false),
+                other => other.map(|()| true),
+            },
+            Expect::Version(_) => Err(Error::Unsupported(format!(
+                "zip {}: entries cannot be rewritten",
+                self.path.display()
+            ))),
+        }
     }
 
     fn erase(&self, key: &str) -> Result<bool> {

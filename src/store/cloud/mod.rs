@@ -12,14 +12,15 @@ mod runtime;
 pub use config::{parse_ini, Provider, Settings};
 
 use super::{
-    too_large, validate_dir_prefix, validate_key, validate_prefix, DirListing, Durability, Store,
+    too_large, validate_dir_prefix, validate_key, validate_prefix, DirListing, Durability, Expect,
+    Ranged, Store, Tail, Version,
 };
 use crate::error::{Error, Result};
 use futures_util::{StreamExt, TryStreamExt};
 use object_store::path::Path;
 use object_store::{
-    ClientOptions, GetOptions, GetRange, ObjectStore, ObjectStoreExt, PutPayload, RetryConfig,
-    WriteMultipart,
+    ClientOptions, GetOptions, GetRange, ObjectStore, ObjectStoreExt, PutMode, PutOptions,
+    PutPayload, RetryConfig, UpdateVersion, WriteMultipart,
 };
 use std::future::Future;
 use std::sync::{Arc, Mutex};
@@ -200,8 +201,9 @@ impl CloudStore {
         }
     }
 
-    /// Reads the value at `key` into `buf` (when it holds at most `max_len` bytes).
-    fn fetch(&self, key: &str, buf: &mut Vec<u8>, max_len: u64) -> Result<bool> {
+    /// Reads the value at `key` into `buf` (when it holds at most `max_len` bytes); returns
+    /// its version as the server tells it (`None`: the key does not exist).
+    fn fetch(&self, key: &str, buf: &mut Vec<u8>, max_len: u64) -> Result<Option<UpdateVersion>> {
         let (key, path) = self.path(key)?;
         let mut taken = std::mem::take(buf);
         let label = self.place(&key);
@@ -213,11 +215,15 @@ impl CloudStore {
                     if missing_bucket(&err.to_string()) {
                         return Err(Failure::Store(err));
                     }
-                    return Ok((false, taken));
+                    return Ok((None, taken));
                 }
                 Err(e) => return Err(Failure::Store(e)),
             };
             let size = got.meta.size;
+            let version = UpdateVersion {
+                e_tag: got.meta.e_tag.clone(),
+                version: got.meta.version.clone(),
+            };
             if size > max_len {
                 return Err(Failure::Lib(too_large(&label, size, max_len)));
             }
@@ -241,7 +247,7 @@ impl CloudStore {
                     taken.len()
                 ))));
             }
-            Ok((true, taken))
+            Ok((Some(version), taken))
         });
         let (found, taken) = result?;
         *buf = taken;
@@ -259,6 +265,42 @@ enum Failure {
 impl From<object_store::Error> for Failure {
     fn from(e: object_store::Error) -> Self {
         Failure::Store(e)
+    }
+}
+
+/// The version of an object: its ETag and version id (GCS's generation), `None` when the
+/// server gives neither.
+fn version_of(e_tag: Option<String>, id: Option<String>) -> Option<Version> {
+    if e_tag.is_none() && id.is_none() {
+        return None;
+    }
+    Some(Version(format!(
+        "{}\n{}",
+        e_tag.unwrap_or_default(),
+        id.unwrap_or_default()
+    )))
+}
+
+/// The ETag of a version made by [`version_of`].
+fn e_tag_of(version: &Version) -> &str {
+    version
+        .0
+        .split_once('\n')
+        .map_or(&version.0, |(e_tag, _)| e_tag)
+}
+
+/// `Ok(None)` for a missing key, the error otherwise (a missing bucket is an error).
+fn missing_or<T>(err: object_store::Error) -> std::result::Result<Option<T>, Failure> {
+    match err {
+        object_store::Error::NotFound { source, path } => {
+            let err = object_store::Error::NotFound { source, path };
+            if missing_bucket(&err.to_string()) {
+                Err(Failure::Store(err))
+            } else {
+                Ok(None)
+            }
+        }
+        e => Err(Failure::Store(e)),
     }
 }
 
@@ -329,31 +371,89 @@ fn build(settings: &Settings) -> object_store::Result<Arc<dyn ObjectStore>> {
 impl Store for CloudStore {
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
         let mut buf = Vec::new();
-        Ok(self.fetch(key, &mut buf, u64::MAX)?.then_some(buf))
+        Ok(self.fetch(key, &mut buf, u64::MAX)?.map(|_| buf))
     }
 
     fn get_into(&self, key: &str, buf: &mut Vec<u8>, max_len: u64) -> Result<bool> {
-        self.fetch(key, buf, max_len)
+        Ok(self.fetch(key, buf, max_len)?.is_some())
+    }
+
+    /// The object's ETag (and version id, where the bucket keeps versions).
+    fn get_versioned(&self, key: &str, buf: &mut Vec<u8>, max_len: u64) -> Result<Option<Version>> {
+        let Some(found) = self.fetch(key, buf, max_len)? else {
+            return Ok(None);
+        };
+        version_of(found.e_tag, found.version)
+            .map(Some)
+            .ok_or_else(|| {
+                Error::Unsupported(format!(
+                    "{}: the server gives no ETag, so updates cannot be checked",
+                    self.place(key)
+                ))
+            })
+    }
+
+    fn versioned(&self) -> bool {
+        self.writable
+    }
+
+    /// A conditional PUT (`If-None-Match: *` to create, `If-Match: <ETag>` to replace; the
+    /// generation on Google Cloud Storage), never a multipart upload.
+    fn set_if(&self, key: &str, value: &[u8], expect: Expect<'_>) -> Result<bool> {
+        super::check_writable(self, "write")?;
+        let (key, path) = self.path(key)?;
+        let mode = match expect {
+            Expect::Absent => PutMode::Create,
+            Expect::Version(version) => {
+                let field = |s: &str| (!s.is_empty()).then(|| s.to_string());
+                PutMode::Update(UpdateVersion {
+                    e_tag: field(e_tag_of(version)),
+                    version: field(version.0.split_once('\n').map_or("", |(_, id)| id)),
+                })
+            }
+        };
+        let updating = matches!(mode, PutMode::Update(_));
+        let payload = PutPayload::from(bytes::Bytes::copy_from_slice(value));
+        self.run(&key, move |store| async move {
+            let options = PutOptions {
+                mode,
+                ..PutOptions::default()
+            };
+            match store.put_opts(&path, payload, options).await {
+                Ok(_) => Ok(true),
+                Err(object_store::Error::AlreadyExists { .. })
+                | Err(object_store::Error::Precondition { .. }) => Ok(false),
+                // Erased since it was read: also a change.
+                Err(object_store::Error::NotFound { .. }) if updating => Ok(false),
+                Err(e) => Err(Failure::Store(e)),
+            }
+        })
     }
 
     /// The last `len` bytes of the value at `key` with one suffix-range request (Azure,
-    /// which has none: a size query, then a range request), and the value's size; `None`
-    /// when the key does not exist. A value shorter than `len` is an error naming the key.
-    fn get_tail(&self, key: &str, len: u64) -> Result<Option<(Vec<u8>, u64)>> {
+    /// which has none: a size query, then a range request), the value's size and ETag;
+    /// `None` when the key does not exist. A value shorter than `len` is an error naming
+    /// the key.
+    fn get_tail(&self, key: &str, len: u64) -> Result<Option<Tail>> {
+        let short = |size: u64| {
+            Error::Io(format!(
+                "{}: the last {len} bytes were asked of a value of {size} bytes",
+                self.place(key)
+            ))
+        };
         if len == 0 || self.settings.provider == Provider::Azure {
             // Azure Blob Storage has no suffix ranges: the size first, then the range.
             let Some(size) = self.size(key)? else {
                 return Ok(None);
             };
             if size < len {
-                return Err(Error::Io(format!(
-                    "{}: the last {len} bytes were asked of a value of {size} bytes",
-                    self.place(key)
-                )));
+                return Err(short(size));
             }
-            return Ok(self
-                .get_range(key, size - len, len)?
-                .map(|tail| (tail, size)));
+            return Ok(self.get_range(key, size - len, len)?.map(|bytes| Tail {
+                bytes,
+                size,
+                version: None,
+            }));
         }
         let (key, path) = self.path(key)?;
         let label = self.place(&key);
@@ -364,17 +464,11 @@ impl Store for CloudStore {
             };
             let got = match store.get_opts(&path, options).await {
                 Ok(got) => got,
-                Err(object_store::Error::NotFound { source, path }) => {
-                    let err = object_store::Error::NotFound { source, path };
-                    if missing_bucket(&err.to_string()) {
-                        return Err(Failure::Store(err));
-                    }
-                    return Ok(None);
-                }
-                Err(e) => return Err(Failure::Store(e)),
+                Err(e) => return missing_or(e),
             };
             let size = got.meta.size;
             let range = got.range.clone();
+            let version = version_of(got.meta.e_tag.clone(), got.meta.version.clone());
             let bytes = got.bytes().await?;
             if size < len || bytes.len() as u64 != len || range.end != size {
                 return Err(Failure::Lib(Error::Io(format!(
@@ -383,7 +477,11 @@ impl Store for CloudStore {
                     bytes.len()
                 ))));
             }
-            Ok(Some((bytes.to_vec(), size)))
+            Ok(Some(Tail {
+                bytes: bytes.to_vec(),
+                size,
+                version,
+            }))
         });
         match ranged {
             Err(Error::Unsupported(m)) if m.contains(RANGE_REFUSED) => {
@@ -393,14 +491,79 @@ impl Store for CloudStore {
                 };
                 let size = value.len() as u64;
                 if size < len {
-                    return Err(Error::Io(format!(
-                        "{}: the last {len} bytes were asked of a value of {size} bytes",
-                        self.place(&key)
-                    )));
+                    return Err(short(size));
                 }
-                Ok(Some((value[(size - len) as usize..].to_vec(), size)))
+                Ok(Some(Tail {
+                    bytes: value[(size - len) as usize..].to_vec(),
+                    size,
+                    version: None,
+                }))
             }
             other => other,
+        }
+    }
+
+    /// A range request with `If-Match: <ETag>`: a changed object answers 412, read as
+    /// [`Ranged::Changed`].
+    fn get_range_if(
+        &self,
+        key: &str,
+        offset: u64,
+        len: u64,
+        buf: &mut Vec<u8>,
+        version: &Version,
+    ) -> Result<Ranged> {
+        let end = offset
+            .checked_add(len)
+            .ok_or_else(|| Error::Overflow(format!("range {offset}+{len} of {key:?}")))?;
+        if len == 0 {
+            return self
+                .get_range_into(key, offset, len, buf)
+                .map(|found| match found {
+                    true => Ranged::Read,
+                    false => Ranged::Missing,
+                });
+        }
+        let (key, path) = self.path(key)?;
+        let label = self.place(&key);
+        let e_tag = e_tag_of(version).to_string();
+        let place = label.clone();
+        let ranged = self.run(&key, move |store| async move {
+            let options = GetOptions {
+                range: Some(GetRange::Bounded(offset..end)),
+                if_match: Some(e_tag),
+                ..GetOptions::default()
+            };
+            let got = match store.get_opts(&path, options).await {
+                Ok(got) => got,
+                Err(object_store::Error::Precondition { .. }) => return Ok(None),
+                Err(e) => return missing_or::<()>(e).map(|_| Some(None)),
+            };
+            let bytes = got.bytes().await?;
+            if bytes.len() as u64 != len {
+                return Err(Failure::Lib(Error::Io(format!(
+                    "{place}: range {offset}+{len} is past its end"
+                ))));
+            }
+            Ok(Some(Some(bytes)))
+        });
+        match ranged {
+            Ok(None) => Ok(Ranged::Changed),
+            Ok(Some(None)) => Ok(Ranged::Missing),
+            Ok(Some(Some(bytes))) => {
+                buf.clear();
+                crate::error::try_reserve(buf, bytes.len(), &label)?;
+                buf.extend_from_slice(&bytes);
+                Ok(Ranged::Read)
+            }
+            // A server that ignores ranges: read as an unconditional range.
+            Err(Error::Unsupported(m)) if m.contains(RANGE_REFUSED) => self
+                .get_range_into(&key, offset, len, buf)
+                .map(|found| match found {
+                    true => Ranged::Read,
+                    false => Ranged::Missing,
+                }),
+            Err(e) => Err(e),
         }
     }
 
