@@ -116,6 +116,35 @@ static void threads_aligned_without_locks(zarr_store_t *store) {
     }
 }
 
+/* 8 threads share chunks of a memory-store array with versioned writes and no locks; a
+ * directory store refuses versioned writes. */
+static void threads_with_versioned_writes(zarr_store_t *dir_store) {
+    zarr_store_t *memory = NULL;
+    CHECK_OK(zarr_store_new_memory(&memory));
+    for (int round = 0; round < ROUNDS; round++) {
+        zarr_array_t *a = create(memory, "versioned", ROWS);
+        CHECK_OK(zarr_array_set_synchronizer(a, ZARR_SYNC_VERSIONED, NULL));
+        pthread_t tids[WRITERS];
+        struct job jobs[WRITERS];
+        for (int w = 0; w < WRITERS; w++) {
+            jobs[w] = (struct job){a, w, round, 1, ZARR_OK};
+            CHECK(pthread_create(&tids[w], NULL, write_rows, &jobs[w]) == 0);
+        }
+        for (int w = 0; w < WRITERS; w++) {
+            pthread_join(tids[w], NULL);
+            CHECK_OK(jobs[w].status);
+        }
+        CHECK_EQ(lost_cells(a, ROWS, round), 0);
+        zarr_array_free(a);
+    }
+    zarr_store_free(memory);
+    zarr_array_t *a = create(dir_store, "unversioned", 8);
+    CHECK_STATUS(zarr_array_set_synchronizer(a, ZARR_SYNC_VERSIONED, NULL),
+                 ZARR_ERR_UNSUPPORTED);
+    CHECK_CONTAINS(check_last_error(), "lock files");
+    zarr_array_free(a);
+}
+
 /* 4 processes, each writing the rows of two writers, with lock files in `lock_dir`. */
 static void processes_with_lock_files(const char *dir, const char *lock_dir) {
     for (int round = 0; round < ROUNDS; round++) {
@@ -301,6 +330,7 @@ int main(void) {
     CHECK_OK(zarr_store_open_fs(store_dir, ZARR_MODE_A, &store));
     threads_with_thread_locks(store);
     threads_aligned_without_locks(store);
+    threads_with_versioned_writes(store);
     zarr_store_free(store);
     processes_with_lock_files(store_dir, lock_dir);
     char top[512], sub[512];

@@ -337,7 +337,70 @@ static void test_scalar_queries(void) {
     zarr_store_free(s);
 }
 
+/* Which chunks (shards, when sharded) a region touches, each one's region, and a handle
+ * that sees another handle's resize after zarr_array_refresh. */
+static void test_region_chunks_and_refresh(void) {
+    zarr_store_t *s = NULL;
+    CHECK_OK(zarr_store_new_memory(&s));
+    uint64_t shape[2] = {100, 50}, inner[2] = {5, 5}, shard[2] = {20, 25};
+    zarr_array_builder_t *b = NULL;
+    CHECK_OK(zarr_array_builder_new(ZARR_DTYPE_INT16, 2, shape, &b));
+    CHECK_OK(zarr_array_builder_set_zarr_format(b, 3));
+    CHECK_OK(zarr_array_builder_set_chunk_shape(b, 2, inner));
+    CHECK_OK(zarr_array_builder_set_shard_shape(b, 2, shard));
+    zarr_array_t *a = NULL;
+    CHECK_OK(zarr_array_create(b, s, "grid", ZARR_MODE_W, &a));
+    zarr_array_builder_free(b);
+
+    /* Rows 15..44, columns 20..29: shards (0..2) x (0..1), in C order. */
+    uint64_t start[2] = {15, 20}, count[2] = {30, 10};
+    size_t n = 99;
+    CHECK_STATUS(zarr_array_region_chunks(a, 2, start, count, NULL, 0, &n),
+                 ZARR_ERR_BUFFER_SIZE);
+    CHECK_EQ(n, 6);
+    uint64_t indices[12];
+    CHECK_OK(zarr_array_region_chunks(a, 2, start, count, indices, 6, &n));
+    const uint64_t want[12] = {0, 0, 0, 1, 1, 0, 1, 1, 2, 0, 2, 1};
+    for (int i = 0; i < 12; i++) CHECK_EQ(indices[i], want[i]);
+    uint64_t empty[2] = {0, 0};
+    CHECK_OK(zarr_array_region_chunks(a, 2, start, empty, NULL, 0, &n));
+    CHECK_EQ(n, 0);
+    uint64_t past[2] = {90, 0}, big[2] = {11, 1};
+    CHECK_STATUS(zarr_array_region_chunks(a, 2, past, big, indices, 6, &n),
+                 ZARR_ERR_OUT_OF_BOUNDS);
+    CHECK_STATUS(zarr_array_region_chunks(a, 3, start, count, indices, 6, &n),
+                 ZARR_ERR_RANK_MISMATCH);
+
+    /* The last shard of each row is clipped to the shape. */
+    uint64_t last[2] = {4, 1}, first[2], extent[2];
+    CHECK_OK(zarr_array_chunk_region(a, 2, last, first, extent));
+    CHECK_EQ(first[0], 80);
+    CHECK_EQ(first[1], 25);
+    CHECK_EQ(extent[0], 20);
+    CHECK_EQ(extent[1], 25);
+    uint64_t outside[2] = {5, 0};
+    CHECK_STATUS(zarr_array_chunk_region(a, 2, outside, first, extent), ZARR_ERR_OUT_OF_BOUNDS);
+
+    /* Another handle grows the array; this one sees it once refreshed. */
+    zarr_array_t *other = NULL;
+    CHECK_OK(zarr_array_open(s, "grid", ZARR_MODE_R_PLUS, &other));
+    uint64_t grown[2] = {130, 50};
+    CHECK_OK(zarr_array_resize(other, 2, grown));
+    uint64_t now[2];
+    CHECK_OK(zarr_array_shape(a, 2, now));
+    CHECK_EQ(now[0], 100);
+    CHECK_OK(zarr_array_refresh(a));
+    CHECK_OK(zarr_array_shape(a, 2, now));
+    CHECK_EQ(now[0], 130);
+    CHECK_OK(zarr_array_chunk_region(a, 2, outside, first, extent));
+    CHECK_EQ(extent[0], 20);
+    zarr_array_free(other);
+    zarr_array_free(a);
+    zarr_store_free(s);
+}
+
 int main(void) {
+    test_region_chunks_and_refresh();
     test_builder_array();
     test_null_fill_and_f_order();
     test_fill_json_forms();

@@ -418,6 +418,10 @@ enum zarr_sync
    * Per-chunk lock files in a directory shared by all writing processes.
    */
   ZARR_SYNC_PROCESS = 2,
+  /**
+   * Conditional writes checked against the version read (ETags on object stores).
+   */
+  ZARR_SYNC_VERSIONED = 3,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -666,6 +670,19 @@ zarr_status_t zarr_array_write_strided(const zarr_array_t *array,
  * canonical path: on several nodes, mount the shared filesystem at the same path on every
  * node, and put `lock_dir` on a filesystem whose `flock` works across nodes. For a memory
  * store, handles on the same store handle share the locks.
+ *
+ * `ZARR_SYNC_VERSIONED` takes no locks (lock files do not exist on object stores): a chunk,
+ * or a shard, that a write covers only in part is read with its version (the object's
+ * ETag), merged, and written with a conditional PUT that succeeds only if nobody changed
+ * it since; otherwise it is read, merged and written again (up to 64 attempts, with short
+ * random pauses, then `ZARR_ERR_STORAGE_IO`). No update is lost between writers that all
+ * use it, in any number of processes or nodes. Writes that cover a whole chunk or shard
+ * replace it without a condition (the last writer wins, as under locks), and a partly
+ * written chunk that becomes all fill value is stored rather than erased (a conditional
+ * erase does not exist). Updates can still be lost to a writer that does not use it, or
+ * when a resize erases chunks while others write them. Object stores (S3, GCS, Azure) and
+ * memory stores support it; directory and zip stores refuse it with
+ * `ZARR_ERR_UNSUPPORTED` (use `ZARR_SYNC_PROCESS` there).
  */
 ZARR_API
 zarr_status_t zarr_array_set_synchronizer(const zarr_array_t *array,
@@ -827,6 +844,44 @@ ZARR_API zarr_status_t zarr_array_nbytes_stored(const zarr_array_t *array, uint6
  * Sets `*out_count` to the number of chunks in the grid.
  */
 ZARR_API zarr_status_t zarr_array_nchunks(const zarr_array_t *array, uint64_t *out_count);
+
+/**
+ * Lists the chunks of the grid that the region `start`/`count` touches — the shards, when
+ * the array is sharded: the units stored and rewritten whole, so writers (threads,
+ * processes, MPI ranks) that never share one need no synchronizer. `*out_count` gets how
+ * many there are; their indices, `ndim` numbers each, in C order of the grid, are copied to
+ * `out_indices` when `capacity` (in chunks) holds them all, else `ZARR_ERR_BUFFER_SIZE`
+ * (pass NULL and 0 to ask for the count). `zarr_array_chunk_region` gives each one's
+ * elements.
+ */
+ZARR_API
+zarr_status_t zarr_array_region_chunks(const zarr_array_t *array,
+                                       size_t ndim,
+                                       const uint64_t *start,
+                                       const uint64_t *count,
+                                       uint64_t *out_indices,
+                                       size_t capacity,
+                                       size_t *out_count);
+
+/**
+ * Copies the region of the grid's chunk at `index` (`ndim` numbers; a shard when the array
+ * is sharded) to `out_start` and `out_count`: its first element and extent per dimension,
+ * clipped to the array's shape. `ZARR_ERR_OUT_OF_BOUNDS` when `index` is outside the grid.
+ */
+ZARR_API
+zarr_status_t zarr_array_chunk_region(const zarr_array_t *array,
+                                      size_t ndim,
+                                      const uint64_t *index,
+                                      uint64_t *out_start,
+                                      uint64_t *out_count);
+
+/**
+ * Reads the array's metadata again from the store, so this handle sees the shape (and
+ * the rest) that another handle or process changed since it was opened — after another
+ * MPI rank resized or appended, say (each rank calls it after the barrier that follows
+ * the resize).
+ */
+ZARR_API zarr_status_t zarr_array_refresh(const zarr_array_t *array);
 
 /**
  * Sets `*out_count` to the number of chunks that are stored.

@@ -565,7 +565,10 @@ class Array {
     void resize(const std::vector<uint64_t> &shape) const {
         detail::check(zarr_array_resize(get(), shape.size(), shape.data()));
     }
-    /* ZARR_SYNC_NONE, ZARR_SYNC_THREAD or ZARR_SYNC_PROCESS (which needs lock_dir). */
+    /* Re-reads the metadata (the shape another process changed). */
+    void refresh() const { detail::check(zarr_array_refresh(get())); }
+    /* ZARR_SYNC_NONE, ZARR_SYNC_THREAD, ZARR_SYNC_PROCESS (which needs lock_dir) or
+       ZARR_SYNC_VERSIONED (ETag-checked writes on object stores). */
     void set_synchronizer(zarr_sync_t sync,
                           const std::optional<std::string> &lock_dir = std::nullopt) const {
         detail::check(
@@ -667,6 +670,30 @@ class Array {
         uint64_t n = 0;
         detail::check(zarr_array_nchunks(get(), &n));
         return n;
+    }
+    /* The grid's chunks (shards when sharded) that a region touches, each rank() indices. */
+    std::vector<std::vector<uint64_t>> region_chunks(const std::vector<uint64_t> &start,
+                                                     const std::vector<uint64_t> &count) const {
+        size_t n = 0;
+        zarr_status_t status = zarr_array_region_chunks(get(), start.size(), start.data(),
+                                                        count.data(), nullptr, 0, &n);
+        if (status != ZARR_ERR_BUFFER_SIZE) detail::check(status);
+        std::vector<uint64_t> flat(n * start.size());
+        detail::check(zarr_array_region_chunks(get(), start.size(), start.data(), count.data(),
+                                               flat.data(), n, &n));
+        std::vector<std::vector<uint64_t>> chunks;
+        for (size_t i = 0; i < n; i++)
+            chunks.emplace_back(flat.begin() + i * start.size(),
+                                flat.begin() + (i + 1) * start.size());
+        return chunks;
+    }
+    /* The region (start, count) of the grid's chunk at index, clipped to the shape. */
+    std::pair<std::vector<uint64_t>, std::vector<uint64_t>>
+    chunk_region(const std::vector<uint64_t> &index) const {
+        std::vector<uint64_t> start(index.size()), count(index.size());
+        detail::check(zarr_array_chunk_region(get(), index.size(), index.data(), start.data(),
+                                              count.data()));
+        return {start, count};
     }
     uint64_t nchunks_initialized() const {
         uint64_t n = 0;

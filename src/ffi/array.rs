@@ -285,6 +285,19 @@ pub unsafe extern "C" fn zarr_array_write_strided(
 /// canonical path: on several nodes, mount the shared filesystem at the same path on every
 /// node, and put `lock_dir` on a filesystem whose `flock` works across nodes. For a memory
 /// store, handles on the same store handle share the locks.
+///
+/// `ZARR_SYNC_VERSIONED` takes no locks (lock files do not exist on object stores): a chunk,
+/// or a shard, that a write covers only in part is read with its version (the object's
+/// ETag), merged, and written with a conditional PUT that succeeds only if nobody changed
+/// it since; otherwise it is read, merged and written again (up to 64 attempts, with short
+/// random pauses, then `ZARR_ERR_STORAGE_IO`). No update is lost between writers that all
+/// use it, in any number of processes or nodes. Writes that cover a whole chunk or shard
+/// replace it without a condition (the last writer wins, as under locks), and a partly
+/// written chunk that becomes all fill value is stored rather than erased (a conditional
+/// erase does not exist). Updates can still be lost to a writer that does not use it, or
+/// when a resize erases chunks while others write them. Object stores (S3, GCS, Azure) and
+/// memory stores support it; directory and zip stores refuse it with
+/// `ZARR_ERR_UNSUPPORTED` (use `ZARR_SYNC_PROCESS` there).
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_set_synchronizer(
     array: *const zarr_array_t,
@@ -296,6 +309,7 @@ pub unsafe extern "C" fn zarr_array_set_synchronizer(
             0 => Synchronization::None,
             1 => Synchronization::Thread,
             2 => Synchronization::Process(c_str(lock_dir, "lock_dir")?.into()),
+            3 => Synchronization::Versioned,
             other => {
                 return Err(Failure::invalid(format!(
                     "{other} is not a zarr_sync_t value"
@@ -652,6 +666,85 @@ pub unsafe extern "C" fn zarr_array_nchunks(
         *out_count = with_array(array, |a| Ok(a.metadata().num_chunks()))?;
         Ok(())
     })
+}
+
+/// Lists the chunks of the grid that the region `start`/`count` touches — the shards, when
+/// the array is sharded: the units stored and rewritten whole, so writers (threads,
+/// processes, MPI ranks) that never share one need no synchronizer. `*out_count` gets how
+/// many there are; their indices, `ndim` numbers each, in C order of the grid, are copied to
+/// `out_indices` when `capacity` (in chunks) holds them all, else `ZARR_ERR_BUFFER_SIZE`
+/// (pass NULL and 0 to ask for the count). `zarr_array_chunk_region` gives each one's
+/// elements.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_region_chunks(
+    array: *const zarr_array_t,
+    ndim: usize,
+    start: *const u64,
+    count: *const u64,
+    out_indices: *mut u64,
+    capacity: usize,
+    out_count: *mut usize,
+) -> zarr_status_t {
+    ffi_guard!({
+        let out_count = out(out_count, "out_count")?;
+        with_array(array, |a| {
+            check_ndim(a, ndim)?;
+            let start = slice(start, ndim, "start")?;
+            let count = slice(count, ndim, "count")?;
+            let chunks = a.region_chunks(start, count)?;
+            *out_count = chunks.len();
+            if chunks.len() > capacity {
+                return Err(Failure::new(
+                    ZARR_ERR_BUFFER_SIZE,
+                    format!(
+                        "the region touches {} chunks but there is room for {capacity}",
+                        chunks.len()
+                    ),
+                ));
+            }
+            if !chunks.is_empty() {
+                let dst = slice_mut(out_indices, chunks.len() * ndim, "out_indices")?;
+                for (d, value) in dst.iter_mut().zip(chunks.iter().flatten()) {
+                    *d = *value;
+                }
+            }
+            Ok(())
+        })
+    })
+}
+
+/// Copies the region of the grid's chunk at `index` (`ndim` numbers; a shard when the array
+/// is sharded) to `out_start` and `out_count`: its first element and extent per dimension,
+/// clipped to the array's shape. `ZARR_ERR_OUT_OF_BOUNDS` when `index` is outside the grid.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_chunk_region(
+    array: *const zarr_array_t,
+    ndim: usize,
+    index: *const u64,
+    out_start: *mut u64,
+    out_count: *mut u64,
+) -> zarr_status_t {
+    ffi_guard!({
+        with_array(array, |a| {
+            check_ndim(a, ndim)?;
+            let index = slice(index, ndim, "index")?;
+            let out_start = slice_mut(out_start, ndim, "out_start")?;
+            let out_count = slice_mut(out_count, ndim, "out_count")?;
+            let (start, count) = a.chunk_region(index)?;
+            out_start.copy_from_slice(&start);
+            out_count.copy_from_slice(&count);
+            Ok(())
+        })
+    })
+}
+
+/// Reads the array's metadata again from the store, so this handle sees the shape (and
+/// the rest) that another handle or process changed since it was opened — after another
+/// MPI rank resized or appended, say (each rank calls it after the barrier that follows
+/// the resize).
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_refresh(array: *const zarr_array_t) -> zarr_status_t {
+    ffi_guard!({ with_array(array, |a| Ok(a.refresh()?)) })
 }
 
 /// Sets `*out_count` to the number of chunks that are stored.

@@ -156,6 +156,8 @@ pub enum zarr_sync {
     ZARR_SYNC_THREAD = 1,
     /// Per-chunk lock files in a directory shared by all writing processes.
     ZARR_SYNC_PROCESS = 2,
+    /// Conditional writes checked against the version read (ETags on object stores).
+    ZARR_SYNC_VERSIONED = 3,
 }
 
 /// A synchronization kind: one of the `zarr_sync` values.

@@ -165,6 +165,22 @@ module zarr_c
     ! node, and put `lock_dir` on a filesystem whose `flock` works across nodes. For a
     ! memory
     ! store, handles on the same store handle share the locks.
+    !
+    ! `ZARR_SYNC_VERSIONED` takes no locks (lock files do not exist on object stores): a
+    ! chunk,
+    ! or a shard, that a write covers only in part is read with its version (the object's
+    ! ETag), merged, and written with a conditional PUT that succeeds only if nobody changed
+    ! it since; otherwise it is read, merged and written again (up to 64 attempts, with
+    ! short
+    ! random pauses, then `ZARR_ERR_STORAGE_IO`). No update is lost between writers that all
+    ! use it, in any number of processes or nodes. Writes that cover a whole chunk or shard
+    ! replace it without a condition (the last writer wins, as under locks), and a partly
+    ! written chunk that becomes all fill value is stored rather than erased (a conditional
+    ! erase does not exist). Updates can still be lost to a writer that does not use it, or
+    ! when a resize erases chunks while others write them. Object stores (S3, GCS, Azure)
+    ! and
+    ! memory stores support it; directory and zip stores refuse it with
+    ! `ZARR_ERR_UNSUPPORTED` (use `ZARR_SYNC_PROCESS` there).
     function c_zarr_array_set_synchronizer(array, sync, lock_dir) &
         bind(c, name="zarr_array_set_synchronizer") result(res)
       import
@@ -409,6 +425,60 @@ module zarr_c
       integer(c_int64_t), intent(out) :: out_count
       integer(c_int32_t) :: res
     end function c_zarr_array_nchunks
+
+    ! Lists the chunks of the grid that the region `start`/`count` touches — the shards,
+    ! when
+    ! the array is sharded: the units stored and rewritten whole, so writers (threads,
+    ! processes, MPI ranks) that never share one need no synchronizer. `*out_count` gets how
+    ! many there are; their indices, `ndim` numbers each, in C order of the grid, are copied
+    ! to
+    ! `out_indices` when `capacity` (in chunks) holds them all, else `ZARR_ERR_BUFFER_SIZE`
+    ! (pass NULL and 0 to ask for the count). `zarr_array_chunk_region` gives each one's
+    ! elements.
+    function c_zarr_array_region_chunks(array, ndim, start, count, out_indices, capacity, &
+        out_count) &
+        bind(c, name="zarr_array_region_chunks") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: array
+      integer(c_size_t), value :: ndim
+      integer(c_int64_t), intent(in) :: start(*)
+      integer(c_int64_t), intent(in) :: count(*)
+      integer(c_int64_t), intent(out) :: out_indices(*)
+      integer(c_size_t), value :: capacity
+      integer(c_size_t), intent(out) :: out_count(*)
+      integer(c_int32_t) :: res
+    end function c_zarr_array_region_chunks
+
+    ! Copies the region of the grid's chunk at `index` (`ndim` numbers; a shard when the
+    ! array
+    ! is sharded) to `out_start` and `out_count`: its first element and extent per
+    ! dimension,
+    ! clipped to the array's shape. `ZARR_ERR_OUT_OF_BOUNDS` when `index` is outside the
+    ! grid.
+    function c_zarr_array_chunk_region(array, ndim, index, out_start, out_count) &
+        bind(c, name="zarr_array_chunk_region") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: array
+      integer(c_size_t), value :: ndim
+      integer(c_int64_t), intent(in) :: index(*)
+      integer(c_int64_t), intent(out) :: out_start(*)
+      integer(c_int64_t), intent(out) :: out_count(*)
+      integer(c_int32_t) :: res
+    end function c_zarr_array_chunk_region
+
+    ! Reads the array's metadata again from the store, so this handle sees the shape (and
+    ! the rest) that another handle or process changed since it was opened — after another
+    ! MPI rank resized or appended, say (each rank calls it after the barrier that follows
+    ! the resize).
+    function c_zarr_array_refresh(array) &
+        bind(c, name="zarr_array_refresh") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: array
+      integer(c_int32_t) :: res
+    end function c_zarr_array_refresh
 
     ! Sets `*out_count` to the number of chunks that are stored.
     function c_zarr_array_nchunks_initialized(array, out_count) &

@@ -101,6 +101,7 @@ const ZARR_NODE_GROUP = zarr_node_kind_t(2)
 const ZARR_SYNC_NONE = zarr_sync_t(0)
 const ZARR_SYNC_THREAD = zarr_sync_t(1)
 const ZARR_SYNC_PROCESS = zarr_sync_t(2)
+const ZARR_SYNC_VERSIONED = zarr_sync_t(3)
 
 # enum zarr_durability
 const ZARR_DURABILITY_NONE = zarr_durability_t(0)
@@ -218,6 +219,19 @@ exclude each other. Processes and MPI ranks agree when they see the store at the
 canonical path: on several nodes, mount the shared filesystem at the same path on every
 node, and put `lock_dir` on a filesystem whose `flock` works across nodes. For a memory
 store, handles on the same store handle share the locks.
+
+`ZARR_SYNC_VERSIONED` takes no locks (lock files do not exist on object stores): a chunk,
+or a shard, that a write covers only in part is read with its version (the object's
+ETag), merged, and written with a conditional PUT that succeeds only if nobody changed
+it since; otherwise it is read, merged and written again (up to 64 attempts, with short
+random pauses, then `ZARR_ERR_STORAGE_IO`). No update is lost between writers that all
+use it, in any number of processes or nodes. Writes that cover a whole chunk or shard
+replace it without a condition (the last writer wins, as under locks), and a partly
+written chunk that becomes all fill value is stored rather than erased (a conditional
+erase does not exist). Updates can still be lost to a writer that does not use it, or
+when a resize erases chunks while others write them. Object stores (S3, GCS, Azure) and
+memory stores support it; directory and zip stores refuse it with
+`ZARR_ERR_UNSUPPORTED` (use `ZARR_SYNC_PROCESS` there).
 """
 function zarr_array_set_synchronizer(array, sync, lock_dir)
     ccall((:zarr_array_set_synchronizer, libzarr), zarr_status_t, (Ptr{zarr_array_t}, zarr_sync_t, Cstring), array, sync, lock_dir)
@@ -414,6 +428,44 @@ Sets `*out_count` to the number of chunks in the grid.
 """
 function zarr_array_nchunks(array, out_count)
     ccall((:zarr_array_nchunks, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Ptr{UInt64}), array, out_count)
+end
+
+"""
+    zarr_array_region_chunks(array, ndim, start, count, out_indices, capacity, out_count) -> zarr_status_t
+
+Lists the chunks of the grid that the region `start`/`count` touches — the shards, when
+the array is sharded: the units stored and rewritten whole, so writers (threads,
+processes, MPI ranks) that never share one need no synchronizer. `*out_count` gets how
+many there are; their indices, `ndim` numbers each, in C order of the grid, are copied to
+`out_indices` when `capacity` (in chunks) holds them all, else `ZARR_ERR_BUFFER_SIZE`
+(pass NULL and 0 to ask for the count). `zarr_array_chunk_region` gives each one's
+elements.
+"""
+function zarr_array_region_chunks(array, ndim, start, count, out_indices, capacity, out_count)
+    ccall((:zarr_array_region_chunks, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Csize_t, Ptr{UInt64}, Ptr{UInt64}, Ptr{UInt64}, Csize_t, Ptr{Csize_t}), array, ndim, start, count, out_indices, capacity, out_count)
+end
+
+"""
+    zarr_array_chunk_region(array, ndim, index, out_start, out_count) -> zarr_status_t
+
+Copies the region of the grid's chunk at `index` (`ndim` numbers; a shard when the array
+is sharded) to `out_start` and `out_count`: its first element and extent per dimension,
+clipped to the array's shape. `ZARR_ERR_OUT_OF_BOUNDS` when `index` is outside the grid.
+"""
+function zarr_array_chunk_region(array, ndim, index, out_start, out_count)
+    ccall((:zarr_array_chunk_region, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Csize_t, Ptr{UInt64}, Ptr{UInt64}, Ptr{UInt64}), array, ndim, index, out_start, out_count)
+end
+
+"""
+    zarr_array_refresh(array) -> zarr_status_t
+
+Reads the array's metadata again from the store, so this handle sees the shape (and
+the rest) that another handle or process changed since it was opened — after another
+MPI rank resized or appended, say (each rank calls it after the barrier that follows
+the resize).
+"""
+function zarr_array_refresh(array)
+    ccall((:zarr_array_refresh, libzarr), zarr_status_t, (Ptr{zarr_array_t},), array)
 end
 
 """
