@@ -1442,7 +1442,9 @@ zarr_status_t zarr_store_open_zip(const char *path,
  * never a secret. Every request has a timeout. A value is written with one PUT (or one
  * multipart upload): readers see the old or the new object, never a mix; a PUT is durable
  * when it returns, so every `zarr_durability` level is accepted. Updates of one object by
- * several writers at once may be lost (the last PUT wins).
+ * several writers at once may be lost (the last PUT wins) unless the array's synchronizer is
+ * `ZARR_SYNC_VERSIONED` (ETag-checked conditional writes); mode `ZARR_MODE_W_MINUS` creates
+ * with a conditional PUT, so of several creators exactly one succeeds.
  *
  * A build without object stores (see `zarr_features`) gives `ZARR_ERR_UNSUPPORTED` for
  * their URLs; an unknown scheme or malformed URL gives `ZARR_ERR_INVALID_ARG`.

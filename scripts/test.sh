@@ -10,7 +10,8 @@
 #      zarr-python 2.18 interop check)
 #   5. packaging: install, then build the C, C++ and Fortran examples against the prefix
 #   6. interop: zarr-python 2.18, zarr-python 3.x and tensorstore, both directions
-#   7. MPI: examples-c/mpi_write.c on 4 OpenMPI ranks, checked by libzarr and zarr-python
+#   7. MPI: examples-c/mpi_write.c (shared filesystem) and mpi_write_s3.c (moto S3, owned
+#      and shared shards) on 4 OpenMPI ranks, checked by libzarr and zarr-python
 #   8. the quickstart example
 #   9. fuzz (bounded): every cargo-fuzz target in fuzz/ for FUZZ_SECONDS (default 20) each
 #  10. sanitizers: the C tests under ASan+UBSan (leaks detected) and valgrind memcheck
@@ -70,7 +71,7 @@ bash scripts/check-install.sh build
 stage "interop: zarr-python 2.18, zarr-python 3.x, tensorstore"
 bash tests/interop/run.sh
 
-stage "mpi: 4 ranks writing one array"
+stage "mpi: 4 ranks writing one array, on disk and in S3"
 bash tests/mpi/run.sh
 
 stage "quickstart"
