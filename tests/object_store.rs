@@ -628,7 +628,9 @@ fn s3_store_behaviour_counts_and_faults() {
     let puts = writes.iter().filter(|r| r.starts_with("PUT ")).count();
     assert_eq!(puts, 4, "one PUT per shard: {writes:?}");
     let mut back = vec![0u8; data.len()];
-    array
+    let fresh = Array::open(store.clone(), "sharded", Mode::Read).unwrap();
+    server.clear_log();
+    fresh
         .read(
             &[0, 0],
             &[64, 64],
@@ -638,6 +640,11 @@ fn s3_store_behaviour_counts_and_faults() {
         )
         .unwrap();
     assert!(back == data, "the array read back differs");
+    // 4 shards of 16 inner chunks: each shard's index, then its 16 chunks' ranges merged
+    // into one request (they lie side by side).
+    let full = server.settled_requests();
+    let get_count = full.iter().filter(|r| r.starts_with("GET ")).count();
+    assert_eq!(get_count, 8, "{full:?}");
 
     server.clear_log();
     let array = Array::open(store.clone(), "sharded", Mode::Read).unwrap();
@@ -1352,4 +1359,20 @@ fn s3_writers_share_chunks_with_etags_and_create_once() {
     assert_eq!(read_at(20), 7, "a rewritten shard is read anew");
     let after = server.settled_requests();
     assert_eq!(gets(&after), 3, "refused range, index, chunk: {after:?}");
+    // The same through a batched read of every chunk: the merged ranges of the old version
+    // are refused, and the chunks read again from the new one.
+    let mut all = vec![0u8; 256];
+    reader
+        .read(&[0], &[64], ElementType::UInt32, Order::C, &mut all)
+        .unwrap();
+    writer
+        .write(&[40], &[2], ElementType::UInt32, Order::C, &[9u8; 8])
+        .unwrap();
+    reader
+        .read(&[0], &[64], ElementType::UInt32, Order::C, &mut all)
+        .unwrap();
+    let mut expected = values.clone();
+    expected[80..84].copy_from_slice(&7u32.to_ne_bytes());
+    expected[160..168].copy_from_slice(&[9u8; 8]);
+    assert!(all == expected, "a batched read after a rewrite differs");
 }

@@ -5,12 +5,12 @@
 use super::copy::{self, all_equal, is_single_run, Layout, SharedBuf};
 use super::lock::{Retry, WriteGuard};
 use super::pool;
-use super::shard::{self, ChunkWork};
+use super::shard::{self, ChunkWork, Prefetched};
 use crate::codec::chain::Scratch;
 use crate::dtype::{swap_bytes, ElementType};
 use crate::error::{checked_product, count_of, try_resize, Error, Result};
 use crate::meta::{ArrayMeta, Order, ShardLevel};
-use crate::store::Store;
+use crate::store::{Fetch, Fetched, Store};
 use rayon::prelude::*;
 
 /// A hyperrectangle of an array: first index and extent per dimension.
@@ -314,31 +314,89 @@ impl<'a> Plan<'a> {
     where
         F: Fn(&mut Buffers) -> Result<()> + Sync,
     {
+        self.run_parts(0..self.total, |buffers, _| work(buffers))
+    }
+
+    /// Runs `work` for the parts numbered in `parts` (given the part's number too), as
+    /// [`Plan::run`] does.
+    fn run_parts<F>(&self, parts: std::ops::Range<usize>, work: F) -> Result<()>
+    where
+        F: Fn(&mut Buffers, usize) -> Result<()> + Sync,
+    {
         let one = |buffers: &mut Buffers, i: usize| {
             let mut part = std::mem::take(&mut buffers.part);
             self.part(i, &mut part);
             buffers.part = part;
-            work(buffers)
+            work(buffers, i)
         };
         let reuse = pool::Reuse::<Buffers>::default();
-        match self.total {
+        match parts.len() {
             0 => Ok(()),
             1 => {
                 // One chunk runs in the calling thread, with the buffers its last call left.
                 let mut buffers = SPARE.with(|s| s.borrow_mut().take()).unwrap_or_default();
-                let result = one(&mut buffers, 0);
+                let result = one(&mut buffers, parts.start);
                 if buffers.capacity() <= MAX_SPARE_BYTES {
                     SPARE.with(|s| *s.borrow_mut() = Some(buffers));
                 }
                 result
             }
-            n => pool::pool()?.install(|| {
-                (0..n)
+            _ => pool::pool()?.install(|| {
+                parts
                     .into_par_iter()
                     .try_for_each_init(|| reuse.lease(), |buffers, i| one(buffers, i))
             }),
         }
     }
+}
+
+/// The most bytes of chunks one batch of a region read fetches before they are decoded
+/// (two batches are held at a time: one decoding, the next arriving).
+const MAX_BATCH_BYTES: u64 = 256 << 20;
+
+/// Reads the stored bytes of the parts numbered in `parts` in one batch of concurrent
+/// requests: a whole value per chunk, or (sharded) indexes and then merged ranges.
+fn prefetch(
+    store: &dyn Store,
+    plan: &Plan,
+    parts: std::ops::Range<usize>,
+    shards: &shard::IndexCache,
+) -> Result<Vec<std::sync::Mutex<Prefetched>>> {
+    let meta = plan.meta;
+    let mut part = Part::default();
+    let mut keys = Vec::with_capacity(parts.len());
+    let mut indices = Vec::with_capacity(parts.len());
+    for i in parts {
+        plan.part(i, &mut part);
+        let mut key = String::new();
+        plan.key_of(&part.index, &mut key);
+        keys.push(key);
+        indices.push(part.index.clone());
+    }
+    let fetched = match meta.sharding() {
+        Some(sharding) => {
+            let chunks: Vec<(&str, &[u64])> = keys
+                .iter()
+                .map(String::as_str)
+                .zip(indices.iter().map(|i| i.as_slice()))
+                .collect();
+            shard::read_inner_batch(store, meta, sharding, &chunks, shards)?
+        }
+        None => {
+            let max = meta.max_encoded_chunk_len();
+            let batch: Vec<Fetch> = keys.into_iter().map(|k| Fetch::Whole(k, max)).collect();
+            store
+                .fetch_many(&batch)
+                .into_iter()
+                .map(|fetched| match fetched? {
+                    Fetched::Whole(Some(bytes)) => Ok(Prefetched::Bytes(bytes)),
+                    Fetched::Whole(None) => Ok(Prefetched::Missing),
+                    _ => Ok(Prefetched::Later),
+                })
+                .collect::<Result<_>>()?
+        }
+    };
+    Ok(fetched.into_iter().map(std::sync::Mutex::new).collect())
 }
 
 /// Decodes a stored chunk into `out` (its exact decoded size), still in stored byte order;
@@ -402,23 +460,27 @@ pub fn read(
     let buf_strides = &plan.buf_strides;
     let plain = meta.chain().is_plain(&meta.dtype);
     let max_stored = meta.max_encoded_chunk_len();
-    plan.run(|buffers| {
+    // Reads a part's stored bytes into the worker's buffer: false when not stored.
+    let fetch = |buffers: &mut Buffers| -> Result<bool> {
+        let Buffers { part, key, raw, .. } = buffers;
+        match meta.sharding() {
+            None => store.get_into(key, raw, max_stored),
+            Some(sharding) => {
+                shard::read_inner(store, key, meta, sharding, &part.index, shards, raw)
+            }
+        }
+    };
+    // Decodes a part's stored bytes (if `found`) into the caller's buffer.
+    let place = |buffers: &mut Buffers, found: bool| -> Result<()> {
         let Buffers {
             part,
             key,
             raw,
             work,
         } = buffers;
-        plan.key_of(&part.index, key);
         let dst = Layout {
             offset: part.buf_offset,
             strides: buf_strides,
-        };
-        let found = match meta.sharding() {
-            None => store.get_into(key, raw, max_stored)?,
-            Some(sharding) => {
-                shard::read_inner(store, key, meta, sharding, &part.index, shards, raw)?
-            }
         };
         if !found {
             // SAFETY: parts cover disjoint elements of the caller's buffer.
@@ -463,6 +525,55 @@ pub fn read(
                 &dst,
             )
         }
+    };
+    if store.concurrency() <= 1 || plan.total <= 1 {
+        return plan.run(|buffers| {
+            plan.key_of(&buffers.part.index, &mut buffers.key);
+            let found = fetch(buffers)?;
+            place(buffers, found)
+        });
+    }
+    // Object stores: the parts in batches, each fetched by concurrent requests while the
+    // pool decodes the batch before it.
+    let per_batch =
+        (MAX_BATCH_BYTES / max_stored.max(1)).clamp(1, 4 * store.concurrency() as u64) as usize;
+    let batches: Vec<std::ops::Range<usize>> = (0..plan.total)
+        .step_by(per_batch)
+        .map(|lo| lo..(lo + per_batch).min(plan.total))
+        .collect();
+    let plan = &plan;
+    std::thread::scope(|scope| -> Result<()> {
+        let start = |range: std::ops::Range<usize>| {
+            scope.spawn(move || prefetch(store, plan, range, shards))
+        };
+        let mut next = Some(start(batches[0].clone()));
+        for (b, batch) in batches.iter().enumerate() {
+            let fetched = next
+                .take()
+                .expect("a batch in flight")
+                .join()
+                .map_err(|_| Error::Internal("a prefetching thread panicked".into()))??;
+            next = batches.get(b + 1).map(|r| start(r.clone()));
+            plan.run_parts(batch.clone(), |buffers, i| {
+                plan.key_of(&buffers.part.index, &mut buffers.key);
+                let taken = std::mem::replace(
+                    &mut *fetched[i - batch.start]
+                        .lock()
+                        .map_err(|_| Error::Internal("prefetch poisoned".into()))?,
+                    Prefetched::Later,
+                );
+                let found = match taken {
+                    Prefetched::Bytes(bytes) => {
+                        buffers.raw = bytes;
+                        true
+                    }
+                    Prefetched::Missing => false,
+                    Prefetched::Later => fetch(buffers)?,
+                };
+                place(buffers, found)
+            })?;
+        }
+        Ok(())
     })
 }
 

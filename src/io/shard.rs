@@ -7,7 +7,7 @@
 use crate::dtype::ByteOrder;
 use crate::error::{Error, Result};
 use crate::meta::{ArrayMeta, ShardLevel};
-use crate::store::{Ranged, Store, Version};
+use crate::store::{Fetch, Fetched, Ranged, Store, Version};
 use rayon::prelude::*;
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -280,20 +280,154 @@ fn read_top_index(
             Ok(Some(tail)) => (tail.bytes, tail.size, tail.version),
             Ok(None) => return Ok(None),
             // Shorter than the index: reported with the size.
-            Err(_) => match store.size(key)? {
-                Some(size) if size < len => return Err(short(size)),
-                _ => return Err(Error::Io(format!("cannot read the index of shard {key:?}"))),
+            Err(e) => match store.size(key) {
+                Ok(Some(size)) if size < len => return Err(short(size)),
+                _ => return Err(e),
             },
         }
     };
-    let entries = parse_index(sharding, &bytes, n, key)?;
+    top_index(sharding, key, &bytes, size, n).map(|index| Some((index, version)))
+}
+
+/// Decodes and checks the index `bytes` of the stored shard at `key` of `size` bytes.
+fn top_index(
+    sharding: ShardLevel<'_>,
+    key: &str,
+    bytes: &[u8],
+    size: u64,
+    n: usize,
+) -> Result<Index> {
+    let len = index_len(sharding, n) as u64;
+    let entries = parse_index(sharding, bytes, n, key)?;
     let (lo, hi) = if sharding.codec.index_at_start {
         (len, size)
     } else {
         (0, size - len)
     };
     check_entries(&entries, lo, hi, key)?;
-    Ok(Some((Arc::new(entries), version)))
+    Ok(Arc::new(entries))
+}
+
+/// What a batched read of one inner chunk found.
+#[derive(Debug)]
+pub enum Prefetched {
+    /// The chunk's encoded bytes.
+    Bytes(Vec<u8>),
+    /// The chunk is not stored.
+    Missing,
+    /// Not read here: [`read_inner`] reads it.
+    Later,
+}
+
+/// Reads the encoded bytes of many inner chunks (each its shard's key and its index in the
+/// inner chunk grid) with two batches of concurrent requests ([`Store::fetch_many`]): the
+/// indexes not in `cache` (suffix ranges), then the chunks' ranges, every shard's ranges
+/// from the version of its index and those lying close together merged into one request.
+/// Chunks of nested shards, of shards with the index at the start and of shards rewritten
+/// in between are left [`Prefetched::Later`].
+pub fn read_inner_batch(
+    store: &dyn Store,
+    meta: &ArrayMeta,
+    sharding: ShardLevel<'_>,
+    chunks: &[(&str, &[u64])],
+    cache: &IndexCache,
+) -> Result<Vec<Prefetched>> {
+    let mut out: Vec<Prefetched> = chunks.iter().map(|_| Prefetched::Later).collect();
+    if sharding.inner().is_some() || sharding.codec.index_at_start {
+        return Ok(out);
+    }
+    let inner = meta.inner_chunks();
+    let unit = sharding.unit_shape();
+    let n: usize = sharding.units_per_shard().iter().product::<u64>() as usize;
+    let len = index_len(sharding, n) as u64;
+    // The shards, in first-seen order, and each one's chunks.
+    let mut shards: Vec<(&str, Vec<usize>)> = Vec::new();
+    for (i, (key, _)) in chunks.iter().enumerate() {
+        match shards.iter_mut().find(|(k, _)| k == key) {
+            Some((_, members)) => members.push(i),
+            None => shards.push((key, vec![i])),
+        }
+    }
+    // Indexes: cached, or read in one batch.
+    let mut indexes: Vec<Option<(Option<Index>, Option<Version>)>> = Vec::new();
+    let mut missing = Vec::new();
+    for (s, (key, _)) in shards.iter().enumerate() {
+        let cached = cache.get(key)?.and_then(|shard| {
+            let index = shard.views.get(&WHOLE).cloned()?;
+            Some((index, shard.version))
+        });
+        if cached.is_none() {
+            missing.push(s);
+        }
+        indexes.push(cached);
+    }
+    let batch: Vec<Fetch> = missing
+        .iter()
+        .map(|&s| Fetch::Tail(shards[s].0.to_string(), len))
+        .collect();
+    for (&s, fetched) in missing.iter().zip(store.fetch_many(&batch)) {
+        let key = shards[s].0;
+        let (index, version) = match fetched {
+            Ok(Fetched::Tail(Some(tail))) => {
+                let index = top_index(sharding, key, &tail.bytes, tail.size, n)?;
+                (Some(index), tail.version)
+            }
+            Ok(Fetched::Tail(None)) => (None, None),
+            // Read again one by one (which reports a shard shorter than its index).
+            _ => continue,
+        };
+        cache.put(key, version.as_ref(), WHOLE, index.clone())?;
+        indexes[s] = Some((index, version));
+    }
+    // The chunks' ranges, shard by shard, in one batch.
+    let max = meta.max_encoded_chunk_len();
+    let mut batch = Vec::new();
+    let mut wanted: Vec<(usize, Vec<usize>)> = Vec::new();
+    for (s, (key, members)) in shards.iter().enumerate() {
+        let Some((index, version)) = &indexes[s] else {
+            continue;
+        };
+        let Some(index) = index else {
+            for &i in members {
+                out[i] = Prefetched::Missing;
+            }
+            continue;
+        };
+        let mut ranges = Vec::new();
+        let mut reading = Vec::new();
+        for &i in members {
+            let at = chunks[i].1;
+            let mut position = 0usize;
+            for d in 0..at.len() {
+                let per = (sharding.shape[d] / unit[d]) as usize;
+                position = position * per + ((at[d] * inner[d] / unit[d]) as usize) % per;
+            }
+            let (offset, size) = index[position];
+            if offset == EMPTY {
+                out[i] = Prefetched::Missing;
+            } else if size <= max {
+                ranges.push((offset, size));
+                reading.push(i);
+            }
+            // Longer than any valid encoding: left to read_inner, which says so.
+        }
+        if !ranges.is_empty() {
+            batch.push(Fetch::Ranges(key.to_string(), ranges, version.clone()));
+            wanted.push((s, reading));
+        }
+    }
+    for ((s, reading), fetched) in wanted.into_iter().zip(store.fetch_many(&batch)) {
+        match fetched? {
+            Fetched::Ranges(Ok(parts)) => {
+                for (i, part) in reading.into_iter().zip(parts) {
+                    out[i] = Prefetched::Bytes(part);
+                }
+            }
+            // Rewritten or erased since its index was read: read_inner starts again.
+            _ => cache.forget(shards[s].0)?,
+        }
+    }
+    Ok(out)
 }
 
 /// Reads the index of the shard nested at `base..base + size` of the stored shard at `key`

@@ -90,6 +90,53 @@ pub enum Ranged {
     Changed,
 }
 
+/// One read of a batch ([`Store::fetch_many`]).
+#[derive(Debug, Clone)]
+pub enum Fetch {
+    /// The whole value at the key, refused unread when longer than the bound.
+    Whole(String, u64),
+    /// The last bytes of the value at the key ([`Store::get_tail`]).
+    Tail(String, u64),
+    /// Ranges (offset, length) of the value at the key, from one version when given
+    /// ([`Store::get_range_if`]); ranges lying close together are read by one request.
+    Ranges(String, Vec<(u64, u64)>, Option<Version>),
+}
+
+/// What one [`Fetch`] found.
+#[derive(Debug)]
+pub enum Fetched {
+    /// The whole value, or `None` when the key does not exist.
+    Whole(Option<Vec<u8>>),
+    /// The tail, or `None` when the key does not exist.
+    Tail(Option<Tail>),
+    /// The bytes of each range, in the order asked, or what kept them from being read.
+    Ranges(std::result::Result<Vec<Vec<u8>>, Ranged>),
+}
+
+/// Ranges of one value closer than this are read by one request (the bytes between are
+/// read and dropped): on object stores one more request costs more than a MiB.
+pub(crate) const MERGE_GAP: u64 = 1 << 20;
+
+/// Groups `ranges` (offset, length) into requests: each `(start, end, members)` covers the
+/// ranges listed (by position) with gaps of at most `gap` bytes between them.
+pub(crate) fn merge_ranges(ranges: &[(u64, u64)], gap: u64) -> Vec<(u64, u64, Vec<usize>)> {
+    let mut order: Vec<usize> = (0..ranges.len()).collect();
+    order.sort_by_key(|&i| ranges[i].0);
+    let mut merged: Vec<(u64, u64, Vec<usize>)> = Vec::new();
+    for i in order {
+        let (offset, len) = ranges[i];
+        let end = offset.saturating_add(len);
+        match merged.last_mut() {
+            Some(last) if offset <= last.1.saturating_add(gap) => {
+                last.1 = last.1.max(end);
+                last.2.push(i);
+            }
+            _ => merged.push((offset, end, vec![i])),
+        }
+    }
+    merged
+}
+
 /// A key-value store. Keys are normalised, `/`-separated strings (see [`validate_key`]).
 /// Implementations are safe to share between threads.
 pub trait Store: Send + Sync + std::fmt::Debug {
@@ -161,6 +208,18 @@ pub trait Store: Send + Sync + std::fmt::Debug {
             true => Ranged::Read,
             false => Ranged::Missing,
         })
+    }
+    /// How many reads this store serves best at once: 1 for local stores (the worker pool
+    /// reads them), more for object stores, whose requests wait on the network: region
+    /// reads then fetch many chunks with [`Store::fetch_many`] while the pool decodes.
+    fn concurrency(&self) -> usize {
+        1
+    }
+    /// Runs a batch of reads, concurrently where the store can ([`Store::concurrency`]);
+    /// each has its own outcome, in the order given. Stores read them one by one unless
+    /// they do better.
+    fn fetch_many(&self, batch: &[Fetch]) -> Vec<Result<Fetched>> {
+        fetch_one_by_one(self, batch)
     }
     /// Stores `value` at `key`, replacing what was there; readers see the old or the new
     /// value, never a mix.
@@ -238,6 +297,42 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     fn list(&self) -> Result<Vec<String>> {
         self.list_prefix("")
     }
+}
+
+/// Runs a batch of reads one after another with the single-read methods (what
+/// [`Store::fetch_many`] does unless a store does better).
+pub fn fetch_one_by_one<S: Store + ?Sized>(store: &S, batch: &[Fetch]) -> Vec<Result<Fetched>> {
+    batch
+        .iter()
+        .map(|fetch| match fetch {
+            Fetch::Whole(key, max_len) => {
+                let mut value = Vec::new();
+                let found = store.get_into(key, &mut value, *max_len)?;
+                Ok(Fetched::Whole(found.then_some(value)))
+            }
+            Fetch::Tail(key, len) => store.get_tail(key, *len).map(Fetched::Tail),
+            Fetch::Ranges(key, ranges, version) => {
+                let mut parts = Vec::with_capacity(ranges.len());
+                for &(offset, len) in ranges {
+                    let mut part = Vec::new();
+                    let read = match version {
+                        Some(version) => {
+                            store.get_range_if(key, offset, len, &mut part, version)?
+                        }
+                        None => match store.get_range_into(key, offset, len, &mut part)? {
+                            true => Ranged::Read,
+                            false => Ranged::Missing,
+                        },
+                    };
+                    if read != Ranged::Read {
+                        return Ok(Fetched::Ranges(Err(read)));
+                    }
+                    parts.push(part);
+                }
+                Ok(Fetched::Ranges(Ok(parts)))
+            }
+        })
+        .collect()
 }
 
 /// The `offset`/`len` range of `value` (stored at `key`), or an error naming the key when
@@ -464,6 +559,19 @@ mod tests {
                 "{bad}"
             );
         }
+    }
+
+    #[test]
+    fn close_ranges_merge_into_one_request() {
+        // Out of order, one overlapping, one far away, one empty.
+        let ranges = [(100, 10), (0, 50), (2_000_000, 5), (60, 45), (50, 0)];
+        assert_eq!(
+            merge_ranges(&ranges, 16),
+            vec![(0, 110, vec![1, 4, 3, 0]), (2_000_000, 2_000_005, vec![2])]
+        );
+        // Without a gap only touching and overlapping ranges merge.
+        assert_eq!(merge_ranges(&ranges, 0).len(), 3);
+        assert!(merge_ranges(&[], 16).is_empty());
     }
 
     #[test]

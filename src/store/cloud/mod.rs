@@ -7,21 +7,23 @@
 //! messages name the URL and key, never a secret.
 
 mod config;
+mod reads;
 mod runtime;
 
 pub use config::{parse_ini, Provider, Settings};
 
 use super::{
-    too_large, validate_dir_prefix, validate_key, validate_prefix, DirListing, Durability, Expect,
-    Ranged, Store, Tail, Version,
+    validate_dir_prefix, validate_key, validate_prefix, DirListing, Durability, Expect, Fetch,
+    Fetched, Ranged, Store, Tail, Version,
 };
 use crate::error::{Error, Result};
 use futures_util::{StreamExt, TryStreamExt};
 use object_store::path::Path;
 use object_store::{
-    ClientOptions, GetOptions, GetRange, ObjectStore, ObjectStoreExt, PutMode, PutOptions,
-    PutPayload, RetryConfig, UpdateVersion, WriteMultipart,
+    ClientOptions, ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload, RetryConfig,
+    UpdateVersion, WriteMultipart,
 };
+use reads::Part;
 use std::future::Future;
 use std::sync::{Arc, Mutex};
 use tokio::sync::Semaphore;
@@ -201,59 +203,106 @@ impl CloudStore {
         }
     }
 
+    /// Runs many operations at once (each `(key, future)`), each within the request limit
+    /// and the time allowed, and waits for all: their outcomes in order.
+    fn run_many<T: Send + 'static>(&self, jobs: Vec<(String, Job<T>)>) -> Vec<Result<T>> {
+        let client = match self.client() {
+            Ok(client) => client,
+            Err(e) => {
+                let message = e.to_string();
+                return jobs
+                    .iter()
+                    .map(|_| Err(Error::Io(message.clone())))
+                    .collect();
+            }
+        };
+        let deadline = self.settings.retry_timeout + self.settings.timeout * 2;
+        let (keys, futures): (Vec<String>, Vec<Job<T>>) = jobs.into_iter().unzip();
+        let limit = client.limit;
+        let all = futures_util::future::join_all(futures.into_iter().map(|future| {
+            let limit = limit.clone();
+            async move {
+                let _permit = limit.acquire_owned().await;
+                tokio::time::timeout(deadline, future).await
+            }
+        }));
+        let outcomes = match runtime::block_on(all) {
+            Ok(outcomes) => outcomes,
+            Err(e) => {
+                let message = e.to_string();
+                return keys
+                    .iter()
+                    .map(|_| Err(Error::Internal(message.clone())))
+                    .collect();
+            }
+        };
+        keys.iter()
+            .zip(outcomes)
+            .map(|(key, outcome)| match outcome {
+                Ok(Ok(value)) => Ok(value),
+                Ok(Err(Failure::Store(e))) => Err(self.os_error(key, e)),
+                Ok(Err(Failure::Lib(e))) => Err(e),
+                Err(_) => Err(Error::Io(format!(
+                    "{}: no answer within {} s",
+                    self.place(key),
+                    deadline.as_secs()
+                ))),
+            })
+            .collect()
+    }
+
     /// Reads the value at `key` into `buf` (when it holds at most `max_len` bytes); returns
     /// its version as the server tells it (`None`: the key does not exist).
     fn fetch(&self, key: &str, buf: &mut Vec<u8>, max_len: u64) -> Result<Option<UpdateVersion>> {
         let (key, path) = self.path(key)?;
-        let mut taken = std::mem::take(buf);
+        let taken = std::mem::take(buf);
         let label = self.place(&key);
-        let result = self.run(&key, move |store| async move {
-            let got = match store.get_opts(&path, GetOptions::default()).await {
-                Ok(got) => got,
-                Err(object_store::Error::NotFound { source, path }) => {
-                    let err = object_store::Error::NotFound { source, path };
-                    if missing_bucket(&err.to_string()) {
-                        return Err(Failure::Store(err));
-                    }
-                    return Ok((None, taken));
-                }
-                Err(e) => return Err(Failure::Store(e)),
-            };
-            let size = got.meta.size;
-            let version = UpdateVersion {
-                e_tag: got.meta.e_tag.clone(),
-                version: got.meta.version.clone(),
-            };
-            if size > max_len {
-                return Err(Failure::Lib(too_large(&label, size, max_len)));
-            }
-            taken.clear();
-            let want = usize::try_from(size)
-                .map_err(|_| Failure::Lib(crate::error::no_memory(usize::MAX, &label)))?;
-            crate::error::try_reserve(&mut taken, want, &label).map_err(Failure::Lib)?;
-            let mut stream = got.into_stream();
-            while let Some(chunk) = stream.next().await {
-                let chunk = chunk.map_err(Failure::Store)?;
-                if (taken.len() + chunk.len()) as u64 > size {
-                    return Err(Failure::Lib(Error::Io(format!(
-                        "{label}: the server sent more than the {size} bytes it announced"
-                    ))));
-                }
-                taken.extend_from_slice(&chunk);
-            }
-            if taken.len() as u64 != size {
-                return Err(Failure::Lib(Error::Io(format!(
-                    "{label}: truncated answer: {} of {size} bytes",
-                    taken.len()
-                ))));
-            }
-            Ok((Some(version), taken))
-        });
-        let (found, taken) = result?;
+        let (found, taken) = self.run(&key, move |store| {
+            reads::whole(store, path, label, max_len, taken)
+        })?;
         *buf = taken;
         Ok(found)
     }
+
+    /// One read of a batch by the single-read methods.
+    fn fetch_one(&self, fetch: &Fetch) -> Result<Fetched> {
+        super::fetch_one_by_one(self, std::slice::from_ref(fetch))
+            .pop()
+            .expect("one answer")
+    }
+
+    /// A range of the value at `key` (`len` > 0), from the object of `version` when given.
+    fn range(&self, key: &str, offset: u64, len: u64, version: Option<&Version>) -> Result<Part> {
+        let (key, path) = self.path(key)?;
+        let label = self.place(&key);
+        let e_tag = version.map(|v| e_tag_of(v).to_string());
+        let ranged = self.run(&key, move |store| {
+            reads::range(store, path, label, offset, len, e_tag)
+        });
+        match ranged {
+            Err(Error::Unsupported(m)) if m.contains(RANGE_REFUSED) => {
+                // The server answered with the whole value (200): the range is cut from it
+                // (such a server gives no versions to check either).
+                let Some(value) = self.get(&key)? else {
+                    return Ok(Part::Missing);
+                };
+                let range = super::range_of(&value, &key, offset, len)?;
+                Ok(Part::Bytes(bytes::Bytes::copy_from_slice(range)))
+            }
+            other => other,
+        }
+    }
 }
+
+/// What one request of a batch answered.
+enum Answer {
+    Whole((Option<UpdateVersion>, Vec<u8>)),
+    Tail(Option<Tail>),
+    Part(Part),
+}
+
+/// One operation of a batch, ready to run on the runtime.
+type Job<T> = std::pin::Pin<Box<dyn Future<Output = std::result::Result<T, Failure>> + Send>>;
 
 /// Why an operation failed: an `object_store` error (mapped with the store's URL), or one
 /// of the library's own.
@@ -374,6 +423,139 @@ impl Store for CloudStore {
         Ok(self.fetch(key, &mut buf, u64::MAX)?.map(|_| buf))
     }
 
+    /// The number of requests in flight that the options allow (`max_requests`).
+    fn concurrency(&self) -> usize {
+        self.settings.max_requests
+    }
+
+    /// Every read of the batch in flight at once (up to `max_requests`); ranges of one
+    /// object that lie close together ([`super::MERGE_GAP`]) go as one request. Reads the
+    /// server answers in a way only the single-read methods handle (a whole value for a
+    /// range; Azure tails) are done by those afterwards.
+    fn fetch_many(&self, batch: &[Fetch]) -> Vec<Result<Fetched>> {
+        /// Where each request's answer goes: the batch entry, and for a merged range
+        /// request the first byte it read and the ranges it holds.
+        enum Slot {
+            Whole(usize),
+            Tail(usize),
+            Ranges(usize, u64, Vec<usize>),
+        }
+        let store = match self.client() {
+            Ok(client) => client.store,
+            Err(e) => {
+                let message = e.to_string();
+                return batch
+                    .iter()
+                    .map(|_| Err(Error::Io(message.clone())))
+                    .collect();
+            }
+        };
+        let mut jobs: Vec<(String, Job<Answer>)> = Vec::new();
+        let mut slots = Vec::new();
+        let mut results: Vec<Option<Result<Fetched>>> = batch.iter().map(|_| None).collect();
+        for (i, fetch) in batch.iter().enumerate() {
+            let key = match fetch {
+                Fetch::Whole(key, _) | Fetch::Tail(key, _) | Fetch::Ranges(key, _, _) => key,
+            };
+            let (key, path) = match self.path(key) {
+                Ok(found) => found,
+                Err(e) => {
+                    results[i] = Some(Err(e));
+                    continue;
+                }
+            };
+            let label = self.place(&key);
+            match fetch {
+                Fetch::Whole(_, max_len) => {
+                    let job = reads::whole(store.clone(), path, label, *max_len, Vec::new());
+                    jobs.push((key, Box::pin(async move { job.await.map(Answer::Whole) })));
+                    slots.push(Slot::Whole(i));
+                }
+                Fetch::Tail(_, len) if *len > 0 && self.settings.provider != Provider::Azure => {
+                    let job = reads::tail(store.clone(), path, label, *len);
+                    jobs.push((key, Box::pin(async move { job.await.map(Answer::Tail) })));
+                    slots.push(Slot::Tail(i));
+                }
+                Fetch::Tail(..) => {}
+                Fetch::Ranges(_, ranges, version) => {
+                    results[i] = Some(Ok(Fetched::Ranges(Ok(vec![Vec::new(); ranges.len()]))));
+                    let e_tag = version.as_ref().map(|v| e_tag_of(v).to_string());
+                    for (start, end, members) in super::merge_ranges(ranges, super::MERGE_GAP) {
+                        if start == end {
+                            continue;
+                        }
+                        let job = reads::range(
+                            store.clone(),
+                            path.clone(),
+                            label.clone(),
+                            start,
+                            end - start,
+                            e_tag.clone(),
+                        );
+                        jobs.push((
+                            key.clone(),
+                            Box::pin(async move { job.await.map(Answer::Part) }),
+                        ));
+                        slots.push(Slot::Ranges(i, start, members));
+                    }
+                }
+            }
+        }
+        for (slot, answer) in slots.into_iter().zip(self.run_many(jobs)) {
+            match (slot, answer) {
+                (Slot::Whole(i), Ok(Answer::Whole((found, value)))) => {
+                    results[i] = Some(Ok(Fetched::Whole(found.map(|_| value))));
+                }
+                (Slot::Tail(i), Ok(Answer::Tail(tail))) => {
+                    results[i] = Some(Ok(Fetched::Tail(tail)));
+                }
+                (Slot::Ranges(i, start, members), Ok(Answer::Part(part))) => {
+                    let Fetch::Ranges(_, ranges, _) = &batch[i] else {
+                        unreachable!("a range slot belongs to a range fetch")
+                    };
+                    let Some(Ok(Fetched::Ranges(Ok(parts)))) = &mut results[i] else {
+                        continue; // already failed or changed
+                    };
+                    match part {
+                        Part::Bytes(bytes) => {
+                            for m in members {
+                                let (offset, len) = ranges[m];
+                                let at = (offset - start) as usize;
+                                parts[m] = bytes[at..at + len as usize].to_vec();
+                            }
+                        }
+                        Part::Missing => {
+                            results[i] = Some(Ok(Fetched::Ranges(Err(Ranged::Missing))))
+                        }
+                        Part::Changed => {
+                            results[i] = Some(Ok(Fetched::Ranges(Err(Ranged::Changed))))
+                        }
+                    }
+                }
+                (Slot::Whole(i) | Slot::Tail(i) | Slot::Ranges(i, ..), Err(e)) => {
+                    if !matches!(results[i], Some(Err(_))) {
+                        results[i] = Some(Err(e));
+                    }
+                }
+                (Slot::Whole(i) | Slot::Tail(i) | Slot::Ranges(i, ..), Ok(_)) => {
+                    results[i] = Some(Err(Error::Internal("an answer of another kind".into())));
+                }
+            }
+        }
+        // What the batch could not do is done one by one.
+        batch
+            .iter()
+            .zip(results)
+            .map(|(fetch, result)| match result {
+                Some(Err(Error::Unsupported(m))) if m.contains(RANGE_REFUSED) => {
+                    self.fetch_one(fetch)
+                }
+                Some(result) => result,
+                None => self.fetch_one(fetch),
+            })
+            .collect()
+    }
+
     fn get_into(&self, key: &str, buf: &mut Vec<u8>, max_len: u64) -> Result<bool> {
         Ok(self.fetch(key, buf, max_len)?.is_some())
     }
@@ -457,32 +639,7 @@ impl Store for CloudStore {
         }
         let (key, path) = self.path(key)?;
         let label = self.place(&key);
-        let ranged = self.run(&key, move |store| async move {
-            let options = GetOptions {
-                range: Some(GetRange::Suffix(len)),
-                ..GetOptions::default()
-            };
-            let got = match store.get_opts(&path, options).await {
-                Ok(got) => got,
-                Err(e) => return missing_or(e),
-            };
-            let size = got.meta.size;
-            let range = got.range.clone();
-            let version = version_of(got.meta.e_tag.clone(), got.meta.version.clone());
-            let bytes = got.bytes().await?;
-            if size < len || bytes.len() as u64 != len || range.end != size {
-                return Err(Failure::Lib(Error::Io(format!(
-                    "{label}: the last {len} bytes were asked of a value of {size} bytes \
-                     (answer: {} bytes)",
-                    bytes.len()
-                ))));
-            }
-            Ok(Some(Tail {
-                bytes: bytes.to_vec(),
-                size,
-                version,
-            }))
-        });
+        let ranged = self.run(&key, move |store| reads::tail(store, path, label, len));
         match ranged {
             Err(Error::Unsupported(m)) if m.contains(RANGE_REFUSED) => {
                 // The server answered with the whole value (200): the tail is cut from it.
@@ -513,9 +670,6 @@ impl Store for CloudStore {
         buf: &mut Vec<u8>,
         version: &Version,
     ) -> Result<Ranged> {
-        let end = offset
-            .checked_add(len)
-            .ok_or_else(|| Error::Overflow(format!("range {offset}+{len} of {key:?}")))?;
         if len == 0 {
             return self
                 .get_range_into(key, offset, len, buf)
@@ -524,47 +678,16 @@ impl Store for CloudStore {
                     false => Ranged::Missing,
                 });
         }
-        let (key, path) = self.path(key)?;
-        let label = self.place(&key);
-        let e_tag = e_tag_of(version).to_string();
-        let place = label.clone();
-        let ranged = self.run(&key, move |store| async move {
-            let options = GetOptions {
-                range: Some(GetRange::Bounded(offset..end)),
-                if_match: Some(e_tag),
-                ..GetOptions::default()
-            };
-            let got = match store.get_opts(&path, options).await {
-                Ok(got) => got,
-                Err(object_store::Error::Precondition { .. }) => return Ok(None),
-                Err(e) => return missing_or::<()>(e).map(|_| Some(None)),
-            };
-            let bytes = got.bytes().await?;
-            if bytes.len() as u64 != len {
-                return Err(Failure::Lib(Error::Io(format!(
-                    "{place}: range {offset}+{len} is past its end"
-                ))));
-            }
-            Ok(Some(Some(bytes)))
-        });
-        match ranged {
-            Ok(None) => Ok(Ranged::Changed),
-            Ok(Some(None)) => Ok(Ranged::Missing),
-            Ok(Some(Some(bytes))) => {
+        Ok(match self.range(key, offset, len, Some(version))? {
+            Part::Bytes(bytes) => {
                 buf.clear();
-                crate::error::try_reserve(buf, bytes.len(), &label)?;
+                crate::error::try_reserve(buf, bytes.len(), key)?;
                 buf.extend_from_slice(&bytes);
-                Ok(Ranged::Read)
+                Ranged::Read
             }
-            // A server that ignores ranges: read as an unconditional range.
-            Err(Error::Unsupported(m)) if m.contains(RANGE_REFUSED) => self
-                .get_range_into(&key, offset, len, buf)
-                .map(|found| match found {
-                    true => Ranged::Read,
-                    false => Ranged::Missing,
-                }),
-            Err(e) => Err(e),
-        }
+            Part::Missing => Ranged::Missing,
+            Part::Changed => Ranged::Changed,
+        })
     }
 
     fn get_range(&self, key: &str, offset: u64, len: u64) -> Result<Option<Vec<u8>>> {
@@ -579,57 +702,11 @@ impl Store for CloudStore {
             }
             return Ok(Some(Vec::new()));
         }
-        let end = offset
-            .checked_add(len)
-            .ok_or_else(|| Error::Overflow(format!("range {offset}+{len} of {key:?}")))?;
-        let (key, path) = self.path(key)?;
-        let label = self.place(&key);
-        let ranged = self.run(&key, move |store| async move {
-            let options = GetOptions {
-                range: Some(GetRange::Bounded(offset..end)),
-                ..GetOptions::default()
-            };
-            let got = match store.get_opts(&path, options).await {
-                Ok(got) => got,
-                Err(object_store::Error::NotFound { source, path }) => {
-                    let err = object_store::Error::NotFound { source, path };
-                    if missing_bucket(&err.to_string()) {
-                        return Err(Failure::Store(err));
-                    }
-                    return Ok(None);
-                }
-                Err(e) => {
-                    let text = e.to_string();
-                    if ["416", "InvalidRange", "object was only"]
-                        .iter()
-                        .any(|s| text.contains(s))
-                    {
-                        return Err(Failure::Lib(Error::Io(format!(
-                            "{label}: range {offset}+{len} is past its end"
-                        ))));
-                    }
-                    return Err(Failure::Store(e));
-                }
-            };
-            let size = got.meta.size;
-            let bytes = got.bytes().await?;
-            if bytes.len() as u64 != len {
-                return Err(Failure::Lib(Error::Io(format!(
-                    "{label}: range {offset}+{len} is past its end ({size} bytes)"
-                ))));
-            }
-            Ok(Some(bytes.to_vec()))
-        });
-        match ranged {
-            Err(Error::Unsupported(m)) if m.contains(RANGE_REFUSED) => {
-                // The server answered with the whole value (200): the range is cut from it.
-                let Some(value) = self.get(&key)? else {
-                    return Ok(None);
-                };
-                Ok(Some(super::range_of(&value, &key, offset, len)?.to_vec()))
-            }
-            other => other,
-        }
+        Ok(match self.range(key, offset, len, None)? {
+            Part::Bytes(bytes) => Some(bytes.to_vec()),
+            // Without a version to insist on nothing can have changed.
+            Part::Missing | Part::Changed => None,
+        })
     }
 
     fn set(&self, key: &str, value: &[u8]) -> Result<()> {

@@ -1,0 +1,146 @@
+//! The read requests of object stores as futures, so that one call can wait for one of
+//! them ([`super::CloudStore`]'s `Store` methods) or for a whole batch at once
+//! (`fetch_many`). Each checks what the server answers against what was asked.
+
+use super::{missing_or, version_of, Failure};
+use crate::error::Error;
+use crate::store::{too_large, Tail};
+use futures_util::StreamExt;
+use object_store::path::Path;
+use object_store::{GetOptions, GetRange, ObjectStore, UpdateVersion};
+use std::sync::Arc;
+
+/// The result of a read request.
+type Answer<T> = std::result::Result<T, Failure>;
+
+/// The whole value at `path` (`label` in messages) read into `buf` when it holds at most
+/// `max_len` bytes, with its version; `None`: the key does not exist.
+pub(super) async fn whole(
+    store: Arc<dyn ObjectStore>,
+    path: Path,
+    label: String,
+    max_len: u64,
+    mut buf: Vec<u8>,
+) -> Answer<(Option<UpdateVersion>, Vec<u8>)> {
+    let got = match store.get_opts(&path, GetOptions::default()).await {
+        Ok(got) => got,
+        Err(e) => return missing_or(e).map(|_: Option<()>| (None, buf)),
+    };
+    let size = got.meta.size;
+    let version = UpdateVersion {
+        e_tag: got.meta.e_tag.clone(),
+        version: got.meta.version.clone(),
+    };
+    if size > max_len {
+        return Err(Failure::Lib(too_large(&label, size, max_len)));
+    }
+    buf.clear();
+    let want = usize::try_from(size)
+        .map_err(|_| Failure::Lib(crate::error::no_memory(usize::MAX, &label)))?;
+    crate::error::try_reserve(&mut buf, want, &label).map_err(Failure::Lib)?;
+    let mut stream = got.into_stream();
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(Failure::Store)?;
+        if (buf.len() + chunk.len()) as u64 > size {
+            return Err(Failure::Lib(Error::Io(format!(
+                "{label}: the server sent more than the {size} bytes it announced"
+            ))));
+        }
+        buf.extend_from_slice(&chunk);
+    }
+    if buf.len() as u64 != size {
+        return Err(Failure::Lib(Error::Io(format!(
+            "{label}: truncated answer: {} of {size} bytes",
+            buf.len()
+        ))));
+    }
+    Ok((Some(version), buf))
+}
+
+/// The last `len` bytes of the value at `path` with one suffix-range request, its size
+/// and version; `None`: the key does not exist.
+pub(super) async fn tail(
+    store: Arc<dyn ObjectStore>,
+    path: Path,
+    label: String,
+    len: u64,
+) -> Answer<Option<Tail>> {
+    let options = GetOptions {
+        range: Some(GetRange::Suffix(len)),
+        ..GetOptions::default()
+    };
+    let got = match store.get_opts(&path, options).await {
+        Ok(got) => got,
+        Err(e) => return missing_or(e),
+    };
+    let size = got.meta.size;
+    let range = got.range.clone();
+    let version = version_of(got.meta.e_tag.clone(), got.meta.version.clone());
+    let bytes = got.bytes().await?;
+    if size < len || bytes.len() as u64 != len || range.end != size {
+        return Err(Failure::Lib(Error::Io(format!(
+            "{label}: the last {len} bytes were asked of a value of {size} bytes \
+             (answer: {} bytes)",
+            bytes.len()
+        ))));
+    }
+    Ok(Some(Tail {
+        bytes: bytes.to_vec(),
+        size,
+        version,
+    }))
+}
+
+/// What a range request found.
+pub(super) enum Part {
+    /// The bytes asked for.
+    Bytes(bytes::Bytes),
+    /// The key does not exist.
+    Missing,
+    /// The object is not the version asked for (`If-Match` failed).
+    Changed,
+}
+
+/// `len` (> 0) bytes from `offset` of the value at `path`, only from the object whose ETag
+/// is `e_tag` when given.
+pub(super) async fn range(
+    store: Arc<dyn ObjectStore>,
+    path: Path,
+    label: String,
+    offset: u64,
+    len: u64,
+    e_tag: Option<String>,
+) -> Answer<Part> {
+    let end = offset
+        .checked_add(len)
+        .ok_or_else(|| Failure::Lib(Error::Overflow(format!("{label}: range {offset}+{len}"))))?;
+    let options = GetOptions {
+        range: Some(GetRange::Bounded(offset..end)),
+        if_match: e_tag,
+        ..GetOptions::default()
+    };
+    let got = match store.get_opts(&path, options).await {
+        Ok(got) => got,
+        Err(object_store::Error::Precondition { .. }) => return Ok(Part::Changed),
+        Err(e) => {
+            let text = e.to_string();
+            if ["416", "InvalidRange", "object was only"]
+                .iter()
+                .any(|s| text.contains(s))
+            {
+                return Err(Failure::Lib(Error::Io(format!(
+                    "{label}: range {offset}+{len} is past its end"
+                ))));
+            }
+            return missing_or(e).map(|_: Option<()>| Part::Missing);
+        }
+    };
+    let size = got.meta.size;
+    let bytes = got.bytes().await?;
+    if bytes.len() as u64 != len {
+        return Err(Failure::Lib(Error::Io(format!(
+            "{label}: range {offset}+{len} is past its end ({size} bytes)"
+        ))));
+    }
+    Ok(Part::Bytes(bytes))
+}
