@@ -646,6 +646,37 @@ fn s3_store_behaviour_counts_and_faults() {
     let get_count = full.iter().filter(|r| r.starts_with("GET ")).count();
     assert_eq!(get_count, 8, "{full:?}");
 
+    // Unsharded: every chunk covered whole is stored without being read, the batch's
+    // PUTs (and the DELETE of the chunk left all fill value) in flight together.
+    let mut builder = ArrayBuilder::new(vec![10, 10], ElementType::UInt16);
+    builder.zarr_format(3).unwrap();
+    builder.chunks(vec![4, 4]).fill_value_json(serde_json::json!(0));
+    let plain = builder
+        .create(store.clone(), "plain", Mode::CreateNew)
+        .unwrap();
+    let values: Vec<u8> = (0..100u16)
+        .map(|i| if i / 10 < 4 && i % 10 < 4 { 0 } else { i })
+        .flat_map(u16::to_ne_bytes)
+        .collect();
+    server.clear_log();
+    plain
+        .write(&[0, 0], &[10, 10], ElementType::UInt16, Order::C, &values)
+        .unwrap();
+    let wrote = server.settled_requests();
+    let count = |m: &str| wrote.iter().filter(|r| r.starts_with(m)).count();
+    // (object_store erases one key with a batch delete: a POST.)
+    let erasures = count("DELETE ") + count("POST /zarr-test?delete");
+    assert_eq!(
+        (count("PUT "), erasures, count("GET "), count("HEAD ")),
+        (8, 1, 0, 0),
+        "{wrote:?}"
+    );
+    let mut back = vec![0u8; 200];
+    plain
+        .read(&[0, 0], &[10, 10], ElementType::UInt16, Order::C, &mut back)
+        .unwrap();
+    assert!(back == values, "the unsharded array read back differs");
+
     server.clear_log();
     let array = Array::open(store.clone(), "sharded", Mode::Read).unwrap();
     let open = server.settled_requests();

@@ -535,8 +535,7 @@ pub fn read(
     }
     // Object stores: the parts in batches, each fetched by concurrent requests while the
     // pool decodes the batch before it.
-    let per_batch =
-        (MAX_BATCH_BYTES / max_stored.max(1)).clamp(1, 4 * store.concurrency() as u64) as usize;
+    let per_batch = batch_len(store, max_stored);
     let batches: Vec<std::ops::Range<usize>> = (0..plan.total)
         .step_by(per_batch)
         .map(|lo| lo..(lo + per_batch).min(plan.total))
@@ -642,7 +641,9 @@ pub fn write(
     }
     let max_stored = meta.max_encoded_chunk_len();
     let keep_fill = guard.keeps_empty();
-    plan.run(|buffers| {
+    // Writes the worker's part; with `defer`, a chunk that needs no read is returned to be
+    // stored with others instead.
+    let write_one = |buffers: &mut Buffers, defer: bool| -> Result<Option<Upload>> {
         let Buffers {
             part,
             key,
@@ -658,11 +659,74 @@ pub fn write(
             let existing = snapshot.found.then_some(raw.as_slice());
             let label = key.as_str();
             let merged = merged_chunk(&plan, part, existing, &label, buf, work, keep_fill)?;
+            if defer && part.all_in_bounds {
+                return Ok(Some((key.clone(), merged.map(<[u8]>::to_vec))));
+            }
             if guard.store(store, key, merged, &snapshot)? {
-                return Ok(());
+                return Ok(None);
             }
             retry.again(key)?;
         }
+    };
+    if !pipelines(store, guard, plan.total) {
+        return plan.run(|buffers| write_one(buffers, false).map(drop));
+    }
+    let per_batch = batch_len(store, max_stored);
+    pipelined(store, plan.total, per_batch, |parts| {
+        let uploads = std::sync::Mutex::new(Vec::new());
+        plan.run_parts(parts, |buffers, _| {
+            if let Some(upload) = write_one(buffers, true)? {
+                uploads
+                    .lock()
+                    .map_err(|_| Error::Internal("upload list poisoned".into()))?
+                    .push(upload);
+            }
+            Ok(())
+        })?;
+        uploads
+            .into_inner()
+            .map_err(|_| Error::Internal("upload list poisoned".into()))
+    })
+}
+
+/// A value to store at a key (`None`: erase the key), handed to [`Store::put_many`].
+type Upload = (String, Option<Vec<u8>>);
+
+/// Whether a write of `units` chunks or shards goes by pipelined batches: on stores whose
+/// requests wait on the network, without locks or conditional writes (which store each
+/// chunk as they rewrite it).
+fn pipelines(store: &dyn Store, guard: &WriteGuard, units: usize) -> bool {
+    store.concurrency() > 1 && units > 1 && matches!(guard, WriteGuard::None)
+}
+
+/// Chunks (or shards) of at most `max_len` stored bytes per batch of a pipelined read or
+/// write: up to 4 per request in flight, up to [`MAX_BATCH_BYTES`].
+fn batch_len(store: &dyn Store, max_len: u64) -> usize {
+    (MAX_BATCH_BYTES / max_len.max(1)).clamp(1, 4 * store.concurrency() as u64) as usize
+}
+
+/// Writes `total` units by batches of `per_batch`: `encode` makes a batch's uploads (on the
+/// pool), and they go to the store with one [`Store::put_many`] (every request in flight
+/// at once) while the next batch is encoded. At most two batches are held.
+fn pipelined<F>(store: &dyn Store, total: usize, per_batch: usize, encode: F) -> Result<()>
+where
+    F: Fn(std::ops::Range<usize>) -> Result<Vec<Upload>> + Sync,
+{
+    type Sending<'s> = Option<std::thread::ScopedJoinHandle<'s, Result<()>>>;
+    let finish = |sending: Sending<'_>| {
+        sending.map_or(Ok(()), |s| {
+            s.join()
+                .map_err(|_| Error::Internal("an uploading thread panicked".into()))?
+        })
+    };
+    std::thread::scope(|scope| -> Result<()> {
+        let mut sending: Sending<'_> = None;
+        for lo in (0..total).step_by(per_batch) {
+            let uploads = encode(lo..(lo + per_batch).min(total))?;
+            finish(sending.take())?;
+            sending = Some(scope.spawn(move || store.put_many(uploads)));
+        }
+        finish(sending)
     })
 }
 
@@ -701,7 +765,9 @@ fn write_shards(
         counts.iter().product::<u64>() as usize
     };
     let max_shard = meta.max_stored_len();
-    let write_one = |flat: usize| -> Result<()> {
+    // Rewrites the shard numbered `flat`; with `defer`, a shard that needs no read is
+    // returned to be stored with others instead.
+    let write_one = |flat: usize, defer: bool| -> Result<Option<Upload>> {
         let mut shard_index = vec![0u64; meta.rank()];
         let mut rest = flat as u64;
         for d in (0..meta.rank()).rev() {
@@ -727,8 +793,11 @@ fn write_shards(
             if bytes.is_none() && guard.keeps_empty() {
                 bytes = Some(shard::empty(sharding, &per_shard_units)?);
             }
+            if defer && !partial {
+                return Ok(Some((key, bytes)));
+            }
             if guard.store(store, &key, bytes.as_deref(), &snapshot)? {
-                return Ok(());
+                return Ok(None);
             }
             retry.again(&key)?;
         }
@@ -737,9 +806,25 @@ fn write_shards(
         // One shard after another, each locked by the calling thread: a pool thread that
         // held a lock while waiting for the shard's chunks would run other jobs meanwhile,
         // and one needing the same lock would deadlock.
-        return (0..total).try_for_each(write_one);
+        return (0..total).try_for_each(|flat| write_one(flat, false).map(drop));
     }
-    pool::pool()?.install(|| (0..total).into_par_iter().try_for_each(write_one))
+    let pool = pool::pool()?;
+    if !pipelines(store, guard, total) {
+        return pool.install(|| {
+            (0..total)
+                .into_par_iter()
+                .try_for_each(|flat| write_one(flat, false).map(drop))
+        });
+    }
+    pipelined(store, total, batch_len(store, max_shard), |shards| {
+        let uploads: Vec<Option<Upload>> = pool.install(|| {
+            shards
+                .into_par_iter()
+                .map(|flat| write_one(flat, true))
+                .collect::<Result<_>>()
+        })?;
+        Ok(uploads.into_iter().flatten().collect())
+    })
 }
 
 /// The element box of `shape` whose first chunk is `origin` (chunk grid), clipped to the

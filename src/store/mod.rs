@@ -221,6 +221,22 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     fn fetch_many(&self, batch: &[Fetch]) -> Vec<Result<Fetched>> {
         fetch_one_by_one(self, batch)
     }
+    /// Stores each value of the batch at its key (`None`: erases the key), concurrently
+    /// where the store can ([`Store::concurrency`]); the first error is returned, after
+    /// every other write of the batch has been tried.
+    fn put_many(&self, batch: Vec<(String, Option<Vec<u8>>)>) -> Result<()> {
+        let mut first = Ok(());
+        for (key, value) in batch {
+            let done = match value {
+                Some(value) => self.set(&key, &value),
+                None => self.erase(&key).map(drop),
+            };
+            if first.is_ok() {
+                first = done;
+            }
+        }
+        first
+    }
     /// Stores `value` at `key`, replacing what was there; readers see the old or the new
     /// value, never a mix.
     fn set(&self, key: &str, value: &[u8]) -> Result<()>;

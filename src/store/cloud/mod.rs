@@ -264,6 +264,15 @@ impl CloudStore {
         Ok(found)
     }
 
+    /// How this store uploads values.
+    fn uploads(&self) -> Uploads {
+        Uploads {
+            threshold: self.settings.multipart_threshold,
+            part: self.settings.part_size,
+            in_flight: self.settings.max_requests.clamp(1, 8),
+        }
+    }
+
     /// One read of a batch by the single-read methods.
     fn fetch_one(&self, fetch: &Fetch) -> Result<Fetched> {
         super::fetch_one_by_one(self, std::slice::from_ref(fetch))
@@ -291,6 +300,45 @@ impl CloudStore {
             }
             other => other,
         }
+    }
+}
+
+/// How values are uploaded: one PUT below `threshold` bytes, else a multipart upload of
+/// parts of `part` bytes, `in_flight` at a time.
+#[derive(Debug, Clone, Copy)]
+struct Uploads {
+    threshold: usize,
+    part: usize,
+    in_flight: usize,
+}
+
+/// Stores `payload` at `path`: one PUT with its Content-Length (readers see the old or the
+/// new object), or above the threshold a multipart upload whose parts go up concurrently
+/// and which is aborted (its parts removed) when one fails.
+async fn put_value(
+    store: Arc<dyn ObjectStore>,
+    path: Path,
+    payload: bytes::Bytes,
+    upload: Uploads,
+) -> std::result::Result<(), Failure> {
+    if payload.len() < upload.threshold.max(1) {
+        store.put(&path, PutPayload::from(payload)).await?;
+        return Ok(());
+    }
+    let multipart = store.put_multipart(&path).await?;
+    let mut writer = WriteMultipart::new_with_chunk_size(multipart, upload.part);
+    let mut rest = payload;
+    while !rest.is_empty() {
+        if let Err(e) = writer.wait_for_capacity(upload.in_flight).await {
+            let _ = writer.abort().await;
+            return Err(Failure::Store(e));
+        }
+        let take = rest.len().min(upload.part);
+        writer.put(rest.split_to(take));
+    }
+    match writer.finish().await {
+        Ok(_) => Ok(()),
+        Err(e) => Err(Failure::Store(e)),
     }
 }
 
@@ -712,32 +760,32 @@ impl Store for CloudStore {
     fn set(&self, key: &str, value: &[u8]) -> Result<()> {
         super::check_writable(self, "write")?;
         let (key, path) = self.path(key)?;
-        let threshold = self.settings.multipart_threshold;
-        let part = self.settings.part_size;
-        let in_flight = self.settings.max_requests.clamp(1, 8);
         let payload = bytes::Bytes::copy_from_slice(value);
-        self.run(&key, move |store| async move {
-            if payload.len() < threshold.max(1) {
-                // One PUT with its Content-Length: readers see the old or the new object.
-                store.put(&path, PutPayload::from(payload)).await?;
-                return Ok(());
-            }
-            let upload = store.put_multipart(&path).await?;
-            let mut writer = WriteMultipart::new_with_chunk_size(upload, part);
-            let mut rest = payload;
-            while !rest.is_empty() {
-                if let Err(e) = writer.wait_for_capacity(in_flight).await {
-                    let _ = writer.abort().await;
-                    return Err(Failure::Store(e));
-                }
-                let take = rest.len().min(part);
-                writer.put(rest.split_to(take));
-            }
-            match writer.finish().await {
-                Ok(_) => Ok(()),
-                Err(e) => Err(Failure::Store(e)),
-            }
-        })
+        let upload = self.uploads();
+        self.run(&key, move |store| put_value(store, path, payload, upload))
+    }
+
+    /// Every write and erasure of the batch in flight at once (up to `max_requests`).
+    fn put_many(&self, batch: Vec<(String, Option<Vec<u8>>)>) -> Result<()> {
+        super::check_writable(self, "write")?;
+        let upload = self.uploads();
+        let store = self.client()?.store;
+        let mut jobs: Vec<(String, Job<()>)> = Vec::with_capacity(batch.len());
+        for (key, value) in batch {
+            let (key, path) = self.path(&key)?;
+            let store = store.clone();
+            let job: Job<()> = match value {
+                Some(value) => Box::pin(put_value(store, path, value.into(), upload)),
+                None => Box::pin(async move {
+                    match store.delete(&path).await {
+                        Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+                        Err(e) => Err(Failure::Store(e)),
+                    }
+                }),
+            };
+            jobs.push((key, job));
+        }
+        self.run_many(jobs).into_iter().collect()
     }
 
     fn erase(&self, key: &str) -> Result<bool> {
