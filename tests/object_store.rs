@@ -650,7 +650,9 @@ fn s3_store_behaviour_counts_and_faults() {
     // PUTs (and the DELETE of the chunk left all fill value) in flight together.
     let mut builder = ArrayBuilder::new(vec![10, 10], ElementType::UInt16);
     builder.zarr_format(3).unwrap();
-    builder.chunks(vec![4, 4]).fill_value_json(serde_json::json!(0));
+    builder
+        .chunks(vec![4, 4])
+        .fill_value_json(serde_json::json!(0));
     let plain = builder
         .create(store.clone(), "plain", Mode::CreateNew)
         .unwrap();
@@ -1406,4 +1408,67 @@ fn s3_writers_share_chunks_with_etags_and_create_once() {
     expected[80..84].copy_from_slice(&7u32.to_ne_bytes());
     expected[160..168].copy_from_slice(&[9u8; 8]);
     assert!(all == expected, "a batched read after a rewrite differs");
+}
+
+#[test]
+fn s3_consolidated_hierarchy_opens_with_one_document_read() {
+    use zarr::node::Group;
+    use zarr::store::{consolidate, ConsolidatedStore};
+    let Some(server) = moto() else { return };
+    for format in [2i32, 3] {
+        let store = s3(server.port, &format!("tree{format}"), Mode::Append);
+        for g in 0..3 {
+            for a in 0..2 {
+                let mut builder = ArrayBuilder::new(vec![4], ElementType::Int32);
+                builder.zarr_format(format).unwrap();
+                let path = format!("g{g}/a{a}");
+                let array = builder
+                    .create(store.clone(), &path, Mode::Overwrite)
+                    .unwrap();
+                let values: Vec<u8> = (0..4)
+                    .flat_map(|i: i32| (i + 10 * g + a).to_ne_bytes())
+                    .collect();
+                array
+                    .write(&[0], &[4], ElementType::Int32, Order::C, &values)
+                    .unwrap();
+            }
+        }
+        consolidate(store.as_ref(), "").unwrap();
+        server.clear_log();
+        let consolidated: Arc<dyn Store> =
+            Arc::new(ConsolidatedStore::open(store.clone(), "").unwrap());
+        let root = Group::open(consolidated.clone(), "", Mode::Read).unwrap();
+        let mut names: Vec<String> = root
+            .members()
+            .unwrap()
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect();
+        names.sort();
+        assert_eq!(names, ["g0", "g1", "g2"]);
+        let mut arrays = Vec::new();
+        for g in 0..3 {
+            for a in 0..2 {
+                arrays.push(
+                    Array::open(consolidated.clone(), &format!("g{g}/a{a}"), Mode::Read).unwrap(),
+                );
+            }
+        }
+        // v3: the root group's document, which holds everything. v2: the same key, found
+        // missing, then `.zmetadata`.
+        let opened = server.settled_requests();
+        let expected = if format == 3 { 1 } else { 2 };
+        assert_eq!(
+            opened.len(),
+            expected,
+            "v{format}: open, list, open six arrays: {opened:?}"
+        );
+        assert!(opened.iter().all(|r| r.starts_with("GET ")), "{opened:?}");
+        // The data still comes from the chunks, exactly.
+        let mut one = [0u8; 4];
+        arrays[5]
+            .read(&[3], &[1], ElementType::Int32, Order::C, &mut one)
+            .unwrap();
+        assert_eq!(i32::from_ne_bytes(one), 3 + 20 + 1);
+    }
 }

@@ -121,7 +121,8 @@ fn v3_consolidated_metadata_in_the_root_document() {
     assert_eq!(metadata["a/b/x"]["node_type"], "array");
     assert_eq!(metadata["a"]["node_type"], "group");
     assert_eq!(doc["attributes"]["title"], "t");
-    // Opening through it reads nothing else; a node added later falls back to the store.
+    // Opening through it reads nothing else; a node added later is not listed (as
+    // zarr-python serves consolidated metadata) but is found by its path.
     let mut later = ArrayBuilder::new(vec![2], ElementType::Int8);
     later.zarr_format(3).unwrap();
     later
@@ -131,6 +132,8 @@ fn v3_consolidated_metadata_in_the_root_document() {
     let g = Group::open(overlay, "", Mode::Read).unwrap();
     assert_eq!(g.contains("a/b/x").unwrap(), NodeKind::Array);
     assert_eq!(g.contains("late").unwrap(), NodeKind::Array);
+    let members: Vec<String> = g.members().unwrap().into_iter().map(|(n, _)| n).collect();
+    assert_eq!(members, ["a"]);
     assert_eq!(g.attributes().unwrap()["title"], "t");
 }
 

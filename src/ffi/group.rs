@@ -109,9 +109,12 @@ pub unsafe extern "C" fn zarr_group_create(
     })
 }
 
-/// Opens the group at `path` through its consolidated metadata (`path/.zmetadata`): every
-/// metadata document below comes from that one read; nodes missing from a stale
-/// `.zmetadata` are read from the store. `ZARR_ERR_NOT_FOUND` without `.zmetadata`.
+/// Opens the group at `path` through its consolidated metadata (inside a v3 group's
+/// `zarr.json`, else `path/.zmetadata`): the documents of every node it holds, and the
+/// member lists of its groups, come from that one read (one request on an object store for
+/// v3, two for v2), as zarr-python serves consolidated metadata; chunks are read from the
+/// store. Nodes added after consolidation are not listed, but open when asked for by path
+/// (read from the store). `ZARR_ERR_NOT_FOUND` without consolidated metadata.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_group_open_consolidated(
     store: *const zarr_store_t,

@@ -36,6 +36,15 @@ fn refuse_draft(store: &dyn Store) -> Result<()> {
     Ok(())
 }
 
+/// Whether a `zarr.json` is not a v3 node document (a v2 hierarchy may hold one written by
+/// other tools): the v2 consolidated metadata is looked for then.
+fn is_v2_marker(bytes: &[u8]) -> bool {
+    crate::meta::json::parse(bytes)
+        .ok()
+        .and_then(|doc| doc.get("zarr_format").and_then(Value::as_u64))
+        != Some(3)
+}
+
 /// Consolidates the metadata of the hierarchy at `path`. For a v2 group: every `.zarray`,
 /// `.zgroup` and `.zattrs` below into `path/.zmetadata` (`zarr_consolidated_format: 1`,
 /// keys relative to `path`), as zarr-python's `consolidate_metadata`. For a v3 group: every
@@ -99,22 +108,71 @@ pub fn consolidate(store: &dyn Store, path: &str) -> Result<()> {
     }
 }
 
-/// A store whose metadata documents come from a `.zmetadata` read once at opening.
+/// A store whose metadata documents come from the consolidated metadata read once at
+/// opening (`.zmetadata`, or a v3 group's `zarr.json`), as zarr-python serves them: below
+/// the consolidated group, the documents of every node it knows are what it holds (and
+/// what was written through this store since), never looked up in the store, and the
+/// listings of its groups come from it. Opening a hierarchy, listing it and opening its
+/// arrays therefore read one document; chunks come from the store. A node added by
+/// someone else after consolidation is not listed, but opens when asked for by path (its
+/// documents are then read from the store).
 #[derive(Debug)]
 pub struct ConsolidatedStore {
     inner: Arc<dyn Store>,
+    /// The consolidated group's key prefix (`""` or ending in `/`).
+    root: String,
     /// Metadata documents by full key.
     metadata: RwLock<BTreeMap<String, Vec<u8>>>,
+}
+
+/// The last segments of keys that only metadata documents have (v1's `meta` and `attrs`
+/// included, which no consolidated hierarchy holds): for the nodes it knows, the
+/// consolidated metadata answers for them.
+const DOCUMENT_NAMES: [&str; 7] = [
+    ".zarray",
+    ".zgroup",
+    ".zattrs",
+    V3_KEY,
+    CONSOLIDATED_KEY,
+    "meta",
+    "attrs",
+];
+
+/// Whether the metadata document `bytes` at `key` makes its node an array.
+fn is_array_document(key: &str, bytes: &[u8]) -> bool {
+    let name = key.rsplit('/').next().unwrap_or(key);
+    name == ".zarray"
+        || (name == V3_KEY
+            && crate::meta::json::parse(bytes)
+                .ok()
+                .and_then(|doc| {
+                    doc.get("node_type")
+                        .and_then(Value::as_str)
+                        .map(|t| t == "array")
+                })
+                .unwrap_or(false))
 }
 
 impl ConsolidatedStore {
     /// Reads `path/.zmetadata` from `inner`.
     pub fn open(inner: Arc<dyn Store>, path: &str) -> Result<Self> {
-        refuse_draft(inner.as_ref())?;
         let path = normalize_path(path)?;
+        // A v3 group's own document first: one request for a consolidated v3 hierarchy,
+        // two for v2 (whose `.zmetadata` comes next).
+        let v3_key = join_key(&path, V3_KEY);
+        if let Some(bytes) = inner.get(&v3_key)? {
+            if !path.is_empty() || crate::meta::draft::detect(&bytes)?.is_some() {
+                refuse_draft(inner.as_ref())?;
+            }
+            if !is_v2_marker(&bytes) {
+                return Self::open_v3(inner, &path, bytes);
+            }
+        }
         let key = join_key(&path, CONSOLIDATED_KEY);
         let Some(bytes) = inner.get(&key)? else {
-            return Self::open_v3(inner, &path);
+            return Err(Error::NotFound(format!(
+                "no consolidated metadata at {path:?} (.zmetadata or zarr.json)"
+            )));
         };
         let bad = |what: &str| Error::Metadata(format!("{key}: {what}"));
         let doc: Value =
@@ -138,19 +196,20 @@ impl ConsolidatedStore {
         }
         Ok(ConsolidatedStore {
             inner,
+            root: node_prefix(&path),
             metadata: RwLock::new(metadata),
         })
     }
 
-    /// Reads the inline `consolidated_metadata` of the v3 group at `path`.
-    fn open_v3(inner: Arc<dyn Store>, path: &str) -> Result<Self> {
+    /// Reads the inline `consolidated_metadata` of the v3 group at `path`, whose document
+    /// is `bytes`.
+    fn open_v3(inner: Arc<dyn Store>, path: &str, bytes: Vec<u8>) -> Result<Self> {
         let key = join_key(path, V3_KEY);
         let missing = || {
             Error::NotFound(format!(
                 "no consolidated metadata at {path:?} (.zmetadata or zarr.json)"
             ))
         };
-        let bytes = inner.get(&key)?.ok_or_else(missing)?;
         let bad = |what: &str| Error::Metadata(format!("{key}: {what}"));
         let doc: Value =
             crate::meta::json::parse(&bytes).map_err(|e| bad(&format!("not valid JSON: {e}")))?;
@@ -178,12 +237,41 @@ impl ConsolidatedStore {
         }
         Ok(ConsolidatedStore {
             inner,
+            root: node_prefix(path),
             metadata: RwLock::new(metadata),
         })
     }
 
     fn cached(&self, key: &str) -> Option<Vec<u8>> {
         self.metadata.read().ok()?.get(key).cloned()
+    }
+
+    /// What the consolidated metadata knows of the node at `path`: `None` when it holds
+    /// no document of it, else whether it is an array.
+    fn node(&self, path: &str) -> Option<bool> {
+        let map = self.metadata.read().ok()?;
+        let mut known = None;
+        for name in [".zarray", ".zgroup", ".zattrs", V3_KEY] {
+            let key = join_key(path, name);
+            if let Some(bytes) = map.get(&key) {
+                known = Some(known.unwrap_or(false) || is_array_document(&key, bytes));
+            }
+        }
+        known
+    }
+
+    /// Whether the consolidated metadata answers for `key`: a metadata document's key of a
+    /// node it knows, below the consolidated group. (A node it does not know, added after
+    /// consolidation, is looked up in the store when asked for by path.)
+    fn answers_for(&self, key: &str) -> bool {
+        let (node, name) = key.rsplit_once('/').unwrap_or(("", key));
+        key.starts_with(&self.root) && DOCUMENT_NAMES.contains(&name) && self.node(node).is_some()
+    }
+
+    /// Whether the listing of `prefix` (`""` or ending in `/`) comes from the consolidated
+    /// metadata alone: that of a group it knows, below the consolidated group.
+    fn lists(&self, prefix: &str) -> bool {
+        prefix.starts_with(&self.root) && self.node(prefix.trim_end_matches('/')) == Some(false)
     }
 
     fn forget(&self, mut keep: impl FnMut(&str) -> bool) {
@@ -198,8 +286,60 @@ impl Store for ConsolidatedStore {
         let key = super::validate_key(key)?;
         match self.cached(&key) {
             Some(bytes) => Ok(Some(bytes)),
+            None if self.answers_for(&key) => Ok(None),
             None => self.inner.get(&key),
         }
+    }
+
+    fn get_into(&self, key: &str, buf: &mut Vec<u8>, max_len: u64) -> Result<bool> {
+        let key = super::validate_key(key)?;
+        match self.cached(&key) {
+            Some(bytes) => super::copy_bounded(&key, &bytes, buf, max_len).map(|()| true),
+            None if self.answers_for(&key) => Ok(false),
+            None => self.inner.get_into(&key, buf, max_len),
+        }
+    }
+
+    fn get_range_into(&self, key: &str, offset: u64, len: u64, buf: &mut Vec<u8>) -> Result<bool> {
+        self.inner.get_range_into(key, offset, len, buf)
+    }
+
+    fn get_tail(&self, key: &str, len: u64) -> Result<Option<super::Tail>> {
+        self.inner.get_tail(key, len)
+    }
+
+    fn get_range_if(
+        &self,
+        key: &str,
+        offset: u64,
+        len: u64,
+        buf: &mut Vec<u8>,
+        version: &super::Version,
+    ) -> Result<super::Ranged> {
+        self.inner.get_range_if(key, offset, len, buf, version)
+    }
+
+    fn concurrency(&self) -> usize {
+        self.inner.concurrency()
+    }
+
+    fn fetch_many(&self, batch: &[super::Fetch]) -> Vec<Result<super::Fetched>> {
+        // Chunks only: the batched reads of a region never ask for documents.
+        self.inner.fetch_many(batch)
+    }
+
+    fn put_many(&self, batch: Vec<(String, Option<Vec<u8>>)>) -> Result<()> {
+        // Documents go through `set` and `erase`, which keep the consolidated view current.
+        if batch.iter().any(|(key, _)| is_metadata_key(key)) {
+            for (key, value) in batch {
+                match value {
+                    Some(value) => self.set(&key, &value)?,
+                    None => self.erase(&key).map(drop)?,
+                }
+            }
+            return Ok(());
+        }
+        self.inner.put_many(batch)
     }
 
     fn get_range(&self, key: &str, offset: u64, len: u64) -> Result<Option<Vec<u8>>> {
@@ -283,7 +423,10 @@ impl Store for ConsolidatedStore {
 
     fn list_dir(&self, prefix: &str) -> Result<DirListing> {
         let prefix = super::validate_dir_prefix(prefix)?;
-        let inner = self.inner.list_dir(&prefix)?;
+        let inner = match self.lists(&prefix) {
+            true => DirListing::default(),
+            false => self.inner.list_dir(&prefix)?,
+        };
         let cached: Vec<String> = match self.metadata.read() {
             Ok(map) => map
                 .keys()
@@ -306,6 +449,7 @@ impl Store for ConsolidatedStore {
         let key = super::validate_key(key)?;
         match self.cached(&key) {
             Some(bytes) => Ok(Some(bytes.len() as u64)),
+            None if self.answers_for(&key) => Ok(None),
             None => self.inner.size(&key),
         }
     }
@@ -337,19 +481,24 @@ mod tests {
         assert_eq!(doc["metadata"]["a/.zattrs"]["x"], 1);
         assert_eq!(doc["zarr_consolidated_format"], 1);
         assert!(doc["metadata"].get("a/0.0").is_none());
-        // Stale: a node added after consolidation still opens, from the store.
+        // The consolidated metadata answers for the nodes it knows, as zarr-python serves
+        // them: a document erased since is still served, one missing is missing; a node
+        // added after consolidation is not listed, but read from the store by key.
         inner.set("b/.zgroup", br#"{"zarr_format": 2}"#).unwrap();
         inner.erase("a/.zattrs").unwrap();
+        inner.set("a/.zarray", b"{}").unwrap();
         let store = ConsolidatedStore::open(inner.clone(), "").unwrap();
         assert!(
             store.get("a/.zattrs").unwrap().is_some(),
             "served from .zmetadata"
         );
-        assert!(
-            store.get("b/.zgroup").unwrap().is_some(),
-            "fell back to the store"
-        );
-        assert_eq!(store.list_dir("").unwrap().prefixes, vec!["a", "b"]);
+        assert_eq!(store.size("a/.zarray").unwrap(), None);
+        assert!(store.get("b/.zgroup").unwrap().is_some(), "an unknown node");
+        assert_eq!(store.list_dir("").unwrap().prefixes, vec!["a"]);
+        // Chunks come from the store; what is written through the view is seen by it.
+        assert_eq!(store.get("a/0.0").unwrap().unwrap(), b"chunk");
+        store.set("c/.zgroup", br#"{"zarr_format": 2}"#).unwrap();
+        assert_eq!(store.list_dir("").unwrap().prefixes, vec!["a", "c"]);
         inner.set(".zmetadata", b"{\"metadata\": 3}").unwrap();
         let err = ConsolidatedStore::open(inner, "").unwrap_err().to_string();
         assert!(err.contains(".zmetadata"), "{err}");

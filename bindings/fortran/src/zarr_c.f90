@@ -935,9 +935,13 @@ module zarr_c
       integer(c_int32_t) :: res
     end function c_zarr_group_create
 
-    ! Opens the group at `path` through its consolidated metadata (`path/.zmetadata`): every
-    ! metadata document below comes from that one read; nodes missing from a stale
-    ! `.zmetadata` are read from the store. `ZARR_ERR_NOT_FOUND` without `.zmetadata`.
+    ! Opens the group at `path` through its consolidated metadata (inside a v3 group's
+    ! `zarr.json`, else `path/.zmetadata`): the documents of every node it holds, and the
+    ! member lists of its groups, come from that one read (one request on an object store
+    ! for
+    ! v3, two for v2), as zarr-python serves consolidated metadata; chunks are read from the
+    ! store. Nodes added after consolidation are not listed, but open when asked for by path
+    ! (read from the store). `ZARR_ERR_NOT_FOUND` without consolidated metadata.
     function c_zarr_group_open_consolidated(store, path, mode, out_group) &
         bind(c, name="zarr_group_open_consolidated") result(res)
       import
