@@ -1472,3 +1472,115 @@ fn s3_consolidated_hierarchy_opens_with_one_document_read() {
         assert_eq!(i32::from_ne_bytes(one), 3 + 20 + 1);
     }
 }
+
+/// A proxy in front of `upstream` that serves one request per connection and, while
+/// `cut` holds, drops the connection of every PUT after reading part of its body (a
+/// server dying mid-upload). Returns its port.
+fn cutting_proxy(upstream: u16, cut: Arc<std::sync::atomic::AtomicBool>) -> u16 {
+    use std::sync::atomic::Ordering;
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for client in listener.incoming() {
+            let Ok(mut client) = client else { continue };
+            let cut = cut.clone();
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(client.try_clone().unwrap());
+                let mut head = Vec::new();
+                let mut length = 0usize;
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                        return;
+                    }
+                    let lower = line.to_ascii_lowercase();
+                    if let Some(value) = lower.strip_prefix("content-length:") {
+                        length = value.trim().parse().unwrap_or(0);
+                    }
+                    if lower.starts_with("connection:") {
+                        continue;
+                    }
+                    if line == "\r\n" {
+                        head.extend_from_slice(b"Connection: close\r\n\r\n");
+                        break;
+                    }
+                    head.extend_from_slice(line.as_bytes());
+                }
+                if head.starts_with(b"PUT ") && cut.load(Ordering::SeqCst) {
+                    // Half the body, then the connection dies.
+                    let mut part = vec![0u8; length / 2];
+                    let _ = reader.read_exact(&mut part);
+                    let _ = client.shutdown(std::net::Shutdown::Both);
+                    return;
+                }
+                let mut body = vec![0u8; length];
+                if reader.read_exact(&mut body).is_err() {
+                    return;
+                }
+                let Ok(mut server) = TcpStream::connect(("127.0.0.1", upstream)) else {
+                    return;
+                };
+                let _ = server.write_all(&head);
+                let _ = server.write_all(&body);
+                let mut answer = Vec::new();
+                let _ = server.read_to_end(&mut answer);
+                let _ = client.write_all(&answer);
+            });
+        }
+    });
+    port
+}
+
+#[test]
+fn a_server_dying_mid_upload_leaves_the_old_objects() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let Some(server) = moto() else { return };
+    let cut = Arc::new(AtomicBool::new(false));
+    let proxy = cutting_proxy(server.port, cut.clone());
+    let options = s3_options(proxy).replace(
+        '}',
+        r#", "multipart_threshold": 6000000, "part_size": 5242880, "retry_timeout_ms": 3000}"#,
+    );
+    let store = open_url("s3://zarr-test/dying", Mode::Append, Some(&options)).unwrap();
+    let direct = s3(server.port, "dying", Mode::Read);
+    // An array and a large value, written whole through the proxy.
+    let mut builder = ArrayBuilder::new(vec![8, 8], ElementType::Float64);
+    builder.zarr_format(3).unwrap();
+    builder.chunks(vec![4, 4]);
+    let array = builder.create(store.clone(), "a", Mode::Overwrite).unwrap();
+    let old: Vec<u8> = (0..64).flat_map(|i| f64::from(i).to_ne_bytes()).collect();
+    array
+        .write(&[0, 0], &[8, 8], ElementType::Float64, Order::C, &old)
+        .unwrap();
+    let big_old = pattern(12 << 20, 3);
+    store.set("big", &big_old).unwrap();
+
+    // The server dies during every upload: each write fails with a storage error...
+    cut.store(true, Ordering::SeqCst);
+    let new = vec![0x55u8; old.len()];
+    let failed = array.write(&[0, 0], &[8, 8], ElementType::Float64, Order::C, &new);
+    assert!(matches!(failed, Err(Error::Io(_))), "{failed:?}");
+    let failed = store.set("big", &pattern(12 << 20, 4));
+    assert!(matches!(failed, Err(Error::Io(_))), "multipart: {failed:?}");
+    cut.store(false, Ordering::SeqCst);
+
+    // ... and every object keeps its old value, whole.
+    let reader = Array::open(direct.clone(), "a", Mode::Read).unwrap();
+    let mut back = vec![0u8; old.len()];
+    reader
+        .read(&[0, 0], &[8, 8], ElementType::Float64, Order::C, &mut back)
+        .unwrap();
+    assert!(back == old, "a chunk changed after a failed upload");
+    assert!(
+        direct.get("big").unwrap().unwrap() == big_old,
+        "the large value changed"
+    );
+    // The failed multipart upload was aborted: no parts are left behind.
+    let (status, listing) = http(server.port, "GET", "/zarr-test?uploads", b"");
+    let listing = String::from_utf8_lossy(&listing);
+    assert_eq!(status, 200, "{listing}");
+    assert!(
+        !listing.contains("<Upload>"),
+        "an upload was left: {listing}"
+    );
+}
