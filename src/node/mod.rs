@@ -197,7 +197,7 @@ fn group_in(store: &dyn Store, draft: Option<Scheme>, path: &str) -> Result<bool
 
 /// Writes the group document of `format` at `path` (with `attributes`, which v3 and the
 /// draft embed); with `only_new`, only if no other writer created it first
-/// ([`put_document`]).
+/// (a conditional create).
 pub fn write_group(
     store: &dyn Store,
     path: &str,

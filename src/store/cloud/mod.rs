@@ -477,7 +477,7 @@ impl Store for CloudStore {
     }
 
     /// Every read of the batch in flight at once (up to `max_requests`); ranges of one
-    /// object that lie close together ([`super::MERGE_GAP`]) go as one request. Reads the
+    /// object that lie close together (within a mebibyte) go as one request. Reads the
     /// server answers in a way only the single-read methods handle (a whole value for a
     /// range; Azure tails) are done by those afterwards.
     fn fetch_many(&self, batch: &[Fetch]) -> Vec<Result<Fetched>> {
