@@ -23,7 +23,9 @@ type Index = Arc<Vec<(u64, u64)>>;
 /// index read with the shard's version (stores that keep versions: files, memory, object
 /// stores' ETags) serves later reads, each of which reads its chunk only from that version
 /// of the shard and reads the index again when the shard has changed; an index read
-/// without a version, or a shard found missing, serves only the call that read it.
+/// without a version, or a shard found missing, serves only the call that read it. That a
+/// chunk is not stored is believed only from an index read in the same call: no chunk read
+/// would notice a shard rewritten since.
 #[derive(Debug, Default)]
 pub struct IndexCache(Mutex<CacheState>);
 
@@ -42,6 +44,9 @@ struct Shard {
     /// Its indexes by the byte range they were read from (`WHOLE` for the stored shard
     /// itself, else a nested shard's range); `None`: no shard is stored.
     views: HashMap<(u64, u64), Option<Index>>,
+    /// Whether its version was read or confirmed current in this call: only then do its
+    /// indexes tell that a chunk is not stored.
+    fresh: bool,
 }
 
 /// The view of [`IndexCache`] that stands for a whole stored shard.
@@ -64,6 +69,9 @@ impl IndexCache {
     pub fn begin_call(&self) -> Result<()> {
         let mut state = self.state()?;
         state.shards.retain(|_, shard| shard.version.is_some());
+        for shard in state.shards.values_mut() {
+            shard.fresh = false;
+        }
         state.entries = state
             .shards
             .values()
@@ -99,13 +107,23 @@ impl IndexCache {
             .or_insert_with(|| Shard {
                 version: version.cloned(),
                 views: HashMap::new(),
+                fresh: true,
             });
         if shard.version.as_ref() != version {
             // Read from another version than what is cached: the cache starts again.
             shard.version = version.cloned();
             shard.views.clear();
         }
+        shard.fresh = true;
         shard.views.insert(view, index);
+        Ok(())
+    }
+
+    /// Notes that a read of the cached version of the shard at `key` succeeded in this call.
+    fn confirm(&self, key: &str) -> Result<()> {
+        if let Some(shard) = self.state()?.shards.get_mut(key) {
+            shard.fresh = true;
+        }
         Ok(())
     }
 
@@ -349,12 +367,14 @@ pub fn read_inner_batch(
         }
     }
     // Indexes: cached, or read in one batch.
-    let mut indexes: Vec<Option<(Option<Index>, Option<Version>)>> = Vec::new();
+    // Each shard's index and version, and whether that version is known current.
+    type Known = (Option<Index>, Option<Version>, bool);
+    let mut indexes: Vec<Option<Known>> = Vec::new();
     let mut missing = Vec::new();
     for (s, (key, _)) in shards.iter().enumerate() {
         let cached = cache.get(key)?.and_then(|shard| {
             let index = shard.views.get(&WHOLE).cloned()?;
-            Some((index, shard.version))
+            Some((index, shard.version, shard.fresh))
         });
         if cached.is_none() {
             missing.push(s);
@@ -377,14 +397,14 @@ pub fn read_inner_batch(
             _ => continue,
         };
         cache.put(key, version.as_ref(), WHOLE, index.clone())?;
-        indexes[s] = Some((index, version));
+        indexes[s] = Some((index, version, true));
     }
     // The chunks' ranges, shard by shard, in one batch.
     let max = meta.max_encoded_chunk_len();
     let mut batch = Vec::new();
     let mut wanted: Vec<(usize, Vec<usize>)> = Vec::new();
     for (s, (key, members)) in shards.iter().enumerate() {
-        let Some((index, version)) = &indexes[s] else {
+        let Some((index, version, fresh)) = &indexes[s] else {
             continue;
         };
         let Some(index) = index else {
@@ -404,7 +424,10 @@ pub fn read_inner_batch(
             }
             let (offset, size) = index[position];
             if offset == EMPTY {
-                out[i] = Prefetched::Missing;
+                // Not stored, if the index is known current; else left to read_inner.
+                if *fresh {
+                    out[i] = Prefetched::Missing;
+                }
             } else if size <= max {
                 ranges.push((offset, size));
                 reading.push(i);
@@ -419,6 +442,7 @@ pub fn read_inner_batch(
     for ((s, reading), fetched) in wanted.into_iter().zip(store.fetch_many(&batch)) {
         match fetched? {
             Fetched::Ranges(Ok(parts)) => {
+                cache.confirm(shards[s].0)?;
                 for (i, part) in reading.into_iter().zip(parts) {
                     out[i] = Prefetched::Bytes(part);
                 }
@@ -506,6 +530,8 @@ fn try_read_inner(
     // The version every read of this attempt insists on: the cached indexes', or that of
     // the index read below.
     let mut version = shard.as_ref().and_then(|s| s.version.clone());
+    // Whether that version is known current in this call.
+    let mut confirmed = shard.as_ref().is_some_and(|s| s.fresh);
     let mut level = sharding;
     let mut view = None;
     loop {
@@ -528,6 +554,7 @@ fn try_read_inner(
                     None => (None, None),
                 };
                 version = read_version;
+                confirmed = true;
                 cache.put(key, version.as_ref(), WHOLE, entries.clone())?;
                 entries
             }
@@ -536,6 +563,7 @@ fn try_read_inner(
                 else {
                     return Ok(None);
                 };
+                confirmed = true;
                 cache.put(key, version.as_ref(), range, Some(entries.clone()))?;
                 Some(entries)
             }
@@ -545,7 +573,8 @@ fn try_read_inner(
         };
         let (offset, size) = entries[position];
         if offset == EMPTY {
-            return Ok(Some(false));
+            // Not stored, if the index is of this call; else the index is read again.
+            return Ok(confirmed.then_some(false));
         }
         let base = view.map_or(0, |(b, _)| b) + offset;
         match level.inner() {
@@ -558,6 +587,9 @@ fn try_read_inner(
                     )));
                 }
                 let read = read_from(store, key, version.as_ref(), base, size, buf)?;
+                if read && !confirmed && version.is_some() {
+                    cache.confirm(key)?;
+                }
                 return Ok(read.then_some(true));
             }
             Some(inner) => {
