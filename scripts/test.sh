@@ -48,6 +48,11 @@ else
   echo "clippy is not installed: lint skipped"
 fi
 cargo test
+# The build without object stores (CMake -DZARR_CLOUD=OFF): lint, and the tests of the core.
+if cargo clippy --version >/dev/null 2>&1; then
+  cargo clippy --no-default-features --all-targets -- -D warnings
+fi
+cargo test --no-default-features --test sharding --test regions --test hierarchy --test concurrency
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet
 
 stage "bindings: generated code matches zarr.h"

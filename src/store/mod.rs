@@ -115,10 +115,12 @@ pub enum Fetched {
 
 /// Ranges of one value closer than this are read by one request (the bytes between are
 /// read and dropped): on object stores one more request costs more than a MiB.
+#[cfg_attr(not(feature = "cloud"), allow(dead_code))]
 pub(crate) const MERGE_GAP: u64 = 1 << 20;
 
 /// Groups `ranges` (offset, length) into requests: each `(start, end, members)` covers the
 /// ranges listed (by position) with gaps of at most `gap` bytes between them.
+#[cfg_attr(not(feature = "cloud"), allow(dead_code))]
 pub(crate) fn merge_ranges(ranges: &[(u64, u64)], gap: u64) -> Vec<(u64, u64, Vec<usize>)> {
     let mut order: Vec<usize> = (0..ranges.len()).collect();
     order.sort_by_key(|&i| ranges[i].0);
