@@ -50,7 +50,7 @@ make_venv zp3 numpy==2.2.6 numcodecs==0.16.1 zarr==3.1.6 tensorstore==0.1.86 pyt
 # The S3 server of the object-store tests (the tests start it on loopback) and zarr-python 3
 # reading and writing the same bucket through obstore.
 make_venv objstore 'moto[server]==5.2.5' numpy==2.2.6 numcodecs==0.16.1 zarr==3.1.6 \
-  obstore==0.12.1 pytest==8.3.5
+  obstore==0.12.1 tensorstore==0.1.86 pytest==8.3.5
 # The Azure Blob Storage emulator for the object-store tests (the tests start it on loopback).
 AZURITE=azurite@3.37.0
 if [ ! -f "$ENV_DIR/azurite/.pins" ] || [ "$(cat "$ENV_DIR/azurite/.pins")" != "$AZURITE" ]; then
@@ -59,5 +59,14 @@ if [ ! -f "$ENV_DIR/azurite/.pins" ] || [ "$(cat "$ENV_DIR/azurite/.pins")" != "
   mkdir -p "$ENV_DIR/azurite"
   npm install --prefix "$ENV_DIR/azurite" --no-audit --no-fund --silent "$AZURITE" >/dev/null
   echo "$AZURITE" > "$ENV_DIR/azurite/.pins"
+fi
+# An S3 server that checks request signatures (moto does not), for the signature test of
+# tests/object_store.rs: the s3s-fs binary, built once from crates.io with its own lock file.
+S3S=s3s-fs@0.14.1
+if [ ! -f "$ENV_DIR/s3s/.pins" ] || [ "$(cat "$ENV_DIR/s3s/.pins")" != "$S3S" ]; then
+  echo "setup: building $S3S (once; cached in $ENV_DIR/s3s)"
+  rm -rf "$ENV_DIR/s3s"
+  cargo install --quiet --locked --root "$ENV_DIR/s3s" --features binary "$S3S"
+  echo "$S3S" > "$ENV_DIR/s3s/.pins"
 fi
 echo "setup: test environment ready in $ENV_DIR"
