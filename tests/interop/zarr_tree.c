@@ -10,7 +10,8 @@
  * "" is the root path). Stores are opened under a name and referred to by it:
  *
  *   store   NAME SPEC MODE        SPEC: dir:PATH | zip:PATH | zipd:PATH (deflate new
- *                                 entries) | mem; MODE: r r+ a w w-
+ *                                 entries) | url:URL (zarr_store_open_url with the JSON
+ *                                 options in $ZARR_TOOL_STORE_OPTIONS) | mem; MODE: r r+ a w w-
  *   close   NAME                  zarr_store_close
  *   free    NAME                  frees the store's group handles, then zarr_store_free
  *   group   S PATH MODE           opens (creates, by mode) a group and keeps the handle for
@@ -349,6 +350,8 @@ static int op_store(char **f) {
         TRY(zarr_store_open_zip(f[1] + 4, mode, false, &store));
     } else if (strncmp(f[1], "zipd:", 5) == 0) {
         TRY(zarr_store_open_zip(f[1] + 5, mode, true, &store));
+    } else if (strncmp(f[1], "url:", 4) == 0) {
+        TRY(zarr_store_open_url(f[1] + 4, mode, getenv("ZARR_TOOL_STORE_OPTIONS"), &store));
     } else if (strcmp(f[1], "mem") == 0) {
         TRY(zarr_store_new_memory(&store));
     } else {
