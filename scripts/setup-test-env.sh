@@ -22,8 +22,11 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   export DEBIAN_FRONTEND=noninteractive
   $SUDO apt-get update -qq
-  $SUDO apt-get install -y -qq cmake pkg-config build-essential gfortran openmpi-bin libopenmpi-dev \
-    valgrind nginx-light nodejs npm >/dev/null
+  pkgs=(cmake pkg-config build-essential gfortran openmpi-bin libopenmpi-dev valgrind nginx-light)
+  # Node.js may come from elsewhere than Debian (its npm then conflicts with Debian's npm):
+  # Debian's packages only when npm is missing.
+  command -v npm >/dev/null 2>&1 || pkgs+=(nodejs npm)
+  $SUDO apt-get install -y -qq "${pkgs[@]}" >/dev/null
   # The tests start their own nginx on a loopback port; the package's service is not used.
   if command -v service >/dev/null 2>&1; then $SUDO service nginx stop >/dev/null 2>&1 || true; fi
 fi
