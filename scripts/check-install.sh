@@ -12,7 +12,8 @@
 #   (b) the same project's <target>_static executables, linked to zarr::zarr_static;
 #   (c) plain `cc` / `c++` with `pkg-config --cflags --libs zarr` (PKG_CONFIG_PATH into the
 #       prefix), and with `pkg-config --static` for a static link; Fortran with the installed
-#       module directory (include/zarr/<compiler>-<version>) and -lzarr_fortran.
+#       module directory (include/zarr/<compiler>-<version>) and -lzarr_fortran;
+#   (d) plain `cc` against cargo's own output (-L target/release -lzarr, with an rpath).
 # Every binary is run (examples get a scratch directory as their working directory) and
 # must exit 0. Also checks the package version rules and that the prefix can be moved.
 # Prints "check-install: PASS" or "check-install: FAIL: <reason>"; exits nonzero on failure.
@@ -246,6 +247,24 @@ if command -v mpicc >/dev/null 2>&1; then
     step "$name: built with mpicc and pkg-config"
   done
 fi
+
+# --- (d) the cargo build tree -----------------------------------------------------------
+
+# A program linked against cargo's own output (-L target/release -lzarr) records the soname
+# libzarr.so.MAJOR; the build leaves that name beside libzarr.so, so it runs with no
+# manual step.
+step "(d) linked against the cargo build tree"
+cargo_dir="$(sed -n 's/^ZARR_CARGO_TARGET_DIR:[A-Z]*=//p' "$build/CMakeCache.txt")/release"
+[ -f "$cargo_dir/libzarr.so" ] || fail "$cargo_dir/libzarr.so is missing"
+[ -e "$cargo_dir/libzarr.so.$major" ] || fail "the cargo build has no libzarr.so.$major beside libzarr.so"
+for src in "${examples[@]}"; do
+  name="$(basename "$src" .c)"
+  "$cc" -std=c11 -Wall -Wextra -Werror -o "$work/tree-$name" "$src" -I"$here/include" \
+    -L"$cargo_dir" -lzarr -lm -Wl,-rpath,"$cargo_dir" || fail "cc against the cargo build tree failed for $name"
+  readelf -d "$work/tree-$name" | grep -q "NEEDED.*\[libzarr.so.$major\]" ||
+    fail "tree-$name does not need libzarr.so.$major"
+  run "$work/tree-$name"
+done
 
 # --- package version rules and a moved prefix -------------------------------------------
 

@@ -4,8 +4,6 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cargo build --release --manifest-path "$root/Cargo.toml"
-# The library's soname is libzarr.so.0: give the loader that name next to the build.
-ln -sf libzarr.so "$root/target/release/libzarr.so.0"
 out="$root/target/examples-c"
 mkdir -p "$out"
 cc -std=c11 -O2 -Wall -Wextra -Werror -I "$root/include" "$root/examples-c/quickstart.c" \
