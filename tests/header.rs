@@ -42,3 +42,37 @@ fn zarr_h_defines_only_prefixed_names() {
         "zarr.h defines unprefixed names: {leaked:?}"
     );
 }
+
+/// The header test compiled in every language standard (c-tests/test_header_std.c) uses
+/// every macro and every enumeration constant zarr.h defines, so a new one is checked too.
+#[test]
+fn the_header_standards_test_uses_every_constant() {
+    let header = include_str!("../include/zarr.h");
+    let test = include_str!("../c-tests/test_header_std.c");
+    let macros = header
+        .lines()
+        .filter_map(|line| line.strip_prefix("#define "))
+        .filter_map(|rest| rest.split_whitespace().next());
+    let constants = header.lines().filter_map(|line| {
+        let name = line.trim_start().split(" = ").next()?;
+        (line.starts_with("  ZARR_") && line.contains(" = ")).then_some(name)
+    });
+    let missing: Vec<&str> = macros
+        .chain(constants)
+        .filter(|name| *name != "ZARR_API" && !uses(test, name))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "c-tests/test_header_std.c does not use {missing:?}"
+    );
+}
+
+/// Whether `name` occurs in `text` as a whole identifier.
+fn uses(text: &str, name: &str) -> bool {
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    text.match_indices(name).any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + name.len()..].chars().next();
+        !before.is_some_and(ident) && !after.is_some_and(ident)
+    })
+}
