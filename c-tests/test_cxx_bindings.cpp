@@ -361,7 +361,7 @@ static void test_hierarchy(const char *dir) {
     CHECK(y.attributes() == "{\"scale\":0.5}");
     CHECK_THROWS(y.dimension_names(), ZARR_ERR_NOT_FOUND, "");
     y.set_dimension_names({"time"});
-    CHECK((y.dimension_names() == std::vector<std::string>{"time"}));
+    CHECK((y.dimension_names() == std::vector<std::optional<std::string>>{"time"}));
     CHECK(y.attribute("_ARRAY_DIMENSIONS") == "[\"time\"]");
     const std::string meta_y = y.metadata_json();
     CHECK_CONTAINS(meta_y.c_str(), "\"dtype\": \"|u1\"");
@@ -443,7 +443,14 @@ static void test_v3() {
     zarr::Array a = g.create_array(b, "a", ZARR_MODE_W);
     CHECK_EQ(a.zarr_format(), 3);
     CHECK(store.contains("v3group/a/zarr.json"));
-    CHECK((a.dimension_names() == std::vector<std::string>{"y", ""}));
+    CHECK((a.dimension_names() == std::vector<std::optional<std::string>>{"y", std::nullopt}));
+    a.set_dimension_names({std::string(""), std::nullopt});
+    CHECK((a.dimension_names() == std::vector<std::optional<std::string>>{"", std::nullopt}));
+    a.set_dimension_names({"y", "x"});
+    CHECK((a.dimension_names() == std::vector<std::optional<std::string>>{"y", "x"}));
+    a.set_dimension_names({std::string("y"), std::nullopt});
+    zarr::Group with_attrs = zarr::Group::create(store, "attrs", ZARR_MODE_W_MINUS, 3, "{\"a\": 1}");
+    CHECK(with_attrs.attributes() == "{\"a\":1}");
     std::vector<float> data(24);
     for (size_t i = 0; i < data.size(); i++)
         data[i] = pattern<float>(i);
@@ -485,6 +492,7 @@ static void test_types() {
     std::vector<std::string> items = {"", "alpha", std::string("nul\0in", 6), "\xf0\x9f\x98\x80"};
     words.write_vlen({0}, {4}, items);
     CHECK(words.read_vlen({0}, {4}) == items);
+    CHECK(words.vlen_item_dtype() == ZARR_DTYPE_STRING);
     zarr::VlenList list = words.read_vlen_list({1}, {2});
     CHECK_EQ(list.size(), size_t{2});
     CHECK(list.at(0) == "alpha" && list.at(1) == items[2]);

@@ -272,8 +272,10 @@ static void test_dimension_names(void) {
     /* One name per dimension. */
     CHECK_STATUS(zarr_array_set_dimension_names(a, 1, yx), ZARR_ERR_RANK_MISMATCH);
     CHECK_STATUS(zarr_array_set_dimension_names(a, 2, NULL), ZARR_ERR_NULL_ARG);
+    /* v2 keeps them in _ARRAY_DIMENSIONS, where every dimension has a name. */
     const char *with_null[2] = {"y", NULL};
-    CHECK_STATUS(zarr_array_set_dimension_names(a, 2, with_null), ZARR_ERR_NULL_ARG);
+    CHECK_STATUS(zarr_array_set_dimension_names(a, 2, with_null), ZARR_ERR_INVALID_ARG);
+    CHECK_ERROR_CONTAINS("_ARRAY_DIMENSIONS");
     CHECK_STATUS(zarr_array_dimension_names(a, NULL), ZARR_ERR_NULL_ARG);
     /* A malformed attribute is a metadata error. */
     CHECK_OK(zarr_array_attr_set(a, "_ARRAY_DIMENSIONS", "[\"only one\"]"));
@@ -570,6 +572,31 @@ static void test_zip(void) {
         CHECK_OK(zarr_store_close(z)); /* nothing pending */
         zarr_store_free(z);
     }
+    /* A v3 group with attributes goes into a zip in one document write (each key is
+     * written once there), and so do its parent groups. */
+    char *groups_zip = check_join(tmp, "groups.zip");
+    CHECK_OK(zarr_store_open_zip(groups_zip, ZARR_MODE_W, false, &z));
+    zarr_group_t *g = NULL;
+    CHECK_OK(zarr_group_create_with_attrs(z, "top/sub", ZARR_MODE_W_MINUS, 3,
+                                          "{\"title\": \"run 7\", \"levels\": [1, 2]}", &g));
+    zarr_group_free(g);
+    CHECK_OK(zarr_group_create_with_attrs(z, "v2", ZARR_MODE_W_MINUS, 2, "{\"n\": 1}", &g));
+    zarr_group_free(g);
+    CHECK_OK(zarr_store_close(z));
+    zarr_store_free(z);
+    CHECK_OK(zarr_store_open_zip(groups_zip, ZARR_MODE_R, false, &z));
+    CHECK_OK(zarr_group_open(z, "top/sub", ZARR_MODE_R, &g));
+    char attrs[128];
+    CHECK_OK(zarr_group_attrs_get(g, attrs, sizeof attrs, NULL));
+    CHECK_STR(attrs, "{\"title\":\"run 7\",\"levels\":[1,2]}");
+    zarr_group_free(g);
+    CHECK_OK(zarr_group_open(z, "v2", ZARR_MODE_R, &g));
+    CHECK_OK(zarr_group_attrs_get(g, attrs, sizeof attrs, NULL));
+    CHECK_STR(attrs, "{\"n\":1}");
+    zarr_group_free(g);
+    zarr_store_free(z);
+    free(groups_zip);
+
     /* Appending entries to an existing zip; existing keys cannot be rewritten. */
     CHECK_OK(zarr_store_open_zip(path, ZARR_MODE_A, false, &z));
     CHECK_OK(zarr_store_set(z, "more", "m", 1));
@@ -605,6 +632,41 @@ static void test_zip(void) {
     free(junk);
     free(path);
     check_rmtree(tmp);
+}
+
+/* Groups given attributes as they are opened or created. */
+static void test_group_attributes_at_creation(void) {
+    zarr_store_t *s = memory_store();
+    zarr_group_t *g = NULL;
+    char attrs[64];
+    /* NULL attributes: as zarr_group_create. */
+    CHECK_OK(zarr_group_create_with_attrs(s, "a", ZARR_MODE_W, 3, NULL, &g));
+    CHECK_OK(zarr_group_attrs_get(g, attrs, sizeof attrs, NULL));
+    CHECK_STR(attrs, "{}");
+    zarr_group_free(g);
+    /* An existing group opened for writing gets them set; read-only cannot. */
+    CHECK_OK(zarr_group_create_with_attrs(s, "a", ZARR_MODE_A, 3, "{\"k\": true}", &g));
+    zarr_group_free(g);
+    CHECK_OK(zarr_group_open(s, "a", ZARR_MODE_R, &g));
+    CHECK_OK(zarr_group_attrs_get(g, attrs, sizeof attrs, NULL));
+    CHECK_STR(attrs, "{\"k\":true}");
+    zarr_group_free(g);
+    CHECK_STATUS(zarr_group_create_with_attrs(s, "a", ZARR_MODE_R, 3, "{\"k\": 1}", (g = SENTINEL, &g)),
+                 ZARR_ERR_READ_ONLY);
+    CHECK(g == NULL);
+    CHECK_OK(zarr_group_create_with_attrs(s, "a", ZARR_MODE_R, 3, "{}", &g));
+    zarr_group_free(g);
+    /* Bad arguments name what was wrong and write nothing. */
+    CHECK_STATUS(zarr_group_create_with_attrs(s, "b", ZARR_MODE_W, 3, "[1]", &g), ZARR_ERR_INVALID_ARG);
+    CHECK_ERROR_CONTAINS("attributes_json");
+    CHECK_STATUS(zarr_group_create_with_attrs(s, "b", ZARR_MODE_W, 3, "{oops", &g), ZARR_ERR_INVALID_ARG);
+    CHECK_STATUS(zarr_group_create_with_attrs(s, "b", ZARR_MODE_W, 1, "{}", &g), ZARR_ERR_INVALID_ARG);
+    bool exists = true;
+    CHECK_OK(zarr_store_contains(s, "b/zarr.json", &exists));
+    CHECK(!exists);
+    CHECK_STATUS(zarr_group_create_with_attrs(NULL, "b", ZARR_MODE_W, 3, "{}", &g), ZARR_ERR_NULL_ARG);
+    CHECK_STATUS(zarr_group_create_with_attrs(s, "b", ZARR_MODE_W, 3, "{}", NULL), ZARR_ERR_NULL_ARG);
+    zarr_store_free(s);
 }
 
 static void test_null_args(void) {
@@ -669,6 +731,7 @@ static void test_null_args(void) {
 int main(void) {
     test_groups();
     test_dimension_names();
+    test_group_attributes_at_creation();
     test_consolidated();
     test_copy();
     test_copy_overlap();

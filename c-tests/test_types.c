@@ -121,6 +121,66 @@ static void structured(void) {
     zarr_store_free(s);
 }
 
+/* Records with fields of both byte orders, read and written in native order. */
+static void records_in_native_order(void) {
+    zarr_store_t *s = memory();
+    zarr_array_t *a = make(s, "[[\"b\", \">i4\"], [\"l\", \"<u2\"], [\"z\", \">c8\"], "
+                              "[\"u\", \">U2\"], [\"in\", [[\"d\", \">f8\", [2]]]], [\"s\", \"|S3\"]]",
+                           2, 2, 2);
+    /* One record in native order: b, l, z (re, im), u (2 code units), in.d[2], s. */
+    struct {
+        int32_t b;
+        uint16_t l;
+        float z[2];
+        uint32_t u[2];
+        double d[2];
+        char s[3];
+    } native = {-123456, 0xBEEF, {1.5f, -2.25f}, {0x41, 0x1F600}, {3.0, -0.5}, {'a', 'b', 'c'}};
+    size_t item = 0;
+    CHECK_OK(zarr_array_item_size(a, &item));
+    CHECK(item == 4 + 2 + 8 + 8 + 16 + 3);
+    unsigned char rec[41], back[41], stored[41];
+    memcpy(rec, &native.b, 4);
+    memcpy(rec + 4, &native.l, 2);
+    memcpy(rec + 6, native.z, 8);
+    memcpy(rec + 14, native.u, 8);
+    memcpy(rec + 22, native.d, 16);
+    memcpy(rec + 38, native.s, 3);
+    memcpy(stored, rec, sizeof rec);
+    CHECK_OK(zarr_array_records_to_stored(a, stored, sizeof stored));
+    /* Stored order, checked byte by byte: big-endian fields swapped, "<u2" and "|S3" kept. */
+    const unsigned char b_be[4] = {0xFF, 0xFE, 0x1D, 0xC0}; /* -123456 */
+    CHECK(memcmp(stored, b_be, 4) == 0);
+    CHECK(memcmp(stored + 4, rec + 4, 2) == 0);
+    const unsigned char re_be[4] = {0x3F, 0xC0, 0x00, 0x00}; /* 1.5f */
+    CHECK(memcmp(stored + 6, re_be, 4) == 0);
+    const unsigned char u1_be[4] = {0x00, 0x01, 0xF6, 0x00}; /* U+1F600 */
+    CHECK(memcmp(stored + 18, u1_be, 4) == 0);
+    const unsigned char d0_be[8] = {0x40, 0x08, 0, 0, 0, 0, 0, 0}; /* 3.0 */
+    CHECK(memcmp(stored + 22, d0_be, 8) == 0);
+    CHECK(memcmp(stored + 38, "abc", 3) == 0);
+    /* Written in stored order, read raw, converted back: the native record again. */
+    const uint64_t start = 1, count = 1;
+    CHECK_OK(zarr_array_write(a, 1, &start, &count, ZARR_DTYPE_RAW, ZARR_ORDER_C, stored, sizeof stored));
+    CHECK_OK(zarr_array_read(a, 1, &start, &count, ZARR_DTYPE_RAW, ZARR_ORDER_C, back, sizeof back));
+    CHECK(memcmp(back, stored, sizeof back) == 0);
+    CHECK_OK(zarr_array_records_to_native(a, back, sizeof back));
+    CHECK(memcmp(back, rec, sizeof rec) == 0);
+    /* Whole records only; arguments; other types are left alone. */
+    CHECK_STATUS(zarr_array_records_to_native(a, back, sizeof back - 1), ZARR_ERR_BUFFER_SIZE);
+    CHECK_STATUS(zarr_array_records_to_native(a, NULL, sizeof back), ZARR_ERR_NULL_ARG);
+    CHECK_STATUS(zarr_array_records_to_native(NULL, back, sizeof back), ZARR_ERR_NULL_ARG);
+    zarr_store_t *other = memory();
+    zarr_array_t *numbers = make(other, ">i4", 2, 2, 2);
+    int32_t values[2] = {1, 2};
+    CHECK_OK(zarr_array_records_to_native(numbers, values, sizeof values));
+    CHECK(values[0] == 1 && values[1] == 2);
+    zarr_array_free(numbers);
+    zarr_store_free(other);
+    zarr_array_free(a);
+    zarr_store_free(s);
+}
+
 static void strings(int format) {
     zarr_store_t *s = memory();
     zarr_array_t *a = make(s, "string", format, 5, 2);
@@ -220,6 +280,18 @@ static void strings(int format) {
     CHECK_OK(zarr_store_set(s, "raw/0", corrupt, sizeof corrupt));
     CHECK_STATUS(zarr_array_read_vlen_list(raw, 1, &start, &n2, ZARR_ORDER_C, &list), ZARR_ERR_CODEC);
     CHECK(strstr(check_last_error(), "raw/0") != NULL);
+    zarr_dtype_t item = 0;
+    size_t item_size = 0;
+    CHECK_OK(zarr_array_vlen_item_dtype(raw, &item, &item_size));
+    CHECK(item == ZARR_DTYPE_STRING && item_size == 1);
+    /* Fixed-size items have no item type of their own. */
+    zarr_array_t *fixed = NULL;
+    zarr_array_builder_free(b);
+    CHECK_OK(zarr_array_builder_new(ZARR_DTYPE_INT16, 1, &n2, &b));
+    CHECK_OK(zarr_array_create(b, s, "fixed", ZARR_MODE_W, &fixed));
+    CHECK_STATUS(zarr_array_vlen_item_dtype(fixed, &item, NULL), ZARR_ERR_DTYPE_MISMATCH);
+    CHECK(strstr(check_last_error(), "fixed") != NULL);
+    zarr_array_free(fixed);
     zarr_array_builder_free(b);
     zarr_array_free(raw);
     zarr_array_free(a);
@@ -232,6 +304,12 @@ static void arrays_of_numbers(void) {
     zarr_dtype_t dtype = 0;
     CHECK_OK(zarr_array_dtype(a, &dtype));
     CHECK(dtype == ZARR_DTYPE_BYTES);
+    /* The items' own type: int32, given in native byte order although stored ">i4". */
+    size_t item_size = 0;
+    CHECK_OK(zarr_array_vlen_item_dtype(a, &dtype, &item_size));
+    CHECK(dtype == ZARR_DTYPE_INT32 && item_size == 4);
+    CHECK_OK(zarr_array_vlen_item_dtype(a, &dtype, NULL));
+    CHECK_STATUS(zarr_array_vlen_item_dtype(a, NULL, NULL), ZARR_ERR_NULL_ARG);
     const int32_t first[3] = {1, -2, 300000};
     const void *items[2] = {first, first};
     const size_t lengths[2] = {sizeof first, 4};
@@ -252,6 +330,7 @@ static void arrays_of_numbers(void) {
 int main(void) {
     raw_items();
     structured();
+    records_in_native_order();
     strings(2);
     strings(3);
     arrays_of_numbers();

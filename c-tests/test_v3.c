@@ -57,7 +57,16 @@ static void arrays(void) {
     zarr_strings_t *dims = NULL;
     CHECK_OK(zarr_array_dimension_names(a, &dims));
     CHECK_EQ(zarr_strings_count(dims), 2);
-    CHECK(strcmp(zarr_strings_get(dims, 0), "y") == 0 && strcmp(zarr_strings_get(dims, 1), "") == 0);
+    /* An unnamed dimension is a NULL item, distinct from the name "". */
+    CHECK(strcmp(zarr_strings_get(dims, 0), "y") == 0 && zarr_strings_get(dims, 1) == NULL);
+    CHECK(zarr_strings_get(dims, 2) == NULL);
+    zarr_strings_free(dims);
+    CHECK(strstr(value_of(s, "g/a/zarr.json"), "\"dimension_names\": [\n        \"y\",\n        null\n    ]") != NULL);
+    const char *empty_and_unnamed[2] = {"", NULL};
+    CHECK_OK(zarr_array_set_dimension_names(a, 2, empty_and_unnamed));
+    CHECK(strstr(value_of(s, "g/a/zarr.json"), "\"dimension_names\": [\n        \"\",\n        null\n    ]") != NULL);
+    CHECK_OK(zarr_array_dimension_names(a, &dims));
+    CHECK(strcmp(zarr_strings_get(dims, 0), "") == 0 && zarr_strings_get(dims, 1) == NULL);
     zarr_strings_free(dims);
     CHECK_OK(zarr_array_attr_set(a, "scale", "2.5"));
     const char *renamed[2] = {"row", "column"};

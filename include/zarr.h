@@ -938,9 +938,11 @@ zarr_status_t zarr_array_attr_set(const zarr_array_t *array,
 ZARR_API zarr_status_t zarr_array_attr_delete(const zarr_array_t *array, const char *key);
 
 /**
- * Sets the dimension names: `ndim` UTF-8 strings, one per dimension. v2 arrays keep them
- * in the `_ARRAY_DIMENSIONS` attribute (xarray's convention), v3 arrays in the
- * `dimension_names` of their metadata.
+ * Sets the dimension names: `ndim` UTF-8 strings, one per dimension, NULL for an unnamed
+ * dimension (an empty string is a name: ""). v3 arrays keep them in the `dimension_names`
+ * of their metadata (null for unnamed), v2 arrays in the `_ARRAY_DIMENSIONS` attribute
+ * (xarray's convention), where every dimension needs a name: a NULL gives
+ * `ZARR_ERR_INVALID_ARG` there.
  */
 ZARR_API
 zarr_status_t zarr_array_set_dimension_names(const zarr_array_t *array,
@@ -948,8 +950,9 @@ zarr_status_t zarr_array_set_dimension_names(const zarr_array_t *array,
                                              const char *const *names);
 
 /**
- * Gets the dimension names into a new string list (an unnamed v3 dimension is "");
- * `ZARR_ERR_NOT_FOUND` when the array has none, `ZARR_ERR_METADATA` when
+ * Gets the dimension names into a new string list, in which an unnamed dimension (v3
+ * null) is a NULL item (`zarr_strings_get` gives NULL) and a name that is the empty string
+ * is ""; `ZARR_ERR_NOT_FOUND` when the array has none, `ZARR_ERR_METADATA` when
  * `_ARRAY_DIMENSIONS` is not a list of rank strings.
  */
 ZARR_API
@@ -1090,7 +1093,7 @@ zarr_status_t zarr_array_builder_add_inner_shard_shape(zarr_array_builder_t *bui
 
 /**
  * Sets the dimension names written in v3 metadata: `ndim` UTF-8 strings, NULL for an
- * unnamed dimension. Creating a v2 array with dimension names gives
+ * unnamed dimension (written as null; "" is written as the name ""). Creating a v2 array with dimension names gives
  * `ZARR_ERR_INVALID_ARG` (v2 arrays take them with `zarr_array_set_dimension_names`).
  */
 ZARR_API
@@ -1199,6 +1202,22 @@ zarr_status_t zarr_group_create(const zarr_store_t *store,
                                 zarr_mode_t mode,
                                 int32_t zarr_format,
                                 zarr_group_t **out_group);
+
+/**
+ * Like `zarr_group_create`, giving the group the attributes in `attributes_json` (a JSON
+ * object; NULL or `"{}"` for none). A group that has to be created is written with them in
+ * one document write (v3 `zarr.json`; v2 `.zgroup` then `.zattrs`), so a v3 group with
+ * attributes can go into a store where each key is written once (a zip file); an existing
+ * group opened for writing gets them set, replacing its attributes (`ZARR_MODE_R` gives
+ * `ZARR_ERR_READ_ONLY` when there are attributes to set).
+ */
+ZARR_API
+zarr_status_t zarr_group_create_with_attrs(const zarr_store_t *store,
+                                           const char *path,
+                                           zarr_mode_t mode,
+                                           int32_t zarr_format,
+                                           const char *attributes_json,
+                                           zarr_group_t **out_group);
 
 /**
  * Opens the group at `path` through its consolidated metadata (inside a v3 group's
@@ -1562,7 +1581,8 @@ zarr_status_t zarr_store_list_dir(const zarr_store_t *store,
 ZARR_API size_t zarr_strings_count(const zarr_strings_t *list);
 
 /**
- * String `index` of a list, valid until the list is freed; NULL when out of range.
+ * String `index` of a list, valid until the list is freed; NULL when out of range, and
+ * for a null item (only lists of dimension names have them: an unnamed dimension).
  */
 ZARR_API const char *zarr_strings_get(const zarr_strings_t *list, size_t index);
 
@@ -1614,6 +1634,39 @@ zarr_status_t zarr_array_field_layout(const zarr_array_t *array,
                                       size_t *out_ndim,
                                       uint64_t *out_shape,
                                       size_t max_ndim);
+
+/**
+ * Sets `*out_dtype` to the element type of a variable-length array's items: the numeric
+ * type of `vlen-array` items (as `zarr_array_read_vlen` gives them, in native byte order;
+ * `*out_item_size` gets its size), `ZARR_DTYPE_STRING` for strings and `ZARR_DTYPE_BYTES`
+ * for byte strings (`*out_item_size` 1: items are runs of bytes). `out_item_size` may be
+ * NULL. An array of fixed-size items gives `ZARR_ERR_DTYPE_MISMATCH`.
+ */
+ZARR_API
+zarr_status_t zarr_array_vlen_item_dtype(const zarr_array_t *array,
+                                         zarr_dtype_t *out_dtype,
+                                         size_t *out_item_size);
+
+/**
+ * Converts records read with `ZARR_DTYPE_RAW` (fields in their stored byte order, as
+ * `zarr_array_field_dtype_name` gives it) to this machine's byte order, in place: every
+ * multi-byte number, each half of a complex number, each UTF-32 code unit, in nested
+ * records and sub-array fields too. `buf_bytes` must be a whole number of records
+ * (`zarr_array_item_size`). Arrays that are not structured are left unchanged.
+ */
+ZARR_API
+zarr_status_t zarr_array_records_to_native(const zarr_array_t *array,
+                                           void *buf,
+                                           size_t buf_bytes);
+
+/**
+ * Converts records in this machine's byte order to their stored byte order, in place, for
+ * a write with `ZARR_DTYPE_RAW`: the reverse of `zarr_array_records_to_native`.
+ */
+ZARR_API
+zarr_status_t zarr_array_records_to_stored(const zarr_array_t *array,
+                                           void *buf,
+                                           size_t buf_bytes);
 
 /**
  * Reads the items of region `start`/`count` of a variable-length array (`|O`, `string`,

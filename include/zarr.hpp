@@ -214,18 +214,29 @@ class StringList {
     explicit StringList(zarr_strings_t *adopt) noexcept : h_(adopt) {}
 
     size_t size() const noexcept { return zarr_strings_count(h_.get()); }
-    /* String i, valid while the list lives; nullptr when out of range. */
+    /* String i, valid while the list lives; nullptr when out of range or a null item. */
     const char *operator[](size_t i) const noexcept { return zarr_strings_get(h_.get(), i); }
+    /* String i; a null item (an unnamed dimension) is "". */
     std::string at(size_t i) const {
-        const char *s = zarr_strings_get(h_.get(), i);
-        if (s == nullptr)
+        if (i >= size())
             throw std::out_of_range("zarr::StringList::at: index out of range");
-        return s;
+        const char *s = zarr_strings_get(h_.get(), i);
+        return s == nullptr ? std::string() : std::string(s);
     }
+    /* Every string; null items (unnamed dimensions) are "". */
     std::vector<std::string> to_vector() const {
         std::vector<std::string> out;
         for (size_t i = 0; i < size(); i++)
-            out.emplace_back(zarr_strings_get(h_.get(), i));
+            out.push_back(at(i));
+        return out;
+    }
+    /* Every string, null items as std::nullopt. */
+    std::vector<std::optional<std::string>> to_optional_vector() const {
+        std::vector<std::optional<std::string>> out;
+        for (size_t i = 0; i < size(); i++) {
+            const char *s = zarr_strings_get(h_.get(), i);
+            out.push_back(s == nullptr ? std::nullopt : std::optional<std::string>(s));
+        }
         return out;
     }
 
@@ -625,6 +636,21 @@ class Array {
         detail::check(zarr_array_item_size(get(), &size));
         return size;
     }
+    /* Records read with ZARR_DTYPE_RAW to native byte order, in place
+     * (zarr_array_records_to_native), and back before a write (zarr_array_records_to_stored). */
+    void records_to_native(void *buf, size_t buf_bytes) const {
+        detail::check(zarr_array_records_to_native(get(), buf, buf_bytes));
+    }
+    void records_to_stored(void *buf, size_t buf_bytes) const {
+        detail::check(zarr_array_records_to_stored(get(), buf, buf_bytes));
+    }
+    /* The element type of a variable-length array's items (zarr_array_vlen_item_dtype):
+     * the numeric type of vlen-array items, ZARR_DTYPE_STRING or ZARR_DTYPE_BYTES. */
+    zarr_dtype_t vlen_item_dtype() const {
+        zarr_dtype_t dtype = 0;
+        detail::check(zarr_array_vlen_item_dtype(get(), &dtype, nullptr));
+        return dtype;
+    }
     /* The fill value as a T (sizeof(T) must be the element size); *is_null (if given) says
      * whether the metadata has null. */
     template <class T> T fill_value(bool *is_null = nullptr) const {
@@ -726,17 +752,19 @@ class Array {
     void delete_attribute(const std::string &key) const {
         detail::check(zarr_array_attr_delete(get(), key.c_str()));
     }
-    void set_dimension_names(const std::vector<std::string> &names) const {
+    /* One name per dimension; std::nullopt leaves a dimension unnamed (v3 only). */
+    void set_dimension_names(const std::vector<std::optional<std::string>> &names) const {
         std::vector<const char *> p;
-        for (const std::string &name : names)
-            p.push_back(name.c_str());
+        for (const std::optional<std::string> &name : names)
+            p.push_back(name ? name->c_str() : nullptr);
         detail::check(zarr_array_set_dimension_names(get(), p.size(), p.data()));
     }
-    std::vector<std::string> dimension_names() const {
+    /* The dimension names; an unnamed dimension is std::nullopt. */
+    std::vector<std::optional<std::string>> dimension_names() const {
         return StringList(detail::make<zarr_strings_t>([&](zarr_strings_t **out) {
                    return zarr_array_dimension_names(get(), out);
                }))
-            .to_vector();
+            .to_optional_vector();
     }
 
     zarr_array_t *get() const noexcept { return h_.get(); }
@@ -853,6 +881,14 @@ class Group {
                         int zarr_format) {
         return Group(detail::make<zarr_group_t>([&](zarr_group_t **out) {
             return zarr_group_create(store.get(), path.c_str(), mode, zarr_format, out);
+        }));
+    }
+    /* As create, with the group's attributes (a JSON object) written with it. */
+    static Group create(const Store &store, const std::string &path, zarr_mode_t mode,
+                        int zarr_format, const std::string &attributes_json) {
+        return Group(detail::make<zarr_group_t>([&](zarr_group_t **out) {
+            return zarr_group_create_with_attrs(store.get(), path.c_str(), mode, zarr_format,
+                                                attributes_json.c_str(), out);
         }));
     }
     static Group open_consolidated(const Store &store, const std::string &path, zarr_mode_t mode) {

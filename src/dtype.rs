@@ -584,6 +584,31 @@ pub fn swap_bytes(data: &mut [u8], unit: usize) {
     }
 }
 
+/// Swaps, in `records` (whole items of the structured type `dtype`), every leaf field (and
+/// each element of its sub-array) whose byte order is not this machine's. Swapping is its
+/// own inverse: it turns records as stored into records in native order, and back.
+/// Types other than records are left as they are (the data path converts them).
+pub fn swap_record_fields(dtype: &DType, records: &mut [u8]) {
+    let DataKind::Structured(_) = dtype.kind else {
+        return;
+    };
+    let record = dtype.item_size();
+    let swapped: Vec<(usize, usize, usize)> = dtype
+        .leaf_fields()
+        .iter()
+        .filter(|f| f.dtype.needs_swap())
+        .map(|f| (f.offset, f.size(), f.dtype.swap_unit()))
+        .collect();
+    if record == 0 || swapped.is_empty() {
+        return;
+    }
+    for item in records.chunks_exact_mut(record) {
+        for &(offset, size, unit) in &swapped {
+            swap_bytes(&mut item[offset..offset + size], unit);
+        }
+    }
+}
+
 /// The registered Zarr v3 names of the numeric and boolean types.
 pub const V3_NAMES: [(&str, DataKind); 14] = [
     ("bool", DataKind::Bool),

@@ -29,7 +29,7 @@ fn build_tree(store: Arc<dyn Store>, format: Format) {
     let x = b.create_array("x", &builder, Mode::CreateNew).unwrap();
     x.write(&[0, 0], &[6, 4], ElementType::Int32, Order::C, &ints(24))
         .unwrap();
-    x.set_dimension_names(&["time".into(), "lat".into()])
+    x.set_dimension_names(&[Some("time".into()), Some("lat".into())])
         .unwrap();
     let y = root.create_array("y", &builder, Mode::CreateNew).unwrap();
     y.write(&[0, 0], &[6, 4], ElementType::Int32, Order::F, &ints(24))
@@ -50,7 +50,10 @@ fn check_tree(store: Arc<dyn Store>) {
     x.read(&[0, 0], &[6, 4], ElementType::Int32, Order::C, &mut out)
         .unwrap();
     assert_eq!(out, ints(24));
-    assert_eq!(x.dimension_names().unwrap().unwrap(), vec!["time", "lat"]);
+    assert_eq!(
+        x.dimension_names().unwrap().unwrap(),
+        vec![Some("time".to_string()), Some("lat".to_string())]
+    );
     let y = root.open_array("y", Mode::Read).unwrap();
     y.read(&[0, 0], &[6, 4], ElementType::Int32, Order::F, &mut out)
         .unwrap();

@@ -52,7 +52,7 @@ fn v3_arrays_round_trip_with_attributes_and_dimension_names() {
     assert_eq!(reopened.metadata().shape, vec![6, 7]);
     assert_eq!(
         reopened.dimension_names().unwrap().unwrap(),
-        vec!["y".to_string(), String::new()]
+        vec![Some("y".to_string()), None]
     );
     let root = Group::open(store.clone(), "", Mode::Read).unwrap();
     assert_eq!(root.format().number(), 3);

@@ -1,6 +1,5 @@
 //! Arrays from C: create, open, region I/O, resize, append, queries and attributes.
 
-use super::store::strings;
 use super::*;
 use crate::io::lock::Synchronization;
 use crate::io::region::MemLayout;
@@ -828,9 +827,11 @@ pub unsafe extern "C" fn zarr_array_attr_delete(
     ffi_guard!({ with_array(array, |a| attrs::delete_one(a, key)) })
 }
 
-/// Sets the dimension names: `ndim` UTF-8 strings, one per dimension. v2 arrays keep them
-/// in the `_ARRAY_DIMENSIONS` attribute (xarray's convention), v3 arrays in the
-/// `dimension_names` of their metadata.
+/// Sets the dimension names: `ndim` UTF-8 strings, one per dimension, NULL for an unnamed
+/// dimension (an empty string is a name: ""). v3 arrays keep them in the `dimension_names`
+/// of their metadata (null for unnamed), v2 arrays in the `_ARRAY_DIMENSIONS` attribute
+/// (xarray's convention), where every dimension needs a name: a NULL gives
+/// `ZARR_ERR_INVALID_ARG` there.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_set_dimension_names(
     array: *const zarr_array_t,
@@ -840,17 +841,15 @@ pub unsafe extern "C" fn zarr_array_set_dimension_names(
     ffi_guard!({
         with_array(array, |a| {
             check_ndim(a, ndim)?;
-            let names = slice(names, ndim, "names")?
-                .iter()
-                .map(|&n| c_str(n, "names[i]").map(str::to_string))
-                .collect::<FfiResult<Vec<String>>>()?;
+            let names = optional_strings(names, ndim, "names")?;
             Ok(a.set_dimension_names(&names)?)
         })
     })
 }
 
-/// Gets the dimension names into a new string list (an unnamed v3 dimension is "");
-/// `ZARR_ERR_NOT_FOUND` when the array has none, `ZARR_ERR_METADATA` when
+/// Gets the dimension names into a new string list, in which an unnamed dimension (v3
+/// null) is a NULL item (`zarr_strings_get` gives NULL) and a name that is the empty string
+/// is ""; `ZARR_ERR_NOT_FOUND` when the array has none, `ZARR_ERR_METADATA` when
 /// `_ARRAY_DIMENSIONS` is not a list of rank strings.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_dimension_names(
@@ -865,7 +864,7 @@ pub unsafe extern "C" fn zarr_array_dimension_names(
                     .into()
             })
         })?;
-        give(out_names, strings(names));
+        give(out_names, optional_strings_list(names));
         Ok(())
     })
 }

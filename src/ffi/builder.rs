@@ -295,7 +295,7 @@ pub unsafe extern "C" fn zarr_array_builder_add_inner_shard_shape(
 }
 
 /// Sets the dimension names written in v3 metadata: `ndim` UTF-8 strings, NULL for an
-/// unnamed dimension. Creating a v2 array with dimension names gives
+/// unnamed dimension (written as null; "" is written as the name ""). Creating a v2 array with dimension names gives
 /// `ZARR_ERR_INVALID_ARG` (v2 arrays take them with `zarr_array_set_dimension_names`).
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_builder_set_dimension_names(
@@ -304,16 +304,7 @@ pub unsafe extern "C" fn zarr_array_builder_set_dimension_names(
     names: *const *const c_char,
 ) -> zarr_status_t {
     ffi_guard!({
-        let names = slice(names, ndim, "names")?
-            .iter()
-            .map(|&n| {
-                if n.is_null() {
-                    Ok(None)
-                } else {
-                    c_str(n, "names[i]").map(|s| Some(s.to_string()))
-                }
-            })
-            .collect::<FfiResult<Vec<Option<String>>>>()?;
+        let names = optional_strings(names, ndim, "names")?;
         builder_ref(builder)?.with(|b| {
             b.dimension_names(names);
             Ok(())

@@ -93,20 +93,69 @@ pub unsafe extern "C" fn zarr_group_create(
         let store = store_ref(store)?.inner.clone();
         let path = c_str(path, "path")?;
         let mode = super::mode(mode)?;
-        let format = match zarr_format {
-            2 | 3 | super::ZARR_FORMAT_V3_DRAFT | super::ZARR_FORMAT_V3_DRAFT_ZARR_PYTHON => {
-                crate::meta::Format::from_number(zarr_format as i64)?
-            }
-            other => {
-                return Err(Failure::invalid(format!(
-                    "Zarr format {other}: groups are written in format 2, 3, \
-                     ZARR_FORMAT_V3_DRAFT or ZARR_FORMAT_V3_DRAFT_ZARR_PYTHON"
-                )))
-            }
-        };
+        let format = group_format(zarr_format)?;
         give_group(out_group, Group::open_as(store, path, mode, format)?);
         Ok(())
     })
+}
+
+/// Like `zarr_group_create`, giving the group the attributes in `attributes_json` (a JSON
+/// object; NULL or `"{}"` for none). A group that has to be created is written with them in
+/// one document write (v3 `zarr.json`; v2 `.zgroup` then `.zattrs`), so a v3 group with
+/// attributes can go into a store where each key is written once (a zip file); an existing
+/// group opened for writing gets them set, replacing its attributes (`ZARR_MODE_R` gives
+/// `ZARR_ERR_READ_ONLY` when there are attributes to set).
+#[no_mangle]
+pub unsafe extern "C" fn zarr_group_create_with_attrs(
+    store: *const zarr_store_t,
+    path: *const c_char,
+    mode: zarr_mode_t,
+    zarr_format: i32,
+    attributes_json: *const c_char,
+    out_group: *mut *mut zarr_group_t,
+) -> zarr_status_t {
+    ffi_guard!({
+        clear_out(out_group, "out_group")?;
+        let store = store_ref(store)?.inner.clone();
+        let path = c_str(path, "path")?;
+        let mode = super::mode(mode)?;
+        let format = group_format(zarr_format)?;
+        let attributes = if attributes_json.is_null() {
+            serde_json::Map::new()
+        } else {
+            match parse_json(
+                c_str(attributes_json, "attributes_json")?,
+                "attributes_json",
+            )? {
+                serde_json::Value::Object(map) => map,
+                _ => return Err(Failure::invalid("attributes_json must be a JSON object")),
+            }
+        };
+        if mode == crate::node::Mode::Read && !attributes.is_empty() {
+            return Err(Error::ReadOnly(format!(
+                "group {path:?} opened read-only cannot be given attributes"
+            ))
+            .into());
+        }
+        give_group(
+            out_group,
+            Group::open_with(store, path, mode, format, &attributes)?,
+        );
+        Ok(())
+    })
+}
+
+/// The format a group is created in, from the number a caller gives.
+fn group_format(zarr_format: i32) -> FfiResult<crate::meta::Format> {
+    match zarr_format {
+        2 | 3 | super::ZARR_FORMAT_V3_DRAFT | super::ZARR_FORMAT_V3_DRAFT_ZARR_PYTHON => {
+            Ok(crate::meta::Format::from_number(zarr_format as i64)?)
+        }
+        other => Err(Failure::invalid(format!(
+            "Zarr format {other}: groups are written in format 2, 3, \
+             ZARR_FORMAT_V3_DRAFT or ZARR_FORMAT_V3_DRAFT_ZARR_PYTHON"
+        ))),
+    }
 }
 
 /// Opens the group at `path` through its consolidated metadata (inside a v3 group's

@@ -447,6 +447,24 @@ pub(crate) unsafe fn write_text(
     Ok(())
 }
 
+/// `n` C strings of which any may be NULL (`None`), as a caller's array of pointers.
+pub(crate) unsafe fn optional_strings(
+    items: *const *const c_char,
+    n: usize,
+    arg: &str,
+) -> FfiResult<Vec<Option<String>>> {
+    slice(items, n, arg)?
+        .iter()
+        .map(|&item| {
+            if item.is_null() {
+                Ok(None)
+            } else {
+                c_str(item, &format!("{arg}[i]")).map(|s| Some(s.to_string()))
+            }
+        })
+        .collect()
+}
+
 /// Parses a JSON argument.
 pub(crate) fn parse_json(text: &str, arg: &str) -> FfiResult<serde_json::Value> {
     crate::meta::json::parse_str(text)

@@ -57,7 +57,8 @@ fn durability(code: zarr_durability_t) -> FfiResult<Durability> {
 
 /// A list of strings owned by libzarr; free with `zarr_strings_free`.
 pub struct zarr_strings_t {
-    items: Vec<CString>,
+    /// The items; `None` is a null item (an unnamed dimension).
+    items: Vec<Option<CString>>,
 }
 
 pub(crate) fn store_ref<'a>(store: *const zarr_store_t) -> FfiResult<&'a zarr_store_t> {
@@ -66,10 +67,15 @@ pub(crate) fn store_ref<'a>(store: *const zarr_store_t) -> FfiResult<&'a zarr_st
 }
 
 pub(crate) fn strings(items: Vec<String>) -> zarr_strings_t {
+    optional_strings_list(items.into_iter().map(Some).collect())
+}
+
+/// A string list in which `None` items are null (`zarr_strings_get` gives NULL).
+pub(crate) fn optional_strings_list(items: Vec<Option<String>>) -> zarr_strings_t {
     zarr_strings_t {
         items: items
             .into_iter()
-            .map(|s| CString::new(s).unwrap_or_default())
+            .map(|s| s.map(|s| CString::new(s).unwrap_or_default()))
             .collect(),
     }
 }
@@ -420,7 +426,8 @@ pub unsafe extern "C" fn zarr_strings_count(list: *const zarr_strings_t) -> usiz
     ffi_guard!(0 => { list.as_ref().map(|l| l.items.len()).unwrap_or(0) })
 }
 
-/// String `index` of a list, valid until the list is freed; NULL when out of range.
+/// String `index` of a list, valid until the list is freed; NULL when out of range, and
+/// for a null item (only lists of dimension names have them: an unnamed dimension).
 #[no_mangle]
 pub unsafe extern "C" fn zarr_strings_get(
     list: *const zarr_strings_t,
@@ -429,6 +436,7 @@ pub unsafe extern "C" fn zarr_strings_get(
     ffi_guard!(std::ptr::null() => {
         list.as_ref()
             .and_then(|l| l.items.get(index))
+            .and_then(|s| s.as_ref())
             .map(|s| s.as_ptr())
             .unwrap_or(std::ptr::null())
     })

@@ -4,9 +4,9 @@
 
 use super::array::{check_ndim, with_array, zarr_array_t};
 use super::*;
-use crate::dtype::Field;
+use crate::dtype::{DataKind, ElementType, Field};
 use crate::io::vlen::VlenItems;
-use crate::node::Array;
+use crate::node::{Array, Node};
 use std::ffi::{c_char, c_void};
 
 /// A list of variable-length items owned by libzarr; free with `zarr_vlen_list_free`.
@@ -104,6 +104,85 @@ pub unsafe extern "C" fn zarr_array_field_layout(
         slice_mut(out_shape, field.shape.len(), "out_shape")?.copy_from_slice(&field.shape);
         Ok(())
     })
+}
+
+/// Sets `*out_dtype` to the element type of a variable-length array's items: the numeric
+/// type of `vlen-array` items (as `zarr_array_read_vlen` gives them, in native byte order;
+/// `*out_item_size` gets its size), `ZARR_DTYPE_STRING` for strings and `ZARR_DTYPE_BYTES`
+/// for byte strings (`*out_item_size` 1: items are runs of bytes). `out_item_size` may be
+/// NULL. An array of fixed-size items gives `ZARR_ERR_DTYPE_MISMATCH`.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_vlen_item_dtype(
+    array: *const zarr_array_t,
+    out_dtype: *mut zarr_dtype_t,
+    out_item_size: *mut usize,
+) -> zarr_status_t {
+    ffi_guard!({
+        let out_dtype = out(out_dtype, "out_dtype")?;
+        let (code, size) = with_array(array, |a| {
+            let meta = a.metadata();
+            match &meta.dtype.kind {
+                DataKind::VlenArray(inner) => Ok((inner.element_type() as i32, inner.item_size())),
+                DataKind::String => Ok((ElementType::String as i32, 1)),
+                DataKind::VlenBytes => Ok((ElementType::Bytes as i32, 1)),
+                _ => Err(crate::Error::DtypeMismatch(format!(
+                    "array {:?} holds fixed-size items ({}), not variable-length ones",
+                    a.path(),
+                    meta.dtype.to_v2()
+                ))
+                .into()),
+            }
+        })?;
+        *out_dtype = code;
+        if let Some(out_size) = out_item_size.as_mut() {
+            *out_size = size;
+        }
+        Ok(())
+    })
+}
+
+/// Converts records read with `ZARR_DTYPE_RAW` (fields in their stored byte order, as
+/// `zarr_array_field_dtype_name` gives it) to this machine's byte order, in place: every
+/// multi-byte number, each half of a complex number, each UTF-32 code unit, in nested
+/// records and sub-array fields too. `buf_bytes` must be a whole number of records
+/// (`zarr_array_item_size`). Arrays that are not structured are left unchanged.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_records_to_native(
+    array: *const zarr_array_t,
+    buf: *mut c_void,
+    buf_bytes: usize,
+) -> zarr_status_t {
+    ffi_guard!({ swap_records(array, buf, buf_bytes) })
+}
+
+/// Converts records in this machine's byte order to their stored byte order, in place, for
+/// a write with `ZARR_DTYPE_RAW`: the reverse of `zarr_array_records_to_native`.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_records_to_stored(
+    array: *const zarr_array_t,
+    buf: *mut c_void,
+    buf_bytes: usize,
+) -> zarr_status_t {
+    ffi_guard!({ swap_records(array, buf, buf_bytes) })
+}
+
+/// Swaps the non-native fields of whole records in a caller's buffer (its own inverse).
+unsafe fn swap_records(
+    array: *const zarr_array_t,
+    buf: *mut c_void,
+    buf_bytes: usize,
+) -> FfiResult {
+    let dtype = with_array(array, |a| Ok(a.metadata().dtype.clone()))?;
+    let record = dtype.item_size();
+    if record == 0 || buf_bytes % record != 0 {
+        return Err(Failure::new(
+            ZARR_ERR_BUFFER_SIZE,
+            format!("buf_bytes {buf_bytes} is not a whole number of {record}-byte items"),
+        ));
+    }
+    let records = slice_mut(buf.cast::<u8>(), buf_bytes, "buf")?;
+    crate::dtype::swap_record_fields(&dtype, records);
+    Ok(())
 }
 
 /// The arguments the vlen region calls share, checked in order: `ndim` against the rank

@@ -531,17 +531,12 @@ impl Array {
         self.format
     }
 
-    /// The dimension names of the `_ARRAY_DIMENSIONS` attribute (the xarray convention), or
-    /// `None` when it is absent.
-    pub fn dimension_names(&self) -> Result<Option<Vec<String>>> {
+    /// The dimension names, `None` for an unnamed dimension: v3 `dimension_names`, or the
+    /// `_ARRAY_DIMENSIONS` attribute of v2 (the xarray convention; a null entry is unnamed).
+    /// `None` when the array has none.
+    pub fn dimension_names(&self) -> Result<Option<Vec<Option<String>>>> {
         if self.format.is_v3() {
-            return Ok(self.metadata().dimension_names.as_ref().map(|names| {
-                names
-                    .iter()
-                    .cloned()
-                    .map(Option::unwrap_or_default)
-                    .collect()
-            }));
+            return Ok(self.metadata().dimension_names.clone());
         }
         let Some(value) = self.attributes()?.get(DIMENSIONS_KEY).cloned() else {
             return Ok(None);
@@ -553,11 +548,15 @@ impl Array {
                 self.metadata().rank()
             ))
         };
-        let names: Vec<String> = value
+        let names: Vec<Option<String>> = value
             .as_array()
             .ok_or_else(bad)?
             .iter()
-            .map(|v| v.as_str().map(str::to_string).ok_or_else(bad))
+            .map(|v| match v {
+                Value::String(s) => Ok(Some(s.clone())),
+                Value::Null => Ok(None),
+                _ => Err(bad()),
+            })
             .collect::<Result<_>>()?;
         if names.len() != self.metadata().rank() {
             return Err(bad());
@@ -565,8 +564,9 @@ impl Array {
         Ok(Some(names))
     }
 
-    /// Sets the `_ARRAY_DIMENSIONS` attribute; one name per dimension.
-    pub fn set_dimension_names(&self, names: &[String]) -> Result<()> {
+    /// Sets the dimension names, one per dimension, `None` for an unnamed one (v3 only: v2
+    /// keeps them in `_ARRAY_DIMENSIONS`, which xarray reads as a list of strings).
+    pub fn set_dimension_names(&self, names: &[Option<String>]) -> Result<()> {
         let rank = self.metadata().rank();
         if names.len() != rank {
             return Err(Error::RankMismatch(format!(
@@ -578,16 +578,25 @@ impl Array {
             self.check_writable("set dimension names")?;
             let _guard = self.lock_update()?;
             let mut meta = ArrayMeta::clone(&self.metadata());
-            meta.dimension_names = Some(names.iter().cloned().map(Some).collect());
+            meta.dimension_names = Some(names.to_vec());
             let document = self.format.render_array(&meta, &self.attributes()?)?;
             self.store
                 .set(&self.format.array_key(&self.path), &document)?;
             return self.replace_metadata(meta);
         }
-        self.set_attribute(
-            DIMENSIONS_KEY,
-            names.iter().map(|n| Value::from(n.as_str())).collect(),
-        )
+        let names = names
+            .iter()
+            .map(|n| n.as_deref().map(Value::from))
+            .collect::<Option<Vec<Value>>>()
+            .ok_or_else(|| {
+                Error::InvalidArg(format!(
+                    "array {:?}: a Zarr v{} array keeps its dimension names in \
+                     {DIMENSIONS_KEY}, where every dimension needs a name",
+                    self.path,
+                    self.format.number()
+                ))
+            })?;
+        self.set_attribute(DIMENSIONS_KEY, Value::Array(names))
     }
 
     /// How writes through this handle are synchronised.

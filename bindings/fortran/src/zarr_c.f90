@@ -559,9 +559,12 @@ module zarr_c
       integer(c_int32_t) :: res
     end function c_zarr_array_attr_delete
 
-    ! Sets the dimension names: `ndim` UTF-8 strings, one per dimension. v2 arrays keep them
-    ! in the `_ARRAY_DIMENSIONS` attribute (xarray's convention), v3 arrays in the
-    ! `dimension_names` of their metadata.
+    ! Sets the dimension names: `ndim` UTF-8 strings, one per dimension, NULL for an unnamed
+    ! dimension (an empty string is a name: ""). v3 arrays keep them in the
+    ! `dimension_names`
+    ! of their metadata (null for unnamed), v2 arrays in the `_ARRAY_DIMENSIONS` attribute
+    ! (xarray's convention), where every dimension needs a name: a NULL gives
+    ! `ZARR_ERR_INVALID_ARG` there.
     function c_zarr_array_set_dimension_names(array, ndim, names) &
         bind(c, name="zarr_array_set_dimension_names") result(res)
       import
@@ -572,8 +575,10 @@ module zarr_c
       integer(c_int32_t) :: res
     end function c_zarr_array_set_dimension_names
 
-    ! Gets the dimension names into a new string list (an unnamed v3 dimension is "");
-    ! `ZARR_ERR_NOT_FOUND` when the array has none, `ZARR_ERR_METADATA` when
+    ! Gets the dimension names into a new string list, in which an unnamed dimension (v3
+    ! null) is a NULL item (`zarr_strings_get` gives NULL) and a name that is the empty
+    ! string
+    ! is ""; `ZARR_ERR_NOT_FOUND` when the array has none, `ZARR_ERR_METADATA` when
     ! `_ARRAY_DIMENSIONS` is not a list of rank strings.
     function c_zarr_array_dimension_names(array, out_names) &
         bind(c, name="zarr_array_dimension_names") result(res)
@@ -765,7 +770,8 @@ module zarr_c
     end function c_zarr_array_builder_add_inner_shard_shape
 
     ! Sets the dimension names written in v3 metadata: `ndim` UTF-8 strings, NULL for an
-    ! unnamed dimension. Creating a v2 array with dimension names gives
+    ! unnamed dimension (written as null; "" is written as the name ""). Creating a v2 array
+    ! with dimension names gives
     ! `ZARR_ERR_INVALID_ARG` (v2 arrays take them with `zarr_array_set_dimension_names`).
     function c_zarr_array_builder_set_dimension_names(builder, ndim, names) &
         bind(c, name="zarr_array_builder_set_dimension_names") result(res)
@@ -934,6 +940,28 @@ module zarr_c
       type(c_ptr), intent(out) :: out_group
       integer(c_int32_t) :: res
     end function c_zarr_group_create
+
+    ! Like `zarr_group_create`, giving the group the attributes in `attributes_json` (a JSON
+    ! object; NULL or `"{}"` for none). A group that has to be created is written with them
+    ! in
+    ! one document write (v3 `zarr.json`; v2 `.zgroup` then `.zattrs`), so a v3 group with
+    ! attributes can go into a store where each key is written once (a zip file); an
+    ! existing
+    ! group opened for writing gets them set, replacing its attributes (`ZARR_MODE_R` gives
+    ! `ZARR_ERR_READ_ONLY` when there are attributes to set).
+    function c_zarr_group_create_with_attrs(store, path, mode, zarr_format, attributes_json, &
+        out_group) &
+        bind(c, name="zarr_group_create_with_attrs") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: store
+      character(kind=c_char), intent(in) :: path(*)
+      integer(c_int32_t), value :: mode
+      integer(c_int32_t), value :: zarr_format
+      character(kind=c_char), intent(in) :: attributes_json(*)
+      type(c_ptr), intent(out) :: out_group
+      integer(c_int32_t) :: res
+    end function c_zarr_group_create_with_attrs
 
     ! Opens the group at `path` through its consolidated metadata (inside a v3 group's
     ! `zarr.json`, else `path/.zmetadata`): the documents of every node it holds, and the
@@ -1455,7 +1483,8 @@ module zarr_c
       integer(c_size_t) :: res
     end function c_zarr_strings_count
 
-    ! String `index` of a list, valid until the list is freed; NULL when out of range.
+    ! String `index` of a list, valid until the list is freed; NULL when out of range, and
+    ! for a null item (only lists of dimension names have them: an unnamed dimension).
     function c_zarr_strings_get(list, index) &
         bind(c, name="zarr_strings_get") result(res)
       import
@@ -1532,6 +1561,51 @@ module zarr_c
       integer(c_size_t), value :: max_ndim
       integer(c_int32_t) :: res
     end function c_zarr_array_field_layout
+
+    ! Sets `*out_dtype` to the element type of a variable-length array's items: the numeric
+    ! type of `vlen-array` items (as `zarr_array_read_vlen` gives them, in native byte
+    ! order;
+    ! `*out_item_size` gets its size), `ZARR_DTYPE_STRING` for strings and
+    ! `ZARR_DTYPE_BYTES`
+    ! for byte strings (`*out_item_size` 1: items are runs of bytes). `out_item_size` may be
+    ! NULL. An array of fixed-size items gives `ZARR_ERR_DTYPE_MISMATCH`.
+    function c_zarr_array_vlen_item_dtype(array, out_dtype, out_item_size) &
+        bind(c, name="zarr_array_vlen_item_dtype") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: array
+      integer(c_int32_t), intent(out) :: out_dtype
+      integer(c_size_t), intent(out) :: out_item_size
+      integer(c_int32_t) :: res
+    end function c_zarr_array_vlen_item_dtype
+
+    ! Converts records read with `ZARR_DTYPE_RAW` (fields in their stored byte order, as
+    ! `zarr_array_field_dtype_name` gives it) to this machine's byte order, in place: every
+    ! multi-byte number, each half of a complex number, each UTF-32 code unit, in nested
+    ! records and sub-array fields too. `buf_bytes` must be a whole number of records
+    ! (`zarr_array_item_size`). Arrays that are not structured are left unchanged.
+    function c_zarr_array_records_to_native(array, buf, buf_bytes) &
+        bind(c, name="zarr_array_records_to_native") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: array
+      type(c_ptr), value :: buf
+      integer(c_size_t), value :: buf_bytes
+      integer(c_int32_t) :: res
+    end function c_zarr_array_records_to_native
+
+    ! Converts records in this machine's byte order to their stored byte order, in place,
+    ! for
+    ! a write with `ZARR_DTYPE_RAW`: the reverse of `zarr_array_records_to_native`.
+    function c_zarr_array_records_to_stored(array, buf, buf_bytes) &
+        bind(c, name="zarr_array_records_to_stored") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: array
+      type(c_ptr), value :: buf
+      integer(c_size_t), value :: buf_bytes
+      integer(c_int32_t) :: res
+    end function c_zarr_array_records_to_stored
 
     ! Reads the items of region `start`/`count` of a variable-length array (`|O`, `string`,
     ! `bytes`) in `order` into caller buffers: item `i` is

@@ -535,9 +535,11 @@ end
 """
     zarr_array_set_dimension_names(array, ndim, names) -> zarr_status_t
 
-Sets the dimension names: `ndim` UTF-8 strings, one per dimension. v2 arrays keep them
-in the `_ARRAY_DIMENSIONS` attribute (xarray's convention), v3 arrays in the
-`dimension_names` of their metadata.
+Sets the dimension names: `ndim` UTF-8 strings, one per dimension, NULL for an unnamed
+dimension (an empty string is a name: ""). v3 arrays keep them in the `dimension_names`
+of their metadata (null for unnamed), v2 arrays in the `_ARRAY_DIMENSIONS` attribute
+(xarray's convention), where every dimension needs a name: a NULL gives
+`ZARR_ERR_INVALID_ARG` there.
 """
 function zarr_array_set_dimension_names(array, ndim, names)
     ccall((:zarr_array_set_dimension_names, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Csize_t, Ptr{Cstring}), array, ndim, names)
@@ -546,8 +548,9 @@ end
 """
     zarr_array_dimension_names(array, out_names) -> zarr_status_t
 
-Gets the dimension names into a new string list (an unnamed v3 dimension is "");
-`ZARR_ERR_NOT_FOUND` when the array has none, `ZARR_ERR_METADATA` when
+Gets the dimension names into a new string list, in which an unnamed dimension (v3
+null) is a NULL item (`zarr_strings_get` gives NULL) and a name that is the empty string
+is ""; `ZARR_ERR_NOT_FOUND` when the array has none, `ZARR_ERR_METADATA` when
 `_ARRAY_DIMENSIONS` is not a list of rank strings.
 """
 function zarr_array_dimension_names(array, out_names)
@@ -713,7 +716,7 @@ end
     zarr_array_builder_set_dimension_names(builder, ndim, names) -> zarr_status_t
 
 Sets the dimension names written in v3 metadata: `ndim` UTF-8 strings, NULL for an
-unnamed dimension. Creating a v2 array with dimension names gives
+unnamed dimension (written as null; "" is written as the name ""). Creating a v2 array with dimension names gives
 `ZARR_ERR_INVALID_ARG` (v2 arrays take them with `zarr_array_set_dimension_names`).
 """
 function zarr_array_builder_set_dimension_names(builder, ndim, names)
@@ -867,6 +870,20 @@ has; in a store holding a 2022-draft hierarchy new groups take its layout.
 """
 function zarr_group_create(store, path, mode, zarr_format, out_group)
     ccall((:zarr_group_create, libzarr), zarr_status_t, (Ptr{zarr_store_t}, Cstring, zarr_mode_t, Int32, Ptr{Ptr{zarr_group_t}}), store, path, mode, zarr_format, out_group)
+end
+
+"""
+    zarr_group_create_with_attrs(store, path, mode, zarr_format, attributes_json, out_group) -> zarr_status_t
+
+Like `zarr_group_create`, giving the group the attributes in `attributes_json` (a JSON
+object; NULL or `"{}"` for none). A group that has to be created is written with them in
+one document write (v3 `zarr.json`; v2 `.zgroup` then `.zattrs`), so a v3 group with
+attributes can go into a store where each key is written once (a zip file); an existing
+group opened for writing gets them set, replacing its attributes (`ZARR_MODE_R` gives
+`ZARR_ERR_READ_ONLY` when there are attributes to set).
+"""
+function zarr_group_create_with_attrs(store, path, mode, zarr_format, attributes_json, out_group)
+    ccall((:zarr_group_create_with_attrs, libzarr), zarr_status_t, (Ptr{zarr_store_t}, Cstring, zarr_mode_t, Int32, Cstring, Ptr{Ptr{zarr_group_t}}), store, path, mode, zarr_format, attributes_json, out_group)
 end
 
 """
@@ -1297,7 +1314,8 @@ end
 """
     zarr_strings_get(list, index) -> Cstring
 
-String `index` of a list, valid until the list is freed; NULL when out of range.
+String `index` of a list, valid until the list is freed; NULL when out of range, and
+for a null item (only lists of dimension names have them: an unnamed dimension).
 """
 function zarr_strings_get(list, index)
     ccall((:zarr_strings_get, libzarr), Cstring, (Ptr{zarr_strings_t}, Csize_t), list, index)
@@ -1353,6 +1371,42 @@ Field bytes keep their stored byte order.
 """
 function zarr_array_field_layout(array, index, out_offset, out_size, out_ndim, out_shape, max_ndim)
     ccall((:zarr_array_field_layout, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Csize_t, Ptr{Csize_t}, Ptr{Csize_t}, Ptr{Csize_t}, Ptr{UInt64}, Csize_t), array, index, out_offset, out_size, out_ndim, out_shape, max_ndim)
+end
+
+"""
+    zarr_array_vlen_item_dtype(array, out_dtype, out_item_size) -> zarr_status_t
+
+Sets `*out_dtype` to the element type of a variable-length array's items: the numeric
+type of `vlen-array` items (as `zarr_array_read_vlen` gives them, in native byte order;
+`*out_item_size` gets its size), `ZARR_DTYPE_STRING` for strings and `ZARR_DTYPE_BYTES`
+for byte strings (`*out_item_size` 1: items are runs of bytes). `out_item_size` may be
+NULL. An array of fixed-size items gives `ZARR_ERR_DTYPE_MISMATCH`.
+"""
+function zarr_array_vlen_item_dtype(array, out_dtype, out_item_size)
+    ccall((:zarr_array_vlen_item_dtype, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Ptr{zarr_dtype_t}, Ptr{Csize_t}), array, out_dtype, out_item_size)
+end
+
+"""
+    zarr_array_records_to_native(array, buf, buf_bytes) -> zarr_status_t
+
+Converts records read with `ZARR_DTYPE_RAW` (fields in their stored byte order, as
+`zarr_array_field_dtype_name` gives it) to this machine's byte order, in place: every
+multi-byte number, each half of a complex number, each UTF-32 code unit, in nested
+records and sub-array fields too. `buf_bytes` must be a whole number of records
+(`zarr_array_item_size`). Arrays that are not structured are left unchanged.
+"""
+function zarr_array_records_to_native(array, buf, buf_bytes)
+    ccall((:zarr_array_records_to_native, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Ptr{Cvoid}, Csize_t), array, buf, buf_bytes)
+end
+
+"""
+    zarr_array_records_to_stored(array, buf, buf_bytes) -> zarr_status_t
+
+Converts records in this machine's byte order to their stored byte order, in place, for
+a write with `ZARR_DTYPE_RAW`: the reverse of `zarr_array_records_to_native`.
+"""
+function zarr_array_records_to_stored(array, buf, buf_bytes)
+    ccall((:zarr_array_records_to_stored, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Ptr{Cvoid}, Csize_t), array, buf, buf_bytes)
 end
 
 """
