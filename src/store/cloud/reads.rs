@@ -122,11 +122,20 @@ pub(super) async fn range(
     let got = match store.get_opts(&path, options).await {
         Ok(got) => got,
         Err(object_store::Error::Precondition { .. }) => return Ok(Part::Changed),
+        Err(e @ object_store::Error::NotFound { .. }) => {
+            return missing_or(e).map(|_: Option<()>| Part::Missing)
+        }
         Err(e) => {
+            // A 416 answer: the status as the client words it or the server's error code
+            // (not a bare "416", which may be part of the URL's port or a request id).
             let text = e.to_string();
-            if ["416", "InvalidRange", "object was only"]
-                .iter()
-                .any(|s| text.contains(s))
+            if [
+                "416 Range Not Satisfiable",
+                "InvalidRange",
+                "object was only",
+            ]
+            .iter()
+            .any(|s| text.contains(s))
             {
                 return Err(Failure::Lib(Error::Io(format!(
                     "{label}: range {offset}+{len} is past its end"
