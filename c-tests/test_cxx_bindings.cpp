@@ -468,7 +468,11 @@ static void test_v3() {
                         .set_zarr_format(3)
                         .set_chunk_shape({2, 3})
                         .set_shard_shape({4, 6})
+                        .set_shard_index(true, false)
+                        .set_chunk_key_encoding("default", ".")
                         .create(store, "sharded", ZARR_MODE_W);
+    const std::string meta_s = s.metadata_json();
+    CHECK_CONTAINS(meta_s.c_str(), "\"index_location\": \"start\"");
     CHECK((s.shard_shape() == std::vector<uint64_t>{4, 6}));
     CHECK((s.chunk_shape() == std::vector<uint64_t>{2, 3}));
     std::vector<uint16_t> sd(48);
@@ -476,6 +480,7 @@ static void test_v3() {
         sd[i] = pattern<uint16_t>(i);
     s.write({0, 0}, {8, 6}, sd);
     CHECK(same(zarr::Array::open(store, "sharded", ZARR_MODE_R).read<uint16_t>({0, 0}, {8, 6}), sd));
+    CHECK(store.contains("sharded/c.1.0"));
     CHECK_THROWS(a.shard_shape(), ZARR_ERR_NOT_FOUND, "");
     CHECK_THROWS(zarr::ArrayBuilder::of<uint16_t>({8}).set_zarr_format(2).set_shard_shape({4}).create(
                      store, "v2s", ZARR_MODE_W),

@@ -235,8 +235,95 @@ static void nested_shards(void) {
     zarr_store_free(s);
 }
 
+/* What zarr.json can say, set from the builder: the chunk key encoding, the shard index's
+ * place and checksum, and several bytes-to-bytes codecs. */
+static void builder_settings(void) {
+    zarr_store_t *s = memory();
+    const uint64_t shape[2] = {4, 6}, chunks[2] = {2, 3}, shard[2] = {4, 6}, origin[2] = {0, 0};
+    int32_t data[24], back[24];
+    for (int i = 0; i < 24; i++) data[i] = i * 11 - 7;
+    zarr_array_builder_t *b = NULL;
+    zarr_array_t *a = NULL;
+    bool exists = false;
+    CHECK_OK(zarr_array_builder_new(ZARR_DTYPE_INT32, 2, shape, &b));
+    CHECK_OK(zarr_array_builder_set_chunk_shape(b, 2, chunks));
+    CHECK_OK(zarr_array_builder_set_zarr_format(b, 3));
+
+    /* The v2 key encoding: "." by default, "/" when asked; then back to "default". */
+    CHECK_OK(zarr_array_builder_set_chunk_key_encoding(b, "v2", NULL));
+    CHECK_OK(zarr_array_create(b, s, "k1", ZARR_MODE_W, &a));
+    CHECK_OK(zarr_array_write(a, 2, origin, shape, ZARR_DTYPE_INT32, ZARR_ORDER_C, data, sizeof data));
+    CHECK_OK(zarr_store_contains(s, "k1/1.1", &exists));
+    CHECK(exists);
+    CHECK(strstr(value_of(s, "k1/zarr.json"), "\"name\": \"v2\"") != NULL);
+    CHECK_OK(zarr_array_read(a, 2, origin, shape, ZARR_DTYPE_INT32, ZARR_ORDER_C, back, sizeof back));
+    CHECK(memcmp(back, data, sizeof data) == 0);
+    zarr_array_free(a);
+    CHECK_OK(zarr_array_builder_set_chunk_key_encoding(b, "v2", "/"));
+    CHECK_OK(zarr_array_create(b, s, "k2", ZARR_MODE_W, &a));
+    CHECK_OK(zarr_array_write(a, 2, origin, shape, ZARR_DTYPE_INT32, ZARR_ORDER_C, data, sizeof data));
+    CHECK_OK(zarr_store_contains(s, "k2/1/1", &exists));
+    CHECK(exists);
+    zarr_array_free(a);
+    CHECK_OK(zarr_array_builder_set_chunk_key_encoding(b, "default", NULL));
+    CHECK_OK(zarr_array_create(b, s, "k3", ZARR_MODE_W, &a));
+    CHECK_OK(zarr_array_write(a, 2, origin, shape, ZARR_DTYPE_INT32, ZARR_ORDER_C, data, sizeof data));
+    CHECK_OK(zarr_store_contains(s, "k3/c/1/1", &exists));
+    CHECK(exists);
+    zarr_array_free(a);
+    CHECK_STATUS(zarr_array_builder_set_chunk_key_encoding(b, "c", NULL), ZARR_ERR_INVALID_ARG);
+    CHECK_STATUS(zarr_array_builder_set_chunk_key_encoding(b, "v2", "-"), ZARR_ERR_INVALID_ARG);
+    CHECK_STATUS(zarr_array_builder_set_chunk_key_encoding(b, NULL, NULL), ZARR_ERR_NULL_ARG);
+    /* v2 arrays have their own keys: asking for the v2 encoding there is refused. */
+    CHECK_OK(zarr_array_builder_set_chunk_key_encoding(b, "v2", NULL));
+    CHECK_OK(zarr_array_builder_set_zarr_format(b, 2));
+    CHECK_STATUS(zarr_array_create(b, s, "k4", ZARR_MODE_W, &a), ZARR_ERR_INVALID_ARG);
+    CHECK_ERROR_CONTAINS("chunk key encoding");
+    CHECK_OK(zarr_array_builder_set_chunk_key_encoding(b, "default", NULL));
+    CHECK_OK(zarr_array_builder_set_zarr_format(b, 3));
+
+    /* Shard index at the start without a checksum; zstd then crc32c on each chunk. */
+    CHECK_OK(zarr_array_builder_set_shard_shape(b, 2, shard));
+    CHECK_OK(zarr_array_builder_set_shard_index(b, true, false));
+    CHECK_OK(zarr_array_builder_set_compressor_json(b, "[{\"id\": \"zstd\", \"level\": 1}, {\"id\": \"crc32c\"}]"));
+    CHECK_OK(zarr_array_create(b, s, "sh", ZARR_MODE_W, &a));
+    CHECK_OK(zarr_array_write(a, 2, origin, shape, ZARR_DTYPE_INT32, ZARR_ORDER_C, data, sizeof data));
+    const char *doc = value_of(s, "sh/zarr.json");
+    CHECK(strstr(doc, "\"index_location\": \"start\"") != NULL);
+    const char *index_codecs = strstr(doc, "\"index_codecs\"");
+    CHECK(index_codecs != NULL && strstr(index_codecs, "crc32c") == NULL);
+    const char *zstd = strstr(doc, "\"zstd\""), *crc = strstr(doc, "\"crc32c\"");
+    CHECK(zstd != NULL && crc != NULL && zstd < crc);
+    /* The index (2 x 2 chunks, 16 bytes each, no checksum) is the first 64 bytes: chunk
+     * (0, 0) starts right after it. */
+    unsigned char shard_bytes[1024];
+    size_t n = 0;
+    CHECK_OK(zarr_store_get(s, "sh/c/0/0", shard_bytes, sizeof shard_bytes, &n));
+    uint64_t first_offset = 0;
+    memcpy(&first_offset, shard_bytes, 8); /* little-endian, as the index is stored */
+    const uint16_t probe = 1;
+    if (*(const unsigned char *)&probe == 1) CHECK_EQ(first_offset, 64);
+    CHECK_OK(zarr_array_read(a, 2, origin, shape, ZARR_DTYPE_INT32, ZARR_ORDER_C, back, sizeof back));
+    CHECK(memcmp(back, data, sizeof data) == 0);
+    zarr_array_free(a);
+    /* A v2 array holds one compressor: a list of two is refused there. */
+    zarr_array_builder_free(b);
+    CHECK_OK(zarr_array_builder_new(ZARR_DTYPE_INT32, 2, shape, &b));
+    CHECK_OK(zarr_array_builder_set_zarr_format(b, 2));
+    CHECK_OK(zarr_array_builder_set_compressor_json(b, "[{\"id\": \"zstd\"}, {\"id\": \"crc32c\"}]"));
+    CHECK_STATUS(zarr_array_create(b, s, "v2list", ZARR_MODE_W, &a), ZARR_ERR_INVALID_ARG);
+    CHECK(a == NULL);
+    CHECK_OK(zarr_array_builder_set_compressor_json(b, "[{\"id\": \"zstd\"}]"));
+    CHECK_OK(zarr_array_create(b, s, "v2list", ZARR_MODE_W, &a));
+    CHECK(strstr(value_of(s, "v2list/.zarray"), "\"id\": \"zstd\"") != NULL);
+    zarr_array_free(a);
+    zarr_array_builder_free(b);
+    zarr_store_free(s);
+}
+
 int main(void) {
     arrays();
+    builder_settings();
     shards();
     nested_shards();
     groups();

@@ -1033,7 +1033,33 @@ zarr_status_t zarr_array_builder_set_dimension_separator(zarr_array_builder_t *b
                                                          const char *separator);
 
 /**
- * Sets the compressor as numcodecs JSON (`{"id": "zstd", "level": 3}`), or "null" for none.
+ * Gives a Zarr v3 array the chunk key encoding `name`: "default" (keys "c/0/1", or "c.0.1"
+ * with the separator ".") or "v2" (keys "0.1", or "0/1" with the separator "/", as v2
+ * arrays name chunks). `separator` is "." or "/", or NULL for the encoding's own default
+ * ("/" for "default", "." for "v2"). Arrays of other formats keep their own keys: "v2"
+ * for them gives `ZARR_ERR_INVALID_ARG` at creation.
+ */
+ZARR_API
+zarr_status_t zarr_array_builder_set_chunk_key_encoding(zarr_array_builder_t *builder,
+                                                        const char *name,
+                                                        const char *separator);
+
+/**
+ * Sets where the index of every shard lies, at its start (`index_at_start`) or at its end
+ * (zarr-python's default), and whether a `crc32c` checksum follows it (`checksum`, the
+ * default; without it the index codecs are `bytes` alone). Applies to every level of a
+ * nested sharding; only sharded arrays use it.
+ */
+ZARR_API
+zarr_status_t zarr_array_builder_set_shard_index(zarr_array_builder_t *builder,
+                                                 bool index_at_start,
+                                                 bool checksum);
+
+/**
+ * Sets the compressor as numcodecs JSON (`{"id": "zstd", "level": 3}`), or "null" for
+ * none, or a JSON list of them: Zarr v3's bytes-to-bytes codecs in the order they encode
+ * (`[{"id": "zstd", "level": 3}, {"id": "crc32c"}]`; `crc32c` is Zarr v3's checksum
+ * codec). A v2 array holds one: a list of several gives `ZARR_ERR_INVALID_ARG` at creation.
  */
 ZARR_API
 zarr_status_t zarr_array_builder_set_compressor_json(zarr_array_builder_t *builder,

@@ -824,6 +824,18 @@ class ArrayBuilder {
         detail::check(zarr_array_builder_set_dimension_separator(get(), separator.c_str()));
         return *this;
     }
+    /* "default" or "v2" chunk keys (v3); the separator is the encoding's own unless given. */
+    ArrayBuilder &set_chunk_key_encoding(const std::string &name,
+                                         const std::optional<std::string> &separator = std::nullopt) {
+        detail::check(zarr_array_builder_set_chunk_key_encoding(
+            get(), name.c_str(), separator ? separator->c_str() : nullptr));
+        return *this;
+    }
+    /* Shard index at the start or the end of each shard, with or without its crc32c. */
+    ArrayBuilder &set_shard_index(bool index_at_start, bool checksum = true) {
+        detail::check(zarr_array_builder_set_shard_index(get(), index_at_start, checksum));
+        return *this;
+    }
     ArrayBuilder &set_compressor_json(const std::string &json) {
         detail::check(zarr_array_builder_set_compressor_json(get(), json.c_str()));
         return *this;

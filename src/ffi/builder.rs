@@ -170,15 +170,7 @@ pub unsafe extern "C" fn zarr_array_builder_set_dimension_separator(
     separator: *const c_char,
 ) -> zarr_status_t {
     ffi_guard!({
-        let separator = match c_str(separator, "separator")? {
-            "." => '.',
-            "/" => '/',
-            other => {
-                return Err(Failure::invalid(format!(
-                    "separator {other:?} must be \".\" or \"/\""
-                )))
-            }
-        };
+        let separator = separator_char(c_str(separator, "separator")?)?;
         builder_ref(builder)?.with(|b| {
             b.separator(separator);
             Ok(())
@@ -186,7 +178,65 @@ pub unsafe extern "C" fn zarr_array_builder_set_dimension_separator(
     })
 }
 
-/// Sets the compressor as numcodecs JSON (`{"id": "zstd", "level": 3}`), or "null" for none.
+/// Gives a Zarr v3 array the chunk key encoding `name`: "default" (keys "c/0/1", or "c.0.1"
+/// with the separator ".") or "v2" (keys "0.1", or "0/1" with the separator "/", as v2
+/// arrays name chunks). `separator` is "." or "/", or NULL for the encoding's own default
+/// ("/" for "default", "." for "v2"). Arrays of other formats keep their own keys: "v2"
+/// for them gives `ZARR_ERR_INVALID_ARG` at creation.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_builder_set_chunk_key_encoding(
+    builder: *mut zarr_array_builder_t,
+    name: *const c_char,
+    separator: *const c_char,
+) -> zarr_status_t {
+    ffi_guard!({
+        let v2 = match c_str(name, "name")? {
+            "default" => false,
+            "v2" => true,
+            other => {
+                return Err(Failure::invalid(format!(
+                    "chunk key encoding {other:?} must be \"default\" or \"v2\""
+                )))
+            }
+        };
+        let separator = match separator.is_null() {
+            true => None,
+            false => Some(separator_char(c_str(separator, "separator")?)?),
+        };
+        builder_ref(builder)?.with(|b| {
+            b.v2_chunk_keys(v2);
+            if let Some(separator) = separator {
+                b.separator(separator);
+            } else {
+                b.default_separator();
+            }
+            Ok(())
+        })
+    })
+}
+
+/// Sets where the index of every shard lies, at its start (`index_at_start`) or at its end
+/// (zarr-python's default), and whether a `crc32c` checksum follows it (`checksum`, the
+/// default; without it the index codecs are `bytes` alone). Applies to every level of a
+/// nested sharding; only sharded arrays use it.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_builder_set_shard_index(
+    builder: *mut zarr_array_builder_t,
+    index_at_start: bool,
+    checksum: bool,
+) -> zarr_status_t {
+    ffi_guard!({
+        builder_ref(builder)?.with(|b| {
+            b.shard_index(index_at_start, checksum);
+            Ok(())
+        })
+    })
+}
+
+/// Sets the compressor as numcodecs JSON (`{"id": "zstd", "level": 3}`), or "null" for
+/// none, or a JSON list of them: Zarr v3's bytes-to-bytes codecs in the order they encode
+/// (`[{"id": "zstd", "level": 3}, {"id": "crc32c"}]`; `crc32c` is Zarr v3's checksum
+/// codec). A v2 array holds one: a list of several gives `ZARR_ERR_INVALID_ARG` at creation.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_builder_set_compressor_json(
     builder: *mut zarr_array_builder_t,
@@ -310,4 +360,15 @@ pub unsafe extern "C" fn zarr_array_builder_set_dimension_names(
             Ok(())
         })
     })
+}
+
+/// A chunk key separator from its text.
+fn separator_char(text: &str) -> FfiResult<char> {
+    match text {
+        "." => Ok('.'),
+        "/" => Ok('/'),
+        other => Err(Failure::invalid(format!(
+            "separator {other:?} must be \".\" or \"/\""
+        ))),
+    }
 }

@@ -174,7 +174,7 @@ unsafe fn swap_records(
 ) -> FfiResult {
     let dtype = with_array(array, |a| Ok(a.metadata().dtype.clone()))?;
     let record = dtype.item_size();
-    if record == 0 || buf_bytes % record != 0 {
+    if record == 0 || !buf_bytes.is_multiple_of(record) {
         return Err(Failure::new(
             ZARR_ERR_BUFFER_SIZE,
             format!("buf_bytes {buf_bytes} is not a whole number of {record}-byte items"),

@@ -8,7 +8,7 @@ use crate::codec::filter;
 use crate::dtype::{ByteOrder, DType, DataKind, ElementType};
 use crate::error::{Error, Result};
 use crate::meta::fill::{parse_fill, FillValue};
-use crate::meta::{ArrayMeta, Format, Order};
+use crate::meta::{ArrayMeta, Format, KeyEncoding, Order};
 use crate::store::Store;
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
@@ -43,6 +43,15 @@ pub struct ArrayBuilder {
     format: Option<Format>,
     dimension_names: Option<Vec<Option<String>>>,
     shard_shape: Vec<Vec<u64>>,
+    v2_chunk_keys: bool,
+    shard_index: ShardIndex,
+}
+
+/// Where a shard's index lies and whether a checksum protects it.
+#[derive(Debug, Clone, Copy)]
+struct ShardIndex {
+    at_start: bool,
+    checksum: bool,
 }
 
 impl ArrayBuilder {
@@ -65,6 +74,11 @@ impl ArrayBuilder {
             format: None,
             dimension_names: None,
             shard_shape: Vec::new(),
+            v2_chunk_keys: false,
+            shard_index: ShardIndex {
+                at_start: false,
+                checksum: true,
+            },
         }
     }
 
@@ -113,7 +127,15 @@ impl ArrayBuilder {
         self
     }
 
-    /// Sets the compressor configuration (`null` for none).
+    /// Goes back to the chunk key encoding's own separator.
+    pub fn default_separator(&mut self) -> &mut Self {
+        self.separator = None;
+        self
+    }
+
+    /// Sets the compressor configuration (`null` for none), or a list of them: Zarr v3's
+    /// bytes → bytes codecs in the order they encode (`[{"id": "zstd"}, {"id": "crc32c"}]`;
+    /// v2 holds one).
     pub fn compressor(&mut self, config: Value) -> &mut Self {
         self.compressor = Some(config);
         self
@@ -157,6 +179,21 @@ impl ArrayBuilder {
     /// divide the enclosing shard shape and be a multiple of the chunk shape.
     pub fn inner_shard_shape(&mut self, shape: Vec<u64>) -> &mut Self {
         self.shard_shape.push(shape);
+        self
+    }
+
+    /// Zarr v3 arrays with the `v2` chunk key encoding (keys `0.1`, or `0/1` with the `/`
+    /// separator, without the `c` prefix), as zarr-python 3 writes when asked; the default is
+    /// the `default` encoding (`c/0/1`). Arrays of other formats keep their own keys.
+    pub fn v2_chunk_keys(&mut self, v2: bool) -> &mut Self {
+        self.v2_chunk_keys = v2;
+        self
+    }
+
+    /// Where the index of every shard lies (at its start, or at its end as zarr-python
+    /// writes by default) and whether a `crc32c` checksum follows it (the default).
+    pub fn shard_index(&mut self, at_start: bool, checksum: bool) -> &mut Self {
+        self.shard_index = ShardIndex { at_start, checksum };
         self
     }
 
@@ -231,17 +268,26 @@ impl ArrayBuilder {
             false => DType::new(DataKind::UInt(1), ByteOrder::NotApplicable),
         };
         let codec_item_size = encoded.item_size();
+        let compressor = |config: &Value| match config {
+            Value::Object(config) => {
+                codec::from_config(config, codec_item_size).map_err(as_invalid_arg)
+            }
+            other => Err(Error::InvalidArg(format!(
+                "compressor {other} is not an object, a list of objects or null"
+            ))),
+        };
         let compressors = match self.compressor.as_ref().unwrap_or(&default_compressor) {
             Value::Null => Vec::new(),
-            Value::Object(config) => {
-                vec![codec::from_config(config, codec_item_size).map_err(as_invalid_arg)?]
-            }
-            other => {
-                return Err(Error::InvalidArg(format!(
-                    "compressor {other} is not an object or null"
-                )))
-            }
+            Value::Array(list) => list.iter().map(compressor).collect::<Result<_>>()?,
+            config => vec![compressor(config)?],
         };
+        if compressors.len() > 1 && !format.is_v3() {
+            return Err(Error::InvalidArg(format!(
+                "Zarr format {} holds one compressor; a list of {} needs Zarr v3",
+                format.number(),
+                compressors.len()
+            )));
+        }
         // Zarr v3 has no null fill value: zero stands for "unset".
         let fill_value = match fill_value {
             None if format.requires_fill() => Some(vec![0u8; item_size]),
@@ -270,17 +316,30 @@ impl ArrayBuilder {
         if !self.shard_shape.is_empty() && !format.is_v3() {
             return Err(Error::InvalidArg("sharding needs Zarr format 3".into()));
         }
+        let key_encoding = match (self.v2_chunk_keys, format.is_v3()) {
+            (false, _) => format.key_encoding(self.separator),
+            (true, true) => KeyEncoding::v2(self.separator.unwrap_or('.')),
+            (true, false) => {
+                return Err(Error::InvalidArg(format!(
+                    "the v2 chunk key encoding is a Zarr v3 setting; format {} has its own keys",
+                    format.number()
+                )))
+            }
+        };
         let mut chunks = chunks;
         for shape in self.shard_shape.iter().rev() {
             let sharding = ShardingCodec {
                 chunk_shape: std::mem::replace(&mut chunks, shape.clone()),
                 codecs,
-                index_codecs: vec![codec::from_config(
-                    json!({"id": "crc32c"}).as_object().expect("an object"),
-                    8,
-                )?],
+                index_codecs: match self.shard_index.checksum {
+                    true => vec![codec::from_config(
+                        json!({"id": "crc32c"}).as_object().expect("an object"),
+                        8,
+                    )?],
+                    false => Vec::new(),
+                },
                 index_endian: ByteOrder::Little,
-                index_at_start: false,
+                index_at_start: self.shard_index.at_start,
             };
             codecs = Chain {
                 array_to_array: Vec::new(),
@@ -294,7 +353,7 @@ impl ArrayBuilder {
             dtype: self.dtype.clone(),
             fill_value,
             codecs,
-            key_encoding: format.key_encoding(self.separator),
+            key_encoding,
             dimension_names: self.dimension_names.clone(),
         };
         meta.validate().map_err(as_invalid_arg)?;

@@ -501,3 +501,71 @@ def test_transpose_beside_an_elementwise_filter_both_ways(tool, tmp_path):
     z[...] = a
     data, _ = tool.dump(tmp_path / "s", store, "theirs", "C")
     assert data == native_bytes(a)
+
+
+@pytest.mark.parametrize("sep", [".", "/"])
+def test_builder_v2_chunk_key_encoding(tool, tmp_path, monkeypatch, sep):
+    """The builder's v2 chunk key encoding: keys without the c prefix, read exactly by
+    zarr-python 3 and tensorstore; zarr-python 3's own such arrays read by libzarr."""
+    monkeypatch.setenv("ZARR_TOOL_FORMAT", "3")
+    monkeypatch.setenv("ZARR_TOOL_KEY_ENCODING", "v2")
+    a = make_data("int32", (9, 11), seed=21)
+    store = tmp_path / "store"
+    tool.build(tmp_path / "s", store, "k", dtype="<i4", shape=a.shape, chunks="4,4", fill="0",
+               order="C", sep=sep, compressor=COMPRESSORS["zstd"], data=native_bytes(a),
+               buf_order="C")
+    doc = json.loads((store / "k" / "zarr.json").read_text())
+    assert doc["chunk_key_encoding"] == {"name": "v2", "configuration": {"separator": sep}}
+    assert (store / "k" / ("2.2" if sep == "." else "2/2")).is_file()
+    assert not (store / "k" / "c").exists()
+    _peers_read_exactly(store / "k", a)
+    z = zarr.create_array(store=str(store / "theirs"), shape=a.shape, chunks=(4, 4), dtype="int32",
+                          zarr_format=3, fill_value=0,
+                          chunk_key_encoding={"name": "v2", "separator": sep})
+    z[...] = a
+    data, _ = tool.dump(tmp_path / "s", store, "theirs", "C")
+    assert data == native_bytes(a)
+
+
+@pytest.mark.parametrize("index", ["start", "start,nocrc", "end,nocrc"])
+def test_builder_shard_index_settings(tool, tmp_path, monkeypatch, index):
+    """The builder's shard index location and checksum: the metadata says so, the shard
+    files are byte for byte zarr-python 3's for the same settings, and both peers read."""
+    monkeypatch.setenv("ZARR_TOOL_FORMAT", "3")
+    monkeypatch.setenv("ZARR_TOOL_SHARDS", "4,6")
+    monkeypatch.setenv("ZARR_TOOL_SHARD_INDEX", index)
+    a = nested_data("int16")
+    store = tmp_path / "store"
+    tool.build(tmp_path / "s", store, "ours", dtype="<i2", shape=a.shape, chunks="2,3", fill="0",
+               order="C", sep="/", compressor=NESTED_CODECS["zstd"][0], data=native_bytes(a),
+               buf_order="C")
+    sharding = json.loads((store / "ours" / "zarr.json").read_text())["codecs"][0]["configuration"]
+    location = index.split(",")[0]
+    assert sharding["index_location"] == location
+    index_codecs = [{"name": "bytes", "configuration": {"endian": "little"}}]
+    if "nocrc" not in index:
+        index_codecs.append({"name": "crc32c"})
+    assert sharding["index_codecs"] == index_codecs
+    _peers_read_exactly(store / "ours", a)
+    theirs_index = [zarr.codecs.BytesCodec()] + ([] if "nocrc" in index else [zarr.codecs.Crc32cCodec()])
+    sharding = zarr.codecs.ShardingCodec(
+        chunk_shape=(2, 3), codecs=[zarr.codecs.BytesCodec(), *NESTED_CODECS["zstd"][1]],
+        index_codecs=theirs_index, index_location=location)
+    z = zarr.create(store=str(store / "zp"), shape=a.shape, chunks=(4, 6), dtype="int16",
+                    fill_value=0, zarr_format=3, codecs=[sharding])
+    z[...] = a
+    assert shard_files(store / "ours") == shard_files(store / "zp")
+
+
+def test_builder_compressor_list(tool, tmp_path, monkeypatch):
+    """A list of bytes-to-bytes codecs from the builder (zstd, then the crc32c checksum):
+    written in that order and read exactly by zarr-python 3 and tensorstore."""
+    monkeypatch.setenv("ZARR_TOOL_FORMAT", "3")
+    a = make_data("float64", (9, 11), seed=22)
+    store = tmp_path / "store"
+    tool.build(tmp_path / "s", store, "l", dtype="<f8", shape=a.shape, chunks="4,4", fill="0",
+               order="C", sep="/", compressor='[{"id": "zstd", "level": 2}, {"id": "crc32c"}]',
+               data=native_bytes(a), buf_order="C")
+    codecs = json.loads((store / "l" / "zarr.json").read_text())["codecs"]
+    assert [c["name"] for c in codecs] == ["bytes", "zstd", "crc32c"]
+    _peers_read_exactly(store / "l", a)

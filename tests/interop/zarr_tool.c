@@ -373,6 +373,17 @@ static int cmd_build(char **argv) {
     if (strcmp(order_s, "-") != 0) CHECK(zarr_array_builder_set_order(builder, parse_order(order_s)));
     if (strcmp(sep, "-") != 0) CHECK(zarr_array_builder_set_dimension_separator(builder, sep));
     if (strcmp(compressor, "-") != 0) CHECK(zarr_array_builder_set_compressor_json(builder, compressor));
+    /* ZARR_TOOL_KEY_ENCODING="v2" or "default" sets a v3 array's chunk key encoding (with
+       the separator given above, or the encoding's own). */
+    const char *key_encoding = getenv("ZARR_TOOL_KEY_ENCODING");
+    if (key_encoding)
+        CHECK(zarr_array_builder_set_chunk_key_encoding(builder, key_encoding,
+                                                        strcmp(sep, "-") != 0 ? sep : NULL));
+    /* ZARR_TOOL_SHARD_INDEX="start" or "end", with ",nocrc" for an index without checksum. */
+    const char *shard_index = getenv("ZARR_TOOL_SHARD_INDEX");
+    if (shard_index)
+        CHECK(zarr_array_builder_set_shard_index(builder, strncmp(shard_index, "start", 5) == 0,
+                                                 strstr(shard_index, "nocrc") == NULL));
     /* ZARR_TOOL_FILTERS='[{"id": "delta", "dtype": "<i4"}]' sets the filter list. */
     const char *filters = getenv("ZARR_TOOL_FILTERS");
     if (filters) CHECK(zarr_array_builder_set_filters_json(builder, filters));

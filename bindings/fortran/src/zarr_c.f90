@@ -690,8 +690,42 @@ module zarr_c
       integer(c_int32_t) :: res
     end function c_zarr_array_builder_set_dimension_separator
 
+    ! Gives a Zarr v3 array the chunk key encoding `name`: "default" (keys "c/0/1", or
+    ! "c.0.1"
+    ! with the separator ".") or "v2" (keys "0.1", or "0/1" with the separator "/", as v2
+    ! arrays name chunks). `separator` is "." or "/", or NULL for the encoding's own default
+    ! ("/" for "default", "." for "v2"). Arrays of other formats keep their own keys: "v2"
+    ! for them gives `ZARR_ERR_INVALID_ARG` at creation.
+    function c_zarr_array_builder_set_chunk_key_encoding(builder, name, separator) &
+        bind(c, name="zarr_array_builder_set_chunk_key_encoding") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: builder
+      character(kind=c_char), intent(in) :: name(*)
+      character(kind=c_char), intent(in) :: separator(*)
+      integer(c_int32_t) :: res
+    end function c_zarr_array_builder_set_chunk_key_encoding
+
+    ! Sets where the index of every shard lies, at its start (`index_at_start`) or at its
+    ! end
+    ! (zarr-python's default), and whether a `crc32c` checksum follows it (`checksum`, the
+    ! default; without it the index codecs are `bytes` alone). Applies to every level of a
+    ! nested sharding; only sharded arrays use it.
+    function c_zarr_array_builder_set_shard_index(builder, index_at_start, checksum) &
+        bind(c, name="zarr_array_builder_set_shard_index") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: builder
+      logical(c_bool), value :: index_at_start
+      logical(c_bool), value :: checksum
+      integer(c_int32_t) :: res
+    end function c_zarr_array_builder_set_shard_index
+
     ! Sets the compressor as numcodecs JSON (`{"id": "zstd", "level": 3}`), or "null" for
-    ! none.
+    ! none, or a JSON list of them: Zarr v3's bytes-to-bytes codecs in the order they encode
+    ! (`[{"id": "zstd", "level": 3}, {"id": "crc32c"}]`; `crc32c` is Zarr v3's checksum
+    ! codec). A v2 array holds one: a list of several gives `ZARR_ERR_INVALID_ARG` at
+    ! creation.
     function c_zarr_array_builder_set_compressor_json(builder, json) &
         bind(c, name="zarr_array_builder_set_compressor_json") result(res)
       import
