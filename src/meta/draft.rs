@@ -87,6 +87,13 @@ impl Scheme {
         node_prefix(&join_path(self.meta_root(), path))
     }
 
+    /// The chunk key encoding of arrays in this scheme with `separator`: `c0/1`; a 0-d
+    /// array's chunk is `c` by the draft's rule (the empty index), `c0` as zarr-python
+    /// 2.18 writes it (its chunk coordinates of a 0-d array are `(0,)`).
+    pub fn key_encoding(self, separator: char) -> KeyEncoding {
+        KeyEncoding::draft(separator, self == Scheme::ZarrPython)
+    }
+
     /// The key chunk keys of the array at `path` are joined to (`data/a`, `data/root/a`).
     pub fn data_base(self, path: &str) -> String {
         let root = match self {
@@ -223,8 +230,9 @@ const ARRAY_FIELDS: [&str; 12] = [
     "dimension_names",
 ];
 
-/// Parses an array document of either scheme (a `codecs` list or a `compressor`).
-pub fn parse_array(bytes: &[u8]) -> Result<ArrayMeta> {
+/// Parses an array document of either scheme (a `codecs` list or a `compressor`), found in
+/// a hierarchy of `scheme` (which decides the key of a 0-d array's chunk).
+pub fn parse_array(bytes: &[u8], scheme: Scheme) -> Result<ArrayMeta> {
     let obj = parse_object(bytes)?;
     if let Some(key) = obj.keys().find(|k| !ARRAY_FIELDS.contains(&k.as_str())) {
         return Err(Error::Unsupported(format!(
@@ -309,7 +317,7 @@ pub fn parse_array(bytes: &[u8]) -> Result<ArrayMeta> {
         dtype,
         codecs,
         fill_value,
-        key_encoding: KeyEncoding::draft(separator),
+        key_encoding: scheme.key_encoding(separator),
         dimension_names,
     };
     meta.validate()?;

@@ -95,7 +95,7 @@ impl Format {
                     "zarr.json describes a group, not an array".into(),
                 )),
             },
-            Format::Draft(_) => draft::parse_array(bytes),
+            Format::Draft(scheme) => draft::parse_array(bytes, scheme),
         }
     }
 
@@ -187,12 +187,8 @@ impl Format {
     /// The chunk key encoding of new arrays, with `separator` or the format's default.
     pub fn key_encoding(self, separator: Option<char>) -> KeyEncoding {
         match self {
-            Format::V3 => KeyEncoding {
-                prefix: true,
-                separator: separator.unwrap_or('/'),
-                joined: false,
-            },
-            Format::Draft(_) => KeyEncoding::draft(separator.unwrap_or('/')),
+            Format::V3 => KeyEncoding::v3_default(separator.unwrap_or('/')),
+            Format::Draft(scheme) => scheme.key_encoding(separator.unwrap_or('/')),
             _ => KeyEncoding::v2(separator.unwrap_or('.')),
         }
     }
@@ -385,7 +381,8 @@ impl<'a> ShardLevel<'a> {
 }
 
 /// How chunk indices become store keys: v3's `default` encoding (`c/1/2`, or `c` for 0-d
-/// arrays) or the v2 form (`1.2`, or `0` for 0-d arrays), with `.` or `/` between indices.
+/// arrays) or the v2 form (`1.2`, or `0` for 0-d arrays), with `.` or `/` between indices;
+/// or the 2022 draft's (`c1/2`; 0-d `c`, or `c0` as zarr-python 2.18 writes it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct KeyEncoding {
     /// Keys start with `c` (v3 `default`).
@@ -394,6 +391,9 @@ pub struct KeyEncoding {
     pub separator: char,
     /// The first index follows the `c` directly (the 2022 draft's `c0/1`).
     pub joined: bool,
+    /// A 0-d array's one chunk has the index 0 (`c0`: zarr-python 2.18's draft keys, which
+    /// name it as if the array had one dimension), not the empty index (`c`, `0`).
+    pub zero_d_index: bool,
 }
 
 impl KeyEncoding {
@@ -403,15 +403,28 @@ impl KeyEncoding {
             prefix: false,
             separator,
             joined: false,
+            zero_d_index: false,
         }
     }
 
-    /// The 2022 draft's encoding (`c0/1`, `c0.1`; 0-d: `c`) with `separator`.
-    pub fn draft(separator: char) -> Self {
+    /// v3's `default` encoding with `separator` (`c/0/1`; 0-d: `c`).
+    pub fn v3_default(separator: char) -> Self {
+        KeyEncoding {
+            prefix: true,
+            separator,
+            joined: false,
+            zero_d_index: false,
+        }
+    }
+
+    /// The 2022 draft's encoding (`c0/1`, `c0.1`) with `separator`; a 0-d array's chunk is
+    /// `c0` when `zero_d_index`, else `c`.
+    pub fn draft(separator: char, zero_d_index: bool) -> Self {
         KeyEncoding {
             prefix: true,
             separator,
             joined: true,
+            zero_d_index,
         }
     }
 }
@@ -647,9 +660,13 @@ impl ArrayMeta {
             prefix,
             separator,
             joined,
+            zero_d_index,
         } = self.key_encoding;
         if index.is_empty() {
             out.push(if prefix { 'c' } else { '0' });
+            if zero_d_index {
+                out.push('0');
+            }
             return;
         }
         if prefix {
@@ -683,11 +700,14 @@ impl ArrayMeta {
             prefix,
             separator,
             joined,
+            ..
         } = self.key_encoding;
+        if self.shape.is_empty() {
+            let mut own = String::new();
+            self.push_chunk_key(&[], &mut own);
+            return (key == own).then(Vec::new);
+        }
         let body = if prefix {
-            if key == "c" {
-                return self.shape.is_empty().then(Vec::new);
-            }
             let rest = key.strip_prefix('c')?;
             if joined {
                 rest
@@ -695,9 +715,6 @@ impl ArrayMeta {
                 rest.strip_prefix(separator)?
             }
         } else {
-            if self.shape.is_empty() {
-                return (key == "0").then(Vec::new);
-            }
             key
         };
         let index: Vec<u64> = body

@@ -265,11 +265,7 @@ pub fn data_type_json(kind: &DataKind) -> Result<Value> {
 
 fn parse_key_encoding(value: Option<&Value>) -> Result<KeyEncoding> {
     let Some(value) = value else {
-        return Ok(KeyEncoding {
-            prefix: true,
-            separator: '/',
-            joined: false,
-        });
+        return Ok(KeyEncoding::v3_default('/'));
     };
     let name = value.get("name").and_then(Value::as_str);
     let separator = value
@@ -291,10 +287,9 @@ fn parse_key_encoding(value: Option<&Value>) -> Result<KeyEncoding> {
         Some("/") => '/',
         Some(_) => return Err(bad("chunk_key_encoding", "with separator \".\" or \"/\"")),
     };
-    Ok(KeyEncoding {
-        prefix,
-        separator,
-        joined: false,
+    Ok(match prefix {
+        true => KeyEncoding::v3_default(separator),
+        false => KeyEncoding::v2(separator),
     })
 }
 

@@ -222,3 +222,42 @@ def test_groups_and_attributes_both_ways(tool, tmp_path, monkeypatch):
                           "groups": sorted(x.group_keys()), "data": arr[...].tolist()}}))
     """))
     assert got == {"x": {"k": 1}, "new": {"n": "v"}, "groups": ["new", "y"], "data": [4, 5, 6]}
+
+
+@pytest.mark.parametrize("dtype", ["<f8", ">i4", "|u1"])
+def test_zero_dimensional_arrays_both_ways(tool, tmp_path, monkeypatch, dtype):
+    """A 0-d array's one chunk: zarr-python 2.18 names it `c0` (its chunk coordinates of a
+    0-d array are (0,)); libzarr reads and writes that key in zarr-python's variant, and `c`
+    (the draft's rule: the empty index) in its own scheme."""
+    value = np.array(-1234.5 if dtype == "<f8" else 77, dtype=dtype)
+    theirs = tmp_path / "theirs"
+    zp2(f"""
+        store = DirectoryStoreV3({str(theirs)!r})
+        z = zarr.create(store=store, path='s', shape=(), dtype={dtype!r}, fill_value=3,
+                        zarr_version=3)
+        z[...] = np.array({value.item()!r}, dtype={dtype!r})
+    """)
+    assert (theirs / "data" / "root" / "s" / "c0").is_file()
+    data, info = tool.dump(tmp_path / "s", theirs, "s", "C")
+    assert info["zarr_format"] == ZARR_PYTHON
+    assert data == native(value)
+
+    ours = tmp_path / "ours"
+    monkeypatch.setenv("ZARR_TOOL_FORMAT", str(ZARR_PYTHON))
+    tool.build(tmp_path / "s", ours, "s", dtype=np.dtype(dtype).str, shape=(), chunks="",
+               fill="3", order="C", sep="/", compressor="null", data=native(value), buf_order="C")
+    assert (ours / "data" / "root" / "s" / "c0").is_file()
+    out = zp2(f"""
+        store = DirectoryStoreV3({str(ours)!r})
+        z = zarr.open_array(store=store, path='s', mode='r', zarr_version=3)
+        print(z[...].astype(z.dtype.newbyteorder('=')).tobytes().hex())
+    """)
+    assert bytes.fromhex(out.strip()) == native(value)
+
+    own = tmp_path / "own"
+    monkeypatch.setenv("ZARR_TOOL_FORMAT", str(DRAFT))
+    tool.build(tmp_path / "s", own, "s", dtype=np.dtype(dtype).str, shape=(), chunks="",
+               fill="3", order="C", sep="/", compressor="null", data=native(value), buf_order="C")
+    assert (own / "data" / "s" / "c").is_file()
+    data, info = tool.dump(tmp_path / "s", own, "s", "C")
+    assert info["zarr_format"] == DRAFT and data == native(value)
