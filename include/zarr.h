@@ -562,8 +562,13 @@ zarr_status_t zarr_array_create(const zarr_array_builder_t *builder,
                                 zarr_array_t **out_array);
 
 /**
- * Creates an array from a complete `.zarray` JSON document, for full control over the
- * metadata. Modes as for `zarr_array_create`.
+ * Creates an array from a complete metadata document, for full control over the
+ * metadata: a v2 `.zarray` document, or a Zarr v3 `zarr.json` array document (one whose
+ * `zarr_format` is 3: any codec chain, sharding, chunk key encoding, dimension names and
+ * attributes it holds are written as given). A v3 group document gives
+ * `ZARR_ERR_INVALID_ARG`, a malformed one `ZARR_ERR_METADATA` naming the field at fault.
+ * Missing parent groups are created in the document's format. Modes as for
+ * `zarr_array_create`.
  */
 ZARR_API
 zarr_status_t zarr_array_create_json(const zarr_store_t *store,
@@ -1260,8 +1265,14 @@ zarr_status_t zarr_group_open_consolidated(const zarr_store_t *store,
                                            zarr_group_t **out_group);
 
 /**
- * Writes `path/.zmetadata`: every `.zarray`, `.zgroup` and `.zattrs` below `path`, as
- * zarr-python's `consolidate_metadata`.
+ * Consolidates the metadata of the hierarchy at `path`, as zarr-python's
+ * `consolidate_metadata` does for each format. A v2 group: every `.zarray`, `.zgroup` and
+ * `.zattrs` below `path` into `path/.zmetadata` (`zarr_consolidated_format: 1`). A v3
+ * group: every `zarr.json` below `path` into the group's own `zarr.json`, as its
+ * `consolidated_metadata` member (`kind: "inline"`, keyed by path relative to the group),
+ * which zarr-python 3 and `zarr_group_open_consolidated` read. The 2022 draft layout has
+ * no consolidated metadata (`ZARR_ERR_UNSUPPORTED`). Run it again after adding nodes: a
+ * consolidated reader does not list nodes added since.
  */
 ZARR_API zarr_status_t zarr_consolidate_metadata(const zarr_store_t *store, const char *path);
 

@@ -95,8 +95,13 @@ pub unsafe extern "C" fn zarr_array_create(
     })
 }
 
-/// Creates an array from a complete `.zarray` JSON document, for full control over the
-/// metadata. Modes as for `zarr_array_create`.
+/// Creates an array from a complete metadata document, for full control over the
+/// metadata: a v2 `.zarray` document, or a Zarr v3 `zarr.json` array document (one whose
+/// `zarr_format` is 3: any codec chain, sharding, chunk key encoding, dimension names and
+/// attributes it holds are written as given). A v3 group document gives
+/// `ZARR_ERR_INVALID_ARG`, a malformed one `ZARR_ERR_METADATA` naming the field at fault.
+/// Missing parent groups are created in the document's format. Modes as for
+/// `zarr_array_create`.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_create_json(
     store: *const zarr_store_t,

@@ -182,8 +182,14 @@ pub unsafe extern "C" fn zarr_group_open_consolidated(
     })
 }
 
-/// Writes `path/.zmetadata`: every `.zarray`, `.zgroup` and `.zattrs` below `path`, as
-/// zarr-python's `consolidate_metadata`.
+/// Consolidates the metadata of the hierarchy at `path`, as zarr-python's
+/// `consolidate_metadata` does for each format. A v2 group: every `.zarray`, `.zgroup` and
+/// `.zattrs` below `path` into `path/.zmetadata` (`zarr_consolidated_format: 1`). A v3
+/// group: every `zarr.json` below `path` into the group's own `zarr.json`, as its
+/// `consolidated_metadata` member (`kind: "inline"`, keyed by path relative to the group),
+/// which zarr-python 3 and `zarr_group_open_consolidated` read. The 2022 draft layout has
+/// no consolidated metadata (`ZARR_ERR_UNSUPPORTED`). Run it again after adding nodes: a
+/// consolidated reader does not list nodes added since.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_consolidate_metadata(
     store: *const zarr_store_t,
