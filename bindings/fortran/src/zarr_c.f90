@@ -26,8 +26,13 @@ module zarr_c
       integer(c_int32_t) :: res
     end function c_zarr_array_create
 
-    ! Creates an array from a complete `.zarray` JSON document, for full control over the
-    ! metadata. Modes as for `zarr_array_create`.
+    ! Creates an array from a complete metadata document, for full control over the
+    ! metadata: a v2 `.zarray` document, or a Zarr v3 `zarr.json` array document (one whose
+    ! `zarr_format` is 3: any codec chain, sharding, chunk key encoding, dimension names and
+    ! attributes it holds are written as given). A v3 group document gives
+    ! `ZARR_ERR_INVALID_ARG`, a malformed one `ZARR_ERR_METADATA` naming the field at fault.
+    ! Missing parent groups are created in the document's format. Modes as for
+    ! `zarr_array_create`.
     function c_zarr_array_create_json(store, path, zarray_json, mode, out_array) &
         bind(c, name="zarr_array_create_json") result(res)
       import
@@ -1015,8 +1020,16 @@ module zarr_c
       integer(c_int32_t) :: res
     end function c_zarr_group_open_consolidated
 
-    ! Writes `path/.zmetadata`: every `.zarray`, `.zgroup` and `.zattrs` below `path`, as
-    ! zarr-python's `consolidate_metadata`.
+    ! Consolidates the metadata of the hierarchy at `path`, as zarr-python's
+    ! `consolidate_metadata` does for each format. A v2 group: every `.zarray`, `.zgroup`
+    ! and
+    ! `.zattrs` below `path` into `path/.zmetadata` (`zarr_consolidated_format: 1`). A v3
+    ! group: every `zarr.json` below `path` into the group's own `zarr.json`, as its
+    ! `consolidated_metadata` member (`kind: "inline"`, keyed by path relative to the
+    ! group),
+    ! which zarr-python 3 and `zarr_group_open_consolidated` read. The 2022 draft layout has
+    ! no consolidated metadata (`ZARR_ERR_UNSUPPORTED`). Run it again after adding nodes: a
+    ! consolidated reader does not list nodes added since.
     function c_zarr_consolidate_metadata(store, path) &
         bind(c, name="zarr_consolidate_metadata") result(res)
       import
