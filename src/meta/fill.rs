@@ -191,6 +191,26 @@ pub fn is_other_nan(bytes: &[u8], size: usize) -> bool {
     read_float(bytes, size).is_nan() && float_bits(bytes, size) != canonical
 }
 
+/// Whether a fill value holds a NaN that only a hex bit pattern can say (a float, a
+/// complex part or an extension float whose NaN is not the one `"NaN"` stands for); v1, v2
+/// and the 2022 draft write every NaN as `"NaN"`.
+pub fn has_other_nan(fill: &FillValue, dtype: &DType) -> bool {
+    let Some(bytes) = fill else {
+        return false;
+    };
+    match &dtype.kind {
+        DataKind::Float(n) => is_other_nan(bytes, *n),
+        DataKind::Complex(n) => {
+            is_other_nan(&bytes[..n / 2], n / 2) || is_other_nan(&bytes[n / 2..], n / 2)
+        }
+        DataKind::ExtFloat(t) => {
+            let bits = ext_bits(bytes, t.size()) & t.mask();
+            t.is_nan(bits) && Some(bits) != t.format().nan
+        }
+        _ => false,
+    }
+}
+
 /// Bytes of a base64 fill value; `""` and `0` (written by some peers) mean zeros, given as
 /// an empty vector the caller pads.
 fn base64_or_zero(value: &Value, dtype: &DType) -> Result<Vec<u8>> {

@@ -507,7 +507,7 @@ pub fn parse_fill(value: &Value, dtype: &DType) -> Result<FillValue> {
         ))
     };
     match &dtype.kind {
-        DataKind::Complex(_) if !value.as_array().is_some_and(|p| p.len() == 2) => Err(invalid(
+        DataKind::Complex(_) if value.as_array().is_none_or(|p| p.len() != 2) => Err(invalid(
             Some("complex fill values are [real, imaginary] pairs".into()),
         )),
         DataKind::Raw(n) if value.is_array() => {
@@ -579,7 +579,7 @@ fn render_fill(meta: &ArrayMeta) -> Value {
 /// One item's v3 JSON form: floats with a NaN other than `"NaN"`'s as their hex bits,
 /// `"NaT"` for times, raw types as byte lists (the core specification's form), records as an
 /// object of field values (the `struct` type's form).
-fn render_value(bytes: &[u8], dtype: &DType) -> Value {
+pub fn render_value(bytes: &[u8], dtype: &DType) -> Value {
     use super::fill::{ext_bits, float_bits, is_other_nan};
     let hex = |bits: u64, size: usize| Value::from(format!("0x{bits:0width$x}", width = size * 2));
     let float = |b: &[u8], size: usize| {
