@@ -656,4 +656,5 @@ fn v1_arrays_are_created_and_v1_records_read() {
     // No groups in format 1: a v1 array stands alone.
     assert!(store.get("zarr.json").unwrap().is_none());
     assert!(store.get(".zgroup").unwrap().is_none());
+    assert_eq!(doc(&store, "a/attrs"), json!({}));
 }

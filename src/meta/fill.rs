@@ -212,10 +212,21 @@ pub fn has_other_nan(fill: &FillValue, dtype: &DType) -> bool {
 }
 
 /// Bytes of a base64 fill value; `""` and `0` (written by some peers) mean zeros, given as
-/// an empty vector the caller pads.
+/// an empty vector the caller pads; a list of byte values (the v3 form of raw types) gives
+/// those bytes.
 fn base64_or_zero(value: &Value, dtype: &DType) -> Result<Vec<u8>> {
     match value {
         Value::Number(n) if n.as_f64() == Some(0.0) => Ok(Vec::new()),
+        Value::Array(list) => list
+            .iter()
+            .map(|b| b.as_u64().and_then(|b| u8::try_from(b).ok()))
+            .collect::<Option<Vec<u8>>>()
+            .ok_or_else(|| {
+                Error::Metadata(format!(
+                    "fill_value {value} for data type {} must list bytes in 0..=255",
+                    dtype.to_v2()
+                ))
+            }),
         Value::String(s) => BASE64.decode(s).map_err(|e| {
             Error::Metadata(format!(
                 "fill_value {value} for data type {} is not valid base64: {e}",

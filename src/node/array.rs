@@ -184,7 +184,9 @@ impl Array {
         let only_new = mode == Mode::CreateNew;
         put_document(s, &format.array_key(&path), &document, only_new)?;
         let array = Array::new(store, path, meta, format, true);
-        if !format.creates_with_attributes() && !attributes.is_empty() {
+        // A v1 array always has its `attrs` document, as zarr 1 wrote it (and zarr-python
+        // 2's migration expects).
+        if !format.creates_with_attributes() && (!attributes.is_empty() || format == Format::V1) {
             array.attrs.set(array.store.as_ref(), attributes)?;
         }
         Ok(array)
