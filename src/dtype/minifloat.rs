@@ -298,19 +298,15 @@ impl ExtFloat {
     }
 }
 
-/// float8_e8m0fnu: the nearest power of two (a tie goes to the even exponent field).
+/// float8_e8m0fnu: the nearest power of two, a tie (`1.5 · 2^e`) going up, as ml_dtypes
+/// rounds it.
 fn e8m0_from_f64(v: f64) -> Option<u16> {
     if v.is_infinite() || v <= 0.0 {
         return None;
     }
     let e = exponent_of(v);
     let m = v / 2f64.powi(e);
-    let code = e + 127;
-    let code = if m > 1.5 || (m == 1.5 && code % 2 != 0) {
-        code + 1
-    } else {
-        code
-    };
+    let code = e + 127 + i32::from(m >= 1.5);
     (0..=254).contains(&code).then_some(code as u16)
 }
 
@@ -353,6 +349,7 @@ mod tests {
             (Float8E3M4, 1.0, 0x30),
             (Float8E8M0FNU, 1.0, 0x7f),
             (Float8E8M0FNU, 0.5, 0x7e),
+            (Float8E8M0FNU, 4.0, 0x81),
             (Float6E2M3FN, 7.5, 0x1f),
             (Float6E3M2FN, 28.0, 0x1f),
             (Float4E2M1FN, 6.0, 0x7),
@@ -380,6 +377,8 @@ mod tests {
         assert!(Float4E2M1FN.from_f64(f64::NAN).is_err());
         assert!(Float8E8M0FNU.from_f64(0.0).is_err());
         assert!(Float8E8M0FNU.from_f64(-1.0).is_err());
+        assert_eq!(Float8E8M0FNU.from_f64(3.0), Ok(0x81));
+        assert_eq!(Float8E8M0FNU.from_f64(2.9), Ok(0x80));
         // Bits above the format are ignored.
         assert_eq!(Float4E2M1FN.to_f64(0xf7), 6.0);
     }

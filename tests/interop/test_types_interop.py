@@ -417,8 +417,12 @@ def _canonical_bytes(name, a):
         bits = int(name[3:])
         raw = ((raw.astype(np.int16) << (8 - bits) & 0xff).astype(np.uint8).view(np.int8)
                >> (8 - bits)).view(np.uint8)
-    elif name == "float4_e2m1fn":
+    elif name in ("float4_e2m1fn", "uint4"):
         raw &= 0x0F
+    elif name == "uint2":
+        raw &= 0x03
+    elif name.startswith("float6"):
+        raw &= 0x3F
     return raw.tobytes()
 
 
@@ -604,3 +608,37 @@ def test_v1_records_created_and_migrated(tool, tmp_path, monkeypatch):
     migrate_1to2(store)
     got = zarr.open_array(store, mode="r")[:]
     assert got.tobytes() == a.tobytes()
+
+
+ALL_EXTENSION_TYPES = ["bfloat16", "float8_e4m3", "float8_e4m3fn", "float8_e4m3fnuz",
+                       "float8_e4m3b11fnuz", "float8_e5m2", "float8_e5m2fnuz", "float8_e3m4",
+                       "float8_e8m0fnu", "float6_e2m3fn", "float6_e3m2fn", "float4_e2m1fn",
+                       "int2", "int4", "uint2", "uint4"]
+
+
+@pytest.mark.parametrize("name", ALL_EXTENSION_TYPES)
+def test_extension_fill_values_round_as_ml_dtypes(tool, tmp_path, monkeypatch, name):
+    """Numbers given as fill values become the bits ml_dtypes rounds them to (ties to even),
+    and the JSON written is the exact value of those bits."""
+    try:
+        import ml_dtypes  # noqa: F401
+    except ImportError:
+        pytest.skip("ml_dtypes is installed only in the zarr-python 3 environment (zp3)")
+    dt = np.dtype(name)
+    if name.startswith(("int", "uint")):
+        info = ml_dtypes.iinfo(dt)
+        values = list(range(int(info.min), int(info.max) + 1))
+    else:
+        values = [0.0, 1.0, -1.5, 0.1, 3.3, 0.3, 2.75, 0.0625, 5.5, 1e-3]
+        if name == "float8_e8m0fnu":
+            values = [1.0, 0.25, 3.0, 6.0, 0.1, 2.0**-100, 1e30]
+    monkeypatch.setenv("ZARR_TOOL_FORMAT", "3")
+    for i, v in enumerate(values):
+        expected = np.array([v], dtype=np.float64).astype(dt)
+        tool.build(tmp_path, tmp_path / "s", str(i), dtype=name, shape=(1,), chunks="1",
+                   fill=json.dumps(v), order="C", sep="/", compressor="null",
+                   data=b"\0" * dt.itemsize, buf_order="C")
+        _, info = tool.dump(tmp_path, tmp_path / "s", str(i), "C")
+        assert bytes.fromhex(info["fill_hex"]) == _canonical_bytes(name, expected), (name, v)
+        doc = json.loads((tmp_path / "s" / str(i) / "zarr.json").read_text())
+        assert doc["fill_value"] == expected.astype(np.float64).item(), (name, v)
