@@ -135,7 +135,7 @@ static void errors(void) {
 
     /* Unknown formats on creation. */
     CHECK_STATUS(zarr_array_builder_set_zarr_format(b, 32), ZARR_ERR_INVALID_ARG);
-    CHECK_STATUS(zarr_array_builder_set_zarr_format(b, 1), ZARR_ERR_INVALID_ARG);
+    CHECK_STATUS(zarr_array_builder_set_zarr_format(b, 0), ZARR_ERR_INVALID_ARG);
     s = memory();
     CHECK_STATUS(zarr_group_create(s, "g", ZARR_MODE_W, 29, &g), ZARR_ERR_INVALID_ARG);
     CHECK(strstr(check_last_error(), "ZARR_FORMAT_V3_DRAFT") != NULL);

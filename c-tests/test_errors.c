@@ -293,7 +293,7 @@ static void test_invalid_arg(void) {
         zarr_array_builder_free(b);
     }
     CHECK_FAILS_NULL(zarr_array_builder_new(0, 1, SHAPE, &b), ZARR_ERR_INVALID_ARG, b);
-    CHECK_FAILS_NULL(zarr_array_builder_new(18, 1, SHAPE, &b), ZARR_ERR_INVALID_ARG, b);
+    CHECK_FAILS_NULL(zarr_array_builder_new(ZARR_DTYPE_UINT4 + 1, 1, SHAPE, &b), ZARR_ERR_INVALID_ARG, b);
 
     CHECK_OK(zarr_array_builder_new(ZARR_DTYPE_FLOAT32, 2, SHAPE, &b));
     CHECK_OK(zarr_array_builder_set_zarr_format(b, 2));
@@ -319,7 +319,7 @@ static void test_invalid_arg(void) {
         CHECK_ERROR_CONTAINS("separator");
     }
     /* Bad format versions and dtype names. */
-    CHECK_STATUS(zarr_array_builder_set_zarr_format(b, 1), ZARR_ERR_INVALID_ARG);
+    CHECK_STATUS(zarr_array_builder_set_zarr_format(b, 0), ZARR_ERR_INVALID_ARG);
     CHECK_STATUS(zarr_array_builder_set_zarr_format(b, 4), ZARR_ERR_INVALID_ARG);
     CHECK_STATUS(zarr_array_builder_set_dtype_name(b, "nope"), ZARR_ERR_INVALID_ARG);
     CHECK_ERROR_CONTAINS("nope");

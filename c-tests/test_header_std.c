@@ -66,6 +66,22 @@ static const struct named dtypes[] = {
     {ZARR_DTYPE_COMPLEX64, "complex64"}, {ZARR_DTYPE_COMPLEX128, "complex128"},
     {ZARR_DTYPE_RAW, NULL},              {ZARR_DTYPE_STRING, "string"},
     {ZARR_DTYPE_BYTES, "bytes"},
+    {ZARR_DTYPE_BFLOAT16, "bfloat16"},
+    {ZARR_DTYPE_FLOAT8_E4M3, "float8_e4m3"},
+    {ZARR_DTYPE_FLOAT8_E4M3FN, "float8_e4m3fn"},
+    {ZARR_DTYPE_FLOAT8_E4M3FNUZ, "float8_e4m3fnuz"},
+    {ZARR_DTYPE_FLOAT8_E4M3B11FNUZ, "float8_e4m3b11fnuz"},
+    {ZARR_DTYPE_FLOAT8_E5M2, "float8_e5m2"},
+    {ZARR_DTYPE_FLOAT8_E5M2FNUZ, "float8_e5m2fnuz"},
+    {ZARR_DTYPE_FLOAT8_E3M4, "float8_e3m4"},
+    {ZARR_DTYPE_FLOAT8_E8M0FNU, "float8_e8m0fnu"},
+    {ZARR_DTYPE_FLOAT6_E2M3FN, "float6_e2m3fn"},
+    {ZARR_DTYPE_FLOAT6_E3M2FN, "float6_e3m2fn"},
+    {ZARR_DTYPE_FLOAT4_E2M1FN, "float4_e2m1fn"},
+    {ZARR_DTYPE_INT2, "int2"},
+    {ZARR_DTYPE_INT4, "int4"},
+    {ZARR_DTYPE_UINT2, "uint2"},
+    {ZARR_DTYPE_UINT4, "uint4"},
 };
 
 /* The other enumerations: their values are part of the ABI. */

@@ -127,7 +127,7 @@ static void test_dtypes(void) {
     CHECK_OK(zarr_dtype_from_name(">m8[10s]", &got));
     CHECK_EQ(got, ZARR_DTYPE_INT64);
     /* Unknown values and names. */
-    const zarr_dtype_t unknown[] = {0, 18, 99, -1, INT32_MIN, INT32_MAX};
+    const zarr_dtype_t unknown[] = {0, ZARR_DTYPE_UINT4 + 1, 99, -1, INT32_MIN, INT32_MAX};
     for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
         CHECK(zarr_dtype_name(unknown[i]) == NULL);
         CHECK_EQ(zarr_dtype_size(unknown[i]), 0);

@@ -327,6 +327,67 @@ static void arrays_of_numbers(void) {
     zarr_store_free(s);
 }
 
+/* The extension types of Zarr v3: each has its own code and moves as its bits; bfloat16
+ * also as float; int4 is sign-extended on read and range-checked on write; a NaN with a
+ * payload is written and read back as hex bits. */
+static void extension_types(void) {
+    zarr_store_t *s = memory();
+    zarr_dtype_t code = 0;
+    CHECK_OK(zarr_dtype_from_name("float8_e4m3fn", &code));
+    CHECK(code == ZARR_DTYPE_FLOAT8_E4M3FN);
+    CHECK(zarr_dtype_size(ZARR_DTYPE_BFLOAT16) == 2);
+    CHECK(zarr_dtype_size(ZARR_DTYPE_FLOAT4_E2M1FN) == 1);
+    CHECK(strcmp(zarr_dtype_name(ZARR_DTYPE_UINT4), "uint4") == 0);
+
+    zarr_array_t *a = make(s, "bfloat16", 3, 4, 4);
+    zarr_dtype_t dtype = 0;
+    CHECK_OK(zarr_array_dtype(a, &dtype));
+    CHECK(dtype == ZARR_DTYPE_BFLOAT16);
+    const uint64_t start = 0, count = 4;
+    const float in[4] = {1.0f, -2.5f, 0.1f, 3.0f};
+    CHECK_OK(zarr_array_write(a, 1, &start, &count, ZARR_DTYPE_FLOAT32, ZARR_ORDER_C, in, sizeof in));
+    uint16_t bits[4] = {0};
+    CHECK_OK(zarr_array_read(a, 1, &start, &count, ZARR_DTYPE_BFLOAT16, ZARR_ORDER_C, bits, sizeof bits));
+    CHECK(bits[0] == 0x3f80 && bits[1] == 0xc020 && bits[2] == 0x3dcd && bits[3] == 0x4040);
+    float out[4] = {0};
+    CHECK_OK(zarr_array_read(a, 1, &start, &count, ZARR_DTYPE_FLOAT32, ZARR_ORDER_C, out, sizeof out));
+    CHECK(out[0] == 1.0f && out[1] == -2.5f && out[2] == 0.10009765625f && out[3] == 3.0f);
+    CHECK_STATUS(zarr_array_read(a, 1, &start, &count, ZARR_DTYPE_FLOAT64, ZARR_ORDER_C, out, sizeof out),
+                 ZARR_ERR_DTYPE_MISMATCH);
+    zarr_array_free(a);
+
+    a = make(s, "int4", 3, 4, 4);
+    int8_t nibbles[4] = {-8, 7, 0, -1};
+    CHECK_OK(zarr_array_write(a, 1, &start, &count, ZARR_DTYPE_INT4, ZARR_ORDER_C, nibbles, sizeof nibbles));
+    int8_t back[4] = {0};
+    CHECK_OK(zarr_array_read(a, 1, &start, &count, ZARR_DTYPE_INT4, ZARR_ORDER_C, back, sizeof back));
+    CHECK(memcmp(back, nibbles, sizeof back) == 0);
+    nibbles[2] = 8;
+    CHECK_STATUS(zarr_array_write(a, 1, &start, &count, ZARR_DTYPE_INT4, ZARR_ORDER_C, nibbles, sizeof nibbles),
+                 ZARR_ERR_INVALID_ARG);
+    CHECK_ERROR_CONTAINS("element 2");
+    zarr_array_free(a);
+
+    zarr_array_builder_t *b = NULL;
+    const uint64_t n = 2;
+    CHECK_OK(zarr_array_builder_new(ZARR_DTYPE_FLOAT32, 1, &n, &b));
+    CHECK_OK(zarr_array_builder_set_fill_value_json(b, "\"0x7fc00001\""));
+    CHECK_OK(zarr_array_builder_set_zarr_format(b, 3));
+    CHECK_OK(zarr_array_create(b, s, "nan", ZARR_MODE_W, &a));
+    char json[64];
+    CHECK_OK(zarr_array_fill_value_json(a, json, sizeof json, NULL));
+    CHECK(strcmp(json, "\"0x7fc00001\"") == 0);
+    uint32_t fill_bits[2] = {0};
+    CHECK_OK(zarr_array_read(a, 1, &start, &n, ZARR_DTYPE_FLOAT32, ZARR_ORDER_C, fill_bits, sizeof fill_bits));
+    CHECK(fill_bits[0] == 0x7fc00001u && fill_bits[1] == 0x7fc00001u);
+    zarr_array_free(a);
+    CHECK_OK(zarr_array_builder_set_zarr_format(b, 2));
+    CHECK_STATUS(zarr_array_create(b, s, "nan2", ZARR_MODE_W, &a), ZARR_ERR_INVALID_ARG);
+    CHECK_ERROR_CONTAINS("payload");
+    zarr_array_builder_free(b);
+    zarr_store_free(s);
+}
+
 int main(void) {
     raw_items();
     structured();
@@ -334,5 +395,6 @@ int main(void) {
     strings(2);
     strings(3);
     arrays_of_numbers();
+    extension_types();
     return CHECK_DONE();
 }

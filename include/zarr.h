@@ -298,6 +298,72 @@ enum zarr_dtype
    * `zarr_array_*_vlen` calls.
    */
   ZARR_DTYPE_BYTES = 17,
+  /**
+   * bfloat16 (1 sign, 8 exponent, 7 mantissa bits), moved as its 16 bits (`uint16_t`);
+   * a bfloat16 array is also read and written as `ZARR_DTYPE_FLOAT32` (exact widening;
+   * narrowing rounds to nearest, ties to even).
+   */
+  ZARR_DTYPE_BFLOAT16 = 18,
+  /**
+   * float8_e4m3 (IEEE-like: infinities, NaN), moved as its byte.
+   */
+  ZARR_DTYPE_FLOAT8_E4M3 = 19,
+  /**
+   * float8_e4m3fn (no infinity; NaN 0x7f/0xff), moved as its byte.
+   */
+  ZARR_DTYPE_FLOAT8_E4M3FN = 20,
+  /**
+   * float8_e4m3fnuz (bias 8; NaN 0x80, no negative zero), moved as its byte.
+   */
+  ZARR_DTYPE_FLOAT8_E4M3FNUZ = 21,
+  /**
+   * float8_e4m3b11fnuz (bias 11; NaN 0x80), moved as its byte.
+   */
+  ZARR_DTYPE_FLOAT8_E4M3B11FNUZ = 22,
+  /**
+   * float8_e5m2 (IEEE-like), moved as its byte.
+   */
+  ZARR_DTYPE_FLOAT8_E5M2 = 23,
+  /**
+   * float8_e5m2fnuz (bias 16; NaN 0x80), moved as its byte.
+   */
+  ZARR_DTYPE_FLOAT8_E5M2FNUZ = 24,
+  /**
+   * float8_e3m4 (IEEE-like), moved as its byte.
+   */
+  ZARR_DTYPE_FLOAT8_E3M4 = 25,
+  /**
+   * float8_e8m0fnu (unsigned powers of two; NaN 0xff), moved as its byte.
+   */
+  ZARR_DTYPE_FLOAT8_E8M0FNU = 26,
+  /**
+   * float6_e2m3fn, one byte holding the value in its low 6 bits (the others 0).
+   */
+  ZARR_DTYPE_FLOAT6_E2M3FN = 27,
+  /**
+   * float6_e3m2fn, one byte holding the value in its low 6 bits (the others 0).
+   */
+  ZARR_DTYPE_FLOAT6_E3M2FN = 28,
+  /**
+   * float4_e2m1fn, one byte holding the value in its low 4 bits (the others 0).
+   */
+  ZARR_DTYPE_FLOAT4_E2M1FN = 29,
+  /**
+   * int2 as `int8_t` (-2..1); other values are refused on write.
+   */
+  ZARR_DTYPE_INT2 = 30,
+  /**
+   * int4 as `int8_t` (-8..7); other values are refused on write.
+   */
+  ZARR_DTYPE_INT4 = 31,
+  /**
+   * uint2 as `uint8_t` (0..3); other values are refused on write.
+   */
+  ZARR_DTYPE_UINT2 = 32,
+  /**
+   * uint4 as `uint8_t` (0..15); other values are refused on write.
+   */
+  ZARR_DTYPE_UINT4 = 33,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -803,7 +869,9 @@ zarr_status_t zarr_array_fill_value(const zarr_array_t *array,
                                     bool *out_is_null);
 
 /**
- * Copies the fill value as metadata JSON ("NaN", "0", "null", "[1.0,2.0]") into `buf`.
+ * Copies the fill value as the array's metadata writes it ("NaN", "0", "null",
+ * "[1.0,2.0]"; in Zarr v3 a NaN with a payload as hex bits, "0x7fc00001", and a record
+ * as an object of field values) into `buf` (string output convention).
  */
 ZARR_API
 zarr_status_t zarr_array_fill_value_json(const zarr_array_t *array,
@@ -987,10 +1055,15 @@ ZARR_API void zarr_array_builder_free(zarr_array_builder_t *builder);
 
 /**
  * Sets the stored type by name: numpy strings with byte order (`">f8"`, `"<M8[ns]"`,
- * `"<m8[s]"`, `"|S8"`, `">U4"`, `"|V16"`), Zarr v3 names ("float32", "r16", "string",
- * "bytes"; native order), a structured type as its JSON field list
+ * `"<m8[s]"`, `"|S8"`, `">U4"`, `"|V16"`), Zarr v3 names ("float32", "bfloat16",
+ * "float8_e4m3fn", "int4", "r16", "string", "bytes"; native order), a Zarr v3 `data_type`
+ * object (`{"name": "numpy.datetime64", "configuration": {"unit": "s", "scale_factor":
+ * 10}}`, `{"name": "struct", "configuration": {"fields": [{"name": "x", "data_type":
+ * "float32"}]}}`; native order), a structured type as its JSON field list
  * (`[["x", "<f4"], ["tag", "|S2", [3]]]`), or an object codec configuration
- * (`{"id": "vlen-array", "dtype": "<i4"}`).
+ * (`{"id": "vlen-array", "dtype": "<i4"}`). In Zarr v3 every multi-byte field of a record
+ * has the one byte order of its `bytes` codec: creating a v3 array of a record mixing
+ * orders gives `ZARR_ERR_UNSUPPORTED`, as does a sub-array field.
  */
 ZARR_API
 zarr_status_t zarr_array_builder_set_dtype_name(zarr_array_builder_t *builder,
@@ -1015,7 +1088,10 @@ zarr_status_t zarr_array_builder_set_fill_value(zarr_array_builder_t *builder,
                                                 size_t len);
 
 /**
- * Sets the fill value as metadata JSON: "0", "\"NaN\"", "null", "[1.0, 0.0]".
+ * Sets the fill value as metadata JSON: "0", "\"NaN\"", "null", "[1.0, 0.0]", a float's
+ * bits as hex ("\"0x7fc00001\"", the only way to give a NaN with a payload: Zarr v3
+ * writes it so, other formats refuse it with `ZARR_ERR_INVALID_ARG`), "\"NaT\"", an
+ * object of field values for a record (`{"x": 1.5, "tag": "YWI="}`) or base64 of its bytes.
  */
 ZARR_API
 zarr_status_t zarr_array_builder_set_fill_value_json(zarr_array_builder_t *builder,

@@ -470,6 +470,23 @@ class Array {
         detail::check(zarr_array_write(get(), start.size(), start.data(), count.data(),
                                        ZARR_DTYPE_RAW, order, data, bytes));
     }
+    /* Items moved as their bits under an explicit element type (ZARR_DTYPE_BFLOAT16, the
+     * float8/float6/float4 types, int2/int4/uint2/uint4, float16: types without a C++
+     * type); `bytes` is the buffer size. A bfloat16 array also reads and writes as float. */
+    void read_as(zarr_dtype_t dtype, const std::vector<uint64_t> &start,
+                 const std::vector<uint64_t> &count, void *data, size_t bytes,
+                 zarr_order_t order = ZARR_ORDER_C) const {
+        detail::check_same_rank(start, count, "count");
+        detail::check(zarr_array_read(get(), start.size(), start.data(), count.data(), dtype,
+                                      order, data, bytes));
+    }
+    void write_as(zarr_dtype_t dtype, const std::vector<uint64_t> &start,
+                  const std::vector<uint64_t> &count, const void *data, size_t bytes,
+                  zarr_order_t order = ZARR_ORDER_C) const {
+        detail::check_same_rank(start, count, "count");
+        detail::check(zarr_array_write(get(), start.size(), start.data(), count.data(), dtype,
+                                       order, data, bytes));
+    }
     /* Variable-length items (strings, bytes, arrays) of a region, one string per item. */
     std::vector<std::string> read_vlen(const std::vector<uint64_t> &start,
                                        const std::vector<uint64_t> &count,

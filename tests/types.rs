@@ -323,3 +323,338 @@ fn copying_variable_length_arrays_re_encodes_their_chunks() {
     let back = copy.read_vlen(&[0], &[5], Order::C).unwrap();
     assert_eq!((0..5).map(|i| back.get(i)).collect::<Vec<_>>(), items);
 }
+
+/// Builds a v3 array of `dtype` with `fill` (metadata JSON) in a fresh memory store.
+fn build_v3(dtype: &str, fill: Option<Value>, shape: Vec<u64>) -> (Arc<MemoryStore>, Array) {
+    let store = Arc::new(MemoryStore::new());
+    let mut b = ArrayBuilder::new(shape, ElementType::Raw);
+    b.dtype_name(dtype).unwrap().zarr_format(3).unwrap();
+    b.compressor(Value::Null);
+    if let Some(fill) = fill {
+        b.fill_value_json(fill);
+    }
+    let a = b.create(store.clone(), "a", Mode::Overwrite).unwrap();
+    (store, a)
+}
+
+#[test]
+fn extension_floats_move_as_bits_with_exact_fill_values() {
+    for (name, elem, fill, fill_bits) in [
+        (
+            "bfloat16",
+            ElementType::BFloat16,
+            json!(0.1),
+            vec![0xcd, 0x3d],
+        ),
+        (
+            "float8_e4m3fn",
+            ElementType::Float8E4M3FN,
+            json!(-448.0),
+            vec![0xfe],
+        ),
+        (
+            "float8_e5m2",
+            ElementType::Float8E5M2,
+            json!("-Infinity"),
+            vec![0xfc],
+        ),
+        (
+            "float8_e4m3fnuz",
+            ElementType::Float8E4M3FNUZ,
+            json!("NaN"),
+            vec![0x80],
+        ),
+        (
+            "float8_e8m0fnu",
+            ElementType::Float8E8M0FNU,
+            json!(0.25),
+            vec![0x7d],
+        ),
+        (
+            "float4_e2m1fn",
+            ElementType::Float4E2M1FN,
+            json!(1.5),
+            vec![0x03],
+        ),
+    ] {
+        let (store, a) = build_v3(name, Some(fill.clone()), vec![3]);
+        let doc = doc(&store, "a/zarr.json");
+        assert_eq!(doc["data_type"], name);
+        let mut back = vec![0u8; 3 * fill_bits.len()];
+        a.read(&[0], &[3], elem, Order::C, &mut back).unwrap();
+        assert_eq!(back, fill_bits.repeat(3), "{name}");
+        let expected_fill = match name {
+            "bfloat16" => json!(0.10009765625),
+            _ => fill,
+        };
+        assert_eq!(doc["fill_value"], expected_fill, "{name}");
+        assert!(matches!(
+            a.read(&[0], &[3], ElementType::UInt8, Order::C, &mut back),
+            Err(Error::DtypeMismatch(_))
+        ));
+    }
+    // bfloat16 is 2 bytes: the bytes codec says its order; it reads and writes as float32.
+    let (store, a) = build_v3("bfloat16", None, vec![4]);
+    assert_eq!(
+        doc(&store, "a/zarr.json")["codecs"][0]["configuration"]["endian"],
+        if cfg!(target_endian = "little") {
+            "little"
+        } else {
+            "big"
+        }
+    );
+    let values: [f32; 4] = [1.0, -2.5, 0.1, f32::INFINITY];
+    let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_ne_bytes()).collect();
+    a.write(&[0], &[4], ElementType::Float32, Order::C, &bytes)
+        .unwrap();
+    let mut bits = vec![0u8; 8];
+    a.read(&[0], &[4], ElementType::BFloat16, Order::C, &mut bits)
+        .unwrap();
+    let words: Vec<u16> = bits
+        .chunks(2)
+        .map(|c| u16::from_ne_bytes([c[0], c[1]]))
+        .collect();
+    assert_eq!(words, [0x3f80, 0xc020, 0x3dcd, 0x7f80]);
+    let mut wide = vec![0u8; 16];
+    a.read(&[0], &[4], ElementType::Float32, Order::C, &mut wide)
+        .unwrap();
+    let got: Vec<f32> = wide
+        .chunks(4)
+        .map(|c| f32::from_ne_bytes(c.try_into().unwrap()))
+        .collect();
+    assert_eq!(got, [1.0, -2.5, f32::from_bits(0x3dcd_0000), f32::INFINITY]);
+    // Strided: every other element of an 8-float buffer, the gaps untouched.
+    let mut strided = vec![0xffu8; 32];
+    a.read(
+        &[0],
+        &[4],
+        ElementType::Float32,
+        zarr::io::region::MemLayout::Strided(&[2]),
+        &mut strided,
+    )
+    .unwrap();
+    assert_eq!(strided[..4], 1f32.to_ne_bytes());
+    assert_eq!(strided[4..8], [0xff; 4]);
+    assert_eq!(strided[8..12], (-2.5f32).to_ne_bytes());
+    // Fill values a type cannot hold are refused by name.
+    let store = Arc::new(MemoryStore::new());
+    for (name, fill) in [
+        ("float8_e4m3fn", json!(1000.0)),
+        ("float4_e2m1fn", json!("NaN")),
+        ("float8_e8m0fnu", json!(0)),
+        ("int4", json!(8)),
+        ("uint2", json!(-1)),
+    ] {
+        let mut b = ArrayBuilder::new(vec![2], ElementType::Raw);
+        b.dtype_name(name).unwrap().zarr_format(3).unwrap();
+        b.fill_value_json(fill);
+        let err = b.create(store.clone(), "x", Mode::Overwrite).unwrap_err();
+        assert!(matches!(err, Error::InvalidArg(_)), "{name}: {err}");
+    }
+}
+
+#[test]
+fn narrow_types_are_sign_extended_on_read_and_checked_on_write() {
+    let (store, a) = build_v3("int4", Some(json!(-3)), vec![4]);
+    assert_eq!(doc(&store, "a/zarr.json")["fill_value"], -3);
+    // Another writer may leave anything in the high bits: reads give the canonical byte.
+    store.set("a/c/0", &[0x0f, 0xf7, 0x58, 0x08]).unwrap();
+    let mut back = [0u8; 4];
+    a.read(&[0], &[4], ElementType::Int4, Order::C, &mut back)
+        .unwrap();
+    assert_eq!(back.map(|b| b as i8), [-1, 7, -8, -8]);
+    let err = a
+        .write(&[0], &[2], ElementType::Int4, Order::C, &[7, 8])
+        .unwrap_err();
+    assert!(
+        matches!(err, Error::InvalidArg(ref m) if m.contains("element 1")),
+        "{err}"
+    );
+    a.write(&[0], &[2], ElementType::Int4, Order::C, &[0xf8, 7])
+        .unwrap();
+    assert_eq!(store.get("a/c/0").unwrap().unwrap()[..2], [0xf8, 0x07]);
+    let (_, u) = build_v3("float4_e2m1fn", None, vec![2]);
+    assert!(u
+        .write(
+            &[0],
+            &[2],
+            ElementType::Float4E2M1FN,
+            Order::C,
+            &[0x0f, 0x10]
+        )
+        .is_err());
+}
+
+#[test]
+fn nan_payloads_are_kept_as_hex_in_v3_and_refused_elsewhere() {
+    for (dtype, hex, bytes) in [
+        (
+            "float32",
+            "0x7fc00001",
+            0x7fc0_0001u32.to_ne_bytes().to_vec(),
+        ),
+        (
+            "float32",
+            "0xffc00000",
+            0xffc0_0000u32.to_ne_bytes().to_vec(),
+        ),
+        (
+            "float64",
+            "0x7ff0000000000001",
+            0x7ff0_0000_0000_0001u64.to_ne_bytes().to_vec(),
+        ),
+        ("float16", "0x7e01", 0x7e01u16.to_ne_bytes().to_vec()),
+        ("bfloat16", "0x7fc1", 0x7fc1u16.to_ne_bytes().to_vec()),
+        ("float8_e4m3fn", "0xff", vec![0xff]),
+    ] {
+        let (store, a) = build_v3(dtype, Some(json!(hex)), vec![2]);
+        assert_eq!(doc(&store, "a/zarr.json")["fill_value"], hex, "{dtype}");
+        assert_eq!(a.metadata().fill_value.as_deref(), Some(&bytes[..]));
+        let again = Array::open(store.clone(), "a", Mode::Read).unwrap();
+        assert_eq!(again.metadata().fill_value.as_deref(), Some(&bytes[..]));
+    }
+    // The canonical NaN stays "NaN"; complex parts keep their own payloads.
+    let (store, _) = build_v3("float32", Some(json!("0x7fc00000")), vec![1]);
+    assert_eq!(doc(&store, "a/zarr.json")["fill_value"], "NaN");
+    let (store, _) = build_v3("complex64", Some(json!(["NaN", "0x7f800001"])), vec![1]);
+    assert_eq!(
+        doc(&store, "a/zarr.json")["fill_value"],
+        json!(["NaN", "0x7f800001"])
+    );
+    let store = Arc::new(MemoryStore::new());
+    for format in [1, 2] {
+        let mut b = ArrayBuilder::new(vec![2], ElementType::Float32);
+        b.zarr_format(format).unwrap();
+        b.fill_value_json(json!("0x7fc00001"));
+        let err = b.create(store.clone(), "x", Mode::Overwrite).unwrap_err();
+        assert!(
+            matches!(err, Error::InvalidArg(ref m) if m.contains("payload")),
+            "{err}"
+        );
+    }
+}
+
+#[test]
+fn v3_times_carry_unit_and_scale_factor() {
+    let (store, a) = build_v3("<M8[10us]", Some(json!("NaT")), vec![2]);
+    let d = doc(&store, "a/zarr.json");
+    assert_eq!(
+        d["data_type"],
+        json!({"name": "numpy.datetime64", "configuration": {"unit": "us", "scale_factor": 10}})
+    );
+    assert_eq!(d["fill_value"], "NaT");
+    let mut back = vec![0u8; 16];
+    a.read(&[0], &[2], ElementType::Int64, Order::C, &mut back)
+        .unwrap();
+    assert_eq!(back[..8], i64::MIN.to_ne_bytes());
+    let (store, _) = build_v3(
+        r#"{"name": "numpy.timedelta64", "configuration": {"unit": "μs", "scale_factor": 1}}"#,
+        Some(json!(-5)),
+        vec![2],
+    );
+    let d = doc(&store, "a/zarr.json");
+    assert_eq!(d["data_type"]["configuration"]["unit"], "us");
+    assert_eq!(d["fill_value"], -5);
+    for bad in [
+        r#"{"name": "numpy.datetime64", "configuration": {"unit": "xs", "scale_factor": 1}}"#,
+        r#"{"name": "numpy.datetime64", "configuration": {"unit": "s", "scale_factor": 0}}"#,
+        r#"{"name": "numpy.datetime64", "configuration": {"unit": "s"}}"#,
+    ] {
+        let mut b = ArrayBuilder::new(vec![1], ElementType::Int64);
+        assert!(b.dtype_name(bad).is_err(), "{bad}");
+    }
+}
+
+#[test]
+fn v3_records_are_written_as_struct_and_read_in_both_forms() {
+    let dtype = json!([
+        ["id", "<i4"],
+        ["pos", [["x", "<f4"], ["y", "<f4"]]],
+        ["tag", "|S2"]
+    ]);
+    let (store, a) = build_v3(
+        &dtype.to_string(),
+        Some(json!({"id": 7, "pos": {"x": 1.5, "y": "NaN"}, "tag": "YWI="})),
+        vec![3],
+    );
+    let d = doc(&store, "a/zarr.json");
+    assert_eq!(
+        d["data_type"],
+        json!({"name": "struct", "configuration": {"fields": [
+            {"name": "id", "data_type": "int32"},
+            {"name": "pos", "data_type": {"name": "struct", "configuration": {"fields": [
+                {"name": "x", "data_type": "float32"}, {"name": "y", "data_type": "float32"}]}}},
+            {"name": "tag", "data_type":
+                {"name": "null_terminated_bytes", "configuration": {"length_bytes": 2}}}]}})
+    );
+    assert_eq!(
+        d["fill_value"],
+        json!({"id": 7, "pos": {"x": 1.5, "y": "NaN"}, "tag": "YWI="})
+    );
+    assert_eq!(
+        d["codecs"][0],
+        json!({"name": "bytes", "configuration": {"endian": "little"}})
+    );
+    let mut record = 7i32.to_le_bytes().to_vec();
+    record.extend(1.5f32.to_le_bytes());
+    record.extend(f32::NAN.to_le_bytes());
+    record.extend(b"ab");
+    let mut back = vec![0u8; 3 * 14];
+    a.read(&[0], &[3], ElementType::Raw, Order::C, &mut back)
+        .unwrap();
+    assert_eq!(back, record.repeat(3));
+    // zarr-python 3.1's legacy form: "structured", [name, type] pairs, base64 fill, no
+    // endian (little).
+    let legacy = json!({"zarr_format": 3, "node_type": "array", "shape": [2],
+        "data_type": {"name": "structured", "configuration": {"fields": [["a", "int16"], ["b", "uint8"]]}},
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [2]}},
+        "chunk_key_encoding": {"name": "default"}, "fill_value": "AQID",
+        "codecs": [{"name": "bytes"}], "attributes": {}});
+    store
+        .set("l/zarr.json", legacy.to_string().as_bytes())
+        .unwrap();
+    let l = Array::open(store.clone(), "l", Mode::Read).unwrap();
+    let fields: Vec<String> = l
+        .metadata()
+        .dtype
+        .leaf_fields()
+        .iter()
+        .map(|f| f.dtype.to_v2())
+        .collect();
+    assert_eq!(fields, ["<i2", "|u1"]);
+    let mut back = vec![0u8; 6];
+    l.read(&[0], &[2], ElementType::Raw, Order::C, &mut back)
+        .unwrap();
+    assert_eq!(back, [1, 2, 3, 1, 2, 3]);
+    // Mixed byte orders and sub-arrays have no v3 struct form.
+    for bad in [r#"[["a", "<i4"], ["b", ">i4"]]"#, r#"[["a", "<i4", [2]]]"#] {
+        let mut b = ArrayBuilder::new(vec![1], ElementType::Raw);
+        b.dtype_name(bad).unwrap().zarr_format(3).unwrap();
+        let err = b.create(store.clone(), "x", Mode::Overwrite).unwrap_err();
+        assert!(matches!(err, Error::Unsupported(_)), "{bad}: {err}");
+    }
+}
+
+#[test]
+fn v1_arrays_are_created_and_v1_records_read() {
+    let store = Arc::new(MemoryStore::new());
+    let dtype = json!([["a", "<i2"], ["b", ">f4"]]);
+    let a = build(&store, &dtype.to_string(), 1, vec![3], vec![2]);
+    let meta = doc(&store, "a/meta");
+    assert_eq!(meta["zarr_format"], 1);
+    assert_eq!(meta["dtype"], dtype);
+    let data: Vec<u8> = (0..18).collect();
+    a.write(&[0], &[3], ElementType::Raw, Order::C, &data)
+        .unwrap();
+    let again = Array::open(store.clone(), "a", Mode::Read).unwrap();
+    assert_eq!(again.format(), zarr::meta::Format::V1);
+    let mut back = vec![0u8; 18];
+    again
+        .read(&[0], &[3], ElementType::Raw, Order::C, &mut back)
+        .unwrap();
+    assert_eq!(back, data);
+    // No groups in format 1: a v1 array stands alone.
+    assert!(store.get("zarr.json").unwrap().is_none());
+    assert!(store.get(".zgroup").unwrap().is_none());
+    assert_eq!(doc(&store, "a/attrs"), json!({}));
+}

@@ -568,7 +568,9 @@ pub unsafe extern "C" fn zarr_array_fill_value(
     })
 }
 
-/// Copies the fill value as metadata JSON ("NaN", "0", "null", "[1.0,2.0]") into `buf`.
+/// Copies the fill value as the array's metadata writes it ("NaN", "0", "null",
+/// "[1.0,2.0]"; in Zarr v3 a NaN with a payload as hex bits, "0x7fc00001", and a record
+/// as an object of field values) into `buf` (string output convention).
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_fill_value_json(
     array: *const zarr_array_t,
@@ -577,8 +579,14 @@ pub unsafe extern "C" fn zarr_array_fill_value_json(
     needed: *mut usize,
 ) -> zarr_status_t {
     ffi_guard!({
-        let meta = with_array(array, |a| Ok(a.metadata()))?;
-        let json = crate::meta::fill::render_fill(&meta.fill_value, &meta.dtype).to_string();
+        let (meta, format) = with_array(array, |a| Ok((a.metadata(), a.format())))?;
+        let json = match (&meta.fill_value, format) {
+            (Some(bytes), crate::meta::Format::V3) => {
+                crate::meta::v3::render_value(bytes, &meta.dtype)
+            }
+            (fill, _) => crate::meta::fill::render_fill(fill, &meta.dtype),
+        }
+        .to_string();
         write_text(&json, buf, len, needed)
     })
 }

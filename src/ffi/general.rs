@@ -158,7 +158,7 @@ pub extern "C" fn zarr_dtype_size(dtype: zarr_dtype_t) -> usize {
     ffi_guard!(0 => { ElementType::from_code(dtype).map(ElementType::size).unwrap_or(0) })
 }
 
-const DTYPE_NAMES: [&std::ffi::CStr; 17] = [
+const DTYPE_NAMES: [&std::ffi::CStr; 33] = [
     c"bool",
     c"int8",
     c"int16",
@@ -176,4 +176,34 @@ const DTYPE_NAMES: [&std::ffi::CStr; 17] = [
     c"raw",
     c"string",
     c"bytes",
+    c"bfloat16",
+    c"float8_e4m3",
+    c"float8_e4m3fn",
+    c"float8_e4m3fnuz",
+    c"float8_e4m3b11fnuz",
+    c"float8_e5m2",
+    c"float8_e5m2fnuz",
+    c"float8_e3m4",
+    c"float8_e8m0fnu",
+    c"float6_e2m3fn",
+    c"float6_e3m2fn",
+    c"float4_e2m1fn",
+    c"int2",
+    c"int4",
+    c"uint2",
+    c"uint4",
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dtype_names_are_the_element_type_names() {
+        for (i, name) in DTYPE_NAMES.iter().enumerate() {
+            let e = ElementType::from_code(i as i32 + 1).unwrap();
+            assert_eq!(name.to_str().unwrap(), e.name());
+        }
+        assert!(ElementType::from_code(DTYPE_NAMES.len() as i32 + 1).is_none());
+    }
+}

@@ -128,6 +128,40 @@ pub enum zarr_dtype {
     /// Variable-length bytes or numeric arrays: read and written with the
     /// `zarr_array_*_vlen` calls.
     ZARR_DTYPE_BYTES = 17,
+    /// bfloat16 (1 sign, 8 exponent, 7 mantissa bits), moved as its 16 bits (`uint16_t`);
+    /// a bfloat16 array is also read and written as `ZARR_DTYPE_FLOAT32` (exact widening;
+    /// narrowing rounds to nearest, ties to even).
+    ZARR_DTYPE_BFLOAT16 = 18,
+    /// float8_e4m3 (IEEE-like: infinities, NaN), moved as its byte.
+    ZARR_DTYPE_FLOAT8_E4M3 = 19,
+    /// float8_e4m3fn (no infinity; NaN 0x7f/0xff), moved as its byte.
+    ZARR_DTYPE_FLOAT8_E4M3FN = 20,
+    /// float8_e4m3fnuz (bias 8; NaN 0x80, no negative zero), moved as its byte.
+    ZARR_DTYPE_FLOAT8_E4M3FNUZ = 21,
+    /// float8_e4m3b11fnuz (bias 11; NaN 0x80), moved as its byte.
+    ZARR_DTYPE_FLOAT8_E4M3B11FNUZ = 22,
+    /// float8_e5m2 (IEEE-like), moved as its byte.
+    ZARR_DTYPE_FLOAT8_E5M2 = 23,
+    /// float8_e5m2fnuz (bias 16; NaN 0x80), moved as its byte.
+    ZARR_DTYPE_FLOAT8_E5M2FNUZ = 24,
+    /// float8_e3m4 (IEEE-like), moved as its byte.
+    ZARR_DTYPE_FLOAT8_E3M4 = 25,
+    /// float8_e8m0fnu (unsigned powers of two; NaN 0xff), moved as its byte.
+    ZARR_DTYPE_FLOAT8_E8M0FNU = 26,
+    /// float6_e2m3fn, one byte holding the value in its low 6 bits (the others 0).
+    ZARR_DTYPE_FLOAT6_E2M3FN = 27,
+    /// float6_e3m2fn, one byte holding the value in its low 6 bits (the others 0).
+    ZARR_DTYPE_FLOAT6_E3M2FN = 28,
+    /// float4_e2m1fn, one byte holding the value in its low 4 bits (the others 0).
+    ZARR_DTYPE_FLOAT4_E2M1FN = 29,
+    /// int2 as `int8_t` (-2..1); other values are refused on write.
+    ZARR_DTYPE_INT2 = 30,
+    /// int4 as `int8_t` (-8..7); other values are refused on write.
+    ZARR_DTYPE_INT4 = 31,
+    /// uint2 as `uint8_t` (0..3); other values are refused on write.
+    ZARR_DTYPE_UINT2 = 32,
+    /// uint4 as `uint8_t` (0..15); other values are refused on write.
+    ZARR_DTYPE_UINT4 = 33,
 }
 
 /// An element type: one of the `zarr_dtype` values, passed as an integer.
@@ -562,12 +596,9 @@ mod tests {
             ZARR_VERSION_MAJOR * 1_000_000 + ZARR_VERSION_MINOR * 1000 + ZARR_VERSION_PATCH
         );
         assert_eq!(ZARR_ABI_VERSION, ZARR_VERSION_MAJOR);
-        for code in [
-            zarr_dtype::ZARR_DTYPE_BOOL as i32,
-            zarr_dtype::ZARR_DTYPE_COMPLEX128 as i32,
-            zarr_dtype::ZARR_DTYPE_FLOAT16 as i32,
-        ] {
+        for code in 1..=zarr_dtype::ZARR_DTYPE_UINT4 as i32 {
             assert_eq!(element_type(code).unwrap() as i32, code);
         }
+        assert!(element_type(zarr_dtype::ZARR_DTYPE_UINT4 as i32 + 1).is_err());
     }
 }

@@ -126,7 +126,7 @@ pub fn check(
         )));
     }
     let stored = meta.dtype.element_type();
-    if elem != stored {
+    if elem != stored && !converts(stored, elem) {
         return Err(Error::DtypeMismatch(format!(
             "memory type {} does not match the array's {} ({})",
             elem.name(),
@@ -135,7 +135,18 @@ pub fn check(
         )));
     }
     check_bounds(meta, region)?;
-    layout.strides(region.count, meta.item_size(), buf_len)
+    let size = if elem == stored {
+        meta.item_size()
+    } else {
+        elem.size()
+    };
+    layout.strides(region.count, size, buf_len)
+}
+
+/// Whether items stored as `stored` are read and written as `memory` by conversion
+/// (`bfloat16` as `float32`).
+pub fn converts(stored: ElementType, memory: ElementType) -> bool {
+    stored == ElementType::BFloat16 && memory == ElementType::Float32
 }
 
 /// Checks that a region has the array's rank and lies inside its shape.

@@ -13,7 +13,8 @@ use serde_json::Value;
 pub type FillValue = Option<Vec<u8>>;
 
 /// Parses a v2 `fill_value` for `dtype`. Tolerant of every form peers write: numbers,
-/// `"NaN"`, `"Infinity"`, `"-Infinity"`, booleans, `[re, im]` pairs, `"NaT"`, base64 for
+/// `"NaN"`, `"Infinity"`, `"-Infinity"`, hex bit patterns of floats (`"0x7fc00001"`, the
+/// only form of a NaN with a payload), booleans, `[re, im]` pairs, `"NaT"`, base64 for
 /// byte strings, raw bytes and records (`""` and `0` meaning zeros), text for strings.
 pub fn parse_fill(value: &Value, dtype: &DType) -> Result<FillValue> {
     if value.is_null() {
@@ -53,18 +54,43 @@ pub fn parse_fill(value: &Value, dtype: &DType) -> Result<FillValue> {
             }
             int_bytes(v, *n)
         }
-        DataKind::Float(n) => float_bytes(float(value).ok_or_else(bad)?, *n),
+        DataKind::Float(n) => float_fill(value, *n).ok_or_else(bad)?,
         DataKind::Complex(n) => {
             let (re, im) = match value {
-                Value::Array(pair) if pair.len() == 2 => (
-                    float(&pair[0]).ok_or_else(bad)?,
-                    float(&pair[1]).ok_or_else(bad)?,
-                ),
-                other => (float(other).ok_or_else(bad)?, 0.0),
+                Value::Array(pair) if pair.len() == 2 => (&pair[0], &pair[1]),
+                other => (other, &Value::Null),
             };
-            let mut bytes = float_bytes(re, n / 2);
-            bytes.extend(float_bytes(im, n / 2));
+            let mut bytes = float_fill(re, n / 2).ok_or_else(bad)?;
+            match im {
+                Value::Null => bytes.extend(float_bytes(0.0, n / 2)),
+                im => bytes.extend(float_fill(im, n / 2).ok_or_else(bad)?),
+            }
             bytes
+        }
+        DataKind::ExtFloat(t) => {
+            let bits = match value.as_str().and_then(|s| hex_bits(s, t.size())) {
+                Some(bits) if bits & !(t.mask() as u64) == 0 => bits as u16,
+                Some(_) => return Err(bad()),
+                None => t
+                    .from_f64(float(value).ok_or_else(bad)?)
+                    .map_err(|e| Error::Metadata(format!("fill_value {value}: {e}")))?,
+            };
+            match t.size() {
+                2 => bits.to_ne_bytes().to_vec(),
+                _ => vec![bits as u8],
+            }
+        }
+        DataKind::NarrowInt { signed, bits } => {
+            let v = integer(value).ok_or_else(bad)?;
+            let (lo, hi) = if *signed {
+                (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
+            } else {
+                (0, (1i128 << bits) - 1)
+            };
+            if v < lo || v > hi {
+                return Err(bad());
+            }
+            vec![v as i8 as u8]
         }
         DataKind::DateTime(_) | DataKind::TimeDelta(_) => {
             let i = match value {
@@ -123,11 +149,84 @@ pub fn parse_fill(value: &Value, dtype: &DType) -> Result<FillValue> {
     Ok(Some(bytes))
 }
 
+/// The bits a hex fill value `"0x…"` of exactly `size` bytes gives.
+pub fn hex_bits(text: &str, size: usize) -> Option<u64> {
+    let digits = text.strip_prefix("0x")?;
+    if digits.len() != size * 2 || !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    u64::from_str_radix(digits, 16).ok()
+}
+
+/// Native bytes of a float fill value of `size` bytes: a number, a special name, or a hex
+/// bit pattern (kept exactly, NaN payloads included).
+fn float_fill(value: &Value, size: usize) -> Option<Vec<u8>> {
+    if let Some(bits) = value.as_str().and_then(|s| hex_bits(s, size)) {
+        return Some(match size {
+            2 => (bits as u16).to_ne_bytes().to_vec(),
+            4 => (bits as u32).to_ne_bytes().to_vec(),
+            _ => bits.to_ne_bytes().to_vec(),
+        });
+    }
+    Some(float_bytes(float(value)?, size))
+}
+
+/// The bits of a native float of `size` bytes (2, 4, 8).
+pub fn float_bits(bytes: &[u8], size: usize) -> u64 {
+    match size {
+        2 => u16::from_ne_bytes(native(bytes)) as u64,
+        4 => u32::from_ne_bytes(native(bytes)) as u64,
+        _ => u64::from_ne_bytes(native(bytes)),
+    }
+}
+
+/// Whether the native float of `size` bytes is a NaN other than the one `"NaN"` stands
+/// for (sign 0, only the mantissa's top bit set), so that only its bits can say it.
+pub fn is_other_nan(bytes: &[u8], size: usize) -> bool {
+    let canonical: u64 = match size {
+        2 => 0x7e00,
+        4 => 0x7fc0_0000,
+        _ => 0x7ff8_0000_0000_0000,
+    };
+    read_float(bytes, size).is_nan() && float_bits(bytes, size) != canonical
+}
+
+/// Whether a fill value holds a NaN that only a hex bit pattern can say (a float, a
+/// complex part or an extension float whose NaN is not the one `"NaN"` stands for); v1, v2
+/// and the 2022 draft write every NaN as `"NaN"`.
+pub fn has_other_nan(fill: &FillValue, dtype: &DType) -> bool {
+    let Some(bytes) = fill else {
+        return false;
+    };
+    match &dtype.kind {
+        DataKind::Float(n) => is_other_nan(bytes, *n),
+        DataKind::Complex(n) => {
+            is_other_nan(&bytes[..n / 2], n / 2) || is_other_nan(&bytes[n / 2..], n / 2)
+        }
+        DataKind::ExtFloat(t) => {
+            let bits = ext_bits(bytes, t.size()) & t.mask();
+            t.is_nan(bits) && Some(bits) != t.format().nan
+        }
+        _ => false,
+    }
+}
+
 /// Bytes of a base64 fill value; `""` and `0` (written by some peers) mean zeros, given as
-/// an empty vector the caller pads.
+/// an empty vector the caller pads; a list of byte values (the v3 form of raw types) gives
+/// those bytes.
 fn base64_or_zero(value: &Value, dtype: &DType) -> Result<Vec<u8>> {
     match value {
         Value::Number(n) if n.as_f64() == Some(0.0) => Ok(Vec::new()),
+        Value::Array(list) => list
+            .iter()
+            .map(|b| b.as_u64().and_then(|b| u8::try_from(b).ok()))
+            .collect::<Option<Vec<u8>>>()
+            .ok_or_else(|| {
+                Error::Metadata(format!(
+                    "fill_value {value} for data type {} must list bytes in 0..=255",
+                    dtype.to_v2()
+                ))
+            }),
         Value::String(s) => BASE64.decode(s).map_err(|e| {
             Error::Metadata(format!(
                 "fill_value {value} for data type {} is not valid base64: {e}",
@@ -160,6 +259,8 @@ pub fn render_fill(fill: &FillValue, dtype: &DType) -> Value {
         DataKind::Int(n) => Value::from(read_int(bytes, *n)),
         DataKind::UInt(n) => Value::from(read_uint(bytes, *n)),
         DataKind::Float(n) => float_json(read_float(bytes, *n)),
+        DataKind::ExtFloat(t) => float_json(t.to_f64(ext_bits(bytes, t.size()))),
+        DataKind::NarrowInt { .. } => Value::from(bytes[0] as i8),
         DataKind::Complex(n) => {
             let half = n / 2;
             Value::Array(vec![
@@ -175,6 +276,14 @@ pub fn render_fill(fill: &FillValue, dtype: &DType) -> Value {
         | DataKind::VlenArray(_) => Value::from(BASE64.encode(bytes)),
         DataKind::Unicode(_) => Value::from(unicode_text(bytes)),
         DataKind::String => Value::from(String::from_utf8_lossy(bytes).into_owned()),
+    }
+}
+
+/// The bits of a native extension float item of `size` bytes.
+pub fn ext_bits(bytes: &[u8], size: usize) -> u16 {
+    match size {
+        2 => u16::from_ne_bytes(native(bytes)),
+        _ => bytes[0] as u16,
     }
 }
 
@@ -219,7 +328,8 @@ fn float(value: &Value) -> Option<f64> {
     }
 }
 
-fn float_json(v: f64) -> Value {
+/// A float as metadata JSON: a number, or `"NaN"`, `"Infinity"`, `"-Infinity"`.
+pub fn float_json(v: f64) -> Value {
     if v.is_nan() {
         Value::from("NaN")
     } else if v == f64::INFINITY {
@@ -272,7 +382,8 @@ fn read_uint(bytes: &[u8], size: usize) -> u64 {
     }
 }
 
-fn read_float(bytes: &[u8], size: usize) -> f64 {
+/// The value of a native float of `size` bytes (2, 4, 8).
+pub fn read_float(bytes: &[u8], size: usize) -> f64 {
     match size {
         2 => f16::from_ne_bytes(native(bytes)).to_f64(),
         4 => f32::from_ne_bytes(native(bytes)) as f64,

@@ -140,12 +140,10 @@ impl Format {
         }
     }
 
-    /// Refuses creating nodes in a format libzarr only reads (v1: read, and migrated to v2).
-    pub fn check_creatable(self, what: &str) -> Result<()> {
+    /// Refuses creating groups in format 1, which has none.
+    pub fn check_group_creatable(self) -> Result<()> {
         match self {
-            Format::V1 => Err(Error::Unsupported(format!(
-                "new {what} are written in format 2 or 3, not 1"
-            ))),
+            Format::V1 => Err(Error::InvalidArg("Zarr format 1 has no groups".into())),
             _ => Ok(()),
         }
     }

@@ -25,11 +25,13 @@ pub fn parse_array(bytes: &[u8]) -> Result<ArrayMeta> {
     let bad = |key: &str, what: &str| doc.bad(key, what);
     doc.expect_format(1)?;
     let dims = |key: &str| doc.u64_list(key);
-    let dtype = DType::parse_v2(
-        field("dtype")?
-            .as_str()
-            .ok_or_else(|| bad("dtype", "a string"))?,
-    )?;
+    let dtype = match field("dtype")? {
+        value @ (Value::String(_) | Value::Array(_)) => DType::parse_v2_json(value)?,
+        _ => return Err(bad("dtype", "a type string or a list of fields")),
+    };
+    if dtype.is_variable() {
+        return Err(bad("dtype", "a fixed-size type"));
+    }
     let order = match field("order")?.as_str() {
         Some("C") => Order::C,
         Some("F") => Order::F,
@@ -95,7 +97,7 @@ pub fn render_array(meta: &ArrayMeta) -> Result<Vec<u8>> {
         "chunks": meta.chunks,
         "compression": compression,
         "compression_opts": opts,
-        "dtype": meta.dtype.to_v2(),
+        "dtype": meta.dtype.to_v2_json(),
         "fill_value": render_fill(&meta.fill_value, &meta.dtype),
         "order": match fields.order { Order::C => "C", Order::F => "F" },
         "shape": meta.shape,

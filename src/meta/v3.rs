@@ -9,9 +9,8 @@ use super::{doc, json, ArrayMeta, KeyEncoding};
 use crate::codec;
 use crate::codec::chain::{ArrayToArray, ArrayToBytes, Chain, ShardingCodec};
 use crate::codec::filter;
-use crate::dtype::{ByteOrder, DType, DataKind, MAX_ITEM_SIZE};
+use crate::dtype::{ByteOrder, DType, DataKind};
 use crate::error::{Error, Result};
-use half::f16;
 use serde_json::{json, Map, Value};
 
 /// Key of every v3 node's metadata document.
@@ -214,53 +213,13 @@ fn u64_list(value: &Value, key: &str) -> Result<Vec<u64>> {
     doc::u64_list(value).ok_or_else(|| bad(key, "a list of non-negative integers"))
 }
 
-/// Data types named by a `length_bytes` configuration, as zarr-python 3 writes them.
-const SIZED_TYPES: [&str; 3] = ["null_terminated_bytes", "fixed_length_utf32", "raw_bytes"];
-
 fn parse_data_type(value: &Value) -> Result<DataKind> {
-    let name = value
-        .as_str()
-        .or_else(|| value.get("name").and_then(Value::as_str))
-        .ok_or_else(|| bad("data_type", "a string or an object with a \"name\""))?;
-    if SIZED_TYPES.contains(&name) {
-        let size = value
-            .get("configuration")
-            .and_then(|c| c.get("length_bytes"))
-            .and_then(Value::as_u64)
-            .filter(|&n| n > 0 && n <= MAX_ITEM_SIZE as u64)
-            .ok_or_else(|| bad("data_type", "configured with a positive \"length_bytes\""))?
-            as usize;
-        return match name {
-            "null_terminated_bytes" => Ok(DataKind::FixedBytes(size)),
-            "raw_bytes" => Ok(DataKind::Raw(size)),
-            _ if size.is_multiple_of(4) => Ok(DataKind::Unicode(size / 4)),
-            _ => Err(bad(
-                "data_type",
-                "fixed_length_utf32 with length_bytes a multiple of 4",
-            )),
-        };
-    }
-    crate::dtype::v3_kind(name)
+    crate::dtype::v3::parse(value)
 }
 
-/// The v3 `data_type` value of a stored type: registered names (`"float32"`, `"r16"`,
-/// `"string"`, `"bytes"`), and zarr-python 3's names for fixed-width strings.
+/// The v3 `data_type` value of a stored type (see [`crate::dtype::v3::to_json`]).
 pub fn data_type_json(kind: &DataKind) -> Result<Value> {
-    if let Some((name, _)) = crate::dtype::V3_NAMES.iter().find(|(_, k)| k == kind) {
-        return Ok(Value::from(*name));
-    }
-    let sized = |name: &str, n: usize| json!({"name": name, "configuration": {"length_bytes": n}});
-    match kind {
-        DataKind::Raw(n) => Ok(Value::from(format!("r{}", n * 8))),
-        DataKind::String => Ok("string".into()),
-        DataKind::VlenBytes => Ok("bytes".into()),
-        DataKind::FixedBytes(n) => Ok(sized("null_terminated_bytes", *n)),
-        DataKind::Unicode(n) => Ok(sized("fixed_length_utf32", n * 4)),
-        _ => Err(Error::Unsupported(format!(
-            "data type {} has no Zarr v3 form in this version of libzarr",
-            DType::new(kind.clone(), ByteOrder::NotApplicable).to_v2()
-        ))),
-    }
+    crate::dtype::v3::to_json(kind)
 }
 
 fn parse_key_encoding(value: Option<&Value>) -> Result<KeyEncoding> {
@@ -402,7 +361,13 @@ fn parse_chain(codecs: &[Value], kind: &DataKind, rank: usize) -> Result<(Chain,
                 .map_or(ByteOrder::NATIVE, |t| t.order);
             DType::new(kind.clone(), order)
         }
-        (None, None, ArrayToBytes::Bytes(order)) => DType::new(kind.clone(), *order),
+        // A record's fields are stored in the bytes codec's order (little when it has
+        // none, as zarr-python 3 wrote records before the struct type required one).
+        (None, None, ArrayToBytes::Bytes(order)) => DType::new(kind.clone(), *order)
+            .with_field_order(match order {
+                ByteOrder::NotApplicable => ByteOrder::Little,
+                order => *order,
+            }),
         (None, None, _) => DType::new(kind.clone(), ByteOrder::NotApplicable),
     };
     let mut current = input.clone();
@@ -523,43 +488,23 @@ fn to_v3_codec(mut config: Map<String, Value>, item_size: usize) -> Value {
 }
 
 /// Parses a v3 fill value: numbers, `"NaN"`, `"Infinity"`, `"-Infinity"`, hex bit patterns
-/// `"0x…"` for floats, `[re, im]` pairs.
+/// `"0x…"` for floats, `[re, im]` pairs, `"NaT"` for times, byte lists or base64 for raw
+/// types, and for records an object of field values (`struct`) or base64 of the packed
+/// record (zarr-python 3's `structured`).
 pub fn parse_fill(value: &Value, dtype: &DType) -> Result<FillValue> {
-    let invalid = || {
+    let invalid = |why: Option<String>| {
         Error::Metadata(format!(
-            "zarr.json: fill_value {value} is not valid for {:?}",
-            dtype.kind
+            "zarr.json: fill_value {value} is not valid for data type {}{}",
+            crate::dtype::v3::to_json(&dtype.kind)
+                .map(|v| v.to_string())
+                .unwrap_or_else(|_| dtype.to_v2()),
+            why.map(|w| format!(": {w}")).unwrap_or_default()
         ))
     };
-    let hex_float = |text: &str, size: usize| -> Option<Vec<u8>> {
-        let digits = text.strip_prefix("0x")?;
-        if digits.len() != size * 2 {
-            return None;
-        }
-        let bits = u64::from_str_radix(digits, 16).ok()?;
-        Some(match size {
-            2 => (bits as u16).to_ne_bytes().to_vec(),
-            4 => (bits as u32).to_ne_bytes().to_vec(),
-            _ => bits.to_ne_bytes().to_vec(),
-        })
-    };
-    let float = |v: &Value, size: usize| -> Result<Vec<u8>> {
-        if let Some(bytes) = v.as_str().and_then(|s| hex_float(s, size)) {
-            return Ok(bytes);
-        }
-        super::fill::parse_fill(v, &DType::new(DataKind::Float(size), ByteOrder::NATIVE))?
-            .ok_or_else(invalid)
-    };
     match &dtype.kind {
-        DataKind::Float(size) => float(value, *size).map(Some),
-        DataKind::Complex(size) => match value.as_array() {
-            Some(pair) if pair.len() == 2 => {
-                let mut bytes = float(&pair[0], size / 2)?;
-                bytes.extend(float(&pair[1], size / 2)?);
-                Ok(Some(bytes))
-            }
-            _ => Err(invalid()),
-        },
+        DataKind::Complex(_) if value.as_array().is_none_or(|p| p.len() != 2) => Err(invalid(
+            Some("complex fill values are [real, imaginary] pairs".into()),
+        )),
         DataKind::Raw(n) if value.is_array() => {
             let bytes: Vec<u8> = value
                 .as_array()
@@ -568,13 +513,54 @@ pub fn parse_fill(value: &Value, dtype: &DType) -> Result<FillValue> {
                 .map(|b| b.as_u64().and_then(|b| u8::try_from(b).ok()))
                 .collect::<Option<_>>()
                 .filter(|b: &Vec<u8>| b.len() == *n)
-                .ok_or_else(invalid)?;
+                .ok_or_else(|| invalid(Some(format!("expected {n} integers in 0..=255"))))?;
+            Ok(Some(bytes))
+        }
+        DataKind::Structured(fields) if value.is_object() => {
+            let map = value.as_object().expect("an object");
+            let mut bytes = vec![0u8; dtype.item_size()];
+            for f in fields {
+                let v = map.get(&f.name).ok_or_else(|| {
+                    invalid(Some(format!("field {:?} has no fill value", f.name)))
+                })?;
+                let mut one = parse_fill(v, &native(&f.dtype))?.unwrap_or_default();
+                swap_to_or_from_native(&mut one, &f.dtype);
+                bytes[f.offset..f.offset + one.len()].copy_from_slice(&one);
+            }
+            if let Some(extra) = map.keys().find(|k| !fields.iter().any(|f| &f.name == *k)) {
+                return Err(invalid(Some(format!("the record has no field {extra:?}"))));
+            }
             Ok(Some(bytes))
         }
         _ if value.is_null() => Err(Error::Metadata(
             "zarr.json: fill_value must not be null".into(),
         )),
-        _ => super::fill::parse_fill(value, dtype).map_err(|_| invalid()),
+        _ => super::fill::parse_fill(value, dtype).map_err(|e| invalid(Some(e.to_string()))),
+    }
+}
+
+/// Swaps one item of `dtype` between its stored byte order and this machine's (each field
+/// of a record on its own).
+fn swap_to_or_from_native(bytes: &mut [u8], dtype: &DType) {
+    if matches!(dtype.kind, DataKind::Structured(_)) {
+        for leaf in dtype.leaf_fields() {
+            if leaf.dtype.needs_swap() {
+                crate::dtype::swap_bytes(
+                    &mut bytes[leaf.offset..leaf.offset + leaf.size()],
+                    leaf.dtype.swap_unit(),
+                );
+            }
+        }
+    } else if dtype.needs_swap() {
+        crate::dtype::swap_bytes(bytes, dtype.swap_unit());
+    }
+}
+
+/// `dtype` in this machine's byte order (records: every field).
+fn native(dtype: &DType) -> DType {
+    match dtype.kind {
+        DataKind::Structured(_) => dtype.with_field_order(ByteOrder::NATIVE),
+        _ => DType::new(dtype.kind.clone(), ByteOrder::NATIVE),
     }
 }
 
@@ -582,14 +568,53 @@ pub fn parse_fill(value: &Value, dtype: &DType) -> Result<FillValue> {
 fn render_fill(meta: &ArrayMeta) -> Value {
     let zero = vec![0u8; meta.item_size()];
     let bytes = meta.fill_value.as_ref().unwrap_or(&zero);
-    match meta.dtype.kind {
-        DataKind::Float(2) if f16::from_ne_bytes([bytes[0], bytes[1]]).is_nan() => {
-            return "NaN".into();
+    render_value(bytes, &meta.dtype)
+}
+
+/// One item's v3 JSON form: floats with a NaN other than `"NaN"`'s as their hex bits,
+/// `"NaT"` for times, raw types as byte lists (the core specification's form), records as an
+/// object of field values (the `struct` type's form).
+pub fn render_value(bytes: &[u8], dtype: &DType) -> Value {
+    use super::fill::{ext_bits, float_bits, is_other_nan};
+    let hex = |bits: u64, size: usize| Value::from(format!("0x{bits:0width$x}", width = size * 2));
+    let float = |b: &[u8], size: usize| {
+        if is_other_nan(b, size) {
+            hex(float_bits(b, size), size)
+        } else {
+            super::fill::float_json(super::fill::read_float(b, size))
         }
-        DataKind::Raw(_) => return bytes.clone().into(),
-        _ => {}
+    };
+    match &dtype.kind {
+        DataKind::Float(n) => float(bytes, *n),
+        DataKind::Complex(n) => {
+            let half = n / 2;
+            json!([float(&bytes[..half], half), float(&bytes[half..], half)])
+        }
+        DataKind::ExtFloat(t) => {
+            let bits = ext_bits(bytes, t.size()) & t.mask();
+            if t.is_nan(bits) && Some(bits) != t.format().nan {
+                hex(bits as u64, t.size())
+            } else {
+                super::fill::float_json(t.to_f64(bits))
+            }
+        }
+        DataKind::DateTime(_) | DataKind::TimeDelta(_)
+            if i64::from_ne_bytes(bytes[..8].try_into().expect("8 bytes")) == i64::MIN =>
+        {
+            "NaT".into()
+        }
+        DataKind::Raw(_) => bytes.to_vec().into(),
+        DataKind::Structured(fields) => {
+            let mut map = Map::new();
+            for f in fields {
+                let mut one = bytes[f.offset..f.offset + f.size()].to_vec();
+                swap_to_or_from_native(&mut one, &f.dtype);
+                map.insert(f.name.clone(), render_value(&one, &native(&f.dtype)));
+            }
+            Value::Object(map)
+        }
+        _ => super::fill::render_fill(&Some(bytes.to_vec()), dtype),
     }
-    super::fill::render_fill(&Some(bytes.clone()), &meta.dtype)
 }
 
 /// The v3 codec list of `chain` for items of `dtype`.
@@ -617,6 +642,15 @@ fn render_chain(chain: &Chain, dtype: &DType) -> Result<Vec<Value>> {
             json!({"name": "vlen-utf8", "configuration": {}})
         }
         ArrayToBytes::Vlen => json!({"name": "vlen-bytes", "configuration": {}}),
+        ArrayToBytes::Bytes(_) if matches!(encoded.kind, DataKind::Structured(_)) => {
+            match crate::dtype::v3::record_order(&encoded)? {
+                ByteOrder::Big => json!({"name": "bytes", "configuration": {"endian": "big"}}),
+                ByteOrder::Little => {
+                    json!({"name": "bytes", "configuration": {"endian": "little"}})
+                }
+                ByteOrder::NotApplicable => json!({"name": "bytes"}),
+            }
+        }
         ArrayToBytes::Bytes(_) if encoded.swap_unit() <= 1 => json!({"name": "bytes"}),
         ArrayToBytes::Bytes(order) => {
             let endian = if *order == ByteOrder::Big {

@@ -8,6 +8,7 @@ use super::{
 };
 use crate::dtype::ElementType;
 use crate::error::{Error, Result};
+use crate::io::convert;
 use crate::io::location::Location;
 use crate::io::lock::{Synchronization, WriteGuard};
 use crate::io::region::{self, MemLayout, Region};
@@ -154,7 +155,6 @@ impl Array {
         if let Some(scheme) = format.draft_scheme() {
             check_entry_point(s, scheme)?;
         }
-        format.check_creatable("arrays")?;
         // Rendered before anything is erased or written: a document that cannot be
         // written leaves the store as it was.
         let document = format.render_array(&meta, attributes)?;
@@ -184,7 +184,9 @@ impl Array {
         let only_new = mode == Mode::CreateNew;
         put_document(s, &format.array_key(&path), &document, only_new)?;
         let array = Array::new(store, path, meta, format, true);
-        if !format.creates_with_attributes() && !attributes.is_empty() {
+        // A v1 array always has its `attrs` document, as zarr 1 wrote it (and zarr-python
+        // 2's migration expects).
+        if !format.creates_with_attributes() && (!attributes.is_empty() || format == Format::V1) {
             array.attrs.set(array.store.as_ref(), attributes)?;
         }
         Ok(array)
@@ -296,15 +298,34 @@ impl Array {
         let meta = self.metadata();
         let region = Region { start, count };
         let strides = region::check(&meta, region, elem, layout.into(), buf.len())?;
+        if elem != meta.dtype.element_type() {
+            // bfloat16 read as float32: read the items dense, then widen them into place.
+            let elements = crate::error::count_of(count, "region element count")?;
+            let mut dense = Vec::new();
+            crate::error::try_resize(&mut dense, elements * meta.item_size(), "bfloat16 items")?;
+            region::read(
+                self.store.as_ref(),
+                &self.format.data_base(&self.path),
+                &meta,
+                region,
+                Order::C.strides(count),
+                &mut dense,
+                &self.shards,
+            )?;
+            convert::bf16_to_f32(&dense, count, &strides, buf);
+            return Ok(());
+        }
         region::read(
             self.store.as_ref(),
             &self.format.data_base(&self.path),
             &meta,
             region,
-            strides,
+            strides.clone(),
             buf,
             &self.shards,
-        )
+        )?;
+        convert::normalize_narrow(&meta.dtype, count, &strides, buf);
+        Ok(())
     }
 
     /// Writes `buf` into the region `start`/`count` (arguments as for [`Array::read`]),
@@ -321,6 +342,21 @@ impl Array {
         let meta = self.metadata();
         let region = Region { start, count };
         let strides = region::check(&meta, region, elem, layout.into(), buf.len())?;
+        if elem != meta.dtype.element_type() {
+            // float32 written to bfloat16: narrow the items into a dense buffer first.
+            let elements = crate::error::count_of(count, "region element count")?;
+            let dense = convert::f32_to_bf16(buf, count, &strides, elements);
+            return region::write(
+                self.store.as_ref(),
+                &self.format.data_base(&self.path),
+                &meta,
+                region,
+                Order::C.strides(count),
+                &dense,
+                &*self.guard()?,
+            );
+        }
+        convert::check_narrow(&meta.dtype, count, &strides, buf)?;
         region::write(
             self.store.as_ref(),
             &self.format.data_base(&self.path),

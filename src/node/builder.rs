@@ -158,12 +158,7 @@ impl ArrayBuilder {
     /// [`DRAFT_ZARR_PYTHON_NUMBER`](crate::meta::DRAFT_ZARR_PYTHON_NUMBER) for the 2022 draft
     /// layout with its own keys or zarr-python 2.18's (chunk keys `c0/1`).
     pub fn zarr_format(&mut self, version: i32) -> Result<&mut Self> {
-        let format = Format::from_number(version.into())?;
-        format.check_creatable("arrays").map_err(|e| match e {
-            Error::Unsupported(m) => Error::InvalidArg(m),
-            other => other,
-        })?;
-        self.format = Some(format);
+        self.format = Some(Format::from_number(version.into())?);
         Ok(self)
     }
 
@@ -227,6 +222,9 @@ impl ArrayBuilder {
                 DataKind::String | DataKind::Unicode(_) => parse_fill(&json!(""), &self.dtype)?,
                 _ => parse_fill(&json!(0), &self.dtype)?,
             },
+            // A record's fill value may be an object of field values (the v3 struct form).
+            FillSpec::Json(v @ Value::Object(_)) => crate::meta::v3::parse_fill(v, &self.dtype)
+                .map_err(|e| Error::InvalidArg(e.to_string()))?,
             FillSpec::Json(v) => {
                 parse_fill(v, &self.dtype).map_err(|e| Error::InvalidArg(e.to_string()))?
             }
@@ -287,6 +285,27 @@ impl ArrayBuilder {
                 format.number(),
                 compressors.len()
             )));
+        }
+        if format != Format::V3 && crate::meta::fill::has_other_nan(&fill_value, &self.dtype) {
+            return Err(Error::InvalidArg(format!(
+                "fill value is a NaN with a payload, which only Zarr v3 metadata can hold (as \
+                 hex bits); format {} writes every NaN as \"NaN\"",
+                format.number()
+            )));
+        }
+        if let (Some((bits, signed)), Some(bytes)) = (self.dtype.narrow_bits(), &fill_value) {
+            let v = bytes[0];
+            let canonical = if signed {
+                (((v << (8 - bits)) as i8) >> (8 - bits)) as u8 == v
+            } else {
+                v >> bits == 0
+            };
+            if !canonical {
+                return Err(Error::InvalidArg(format!(
+                    "fill value byte {v:#04x} is not a {} value",
+                    self.dtype.element_type().name()
+                )));
+            }
         }
         // Zarr v3 has no null fill value: zero stands for "unset".
         let fill_value = match fill_value {

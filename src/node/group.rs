@@ -103,9 +103,7 @@ impl Group {
         format: Format,
         attributes: &serde_json::Map<String, serde_json::Value>,
     ) -> Result<Self> {
-        format
-            .check_creatable("groups")
-            .map_err(|_| Error::InvalidArg("Zarr format 1 has no groups".into()))?;
+        format.check_group_creatable()?;
         let path = node_path(path)?;
         let writable = mode != Mode::Read;
         if writable {

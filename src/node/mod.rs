@@ -326,6 +326,10 @@ pub fn check_parents(store: &dyn Store, path: &str) -> Result<()> {
 /// before anything is written.
 pub fn ensure_parent_groups(store: &dyn Store, path: &str, format: Format) -> Result<()> {
     check_parents(store, path)?;
+    if format == Format::V1 {
+        // Format 1 has no groups: its arrays stand alone.
+        return Ok(());
+    }
     if let Some(scheme) = format.draft_scheme() {
         // The draft's groups are implied by their descendants.
         return ensure_entry_point(store, scheme);

@@ -351,7 +351,9 @@ module zarr_c
       integer(c_int32_t) :: res
     end function c_zarr_array_fill_value
 
-    ! Copies the fill value as metadata JSON ("NaN", "0", "null", "[1.0,2.0]") into `buf`.
+    ! Copies the fill value as the array's metadata writes it ("NaN", "0", "null",
+    ! "[1.0,2.0]"; in Zarr v3 a NaN with a payload as hex bits, "0x7fc00001", and a record
+    ! as an object of field values) into `buf` (string output convention).
     function c_zarr_array_fill_value_json(array, buf, len, needed) &
         bind(c, name="zarr_array_fill_value_json") result(res)
       import
@@ -624,10 +626,17 @@ module zarr_c
     end subroutine c_zarr_array_builder_free
 
     ! Sets the stored type by name: numpy strings with byte order (`">f8"`, `"<M8[ns]"`,
-    ! `"<m8[s]"`, `"|S8"`, `">U4"`, `"|V16"`), Zarr v3 names ("float32", "r16", "string",
-    ! "bytes"; native order), a structured type as its JSON field list
+    ! `"<m8[s]"`, `"|S8"`, `">U4"`, `"|V16"`), Zarr v3 names ("float32", "bfloat16",
+    ! "float8_e4m3fn", "int4", "r16", "string", "bytes"; native order), a Zarr v3
+    ! `data_type`
+    ! object (`{"name": "numpy.datetime64", "configuration": {"unit": "s", "scale_factor":
+    ! 10}}`, `{"name": "struct", "configuration": {"fields": [{"name": "x", "data_type":
+    ! "float32"}]}}`; native order), a structured type as its JSON field list
     ! (`[["x", "<f4"], ["tag", "|S2", [3]]]`), or an object codec configuration
-    ! (`{"id": "vlen-array", "dtype": "<i4"}`).
+    ! (`{"id": "vlen-array", "dtype": "<i4"}`). In Zarr v3 every multi-byte field of a
+    ! record
+    ! has the one byte order of its `bytes` codec: creating a v3 array of a record mixing
+    ! orders gives `ZARR_ERR_UNSUPPORTED`, as does a sub-array field.
     function c_zarr_array_builder_set_dtype_name(builder, name) &
         bind(c, name="zarr_array_builder_set_dtype_name") result(res)
       import
@@ -661,7 +670,11 @@ module zarr_c
       integer(c_int32_t) :: res
     end function c_zarr_array_builder_set_fill_value
 
-    ! Sets the fill value as metadata JSON: "0", "\"NaN\"", "null", "[1.0, 0.0]".
+    ! Sets the fill value as metadata JSON: "0", "\"NaN\"", "null", "[1.0, 0.0]", a float's
+    ! bits as hex ("\"0x7fc00001\"", the only way to give a NaN with a payload: Zarr v3
+    ! writes it so, other formats refuse it with `ZARR_ERR_INVALID_ARG`), "\"NaT\"", an
+    ! object of field values for a record (`{"x": 1.5, "tag": "YWI="}`) or base64 of its
+    ! bytes.
     function c_zarr_array_builder_set_fill_value_json(builder, json) &
         bind(c, name="zarr_array_builder_set_fill_value_json") result(res)
       import

@@ -80,6 +80,22 @@ const ZARR_DTYPE_COMPLEX128 = zarr_dtype_t(14)
 const ZARR_DTYPE_RAW = zarr_dtype_t(15)
 const ZARR_DTYPE_STRING = zarr_dtype_t(16)
 const ZARR_DTYPE_BYTES = zarr_dtype_t(17)
+const ZARR_DTYPE_BFLOAT16 = zarr_dtype_t(18)
+const ZARR_DTYPE_FLOAT8_E4M3 = zarr_dtype_t(19)
+const ZARR_DTYPE_FLOAT8_E4M3FN = zarr_dtype_t(20)
+const ZARR_DTYPE_FLOAT8_E4M3FNUZ = zarr_dtype_t(21)
+const ZARR_DTYPE_FLOAT8_E4M3B11FNUZ = zarr_dtype_t(22)
+const ZARR_DTYPE_FLOAT8_E5M2 = zarr_dtype_t(23)
+const ZARR_DTYPE_FLOAT8_E5M2FNUZ = zarr_dtype_t(24)
+const ZARR_DTYPE_FLOAT8_E3M4 = zarr_dtype_t(25)
+const ZARR_DTYPE_FLOAT8_E8M0FNU = zarr_dtype_t(26)
+const ZARR_DTYPE_FLOAT6_E2M3FN = zarr_dtype_t(27)
+const ZARR_DTYPE_FLOAT6_E3M2FN = zarr_dtype_t(28)
+const ZARR_DTYPE_FLOAT4_E2M1FN = zarr_dtype_t(29)
+const ZARR_DTYPE_INT2 = zarr_dtype_t(30)
+const ZARR_DTYPE_INT4 = zarr_dtype_t(31)
+const ZARR_DTYPE_UINT2 = zarr_dtype_t(32)
+const ZARR_DTYPE_UINT4 = zarr_dtype_t(33)
 
 # enum zarr_order
 const ZARR_ORDER_C = zarr_order_t(0)
@@ -369,7 +385,9 @@ end
 """
     zarr_array_fill_value_json(array, buf, len, needed) -> zarr_status_t
 
-Copies the fill value as metadata JSON ("NaN", "0", "null", "[1.0,2.0]") into `buf`.
+Copies the fill value as the array's metadata writes it ("NaN", "0", "null",
+"[1.0,2.0]"; in Zarr v3 a NaN with a payload as hex bits, "0x7fc00001", and a record
+as an object of field values) into `buf` (string output convention).
 """
 function zarr_array_fill_value_json(array, buf, len, needed)
     ccall((:zarr_array_fill_value_json, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Ptr{UInt8}, Csize_t, Ptr{Csize_t}), array, buf, len, needed)
@@ -591,10 +609,15 @@ end
     zarr_array_builder_set_dtype_name(builder, name) -> zarr_status_t
 
 Sets the stored type by name: numpy strings with byte order (`">f8"`, `"<M8[ns]"`,
-`"<m8[s]"`, `"|S8"`, `">U4"`, `"|V16"`), Zarr v3 names ("float32", "r16", "string",
-"bytes"; native order), a structured type as its JSON field list
+`"<m8[s]"`, `"|S8"`, `">U4"`, `"|V16"`), Zarr v3 names ("float32", "bfloat16",
+"float8_e4m3fn", "int4", "r16", "string", "bytes"; native order), a Zarr v3 `data_type`
+object (`{"name": "numpy.datetime64", "configuration": {"unit": "s", "scale_factor":
+10}}`, `{"name": "struct", "configuration": {"fields": [{"name": "x", "data_type":
+"float32"}]}}`; native order), a structured type as its JSON field list
 (`[["x", "<f4"], ["tag", "|S2", [3]]]`), or an object codec configuration
-(`{"id": "vlen-array", "dtype": "<i4"}`).
+(`{"id": "vlen-array", "dtype": "<i4"}`). In Zarr v3 every multi-byte field of a record
+has the one byte order of its `bytes` codec: creating a v3 array of a record mixing
+orders gives `ZARR_ERR_UNSUPPORTED`, as does a sub-array field.
 """
 function zarr_array_builder_set_dtype_name(builder, name)
     ccall((:zarr_array_builder_set_dtype_name, libzarr), zarr_status_t, (Ptr{zarr_array_builder_t}, Cstring), builder, name)
@@ -622,7 +645,10 @@ end
 """
     zarr_array_builder_set_fill_value_json(builder, json) -> zarr_status_t
 
-Sets the fill value as metadata JSON: "0", "\\"NaN\\"", "null", "[1.0, 0.0]".
+Sets the fill value as metadata JSON: "0", "\\"NaN\\"", "null", "[1.0, 0.0]", a float's
+bits as hex ("\\"0x7fc00001\\"", the only way to give a NaN with a payload: Zarr v3
+writes it so, other formats refuse it with `ZARR_ERR_INVALID_ARG`), "\\"NaT\\"", an
+object of field values for a record (`{"x": 1.5, "tag": "YWI="}`) or base64 of its bytes.
 """
 function zarr_array_builder_set_fill_value_json(builder, json)
     ccall((:zarr_array_builder_set_fill_value_json, libzarr), zarr_status_t, (Ptr{zarr_array_builder_t}, Cstring), builder, json)

@@ -4,6 +4,11 @@
 use crate::error::{Error, Result};
 use serde_json::Value;
 
+pub mod minifloat;
+pub mod v3;
+
+pub use minifloat::ExtFloat;
+
 /// Byte order of a stored multi-byte type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ByteOrder {
@@ -38,6 +43,17 @@ pub enum DataKind {
     Float(usize),
     /// Complex of two floats, total size in bytes (8, 16).
     Complex(usize),
+    /// An extension floating-point type (`bfloat16`, float8, float6, float4), moved as its
+    /// bits.
+    ExtFloat(ExtFloat),
+    /// An integer of 2 or 4 bits (`int2`, `int4`, `uint2`, `uint4`) stored in the low bits of
+    /// one byte; moved as one byte, sign-extended when signed.
+    NarrowInt {
+        /// Whether the integer is signed.
+        signed: bool,
+        /// Bits of the value (2 or 4).
+        bits: u32,
+    },
     /// numpy datetime64 with its unit (e.g. `"ns"`, `"10s"`), moved as int64.
     DateTime(String),
     /// numpy timedelta64 with its unit, moved as int64.
@@ -128,9 +144,65 @@ pub enum ElementType {
     String = 16,
     /// Variable-length bytes or arrays (read and written through the vlen calls).
     Bytes = 17,
+    /// bfloat16, moved as its 16 bits.
+    BFloat16 = 18,
+    /// float8_e4m3 (IEEE-like), moved as its byte.
+    Float8E4M3 = 19,
+    /// float8_e4m3fn, moved as its byte.
+    Float8E4M3FN = 20,
+    /// float8_e4m3fnuz, moved as its byte.
+    Float8E4M3FNUZ = 21,
+    /// float8_e4m3b11fnuz, moved as its byte.
+    Float8E4M3B11FNUZ = 22,
+    /// float8_e5m2, moved as its byte.
+    Float8E5M2 = 23,
+    /// float8_e5m2fnuz, moved as its byte.
+    Float8E5M2FNUZ = 24,
+    /// float8_e3m4, moved as its byte.
+    Float8E3M4 = 25,
+    /// float8_e8m0fnu, moved as its byte.
+    Float8E8M0FNU = 26,
+    /// float6_e2m3fn, one byte, value in the low 6 bits.
+    Float6E2M3FN = 27,
+    /// float6_e3m2fn, one byte, value in the low 6 bits.
+    Float6E3M2FN = 28,
+    /// float4_e2m1fn, one byte, value in the low 4 bits.
+    Float4E2M1FN = 29,
+    /// int2, one byte, sign-extended (-2..=1).
+    Int2 = 30,
+    /// int4, one byte, sign-extended (-8..=7).
+    Int4 = 31,
+    /// uint2, one byte (0..=3).
+    UInt2 = 32,
+    /// uint4, one byte (0..=15).
+    UInt4 = 33,
 }
 
-const ELEMENT_TYPES: [(ElementType, &str, usize); 17] = [
+/// The element type of each extension floating-point type.
+const EXT_FLOAT_ELEMENTS: [(ExtFloat, ElementType); 12] = [
+    (ExtFloat::BFloat16, ElementType::BFloat16),
+    (ExtFloat::Float8E4M3, ElementType::Float8E4M3),
+    (ExtFloat::Float8E4M3FN, ElementType::Float8E4M3FN),
+    (ExtFloat::Float8E4M3FNUZ, ElementType::Float8E4M3FNUZ),
+    (ExtFloat::Float8E4M3B11FNUZ, ElementType::Float8E4M3B11FNUZ),
+    (ExtFloat::Float8E5M2, ElementType::Float8E5M2),
+    (ExtFloat::Float8E5M2FNUZ, ElementType::Float8E5M2FNUZ),
+    (ExtFloat::Float8E3M4, ElementType::Float8E3M4),
+    (ExtFloat::Float8E8M0FNU, ElementType::Float8E8M0FNU),
+    (ExtFloat::Float6E2M3FN, ElementType::Float6E2M3FN),
+    (ExtFloat::Float6E3M2FN, ElementType::Float6E3M2FN),
+    (ExtFloat::Float4E2M1FN, ElementType::Float4E2M1FN),
+];
+
+/// The element types of the narrow integers: (signed, bits, element type, name).
+const NARROW_INTS: [(bool, u32, ElementType, &str); 4] = [
+    (true, 2, ElementType::Int2, "int2"),
+    (true, 4, ElementType::Int4, "int4"),
+    (false, 2, ElementType::UInt2, "uint2"),
+    (false, 4, ElementType::UInt4, "uint4"),
+];
+
+const ELEMENT_TYPES: [(ElementType, &str, usize); 33] = [
     (ElementType::Bool, "bool", 1),
     (ElementType::Int8, "int8", 1),
     (ElementType::Int16, "int16", 2),
@@ -148,6 +220,22 @@ const ELEMENT_TYPES: [(ElementType, &str, usize); 17] = [
     (ElementType::Raw, "raw", 0),
     (ElementType::String, "string", 0),
     (ElementType::Bytes, "bytes", 0),
+    (ElementType::BFloat16, "bfloat16", 2),
+    (ElementType::Float8E4M3, "float8_e4m3", 1),
+    (ElementType::Float8E4M3FN, "float8_e4m3fn", 1),
+    (ElementType::Float8E4M3FNUZ, "float8_e4m3fnuz", 1),
+    (ElementType::Float8E4M3B11FNUZ, "float8_e4m3b11fnuz", 1),
+    (ElementType::Float8E5M2, "float8_e5m2", 1),
+    (ElementType::Float8E5M2FNUZ, "float8_e5m2fnuz", 1),
+    (ElementType::Float8E3M4, "float8_e3m4", 1),
+    (ElementType::Float8E8M0FNU, "float8_e8m0fnu", 1),
+    (ElementType::Float6E2M3FN, "float6_e2m3fn", 1),
+    (ElementType::Float6E3M2FN, "float6_e3m2fn", 1),
+    (ElementType::Float4E2M1FN, "float4_e2m1fn", 1),
+    (ElementType::Int2, "int2", 1),
+    (ElementType::Int4, "int4", 1),
+    (ElementType::UInt2, "uint2", 1),
+    (ElementType::UInt4, "uint4", 1),
 ];
 
 impl ElementType {
@@ -210,6 +298,18 @@ impl ElementType {
             ElementType::String => DataKind::String,
             ElementType::Bytes => DataKind::VlenBytes,
             ElementType::Raw => return None,
+            other => {
+                if let Some((t, _)) = EXT_FLOAT_ELEMENTS.iter().find(|(_, e)| *e == other) {
+                    DataKind::ExtFloat(*t)
+                } else {
+                    let (signed, bits, _, _) = NARROW_INTS
+                        .iter()
+                        .find(|n| n.2 == other)
+                        .copied()
+                        .expect("every element type has a kind");
+                    DataKind::NarrowInt { signed, bits }
+                }
+            }
         };
         Some(DType::new(kind, order))
     }
@@ -232,6 +332,8 @@ impl DType {
         match &self.kind {
             DataKind::Bool => 1,
             DataKind::Int(n) | DataKind::UInt(n) | DataKind::Float(n) | DataKind::Complex(n) => *n,
+            DataKind::ExtFloat(t) => t.size(),
+            DataKind::NarrowInt { .. } => 1,
             DataKind::DateTime(_) | DataKind::TimeDelta(_) => 8,
             DataKind::FixedBytes(n) | DataKind::Raw(n) => *n,
             DataKind::Unicode(n) => n.saturating_mul(4),
@@ -296,6 +398,30 @@ impl DType {
             | DataKind::Structured(_) => ElementType::Raw,
             DataKind::String => ElementType::String,
             DataKind::VlenBytes | DataKind::VlenArray(_) => ElementType::Bytes,
+            DataKind::ExtFloat(t) => {
+                EXT_FLOAT_ELEMENTS
+                    .iter()
+                    .find(|(k, _)| k == t)
+                    .expect("every extension float has an element type")
+                    .1
+            }
+            DataKind::NarrowInt { signed, bits } => {
+                NARROW_INTS
+                    .iter()
+                    .find(|n| n.0 == *signed && n.1 == *bits)
+                    .expect("every narrow integer has an element type")
+                    .2
+            }
+        }
+    }
+
+    /// Bits of one value when narrower than its byte (float6, float4, int2, int4, uint2,
+    /// uint4), with whether it is a signed integer; `None` otherwise.
+    pub fn narrow_bits(&self) -> Option<(u32, bool)> {
+        match &self.kind {
+            DataKind::NarrowInt { signed, bits } => Some((*bits, *signed)),
+            DataKind::ExtFloat(t) if t.format().bits < 8 => Some((t.format().bits, false)),
+            _ => None,
         }
     }
 
@@ -303,6 +429,11 @@ impl DType {
     /// One-byte types accept `<`, `>` and `|`; multi-byte types need `<` or `>`.
     pub fn parse_v2(text: &str) -> Result<Self> {
         let unknown = || Error::Metadata(format!("unknown data type {text:?}"));
+        // tensorstore writes the extension types by their plain names (`"bfloat16"`,
+        // little-endian).
+        if let Some(kind) = extension_kind(text) {
+            return Ok(DType::new(kind, ByteOrder::Little));
+        }
         let mut chars = text.chars();
         let order = match chars.next() {
             Some('<') => ByteOrder::Little,
@@ -316,11 +447,15 @@ impl DType {
         let body = &rest[1..];
         let kind = match kind_char {
             'M' | 'm' => {
-                let unit = body
-                    .strip_prefix("8[")
-                    .and_then(|u| u.strip_suffix(']'))
-                    .filter(|u| valid_time_unit(u))
-                    .ok_or_else(unknown)?;
+                // `<M8` without a unit is numpy's generic unit.
+                let unit = match body {
+                    "8" => "generic",
+                    _ => body
+                        .strip_prefix("8[")
+                        .and_then(|u| u.strip_suffix(']'))
+                        .filter(|u| valid_time_unit(u))
+                        .ok_or_else(unknown)?,
+                };
                 if kind_char == 'M' {
                     DataKind::DateTime(unit.to_string())
                 } else {
@@ -401,6 +536,25 @@ impl DType {
         }
     }
 
+    /// This type with every multi-byte field of a record (nested ones included) stored in
+    /// `order`; other types unchanged.
+    pub fn with_field_order(&self, order: ByteOrder) -> DType {
+        let DataKind::Structured(fields) = &self.kind else {
+            return self.clone();
+        };
+        let fields = fields
+            .iter()
+            .map(|f| Field {
+                dtype: match f.dtype.kind {
+                    DataKind::Structured(_) => f.dtype.with_field_order(order),
+                    _ => DType::new(f.dtype.kind.clone(), order),
+                },
+                ..f.clone()
+            })
+            .collect();
+        DType::new(DataKind::Structured(fields), ByteOrder::NotApplicable)
+    }
+
     /// The fields of a structured type flattened to their leaves: nested names joined with
     /// `.`, offsets from the start of the record. Empty for other types.
     pub fn leaf_fields(&self) -> Vec<Field> {
@@ -423,6 +577,10 @@ impl DType {
             DataKind::UInt(n) => format!("{order}u{n}"),
             DataKind::Float(n) => format!("{order}f{n}"),
             DataKind::Complex(n) => format!("{order}c{n}"),
+            DataKind::ExtFloat(t) => t.name().into(),
+            DataKind::NarrowInt { .. } => self.element_type().name().into(),
+            DataKind::DateTime(u) if u == "generic" => format!("{order}M8"),
+            DataKind::TimeDelta(u) if u == "generic" => format!("{order}m8"),
             DataKind::DateTime(u) => format!("{order}M8[{u}]"),
             DataKind::TimeDelta(u) => format!("{order}m8[{u}]"),
             DataKind::FixedBytes(n) => format!("|S{n}"),
@@ -572,7 +730,11 @@ fn valid_time_unit(unit: &str) -> bool {
     ];
     let digits = unit.bytes().take_while(u8::is_ascii_digit).count();
     let (count, base) = unit.split_at(digits);
-    (count.is_empty() || count.parse::<u64>().is_ok_and(|c| c > 0)) && UNITS.contains(&base)
+    (count.is_empty()
+        || count
+            .parse::<u64>()
+            .is_ok_and(|c| c > 0 && c <= i32::MAX as u64))
+        && UNITS.contains(&base)
 }
 
 /// Reverses the byte order of every `unit`-byte value in `data`.
@@ -627,10 +789,25 @@ pub const V3_NAMES: [(&str, DataKind); 14] = [
     ("complex128", DataKind::Complex(16)),
 ];
 
+/// The kind an extension type's name stands for (`"bfloat16"`, `"float8_e4m3fn"`,
+/// `"int4"`).
+fn extension_kind(name: &str) -> Option<DataKind> {
+    if let Some(t) = ExtFloat::from_name(name) {
+        return Some(DataKind::ExtFloat(t));
+    }
+    NARROW_INTS
+        .iter()
+        .find(|n| n.3 == name)
+        .map(|&(signed, bits, _, _)| DataKind::NarrowInt { signed, bits })
+}
+
 /// The kind a plain v3 data type name stands for (`"float32"`, `"r16"`, `"string"`).
 fn v3_kind_of(name: &str) -> Option<DataKind> {
     if let Some((_, kind)) = V3_NAMES.iter().find(|(n, _)| *n == name) {
         return Some(kind.clone());
+    }
+    if let Some(kind) = extension_kind(name) {
+        return Some(kind);
     }
     match name {
         "string" => Some(DataKind::String),
@@ -658,15 +835,20 @@ pub fn v3_dtype(name: &str) -> Option<DType> {
 }
 
 /// The stored type a name stands for: a numpy type string (`">f8"`, `"|S8"`, `"<U4"`), a
-/// Zarr v3 name (`"float32"`, `"r16"`, `"string"`, `"bytes"`; native byte order), a
-/// structured type as its v2 JSON field list, or an object codec configuration
-/// (`{"id": "vlen-array", "dtype": "<i4"}`).
+/// Zarr v3 name (`"float32"`, `"bfloat16"`, `"r16"`, `"string"`, `"bytes"`; native byte
+/// order), a Zarr v3 `data_type` object (`{"name": "numpy.datetime64", "configuration":
+/// {"unit": "s", "scale_factor": 10}}`, a `struct`; native byte order), a structured type as
+/// its v2 JSON field list, or an object codec configuration (`{"id": "vlen-array", "dtype":
+/// "<i4"}`).
 pub fn by_name(name: &str) -> Result<DType> {
     let text = name.trim_start();
     if text.starts_with(['[', '{']) {
         let value: serde_json::Value = serde_json::from_str(text)
             .map_err(|e| Error::Metadata(format!("data type {name:?}: {e}")))?;
-        return if value.is_object() {
+        return if value.get("name").is_some() {
+            let kind = v3::parse(&value)?;
+            Ok(DType::new(kind, ByteOrder::NATIVE).with_field_order(ByteOrder::NATIVE))
+        } else if value.is_object() {
             object_dtype(&value)
         } else {
             DType::parse_v2_json(&value)
@@ -732,7 +914,8 @@ mod tests {
     fn v2_names_round_trip() {
         for name in [
             "|b1", "|i1", "<i2", ">i4", "<i8", "|u1", ">u2", "<u4", ">u8", "<f2", ">f4", "<f8",
-            "<c8", ">c16", "<M8[ns]", ">m8[10s]", "<M8[D]", "|S12", "<U3", ">U1", "|V7",
+            "<c8", ">c16", "<M8[ns]", ">m8[10s]", "<M8[D]", "<M8", ">m8", "|S12", "<U3", ">U1",
+            "|V7",
         ] {
             assert_eq!(DType::parse_v2(name).unwrap().to_v2(), name);
         }
@@ -748,7 +931,7 @@ mod tests {
 
     #[test]
     fn bad_types_are_errors() {
-        for name in ["", "f8", "<f3", "|f8", "<M8", "<M8[xs]", "<i16", "float"] {
+        for name in ["", "f8", "<f3", "|f8", "<M8[", "<M8[xs]", "<i16", "float"] {
             assert!(
                 matches!(DType::parse_v2(name), Err(Error::Metadata(_))),
                 "{name}"
