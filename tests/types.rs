@@ -580,17 +580,14 @@ fn v3_records_are_written_as_struct_and_read_in_both_forms() {
     let d = doc(&store, "a/zarr.json");
     assert_eq!(
         d["data_type"],
-        json!({"name": "struct", "configuration": {"fields": [
-            {"name": "id", "data_type": "int32"},
-            {"name": "pos", "data_type": {"name": "struct", "configuration": {"fields": [
-                {"name": "x", "data_type": "float32"}, {"name": "y", "data_type": "float32"}]}}},
-            {"name": "tag", "data_type":
-                {"name": "null_terminated_bytes", "configuration": {"length_bytes": 2}}}]}})
+        json!({"name": "structured", "configuration": {"fields": [
+            ["id", "int32"],
+            ["pos", {"name": "structured", "configuration": {"fields": [
+                ["x", "float32"], ["y", "float32"]]}}],
+            ["tag", {"name": "null_terminated_bytes", "configuration": {"length_bytes": 2}}]]}})
     );
-    assert_eq!(
-        d["fill_value"],
-        json!({"id": 7, "pos": {"x": 1.5, "y": "NaN"}, "tag": "YWI="})
-    );
+    // The fill value: base64 of the record's stored bytes (7, 1.5, NaN, "ab").
+    assert_eq!(d["fill_value"], json!("BwAAAAAAwD8AAMB/YWI="));
     assert_eq!(
         d["codecs"][0],
         json!({"name": "bytes", "configuration": {"endian": "little"}})
@@ -626,7 +623,7 @@ fn v3_records_are_written_as_struct_and_read_in_both_forms() {
     l.read(&[0], &[2], ElementType::Raw, Order::C, &mut back)
         .unwrap();
     assert_eq!(back, [1, 2, 3, 1, 2, 3]);
-    // Mixed byte orders and sub-arrays have no v3 struct form.
+    // Mixed byte orders and sub-arrays have no v3 form.
     for bad in [r#"[["a", "<i4"], ["b", ">i4"]]"#, r#"[["a", "<i4", [2]]]"#] {
         let mut b = ArrayBuilder::new(vec![1], ElementType::Raw);
         b.dtype_name(bad).unwrap().zarr_format(3).unwrap();

@@ -172,9 +172,10 @@ fn split_time_unit(unit: &str) -> (&str, u64) {
 }
 
 /// The v3 `data_type` value of a stored type: core names (`"float32"`, `"r16"`), registered
-/// extensions (`"bfloat16"`, `{"name": "numpy.datetime64", …}`, `{"name": "struct", …}`,
-/// `"string"`, `"bytes"`, `fixed_length_utf32`), and zarr-python 3's
-/// `null_terminated_bytes` for fixed-width byte strings.
+/// extensions (`"bfloat16"`, `{"name": "numpy.datetime64", …}`, `"string"`, `"bytes"`,
+/// `fixed_length_utf32`), and zarr-python 3's `null_terminated_bytes` for fixed-width byte
+/// strings and `structured` for records (`[name, type]` pairs: the form every zarr-python 3
+/// reads; the registry's newer `struct` is read too).
 pub fn to_json(kind: &DataKind) -> Result<Value> {
     if let Some((name, _)) = super::V3_NAMES.iter().find(|(_, k)| k == kind) {
         return Ok(Value::from(*name));
@@ -208,10 +209,10 @@ pub fn to_json(kind: &DataKind) -> Result<Value> {
                             f.name, f.shape
                         )));
                     }
-                    Ok(json!({"name": f.name, "data_type": to_json(&f.dtype.kind)?}))
+                    Ok(json!([f.name, to_json(&f.dtype.kind)?]))
                 })
                 .collect::<Result<Vec<_>>>()?;
-            Ok(json!({"name": "struct", "configuration": {"fields": list}}))
+            Ok(json!({"name": "structured", "configuration": {"fields": list}}))
         }
         _ => Err(Error::Unsupported(format!(
             "data type {} has no Zarr v3 form in this version of libzarr",

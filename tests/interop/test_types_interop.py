@@ -5,6 +5,7 @@ bytes and arrays — written by zarr-python (2.18 or 3.x) and read exactly by li
 3 the v3 names (string, bytes, fixed_length_utf32, null_terminated_bytes, raw_bytes) are
 tested too."""
 
+import base64
 import json
 import struct
 
@@ -538,13 +539,14 @@ def test_v3_times_both_ways(tool, tmp_path, monkeypatch, dtype):
 
 @pytest.mark.skipif(not ZP3, reason="Zarr v3 needs zarr-python 3")
 def test_v3_records_both_ways(tool, tmp_path, monkeypatch):
-    """zarr-python 3.1 writes records as the legacy "structured" type (base64 fill, little
-    endian): libzarr reads them exactly. libzarr writes the struct type of zarr-extensions
-    (the final spec forbids writing "structured"), which zarr-python 3.1 does not read yet:
-    its bytes are checked against numpy, and its fill value object against the spec."""
-    dt = np.dtype([("id", "<i4"), ("x", "<f8"), ("tag", "S2")])
+    """Records both ways with zarr-python 3.1 in its "structured" form ([name, type] pairs,
+    base64 fill value, little endian): what it writes libzarr reads exactly, and what libzarr
+    writes it reads exactly, fill value included. (libzarr also reads the registry's newer
+    "struct" form.)"""
+    dt = np.dtype([("id", "<i4"), ("x", "<f8"), ("tag", "S2"), ("in", [("k", "<u2")])])
     a = np.zeros(5, dtype=dt)
     a["id"], a["x"], a["tag"] = [1, -2, 3, 4, 5], [0.5, -1.0, 2.25, 1e9, 0], [b"ab", b"", b"q", b"zz", b"\0x"]
+    a["in"]["k"] = [9, 8, 7, 6, 65535]
     z = zarr.create_array(store=str(tmp_path / "p"), shape=(6,), chunks=(4,), dtype=dt,
                           zarr_format=3)
     z[:5] = a
@@ -553,19 +555,21 @@ def test_v3_records_both_ways(tool, tmp_path, monkeypatch):
     blob, info = tool.dump(tmp_path, tmp_path / "p", "", "C")
     assert blob == z[:].tobytes()
     monkeypatch.setenv("ZARR_TOOL_FORMAT", "3")
-    tool.build(tmp_path, tmp_path / "l", "a", dtype=json.dumps(dt.descr), shape=(5,), chunks="5",
-               fill='{"id": 7, "x": "NaN", "tag": "YWI="}', order="C", sep="/",
-               compressor="null", data=a.tobytes(), buf_order="C")
+    fill = np.array((7, np.nan, b"ab", (3,)), dtype=dt)
+    tool.build(tmp_path, tmp_path / "l", "a", dtype=json.dumps(dt.descr), shape=(6,), chunks="4",
+               fill="hex:" + fill.tobytes().hex(), order="C", sep="/",
+               compressor='{"id": "zstd", "level": 1}', data=np.concatenate([a, a[:1]]).tobytes(),
+               buf_order="C")
     doc = json.loads((tmp_path / "l" / "a" / "zarr.json").read_text())
-    assert doc["data_type"] == {"name": "struct", "configuration": {"fields": [
-        {"name": "id", "data_type": "int32"}, {"name": "x", "data_type": "float64"},
-        {"name": "tag", "data_type": {"name": "null_terminated_bytes",
-                                      "configuration": {"length_bytes": 2}}}]}}
-    assert doc["fill_value"] == {"id": 7, "x": "NaN", "tag": "YWI="}
-    assert doc["codecs"] == [{"name": "bytes", "configuration": {"endian": "little"}}]
-    assert (tmp_path / "l" / "a" / "c" / "0").read_bytes() == a.tobytes()
-    with pytest.raises(Exception):
-        zarr.open_array(str(tmp_path / "l" / "a"), mode="r")
+    assert doc["data_type"] == {"name": "structured", "configuration": {"fields": [
+        ["id", "int32"], ["x", "float64"],
+        ["tag", {"name": "null_terminated_bytes", "configuration": {"length_bytes": 2}}],
+        ["in", {"name": "structured", "configuration": {"fields": [["k", "uint16"]]}}]]}}
+    assert base64.b64decode(doc["fill_value"]) == fill.tobytes()
+    back = zarr.open_array(str(tmp_path / "l" / "a"), mode="r")
+    assert back.dtype == dt
+    assert back[:5].tobytes() == a.tobytes()
+    assert np.asarray(back.fill_value).tobytes() == fill.tobytes()
 
 
 def test_raw_bits_fill_value_forms(tool, tmp_path, monkeypatch):
