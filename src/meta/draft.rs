@@ -10,6 +10,7 @@ use super::fill;
 use super::{doc, json, v3, ArrayMeta, KeyEncoding, Order, V2Fields};
 use crate::codec;
 use crate::codec::chain::Chain;
+use crate::codec::filter;
 use crate::dtype::{ByteOrder, DType, DataKind};
 use crate::error::{Error, Result};
 use crate::store::node_prefix;
@@ -187,11 +188,32 @@ fn parse_object(bytes: &[u8]) -> Result<Map<String, Value>> {
 
 /// The attributes of a draft array or group document.
 pub fn parse_attributes(bytes: &[u8]) -> Result<Map<String, Value>> {
-    match parse_object(bytes)?.get("attributes") {
+    let obj = parse_object(bytes)?;
+    match obj.get("attributes") {
         None => Ok(Map::new()),
-        Some(Value::Object(map)) => Ok(map.clone()),
+        Some(Value::Object(map)) => {
+            let mut map = map.clone();
+            // An array's filters, kept among its attributes by zarr-python 2.18, are
+            // metadata: the chain, not the user's attributes.
+            if obj.contains_key("data_type") && codec_filters(map.get(FILTERS)).is_some() {
+                map.shift_remove(FILTERS);
+            }
+            Ok(map)
+        }
         Some(_) => Err(bad("attributes", "an object")),
     }
+}
+
+/// The attribute zarr-python 2.18's draft arrays keep their filters in (the object codec
+/// of a variable-length type first), as it has no field of its own for them.
+const FILTERS: &str = "filters";
+
+/// `value` as a list of numcodecs configurations (`{"id": …}` objects), if it is one.
+fn codec_filters(value: Option<&Value>) -> Option<&Vec<Value>> {
+    value.and_then(Value::as_array).filter(|list| {
+        list.iter()
+            .all(|c| c.get("id").and_then(Value::as_str).is_some())
+    })
 }
 
 /// Checks a group document: an object whose only names are `attributes` and
@@ -254,7 +276,30 @@ pub fn parse_array(bytes: &[u8], scheme: Scheme) -> Result<ArrayMeta> {
     }
     let shape = doc::u64_list(field("shape")?)
         .ok_or_else(|| bad("shape", "a list of non-negative integers"))?;
-    let dtype = parse_data_type(field("data_type")?)?;
+    let mut filter_list: &[Value] = obj
+        .get("attributes")
+        .and_then(|a| codec_filters(a.get(FILTERS)))
+        .map_or(&[], Vec::as_slice);
+    let dtype = match parse_data_type(field("data_type")?)? {
+        Some(dtype) => dtype,
+        // "|O": the object codec, first of the filters, says what the items are.
+        None => {
+            let (first, rest) = filter_list.split_first().ok_or_else(|| {
+                bad(
+                    "attributes.filters",
+                    "a list starting with vlen-utf8, vlen-bytes or vlen-array for data type \"|O\"",
+                )
+            })?;
+            filter_list = rest;
+            crate::dtype::object_dtype(first)?
+        }
+    };
+    if dtype.is_variable() && !filter_list.is_empty() {
+        return Err(Error::CodecUnsupported(
+            "filters after the object codec of a variable-length array are not supported".into(),
+        ));
+    }
+    let filters = filter::chain_from_json(&Value::Array(filter_list.to_vec()), &dtype)?;
     let grid = field("chunk_grid")?;
     if grid.get("type").and_then(Value::as_str) != Some("regular") {
         return Err(Error::Unsupported(format!(
@@ -275,7 +320,11 @@ pub fn parse_array(bytes: &[u8], scheme: Scheme) -> Result<ArrayMeta> {
         Some("F") => Order::F,
         _ => return Err(bad("chunk_memory_layout", "\"C\" or \"F\"")),
     };
-    let item_size = dtype.item_size();
+    // The compressor receives what the last filter produces.
+    let item_size = match filters.1.is_empty() {
+        true => filter::output_dtype(&filters.0, &dtype).item_size(),
+        false => 1,
+    };
     let mut configs = Vec::new();
     match obj.get("codecs") {
         None | Some(Value::Null) => {}
@@ -292,6 +341,8 @@ pub fn parse_array(bytes: &[u8], scheme: Scheme) -> Result<ArrayMeta> {
         .collect::<Result<Vec<_>>>()?;
     let fill_value = match field("fill_value")? {
         Value::Null => None,
+        // zarr-python 2.18 writes its default 0 for variable-length items: no fill value.
+        Value::Number(n) if dtype.is_variable() && n.as_u64() == Some(0) => None,
         Value::String(s) if s == "+Infinity" => v3::parse_fill(&json!("Infinity"), &dtype)?,
         value => v3::parse_fill(value, &dtype)?,
     };
@@ -305,12 +356,7 @@ pub fn parse_array(bytes: &[u8], scheme: Scheme) -> Result<ArrayMeta> {
         ),
         Some(_) => return Err(bad("dimension_names", "a list")),
     };
-    let codecs = Chain::from_v2(
-        order.transpose(shape.len()),
-        Default::default(),
-        compressors,
-        &dtype,
-    );
+    let codecs = Chain::from_v2(order.transpose(shape.len()), filters, compressors, &dtype);
     let meta = ArrayMeta {
         shape,
         chunks,
@@ -349,52 +395,68 @@ fn numcodecs_config(value: &Value) -> Result<Map<String, Value>> {
 
 /// Reads a data type: the draft's names (`"int32"`, little-endian), numpy type strings
 /// (`"<i4"`, `">f8"`, zarr-python 2.18's `"bool"`, `"i1"`, `"u1"`), or an extension
-/// object through its `type` or `fallback`.
-fn parse_data_type(value: &Value) -> Result<DType> {
+/// object (`{"extension": …, "type": …}`) through its `type` (a numpy type string, or a
+/// structured type's field list) or `fallback`. `None` for the object type `"|O"`, whose
+/// items the object codec among the filters describes.
+fn parse_data_type(value: &Value) -> Result<Option<DType>> {
     let name = match value {
         Value::String(s) => s.as_str(),
-        Value::Object(obj) => obj
-            .get("type")
-            .and_then(Value::as_str)
-            .ok_or_else(|| bad("data_type", "a string or an extension with a type"))?,
+        Value::Object(obj) => match obj.get("type") {
+            Some(Value::String(s)) => s.as_str(),
+            Some(fields @ Value::Array(_)) => return DType::parse_v2_json(fields).map(Some),
+            _ => return Err(bad("data_type", "a string or an extension with a type")),
+        },
         _ => return Err(bad("data_type", "a string")),
     };
+    if name == "|O" {
+        return Ok(None);
+    }
     if let Ok(kind) = crate::dtype::v3_kind(name) {
         let order = if DType::new(kind.clone(), ByteOrder::Little).item_size() == 1 {
             ByteOrder::NotApplicable
         } else {
             ByteOrder::Little
         };
-        return Ok(DType::new(kind, order));
+        return Ok(Some(DType::new(kind, order)));
     }
     match name {
-        "i1" => return Ok(DType::new(DataKind::Int(1), ByteOrder::NotApplicable)),
-        "u1" => return Ok(DType::new(DataKind::UInt(1), ByteOrder::NotApplicable)),
+        "i1" => return Ok(Some(DType::new(DataKind::Int(1), ByteOrder::NotApplicable))),
+        "u1" => {
+            return Ok(Some(DType::new(
+                DataKind::UInt(1),
+                ByteOrder::NotApplicable,
+            )))
+        }
         _ => {}
     }
-    DType::parse_v2(name).or_else(|e| match value.get("fallback") {
-        Some(fallback) => {
-            let first = fallback
-                .as_array()
-                .and_then(|l| l.first())
-                .unwrap_or(fallback);
-            parse_data_type(first)
+    DType::parse_v2(name).map(Some).or_else(|e| {
+        match value.get("fallback").filter(|f| !f.is_null()) {
+            Some(fallback) => {
+                let first = fallback
+                    .as_array()
+                    .and_then(|l| l.first())
+                    .unwrap_or(fallback);
+                parse_data_type(first)
+            }
+            None => Err(match e {
+                Error::Metadata(_) => Error::Unsupported(format!(
+                    "data type {name:?} is not supported by this version of libzarr"
+                )),
+                other => other,
+            }),
         }
-        None => Err(match e {
-            Error::Metadata(_) => Error::Unsupported(format!(
-                "data type {name:?} is not supported by this version of libzarr"
-            )),
-            other => other,
-        }),
     })
 }
 
-fn render_data_type(dtype: &DType, scheme: Scheme) -> Result<String> {
-    let one_byte = dtype.item_size() == 1;
+fn render_data_type(dtype: &DType, scheme: Scheme) -> Result<Value> {
+    let one_byte = dtype.item_size() == 1 && !dtype.is_variable();
+    // zarr-python 2.18 names types beyond the core ones by an extension object.
+    let extension =
+        |uri: &str, kind: Value| json!({"extension": uri, "fallback": null, "type": kind});
     Ok(match scheme {
         Scheme::Draft if dtype.order != ByteOrder::Big || one_byte => {
             match v3::data_type_json(&dtype.kind)? {
-                serde_json::Value::String(name) => name,
+                Value::String(name) => name.into(),
                 _ => {
                     return Err(Error::Unsupported(format!(
                         "data type {} has no name in the 2022 draft layout",
@@ -403,14 +465,39 @@ fn render_data_type(dtype: &DType, scheme: Scheme) -> Result<String> {
                 }
             }
         }
-        Scheme::ZarrPython if one_byte => match dtype.kind {
+        Scheme::Draft => dtype.to_v2().into(),
+        Scheme::ZarrPython => match &dtype.kind {
             DataKind::Bool => "bool".into(),
             DataKind::Int(1) => "i1".into(),
-            _ => "u1".into(),
+            DataKind::UInt(1) => "u1".into(),
+            DataKind::Structured(_) => {
+                extension("TODO: structured array protocol URL", dtype.to_v2_json())
+            }
+            DataKind::String | DataKind::VlenBytes | DataKind::VlenArray(_) => {
+                extension("TODO: object array protocol URL", "|O".into())
+            }
+            DataKind::Complex(_) => extension(ZARR_PYTHON_COMPLEX_URI, dtype.to_v2().into()),
+            DataKind::FixedBytes(_) => {
+                extension("TODO: bytestring array protocol URL", dtype.to_v2().into())
+            }
+            DataKind::Unicode(_) => {
+                extension("TODO: unicode array protocol URL", dtype.to_v2().into())
+            }
+            DataKind::Raw(_) => {
+                extension("TODO: structured array protocol URL", dtype.to_v2().into())
+            }
+            DataKind::DateTime(_) | DataKind::TimeDelta(_) => {
+                extension(ZARR_PYTHON_DATETIME_URI, dtype.to_v2().into())
+            }
+            _ => dtype.to_v2().into(),
         },
-        _ => dtype.to_v2(),
     })
 }
+
+/// The extension URIs zarr-python 2.18 names complex and time types by.
+const ZARR_PYTHON_COMPLEX_URI: &str = "https://zarr-specs.readthedocs.io/en/core-protocol-v3.0-dev/protocol/extensions/complex-dtypes/v1.0.html";
+const ZARR_PYTHON_DATETIME_URI: &str =
+    "https://zarr-specs.readthedocs.io/en/latest/extensions/data-types/datetime/v1.0.html";
 
 /// Renders an array document in `scheme` with `attributes`.
 pub fn render_array(
@@ -419,18 +506,42 @@ pub fn render_array(
     scheme: Scheme,
 ) -> Result<Vec<u8>> {
     let fields = V2Fields::of(meta, "The 2022 draft")?;
-    if !fields.array_filters.is_empty() {
-        return Err(Error::Unsupported(
-            "the 2022 draft layout is written without filters".into(),
-        ));
-    }
+    // zarr-python 2.18 keeps filters (the object codec of variable-length items first)
+    // among the attributes, and one compressor; the draft's own scheme has a codec list
+    // and no filters.
+    let mut attributes = attributes.clone();
+    let bytes_codecs = match scheme {
+        Scheme::Draft if !fields.array_filters.is_empty() || meta.dtype.is_variable() => {
+            return Err(Error::Unsupported(
+                "the 2022 draft's own layout is written without filters or variable-length \
+                 items (zarr-python 2.18's variant, format 31, holds them)"
+                    .into(),
+            ))
+        }
+        Scheme::Draft => fields.bytes.to_vec(),
+        Scheme::ZarrPython => {
+            let (filters, compressor) =
+                fields.filters_and_compressor("zarr-python 2.18's draft layout")?;
+            let filters: Vec<Value> = crate::dtype::object_codec(&meta.dtype)
+                .into_iter()
+                .chain(filters.into_iter().map(Value::Object))
+                .collect();
+            if attributes.contains_key(FILTERS) {
+                return Err(Error::InvalidArg(format!(
+                    "attribute {FILTERS:?}: zarr-python 2.18's draft layout keeps an array's \
+                     filters there"
+                )));
+            }
+            if !filters.is_empty() {
+                attributes.insert(FILTERS.into(), filters.into());
+            }
+            compressor.into_iter().cloned().collect()
+        }
+    };
     let separator = meta.key_encoding.separator.to_string();
     let mut doc = Map::new();
     doc.insert("shape".into(), meta.shape.clone().into());
-    doc.insert(
-        "data_type".into(),
-        render_data_type(&meta.dtype, scheme)?.into(),
-    );
+    doc.insert("data_type".into(), render_data_type(&meta.dtype, scheme)?);
     doc.insert(
         "chunk_grid".into(),
         json!({"type": "regular", "chunk_shape": meta.chunks, "separator": separator}),
@@ -454,17 +565,19 @@ pub fn render_array(
     );
     let fill = match (scheme, fill) {
         (Scheme::Draft, Value::String(s)) if s == "Infinity" => Value::from("+Infinity"),
+        // zarr-python 2.18 reads an object array's fill value through its object codec;
+        // null (none) is what it reads for every one.
+        _ if meta.dtype.is_variable() => Value::Null,
         (_, fill) => fill,
     };
     doc.insert("fill_value".into(), fill);
     doc.insert("extensions".into(), json!([]));
-    doc.insert("attributes".into(), Value::Object(attributes.clone()));
+    doc.insert("attributes".into(), Value::Object(attributes));
     let codec_uri = |id: &str| match scheme {
         Scheme::Draft => format!("{SEED_CODEC_URI}{id}/1.0"),
         Scheme::ZarrPython => format!("{ZARR_PYTHON_CODEC_URI}{id}/1.0"),
     };
-    let codecs: Vec<Value> = fields
-        .bytes
+    let codecs: Vec<Value> = bytes_codecs
         .iter()
         .map(|c| {
             let mut config = c.config();
@@ -509,9 +622,27 @@ pub fn render_array(
 }
 
 /// Replaces the attributes of a draft document, keeping every other field.
+/// An array's filters kept among its attributes (zarr-python 2.18's) stay there, and no
+/// attribute may take their name.
 pub fn with_attributes(bytes: &[u8], attributes: &Map<String, Value>) -> Result<Vec<u8>> {
     let mut obj = parse_object(bytes)?;
-    obj.insert("attributes".into(), Value::Object(attributes.clone()));
+    let kept = match obj.get("attributes") {
+        Some(old) if obj.contains_key("data_type") => {
+            codec_filters(old.get(FILTERS)).map(|f| Value::Array(f.clone()))
+        }
+        _ => None,
+    };
+    let mut attributes = attributes.clone();
+    if let Some(filters) = kept {
+        if attributes.contains_key(FILTERS) {
+            return Err(Error::InvalidArg(format!(
+                "attribute {FILTERS:?}: zarr-python 2.18's draft layout keeps this array's \
+                 filters there"
+            )));
+        }
+        attributes.insert(FILTERS.into(), filters);
+    }
+    obj.insert("attributes".into(), Value::Object(attributes));
     Ok(json::to_pretty(&Value::Object(obj)))
 }
 
@@ -549,5 +680,39 @@ mod tests {
         let ext = br#"{"zarr_format": "https://purl.org/zarr/spec/core/3.0",
             "extensions": [{"extension": "x", "must_understand": true}]}"#;
         assert!(matches!(detect(ext), Err(Error::Unsupported(_))));
+    }
+
+    #[test]
+    fn filters_among_attributes_are_metadata() {
+        let doc = br#"{"shape": [2], "data_type": {"extension": "x", "type": "|O"},
+            "chunk_grid": {"type": "regular", "chunk_shape": [2], "separator": "/"},
+            "chunk_memory_layout": "C", "fill_value": 0, "extensions": [],
+            "attributes": {"filters": [{"id": "vlen-utf8"}], "units": "m"}}"#;
+        let meta = parse_array(doc, Scheme::ZarrPython).unwrap();
+        assert_eq!(meta.dtype.kind, DataKind::String);
+        assert_eq!(meta.fill_value, None);
+        let attrs = parse_attributes(doc).unwrap();
+        assert_eq!(Value::Object(attrs.clone()), json!({"units": "m"}));
+        // Setting attributes keeps the filters; an attribute may not take their name.
+        let mut new = Map::new();
+        new.insert("title".into(), json!("t"));
+        let rewritten = with_attributes(doc, &new).unwrap();
+        let obj = parse_object(&rewritten).unwrap();
+        assert_eq!(
+            obj["attributes"],
+            json!({"title": "t", "filters": [{"id": "vlen-utf8"}]})
+        );
+        new.insert("filters".into(), json!([]));
+        assert!(matches!(
+            with_attributes(doc, &new),
+            Err(Error::InvalidArg(_))
+        ));
+        // A group's "filters" attribute is the user's.
+        let group = br#"{"attributes": {"filters": [{"id": "x"}]}}"#;
+        assert!(parse_attributes(group).unwrap().contains_key("filters"));
+        // Without the object codec "|O" says nothing of its items.
+        let bare =
+            String::from_utf8_lossy(doc).replace(r#""filters": [{"id": "vlen-utf8"}], "#, "");
+        assert!(parse_array(bare.as_bytes(), Scheme::ZarrPython).is_err());
     }
 }

@@ -261,3 +261,115 @@ def test_zero_dimensional_arrays_both_ways(tool, tmp_path, monkeypatch, dtype):
     assert (own / "data" / "s" / "c").is_file()
     data, info = tool.dump(tmp_path / "s", own, "s", "C")
     assert info["zarr_format"] == DRAFT and data == native(value)
+
+
+def _items_file(items) -> bytes:
+    return b"".join(len(i).to_bytes(8, "little") + i for i in items)
+
+
+def _parse_items(blob: bytes):
+    out, at = [], 0
+    while at < len(blob):
+        n = int.from_bytes(blob[at:at + 8], "little")
+        out.append(blob[at + 8:at + 8 + n])
+        at += 8 + n
+    return out
+
+
+WORDS = ["", "alpha", "héllo", "日本", "x" * 40]
+
+
+def test_zarr_python_draft_extension_types_read(tool, tmp_path):
+    """zarr-python 2.18's draft arrays of extension types: a structured type as an
+    extension object with its field list, object arrays whose object codec and filters sit
+    in the attributes (strings, bytes, numeric arrays), a filtered numeric array. libzarr
+    reads each exactly and does not show the filters as attributes."""
+    store = tmp_path / "theirs"
+    zp2(f"""
+        import numcodecs
+        store = DirectoryStoreV3({str(store)!r})
+        dt = np.dtype([('a', '<i4'), ('b', '>f8', (2,)), ('c', 'S3')])
+        r = zarr.create(store=store, path='rec', shape=(3,), chunks=(2,), dtype=dt,
+                        fill_value=None, zarr_version=3)
+        r[...] = np.array([(1, (2., 3.), b'x'), (4, (5., 6.), b'yy'), (7, (8., 9.), b'zzz')], dtype=dt)
+        s = zarr.create(store=store, path='str', shape=(5,), chunks=(2,), dtype=str, zarr_version=3)
+        s[...] = np.array({WORDS!r}, dtype=object)
+        s.attrs['units'] = 'none'
+        b = zarr.create(store=store, path='vb', shape=(3,), chunks=(2,), dtype=object,
+                        object_codec=numcodecs.VLenBytes(), zarr_version=3)
+        b[...] = np.array([b'a', b'', b'bcd'], dtype=object)
+        v = zarr.create(store=store, path='va', shape=(2,), chunks=(2,), dtype=object,
+                        object_codec=numcodecs.VLenArray('<i4'), zarr_version=3)
+        v[...] = np.array([np.array([1, 2], dtype='<i4'), np.array([3], dtype='<i4')], dtype=object)
+        f = zarr.create(store=store, path='filt', shape=(6,), chunks=(4,), dtype='<i4',
+                        filters=[numcodecs.Delta(dtype='<i4')], zarr_version=3)
+        f[...] = np.arange(6) * 3
+    """)
+    doc = json.loads((store / "meta" / "root" / "rec.array.json").read_text())
+    assert doc["data_type"]["type"] == [["a", "<i4"], ["b", ">f8", [2]], ["c", "|S3"]]
+    dt = np.dtype([("a", "<i4"), ("b", ">f8", (2,)), ("c", "S3")])
+    rec = np.array([(1, (2., 3.), b"x"), (4, (5., 6.), b"yy"), (7, (8., 9.), b"zzz")], dtype=dt)
+    data, info = tool.dump(tmp_path / "s", store, "rec", "C")
+    assert data == rec.tobytes()
+    data, info = tool.dump(tmp_path / "s", store, "str", "C")
+    assert [i.decode() for i in _parse_items(data)] == WORDS
+    members = run_tree(tool, tmp_path, [("store", "S", f"dir:{store}", "r"),
+                                        ("member", "S", "", "plain", "str"),
+                                        ("member", "S", "", "plain", "filt")])
+    attrs = {m["member"]: m["attrs"] for m in members if "member" in m}
+    assert attrs == {"str": {"units": "none"}, "filt": {}}
+    data, _ = tool.dump(tmp_path / "s", store, "vb", "C")
+    assert _parse_items(data) == [b"a", b"", b"bcd"]
+    data, _ = tool.dump(tmp_path / "s", store, "va", "C")
+    assert _parse_items(data) == [np.array([1, 2], "<i4").tobytes(), np.array([3], "<i4").tobytes()]
+    data, _ = tool.dump(tmp_path / "s", store, "filt", "C")
+    assert data == (np.arange(6, dtype="<i4") * 3).tobytes()
+
+
+def test_zarr_python_reads_our_draft_extension_types(tool, tmp_path, monkeypatch):
+    """libzarr writes the same kinds in zarr-python 2.18's variant (format 31): records as
+    an extension object, object arrays with their object codec (and any filters) in the
+    attributes; zarr-python 2.18 reads them exactly, user attributes unmixed."""
+    store = tmp_path / "ours"
+    monkeypatch.setenv("ZARR_TOOL_FORMAT", str(ZARR_PYTHON))
+    dt = np.dtype([("a", "<i4"), ("b", ">f8", (2,)), ("c", "S3")])
+    rec = np.array([(1, (2., 3.), b"x"), (4, (5., 6.), b"yy"), (7, (8., 9.), b"zzz")], dtype=dt)
+    tool.build(tmp_path / "s", store, "rec", dtype=json.dumps(dt.descr), shape=(3,), chunks="2",
+               fill="-", order="C", sep="/", compressor='{"id": "zstd", "level": 1}',
+               data=rec.tobytes(), buf_order="C")
+    tool.build(tmp_path / "s", store, "str", dtype="string", shape=(5,), chunks="2", fill="-",
+               order="C", sep="/", compressor='{"id": "zstd", "level": 1}',
+               data=_items_file([w.encode() for w in WORDS]), buf_order="C")
+    tool.build(tmp_path / "s", store, "vb", dtype="bytes", shape=(3,), chunks="2", fill="-",
+               order="C", sep="/", compressor="null", data=_items_file([b"a", b"", b"bcd"]),
+               buf_order="C")
+    va = [np.array([1, 2], "<i2"), np.array([], "<i2"), np.array([-3], "<i2")]
+    tool.build(tmp_path / "s", store, "va", dtype='{"id": "vlen-array", "dtype": "<i2"}',
+               shape=(3,), chunks="2", fill="-", order="C", sep="/", compressor="null",
+               data=_items_file([v.tobytes() for v in va]), buf_order="C")
+    monkeypatch.setenv("ZARR_TOOL_FILTERS", '[{"id": "delta", "dtype": "<i4"}]')
+    tool.build(tmp_path / "s", store, "filt", dtype="<i4", shape=(6,), chunks="4", fill="0",
+               order="C", sep="/", compressor='{"id": "zlib", "level": 1}',
+               data=(np.arange(6, dtype="<i4") * 3).tobytes(), buf_order="C")
+    doc = json.loads((store / "meta" / "root" / "str.array.json").read_text())
+    assert doc["data_type"]["type"] == "|O"
+    assert doc["attributes"] == {"filters": [{"id": "vlen-utf8"}]}
+    out = zp2(f"""
+        store = DirectoryStoreV3({str(store)!r})
+        get = lambda p: zarr.open_array(store=store, path=p, mode='r', zarr_version=3)
+        rec = get('rec')
+        print(json.dumps({{
+            "rec": rec[...].tobytes().hex(), "rec_dtype": str(rec.dtype.descr),
+            "str": list(get('str')[...]),
+            "vb": [x.hex() for x in get('vb')[...]],
+            "va": [x.tolist() for x in get('va')[...]],
+            "filt": get('filt')[...].tolist(),
+            "filt_filters": [f.get_config()['id'] for f in get('filt').filters],
+        }}))
+    """)
+    got = json.loads(out)
+    assert bytes.fromhex(got["rec"]) == rec.tobytes() and got["rec_dtype"] == str(dt.descr)
+    assert got["str"] == WORDS
+    assert got["vb"] == [b"a".hex(), "", b"bcd".hex()]
+    assert got["va"] == [[1, 2], [], [-3]]
+    assert got["filt"] == [0, 3, 6, 9, 12, 15] and got["filt_filters"] == ["delta"]
