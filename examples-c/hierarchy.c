@@ -97,8 +97,10 @@ int main(int argc, char **argv) {
         check(zarr_array_dimension_names(array, &dims), "zarr_array_dimension_names");
         check(zarr_array_attr_get(array, "units", units, sizeof units, NULL), "zarr_array_attr_get");
         printf("  %-12s (", zarr_strings_get(names, i));
-        for (size_t d = 0; d < zarr_strings_count(dims); d++)
-            printf("%s%s", d ? ", " : "", zarr_strings_get(dims, d));
+        for (size_t d = 0; d < zarr_strings_count(dims); d++) {
+            const char *dim = zarr_strings_get(dims, d); /* NULL: an unnamed dimension */
+            printf("%s%s", d ? ", " : "", dim ? dim : "(unnamed)");
+        }
         printf(")  units %s\n", units);
         zarr_strings_free(dims);
         zarr_array_free(array);

@@ -324,11 +324,9 @@ def test_nested_sharding_with_tensorstore(tool, tmp_path, monkeypatch, compresso
     assert data == native_bytes(a[3:7, 2:11])
 
 
-def test_v3_consolidated_metadata_both_ways(tool, tmp_path, monkeypatch):
-    """zarr-python 3 consolidates a v3 tree and libzarr walks it through the root
-    zarr.json alone; libzarr consolidates a tree it built and zarr-python opens it."""
+def run_tree(tool, tmp_path, script_lines):
+    """Runs a zarr_tree script (tests/interop/zarr_tree.c); returns the JSON it printed."""
     import os
-    import shutil
     import subprocess
     tree = tool.exe.parent / "zarr_tree"
     if not tree.exists():
@@ -337,17 +335,24 @@ def test_v3_consolidated_metadata_both_ways(tool, tmp_path, monkeypatch):
         subprocess.run([os.environ.get("CC", "cc"), "-std=c11", "-Wall", "-Wextra", "-Werror",
                         "-I", os.path.join(here, "..", "..", "include"), os.path.join(here, "zarr_tree.c"),
                         "-L", str(libdir), "-lzarr", f"-Wl,-rpath,{libdir}", "-o", str(tree)], check=True)
+    script = tmp_path / "script.txt"
+    script.write_text("\n".join("\t".join(line) for line in script_lines) + "\n")
+    proc = subprocess.run([str(tree), str(script)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    decoder, text, pos, values = json.JSONDecoder(), proc.stdout, 0, []
+    while (start := text.find("{", pos)) >= 0:
+        value, pos = decoder.raw_decode(text, start)
+        values.append(value)
+    return values
+
+
+def test_v3_consolidated_metadata_both_ways(tool, tmp_path, monkeypatch):
+    """zarr-python 3 consolidates a v3 tree and libzarr walks it through the root
+    zarr.json alone; libzarr consolidates a tree it built and zarr-python opens it."""
+    import os
 
     def run(script_lines):
-        script = tmp_path / "script.txt"
-        script.write_text("\n".join("\t".join(line) for line in script_lines) + "\n")
-        proc = subprocess.run([str(tree), str(script)], capture_output=True, text=True, timeout=60)
-        assert proc.returncode == 0, proc.stderr
-        decoder, text, pos, values = json.JSONDecoder(), proc.stdout, 0, []
-        while (start := text.find("{", pos)) >= 0:
-            value, pos = decoder.raw_decode(text, start)
-            values.append(value)
-        return values
+        return run_tree(tool, tmp_path, script_lines)
 
     # zarr-python 3 writes and consolidates; only the root document then describes "arr".
     theirs = tmp_path / "theirs"
@@ -569,3 +574,33 @@ def test_builder_compressor_list(tool, tmp_path, monkeypatch):
     codecs = json.loads((store / "l" / "zarr.json").read_text())["codecs"]
     assert [c["name"] for c in codecs] == ["bytes", "zstd", "crc32c"]
     _peers_read_exactly(store / "l", a)
+
+
+def test_group_with_attributes_in_a_zip_both_ways(tool, tmp_path):
+    """A v3 group created with its attributes goes into a zip (each entry written once);
+    zarr-python 3 reads the group and its attributes from the zip."""
+    zip_path = tmp_path / "g.zip"
+    run_tree(tool, tmp_path, [("store", "Z", f"zip:{zip_path}", "w"),
+                              ("cgroup", "Z", "top/g", "w-", "3", '{"title": "zip", "n": [1, 2]}'),
+                              ("close", "Z")])
+    store = zarr.storage.ZipStore(str(zip_path), mode="r")
+    g = zarr.open_group(store, path="top/g", mode="r", zarr_format=3)
+    assert dict(g.attrs) == {"title": "zip", "n": [1, 2]}
+    store.close()
+
+
+def test_unnamed_and_empty_dimension_names_both_ways(tool, tmp_path, monkeypatch):
+    """An unnamed dimension (null) and a dimension named "" stay apart both ways."""
+    monkeypatch.setenv("ZARR_TREE_FORMAT", "3")
+    ours = tmp_path / "ours"
+    run_tree(tool, tmp_path, [
+        ("store", "S", f"dir:{ours}", "w"),
+        ("array", "S", "", "a", "int16", "2,3,4", "2,3,4", "0", "C", "/", "-", "-", "~,,x", "-", "w")])
+    z = zarr.open_array(str(ours / "a"), mode="r")
+    assert z.metadata.dimension_names == (None, "", "x")
+    theirs = tmp_path / "theirs"
+    zarr.create_array(str(theirs), shape=(2, 3), chunks=(2, 3), dtype="int16", zarr_format=3,
+                      dimension_names=("", None))
+    dumped = run_tree(tool, tmp_path, [("store", "S", f"dir:{theirs}", "r"),
+                                       ("dump", "S", "", str(tmp_path / "out.bin"))])
+    assert [d["dims"] for d in dumped if "dims" in d] == [["", None]]

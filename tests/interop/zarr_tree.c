@@ -18,6 +18,7 @@
  *                                 the operations below: zarr_group_open_group on the kept
  *                                 root handle if there is one and PATH is not "", else
  *                                 zarr_group_open
+ *   cgroup  S PATH MODE FORMAT ATTRS   zarr_group_create_with_attrs (handle kept)
  *   gattrs  S PATH JSON           zarr_group_attrs_set   (kept handle, else opened r+)
  *   gattr   S PATH KEY JSON       zarr_group_attr_set    (kept handle, else opened r+)
  *   gattr-get S PATH KEY          prints {"value": <attribute JSON>} (group opened r)
@@ -29,7 +30,7 @@
  *           DTYPE is a zarr_array_builder_set_dtype_name name; SHAPE and CHUNKS are
  *           comma-separated ("" for 0-d); FILL, COMPRESSOR and
  *           ATTRS are JSON or "-" (builder default); ORDER is C or F; SEP "." or "/";
- *           DIMS is "-" or names separated by "," (zarr_array_set_dimension_names after
+ *           DIMS is "-" or names separated by "," ("~" unnamed; zarr_array_set_dimension_names after
  *           creation); DATA is "-" (nothing written) or a file holding the whole array in
  *           native byte order, C order.
  *   write   S PATH START COUNT DATA   zarr_array_open (r+) + zarr_array_write
@@ -82,6 +83,10 @@ static int g_may_fail = 0;
 
 /* Prints `s` as a JSON string (UTF-8 passed through, control characters escaped). */
 static void json_str(const char *s) {
+    if (s == NULL) { /* a null item: an unnamed dimension */
+        fputs("null", stdout);
+        return;
+    }
     putchar('"');
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         switch (*p) {
@@ -397,6 +402,16 @@ static int op_group(char **f) {
     return open_kept_group(store_index(f[0]), f[1], parse_mode(f[2])) ? 0 : 1;
 }
 
+static int op_cgroup(char **f) {
+    zarr_group_t *group = NULL;
+    TRY(zarr_group_create_with_attrs(store_named(f[0]), f[1], parse_mode(f[2]), atoi(f[3]), f[4],
+                                     &group));
+    keep_group(store_index(f[0]), f[1], group);
+    return 0;
+fail:
+    return 1;
+}
+
 static int op_gattrs(char **f) {
     zarr_group_t *group = group_for_update(f[0], f[1], ZARR_MODE_R_PLUS);
     if (!group) return 1;
@@ -574,16 +589,17 @@ static uint64_t region_bytes(const zarr_array_t *array, size_t ndim, const uint6
     return n;
 }
 
-/* Creates the dims list for zarr_array_set_dimension_names from "a,b,c" (in place). */
+/* Creates the dims list for zarr_array_set_dimension_names from "a,b,c" (in place); a name
+   "~" is NULL (an unnamed dimension). */
 static size_t split_names(char *text, const char **names) {
     size_t n = 0;
     if (*text == '\0') return 0;
     for (char *p = text;;) {
         if (n == MAX_DIMS) die("too many dimension names in %s", text);
-        names[n++] = p;
         char *comma = strchr(p, ',');
+        if (comma) *comma = '\0';
+        names[n++] = strcmp(p, "~") == 0 ? NULL : p;
         if (!comma) break;
-        *comma = '\0';
         p = comma + 1;
     }
     return n;
@@ -891,6 +907,7 @@ static const struct {
     {"close", 1, op_close},
     {"free", 1, op_free},
     {"group", 3, op_group},
+    {"cgroup", 5, op_cgroup},
     {"gattrs", 3, op_gattrs},
     {"gattr", 4, op_gattr},
     {"gattr-get", 3, op_gattr_get},
