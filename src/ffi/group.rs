@@ -88,15 +88,7 @@ pub unsafe extern "C" fn zarr_group_create(
     zarr_format: i32,
     out_group: *mut *mut zarr_group_t,
 ) -> zarr_status_t {
-    ffi_guard!({
-        clear_out(out_group, "out_group")?;
-        let store = store_ref(store)?.inner.clone();
-        let path = c_str(path, "path")?;
-        let mode = super::mode(mode)?;
-        let format = group_format(zarr_format)?;
-        give_group(out_group, Group::open_as(store, path, mode, format)?);
-        Ok(())
-    })
+    zarr_group_create_with_attrs(store, path, mode, zarr_format, std::ptr::null(), out_group)
 }
 
 /// Like `zarr_group_create`, giving the group the attributes in `attributes_json` (a JSON

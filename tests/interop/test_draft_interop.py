@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 import zarr
 
-from test_v2_interop import Tool, tool  # noqa: F401  (the session fixture)
+from test_v2_interop import Tool, run_tree, tool  # noqa: F401  (the session fixture)
 
 if not zarr.__version__.startswith("2.18"):
     pytest.skip("the draft layout's interop needs zarr-python 2.18", allow_module_level=True)
@@ -151,27 +151,6 @@ def test_our_draft_scheme(tool, tmp_path, monkeypatch):
     entry = json.loads((store / "zarr.json").read_text())
     assert entry["zarr_format"] == "https://purl.org/zarr/spec/core/3.0"
     assert not (store / "meta" / "g.group.json").exists()
-
-
-def run_tree(tool, tmp_path, lines):
-    """Runs a zarr_tree script (tests/interop/zarr_tree.c); returns the JSON it printed."""
-    tree = tool.exe.parent / "zarr_tree"
-    if not tree.exists():
-        libdir = tool.exe.parent / "lib"
-        here = os.path.dirname(__file__)
-        subprocess.run([os.environ.get("CC", "cc"), "-std=c11", "-Wall", "-Wextra", "-Werror",
-                        "-I", os.path.join(here, "..", "..", "include"),
-                        os.path.join(here, "zarr_tree.c"), "-L", str(libdir), "-lzarr",
-                        f"-Wl,-rpath,{libdir}", "-o", str(tree)], check=True)
-    script = tmp_path / "script.txt"
-    script.write_text("\n".join("\t".join(line) for line in lines) + "\n")
-    proc = subprocess.run([str(tree), str(script)], capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 0, proc.stderr
-    decoder, text, pos, values = json.JSONDecoder(), proc.stdout, 0, []
-    while (start := text.find("{", pos)) >= 0:
-        value, pos = decoder.raw_decode(text, start)
-        values.append(value)
-    return values
 
 
 def test_groups_and_attributes_both_ways(tool, tmp_path, monkeypatch):

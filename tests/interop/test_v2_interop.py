@@ -103,6 +103,28 @@ class Tool:
 _counter = itertools.count()
 
 
+def run_tree(tool: Tool, tmp_path: Path, lines) -> list:
+    """Runs a zarr_tree script (tests/interop/zarr_tree.c, built beside the tool on first use):
+    one tab-joined line per tuple; returns the JSON objects it printed."""
+    tree = tool.exe.parent / "zarr_tree"
+    if not tree.exists():
+        libdir = tool.exe.parent / "lib"
+        here = os.path.dirname(__file__)
+        subprocess.run([os.environ.get("CC", "cc"), "-std=c11", "-Wall", "-Wextra", "-Werror",
+                        "-I", os.path.join(here, "..", "..", "include"),
+                        os.path.join(here, "zarr_tree.c"), "-L", str(libdir), "-lzarr",
+                        f"-Wl,-rpath,{libdir}", "-o", str(tree)], check=True)
+    script = tmp_path / "script.txt"
+    script.write_text("\n".join("\t".join(line) for line in lines) + "\n")
+    proc = subprocess.run([str(tree), str(script)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    decoder, text, pos, values = json.JSONDecoder(), proc.stdout, 0, []
+    while (start := text.find("{", pos)) >= 0:
+        value, pos = decoder.raw_decode(text, start)
+        values.append(value)
+    return values
+
+
 def _scratch_file(scratch: Path, name: str) -> Path:
     scratch.mkdir(parents=True, exist_ok=True)
     return scratch / f"{next(_counter)}-{name}"

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import zarr
 
-from test_v2_interop import Tool, tool  # noqa: F401  (the session fixture)
+from test_v2_interop import Tool, run_tree, tool  # noqa: F401  (the session fixture)
 
 if int(zarr.__version__.split(".")[0]) < 3:
     pytest.skip("Zarr v3 needs zarr-python 3", allow_module_level=True)
@@ -322,28 +322,6 @@ def test_nested_sharding_with_tensorstore(tool, tmp_path, monkeypatch, compresso
     assert data == native_bytes(a)
     data, _ = tool.read_region(tmp_path / "s", store, "t", (3, 2), (4, 9), "C")
     assert data == native_bytes(a[3:7, 2:11])
-
-
-def run_tree(tool, tmp_path, script_lines):
-    """Runs a zarr_tree script (tests/interop/zarr_tree.c); returns the JSON it printed."""
-    import os
-    import subprocess
-    tree = tool.exe.parent / "zarr_tree"
-    if not tree.exists():
-        libdir = tool.exe.parent / "lib"
-        here = os.path.dirname(__file__)
-        subprocess.run([os.environ.get("CC", "cc"), "-std=c11", "-Wall", "-Wextra", "-Werror",
-                        "-I", os.path.join(here, "..", "..", "include"), os.path.join(here, "zarr_tree.c"),
-                        "-L", str(libdir), "-lzarr", f"-Wl,-rpath,{libdir}", "-o", str(tree)], check=True)
-    script = tmp_path / "script.txt"
-    script.write_text("\n".join("\t".join(line) for line in script_lines) + "\n")
-    proc = subprocess.run([str(tree), str(script)], capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 0, proc.stderr
-    decoder, text, pos, values = json.JSONDecoder(), proc.stdout, 0, []
-    while (start := text.find("{", pos)) >= 0:
-        value, pos = decoder.raw_decode(text, start)
-        values.append(value)
-    return values
 
 
 def test_v3_consolidated_metadata_both_ways(tool, tmp_path, monkeypatch):
