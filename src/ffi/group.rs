@@ -88,7 +88,7 @@ pub unsafe extern "C" fn zarr_group_create(
     zarr_format: i32,
     out_group: *mut *mut zarr_group_t,
 ) -> zarr_status_t {
-    zarr_group_create_with_attrs(store, path, mode, zarr_format, std::ptr::null(), out_group)
+    ffi_guard!({ create_group(store, path, mode, zarr_format, std::ptr::null(), out_group) })
 }
 
 /// Like `zarr_group_create`, giving the group the attributes in `attributes_json` (a JSON
@@ -106,35 +106,45 @@ pub unsafe extern "C" fn zarr_group_create_with_attrs(
     attributes_json: *const c_char,
     out_group: *mut *mut zarr_group_t,
 ) -> zarr_status_t {
-    ffi_guard!({
-        clear_out(out_group, "out_group")?;
-        let store = store_ref(store)?.inner.clone();
-        let path = c_str(path, "path")?;
-        let mode = super::mode(mode)?;
-        let format = group_format(zarr_format)?;
-        let attributes = if attributes_json.is_null() {
-            serde_json::Map::new()
-        } else {
-            match parse_json(
-                c_str(attributes_json, "attributes_json")?,
-                "attributes_json",
-            )? {
-                serde_json::Value::Object(map) => map,
-                _ => return Err(Failure::invalid("attributes_json must be a JSON object")),
-            }
-        };
-        if mode == crate::node::Mode::Read && !attributes.is_empty() {
-            return Err(Error::ReadOnly(format!(
-                "group {path:?} opened read-only cannot be given attributes"
-            ))
-            .into());
+    ffi_guard!({ create_group(store, path, mode, zarr_format, attributes_json, out_group) })
+}
+
+/// Opens or creates a group for `zarr_group_create` and `zarr_group_create_with_attrs`.
+unsafe fn create_group(
+    store: *const zarr_store_t,
+    path: *const c_char,
+    mode: zarr_mode_t,
+    zarr_format: i32,
+    attributes_json: *const c_char,
+    out_group: *mut *mut zarr_group_t,
+) -> FfiResult {
+    clear_out(out_group, "out_group")?;
+    let store = store_ref(store)?.inner.clone();
+    let path = c_str(path, "path")?;
+    let mode = super::mode(mode)?;
+    let format = group_format(zarr_format)?;
+    let attributes = if attributes_json.is_null() {
+        serde_json::Map::new()
+    } else {
+        match parse_json(
+            c_str(attributes_json, "attributes_json")?,
+            "attributes_json",
+        )? {
+            serde_json::Value::Object(map) => map,
+            _ => return Err(Failure::invalid("attributes_json must be a JSON object")),
         }
-        give_group(
-            out_group,
-            Group::open_with(store, path, mode, format, &attributes)?,
-        );
-        Ok(())
-    })
+    };
+    if mode == crate::node::Mode::Read && !attributes.is_empty() {
+        return Err(Error::ReadOnly(format!(
+            "group {path:?} opened read-only cannot be given attributes"
+        ))
+        .into());
+    }
+    give_group(
+        out_group,
+        Group::open_with(store, path, mode, format, &attributes)?,
+    );
+    Ok(())
 }
 
 /// The format a group is created in, from the number a caller gives.
