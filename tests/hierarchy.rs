@@ -319,3 +319,33 @@ fn overlapping_copies_in_memory_and_zip_stores_are_refused() {
         vec![6, 4]
     );
 }
+
+/// A consolidated v3 hierarchy's own document is served without its (large)
+/// `consolidated_metadata` member, and a rewrite of it through the consolidated store (new
+/// attributes) keeps that member in the stored document.
+#[test]
+fn v3_consolidated_root_document_is_light_and_stays_consolidated() {
+    let fs: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    build_tree(fs.clone(), Format::V3);
+    consolidate(fs.as_ref(), "").unwrap();
+    let stored = |store: &dyn Store| -> serde_json::Value {
+        serde_json::from_slice(&store.get("zarr.json").unwrap().unwrap()).unwrap()
+    };
+    let before = stored(fs.as_ref())["consolidated_metadata"].clone();
+    assert!(before["metadata"]
+        .as_object()
+        .is_some_and(|m| !m.is_empty()));
+    let consolidated: Arc<dyn Store> = Arc::new(ConsolidatedStore::open(fs.clone(), "").unwrap());
+    let served = stored(consolidated.as_ref());
+    assert!(served.get("consolidated_metadata").is_none(), "{served}");
+    assert_eq!(served["node_type"], "group");
+    let root = Group::open(consolidated.clone(), "", Mode::ReadWrite).unwrap();
+    root.set_attribute("edited", json!(true)).unwrap();
+    let after = stored(fs.as_ref());
+    assert_eq!(after["attributes"]["edited"], json!(true));
+    assert_eq!(after["consolidated_metadata"], before);
+    assert!(stored(consolidated.as_ref())
+        .get("consolidated_metadata")
+        .is_none());
+    check_tree(Arc::new(ConsolidatedStore::open(fs.clone(), "").unwrap()));
+}

@@ -59,7 +59,26 @@ struct KeptVlen {
 /// The format and metadata document of the array at `path`, in one request for a v3 array:
 /// its own `zarr.json` is read first, and the 2022 draft layout (whose entry point is the
 /// root `zarr.json`) is looked for only when that is not a v3 document.
-fn find_array_document(store: &dyn Store, path: &str) -> Result<Option<(Format, Vec<u8>)>> {
+fn find_array_document(
+    store: &dyn Store,
+    path: &str,
+    hierarchy: Option<Format>,
+) -> Result<Option<(Format, Vec<u8>)>> {
+    // In a hierarchy known not to be a 2022-draft one, its own format's document is looked
+    // for first and the draft's entry point not at all: one read for each array of a v2 or
+    // v3 tree.
+    if let Some(format) = hierarchy.filter(|f| f.draft_scheme().is_none()) {
+        let order = [format, Format::V3, Format::V2, Format::V1];
+        for (i, format) in order.into_iter().enumerate() {
+            if order[..i].contains(&format) {
+                continue;
+            }
+            if let Some(bytes) = get_document(store, &format.array_key(path))? {
+                return Ok(Some((format, bytes)));
+            }
+        }
+        return Ok(None);
+    }
     let own = get_document(store, &Format::V3.array_key(path))?;
     let draft = match &own {
         // The root `zarr.json` is either a v3 node or the draft's entry point.
@@ -86,6 +105,17 @@ impl Array {
     /// Opens the array at `path` with mode `r`, `r+` or `a` (which, without creation
     /// settings, is `r+`).
     pub fn open(store: Arc<dyn Store>, path: &str, mode: Mode) -> Result<Self> {
+        Self::open_in(store, path, mode, None)
+    }
+
+    /// As [`Array::open`], for an array of a hierarchy whose format (not the 2022 draft's)
+    /// is known: its documents are looked for first.
+    pub(crate) fn open_in(
+        store: Arc<dyn Store>,
+        path: &str,
+        mode: Mode,
+        hierarchy: Option<Format>,
+    ) -> Result<Self> {
         let writable = match mode {
             Mode::Read => false,
             Mode::ReadWrite | Mode::Append => true,
@@ -100,7 +130,7 @@ impl Array {
             check_writable(store.as_ref(), "open an array for writing")?;
         }
         let path = node_path(path)?;
-        let found = find_array_document(store.as_ref(), &path)?;
+        let found = find_array_document(store.as_ref(), &path, hierarchy)?;
         let Some((format, bytes)) = found else {
             if contains_group(store.as_ref(), &path)? {
                 return Err(Error::NodeType(format!(

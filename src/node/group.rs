@@ -40,6 +40,44 @@ pub fn node_kind(store: &dyn Store, path: &str) -> Result<NodeKind> {
     })
 }
 
+/// [`node_kind`] in a hierarchy of `format` that is not a 2022-draft one: its own
+/// format's documents are looked for first, and the draft's entry point not at all.
+fn node_kind_in(store: &dyn Store, format: Format, path: &str) -> Result<NodeKind> {
+    let v2 = || -> Result<NodeKind> {
+        Ok(if store.contains(&join_key(path, super::ARRAY_KEY))? {
+            NodeKind::Array
+        } else if store.contains(&join_key(path, super::GROUP_KEY))? {
+            NodeKind::Group
+        } else {
+            NodeKind::None
+        })
+    };
+    let v3 = || -> Result<NodeKind> {
+        Ok(match v3_node_type(store, path)?.as_deref() {
+            Some("array") => NodeKind::Array,
+            Some("group") => NodeKind::Group,
+            _ => NodeKind::None,
+        })
+    };
+    let kind = match format.is_v3() {
+        true => Some(v3()?)
+            .filter(|k| *k != NodeKind::None)
+            .map_or_else(v2, Ok)?,
+        false => Some(v2()?)
+            .filter(|k| *k != NodeKind::None)
+            .map_or_else(v3, Ok)?,
+    };
+    if kind != NodeKind::None {
+        return Ok(kind);
+    }
+    let v1_array = store.contains(&join_key(path, crate::meta::v1::ARRAY_KEY))?;
+    Ok(if v1_array {
+        NodeKind::Array
+    } else {
+        NodeKind::None
+    })
+}
+
 /// The members of the draft group at `path`, sorted: `name.array.json` and
 /// `name.group.json` documents below it, and prefixes (groups implied by descendants).
 pub(crate) fn draft_children(
@@ -219,7 +257,8 @@ impl Group {
         let listing = self.store.list_dir(&node_prefix(&self.path))?;
         let mut members = Vec::new();
         for name in listing.prefixes {
-            match node_kind(self.store.as_ref(), &join_key(&self.path, &name))? {
+            let path = join_key(&self.path, &name);
+            match node_kind_in(self.store.as_ref(), self.format, &path)? {
                 NodeKind::None => {}
                 kind => members.push((name, kind)),
             }
@@ -254,10 +293,11 @@ impl Group {
 
     /// Opens the array at `relative` (`r`, `r+` or `a`).
     pub fn open_array(&self, relative: &str, mode: Mode) -> Result<Array> {
-        Array::open(
+        Array::open_in(
             self.store.clone(),
             &self.member_path(relative)?,
             self.mode_for(mode)?,
+            Some(self.format),
         )
     }
 

@@ -123,6 +123,11 @@ pub struct ConsolidatedStore {
     root: String,
     /// Metadata documents by full key.
     metadata: RwLock<BTreeMap<String, Vec<u8>>>,
+    /// A v3 consolidated group's `zarr.json` key and its `consolidated_metadata` member,
+    /// kept apart: the cached document goes without it (every probe of the group's
+    /// document would otherwise parse the whole hierarchy's metadata), and a rewrite of the
+    /// document through this store gets it back.
+    inline: Option<(String, RwLock<Value>)>,
 }
 
 /// The last segments of keys that only metadata documents have (v1's `meta` and `attrs`
@@ -198,6 +203,7 @@ impl ConsolidatedStore {
             inner,
             root: node_prefix(&path),
             metadata: RwLock::new(metadata),
+            inline: None,
         })
     }
 
@@ -225,7 +231,6 @@ impl ConsolidatedStore {
             .and_then(Value::as_object)
             .ok_or_else(|| bad("consolidated_metadata.metadata must be an object"))?;
         let mut metadata = BTreeMap::new();
-        metadata.insert(key.clone(), bytes.clone());
         for (relative, value) in entries {
             if !value.is_object() {
                 return Err(bad(&format!(
@@ -235,11 +240,49 @@ impl ConsolidatedStore {
             let node = super::validate_key(&join_key(path, relative))?.into_owned();
             metadata.insert(join_key(&node, V3_KEY), to_pretty_json(value));
         }
+        let mut light = doc;
+        let consolidated = light
+            .as_object_mut()
+            .and_then(|d| d.shift_remove("consolidated_metadata"))
+            .unwrap_or(Value::Null);
+        metadata.insert(key.clone(), to_pretty_json(&light));
         Ok(ConsolidatedStore {
             inner,
             root: node_prefix(path),
             metadata: RwLock::new(metadata),
+            inline: Some((key, RwLock::new(consolidated))),
         })
+    }
+
+    /// What goes to the store underneath for a write of `value` at `key`: the consolidated
+    /// group's document gets its kept `consolidated_metadata` back unless it brings its own
+    /// (then that one is kept from now on); the cache holds the document without it.
+    fn stored_form(&self, key: &str, value: &[u8]) -> (Vec<u8>, Vec<u8>) {
+        let Some((_, kept)) = self.inline.as_ref().filter(|(k, _)| k == key) else {
+            return (value.to_vec(), value.to_vec());
+        };
+        let Ok(Value::Object(mut doc)) = crate::meta::json::parse(value) else {
+            return (value.to_vec(), value.to_vec());
+        };
+        let light = |doc: &Map<String, Value>| {
+            let mut light = doc.clone();
+            light.shift_remove("consolidated_metadata");
+            to_pretty_json(&Value::Object(light))
+        };
+        match doc.get("consolidated_metadata") {
+            Some(own) => {
+                if let Ok(mut kept) = kept.write() {
+                    *kept = own.clone();
+                }
+            }
+            None => {
+                let kept = kept.read().map(|k| k.clone()).unwrap_or(Value::Null);
+                if !kept.is_null() {
+                    doc.insert("consolidated_metadata".into(), kept);
+                }
+            }
+        }
+        (to_pretty_json(&Value::Object(doc.clone())), light(&doc))
     }
 
     fn cached(&self, key: &str) -> Option<Vec<u8>> {
@@ -352,10 +395,11 @@ impl Store for ConsolidatedStore {
 
     fn set(&self, key: &str, value: &[u8]) -> Result<()> {
         let key = super::validate_key(key)?;
-        self.inner.set(&key, value)?;
+        let (stored, cached) = self.stored_form(&key, value);
+        self.inner.set(&key, &stored)?;
         if is_metadata_key(&key) {
             if let Ok(mut map) = self.metadata.write() {
-                map.insert(key.into_owned(), value.to_vec());
+                map.insert(key.into_owned(), cached);
             }
         }
         Ok(())
@@ -366,10 +410,11 @@ impl Store for ConsolidatedStore {
         if expect == super::Expect::Absent && self.cached(&key).is_some() {
             return Ok(false);
         }
-        let written = self.inner.set_if(&key, value, expect)?;
+        let (stored, cached) = self.stored_form(&key, value);
+        let written = self.inner.set_if(&key, &stored, expect)?;
         if written && is_metadata_key(&key) {
             if let Ok(mut map) = self.metadata.write() {
-                map.insert(key.into_owned(), value.to_vec());
+                map.insert(key.into_owned(), cached);
             }
         }
         Ok(written)
