@@ -80,6 +80,15 @@ for f in "$libdir/libzarr.so.$version" "$libdir/libzarr.a" "$includedir/zarr.h" 
          "$libdir/cmake/zarr/zarrTargets.cmake"; do
   [ -f "$f" ] || fail "missing installed file ${f#"$prefix"/}"
 done
+
+# The command line, when the build has it (ZARR_TOOL, on by default).
+if grep -q '^ZARR_TOOL:BOOL=ON' "$build/CMakeCache.txt"; then
+  [ -x "$prefix/bin/zarrtool" ] || fail "bin/zarrtool was not installed"
+  tool_version="$("$prefix/bin/zarrtool" version)" || fail "the installed zarrtool version failed"
+  [ "$tool_version" = "zarrtool $version" ] ||
+    fail "the installed zarrtool says '$tool_version', expected 'zarrtool $version'"
+  step "bin/zarrtool runs ($tool_version)"
+fi
 [ -L "$libdir/libzarr.so.$major" ] || fail "libzarr.so.$major is not a symlink"
 [ "$(readlink "$libdir/libzarr.so.$major")" = "libzarr.so.$version" ] ||
   fail "libzarr.so.$major points to $(readlink "$libdir/libzarr.so.$major")"

@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 ENV_DIR="${ZARR_TEST_ENV:-$PWD/.test-env}"
 
 need_apt=()
-for tool in cmake pkg-config cc c++ gfortran make mpicc mpirun valgrind nginx npm; do
+for tool in cmake pkg-config cc c++ gfortran make mpicc mpirun valgrind nginx npm tmux; do
   command -v "$tool" >/dev/null 2>&1 || need_apt+=("$tool")
 done
 if [ ${#need_apt[@]} -gt 0 ]; then
@@ -22,7 +22,7 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   export DEBIAN_FRONTEND=noninteractive
   $SUDO apt-get update -qq
-  pkgs=(cmake pkg-config build-essential gfortran openmpi-bin libopenmpi-dev valgrind nginx-light)
+  pkgs=(cmake pkg-config build-essential gfortran openmpi-bin libopenmpi-dev valgrind nginx-light tmux)
   # Node.js may come from elsewhere than Debian (its npm then conflicts with Debian's npm):
   # Debian's packages only when npm is missing.
   command -v npm >/dev/null 2>&1 || pkgs+=(nodejs npm)

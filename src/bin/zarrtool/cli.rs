@@ -1,0 +1,307 @@
+//! The command-line definitions (also the source of the completions and the man page).
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+/// Inspect, convert, copy and check Zarr v1/v2/v3 stores: directories, zip files and
+/// object stores (s3://, gs://, az://, http(s)://), addressed by path or URL.
+#[derive(Debug, Parser)]
+#[command(name = "zarrtool", version, about, max_term_width = 100)]
+pub struct Cli {
+    /// Worker threads for chunk work (default: the number of cores).
+    #[arg(short = 'j', long = "jobs", global = true, value_name = "N")]
+    pub jobs: Option<usize>,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// A node in a store: the store's path or URL and the node's path inside it.
+#[derive(Debug, clap::Args)]
+pub struct NodeArg {
+    /// The store: a directory, zip://FILE (or FILE.zip), memory://, or an object store URL.
+    pub store: String,
+    /// The node's path inside the store (the root when omitted).
+    #[arg(default_value = "")]
+    pub path: String,
+}
+
+/// How `dump` prints values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DumpFormat {
+    /// One line per run of the last dimension, values separated by spaces.
+    Text,
+    /// As text, comma-separated, strings quoted.
+    Csv,
+    /// The elements' bytes in C order and native byte order.
+    Raw,
+}
+
+/// Element order in a raw binary file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FileOrder {
+    /// Row-major (the last dimension varies fastest).
+    C,
+    /// Column-major (the first dimension varies fastest).
+    F,
+}
+
+/// The layout settings shared by `create`, `import` and `copy`.
+#[derive(Debug, clap::Args, Default)]
+pub struct Layout {
+    /// Chunk shape, comma-separated (`100,100`).
+    #[arg(long, value_name = "SHAPE")]
+    pub chunks: Option<String>,
+    /// Shard shape, comma-separated, a multiple of the chunk shape (Zarr v3).
+    #[arg(long, value_name = "SHAPE")]
+    pub shards: Option<String>,
+    /// Bytes-to-bytes codecs as JSON: one configuration, a list, or null for none
+    /// (`{"id":"zstd","level":3}`).
+    #[arg(long, visible_alias = "codec", value_name = "JSON")]
+    pub compressor: Option<String>,
+    /// Zarr format of new arrays: 2 or 3.
+    #[arg(long, value_name = "2|3")]
+    pub format: Option<i32>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Describe an array (or a group): format, shape, chunks, shards, type, codecs, sizes.
+    Info {
+        #[command(flatten)]
+        node: NodeArg,
+        /// Print JSON for scripts.
+        #[arg(long)]
+        json: bool,
+    },
+    /// List the hierarchy recursively with shapes and types.
+    Ls {
+        #[command(flatten)]
+        node: NodeArg,
+        /// Print JSON for scripts.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Draw the hierarchy as a tree with shapes and types.
+    Tree {
+        #[command(flatten)]
+        node: NodeArg,
+    },
+    /// Print a node's metadata document as stored.
+    Meta {
+        #[command(flatten)]
+        node: NodeArg,
+    },
+    /// Print, set or delete attributes.
+    Attrs {
+        #[command(subcommand)]
+        action: AttrsAction,
+    },
+    /// Print the values of an array region.
+    Dump {
+        #[command(flatten)]
+        node: NodeArg,
+        /// The region: per dimension an index, START:STOP or `:` (`0:10,5,:`).
+        #[arg(long, short = 'r')]
+        region: Option<String>,
+        /// Output format.
+        #[arg(long, short = 'f', value_enum, default_value = "text")]
+        format: DumpFormat,
+    },
+    /// Create an array (or with --group a group).
+    Create {
+        #[command(flatten)]
+        node: NodeArg,
+        /// Create a group instead of an array.
+        #[arg(long, conflicts_with_all = ["shape", "dtype"])]
+        group: bool,
+        /// The shape, comma-separated.
+        #[arg(long, required_unless_present = "group")]
+        shape: Option<String>,
+        /// The data type: a numpy type string (`<f8`, `|S8`) or a Zarr v3 name (`float32`).
+        #[arg(long, required_unless_present = "group")]
+        dtype: Option<String>,
+        /// The fill value as JSON.
+        #[arg(long, value_name = "JSON")]
+        fill: Option<String>,
+        /// Dimension names, comma-separated.
+        #[arg(long, value_name = "NAMES")]
+        dimension_names: Option<String>,
+        /// Attributes as a JSON object.
+        #[arg(long, value_name = "JSON")]
+        attrs: Option<String>,
+        /// Replace whatever is at the path.
+        #[arg(long)]
+        overwrite: bool,
+        #[command(flatten)]
+        layout: Layout,
+    },
+    /// Create an array from a raw binary file.
+    Import {
+        /// The raw binary file (`-` for standard input).
+        file: String,
+        #[command(flatten)]
+        node: NodeArg,
+        /// The file's element type, with its byte order (`<i4`, `>f8`, `float32`).
+        #[arg(long)]
+        dtype: String,
+        /// The shape, comma-separated.
+        #[arg(long)]
+        shape: String,
+        /// The file's element order.
+        #[arg(long, value_enum, default_value = "c")]
+        order: FileOrder,
+        /// Replace whatever is at the path.
+        #[arg(long)]
+        overwrite: bool,
+        #[command(flatten)]
+        layout: Layout,
+    },
+    /// Write an array (or a region) to a raw binary file in the array's stored type.
+    Export {
+        #[command(flatten)]
+        node: NodeArg,
+        /// The output file (`-` for standard output).
+        #[arg(long, short = 'o')]
+        output: String,
+        /// The region (as for dump).
+        #[arg(long, short = 'r')]
+        region: Option<String>,
+        /// The file's element order.
+        #[arg(long, value_enum, default_value = "c")]
+        order: FileOrder,
+    },
+    /// Copy an array or a tree between any stores, optionally rechunked, resharded,
+    /// recompressed or converted to another format. Interrupted copies resume: chunks
+    /// already in the target are not written again.
+    Copy {
+        /// The source store.
+        source: String,
+        /// The target store.
+        target: String,
+        /// The source node's path.
+        #[arg(long, default_value = "")]
+        from: String,
+        /// The target node's path.
+        #[arg(long, default_value = "")]
+        to: String,
+        /// New chunk shape (for every array copied).
+        #[arg(long, value_name = "SHAPE")]
+        rechunk: Option<String>,
+        /// Shard shape (Zarr v3).
+        #[arg(long, value_name = "SHAPE")]
+        shards: Option<String>,
+        /// Bytes-to-bytes codecs as JSON (a configuration, a list, or null).
+        #[arg(long, visible_alias = "codec", value_name = "JSON")]
+        compressor: Option<String>,
+        /// The target format: 2 or 3.
+        #[arg(long, value_name = "2|3")]
+        format: Option<i32>,
+        /// Replace what is at the target instead of resuming into it.
+        #[arg(long)]
+        overwrite: bool,
+        /// Say what would be copied without writing.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Consolidate the metadata of a hierarchy.
+    Consolidate {
+        #[command(flatten)]
+        node: NodeArg,
+    },
+    /// Convert a v1 array to v2 in place.
+    Migrate {
+        #[command(flatten)]
+        node: NodeArg,
+        /// Say what would change without writing.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Delete a node and everything below it.
+    Rm {
+        #[command(flatten)]
+        node: NodeArg,
+        /// Say what would be deleted without deleting.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Move a node inside a store.
+    Mv {
+        /// The store.
+        store: String,
+        /// The node's path.
+        from: String,
+        /// Its new path.
+        to: String,
+        /// Say what would move without moving.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Decode every chunk and check metadata, checksums, orphan chunks and chunks outside
+    /// the array. Exits with 3 when a problem is found.
+    Validate {
+        #[command(flatten)]
+        node: NodeArg,
+    },
+    /// Compare two arrays or trees by value (codecs and chunking may differ). Exits with 3
+    /// when they differ.
+    Diff {
+        /// The first store.
+        left: String,
+        /// The second store.
+        right: String,
+        /// The node's path in the first store.
+        #[arg(long, default_value = "")]
+        left_path: String,
+        /// The node's path in the second store.
+        #[arg(long, default_value = "")]
+        right_path: String,
+        /// Also compare attributes.
+        #[arg(long)]
+        attrs: bool,
+    },
+    /// Print the version and, with --features, what this build supports.
+    Version {
+        /// List the build's features.
+        #[arg(long)]
+        features: bool,
+    },
+    /// Print a shell completion script.
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff).
+    Man,
+}
+
+/// `attrs` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum AttrsAction {
+    /// Print all attributes as JSON.
+    Get {
+        #[command(flatten)]
+        node: NodeArg,
+    },
+    /// Set one attribute to a JSON value.
+    Set {
+        /// The store.
+        store: String,
+        /// The node's path (`""` or `/` for the root).
+        path: String,
+        /// The attribute's name.
+        key: String,
+        /// Its value as JSON.
+        value: String,
+    },
+    /// Delete one attribute.
+    Del {
+        /// The store.
+        store: String,
+        /// The node's path (`""` or `/` for the root).
+        path: String,
+        /// The attribute's name.
+        key: String,
+        /// Say whether it exists without deleting it.
+        #[arg(long)]
+        dry_run: bool,
+    },
+}

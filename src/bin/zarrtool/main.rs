@@ -1,0 +1,28 @@
+//! `zarrtool`: inspect, convert, copy and check Zarr stores from the command line.
+//!
+//! Data and `--json` go to stdout; messages and progress to stderr. Exit status: 0 success,
+//! 1 error, 2 usage, 3 differences (`diff`) or problems found (`validate`).
+
+mod cli;
+mod ops;
+mod values;
+
+use clap::{CommandFactory, Parser};
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let args = cli::Cli::parse();
+    if let Some(threads) = args.jobs {
+        if let Err(e) = zarr::io::pool::set_num_threads(threads) {
+            eprintln!("zarrtool: {e}");
+            return ExitCode::from(1);
+        }
+    }
+    match ops::run(args.command, &mut cli::Cli::command()) {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            eprintln!("zarrtool: {e}");
+            ExitCode::from(1)
+        }
+    }
+}

@@ -1,0 +1,1220 @@
+//! What each subcommand does, on the library's API.
+
+use crate::cli::{AttrsAction, Command, DumpFormat, FileOrder, Layout, NodeArg};
+use crate::values::{csv_field, element_text, parse_region, parse_shape, shape_text};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use rayon::prelude::*;
+use serde_json::{json, Map, Value};
+use std::io::{IsTerminal, Read, Write};
+use std::sync::Arc;
+use zarr::dtype::{swap_bytes, swap_record_fields, DType, DataKind, ElementType};
+use zarr::meta::{ArrayMeta, Format, Order};
+use zarr::node::{node_kind, Array, ArrayBuilder, Group, Mode, Node, NodeKind};
+use zarr::store::{get_document, join_key, node_prefix, open_url, Store};
+use zarr::{Error, Result};
+
+/// Exit status for differences or problems found.
+const FOUND: u8 = 3;
+
+/// Runs one subcommand; returns the exit status.
+pub fn run(command: Command, cmd: &mut clap::Command) -> Result<u8> {
+    match command {
+        Command::Info { node, json } => info(&node, json),
+        Command::Ls { node, json } => ls(&node, json),
+        Command::Tree { node } => tree(&node),
+        Command::Meta { node } => meta(&node),
+        Command::Attrs { action } => attrs(action),
+        Command::Dump {
+            node,
+            region,
+            format,
+        } => dump(&node, region.as_deref(), format),
+        Command::Create {
+            node,
+            group,
+            shape,
+            dtype,
+            fill,
+            dimension_names,
+            attrs,
+            overwrite,
+            layout,
+        } => create(
+            &node,
+            group,
+            shape.as_deref(),
+            dtype.as_deref(),
+            fill.as_deref(),
+            dimension_names.as_deref(),
+            attrs.as_deref(),
+            overwrite,
+            &layout,
+        ),
+        Command::Import {
+            file,
+            node,
+            dtype,
+            shape,
+            order,
+            overwrite,
+            layout,
+        } => import(&file, &node, &dtype, &shape, order, overwrite, &layout),
+        Command::Export {
+            node,
+            output,
+            region,
+            order,
+        } => export(&node, &output, region.as_deref(), order),
+        Command::Copy {
+            source,
+            target,
+            from,
+            to,
+            rechunk,
+            shards,
+            compressor,
+            format,
+            overwrite,
+            dry_run,
+        } => {
+            let settings = CopySettings {
+                chunks: rechunk
+                    .as_deref()
+                    .map(|s| parse_shape(s, "--rechunk"))
+                    .transpose()?,
+                shards: shards
+                    .as_deref()
+                    .map(|s| parse_shape(s, "--shards"))
+                    .transpose()?,
+                compressor: compressor
+                    .as_deref()
+                    .map(|c| parse_json(c, "--compressor"))
+                    .transpose()?,
+                format: format.map(|f| Format::from_number(f.into())).transpose()?,
+            };
+            copy(&source, &from, &target, &to, &settings, overwrite, dry_run)
+        }
+        Command::Consolidate { node } => {
+            let store = open_url(&node.store, Mode::ReadWrite, None)?;
+            zarr::store::consolidate(store.as_ref(), &node.path)?;
+            store.close()?;
+            Ok(0)
+        }
+        Command::Migrate { node, dry_run } => {
+            let store = open(&node.store, !dry_run)?;
+            let array = Array::open(store.clone(), &node.path, Mode::Read)?;
+            if array.format() != Format::V1 {
+                return Err(Error::InvalidArg(format!(
+                    "{} is a Zarr v{} array, not v1",
+                    display(&node.path),
+                    array.format().number()
+                )));
+            }
+            if dry_run {
+                eprintln!("would migrate {} to Zarr v2", display(&node.path));
+                return Ok(0);
+            }
+            zarr::node::migrate_1to2(store.as_ref(), &node.path)?;
+            store.close()?;
+            Ok(0)
+        }
+        Command::Rm { node, dry_run } => rm(&node, dry_run),
+        Command::Mv {
+            store,
+            from,
+            to,
+            dry_run,
+        } => {
+            let s = open(&store, !dry_run)?;
+            if node_kind(s.as_ref(), &from)? == NodeKind::None {
+                return Err(Error::NotFound(format!("no node at {}", display(&from))));
+            }
+            if dry_run {
+                eprintln!("would move {} to {}", display(&from), display(&to));
+                return Ok(0);
+            }
+            Group::open(s.clone(), "", Mode::ReadWrite)?.rename(&from, &to)?;
+            s.close()?;
+            Ok(0)
+        }
+        Command::Validate { node } => validate(&node),
+        Command::Diff {
+            left,
+            right,
+            left_path,
+            right_path,
+            attrs,
+        } => diff(&left, &left_path, &right, &right_path, attrs),
+        Command::Version { features } => {
+            println!("zarrtool {}", env!("CARGO_PKG_VERSION"));
+            if features {
+                for line in feature_lines() {
+                    println!("{line}");
+                }
+            }
+            Ok(0)
+        }
+        Command::Completions { shell } => {
+            clap_complete::generate(shell, cmd, "zarrtool", &mut std::io::stdout());
+            Ok(0)
+        }
+        Command::Man => {
+            let man = clap_mangen::Man::new(cmd.clone());
+            man.render(&mut std::io::stdout())
+                .map_err(|e| Error::io("writing the man page", e))?;
+            Ok(0)
+        }
+    }
+}
+
+/// What this build supports, one line each.
+fn feature_lines() -> Vec<String> {
+    let cloud = if cfg!(feature = "cloud") {
+        "s3:// gs:// az:// abfs:// http(s)://"
+    } else {
+        "none (built without the cloud feature)"
+    };
+    vec![
+        "formats: v1 (read, migrate) v2 v3 2022-draft".into(),
+        "stores: directory zip memory".into(),
+        format!("object stores: {cloud}"),
+        "codecs: blosc gzip zlib zstd bz2 lzma lz4 crc32c crc32 adler32 fletcher32 jenkins_lookup3 \
+         shuffle delta fixedscaleoffset quantize bitround packbits categorize astype transpose \
+         sharding_indexed vlen-utf8 vlen-bytes vlen-array"
+            .into(),
+        format!("threads: {}", zarr::io::pool::num_threads()),
+    ]
+}
+
+fn parse_json(text: &str, what: &str) -> Result<Value> {
+    serde_json::from_str(text)
+        .map_err(|e| Error::InvalidArg(format!("{what}: {text:?} is not valid JSON: {e}")))
+}
+
+/// Opens a store for reading, or for writing when `write` (it must exist).
+fn open(url: &str, write: bool) -> Result<Arc<dyn Store>> {
+    open_url(url, if write { Mode::ReadWrite } else { Mode::Read }, None)
+}
+
+/// A node path as shown: `/` for the root, `/a/b` otherwise.
+fn display(path: &str) -> String {
+    format!("/{}", path.trim_matches('/'))
+}
+
+fn print_json(value: &Value) -> Result<()> {
+    let text = serde_json::to_string_pretty(value)
+        .map_err(|e| Error::Internal(format!("rendering JSON: {e}")))?;
+    println!("{text}");
+    Ok(())
+}
+
+/// A progress bar on stderr when it is a terminal, hidden otherwise.
+fn progress(len: u64, what: &str) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());
+    bar.set_style(
+        ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} chunks {per_sec} ETA {eta}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
+    );
+    bar.set_message(what.to_string());
+    bar
+}
+
+/// The array's stored metadata document as JSON.
+fn document(array: &Array) -> Result<Value> {
+    let key = array.format().array_key(array.path());
+    let bytes = get_document(array.store().as_ref(), &key)?
+        .ok_or_else(|| Error::NotFound(format!("no metadata document at {key:?}")))?;
+    serde_json::from_slice(&bytes)
+        .map_err(|e| Error::Metadata(format!("{key:?} is not valid JSON: {e}")))
+}
+
+/// The description `info` and `ls --json` give of an array.
+fn array_summary(array: &Array, full: bool) -> Result<Map<String, Value>> {
+    let meta = array.metadata();
+    let mut out = Map::new();
+    out.insert("path".into(), json!(display(array.path())));
+    out.insert("node_type".into(), json!("array"));
+    out.insert("zarr_format".into(), json!(array.format().number()));
+    out.insert("shape".into(), json!(meta.shape));
+    out.insert("chunks".into(), json!(meta.inner_chunks()));
+    let shards = meta.sharding().map(|_| meta.chunks.clone());
+    out.insert("shards".into(), json!(shards));
+    out.insert("dtype".into(), json!(meta.dtype.to_v2()));
+    if !full {
+        return Ok(out);
+    }
+    let doc = document(array)?;
+    let codecs = match array.format() {
+        f if f.is_v3() => doc.get("codecs").cloned().unwrap_or(Value::Null),
+        Format::V1 => json!({
+            "compression": doc.get("compression").cloned().unwrap_or(Value::Null),
+            "compression_opts": doc.get("compression_opts").cloned().unwrap_or(Value::Null),
+        }),
+        _ => json!({
+            "filters": doc.get("filters").cloned().unwrap_or(Value::Null),
+            "compressor": doc.get("compressor").cloned().unwrap_or(Value::Null),
+        }),
+    };
+    out.insert("codecs".into(), codecs);
+    out.insert(
+        "fill_value".into(),
+        zarr::meta::fill::render_fill(&meta.fill_value, &meta.dtype),
+    );
+    out.insert("dimension_names".into(), json!(array.dimension_names()?));
+    let stored = array.nbytes_stored()?;
+    let nbytes = meta.nbytes();
+    out.insert("nbytes".into(), json!(nbytes));
+    out.insert("stored_bytes".into(), json!(stored));
+    let ratio = if stored == 0 {
+        Value::Null
+    } else {
+        json!(((nbytes as f64 / stored as f64) * 1000.0).round() / 1000.0)
+    };
+    out.insert("ratio".into(), ratio);
+    out.insert(
+        "chunks_initialized".into(),
+        json!(array.nchunks_initialized()?),
+    );
+    out.insert("chunks_total".into(), json!(meta.num_chunks()));
+    Ok(out)
+}
+
+fn info(node: &NodeArg, as_json: bool) -> Result<u8> {
+    let store = open(&node.store, false)?;
+    match node_kind(store.as_ref(), &node.path)? {
+        NodeKind::None => Err(Error::NotFound(format!(
+            "no array or group at {} in {}",
+            display(&node.path),
+            node.store
+        ))),
+        NodeKind::Group => {
+            let group = Group::open(store, &node.path, Mode::Read)?;
+            let members = group.members()?;
+            if as_json {
+                print_json(&json!({
+                    "path": display(&node.path),
+                    "node_type": "group",
+                    "zarr_format": group.format().number(),
+                    "members": members.iter().map(|(n, _)| n).collect::<Vec<_>>(),
+                    "attributes": group.attributes()?,
+                }))?;
+            } else {
+                println!("path: {}", display(&node.path));
+                println!("type: group");
+                println!("zarr format: {}", group.format().number());
+                println!("members: {}", members.len());
+            }
+            Ok(0)
+        }
+        NodeKind::Array => {
+            let array = Array::open(store, &node.path, Mode::Read)?;
+            let s = array_summary(&array, true)?;
+            if as_json {
+                print_json(&Value::Object(s))?;
+                return Ok(0);
+            }
+            let meta = array.metadata();
+            println!("path: {}", display(array.path()));
+            println!("type: array");
+            println!("zarr format: {}", array.format().number());
+            println!("shape: {}", shape_text(&meta.shape));
+            println!("chunks: {}", shape_text(meta.inner_chunks()));
+            if meta.sharding().is_some() {
+                println!("shards: {}", shape_text(&meta.chunks));
+            }
+            println!("dtype: {}", meta.dtype.to_v2());
+            println!("codecs: {}", s["codecs"]);
+            println!("fill value: {}", s["fill_value"]);
+            if let Some(names) = array.dimension_names()? {
+                let names: Vec<String> = names
+                    .into_iter()
+                    .map(|n| n.unwrap_or_else(|| "~".into()))
+                    .collect();
+                println!("dimension names: {}", names.join(", "));
+            }
+            println!("bytes: {}", s["nbytes"]);
+            println!("stored bytes: {}", s["stored_bytes"]);
+            println!("ratio: {}", s["ratio"]);
+            println!(
+                "chunks initialized: {}/{}",
+                s["chunks_initialized"], s["chunks_total"]
+            );
+            Ok(0)
+        }
+    }
+}
+
+/// Every node at and below `path`, depth first in name order, with its depth.
+fn walk(store: &Arc<dyn Store>, path: &str) -> Result<Vec<(String, NodeKind, usize)>> {
+    fn go(
+        store: &Arc<dyn Store>,
+        path: &str,
+        kind: NodeKind,
+        depth: usize,
+        out: &mut Vec<(String, NodeKind, usize)>,
+    ) -> Result<()> {
+        out.push((path.to_string(), kind, depth));
+        if kind == NodeKind::Group {
+            let group = Group::open(store.clone(), path, Mode::Read)?;
+            for (name, kind) in group.members()? {
+                go(store, &join_key(path, &name), kind, depth + 1, out)?;
+            }
+        }
+        Ok(())
+    }
+    let path = path.trim_matches('/');
+    let kind = node_kind(store.as_ref(), path)?;
+    if kind == NodeKind::None {
+        return Err(Error::NotFound(format!(
+            "no array or group at {}",
+            display(path)
+        )));
+    }
+    let mut out = Vec::new();
+    go(store, path, kind, 0, &mut out)?;
+    Ok(out)
+}
+
+fn array_line(store: &Arc<dyn Store>, path: &str) -> Result<String> {
+    let array = Array::open(store.clone(), path, Mode::Read)?;
+    let meta = array.metadata();
+    Ok(format!(
+        "array {{{}}} {}",
+        meta.shape
+            .iter()
+            .map(u64::to_string)
+            .collect::<Vec<_>>()
+            .join(", "),
+        meta.dtype.to_v2()
+    ))
+}
+
+fn ls(node: &NodeArg, as_json: bool) -> Result<u8> {
+    let store = open(&node.store, false)?;
+    let nodes = walk(&store, &node.path)?;
+    if as_json {
+        let mut list = Vec::new();
+        for (path, kind, _) in &nodes {
+            list.push(match kind {
+                NodeKind::Array => Value::Object(array_summary(
+                    &Array::open(store.clone(), path, Mode::Read)?,
+                    false,
+                )?),
+                _ => json!({"path": display(path), "node_type": "group"}),
+            });
+        }
+        print_json(&Value::Array(list))?;
+        return Ok(0);
+    }
+    let width = nodes
+        .iter()
+        .map(|(p, _, _)| display(p).len())
+        .max()
+        .unwrap_or(0);
+    for (path, kind, _) in &nodes {
+        let what = match kind {
+            NodeKind::Array => array_line(&store, path)?,
+            _ => "group".into(),
+        };
+        println!("{:width$}  {what}", display(path));
+    }
+    Ok(0)
+}
+
+fn tree(node: &NodeArg) -> Result<u8> {
+    let store = open(&node.store, false)?;
+    let nodes = walk(&store, &node.path)?;
+    // For each depth, whether a later sibling follows (to draw the vertical lines).
+    let mut open_levels: Vec<bool> = Vec::new();
+    for (i, (path, kind, depth)) in nodes.iter().enumerate() {
+        let name = if *depth == 0 {
+            display(path)
+        } else {
+            path.rsplit('/').next().unwrap_or(path).to_string()
+        };
+        let what = match kind {
+            NodeKind::Array => format!(" {}", array_line(&store, path)?),
+            _ => String::new(),
+        };
+        if *depth == 0 {
+            println!("{name}{what}");
+            continue;
+        }
+        let last = !nodes[i + 1..]
+            .iter()
+            .take_while(|(_, _, d)| d >= depth)
+            .any(|(_, _, d)| d == depth);
+        open_levels.truncate(depth - 1);
+        let mut line = String::new();
+        for &more in &open_levels {
+            line.push_str(if more { "│   " } else { "    " });
+        }
+        line.push_str(if last { "└── " } else { "├── " });
+        println!("{line}{name}{what}");
+        open_levels.push(!last);
+    }
+    Ok(0)
+}
+
+fn meta(node: &NodeArg) -> Result<u8> {
+    let store = open(&node.store, false)?;
+    match node_kind(store.as_ref(), &node.path)? {
+        NodeKind::Array => print_json(&document(&Array::open(store, &node.path, Mode::Read)?)?)?,
+        NodeKind::Group => {
+            let group = Group::open(store.clone(), &node.path, Mode::Read)?;
+            let path = node.path.trim_matches('/');
+            let key = match group.format() {
+                f if f.is_v3() && f.draft_scheme().is_none() => join_key(path, "zarr.json"),
+                _ => join_key(path, ".zgroup"),
+            };
+            let bytes = get_document(store.as_ref(), &key)?
+                .ok_or_else(|| Error::NotFound(format!("no group document at {key:?}")))?;
+            let value: Value = serde_json::from_slice(&bytes)
+                .map_err(|e| Error::Metadata(format!("{key:?} is not valid JSON: {e}")))?;
+            print_json(&value)?;
+        }
+        NodeKind::None => {
+            return Err(Error::NotFound(format!(
+                "no array or group at {}",
+                display(&node.path)
+            )))
+        }
+    }
+    Ok(0)
+}
+
+/// Opens the node at `path` as a trait object, for its attributes.
+fn open_node(store: Arc<dyn Store>, path: &str, write: bool) -> Result<Box<dyn Node>> {
+    let mode = if write { Mode::ReadWrite } else { Mode::Read };
+    match node_kind(store.as_ref(), path)? {
+        NodeKind::Array => Ok(Box::new(Array::open(store, path, mode)?)),
+        NodeKind::Group => Ok(Box::new(Group::open(store, path, mode)?)),
+        NodeKind::None => Err(Error::NotFound(format!(
+            "no array or group at {}",
+            display(path)
+        ))),
+    }
+}
+
+fn attrs(action: AttrsAction) -> Result<u8> {
+    match action {
+        AttrsAction::Get { node } => {
+            let store = open(&node.store, false)?;
+            print_json(&Value::Object(
+                open_node(store, &node.path, false)?.attributes()?,
+            ))?;
+            Ok(0)
+        }
+        AttrsAction::Set {
+            store,
+            path,
+            key,
+            value,
+        } => {
+            let value = parse_json(&value, "the attribute value")?;
+            let s = open(&store, true)?;
+            open_node(s.clone(), &path, true)?.set_attribute(&key, value)?;
+            s.close()?;
+            Ok(0)
+        }
+        AttrsAction::Del {
+            store,
+            path,
+            key,
+            dry_run,
+        } => {
+            let s = open(&store, !dry_run)?;
+            let node = open_node(s.clone(), &path, !dry_run)?;
+            if dry_run {
+                let exists = node.attributes()?.contains_key(&key);
+                eprintln!(
+                    "{} {key:?} of {}",
+                    if exists {
+                        "would delete"
+                    } else {
+                        "no attribute"
+                    },
+                    display(&path)
+                );
+                return Ok(0);
+            }
+            if !node.delete_attribute(&key)? {
+                return Err(Error::NotFound(format!(
+                    "no attribute {key:?} on {}",
+                    display(&path)
+                )));
+            }
+            s.close()?;
+            Ok(0)
+        }
+    }
+}
+
+/// Reads a region in C order, native byte order.
+fn read_region(array: &Array, start: &[u64], count: &[u64]) -> Result<Vec<u8>> {
+    let meta = array.metadata();
+    let n = zarr::error::count_of(count, "elements in the region")?;
+    let mut buf = zarr::error::try_zeroed(n * meta.item_size(), "the region")?;
+    array.read(start, count, meta.dtype.element_type(), Order::C, &mut buf)?;
+    Ok(buf)
+}
+
+fn dump(node: &NodeArg, region: Option<&str>, format: DumpFormat) -> Result<u8> {
+    let store = open(&node.store, false)?;
+    let array = Array::open(store, &node.path, Mode::Read)?;
+    let meta = array.metadata();
+    let (start, count) = parse_region(region, &meta.shape)?;
+    let out = std::io::stdout();
+    let mut out = std::io::BufWriter::new(out.lock());
+    let werr = |e| Error::io("writing to standard output", e);
+    let items: Vec<String> = if meta.dtype.is_variable() {
+        let vlen = array.read_vlen(&start, &count, Order::C)?;
+        let raw = format == DumpFormat::Raw;
+        (0..vlen.offsets.len() - 1)
+            .map(|i| {
+                let bytes = &vlen.data[vlen.offsets[i] as usize..vlen.offsets[i + 1] as usize];
+                match (&meta.dtype.kind, raw) {
+                    (DataKind::String, _) => format!("{:?}", String::from_utf8_lossy(bytes)),
+                    _ => format!("b\"{}\"", bytes.escape_ascii()),
+                }
+            })
+            .collect()
+    } else {
+        let buf = read_region(&array, &start, &count)?;
+        if format == DumpFormat::Raw {
+            out.write_all(&buf).map_err(werr)?;
+            out.flush().map_err(werr)?;
+            return Ok(0);
+        }
+        buf.chunks_exact(meta.item_size().max(1))
+            .map(|item| element_text(&meta.dtype, item))
+            .collect()
+    };
+    if format == DumpFormat::Raw {
+        for item in &items {
+            writeln!(out, "{item}").map_err(werr)?;
+        }
+        out.flush().map_err(werr)?;
+        return Ok(0);
+    }
+    let row = count.last().copied().unwrap_or(1).max(1) as usize;
+    let sep = if format == DumpFormat::Csv { "," } else { " " };
+    for line in items.chunks(row) {
+        let fields: Vec<String> = if format == DumpFormat::Csv {
+            line.iter().map(|f| csv_field(f)).collect()
+        } else {
+            line.to_vec()
+        };
+        writeln!(out, "{}", fields.join(sep)).map_err(werr)?;
+    }
+    out.flush().map_err(werr)?;
+    Ok(0)
+}
+
+/// Applies chunks, shards, compressor and format to a builder.
+fn apply_layout(builder: &mut ArrayBuilder, layout: &Layout) -> Result<()> {
+    if let Some(chunks) = &layout.chunks {
+        builder.chunks(parse_shape(chunks, "--chunks")?);
+    }
+    if let Some(shards) = &layout.shards {
+        builder.shard_shape(parse_shape(shards, "--shards")?);
+    }
+    if let Some(c) = &layout.compressor {
+        builder.compressor(parse_json(c, "--compressor")?);
+    }
+    if let Some(f) = layout.format {
+        builder.zarr_format(f)?;
+    }
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn create(
+    node: &NodeArg,
+    group: bool,
+    shape: Option<&str>,
+    dtype: Option<&str>,
+    fill: Option<&str>,
+    dimension_names: Option<&str>,
+    attrs: Option<&str>,
+    overwrite: bool,
+    layout: &Layout,
+) -> Result<u8> {
+    let mode = if overwrite {
+        Mode::Overwrite
+    } else {
+        Mode::CreateNew
+    };
+    let attributes = match attrs.map(|a| parse_json(a, "--attrs")).transpose()? {
+        None => Map::new(),
+        Some(Value::Object(map)) => map,
+        Some(_) => return Err(Error::InvalidArg("--attrs must be a JSON object".into())),
+    };
+    let store = open_url(&node.store, Mode::Append, None)?;
+    if group {
+        let format = Format::from_number(layout.format.unwrap_or(3).into())?;
+        Group::open_with(store.clone(), &node.path, mode, format, &attributes)?;
+        store.close()?;
+        return Ok(0);
+    }
+    let (Some(shape), Some(dtype)) = (shape, dtype) else {
+        return Err(Error::InvalidArg(
+            "an array needs --shape and --dtype".into(),
+        ));
+    };
+    let mut builder = ArrayBuilder::new(parse_shape(shape, "--shape")?, ElementType::Raw);
+    builder.dtype_name(dtype)?;
+    apply_layout(&mut builder, layout)?;
+    if let Some(fill) = fill {
+        builder.fill_value_json(parse_json(fill, "--fill")?);
+    }
+    if let Some(names) = dimension_names {
+        builder.dimension_names(
+            names
+                .split(',')
+                .map(|n| Some(n.trim().to_string()))
+                .collect(),
+        );
+    }
+    builder.attributes(attributes);
+    builder.create(store.clone(), &node.path, mode)?;
+    store.close()?;
+    Ok(0)
+}
+
+/// Permutes a whole array's items between C and Fortran order (`to_c` from F to C).
+fn reorder(buf: &[u8], shape: &[u64], item: usize, to_c: bool) -> Vec<u8> {
+    let rank = shape.len();
+    let mut out = vec![0u8; buf.len()];
+    let n = buf.len() / item.max(1);
+    let mut index = vec![0u64; rank];
+    for c in 0..n {
+        // `index` is the C-order multi-index of element `c`; `f` its Fortran offset.
+        let mut f = 0u64;
+        for d in (0..rank).rev() {
+            f = f * shape[d] + index[d];
+        }
+        let (from, to) = if to_c {
+            (f as usize, c)
+        } else {
+            (c, f as usize)
+        };
+        out[to * item..(to + 1) * item].copy_from_slice(&buf[from * item..(from + 1) * item]);
+        for d in (0..rank).rev() {
+            index[d] += 1;
+            if index[d] < shape[d] {
+                break;
+            }
+            index[d] = 0;
+        }
+    }
+    out
+}
+
+/// Converts items between the file's byte order and native order (the same swap both ways).
+fn to_native(dtype: &DType, buf: &mut [u8]) {
+    if matches!(dtype.kind, DataKind::Structured(_)) {
+        swap_record_fields(dtype, buf);
+    } else if dtype.needs_swap() {
+        swap_bytes(buf, dtype.swap_unit());
+    }
+}
+
+fn import(
+    file: &str,
+    node: &NodeArg,
+    dtype: &str,
+    shape: &str,
+    order: FileOrder,
+    overwrite: bool,
+    layout: &Layout,
+) -> Result<u8> {
+    let shape = parse_shape(shape, "--shape")?;
+    let mut builder = ArrayBuilder::new(shape.clone(), ElementType::Raw);
+    builder.dtype_name(dtype)?;
+    apply_layout(&mut builder, layout)?;
+    let meta = builder.metadata()?;
+    if meta.dtype.is_variable() {
+        return Err(Error::Unsupported(format!(
+            "importing variable-length items ({dtype}) from a raw file"
+        )));
+    }
+    let mut data = Vec::new();
+    if file == "-" {
+        std::io::stdin().read_to_end(&mut data)
+    } else {
+        std::fs::File::open(file).and_then(|mut f| f.read_to_end(&mut data))
+    }
+    .map_err(|e| Error::io(format!("reading {file:?}"), e))?;
+    let expected =
+        zarr::error::checked_product(shape.iter().copied(), "the shape")? * meta.item_size() as u64;
+    if data.len() as u64 != expected {
+        return Err(Error::BufferSize(format!(
+            "{file:?} holds {} bytes but shape {} of {dtype} needs {expected}",
+            data.len(),
+            shape_text(&shape)
+        )));
+    }
+    to_native(&meta.dtype, &mut data);
+    if order == FileOrder::F {
+        data = reorder(&data, &shape, meta.item_size(), true);
+    }
+    let store = open_url(&node.store, Mode::Append, None)?;
+    let mode = if overwrite {
+        Mode::Overwrite
+    } else {
+        Mode::CreateNew
+    };
+    let array = builder.create(store.clone(), &node.path, mode)?;
+    let zeros = vec![0; shape.len()];
+    array.write(&zeros, &shape, meta.dtype.element_type(), Order::C, &data)?;
+    store.close()?;
+    Ok(0)
+}
+
+fn export(node: &NodeArg, output: &str, region: Option<&str>, order: FileOrder) -> Result<u8> {
+    let store = open(&node.store, false)?;
+    let array = Array::open(store, &node.path, Mode::Read)?;
+    let meta = array.metadata();
+    if meta.dtype.is_variable() {
+        return Err(Error::Unsupported(format!(
+            "exporting variable-length items ({}) to a raw file: use dump",
+            meta.dtype.to_v2()
+        )));
+    }
+    let (start, count) = parse_region(region, &meta.shape)?;
+    let mut buf = read_region(&array, &start, &count)?;
+    if order == FileOrder::F {
+        buf = reorder(&buf, &count, meta.item_size(), false);
+    }
+    // The file holds the array's stored type, byte order included.
+    to_native(&meta.dtype, &mut buf);
+    let result = if output == "-" {
+        std::io::stdout().lock().write_all(&buf)
+    } else {
+        std::fs::write(output, &buf)
+    };
+    result.map_err(|e| Error::io(format!("writing {output:?}"), e))?;
+    Ok(0)
+}
+
+fn rm(node: &NodeArg, dry_run: bool) -> Result<u8> {
+    let store = open(&node.store, !dry_run)?;
+    let path = node.path.trim_matches('/');
+    if node_kind(store.as_ref(), path)? == NodeKind::None {
+        return Err(Error::NotFound(format!(
+            "no array or group at {}",
+            display(path)
+        )));
+    }
+    if dry_run {
+        let keys = store.list_prefix(&node_prefix(path))?;
+        eprintln!("would delete {} ({} keys)", display(path), keys.len());
+        return Ok(0);
+    }
+    if path.is_empty() {
+        return Err(Error::InvalidArg(
+            "refusing to delete the root node: delete the store itself".into(),
+        ));
+    }
+    let (parent, name) = path.rsplit_once('/').unwrap_or(("", path));
+    Group::open(store.clone(), parent, Mode::ReadWrite)?.delete(name)?;
+    store.close()?;
+    Ok(0)
+}
+
+/// How `copy` lays out the arrays it writes.
+struct CopySettings {
+    chunks: Option<Vec<u64>>,
+    shards: Option<Vec<u64>>,
+    compressor: Option<Value>,
+    format: Option<Format>,
+}
+
+/// The metadata of the copy of `from`.
+fn target_meta(from: &ArrayMeta, settings: &CopySettings, format: Format) -> Result<ArrayMeta> {
+    let mut builder = ArrayBuilder::new(from.shape.clone(), ElementType::Raw);
+    builder.dtype(from.dtype.clone());
+    builder.zarr_format(format.number())?;
+    builder.chunks(
+        settings
+            .chunks
+            .clone()
+            .unwrap_or_else(|| from.inner_chunks().to_vec()),
+    );
+    match &settings.shards {
+        Some(shards) => {
+            builder.shard_shape(shards.clone());
+        }
+        None if settings.chunks.is_none() && from.sharding().is_some() && format.is_v3() => {
+            builder.shard_shape(from.chunks.clone());
+        }
+        None => {}
+    }
+    builder.fill_value_json(zarr::meta::fill::render_fill(&from.fill_value, &from.dtype));
+    if let Some(c) = &settings.compressor {
+        builder.compressor(c.clone());
+    }
+    let mut meta = builder.metadata()?;
+    let source = from.codecs.innermost();
+    let inner = meta.codecs.innermost_mut();
+    // The source's filters (and order) travel with the data.
+    inner.array_to_array = source.array_to_array.clone();
+    if settings.compressor.is_none() {
+        inner.bytes_to_bytes = source.bytes_to_bytes.clone();
+    }
+    Ok(meta)
+}
+
+fn copy(
+    source: &str,
+    from: &str,
+    target: &str,
+    to: &str,
+    settings: &CopySettings,
+    overwrite: bool,
+    dry_run: bool,
+) -> Result<u8> {
+    let src = open(source, false)?;
+    let nodes = walk(&src, from)?;
+    let dst = if dry_run {
+        None
+    } else {
+        Some(open_url(target, Mode::Append, None)?)
+    };
+    let from = from.trim_matches('/');
+    for (path, kind, _) in &nodes {
+        let relative = path[from.len()..].trim_start_matches('/');
+        let to_path = join_key(to.trim_matches('/'), relative);
+        if *kind == NodeKind::Group {
+            let group = Group::open(src.clone(), path, Mode::Read)?;
+            let format = settings.format.unwrap_or(group.format().for_copies());
+            if let Some(dst) = &dst {
+                let exists = node_kind(dst.as_ref(), &to_path)? == NodeKind::Group;
+                if !exists || overwrite && path == from {
+                    let mode = if overwrite {
+                        Mode::Overwrite
+                    } else {
+                        Mode::CreateNew
+                    };
+                    Group::open_with(dst.clone(), &to_path, mode, format, &group.attributes()?)?;
+                }
+            } else {
+                eprintln!("would create group {}", display(&to_path));
+            }
+            continue;
+        }
+        let array = Array::open(src.clone(), path, Mode::Read)?;
+        let format = settings.format.unwrap_or(array.format().for_copies());
+        let meta = target_meta(&array.metadata(), settings, format)?;
+        let Some(dst) = &dst else {
+            eprintln!(
+                "would copy array {} to {} (Zarr v{}, {} chunks of {})",
+                display(path),
+                display(&to_path),
+                format.number(),
+                meta.num_chunks(),
+                shape_text(&meta.chunks)
+            );
+            continue;
+        };
+        copy_array(&array, dst, &to_path, meta, format, overwrite)?;
+    }
+    if let Some(dst) = dst {
+        dst.close()?;
+    }
+    Ok(0)
+}
+
+/// Copies one array chunk by chunk of the target's grid, skipping chunks the target holds.
+fn copy_array(
+    from: &Array,
+    dst: &Arc<dyn Store>,
+    to_path: &str,
+    meta: ArrayMeta,
+    format: Format,
+    overwrite: bool,
+) -> Result<()> {
+    let attrs = from.attributes()?;
+    let exists = node_kind(dst.as_ref(), to_path)? != NodeKind::None;
+    let target = if exists && !overwrite {
+        // Resume: the target must have the layout this copy would give it.
+        let existing = Array::open(dst.clone(), to_path, Mode::ReadWrite)?;
+        let e = existing.metadata();
+        if e.shape != meta.shape
+            || e.chunks != meta.chunks
+            || e.inner_chunks() != meta.inner_chunks()
+            || e.dtype != meta.dtype
+            || existing.format() != format
+        {
+            return Err(Error::Exists(format!(
+                "{} exists with another shape, chunks, shards, data type or format: \
+                 use --overwrite to replace it",
+                display(to_path)
+            )));
+        }
+        existing
+    } else {
+        let mode = if overwrite {
+            Mode::Overwrite
+        } else {
+            Mode::CreateNew
+        };
+        Array::create(dst.clone(), to_path, meta, &attrs, mode, format)?
+    };
+    let meta = target.metadata();
+    let grid = meta.chunk_grid();
+    let total = zarr::error::count_of(&grid, "chunks of the target")?;
+    let base = format.data_base(target.path());
+    let bar = progress(total as u64, &display(from.path()));
+    let cells: Vec<usize> = (0..total).collect();
+    let elem = meta.dtype.element_type();
+    let variable = meta.dtype.is_variable();
+    zarr::io::pool::pool()?.install(|| {
+        cells.par_iter().try_for_each(|&cell| -> Result<()> {
+            let mut index = vec![0u64; grid.len()];
+            let mut rest = cell as u64;
+            for d in (0..grid.len()).rev() {
+                index[d] = rest % grid[d];
+                rest /= grid[d];
+            }
+            let key = join_key(&base, &meta.chunk_key(&index));
+            if dst.size(&key)?.is_none() {
+                let (start, count) = target.chunk_region(&index)?;
+                if variable {
+                    let items = from.read_vlen(&start, &count, Order::C)?;
+                    let parts: Vec<&[u8]> = items
+                        .offsets
+                        .windows(2)
+                        .map(|w| &items.data[w[0] as usize..w[1] as usize])
+                        .collect();
+                    target.write_vlen(&start, &count, Order::C, &parts)?;
+                } else {
+                    let buf = read_region(from, &start, &count)?;
+                    target.write(&start, &count, elem, Order::C, &buf)?;
+                }
+            }
+            bar.inc(1);
+            Ok(())
+        })
+    })?;
+    bar.finish_and_clear();
+    Ok(())
+}
+
+/// Checks one array; returns its problems.
+fn validate_array(store: &Arc<dyn Store>, path: &str) -> Result<Vec<String>> {
+    let array = match Array::open(store.clone(), path, Mode::Read) {
+        Ok(a) => a,
+        Err(e) => return Ok(vec![format!("{}: {e}", display(path))]),
+    };
+    let meta = array.metadata();
+    let mut problems = Vec::new();
+    let base = array.format().data_base(array.path());
+    let prefix = node_prefix(&base);
+    let grid = meta.chunk_grid();
+    let metadata_names = [
+        ".zarray",
+        ".zattrs",
+        "zarr.json",
+        "meta",
+        "attrs",
+        ".zgroup",
+    ];
+    let mut chunks = Vec::new();
+    for key in store.list_prefix(&prefix)? {
+        let rel = &key[prefix.len()..];
+        if metadata_names.contains(&rel) {
+            continue;
+        }
+        match meta.parse_chunk_key(rel) {
+            None => problems.push(format!(
+                "{}: orphan key {key:?} (not a chunk key)",
+                display(path)
+            )),
+            Some(index) if index.iter().zip(&grid).any(|(i, g)| i >= g) => problems.push(format!(
+                "{}: chunk {key:?} lies outside the array (grid {})",
+                display(path),
+                shape_text(&grid)
+            )),
+            Some(index) => chunks.push((key, index)),
+        }
+    }
+    let bar = progress(chunks.len() as u64, &display(path));
+    let errors: Vec<String> = zarr::io::pool::pool()?.install(|| {
+        chunks
+            .par_iter()
+            .filter_map(|(key, index)| {
+                let result = array.chunk_region(index).and_then(|(start, count)| {
+                    if meta.dtype.is_variable() {
+                        array.read_vlen(&start, &count, Order::C).map(|_| ())
+                    } else {
+                        read_region(&array, &start, &count).map(|_| ())
+                    }
+                });
+                bar.inc(1);
+                result
+                    .err()
+                    .map(|e| format!("{}: chunk {key:?}: {e}", display(path)))
+            })
+            .collect()
+    });
+    bar.finish_and_clear();
+    problems.extend(errors);
+    Ok(problems)
+}
+
+fn validate(node: &NodeArg) -> Result<u8> {
+    let store = open(&node.store, false)?;
+    let nodes = walk(&store, &node.path)?;
+    let mut problems = Vec::new();
+    let mut arrays = 0;
+    for (path, kind, _) in &nodes {
+        match kind {
+            NodeKind::Array => {
+                arrays += 1;
+                problems.extend(validate_array(&store, path)?);
+            }
+            _ => {
+                if let Err(e) =
+                    Group::open(store.clone(), path, Mode::Read).and_then(|g| g.attributes())
+                {
+                    problems.push(format!("{}: {e}", display(path)));
+                }
+            }
+        }
+    }
+    for p in &problems {
+        println!("{p}");
+    }
+    eprintln!(
+        "{} nodes ({arrays} arrays) checked: {} problem{}",
+        nodes.len(),
+        problems.len(),
+        if problems.len() == 1 { "" } else { "s" }
+    );
+    Ok(if problems.is_empty() { 0 } else { FOUND })
+}
+
+/// Compares two arrays by value, block by block; returns the differences found.
+fn diff_arrays(left: &Array, right: &Array, name: &str) -> Result<Vec<String>> {
+    let (a, b) = (left.metadata(), right.metadata());
+    if a.shape != b.shape {
+        return Ok(vec![format!(
+            "{name}: shape {} != {}",
+            shape_text(&a.shape),
+            shape_text(&b.shape)
+        )]);
+    }
+    if a.dtype.element_type() != b.dtype.element_type() || a.item_size() != b.item_size() {
+        return Ok(vec![format!(
+            "{name}: dtype {} != {}",
+            a.dtype.to_v2(),
+            b.dtype.to_v2()
+        )]);
+    }
+    let cells = left.region_chunks(&vec![0; a.rank()], &a.shape)?;
+    let mut differing = 0u64;
+    let mut first: Option<Vec<u64>> = None;
+    for index in &cells {
+        let (start, count) = left.chunk_region(index)?;
+        let same = if a.dtype.is_variable() {
+            let (x, y) = (
+                left.read_vlen(&start, &count, Order::C)?,
+                right.read_vlen(&start, &count, Order::C)?,
+            );
+            let n = x.offsets.len() - 1;
+            let mut bad = None;
+            for i in 0..n {
+                let xi = &x.data[x.offsets[i] as usize..x.offsets[i + 1] as usize];
+                let yi = &y.data[y.offsets[i] as usize..y.offsets[i + 1] as usize];
+                if xi != yi {
+                    differing += 1;
+                    bad.get_or_insert(i);
+                }
+            }
+            bad
+        } else {
+            let x = read_region(left, &start, &count)?;
+            let y = read_region(right, &start, &count)?;
+            let size = a.item_size().max(1);
+            let mut bad = None;
+            for (i, (p, q)) in x.chunks_exact(size).zip(y.chunks_exact(size)).enumerate() {
+                if p != q {
+                    differing += 1;
+                    bad.get_or_insert(i);
+                }
+            }
+            bad
+        };
+        if let (Some(i), None) = (same, &first) {
+            let mut at = vec![0u64; count.len()];
+            let mut rest = i as u64;
+            for d in (0..count.len()).rev() {
+                at[d] = start[d] + rest % count[d];
+                rest /= count[d];
+            }
+            first = Some(at);
+        }
+    }
+    Ok(match first {
+        None => Vec::new(),
+        Some(at) => vec![format!(
+            "{name}: {differing} element{} differ (first at [{}])",
+            if differing == 1 { "" } else { "s" },
+            at.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")
+        )],
+    })
+}
+
+fn diff(left: &str, left_path: &str, right: &str, right_path: &str, attrs: bool) -> Result<u8> {
+    let (ls, rs) = (open(left, false)?, open(right, false)?);
+    let (lp, rp) = (left_path.trim_matches('/'), right_path.trim_matches('/'));
+    let rel = |base: &str, p: &str| p[base.len()..].trim_start_matches('/').to_string();
+    let lnodes: Vec<(String, NodeKind)> = walk(&ls, lp)?
+        .into_iter()
+        .map(|(p, k, _)| (rel(lp, &p), k))
+        .collect();
+    let rnodes: Vec<(String, NodeKind)> = walk(&rs, rp)?
+        .into_iter()
+        .map(|(p, k, _)| (rel(rp, &p), k))
+        .collect();
+    let mut out = Vec::new();
+    for (name, kind) in &lnodes {
+        let shown = display(name);
+        match rnodes.iter().find(|(n, _)| n == name) {
+            None => out.push(format!("{shown}: only in the first")),
+            Some((_, k)) if k != kind => {
+                out.push(format!("{shown}: an array in one, a group in the other"))
+            }
+            Some(_) => {
+                let (lpath, rpath) = (join_key(lp, name), join_key(rp, name));
+                let (lnode, rnode) = (
+                    open_node(ls.clone(), &lpath, false)?,
+                    open_node(rs.clone(), &rpath, false)?,
+                );
+                if attrs && lnode.attributes()? != rnode.attributes()? {
+                    out.push(format!("{shown}: attributes differ"));
+                }
+                if *kind == NodeKind::Array {
+                    let l = Array::open(ls.clone(), &lpath, Mode::Read)?;
+                    let r = Array::open(rs.clone(), &rpath, Mode::Read)?;
+                    out.extend(diff_arrays(&l, &r, &shown)?);
+                }
+            }
+        }
+    }
+    for (name, _) in &rnodes {
+        if !lnodes.iter().any(|(n, _)| n == name) {
+            out.push(format!("{}: only in the second", display(name)));
+        }
+    }
+    for line in &out {
+        println!("{line}");
+    }
+    Ok(if out.is_empty() { 0 } else { FOUND })
+}

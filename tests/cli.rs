@@ -1,0 +1,513 @@
+//! The `zarrtool` binary on real stores in temporary directories: exact output and exit
+//! statuses.
+#![cfg(feature = "cli")]
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn tool(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_zarrtool"))
+        .args(args)
+        .output()
+        .expect("run zarrtool")
+}
+
+fn ok(args: &[&str]) -> String {
+    let out = tool(args);
+    assert!(
+        out.status.success(),
+        "zarrtool {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("UTF-8 output")
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().expect("UTF-8 path")
+}
+
+/// A v3 array `a` of int32 0..20, shape 4x5, chunks 2x3, imported from a raw file.
+fn setup(dir: &Path) -> (String, String) {
+    let raw = dir.join("a.bin");
+    let bytes: Vec<u8> = (0..20i32).flat_map(|v| v.to_le_bytes()).collect();
+    std::fs::write(&raw, bytes).unwrap();
+    let store = dir.join("s.zarr");
+    ok(&[
+        "import",
+        s(&raw),
+        s(&store),
+        "a",
+        "--dtype",
+        "<i4",
+        "--shape",
+        "4,5",
+        "--chunks",
+        "2,3",
+        "--compressor",
+        "null",
+    ]);
+    (s(&raw).to_string(), s(&store).to_string())
+}
+
+#[test]
+fn info_json_is_exact() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, store) = setup(dir.path());
+    let out = ok(&["info", "--json", &store, "a"]);
+    let expected = r#"{
+  "path": "/a",
+  "node_type": "array",
+  "zarr_format": 3,
+  "shape": [
+    4,
+    5
+  ],
+  "chunks": [
+    2,
+    3
+  ],
+  "shards": null,
+  "dtype": "<i4",
+  "codecs": [
+    {
+      "name": "bytes",
+      "configuration": {
+        "endian": "little"
+      }
+    }
+  ],
+  "fill_value": 0,
+  "dimension_names": null,
+  "nbytes": 80,
+  "stored_bytes": "#;
+    assert!(out.starts_with(expected), "{out}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    // Four chunks of 2x3 int32 (24 bytes each, uncompressed) plus the metadata document.
+    let meta_len = std::fs::metadata(dir.path().join("s.zarr/a/zarr.json"))
+        .unwrap()
+        .len();
+    assert_eq!(v["stored_bytes"], 4 * 24 + meta_len);
+    assert_eq!(v["chunks_initialized"], 4);
+    assert_eq!(v["chunks_total"], 4);
+}
+
+#[test]
+fn dump_text_csv_raw_and_export_round_trip() {
+    let dir = tempfile::tempdir().unwrap();
+    let (raw, store) = setup(dir.path());
+    assert_eq!(
+        ok(&["dump", &store, "a"]),
+        "0 1 2 3 4\n5 6 7 8 9\n10 11 12 13 14\n15 16 17 18 19\n"
+    );
+    assert_eq!(
+        ok(&["dump", "-f", "csv", "-r", "1:3,2:", &store, "a"]),
+        "7,8,9\n12,13,14\n"
+    );
+    assert_eq!(ok(&["dump", "-r", "2,:2", &store, "a"]), "10 11\n");
+    let out = tool(&["dump", "-f", "raw", "-r", "0,0:2", &store, "a"]);
+    assert_eq!(out.stdout, [0, 0, 0, 0, 1, 0, 0, 0]);
+    let back = dir.path().join("b.bin");
+    ok(&["export", &store, "a", "-o", s(&back)]);
+    assert_eq!(std::fs::read(&back).unwrap(), std::fs::read(&raw).unwrap());
+    // Fortran order both ways is the identity.
+    let f = dir.path().join("f.bin");
+    ok(&["export", &store, "a", "-o", s(&f), "--order", "f"]);
+    let fbytes = std::fs::read(&f).unwrap();
+    assert_eq!(&fbytes[..8], &[0, 0, 0, 0, 5, 0, 0, 0]);
+    let store2 = s(&dir.path().join("t.zarr")).to_string();
+    ok(&[
+        "import",
+        s(&f),
+        &store2,
+        "x",
+        "--dtype",
+        "<i4",
+        "--shape",
+        "4,5",
+        "--order",
+        "f",
+    ]);
+    assert_eq!(ok(&["dump", &store2, "x"]), ok(&["dump", &store, "a"]));
+    // Out of bounds and malformed regions are errors (exit 1) with the library's message.
+    let out = tool(&["dump", "-r", "0:9,:", &store, "a"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "zarrtool: out of bounds: region \"0:9,:\": dimension 0: 0:9 is outside 0:4\n"
+    );
+}
+
+#[test]
+fn dump_strings_and_big_endian_import() {
+    let dir = tempfile::tempdir().unwrap();
+    let raw = dir.path().join("s.bin");
+    std::fs::write(&raw, b"ab\0\0cdef").unwrap();
+    let store = s(&dir.path().join("s.zarr")).to_string();
+    ok(&[
+        "import",
+        s(&raw),
+        &store,
+        "s",
+        "--dtype",
+        "|S4",
+        "--shape",
+        "2",
+        "--format",
+        "2",
+    ]);
+    assert_eq!(ok(&["dump", &store, "s"]), "b\"ab\" b\"cdef\"\n");
+    let be = dir.path().join("be.bin");
+    std::fs::write(&be, [0, 0, 1, 0, 0, 0, 0, 2]).unwrap();
+    ok(&[
+        "import",
+        s(&be),
+        &store,
+        "b",
+        "--dtype",
+        ">i4",
+        "--shape",
+        "2",
+    ]);
+    assert_eq!(ok(&["dump", &store, "b"]), "256 2\n");
+    // Exported in the stored type: big-endian again.
+    let out = dir.path().join("out.bin");
+    ok(&["export", &store, "b", "-o", s(&out)]);
+    assert_eq!(std::fs::read(&out).unwrap(), [0, 0, 1, 0, 0, 0, 0, 2]);
+    let out = tool(&[
+        "import",
+        s(&be),
+        &store,
+        "c",
+        "--dtype",
+        ">i4",
+        "--shape",
+        "3",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("holds 8 bytes but shape 3"));
+}
+
+#[test]
+fn ls_tree_attrs_rm_mv() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, store) = setup(dir.path());
+    ok(&["create", &store, "g/h", "--group"]);
+    ok(&[
+        "create", &store, "g/h/z", "--shape", "3", "--dtype", "float64", "--format", "3",
+    ]);
+    assert_eq!(
+        ok(&["ls", &store]),
+        "/       group\n/a      array {4, 5} <i4\n/g      group\n/g/h    group\n/g/h/z  array {3} <f8\n"
+    );
+    assert_eq!(
+        ok(&["tree", &store]),
+        "/\n├── a array {4, 5} <i4\n└── g\n    └── h\n        └── z array {3} <f8\n"
+    );
+    ok(&["attrs", "set", &store, "g", "title", "\"x, y\""]);
+    ok(&["attrs", "set", &store, "g", "n", "[1, 2]"]);
+    assert_eq!(
+        ok(&["attrs", "get", &store, "g"]),
+        "{\n  \"title\": \"x, y\",\n  \"n\": [\n    1,\n    2\n  ]\n}\n"
+    );
+    ok(&["attrs", "del", &store, "g", "n"]);
+    assert_eq!(
+        ok(&["attrs", "get", &store, "g"]),
+        "{\n  \"title\": \"x, y\"\n}\n"
+    );
+    let out = tool(&["attrs", "del", &store, "g", "n"]);
+    assert_eq!(out.status.code(), Some(1));
+    ok(&["mv", &store, "g/h", "k", "--dry-run"]);
+    assert!(dir.path().join("s.zarr/g/h/z").exists());
+    ok(&["mv", &store, "g/h", "k"]);
+    assert_eq!(ok(&["dump", &store, "k/z"]), "0.0 0.0 0.0\n");
+    ok(&["rm", &store, "k", "--dry-run"]);
+    assert!(dir.path().join("s.zarr/k").exists());
+    ok(&["rm", &store, "k"]);
+    assert!(!dir.path().join("s.zarr/k").exists());
+    let out = tool(&["rm", &store, "k"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "zarrtool: not found: no array or group at /k\n"
+    );
+}
+
+#[test]
+fn copy_converts_rechunks_shards_and_resumes() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, store) = setup(dir.path());
+    let v2 = s(&dir.path().join("v2.zarr")).to_string();
+    ok(&[
+        "copy",
+        &store,
+        &v2,
+        "--format",
+        "2",
+        "--rechunk",
+        "4,5",
+        "--codec",
+        r#"{"id":"zlib","level":1}"#,
+    ]);
+    let meta: serde_json::Value = serde_json::from_str(&ok(&["meta", &v2, "a"])).unwrap();
+    assert_eq!(meta["zarr_format"], 2);
+    assert_eq!(meta["chunks"], serde_json::json!([4, 5]));
+    assert_eq!(
+        meta["compressor"],
+        serde_json::json!({"id": "zlib", "level": 1})
+    );
+    assert_eq!(ok(&["dump", &v2, "a"]), ok(&["dump", &store, "a"]));
+    let sharded = s(&dir.path().join("sh.zarr")).to_string();
+    ok(&[
+        "copy",
+        &v2,
+        &sharded,
+        "--format",
+        "3",
+        "--rechunk",
+        "1,5",
+        "--shards",
+        "2,5",
+    ]);
+    let info: serde_json::Value =
+        serde_json::from_str(&ok(&["info", "--json", &sharded, "a"])).unwrap();
+    assert_eq!(info["shards"], serde_json::json!([2, 5]));
+    assert_eq!(info["chunks"], serde_json::json!([1, 5]));
+    assert_eq!(tool(&["diff", &store, &sharded]).status.code(), Some(0));
+    // Resume: a chunk already in the target is not rewritten; a missing one is.
+    let kept = dir.path().join("sh.zarr/a/c/0/0");
+    let removed = dir.path().join("sh.zarr/a/c/1/0");
+    let before = std::fs::metadata(&kept).unwrap().modified().unwrap();
+    std::fs::remove_file(&removed).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    ok(&[
+        "copy",
+        &v2,
+        &sharded,
+        "--format",
+        "3",
+        "--rechunk",
+        "1,5",
+        "--shards",
+        "2,5",
+    ]);
+    assert!(removed.exists());
+    assert_eq!(
+        std::fs::metadata(&kept).unwrap().modified().unwrap(),
+        before
+    );
+    assert_eq!(tool(&["diff", &store, &sharded]).status.code(), Some(0));
+    // Another layout at the target is refused without --overwrite.
+    let out = tool(&["copy", &v2, &sharded, "--rechunk", "2,5"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("use --overwrite"));
+    ok(&["copy", &v2, &sharded, "--rechunk", "2,5", "--overwrite"]);
+    // A dry run writes nothing.
+    let none = dir.path().join("none.zarr");
+    ok(&["copy", &store, s(&none), "--dry-run"]);
+    assert!(!none.exists());
+}
+
+#[test]
+fn copy_to_and_from_zip() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, store) = setup(dir.path());
+    let zip = format!("zip://{}", s(&dir.path().join("c.zip")));
+    ok(&["copy", &store, &zip]);
+    assert_eq!(ok(&["dump", &zip, "a"]), ok(&["dump", &store, "a"]));
+    assert_eq!(tool(&["diff", &zip, &store]).status.code(), Some(0));
+}
+
+#[test]
+fn validate_finds_corrupt_orphan_and_outside_chunks() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, store) = setup(dir.path());
+    let out = tool(&["validate", &store]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(out.stdout, b"");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "2 nodes (1 arrays) checked: 0 problems\n"
+    );
+    let chunk = dir.path().join("s.zarr/a/c/0/0");
+    std::fs::write(&chunk, b"short").unwrap();
+    std::fs::create_dir(dir.path().join("s.zarr/a/c/9")).unwrap();
+    std::fs::write(dir.path().join("s.zarr/a/c/9/0"), [0u8; 24]).unwrap();
+    std::fs::write(dir.path().join("s.zarr/a/stray"), b"x").unwrap();
+    let out = tool(&["validate", &store]);
+    assert_eq!(out.status.code(), Some(3));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 3, "{text}");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("/a: chunk \"a/c/0/0\": ")),
+        "{text}"
+    );
+    assert!(text.contains("/a: chunk \"a/c/9/0\" lies outside the array (grid 2 x 2)"));
+    assert!(text.contains("/a: orphan key \"a/stray\" (not a chunk key)"));
+}
+
+#[test]
+fn validate_catches_a_checksum_mismatch() {
+    let dir = tempfile::tempdir().unwrap();
+    let (raw, _) = setup(dir.path());
+    let store = s(&dir.path().join("crc.zarr")).to_string();
+    ok(&[
+        "import",
+        &raw,
+        &store,
+        "a",
+        "--dtype",
+        "<i4",
+        "--shape",
+        "4,5",
+        "--chunks",
+        "2,3",
+        "--compressor",
+        r#"[{"id":"crc32c"}]"#,
+    ]);
+    assert_eq!(tool(&["validate", &store]).status.code(), Some(0));
+    let chunk = dir.path().join("crc.zarr/a/c/1/1");
+    let mut bytes = std::fs::read(&chunk).unwrap();
+    bytes[0] ^= 1;
+    std::fs::write(&chunk, bytes).unwrap();
+    let out = tool(&["validate", &store]);
+    assert_eq!(out.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("/a: chunk \"a/c/1/1\": "));
+}
+
+#[test]
+fn diff_exit_codes() {
+    let dir = tempfile::tempdir().unwrap();
+    let (raw, store) = setup(dir.path());
+    let other = s(&dir.path().join("o.zarr")).to_string();
+    ok(&[
+        "import", &raw, &other, "a", "--dtype", "<i4", "--shape", "4,5", "--chunks", "3,3",
+        "--format", "2",
+    ]);
+    let out = tool(&["diff", &store, &other]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(out.stdout, b"");
+    let mut bytes = std::fs::read(&raw).unwrap();
+    bytes[4 * 13] = 99;
+    bytes[4 * 19] = 98;
+    std::fs::write(&raw, bytes).unwrap();
+    ok(&[
+        "import",
+        &raw,
+        &other,
+        "a",
+        "--dtype",
+        "<i4",
+        "--shape",
+        "4,5",
+        "--overwrite",
+    ]);
+    ok(&[
+        "create", &other, "extra", "--shape", "1", "--dtype", "uint8",
+    ]);
+    let out = tool(&["diff", &store, &other]);
+    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "/a: 2 elements differ (first at [2, 3])\n/extra: only in the second\n"
+    );
+    let out = tool(&["diff", &store, s(&dir.path().join("missing"))]);
+    assert_eq!(out.status.code(), Some(1));
+}
+
+#[test]
+fn usage_version_completions_man() {
+    assert_eq!(tool(&["frobnicate"]).status.code(), Some(2));
+    assert_eq!(tool(&["dump"]).status.code(), Some(2));
+    assert_eq!(
+        ok(&["version"]),
+        format!("zarrtool {}\n", env!("CARGO_PKG_VERSION"))
+    );
+    let features = ok(&["version", "--features"]);
+    assert!(
+        features.contains("\nstores: directory zip memory\n"),
+        "{features}"
+    );
+    assert!(ok(&["completions", "bash"]).contains("_zarrtool()"));
+    assert!(ok(&["man"]).starts_with(".ie \\n(.g .ds Aq \\(aq"));
+}
+
+#[test]
+fn consolidate_and_migrate() {
+    let dir = tempfile::tempdir().unwrap();
+    let (raw, _) = setup(dir.path());
+    let v2 = s(&dir.path().join("v2.zarr")).to_string();
+    ok(&["create", &v2, "", "--group", "--format", "2"]);
+    ok(&["import", &raw, &v2, "a", "--dtype", "<i4", "--shape", "20"]);
+    ok(&["consolidate", &v2]);
+    let consolidated: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("v2.zarr/.zmetadata")).unwrap())
+            .unwrap();
+    assert!(consolidated["metadata"]["a/.zarray"].is_object());
+    let out = tool(&["migrate", &v2, "a"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "zarrtool: invalid argument: /a is a Zarr v2 array, not v1\n"
+    );
+}
+
+/// The progress bar is drawn when stderr is a terminal (under tmux) and absent when piped.
+#[test]
+fn progress_bar_in_a_terminal_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = s(&dir.path().join("p.zarr")).to_string();
+    ok(&[
+        "create", &store, "a", "--shape", "4000", "--chunks", "1", "--dtype", "uint8", "--fill",
+        "1",
+    ]);
+    let piped = tool(&["copy", &store, s(&dir.path().join("q.zarr"))]);
+    assert!(piped.status.success());
+    assert_eq!(piped.stderr, b"");
+    if Command::new("tmux").arg("-V").output().is_err() {
+        eprintln!("tmux is not installed: skipping the terminal half");
+        return;
+    }
+    let session = format!("zarrtool-test-{}", std::process::id());
+    let target = s(&dir.path().join("r.zarr")).to_string();
+    let script = format!(
+        "{} -j 1 copy {store} {target}; sleep 5",
+        env!("CARGO_BIN_EXE_zarrtool")
+    );
+    let started = Command::new("tmux")
+        .args([
+            "new-session",
+            "-d",
+            "-s",
+            &session,
+            "-x",
+            "150",
+            "-y",
+            "10",
+            &script,
+        ])
+        .status()
+        .unwrap();
+    assert!(started.success());
+    let mut seen = String::new();
+    for _ in 0..100 {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        let pane = Command::new("tmux")
+            .args(["capture-pane", "-p", "-t", &session])
+            .output()
+            .unwrap();
+        seen = String::from_utf8_lossy(&pane.stdout).to_string();
+        if seen.contains("chunks") {
+            break;
+        }
+    }
+    let _ = Command::new("tmux")
+        .args(["kill-session", "-t", &session])
+        .status();
+    assert!(
+        seen.contains("/a [") && seen.contains("/4000 chunks") && seen.contains("ETA"),
+        "{seen}"
+    );
+}
