@@ -18,7 +18,7 @@ use rayon::prelude::*;
 use std::collections::HashMap;
 
 /// The most bytes of encoded inner chunks an array handle keeps buffered between appends.
-pub const APPEND_BUFFER_BYTES: usize = 256 << 20;
+pub const APPEND_BUFFER_BYTES: usize = crate::ffi::ZARR_APPEND_BUFFER_BYTES as usize;
 
 /// The open shards of one growing axis.
 #[derive(Debug, Default)]
