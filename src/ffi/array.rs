@@ -361,7 +361,6 @@ pub unsafe extern "C" fn zarr_array_resize(
 /// the next flush tries again.
 ///
 /// Only one handle should append to an array at a time (other handles may read).
-
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_append(
     array: *const zarr_array_t,

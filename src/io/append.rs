@@ -77,6 +77,7 @@ impl Open {
     /// `old_extent` is the axis's extent before the append: a shard read back from the
     /// store drops inner chunks starting at or beyond it (left from an earlier, larger
     /// shape). Nothing in the buffer changes when encoding fails.
+    #[allow(clippy::too_many_arguments)]
     pub fn stage(
         &mut self,
         store: &dyn Store,
