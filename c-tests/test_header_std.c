@@ -23,6 +23,9 @@
 #if (ZARR_HAS_ZIP | ZARR_HAS_S3 | ZARR_HAS_GCS | ZARR_HAS_AZURE | ZARR_HAS_HTTP) != 31
 #error "the ZARR_HAS_* bits are not five distinct bits"
 #endif
+#if ZARR_APPEND_BUFFER_BYTES != 268435456
+#error "ZARR_APPEND_BUFFER_BYTES is not the documented 256 MiB"
+#endif
 #if ZARR_FORMAT_V3_DRAFT <= 3 || ZARR_FORMAT_V3_DRAFT_ZARR_PYTHON == ZARR_FORMAT_V3_DRAFT
 #error "the draft format numbers collide with real formats"
 #endif

@@ -74,6 +74,16 @@
 #define ZARR_ABI_VERSION 0
 
 /**
+ * The most bytes of encoded inner chunks an array handle keeps buffered between
+ * `zarr_array_append` calls to a sharded array (256 MiB). Past it, after an append, the
+ * handle stores its open shards and drops them from memory, and a later append reads a
+ * shard it continues back once. Memory per handle is this much compressed data, plus
+ * 24 bytes per inner chunk of each open shard, plus (during a call) the step's own
+ * encoded chunks.
+ */
+#define ZARR_APPEND_BUFFER_BYTES (256 << 20)
+
+/**
  * `zarr_features()` bit: zip files as stores (every build).
  */
 #define ZARR_HAS_ZIP 1
@@ -654,9 +664,12 @@ zarr_status_t zarr_array_open(const zarr_store_t *store,
                               zarr_array_t **out_array);
 
 /**
- * Releases an array handle (NULL is ignored). Freeing syncs nothing by itself; when the
- * handle holds the last reference to its store (the store handle was freed), the store is
- * released and flushed as `zarr_store_free` does (see `zarr_durability`).
+ * Releases an array handle (NULL is ignored). Appends it buffered are stored first (see
+ * `zarr_array_append`), but an error in doing so is lost and those steps may then be
+ * missing: call `zarr_array_flush` before freeing to see it. Freeing syncs nothing by
+ * itself; when the handle holds the last reference to its store (the store handle was
+ * freed), the store is released and flushed as `zarr_store_free` does (see
+ * `zarr_durability`).
  */
 ZARR_API void zarr_array_free(zarr_array_t *array);
 
@@ -772,6 +785,22 @@ zarr_status_t zarr_array_resize(const zarr_array_t *array,
  * Appends `buf` (shape `count[0..ndim]`, other arguments as for `zarr_array_write`) along
  * `axis`; every other extent of `count` must equal the array's. The array grows by
  * `count[axis]`.
+ *
+ * On a sharded array (one level of shards) without a synchronizer, with `mem_dtype` the
+ * array's own type, appends are streamed: the handle keeps the shards of the growing
+ * axis that are not yet complete as their encoded inner chunks (at most
+ * `ZARR_APPEND_BUFFER_BYTES`) and stores each shard once, when an append completes it.
+ * The stored shape (what other handles and processes see) grows when no shard stays
+ * open after an append, at `zarr_array_flush` and when the handle is freed; reads and
+ * queries through this handle see every appended step (they store the buffer first).
+ * A write, resize, refresh or synchronizer change through the handle stores the buffer
+ * first (a write only when it meets the open shards). A process killed between flushes
+ * loses only the steps appended since the last one. Otherwise each append rewrites the
+ * shards it touches at once. A refused append changes nothing; when storing a shard that
+ * a streamed append completed fails, the error is returned, the step stays buffered and
+ * the next flush tries again.
+ *
+ * Only one handle should append to an array at a time (other handles may read).
  */
 ZARR_API
 zarr_status_t zarr_array_append(const zarr_array_t *array,
@@ -782,6 +811,16 @@ zarr_status_t zarr_array_append(const zarr_array_t *array,
                                 zarr_order_t order,
                                 const void *buf,
                                 size_t buf_bytes);
+
+/**
+ * Stores what appends buffered on this handle (the open shards, then the shape) and
+ * flushes the store (`zarr_store_flush`): every step appended before it is then readable
+ * through other handles and processes and survives this process being killed. A shard
+ * left incomplete is stored whole again when a later append completes it, so flush
+ * rarely (e.g. at checkpoints). `ZARR_ERR_READ_ONLY` on a read-only handle; nothing to
+ * store is not an error.
+ */
+ZARR_API zarr_status_t zarr_array_flush(const zarr_array_t *array);
 
 /**
  * Sets `*out_rank` to the number of dimensions.

@@ -590,6 +590,8 @@ class Array {
         static_assert(!std::is_same_v<T, bool>, "std::vector<bool> is packed: pass a bool pointer");
         append(axis, count, data.data(), data.size(), order);
     }
+    /* Stores buffered appends and flushes the store (see zarr_array_flush). */
+    void flush() const { detail::check(zarr_array_flush(get())); }
     void resize(const std::vector<uint64_t> &shape) const {
         detail::check(zarr_array_resize(get(), shape.size(), shape.data()));
     }

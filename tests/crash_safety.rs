@@ -71,6 +71,10 @@ fn main() {
         zip_writer(Path::new(&path));
         return;
     }
+    if let Ok(dir) = std::env::var("ZARR_CRASH_APPEND") {
+        append_writer(Path::new(&dir));
+        return;
+    }
     let kills: u64 = std::env::var("ZARR_CRASH_KILLS")
         .ok()
         .and_then(|v| v.parse().ok())
@@ -537,6 +541,29 @@ fn driver(kills: u64) {
         models[which] = observed;
         checks += n;
     }
+    // Streaming appends: a writer appends steps to a sharded array, flushing now and then,
+    // and is killed; every step of the stored shape, and at least every flushed one, reads
+    // back exactly.
+    let append_dir = dir.path().join("append");
+    create_appended(&append_dir);
+    let (mut append_kills, mut appended, mut append_checks) = (0u64, 0u64, 0u64);
+    for _ in 0..(kills / ZIP_EVERY).max(4) {
+        let lines = run_and_kill(("ZARR_CRASH_APPEND", &append_dir), 0, &mut rng);
+        let flushed = lines
+            .iter()
+            .filter_map(|l| l.strip_prefix("@flushed ")?.parse::<u64>().ok())
+            .max()
+            .unwrap_or(0);
+        let (steps, n) = verify_appended(&append_dir, flushed);
+        append_kills += 1;
+        appended = steps;
+        append_checks += n;
+    }
+    checks += append_checks;
+    println!(
+        "crash safety: {append_kills} kills of a streaming appender, {appended} steps kept, \
+         {append_checks} checks"
+    );
     let leftovers = count_temp_files(dir.path());
     println!(
         "crash safety: {kills} kills ({in_flight_kills} during an operation; {zip_kills} of a \
@@ -547,6 +574,91 @@ fn driver(kills: u64) {
         started.elapsed().as_secs_f64()
     );
     println!("1 passed, 0 failed");
+}
+
+// ---- streaming appends ---------------------------------------------------------------
+
+/// Elements of one appended step (8 x 8) and the shard depth along the growing axis.
+const STEP: u64 = 64;
+const APPEND_DEPTH: u64 = 4;
+
+fn create_appended(dir: &Path) {
+    let store: Arc<dyn Store> = Arc::new(FilesystemStore::open(dir, true, true).unwrap());
+    let mut builder = ArrayBuilder::new(vec![0, 8, 8], ElementType::UInt32);
+    builder.zarr_format(3).unwrap();
+    builder
+        .chunks(vec![1, 4, 4])
+        .shard_shape(vec![APPEND_DEPTH, 8, 8])
+        .fill_value_json(json!(0))
+        .compressor(json!({"id": "zstd", "level": 1}));
+    builder.create(store, "t", Mode::Overwrite).unwrap();
+}
+
+/// Step `t`'s elements: t * 64 + i + 1.
+fn appended_step(t: u64) -> Vec<u32> {
+    (0..STEP).map(|i| (t * STEP + i + 1) as u32).collect()
+}
+
+/// Appends steps from the stored shape on, flushing after a random 1-6 steps and saying
+/// so (`@flushed <steps>`).
+fn append_writer(dir: &Path) {
+    let seed: u64 = std::env::var("ZARR_CRASH_SEED").unwrap().parse().unwrap();
+    let store: Arc<dyn Store> = Arc::new(FilesystemStore::open(dir, true, false).unwrap());
+    let array = Array::open(store, "t", Mode::ReadWrite).unwrap();
+    let mut rng = Rng(seed | 1);
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "@start").unwrap();
+    out.flush().unwrap();
+    let mut until_flush = 1 + rng.below(6);
+    loop {
+        let t = array.metadata().shape[0];
+        let data: Vec<u8> = appended_step(t)
+            .iter()
+            .flat_map(|v| v.to_ne_bytes())
+            .collect();
+        array
+            .append(0, &[1, 8, 8], ElementType::UInt32, Order::C, &data)
+            .unwrap();
+        until_flush -= 1;
+        if until_flush == 0 {
+            array.flush().unwrap();
+            writeln!(out, "@flushed {}", t + 1).unwrap();
+            out.flush().unwrap();
+            until_flush = 1 + rng.below(6);
+        }
+    }
+}
+
+/// Checks the appended array after a kill: it opens, holds at least `flushed` steps, and
+/// every step it holds is exact. Returns the steps and the checks made.
+fn verify_appended(dir: &Path, flushed: u64) -> (u64, u64) {
+    let store: Arc<dyn Store> = Arc::new(FilesystemStore::open(dir, false, false).unwrap());
+    let array = Array::open(store, "t", Mode::Read).unwrap();
+    let steps = array.metadata().shape[0];
+    assert!(steps >= flushed, "{steps} steps stored, {flushed} flushed");
+    let mut buf = vec![0u8; (steps * STEP * 4) as usize];
+    array
+        .read(
+            &[0, 0, 0],
+            &[steps, 8, 8],
+            ElementType::UInt32,
+            Order::C,
+            &mut buf,
+        )
+        .unwrap();
+    let got: Vec<u32> = buf
+        .chunks(4)
+        .map(|c| u32::from_ne_bytes(c.try_into().unwrap()))
+        .collect();
+    for t in 0..steps {
+        let at = (t * STEP) as usize;
+        assert_eq!(
+            got[at..at + STEP as usize],
+            appended_step(t)[..],
+            "step {t} of {steps} ({flushed} flushed)"
+        );
+    }
+    (steps, steps + 2)
 }
 
 fn count_temp_files(dir: &Path) -> usize {

@@ -18,11 +18,19 @@ struct Counting {
     ranges: AtomicU64,
     sets: AtomicU64,
     bytes: AtomicU64,
+    /// Bytes stored by `set`.
+    written: AtomicU64,
 }
 
 impl Counting {
     fn reset(&self) {
-        for c in [&self.gets, &self.ranges, &self.sets, &self.bytes] {
+        for c in [
+            &self.gets,
+            &self.ranges,
+            &self.sets,
+            &self.bytes,
+            &self.written,
+        ] {
             c.store(0, Ordering::SeqCst);
         }
     }
@@ -52,6 +60,7 @@ impl Store for Counting {
     }
     fn set(&self, key: &str, value: &[u8]) -> Result<()> {
         self.sets.fetch_add(1, Ordering::SeqCst);
+        self.written.fetch_add(value.len() as u64, Ordering::SeqCst);
         self.inner.set(key, value)
     }
     fn erase(&self, key: &str) -> Result<bool> {
@@ -642,4 +651,298 @@ fn reads_after_a_rewrite_through_the_same_handle_see_it() {
         );
         assert_eq!(out, u16s(&[7, 7, 512, 382, 304, 7]), "{compressor}");
     }
+}
+
+// ---- streaming appends --------------------------------------------------------------
+
+/// A (T, 8, 6) int32 array growing along axis 0: shards of (4, 4, 6), inner chunks of
+/// (1, 2, 3), zstd; 2 shards per slab of 4 steps.
+fn growing(store: Arc<dyn Store>, path: &str) -> Array {
+    let mut builder = ArrayBuilder::new(vec![0, 8, 6], ElementType::Int32);
+    builder.zarr_format(3).unwrap();
+    builder
+        .chunks(vec![1, 2, 3])
+        .shard_shape(vec![4, 4, 6])
+        .fill_value_json(json!(0))
+        .compressor(json!({"id": "zstd", "level": 1}));
+    builder.create(store, path, Mode::Overwrite).unwrap()
+}
+
+/// Step `t` of the growing array: element i is t * 100 + i (no element equals the fill).
+fn step(t: usize) -> Vec<u8> {
+    values(48, t as i32 * 100 + 1)
+}
+
+fn steps(range: std::ops::Range<usize>) -> Vec<u8> {
+    range.flat_map(step).collect()
+}
+
+fn append_step(array: &Array, t: usize) {
+    array
+        .append(0, &[1, 8, 6], ElementType::Int32, Order::C, &step(t))
+        .unwrap();
+}
+
+/// Every key under `prefix` with its bytes.
+fn contents(store: &dyn Store, prefix: &str) -> Vec<(String, Vec<u8>)> {
+    let mut keys = store.list_prefix(prefix).unwrap();
+    keys.sort();
+    keys.into_iter()
+        .map(|k| {
+            let v = store.get(&k).unwrap().unwrap();
+            (k[prefix.len()..].to_string(), v)
+        })
+        .collect()
+}
+
+/// The stored bytes of the growing array of `t` steps written in one call.
+fn reference(t: usize) -> Vec<(String, Vec<u8>)> {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let array = growing(store.clone(), "r");
+    array.resize(&[t as u64, 8, 6]).unwrap();
+    array
+        .write(
+            &[0, 0, 0],
+            &[t as u64, 8, 6],
+            ElementType::Int32,
+            Order::C,
+            &steps(0..t),
+        )
+        .unwrap();
+    contents(store.as_ref(), "r/")
+}
+
+fn read_all(array: &Array) -> Vec<u8> {
+    let shape = array.metadata().shape.clone();
+    let mut out = vec![0u8; (shape.iter().product::<u64>() * 4) as usize];
+    array
+        .read(&[0, 0, 0], &shape, ElementType::Int32, Order::C, &mut out)
+        .unwrap();
+    out
+}
+
+#[test]
+fn buffered_appends_store_each_shard_once() {
+    let counting = Arc::new(Counting::default());
+    let store: Arc<dyn Store> = counting.clone();
+    let array = growing(store.clone(), "g");
+    counting.reset();
+    for t in 0..3 {
+        append_step(&array, t);
+    }
+    assert_eq!(
+        counting.counts().2,
+        0,
+        "nothing stored before a shard is complete"
+    );
+    assert!(array.append_buffer_bytes().unwrap() > 0);
+    append_step(&array, 3);
+    // Two complete shards, then the shape document (nothing stays buffered).
+    assert_eq!(counting.counts().2, 3);
+    assert_eq!(array.append_buffer_bytes().unwrap(), 0);
+    for t in 4..10 {
+        append_step(&array, t);
+    }
+    assert_eq!(
+        counting.counts().2,
+        6,
+        "the second slab's shards and the shape"
+    );
+    // Another handle sees the shape stored: the 8 steps of the complete shards.
+    let other = Array::open(store.clone(), "g", Mode::Read).unwrap();
+    assert_eq!(other.metadata().shape, vec![8, 8, 6]);
+    assert_eq!(read_all(&other), steps(0..8));
+    // This handle reads its own steps (storing them first).
+    assert_eq!(array.metadata().shape, vec![10, 8, 6]);
+    assert_eq!(read_all(&array), steps(0..10));
+    other.refresh().unwrap();
+    assert_eq!(read_all(&other), steps(0..10));
+    drop(array);
+    // Byte for byte what one write of the whole data stores.
+    assert_eq!(contents(store.as_ref(), "g/"), reference(10));
+}
+
+#[test]
+fn buffered_appends_write_about_the_stored_size() {
+    let counting = Arc::new(Counting::default());
+    let store: Arc<dyn Store> = counting.clone();
+    let array = growing(store.clone(), "g");
+    counting.reset();
+    for t in 0..16 {
+        append_step(&array, t);
+    }
+    array.flush().unwrap();
+    let stored: u64 = contents(store.as_ref(), "g/c/")
+        .iter()
+        .map(|(_, v)| v.len() as u64)
+        .sum();
+    let document = store.size("g/zarr.json").unwrap().unwrap();
+    // Each shard once, and the shape document once per completed slab.
+    assert_eq!(
+        counting.written.load(Ordering::SeqCst),
+        // The documents of shapes 4 and 8 are a digit shorter than those of 12 and 16.
+        stored + 4 * document - 2
+    );
+
+    // Rewriting on every step (buffering off) writes far more: each shard 4 times over.
+    let counting_old = Arc::new(Counting::default());
+    let store_old: Arc<dyn Store> = counting_old.clone();
+    let old = growing(store_old.clone(), "g");
+    old.set_append_buffering(false).unwrap();
+    counting_old.reset();
+    for t in 0..16 {
+        append_step(&old, t);
+    }
+    assert!(counting_old.written.load(Ordering::SeqCst) > 2 * stored);
+    assert_eq!(
+        contents(store_old.as_ref(), "g/c/"),
+        contents(store.as_ref(), "g/c/")
+    );
+}
+
+#[test]
+fn flushed_appends_are_exact_and_visible() {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let array = growing(store.clone(), "g");
+    let mut flushed = 0;
+    for t in 0..11 {
+        append_step(&array, t);
+        if [1, 5, 6, 9].contains(&t) {
+            array.flush().unwrap();
+            flushed = t + 1;
+        }
+        let other = Array::open(store.clone(), "g", Mode::Read).unwrap();
+        let shown = other.metadata().shape[0] as usize;
+        // The flushed steps, or the end of the complete shards past them.
+        assert!(
+            shown == flushed || shown == (t + 1) / 4 * 4,
+            "step {t}: {shown}"
+        );
+        assert_eq!(read_all(&other), steps(0..shown));
+    }
+    array.flush().unwrap();
+    assert_eq!(contents(store.as_ref(), "g/"), reference(11));
+    // A new handle continues a flushed partial shard from the store.
+    drop(array);
+    let again = Array::open(store.clone(), "g", Mode::ReadWrite).unwrap();
+    append_step(&again, 11);
+    drop(again);
+    assert_eq!(contents(store.as_ref(), "g/"), reference(12));
+}
+
+#[test]
+fn buffered_appends_meet_other_calls() {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let array = growing(store.clone(), "g");
+    for t in 0..6 {
+        append_step(&array, t);
+    }
+    // A write into the open shards stores them first, then rewrites as usual.
+    array
+        .write(
+            &[5, 0, 0],
+            &[1, 8, 6],
+            ElementType::Int32,
+            Order::C,
+            &step(40),
+        )
+        .unwrap();
+    let mut expected = steps(0..5);
+    expected.extend(step(40));
+    assert_eq!(
+        read_all(&Array::open(store.clone(), "g", Mode::Read).unwrap()),
+        expected
+    );
+    append_step(&array, 6);
+    // A shrink drops what lies beyond; appends then continue from the new end.
+    array.resize(&[3, 8, 6]).unwrap();
+    append_step(&array, 3);
+    append_step(&array, 4);
+    assert_eq!(read_all(&array), steps(0..5));
+    // Appends along another axis store the open shards first.
+    let mut wide = vec![0u8; 5 * 8 * 4];
+    wide.iter_mut().for_each(|b| *b = 1);
+    array
+        .append(2, &[5, 8, 1], ElementType::Int32, Order::C, &wide)
+        .unwrap();
+    assert_eq!(array.metadata().shape, vec![5, 8, 7]);
+    drop(array);
+    let other = Array::open(store.clone(), "g", Mode::Read).unwrap();
+    assert_eq!(other.metadata().shape, vec![5, 8, 7]);
+    let all = read_all(&other);
+    let got: Vec<i32> = all
+        .chunks(4)
+        .map(|c| i32::from_ne_bytes(c.try_into().unwrap()))
+        .collect();
+    let first: Vec<i32> = steps(0..5)
+        .chunks(4)
+        .map(|c| i32::from_ne_bytes(c.try_into().unwrap()))
+        .collect();
+    for (i, v) in got.iter().enumerate() {
+        let (row, col) = (i / 7, i % 7);
+        let want = if col == 6 {
+            0x01010101
+        } else {
+            first[row * 6 + col]
+        };
+        assert_eq!(*v, want, "element {i}");
+    }
+}
+
+#[test]
+fn buffered_appends_refuse_bad_use() {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let array = growing(store.clone(), "g");
+    append_step(&array, 0);
+    let held = array.append_buffer_bytes().unwrap();
+    // Wrong extents, buffer size and type: refused, nothing buffered or stored.
+    let e = array
+        .append(0, &[1, 8, 5], ElementType::Int32, Order::C, &step(1))
+        .unwrap_err();
+    assert!(e.to_string().contains("extent"), "{e}");
+    let e = array
+        .append(0, &[1, 8, 6], ElementType::Int32, Order::C, &step(1)[4..])
+        .unwrap_err();
+    assert!(matches!(e, zarr::Error::BufferSize(_)), "{e}");
+    let e = array
+        .append(0, &[1, 8, 6], ElementType::Float32, Order::C, &step(1))
+        .unwrap_err();
+    assert!(matches!(e, zarr::Error::DtypeMismatch(_)), "{e}");
+    assert_eq!(array.append_buffer_bytes().unwrap(), held);
+    assert_eq!(array.metadata().shape, vec![1, 8, 6]);
+    // Flushing a read-only handle is refused.
+    let reader = Array::open(store.clone(), "g", Mode::Read).unwrap();
+    assert!(matches!(
+        reader.flush().unwrap_err(),
+        zarr::Error::ReadOnly(_)
+    ));
+    assert!(reader
+        .append(0, &[1, 8, 6], ElementType::Int32, Order::C, &step(1))
+        .is_err());
+    array.flush().unwrap();
+    assert_eq!(
+        read_all(&reader),
+        Vec::<u8>::new(),
+        "opened before the flush"
+    );
+    reader.refresh().unwrap();
+    assert_eq!(read_all(&reader), step(0));
+}
+
+#[test]
+fn synchronized_appends_are_not_buffered() {
+    let counting = Arc::new(Counting::default());
+    let store: Arc<dyn Store> = counting.clone();
+    let array = growing(store.clone(), "g");
+    array
+        .set_synchronization(&zarr::io::lock::Synchronization::Thread)
+        .unwrap();
+    counting.reset();
+    append_step(&array, 0);
+    assert_eq!(array.append_buffer_bytes().unwrap(), 0);
+    assert_eq!(counting.counts().2, 3, "the shape and both shards, at once");
+    assert_eq!(
+        read_all(&Array::open(store.clone(), "g", Mode::Read).unwrap()),
+        step(0)
+    );
 }

@@ -227,6 +227,14 @@ pub const ZARR_VERSION_NUMBER: u32 = 1000;
 /// The soname major version: `libzarr.so.<ZARR_ABI_VERSION>`.
 pub const ZARR_ABI_VERSION: u32 = 0;
 
+/// The most bytes of encoded inner chunks an array handle keeps buffered between
+/// `zarr_array_append` calls to a sharded array (256 MiB). Past it, after an append, the
+/// handle stores its open shards and drops them from memory, and a later append reads a
+/// shard it continues back once. Memory per handle is this much compressed data, plus
+/// 24 bytes per inner chunk of each open shard, plus (during a call) the step's own
+/// encoded chunks.
+pub const ZARR_APPEND_BUFFER_BYTES: u32 = 256 << 20;
+
 /// `zarr_features()` bit: zip files as stores (every build).
 pub const ZARR_HAS_ZIP: u32 = 1;
 /// `zarr_features()` bit: `s3://` stores (S3 and S3-compatible servers).

@@ -2,6 +2,7 @@
 //! read/decode/scatter and gather/encode/write, and the chunk locks of concurrent writers
 //! (with the real locations of keys they are named by).
 
+pub mod append;
 pub mod convert;
 pub mod copy;
 pub mod location;

@@ -172,9 +172,9 @@ pub fn check_bounds(meta: &ArrayMeta, region: Region) -> Result<()> {
 
 /// Where one chunk meets the region.
 #[derive(Debug, Default)]
-struct Part {
+pub(super) struct Part {
     /// Chunk index.
-    index: smallvec::SmallVec<[u64; 8]>,
+    pub(super) index: smallvec::SmallVec<[u64; 8]>,
     /// Extent of the overlap.
     extent: smallvec::SmallVec<[usize; 8]>,
     /// Offset of the overlap inside the chunk, in elements.
@@ -214,16 +214,16 @@ thread_local! {
 }
 
 /// The per-chunk plan of a region.
-struct Plan<'a> {
+pub(super) struct Plan<'a> {
     meta: &'a ArrayMeta,
     /// The shape of the chunks the codecs encode (the innermost when sharded).
-    chunks: &'a [u64],
+    pub(super) chunks: &'a [u64],
     /// Where chunk keys are joined to.
     base: &'a str,
     region: Region<'a>,
-    first: Vec<u64>,
-    counts: Vec<u64>,
-    total: usize,
+    pub(super) first: Vec<u64>,
+    pub(super) counts: Vec<u64>,
+    pub(super) total: usize,
     chunk_strides: Vec<usize>,
     buf_strides: Vec<usize>,
     /// One element of the fill value (zeros when it is null).
@@ -231,7 +231,7 @@ struct Plan<'a> {
 }
 
 impl<'a> Plan<'a> {
-    fn new(
+    pub(super) fn new(
         meta: &'a ArrayMeta,
         base: &'a str,
         region: Region<'a>,
@@ -266,7 +266,7 @@ impl<'a> Plan<'a> {
     }
 
     /// Fills `part` with the `flat`-th chunk of the plan (C order).
-    fn part(&self, flat: usize, part: &mut Part) {
+    pub(super) fn part(&self, flat: usize, part: &mut Part) {
         let rank = self.meta.rank();
         part.index.resize(rank, 0);
         let mut rest = flat as u64;
@@ -591,7 +591,7 @@ pub fn read(
 /// `existing` (its stored bytes; the fill value when `None` or when the part covers every
 /// element in bounds), then encoded, with `work` as the work buffers. `None`: the chunk
 /// equals the fill value and is not stored (unless `keep_fill`).
-fn merged_chunk<'w>(
+pub(super) fn merged_chunk<'w>(
     plan: &Plan,
     part: &Part,
     existing: Option<&[u8]>,

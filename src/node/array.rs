@@ -8,6 +8,7 @@ use super::{
 };
 use crate::dtype::ElementType;
 use crate::error::{Error, Result};
+use crate::io::append::{self, Open};
 use crate::io::convert;
 use crate::io::location::Location;
 use crate::io::lock::{Synchronization, WriteGuard};
@@ -43,6 +44,17 @@ pub struct Array {
     /// The items of the last variable-length read whose caller's buffers were too small
     /// (a size query), for the call that follows it with buffers of the right size.
     kept_vlen: Mutex<Option<KeptVlen>>,
+    /// Streaming appends: the open shards of the growing axis (see [`Array::append`]).
+    appends: Mutex<Appends>,
+}
+
+/// The state of streaming appends on a handle.
+#[derive(Debug)]
+struct Appends {
+    /// Whether appends to a sharded array are buffered (on unless turned off).
+    enabled: bool,
+    /// The open shards and whether the shape document lags behind the handle's shape.
+    open: Option<Open>,
 }
 
 /// A variable-length read kept for the call that follows a size query.
@@ -164,6 +176,10 @@ impl Array {
             shards: IndexCache::default(),
             update: Mutex::new(()),
             kept_vlen: Mutex::new(None),
+            appends: Mutex::new(Appends {
+                enabled: true,
+                open: None,
+            }),
         }
     }
 
@@ -242,6 +258,8 @@ impl Array {
     /// Reads the metadata again from the store, so this handle sees the shape (and the
     /// rest) that another handle or process changed since it was opened.
     pub fn refresh(&self) -> Result<()> {
+        let mut appends = self.appends()?;
+        self.flush_appends(&mut appends, true)?;
         let _guard = self.lock_update()?;
         let key = self.format.array_key(&self.path);
         let bytes = get_document(self.store.as_ref(), &key)?.ok_or_else(|| {
@@ -325,6 +343,7 @@ impl Array {
         layout: impl Into<MemLayout<'a>>,
         buf: &mut [u8],
     ) -> Result<()> {
+        self.settle()?;
         let meta = self.metadata();
         let region = Region { start, count };
         let strides = region::check(&meta, region, elem, layout.into(), buf.len())?;
@@ -369,6 +388,24 @@ impl Array {
         buf: &[u8],
     ) -> Result<()> {
         self.check_writable("write")?;
+        {
+            // Open shards this write overlaps are stored and closed first; it then
+            // rewrites them as any other shard.
+            let mut appends = self.appends()?;
+            let meta = self.metadata();
+            let overlaps = appends.open.as_ref().is_some_and(|open| {
+                open.axis_range(&meta).is_some_and(|(lo, hi)| {
+                    let axis = open.axis;
+                    start.len() == meta.rank()
+                        && count.len() == meta.rank()
+                        && start[axis] < hi
+                        && start[axis].saturating_add(count[axis]) > lo
+                })
+            });
+            if overlaps {
+                self.flush_appends(&mut appends, true)?;
+            }
+        }
         let meta = self.metadata();
         let region = Region { start, count };
         let strides = region::check(&meta, region, elem, layout.into(), buf.len())?;
@@ -487,6 +524,8 @@ impl Array {
     /// The locks are the array's, found by its real location: handles opened through
     /// differently rooted stores, or links, take the same locks and lock files.
     pub fn set_synchronization(&self, sync: &Synchronization) -> Result<()> {
+        let mut appends = self.appends()?;
+        self.flush_appends(&mut appends, true)?;
         let base = self.format.data_base(&self.path);
         let home = Location::of(&self.store, &base);
         let guard = WriteGuard::new(sync, self.store.as_ref(), &home, &node_prefix(&base))?;
@@ -500,6 +539,8 @@ impl Array {
     /// Changes the shape; chunks wholly outside the new shape are erased.
     pub fn resize(&self, shape: &[u64]) -> Result<()> {
         self.check_writable("resize")?;
+        let mut appends = self.appends()?;
+        self.flush_appends(&mut appends, true)?;
         let _guard = self.lock_update()?;
         let mut meta = ArrayMeta::clone(&self.metadata());
         if shape.len() != meta.rank() {
@@ -542,6 +583,7 @@ impl Array {
         buf: &[u8],
     ) -> Result<Vec<u64>> {
         self.check_writable("append")?;
+        let mut appends = self.appends()?;
         let meta = self.metadata();
         if count.len() != meta.rank() {
             return Err(Error::RankMismatch(format!(
@@ -573,7 +615,7 @@ impl Array {
         let mut grown = ArrayMeta::clone(&meta);
         grown.shape = new_shape.clone();
         grown.validate()?;
-        region::check(
+        let strides = region::check(
             &grown,
             Region {
                 start: &start,
@@ -583,6 +625,26 @@ impl Array {
             order.into(),
             buf.len(),
         )?;
+        if self.streams(&appends, &meta, elem)? {
+            convert::check_narrow(&meta.dtype, count, &strides, buf)?;
+            let region = Region {
+                start: &start,
+                count,
+            };
+            self.append_buffered(
+                &mut appends,
+                axis,
+                grown,
+                meta.shape[axis],
+                region,
+                strides,
+                buf,
+            )?;
+            return Ok(new_shape);
+        }
+        // Not buffered: what earlier appends buffered is stored first.
+        self.flush_appends(&mut appends, true)?;
+        drop(appends);
         self.resize(&new_shape)?;
         if let Err(e) = self.write(&start, count, elem, order, buf) {
             // Leave the array as it was: shrink back, erasing what the failed write stored.
@@ -590,6 +652,111 @@ impl Array {
             return Err(e);
         }
         Ok(new_shape)
+    }
+
+    /// Whether an append of items of type `elem` to the array `meta` is buffered: on a
+    /// writable handle of a sharded array (one level of shards), without a synchronizer,
+    /// the items given in the stored type, and buffering not turned off.
+    fn streams(&self, appends: &Appends, meta: &ArrayMeta, elem: ElementType) -> Result<bool> {
+        Ok(appends.enabled
+            && self.writable
+            && append::buffered_level(meta).is_some()
+            && elem == meta.dtype.element_type()
+            && matches!(*self.guard()?, WriteGuard::None))
+    }
+
+    /// Appends `buf` as `region` into the open shards of `axis` (the shape growing from
+    /// `old_extent` to `grown`'s), stores the shards it completes and, when no shard stays
+    /// open or the buffer has grown past [`append::APPEND_BUFFER_BYTES`], everything else.
+    #[allow(clippy::too_many_arguments)]
+    fn append_buffered(
+        &self,
+        appends: &mut Appends,
+        axis: usize,
+        grown: ArrayMeta,
+        old_extent: u64,
+        region: Region,
+        strides: Vec<usize>,
+        buf: &[u8],
+    ) -> Result<()> {
+        if appends.open.as_ref().is_some_and(|o| o.axis != axis) {
+            self.flush_appends(appends, true)?;
+        }
+        let base = self.format.data_base(&self.path);
+        let store = self.store.as_ref();
+        let open = appends.open.get_or_insert_with(|| Open::new(axis));
+        open.stage(store, &base, &grown, old_extent, region, strides, buf)?;
+        self.replace_metadata(grown)?;
+        let meta = self.metadata();
+        open.store_complete(store, &base, &meta, meta.shape[axis])?;
+        if open.axis_range(&meta).is_none() || open.bytes() > append::APPEND_BUFFER_BYTES {
+            self.flush_appends(appends, true)?;
+        }
+        Ok(())
+    }
+
+    /// Stores what appends buffered on this handle: the open shards that changed, then
+    /// the metadata document with the handle's shape. With `close`, the open shards are
+    /// dropped from memory too.
+    fn flush_appends(&self, appends: &mut Appends, close: bool) -> Result<()> {
+        let Some(open) = appends.open.as_mut() else {
+            return Ok(());
+        };
+        let meta = self.metadata();
+        let base = self.format.data_base(&self.path);
+        open.store_open(self.store.as_ref(), &base, &meta, close)?;
+        if open.shape_changed {
+            let _guard = self.lock_update()?;
+            let document = self.format.render_array(&meta, &self.attributes()?)?;
+            self.store
+                .set(&self.format.array_key(&self.path), &document)?;
+            open.shape_changed = false;
+        }
+        if close {
+            appends.open = None;
+        }
+        Ok(())
+    }
+
+    /// Stores what appends buffered on this handle and flushes the store (see
+    /// [`Store::flush`]): every step appended before it is then readable through other
+    /// handles and processes, and survives this process being killed. Open shards stay
+    /// in memory, so later appends rewrite them once more when complete.
+    pub fn flush(&self) -> Result<()> {
+        self.check_writable("flush")?;
+        let mut appends = self.appends()?;
+        self.flush_appends(&mut appends, false)?;
+        drop(appends);
+        self.store.flush()
+    }
+
+    /// Turns buffering of appends on (the default) or off; turning it off stores what is
+    /// buffered first. Off, every append rewrites the shards it touches at once.
+    pub fn set_append_buffering(&self, on: bool) -> Result<()> {
+        let mut appends = self.appends()?;
+        if !on {
+            self.flush_appends(&mut appends, true)?;
+        }
+        appends.enabled = on;
+        Ok(())
+    }
+
+    /// Encoded bytes that appends hold buffered on this handle.
+    pub fn append_buffer_bytes(&self) -> Result<usize> {
+        Ok(self.appends()?.open.as_ref().map_or(0, Open::bytes))
+    }
+
+    /// Stores what appends buffered, keeping the open shards, so the store holds what this
+    /// handle shows (before reads and queries of the store).
+    fn settle(&self) -> Result<()> {
+        let mut appends = self.appends()?;
+        self.flush_appends(&mut appends, false)
+    }
+
+    fn appends(&self) -> Result<std::sync::MutexGuard<'_, Appends>> {
+        self.appends
+            .lock()
+            .map_err(|_| Error::Internal("append buffer poisoned".into()))
     }
 
     /// The metadata format of the array.
@@ -642,6 +809,8 @@ impl Array {
         }
         if self.format.is_v3() {
             self.check_writable("set dimension names")?;
+            let mut appends = self.appends()?;
+            self.flush_appends(&mut appends, false)?;
             let _guard = self.lock_update()?;
             let mut meta = ArrayMeta::clone(&self.metadata());
             meta.dimension_names = Some(names.to_vec());
@@ -706,6 +875,7 @@ impl Array {
 
     /// Total bytes stored under the array: metadata, attributes and chunks.
     pub fn nbytes_stored(&self) -> Result<u64> {
+        self.settle()?;
         let mut total = 0;
         if self.format.draft_scheme().is_some() {
             total += self
@@ -725,6 +895,7 @@ impl Array {
 
     /// Number of chunks inside the grid that are stored.
     pub fn nchunks_initialized(&self) -> Result<u64> {
+        self.settle()?;
         let meta = self.metadata();
         let grid = meta.chunk_grid();
         Ok(self
@@ -732,6 +903,16 @@ impl Array {
             .iter()
             .filter(|(_, index)| index.iter().zip(&grid).all(|(i, g)| i < g))
             .count() as u64)
+    }
+}
+
+impl Drop for Array {
+    /// Stores what appends buffered; an error here is lost (call [`Array::flush`] first to
+    /// see it), and the buffered steps may then be missing from the store.
+    fn drop(&mut self) {
+        if let Ok(mut appends) = self.appends.lock() {
+            let _ = self.flush_appends(&mut appends, true);
+        }
     }
 }
 

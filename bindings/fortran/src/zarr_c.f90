@@ -58,10 +58,12 @@ module zarr_c
       integer(c_int32_t) :: res
     end function c_zarr_array_open
 
-    ! Releases an array handle (NULL is ignored). Freeing syncs nothing by itself; when the
-    ! handle holds the last reference to its store (the store handle was freed), the store
-    ! is
-    ! released and flushed as `zarr_store_free` does (see `zarr_durability`).
+    ! Releases an array handle (NULL is ignored). Appends it buffered are stored first (see
+    ! `zarr_array_append`), but an error in doing so is lost and those steps may then be
+    ! missing: call `zarr_array_flush` before freeing to see it. Freeing syncs nothing by
+    ! itself; when the handle holds the last reference to its store (the store handle was
+    ! freed), the store is released and flushed as `zarr_store_free` does (see
+    ! `zarr_durability`).
     subroutine c_zarr_array_free(array) &
         bind(c, name="zarr_array_free")
       import
@@ -211,6 +213,22 @@ module zarr_c
     ! along
     ! `axis`; every other extent of `count` must equal the array's. The array grows by
     ! `count[axis]`.
+    !
+    ! On a sharded array (one level of shards) without a synchronizer, with `mem_dtype` the
+    ! array's own type, appends are streamed: the handle keeps the shards of the growing
+    ! axis that are not yet complete as their encoded inner chunks (at most
+    ! `ZARR_APPEND_BUFFER_BYTES`) and stores each shard once, when an append completes it.
+    ! The stored shape (what other handles and processes see) grows when no shard stays
+    ! open after an append, at `zarr_array_flush` and when the handle is freed; reads and
+    ! queries through this handle see every appended step (they store the buffer first).
+    ! A write, resize, refresh or synchronizer change through the handle stores the buffer
+    ! first (a write only when it meets the open shards). A process killed between flushes
+    ! loses only the steps appended since the last one. Otherwise each append rewrites the
+    ! shards it touches at once. A refused append changes nothing; when storing a shard that
+    ! a streamed append completed fails, the error is returned, the step stays buffered and
+    ! the next flush tries again.
+    !
+    ! Only one handle should append to an array at a time (other handles may read).
     function c_zarr_array_append(array, axis, ndim, count, mem_dtype, order, buf, buf_bytes) &
         bind(c, name="zarr_array_append") result(res)
       import
@@ -225,6 +243,20 @@ module zarr_c
       integer(c_size_t), value :: buf_bytes
       integer(c_int32_t) :: res
     end function c_zarr_array_append
+
+    ! Stores what appends buffered on this handle (the open shards, then the shape) and
+    ! flushes the store (`zarr_store_flush`): every step appended before it is then readable
+    ! through other handles and processes and survives this process being killed. A shard
+    ! left incomplete is stored whole again when a later append completes it, so flush
+    ! rarely (e.g. at checkpoints). `ZARR_ERR_READ_ONLY` on a read-only handle; nothing to
+    ! store is not an error.
+    function c_zarr_array_flush(array) &
+        bind(c, name="zarr_array_flush") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: array
+      integer(c_int32_t) :: res
+    end function c_zarr_array_flush
 
     ! Sets `*out_rank` to the number of dimensions.
     function c_zarr_array_rank(array, out_rank) &

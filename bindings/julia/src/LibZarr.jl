@@ -165,9 +165,12 @@ end
 """
     zarr_array_free(array) -> Cvoid
 
-Releases an array handle (NULL is ignored). Freeing syncs nothing by itself; when the
-handle holds the last reference to its store (the store handle was freed), the store is
-released and flushed as `zarr_store_free` does (see `zarr_durability`).
+Releases an array handle (NULL is ignored). Appends it buffered are stored first (see
+`zarr_array_append`), but an error in doing so is lost and those steps may then be
+missing: call `zarr_array_flush` before freeing to see it. Freeing syncs nothing by
+itself; when the handle holds the last reference to its store (the store handle was
+freed), the store is released and flushed as `zarr_store_free` does (see
+`zarr_durability`).
 """
 function zarr_array_free(array)
     ccall((:zarr_array_free, libzarr), Cvoid, (Ptr{zarr_array_t},), array)
@@ -273,9 +276,39 @@ end
 Appends `buf` (shape `count[0..ndim]`, other arguments as for `zarr_array_write`) along
 `axis`; every other extent of `count` must equal the array's. The array grows by
 `count[axis]`.
+
+On a sharded array (one level of shards) without a synchronizer, with `mem_dtype` the
+array's own type, appends are streamed: the handle keeps the shards of the growing
+axis that are not yet complete as their encoded inner chunks (at most
+`ZARR_APPEND_BUFFER_BYTES`) and stores each shard once, when an append completes it.
+The stored shape (what other handles and processes see) grows when no shard stays
+open after an append, at `zarr_array_flush` and when the handle is freed; reads and
+queries through this handle see every appended step (they store the buffer first).
+A write, resize, refresh or synchronizer change through the handle stores the buffer
+first (a write only when it meets the open shards). A process killed between flushes
+loses only the steps appended since the last one. Otherwise each append rewrites the
+shards it touches at once. A refused append changes nothing; when storing a shard that
+a streamed append completed fails, the error is returned, the step stays buffered and
+the next flush tries again.
+
+Only one handle should append to an array at a time (other handles may read).
 """
 function zarr_array_append(array, axis, ndim, count, mem_dtype, order, buf, buf_bytes)
     ccall((:zarr_array_append, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Csize_t, Csize_t, Ptr{UInt64}, zarr_dtype_t, zarr_order_t, Ptr{Cvoid}, Csize_t), array, axis, ndim, count, mem_dtype, order, buf, buf_bytes)
+end
+
+"""
+    zarr_array_flush(array) -> zarr_status_t
+
+Stores what appends buffered on this handle (the open shards, then the shape) and
+flushes the store (`zarr_store_flush`): every step appended before it is then readable
+through other handles and processes and survives this process being killed. A shard
+left incomplete is stored whole again when a later append completes it, so flush
+rarely (e.g. at checkpoints). `ZARR_ERR_READ_ONLY` on a read-only handle; nothing to
+store is not an error.
+"""
+function zarr_array_flush(array)
+    ccall((:zarr_array_flush, libzarr), zarr_status_t, (Ptr{zarr_array_t},), array)
 end
 
 """
