@@ -321,8 +321,66 @@ static void builder_settings(void) {
     zarr_store_free(s);
 }
 
+/* Time steps appended to a sharded array: buffered on the handle, seen by other handles
+ * after zarr_array_flush, exactly. */
+static void streaming_appends(void) {
+    zarr_store_t *s = memory();
+    const uint64_t shape[2] = {0, 6}, chunks[2] = {1, 3}, shard[2] = {4, 6}, origin[2] = {0, 0};
+    zarr_array_builder_t *b = NULL;
+    zarr_array_t *a = NULL, *other = NULL;
+    CHECK_OK(zarr_array_builder_new(ZARR_DTYPE_INT32, 2, shape, &b));
+    CHECK_OK(zarr_array_builder_set_chunk_shape(b, 2, chunks));
+    CHECK_OK(zarr_array_builder_set_shard_shape(b, 2, shard));
+    CHECK_OK(zarr_array_builder_set_zarr_format(b, 3));
+    CHECK_OK(zarr_array_create(b, s, "t", ZARR_MODE_W, &a));
+    zarr_array_builder_free(b);
+    int32_t steps[5][6], back[5][6];
+    const uint64_t one[2] = {1, 6};
+    for (int t = 0; t < 5; t++) {
+        for (int i = 0; i < 6; i++) steps[t][i] = t * 100 + i;
+        CHECK_OK(zarr_array_append(a, 0, 2, one, ZARR_DTYPE_INT32, ZARR_ORDER_C, steps[t], sizeof steps[t]));
+        if (t == 2) {
+            /* Three steps in one incomplete shard: not stored yet, then stored by a flush. */
+            CHECK_OK(zarr_array_open(s, "t", ZARR_MODE_R, &other));
+            uint64_t seen[2] = {9, 9};
+            CHECK_OK(zarr_array_shape(other, 2, seen));
+            CHECK_EQ(seen[0], 0);
+            zarr_array_free(other);
+            CHECK_OK(zarr_array_flush(a));
+            CHECK_OK(zarr_array_open(s, "t", ZARR_MODE_R, &other));
+            CHECK_OK(zarr_array_shape(other, 2, seen));
+            CHECK_EQ(seen[0], 3);
+            const uint64_t three[2] = {3, 6};
+            CHECK_OK(zarr_array_read(other, 2, origin, three, ZARR_DTYPE_INT32, ZARR_ORDER_C, back, 3 * sizeof steps[0]));
+            CHECK(memcmp(back, steps, 3 * sizeof steps[0]) == 0);
+            CHECK_STATUS(zarr_array_flush(other), ZARR_ERR_READ_ONLY);
+            zarr_array_free(other);
+        }
+    }
+    /* The appending handle reads every step; a new handle after the flush too. */
+    const uint64_t five[2] = {5, 6};
+    CHECK_OK(zarr_array_read(a, 2, origin, five, ZARR_DTYPE_INT32, ZARR_ORDER_C, back, sizeof back));
+    CHECK(memcmp(back, steps, sizeof steps) == 0);
+    CHECK_OK(zarr_array_flush(a));
+    CHECK_OK(zarr_array_flush(a)); /* nothing left: not an error */
+    CHECK_OK(zarr_array_open(s, "t", ZARR_MODE_R, &other));
+    memset(back, 0, sizeof back);
+    CHECK_OK(zarr_array_read(other, 2, origin, five, ZARR_DTYPE_INT32, ZARR_ORDER_C, back, sizeof back));
+    CHECK(memcmp(back, steps, sizeof steps) == 0);
+    zarr_array_free(other);
+    /* A wrong step is refused and changes nothing. */
+    CHECK_STATUS(zarr_array_append(a, 0, 2, one, ZARR_DTYPE_INT32, ZARR_ORDER_C, steps[0], 4), ZARR_ERR_BUFFER_SIZE);
+    uint64_t now[2] = {0, 0};
+    CHECK_OK(zarr_array_shape(a, 2, now));
+    CHECK_EQ(now[0], 5);
+    CHECK_STATUS(zarr_array_flush(NULL), ZARR_ERR_NULL_ARG);
+    zarr_array_free(a);
+    zarr_store_free(s);
+}
+
 int main(void) {
     arrays();
+    streaming_appends();
     builder_settings();
     shards();
     nested_shards();
