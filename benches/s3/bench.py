@@ -1,0 +1,659 @@
+"""Object-store speed benchmark: libzarr beside zarr-python 3 (obstore) and tensorstore on one
+S3 bucket, through a counting and delaying proxy (proxy.py), for a float32 array of 512^3
+(1 GiB) in 64^3 chunks and in 256^3 shards of 32^3 chunks, zstd level 1 (v3), every backend
+at its default settings.
+
+Workloads: full write (each backend its own new prefix), full read, 1000 random 16^3
+regions and 1000 random inner chunks, one call after another (the reads on the array
+libzarr wrote, each from a freshly opened array; every backend's bytes are checked against
+the source data). Each (backend, workload) runs in its own process: its peak RSS comes from
+os.wait4, its requests from the proxy's counters. Also printed: what the machine allows
+(memcpy, zstd, the S3 servers' raw GET/PUT of 1 MiB objects with many in flight) and a
+sweep of libzarr's `max_requests`.
+
+Run it with scripts/bench-s3.sh, which starts the servers and proxies and passes their
+addresses; `python bench.py --help` lists the options.
+"""
+
+import argparse
+import asyncio
+import ctypes
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import numpy as np
+
+BUCKET = "bench"
+REGION = "us-east-1"
+BACKENDS = ("libzarr", "zarr-python", "tensorstore")
+WORKLOADS = ("write", "read", "regions", "chunks")
+REGION_EDGE = 16
+ZSTD_LEVEL = 1
+SWEEP = (8, 16, 32, 64, 128)
+
+
+# ---- the data and what reading it must give ------------------------------------------------
+
+def layouts(n: int) -> dict:
+    """The two layouts of an array of edge `n`: (chunk edge, shard edge or None)."""
+    return {"chunks": (n // 8, None), "shards": (n // 16, n // 2)}
+
+
+def region_starts(n: int, count: int) -> np.ndarray:
+    return np.random.default_rng(1).integers(0, n - REGION_EDGE + 1, size=(count, 3))
+
+
+def chunk_indices(n: int, chunk: int, count: int) -> np.ndarray:
+    return np.random.default_rng(2).integers(0, n // chunk, size=(count, 3))
+
+
+def make_data(path: Path, n: int) -> None:
+    """A smooth field plus noise, float32, C order, written plane by plane."""
+    rng = np.random.default_rng(0)
+    x = np.linspace(0, 6 * np.pi, n, dtype=np.float32)
+    a, b, c = np.sin(x), np.cos(0.7 * x), np.sin(1.3 * x + 0.5)
+    with open(path, "wb") as f:
+        for i in range(n):
+            plane = 10 * a[i] * b[:, None] + 5 * c[None, :] + 20
+            plane += rng.standard_normal((n, n), dtype=np.float32) * 0.05
+            f.write(plane.astype(np.float32).tobytes())
+
+
+def expected_digests(data: np.ndarray, n: int, reads: int) -> dict:
+    """Digests of what each read workload must give, per layout."""
+    out = {"read": digest(data)}
+    h = hashlib.blake2b(digest_size=16)
+    for z, y, x in region_starts(n, reads):
+        h.update(np.ascontiguousarray(data[z:z + 16, y:y + 16, x:x + 16]).tobytes())
+    out["regions"] = h.hexdigest()
+    for name, (chunk, _) in layouts(n).items():
+        h = hashlib.blake2b(digest_size=16)
+        for idx in chunk_indices(n, chunk, reads):
+            s = tuple(slice(i * chunk, (i + 1) * chunk) for i in idx)
+            h.update(np.ascontiguousarray(data[s]).tobytes())
+        out[f"chunks/{name}"] = h.hexdigest()
+    return out
+
+
+def digest(a: np.ndarray) -> str:
+    return hashlib.blake2b(memoryview(np.ascontiguousarray(a)).cast("B"),
+                           digest_size=16).hexdigest()
+
+
+# ---- the proxy's counters --------------------------------------------------------------------
+
+def proxy_stats(endpoint: str) -> dict:
+    """The proxy's counters (zeros when `endpoint` is the server itself)."""
+    if endpoint is None:
+        return {"kinds": {}, "statuses": {}, "requests": 0, "bytes_down": 0, "bytes_up": 0,
+                "max_in_flight": 0}
+    with urllib.request.urlopen(f"{endpoint}/__proxy__/stats", timeout=30) as r:
+        return json.load(r)
+
+
+def stats_delta(before: dict, after: dict) -> dict:
+    kinds = {k: after["kinds"].get(k, 0) - before["kinds"].get(k, 0) for k in after["kinds"]}
+    statuses = {k: after["statuses"].get(k, 0) - before["statuses"].get(k, 0)
+                for k in after["statuses"]}
+    return {"requests": after["requests"] - before["requests"],
+            "kinds": {k: v for k, v in kinds.items() if v},
+            "statuses": {k: v for k, v in statuses.items() if v},
+            "bytes_down": after["bytes_down"] - before["bytes_down"],
+            "bytes_up": after["bytes_up"] - before["bytes_up"],
+            "max_in_flight": after["max_in_flight"]}
+
+
+# ---- libzarr through its C API ---------------------------------------------------------------
+
+class LibZarr:
+    """The few calls of include/zarr.h the benchmark needs, through ctypes."""
+    FLOAT32, ORDER_C, MODE_R, MODE_W_MINUS = 11, 0, 0, 4
+
+    def __init__(self, path: str):
+        self.lib = ctypes.CDLL(path)
+        u64s = ctypes.POINTER(ctypes.c_uint64)
+        handle = ctypes.c_void_p
+        for name, args in {
+            "zarr_store_open_url": [ctypes.c_char_p, ctypes.c_int32, ctypes.c_char_p,
+                                    ctypes.POINTER(handle)],
+            "zarr_array_builder_new": [ctypes.c_int32, ctypes.c_size_t, u64s,
+                                       ctypes.POINTER(handle)],
+            "zarr_array_builder_set_chunk_shape": [handle, ctypes.c_size_t, u64s],
+            "zarr_array_builder_set_shard_shape": [handle, ctypes.c_size_t, u64s],
+            "zarr_array_builder_set_compressor_json": [handle, ctypes.c_char_p],
+            "zarr_array_builder_set_fill_value_json": [handle, ctypes.c_char_p],
+            "zarr_array_builder_set_zarr_format": [handle, ctypes.c_int32],
+            "zarr_array_create": [handle, handle, ctypes.c_char_p, ctypes.c_int32,
+                                  ctypes.POINTER(handle)],
+            "zarr_array_open": [handle, ctypes.c_char_p, ctypes.c_int32,
+                                ctypes.POINTER(handle)],
+            "zarr_array_read": [handle, ctypes.c_size_t, u64s, u64s, ctypes.c_int32,
+                                ctypes.c_int32, ctypes.c_void_p, ctypes.c_size_t],
+            "zarr_array_write": [handle, ctypes.c_size_t, u64s, u64s, ctypes.c_int32,
+                                 ctypes.c_int32, ctypes.c_void_p, ctypes.c_size_t],
+            "zarr_store_close": [handle],
+            "zarr_last_error": [ctypes.c_char_p, ctypes.c_size_t,
+                                ctypes.POINTER(ctypes.c_size_t)],
+        }.items():
+            getattr(self.lib, name).argtypes = args
+            getattr(self.lib, name).restype = ctypes.c_int32
+        for name in ("zarr_array_free", "zarr_store_free", "zarr_array_builder_free"):
+            getattr(self.lib, name).argtypes = [handle]
+            getattr(self.lib, name).restype = None
+
+    def call(self, name: str, *args) -> None:
+        status = getattr(self.lib, name)(*args)
+        if status != 0:
+            buf = ctypes.create_string_buffer(4096)
+            self.lib.zarr_last_error(buf, len(buf), None)
+            raise RuntimeError(f"{name}: status {status}: {buf.value.decode()}")
+
+    @staticmethod
+    def u64(values) -> ctypes.Array:
+        return (ctypes.c_uint64 * len(values))(*[int(v) for v in values])
+
+    def open_store(self, url: str, options: dict, writable: bool) -> ctypes.c_void_p:
+        store = ctypes.c_void_p()
+        mode = self.MODE_W_MINUS if writable else self.MODE_R
+        self.call("zarr_store_open_url", url.encode(), mode, json.dumps(options).encode(),
+                  ctypes.byref(store))
+        return store
+
+    def create(self, store, n: int, chunk: int, shard) -> ctypes.c_void_p:
+        builder = ctypes.c_void_p()
+        self.call("zarr_array_builder_new", self.FLOAT32, 3, self.u64([n] * 3),
+                  ctypes.byref(builder))
+        try:
+            self.call("zarr_array_builder_set_chunk_shape", builder, 3, self.u64([chunk] * 3))
+            if shard:
+                self.call("zarr_array_builder_set_shard_shape", builder, 3,
+                          self.u64([shard] * 3))
+            self.call("zarr_array_builder_set_compressor_json", builder,
+                      json.dumps({"id": "zstd", "level": ZSTD_LEVEL}).encode())
+            self.call("zarr_array_builder_set_fill_value_json", builder, b"0")
+            self.call("zarr_array_builder_set_zarr_format", builder, 3)
+            array = ctypes.c_void_p()
+            self.call("zarr_array_create", builder, store, b"", self.MODE_W_MINUS,
+                      ctypes.byref(array))
+        finally:
+            self.lib.zarr_array_builder_free(builder)
+        return array
+
+    def open_array(self, store) -> ctypes.c_void_p:
+        array = ctypes.c_void_p()
+        self.call("zarr_array_open", store, b"", self.MODE_R, ctypes.byref(array))
+        return array
+
+    def read(self, array, start, count, out: np.ndarray) -> None:
+        self.call("zarr_array_read", array, 3, self.u64(start), self.u64(count), self.FLOAT32,
+                  self.ORDER_C, out.ctypes.data, out.nbytes)
+
+    def write(self, array, start, count, data: np.ndarray) -> None:
+        self.call("zarr_array_write", array, 3, self.u64(start), self.u64(count),
+                  self.FLOAT32, self.ORDER_C, data.ctypes.data, data.nbytes)
+
+
+# ---- the backends, each run in a child process -----------------------------------------------
+
+class Backend:
+    """Opens, creates and reads an array at `prefix` of the bucket behind `endpoint`."""
+
+    def __init__(self, job: dict):
+        self.job = job
+        self.n = job["n"]
+        self.chunk, self.shard = layouts(self.n)[job["layout"]]
+
+
+class LibZarrBackend(Backend):
+    def __init__(self, job):
+        super().__init__(job)
+        self.z = LibZarr(job["lib"])
+        self.options = {"endpoint": job["endpoint"], "region": REGION,
+                        "access_key_id": job["key"], "secret_access_key": job["secret"]}
+        if job.get("max_requests"):
+            self.options["max_requests"] = job["max_requests"]
+        self.url = f"s3://{BUCKET}/{job['prefix']}"
+
+    def create(self):
+        self.store = self.z.open_store(self.url, self.options, writable=True)
+        self.array = self.z.create(self.store, self.n, self.chunk, self.shard)
+
+    def write_all(self, data):
+        self.z.write(self.array, [0, 0, 0], data.shape, data)
+        self.z.call("zarr_store_close", self.store)
+
+    def open(self):
+        self.store = self.z.open_store(self.url, self.options, writable=False)
+        self.array = self.z.open_array(self.store)
+
+    def read(self, start, count):
+        out = np.empty(count, dtype=np.float32)
+        self.z.read(self.array, start, count, out)
+        return out
+
+
+class ZarrPythonBackend(Backend):
+    def __init__(self, job):
+        super().__init__(job)
+        global zarr
+        import zarr
+        from obstore.store import S3Store
+        from zarr.storage import ObjectStore
+        self.make_store = lambda read_only: ObjectStore(S3Store(
+            BUCKET, prefix=job["prefix"], endpoint=job["endpoint"], region=REGION,
+            access_key_id=job["key"], secret_access_key=job["secret"],
+            client_options={"allow_http": True}), read_only=read_only)
+
+    def create(self):
+        from zarr.codecs import ZstdCodec
+        self.array = zarr.create_array(
+            self.make_store(False), shape=(self.n,) * 3, dtype="float32",
+            chunks=(self.chunk,) * 3, shards=(self.shard,) * 3 if self.shard else None,
+            compressors=ZstdCodec(level=ZSTD_LEVEL, checksum=False), fill_value=0.0,
+            zarr_format=3)
+
+    def write_all(self, data):
+        self.array[...] = data
+
+    def open(self):
+        self.array = zarr.open_array(self.make_store(True), mode="r", zarr_format=3)
+
+    def read(self, start, count):
+        return self.array[tuple(slice(s, s + c) for s, c in zip(start, count))]
+
+
+class TensorstoreBackend(Backend):
+    def __init__(self, job):
+        super().__init__(job)
+        global ts
+        import tensorstore as ts
+        self.spec = {"driver": "zarr3",
+                     "kvstore": {"driver": "s3", "bucket": BUCKET, "path": job["prefix"] + "/",
+                                 "endpoint": job["endpoint"], "aws_region": REGION}}
+
+    def create(self):
+        inner = [{"name": "bytes", "configuration": {"endian": "little"}},
+                 {"name": "zstd", "configuration": {"level": ZSTD_LEVEL, "checksum": False}}]
+        if self.shard:
+            grid, codecs = self.shard, [{"name": "sharding_indexed", "configuration": {
+                "chunk_shape": [self.chunk] * 3, "codecs": inner,
+                "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}},
+                                 {"name": "crc32c"}],
+                "index_location": "end"}}]
+        else:
+            grid, codecs = self.chunk, inner
+        metadata = {"shape": [self.n] * 3, "data_type": "float32",
+                    "chunk_grid": {"name": "regular",
+                                   "configuration": {"chunk_shape": [grid] * 3}},
+                    "chunk_key_encoding": {"name": "default"}, "codecs": codecs,
+                    "fill_value": 0}
+        self.array = ts.open(dict(self.spec, metadata=metadata), create=True).result()
+
+    def write_all(self, data):
+        self.array.write(data).result()
+
+    def open(self):
+        self.array = ts.open(self.spec, open=True, read=True).result()
+
+    def read(self, start, count):
+        return self.array[tuple(slice(s, s + c) for s, c in zip(start, count))].read().result()
+
+
+BACKEND_CLASSES = {"libzarr": LibZarrBackend, "zarr-python": ZarrPythonBackend,
+                   "tensorstore": TensorstoreBackend}
+
+
+def peak_rss_mib() -> float:
+    """This process's peak resident memory (VmHWM: from its exec on, threads included)."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def run_child(job: dict) -> dict:
+    """One workload of one backend, in this (child) process."""
+    n, proxy = job["n"], job.get("proxy")
+    if job["workload"] == "write":
+        data = np.fromfile(job["data"], dtype=np.float32).reshape((n,) * 3)
+    backend = BACKEND_CLASSES[job["backend"]](job)
+    before = proxy_stats(proxy)
+    t0 = time.perf_counter()
+    if job["workload"] == "write":
+        backend.create()
+        backend.write_all(data)
+        seconds = time.perf_counter() - t0
+        return {"seconds": seconds, "stats": stats_delta(before, proxy_stats(proxy))}
+    backend.open()
+    t_open = time.perf_counter() - t0
+    opened = proxy_stats(proxy)
+    h = hashlib.blake2b(digest_size=16)
+    if job["workload"] == "read":
+        out = backend.read([0, 0, 0], [n] * 3)
+        seconds = time.perf_counter() - t0
+        h.update(memoryview(np.ascontiguousarray(out)).cast("B"))
+    else:
+        if job["workload"] == "regions":
+            boxes = [(s, [REGION_EDGE] * 3) for s in region_starts(n, job["reads"])]
+        else:
+            c = backend.chunk
+            boxes = [(i * c, [c] * 3) for i in chunk_indices(n, c, job["reads"])]
+        seconds = t_open
+        for start, count in boxes:
+            t = time.perf_counter()
+            out = backend.read(start, count)
+            seconds += time.perf_counter() - t
+            h.update(np.ascontiguousarray(out).tobytes())  # not timed
+    after = proxy_stats(proxy)
+    return {"seconds": seconds, "open_seconds": t_open, "digest": h.hexdigest(),
+            "open_requests": stats_delta(before, opened)["requests"],
+            "stats": stats_delta(before, after)}
+
+
+# ---- the parent: runs the children and prints the tables -------------------------------------
+
+class Runner:
+    def __init__(self, args):
+        self.args = args
+        self.work = Path(args.work_dir)
+        self.n = args.n
+        self.results = {}
+
+    def child(self, job: dict) -> dict:
+        """Runs `job` in a new process: its result with its peak RSS (MiB)."""
+        env = dict(os.environ, AWS_ACCESS_KEY_ID=self.args.key,
+                   AWS_SECRET_ACCESS_KEY=self.args.secret, AWS_REGION=REGION,
+                   AWS_CONFIG_FILE="/dev/null", AWS_SHARED_CREDENTIALS_FILE="/dev/null",
+                   AWS_EC2_METADATA_DISABLED="true")
+        p = subprocess.Popen([sys.executable, __file__, "--child", json.dumps(job)],
+                             stdout=subprocess.PIPE, env=env)
+        out = p.stdout.read()
+        _, status, usage = os.wait4(p.pid, 0)
+        p.returncode = os.waitstatus_to_exitcode(status)
+        if p.returncode != 0:
+            raise RuntimeError(f"{job['backend']} {job['workload']} failed "
+                               f"(exit {p.returncode})")
+        result = json.loads(out.decode().strip().splitlines()[-1])
+        # wait4's ru_maxrss is at least the parent's peak when the child was started (Linux
+        # carries the high-water mark over exec): the child's own VmHWM is reported.
+        result["wait4_maxrss_mib"] = usage.ru_maxrss / 1024
+        return result
+
+    def job(self, backend, workload, layout, endpoint, prefix, **extra) -> dict:
+        extra.setdefault("proxy", endpoint)
+        return dict(backend=backend, workload=workload, layout=layout, n=self.n,
+                    endpoint=endpoint, prefix=prefix, key=self.args.key,
+                    secret=self.args.secret, lib=self.args.lib, reads=self.args.reads,
+                    data=str(self.work / "data.f32"), **extra)
+
+    def remove_prefix(self, prefix: str) -> None:
+        """Erases a prefix (between measurements: not counted)."""
+        from obstore.store import S3Store
+        import obstore
+        store = S3Store(BUCKET, prefix=prefix, endpoint=self.args.setup, region=REGION,
+                        access_key_id=self.args.key, secret_access_key=self.args.secret,
+                        client_options={"allow_http": True})
+        paths = [m["path"] for batch in obstore.list(store) for m in batch]
+        for i in range(0, len(paths), 1000):
+            obstore.delete(store, paths[i:i + 1000])
+
+    # -- setup
+
+    def prepare(self) -> None:
+        data_path = self.work / "data.f32"
+        expected_path = self.work / f"expected-{self.n}-{self.args.reads}.json"
+        if not data_path.exists() or data_path.stat().st_size != 4 * self.n ** 3:
+            print(f"generating {4 * self.n ** 3 / 2 ** 20:.0f} MiB of data ...", flush=True)
+            make_data(data_path, self.n)
+        if not expected_path.exists():
+            data = np.memmap(data_path, dtype=np.float32, mode="r").reshape((self.n,) * 3)
+            expected_path.write_text(json.dumps(expected_digests(data, self.n,
+                                                                 self.args.reads)))
+        self.expected = json.loads(expected_path.read_text())
+        # The array every backend reads, written by libzarr.
+        for layout in layouts(self.n):
+            self.remove_prefix(f"ref/{layout}")
+            r = self.child(self.job("libzarr", "write", layout, self.args.setup,
+                                    f"ref/{layout}", proxy=None))
+            print(f"reference array ({layout}) written by libzarr in {r['seconds']:.1f} s",
+                  flush=True)
+
+    # -- what the machine allows
+
+    def limits(self) -> None:
+        print("\n== What the machine allows (same run) ==")
+        n = 1 << 28  # 1 GiB of float32
+        src = np.ones(n, dtype=np.float32)
+        dst = np.empty_like(src)
+        dst[:] = 0
+        t = time.perf_counter()
+        np.copyto(dst, src)
+        print(f"memcpy 1 GiB (1 thread):                {src.nbytes / (time.perf_counter() - t) / 1e6:8.0f} MB/s")
+        del src, dst
+        from numcodecs import Zstd
+        data = np.fromfile(self.work / "data.f32", dtype=np.float32, count=64 * 64 * 64 * 64)
+        chunks = [data[i * 64 ** 3:(i + 1) * 64 ** 3].tobytes() for i in range(64)]
+        codec = Zstd(level=ZSTD_LEVEL)
+        t = time.perf_counter()
+        encoded = [codec.encode(c) for c in chunks]
+        enc = time.perf_counter() - t
+        t = time.perf_counter()
+        for e in encoded:
+            codec.decode(e)
+        dec = time.perf_counter() - t
+        size = sum(len(c) for c in chunks)
+        ratio = sum(len(e) for e in encoded) / size
+        print(f"zstd level {ZSTD_LEVEL} of 1 MiB chunks (1 thread): encode {size / enc / 1e6:6.0f} MB/s, "
+              f"decode {size / dec / 1e6:6.0f} MB/s, stored size {ratio:.0%} of raw")
+        print(f"CPU cores: {os.cpu_count()}")
+        for i, (name, endpoint) in enumerate(self.args.raw):
+            put, get = asyncio.run(raw_throughput(self.args, endpoint, f"raw/{i}"))
+            print(f"{name:40s} 1 MiB objects, 64 in flight: PUT {put:6.0f} MB/s, "
+                  f"GET {get:6.0f} MB/s")
+        print(f"The benchmark's server: {self.args.server}.")
+
+    # -- the comparison
+
+    def compare(self, latency: int, endpoint: str) -> None:
+        args = self.args
+        for layout in layouts(self.n):
+            for workload in args.workloads:
+                for backend in args.backends:
+                    if workload == "write":
+                        prefix = f"w/{latency}/{backend}/{layout}"
+                        self.remove_prefix(prefix)
+                    else:
+                        prefix = f"ref/{layout}"
+                    r = self.child(self.job(backend, workload, layout, endpoint, prefix))
+                    if workload == "write":
+                        self.remove_prefix(prefix)
+                    else:
+                        key = f"chunks/{layout}" if workload == "chunks" else workload
+                        r["ok"] = r["digest"] == self.expected[key]
+                    self.results[(latency, workload, layout, backend)] = r
+                    print(f"  {latency:>2} ms {workload:7s} {layout:6s} {backend:11s} "
+                          f"{r['seconds']:7.2f} s {r['stats']['requests']:6d} req "
+                          f"{r['rss_mib']:6.0f} MiB"
+                          + ("" if r.get("ok", True) else "  DATA DIFFERS"), flush=True)
+        self.table(latency)
+
+    def table(self, latency: int) -> None:
+        args = self.args
+        mib = 4 * self.n ** 3 / 1e6
+        print(f"\n== {latency} ms per request: {self.n}^3 float32 ({4 * self.n ** 3 / 2 ** 30:g} "
+              f"GiB), zstd {ZSTD_LEVEL}, server {args.server} ==")
+        print("speed: MB/s for write and read (MB = 10^6 bytes of the array), reads/s for "
+              "regions and chunks; req: requests (the open included for reads); RSS: peak MiB")
+        head = f"{'workload':8s} {'layout':6s} |"
+        for b in args.backends:
+            head += f" {b:^30s} |"
+        print(head + " libzarr/best peer")
+        sub = f"{'':15s} |" + "".join(f" {'s':>6s} {'speed':>8s} {'req':>6s} {'RSS':>6s} |"
+                                       for _ in args.backends)
+        print(sub + f" {'speed':>6s} {'req':>6s}")
+        problems = []
+        for workload in args.workloads:
+            for layout in layouts(self.n):
+                line = f"{workload:8s} {layout:6s} |"
+                speeds, reqs = {}, {}
+                for b in args.backends:
+                    r = self.results.get((latency, workload, layout, b))
+                    if r is None:
+                        line += f" {'':30s} |"
+                        continue
+                    amount = mib if workload in ("write", "read") else args.reads
+                    speeds[b] = amount / r["seconds"]
+                    reqs[b] = r["stats"]["requests"]
+                    flag = "" if r.get("ok", True) else "!"
+                    line += (f" {r['seconds']:6.2f} {speeds[b]:8.1f} {reqs[b]:6d} "
+                             f"{r['rss_mib']:5.0f}{flag or ' '} |")
+                    if flag:
+                        problems.append(f"{b} read different bytes ({workload}, {layout})")
+                peers = [b for b in speeds if b != "libzarr"]
+                if "libzarr" in speeds and peers:
+                    best = max(speeds[b] for b in peers)
+                    fewest = min(reqs[b] for b in peers)
+                    line += f" {speeds['libzarr'] / best:5.2f}x {reqs['libzarr']:>3d}/{fewest:<3d}"
+                print(line)
+        print("request kinds (libzarr | zarr-python | tensorstore), open requests of reads:")
+        for workload in args.workloads:
+            for layout in layouts(self.n):
+                parts = []
+                for b in args.backends:
+                    r = self.results.get((latency, workload, layout, b))
+                    if r:
+                        kinds = " ".join(f"{k}:{v}" for k, v in sorted(r["stats"]["kinds"].items()))
+                        extra = f" (open {r['open_requests']})" if "open_requests" in r else ""
+                        parts.append(kinds + extra
+                                     + f" MB↓{r['stats']['bytes_down'] / 1e6:.0f}"
+                                     + f" MB↑{r['stats']['bytes_up'] / 1e6:.0f}"
+                                     + f" max-in-flight {r['stats']['max_in_flight']}")
+                print(f"  {workload:8s} {layout:6s} " + " | ".join(parts))
+        if problems:
+            print("DATA CHECK FAILED: " + "; ".join(problems))
+        else:
+            print("data check: every read gave exactly the source data's bytes")
+
+    # -- libzarr's max_requests
+
+    def sweep(self, endpoints: dict) -> None:
+        rows = {}
+        for latency, endpoint in endpoints.items():
+            for layout in layouts(self.n):
+                for workload in ("write", "read"):
+                    for m in self.args.sweep:
+                        prefix = f"sweep/{layout}" if workload == "write" else f"ref/{layout}"
+                        if workload == "write":
+                            self.remove_prefix(prefix)
+                        r = self.child(self.job("libzarr", workload, layout, endpoint, prefix,
+                                                max_requests=m))
+                        if workload == "write":
+                            self.remove_prefix(prefix)
+                        elif r["digest"] != self.expected["read"]:
+                            raise RuntimeError("libzarr read different bytes in the sweep")
+                        rows[(latency, layout, workload, m)] = 4 * self.n ** 3 / 1e6 / r["seconds"]
+                        print(f"  {latency:>2} ms {workload:5s} {layout:6s} max_requests {m:4d}: "
+                              f"{rows[(latency, layout, workload, m)]:7.1f} MB/s "
+                              f"(in flight at most {r['stats']['max_in_flight']})", flush=True)
+        print("\n== libzarr max_requests sweep (MB/s; full read and full write) ==")
+        configs = [(lat, layout, w) for lat in endpoints for layout in layouts(self.n)
+                   for w in ("write", "read")]
+        print(f"{'max_requests':>12s} | " + " | ".join(f"{f'{w} {layout} {lat}ms':>18s}"
+                                                     for lat, layout, w in configs)
+              + " | worst ratio to best")
+        worst = {}
+        for m in self.args.sweep:
+            ratios = [rows[(lat, layout, w, m)] / max(rows[(lat, layout, w, k)]
+                                                      for k in self.args.sweep)
+                      for lat, layout, w in configs]
+            worst[m] = min(ratios)
+            print(f"{m:>12d} | " + " | ".join(f"{rows[(lat, layout, w, m)]:18.1f}"
+                                              for lat, layout, w in configs)
+                  + f" | {worst[m]:.2f}")
+        good = [m for m in self.args.sweep if worst[m] >= 0.95]
+        pick = min(good) if good else max(worst, key=worst.get)
+        print(f"smallest max_requests within 5% of the best everywhere: {pick}"
+              if good else f"no value is within 5% of the best everywhere; best worst case: {pick}")
+
+
+async def raw_throughput(args, endpoint: str, prefix: str) -> tuple:
+    """PUT then GET 256 objects of 1 MiB with 64 in flight through obstore: MB/s each way."""
+    import obstore
+    from obstore.store import S3Store
+    store = S3Store(BUCKET, prefix=prefix, endpoint=endpoint, region=REGION,
+                    access_key_id=args.key, secret_access_key=args.secret,
+                    client_options={"allow_http": True})
+    payload = os.urandom(1 << 20)
+    count, limit = 256, asyncio.Semaphore(64)
+
+    async def put(i):
+        async with limit:
+            await obstore.put_async(store, f"o{i}", payload)
+
+    async def get(i):
+        async with limit:
+            r = await obstore.get_async(store, f"o{i}")
+            await r.bytes_async()
+
+    t = time.perf_counter()
+    await asyncio.gather(*(put(i) for i in range(count)))
+    put_speed = count * len(payload) / (time.perf_counter() - t) / 1e6
+    t = time.perf_counter()
+    await asyncio.gather(*(get(i) for i in range(count)))
+    get_speed = count * len(payload) / (time.perf_counter() - t) / 1e6
+    await obstore.delete_async(store, [f"o{i}" for i in range(count)])
+    return put_speed, get_speed
+
+
+def main() -> None:
+    if len(sys.argv) == 3 and sys.argv[1] == "--child":
+        result = run_child(json.loads(sys.argv[2]))
+        result["rss_mib"] = peak_rss_mib()
+        print(json.dumps(result), flush=True)
+        return
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--lib", required=True, help="path of libzarr.so")
+    p.add_argument("--work-dir", required=True, help="where the source data is kept")
+    p.add_argument("--server", required=True, help="name of the S3 server, for the output")
+    p.add_argument("--setup", required=True,
+                   help="endpoint for writing the reference arrays and erasing (not counted)")
+    p.add_argument("--proxy", action="append", default=[], metavar="MS=URL",
+                   help="a proxy adding MS milliseconds per request (repeatable)")
+    p.add_argument("--raw", action="append", default=[], metavar="LABEL=URL",
+                   help="an endpoint whose raw GET/PUT throughput is printed (repeatable)")
+    p.add_argument("--key", default="bench-key")
+    p.add_argument("--secret", default="bench-secret")
+    p.add_argument("--quick", action="store_true", help="256^3 (64 MiB) and 200 reads")
+    p.add_argument("--backends", default=",".join(BACKENDS))
+    p.add_argument("--workloads", default=",".join(WORKLOADS))
+    p.add_argument("--sweep", default=",".join(map(str, SWEEP)),
+                   help="max_requests values for libzarr ('' for no sweep)")
+    args = p.parse_args()
+    args.n, args.reads = (256, 200) if args.quick else (512, 1000)
+    args.backends = args.backends.split(",")
+    args.workloads = args.workloads.split(",")
+    args.sweep = [int(m) for m in args.sweep.split(",") if m]
+    args.raw = [tuple(r.split("=", 1)) for r in args.raw]
+    proxies = {int(m): url for m, url in (x.split("=", 1) for x in args.proxy)}
+    runner = Runner(args)
+    t0 = time.perf_counter()
+    runner.prepare()
+    runner.limits()
+    for latency, endpoint in proxies.items():
+        print(f"\n-- {latency} ms per request --", flush=True)
+        runner.compare(latency, endpoint)
+    if args.sweep:
+        print("\n-- libzarr max_requests sweep --", flush=True)
+        runner.sweep(proxies)
+    print(f"\ntotal time {time.perf_counter() - t0:.0f} s")
+
+
+if __name__ == "__main__":
+    main()
