@@ -1,13 +1,13 @@
 """Object-store speed benchmark: libzarr beside zarr-python 3 (obstore) and tensorstore on one
-S3 bucket, through a counting and delaying proxy (proxy.py), for a float32 array of 512^3
-(1 GiB) in 64^3 chunks and in 256^3 shards of 32^3 chunks, zstd level 1 (v3), every backend
-at its default settings.
+S3 bucket, through a counting and delaying proxy (proxy.py), for a float32 array of
+1024 x 512 x 512 (1 GiB) in 64^3 chunks and in 256^3 shards of 32^3 chunks, zstd level 1
+(v3), every backend at its default settings.
 
 Workloads: full write (each backend its own new prefix), full read, 1000 random 16^3
 regions and 1000 random inner chunks, one call after another (the reads on the array
 libzarr wrote, each from a freshly opened array; every backend's bytes are checked against
-the source data). Each (backend, workload) runs in its own process: its peak RSS comes from
-os.wait4, its requests from the proxy's counters. Also printed: what the machine allows
+the source data). Each (backend, workload) runs in its own process: its peak RSS is the
+process's own high-water mark (VmHWM), its requests come from the proxy's counters. Also printed: what the machine allows
 (memcpy, zstd, the S3 servers' raw GET/PUT of 1 MiB objects with many in flight) and a
 sweep of libzarr's `max_requests`.
 
@@ -40,41 +40,56 @@ SWEEP = (8, 16, 32, 64, 128)
 
 # ---- the data and what reading it must give ------------------------------------------------
 
-def layouts(n: int) -> dict:
-    """The two layouts of an array of edge `n`: (chunk edge, shard edge or None)."""
-    return {"chunks": (n // 8, None), "shards": (n // 16, n // 2)}
+# The array: 1024 x 512 x 512 float32 (1 GiB); --quick: 256^3 (64 MiB) with every edge of
+# the layouts halved.
+FULL, QUICK = (1024, 512, 512), (256, 256, 256)
 
 
-def region_starts(n: int, count: int) -> np.ndarray:
-    return np.random.default_rng(1).integers(0, n - REGION_EDGE + 1, size=(count, 3))
+def layouts(shape) -> dict:
+    """The two layouts: (chunk edge, shard edge or None); 64^3 chunks, and 256^3 shards of
+    32^3 chunks (halved for the quick array)."""
+    scale = 512 if tuple(shape) == FULL else 256
+    return {"chunks": (scale // 8, None), "shards": (scale // 16, scale // 2)}
 
 
-def chunk_indices(n: int, chunk: int, count: int) -> np.ndarray:
-    return np.random.default_rng(2).integers(0, n // chunk, size=(count, 3))
+def nbytes(shape) -> int:
+    return 4 * int(np.prod(shape))
 
 
-def make_data(path: Path, n: int) -> None:
+def region_starts(shape, count: int) -> np.ndarray:
+    rng = np.random.default_rng(1)
+    return np.stack([rng.integers(0, s - REGION_EDGE + 1, size=count) for s in shape], axis=1)
+
+
+def chunk_indices(shape, chunk: int, count: int) -> np.ndarray:
+    rng = np.random.default_rng(2)
+    return np.stack([rng.integers(0, s // chunk, size=count) for s in shape], axis=1)
+
+
+def make_data(path: Path, shape) -> None:
     """A smooth field plus noise, float32, C order, written plane by plane."""
     rng = np.random.default_rng(0)
-    x = np.linspace(0, 6 * np.pi, n, dtype=np.float32)
-    a, b, c = np.sin(x), np.cos(0.7 * x), np.sin(1.3 * x + 0.5)
+    a, b, c = (f(np.linspace(0, 6 * np.pi, s, dtype=np.float32))
+               for f, s in zip((np.sin, lambda x: np.cos(0.7 * x),
+                                lambda x: np.sin(1.3 * x + 0.5)), shape))
     with open(path, "wb") as f:
-        for i in range(n):
+        for i in range(shape[0]):
             plane = 10 * a[i] * b[:, None] + 5 * c[None, :] + 20
-            plane += rng.standard_normal((n, n), dtype=np.float32) * 0.05
+            plane += rng.standard_normal(shape[1:], dtype=np.float32) * 0.05
             f.write(plane.astype(np.float32).tobytes())
 
 
-def expected_digests(data: np.ndarray, n: int, reads: int) -> dict:
+def expected_digests(data: np.ndarray, reads: int) -> dict:
     """Digests of what each read workload must give, per layout."""
+    shape = data.shape
     out = {"read": digest(data)}
     h = hashlib.blake2b(digest_size=16)
-    for z, y, x in region_starts(n, reads):
+    for z, y, x in region_starts(shape, reads):
         h.update(np.ascontiguousarray(data[z:z + 16, y:y + 16, x:x + 16]).tobytes())
     out["regions"] = h.hexdigest()
-    for name, (chunk, _) in layouts(n).items():
+    for name, (chunk, _) in layouts(shape).items():
         h = hashlib.blake2b(digest_size=16)
-        for idx in chunk_indices(n, chunk, reads):
+        for idx in chunk_indices(shape, chunk, reads):
             s = tuple(slice(i * chunk, (i + 1) * chunk) for i in idx)
             h.update(np.ascontiguousarray(data[s]).tobytes())
         out[f"chunks/{name}"] = h.hexdigest()
@@ -165,9 +180,9 @@ class LibZarr:
                   ctypes.byref(store))
         return store
 
-    def create(self, store, n: int, chunk: int, shard) -> ctypes.c_void_p:
+    def create(self, store, shape, chunk: int, shard) -> ctypes.c_void_p:
         builder = ctypes.c_void_p()
-        self.call("zarr_array_builder_new", self.FLOAT32, 3, self.u64([n] * 3),
+        self.call("zarr_array_builder_new", self.FLOAT32, 3, self.u64(shape),
                   ctypes.byref(builder))
         try:
             self.call("zarr_array_builder_set_chunk_shape", builder, 3, self.u64([chunk] * 3))
@@ -206,8 +221,8 @@ class Backend:
 
     def __init__(self, job: dict):
         self.job = job
-        self.n = job["n"]
-        self.chunk, self.shard = layouts(self.n)[job["layout"]]
+        self.shape = tuple(job["shape"])
+        self.chunk, self.shard = layouts(self.shape)[job["layout"]]
 
 
 class LibZarrBackend(Backend):
@@ -222,7 +237,7 @@ class LibZarrBackend(Backend):
 
     def create(self):
         self.store = self.z.open_store(self.url, self.options, writable=True)
-        self.array = self.z.create(self.store, self.n, self.chunk, self.shard)
+        self.array = self.z.create(self.store, self.shape, self.chunk, self.shard)
 
     def write_all(self, data):
         self.z.write(self.array, [0, 0, 0], data.shape, data)
@@ -253,7 +268,7 @@ class ZarrPythonBackend(Backend):
     def create(self):
         from zarr.codecs import ZstdCodec
         self.array = zarr.create_array(
-            self.make_store(False), shape=(self.n,) * 3, dtype="float32",
+            self.make_store(False), shape=self.shape, dtype="float32",
             chunks=(self.chunk,) * 3, shards=(self.shard,) * 3 if self.shard else None,
             compressors=ZstdCodec(level=ZSTD_LEVEL, checksum=False), fill_value=0.0,
             zarr_format=3)
@@ -288,7 +303,7 @@ class TensorstoreBackend(Backend):
                 "index_location": "end"}}]
         else:
             grid, codecs = self.chunk, inner
-        metadata = {"shape": [self.n] * 3, "data_type": "float32",
+        metadata = {"shape": list(self.shape), "data_type": "float32",
                     "chunk_grid": {"name": "regular",
                                    "configuration": {"chunk_shape": [grid] * 3}},
                     "chunk_key_encoding": {"name": "default"}, "codecs": codecs,
@@ -320,9 +335,9 @@ def peak_rss_mib() -> float:
 
 def run_child(job: dict) -> dict:
     """One workload of one backend, in this (child) process."""
-    n, proxy = job["n"], job.get("proxy")
+    shape, proxy = tuple(job["shape"]), job.get("proxy")
     if job["workload"] == "write":
-        data = np.fromfile(job["data"], dtype=np.float32).reshape((n,) * 3)
+        data = np.fromfile(job["data"], dtype=np.float32).reshape(shape)
     backend = BACKEND_CLASSES[job["backend"]](job)
     before = proxy_stats(proxy)
     t0 = time.perf_counter()
@@ -336,15 +351,15 @@ def run_child(job: dict) -> dict:
     opened = proxy_stats(proxy)
     h = hashlib.blake2b(digest_size=16)
     if job["workload"] == "read":
-        out = backend.read([0, 0, 0], [n] * 3)
+        out = backend.read([0, 0, 0], shape)
         seconds = time.perf_counter() - t0
         h.update(memoryview(np.ascontiguousarray(out)).cast("B"))
     else:
         if job["workload"] == "regions":
-            boxes = [(s, [REGION_EDGE] * 3) for s in region_starts(n, job["reads"])]
+            boxes = [(s, [REGION_EDGE] * 3) for s in region_starts(shape, job["reads"])]
         else:
             c = backend.chunk
-            boxes = [(i * c, [c] * 3) for i in chunk_indices(n, c, job["reads"])]
+            boxes = [(i * c, [c] * 3) for i in chunk_indices(shape, c, job["reads"])]
         seconds = t_open
         for start, count in boxes:
             t = time.perf_counter()
@@ -363,7 +378,7 @@ class Runner:
     def __init__(self, args):
         self.args = args
         self.work = Path(args.work_dir)
-        self.n = args.n
+        self.shape = args.shape
         self.results = {}
 
     def child(self, job: dict) -> dict:
@@ -388,7 +403,7 @@ class Runner:
 
     def job(self, backend, workload, layout, endpoint, prefix, **extra) -> dict:
         extra.setdefault("proxy", endpoint)
-        return dict(backend=backend, workload=workload, layout=layout, n=self.n,
+        return dict(backend=backend, workload=workload, layout=layout, shape=self.shape,
                     endpoint=endpoint, prefix=prefix, key=self.args.key,
                     secret=self.args.secret, lib=self.args.lib, reads=self.args.reads,
                     data=str(self.work / "data.f32"), **extra)
@@ -408,17 +423,17 @@ class Runner:
 
     def prepare(self) -> None:
         data_path = self.work / "data.f32"
-        expected_path = self.work / f"expected-{self.n}-{self.args.reads}.json"
-        if not data_path.exists() or data_path.stat().st_size != 4 * self.n ** 3:
-            print(f"generating {4 * self.n ** 3 / 2 ** 20:.0f} MiB of data ...", flush=True)
-            make_data(data_path, self.n)
+        size = nbytes(self.shape)
+        expected_path = self.work / f"expected-{size}-{self.args.reads}.json"
+        if not data_path.exists() or data_path.stat().st_size != size:
+            print(f"generating {size / 2 ** 20:.0f} MiB of data ...", flush=True)
+            make_data(data_path, self.shape)
         if not expected_path.exists():
-            data = np.memmap(data_path, dtype=np.float32, mode="r").reshape((self.n,) * 3)
-            expected_path.write_text(json.dumps(expected_digests(data, self.n,
-                                                                 self.args.reads)))
+            data = np.memmap(data_path, dtype=np.float32, mode="r").reshape(self.shape)
+            expected_path.write_text(json.dumps(expected_digests(data, self.args.reads)))
         self.expected = json.loads(expected_path.read_text())
         # The array every backend reads, written by libzarr.
-        for layout in layouts(self.n):
+        for layout in layouts(self.shape):
             self.remove_prefix(f"ref/{layout}")
             r = self.child(self.job("libzarr", "write", layout, self.args.setup,
                                     f"ref/{layout}", proxy=None))
@@ -463,7 +478,7 @@ class Runner:
 
     def compare(self, latency: int, endpoint: str) -> None:
         args = self.args
-        for layout in layouts(self.n):
+        for layout in layouts(self.shape):
             for workload in args.workloads:
                 for backend in args.backends:
                     if workload == "write":
@@ -486,8 +501,9 @@ class Runner:
 
     def table(self, latency: int) -> None:
         args = self.args
-        mib = 4 * self.n ** 3 / 1e6
-        print(f"\n== {latency} ms per request: {self.n}^3 float32 ({4 * self.n ** 3 / 2 ** 30:g} "
+        mib = nbytes(self.shape) / 1e6
+        shape = "x".join(map(str, self.shape))
+        print(f"\n== {latency} ms per request: {shape} float32 ({nbytes(self.shape) / 2 ** 30:g} "
               f"GiB), zstd {ZSTD_LEVEL}, server {args.server} ==")
         print("speed: MB/s for write and read (MB = 10^6 bytes of the array), reads/s for "
               "regions and chunks; req: requests (the open included for reads); RSS: peak MiB")
@@ -500,7 +516,7 @@ class Runner:
         print(sub + f" {'speed':>6s} {'req':>6s}")
         problems = []
         for workload in args.workloads:
-            for layout in layouts(self.n):
+            for layout in layouts(self.shape):
                 line = f"{workload:8s} {layout:6s} |"
                 speeds, reqs = {}, {}
                 for b in args.backends:
@@ -524,7 +540,7 @@ class Runner:
                 print(line)
         print("request kinds (libzarr | zarr-python | tensorstore), open requests of reads:")
         for workload in args.workloads:
-            for layout in layouts(self.n):
+            for layout in layouts(self.shape):
                 parts = []
                 for b in args.backends:
                     r = self.results.get((latency, workload, layout, b))
@@ -546,7 +562,7 @@ class Runner:
     def sweep(self, endpoints: dict) -> None:
         rows = {}
         for latency, endpoint in endpoints.items():
-            for layout in layouts(self.n):
+            for layout in layouts(self.shape):
                 for workload in ("write", "read"):
                     for m in self.args.sweep:
                         prefix = f"sweep/{layout}" if workload == "write" else f"ref/{layout}"
@@ -558,12 +574,12 @@ class Runner:
                             self.remove_prefix(prefix)
                         elif r["digest"] != self.expected["read"]:
                             raise RuntimeError("libzarr read different bytes in the sweep")
-                        rows[(latency, layout, workload, m)] = 4 * self.n ** 3 / 1e6 / r["seconds"]
+                        rows[(latency, layout, workload, m)] = nbytes(self.shape) / 1e6 / r["seconds"]
                         print(f"  {latency:>2} ms {workload:5s} {layout:6s} max_requests {m:4d}: "
                               f"{rows[(latency, layout, workload, m)]:7.1f} MB/s "
                               f"(in flight at most {r['stats']['max_in_flight']})", flush=True)
         print("\n== libzarr max_requests sweep (MB/s; full read and full write) ==")
-        configs = [(lat, layout, w) for lat in endpoints for layout in layouts(self.n)
+        configs = [(lat, layout, w) for lat in endpoints for layout in layouts(self.shape)
                    for w in ("write", "read")]
         print(f"{'max_requests':>12s} | " + " | ".join(f"{f'{w} {layout} {lat}ms':>18s}"
                                                      for lat, layout, w in configs)
@@ -636,7 +652,7 @@ def main() -> None:
     p.add_argument("--sweep", default=",".join(map(str, SWEEP)),
                    help="max_requests values for libzarr ('' for no sweep)")
     args = p.parse_args()
-    args.n, args.reads = (256, 200) if args.quick else (512, 1000)
+    args.shape, args.reads = (QUICK, 200) if args.quick else (FULL, 1000)
     args.backends = args.backends.split(",")
     args.workloads = args.workloads.split(",")
     args.sweep = [int(m) for m in args.sweep.split(",") if m]
