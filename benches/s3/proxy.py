@@ -6,8 +6,8 @@ upload request, DELETE, HEAD, LIST, other) and held back `--delay-ms` once, befo
 on, so each request costs one added round trip of latency. Request and response bodies are
 streamed through (Content-Length or chunked; keep-alive connections carry any number of
 requests). `GET /__proxy__/stats` is answered by the proxy itself: the counters as JSON
-(requests by kind and status, bytes each way, most requests in flight at once since
-the last reading).
+(requests by kind and status, bytes each way, most requests in flight at once -- sent on
+and not yet answered in full -- since the last reading).
 
 Usage: python proxy.py --listen PORT --upstream HOST:PORT [--delay-ms MS] [--host 127.0.0.1]
                        [--log FILE]
@@ -203,11 +203,13 @@ class Proxy:
 
     async def relay_answers(self, up_r, up_sock, client_w, pending):
         """Streams the server's answers back, one per request sent on, in order."""
+        answering = False
         try:
             while True:
                 method = await pending.get()
                 if method is None:
                     return
+                answering = True
                 while True:
                     quick_ack(up_sock)
                     head = await read_head(up_r)
@@ -220,16 +222,17 @@ class Proxy:
                         break
                     await client_w.drain()  # 100 Continue: the real answer follows
                 self.stats.statuses[str(status)] += 1
-                self.stats.in_flight -= 1
-                no_body = method == "HEAD" or status in (204, 304)
-                if not no_body:
+                if method != "HEAD" and status not in (204, 304):
                     eof = "content-length" not in headers and "transfer-encoding" not in headers
                     moved = await copy_body(up_r, client_w, headers, eof,
                                             lambda: quick_ack(up_sock))
                     self.stats.bytes_down += moved
                 await client_w.drain()
+                self.stats.in_flight -= 1  # answered in full
+                answering = False
         finally:
             # Requests left unanswered by a connection that died no longer count as in flight.
+            self.stats.in_flight -= answering
             while not pending.empty():
                 if pending.get_nowait() is not None:
                     self.stats.in_flight -= 1
