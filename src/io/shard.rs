@@ -56,7 +56,7 @@ const WHOLE: (u64, u64) = (u64::MAX, u64::MAX);
 const MAX_CACHED_ENTRIES: usize = 4 << 20;
 
 /// Reads of one inner chunk that found its shard rewritten in between, before giving up.
-const MAX_SHARD_ATTEMPTS: usize = 8;
+const MAX_SHARD_ATTEMPTS: usize = 64;
 
 impl IndexCache {
     fn state(&self) -> Result<std::sync::MutexGuard<'_, CacheState>> {
@@ -504,10 +504,16 @@ pub fn read_inner(
     cache: &IndexCache,
     buf: &mut Vec<u8>,
 ) -> Result<bool> {
-    for _ in 0..MAX_SHARD_ATTEMPTS {
+    for attempt in 0..MAX_SHARD_ATTEMPTS {
         match try_read_inner(store, key, meta, sharding, index, cache, buf)? {
             Some(found) => return Ok(found),
             None => cache.forget(key)?,
+        }
+        // Writers rewriting the shard without pause: back off (1 µs, doubling, at most
+        // 2 ms) so that a read between two rewrites comes before the attempts run out.
+        if attempt >= 2 {
+            let micros = 1u64 << (attempt - 2).min(11);
+            std::thread::sleep(std::time::Duration::from_micros(micros));
         }
     }
     Err(Error::Io(format!(
