@@ -455,13 +455,31 @@ fn consolidate_and_migrate() {
 }
 
 /// The progress bar is drawn when stderr is a terminal (under tmux) and absent when piped.
+/// The copy may finish between two captures, so the test waits for the summary line the bar
+/// leaves; while running the bar also shows the rate and the ETA.
 #[test]
 fn progress_bar_in_a_terminal_only() {
     let dir = tempfile::tempdir().unwrap();
+    let raw = dir.path().join("steps.bin");
+    std::fs::write(
+        &raw,
+        (0..4000u32)
+            .map(|i| (i % 251) as u8 + 2)
+            .collect::<Vec<u8>>(),
+    )
+    .unwrap();
     let store = s(&dir.path().join("p.zarr")).to_string();
     ok(&[
-        "create", &store, "a", "--shape", "4000", "--chunks", "1", "--dtype", "uint8", "--fill",
+        "import",
+        s(&raw),
+        &store,
+        "a",
+        "--shape",
+        "4000",
+        "--chunks",
         "1",
+        "--dtype",
+        "uint8",
     ]);
     let piped = tool(&["copy", &store, s(&dir.path().join("q.zarr"))]);
     assert!(piped.status.success());
@@ -473,7 +491,7 @@ fn progress_bar_in_a_terminal_only() {
     let session = format!("zarrtool-test-{}", std::process::id());
     let target = s(&dir.path().join("r.zarr")).to_string();
     let script = format!(
-        "{} -j 1 copy {store} {target}; sleep 5",
+        "{} -j 1 copy {store} {target}; echo copied-$?; sleep 30",
         env!("CARGO_BIN_EXE_zarrtool")
     );
     let started = Command::new("tmux")
@@ -492,14 +510,18 @@ fn progress_bar_in_a_terminal_only() {
         .unwrap();
     assert!(started.success());
     let mut seen = String::new();
-    for _ in 0..100 {
-        std::thread::sleep(std::time::Duration::from_millis(100));
+    let mut running = None;
+    for _ in 0..250 {
+        std::thread::sleep(std::time::Duration::from_millis(20));
         let pane = Command::new("tmux")
             .args(["capture-pane", "-p", "-t", &session])
             .output()
             .unwrap();
         seen = String::from_utf8_lossy(&pane.stdout).to_string();
-        if seen.contains("chunks") {
+        if seen.contains("ETA") {
+            running = Some(seen.clone());
+        }
+        if seen.contains("copied-") {
             break;
         }
     }
@@ -507,7 +529,15 @@ fn progress_bar_in_a_terminal_only() {
         .args(["kill-session", "-t", &session])
         .status();
     assert!(
-        seen.contains("/a [") && seen.contains("/4000 chunks") && seen.contains("ETA"),
+        seen.contains("copied-0")
+            && seen.contains("/a [")
+            && seen.contains("] 4000/4000 chunks in "),
         "{seen}"
     );
+    if let Some(line) = running {
+        assert!(
+            line.contains("/4000 chunks") && line.contains("/s ETA "),
+            "{line}"
+        );
+    }
 }

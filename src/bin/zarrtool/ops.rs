@@ -215,12 +215,31 @@ fn progress(len: u64, what: &str) -> ProgressBar {
     }
     let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());
     bar.set_style(
-        ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} chunks {per_sec} ETA {eta}")
+        ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} chunks {rate} ETA {eta}")
             .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .with_key(
+                "rate",
+                |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                    let _ = write!(w, "{:.0}/s", state.per_sec());
+                },
+            )
             .progress_chars("=> "),
     );
     bar.set_message(what.to_string());
     bar
+}
+
+/// Ends a progress bar, leaving a one-line summary (count and time taken) in the terminal.
+fn finish_progress(bar: &ProgressBar) {
+    if bar.is_hidden() {
+        return;
+    }
+    if let Ok(style) =
+        ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} chunks in {elapsed}")
+    {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar.finish();
 }
 
 /// The array's stored metadata document as JSON.
@@ -1002,7 +1021,7 @@ fn copy_array(
             Ok(())
         })
     })?;
-    bar.finish_and_clear();
+    finish_progress(&bar);
     Ok(())
 }
 
@@ -1063,7 +1082,7 @@ fn validate_array(store: &Arc<dyn Store>, path: &str) -> Result<Vec<String>> {
             })
             .collect()
     });
-    bar.finish_and_clear();
+    finish_progress(&bar);
     problems.extend(errors);
     Ok(problems)
 }
