@@ -1602,8 +1602,11 @@ zarr_status_t zarr_store_open_zip(const char *path,
  * and dropped connections are retried with back-off), `retry_timeout_ms` (60000),
  * `max_requests` (requests of this store in flight at once, default 64),
  * `multipart_threshold` (values this long or longer are uploaded in parts, default 64 MiB)
- * and `part_size` (16 MiB, at least 5 MiB); and any `aws_*`, `google_*` or `azure_*` key of
- * the object_store crate (e.g. `"azure_storage_use_emulator": true`).
+ * and `part_size` (16 MiB, at least 5 MiB), `zarr_format` (1, 2 or 3: the format the store
+ * holds, whose documents are then looked for first, so that opening a v2 array or a
+ * consolidated v2 hierarchy takes one request instead of two; v3 takes one either way);
+ * and any `aws_*`, `google_*` or `azure_*` key of the object_store crate (e.g.
+ * `"azure_storage_use_emulator": true`).
  *
  * Credentials, when the options give none: S3 reads the `AWS_*` environment variables
  * (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`, `AWS_REGION`,

@@ -1435,6 +1435,37 @@ fn s3_consolidated_hierarchy_opens_with_one_document_read() {
             }
         }
         consolidate(store.as_ref(), "").unwrap();
+        // An array opened by its path alone: v3 is one read; v2 two (zarr.json is looked
+        // for first), or one when the store is said to hold v2 (option zarr_format).
+        let hinted = open_url(
+            &format!("s3://zarr-test/tree{format}"),
+            Mode::Read,
+            Some(&s3_options(server.port).replace('}', &format!(r#", "zarr_format": {format}}}"#))),
+        )
+        .unwrap();
+        for (label, store, expected) in [
+            ("plain", &store, if format == 3 { 1 } else { 2 }),
+            ("hinted", &hinted, 1),
+        ] {
+            server.clear_log();
+            Array::open(store.clone(), "g1/a0", Mode::Read).unwrap();
+            let opened = server.settled_requests();
+            assert_eq!(
+                opened.len(),
+                expected as usize,
+                "v{format} {label}: {opened:?}"
+            );
+            assert!(opened.iter().all(|r| r.starts_with("GET ")), "{opened:?}");
+        }
+        server.clear_log();
+        let open = ConsolidatedStore::open(hinted.clone(), "").unwrap();
+        drop(Group::open(Arc::new(open), "", Mode::Read).unwrap());
+        let opened = server.settled_requests();
+        assert_eq!(
+            opened.len(),
+            1,
+            "v{format} hinted, consolidated: {opened:?}"
+        );
         server.clear_log();
         let consolidated: Arc<dyn Store> =
             Arc::new(ConsolidatedStore::open(store.clone(), "").unwrap());
@@ -1456,7 +1487,7 @@ fn s3_consolidated_hierarchy_opens_with_one_document_read() {
             }
         }
         // v3: the root group's document, which holds everything. v2: the same key, found
-        // missing, then `.zmetadata`.
+        // missing, then `.zmetadata` (one read when the store is said to hold v2, above).
         let opened = server.settled_requests();
         let expected = if format == 3 { 1 } else { 2 };
         assert_eq!(

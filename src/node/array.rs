@@ -76,10 +76,18 @@ fn find_array_document(
     path: &str,
     hierarchy: Option<Format>,
 ) -> Result<Option<(Format, Vec<u8>)>> {
-    // In a hierarchy known not to be a 2022-draft one, its own format's document is looked
-    // for first and the draft's entry point not at all: one read for each array of a v2 or
-    // v3 tree.
-    if let Some(format) = hierarchy.filter(|f| f.draft_scheme().is_none()) {
+    // In a hierarchy known not to be a 2022-draft one (or a store said to hold one format),
+    // its own format's document is looked for first and the draft's entry point not at
+    // all: one read for each array of a v2 or v3 tree.
+    let hinted = || {
+        store
+            .zarr_format_hint()
+            .and_then(|n| Format::from_number(i64::from(n)).ok())
+    };
+    if let Some(format) = hierarchy
+        .or_else(hinted)
+        .filter(|f| f.draft_scheme().is_none())
+    {
         let order = [format, Format::V3, Format::V2, Format::V1];
         for (i, format) in order.into_iter().enumerate() {
             if order[..i].contains(&format) {
@@ -91,26 +99,26 @@ fn find_array_document(
         }
         return Ok(None);
     }
+    // v3 first (one read), then v2 and v1 (two or three), then the 2022 draft's layout.
     let own = get_document(store, &Format::V3.array_key(path))?;
     let draft = match &own {
         // The root `zarr.json` is either a v3 node or the draft's entry point.
         Some(bytes) if path.is_empty() => crate::meta::draft::detect(bytes)?,
         Some(_) => None,
-        None => draft_scheme(store)?,
+        None => {
+            for format in [Format::V2, Format::V1] {
+                if let Some(bytes) = get_document(store, &format.array_key(path))? {
+                    return Ok(Some((format, bytes)));
+                }
+            }
+            draft_scheme(store)?
+        }
     };
     if let Some(scheme) = draft {
         let format = Format::Draft(scheme);
         return Ok(get_document(store, &format.array_key(path))?.map(|bytes| (format, bytes)));
     }
-    if let Some(bytes) = own {
-        return Ok(Some((Format::V3, bytes)));
-    }
-    for format in [Format::V2, Format::V1] {
-        if let Some(bytes) = get_document(store, &format.array_key(path))? {
-            return Ok(Some((format, bytes)));
-        }
-    }
-    Ok(None)
+    Ok(own.map(|bytes| (Format::V3, bytes)))
 }
 
 impl Array {

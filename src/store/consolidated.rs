@@ -163,9 +163,20 @@ impl ConsolidatedStore {
     pub fn open(inner: Arc<dyn Store>, path: &str) -> Result<Self> {
         let path = normalize_path(path)?;
         // A v3 group's own document first: one request for a consolidated v3 hierarchy,
-        // two for v2 (whose `.zmetadata` comes next).
+        // two for v2 (whose `.zmetadata` comes next) unless the store is said to hold v2,
+        // which then takes one.
         let v3_key = join_key(&path, V3_KEY);
-        if let Some(bytes) = inner.get(&v3_key)? {
+        let v2_first = matches!(inner.zarr_format_hint(), Some(1 | 2));
+        let key = join_key(&path, CONSOLIDATED_KEY);
+        let v2_document = match v2_first {
+            true => inner.get(&key)?,
+            false => None,
+        };
+        let v3_document = match v2_document {
+            Some(_) => None,
+            None => inner.get(&v3_key)?,
+        };
+        if let Some(bytes) = v3_document {
             if !path.is_empty() || crate::meta::draft::detect(&bytes)?.is_some() {
                 refuse_draft(inner.as_ref())?;
             }
@@ -173,8 +184,12 @@ impl ConsolidatedStore {
                 return Self::open_v3(inner, &path, bytes);
             }
         }
-        let key = join_key(&path, CONSOLIDATED_KEY);
-        let Some(bytes) = inner.get(&key)? else {
+        let v2_document = match (v2_document, v2_first) {
+            (Some(bytes), _) => Some(bytes),
+            (None, true) => None,
+            (None, false) => inner.get(&key)?,
+        };
+        let Some(bytes) = v2_document else {
             return Err(Error::NotFound(format!(
                 "no consolidated metadata at {path:?} (.zmetadata or zarr.json)"
             )));
@@ -364,6 +379,10 @@ impl Store for ConsolidatedStore {
 
     fn concurrency(&self) -> usize {
         self.inner.concurrency()
+    }
+
+    fn zarr_format_hint(&self) -> Option<u8> {
+        self.inner.zarr_format_hint()
     }
 
     fn fetch_many(&self, batch: &[super::Fetch]) -> Vec<Result<super::Fetched>> {

@@ -284,6 +284,13 @@ pub trait Store: Send + Sync + std::fmt::Debug {
         None
     }
 
+    /// The Zarr format (1, 2 or 3) the caller said this store holds, if any: opening a
+    /// node then looks for that format's documents first, so that on an object store an
+    /// array or a consolidated hierarchy of that format opens with one request.
+    fn zarr_format_hint(&self) -> Option<u8> {
+        None
+    }
+
     /// Finishes pending work (a zip's central directory, a filesystem store's flush) and
     /// reports its errors; the store stays usable for reading.
     fn close(&self) -> Result<()> {

@@ -60,6 +60,9 @@ pub struct Settings {
     pub part_size: usize,
     /// Values that must never appear in a message (keys, secrets, tokens).
     pub secrets: Vec<String>,
+    /// The Zarr format the caller says the store holds (option `zarr_format`): its
+    /// documents are looked for first ([`crate::store::Store::zarr_format_hint`]).
+    pub zarr_format: Option<u8>,
 }
 
 impl std::fmt::Debug for Settings {
@@ -98,6 +101,7 @@ impl Settings {
             multipart_threshold: 64 << 20,
             part_size: 16 << 20,
             secrets: Vec::new(),
+            zarr_format: None,
         };
         let empty = Map::new();
         let options = options.unwrap_or(&empty);
@@ -184,6 +188,14 @@ impl Settings {
             "multipart_threshold" => self.multipart_threshold = number(value, name)? as usize,
             "part_size" => self.part_size = number(value, name)? as usize,
             "allow_http" => self.allow_http = flag(value, name)?,
+            "zarr_format" => match number(value, name) {
+                Ok(n @ 1..=3) => self.zarr_format = Some(n as u8),
+                _ => {
+                    return Err(Error::InvalidArg(
+                        "option zarr_format must be 1, 2 or 3".into(),
+                    ))
+                }
+            },
             "endpoint" | "region" | "access_key_id" | "secret_access_key" | "session_token"
             | "anonymous" => {
                 let key = provider_key(name)?;
@@ -205,7 +217,7 @@ impl Settings {
                     "unknown option {other:?} (known: endpoint, region, access_key_id, \
                  secret_access_key, session_token, profile, anonymous, allow_http, timeout_ms, \
                  connect_timeout_ms, max_retries, retry_timeout_ms, max_requests, \
-                 multipart_threshold, part_size{})",
+                 multipart_threshold, part_size, zarr_format{})",
                     if prefix.is_empty() {
                         String::new()
                     } else {

@@ -476,6 +476,11 @@ impl Store for CloudStore {
         self.settings.max_requests
     }
 
+    /// The option `zarr_format`.
+    fn zarr_format_hint(&self) -> Option<u8> {
+        self.settings.zarr_format
+    }
+
     /// Every read of the batch in flight at once (up to `max_requests`); ranges of one
     /// object that lie close together (within a mebibyte) go as one request. Reads the
     /// server answers in a way only the single-read methods handle (a whole value for a
