@@ -4,11 +4,11 @@
 //! HTTP stores; a missing server binary skips its part with the reason printed.
 #![cfg(feature = "cloud")]
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use zarr::dtype::ElementType;
 use zarr::meta::Order;
@@ -16,151 +16,10 @@ use zarr::node::{Array, ArrayBuilder, Mode};
 use zarr::store::{open_url, FilesystemStore, Ranged, Store};
 use zarr::Error;
 
+mod common;
+use common::*;
+
 // ---- servers ---------------------------------------------------------------------------
-
-fn env_dir() -> PathBuf {
-    std::env::var_os("ZARR_TEST_ENV")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join(".test-env"))
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free loopback port")
-}
-
-/// A server process, killed when dropped, with its log lines (stderr) collected.
-struct Server {
-    child: Child,
-    port: u16,
-    log: Arc<Mutex<Vec<String>>>,
-    _dir: Option<tempfile::TempDir>,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Server {
-    fn spawn(mut command: Command, port: u16, dir: Option<tempfile::TempDir>) -> Server {
-        let mut child = command
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start the server");
-        let log = Arc::new(Mutex::new(Vec::new()));
-        let stderr = child.stderr.take().expect("stderr");
-        let sink = log.clone();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(|l| l.ok()) {
-                sink.lock().unwrap().push(line);
-            }
-        });
-        let server = Server {
-            child,
-            port,
-            log,
-            _dir: dir,
-        };
-        let start = Instant::now();
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(
-                start.elapsed() < Duration::from_secs(60),
-                "server on port {port} did not start: {:?}",
-                server.log.lock().unwrap()
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        server
-    }
-
-    /// Requests logged since the log was last cleared, as "METHOD PATH".
-    fn requests(&self) -> Vec<String> {
-        let log = self.log.lock().unwrap();
-        log.iter()
-            .filter_map(|line| {
-                ["GET ", "HEAD ", "PUT ", "POST ", "DELETE "]
-                    .iter()
-                    .find_map(|m| line.find(m).map(|at| &line[at..]))
-                    .map(|r| r.split(" HTTP/").next().unwrap_or(r).to_string())
-            })
-            .collect()
-    }
-
-    fn clear_log(&self) {
-        // The log thread may still be behind: let it catch up first.
-        std::thread::sleep(Duration::from_millis(300));
-        self.log.lock().unwrap().clear();
-    }
-
-    fn settled_requests(&self) -> Vec<String> {
-        std::thread::sleep(Duration::from_millis(300));
-        self.requests()
-    }
-}
-
-/// One request over a fresh connection: (status, body).
-fn http(port: u16, method: &str, path: &str, body: &[u8]) -> (u16, Vec<u8>) {
-    let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
-    // (moto refuses a GET that carries a Content-Length.)
-    let length = match method {
-        "GET" | "HEAD" => String::new(),
-        _ => format!("Content-Length: {}\r\n", body.len()),
-    };
-    // moto does not check signatures, but treats an unsigned GET as anonymous (denied).
-    let auth =
-        "Authorization: AWS4-HMAC-SHA256 Credential=testing/20260101/us-east-1/s3/aws4_request, \
-                SignedHeaders=host, Signature=00\r\n";
-    write!(
-        stream,
-        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{auth}{length}Connection: close\r\n\r\n"
-    )
-    .unwrap();
-    stream.write_all(body).unwrap();
-    let mut answer = Vec::new();
-    stream.read_to_end(&mut answer).unwrap();
-    let text = String::from_utf8_lossy(&answer);
-    let status = text
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0);
-    let body = answer
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .map_or(Vec::new(), |at| answer[at + 4..].to_vec());
-    (status, body)
-}
-
-/// The moto S3 server with bucket `zarr-test`, or `None` (with the reason printed) when it
-/// is not installed.
-fn moto() -> Option<Server> {
-    let binary = env_dir().join("objstore/bin/moto_server");
-    if !binary.exists() {
-        eprintln!(
-            "skipped: {} is not installed (scripts/setup-test-env.sh installs it)",
-            binary.display()
-        );
-        return None;
-    }
-    let port = free_port();
-    let mut command = Command::new(binary);
-    command.args(["-H", "127.0.0.1", "-p", &port.to_string()]);
-    let server = Server::spawn(command, port, None);
-    let (status, body) = http(port, "PUT", "/zarr-test", b"");
-    assert_eq!(
-        status,
-        200,
-        "create bucket: {}",
-        String::from_utf8_lossy(&body)
-    );
-    Some(server)
-}
 
 /// nginx serving `root` read-only, or `None` when it is not installed.
 fn nginx(root: &Path) -> Option<Server> {
@@ -174,9 +33,7 @@ fn nginx_with(root: &Path, tls: Option<(&Path, &Path)>) -> Option<Server> {
         .map(PathBuf::from)
         .find(|p| p.exists());
     let Some(binary) = binary else {
-        eprintln!(
-            "skipped: nginx is not installed (scripts/setup-test-env.sh installs nginx-light)"
-        );
+        missing("nginx", "scripts/setup-test-env.sh installs nginx-light");
         return None;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -209,31 +66,7 @@ fn nginx_with(root: &Path, tls: Option<(&Path, &Path)>) -> Option<Server> {
     Some(Server::spawn(command, port, Some(dir)))
 }
 
-fn s3_options(port: u16) -> String {
-    format!(
-        r#"{{"endpoint": "http://127.0.0.1:{port}", "region": "us-east-1",
-            "access_key_id": "testing", "secret_access_key": "testing-secret",
-            "timeout_ms": 20000, "max_retries": 1}}"#
-    )
-}
-
-fn s3(port: u16, prefix: &str, mode: Mode) -> Arc<dyn Store> {
-    open_url(
-        &format!("s3://zarr-test/{prefix}"),
-        mode,
-        Some(&s3_options(port)),
-    )
-    .expect("open s3")
-}
-
 // ---- the behaviour checks, for every store ---------------------------------------------
-
-/// Bytes that are not text, of `n` bytes.
-fn pattern(n: usize, seed: u8) -> Vec<u8> {
-    (0..n)
-        .map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed))
-        .collect()
-}
 
 /// Keys and values that the read checks expect.
 fn fixture() -> Vec<(&'static str, Vec<u8>)> {
@@ -739,9 +572,9 @@ const AZ_KEY: &str =
 fn azurite() -> Option<Server> {
     let binary = env_dir().join("azurite/node_modules/.bin/azurite-blob");
     if !binary.exists() {
-        eprintln!(
-            "skipped: {} is not installed (scripts/setup-test-env.sh installs it)",
-            binary.display()
+        missing(
+            &binary.display().to_string(),
+            "scripts/setup-test-env.sh installs it",
         );
         return None;
     }
@@ -1016,7 +849,7 @@ fn test_certificates(dir: &Path) -> Option<(PathBuf, PathBuf, PathBuf)> {
         "leaf.pem",
     ]);
     if !ok {
-        eprintln!("skipped: the openssl command could not make test certificates");
+        missing("openssl", "it makes the test certificates");
         return None;
     }
     Some((
@@ -1505,71 +1338,12 @@ fn s3_consolidated_hierarchy_opens_with_one_document_read() {
     }
 }
 
-/// A proxy in front of `upstream` that serves one request per connection and, while
-/// `cut` holds, drops the connection of every PUT after reading part of its body (a
-/// server dying mid-upload). Returns its port.
-fn cutting_proxy(upstream: u16, cut: Arc<std::sync::atomic::AtomicBool>) -> u16 {
-    use std::sync::atomic::Ordering;
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        for client in listener.incoming() {
-            let Ok(mut client) = client else { continue };
-            let cut = cut.clone();
-            std::thread::spawn(move || {
-                let mut reader = BufReader::new(client.try_clone().unwrap());
-                let mut head = Vec::new();
-                let mut length = 0usize;
-                loop {
-                    let mut line = String::new();
-                    if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                        return;
-                    }
-                    let lower = line.to_ascii_lowercase();
-                    if let Some(value) = lower.strip_prefix("content-length:") {
-                        length = value.trim().parse().unwrap_or(0);
-                    }
-                    if lower.starts_with("connection:") {
-                        continue;
-                    }
-                    if line == "\r\n" {
-                        head.extend_from_slice(b"Connection: close\r\n\r\n");
-                        break;
-                    }
-                    head.extend_from_slice(line.as_bytes());
-                }
-                if head.starts_with(b"PUT ") && cut.load(Ordering::SeqCst) {
-                    // Half the body, then the connection dies.
-                    let mut part = vec![0u8; length / 2];
-                    let _ = reader.read_exact(&mut part);
-                    let _ = client.shutdown(std::net::Shutdown::Both);
-                    return;
-                }
-                let mut body = vec![0u8; length];
-                if reader.read_exact(&mut body).is_err() {
-                    return;
-                }
-                let Ok(mut server) = TcpStream::connect(("127.0.0.1", upstream)) else {
-                    return;
-                };
-                let _ = server.write_all(&head);
-                let _ = server.write_all(&body);
-                let mut answer = Vec::new();
-                let _ = server.read_to_end(&mut answer);
-                let _ = client.write_all(&answer);
-            });
-        }
-    });
-    port
-}
-
 #[test]
 fn a_server_dying_mid_upload_leaves_the_old_objects() {
-    use std::sync::atomic::{AtomicBool, Ordering};
+    use common::proxy::{Fault, Proxy};
     let Some(server) = moto() else { return };
-    let cut = Arc::new(AtomicBool::new(false));
-    let proxy = cutting_proxy(server.port, cut.clone());
-    let options = s3_options(proxy).replace(
+    let proxy = Proxy::start(server.port);
+    let options = s3_options(proxy.port).replace(
         '}',
         r#", "multipart_threshold": 6000000, "part_size": 5242880, "retry_timeout_ms": 3000}"#,
     );
@@ -1588,13 +1362,13 @@ fn a_server_dying_mid_upload_leaves_the_old_objects() {
     store.set("big", &big_old).unwrap();
 
     // The server dies during every upload: each write fails with a storage error...
-    cut.store(true, Ordering::SeqCst);
+    proxy.fail("PUT", "/", Fault::CutUpload, usize::MAX);
     let new = vec![0x55u8; old.len()];
     let failed = array.write(&[0, 0], &[8, 8], ElementType::Float64, Order::C, &new);
     assert!(matches!(failed, Err(Error::Io(_))), "{failed:?}");
     let failed = store.set("big", &pattern(12 << 20, 4));
     assert!(matches!(failed, Err(Error::Io(_))), "multipart: {failed:?}");
-    cut.store(false, Ordering::SeqCst);
+    proxy.heal();
 
     // ... and every object keeps its old value, whole.
     let reader = Array::open(direct.clone(), "a", Mode::Read).unwrap();
@@ -1618,38 +1392,6 @@ fn a_server_dying_mid_upload_leaves_the_old_objects() {
 }
 
 // ---- a server that checks signatures -----------------------------------------------------
-
-const S3S_KEY: &str = "AKIDLIBZARRTEST";
-const S3S_SECRET: &str = "s3s-secret-for-the-signature-test";
-
-/// The s3s-fs S3 server (it checks SigV4 signatures, which moto does not) with bucket
-/// `zarr-test`, or `None` (with the reason printed) when it is not installed.
-fn s3s() -> Option<Server> {
-    let binary = env_dir().join("s3s/bin/s3s-fs");
-    if !binary.exists() {
-        eprintln!(
-            "skipped: {} is not installed (scripts/setup-test-env.sh builds it)",
-            binary.display()
-        );
-        return None;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir(dir.path().join("zarr-test")).unwrap();
-    let port = free_port();
-    let mut command = Command::new(binary);
-    command.args(["--host", "127.0.0.1", "--port", &port.to_string()]);
-    command.args(["--access-key", S3S_KEY, "--secret-key", S3S_SECRET]);
-    command.arg(dir.path());
-    Some(Server::spawn(command, port, Some(dir)))
-}
-
-fn s3s_options(port: u16, secret: &str) -> String {
-    format!(
-        r#"{{"endpoint": "http://127.0.0.1:{port}", "region": "us-east-1",
-            "access_key_id": "{S3S_KEY}", "secret_access_key": "{secret}",
-            "timeout_ms": 20000, "max_retries": 1, "retry_timeout_ms": 2000}}"#
-    )
-}
 
 #[test]
 fn s3_requests_are_signed_so_a_checking_server_accepts_them() {
