@@ -4,6 +4,7 @@
  * enumeration constant of zarr.h (tests/header.rs checks that none is missing), in the
  * preprocessor where they are macros and at run time against the library's own answers. */
 #include "zarr.h"
+#include "zarr_build.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -11,6 +12,16 @@
 
 #if !defined(ZARR_H)
 #error "ZARR_H is not defined"
+#endif
+
+/* What the build has, known to the preprocessor (zarr_build.h). */
+#if !(ZARR_BUILD_FEATURES & ZARR_HAS_ZIP)
+#error "every build has zip stores"
+#endif
+#if ZARR_BUILD_FEATURES & ZARR_HAS_S3
+#define BUILT_WITH_OBJECT_STORES 1
+#else
+#define BUILT_WITH_OBJECT_STORES 0
 #endif
 
 /* Every macro is a plain integer the preprocessor can evaluate. */
@@ -118,6 +129,8 @@ int main(void) {
     check(zarr_version_number() == (uint32_t)ZARR_VERSION_NUMBER, "zarr_version_number");
     check((features & ~all) == 0, "zarr_features sets only ZARR_HAS_* bits");
     check((features & ZARR_HAS_ZIP) != 0, "every build has zip stores");
+    check(features == (uint32_t)(ZARR_BUILD_FEATURES), "zarr_build.h states zarr_features()");
+    check(((features & ZARR_HAS_S3) != 0) == BUILT_WITH_OBJECT_STORES, "object stores");
     check(ZARR_FORMAT_V3_DRAFT == 30 && ZARR_FORMAT_V3_DRAFT_ZARR_PYTHON == 31, "draft formats");
 
     for (i = 0; i < sizeof statuses / sizeof statuses[0]; i++) {

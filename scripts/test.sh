@@ -70,8 +70,15 @@ if $fast; then
   exit 0
 fi
 
-stage "packaging: examples against the installed prefix"
+stage "packaging: examples against the installed prefix; TLS build options"
 bash scripts/check-install.sh build
+# The default TLS stack builds with old compilers: aws-lc-sys (whose C build refuses some
+# GCC versions) must not be in it, and the system-OpenSSL option must compile.
+if cargo tree -e normal -i aws-lc-sys >/dev/null 2>&1; then
+  echo "aws-lc-sys is in the default build: it must stay out (see Cargo.toml)" >&2
+  exit 1
+fi
+cargo check --quiet --lib --no-default-features --features cloud,system-tls
 
 stage "interop: zarr-python 2.18, zarr-python 3.x, tensorstore"
 bash tests/interop/run.sh
