@@ -193,6 +193,20 @@ static void test_errors(const char *dir) {
         zarr::Array ro = zarr::Array::open(fs, "v", ZARR_MODE_R);
         CHECK_THROWS(ro.write({0}, {3}, std::vector<int16_t>{1, 2, 3}), ZARR_ERR_READ_ONLY, "");
     }
+    // The same store by URL: file:// read-write, then read-only; bad URLs and options.
+    {
+        zarr::Store rw = zarr::Store::open_url(std::string("file://") + path, ZARR_MODE_A);
+        zarr::Array v = zarr::Array::open(rw, "v", ZARR_MODE_R_PLUS);
+        v.write({0}, {3}, std::vector<int16_t>{7, -8, 9});
+        zarr::Store r = zarr::Store::open_url(path, ZARR_MODE_R, "");
+        CHECK(zarr::Array::open(r, "v", ZARR_MODE_R).read<int16_t>({1}, {2}) ==
+              (std::vector<int16_t>{-8, 9}));
+        CHECK_THROWS(zarr::Store::open_url("ftp://host/x", ZARR_MODE_R), ZARR_ERR_INVALID_ARG,
+                     "unknown URL scheme");
+        if (zarr_features() & ZARR_HAS_S3)
+            CHECK_THROWS(zarr::Store::open_url("s3://bucket/p", ZARR_MODE_R, "{\"regio\": 1}"),
+                         ZARR_ERR_INVALID_ARG, "unknown option");
+    }
     free(path);
 }
 

@@ -315,6 +315,11 @@ fn copy_to_and_from_zip() {
     ok(&["copy", &store, &zip]);
     assert_eq!(ok(&["dump", &zip, "a"]), ok(&["dump", &store, "a"]));
     assert_eq!(tool(&["diff", &zip, &store]).status.code(), Some(0));
+    // A plain path ending in .zip is a zip file too.
+    let plain = s(&dir.path().join("d.zip")).to_string();
+    ok(&["copy", &store, &plain]);
+    assert!(std::fs::metadata(&plain).unwrap().is_file());
+    assert_eq!(ok(&["dump", &plain, "a"]), ok(&["dump", &store, "a"]));
 }
 
 #[test]

@@ -20,7 +20,8 @@ enum Kind {
 /// it to exist where that can be told without a request; `a`, `w`, `w-` read-write,
 /// creating local directories and zip files):
 ///
-/// - a plain path or `file://PATH`: a directory (as [`FilesystemStore`]);
+/// - a plain path or `file://PATH`: a directory (as [`FilesystemStore`]); a plain path
+///   ending in `.zip` that is not a directory is a zip file, as in zarr-python;
 /// - `memory://`: a new, empty memory store;
 /// - `zip://PATH`: a zip file (modes as [`ZipStore`]; option `deflate` compresses new
 ///   entries);
@@ -82,17 +83,23 @@ pub fn open_url(url: &str, mode: Mode, options: Option<&str>) -> Result<Arc<dyn 
     }
 }
 
+/// A plain path: a zip file when it ends in `.zip` and is not a directory, else a directory.
+fn plain_path(path: &str) -> (Kind, &str) {
+    let zip = path.to_ascii_lowercase().ends_with(".zip") && !std::path::Path::new(path).is_dir();
+    (if zip { Kind::Zip } else { Kind::Directory }, path)
+}
+
 /// The kind of store `url` names and the part that locates it (a path for local stores).
 fn classify(url: &str) -> Result<(Kind, &str)> {
     if url.is_empty() {
         return Err(Error::InvalidArg("the store URL is empty".into()));
     }
     let Some((scheme, rest)) = url.split_once("://") else {
-        return Ok((Kind::Directory, url));
+        return Ok(plain_path(url));
     };
     // A Windows drive path ("C://x") is a path, not a URL.
     if scheme.len() == 1 && scheme.as_bytes()[0].is_ascii_alphabetic() {
-        return Ok((Kind::Directory, url));
+        return Ok(plain_path(url));
     }
     let local_path = |kind: Kind| -> Result<(Kind, &str)> {
         let path = rest
@@ -191,6 +198,16 @@ mod tests {
     #[test]
     fn schemes_and_paths() {
         assert_eq!(classify("a/b").unwrap(), (Kind::Directory, "a/b"));
+        assert_eq!(classify("a/b.ZIP").unwrap(), (Kind::Zip, "a/b.ZIP"));
+        let dir = tempfile::tempdir().unwrap();
+        let named_zip = dir.path().join("d.zip");
+        std::fs::create_dir(&named_zip).unwrap();
+        let named_zip = named_zip.to_str().unwrap();
+        assert_eq!(classify(named_zip).unwrap(), (Kind::Directory, named_zip));
+        assert_eq!(
+            classify("file:///tmp/x.zip").unwrap(),
+            (Kind::Directory, "/tmp/x.zip")
+        );
         assert_eq!(
             classify("file:///tmp/x").unwrap(),
             (Kind::Directory, "/tmp/x")

@@ -1358,7 +1358,8 @@ module zarr_c
     ! a JSON object of settings; a setting the store kind does not use gives
     ! `ZARR_ERR_INVALID_ARG`. `*out_store` is NULL on failure. URLs:
     !
-    ! - a plain path or `file://PATH`: a directory, as `zarr_store_open_fs`;
+    ! - a plain path or `file://PATH`: a directory, as `zarr_store_open_fs`; a plain path
+    !   ending in `.zip` that is not a directory is a zip file, as in zarr-python;
     ! - `memory://`: a new, empty memory store;
     ! - `zip://PATH`: a zip file, as `zarr_store_open_zip` (option `"deflate": true`);
     ! - `s3://BUCKET/PREFIX` (S3 and S3-compatible servers), `gs://BUCKET/PREFIX` (Google
