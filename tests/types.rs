@@ -623,12 +623,83 @@ fn v3_records_are_written_as_struct_and_read_in_both_forms() {
     l.read(&[0], &[2], ElementType::Raw, Order::C, &mut back)
         .unwrap();
     assert_eq!(back, [1, 2, 3, 1, 2, 3]);
+    // The registry's newer `struct`: fields as {name, data_type} objects, the fill value
+    // an object of field values (NaN and a nested record among them), and big-endian.
+    let registry = json!({"zarr_format": 3, "node_type": "array", "shape": [2],
+        "data_type": {"name": "struct", "configuration": {"fields": [
+            {"name": "t", "data_type": "int16"},
+            {"name": "p", "data_type": {"name": "struct", "configuration": {"fields": [
+                {"name": "v", "data_type": "float32"}]}}}]}},
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [2]}},
+        "chunk_key_encoding": {"name": "default"},
+        "fill_value": {"t": -2, "p": {"v": "NaN"}},
+        "codecs": [{"name": "bytes", "configuration": {"endian": "big"}}], "attributes": {}});
+    store
+        .set("r/zarr.json", registry.to_string().as_bytes())
+        .unwrap();
+    let r = Array::open(store.clone(), "r", Mode::Read).unwrap();
+    let fields: Vec<String> = r
+        .metadata()
+        .dtype
+        .leaf_fields()
+        .iter()
+        .map(|f| f.dtype.to_v2())
+        .collect();
+    assert_eq!(fields, [">i2", ">f4"]);
+    let mut item = (-2i16).to_be_bytes().to_vec();
+    item.extend(f32::NAN.to_be_bytes());
+    let mut back = vec![0u8; 12];
+    r.read(&[0], &[2], ElementType::Raw, Order::C, &mut back)
+        .unwrap();
+    assert_eq!(back, item.repeat(2), "the fill value of every field");
+    store
+        .set("r/c/0", &[0, 5, 0x3f, 0xc0, 0, 0, 0xff, 0xfe, 0, 0, 0, 0])
+        .unwrap();
+    r.read(&[0], &[2], ElementType::Raw, Order::C, &mut back)
+        .unwrap();
+    assert_eq!(back, [0, 5, 0x3f, 0xc0, 0, 0, 0xff, 0xfe, 0, 0, 0, 0]);
+    let missing_field = registry
+        .to_string()
+        .replace(r#""p":{"v":"NaN"}"#, r#""q":1"#);
+    assert_ne!(missing_field, registry.to_string());
+    store.set("r/zarr.json", missing_field.as_bytes()).unwrap();
+    let err = Array::open(store.clone(), "r", Mode::Read).unwrap_err();
+    assert!(err.to_string().contains("field \"p\""), "{err}");
     // Mixed byte orders and sub-arrays have no v3 form.
     for bad in [r#"[["a", "<i4"], ["b", ">i4"]]"#, r#"[["a", "<i4", [2]]]"#] {
         let mut b = ArrayBuilder::new(vec![1], ElementType::Raw);
         b.dtype_name(bad).unwrap().zarr_format(3).unwrap();
         let err = b.create(store.clone(), "x", Mode::Overwrite).unwrap_err();
         assert!(matches!(err, Error::Unsupported(_)), "{bad}: {err}");
+    }
+}
+
+/// Opaque items are written as `raw_bytes` with a base64 fill value; the core `r<N>` name
+/// is read with either fill value form.
+#[test]
+fn raw_items_are_written_as_raw_bytes_and_read_as_r_n() {
+    let (store, a) = build_v3("|V3", Some(json!("AQID")), vec![4]);
+    let d = doc(&store, "a/zarr.json");
+    assert_eq!(
+        d["data_type"],
+        json!({"name": "raw_bytes", "configuration": {"length_bytes": 3}})
+    );
+    assert_eq!(d["fill_value"], json!("AQID"));
+    a.write(&[0], &[2], ElementType::Raw, Order::C, b"abcdef")
+        .unwrap();
+    for fill in [json!([1, 2, 3]), json!("AQID")] {
+        let mut core = d.clone();
+        core["data_type"] = json!("r24");
+        core["fill_value"] = fill;
+        store
+            .set("a/zarr.json", core.to_string().as_bytes())
+            .unwrap();
+        let mut back = vec![0u8; 12];
+        Array::open(store.clone(), "a", Mode::Read)
+            .unwrap()
+            .read(&[0], &[4], ElementType::Raw, Order::C, &mut back)
+            .unwrap();
+        assert_eq!(back, b"abcdef\x01\x02\x03\x01\x02\x03");
     }
 }
 

@@ -171,11 +171,13 @@ fn split_time_unit(unit: &str) -> (&str, u64) {
     (base, count.parse().unwrap_or(1))
 }
 
-/// The v3 `data_type` value of a stored type: core names (`"float32"`, `"r16"`), registered
+/// The v3 `data_type` value of a stored type: core names (`"float32"`), registered
 /// extensions (`"bfloat16"`, `{"name": "numpy.datetime64", …}`, `"string"`, `"bytes"`,
-/// `fixed_length_utf32`), and zarr-python 3's `null_terminated_bytes` for fixed-width byte
-/// strings and `structured` for records (`[name, type]` pairs: the form every zarr-python 3
-/// reads; the registry's newer `struct` is read too).
+/// `fixed_length_utf32`, `raw_bytes`), and zarr-python 3's `null_terminated_bytes` for
+/// fixed-width byte strings and `structured` for records (`[name, type]` pairs: the form
+/// every zarr-python 3 reads; the registry's newer `struct` is read too). Opaque items are
+/// written as `raw_bytes` (with a base64 fill value), which zarr-python 3 and tensorstore
+/// both read; the core `r<N>` form, which zarr-python 3 does not read, is read only.
 pub fn to_json(kind: &DataKind) -> Result<Value> {
     if let Some((name, _)) = super::V3_NAMES.iter().find(|(_, k)| k == kind) {
         return Ok(Value::from(*name));
@@ -186,7 +188,7 @@ pub fn to_json(kind: &DataKind) -> Result<Value> {
         json!({"name": name, "configuration": {"unit": unit, "scale_factor": scale}})
     };
     match kind {
-        DataKind::Raw(n) => Ok(Value::from(format!("r{}", n * 8))),
+        DataKind::Raw(n) => Ok(sized("raw_bytes", *n)),
         DataKind::String => Ok("string".into()),
         DataKind::VlenBytes => Ok("bytes".into()),
         DataKind::FixedBytes(n) => Ok(sized("null_terminated_bytes", *n)),

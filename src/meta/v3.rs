@@ -572,8 +572,8 @@ fn render_fill(meta: &ArrayMeta) -> Value {
 }
 
 /// One item's v3 JSON form: floats with a NaN other than `"NaN"`'s as their hex bits,
-/// `"NaT"` for times, raw types as byte lists (the core specification's form), records as
-/// base64 of their stored bytes (zarr-python 3's `structured` form).
+/// `"NaT"` for times, raw items (`raw_bytes`) and records as base64 of their stored bytes
+/// (zarr-python 3's forms, which tensorstore reads too).
 pub fn render_value(bytes: &[u8], dtype: &DType) -> Value {
     use super::fill::{ext_bits, float_bits, is_other_nan};
     let hex = |bits: u64, size: usize| Value::from(format!("0x{bits:0width$x}", width = size * 2));
@@ -603,9 +603,6 @@ pub fn render_value(bytes: &[u8], dtype: &DType) -> Value {
         {
             "NaT".into()
         }
-        DataKind::Raw(_) => bytes.to_vec().into(),
-        // zarr-python 3's `structured` form: the record's stored bytes in base64.
-        DataKind::Structured(_) => super::fill::render_fill(&Some(bytes.to_vec()), dtype),
         _ => super::fill::render_fill(&Some(bytes.to_vec()), dtype),
     }
 }

@@ -247,7 +247,7 @@ def test_peer_writes_v3_fixed_types(tool, tmp_path, dtype):
 
 
 @pytest.mark.skipif(not ZP3, reason="Zarr v3 needs zarr-python 3")
-@pytest.mark.parametrize("dtype", ["<U4", "|S5"])
+@pytest.mark.parametrize("dtype", ["<U4", "|S5", "|V3"])
 def test_libzarr_writes_v3_fixed_types(tool, tmp_path, monkeypatch, dtype):
     monkeypatch.setenv("ZARR_TOOL_FORMAT", "3")
     a = fixed_data(dtype, 9, seed=5)
@@ -320,17 +320,30 @@ def test_v3_sharded_variable_length_both_ways(tool, tmp_path, monkeypatch, kind,
 
 
 @pytest.mark.skipif(not ZP3, reason="Zarr v3 needs zarr-python 3")
-def test_libzarr_writes_raw_bits_as_the_spec_names_them(tool, tmp_path, monkeypatch):
+def test_libzarr_writes_raw_bytes_that_both_peers_read(tool, tmp_path, monkeypatch):
+    """Opaque items are written as `raw_bytes` with a base64 fill value, which zarr-python
+    3 reads (values and fill exactly) and tensorstore opens (its Python binding gives no
+    values for its byte type: the shape it sees is checked)."""
     monkeypatch.setenv("ZARR_TOOL_FORMAT", "3")
     a = bytes(range(24))
-    tool.build(tmp_path, tmp_path / "s", "a", dtype="r48", shape=(4,), chunks="3", fill="-",
+    tool.build(tmp_path, tmp_path / "s", "a", dtype="r48", shape=(4,), chunks="2",
+               fill=json.dumps(base64.b64encode(b"\x09\x08\x07\x06\x05\x04").decode()),
                order="C", sep="/", compressor="null", data=a, buf_order="C")
-    doc = json.loads((tmp_path / "s" / "a" / "zarr.json").read_text())
-    assert doc["data_type"] == "r48"
-    assert doc["fill_value"] == [0] * 6
+    path = tmp_path / "s" / "a" / "zarr.json"
+    doc = json.loads(path.read_text())
+    assert doc["data_type"] == {"name": "raw_bytes", "configuration": {"length_bytes": 6}}
+    assert doc["fill_value"] == "CQgHBgUE"
     assert doc["codecs"] == [{"name": "bytes"}]
+    doc["shape"] = [5]  # the fifth item is in a chunk never written: the fill value
+    path.write_text(json.dumps(doc))
     data, info = tool.dump(tmp_path, tmp_path / "s", "a", "C")
-    assert data == a
+    assert data == a + b"\x09\x08\x07\x06\x05\x04"
+    z = zarr.open_array(str(tmp_path / "s" / "a"), mode="r")
+    assert np.asarray(z[:]).tobytes() == data
+    ts = _tensorstore()
+    t = ts.open({"driver": "zarr3", "kvstore": {"driver": "file",
+                                                "path": str(tmp_path / "s" / "a")}}).result()
+    assert tuple(t.shape) == (5, 6) and str(t.dtype) == 'dtype("byte")'
 
 
 def test_tensorstore_reads_records_field_by_field(tool, tmp_path):
@@ -573,20 +586,22 @@ def test_v3_records_both_ways(tool, tmp_path, monkeypatch):
 
 
 def test_raw_bits_fill_value_forms(tool, tmp_path, monkeypatch):
-    """r<N>: libzarr writes the core specification's fill value (a list of bytes) and reads
-    it and tensorstore's base64 form."""
+    """The core `r<N>` type (which libzarr reads and writes as `raw_bytes`) with both fill
+    value forms: the specification's list of bytes and tensorstore's base64."""
     monkeypatch.setenv("ZARR_TOOL_FORMAT", "3")
-    tool.build(tmp_path, tmp_path / "l", "a", dtype="r16", shape=(3,), chunks="2",
-               fill="[1, 2]", order="C", sep="/", compressor="null", data=b"abcdef",
+    tool.build(tmp_path, tmp_path / "l", "a", dtype="r16", shape=(4,), chunks="2",
+               fill="null", order="C", sep="/", compressor="null", data=b"abcdefgh",
                buf_order="C")
-    doc = json.loads((tmp_path / "l" / "a" / "zarr.json").read_text())
-    assert doc["fill_value"] == [1, 2]
-    doc["fill_value"] = "AQI="  # as tensorstore writes it
-    doc["shape"] = [4]
-    (tmp_path / "l" / "a" / "zarr.json").write_text(json.dumps(doc))
-    blob, info = tool.dump(tmp_path, tmp_path / "l", "a", "C")
-    assert blob == b"abcdef\x01\x02"
-    assert info["fill_hex"] == "0102"
+    path = tmp_path / "l" / "a" / "zarr.json"
+    doc = json.loads(path.read_text())
+    doc["data_type"] = "r16"
+    doc["shape"] = [6]  # items 4 and 5: a chunk never written, the fill value
+    for fill in ([1, 2], "AQI="):
+        doc["fill_value"] = fill
+        path.write_text(json.dumps(doc))
+        blob, info = tool.dump(tmp_path, tmp_path / "l", "a", "C")
+        assert blob == b"abcdefgh\x01\x02\x01\x02", fill
+        assert info["fill_hex"] == "0102"
 
 
 def test_v1_records_created_and_migrated(tool, tmp_path, monkeypatch):
