@@ -62,6 +62,18 @@ def raw_bytes(a: np.ndarray) -> bytes:
     return np.ascontiguousarray(a).tobytes()
 
 
+def native_records(dt: np.dtype) -> np.dtype:
+    """`dt` with every field (nested and sub-array ones too) in native byte order."""
+    if dt.fields is None:
+        if dt.subdtype is not None:
+            base, shape = dt.subdtype
+            return np.dtype((native_records(base), shape))
+        return dt.newbyteorder("=") if dt.byteorder in "<>" else dt
+    return np.dtype({"names": list(dt.names),
+                     "formats": [native_records(dt.fields[n][0]) for n in dt.names],
+                     "offsets": [dt.fields[n][1] for n in dt.names], "itemsize": dt.itemsize})
+
+
 def descr(value):
     """A numpy dtype from a v2 `dtype` value (nested lists of fields become tuples)."""
     if isinstance(value, str):
@@ -108,7 +120,7 @@ def peer_v2_array(store, dtype, shape, chunks, compressor, fill_value=None, obje
 
 @pytest.mark.parametrize("compressor", list(COMPRESSORS))
 @pytest.mark.parametrize("dtype", FIXED, ids=lambda d: d if isinstance(d, str) else ("structured" if d == STRUCTURED else "flat"))
-def test_peer_writes_fixed_types(tool, tmp_path, dtype, compressor):
+def test_peer_writes_fixed_types(tool, tmp_path, monkeypatch, dtype, compressor):
     a = fixed_data(dtype, 10, seed=len(str(dtype)))
     store = tmp_path / "s"
     zero = np.zeros((), dtype=dtype)[()]
@@ -120,6 +132,11 @@ def test_peer_writes_fixed_types(tool, tmp_path, dtype, compressor):
     assert info["item_size"] == np.dtype(dtype).itemsize
     expected = raw_bytes(z[:])
     assert data == expected
+    if np.dtype(dtype).fields is not None:
+        # zarr_array_records_to_native: every field in this machine's byte order.
+        monkeypatch.setenv("ZARR_TOOL_RECORDS_NATIVE", "1")
+        data, _ = tool.dump(tmp_path, store, "", "C")
+        assert data == np.asarray(z[:]).astype(native_records(np.dtype(dtype))).tobytes()
 
 
 @pytest.mark.parametrize("compressor", list(COMPRESSORS))
@@ -178,6 +195,9 @@ def test_peer_writes_object_arrays(tool, tmp_path, codec, compressor):
     items = parse_items(blob)
     assert items[: len(WORDS)] == expect
     assert info["mem_dtype"] == ("string" if codec == "vlen-utf8" else "bytes")
+    # zarr_array_vlen_item_dtype: what an item holds.
+    item = {"vlen-utf8": ("string", 1), "vlen-bytes": ("bytes", 1), "vlen-array": ("int32", 4)}
+    assert (info["vlen_item_dtype"], info["vlen_item_size"]) == item[codec]
     # The unwritten tail reads as the fill value as zarr-python reads it.
     tail = z[len(WORDS):]
     for got, peer in zip(items[len(WORDS):], tail):

@@ -133,8 +133,16 @@ static void print_info(const zarr_array_t *array) {
            fill_null ? "true" : "false");
     for (size_t i = 0; i < item; i++) printf("%02x", fill[i]);
     printf("\",\"order\":\"%s\",\"zarr_format\":%d", order == ZARR_ORDER_F ? "F" : "C", (int)format);
-    printf(",\"nchunks\":%" PRIu64 ",\"nchunks_initialized\":%" PRIu64 ",\"nbytes\":%" PRIu64 "}\n",
+    printf(",\"nchunks\":%" PRIu64 ",\"nchunks_initialized\":%" PRIu64 ",\"nbytes\":%" PRIu64,
            nchunks, ninit, nbytes);
+    if (variable) {
+        zarr_dtype_t item_dtype = 0;
+        size_t item_size = 0;
+        CHECK(zarr_array_vlen_item_dtype(array, &item_dtype, &item_size));
+        printf(",\"vlen_item_dtype\":\"%s\",\"vlen_item_size\":%zu", zarr_dtype_name(item_dtype),
+               item_size);
+    }
+    printf("}\n");
     free(dtype_name);
     free(fill_json);
     free(fill);
@@ -223,6 +231,9 @@ static void read_region(const zarr_array_t *array, size_t ndim, const uint64_t *
     void *buf = malloc(bytes ? bytes : 1);
     if (!buf) die("out of memory for %s", out_path);
     CHECK(zarr_array_read(array, ndim, start, count, dtype, order, buf, bytes));
+    /* Records in this machine's byte order on request (ZARR_TOOL_RECORDS_NATIVE). */
+    if (dtype == ZARR_DTYPE_RAW && getenv("ZARR_TOOL_RECORDS_NATIVE"))
+        CHECK(zarr_array_records_to_native(array, buf, bytes));
     write_file(out_path, buf, bytes);
     free(buf);
 }
