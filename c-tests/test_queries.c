@@ -194,6 +194,62 @@ static void test_null_fill_and_f_order(void) {
     zarr_store_free(s);
 }
 
+/* Any chunk permutation from the builder: written as a v3 transpose, given back by
+   zarr_array_chunk_permutation, data exact; v2 refuses what it cannot hold. */
+static void test_builder_chunk_permutation(void) {
+    zarr_store_t *s = NULL;
+    CHECK_OK(zarr_store_new_memory(&s));
+    const uint64_t shape[3] = {4, 3, 2}, chunks[3] = {2, 3, 2};
+    const size_t perm[3] = {1, 2, 0}, not_perm[3] = {0, 0, 1};
+    zarr_array_builder_t *b = NULL;
+    CHECK_OK(zarr_array_builder_new(ZARR_DTYPE_INT32, 3, shape, &b));
+    CHECK_OK(zarr_array_builder_set_zarr_format(b, 3));
+    CHECK_OK(zarr_array_builder_set_chunk_shape(b, 3, chunks));
+    CHECK_OK(zarr_array_builder_set_compressor_json(b, "null"));
+    CHECK_OK(zarr_array_builder_set_chunk_permutation(b, 3, perm));
+    CHECK_STATUS(zarr_array_builder_set_chunk_permutation(b, 3, NULL), ZARR_ERR_NULL_ARG);
+    zarr_array_t *a = NULL;
+    CHECK_OK(zarr_array_create(b, s, "t", ZARR_MODE_W, &a));
+    char json[2048];
+    CHECK_OK(zarr_array_metadata_json(a, json, sizeof json, NULL));
+    CHECK(strstr(json, "\"transpose\"") != NULL);
+    size_t got[3] = {9, 9, 9};
+    CHECK_OK(zarr_array_chunk_permutation(a, 3, got));
+    CHECK(got[0] == 1 && got[1] == 2 && got[2] == 0);
+    int32_t data[24], back[24];
+    for (int i = 0; i < 24; i++) data[i] = i * 11 - 100;
+    const uint64_t start[3] = {0, 0, 0};
+    CHECK_OK(zarr_array_write(a, 3, start, shape, ZARR_DTYPE_INT32, ZARR_ORDER_C, data, sizeof data));
+    CHECK_OK(zarr_array_read(a, 3, start, shape, ZARR_DTYPE_INT32, ZARR_ORDER_C, back, sizeof back));
+    CHECK(memcmp(data, back, sizeof data) == 0);
+    /* The first chunk as stored: items in the permuted dimension order (1, 2, 0). */
+    uint8_t stored[48];
+    size_t len = 0;
+    CHECK_OK(zarr_store_get(s, "t/c/0/0/0", stored, sizeof stored, &len));
+    CHECK_EQ(len, 48);
+    int32_t first[12];
+    memcpy(first, stored, sizeof first);
+    if (little_endian()) {
+        CHECK_EQ(first[0], data[0]); /* (0, 0, 0) */
+        CHECK_EQ(first[1], data[6]); /* (1, 0, 0): dimension 0 varies fastest */
+        CHECK_EQ(first[2], data[1]); /* (0, 0, 1) */
+    }
+    zarr_array_free(a);
+    /* A list that is not a permutation, and a permutation v2 cannot hold. */
+    CHECK_OK(zarr_array_builder_set_chunk_permutation(b, 3, not_perm));
+    CHECK_STATUS(zarr_array_create(b, s, "bad", ZARR_MODE_W, &a), ZARR_ERR_INVALID_ARG);
+    CHECK(a == NULL);
+    CHECK_OK(zarr_array_builder_set_chunk_permutation(b, 3, perm));
+    CHECK_OK(zarr_array_builder_set_zarr_format(b, 2));
+    CHECK_STATUS(zarr_array_create(b, s, "v2", ZARR_MODE_W, &a), ZARR_ERR_UNSUPPORTED);
+    /* set_order replaces the permutation: F order is a v2 order. */
+    CHECK_OK(zarr_array_builder_set_order(b, ZARR_ORDER_F));
+    CHECK_OK(zarr_array_create(b, s, "v2", ZARR_MODE_W, &a));
+    zarr_array_free(a);
+    zarr_array_builder_free(b);
+    zarr_store_free(s);
+}
+
 /* Fill values of each kind as metadata JSON. */
 static void test_fill_json_forms(void) {
     static const struct {
@@ -403,6 +459,7 @@ int main(void) {
     test_region_chunks_and_refresh();
     test_builder_array();
     test_null_fill_and_f_order();
+    test_builder_chunk_permutation();
     test_fill_json_forms();
     test_create_json();
     test_scalar_queries();

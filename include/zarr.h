@@ -1144,6 +1144,19 @@ zarr_status_t zarr_array_builder_set_order(zarr_array_builder_t *builder,
                                            zarr_order_t order);
 
 /**
+ * Sets any order of the dimensions inside chunks, as a Zarr v3 `transpose` codec does:
+ * chunk dimension `k` is array dimension `permutation[k]` (`ndim` entries, a permutation
+ * of `0 .. rank-1`; what `zarr_array_chunk_permutation` gives back). It replaces the order
+ * `zarr_array_builder_set_order` set, and a later `zarr_array_builder_set_order` replaces
+ * it. A list that is not a permutation gives `ZARR_ERR_INVALID_ARG` at creation; v1 and v2
+ * arrays hold only C and F order, so other permutations give `ZARR_ERR_UNSUPPORTED` there.
+ */
+ZARR_API
+zarr_status_t zarr_array_builder_set_chunk_permutation(zarr_array_builder_t *builder,
+                                                       size_t ndim,
+                                                       const size_t *permutation);
+
+/**
  * Sets the chunk key separator: "." (flat keys "0.1") or "/" (nested keys "0/1"). With "."
  * a chunk key is one file name in a directory store, which past about a hundred dimensions
  * outgrows the filesystem's name limit (255 bytes on most): use "/" there.

@@ -839,6 +839,13 @@ class ArrayBuilder {
         detail::check(zarr_array_builder_set_order(get(), order));
         return *this;
     }
+    /* Any order of the dimensions inside chunks (a v3 transpose): chunk dimension k is
+       array dimension permutation[k]. */
+    ArrayBuilder &set_chunk_permutation(const std::vector<size_t> &permutation) {
+        detail::check(zarr_array_builder_set_chunk_permutation(get(), permutation.size(),
+                                                               permutation.data()));
+        return *this;
+    }
     ArrayBuilder &set_dimension_separator(const std::string &separator) {
         detail::check(zarr_array_builder_set_dimension_separator(get(), separator.c_str()));
         return *this;

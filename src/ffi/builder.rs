@@ -169,6 +169,27 @@ pub unsafe extern "C" fn zarr_array_builder_set_order(
     })
 }
 
+/// Sets any order of the dimensions inside chunks, as a Zarr v3 `transpose` codec does:
+/// chunk dimension `k` is array dimension `permutation[k]` (`ndim` entries, a permutation
+/// of `0 .. rank-1`; what `zarr_array_chunk_permutation` gives back). It replaces the order
+/// `zarr_array_builder_set_order` set, and a later `zarr_array_builder_set_order` replaces
+/// it. A list that is not a permutation gives `ZARR_ERR_INVALID_ARG` at creation; v1 and v2
+/// arrays hold only C and F order, so other permutations give `ZARR_ERR_UNSUPPORTED` there.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_builder_set_chunk_permutation(
+    builder: *mut zarr_array_builder_t,
+    ndim: usize,
+    permutation: *const usize,
+) -> zarr_status_t {
+    ffi_guard!({
+        let permutation = slice(permutation, ndim, "permutation")?.to_vec();
+        builder_ref(builder)?.with(|b| {
+            b.chunk_permutation(permutation);
+            Ok(())
+        })
+    })
+}
+
 /// Sets the chunk key separator: "." (flat keys "0.1") or "/" (nested keys "0/1"). With "."
 /// a chunk key is one file name in a directory store, which past about a hundred dimensions
 /// outgrows the filesystem's name limit (255 bytes on most): use "/" there.

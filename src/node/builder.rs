@@ -36,6 +36,7 @@ pub struct ArrayBuilder {
     chunks: Option<Vec<u64>>,
     fill: FillSpec,
     order: Order,
+    permutation: Option<Vec<usize>>,
     separator: Option<char>,
     compressor: Option<Value>,
     filters: Value,
@@ -67,6 +68,7 @@ impl ArrayBuilder {
             chunks: None,
             fill: FillSpec::Default,
             order: Order::C,
+            permutation: None,
             separator: None,
             compressor: None,
             filters: Value::Null,
@@ -118,6 +120,14 @@ impl ArrayBuilder {
     /// Sets the element order inside chunks.
     pub fn order(&mut self, order: Order) -> &mut Self {
         self.order = order;
+        self.permutation = None;
+        self
+    }
+
+    /// Sets any order of the dimensions inside chunks (a v3 `transpose`): chunk dimension
+    /// `k` is array dimension `permutation[k]`. v1 and v2 hold only C and F order.
+    pub fn chunk_permutation(&mut self, permutation: Vec<usize>) -> &mut Self {
+        self.permutation = Some(permutation);
         self
     }
 
@@ -317,12 +327,21 @@ impl ArrayBuilder {
                 "dimension names belong to Zarr v3 metadata; v2 arrays use the _ARRAY_DIMENSIONS attribute".into(),
             ));
         }
-        let mut codecs = Chain::from_v2(
-            self.order.transpose(self.shape.len()),
-            filters,
-            compressors,
-            &self.dtype,
-        );
+        let rank = self.shape.len();
+        let transpose = match &self.permutation {
+            Some(p) => {
+                let mut seen = p.clone();
+                seen.sort_unstable();
+                if !seen.iter().copied().eq(0..rank) {
+                    return Err(Error::InvalidArg(format!(
+                        "chunk permutation {p:?} is not a permutation of the {rank} dimensions"
+                    )));
+                }
+                (!p.iter().copied().eq(0..rank)).then(|| p.clone())
+            }
+            None => self.order.transpose(rank),
+        };
+        let mut codecs = Chain::from_v2(transpose, filters, compressors, &self.dtype);
         // Zarr v3's `bytes` codec stores items in the array's byte order, as zarr-python
         // writes it, whatever order the filters produce.
         if format.is_v3()

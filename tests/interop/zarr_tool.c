@@ -395,6 +395,14 @@ static int cmd_build(char **argv) {
     if (shard_index)
         CHECK(zarr_array_builder_set_shard_index(builder, strncmp(shard_index, "start", 5) == 0,
                                                  strstr(shard_index, "nocrc") == NULL));
+    /* ZARR_TOOL_PERMUTATION="1,2,0" sets the order of the dimensions inside chunks. */
+    const char *permutation = getenv("ZARR_TOOL_PERMUTATION");
+    if (permutation) {
+        uint64_t values[MAX_DIMS];
+        size_t perm[MAX_DIMS], n = parse_list(permutation, values);
+        for (size_t i = 0; i < n; i++) perm[i] = (size_t)values[i];
+        CHECK(zarr_array_builder_set_chunk_permutation(builder, n, perm));
+    }
     /* ZARR_TOOL_FILTERS='[{"id": "delta", "dtype": "<i4"}]' sets the filter list. */
     const char *filters = getenv("ZARR_TOOL_FILTERS");
     if (filters) CHECK(zarr_array_builder_set_filters_json(builder, filters));

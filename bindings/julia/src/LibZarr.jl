@@ -697,6 +697,20 @@ function zarr_array_builder_set_order(builder, order)
 end
 
 """
+    zarr_array_builder_set_chunk_permutation(builder, ndim, permutation) -> zarr_status_t
+
+Sets any order of the dimensions inside chunks, as a Zarr v3 `transpose` codec does:
+chunk dimension `k` is array dimension `permutation[k]` (`ndim` entries, a permutation
+of `0 .. rank-1`; what `zarr_array_chunk_permutation` gives back). It replaces the order
+`zarr_array_builder_set_order` set, and a later `zarr_array_builder_set_order` replaces
+it. A list that is not a permutation gives `ZARR_ERR_INVALID_ARG` at creation; v1 and v2
+arrays hold only C and F order, so other permutations give `ZARR_ERR_UNSUPPORTED` there.
+"""
+function zarr_array_builder_set_chunk_permutation(builder, ndim, permutation)
+    ccall((:zarr_array_builder_set_chunk_permutation, libzarr), zarr_status_t, (Ptr{zarr_array_builder_t}, Csize_t, Ptr{Csize_t}), builder, ndim, permutation)
+end
+
+"""
     zarr_array_builder_set_dimension_separator(builder, separator) -> zarr_status_t
 
 Sets the chunk key separator: "." (flat keys "0.1") or "/" (nested keys "0/1"). With "."
