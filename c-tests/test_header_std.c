@@ -13,6 +13,9 @@
 #if !defined(ZARR_H)
 #error "ZARR_H is not defined"
 #endif
+#if defined(ZARR_EXPECT_C23) && (!defined(__STDC_VERSION__) || __STDC_VERSION__ < 202311L)
+#error "built as full C23, but __STDC_VERSION__ says otherwise"
+#endif
 
 /* What the build has, known to the preprocessor (zarr_build.h). */
 #if !(ZARR_BUILD_FEATURES & ZARR_HAS_ZIP)

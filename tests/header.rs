@@ -26,21 +26,102 @@ fn zarr_h_matches_the_sources() {
     );
 }
 
-/// Every name zarr.h defines is in libzarr's C namespace (`ZARR_` / `zarr_`), so that no
-/// constant of the core leaks into a caller's macros.
+/// Every name zarr.h declares at file scope is in libzarr's C namespace (`ZARR_` /
+/// `zarr_`): macros, enumeration constants, typedefs, struct and enum tags and functions,
+/// so that nothing of the core leaks into a caller's names.
 #[test]
-fn zarr_h_defines_only_prefixed_names() {
+fn zarr_h_declares_only_prefixed_names() {
     let header = include_str!("../include/zarr.h");
-    let leaked: Vec<&str> = header
+    let code = without_comments(header);
+    let prefixed = |name: &&str| name.starts_with("ZARR_") || name.starts_with("zarr_");
+    let macros = code
         .lines()
-        .filter_map(|line| line.strip_prefix("#define "))
-        .filter_map(|rest| rest.split_whitespace().next())
-        .filter(|name| !name.starts_with("ZARR_") && !name.starts_with("zarr_"))
+        .filter_map(|line| line.trim_start().strip_prefix("#define "))
+        .filter_map(|rest| rest.split(|c: char| !is_ident(c)).next());
+    let constants = code
+        .lines()
+        .map(str::trim)
+        .filter(|line| line.contains(" = ") && !line.starts_with('#'))
+        .filter_map(|line| line.split(" = ").next());
+    let tokens = tokenize(&code);
+    // Tags after `enum` / `struct`, the name before a typedef's `;`, and every name called
+    // like a function (but the preprocessor's own).
+    let mut declared: Vec<&str> = Vec::new();
+    for (i, token) in tokens.iter().enumerate() {
+        let next = tokens.get(i + 1).copied().unwrap_or("");
+        if matches!(*token, "enum" | "struct") && next.starts_with(is_ident) {
+            declared.push(next);
+        }
+        if next == ";" && token.starts_with(is_ident) {
+            let start = tokens[..i].iter().rposition(|t| *t == ";" || *t == "}");
+            let statement = &tokens[start.map_or(0, |s| s + 1)..i];
+            if statement.contains(&"typedef") {
+                declared.push(token);
+            }
+        }
+        if next == "("
+            && token.starts_with(is_ident)
+            && !matches!(*token, "defined" | "__declspec" | "__attribute__")
+        {
+            declared.push(token);
+        }
+    }
+    let leaked: Vec<&str> = macros
+        .chain(constants)
+        .chain(declared.iter().copied())
+        .filter(|name| !name.is_empty() && !prefixed(name))
         .collect();
     assert!(
         leaked.is_empty(),
-        "zarr.h defines unprefixed names: {leaked:?}"
+        "zarr.h declares unprefixed names: {leaked:?}"
     );
+    assert!(
+        declared.len() > 120,
+        "the scan found only {} declarations",
+        declared.len()
+    );
+}
+
+fn is_ident(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_'
+}
+
+/// The identifiers of `code` and its other characters, one token each (spaces dropped).
+fn tokenize(code: &str) -> Vec<&str> {
+    let mut tokens = Vec::new();
+    let mut at = 0;
+    while let Some(c) = code[at..].chars().next() {
+        let len = if is_ident(c) {
+            code[at..]
+                .find(|c: char| !is_ident(c))
+                .unwrap_or(code.len() - at)
+        } else {
+            c.len_utf8()
+        };
+        if !c.is_whitespace() {
+            tokens.push(&code[at..at + len]);
+        }
+        at += len;
+    }
+    tokens
+}
+
+/// `text` without its C comments.
+fn without_comments(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while !rest.is_empty() {
+        if let Some(after) = rest.strip_prefix("/*") {
+            rest = after.find("*/").map_or("", |end| &after[end + 2..]);
+        } else if let Some(after) = rest.strip_prefix("//") {
+            rest = after.find('\n').map_or("", |end| &after[end..]);
+        } else {
+            let c = rest.chars().next().expect("not empty");
+            out.push(c);
+            rest = &rest[c.len_utf8()..];
+        }
+    }
+    out
 }
 
 /// The header test compiled in every language standard (c-tests/test_header_std.c) uses
