@@ -54,12 +54,12 @@ make_venv() {
 
 # zarr-python 2.18 (the v2 reference) and zarr-python 3.x with tensorstore and xarray.
 make_venv zp2 numpy==2.2.6 numcodecs==0.15.1 zarr==2.18.7 pytest==8.3.5
-make_venv zp3 numpy==2.2.6 numcodecs==0.16.1 zarr==3.1.6 tensorstore==0.1.86 pytest==8.3.5 \
+make_venv zp3 numpy==2.2.6 numcodecs==0.16.1 zarr==3.1.6 tensorstore==0.1.86 ml_dtypes==0.6.0 pytest==8.3.5 \
   xarray==2025.6.1 pandas==2.2.3
 # The S3 server of the object-store tests (the tests start it on loopback) and zarr-python 3
 # reading and writing the same bucket through obstore.
 make_venv objstore 'moto[server]==5.2.5' numpy==2.2.6 numcodecs==0.16.1 zarr==3.1.6 \
-  obstore==0.12.1 tensorstore==0.1.86 pytest==8.3.5
+  obstore==0.12.1 tensorstore==0.1.86 ml_dtypes==0.6.0 pytest==8.3.5
 # The Azure Blob Storage emulator for the object-store tests (the tests start it on loopback).
 AZURITE=azurite@3.37.0
 if [ ! -f "$ENV_DIR/azurite/.pins" ] || [ "$(cat "$ENV_DIR/azurite/.pins")" != "$AZURITE" ]; then

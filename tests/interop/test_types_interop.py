@@ -507,6 +507,36 @@ def test_tensorstore_extension_types_both_ways(tool, tmp_path, monkeypatch, name
         assert ts_fill == float(fill)
 
 
+@pytest.mark.parametrize("name", ["bfloat16", "float8_e4m3fn", "float8_e5m2", "int4"])
+def test_tensorstore_v2_extension_names_both_ways(tool, tmp_path, monkeypatch, name):
+    """tensorstore's Zarr v2 arrays of extension types (`"dtype": "bfloat16"`) read by
+    libzarr bit for bit, and libzarr's v2 arrays of them read by tensorstore."""
+    ts = _tensorstore()
+    import ml_dtypes  # noqa: F401
+    fill = TS_EXTENSION_TYPES[name]
+    dt = np.dtype(name)
+    data = _ext_values(name, 6, seed=len(name) + 2)
+    fill_item = np.array([float(fill)], dtype=np.float64).astype(dt)
+    t = ts.open({"driver": "zarr", "kvstore": {"driver": "file", "path": str(tmp_path / "t")},
+                 "metadata": {"dtype": name, "shape": [9], "chunks": [3], "fill_value": fill,
+                              "compressor": {"id": "zlib", "level": 1}},
+                 "create": True}).result()
+    t[:6].write(data).result()
+    assert json.loads((tmp_path / "t" / ".zarray").read_text())["dtype"] == name
+    blob, info = tool.dump(tmp_path, tmp_path / "t", "", "C")
+    assert info["mem_dtype"] == name and info["zarr_format"] == 2
+    assert blob == _canonical_bytes(name, np.concatenate([data, np.repeat(fill_item, 3)]))
+    monkeypatch.setenv("ZARR_TOOL_FORMAT", "2")
+    tool.build(tmp_path, tmp_path / "l", "a", dtype=name, shape=(6,), chunks="4",
+               fill=json.dumps(fill), order="C", sep=".", compressor='{"id": "zlib", "level": 1}',
+               data=_canonical_bytes(name, data), buf_order="C")
+    assert json.loads((tmp_path / "l" / "a" / ".zarray").read_text())["dtype"] == name
+    got = ts.open({"driver": "zarr", "kvstore": {"driver": "file",
+                                                 "path": str(tmp_path / "l" / "a")}}).result()
+    assert got.dtype.numpy_dtype == dt
+    assert got.read().result().astype(np.float64).tolist() == data.astype(np.float64).tolist()
+
+
 def test_nan_payload_fill_values_both_ways(tool, tmp_path, monkeypatch):
     """A NaN with a payload is written as hex bits, which zarr-python 3 and tensorstore read
     as that NaN; hex fill values written by a peer are read exactly."""

@@ -582,7 +582,8 @@ def test_builder_compressor_list(tool, tmp_path, monkeypatch):
 
 def test_group_with_attributes_in_a_zip_both_ways(tool, tmp_path):
     """A v3 group created with its attributes goes into a zip (each entry written once);
-    zarr-python 3 reads the group and its attributes from the zip."""
+    zarr-python 3 reads the group and its attributes from the zip; a group zarr-python 3
+    writes into a zip with its attributes is read by libzarr."""
     zip_path = tmp_path / "g.zip"
     run_tree(tool, tmp_path, [("store", "Z", f"zip:{zip_path}", "w"),
                               ("cgroup", "Z", "top/g", "w-", "3", '{"title": "zip", "n": [1, 2]}'),
@@ -591,6 +592,14 @@ def test_group_with_attributes_in_a_zip_both_ways(tool, tmp_path):
     g = zarr.open_group(store, path="top/g", mode="r", zarr_format=3)
     assert dict(g.attrs) == {"title": "zip", "n": [1, 2]}
     store.close()
+    theirs = tmp_path / "theirs.zip"
+    store = zarr.storage.ZipStore(str(theirs), mode="w")
+    zarr.create_group(store, path="top/h", zarr_format=3, attributes={"from": "zarr-python", "k": 3})
+    store.close()
+    got = run_tree(tool, tmp_path, [("store", "Z", f"zip:{theirs}", "r"),
+                                    ("member", "Z", "top", "plain", "h")])
+    members = [r for r in got if "member" in r]
+    assert [(m["kind"], m["attrs"]) for m in members] == [("group", {"from": "zarr-python", "k": 3})]
 
 
 def test_unnamed_and_empty_dimension_names_both_ways(tool, tmp_path, monkeypatch):
