@@ -385,6 +385,14 @@ impl Store for ConsolidatedStore {
         self.inner.zarr_format_hint()
     }
 
+    fn reads_ahead(&self) -> bool {
+        self.inner.reads_ahead()
+    }
+
+    fn will_read(&self, key: &str) {
+        self.inner.will_read(key)
+    }
+
     fn fetch_many(&self, batch: &[super::Fetch]) -> Vec<Result<super::Fetched>> {
         // Chunks only: the batched reads of a region never ask for documents.
         self.inner.fetch_many(batch)

@@ -30,7 +30,6 @@ use crate::error::{to_usize, try_reserve, try_resize, Error, Result};
 use cap_fs_ext::MetadataExt;
 use cap_std::ambient_authority;
 use cap_std::fs::{Dir, DirEntry, OpenOptions};
-use rayon::prelude::*;
 use std::collections::HashSet;
 use std::fs::File;
 use std::io::{self, ErrorKind, Read, Seek, SeekFrom, Write};
@@ -557,6 +556,21 @@ impl Store for FilesystemStore {
         Ok(true)
     }
 
+    /// Reads ahead where the system can ask the kernel to ([`sys::will_need`]).
+    fn reads_ahead(&self) -> bool {
+        sys::READS_AHEAD
+    }
+
+    /// Asks the kernel to start reading the file at `key` into its cache (nothing when it
+    /// cannot be opened: the read that follows reports that).
+    fn will_read(&self, key: &str) {
+        if let Ok(key) = self.checked_key(key) {
+            if let Ok(Some((file, _))) = self.open_value(&key) {
+                sys::will_need(&file);
+            }
+        }
+    }
+
     fn get_range(&self, key: &str, offset: u64, len: u64) -> Result<Option<Vec<u8>>> {
         let mut data = Vec::new();
         Ok(self
@@ -619,12 +633,14 @@ impl Store for FilesystemStore {
     }
 
     fn set(&self, key: &str, value: &[u8]) -> Result<()> {
+        let _write = super::writes::Write::begin(self.location());
         self.store(key, value, true).map(|_| ())
     }
 
     /// Creates keys atomically (a second creator finds the first's value); refuses to
     /// replace a value by version: files keep none (lock files synchronise writers here).
     fn set_if(&self, key: &str, value: &[u8], expect: Expect<'_>) -> Result<bool> {
+        let _write = super::writes::Write::begin(self.location());
         match expect {
             Expect::Absent => self.store(key, value, false),
             Expect::Version(_) => Err(Error::Unsupported(
@@ -636,6 +652,7 @@ impl Store for FilesystemStore {
     }
 
     fn erase(&self, key: &str) -> Result<bool> {
+        let _write = super::writes::Write::begin(self.location());
         check_writable(self, &format!("erase {key:?}"))?;
         let key = self.checked_key(key)?;
         let (parent, name) = split_key(&key);
@@ -658,6 +675,7 @@ impl Store for FilesystemStore {
     }
 
     fn erase_prefix(&self, prefix: &str) -> Result<()> {
+        let _write = super::writes::Write::begin(self.location());
         check_writable(self, &format!("erase {prefix:?}"))?;
         let prefix = validate_prefix(prefix)?;
         if prefix.is_empty() || prefix.ends_with('/') {
@@ -733,18 +751,17 @@ impl Store for FilesystemStore {
         if files.is_empty() && dirs.is_empty() {
             return Ok(());
         }
-        // Synced on the worker pool, so the device sees many flushes at once; every file
-        // and directory is tried, and a failure is reported.
-        crate::io::pool::pool()?.install(|| {
-            let synced_files = files.par_iter().map(|key| self.sync_file(key));
-            let synced_dirs = dirs.par_iter().map(|path| {
-                self.sync_dir(path)
-                    .map_err(|e| self.fail("syncing the directory", path, e))
-            });
-            synced_files
-                .chain(synced_dirs)
-                .reduce(|| Ok(()), Result::and)
-        })
+        // Files, then the directories naming them, each many at once on threads of their
+        // own (a sync waits on the device, not the processor: many in flight let it merge
+        // them); every file and directory is tried, and a failure is reported.
+        let files: Vec<String> = files.into_iter().collect();
+        let dirs: Vec<String> = dirs.into_iter().collect();
+        let synced_files = in_parallel(&files, |key| self.sync_file(key));
+        let synced_dirs = in_parallel(&dirs, |path| {
+            self.sync_dir(path)
+                .map_err(|e| self.fail("syncing the directory", path, e))
+        });
+        synced_files.and(synced_dirs)
     }
 
     fn set_durability(&self, level: Durability) -> Result<()> {
@@ -758,6 +775,40 @@ impl Drop for FilesystemStore {
     fn drop(&mut self) {
         let _ = self.flush();
     }
+}
+
+/// The most threads syncing files at once.
+const SYNC_THREADS: usize = 16;
+
+/// Runs `sync` for every item on up to [`SYNC_THREADS`] threads; every item is tried and
+/// the first error is returned.
+fn in_parallel<T: Sync>(items: &[T], sync: impl Fn(&T) -> Result<()> + Sync) -> Result<()> {
+    if items.len() <= 1 {
+        return items.iter().map(&sync).fold(Ok(()), Result::and);
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let work = || {
+        let mut first = Ok(());
+        loop {
+            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let Some(item) = items.get(i) else {
+                return first;
+            };
+            first = first.and(sync(item));
+        }
+    };
+    std::thread::scope(|scope| {
+        let threads: Vec<_> = (0..items.len().min(SYNC_THREADS))
+            .map(|_| scope.spawn(work))
+            .collect();
+        threads
+            .into_iter()
+            .map(|t| {
+                t.join()
+                    .unwrap_or_else(|_| Err(Error::Internal("a syncing thread panicked".into())))
+            })
+            .fold(Ok(()), Result::and)
+    })
 }
 
 /// A key's directory (`""` at the root) and name.
@@ -842,6 +893,17 @@ mod sys {
     pub(super) fn name_max(dir: &Dir) -> Option<u64> {
         rustix::fs::fstatvfs(dir).ok().map(|s| s.f_namemax)
     }
+
+    /// Whether [`will_need`] reads ahead here.
+    pub(super) const READS_AHEAD: bool = cfg!(any(target_os = "linux", target_os = "freebsd"));
+
+    /// Asks the kernel to read `file` into its cache in the background.
+    pub(super) fn will_need(file: &File) {
+        #[cfg(any(target_os = "linux", target_os = "freebsd"))]
+        let _ = rustix::fs::fadvise(file, 0, None, rustix::fs::Advice::WillNeed);
+        #[cfg(not(any(target_os = "linux", target_os = "freebsd")))]
+        let _ = file;
+    }
 }
 
 /// What differs between operating systems.
@@ -856,6 +918,11 @@ mod sys {
     pub(super) fn identity(_: &File) -> Option<Version> {
         None
     }
+
+    /// No reading ahead here.
+    pub(super) const READS_AHEAD: bool = false;
+
+    pub(super) fn will_need(_: &File) {}
 
     pub(super) fn never_block(_: &mut OpenOptions) {}
 

@@ -138,12 +138,14 @@ impl Store for MemoryStore {
     }
 
     fn set(&self, key: &str, value: &[u8]) -> Result<()> {
+        let _write = super::writes::Write::begin(self.location());
         let key = validate_key(key)?;
         self.write()?.insert(key.into_owned(), Stored::new(value));
         Ok(())
     }
 
     fn set_if(&self, key: &str, value: &[u8], expect: Expect<'_>) -> Result<bool> {
+        let _write = super::writes::Write::begin(self.location());
         let key = validate_key(key)?;
         let mut map = self.write()?;
         let current = map.get(&*key).map(Stored::version);
@@ -173,11 +175,13 @@ impl Store for MemoryStore {
     }
 
     fn erase(&self, key: &str) -> Result<bool> {
+        let _write = super::writes::Write::begin(self.location());
         let key = validate_key(key)?;
         Ok(self.write()?.remove(&*key).is_some())
     }
 
     fn erase_prefix(&self, prefix: &str) -> Result<()> {
+        let _write = super::writes::Write::begin(self.location());
         let prefix = validate_prefix(prefix)?;
         self.write()?.retain(|k, _| !k.starts_with(&prefix));
         Ok(())

@@ -7,6 +7,7 @@ mod consolidated;
 mod filesystem;
 mod memory;
 mod url;
+pub mod writes;
 mod zip;
 
 pub use consolidated::{consolidate, ConsolidatedStore, CONSOLIDATED_KEY};
@@ -217,6 +218,13 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     fn concurrency(&self) -> usize {
         1
     }
+    /// Whether [`Store::will_read`] starts reads ahead of time (local files: the kernel
+    /// reads them in while the caller decodes others).
+    fn reads_ahead(&self) -> bool {
+        false
+    }
+    /// Tells the store that `key` will be read soon, so that it may start reading it now.
+    fn will_read(&self, _key: &str) {}
     /// Runs a batch of reads, concurrently where the store can ([`Store::concurrency`]);
     /// each has its own outcome, in the order given. Stores read them one by one unless
     /// they do better.

@@ -640,6 +640,7 @@ impl Store for ZipStore {
     }
 
     fn set(&self, key: &str, value: &[u8]) -> Result<()> {
+        let _write = super::writes::Write::begin(self.location());
         let key = validate_key(key)?.into_owned();
         let mut state = self.lock()?;
         if state.existing.contains_key(&*key) || state.written.contains_key(&*key) {
@@ -667,6 +668,7 @@ impl Store for ZipStore {
 
     /// Creates keys (entries are written once, under the handle's lock); never replaces.
     fn set_if(&self, key: &str, value: &[u8], expect: Expect<'_>) -> Result<bool> {
+        let _write = super::writes::Write::begin(self.location());
         match expect {
             Expect::Absent => match self.set(key, value) {
                 Err(Error::Exists(_)) => Ok(false),
@@ -680,6 +682,7 @@ impl Store for ZipStore {
     }
 
     fn erase(&self, key: &str) -> Result<bool> {
+        let _write = super::writes::Write::begin(self.location());
         let key = validate_key(key)?.into_owned();
         let state = self.lock()?;
         if state.existing.contains_key(&*key) || state.written.contains_key(&*key) {
@@ -698,6 +701,7 @@ impl Store for ZipStore {
     }
 
     fn erase_prefix(&self, prefix: &str) -> Result<()> {
+        let _write = super::writes::Write::begin(self.location());
         let prefix = validate_prefix(prefix)?;
         let state = self.lock()?;
         if let Some(key) = Self::keys(&state)

@@ -635,6 +635,7 @@ impl Store for CloudStore {
     /// A conditional PUT (`If-None-Match: *` to create, `If-Match: <ETag>` to replace; the
     /// generation on Google Cloud Storage), never a multipart upload.
     fn set_if(&self, key: &str, value: &[u8], expect: Expect<'_>) -> Result<bool> {
+        let _write = super::writes::Write::begin(self.location());
         super::check_writable(self, "write")?;
         let (key, path) = self.path(key)?;
         let mode = match expect {
@@ -763,6 +764,7 @@ impl Store for CloudStore {
     }
 
     fn set(&self, key: &str, value: &[u8]) -> Result<()> {
+        let _write = super::writes::Write::begin(self.location());
         super::check_writable(self, "write")?;
         let (key, path) = self.path(key)?;
         let payload = bytes::Bytes::copy_from_slice(value);
@@ -772,6 +774,7 @@ impl Store for CloudStore {
 
     /// Every write and erasure of the batch in flight at once (up to `max_requests`).
     fn put_many(&self, batch: Vec<(String, Option<Vec<u8>>)>) -> Result<()> {
+        let _write = super::writes::Write::begin(self.location());
         super::check_writable(self, "write")?;
         let upload = self.uploads();
         let store = self.client()?.store;
@@ -794,6 +797,7 @@ impl Store for CloudStore {
     }
 
     fn erase(&self, key: &str) -> Result<bool> {
+        let _write = super::writes::Write::begin(self.location());
         super::check_writable(self, "erase")?;
         if self.size(key)?.is_none() {
             return Ok(false);
@@ -808,6 +812,7 @@ impl Store for CloudStore {
     }
 
     fn erase_prefix(&self, prefix: &str) -> Result<()> {
+        let _write = super::writes::Write::begin(self.location());
         super::check_writable(self, "erase")?;
         let keys = self.list_prefix(prefix)?;
         if keys.is_empty() {
