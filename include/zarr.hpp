@@ -597,6 +597,11 @@ class Array {
     }
     /* Re-reads the metadata (the shape another process changed). */
     void refresh() const { detail::check(zarr_array_refresh(get())); }
+    /* Keeps up to `bytes` of decoded chunks for later reads (0: none); see
+       zarr_array_set_cache_bytes. */
+    void set_cache_bytes(size_t bytes) const {
+        detail::check(zarr_array_set_cache_bytes(get(), bytes));
+    }
     /* ZARR_SYNC_NONE, ZARR_SYNC_THREAD, ZARR_SYNC_PROCESS (which needs lock_dir) or
        ZARR_SYNC_VERSIONED (ETag-checked writes on object stores). */
     void set_synchronizer(zarr_sync_t sync,

@@ -474,11 +474,33 @@ fn s3_store_behaviour_counts_and_faults() {
         )
         .unwrap();
     assert!(back == data, "the array read back differs");
-    // 4 shards of 16 inner chunks: each shard's index, then its 16 chunks' ranges merged
-    // into one request (they lie side by side).
+    // 4 shards of 16 inner chunks, every chunk wanted: each shard is read whole, with one
+    // request (its index taken from its bytes).
     let full = server.settled_requests();
     let get_count = full.iter().filter(|r| r.starts_with("GET ")).count();
-    assert_eq!(get_count, 8, "{full:?}");
+    assert_eq!(get_count, 4, "{full:?}");
+    // Part of each shard: its index, then its chunks' ranges merged into one request.
+    let mut part = vec![0u8; 64 * 40 * 4];
+    let again = Array::open(store.clone(), "sharded", Mode::Read).unwrap();
+    server.clear_log();
+    again
+        .read(
+            &[0, 0],
+            &[64, 40],
+            ElementType::Float32,
+            Order::C,
+            &mut part,
+        )
+        .unwrap();
+    let expected: Vec<u8> = (0..64)
+        .flat_map(|r| (0..40).map(move |c| (r * 64 + c) as f32))
+        .flat_map(f32::to_ne_bytes)
+        .collect();
+    assert!(part == expected, "the partial read differs");
+    let partial = server.settled_requests();
+    let gets = partial.iter().filter(|r| r.starts_with("GET ")).count();
+    // Shards c/0/0 and c/1/0 whole (2), c/0/1 and c/1/1 in part (index + ranges: 4).
+    assert_eq!(gets, 6, "{partial:?}");
 
     // Unsharded: every chunk covered whole is stored without being read, the batch's
     // PUTs (and the DELETE of the chunk left all fill value) in flight together.

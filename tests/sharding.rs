@@ -1,87 +1,16 @@
 //! Sharded v3 arrays: exact round trips, ranged reads (counted), one write per shard,
 //! empty inner chunks and shards, and corrupt indexes.
 
+mod common;
+
+use common::counting::Counting;
 use serde_json::json;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use zarr::dtype::ElementType;
 use zarr::meta::Order;
 use zarr::node::{Array, ArrayBuilder, Mode};
-use zarr::store::{DirListing, MemoryStore, Store};
-use zarr::Result;
-
-/// A memory store that counts requests and bytes read.
-#[derive(Debug, Default)]
-struct Counting {
-    inner: MemoryStore,
-    gets: AtomicU64,
-    ranges: AtomicU64,
-    sets: AtomicU64,
-    bytes: AtomicU64,
-    /// Bytes stored by `set`.
-    written: AtomicU64,
-}
-
-impl Counting {
-    fn reset(&self) {
-        for c in [
-            &self.gets,
-            &self.ranges,
-            &self.sets,
-            &self.bytes,
-            &self.written,
-        ] {
-            c.store(0, Ordering::SeqCst);
-        }
-    }
-    fn counts(&self) -> (u64, u64, u64, u64) {
-        let l = |c: &AtomicU64| c.load(Ordering::SeqCst);
-        (
-            l(&self.gets),
-            l(&self.ranges),
-            l(&self.sets),
-            l(&self.bytes),
-        )
-    }
-}
-
-impl Store for Counting {
-    fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
-        self.gets.fetch_add(1, Ordering::SeqCst);
-        let v = self.inner.get(key)?;
-        self.bytes
-            .fetch_add(v.as_ref().map_or(0, |v| v.len() as u64), Ordering::SeqCst);
-        Ok(v)
-    }
-    fn get_range(&self, key: &str, offset: u64, len: u64) -> Result<Option<Vec<u8>>> {
-        self.ranges.fetch_add(1, Ordering::SeqCst);
-        self.bytes.fetch_add(len, Ordering::SeqCst);
-        self.inner.get_range(key, offset, len)
-    }
-    fn set(&self, key: &str, value: &[u8]) -> Result<()> {
-        self.sets.fetch_add(1, Ordering::SeqCst);
-        self.written.fetch_add(value.len() as u64, Ordering::SeqCst);
-        self.inner.set(key, value)
-    }
-    fn erase(&self, key: &str) -> Result<bool> {
-        self.inner.erase(key)
-    }
-    fn erase_prefix(&self, prefix: &str) -> Result<()> {
-        self.inner.erase_prefix(prefix)
-    }
-    fn list_prefix(&self, prefix: &str) -> Result<Vec<String>> {
-        self.inner.list_prefix(prefix)
-    }
-    fn list_dir(&self, prefix: &str) -> Result<DirListing> {
-        self.inner.list_dir(prefix)
-    }
-    fn size(&self, key: &str) -> Result<Option<u64>> {
-        self.inner.size(key)
-    }
-    fn writable(&self) -> bool {
-        true
-    }
-}
+use zarr::store::{MemoryStore, Store};
 
 fn values(n: usize, offset: i32) -> Vec<u8> {
     (0..n as i32)

@@ -783,10 +783,32 @@ pub unsafe extern "C" fn zarr_array_chunk_region(
 /// Reads the array's metadata again from the store, so this handle sees the shape (and
 /// the rest) that another handle or process changed since it was opened — after another
 /// MPI rank resized or appended, say (each rank calls it after the barrier that follows
-/// the resize).
+/// the resize). Decoded chunks the handle keeps (`zarr_array_set_cache_bytes`) are dropped.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_refresh(array: *const zarr_array_t) -> zarr_status_t {
     ffi_guard!({ with_array(array, |a| Ok(a.refresh()?)) })
+}
+
+/// Keeps up to `bytes` of decoded chunks on this handle for later reads (0, the default,
+/// keeps none and frees what is kept): a read takes the chunks it finds there instead of
+/// reading and decoding them, least recently used chunks make room first. For viewers and
+/// analysis loops that read overlapping regions again and again. The handle stays safe to
+/// use from many threads. Any write through any handle or store of this process makes every
+/// kept chunk stale, so reads never see older data than this process wrote; changes made by
+/// other processes are seen after `zarr_array_refresh` (which empties the cache).
+/// Variable-length arrays are not cached. Memory: at most `bytes`, plus one chunk per
+/// reading thread.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_set_cache_bytes(
+    array: *const zarr_array_t,
+    bytes: usize,
+) -> zarr_status_t {
+    ffi_guard!({
+        with_array(array, |a| {
+            a.set_cache_bytes(bytes);
+            Ok(())
+        })
+    })
 }
 
 /// Sets `*out_count` to the number of chunks that are stored.

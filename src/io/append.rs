@@ -190,21 +190,26 @@ impl Open {
             .cloned()
             .collect();
         complete.sort_unstable();
+        // Assembled and stored on the pool, several at once.
+        let dirty: Vec<(&Vec<u64>, &OpenShard)> = complete
+            .iter()
+            .map(|index| (index, &self.shards[index]))
+            .filter(|(_, open)| open.dirty)
+            .collect();
+        pool::map_each(&dirty, |(index, open)| {
+            put(store, base, meta, sharding, index, &open.units)
+        })?;
         for index in complete {
-            let open = &self.shards[&index];
-            if open.dirty {
-                put(store, base, meta, sharding, &index, &open.units)?;
+            if let Some(open) = self.shards.remove(&index) {
+                self.bytes -= open.units.iter().flatten().map(Vec::len).sum::<usize>();
             }
-            let held: usize = open.units.iter().flatten().map(Vec::len).sum();
-            self.bytes -= held;
-            self.shards.remove(&index);
         }
         Ok(())
     }
 
-    /// Stores every open shard that changed since it was last stored; with `close`, drops
-    /// them all from memory afterwards. Stops at the first error (the shards not yet
-    /// stored stay open and changed).
+    /// Stores every open shard that changed since it was last stored (several at once);
+    /// with `close`, drops them all from memory afterwards. On an error every changed
+    /// shard stays open and changed, to be stored again.
     pub fn store_open(
         &mut self,
         store: &dyn Store,
@@ -213,14 +218,18 @@ impl Open {
         close: bool,
     ) -> Result<()> {
         if let Some(sharding) = buffered_level(meta) {
-            let mut keys: Vec<Vec<u64>> = self.shards.keys().cloned().collect();
-            keys.sort_unstable();
-            for index in keys {
-                let open = self.shards.get_mut(&index).expect("listed key");
-                if open.dirty {
-                    put(store, base, meta, sharding, &index, &open.units)?;
-                    open.dirty = false;
-                }
+            let mut dirty: Vec<(&Vec<u64>, &mut OpenShard)> = self
+                .shards
+                .iter_mut()
+                .filter(|(_, open)| open.dirty)
+                .collect();
+            dirty.sort_unstable_by(|a, b| a.0.cmp(b.0));
+            // Stored on the pool, several at once; clean again once all are stored.
+            pool::map_each(&dirty, |(index, open)| {
+                put(store, base, meta, sharding, index, &open.units)
+            })?;
+            for (_, open) in dirty {
+                open.dirty = false;
             }
         }
         if close {

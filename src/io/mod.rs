@@ -3,6 +3,7 @@
 //! (with the real locations of keys they are named by).
 
 pub mod append;
+pub mod cache;
 pub mod convert;
 pub mod copy;
 pub mod location;

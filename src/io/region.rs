@@ -2,6 +2,7 @@
 //! them on the thread pool — decoding straight into the caller's buffer when a chunk maps
 //! onto one contiguous run of it, otherwise through one scratch buffer per worker.
 
+use super::cache::ChunkCache;
 use super::copy::{self, all_equal, is_single_run, Layout, SharedBuf};
 use super::lock::{Retry, WriteGuard};
 use super::pool;
@@ -318,6 +319,41 @@ impl<'a> Plan<'a> {
         }
     }
 
+    /// The part numbers in batches of about `per_batch` parts for a pipelined read: runs of
+    /// consecutive parts, or when sharded each shard's parts together (a batch holds at
+    /// least one shard), so that each shard is read with as few requests as it allows.
+    fn batches(&self, per_batch: usize) -> Vec<Vec<usize>> {
+        if self.meta.sharding().is_none() {
+            return (0..self.total)
+                .step_by(per_batch)
+                .map(|lo| (lo..(lo + per_batch).min(self.total)).collect())
+                .collect();
+        }
+        let mut by_shard: Vec<Vec<usize>> = Vec::new();
+        let mut position: std::collections::HashMap<String, usize> = Default::default();
+        let mut part = Part::default();
+        let mut key = String::new();
+        for i in 0..self.total {
+            self.part(i, &mut part);
+            self.key_of(&part.index, &mut key);
+            match position.get(&key) {
+                Some(&s) => by_shard[s].push(i),
+                None => {
+                    position.insert(key.clone(), by_shard.len());
+                    by_shard.push(vec![i]);
+                }
+            }
+        }
+        let mut batches: Vec<Vec<usize>> = Vec::new();
+        for parts in by_shard {
+            match batches.last_mut() {
+                Some(last) if last.len() + parts.len() <= per_batch => last.extend(parts),
+                _ => batches.push(parts),
+            }
+        }
+        batches
+    }
+
     /// Runs `work` for every part, in parallel on the pool when there is more than one.
     /// Each worker keeps its own [`Buffers`] for the call, so no chunk-sized allocation
     /// (and page faulting) happens per chunk.
@@ -334,28 +370,52 @@ impl<'a> Plan<'a> {
     where
         F: Fn(&mut Buffers, usize) -> Result<()> + Sync,
     {
-        let one = |buffers: &mut Buffers, i: usize| {
+        let first = parts.start;
+        self.run_numbered(
+            parts.len(),
+            |n| first + n,
+            |buffers, n| work(buffers, first + n),
+        )
+    }
+
+    /// Runs `work` for the parts whose numbers `parts` lists (given its position in the
+    /// list), as [`Plan::run`] does.
+    fn run_list<F>(&self, parts: &[usize], work: F) -> Result<()>
+    where
+        F: Fn(&mut Buffers, usize) -> Result<()> + Sync,
+    {
+        self.run_numbered(parts.len(), |n| parts[n], work)
+    }
+
+    /// Runs `work` for `count` parts, the `n`-th being part number `number(n)` (`work` gets
+    /// `n`).
+    fn run_numbered<F, N>(&self, count: usize, number: N, work: F) -> Result<()>
+    where
+        F: Fn(&mut Buffers, usize) -> Result<()> + Sync,
+        N: Fn(usize) -> usize + Sync,
+    {
+        let one = |buffers: &mut Buffers, n: usize| {
             let mut part = std::mem::take(&mut buffers.part);
-            self.part(i, &mut part);
+            self.part(number(n), &mut part);
             buffers.part = part;
-            work(buffers, i)
+            work(buffers, n)
         };
         let reuse = pool::Reuse::<Buffers>::default();
-        match parts.len() {
+        match count {
             0 => Ok(()),
             1 => {
                 // One chunk runs in the calling thread, with the buffers its last call left.
                 let mut buffers = SPARE.with(|s| s.borrow_mut().take()).unwrap_or_default();
-                let result = one(&mut buffers, parts.start);
+                let result = one(&mut buffers, 0);
                 if buffers.capacity() <= MAX_SPARE_BYTES {
                     SPARE.with(|s| *s.borrow_mut() = Some(buffers));
                 }
                 result
             }
             _ => pool::pool()?.install(|| {
-                parts
+                (0..count)
                     .into_par_iter()
-                    .try_for_each_init(|| reuse.lease(), |buffers, i| one(buffers, i))
+                    .try_for_each_init(|| reuse.lease(), |buffers, n| one(buffers, n))
             }),
         }
     }
@@ -365,22 +425,49 @@ impl<'a> Plan<'a> {
 /// (two batches are held at a time: one decoding, the next arriving).
 const MAX_BATCH_BYTES: u64 = 256 << 20;
 
+/// How far ahead of the decoding a read of local files asks the kernel to read them in.
+const READ_AHEAD_BYTES: u64 = 64 << 20;
+
 /// Reads the stored bytes of the parts numbered in `parts` in one batch of concurrent
-/// requests: a whole value per chunk, or (sharded) indexes and then merged ranges.
+/// requests: a whole value per chunk, or (sharded) indexes and then merged ranges. Parts
+/// for which `held` is true (their decoded chunk is cached) are not read.
 fn prefetch(
     store: &dyn Store,
     plan: &Plan,
-    parts: std::ops::Range<usize>,
+    parts: &[usize],
     shards: &shard::IndexCache,
+    held: &(dyn Fn(&str, &[u64]) -> bool + Sync),
 ) -> Result<Vec<std::sync::Mutex<Prefetched>>> {
     let meta = plan.meta;
     let mut part = Part::default();
-    let mut keys = Vec::with_capacity(parts.len());
-    let mut indices = Vec::with_capacity(parts.len());
-    for i in parts {
+    let count = parts.len();
+    if store.concurrency() <= 1 {
+        // Local files: only read ahead; the workers read them.
+        let mut key = String::new();
+        let mut last = String::new();
+        for &i in parts {
+            plan.part(i, &mut part);
+            plan.key_of(&part.index, &mut key);
+            if key != last && !held(&key, &part.index) {
+                store.will_read(&key);
+                std::mem::swap(&mut key, &mut last);
+            }
+        }
+        return Ok((0..count)
+            .map(|_| std::sync::Mutex::new(Prefetched::Later))
+            .collect());
+    }
+    let mut keys = Vec::with_capacity(count);
+    let mut indices = Vec::with_capacity(count);
+    let mut wanted = Vec::with_capacity(count);
+    for (n, &i) in parts.iter().enumerate() {
         plan.part(i, &mut part);
         let mut key = String::new();
         plan.key_of(&part.index, &mut key);
+        if held(&key, &part.index) {
+            continue;
+        }
+        wanted.push(n);
         keys.push(key);
         indices.push(part.index.clone());
     }
@@ -407,7 +494,13 @@ fn prefetch(
                 .collect::<Result<_>>()?
         }
     };
-    Ok(fetched.into_iter().map(std::sync::Mutex::new).collect())
+    let mut all: Vec<std::sync::Mutex<Prefetched>> = (0..count)
+        .map(|_| std::sync::Mutex::new(Prefetched::Later))
+        .collect();
+    for (n, fetched) in wanted.into_iter().zip(fetched) {
+        all[n] = std::sync::Mutex::new(fetched);
+    }
+    Ok(all)
 }
 
 /// Decodes a stored chunk into `out` (its exact decoded size), still in stored byte order;
@@ -450,7 +543,8 @@ fn fill_pattern(meta: &ArrayMeta) -> std::borrow::Cow<'_, [u8]> {
 
 /// Reads `region` of the array whose chunk keys are joined to `base` into `buf` (native
 /// byte order, elements at `buf_strides` as [`check`] returned them); shard indexes come
-/// from and go to `shards` (the handle's).
+/// from and go to `shards` (the handle's), decoded chunks from and to `cache` when it is on.
+#[allow(clippy::too_many_arguments)]
 pub fn read(
     store: &dyn Store,
     base: &str,
@@ -459,9 +553,16 @@ pub fn read(
     buf_strides: Vec<usize>,
     buf: &mut [u8],
     shards: &shard::IndexCache,
+    cache: &ChunkCache,
 ) -> Result<()> {
     let plan = Plan::new(meta, base, region, buf_strides)?;
     shards.begin_call()?;
+    // The write generation this read starts at, when decoded chunks may be kept.
+    let location = store.location();
+    let location = location.as_deref();
+    let started = cache.begin(location);
+    let held =
+        |key: &str, index: &[u64]| started.is_some() && cache.get(location, key, index).is_some();
     let out = SharedBuf::new(buf);
     let elem = meta.item_size();
     let swap = meta.dtype.needs_swap();
@@ -481,7 +582,39 @@ pub fn read(
             }
         }
     };
-    // Decodes a part's stored bytes (if `found`) into the caller's buffer.
+    // Copies a part's elements from its decoded chunk into the caller's buffer.
+    let scatter = |part: &Part, decoded: &[u8]| -> Result<()> {
+        let src = Layout {
+            offset: part.chunk_offset,
+            strides: chunk_strides,
+        };
+        let dst = Layout {
+            offset: part.buf_offset,
+            strides: buf_strides,
+        };
+        // SAFETY: parts cover disjoint elements of the caller's buffer.
+        unsafe {
+            copy::copy_raw(
+                elem,
+                &part.extent,
+                decoded,
+                &src,
+                out.as_mut_ptr(),
+                out.len(),
+                &dst,
+            )
+        }
+    };
+    // Places a part from the cache: false when its chunk is not held.
+    let from_cache = |buffers: &Buffers| -> Result<bool> {
+        let Some(hit) =
+            started.and_then(|_| cache.get(location, &buffers.key, &buffers.part.index))
+        else {
+            return Ok(false);
+        };
+        scatter(&buffers.part, &hit).map(|()| true)
+    };
+    // Decodes a part's stored bytes (if `found`) into the caller's buffer (and the cache).
     let place = |buffers: &mut Buffers, found: bool| -> Result<()> {
         let Buffers {
             part,
@@ -499,7 +632,10 @@ pub fn read(
                 copy::fill_raw(&part.extent, pattern, out.as_mut_ptr(), out.len(), &dst)
             };
         };
-        if part.whole_chunk && is_single_run(&part.extent, chunk_strides, buf_strides) {
+        if started.is_none()
+            && part.whole_chunk
+            && is_single_run(&part.extent, chunk_strides, buf_strides)
+        {
             // SAFETY: this part's elements are one run that no other part touches.
             let target = unsafe { out.slice_mut(part.buf_offset * elem, chunk_bytes)? };
             decode_chunk(meta, &key.as_str(), raw, target, &mut work.scratch)?;
@@ -510,7 +646,7 @@ pub fn read(
         }
         // Uncompressed chunks in this machine's byte order scatter straight from the bytes
         // read; others are decoded into the worker's chunk buffer first.
-        let decoded: &[u8] = if plain && !swap && raw.len() == chunk_bytes {
+        let decoded: &[u8] = if started.is_none() && plain && !swap && raw.len() == chunk_bytes {
             raw
         } else {
             try_resize(&mut work.chunk, chunk_bytes, "a decoded chunk")?;
@@ -518,56 +654,52 @@ pub fn read(
             if swap {
                 swap_bytes(&mut work.chunk, meta.dtype.swap_unit());
             }
+            if let Some(generation) = started {
+                cache.insert(location, key, &part.index, &work.chunk, generation);
+            }
             &work.chunk
         };
-        let src = Layout {
-            offset: part.chunk_offset,
-            strides: chunk_strides,
-        };
-        // SAFETY: parts cover disjoint elements of the caller's buffer.
-        unsafe {
-            copy::copy_raw(
-                elem,
-                &part.extent,
-                decoded,
-                &src,
-                out.as_mut_ptr(),
-                out.len(),
-                &dst,
-            )
-        }
+        scatter(part, decoded)
     };
-    if store.concurrency() <= 1 || plan.total <= 1 {
+    let hints = store.concurrency() <= 1 && store.reads_ahead();
+    if (store.concurrency() <= 1 && !hints) || plan.total <= 1 {
         return plan.run(|buffers| {
             plan.key_of(&buffers.part.index, &mut buffers.key);
+            if from_cache(buffers)? {
+                return Ok(());
+            }
             let found = fetch(buffers)?;
             place(buffers, found)
         });
     }
-    // Object stores: the parts in batches, each fetched by concurrent requests while the
-    // pool decodes the batch before it.
-    let per_batch = batch_len(store, max_stored);
-    let batches: Vec<std::ops::Range<usize>> = (0..plan.total)
-        .step_by(per_batch)
-        .map(|lo| lo..(lo + per_batch).min(plan.total))
-        .collect();
+    // The parts in batches (whole shards together): each batch is fetched by concurrent
+    // requests (object stores), or the kernel is asked to read its files in (local files),
+    // while the pool decodes the batch before it.
+    let per_batch = match hints {
+        true => (READ_AHEAD_BYTES / max_stored.max(1)).clamp(2, 1024) as usize,
+        false => batch_len(store, max_stored),
+    };
+    let batches = plan.batches(per_batch);
     let plan = &plan;
     std::thread::scope(|scope| -> Result<()> {
-        let start = |range: std::ops::Range<usize>| {
-            scope.spawn(move || prefetch(store, plan, range, shards))
-        };
-        let mut next = Some(start(batches[0].clone()));
+        let batches = &batches;
+        let start =
+            |b: usize| scope.spawn(move || prefetch(store, plan, &batches[b], shards, &held));
+        let mut next = Some(start(0));
         for (b, batch) in batches.iter().enumerate() {
             let fetched = next
                 .take()
                 .expect("a batch in flight")
                 .join()
                 .map_err(|_| Error::Internal("a prefetching thread panicked".into()))??;
-            next = batches.get(b + 1).map(|r| start(r.clone()));
-            plan.run_parts(batch.clone(), |buffers, i| {
+            next = (b + 1 < batches.len()).then(|| start(b + 1));
+            plan.run_list(batch, |buffers, n| {
                 plan.key_of(&buffers.part.index, &mut buffers.key);
+                if from_cache(buffers)? {
+                    return Ok(());
+                }
                 let taken = std::mem::replace(
-                    &mut *fetched[i - batch.start]
+                    &mut *fetched[n]
                         .lock()
                         .map_err(|_| Error::Internal("prefetch poisoned".into()))?,
                     Prefetched::Later,

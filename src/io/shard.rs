@@ -341,8 +341,10 @@ pub enum Prefetched {
 /// inner chunk grid) with two batches of concurrent requests ([`Store::fetch_many`]): the
 /// indexes not in `cache` (suffix ranges), then the chunks' ranges, every shard's ranges
 /// from the version of its index and those lying close together merged into one request.
-/// Chunks of nested shards, of shards with the index at the start and of shards rewritten
-/// in between are left [`Prefetched::Later`].
+/// A shard whose every chunk is wanted is read whole in the first batch instead (one
+/// request, its index taken from its bytes). Chunks of nested shards, of shards with the
+/// index at the start (unless read whole) and of shards rewritten in between are left
+/// [`Prefetched::Later`].
 pub fn read_inner_batch(
     store: &dyn Store,
     meta: &ArrayMeta,
@@ -351,7 +353,7 @@ pub fn read_inner_batch(
     cache: &IndexCache,
 ) -> Result<Vec<Prefetched>> {
     let mut out: Vec<Prefetched> = chunks.iter().map(|_| Prefetched::Later).collect();
-    if sharding.inner().is_some() || sharding.codec.index_at_start {
+    if sharding.inner().is_some() {
         return Ok(out);
     }
     let inner = meta.inner_chunks();
@@ -360,11 +362,80 @@ pub fn read_inner_batch(
     let len = index_len(sharding, n) as u64;
     // The shards, in first-seen order, and each one's chunks.
     let mut shards: Vec<(&str, Vec<usize>)> = Vec::new();
+    let mut seen: HashMap<&str, usize> = HashMap::new();
     for (i, (key, _)) in chunks.iter().enumerate() {
-        match shards.iter_mut().find(|(k, _)| k == key) {
-            Some((_, members)) => members.push(i),
-            None => shards.push((key, vec![i])),
+        match seen.get(key) {
+            Some(&s) => shards[s].1.push(i),
+            None => {
+                seen.insert(key, shards.len());
+                shards.push((key, vec![i]));
+            }
         }
+    }
+    // Position of each chunk in its shard's index.
+    let position = |at: &[u64]| {
+        let mut position = 0usize;
+        for d in 0..at.len() {
+            let per = (sharding.shape[d] / unit[d]) as usize;
+            position = position * per + ((at[d] * inner[d] / unit[d]) as usize) % per;
+        }
+        position
+    };
+    // Shards read whole: every chunk of theirs inside the array is wanted.
+    let whole: Vec<usize> = (0..shards.len())
+        .filter(|&s| shards[s].1.len() == chunks_inside(meta, sharding, chunks[shards[s].1[0]].1))
+        .collect();
+    let max_shard = meta.max_stored_len();
+    let batch: Vec<Fetch> = whole
+        .iter()
+        .map(|&s| Fetch::Whole(shards[s].0.to_string(), max_shard))
+        .collect();
+    let mut done = vec![false; shards.len()];
+    for (&s, fetched) in whole.iter().zip(store.fetch_many(&batch)) {
+        let (key, members) = &shards[s];
+        let bytes = match fetched? {
+            Fetched::Whole(Some(bytes)) => bytes,
+            Fetched::Whole(None) => {
+                for &i in members {
+                    out[i] = Prefetched::Missing;
+                }
+                done[s] = true;
+                continue;
+            }
+            _ => continue,
+        };
+        let size = bytes.len() as u64;
+        if size < len {
+            return Err(Error::Codec(format!(
+                "shard {key:?} is shorter than its index ({size} < {len} bytes)"
+            )));
+        }
+        let at = if sharding.codec.index_at_start {
+            0
+        } else {
+            size - len
+        };
+        let index = top_index(
+            sharding,
+            key,
+            &bytes[at as usize..(at + len) as usize],
+            size,
+            n,
+        )?;
+        for &i in members {
+            let (offset, chunk_len) = index[position(chunks[i].1)];
+            out[i] = if offset == EMPTY {
+                Prefetched::Missing
+            } else {
+                Prefetched::Bytes(bytes[offset as usize..(offset + chunk_len) as usize].to_vec())
+            };
+        }
+        // The index serves the rest of this call (no version came with the whole read).
+        cache.put(key, None, WHOLE, Some(index))?;
+        done[s] = true;
+    }
+    if sharding.codec.index_at_start {
+        return Ok(out);
     }
     // Indexes: cached, or read in one batch.
     // Each shard's index and version, and whether that version is known current.
@@ -372,6 +443,10 @@ pub fn read_inner_batch(
     let mut indexes: Vec<Option<Known>> = Vec::new();
     let mut missing = Vec::new();
     for (s, (key, _)) in shards.iter().enumerate() {
+        if done[s] {
+            indexes.push(None);
+            continue;
+        }
         let cached = cache.get(key)?.and_then(|shard| {
             let index = shard.views.get(&WHOLE).cloned()?;
             Some((index, shard.version, shard.fresh))
@@ -416,13 +491,7 @@ pub fn read_inner_batch(
         let mut ranges = Vec::new();
         let mut reading = Vec::new();
         for &i in members {
-            let at = chunks[i].1;
-            let mut position = 0usize;
-            for d in 0..at.len() {
-                let per = (sharding.shape[d] / unit[d]) as usize;
-                position = position * per + ((at[d] * inner[d] / unit[d]) as usize) % per;
-            }
-            let (offset, size) = index[position];
+            let (offset, size) = index[position(chunks[i].1)];
             if offset == EMPTY {
                 // Not stored, if the index is known current; else left to read_inner.
                 if *fresh {
@@ -452,6 +521,19 @@ pub fn read_inner_batch(
         }
     }
     Ok(out)
+}
+
+/// The number of chunks of the (top-level) shard holding the chunk at `at` (inner chunk
+/// grid) that lie inside the array: all of them but at the array's far edges.
+fn chunks_inside(meta: &ArrayMeta, sharding: ShardLevel<'_>, at: &[u64]) -> usize {
+    let inner = meta.inner_chunks();
+    (0..at.len())
+        .map(|d| {
+            let origin = at[d] * inner[d] / sharding.shape[d] * sharding.shape[d];
+            let extent = sharding.shape[d].min(meta.shape[d].saturating_sub(origin));
+            extent.div_ceil(inner[d]) as usize
+        })
+        .product()
 }
 
 /// Reads the index of the shard nested at `base..base + size` of the stored shard at `key`

@@ -9,6 +9,7 @@ use super::{
 use crate::dtype::ElementType;
 use crate::error::{Error, Result};
 use crate::io::append::{self, Open};
+use crate::io::cache::ChunkCache;
 use crate::io::convert;
 use crate::io::location::Location;
 use crate::io::lock::{Synchronization, WriteGuard};
@@ -39,6 +40,8 @@ pub struct Array {
     guard: RwLock<WriteGuard>,
     /// Shard indexes read through this handle, reused while their shards are unchanged.
     shards: IndexCache,
+    /// Decoded chunks kept for later reads through this handle (off unless sized).
+    cache: ChunkCache,
     /// Serialises metadata updates (resize) in this process.
     update: Mutex<()>,
     /// The items of the last variable-length read whose caller's buffers were too small
@@ -182,6 +185,7 @@ impl Array {
             writable,
             guard: RwLock::new(WriteGuard::None),
             shards: IndexCache::default(),
+            cache: ChunkCache::default(),
             update: Mutex::new(()),
             kept_vlen: Mutex::new(None),
             appends: Mutex::new(Appends {
@@ -254,17 +258,33 @@ impl Array {
             .unwrap_or_else(|p| Arc::clone(&p.into_inner()))
     }
 
-    /// Replaces the metadata that later calls see.
+    /// Replaces the metadata that later calls see (and drops the decoded chunks kept).
     fn replace_metadata(&self, meta: ArrayMeta) -> Result<()> {
         *self
             .meta
             .write()
             .map_err(|_| Error::Internal("metadata lock poisoned".into()))? = Arc::new(meta);
+        self.cache.clear();
         Ok(())
     }
 
+    /// Keeps up to `bytes` of decoded chunks for later reads through this handle (0, the
+    /// default, keeps none and empties the cache): a read then takes the chunks it finds
+    /// there instead of reading and decoding them. Any write through any store of this
+    /// process makes every kept chunk stale; writes by other processes are seen after
+    /// [`Array::refresh`]. Variable-length arrays are not cached.
+    pub fn set_cache_bytes(&self, bytes: usize) {
+        self.cache.set_capacity(bytes);
+    }
+
+    /// The size set by [`Array::set_cache_bytes`].
+    pub fn cache_bytes(&self) -> usize {
+        self.cache.capacity()
+    }
+
     /// Reads the metadata again from the store, so this handle sees the shape (and the
-    /// rest) that another handle or process changed since it was opened.
+    /// rest) that another handle or process changed since it was opened; decoded chunks
+    /// kept by the handle are dropped.
     pub fn refresh(&self) -> Result<()> {
         let mut appends = self.appends()?;
         self.flush_appends(&mut appends, true)?;
@@ -368,6 +388,7 @@ impl Array {
                 Order::C.strides(count),
                 &mut dense,
                 &self.shards,
+                &self.cache,
             )?;
             convert::bf16_to_f32(&dense, count, &strides, buf);
             return Ok(());
@@ -380,6 +401,7 @@ impl Array {
             strides.clone(),
             buf,
             &self.shards,
+            &self.cache,
         )?;
         convert::normalize_narrow(&meta.dtype, count, &strides, buf);
         Ok(())

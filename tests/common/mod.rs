@@ -1,8 +1,9 @@
-//! What the object-store tests share: servers started on loopback (moto, s3s-fs) and
-//! stopped when dropped, raw HTTP requests to them, and a proxy that counts, delays and
-//! breaks requests on their way to a server.
+//! What the integration tests share: servers started on loopback (moto, s3s-fs) and
+//! stopped when dropped, raw HTTP requests to them, a proxy that counts, delays and breaks
+//! requests on their way to a server, and a store that counts requests.
 #![allow(dead_code)]
 
+pub mod counting;
 pub mod proxy;
 
 use std::io::{BufRead, BufReader, Read, Write};

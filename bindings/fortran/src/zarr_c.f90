@@ -510,7 +510,8 @@ module zarr_c
     ! Reads the array's metadata again from the store, so this handle sees the shape (and
     ! the rest) that another handle or process changed since it was opened — after another
     ! MPI rank resized or appended, say (each rank calls it after the barrier that follows
-    ! the resize).
+    ! the resize). Decoded chunks the handle keeps (`zarr_array_set_cache_bytes`) are
+    ! dropped.
     function c_zarr_array_refresh(array) &
         bind(c, name="zarr_array_refresh") result(res)
       import
@@ -518,6 +519,26 @@ module zarr_c
       type(c_ptr), value :: array
       integer(c_int32_t) :: res
     end function c_zarr_array_refresh
+
+    ! Keeps up to `bytes` of decoded chunks on this handle for later reads (0, the default,
+    ! keeps none and frees what is kept): a read takes the chunks it finds there instead of
+    ! reading and decoding them, least recently used chunks make room first. For viewers and
+    ! analysis loops that read overlapping regions again and again. The handle stays safe to
+    ! use from many threads. Any write through any handle or store of this process makes
+    ! every
+    ! kept chunk stale, so reads never see older data than this process wrote; changes made
+    ! by
+    ! other processes are seen after `zarr_array_refresh` (which empties the cache).
+    ! Variable-length arrays are not cached. Memory: at most `bytes`, plus one chunk per
+    ! reading thread.
+    function c_zarr_array_set_cache_bytes(array, bytes) &
+        bind(c, name="zarr_array_set_cache_bytes") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: array
+      integer(c_size_t), value :: bytes
+      integer(c_int32_t) :: res
+    end function c_zarr_array_set_cache_bytes
 
     ! Sets `*out_count` to the number of chunks that are stored.
     function c_zarr_array_nchunks_initialized(array, out_count) &

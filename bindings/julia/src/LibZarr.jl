@@ -518,10 +518,27 @@ end
 Reads the array's metadata again from the store, so this handle sees the shape (and
 the rest) that another handle or process changed since it was opened — after another
 MPI rank resized or appended, say (each rank calls it after the barrier that follows
-the resize).
+the resize). Decoded chunks the handle keeps (`zarr_array_set_cache_bytes`) are dropped.
 """
 function zarr_array_refresh(array)
     ccall((:zarr_array_refresh, libzarr), zarr_status_t, (Ptr{zarr_array_t},), array)
+end
+
+"""
+    zarr_array_set_cache_bytes(array, bytes) -> zarr_status_t
+
+Keeps up to `bytes` of decoded chunks on this handle for later reads (0, the default,
+keeps none and frees what is kept): a read takes the chunks it finds there instead of
+reading and decoding them, least recently used chunks make room first. For viewers and
+analysis loops that read overlapping regions again and again. The handle stays safe to
+use from many threads. Any write through any handle or store of this process makes every
+kept chunk stale, so reads never see older data than this process wrote; changes made by
+other processes are seen after `zarr_array_refresh` (which empties the cache).
+Variable-length arrays are not cached. Memory: at most `bytes`, plus one chunk per
+reading thread.
+"""
+function zarr_array_set_cache_bytes(array, bytes)
+    ccall((:zarr_array_set_cache_bytes, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Csize_t), array, bytes)
 end
 
 """
