@@ -256,6 +256,14 @@ fn main() {
         old_steps as f64 / old.seconds / alone,
         old.written as f64 / old.stored as f64
     );
+    // For scripts/bench.sh: steps/s against blosc alone, and bytes written per byte stored.
+    println!(
+        "ROW|time-step appends into shards (steps/s)|{:.1}|unbuffered {:.1}|{alone:.1}|{:.2} of limit|written/stored {:.2}",
+        steps as f64 / new.seconds,
+        old_steps as f64 / old.seconds,
+        steps as f64 / new.seconds / alone,
+        new.written as f64 / new.stored as f64
+    );
     let _ = std::fs::remove_dir_all(dir.join("buffered"));
     let _ = std::fs::remove_dir_all(dir.join("unbuffered"));
 }

@@ -162,6 +162,7 @@ fn main() {
         "{:<24} {:>10} {:>12} {:>12} {:>14}",
         "case", "libzarr s", "floor s", "zarr-py s", "libzarr/zp"
     );
+    let mut rows = Vec::new();
     for format in [2, 3] {
         let dir = base.join(format!("v{format}"));
         let _ = std::fs::remove_dir_all(&dir);
@@ -200,6 +201,15 @@ fn main() {
                     "-", "-"
                 ),
             }
+            rows.push(format!(
+                "ROW|tree of {} arrays, {label} (s)|{t:.3}|zarr-python {}|{floor:.3}|{}|",
+                groups * per_group,
+                peer.map_or("n/a".into(), |p| format!("{p:.3}")),
+                peer.map_or("n/a".into(), |p| format!("{:.2}", p / t))
+            ));
         }
+    }
+    for row in rows {
+        println!("{row}");
     }
 }
