@@ -675,10 +675,7 @@ pub fn read(
     // The parts in batches (whole shards together): each batch is fetched by concurrent
     // requests (object stores), or the kernel is asked to read its files in (local files),
     // while the pool decodes the batch before it.
-    let per_batch = match hints {
-        true => (READ_AHEAD_BYTES / max_stored.max(1)).clamp(2, 1024) as usize,
-        false => batch_len(store, max_stored),
-    };
+    let per_batch = batch_len(store, max_stored);
     let batches = plan.batches(per_batch);
     let plan = &plan;
     std::thread::scope(|scope| -> Result<()> {
@@ -802,7 +799,7 @@ pub fn write(
             let existing = snapshot.found.then_some(raw.as_slice());
             let label = key.as_str();
             let merged = merged_chunk(&plan, part, existing, &label, buf, work, keep_fill)?;
-            if defer && part.all_in_bounds {
+            if defer {
                 return Ok(Some((key.clone(), merged.map(<[u8]>::to_vec))));
             }
             if guard.store(store, key, merged, &snapshot)? {
@@ -835,16 +832,23 @@ pub fn write(
 /// A value to store at a key (`None`: erase the key), handed to [`Store::put_many`].
 type Upload = (String, Option<Vec<u8>>);
 
-/// Whether a write of `units` chunks or shards goes by pipelined batches: on stores whose
-/// requests wait on the network, without locks or conditional writes (which store each
-/// chunk as they rewrite it).
+/// Whether a write of `units` chunks or shards goes by pipelined batches, the pool encoding
+/// one batch while the store writes the one before: on stores whose requests wait on the
+/// network or that write better behind the encoding (local files), without locks or
+/// conditional writes (which store each chunk as they rewrite it).
 fn pipelines(store: &dyn Store, guard: &WriteGuard, units: usize) -> bool {
-    store.concurrency() > 1 && units > 1 && matches!(guard, WriteGuard::None)
+    (store.concurrency() > 1 || store.writes_behind())
+        && units > 1
+        && matches!(guard, WriteGuard::None)
 }
 
 /// Chunks (or shards) of at most `max_len` stored bytes per batch of a pipelined read or
-/// write: up to 4 per request in flight, up to [`MAX_BATCH_BYTES`].
+/// write: up to 4 per request in flight, up to [`MAX_BATCH_BYTES`]; for local files (one
+/// request at a time), [`READ_AHEAD_BYTES`] of them.
 fn batch_len(store: &dyn Store, max_len: u64) -> usize {
+    if store.concurrency() <= 1 {
+        return (READ_AHEAD_BYTES / max_len.max(1)).clamp(2, 1024) as usize;
+    }
     (MAX_BATCH_BYTES / max_len.max(1)).clamp(1, 4 * store.concurrency() as u64) as usize
 }
 

@@ -393,6 +393,10 @@ impl Store for ConsolidatedStore {
         self.inner.will_read(key)
     }
 
+    fn writes_behind(&self) -> bool {
+        self.inner.writes_behind()
+    }
+
     fn fetch_many(&self, batch: &[super::Fetch]) -> Vec<Result<super::Fetched>> {
         // Chunks only: the batched reads of a region never ask for documents.
         self.inner.fetch_many(batch)

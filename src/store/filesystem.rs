@@ -571,6 +571,19 @@ impl Store for FilesystemStore {
         }
     }
 
+    fn writes_behind(&self) -> bool {
+        true
+    }
+
+    /// Several files written at once on threads of their own; every value is tried and the
+    /// first error returned.
+    fn put_many(&self, batch: Vec<(String, Option<Vec<u8>>)>) -> Result<()> {
+        in_parallel(&batch, WRITE_THREADS, |(key, value)| match value {
+            Some(value) => self.set(key, value),
+            None => self.erase(key).map(drop),
+        })
+    }
+
     fn get_range(&self, key: &str, offset: u64, len: u64) -> Result<Option<Vec<u8>>> {
         let mut data = Vec::new();
         Ok(self
@@ -756,8 +769,8 @@ impl Store for FilesystemStore {
         // them); every file and directory is tried, and a failure is reported.
         let files: Vec<String> = files.into_iter().collect();
         let dirs: Vec<String> = dirs.into_iter().collect();
-        let synced_files = in_parallel(&files, |key| self.sync_file(key));
-        let synced_dirs = in_parallel(&dirs, |path| {
+        let synced_files = in_parallel(&files, SYNC_THREADS, |key| self.sync_file(key));
+        let synced_dirs = in_parallel(&dirs, SYNC_THREADS, |path| {
             self.sync_dir(path)
                 .map_err(|e| self.fail("syncing the directory", path, e))
         });
@@ -780,32 +793,39 @@ impl Drop for FilesystemStore {
 /// The most threads syncing files at once.
 const SYNC_THREADS: usize = 16;
 
-/// Runs `sync` for every item on up to [`SYNC_THREADS`] threads; every item is tried and
-/// the first error is returned.
-fn in_parallel<T: Sync>(items: &[T], sync: impl Fn(&T) -> Result<()> + Sync) -> Result<()> {
+/// The most threads writing files of one [`Store::put_many`] at once.
+const WRITE_THREADS: usize = 4;
+
+/// Runs `work` for every item on up to `threads` threads of their own; every item is tried
+/// and the first error is returned.
+fn in_parallel<T: Sync>(
+    items: &[T],
+    threads: usize,
+    work: impl Fn(&T) -> Result<()> + Sync,
+) -> Result<()> {
     if items.len() <= 1 {
-        return items.iter().map(&sync).fold(Ok(()), Result::and);
+        return items.iter().map(&work).fold(Ok(()), Result::and);
     }
     let next = std::sync::atomic::AtomicUsize::new(0);
-    let work = || {
+    let worker = || {
         let mut first = Ok(());
         loop {
             let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             let Some(item) = items.get(i) else {
                 return first;
             };
-            first = first.and(sync(item));
+            first = first.and(work(item));
         }
     };
     std::thread::scope(|scope| {
-        let threads: Vec<_> = (0..items.len().min(SYNC_THREADS))
-            .map(|_| scope.spawn(work))
+        let running: Vec<_> = (0..items.len().min(threads))
+            .map(|_| scope.spawn(worker))
             .collect();
-        threads
+        running
             .into_iter()
             .map(|t| {
                 t.join()
-                    .unwrap_or_else(|_| Err(Error::Internal("a syncing thread panicked".into())))
+                    .unwrap_or_else(|_| Err(Error::Internal("a storing thread panicked".into())))
             })
             .fold(Ok(()), Result::and)
     })
