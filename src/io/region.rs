@@ -674,8 +674,12 @@ pub fn read(
     }
     // The parts in batches (whole shards together): each batch is fetched by concurrent
     // requests (object stores), or the kernel is asked to read its files in (local files),
-    // while the pool decodes the batch before it.
-    let per_batch = batch_len(store, max_stored);
+    // while the pool decodes the batch before it. Shards' chunks are fetched with a request
+    // or two per shard, so a batch of them is bounded by bytes alone.
+    let per_batch = match meta.sharding() {
+        Some(_) if store.concurrency() > 1 => (MAX_BATCH_BYTES / max_stored.max(1)).max(1) as usize,
+        _ => batch_len(store, max_stored),
+    };
     let batches = plan.batches(per_batch);
     let plan = &plan;
     std::thread::scope(|scope| -> Result<()> {
