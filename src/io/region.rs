@@ -319,21 +319,18 @@ impl<'a> Plan<'a> {
         }
     }
 
-    /// The part numbers in batches of about `per_batch` parts for a pipelined read: runs of
-    /// consecutive parts, or when sharded each shard's parts together (a batch holds at
-    /// least one shard), so that each shard is read with as few requests as it allows.
-    fn batches(&self, per_batch: usize) -> Vec<Vec<usize>> {
+    /// The part numbers `parts` in batches of about `per_batch` parts for a pipelined read:
+    /// in their order, or when sharded each shard's parts together (a batch holds at least
+    /// one shard), so that each shard is read with as few requests as it allows.
+    fn batches(&self, parts: &[usize], per_batch: usize) -> Vec<Vec<usize>> {
         if self.meta.sharding().is_none() {
-            return (0..self.total)
-                .step_by(per_batch)
-                .map(|lo| (lo..(lo + per_batch).min(self.total)).collect())
-                .collect();
+            return parts.chunks(per_batch).map(<[usize]>::to_vec).collect();
         }
         let mut by_shard: Vec<Vec<usize>> = Vec::new();
         let mut position: std::collections::HashMap<String, usize> = Default::default();
         let mut part = Part::default();
         let mut key = String::new();
-        for i in 0..self.total {
+        for &i in parts {
             self.part(i, &mut part);
             self.key_of(&part.index, &mut key);
             match position.get(&key) {
@@ -661,13 +658,30 @@ pub fn read(
         };
         scatter(part, decoded)
     };
-    let hints = store.concurrency() <= 1 && store.reads_ahead();
-    if (store.concurrency() <= 1 && !hints) || plan.total <= 1 {
-        return plan.run(|buffers| {
-            plan.key_of(&buffers.part.index, &mut buffers.key);
-            if from_cache(buffers)? {
-                return Ok(());
+    // With the cache on, the parts it holds are copied out first, in the calling thread (a
+    // read the cache serves whole needs no worker); the others are read below.
+    let parts: Vec<usize> = match started {
+        None => (0..plan.total).collect(),
+        Some(_) => {
+            let mut buffers = Buffers::default();
+            let mut misses = Vec::new();
+            for i in 0..plan.total {
+                plan.part(i, &mut buffers.part);
+                plan.key_of(&buffers.part.index, &mut buffers.key);
+                if !from_cache(&buffers)? {
+                    misses.push(i);
+                }
             }
+            misses
+        }
+    };
+    // Local files are read ahead only for reads of more than one batch of them.
+    let hints = store.concurrency() <= 1
+        && store.reads_ahead()
+        && (parts.len() as u64).saturating_mul(max_stored) > READ_AHEAD_BYTES;
+    if (store.concurrency() <= 1 && !hints) || parts.len() <= 1 {
+        return plan.run_list(&parts, |buffers, _| {
+            plan.key_of(&buffers.part.index, &mut buffers.key);
             let found = fetch(buffers)?;
             place(buffers, found)
         });
@@ -680,7 +694,7 @@ pub fn read(
         Some(_) if store.concurrency() > 1 => (MAX_BATCH_BYTES / max_stored.max(1)).max(1) as usize,
         _ => batch_len(store, max_stored),
     };
-    let batches = plan.batches(per_batch);
+    let batches = plan.batches(&parts, per_batch);
     let plan = &plan;
     std::thread::scope(|scope| -> Result<()> {
         let batches = &batches;
