@@ -830,7 +830,25 @@ pub fn write(
         return plan.run(|buffers| write_one(buffers, false).map(drop));
     }
     let per_batch = batch_len(store, max_stored);
+    // Local files: the chunks of the next batch that must be read (covered in part) are
+    // read ahead while this batch is merged and encoded.
+    let read_ahead = |parts: std::ops::Range<usize>| {
+        let (mut part, mut key) = (Part::default(), String::new());
+        for i in parts.start..parts.end.min(plan.total) {
+            plan.part(i, &mut part);
+            if !part.all_in_bounds {
+                plan.key_of(&part.index, &mut key);
+                store.will_read(&key);
+            }
+        }
+    };
     pipelined(store, plan.total, per_batch, |parts| {
+        if store.reads_ahead() {
+            if parts.start == 0 {
+                read_ahead(parts.clone());
+            }
+            read_ahead(parts.end..parts.end + per_batch);
+        }
         let uploads = std::sync::Mutex::new(Vec::new());
         plan.run_parts(parts, |buffers, _| {
             if let Some(upload) = write_one(buffers, true)? {
