@@ -4,6 +4,17 @@
 use super::{check_len, config_map, Codec, Config};
 use crate::error::{Error, Result};
 use serde_json::{Map, Value};
+use std::cell::RefCell;
+
+thread_local! {
+    /// Each thread's compression context and the (level, checksum) it is set for: making
+    /// one per chunk costs about as much as compressing a small chunk.
+    static COMPRESSOR: RefCell<Option<(i32, bool, zstd::bulk::Compressor<'static>)>> =
+        const { RefCell::new(None) };
+    /// Each thread's decompression context.
+    static DECOMPRESSOR: RefCell<Option<zstd::bulk::Decompressor<'static>>> =
+        const { RefCell::new(None) };
+}
 
 /// The zstd codec.
 #[derive(Debug)]
@@ -33,26 +44,41 @@ impl Codec for Zstd {
 
     fn encode_into(&self, data: &[u8], out: &mut Vec<u8>) -> Result<()> {
         let failed = |e: std::io::Error| Error::Codec(format!("zstd: {e}"));
-        let mut compressor = zstd::bulk::Compressor::new(self.level).map_err(failed)?;
-        compressor
-            .set_parameter(zstd::zstd_safe::CParameter::ChecksumFlag(self.checksum))
-            .map_err(failed)?;
         out.clear();
         crate::error::try_reserve(
             out,
             zstd::zstd_safe::compress_bound(data.len()),
             "zstd output",
         )?;
-        compressor.compress_to_buffer(data, out).map_err(failed)?;
+        COMPRESSOR.with(|slot| {
+            let mut slot = slot.borrow_mut();
+            let current =
+                matches!(&*slot, Some((l, c, _)) if *l == self.level && *c == self.checksum);
+            if !current {
+                let mut compressor = zstd::bulk::Compressor::new(self.level).map_err(failed)?;
+                compressor
+                    .set_parameter(zstd::zstd_safe::CParameter::ChecksumFlag(self.checksum))
+                    .map_err(failed)?;
+                *slot = Some((self.level, self.checksum, compressor));
+            }
+            let (_, _, compressor) = slot.as_mut().expect("set above");
+            compressor.compress_to_buffer(data, out).map_err(failed)
+        })?;
         Ok(())
     }
 
     fn decode_into(&self, data: &[u8], out: &mut [u8]) -> Result<()> {
-        let mut decompressor =
-            zstd::bulk::Decompressor::new().map_err(|e| Error::Codec(format!("zstd: {e}")))?;
-        let n = decompressor
-            .decompress_to_buffer(data, out)
-            .map_err(|e| Error::Codec(format!("zstd: {e}")))?;
+        let failed = |e: std::io::Error| Error::Codec(format!("zstd: {e}"));
+        let n = DECOMPRESSOR.with(|slot| {
+            let mut slot = slot.borrow_mut();
+            if slot.is_none() {
+                *slot = Some(zstd::bulk::Decompressor::new().map_err(failed)?);
+            }
+            slot.as_mut()
+                .expect("set above")
+                .decompress_to_buffer(data, out)
+                .map_err(failed)
+        })?;
         check_len("zstd", n, out.len())
     }
 
