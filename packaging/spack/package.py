@@ -1,8 +1,9 @@
 # Spack package for libzarr, built from its release tarball (scripts/dist.sh), whose crates
 # are vendored: the build needs no network (CMake runs cargo --offline in such a tree).
 #
-# To use it, copy this file to <repo>/packages/libzarr/package.py of a Spack package
-# repository. Before publishing:
+# For Spack 0.23 or later (compilers as the dependencies c, cxx, fortran). To use it, copy
+# this file to <repo>/packages/libzarr/package.py of a Spack package repository. Before
+# publishing:
 #   url     where the tarballs made by scripts/dist.sh are published (the placeholder below
 #           names no real server); `spack install` takes the version's tarball from there,
 #           or from a Spack mirror holding libzarr/libzarr-<version>.tar.gz.
