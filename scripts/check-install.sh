@@ -263,7 +263,8 @@ fi
 # libzarr.so.MAJOR; the build leaves that name beside libzarr.so, so it runs with no
 # manual step.
 step "(d) linked against the cargo build tree"
-cargo_dir="$(sed -n 's/^ZARR_CARGO_TARGET_DIR:[A-Z]*=//p' "$build/CMakeCache.txt")/release"
+cargo_triple="$(sed -n 's/^ZARR_CARGO_TARGET:[A-Z]*=//p' "$build/CMakeCache.txt")"
+cargo_dir="$(sed -n 's/^ZARR_CARGO_TARGET_DIR:[A-Z]*=//p' "$build/CMakeCache.txt")/${cargo_triple:+$cargo_triple/}release"
 [ -f "$cargo_dir/libzarr.so" ] || fail "$cargo_dir/libzarr.so is missing"
 [ -e "$cargo_dir/libzarr.so.$major" ] || fail "the cargo build has no libzarr.so.$major beside libzarr.so"
 for src in "${examples[@]}"; do

@@ -3,7 +3,7 @@
 # system packages (cmake, pkg-config, C/C++ and Fortran compilers, OpenMPI, valgrind for the
 # sanitizer stage, nginx-light as the web server of the HTTP store tests, tmux for the
 # progress-bar test, OpenSSL's headers for the system-TLS build check, clang 19 for the
-# full-C23 header test), two Python
+# full-C23 header test, PyYAML for the conda recipe check), two Python
 # virtual environments with pinned zarr-python 2.18 and zarr-python 3.x + tensorstore for the
 # interop tests, and a third with the pinned moto S3 server and zarr-python 3 with obstore for
 # the object-store tests (tests/object_store.rs, tests/interop/test_s3_interop.py), and the
@@ -21,6 +21,7 @@ done
 pkg-config --exists openssl 2>/dev/null || need_apt+=(libssl-dev)
 # A compiler with full C23 for the header test (GCC 12 knows only -std=c2x).
 command -v clang-19 >/dev/null 2>&1 || need_apt+=(clang-19)
+python3 -c 'import yaml' >/dev/null 2>&1 || need_apt+=(python3-yaml)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "setup: installing system packages (missing: ${need_apt[*]})"
   SUDO=""
@@ -28,7 +29,7 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   $SUDO apt-get update -qq
   pkgs=(cmake pkg-config build-essential gfortran openmpi-bin libopenmpi-dev valgrind nginx-light tmux
-        libssl-dev clang-19)
+        libssl-dev clang-19 python3-yaml)
   # Node.js may come from elsewhere than Debian (its npm then conflicts with Debian's npm):
   # Debian's packages only when npm is missing.
   command -v npm >/dev/null 2>&1 || pkgs+=(nodejs npm)

@@ -8,7 +8,9 @@
 #   4. C, C++ and Fortran under ctest: c-tests (-Wall -Wextra -Wpedantic -Werror, including the
 #      C++ binding zarr.hpp) and bindings/fortran/tests (gfortran -fcheck=all -Wall, with the
 #      zarr-python 2.18 interop check)
-#   5. packaging: install, then build the C, C++ and Fortran examples against the prefix
+#   5. packaging: install, then build the C, C++ and Fortran examples against the prefix;
+#      the release tarball built and installed with no network, examples against it, and
+#      its Spack and conda recipes checked (scripts/check-dist.sh)
 #   6. interop: zarr-python 2.18, zarr-python 3.x and tensorstore, both directions
 #   7. MPI: examples-c/mpi_write.c (shared filesystem) and mpi_write_s3.c (moto S3, owned
 #      and shared shards) on 4 OpenMPI ranks, checked by libzarr and zarr-python
@@ -79,6 +81,9 @@ if cargo tree -e normal -i aws-lc-sys >/dev/null 2>&1; then
   exit 1
 fi
 cargo check --quiet --lib --no-default-features --features cloud,system-tls
+
+stage "release tarball: built and installed offline, examples against it; Spack and conda recipes"
+bash scripts/check-dist.sh
 
 stage "interop: zarr-python 2.18, zarr-python 3.x, tensorstore"
 bash tests/interop/run.sh
