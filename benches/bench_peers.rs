@@ -442,7 +442,13 @@ fn main() {
         row(&format!("{name} full write"), w, pw, gbps(tc), "GB/s");
         let r = best_of(2, false, || ours("read", &dir, name));
         let pr = best_of(2, false, || theirs("read", &dir, name, ""));
-        row(&format!("{name} full read"), r, pr, gbps(td).min(fresh_copy), "GB/s");
+        row(
+            &format!("{name} full read"),
+            r,
+            pr,
+            gbps(td).min(fresh_copy),
+            "GB/s",
+        );
         if name == "blosc" {
             if can_drop {
                 let (_, plain_cold) =

@@ -1536,3 +1536,42 @@ fn s3_requests_are_signed_so_a_checking_server_accepts_them() {
     assert_eq!(store.get("g/x").unwrap(), None);
     assert_eq!(store.get("g/y").unwrap(), None);
 }
+
+/// Creating nodes reads each document it probes once, and asks for a document rather than
+/// its size: an array in an existing v3 hierarchy is created with four requests.
+#[test]
+fn s3_node_creation_reads_each_document_once() {
+    use zarr::node::Group;
+    let Some(server) = moto() else { return };
+    let store = s3(server.port, "create", Mode::Append);
+    let mut builder = ArrayBuilder::new(vec![8, 8], ElementType::Float32);
+    builder.zarr_format(3).unwrap();
+    server.clear_log();
+    builder
+        .create(store.clone(), "g/a", Mode::Overwrite)
+        .unwrap();
+    let fresh = server.settled_requests();
+    // Each level probed once (v3, then v2 and v1 documents, none there), the listing of
+    // what is replaced, the v2 group documents looked for, three documents written.
+    assert_eq!(fresh.len(), 12, "{fresh:?}");
+    assert!(!fresh.iter().any(|r| r.starts_with("HEAD ")), "{fresh:?}");
+    server.clear_log();
+    builder
+        .create(store.clone(), "g/b", Mode::Overwrite)
+        .unwrap();
+    let existing = server.settled_requests();
+    assert_eq!(
+        existing,
+        [
+            "GET /zarr-test/create/zarr.json",
+            "GET /zarr-test/create/g/zarr.json",
+            "GET /zarr-test?list-type=2&prefix=create/g/b/",
+            "PUT /zarr-test/create/g/b/zarr.json"
+        ],
+        "{existing:?}"
+    );
+    server.clear_log();
+    drop(Group::open(store.clone(), "g", Mode::Read).unwrap());
+    let opened = server.settled_requests();
+    assert!(opened.len() <= 3, "open a group: {opened:?}");
+}

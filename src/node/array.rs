@@ -17,7 +17,7 @@ use crate::io::region::{self, MemLayout, Region};
 use crate::io::shard::IndexCache;
 use crate::io::vlen::{self, VlenItems};
 use crate::meta::{ArrayMeta, Format, Order};
-use crate::store::{check_writable, get_document, join_key, node_path, node_prefix, Store};
+use crate::store::{check_writable, get_document, join_key, node_path, node_prefix, Memo, Store};
 use serde_json::{Map, Value};
 use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard};
 
@@ -208,7 +208,9 @@ impl Array {
         meta.validate()?;
         let path = node_path(path)?;
         check_writable(store.as_ref(), &format!("create an array at {path:?}"))?;
-        let s = store.as_ref();
+        // The documents probed on the way are read once each.
+        let memo = Memo::new(store.as_ref());
+        let s: &dyn Store = &memo;
         check_parents(s, &path)?;
         if let Some(scheme) = format.draft_scheme() {
             check_entry_point(s, scheme)?;

@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 use crate::meta::draft::{self, Kind};
 use crate::meta::v2::{self, GROUP_KEY};
 use crate::meta::Format;
-use crate::store::{check_writable, get_document, join_key, node_path, node_prefix, Store};
+use crate::store::{check_writable, get_document, join_key, node_path, node_prefix, Memo, Store};
 use std::sync::Arc;
 
 /// What kind of node is at a path.
@@ -122,8 +122,16 @@ impl Group {
     /// gets the format of the group above it, or Zarr v3 at the top; see
     /// [`Group::open_as`].
     pub fn open(store: Arc<dyn Store>, path: &str, mode: Mode) -> Result<Self> {
-        let format = super::inherited_format(store.as_ref(), &node_path(path)?)?;
-        Self::open_as(store, path, mode, format)
+        let memo = Memo::new(store.as_ref());
+        let format = super::inherited_format(&memo, &node_path(path)?)?;
+        Self::open_probed(
+            store.clone(),
+            &memo,
+            path,
+            mode,
+            format,
+            &serde_json::Map::new(),
+        )
     }
 
     /// As [`Group::open`], creating groups in `format` (2 or 3). An existing group opens in
@@ -141,23 +149,38 @@ impl Group {
         format: Format,
         attributes: &serde_json::Map<String, serde_json::Value>,
     ) -> Result<Self> {
+        // The documents probed on the way are read once each.
+        let memo = Memo::new(store.as_ref());
+        Self::open_probed(store.clone(), &memo, path, mode, format, attributes)
+    }
+
+    /// [`Group::open_with`], probing documents through `memo` (in front of `store`).
+    fn open_probed(
+        store: Arc<dyn Store>,
+        memo: &Memo<'_>,
+        path: &str,
+        mode: Mode,
+        format: Format,
+        attributes: &serde_json::Map<String, serde_json::Value>,
+    ) -> Result<Self> {
         format.check_group_creatable()?;
         let path = node_path(path)?;
         let writable = mode != Mode::Read;
         if writable {
             check_writable(store.as_ref(), &format!("open group {path:?} for writing"))?;
         }
-        check_parents(store.as_ref(), &path)?;
+        let s: &dyn Store = memo;
+        check_parents(s, &path)?;
         // A draft hierarchy keeps its layout: new groups in it are written in its scheme.
-        let existing_draft = draft_scheme(store.as_ref())?;
+        let existing_draft = draft_scheme(s)?;
         let format = existing_draft.map_or(format, Format::Draft);
         if let Some(scheme) = format.draft_scheme() {
-            check_entry_point(store.as_ref(), scheme)?;
+            check_entry_point(s, scheme)?;
         }
-        let kind = node_kind(store.as_ref(), &path)?;
+        let kind = node_kind(s, &path)?;
         let create = match (mode, kind) {
             (Mode::Overwrite, _) => {
-                erase_node(store.as_ref(), &path)?;
+                erase_node(s, &path)?;
                 true
             }
             (_, NodeKind::Array) => {
@@ -175,29 +198,22 @@ impl Group {
             (_, NodeKind::Group) => false,
         };
         let format = if create {
-            ensure_parent_groups(store.as_ref(), &path, format)?;
-            write_group(
-                store.as_ref(),
-                &path,
-                format,
-                attributes,
-                mode == Mode::CreateNew,
-            )?;
+            ensure_parent_groups(s, &path, format)?;
+            write_group(s, &path, format, attributes, mode == Mode::CreateNew)?;
             format
         } else if let Some(scheme) = existing_draft {
             let key = scheme.doc_key(&path, Kind::Group);
-            if let Some(bytes) = get_document(store.as_ref(), &key)? {
+            if let Some(bytes) = get_document(s, &key)? {
                 draft::parse_group(&bytes).map_err(|e| match e {
                     Error::Metadata(m) => Error::Metadata(format!("{key}: {m}")),
                     other => other,
                 })?;
             }
             Format::Draft(scheme)
-        } else if v3_node_type(store.as_ref(), &path)?.is_some() {
+        } else if v3_node_type(s, &path)?.is_some() {
             Format::V3
         } else {
-            let bytes =
-                get_document(store.as_ref(), &join_key(&path, GROUP_KEY))?.unwrap_or_default();
+            let bytes = get_document(s, &join_key(&path, GROUP_KEY))?.unwrap_or_default();
             v2::parse_group(&bytes).map_err(|e| match e {
                 Error::Metadata(m) => {
                     let detail = m.strip_prefix(GROUP_KEY).unwrap_or(&m);

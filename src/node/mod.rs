@@ -171,9 +171,12 @@ fn array_in(store: &dyn Store, draft: Option<Scheme>, path: &str) -> Result<bool
     if let Some(scheme) = draft {
         return store.contains(&scheme.doc_key(path, Kind::Array));
     }
+    // A v3 document answers alone (the v2 and v1 ones are looked for only without it).
+    if let Some(kind) = v3_node_type(store, path)? {
+        return Ok(kind == "array");
+    }
     Ok(store.contains(&join_key(path, ARRAY_KEY))?
-        || store.contains(&join_key(path, v1::ARRAY_KEY))?
-        || v3_node_type(store, path)?.as_deref() == Some("array"))
+        || store.contains(&join_key(path, v1::ARRAY_KEY))?)
 }
 
 /// Whether a group is at `path`: a group document (v2 `.zgroup`, v3 `zarr.json`, the
@@ -191,8 +194,10 @@ fn group_in(store: &dyn Store, draft: Option<Scheme>, path: &str) -> Result<bool
         let below = store.list_dir(&scheme.meta_dir(path))?;
         return Ok(!below.keys.is_empty() || !below.prefixes.is_empty());
     }
-    Ok(store.contains(&join_key(path, GROUP_KEY))?
-        || v3_node_type(store, path)?.as_deref() == Some("group"))
+    if let Some(kind) = v3_node_type(store, path)? {
+        return Ok(kind == "group");
+    }
+    store.contains(&join_key(path, GROUP_KEY))
 }
 
 /// Writes the group document of `format` at `path` (with `attributes`, which v3 and the

@@ -5,6 +5,7 @@
 mod cloud;
 mod consolidated;
 mod filesystem;
+mod memo;
 mod memory;
 mod url;
 pub mod writes;
@@ -12,6 +13,7 @@ mod zip;
 
 pub use consolidated::{consolidate, ConsolidatedStore, CONSOLIDATED_KEY};
 pub use filesystem::FilesystemStore;
+pub(crate) use memo::Memo;
 pub use memory::MemoryStore;
 pub use url::open_url;
 pub use zip::{ZipMode, ZipStore};
