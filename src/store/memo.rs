@@ -37,12 +37,22 @@ impl<'a> Memo<'a> {
 
 impl Store for Memo<'_> {
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
+        let mut value = Vec::new();
+        Ok(self.get_into(key, &mut value, u64::MAX)?.then_some(value))
+    }
+
+    /// Bounded as the store bounds it: a value longer than `max_len` is refused unread
+    /// (and not remembered).
+    fn get_into(&self, key: &str, buf: &mut Vec<u8>, max_len: u64) -> Result<bool> {
         if let Some(value) = self.known().get(key) {
-            return Ok(value.clone());
+            return match value {
+                Some(value) => super::copy_bounded(key, value, buf, max_len).map(|()| true),
+                None => Ok(false),
+            };
         }
-        let value = self.inner.get(key)?;
-        self.remember(key, value.clone());
-        Ok(value)
+        let found = self.inner.get_into(key, buf, max_len)?;
+        self.remember(key, found.then(|| buf.clone()));
+        Ok(found)
     }
 
     fn set(&self, key: &str, value: &[u8]) -> Result<()> {
@@ -86,9 +96,15 @@ impl Store for Memo<'_> {
         self.inner.list_dir(prefix)
     }
 
-    /// Read whole and remembered: the keys probed here are small documents.
+    /// Read and remembered when it is a document (no longer than any document read), else
+    /// asked of the store.
     fn size(&self, key: &str) -> Result<Option<u64>> {
-        Ok(self.get(key)?.map(|v| v.len() as u64))
+        let mut value = Vec::new();
+        match self.get_into(key, &mut value, super::MAX_DOCUMENT_BYTES) {
+            Ok(found) => Ok(found.then_some(value.len() as u64)),
+            Err(crate::Error::Codec(_)) => self.inner.size(key),
+            Err(e) => Err(e),
+        }
     }
 
     fn writable(&self) -> bool {
