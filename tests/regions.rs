@@ -257,3 +257,80 @@ fn corrupt_chunks_fail_with_the_key_and_leave_the_array_usable() {
         .unwrap();
     assert_eq!(out, data);
 }
+
+/// Reads of local files spanning more than one read-ahead batch (64 MiB of chunks) go by
+/// batches whose files are read ahead while the pool decodes; writes of many chunks go by
+/// batches stored behind the encoding. Both exact, whole and in part, sharded or not, with
+/// and without the decoded-chunk cache.
+#[test]
+fn large_reads_and_writes_of_local_files_are_exact() {
+    use zarr::store::FilesystemStore;
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn Store> = Arc::new(FilesystemStore::open(dir.path(), true, true).unwrap());
+    let shape = [3072u64, 4096];
+    let data: Vec<u8> = (0..shape[0] * shape[1])
+        .flat_map(|i| ((i % 65521) as f64 * 0.25 - (i / 4096) as f64).to_ne_bytes())
+        .collect();
+    for (name, shards) in [("plain", None), ("sharded", Some(vec![1024u64, 1024]))] {
+        let mut builder = ArrayBuilder::new(shape.to_vec(), ElementType::Float64);
+        builder.zarr_format(3).unwrap();
+        builder
+            .chunks(vec![256, 256])
+            .compressor(serde_json::Value::Null);
+        if let Some(shards) = shards {
+            builder.shard_shape(shards);
+        }
+        let array = builder
+            .create(store.clone(), name, Mode::Overwrite)
+            .unwrap();
+        array
+            .write(&[0, 0], &shape, ElementType::Float64, Order::C, &data)
+            .unwrap();
+        // A write covering chunks in part: read, merged and stored behind the encoding.
+        let (start, count) = ([100u64, 130], [2900u64, 3900]);
+        let patch: Vec<u8> = (0..count[0] * count[1])
+            .flat_map(|i| (-(i as f64)).to_ne_bytes())
+            .collect();
+        array
+            .write(&start, &count, ElementType::Float64, Order::C, &patch)
+            .unwrap();
+        let mut expected = data.clone();
+        for r in 0..count[0] as usize {
+            let at = ((start[0] as usize + r) * shape[1] as usize + start[1] as usize) * 8;
+            let from = r * count[1] as usize * 8;
+            expected[at..at + count[1] as usize * 8]
+                .copy_from_slice(&patch[from..from + count[1] as usize * 8]);
+        }
+        for cache in [0usize, 256 << 20] {
+            let reader = Array::open(store.clone(), name, Mode::Read).unwrap();
+            reader.set_cache_bytes(cache);
+            for _ in 0..2 {
+                let mut back = vec![0u8; data.len()];
+                reader
+                    .read(&[0, 0], &shape, ElementType::Float64, Order::C, &mut back)
+                    .unwrap();
+                assert!(
+                    back == expected,
+                    "{name}, cache {cache}: a full read differs"
+                );
+            }
+            let mut part = vec![0u8; 2000 * 3000 * 8];
+            reader
+                .read(
+                    &[1000, 1000],
+                    &[2000, 3000],
+                    ElementType::Float64,
+                    Order::C,
+                    &mut part,
+                )
+                .unwrap();
+            for r in 0..2000usize {
+                let at = ((1000 + r) * shape[1] as usize + 1000) * 8;
+                assert!(
+                    part[r * 3000 * 8..(r + 1) * 3000 * 8] == expected[at..at + 3000 * 8],
+                    "{name}, cache {cache}: row {r} of a partial read differs"
+                );
+            }
+        }
+    }
+}
