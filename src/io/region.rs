@@ -440,16 +440,9 @@ fn prefetch(
     let count = parts.len();
     if store.concurrency() <= 1 {
         // Local files: only read ahead; the workers read them.
-        let mut key = String::new();
-        let mut last = String::new();
-        for &i in parts {
-            plan.part(i, &mut part);
-            plan.key_of(&part.index, &mut key);
-            if key != last && !held(&key, &part.index) {
-                store.will_read(&key);
-                std::mem::swap(&mut key, &mut last);
-            }
-        }
+        read_ahead(store, plan, parts.iter().copied(), |part, key| {
+            !held(key, &part.index)
+        });
         return Ok((0..count)
             .map(|_| std::sync::Mutex::new(Prefetched::Later))
             .collect());
@@ -498,6 +491,25 @@ fn prefetch(
         all[n] = std::sync::Mutex::new(fetched);
     }
     Ok(all)
+}
+
+/// Asks `store` to read ahead the objects holding the parts numbered `parts` that are
+/// `wanted` (given the part and its object's key), each object once in a row.
+fn read_ahead(
+    store: &dyn Store,
+    plan: &Plan,
+    parts: impl IntoIterator<Item = usize>,
+    wanted: impl Fn(&Part, &str) -> bool,
+) {
+    let (mut part, mut key, mut last) = (Part::default(), String::new(), String::new());
+    for i in parts {
+        plan.part(i, &mut part);
+        plan.key_of(&part.index, &mut key);
+        if key != last && wanted(&part, &key) {
+            store.will_read(&key);
+            std::mem::swap(&mut key, &mut last);
+        }
+    }
 }
 
 /// Decodes a stored chunk into `out` (its exact decoded size), still in stored byte order;
@@ -680,6 +692,11 @@ pub fn read(
         && store.reads_ahead()
         && (parts.len() as u64).saturating_mul(max_stored) > READ_AHEAD_BYTES;
     if (store.concurrency() <= 1 && !hints) || parts.len() <= 1 {
+        if store.reads_ahead() && parts.len() > 1 {
+            // A few chunks of local files: all asked for at once, so that the disk reads
+            // them together rather than as the workers come to them.
+            read_ahead(store, &plan, parts.iter().copied(), |_, _| true);
+        }
         return plan.run_list(&parts, |buffers, _| {
             plan.key_of(&buffers.part.index, &mut buffers.key);
             let found = fetch(buffers)?;
@@ -832,22 +849,14 @@ pub fn write(
     let per_batch = batch_len(store, max_stored);
     // Local files: the chunks of the next batch that must be read (covered in part) are
     // read ahead while this batch is merged and encoded.
-    let read_ahead = |parts: std::ops::Range<usize>| {
-        let (mut part, mut key) = (Part::default(), String::new());
-        for i in parts.start..parts.end.min(plan.total) {
-            plan.part(i, &mut part);
-            if !part.all_in_bounds {
-                plan.key_of(&part.index, &mut key);
-                store.will_read(&key);
-            }
-        }
-    };
+    let to_merge = |part: &Part, _: &str| !part.all_in_bounds;
     pipelined(store, plan.total, per_batch, |parts| {
         if store.reads_ahead() {
             if parts.start == 0 {
-                read_ahead(parts.clone());
+                read_ahead(store, &plan, parts.clone(), to_merge);
             }
-            read_ahead(parts.end..parts.end + per_batch);
+            let next = parts.end..(parts.end + per_batch).min(plan.total);
+            read_ahead(store, &plan, next, to_merge);
         }
         let uploads = std::sync::Mutex::new(Vec::new());
         plan.run_parts(parts, |buffers, _| {
