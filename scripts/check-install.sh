@@ -88,6 +88,11 @@ if grep -q '^ZARR_TOOL:BOOL=ON' "$build/CMakeCache.txt"; then
   [ "$tool_version" = "zarrtool $version" ] ||
     fail "the installed zarrtool says '$tool_version', expected 'zarrtool $version'"
   step "bin/zarrtool runs ($tool_version)"
+  # The command line's tests, run on the installed command.
+  step "tests/cli.rs on the installed bin/zarrtool"
+  (cd "$here" && ZARRTOOL_BIN="$prefix/bin/zarrtool" cargo test --quiet --test cli) \
+    >"$work/cli-tests.log" 2>&1 ||
+    { cat "$work/cli-tests.log" >&2; fail "the CLI tests failed on the installed zarrtool"; }
 fi
 [ -L "$libdir/libzarr.so.$major" ] || fail "libzarr.so.$major is not a symlink"
 [ "$(readlink "$libdir/libzarr.so.$major")" = "libzarr.so.$version" ] ||

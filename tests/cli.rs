@@ -1,12 +1,18 @@
 //! The `zarrtool` binary on real stores in temporary directories: exact output and exit
-//! statuses.
+//! statuses. `ZARRTOOL_BIN` names the binary to test (scripts/check-install.sh runs these
+//! tests on the installed one); the default is the one cargo builds.
 #![cfg(feature = "cli")]
 
 use std::path::Path;
 use std::process::{Command, Output};
 
+/// The binary under test: $ZARRTOOL_BIN (an installed one), else the one cargo built.
+fn exe() -> String {
+    std::env::var("ZARRTOOL_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_zarrtool").into())
+}
+
 fn tool(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_zarrtool"))
+    Command::new(exe())
         .args(args)
         .output()
         .expect("run zarrtool")
@@ -497,7 +503,7 @@ fn progress_bar_in_a_terminal_only() {
     let target = s(&dir.path().join("r.zarr")).to_string();
     let script = format!(
         "{} -j 1 copy {store} {target}; echo copied-$?; sleep 30",
-        env!("CARGO_BIN_EXE_zarrtool")
+        exe()
     );
     let started = Command::new("tmux")
         .args([
@@ -516,7 +522,7 @@ fn progress_bar_in_a_terminal_only() {
     assert!(started.success());
     let mut seen = String::new();
     let mut running = None;
-    for _ in 0..250 {
+    for _ in 0..1500 {
         std::thread::sleep(std::time::Duration::from_millis(20));
         let pane = Command::new("tmux")
             .args(["capture-pane", "-p", "-t", &session])
