@@ -4,7 +4,7 @@
 #![cfg(feature = "cli")]
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 
 /// The binary under test: $ZARRTOOL_BIN (an installed one), else the one cargo built.
 fn exe() -> String {
@@ -549,6 +549,76 @@ fn progress_bar_in_a_terminal_only() {
         assert!(
             line.contains("/4000 chunks") && line.contains("/s ETA "),
             "{line}"
+        );
+    }
+}
+
+/// A reader that closes the pipe early ends zarrtool quietly with status 0; a full disk is
+/// an error (status 1) with a message, never a panic.
+#[cfg(target_os = "linux")]
+#[test]
+fn closed_pipe_and_write_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, store) = setup(dir.path());
+    // Output far larger than a pipe's buffer: the writer meets the closed pipe.
+    let raw = dir.path().join("big.bin");
+    std::fs::write(
+        &raw,
+        (0..1_000_000u32).map(|i| i as u8).collect::<Vec<u8>>(),
+    )
+    .unwrap();
+    ok(&[
+        "import",
+        s(&raw),
+        &store,
+        "big",
+        "--dtype",
+        "uint8",
+        "--shape",
+        "1000,1000",
+    ]);
+    for args in [
+        vec!["dump", store.as_str(), "big"],
+        vec!["export", store.as_str(), "big", "-o", "-"],
+        vec!["meta", store.as_str(), "a"],
+    ] {
+        let out = Command::new("bash")
+            .arg("-c")
+            .arg("\"$@\" | head -c 10; echo \" status ${PIPESTATUS[0]}\"")
+            .arg("bash")
+            .arg(exe())
+            .args(&args)
+            .output()
+            .unwrap();
+        let expected: &[u8] = match args[0] {
+            "dump" => b"0 1 2 3 4  status 0\n",
+            "export" => b"\x00\x01\x02\x03\x04\x05\x06\x07\x08\x09 status 0\n",
+            _ => b"{\n  \"zarr_ status 0\n",
+        };
+        assert_eq!(out.stdout, expected, "{args:?}");
+        assert_eq!(String::from_utf8_lossy(&out.stderr), "", "{args:?}");
+    }
+    for args in [
+        vec!["info", "--json", store.as_str(), "a"],
+        vec!["dump", store.as_str(), "a"],
+        vec!["ls", store.as_str()],
+        vec!["man"],
+    ] {
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
+        let out = Command::new(exe())
+            .args(&args)
+            .stdout(Stdio::from(full))
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            "zarrtool: storage error: writing to standard output: No space left on device \
+             (os error 28)\n",
+            "{args:?}"
         );
     }
 }

@@ -1,11 +1,12 @@
 //! What each subcommand does, on the library's API.
 
 use crate::cli::{AttrsAction, Command, DumpFormat, FileOrder, Layout, NodeArg};
+use crate::out::{self, Out};
 use crate::values::{csv_field, element_text, parse_region, parse_shape, shape_text};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
 use serde_json::{json, Map, Value};
-use std::io::{IsTerminal, Read, Write};
+use std::io::{IsTerminal, Read};
 use std::sync::Arc;
 use zarr::dtype::{swap_bytes, swap_record_fields, DType, DataKind, ElementType};
 use zarr::meta::{ArrayMeta, Format, Order};
@@ -146,22 +147,33 @@ pub fn run(command: Command, cmd: &mut clap::Command) -> Result<u8> {
             attrs,
         } => diff(&left, &left_path, &right, &right_path, attrs),
         Command::Version { features } => {
-            println!("zarrtool {}", env!("CARGO_PKG_VERSION"));
+            let mut out = Out::new();
+            out.line(format!("zarrtool {}", env!("CARGO_PKG_VERSION")))?;
             if features {
                 for line in feature_lines() {
-                    println!("{line}");
+                    out.line(line)?;
                 }
             }
+            out.finish()?;
             Ok(0)
         }
         Command::Completions { shell } => {
-            clap_complete::generate(shell, cmd, "zarrtool", &mut std::io::stdout());
+            // Generated into memory: clap_complete panics on a failed write.
+            let mut text = Vec::new();
+            clap_complete::generate(shell, cmd, "zarrtool", &mut text);
+            let mut out = Out::new();
+            out.bytes(&text)?;
+            out.finish()?;
             Ok(0)
         }
         Command::Man => {
-            let man = clap_mangen::Man::new(cmd.clone());
-            man.render(&mut std::io::stdout())
-                .map_err(|e| Error::io("writing the man page", e))?;
+            let mut text = Vec::new();
+            clap_mangen::Man::new(cmd.clone())
+                .render(&mut text)
+                .map_err(|e| Error::io("rendering the man page", e))?;
+            let mut out = Out::new();
+            out.bytes(&text)?;
+            out.finish()?;
             Ok(0)
         }
     }
@@ -204,8 +216,7 @@ fn display(path: &str) -> String {
 fn print_json(value: &Value) -> Result<()> {
     let text = serde_json::to_string_pretty(value)
         .map_err(|e| Error::Internal(format!("rendering JSON: {e}")))?;
-    println!("{text}");
-    Ok(())
+    out::line(text)
 }
 
 /// A progress bar on stderr when it is a terminal, hidden otherwise.
@@ -322,10 +333,12 @@ fn info(node: &NodeArg, as_json: bool) -> Result<u8> {
                     "attributes": group.attributes()?,
                 }))?;
             } else {
-                println!("path: {}", display(&node.path));
-                println!("type: group");
-                println!("zarr format: {}", group.format().number());
-                println!("members: {}", members.len());
+                let mut out = Out::new();
+                out.line(format!("path: {}", display(&node.path)))?;
+                out.line("type: group")?;
+                out.line(format!("zarr format: {}", group.format().number()))?;
+                out.line(format!("members: {}", members.len()))?;
+                out.finish()?;
             }
             Ok(0)
         }
@@ -337,31 +350,33 @@ fn info(node: &NodeArg, as_json: bool) -> Result<u8> {
                 return Ok(0);
             }
             let meta = array.metadata();
-            println!("path: {}", display(array.path()));
-            println!("type: array");
-            println!("zarr format: {}", array.format().number());
-            println!("shape: {}", shape_text(&meta.shape));
-            println!("chunks: {}", shape_text(meta.inner_chunks()));
+            let mut out = Out::new();
+            out.line(format!("path: {}", display(array.path())))?;
+            out.line("type: array")?;
+            out.line(format!("zarr format: {}", array.format().number()))?;
+            out.line(format!("shape: {}", shape_text(&meta.shape)))?;
+            out.line(format!("chunks: {}", shape_text(meta.inner_chunks())))?;
             if meta.sharding().is_some() {
-                println!("shards: {}", shape_text(&meta.chunks));
+                out.line(format!("shards: {}", shape_text(&meta.chunks)))?;
             }
-            println!("dtype: {}", meta.dtype.to_v2());
-            println!("codecs: {}", s["codecs"]);
-            println!("fill value: {}", s["fill_value"]);
+            out.line(format!("dtype: {}", meta.dtype.to_v2()))?;
+            out.line(format!("codecs: {}", s["codecs"]))?;
+            out.line(format!("fill value: {}", s["fill_value"]))?;
             if let Some(names) = array.dimension_names()? {
                 let names: Vec<String> = names
                     .into_iter()
                     .map(|n| n.unwrap_or_else(|| "~".into()))
                     .collect();
-                println!("dimension names: {}", names.join(", "));
+                out.line(format!("dimension names: {}", names.join(", ")))?;
             }
-            println!("bytes: {}", s["nbytes"]);
-            println!("stored bytes: {}", s["stored_bytes"]);
-            println!("ratio: {}", s["ratio"]);
-            println!(
+            out.line(format!("bytes: {}", s["nbytes"]))?;
+            out.line(format!("stored bytes: {}", s["stored_bytes"]))?;
+            out.line(format!("ratio: {}", s["ratio"]))?;
+            out.line(format!(
                 "chunks initialized: {}/{}",
                 s["chunks_initialized"], s["chunks_total"]
-            );
+            ))?;
+            out.finish()?;
             Ok(0)
         }
     }
@@ -434,13 +449,15 @@ fn ls(node: &NodeArg, as_json: bool) -> Result<u8> {
         .map(|(p, _, _)| display(p).len())
         .max()
         .unwrap_or(0);
+    let mut out = Out::new();
     for (path, kind, _) in &nodes {
         let what = match kind {
             NodeKind::Array => array_line(&store, path)?,
             _ => "group".into(),
         };
-        println!("{:width$}  {what}", display(path));
+        out.line(format!("{:width$}  {what}", display(path)))?;
     }
+    out.finish()?;
     Ok(0)
 }
 
@@ -449,6 +466,7 @@ fn tree(node: &NodeArg) -> Result<u8> {
     let nodes = walk(&store, &node.path)?;
     // For each depth, whether a later sibling follows (to draw the vertical lines).
     let mut open_levels: Vec<bool> = Vec::new();
+    let mut out = Out::new();
     for (i, (path, kind, depth)) in nodes.iter().enumerate() {
         let name = if *depth == 0 {
             display(path)
@@ -460,7 +478,7 @@ fn tree(node: &NodeArg) -> Result<u8> {
             _ => String::new(),
         };
         if *depth == 0 {
-            println!("{name}{what}");
+            out.line(format!("{name}{what}"))?;
             continue;
         }
         let last = !nodes[i + 1..]
@@ -473,9 +491,10 @@ fn tree(node: &NodeArg) -> Result<u8> {
             line.push_str(if more { "│   " } else { "    " });
         }
         line.push_str(if last { "└── " } else { "├── " });
-        println!("{line}{name}{what}");
+        out.line(format!("{line}{name}{what}"))?;
         open_levels.push(!last);
     }
+    out.finish()?;
     Ok(0)
 }
 
@@ -587,9 +606,7 @@ fn dump(node: &NodeArg, region: Option<&str>, format: DumpFormat) -> Result<u8> 
     let array = Array::open(store, &node.path, Mode::Read)?;
     let meta = array.metadata();
     let (start, count) = parse_region(region, &meta.shape)?;
-    let out = std::io::stdout();
-    let mut out = std::io::BufWriter::new(out.lock());
-    let werr = |e| Error::io("writing to standard output", e);
+    let mut out = Out::new();
     let items: Vec<String> = if meta.dtype.is_variable() {
         let vlen = array.read_vlen(&start, &count, Order::C)?;
         let raw = format == DumpFormat::Raw;
@@ -605,8 +622,8 @@ fn dump(node: &NodeArg, region: Option<&str>, format: DumpFormat) -> Result<u8> 
     } else {
         let buf = read_region(&array, &start, &count)?;
         if format == DumpFormat::Raw {
-            out.write_all(&buf).map_err(werr)?;
-            out.flush().map_err(werr)?;
+            out.bytes(&buf)?;
+            out.finish()?;
             return Ok(0);
         }
         buf.chunks_exact(meta.item_size().max(1))
@@ -615,9 +632,9 @@ fn dump(node: &NodeArg, region: Option<&str>, format: DumpFormat) -> Result<u8> 
     };
     if format == DumpFormat::Raw {
         for item in &items {
-            writeln!(out, "{item}").map_err(werr)?;
+            out.line(item)?;
         }
-        out.flush().map_err(werr)?;
+        out.finish()?;
         return Ok(0);
     }
     let row = count.last().copied().unwrap_or(1).max(1) as usize;
@@ -628,9 +645,9 @@ fn dump(node: &NodeArg, region: Option<&str>, format: DumpFormat) -> Result<u8> 
         } else {
             line.to_vec()
         };
-        writeln!(out, "{}", fields.join(sep)).map_err(werr)?;
+        out.line(fields.join(sep))?;
     }
-    out.flush().map_err(werr)?;
+    out.finish()?;
     Ok(0)
 }
 
@@ -812,12 +829,13 @@ fn export(node: &NodeArg, output: &str, region: Option<&str>, order: FileOrder) 
     }
     // The file holds the array's stored type, byte order included.
     to_native(&meta.dtype, &mut buf);
-    let result = if output == "-" {
-        std::io::stdout().lock().write_all(&buf)
+    if output == "-" {
+        let mut out = Out::new();
+        out.bytes(&buf)?;
+        out.finish()?;
     } else {
-        std::fs::write(output, &buf)
-    };
-    result.map_err(|e| Error::io(format!("writing {output:?}"), e))?;
+        std::fs::write(output, &buf).map_err(|e| Error::io(format!("writing {output:?}"), e))?;
+    }
     Ok(0)
 }
 
@@ -1107,9 +1125,11 @@ fn validate(node: &NodeArg) -> Result<u8> {
             }
         }
     }
+    let mut out = Out::new();
     for p in &problems {
-        println!("{p}");
+        out.line(p)?;
     }
+    out.finish()?;
     eprintln!(
         "{} nodes ({arrays} arrays) checked: {} problem{}",
         nodes.len(),
@@ -1232,8 +1252,10 @@ fn diff(left: &str, left_path: &str, right: &str, right_path: &str, attrs: bool)
             out.push(format!("{}: only in the second", display(name)));
         }
     }
+    let mut stdout = Out::new();
     for line in &out {
-        println!("{line}");
+        stdout.line(line)?;
     }
+    stdout.finish()?;
     Ok(if out.is_empty() { 0 } else { FOUND })
 }
