@@ -622,3 +622,120 @@ fn closed_pipe_and_write_errors() {
         );
     }
 }
+
+/// Variable-length and fixed-width strings, unicode and records: text quotes strings and
+/// prints a record's field values; CSV quotes only where RFC 4180 needs it and gives every
+/// record field its own column.
+#[test]
+fn dump_strings_unicode_and_records() {
+    use zarr::dtype::ElementType;
+    use zarr::meta::Order;
+    use zarr::node::{ArrayBuilder, Mode};
+    let dir = tempfile::tempdir().unwrap();
+    let store = s(&dir.path().join("t.zarr")).to_string();
+    {
+        let st = zarr::store::open_url(&store, Mode::Append, None).unwrap();
+        let a = ArrayBuilder::new(vec![2, 2], ElementType::String)
+            .create(st.clone(), "s", Mode::CreateNew)
+            .unwrap();
+        let items: [&[u8]; 4] = [b"zz", b"a,b", b"say \"hi\"", "héllo ✓".as_bytes()];
+        a.write_vlen(&[0, 0], &[2, 2], Order::C, &items).unwrap();
+        st.close().unwrap();
+    }
+    assert_eq!(
+        ok(&["dump", &store, "s"]),
+        "\"zz\" \"a,b\"\n\"say \\\"hi\\\"\" \"héllo ✓\"\n"
+    );
+    assert_eq!(
+        ok(&["dump", "-f", "csv", &store, "s"]),
+        "zz,\"a,b\"\n\"say \"\"hi\"\"\",héllo ✓\n"
+    );
+    // Fixed-width unicode (UTF-32) from a raw file.
+    let raw = dir.path().join("u.bin");
+    let utf32: Vec<u8> = "héllo✓,\"  "
+        .chars()
+        .flat_map(|c| (c as u32).to_le_bytes())
+        .collect();
+    std::fs::write(&raw, &utf32).unwrap();
+    ok(&[
+        "import",
+        s(&raw),
+        &store,
+        "u",
+        "--dtype",
+        "<U5",
+        "--shape",
+        "2",
+    ]);
+    assert_eq!(ok(&["dump", &store, "u"]), "\"héllo\" \"✓,\\\"  \"\n");
+    assert_eq!(
+        ok(&["dump", "-f", "csv", &store, "u"]),
+        "héllo,\"✓,\"\"  \"\n"
+    );
+    // Records: an int, a double, a byte string and a sub-array of two int16; in Zarr v2 with
+    // the double big-endian among little-endian fields, in v3 (one byte order for a whole
+    // struct) all big-endian.
+    let records = |big: &dyn Fn(&str) -> bool| {
+        let mut bytes = Vec::new();
+        for (a, b, c, v) in [
+            (1i32, 0.5f64, b"ab\0", [1i16, 2]),
+            (-2, -1.25, b"x,y", [3, -4]),
+        ] {
+            bytes.extend(if big("a") {
+                a.to_be_bytes()
+            } else {
+                a.to_le_bytes()
+            });
+            bytes.extend(if big("b") {
+                b.to_be_bytes()
+            } else {
+                b.to_le_bytes()
+            });
+            bytes.extend(c);
+            for x in v {
+                bytes.extend(if big("v") {
+                    x.to_be_bytes()
+                } else {
+                    x.to_le_bytes()
+                });
+            }
+        }
+        bytes
+    };
+    let raw2 = dir.path().join("r2.bin");
+    std::fs::write(&raw2, records(&|f| f == "b")).unwrap();
+    let raw3 = dir.path().join("r3.bin");
+    std::fs::write(&raw3, records(&|_| true)).unwrap();
+    // v3 structs hold no sub-array: two int16 fields take the same bytes there.
+    let v2 = (
+        r#"[["a", "<i4"], ["b", ">f8"], ["c", "|S3"], ["v", "<i2", [2]]]"#,
+        "(1, 0.5, b\"ab\", [1, 2]) (-2, -1.25, b\"x,y\", [3, -4])\n",
+        "1,0.5,ab,\"[1, 2]\",-2,-1.25,\"x,y\",\"[3, -4]\"\n",
+    );
+    let v3 = (
+        r#"[["a", ">i4"], ["b", ">f8"], ["c", "|S3"], ["v", ">i2"], ["w", ">i2"]]"#,
+        "(1, 0.5, b\"ab\", 1, 2) (-2, -1.25, b\"x,y\", 3, -4)\n",
+        "1,0.5,ab,1,2,-2,-1.25,\"x,y\",3,-4\n",
+    );
+    for (format, raw, (rec, text, csv)) in [("2", &raw2, v2), ("3", &raw3, v3)] {
+        let path = format!("r{format}");
+        ok(&[
+            "import",
+            s(raw),
+            &store,
+            &path,
+            "--dtype",
+            rec,
+            "--shape",
+            "2",
+            "--format",
+            format,
+        ]);
+        assert_eq!(ok(&["dump", &store, &path]), text);
+        assert_eq!(ok(&["dump", "-f", "csv", &store, &path]), csv);
+        // Exported as stored: the file's bytes again.
+        let back = dir.path().join(format!("back{format}.bin"));
+        ok(&["export", &store, &path, "-o", s(&back)]);
+        assert_eq!(std::fs::read(&back).unwrap(), std::fs::read(raw).unwrap());
+    }
+}

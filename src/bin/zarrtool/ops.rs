@@ -2,13 +2,16 @@
 
 use crate::cli::{AttrsAction, Command, DumpFormat, FileOrder, Layout, NodeArg};
 use crate::out::{self, Out};
-use crate::values::{csv_field, element_text, parse_region, parse_shape, shape_text};
+use crate::values::{
+    csv_field, element_csv, element_text, parse_region, parse_shape, shape_text, vlen_csv,
+    vlen_text,
+};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
 use serde_json::{json, Map, Value};
 use std::io::{IsTerminal, Read};
 use std::sync::Arc;
-use zarr::dtype::{swap_bytes, swap_record_fields, DType, DataKind, ElementType};
+use zarr::dtype::{swap_bytes, swap_record_fields, DType, ElementType};
 use zarr::meta::{ArrayMeta, Format, Order};
 use zarr::node::{node_kind, Array, ArrayBuilder, Group, Mode, Node, NodeKind};
 use zarr::store::{get_document, join_key, node_prefix, open_url, Store};
@@ -607,44 +610,57 @@ fn dump(node: &NodeArg, region: Option<&str>, format: DumpFormat) -> Result<u8> 
     let meta = array.metadata();
     let (start, count) = parse_region(region, &meta.shape)?;
     let mut out = Out::new();
-    let items: Vec<String> = if meta.dtype.is_variable() {
+    let csv = format == DumpFormat::Csv;
+    // Each element's values: one in text, one per record field in CSV.
+    let items: Vec<Vec<String>> = if meta.dtype.is_variable() {
         let vlen = array.read_vlen(&start, &count, Order::C)?;
-        let raw = format == DumpFormat::Raw;
         (0..vlen.offsets.len() - 1)
             .map(|i| {
                 let bytes = &vlen.data[vlen.offsets[i] as usize..vlen.offsets[i + 1] as usize];
-                match (&meta.dtype.kind, raw) {
-                    (DataKind::String, _) => format!("{:?}", String::from_utf8_lossy(bytes)),
-                    _ => format!("b\"{}\"", bytes.escape_ascii()),
-                }
+                vec![if csv {
+                    vlen_csv(&meta.dtype, bytes)
+                } else {
+                    vlen_text(&meta.dtype, bytes)
+                }]
             })
             .collect()
     } else {
-        let buf = read_region(&array, &start, &count)?;
+        let mut buf = read_region(&array, &start, &count)?;
+        // Records come with their fields in the stored byte order.
+        swap_record_fields(&meta.dtype, &mut buf);
         if format == DumpFormat::Raw {
             out.bytes(&buf)?;
             out.finish()?;
             return Ok(0);
         }
         buf.chunks_exact(meta.item_size().max(1))
-            .map(|item| element_text(&meta.dtype, item))
+            .map(|item| {
+                let mut values = Vec::new();
+                if csv {
+                    element_csv(&meta.dtype, item, &mut values);
+                } else {
+                    values.push(element_text(&meta.dtype, item));
+                }
+                values
+            })
             .collect()
     };
     if format == DumpFormat::Raw {
+        // Variable-length items have no fixed bytes: one item per line, as text.
         for item in &items {
-            out.line(item)?;
+            out.line(&item[0])?;
         }
         out.finish()?;
         return Ok(0);
     }
     let row = count.last().copied().unwrap_or(1).max(1) as usize;
-    let sep = if format == DumpFormat::Csv { "," } else { " " };
+    let sep = if csv { "," } else { " " };
     for line in items.chunks(row) {
-        let fields: Vec<String> = if format == DumpFormat::Csv {
-            line.iter().map(|f| csv_field(f)).collect()
-        } else {
-            line.to_vec()
-        };
+        let fields: Vec<String> = line
+            .iter()
+            .flatten()
+            .map(|f| if csv { csv_field(f) } else { f.clone() })
+            .collect();
         out.line(fields.join(sep))?;
     }
     out.finish()?;
@@ -751,11 +767,11 @@ fn reorder(buf: &[u8], shape: &[u64], item: usize, to_c: bool) -> Vec<u8> {
     out
 }
 
-/// Converts items between the file's byte order and native order (the same swap both ways).
+/// Converts items between a raw file's byte order (the array's stored one) and the native
+/// order the library reads and writes them in (the same swap both ways). Records need none:
+/// the library moves them with their fields in the stored byte order.
 fn to_native(dtype: &DType, buf: &mut [u8]) {
-    if matches!(dtype.kind, DataKind::Structured(_)) {
-        swap_record_fields(dtype, buf);
-    } else if dtype.needs_swap() {
+    if dtype.needs_swap() {
         swap_bytes(buf, dtype.swap_unit());
     }
 }
