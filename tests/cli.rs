@@ -739,3 +739,49 @@ fn dump_strings_unicode_and_records() {
         assert_eq!(std::fs::read(&back).unwrap(), std::fs::read(raw).unwrap());
     }
 }
+
+#[test]
+fn copy_keeps_dimension_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, store) = setup(dir.path());
+    ok(&[
+        "create",
+        &store,
+        "d",
+        "--shape",
+        "2,3",
+        "--dtype",
+        "int16",
+        "--dimension-names",
+        "y,x",
+    ]);
+    let names = |store: &str| -> String {
+        let info: serde_json::Value =
+            serde_json::from_str(&ok(&["info", "--json", store, "d"])).unwrap();
+        info["dimension_names"].to_string()
+    };
+    let v3 = s(&dir.path().join("v3.zarr")).to_string();
+    ok(&["copy", &store, &v3]);
+    assert_eq!(names(&v3), r#"["y","x"]"#);
+    // To v2: the _ARRAY_DIMENSIONS attribute (xarray's convention).
+    let v2 = s(&dir.path().join("v2.zarr")).to_string();
+    ok(&["copy", &store, &v2, "--format", "2"]);
+    assert_eq!(
+        ok(&["attrs", "get", &v2, "d"]),
+        "{\n  \"_ARRAY_DIMENSIONS\": [\n    \"y\",\n    \"x\"\n  ]\n}\n"
+    );
+    assert_eq!(names(&v2), r#"["y","x"]"#);
+    // And back to v3: dimension_names again, the attribute gone.
+    let back = s(&dir.path().join("back.zarr")).to_string();
+    ok(&["copy", &v2, &back, "--format", "3"]);
+    assert_eq!(names(&back), r#"["y","x"]"#);
+    assert_eq!(ok(&["attrs", "get", &back, "d"]), "{}\n");
+    let meta: serde_json::Value = serde_json::from_str(&ok(&["meta", &back, "d"])).unwrap();
+    assert_eq!(meta["dimension_names"], serde_json::json!(["y", "x"]));
+    // Arrays without names stay without.
+    assert_eq!(
+        ok(&["attrs", "get", &v2, "a"]),
+        "{}\n",
+        "no _ARRAY_DIMENSIONS for an array without names"
+    );
+}

@@ -20,6 +20,9 @@ use zarr::{Error, Result};
 /// Exit status for differences or problems found.
 const FOUND: u8 = 3;
 
+/// The attribute in which Zarr v2 arrays keep their dimension names (xarray's convention).
+const DIMENSIONS_KEY: &str = "_ARRAY_DIMENSIONS";
+
 /// Runs one subcommand; returns the exit status.
 pub fn run(command: Command, cmd: &mut clap::Command) -> Result<u8> {
     match command {
@@ -963,7 +966,9 @@ fn copy(
         }
         let array = Array::open(src.clone(), path, Mode::Read)?;
         let format = settings.format.unwrap_or(array.format().for_copies());
-        let meta = target_meta(&array.metadata(), settings, format)?;
+        let mut meta = target_meta(&array.metadata(), settings, format)?;
+        let mut attrs = array.attributes()?;
+        carry_dimension_names(&array, &mut meta, &mut attrs, format)?;
         let Some(dst) = &dst else {
             eprintln!(
                 "would copy array {} to {} (Zarr v{}, {} chunks of {})",
@@ -975,12 +980,46 @@ fn copy(
             );
             continue;
         };
-        copy_array(&array, dst, &to_path, meta, format, overwrite)?;
+        copy_array(&array, dst, &to_path, meta, &attrs, format, overwrite)?;
     }
     if let Some(dst) = dst {
         dst.close()?;
     }
     Ok(0)
+}
+
+/// Gives the copy of `from` its dimension names in the target's format: v3
+/// `dimension_names`, or v2's `_ARRAY_DIMENSIONS` attribute (the xarray convention, which
+/// names every dimension: names with a gap are left out, with a warning).
+fn carry_dimension_names(
+    from: &Array,
+    meta: &mut ArrayMeta,
+    attrs: &mut Map<String, Value>,
+    format: Format,
+) -> Result<()> {
+    let names = from.dimension_names()?;
+    if !from.format().is_v3() && format.is_v3() {
+        attrs.remove(DIMENSIONS_KEY);
+    }
+    let Some(names) = names else {
+        return Ok(());
+    };
+    if format.is_v3() {
+        meta.dimension_names = Some(names);
+    } else if !attrs.contains_key(DIMENSIONS_KEY) {
+        match names.into_iter().collect::<Option<Vec<String>>>() {
+            Some(names) => {
+                attrs.insert(DIMENSIONS_KEY.into(), json!(names));
+            }
+            None => eprintln!(
+                "zarrtool: {}: dimension names not kept: Zarr v{}'s {DIMENSIONS_KEY} names \
+                 every dimension",
+                display(from.path()),
+                format.number()
+            ),
+        }
+    }
+    Ok(())
 }
 
 /// Copies one array chunk by chunk of the target's grid, skipping chunks the target holds.
@@ -989,10 +1028,10 @@ fn copy_array(
     dst: &Arc<dyn Store>,
     to_path: &str,
     meta: ArrayMeta,
+    attrs: &Map<String, Value>,
     format: Format,
     overwrite: bool,
 ) -> Result<()> {
-    let attrs = from.attributes()?;
     let exists = node_kind(dst.as_ref(), to_path)? != NodeKind::None;
     let target = if exists && !overwrite {
         // Resume: the target must have the layout this copy would give it.
@@ -1017,7 +1056,7 @@ fn copy_array(
         } else {
             Mode::CreateNew
         };
-        Array::create(dst.clone(), to_path, meta, &attrs, mode, format)?
+        Array::create(dst.clone(), to_path, meta, attrs, mode, format)?
     };
     let meta = target.metadata();
     let grid = meta.chunk_grid();
