@@ -18,6 +18,26 @@ fn tool(args: &[&str]) -> Output {
         .expect("run zarrtool")
 }
 
+/// Runs zarrtool expecting failure with `code`; returns its stderr.
+fn fails(args: &[&str], code: i32) -> String {
+    let out = tool(args);
+    assert_eq!(out.status.code(), Some(code), "zarrtool {args:?}");
+    assert_eq!(out.stdout, b"", "zarrtool {args:?}");
+    String::from_utf8(out.stderr).expect("UTF-8 messages")
+}
+
+/// Runs zarrtool expecting success; returns its stderr (its stdout must be empty).
+fn says(args: &[&str]) -> String {
+    let out = tool(args);
+    assert!(
+        out.status.success(),
+        "zarrtool {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.stdout, b"", "zarrtool {args:?}");
+    String::from_utf8(out.stderr).expect("UTF-8 messages")
+}
+
 fn ok(args: &[&str]) -> String {
     let out = tool(args);
     assert!(
@@ -784,4 +804,106 @@ fn copy_keeps_dimension_names() {
         "{}\n",
         "no _ARRAY_DIMENSIONS for an array without names"
     );
+}
+
+/// Every command that writes or deletes has --dry-run, which writes nothing and fails
+/// where the real command would.
+#[test]
+fn dry_runs_write_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let (raw, store) = setup(dir.path());
+    let before = ok(&["dump", &store, "a"]);
+    assert_eq!(
+        says(&[
+            "create",
+            &store,
+            "a",
+            "--shape",
+            "3",
+            "--dtype",
+            "<f8",
+            "--overwrite",
+            "--dry-run",
+        ]),
+        "would replace an array at /a with array 3 <f8 (chunks 3, Zarr v3)\n"
+    );
+    let exists = format!(
+        "zarrtool: already exists: an array at /a in {store}: use --overwrite to replace it\n"
+    );
+    for dry in [true, false] {
+        let mut args = vec![
+            "create",
+            store.as_str(),
+            "a",
+            "--shape",
+            "3",
+            "--dtype",
+            "<f8",
+        ];
+        if dry {
+            args.push("--dry-run");
+        }
+        assert_eq!(fails(&args, 1), exists);
+    }
+    assert_eq!(
+        says(&[
+            "import",
+            &raw,
+            &store,
+            "a",
+            "--dtype",
+            "<i4",
+            "--shape",
+            "20",
+            "--overwrite",
+            "--dry-run",
+        ]),
+        "would replace an array at /a with array 20 <i4 (chunks 20, Zarr v3)\n"
+    );
+    assert_eq!(ok(&["dump", &store, "a"]), before);
+    // A store that does not exist yet is not created.
+    let none = dir.path().join("none.zarr");
+    assert_eq!(
+        says(&["create", s(&none), "g", "--group", "--dry-run"]),
+        "would create a group (Zarr v3) at /g\n"
+    );
+    assert_eq!(
+        says(&[
+            "import",
+            &raw,
+            s(&none),
+            "x",
+            "--dtype",
+            "<i4",
+            "--shape",
+            "4,5",
+            "--format",
+            "2",
+            "--chunks",
+            "2,5",
+            "--dry-run",
+        ]),
+        "would create array 4 x 5 <i4 (chunks 2 x 5, Zarr v2) at /x\n"
+    );
+    assert!(!none.exists());
+    assert_eq!(
+        says(&["attrs", "set", &store, "a", "units", "\"m\"", "--dry-run"]),
+        "would set \"units\" of /a to \"m\" (not set now)\n"
+    );
+    assert_eq!(ok(&["attrs", "get", &store, "a"]), "{}\n");
+    let doc = std::fs::read(dir.path().join("s.zarr/zarr.json")).unwrap();
+    assert_eq!(
+        says(&["consolidate", &store, "--dry-run"]),
+        "would consolidate the metadata of 1 node below / into \"zarr.json\"\n"
+    );
+    assert_eq!(
+        std::fs::read(dir.path().join("s.zarr/zarr.json")).unwrap(),
+        doc
+    );
+    // The root cannot be deleted, dry run or not.
+    let refused = "zarrtool: invalid argument: refusing to delete the root node: delete the \
+                   store itself\n";
+    assert_eq!(fails(&["rm", &store, "/", "--dry-run"], 1), refused);
+    assert_eq!(fails(&["rm", &store, "/"], 1), refused);
+    assert_eq!(ok(&["dump", &store, "a"]), before);
 }

@@ -131,6 +131,9 @@ pub enum Command {
         /// Replace whatever is at the path.
         #[arg(long)]
         overwrite: bool,
+        /// Say what would be created (or replaced) without writing.
+        #[arg(long)]
+        dry_run: bool,
         #[command(flatten)]
         layout: Layout,
     },
@@ -152,6 +155,9 @@ pub enum Command {
         /// Replace whatever is at the path.
         #[arg(long)]
         overwrite: bool,
+        /// Say what would be created (or replaced) without writing.
+        #[arg(long)]
+        dry_run: bool,
         #[command(flatten)]
         layout: Layout,
     },
@@ -206,6 +212,9 @@ pub enum Command {
     Consolidate {
         #[command(flatten)]
         node: NodeArg,
+        /// Say what would be consolidated without writing.
+        #[arg(long)]
+        dry_run: bool,
     },
     /// Convert a v1 array to v2 in place.
     Migrate {
@@ -291,6 +300,9 @@ pub enum AttrsAction {
         key: String,
         /// Its value as JSON.
         value: String,
+        /// Say what would change without writing.
+        #[arg(long)]
+        dry_run: bool,
     },
     /// Delete one attribute.
     Del {

@@ -45,6 +45,7 @@ pub fn run(command: Command, cmd: &mut clap::Command) -> Result<u8> {
             dimension_names,
             attrs,
             overwrite,
+            dry_run,
             layout,
         } => create(
             &node,
@@ -55,6 +56,7 @@ pub fn run(command: Command, cmd: &mut clap::Command) -> Result<u8> {
             dimension_names.as_deref(),
             attrs.as_deref(),
             overwrite,
+            dry_run,
             &layout,
         ),
         Command::Import {
@@ -64,8 +66,16 @@ pub fn run(command: Command, cmd: &mut clap::Command) -> Result<u8> {
             shape,
             order,
             overwrite,
+            dry_run,
             layout,
-        } => import(&file, &node, &dtype, &shape, order, overwrite, &layout),
+        } => {
+            let raw = RawFile {
+                dtype: &dtype,
+                shape: &shape,
+                order,
+            };
+            import(&file, &node, &raw, overwrite, dry_run, &layout)
+        }
         Command::Export {
             node,
             output,
@@ -101,12 +111,7 @@ pub fn run(command: Command, cmd: &mut clap::Command) -> Result<u8> {
             };
             copy(&source, &from, &target, &to, &settings, overwrite, dry_run)
         }
-        Command::Consolidate { node } => {
-            let store = open_url(&node.store, Mode::ReadWrite, None)?;
-            zarr::store::consolidate(store.as_ref(), &node.path)?;
-            store.close()?;
-            Ok(0)
-        }
+        Command::Consolidate { node, dry_run } => consolidate(&node, dry_run),
         Command::Migrate { node, dry_run } => {
             let store = open(&node.store, !dry_run)?;
             let array = Array::open(store.clone(), &node.path, Mode::Read)?;
@@ -558,10 +563,20 @@ fn attrs(action: AttrsAction) -> Result<u8> {
             path,
             key,
             value,
+            dry_run,
         } => {
             let value = parse_json(&value, "the attribute value")?;
-            let s = open(&store, true)?;
-            open_node(s.clone(), &path, true)?.set_attribute(&key, value)?;
+            let s = open(&store, !dry_run)?;
+            let node = open_node(s.clone(), &path, !dry_run)?;
+            if dry_run {
+                let was = match node.attributes()?.get(&key) {
+                    Some(old) => format!("now {old}"),
+                    None => "not set now".into(),
+                };
+                eprintln!("would set {key:?} of {} to {value} ({was})", display(&path));
+                return Ok(0);
+            }
+            node.set_attribute(&key, value)?;
             s.close()?;
             Ok(0)
         }
@@ -687,6 +702,83 @@ fn apply_layout(builder: &mut ArrayBuilder, layout: &Layout) -> Result<()> {
     Ok(())
 }
 
+/// Opens the store of a command that creates a node at `path`: for a dry run read-only
+/// (`None` when the store does not exist yet), otherwise for writing (created if missing).
+/// A node already at `path` is refused unless `overwrite`, the same way in both cases.
+/// Returns the store and the kind of node at `path`.
+fn target_store(
+    url: &str,
+    path: &str,
+    overwrite: bool,
+    dry_run: bool,
+) -> Result<(Option<Arc<dyn Store>>, NodeKind)> {
+    let store = if dry_run {
+        match open(url, false) {
+            Ok(store) => Some(store),
+            Err(Error::NotFound(_)) => None,
+            Err(e) => return Err(e),
+        }
+    } else {
+        Some(open_url(url, Mode::Append, None)?)
+    };
+    let kind = match &store {
+        Some(store) => node_kind(store.as_ref(), path)?,
+        None => NodeKind::None,
+    };
+    if kind != NodeKind::None && !overwrite {
+        return Err(Error::Exists(format!(
+            "{} at {} in {url}: use --overwrite to replace it",
+            kind_name(kind),
+            display(path)
+        )));
+    }
+    Ok((store, kind))
+}
+
+fn kind_name(kind: NodeKind) -> &'static str {
+    match kind {
+        NodeKind::Array => "an array",
+        NodeKind::Group => "a group",
+        NodeKind::None => "nothing",
+    }
+}
+
+/// What a dry run says it would do to create `what` at `path` where `kind` is.
+fn would_create(kind: NodeKind, path: &str, what: &str) {
+    match kind {
+        NodeKind::None => eprintln!("would create {what} at {}", display(path)),
+        _ => eprintln!(
+            "would replace {} at {} with {what}",
+            kind_name(kind),
+            display(path)
+        ),
+    }
+}
+
+/// An array's description for dry runs: `array 4 x 5 <i4 (chunks 2 x 3, Zarr v3)`.
+fn array_text(meta: &ArrayMeta, format: Format) -> String {
+    let shards = match meta.sharding() {
+        Some(_) => format!(", shards {}", shape_text(&meta.chunks)),
+        None => String::new(),
+    };
+    format!(
+        "array {} {} (chunks {}{shards}, Zarr v{})",
+        shape_text(&meta.shape),
+        meta.dtype.to_v2(),
+        shape_text(meta.inner_chunks()),
+        format.number()
+    )
+}
+
+/// The format of a new array: the one chosen, else the one the store gives `path`.
+fn new_array_format(layout: &Layout, store: Option<&Arc<dyn Store>>, path: &str) -> Result<Format> {
+    match (layout.format, store) {
+        (Some(f), _) => Format::from_number(f.into()),
+        (None, Some(store)) => zarr::node::inherited_format(store.as_ref(), path.trim_matches('/')),
+        (None, None) => Ok(Format::V3),
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 fn create(
     node: &NodeArg,
@@ -697,6 +789,7 @@ fn create(
     dimension_names: Option<&str>,
     attrs: Option<&str>,
     overwrite: bool,
+    dry_run: bool,
     layout: &Layout,
 ) -> Result<u8> {
     let mode = if overwrite {
@@ -709,9 +802,17 @@ fn create(
         Some(Value::Object(map)) => map,
         Some(_) => return Err(Error::InvalidArg("--attrs must be a JSON object".into())),
     };
-    let store = open_url(&node.store, Mode::Append, None)?;
     if group {
         let format = Format::from_number(layout.format.unwrap_or(3).into())?;
+        let (store, kind) = target_store(&node.store, &node.path, overwrite, dry_run)?;
+        let Some(store) = store.filter(|_| !dry_run) else {
+            would_create(
+                kind,
+                &node.path,
+                &format!("a group (Zarr v{})", format.number()),
+            );
+            return Ok(0);
+        };
         Group::open_with(store.clone(), &node.path, mode, format, &attributes)?;
         store.close()?;
         return Ok(0);
@@ -736,6 +837,15 @@ fn create(
         );
     }
     builder.attributes(attributes);
+    let (store, kind) = target_store(&node.store, &node.path, overwrite, dry_run)?;
+    let format = new_array_format(layout, store.as_ref(), &node.path)?;
+    builder.zarr_format(format.number())?;
+    // The settings are checked (and described) before anything is written.
+    let meta = builder.metadata()?;
+    let Some(store) = store.filter(|_| !dry_run) else {
+        would_create(kind, &node.path, &array_text(&meta, format));
+        return Ok(0);
+    };
     builder.create(store.clone(), &node.path, mode)?;
     store.close()?;
     Ok(0)
@@ -779,25 +889,36 @@ fn to_native(dtype: &DType, buf: &mut [u8]) {
     }
 }
 
+/// How `import` reads a raw binary file.
+pub struct RawFile<'a> {
+    /// The file's element type with its byte order.
+    pub dtype: &'a str,
+    /// The shape, comma-separated.
+    pub shape: &'a str,
+    /// The file's element order.
+    pub order: FileOrder,
+}
+
 fn import(
     file: &str,
     node: &NodeArg,
-    dtype: &str,
-    shape: &str,
-    order: FileOrder,
+    raw: &RawFile,
     overwrite: bool,
+    dry_run: bool,
     layout: &Layout,
 ) -> Result<u8> {
-    let shape = parse_shape(shape, "--shape")?;
+    let shape = parse_shape(raw.shape, "--shape")?;
     let mut builder = ArrayBuilder::new(shape.clone(), ElementType::Raw);
-    builder.dtype_name(dtype)?;
+    builder.dtype_name(raw.dtype)?;
     apply_layout(&mut builder, layout)?;
-    let meta = builder.metadata()?;
-    if meta.dtype.is_variable() {
+    let dtype_meta = builder.metadata()?;
+    if dtype_meta.dtype.is_variable() {
         return Err(Error::Unsupported(format!(
-            "importing variable-length items ({dtype}) from a raw file"
+            "importing variable-length items ({}) from a raw file",
+            raw.dtype
         )));
     }
+    let item = dtype_meta.item_size();
     let mut data = Vec::new();
     if file == "-" {
         std::io::stdin().read_to_end(&mut data)
@@ -805,20 +926,27 @@ fn import(
         std::fs::File::open(file).and_then(|mut f| f.read_to_end(&mut data))
     }
     .map_err(|e| Error::io(format!("reading {file:?}"), e))?;
-    let expected =
-        zarr::error::checked_product(shape.iter().copied(), "the shape")? * meta.item_size() as u64;
+    let expected = zarr::error::checked_product(shape.iter().copied(), "the shape")? * item as u64;
     if data.len() as u64 != expected {
         return Err(Error::BufferSize(format!(
-            "{file:?} holds {} bytes but shape {} of {dtype} needs {expected}",
+            "{file:?} holds {} bytes but shape {} of {} needs {expected}",
             data.len(),
-            shape_text(&shape)
+            shape_text(&shape),
+            raw.dtype
         )));
     }
+    let (store, kind) = target_store(&node.store, &node.path, overwrite, dry_run)?;
+    let format = new_array_format(layout, store.as_ref(), &node.path)?;
+    builder.zarr_format(format.number())?;
+    let meta = builder.metadata()?;
+    let Some(store) = store.filter(|_| !dry_run) else {
+        would_create(kind, &node.path, &array_text(&meta, format));
+        return Ok(0);
+    };
     to_native(&meta.dtype, &mut data);
-    if order == FileOrder::F {
-        data = reorder(&data, &shape, meta.item_size(), true);
+    if raw.order == FileOrder::F {
+        data = reorder(&data, &shape, item, true);
     }
-    let store = open_url(&node.store, Mode::Append, None)?;
     let mode = if overwrite {
         Mode::Overwrite
     } else {
@@ -858,6 +986,29 @@ fn export(node: &NodeArg, output: &str, region: Option<&str>, order: FileOrder) 
     Ok(0)
 }
 
+fn consolidate(node: &NodeArg, dry_run: bool) -> Result<u8> {
+    let store = open(&node.store, !dry_run)?;
+    if dry_run {
+        let path = node.path.trim_matches('/');
+        let group = Group::open(store.clone(), path, Mode::Read)?;
+        let nodes = walk(&store, path)?;
+        let key = match group.format() {
+            f if f.is_v3() => join_key(path, "zarr.json"),
+            _ => join_key(path, ".zmetadata"),
+        };
+        let n = nodes.len() - 1;
+        eprintln!(
+            "would consolidate the metadata of {n} node{} below {} into {key:?}",
+            if n == 1 { "" } else { "s" },
+            display(path)
+        );
+        return Ok(0);
+    }
+    zarr::store::consolidate(store.as_ref(), &node.path)?;
+    store.close()?;
+    Ok(0)
+}
+
 fn rm(node: &NodeArg, dry_run: bool) -> Result<u8> {
     let store = open(&node.store, !dry_run)?;
     let path = node.path.trim_matches('/');
@@ -867,15 +1018,15 @@ fn rm(node: &NodeArg, dry_run: bool) -> Result<u8> {
             display(path)
         )));
     }
-    if dry_run {
-        let keys = store.list_prefix(&node_prefix(path))?;
-        eprintln!("would delete {} ({} keys)", display(path), keys.len());
-        return Ok(0);
-    }
     if path.is_empty() {
         return Err(Error::InvalidArg(
             "refusing to delete the root node: delete the store itself".into(),
         ));
+    }
+    if dry_run {
+        let keys = store.list_prefix(&node_prefix(path))?;
+        eprintln!("would delete {} ({} keys)", display(path), keys.len());
+        return Ok(0);
     }
     let (parent, name) = path.rsplit_once('/').unwrap_or(("", path));
     Group::open(store.clone(), parent, Mode::ReadWrite)?.delete(name)?;
