@@ -907,3 +907,82 @@ fn dry_runs_write_nothing() {
     assert_eq!(fails(&["rm", &store, "/"], 1), refused);
     assert_eq!(ok(&["dump", &store, "a"]), before);
 }
+
+/// Progress bars of diff, import and export in a terminal (under tmux); nothing when piped.
+#[test]
+fn progress_bars_of_diff_import_export() {
+    let dir = tempfile::tempdir().unwrap();
+    let raw = dir.path().join("steps.bin");
+    std::fs::write(
+        &raw,
+        (0..3000u32).map(|i| (i % 7) as u8).collect::<Vec<u8>>(),
+    )
+    .unwrap();
+    let store = s(&dir.path().join("p.zarr")).to_string();
+    let import: [&str; 10] = [
+        "import",
+        s(&raw),
+        &store,
+        "a",
+        "--shape",
+        "3000",
+        "--chunks",
+        "10",
+        "--dtype",
+        "uint8",
+    ];
+    assert_eq!(says(&import), "");
+    let out = dir.path().join("out.bin");
+    assert_eq!(says(&["export", &store, "a", "-o", s(&out)]), "");
+    assert_eq!(says(&["diff", &store, &store]), "");
+    if Command::new("tmux").arg("-V").output().is_err() {
+        eprintln!("tmux is not installed: skipping the terminal half");
+        return;
+    }
+    let session = format!("zarrtool-bars-{}", std::process::id());
+    let q = s(&dir.path().join("q.zarr")).to_string();
+    let script = format!(
+        "{z} -j 1 import {raw} {q} a --shape 3000 --chunks 10 --dtype uint8 && \
+         {z} -j 1 export {q} a -o {out} && {z} -j 1 diff {store} {q}; echo done-$?; sleep 30",
+        z = exe(),
+        raw = s(&raw),
+        out = s(&out),
+    );
+    let started = Command::new("tmux")
+        .args([
+            "new-session",
+            "-d",
+            "-s",
+            &session,
+            "-x",
+            "150",
+            "-y",
+            "20",
+            &script,
+        ])
+        .status()
+        .unwrap();
+    assert!(started.success());
+    let mut seen = String::new();
+    for _ in 0..1500 {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let pane = Command::new("tmux")
+            .args(["capture-pane", "-p", "-t", &session])
+            .output()
+            .unwrap();
+        seen = String::from_utf8_lossy(&pane.stdout).to_string();
+        if seen.contains("done-") {
+            break;
+        }
+    }
+    let _ = Command::new("tmux")
+        .args(["kill-session", "-t", &session])
+        .status();
+    let summaries: Vec<&str> = seen
+        .lines()
+        .filter(|l| l.contains("] 300/300 chunks in "))
+        .collect();
+    assert!(seen.contains("done-0"), "{seen}");
+    assert_eq!(summaries.len(), 3, "{seen}");
+    assert!(summaries.iter().all(|l| l.starts_with("/a [")), "{seen}");
+}

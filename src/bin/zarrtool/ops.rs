@@ -9,7 +9,7 @@ use crate::values::{
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
 use serde_json::{json, Map, Value};
-use std::io::{IsTerminal, Read};
+use std::io::{IsTerminal, Read, Write};
 use std::sync::Arc;
 use zarr::dtype::{swap_bytes, swap_record_fields, DType, ElementType};
 use zarr::meta::{ArrayMeta, Format, Order};
@@ -889,6 +889,42 @@ fn to_native(dtype: &DType, buf: &mut [u8]) {
     }
 }
 
+/// The slabs of the region `start`/`count` along the first dimension, one per row of
+/// chunks of the grid `chunks` (the whole region for a 0-d array or an empty region).
+/// Each slab is a contiguous run of the region's items in C order.
+fn slabs(chunks: &[u64], start: &[u64], count: &[u64]) -> Vec<(Vec<u64>, Vec<u64>)> {
+    if start.is_empty() || count.contains(&0) {
+        return vec![(start.to_vec(), count.to_vec())];
+    }
+    let step = chunks[0].max(1);
+    let end = start[0] + count[0];
+    let mut out = Vec::new();
+    let mut row = start[0];
+    while row < end {
+        let next = end.min((row / step + 1) * step);
+        let mut s = start.to_vec();
+        let mut c = count.to_vec();
+        s[0] = row;
+        c[0] = next - row;
+        out.push((s, c));
+        row = next;
+    }
+    out
+}
+
+/// How many chunks of the grid `chunks` the region `start`/`count` touches.
+fn chunks_touched(chunks: &[u64], start: &[u64], count: &[u64]) -> u64 {
+    if count.contains(&0) {
+        return 0;
+    }
+    start
+        .iter()
+        .zip(count)
+        .zip(chunks)
+        .map(|((&s, &c), &k)| (s + c - 1) / k.max(1) - s / k.max(1) + 1)
+        .product()
+}
+
 /// How `import` reads a raw binary file.
 pub struct RawFile<'a> {
     /// The file's element type with its byte order.
@@ -954,9 +990,45 @@ fn import(
     };
     let array = builder.create(store.clone(), &node.path, mode)?;
     let zeros = vec![0; shape.len()];
-    array.write(&zeros, &shape, meta.dtype.element_type(), Order::C, &data)?;
+    let bar = progress(meta.num_chunks(), &display(&node.path));
+    // Row by row of chunks: each row of the file is one contiguous run of bytes.
+    let mut offset = 0;
+    for (start, count) in slabs(&meta.chunks, &zeros, &shape) {
+        let len = count.iter().product::<u64>() as usize * item;
+        let elem = meta.dtype.element_type();
+        array.write(&start, &count, elem, Order::C, &data[offset..offset + len])?;
+        offset += len;
+        bar.inc(chunks_touched(&meta.chunks, &start, &count));
+    }
+    finish_progress(&bar);
     store.close()?;
     Ok(0)
+}
+
+/// Where `export` writes: a file or standard output.
+enum Sink {
+    File(std::io::BufWriter<std::fs::File>, String),
+    Stdout(Out),
+}
+
+impl Sink {
+    fn write(&mut self, bytes: &[u8]) -> Result<()> {
+        match self {
+            Sink::File(f, name) => f
+                .write_all(bytes)
+                .map_err(|e| Error::io(format!("writing {name:?}"), e)),
+            Sink::Stdout(out) => out.bytes(bytes),
+        }
+    }
+
+    fn finish(self) -> Result<()> {
+        match self {
+            Sink::File(mut f, name) => f
+                .flush()
+                .map_err(|e| Error::io(format!("writing {name:?}"), e)),
+            Sink::Stdout(out) => out.finish(),
+        }
+    }
 }
 
 fn export(node: &NodeArg, output: &str, region: Option<&str>, order: FileOrder) -> Result<u8> {
@@ -970,19 +1042,37 @@ fn export(node: &NodeArg, output: &str, region: Option<&str>, order: FileOrder) 
         )));
     }
     let (start, count) = parse_region(region, &meta.shape)?;
-    let mut buf = read_region(&array, &start, &count)?;
-    if order == FileOrder::F {
-        buf = reorder(&buf, &count, meta.item_size(), false);
-    }
-    // The file holds the array's stored type, byte order included.
-    to_native(&meta.dtype, &mut buf);
-    if output == "-" {
-        let mut out = Out::new();
-        out.bytes(&buf)?;
-        out.finish()?;
+    let mut sink = if output == "-" {
+        Sink::Stdout(Out::new())
     } else {
-        std::fs::write(output, &buf).map_err(|e| Error::io(format!("writing {output:?}"), e))?;
+        let file = std::fs::File::create(output)
+            .map_err(|e| Error::io(format!("creating {output:?}"), e))?;
+        Sink::File(std::io::BufWriter::new(file), output.to_string())
+    };
+    let bar = progress(
+        chunks_touched(&meta.chunks, &start, &count),
+        &display(array.path()),
+    );
+    // C order streams row by row of chunks; Fortran order needs the whole region first.
+    let mut whole = Vec::new();
+    for (s, c) in slabs(&meta.chunks, &start, &count) {
+        let mut buf = read_region(&array, &s, &c)?;
+        bar.inc(chunks_touched(&meta.chunks, &s, &c));
+        if order == FileOrder::F {
+            whole.append(&mut buf);
+            continue;
+        }
+        // The file holds the array's stored type, byte order included.
+        to_native(&meta.dtype, &mut buf);
+        sink.write(&buf)?;
     }
+    if order == FileOrder::F {
+        let mut buf = reorder(&whole, &count, meta.item_size(), false);
+        to_native(&meta.dtype, &mut buf);
+        sink.write(&buf)?;
+    }
+    finish_progress(&bar);
+    sink.finish()?;
     Ok(0)
 }
 
@@ -1365,6 +1455,7 @@ fn diff_arrays(left: &Array, right: &Array, name: &str) -> Result<Vec<String>> {
     let cells = left.region_chunks(&vec![0; a.rank()], &a.shape)?;
     let mut differing = 0u64;
     let mut first: Option<Vec<u64>> = None;
+    let bar = progress(cells.len() as u64, name);
     for index in &cells {
         let (start, count) = left.chunk_region(index)?;
         let same = if a.dtype.is_variable() {
@@ -1405,7 +1496,9 @@ fn diff_arrays(left: &Array, right: &Array, name: &str) -> Result<Vec<String>> {
             }
             first = Some(at);
         }
+        bar.inc(1);
     }
+    finish_progress(&bar);
     Ok(match first {
         None => Vec::new(),
         Some(at) => vec![format!(
