@@ -88,6 +88,12 @@ if grep -q '^ZARR_TOOL:BOOL=ON' "$build/CMakeCache.txt"; then
   [ "$tool_version" = "zarrtool $version" ] ||
     fail "the installed zarrtool says '$tool_version', expected 'zarrtool $version'"
   step "bin/zarrtool runs ($tool_version)"
+  for f in share/man/man1/zarrtool.1 share/bash-completion/completions/zarrtool \
+           share/zsh/site-functions/_zarrtool share/fish/vendor_completions.d/zarrtool.fish; do
+    [ -s "$prefix/$f" ] || fail "missing installed file $f"
+  done
+  cmp -s "$prefix/share/man/man1/zarrtool.1" <("$prefix/bin/zarrtool" man) ||
+    fail "the installed man page differs from zarrtool man"
   # The command line's tests, run on the installed command.
   step "tests/cli.rs on the installed bin/zarrtool"
   (cd "$here" && ZARRTOOL_BIN="$prefix/bin/zarrtool" cargo test --quiet --test cli) \
