@@ -1,6 +1,8 @@
 //! The `zarrtool` binary on real stores in temporary directories: exact output and exit
 //! statuses. `ZARRTOOL_BIN` names the binary to test (scripts/check-install.sh runs these
-//! tests on the installed one); the default is the one cargo builds.
+//! tests on the installed one); the default is the one cargo builds. The netCDF import tests
+//! run when that binary has netCDF support (`zarrtool version --features`), and must run
+//! when `ZARR_TEST_NETCDF=1`; they need Debian's netcdf-bin (ncgen, ncdump).
 #![cfg(feature = "cli")]
 
 use std::path::Path;
@@ -908,6 +910,56 @@ fn dry_runs_write_nothing() {
     assert_eq!(ok(&["dump", &store, "a"]), before);
 }
 
+/// `import` without --dtype and --shape reads netCDF files; others are refused.
+#[test]
+fn import_needs_a_type_or_a_netcdf_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let (raw, store) = setup(dir.path());
+    assert_eq!(
+        fails(&["import", &raw, &store, "b"], 1),
+        format!(
+            "zarrtool: invalid argument: {raw:?} is not a netCDF or HDF5 file: a raw binary \
+             file needs --dtype and --shape\n"
+        )
+    );
+    // --dtype and --shape go together (a usage error otherwise).
+    assert_eq!(
+        tool(&["import", &raw, &store, "b", "--dtype", "<i4"])
+            .status
+            .code(),
+        Some(2)
+    );
+    assert_eq!(
+        tool(&["import", &raw, &store, "b", "--order", "f"])
+            .status
+            .code(),
+        Some(2)
+    );
+    // A file that starts like netCDF-3 but is cut short.
+    let cut = dir.path().join("cut.nc");
+    std::fs::write(&cut, b"CDF\x01").unwrap();
+    let err = fails(&["import", s(&cut), &store, "b"], 1);
+    if netcdf_tool() {
+        assert_eq!(
+            err,
+            format!(
+                "zarrtool: storage error: netCDF cannot open {:?}: NetCDF: Unknown file format\n",
+                s(&cut)
+            )
+        );
+    } else {
+        assert_eq!(
+            err,
+            format!(
+                "zarrtool: unsupported: {:?} is a netCDF-3 classic file, and this build of \
+                 zarrtool has no netCDF support (it needs the system netCDF library: cargo \
+                 feature netcdf, CMake option ZARR_NETCDF)\n",
+                s(&cut)
+            )
+        );
+    }
+}
+
 /// Progress bars of diff, import and export in a terminal (under tmux); nothing when piped.
 #[test]
 fn progress_bars_of_diff_import_export() {
@@ -985,4 +1037,698 @@ fn progress_bars_of_diff_import_export() {
     assert!(seen.contains("done-0"), "{seen}");
     assert_eq!(summaries.len(), 3, "{seen}");
     assert!(summaries.iter().all(|l| l.starts_with("/a [")), "{seen}");
+}
+
+/// Whether the binary under test imports netCDF files. With ZARR_TEST_NETCDF=1 (set by the
+/// test scripts when the build has the netcdf feature) a binary without it is a failure.
+fn netcdf_tool() -> bool {
+    let has = ok(&["version", "--features"])
+        .lines()
+        .any(|l| l.starts_with("netcdf: import"));
+    if !has && std::env::var("ZARR_TEST_NETCDF").as_deref() == Ok("1") {
+        panic!("ZARR_TEST_NETCDF=1 but {} has no netCDF import", exe());
+    }
+    has
+}
+
+/// One value as ncdump prints it.
+#[derive(Debug, Clone, PartialEq)]
+enum Tok {
+    /// `_`: the variable's fill value.
+    Fill,
+    /// A quoted string, unescaped.
+    Str(String),
+    /// A number without its type suffix (`-999.f` → `-999.`), and the suffix.
+    Num(String, String),
+}
+
+/// An attribute as ncdump prints it: `string` typed or not, and its values.
+#[derive(Debug, Clone)]
+struct NcAttr {
+    string: bool,
+    values: Vec<Tok>,
+}
+
+/// A variable as ncdump prints it.
+#[derive(Debug, Default, Clone)]
+struct NcVar {
+    ty: String,
+    dims: Vec<String>,
+    attrs: Vec<(String, NcAttr)>,
+    values: Vec<Tok>,
+}
+
+/// What `ncdump -p 9,17` says of a file, by node path.
+#[derive(Debug, Default)]
+struct NcDump {
+    dims: std::collections::HashMap<String, u64>,
+    groups: std::collections::BTreeMap<String, Vec<(String, NcAttr)>>,
+    vars: std::collections::BTreeMap<String, NcVar>,
+}
+
+/// Splits ncdump's value list (`1, "a, b", _`) into values; `None` while the statement
+/// has not reached its `;`.
+fn nc_tokens(text: &str) -> Option<Vec<Tok>> {
+    let mut out = Vec::new();
+    let mut chars = text.trim().chars().peekable();
+    loop {
+        while chars.peek().is_some_and(|c| c.is_whitespace() || *c == ',') {
+            chars.next();
+        }
+        match chars.peek() {
+            None => return None,
+            Some(';') => return Some(out),
+            Some('"') => {
+                chars.next();
+                let mut s = String::new();
+                loop {
+                    match chars.next()? {
+                        '"' => break,
+                        '\\' => match chars.next()? {
+                            'n' => s.push('\n'),
+                            't' => s.push('\t'),
+                            c => s.push(c),
+                        },
+                        c => s.push(c),
+                    }
+                }
+                out.push(Tok::Str(s));
+            }
+            Some(_) => {
+                let mut word = String::new();
+                while let Some(&c) = chars.peek() {
+                    if c == ',' || c == ';' || c.is_whitespace() {
+                        break;
+                    }
+                    word.push(c);
+                    chars.next();
+                }
+                if word == "_" {
+                    out.push(Tok::Fill);
+                } else {
+                    let number = word.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+                    let suffix = word[number.len()..].to_string();
+                    out.push(Tok::Num(number.to_string(), suffix));
+                }
+            }
+        }
+    }
+}
+
+fn parse_ncdump(text: &str) -> NcDump {
+    let mut d = NcDump::default();
+    let mut groups: Vec<String> = Vec::new();
+    let mut section = String::new();
+    let mut pending = String::new();
+    let join = |g: &[String], name: &str| {
+        let mut parts: Vec<&str> = g.iter().map(String::as_str).collect();
+        parts.push(name);
+        parts.retain(|p| !p.is_empty());
+        parts.join("/")
+    };
+    d.groups.insert(String::new(), Vec::new());
+    for raw in text.lines() {
+        let line = raw.trim();
+        if !pending.is_empty() {
+            pending.push(' ');
+            pending.push_str(line);
+        } else if line.is_empty() || line.starts_with("netcdf ") || line == "}" {
+            continue;
+        } else if let Some(name) = line.strip_prefix("group: ") {
+            groups.push(name.trim_end_matches(" {").to_string());
+            d.groups.insert(groups.join("/"), Vec::new());
+            continue;
+        } else if line.starts_with("} // group ") {
+            groups.pop();
+            continue;
+        } else if line.ends_with(':') && !line.contains(' ') {
+            section = line.to_string();
+            continue;
+        } else if line.starts_with("// ") && line.ends_with("attributes:") {
+            section = "attributes:".into();
+            continue;
+        } else if section == "data:" {
+            pending = line.to_string();
+        }
+        if !pending.is_empty() {
+            let (name, values) = pending.split_once('=').expect("name = values");
+            if let Some(values) = nc_tokens(values) {
+                let var = d
+                    .vars
+                    .get_mut(&join(&groups, name.trim()))
+                    .expect("declared");
+                var.values = values;
+                pending.clear();
+            }
+            continue;
+        }
+        match section.as_str() {
+            "dimensions:" => {
+                let (name, rest) = line.split_once(" = ").expect("a dimension");
+                let len = match rest.split_once("// (") {
+                    Some((_, n)) => n.split_whitespace().next().unwrap().parse().unwrap(),
+                    None => rest.trim_end_matches(" ;").parse().unwrap(),
+                };
+                d.dims.insert(name.to_string(), len);
+            }
+            "variables:" | "attributes:" => {
+                let (string, rest) = match line.strip_prefix("string ") {
+                    Some(rest) => (true, rest),
+                    None => (false, line),
+                };
+                match rest.split_once(" = ") {
+                    Some((lhs, values)) if lhs.contains(':') => {
+                        let (var, att) = lhs.split_once(':').unwrap();
+                        let attr = NcAttr {
+                            string,
+                            values: nc_tokens(values).expect("one line"),
+                        };
+                        let list = if var.is_empty() {
+                            d.groups.get_mut(&groups.join("/")).unwrap()
+                        } else {
+                            &mut d.vars.get_mut(&join(&groups, var)).unwrap().attrs
+                        };
+                        list.push((att.to_string(), attr));
+                    }
+                    _ => {
+                        let decl = line.trim_end_matches(" ;");
+                        let (ty, rest) = decl.split_once(' ').unwrap();
+                        let (name, dims) = match rest.split_once('(') {
+                            Some((name, dims)) => (
+                                name,
+                                dims.trim_end_matches(')')
+                                    .split(", ")
+                                    .map(str::to_string)
+                                    .collect(),
+                            ),
+                            None => (rest, Vec::new()),
+                        };
+                        d.vars.insert(
+                            join(&groups, name),
+                            NcVar {
+                                ty: ty.to_string(),
+                                dims,
+                                ..NcVar::default()
+                            },
+                        );
+                    }
+                }
+            }
+            other => panic!("unexpected line in {other}: {line}"),
+        }
+    }
+    d
+}
+
+/// The fields of one CSV line (RFC 4180 quoting).
+fn csv_fields(line: &str) -> Vec<String> {
+    let mut out = vec![String::new()];
+    let mut quoted = false;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, quoted) {
+            ('"', false) => quoted = true,
+            ('"', true) if chars.peek() == Some(&'"') => {
+                chars.next();
+                out.last_mut().unwrap().push('"');
+            }
+            ('"', true) => quoted = false,
+            (',', false) => out.push(String::new()),
+            (c, _) => out.last_mut().unwrap().push(c),
+        }
+    }
+    out
+}
+
+/// Whether zarrtool's text of a number equals ncdump's of netCDF type `ty`.
+fn same_number(ty: &str, ours: &str, theirs: &str) -> bool {
+    match ty {
+        "float" => ours.parse::<f32>().ok() == theirs.parse::<f32>().ok(),
+        "double" => ours.parse::<f64>().ok() == theirs.parse::<f64>().ok(),
+        _ => ours.parse::<i128>().ok() == theirs.parse::<i128>().ok(),
+    }
+}
+
+/// The netCDF type an attribute's value suffix (or text) says.
+fn attr_type(attr: &NcAttr) -> &'static str {
+    match attr.values.first() {
+        Some(Tok::Num(n, suffix)) => match suffix.as_str() {
+            "f" => "float",
+            "" if n.contains(['.', 'e']) => "double",
+            _ => "int",
+        },
+        _ => "text",
+    }
+}
+
+/// Checks attributes as zarrtool imported them against ncdump's (`_FillValue` is the
+/// array's fill value, checked with the values; `_ARRAY_DIMENSIONS` the dimensions).
+fn check_attrs(what: &str, ours: &serde_json::Value, theirs: &[(String, NcAttr)]) {
+    let ours = ours.as_object().expect("attributes are an object");
+    let expected: Vec<&String> = theirs
+        .iter()
+        .map(|(k, _)| k)
+        .filter(|k| *k != "_FillValue")
+        .collect();
+    let got: Vec<&String> = ours.keys().filter(|k| *k != "_ARRAY_DIMENSIONS").collect();
+    assert_eq!(got, expected, "{what}: attribute names");
+    for (key, attr) in theirs.iter().filter(|(k, _)| k != "_FillValue") {
+        let value = &ours[key];
+        let values: Vec<&serde_json::Value> = match value {
+            serde_json::Value::Array(items) if attr.values.len() != 1 => items.iter().collect(),
+            one => vec![one],
+        };
+        if !attr.string && attr_type(attr) == "text" {
+            let text: String = attr
+                .values
+                .iter()
+                .map(|t| match t {
+                    Tok::Str(s) => s.as_str(),
+                    other => panic!("{what}: {key}: {other:?} in text"),
+                })
+                .collect();
+            assert_eq!(value, &serde_json::json!(text), "{what}: {key}");
+            continue;
+        }
+        assert_eq!(values.len(), attr.values.len(), "{what}: {key}: {value}");
+        for (ours, theirs) in values.iter().zip(&attr.values) {
+            match theirs {
+                Tok::Str(s) => assert_eq!(*ours, &serde_json::json!(s), "{what}: {key}"),
+                Tok::Num(n, _) => assert!(
+                    same_number(attr_type(attr), &ours.to_string(), n),
+                    "{what}: {key}: {ours} != {n}"
+                ),
+                Tok::Fill => panic!("{what}: {key}: a fill in an attribute"),
+            }
+        }
+    }
+}
+
+/// Checks the hierarchy zarrtool imported from `nc` at `root` in `store` against
+/// `ncdump -p 9,17` of the same file: every group and its attributes, every variable's
+/// type, shape, dimension names, attributes, fill value and every value. Returns what
+/// ncdump said.
+fn check_against_ncdump(nc: &Path, store: &str, root: &str) -> NcDump {
+    let dumped = Command::new("ncdump")
+        .args(["-p", "9,17"])
+        .arg(nc)
+        .output()
+        .expect("ncdump (Debian's netcdf-bin) runs");
+    assert!(dumped.status.success());
+    let d = parse_ncdump(&String::from_utf8(dumped.stdout).unwrap());
+    let at = |p: &str| {
+        [root, p]
+            .iter()
+            .filter(|s| !s.is_empty())
+            .copied()
+            .collect::<Vec<_>>()
+            .join("/")
+    };
+    // The same nodes.
+    let mut listed: Vec<String> = ok(&["ls", store, root])
+        .lines()
+        .map(|l| l.split_whitespace().next().unwrap().to_string())
+        .collect();
+    let mut expected: Vec<String> = d
+        .groups
+        .keys()
+        .chain(d.vars.keys())
+        .map(|p| format!("/{}", at(p)))
+        .collect();
+    expected.sort();
+    listed.sort();
+    assert_eq!(listed, expected);
+    for (path, attrs) in &d.groups {
+        let ours: serde_json::Value =
+            serde_json::from_str(&ok(&["attrs", "get", store, &at(path)])).unwrap();
+        check_attrs(&format!("group /{path}"), &ours, attrs);
+    }
+    for (path, var) in &d.vars {
+        let what = format!("variable /{path}");
+        let path = &at(path);
+        let info: serde_json::Value =
+            serde_json::from_str(&ok(&["info", "--json", store, path])).unwrap();
+        let attrs: serde_json::Value =
+            serde_json::from_str(&ok(&["attrs", "get", store, path])).unwrap();
+        check_attrs(&what, &attrs, &var.attrs);
+        // A char array's last dimension is its strings' length.
+        let mut dims = var.dims.clone();
+        let width = match var.ty.as_str() {
+            "char" => dims.pop().map_or(1, |n| d.dims[&n].max(1)),
+            _ => 0,
+        };
+        let dtype = match var.ty.as_str() {
+            "byte" => "|i1".to_string(),
+            "ubyte" => "|u1".into(),
+            "short" => "<i2".into(),
+            "ushort" => "<u2".into(),
+            "int" => "<i4".into(),
+            "uint" => "<u4".into(),
+            "int64" => "<i8".into(),
+            "uint64" => "<u8".into(),
+            "float" => "<f4".into(),
+            "double" => "<f8".into(),
+            "char" => format!("|S{width}"),
+            "string" => "|O".into(),
+            other => panic!("{what}: type {other}"),
+        };
+        assert_eq!(info["dtype"], serde_json::json!(dtype), "{what}");
+        let shape: Vec<u64> = dims.iter().map(|n| d.dims[n]).collect();
+        assert_eq!(info["shape"], serde_json::json!(shape), "{what}");
+        let names = if dims.is_empty() {
+            serde_json::Value::Null
+        } else {
+            serde_json::json!(dims)
+        };
+        assert_eq!(info["dimension_names"], names, "{what}");
+        // The fill value: _FillValue, else netCDF's default for the type.
+        let fill = &info["fill_value"];
+        if let Some((_, attr)) = var.attrs.iter().find(|(k, _)| k == "_FillValue") {
+            match &attr.values[0] {
+                Tok::Num(n, _) => assert!(same_number(&var.ty, &fill.to_string(), n), "{what}"),
+                other => panic!("{what}: fill {other:?}"),
+            }
+        }
+        let values: Vec<String> = ok(&["dump", "-f", "csv", store, path])
+            .lines()
+            .flat_map(csv_fields)
+            .collect();
+        assert_eq!(values.len(), var.values.len(), "{what}: {values:?}");
+        for (i, (ours, theirs)) in values.iter().zip(&var.values).enumerate() {
+            match theirs {
+                Tok::Fill => match fill {
+                    serde_json::Value::String(f) => assert_eq!(ours, f, "{what}[{i}]"),
+                    f => assert!(same_number(&var.ty, ours, &f.to_string()), "{what}[{i}]"),
+                },
+                Tok::Str(s) => assert_eq!(ours, s, "{what}[{i}]"),
+                Tok::Num(n, _) => {
+                    assert!(same_number(&var.ty, ours, n), "{what}[{i}]: {ours} != {n}")
+                }
+            }
+        }
+    }
+    d
+}
+
+/// Makes a netCDF file of `kind` (ncgen -k) from CDL.
+fn ncgen(dir: &Path, name: &str, kind: &str, cdl: &str) -> std::path::PathBuf {
+    let src = dir.join(format!("{name}.cdl"));
+    std::fs::write(&src, cdl).unwrap();
+    let nc = dir.join(format!("{name}.nc"));
+    let status = Command::new("ncgen")
+        .args(["-k", kind, "-o"])
+        .arg(&nc)
+        .arg(&src)
+        .status()
+        .expect("ncgen (Debian's netcdf-bin) runs");
+    assert!(status.success(), "ncgen -k {kind} {name}.cdl");
+    nc
+}
+
+/// A netCDF-4 file with every atomic type, groups, attributes of several types, fill
+/// values (given, default, none), an unlimited dimension, kept chunking and strings.
+const SAMPLE_CDL: &str = r#"netcdf sample {
+dimensions:
+	time = UNLIMITED ;
+	lat = 2 ;
+	lon = 3 ;
+	len = 5 ;
+variables:
+	double time(time) ;
+		time:units = "days since 2000-01-01" ;
+	float lat(lat) ;
+		lat:units = "degrees_north" ;
+	float temp(time, lat, lon) ;
+		temp:_FillValue = -999.f ;
+		temp:long_name = "air temperature" ;
+		temp:valid_range = 0.f, 400.f ;
+		temp:_ChunkSizes = 1, 2, 3 ;
+	short counts(lat, lon) ;
+		counts:scale_factor = 0.5 ;
+		counts:_Storage = "contiguous" ;
+	byte b(lon) ;
+	ubyte ub(lon) ;
+	ushort us(lon) ;
+	uint ui(lon) ;
+	int64 big(lon) ;
+	uint64 ubig(lon) ;
+	int nofill(lon) ;
+		nofill:_NoFill = "true" ;
+	char name(lat, len) ;
+	string label(lat) ;
+	double scalar ;
+		scalar:note = "a 0-d variable" ;
+
+// global attributes:
+		:title = "zarrtool import test" ;
+		:version = 3 ;
+		:pi = 3.14159265358979 ;
+		:ratios = 0.5f, 0.1f ;
+		string :tags = "a", "b, c" ;
+data:
+ time = 0, 1.5, 2 ;
+ lat = -45, 45 ;
+ temp = 1, 2, 3, 4, 5, 6,
+        _, 8.5, 9, 10, 11, 12,
+        13, 14, 15, 16, _, 0.1 ;
+ counts = _, 1, 2, -3, 4, 5 ;
+ b = -128, 0, 127 ;
+ ub = 0, 128, 255 ;
+ us = 0, 1, 65535 ;
+ ui = 0, 1, 4294967295 ;
+ big = -9223372036854775807, 0, 9223372036854775807 ;
+ ubig = 0, 1, 18446744073709551615 ;
+ nofill = 1, 2, 3 ;
+ name = "alpha", "be" ;
+ label = "one", "twö ✓" ;
+ scalar = 2.5 ;
+
+group: sub {
+  dimensions:
+  	n = 2 ;
+  variables:
+  	int v(n, lon) ;
+  		v:note = "in a group" ;
+
+  // group attributes:
+  		:about = "a subgroup" ;
+  data:
+   v = 1, 2, 3, 4, 5, 6 ;
+
+  group: deeper {
+    variables:
+    	float w(n) ;
+    		w:_FillValue = 1.e+20f ;
+    data:
+     w = 1.5, _ ;
+  } // group deeper
+  } // group sub
+}
+"#;
+
+/// A netCDF-3 classic file: an unlimited dimension, a given and a default fill value, char
+/// strings of several lengths.
+const CLASSIC_CDL: &str = r#"netcdf classic {
+dimensions:
+	rec = UNLIMITED ;
+	x = 4 ;
+	nchar = 3 ;
+variables:
+	int rec(rec) ;
+	double x(x) ;
+		x:units = "m" ;
+	short obs(rec, x) ;
+		obs:_FillValue = -1s ;
+		obs:add_offset = 10.f ;
+	char code(x, nchar) ;
+	byte flags(x) ;
+	float f(x) ;
+
+// global attributes:
+		:Conventions = "CF-1.8" ;
+		:count = 2 ;
+data:
+ rec = 1, 2 ;
+ x = 0.5, 1.5, 2.5, 3.5 ;
+ obs = 1, 2, _, 4, 5, 6, 7, 8 ;
+ code = "abc", "de", "f", "" ;
+ flags = 1, -2, 3, -4 ;
+}
+"#;
+
+#[test]
+fn netcdf4_import_matches_ncdump() {
+    if !netcdf_tool() {
+        eprintln!("this zarrtool has no netCDF import: skipped");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let nc = ncgen(dir.path(), "sample", "nc4", SAMPLE_CDL);
+    let store = s(&dir.path().join("sample.zarr")).to_string();
+    assert_eq!(says(&["import", s(&nc), &store]), "");
+    let d = check_against_ncdump(&nc, &store, "");
+    assert_eq!(d.vars.len(), 16);
+    assert_eq!(
+        ok(&["tree", &store]),
+        "/\n├── b array {3} |i1\n├── big array {3} <i8\n├── counts array {2, 3} <i2\n\
+         ├── label array {2} |O\n├── lat array {2} <f4\n├── name array {2} |S5\n\
+         ├── nofill array {3} <i4\n├── scalar array {} <f8\n├── sub\n│   ├── deeper\n\
+         │   │   └── w array {2} <f4\n│   └── v array {2, 3} <i4\n\
+         ├── temp array {3, 2, 3} <f4\n├── time array {3} <f8\n├── ub array {3} |u1\n\
+         ├── ubig array {3} <u8\n├── ui array {3} <u4\n└── us array {3} <u2\n"
+    );
+    assert_eq!(
+        ok(&["dump", &store, "temp"]),
+        "1.0 2.0 3.0\n4.0 5.0 6.0\n-999.0 8.5 9.0\n10.0 11.0 12.0\n13.0 14.0 15.0\n\
+         16.0 -999.0 0.1\n"
+    );
+    assert_eq!(ok(&["dump", &store, "name"]), "b\"alpha\" b\"be\"\n");
+    assert_eq!(ok(&["dump", &store, "label"]), "\"one\" \"twö ✓\"\n");
+    assert_eq!(ok(&["dump", &store, "us"]), "0 1 65535\n");
+    // Chunking kept where netCDF chunks (temp), guessed where it stores contiguously.
+    let info: serde_json::Value =
+        serde_json::from_str(&ok(&["info", "--json", &store, "temp"])).unwrap();
+    assert_eq!(info["chunks"], serde_json::json!([1, 2, 3]));
+    assert_eq!(info["fill_value"], serde_json::json!(-999.0));
+    assert_eq!(info["zarr_format"], 3);
+    let info: serde_json::Value =
+        serde_json::from_str(&ok(&["info", "--json", &store, "counts"])).unwrap();
+    assert_eq!(info["chunks"], serde_json::json!([2, 3]));
+    // Default fills: netCDF's for the type; a variable without fill gets Zarr's zero.
+    for (var, fill) in [
+        ("counts", serde_json::json!(-32767)),
+        ("us", serde_json::json!(65535)),
+        ("label", serde_json::json!("")),
+        // A byte string's fill value in Zarr v3 metadata is base64: five NULs.
+        ("name", serde_json::json!("AAAAAAA=")),
+        ("nofill", serde_json::json!(0)),
+        ("sub/deeper/w", serde_json::json!(1.0000000200408773e20)),
+    ] {
+        let info: serde_json::Value =
+            serde_json::from_str(&ok(&["info", "--json", &store, var])).unwrap();
+        assert_eq!(info["fill_value"], fill, "{var}");
+    }
+    assert_eq!(
+        ok(&["attrs", "get", &store]),
+        "{\n  \"title\": \"zarrtool import test\",\n  \"version\": 3,\n  \"pi\": \
+         3.14159265358979,\n  \"ratios\": [\n    0.5,\n    0.1\n  ],\n  \"tags\": [\n    \
+         \"a\",\n    \"b, c\"\n  ]\n}\n"
+    );
+    // Zarr v2, with --chunks for the variables of rank 3: dimension names in
+    // _ARRAY_DIMENSIONS, a variable without fill gets a null fill value.
+    let v2 = s(&dir.path().join("v2.zarr")).to_string();
+    assert_eq!(
+        says(&[
+            "import",
+            s(&nc),
+            &v2,
+            "imported",
+            "--format",
+            "2",
+            "--chunks",
+            "2,1,3"
+        ]),
+        ""
+    );
+    let meta: serde_json::Value =
+        serde_json::from_str(&ok(&["meta", &v2, "imported/temp"])).unwrap();
+    assert_eq!(meta["chunks"], serde_json::json!([2, 1, 3]));
+    assert_eq!(meta["fill_value"], serde_json::json!(-999.0));
+    let meta: serde_json::Value =
+        serde_json::from_str(&ok(&["meta", &v2, "imported/nofill"])).unwrap();
+    assert_eq!(meta["fill_value"], serde_json::Value::Null);
+    assert_eq!(
+        ok(&["attrs", "get", &v2, "imported/sub/v"]),
+        "{\n  \"note\": \"in a group\",\n  \"_ARRAY_DIMENSIONS\": [\n    \"n\",\n    \"lon\"\n  ]\n}\n"
+    );
+    assert_eq!(
+        tool(&["diff", &store, &v2, "--right-path", "imported"])
+            .status
+            .code(),
+        Some(0)
+    );
+    // Into an existing node only with --overwrite; a dry run says what it would do.
+    assert_eq!(
+        fails(&["import", s(&nc), &store], 1),
+        format!(
+            "zarrtool: already exists: a group at / in {store}: use --overwrite to replace it\n"
+        )
+    );
+    let plan = says(&["import", s(&nc), &store, "--overwrite", "--dry-run"]);
+    let lines: Vec<&str> = plan.lines().collect();
+    assert_eq!(lines.len(), 19, "{plan}");
+    assert_eq!(
+        lines[0],
+        format!(
+            "would replace a group at / with a group (Zarr v3) from {:?}",
+            s(&nc)
+        )
+    );
+    assert_eq!(lines[1], "would create a group (Zarr v3) at /sub");
+    assert_eq!(lines[2], "would create a group (Zarr v3) at /sub/deeper");
+    assert!(
+        lines.contains(&"would create array 3 x 2 x 3 <f4 (chunks 1 x 2 x 3, Zarr v3) at /temp")
+    );
+    assert_eq!(says(&["import", s(&nc), &store, "--overwrite"]), "");
+    check_against_ncdump(&nc, &store, "");
+    check_against_ncdump(&nc, &v2, "imported");
+}
+
+#[test]
+fn netcdf3_classic_import_matches_ncdump() {
+    if !netcdf_tool() {
+        eprintln!("this zarrtool has no netCDF import: skipped");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let nc = ncgen(dir.path(), "classic", "classic", CLASSIC_CDL);
+    let store = s(&dir.path().join("classic.zarr")).to_string();
+    assert_eq!(says(&["import", s(&nc), &store, "data"]), "");
+    check_against_ncdump(&nc, &store, "data");
+    assert_eq!(
+        ok(&["dump", "-f", "csv", &store, "data/code"]),
+        "abc,de,f,\n"
+    );
+    assert_eq!(ok(&["dump", &store, "data/obs"]), "1 2 -1 4\n5 6 7 8\n");
+    assert_eq!(
+        ok(&["dump", &store, "data/f"]),
+        "9.96921e36 9.96921e36 9.96921e36 9.96921e36\n"
+    );
+}
+
+/// User-defined netCDF types are refused before anything is written.
+#[test]
+fn netcdf_user_types_are_refused() {
+    if !netcdf_tool() {
+        eprintln!("this zarrtool has no netCDF import: skipped");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for (class, decl, data) in [
+        (
+            "compound",
+            "compound t_t { int id ; float v ; } ;",
+            "{1, 2.5}",
+        ),
+        ("vlen", "int(*) t_t ;", "{1, 2, 3}"),
+        ("opaque", "opaque(4) t_t ;", "0XDEADBEEF"),
+        ("enum", "byte enum t_t {A = 1, B = 2} ;", "A"),
+    ] {
+        let cdl = format!(
+            "netcdf refused {{\ntypes:\n  {decl}\ndimensions:\n\tn = 1 ;\nvariables:\n\t\
+             int ok(n) ;\n\tt_t x(n) ;\ndata:\n ok = 1 ;\n x = {data} ;\n}}\n"
+        );
+        let nc = ncgen(dir.path(), class, "nc4", &cdl);
+        let store = dir.path().join(format!("{class}.zarr"));
+        assert_eq!(
+            fails(&["import", s(&nc), s(&store)], 1),
+            format!(
+                "zarrtool: unsupported: {:?}: variable /x has the {class} type \"t_t\": \
+                 zarrtool imports numeric, char and string netCDF types (compound, vlen, \
+                 opaque and enum types are refused)\n",
+                s(&nc)
+            )
+        );
+        assert!(!store.exists(), "{class}: nothing written");
+    }
 }

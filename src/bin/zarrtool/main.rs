@@ -5,6 +5,8 @@
 //! closes standard output early (`| head`) ends the command quietly with status 0.
 
 mod cli;
+#[cfg(feature = "netcdf")]
+mod netcdf;
 mod ops;
 mod out;
 mod values;

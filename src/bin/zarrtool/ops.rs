@@ -21,7 +21,7 @@ use zarr::{Error, Result};
 const FOUND: u8 = 3;
 
 /// The attribute in which Zarr v2 arrays keep their dimension names (xarray's convention).
-const DIMENSIONS_KEY: &str = "_ARRAY_DIMENSIONS";
+pub(crate) const DIMENSIONS_KEY: &str = "_ARRAY_DIMENSIONS";
 
 /// Runs one subcommand; returns the exit status.
 pub fn run(command: Command, cmd: &mut clap::Command) -> Result<u8> {
@@ -68,14 +68,18 @@ pub fn run(command: Command, cmd: &mut clap::Command) -> Result<u8> {
             overwrite,
             dry_run,
             layout,
-        } => {
-            let raw = RawFile {
-                dtype: &dtype,
-                shape: &shape,
-                order,
-            };
-            import(&file, &node, &raw, overwrite, dry_run, &layout)
-        }
+        } => match (dtype.as_deref(), shape.as_deref()) {
+            (Some(dtype), Some(shape)) => {
+                let raw = RawFile {
+                    dtype,
+                    shape,
+                    order: order.unwrap_or(FileOrder::C),
+                };
+                import(&file, &node, &raw, overwrite, dry_run, &layout)
+            }
+            // clap requires --dtype and --shape together (and --order only with them).
+            _ => import_netcdf(&file, &node, overwrite, dry_run, &layout),
+        },
         Command::Export {
             node,
             output,
@@ -190,6 +194,53 @@ pub fn run(command: Command, cmd: &mut clap::Command) -> Result<u8> {
     }
 }
 
+/// The first bytes of the files the netCDF library reads, and what they are.
+fn netcdf_kind(file: &str) -> Result<Option<&'static str>> {
+    if file == "-" {
+        return Ok(None);
+    }
+    let mut head = Vec::new();
+    std::fs::File::open(file)
+        .and_then(|f| f.take(8).read_to_end(&mut head))
+        .map_err(|e| Error::io(format!("reading {file:?}"), e))?;
+    Ok(match head.as_slice() {
+        [b'C', b'D', b'F', 1, ..] => Some("netCDF-3 classic"),
+        [b'C', b'D', b'F', 2, ..] => Some("netCDF-3 64-bit offset"),
+        [b'C', b'D', b'F', 5, ..] => Some("netCDF-3 CDF-5"),
+        b"\x89HDF\r\n\x1a\n" => Some("netCDF-4/HDF5"),
+        _ => None,
+    })
+}
+
+/// `import` without --dtype and --shape: a netCDF or HDF5 file.
+fn import_netcdf(
+    file: &str,
+    node: &NodeArg,
+    overwrite: bool,
+    dry_run: bool,
+    layout: &Layout,
+) -> Result<u8> {
+    let Some(kind) = netcdf_kind(file)? else {
+        return Err(Error::InvalidArg(format!(
+            "{file:?} is not a netCDF or HDF5 file: a raw binary file needs --dtype and --shape"
+        )));
+    };
+    #[cfg(feature = "netcdf")]
+    {
+        let _ = kind;
+        crate::netcdf::import(file, node, overwrite, dry_run, layout)
+    }
+    #[cfg(not(feature = "netcdf"))]
+    {
+        let _ = (node, overwrite, dry_run, layout);
+        Err(Error::Unsupported(format!(
+            "{file:?} is a {kind} file, and this build of zarrtool has no netCDF support \
+             (it needs the system netCDF library: cargo feature netcdf, CMake option \
+             ZARR_NETCDF)"
+        )))
+    }
+}
+
 /// What this build supports, one line each.
 fn feature_lines() -> Vec<String> {
     let cloud = if cfg!(feature = "cloud") {
@@ -205,11 +256,24 @@ fn feature_lines() -> Vec<String> {
          shuffle delta fixedscaleoffset quantize bitround packbits categorize astype transpose \
          sharding_indexed vlen-utf8 vlen-bytes vlen-array"
             .into(),
+        netcdf_line(),
         format!("threads: {}", zarr::io::pool::num_threads()),
     ]
 }
 
-fn parse_json(text: &str, what: &str) -> Result<Value> {
+/// Whether (and through which library version) `import` reads netCDF files.
+fn netcdf_line() -> String {
+    #[cfg(feature = "netcdf")]
+    let line = format!(
+        "netcdf: import of netCDF-3, netCDF-4 and HDF5 files (libnetcdf {})",
+        crate::netcdf::library_version()
+    );
+    #[cfg(not(feature = "netcdf"))]
+    let line = "netcdf: none (built without the netcdf feature)".to_string();
+    line
+}
+
+pub(crate) fn parse_json(text: &str, what: &str) -> Result<Value> {
     serde_json::from_str(text)
         .map_err(|e| Error::InvalidArg(format!("{what}: {text:?} is not valid JSON: {e}")))
 }
@@ -220,7 +284,7 @@ fn open(url: &str, write: bool) -> Result<Arc<dyn Store>> {
 }
 
 /// A node path as shown: `/` for the root, `/a/b` otherwise.
-fn display(path: &str) -> String {
+pub(crate) fn display(path: &str) -> String {
     format!("/{}", path.trim_matches('/'))
 }
 
@@ -231,7 +295,7 @@ fn print_json(value: &Value) -> Result<()> {
 }
 
 /// A progress bar on stderr when it is a terminal, hidden otherwise.
-fn progress(len: u64, what: &str) -> ProgressBar {
+pub(crate) fn progress(len: u64, what: &str) -> ProgressBar {
     if !std::io::stderr().is_terminal() {
         return ProgressBar::hidden();
     }
@@ -252,7 +316,7 @@ fn progress(len: u64, what: &str) -> ProgressBar {
 }
 
 /// Ends a progress bar, leaving a one-line summary (count and time taken) in the terminal.
-fn finish_progress(bar: &ProgressBar) {
+pub(crate) fn finish_progress(bar: &ProgressBar) {
     if bar.is_hidden() {
         return;
     }
@@ -706,7 +770,7 @@ fn apply_layout(builder: &mut ArrayBuilder, layout: &Layout) -> Result<()> {
 /// (`None` when the store does not exist yet), otherwise for writing (created if missing).
 /// A node already at `path` is refused unless `overwrite`, the same way in both cases.
 /// Returns the store and the kind of node at `path`.
-fn target_store(
+pub(crate) fn target_store(
     url: &str,
     path: &str,
     overwrite: bool,
@@ -735,7 +799,7 @@ fn target_store(
     Ok((store, kind))
 }
 
-fn kind_name(kind: NodeKind) -> &'static str {
+pub(crate) fn kind_name(kind: NodeKind) -> &'static str {
     match kind {
         NodeKind::Array => "an array",
         NodeKind::Group => "a group",
@@ -744,7 +808,7 @@ fn kind_name(kind: NodeKind) -> &'static str {
 }
 
 /// What a dry run says it would do to create `what` at `path` where `kind` is.
-fn would_create(kind: NodeKind, path: &str, what: &str) {
+pub(crate) fn would_create(kind: NodeKind, path: &str, what: &str) {
     match kind {
         NodeKind::None => eprintln!("would create {what} at {}", display(path)),
         _ => eprintln!(
@@ -756,7 +820,7 @@ fn would_create(kind: NodeKind, path: &str, what: &str) {
 }
 
 /// An array's description for dry runs: `array 4 x 5 <i4 (chunks 2 x 3, Zarr v3)`.
-fn array_text(meta: &ArrayMeta, format: Format) -> String {
+pub(crate) fn array_text(meta: &ArrayMeta, format: Format) -> String {
     let shards = match meta.sharding() {
         Some(_) => format!(", shards {}", shape_text(&meta.chunks)),
         None => String::new(),
