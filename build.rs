@@ -3,8 +3,10 @@
 //! symlink beside cargo's `libzarr.so`, so that a program linked against the cargo build
 //! tree (`-L target/release -lzarr`) finds the soname it records without a manual step;
 //! and writes `zarr_build.h` there too: what this build has, for checks at compile time
-//! (CMake installs it beside `zarr.h`).
+//! (CMake installs it beside `zarr.h`). With the `netcdf` feature it tells the linker where
+//! the system netCDF library is.
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
 fn main() {
     let target_os = std::env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
@@ -30,7 +32,40 @@ fn main() {
              libzarr.so.0 link or zarr_build.h beside the library"
         ),
     }
+    if std::env::var_os("CARGO_FEATURE_NETCDF").is_some() {
+        netcdf_library_dir();
+    }
     println!("cargo:rerun-if-changed=build.rs");
+}
+
+/// The `netcdf` feature links `zarrtool` against the system netCDF library (`-lnetcdf`, from
+/// the `#[link]` of its bindings). The library's directory comes from `nc-config --libdir`
+/// (`NC_CONFIG` names another nc-config) or pkg-config; outside the system's own library
+/// directories the tool also gets an rpath to it, so that it runs without LD_LIBRARY_PATH.
+fn netcdf_library_dir() {
+    println!("cargo:rerun-if-env-changed=NC_CONFIG");
+    let config = std::env::var("NC_CONFIG").unwrap_or_else(|_| "nc-config".into());
+    let ask = |program: &str, args: &[&str]| {
+        let out = Command::new(program).args(args).output().ok()?;
+        let text = String::from_utf8(out.stdout).ok()?.trim().to_string();
+        (out.status.success() && !text.is_empty()).then_some(text)
+    };
+    let Some(dir) =
+        ask(&config, &["--libdir"]).or_else(|| ask("pkg-config", &["--variable=libdir", "netcdf"]))
+    else {
+        println!(
+            "cargo:warning=the netcdf feature links the system netCDF library, but neither \
+             {config} nor pkg-config knows where it is (install libnetcdf-dev, or set NC_CONFIG)"
+        );
+        return;
+    };
+    println!("cargo:rustc-link-search=native={dir}");
+    let trimmed = dir.trim_end_matches('/');
+    let system = matches!(trimmed, "/lib" | "/lib64" | "/usr/lib" | "/usr/lib64")
+        || (trimmed.starts_with("/usr/lib/") && trimmed.matches('/').count() == 3);
+    if !system {
+        println!("cargo:rustc-link-arg-bins=-Wl,-rpath,{dir}");
+    }
 }
 
 /// Writes the header that states this build's `zarr_features()` bits as a macro.

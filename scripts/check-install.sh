@@ -88,6 +88,21 @@ if grep -q '^ZARR_TOOL:BOOL=ON' "$build/CMakeCache.txt"; then
   [ "$tool_version" = "zarrtool $version" ] ||
     fail "the installed zarrtool says '$tool_version', expected 'zarrtool $version'"
   step "bin/zarrtool runs ($tool_version)"
+  for f in share/man/man1/zarrtool.1 share/bash-completion/completions/zarrtool \
+           share/zsh/site-functions/_zarrtool share/fish/vendor_completions.d/zarrtool.fish; do
+    [ -s "$prefix/$f" ] || fail "missing installed file $f"
+  done
+  cmp -s "$prefix/share/man/man1/zarrtool.1" <("$prefix/bin/zarrtool" man) ||
+    fail "the installed man page differs from zarrtool man"
+  # The command line's tests, run on the installed command; its netCDF tests must run when
+  # the build has netCDF support (the same features as scripts/test.sh's cargo test).
+  netcdf=0
+  grep -q '^ZARR_NETCDF:BOOL=ON' "$build/CMakeCache.txt" && netcdf=1
+  step "tests/cli.rs on the installed bin/zarrtool (netCDF: $netcdf)"
+  (cd "$here" && ZARRTOOL_BIN="$prefix/bin/zarrtool" ZARR_TEST_NETCDF=$netcdf \
+     cargo test --quiet $([ $netcdf = 1 ] && echo --features netcdf) --test cli) \
+    >"$work/cli-tests.log" 2>&1 ||
+    { cat "$work/cli-tests.log" >&2; fail "the CLI tests failed on the installed zarrtool"; }
 fi
 [ -L "$libdir/libzarr.so.$major" ] || fail "libzarr.so.$major is not a symlink"
 [ "$(readlink "$libdir/libzarr.so.$major")" = "libzarr.so.$version" ] ||

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test of libzarr on a fresh Debian machine with Rust, installing what it needs:
 #   1. system packages and the pinned Python environments (scripts/setup-test-env.sh)
-#   2. Rust: format, clippy, unit/integration tests (incl. the zarr.h freshness check)
+#   2. Rust: format, clippy, unit/integration tests (incl. the zarr.h freshness check; zarrtool
+#      with its netCDF import, checked against ncdump)
 #   3. bindings: the generated Fortran C layer and Julia LibZarr.jl match zarr.h (regenerated
 #      and compared; Julia wrappers' types checked against the C types), zarr.hpp calls every
 #      C function (Julia itself is not installed: its binding is checked, not run)
@@ -39,6 +40,18 @@ if ! $fast; then
 fi
 
 stage "rust: fmt, clippy, tests"
+# zarrtool's netCDF import (cargo feature netcdf) links the system netCDF library, which the
+# setup installs; --fast runs without it when the machine has none.
+netcdf=()
+if command -v nc-config >/dev/null 2>&1; then
+  netcdf=(--features netcdf)
+  export ZARR_TEST_NETCDF=1
+elif ! $fast; then
+  echo "nc-config is missing after the setup (libnetcdf-dev)" >&2
+  exit 1
+else
+  echo "nc-config is not installed: zarrtool is tested without netCDF import"
+fi
 if cargo fmt --version >/dev/null 2>&1; then
   cargo fmt --all -- --check
 else
@@ -46,10 +59,11 @@ else
 fi
 if cargo clippy --version >/dev/null 2>&1; then
   cargo clippy --all-targets -- -D warnings
+  [ ${#netcdf[@]} -eq 0 ] || cargo clippy --all-targets "${netcdf[@]}" -- -D warnings
 else
   echo "clippy is not installed: lint skipped"
 fi
-cargo test
+cargo test "${netcdf[@]}"
 # The build without object stores (CMake -DZARR_CLOUD=OFF): lint, and the tests of the core.
 if cargo clippy --version >/dev/null 2>&1; then
   cargo clippy --no-default-features --all-targets -- -D warnings

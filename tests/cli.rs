@@ -1,15 +1,43 @@
 //! The `zarrtool` binary on real stores in temporary directories: exact output and exit
-//! statuses.
+//! statuses. `ZARRTOOL_BIN` names the binary to test (scripts/check-install.sh runs these
+//! tests on the installed one); the default is the one cargo builds. The netCDF import tests
+//! run when that binary has netCDF support (`zarrtool version --features`), and must run
+//! when `ZARR_TEST_NETCDF=1`; they need Debian's netcdf-bin (ncgen, ncdump).
 #![cfg(feature = "cli")]
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
+
+/// The binary under test: $ZARRTOOL_BIN (an installed one), else the one cargo built.
+fn exe() -> String {
+    std::env::var("ZARRTOOL_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_zarrtool").into())
+}
 
 fn tool(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_zarrtool"))
+    Command::new(exe())
         .args(args)
         .output()
         .expect("run zarrtool")
+}
+
+/// Runs zarrtool expecting failure with `code`; returns its stderr.
+fn fails(args: &[&str], code: i32) -> String {
+    let out = tool(args);
+    assert_eq!(out.status.code(), Some(code), "zarrtool {args:?}");
+    assert_eq!(out.stdout, b"", "zarrtool {args:?}");
+    String::from_utf8(out.stderr).expect("UTF-8 messages")
+}
+
+/// Runs zarrtool expecting success; returns its stderr (its stdout must be empty).
+fn says(args: &[&str]) -> String {
+    let out = tool(args);
+    assert!(
+        out.status.success(),
+        "zarrtool {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.stdout, b"", "zarrtool {args:?}");
+    String::from_utf8(out.stderr).expect("UTF-8 messages")
 }
 
 fn ok(args: &[&str]) -> String {
@@ -497,7 +525,7 @@ fn progress_bar_in_a_terminal_only() {
     let target = s(&dir.path().join("r.zarr")).to_string();
     let script = format!(
         "{} -j 1 copy {store} {target}; echo copied-$?; sleep 30",
-        env!("CARGO_BIN_EXE_zarrtool")
+        exe()
     );
     let started = Command::new("tmux")
         .args([
@@ -516,7 +544,7 @@ fn progress_bar_in_a_terminal_only() {
     assert!(started.success());
     let mut seen = String::new();
     let mut running = None;
-    for _ in 0..250 {
+    for _ in 0..1500 {
         std::thread::sleep(std::time::Duration::from_millis(20));
         let pane = Command::new("tmux")
             .args(["capture-pane", "-p", "-t", &session])
@@ -544,5 +572,1163 @@ fn progress_bar_in_a_terminal_only() {
             line.contains("/4000 chunks") && line.contains("/s ETA "),
             "{line}"
         );
+    }
+}
+
+/// A reader that closes the pipe early ends zarrtool quietly with status 0; a full disk is
+/// an error (status 1) with a message, never a panic.
+#[cfg(target_os = "linux")]
+#[test]
+fn closed_pipe_and_write_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, store) = setup(dir.path());
+    // Output far larger than a pipe's buffer: the writer meets the closed pipe.
+    let raw = dir.path().join("big.bin");
+    std::fs::write(
+        &raw,
+        (0..1_000_000u32).map(|i| i as u8).collect::<Vec<u8>>(),
+    )
+    .unwrap();
+    ok(&[
+        "import",
+        s(&raw),
+        &store,
+        "big",
+        "--dtype",
+        "uint8",
+        "--shape",
+        "1000,1000",
+    ]);
+    for args in [
+        vec!["dump", store.as_str(), "big"],
+        vec!["export", store.as_str(), "big", "-o", "-"],
+        vec!["meta", store.as_str(), "a"],
+    ] {
+        let out = Command::new("bash")
+            .arg("-c")
+            .arg("\"$@\" | head -c 10; echo \" status ${PIPESTATUS[0]}\"")
+            .arg("bash")
+            .arg(exe())
+            .args(&args)
+            .output()
+            .unwrap();
+        let expected: &[u8] = match args[0] {
+            "dump" => b"0 1 2 3 4  status 0\n",
+            "export" => b"\x00\x01\x02\x03\x04\x05\x06\x07\x08\x09 status 0\n",
+            _ => b"{\n  \"zarr_ status 0\n",
+        };
+        assert_eq!(out.stdout, expected, "{args:?}");
+        assert_eq!(String::from_utf8_lossy(&out.stderr), "", "{args:?}");
+    }
+    for args in [
+        vec!["info", "--json", store.as_str(), "a"],
+        vec!["dump", store.as_str(), "a"],
+        vec!["ls", store.as_str()],
+        vec!["man"],
+    ] {
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
+        let out = Command::new(exe())
+            .args(&args)
+            .stdout(Stdio::from(full))
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            "zarrtool: storage error: writing to standard output: No space left on device \
+             (os error 28)\n",
+            "{args:?}"
+        );
+    }
+}
+
+/// Variable-length and fixed-width strings, unicode and records: text quotes strings and
+/// prints a record's field values; CSV quotes only where RFC 4180 needs it and gives every
+/// record field its own column.
+#[test]
+fn dump_strings_unicode_and_records() {
+    use zarr::dtype::ElementType;
+    use zarr::meta::Order;
+    use zarr::node::{ArrayBuilder, Mode};
+    let dir = tempfile::tempdir().unwrap();
+    let store = s(&dir.path().join("t.zarr")).to_string();
+    {
+        let st = zarr::store::open_url(&store, Mode::Append, None).unwrap();
+        let a = ArrayBuilder::new(vec![2, 2], ElementType::String)
+            .create(st.clone(), "s", Mode::CreateNew)
+            .unwrap();
+        let items: [&[u8]; 4] = [b"zz", b"a,b", b"say \"hi\"", "héllo ✓".as_bytes()];
+        a.write_vlen(&[0, 0], &[2, 2], Order::C, &items).unwrap();
+        st.close().unwrap();
+    }
+    assert_eq!(
+        ok(&["dump", &store, "s"]),
+        "\"zz\" \"a,b\"\n\"say \\\"hi\\\"\" \"héllo ✓\"\n"
+    );
+    assert_eq!(
+        ok(&["dump", "-f", "csv", &store, "s"]),
+        "zz,\"a,b\"\n\"say \"\"hi\"\"\",héllo ✓\n"
+    );
+    // Fixed-width unicode (UTF-32) from a raw file.
+    let raw = dir.path().join("u.bin");
+    let utf32: Vec<u8> = "héllo✓,\"  "
+        .chars()
+        .flat_map(|c| (c as u32).to_le_bytes())
+        .collect();
+    std::fs::write(&raw, &utf32).unwrap();
+    ok(&[
+        "import",
+        s(&raw),
+        &store,
+        "u",
+        "--dtype",
+        "<U5",
+        "--shape",
+        "2",
+    ]);
+    assert_eq!(ok(&["dump", &store, "u"]), "\"héllo\" \"✓,\\\"  \"\n");
+    assert_eq!(
+        ok(&["dump", "-f", "csv", &store, "u"]),
+        "héllo,\"✓,\"\"  \"\n"
+    );
+    // Records: an int, a double, a byte string and a sub-array of two int16; in Zarr v2 with
+    // the double big-endian among little-endian fields, in v3 (one byte order for a whole
+    // struct) all big-endian.
+    let records = |big: &dyn Fn(&str) -> bool| {
+        let mut bytes = Vec::new();
+        for (a, b, c, v) in [
+            (1i32, 0.5f64, b"ab\0", [1i16, 2]),
+            (-2, -1.25, b"x,y", [3, -4]),
+        ] {
+            bytes.extend(if big("a") {
+                a.to_be_bytes()
+            } else {
+                a.to_le_bytes()
+            });
+            bytes.extend(if big("b") {
+                b.to_be_bytes()
+            } else {
+                b.to_le_bytes()
+            });
+            bytes.extend(c);
+            for x in v {
+                bytes.extend(if big("v") {
+                    x.to_be_bytes()
+                } else {
+                    x.to_le_bytes()
+                });
+            }
+        }
+        bytes
+    };
+    let raw2 = dir.path().join("r2.bin");
+    std::fs::write(&raw2, records(&|f| f == "b")).unwrap();
+    let raw3 = dir.path().join("r3.bin");
+    std::fs::write(&raw3, records(&|_| true)).unwrap();
+    // v3 structs hold no sub-array: two int16 fields take the same bytes there.
+    let v2 = (
+        r#"[["a", "<i4"], ["b", ">f8"], ["c", "|S3"], ["v", "<i2", [2]]]"#,
+        "(1, 0.5, b\"ab\", [1, 2]) (-2, -1.25, b\"x,y\", [3, -4])\n",
+        "1,0.5,ab,\"[1, 2]\",-2,-1.25,\"x,y\",\"[3, -4]\"\n",
+    );
+    let v3 = (
+        r#"[["a", ">i4"], ["b", ">f8"], ["c", "|S3"], ["v", ">i2"], ["w", ">i2"]]"#,
+        "(1, 0.5, b\"ab\", 1, 2) (-2, -1.25, b\"x,y\", 3, -4)\n",
+        "1,0.5,ab,1,2,-2,-1.25,\"x,y\",3,-4\n",
+    );
+    for (format, raw, (rec, text, csv)) in [("2", &raw2, v2), ("3", &raw3, v3)] {
+        let path = format!("r{format}");
+        ok(&[
+            "import",
+            s(raw),
+            &store,
+            &path,
+            "--dtype",
+            rec,
+            "--shape",
+            "2",
+            "--format",
+            format,
+        ]);
+        assert_eq!(ok(&["dump", &store, &path]), text);
+        assert_eq!(ok(&["dump", "-f", "csv", &store, &path]), csv);
+        // Exported as stored: the file's bytes again.
+        let back = dir.path().join(format!("back{format}.bin"));
+        ok(&["export", &store, &path, "-o", s(&back)]);
+        assert_eq!(std::fs::read(&back).unwrap(), std::fs::read(raw).unwrap());
+    }
+}
+
+#[test]
+fn copy_keeps_dimension_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, store) = setup(dir.path());
+    ok(&[
+        "create",
+        &store,
+        "d",
+        "--shape",
+        "2,3",
+        "--dtype",
+        "int16",
+        "--dimension-names",
+        "y,x",
+    ]);
+    let names = |store: &str| -> String {
+        let info: serde_json::Value =
+            serde_json::from_str(&ok(&["info", "--json", store, "d"])).unwrap();
+        info["dimension_names"].to_string()
+    };
+    let v3 = s(&dir.path().join("v3.zarr")).to_string();
+    ok(&["copy", &store, &v3]);
+    assert_eq!(names(&v3), r#"["y","x"]"#);
+    // To v2: the _ARRAY_DIMENSIONS attribute (xarray's convention).
+    let v2 = s(&dir.path().join("v2.zarr")).to_string();
+    ok(&["copy", &store, &v2, "--format", "2"]);
+    assert_eq!(
+        ok(&["attrs", "get", &v2, "d"]),
+        "{\n  \"_ARRAY_DIMENSIONS\": [\n    \"y\",\n    \"x\"\n  ]\n}\n"
+    );
+    assert_eq!(names(&v2), r#"["y","x"]"#);
+    // And back to v3: dimension_names again, the attribute gone.
+    let back = s(&dir.path().join("back.zarr")).to_string();
+    ok(&["copy", &v2, &back, "--format", "3"]);
+    assert_eq!(names(&back), r#"["y","x"]"#);
+    assert_eq!(ok(&["attrs", "get", &back, "d"]), "{}\n");
+    let meta: serde_json::Value = serde_json::from_str(&ok(&["meta", &back, "d"])).unwrap();
+    assert_eq!(meta["dimension_names"], serde_json::json!(["y", "x"]));
+    // Arrays without names stay without.
+    assert_eq!(
+        ok(&["attrs", "get", &v2, "a"]),
+        "{}\n",
+        "no _ARRAY_DIMENSIONS for an array without names"
+    );
+}
+
+/// Every command that writes or deletes has --dry-run, which writes nothing and fails
+/// where the real command would.
+#[test]
+fn dry_runs_write_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let (raw, store) = setup(dir.path());
+    let before = ok(&["dump", &store, "a"]);
+    assert_eq!(
+        says(&[
+            "create",
+            &store,
+            "a",
+            "--shape",
+            "3",
+            "--dtype",
+            "<f8",
+            "--overwrite",
+            "--dry-run",
+        ]),
+        "would replace an array at /a with array 3 <f8 (chunks 3, Zarr v3)\n"
+    );
+    let exists = format!(
+        "zarrtool: already exists: an array at /a in {store}: use --overwrite to replace it\n"
+    );
+    for dry in [true, false] {
+        let mut args = vec![
+            "create",
+            store.as_str(),
+            "a",
+            "--shape",
+            "3",
+            "--dtype",
+            "<f8",
+        ];
+        if dry {
+            args.push("--dry-run");
+        }
+        assert_eq!(fails(&args, 1), exists);
+    }
+    assert_eq!(
+        says(&[
+            "import",
+            &raw,
+            &store,
+            "a",
+            "--dtype",
+            "<i4",
+            "--shape",
+            "20",
+            "--overwrite",
+            "--dry-run",
+        ]),
+        "would replace an array at /a with array 20 <i4 (chunks 20, Zarr v3)\n"
+    );
+    assert_eq!(ok(&["dump", &store, "a"]), before);
+    // A store that does not exist yet is not created.
+    let none = dir.path().join("none.zarr");
+    assert_eq!(
+        says(&["create", s(&none), "g", "--group", "--dry-run"]),
+        "would create a group (Zarr v3) at /g\n"
+    );
+    assert_eq!(
+        says(&[
+            "import",
+            &raw,
+            s(&none),
+            "x",
+            "--dtype",
+            "<i4",
+            "--shape",
+            "4,5",
+            "--format",
+            "2",
+            "--chunks",
+            "2,5",
+            "--dry-run",
+        ]),
+        "would create array 4 x 5 <i4 (chunks 2 x 5, Zarr v2) at /x\n"
+    );
+    assert!(!none.exists());
+    assert_eq!(
+        says(&["attrs", "set", &store, "a", "units", "\"m\"", "--dry-run"]),
+        "would set \"units\" of /a to \"m\" (not set now)\n"
+    );
+    assert_eq!(ok(&["attrs", "get", &store, "a"]), "{}\n");
+    let doc = std::fs::read(dir.path().join("s.zarr/zarr.json")).unwrap();
+    assert_eq!(
+        says(&["consolidate", &store, "--dry-run"]),
+        "would consolidate the metadata of 1 node below / into \"zarr.json\"\n"
+    );
+    assert_eq!(
+        std::fs::read(dir.path().join("s.zarr/zarr.json")).unwrap(),
+        doc
+    );
+    // The root cannot be deleted, dry run or not.
+    let refused = "zarrtool: invalid argument: refusing to delete the root node: delete the \
+                   store itself\n";
+    assert_eq!(fails(&["rm", &store, "/", "--dry-run"], 1), refused);
+    assert_eq!(fails(&["rm", &store, "/"], 1), refused);
+    assert_eq!(ok(&["dump", &store, "a"]), before);
+}
+
+/// `import` without --dtype and --shape reads netCDF files; others are refused.
+#[test]
+fn import_needs_a_type_or_a_netcdf_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let (raw, store) = setup(dir.path());
+    assert_eq!(
+        fails(&["import", &raw, &store, "b"], 1),
+        format!(
+            "zarrtool: invalid argument: {raw:?} is not a netCDF or HDF5 file: a raw binary \
+             file needs --dtype and --shape\n"
+        )
+    );
+    // --dtype and --shape go together (a usage error otherwise).
+    assert_eq!(
+        tool(&["import", &raw, &store, "b", "--dtype", "<i4"])
+            .status
+            .code(),
+        Some(2)
+    );
+    assert_eq!(
+        tool(&["import", &raw, &store, "b", "--order", "f"])
+            .status
+            .code(),
+        Some(2)
+    );
+    // A file that starts like netCDF-3 but is cut short.
+    let cut = dir.path().join("cut.nc");
+    std::fs::write(&cut, b"CDF\x01").unwrap();
+    let err = fails(&["import", s(&cut), &store, "b"], 1);
+    if netcdf_tool() {
+        assert_eq!(
+            err,
+            format!(
+                "zarrtool: storage error: netCDF cannot open {:?}: NetCDF: Unknown file format\n",
+                s(&cut)
+            )
+        );
+    } else {
+        assert_eq!(
+            err,
+            format!(
+                "zarrtool: unsupported: {:?} is a netCDF-3 classic file, and this build of \
+                 zarrtool has no netCDF support (it needs the system netCDF library: cargo \
+                 feature netcdf, CMake option ZARR_NETCDF)\n",
+                s(&cut)
+            )
+        );
+    }
+}
+
+/// Progress bars of diff, import and export in a terminal (under tmux); nothing when piped.
+#[test]
+fn progress_bars_of_diff_import_export() {
+    let dir = tempfile::tempdir().unwrap();
+    let raw = dir.path().join("steps.bin");
+    std::fs::write(
+        &raw,
+        (0..3000u32).map(|i| (i % 7) as u8).collect::<Vec<u8>>(),
+    )
+    .unwrap();
+    let store = s(&dir.path().join("p.zarr")).to_string();
+    let import: [&str; 10] = [
+        "import",
+        s(&raw),
+        &store,
+        "a",
+        "--shape",
+        "3000",
+        "--chunks",
+        "10",
+        "--dtype",
+        "uint8",
+    ];
+    assert_eq!(says(&import), "");
+    let out = dir.path().join("out.bin");
+    assert_eq!(says(&["export", &store, "a", "-o", s(&out)]), "");
+    assert_eq!(says(&["diff", &store, &store]), "");
+    if Command::new("tmux").arg("-V").output().is_err() {
+        eprintln!("tmux is not installed: skipping the terminal half");
+        return;
+    }
+    let session = format!("zarrtool-bars-{}", std::process::id());
+    let q = s(&dir.path().join("q.zarr")).to_string();
+    let script = format!(
+        "{z} -j 1 import {raw} {q} a --shape 3000 --chunks 10 --dtype uint8 && \
+         {z} -j 1 export {q} a -o {out} && {z} -j 1 diff {store} {q}; echo done-$?; sleep 30",
+        z = exe(),
+        raw = s(&raw),
+        out = s(&out),
+    );
+    let started = Command::new("tmux")
+        .args([
+            "new-session",
+            "-d",
+            "-s",
+            &session,
+            "-x",
+            "150",
+            "-y",
+            "20",
+            &script,
+        ])
+        .status()
+        .unwrap();
+    assert!(started.success());
+    let mut seen = String::new();
+    for _ in 0..1500 {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let pane = Command::new("tmux")
+            .args(["capture-pane", "-p", "-t", &session])
+            .output()
+            .unwrap();
+        seen = String::from_utf8_lossy(&pane.stdout).to_string();
+        if seen.contains("done-") {
+            break;
+        }
+    }
+    let _ = Command::new("tmux")
+        .args(["kill-session", "-t", &session])
+        .status();
+    let summaries: Vec<&str> = seen
+        .lines()
+        .filter(|l| l.contains("] 300/300 chunks in "))
+        .collect();
+    assert!(seen.contains("done-0"), "{seen}");
+    assert_eq!(summaries.len(), 3, "{seen}");
+    assert!(summaries.iter().all(|l| l.starts_with("/a [")), "{seen}");
+}
+
+/// Whether the binary under test imports netCDF files. With ZARR_TEST_NETCDF=1 (set by the
+/// test scripts when the build has the netcdf feature) a binary without it is a failure.
+fn netcdf_tool() -> bool {
+    let has = ok(&["version", "--features"])
+        .lines()
+        .any(|l| l.starts_with("netcdf: import"));
+    if !has && std::env::var("ZARR_TEST_NETCDF").as_deref() == Ok("1") {
+        panic!("ZARR_TEST_NETCDF=1 but {} has no netCDF import", exe());
+    }
+    has
+}
+
+/// One value as ncdump prints it.
+#[derive(Debug, Clone, PartialEq)]
+enum Tok {
+    /// `_`: the variable's fill value.
+    Fill,
+    /// A quoted string, unescaped.
+    Str(String),
+    /// A number without its type suffix (`-999.f` → `-999.`), and the suffix.
+    Num(String, String),
+}
+
+/// An attribute as ncdump prints it: `string` typed or not, and its values.
+#[derive(Debug, Clone)]
+struct NcAttr {
+    string: bool,
+    values: Vec<Tok>,
+}
+
+/// A variable as ncdump prints it.
+#[derive(Debug, Default, Clone)]
+struct NcVar {
+    ty: String,
+    dims: Vec<String>,
+    attrs: Vec<(String, NcAttr)>,
+    values: Vec<Tok>,
+}
+
+/// What `ncdump -p 9,17` says of a file, by node path.
+#[derive(Debug, Default)]
+struct NcDump {
+    dims: std::collections::HashMap<String, u64>,
+    groups: std::collections::BTreeMap<String, Vec<(String, NcAttr)>>,
+    vars: std::collections::BTreeMap<String, NcVar>,
+}
+
+/// Splits ncdump's value list (`1, "a, b", _`) into values; `None` while the statement
+/// has not reached its `;`.
+fn nc_tokens(text: &str) -> Option<Vec<Tok>> {
+    let mut out = Vec::new();
+    let mut chars = text.trim().chars().peekable();
+    loop {
+        while chars.peek().is_some_and(|c| c.is_whitespace() || *c == ',') {
+            chars.next();
+        }
+        match chars.peek() {
+            None => return None,
+            Some(';') => return Some(out),
+            Some('"') => {
+                chars.next();
+                let mut s = String::new();
+                loop {
+                    match chars.next()? {
+                        '"' => break,
+                        '\\' => match chars.next()? {
+                            'n' => s.push('\n'),
+                            't' => s.push('\t'),
+                            c => s.push(c),
+                        },
+                        c => s.push(c),
+                    }
+                }
+                out.push(Tok::Str(s));
+            }
+            Some(_) => {
+                let mut word = String::new();
+                while let Some(&c) = chars.peek() {
+                    if c == ',' || c == ';' || c.is_whitespace() {
+                        break;
+                    }
+                    word.push(c);
+                    chars.next();
+                }
+                if word == "_" {
+                    out.push(Tok::Fill);
+                } else {
+                    let number = word.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+                    let suffix = word[number.len()..].to_string();
+                    out.push(Tok::Num(number.to_string(), suffix));
+                }
+            }
+        }
+    }
+}
+
+fn parse_ncdump(text: &str) -> NcDump {
+    let mut d = NcDump::default();
+    let mut groups: Vec<String> = Vec::new();
+    let mut section = String::new();
+    let mut pending = String::new();
+    let join = |g: &[String], name: &str| {
+        let mut parts: Vec<&str> = g.iter().map(String::as_str).collect();
+        parts.push(name);
+        parts.retain(|p| !p.is_empty());
+        parts.join("/")
+    };
+    d.groups.insert(String::new(), Vec::new());
+    for raw in text.lines() {
+        let line = raw.trim();
+        if !pending.is_empty() {
+            pending.push(' ');
+            pending.push_str(line);
+        } else if line.is_empty() || line.starts_with("netcdf ") || line == "}" {
+            continue;
+        } else if let Some(name) = line.strip_prefix("group: ") {
+            groups.push(name.trim_end_matches(" {").to_string());
+            d.groups.insert(groups.join("/"), Vec::new());
+            continue;
+        } else if line.starts_with("} // group ") {
+            groups.pop();
+            continue;
+        } else if line.ends_with(':') && !line.contains(' ') {
+            section = line.to_string();
+            continue;
+        } else if line.starts_with("// ") && line.ends_with("attributes:") {
+            section = "attributes:".into();
+            continue;
+        } else if section == "data:" {
+            pending = line.to_string();
+        }
+        if !pending.is_empty() {
+            let (name, values) = pending.split_once('=').expect("name = values");
+            if let Some(values) = nc_tokens(values) {
+                let var = d
+                    .vars
+                    .get_mut(&join(&groups, name.trim()))
+                    .expect("declared");
+                var.values = values;
+                pending.clear();
+            }
+            continue;
+        }
+        match section.as_str() {
+            "dimensions:" => {
+                let (name, rest) = line.split_once(" = ").expect("a dimension");
+                let len = match rest.split_once("// (") {
+                    Some((_, n)) => n.split_whitespace().next().unwrap().parse().unwrap(),
+                    None => rest.trim_end_matches(" ;").parse().unwrap(),
+                };
+                d.dims.insert(name.to_string(), len);
+            }
+            "variables:" | "attributes:" => {
+                let (string, rest) = match line.strip_prefix("string ") {
+                    Some(rest) => (true, rest),
+                    None => (false, line),
+                };
+                match rest.split_once(" = ") {
+                    Some((lhs, values)) if lhs.contains(':') => {
+                        let (var, att) = lhs.split_once(':').unwrap();
+                        let attr = NcAttr {
+                            string,
+                            values: nc_tokens(values).expect("one line"),
+                        };
+                        let list = if var.is_empty() {
+                            d.groups.get_mut(&groups.join("/")).unwrap()
+                        } else {
+                            &mut d.vars.get_mut(&join(&groups, var)).unwrap().attrs
+                        };
+                        list.push((att.to_string(), attr));
+                    }
+                    _ => {
+                        let decl = line.trim_end_matches(" ;");
+                        let (ty, rest) = decl.split_once(' ').unwrap();
+                        let (name, dims) = match rest.split_once('(') {
+                            Some((name, dims)) => (
+                                name,
+                                dims.trim_end_matches(')')
+                                    .split(", ")
+                                    .map(str::to_string)
+                                    .collect(),
+                            ),
+                            None => (rest, Vec::new()),
+                        };
+                        d.vars.insert(
+                            join(&groups, name),
+                            NcVar {
+                                ty: ty.to_string(),
+                                dims,
+                                ..NcVar::default()
+                            },
+                        );
+                    }
+                }
+            }
+            other => panic!("unexpected line in {other}: {line}"),
+        }
+    }
+    d
+}
+
+/// The fields of one CSV line (RFC 4180 quoting).
+fn csv_fields(line: &str) -> Vec<String> {
+    let mut out = vec![String::new()];
+    let mut quoted = false;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, quoted) {
+            ('"', false) => quoted = true,
+            ('"', true) if chars.peek() == Some(&'"') => {
+                chars.next();
+                out.last_mut().unwrap().push('"');
+            }
+            ('"', true) => quoted = false,
+            (',', false) => out.push(String::new()),
+            (c, _) => out.last_mut().unwrap().push(c),
+        }
+    }
+    out
+}
+
+/// Whether zarrtool's text of a number equals ncdump's of netCDF type `ty`.
+fn same_number(ty: &str, ours: &str, theirs: &str) -> bool {
+    match ty {
+        "float" => ours.parse::<f32>().ok() == theirs.parse::<f32>().ok(),
+        "double" => ours.parse::<f64>().ok() == theirs.parse::<f64>().ok(),
+        _ => ours.parse::<i128>().ok() == theirs.parse::<i128>().ok(),
+    }
+}
+
+/// The netCDF type an attribute's value suffix (or text) says.
+fn attr_type(attr: &NcAttr) -> &'static str {
+    match attr.values.first() {
+        Some(Tok::Num(n, suffix)) => match suffix.as_str() {
+            "f" => "float",
+            "" if n.contains(['.', 'e']) => "double",
+            _ => "int",
+        },
+        _ => "text",
+    }
+}
+
+/// Checks attributes as zarrtool imported them against ncdump's (`_FillValue` is the
+/// array's fill value, checked with the values; `_ARRAY_DIMENSIONS` the dimensions).
+fn check_attrs(what: &str, ours: &serde_json::Value, theirs: &[(String, NcAttr)]) {
+    let ours = ours.as_object().expect("attributes are an object");
+    let expected: Vec<&String> = theirs
+        .iter()
+        .map(|(k, _)| k)
+        .filter(|k| *k != "_FillValue")
+        .collect();
+    let got: Vec<&String> = ours.keys().filter(|k| *k != "_ARRAY_DIMENSIONS").collect();
+    assert_eq!(got, expected, "{what}: attribute names");
+    for (key, attr) in theirs.iter().filter(|(k, _)| k != "_FillValue") {
+        let value = &ours[key];
+        let values: Vec<&serde_json::Value> = match value {
+            serde_json::Value::Array(items) if attr.values.len() != 1 => items.iter().collect(),
+            one => vec![one],
+        };
+        if !attr.string && attr_type(attr) == "text" {
+            let text: String = attr
+                .values
+                .iter()
+                .map(|t| match t {
+                    Tok::Str(s) => s.as_str(),
+                    other => panic!("{what}: {key}: {other:?} in text"),
+                })
+                .collect();
+            assert_eq!(value, &serde_json::json!(text), "{what}: {key}");
+            continue;
+        }
+        assert_eq!(values.len(), attr.values.len(), "{what}: {key}: {value}");
+        for (ours, theirs) in values.iter().zip(&attr.values) {
+            match theirs {
+                Tok::Str(s) => assert_eq!(*ours, &serde_json::json!(s), "{what}: {key}"),
+                Tok::Num(n, _) => assert!(
+                    same_number(attr_type(attr), &ours.to_string(), n),
+                    "{what}: {key}: {ours} != {n}"
+                ),
+                Tok::Fill => panic!("{what}: {key}: a fill in an attribute"),
+            }
+        }
+    }
+}
+
+/// Checks the hierarchy zarrtool imported from `nc` at `root` in `store` against
+/// `ncdump -p 9,17` of the same file: every group and its attributes, every variable's
+/// type, shape, dimension names, attributes, fill value and every value. Returns what
+/// ncdump said.
+fn check_against_ncdump(nc: &Path, store: &str, root: &str) -> NcDump {
+    let dumped = Command::new("ncdump")
+        .args(["-p", "9,17"])
+        .arg(nc)
+        .output()
+        .expect("ncdump (Debian's netcdf-bin) runs");
+    assert!(dumped.status.success());
+    let d = parse_ncdump(&String::from_utf8(dumped.stdout).unwrap());
+    let at = |p: &str| {
+        [root, p]
+            .iter()
+            .filter(|s| !s.is_empty())
+            .copied()
+            .collect::<Vec<_>>()
+            .join("/")
+    };
+    // The same nodes.
+    let mut listed: Vec<String> = ok(&["ls", store, root])
+        .lines()
+        .map(|l| l.split_whitespace().next().unwrap().to_string())
+        .collect();
+    let mut expected: Vec<String> = d
+        .groups
+        .keys()
+        .chain(d.vars.keys())
+        .map(|p| format!("/{}", at(p)))
+        .collect();
+    expected.sort();
+    listed.sort();
+    assert_eq!(listed, expected);
+    for (path, attrs) in &d.groups {
+        let ours: serde_json::Value =
+            serde_json::from_str(&ok(&["attrs", "get", store, &at(path)])).unwrap();
+        check_attrs(&format!("group /{path}"), &ours, attrs);
+    }
+    for (path, var) in &d.vars {
+        let what = format!("variable /{path}");
+        let path = &at(path);
+        let info: serde_json::Value =
+            serde_json::from_str(&ok(&["info", "--json", store, path])).unwrap();
+        let attrs: serde_json::Value =
+            serde_json::from_str(&ok(&["attrs", "get", store, path])).unwrap();
+        check_attrs(&what, &attrs, &var.attrs);
+        // A char array's last dimension is its strings' length.
+        let mut dims = var.dims.clone();
+        let width = match var.ty.as_str() {
+            "char" => dims.pop().map_or(1, |n| d.dims[&n].max(1)),
+            _ => 0,
+        };
+        let dtype = match var.ty.as_str() {
+            "byte" => "|i1".to_string(),
+            "ubyte" => "|u1".into(),
+            "short" => "<i2".into(),
+            "ushort" => "<u2".into(),
+            "int" => "<i4".into(),
+            "uint" => "<u4".into(),
+            "int64" => "<i8".into(),
+            "uint64" => "<u8".into(),
+            "float" => "<f4".into(),
+            "double" => "<f8".into(),
+            "char" => format!("|S{width}"),
+            "string" => "|O".into(),
+            other => panic!("{what}: type {other}"),
+        };
+        assert_eq!(info["dtype"], serde_json::json!(dtype), "{what}");
+        let shape: Vec<u64> = dims.iter().map(|n| d.dims[n]).collect();
+        assert_eq!(info["shape"], serde_json::json!(shape), "{what}");
+        let names = if dims.is_empty() {
+            serde_json::Value::Null
+        } else {
+            serde_json::json!(dims)
+        };
+        assert_eq!(info["dimension_names"], names, "{what}");
+        // The fill value: _FillValue, else netCDF's default for the type.
+        let fill = &info["fill_value"];
+        if let Some((_, attr)) = var.attrs.iter().find(|(k, _)| k == "_FillValue") {
+            match &attr.values[0] {
+                Tok::Num(n, _) => assert!(same_number(&var.ty, &fill.to_string(), n), "{what}"),
+                other => panic!("{what}: fill {other:?}"),
+            }
+        }
+        let values: Vec<String> = ok(&["dump", "-f", "csv", store, path])
+            .lines()
+            .flat_map(csv_fields)
+            .collect();
+        assert_eq!(values.len(), var.values.len(), "{what}: {values:?}");
+        for (i, (ours, theirs)) in values.iter().zip(&var.values).enumerate() {
+            match theirs {
+                Tok::Fill => match fill {
+                    serde_json::Value::String(f) => assert_eq!(ours, f, "{what}[{i}]"),
+                    f => assert!(same_number(&var.ty, ours, &f.to_string()), "{what}[{i}]"),
+                },
+                Tok::Str(s) => assert_eq!(ours, s, "{what}[{i}]"),
+                Tok::Num(n, _) => {
+                    assert!(same_number(&var.ty, ours, n), "{what}[{i}]: {ours} != {n}")
+                }
+            }
+        }
+    }
+    d
+}
+
+/// Makes a netCDF file of `kind` (ncgen -k) from CDL.
+fn ncgen(dir: &Path, name: &str, kind: &str, cdl: &str) -> std::path::PathBuf {
+    let src = dir.join(format!("{name}.cdl"));
+    std::fs::write(&src, cdl).unwrap();
+    let nc = dir.join(format!("{name}.nc"));
+    let status = Command::new("ncgen")
+        .args(["-k", kind, "-o"])
+        .arg(&nc)
+        .arg(&src)
+        .status()
+        .expect("ncgen (Debian's netcdf-bin) runs");
+    assert!(status.success(), "ncgen -k {kind} {name}.cdl");
+    nc
+}
+
+/// A netCDF-4 file with every atomic type, groups, attributes of several types, fill
+/// values (given, default, none), an unlimited dimension, kept chunking and strings.
+const SAMPLE_CDL: &str = r#"netcdf sample {
+dimensions:
+	time = UNLIMITED ;
+	lat = 2 ;
+	lon = 3 ;
+	len = 5 ;
+variables:
+	double time(time) ;
+		time:units = "days since 2000-01-01" ;
+	float lat(lat) ;
+		lat:units = "degrees_north" ;
+	float temp(time, lat, lon) ;
+		temp:_FillValue = -999.f ;
+		temp:long_name = "air temperature" ;
+		temp:valid_range = 0.f, 400.f ;
+		temp:_ChunkSizes = 1, 2, 3 ;
+	short counts(lat, lon) ;
+		counts:scale_factor = 0.5 ;
+		counts:_Storage = "contiguous" ;
+	byte b(lon) ;
+	ubyte ub(lon) ;
+	ushort us(lon) ;
+	uint ui(lon) ;
+	int64 big(lon) ;
+	uint64 ubig(lon) ;
+	int nofill(lon) ;
+		nofill:_NoFill = "true" ;
+	char name(lat, len) ;
+	string label(lat) ;
+	double scalar ;
+		scalar:note = "a 0-d variable" ;
+
+// global attributes:
+		:title = "zarrtool import test" ;
+		:version = 3 ;
+		:pi = 3.14159265358979 ;
+		:ratios = 0.5f, 0.1f ;
+		string :tags = "a", "b, c" ;
+data:
+ time = 0, 1.5, 2 ;
+ lat = -45, 45 ;
+ temp = 1, 2, 3, 4, 5, 6,
+        _, 8.5, 9, 10, 11, 12,
+        13, 14, 15, 16, _, 0.1 ;
+ counts = _, 1, 2, -3, 4, 5 ;
+ b = -128, 0, 127 ;
+ ub = 0, 128, 255 ;
+ us = 0, 1, 65535 ;
+ ui = 0, 1, 4294967295 ;
+ big = -9223372036854775807, 0, 9223372036854775807 ;
+ ubig = 0, 1, 18446744073709551615 ;
+ nofill = 1, 2, 3 ;
+ name = "alpha", "be" ;
+ label = "one", "twö ✓" ;
+ scalar = 2.5 ;
+
+group: sub {
+  dimensions:
+  	n = 2 ;
+  variables:
+  	int v(n, lon) ;
+  		v:note = "in a group" ;
+
+  // group attributes:
+  		:about = "a subgroup" ;
+  data:
+   v = 1, 2, 3, 4, 5, 6 ;
+
+  group: deeper {
+    variables:
+    	float w(n) ;
+    		w:_FillValue = 1.e+20f ;
+    data:
+     w = 1.5, _ ;
+  } // group deeper
+  } // group sub
+}
+"#;
+
+/// A netCDF-3 classic file: an unlimited dimension, a given and a default fill value, char
+/// strings of several lengths.
+const CLASSIC_CDL: &str = r#"netcdf classic {
+dimensions:
+	rec = UNLIMITED ;
+	x = 4 ;
+	nchar = 3 ;
+variables:
+	int rec(rec) ;
+	double x(x) ;
+		x:units = "m" ;
+	short obs(rec, x) ;
+		obs:_FillValue = -1s ;
+		obs:add_offset = 10.f ;
+	char code(x, nchar) ;
+	byte flags(x) ;
+	float f(x) ;
+
+// global attributes:
+		:Conventions = "CF-1.8" ;
+		:count = 2 ;
+data:
+ rec = 1, 2 ;
+ x = 0.5, 1.5, 2.5, 3.5 ;
+ obs = 1, 2, _, 4, 5, 6, 7, 8 ;
+ code = "abc", "de", "f", "" ;
+ flags = 1, -2, 3, -4 ;
+}
+"#;
+
+#[test]
+fn netcdf4_import_matches_ncdump() {
+    if !netcdf_tool() {
+        eprintln!("this zarrtool has no netCDF import: skipped");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let nc = ncgen(dir.path(), "sample", "nc4", SAMPLE_CDL);
+    let store = s(&dir.path().join("sample.zarr")).to_string();
+    assert_eq!(says(&["import", s(&nc), &store]), "");
+    let d = check_against_ncdump(&nc, &store, "");
+    assert_eq!(d.vars.len(), 16);
+    assert_eq!(
+        ok(&["tree", &store]),
+        "/\n├── b array {3} |i1\n├── big array {3} <i8\n├── counts array {2, 3} <i2\n\
+         ├── label array {2} |O\n├── lat array {2} <f4\n├── name array {2} |S5\n\
+         ├── nofill array {3} <i4\n├── scalar array {} <f8\n├── sub\n│   ├── deeper\n\
+         │   │   └── w array {2} <f4\n│   └── v array {2, 3} <i4\n\
+         ├── temp array {3, 2, 3} <f4\n├── time array {3} <f8\n├── ub array {3} |u1\n\
+         ├── ubig array {3} <u8\n├── ui array {3} <u4\n└── us array {3} <u2\n"
+    );
+    assert_eq!(
+        ok(&["dump", &store, "temp"]),
+        "1.0 2.0 3.0\n4.0 5.0 6.0\n-999.0 8.5 9.0\n10.0 11.0 12.0\n13.0 14.0 15.0\n\
+         16.0 -999.0 0.1\n"
+    );
+    assert_eq!(ok(&["dump", &store, "name"]), "b\"alpha\" b\"be\"\n");
+    assert_eq!(ok(&["dump", &store, "label"]), "\"one\" \"twö ✓\"\n");
+    assert_eq!(ok(&["dump", &store, "us"]), "0 1 65535\n");
+    // Chunking kept where netCDF chunks (temp), guessed where it stores contiguously.
+    let info: serde_json::Value =
+        serde_json::from_str(&ok(&["info", "--json", &store, "temp"])).unwrap();
+    assert_eq!(info["chunks"], serde_json::json!([1, 2, 3]));
+    assert_eq!(info["fill_value"], serde_json::json!(-999.0));
+    assert_eq!(info["zarr_format"], 3);
+    let info: serde_json::Value =
+        serde_json::from_str(&ok(&["info", "--json", &store, "counts"])).unwrap();
+    assert_eq!(info["chunks"], serde_json::json!([2, 3]));
+    // Default fills: netCDF's for the type; a variable without fill gets Zarr's zero.
+    for (var, fill) in [
+        ("counts", serde_json::json!(-32767)),
+        ("us", serde_json::json!(65535)),
+        ("label", serde_json::json!("")),
+        // A byte string's fill value in Zarr v3 metadata is base64: five NULs.
+        ("name", serde_json::json!("AAAAAAA=")),
+        ("nofill", serde_json::json!(0)),
+        ("sub/deeper/w", serde_json::json!(1.0000000200408773e20)),
+    ] {
+        let info: serde_json::Value =
+            serde_json::from_str(&ok(&["info", "--json", &store, var])).unwrap();
+        assert_eq!(info["fill_value"], fill, "{var}");
+    }
+    assert_eq!(
+        ok(&["attrs", "get", &store]),
+        "{\n  \"title\": \"zarrtool import test\",\n  \"version\": 3,\n  \"pi\": \
+         3.14159265358979,\n  \"ratios\": [\n    0.5,\n    0.1\n  ],\n  \"tags\": [\n    \
+         \"a\",\n    \"b, c\"\n  ]\n}\n"
+    );
+    // Zarr v2, with --chunks for the variables of rank 3: dimension names in
+    // _ARRAY_DIMENSIONS, a variable without fill gets a null fill value.
+    let v2 = s(&dir.path().join("v2.zarr")).to_string();
+    assert_eq!(
+        says(&[
+            "import",
+            s(&nc),
+            &v2,
+            "imported",
+            "--format",
+            "2",
+            "--chunks",
+            "2,1,3"
+        ]),
+        ""
+    );
+    let meta: serde_json::Value =
+        serde_json::from_str(&ok(&["meta", &v2, "imported/temp"])).unwrap();
+    assert_eq!(meta["chunks"], serde_json::json!([2, 1, 3]));
+    assert_eq!(meta["fill_value"], serde_json::json!(-999.0));
+    let meta: serde_json::Value =
+        serde_json::from_str(&ok(&["meta", &v2, "imported/nofill"])).unwrap();
+    assert_eq!(meta["fill_value"], serde_json::Value::Null);
+    assert_eq!(
+        ok(&["attrs", "get", &v2, "imported/sub/v"]),
+        "{\n  \"note\": \"in a group\",\n  \"_ARRAY_DIMENSIONS\": [\n    \"n\",\n    \"lon\"\n  ]\n}\n"
+    );
+    assert_eq!(
+        tool(&["diff", &store, &v2, "--right-path", "imported"])
+            .status
+            .code(),
+        Some(0)
+    );
+    // Into an existing node only with --overwrite; a dry run says what it would do.
+    assert_eq!(
+        fails(&["import", s(&nc), &store], 1),
+        format!(
+            "zarrtool: already exists: a group at / in {store}: use --overwrite to replace it\n"
+        )
+    );
+    let plan = says(&["import", s(&nc), &store, "--overwrite", "--dry-run"]);
+    let lines: Vec<&str> = plan.lines().collect();
+    assert_eq!(lines.len(), 19, "{plan}");
+    assert_eq!(
+        lines[0],
+        format!(
+            "would replace a group at / with a group (Zarr v3) from {:?}",
+            s(&nc)
+        )
+    );
+    assert_eq!(lines[1], "would create a group (Zarr v3) at /sub");
+    assert_eq!(lines[2], "would create a group (Zarr v3) at /sub/deeper");
+    assert!(
+        lines.contains(&"would create array 3 x 2 x 3 <f4 (chunks 1 x 2 x 3, Zarr v3) at /temp")
+    );
+    assert_eq!(says(&["import", s(&nc), &store, "--overwrite"]), "");
+    check_against_ncdump(&nc, &store, "");
+    check_against_ncdump(&nc, &v2, "imported");
+}
+
+#[test]
+fn netcdf3_classic_import_matches_ncdump() {
+    if !netcdf_tool() {
+        eprintln!("this zarrtool has no netCDF import: skipped");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let nc = ncgen(dir.path(), "classic", "classic", CLASSIC_CDL);
+    let store = s(&dir.path().join("classic.zarr")).to_string();
+    assert_eq!(says(&["import", s(&nc), &store, "data"]), "");
+    check_against_ncdump(&nc, &store, "data");
+    assert_eq!(
+        ok(&["dump", "-f", "csv", &store, "data/code"]),
+        "abc,de,f,\n"
+    );
+    assert_eq!(ok(&["dump", &store, "data/obs"]), "1 2 -1 4\n5 6 7 8\n");
+    assert_eq!(
+        ok(&["dump", &store, "data/f"]),
+        "9.96921e36 9.96921e36 9.96921e36 9.96921e36\n"
+    );
+}
+
+/// User-defined netCDF types are refused before anything is written.
+#[test]
+fn netcdf_user_types_are_refused() {
+    if !netcdf_tool() {
+        eprintln!("this zarrtool has no netCDF import: skipped");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for (class, decl, data) in [
+        (
+            "compound",
+            "compound t_t { int id ; float v ; } ;",
+            "{1, 2.5}",
+        ),
+        ("vlen", "int(*) t_t ;", "{1, 2, 3}"),
+        ("opaque", "opaque(4) t_t ;", "0XDEADBEEF"),
+        ("enum", "byte enum t_t {A = 1, B = 2} ;", "A"),
+    ] {
+        let cdl = format!(
+            "netcdf refused {{\ntypes:\n  {decl}\ndimensions:\n\tn = 1 ;\nvariables:\n\t\
+             int ok(n) ;\n\tt_t x(n) ;\ndata:\n ok = 1 ;\n x = {data} ;\n}}\n"
+        );
+        let nc = ncgen(dir.path(), class, "nc4", &cdl);
+        let store = dir.path().join(format!("{class}.zarr"));
+        assert_eq!(
+            fails(&["import", s(&nc), s(&store)], 1),
+            format!(
+                "zarrtool: unsupported: {:?}: variable /x has the {class} type \"t_t\": \
+                 zarrtool imports numeric, char and string netCDF types (compound, vlen, \
+                 opaque and enum types are refused)\n",
+                s(&nc)
+            )
+        );
+        assert!(!store.exists(), "{class}: nothing written");
     }
 }

@@ -11,8 +11,11 @@ cd "$(dirname "$0")/../.."
 
 ENV_DIR="${ZARR_TEST_ENV:-$PWD/.test-env}"
 
-echo "interop: cargo build --release"
-if ! cargo build --release; then
+# With zarrtool's netCDF import when the system netCDF library is there (as CMake builds it).
+features=()
+if command -v nc-config >/dev/null 2>&1; then features=(--features netcdf); fi
+echo "interop: cargo build --release ${features[*]}"
+if ! cargo build --release "${features[@]}"; then
   echo "interop: cargo build --release failed" >&2
   exit 1
 fi

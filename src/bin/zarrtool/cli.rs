@@ -131,27 +131,37 @@ pub enum Command {
         /// Replace whatever is at the path.
         #[arg(long)]
         overwrite: bool,
+        /// Say what would be created (or replaced) without writing.
+        #[arg(long)]
+        dry_run: bool,
         #[command(flatten)]
         layout: Layout,
     },
-    /// Create an array from a raw binary file.
+    /// Create an array from a raw binary file (with --dtype and --shape), or a hierarchy
+    /// from a netCDF-3, netCDF-4 or HDF5 file: every netCDF group a group, every variable
+    /// an array with its dimension names, attributes and fill value (needs a build with
+    /// netCDF support). A netCDF variable keeps its chunk shape unless --chunks (and
+    /// --shards) give one for the variables of their rank.
     Import {
-        /// The raw binary file (`-` for standard input).
+        /// The file (`-` for standard input, raw binary only).
         file: String,
         #[command(flatten)]
         node: NodeArg,
-        /// The file's element type, with its byte order (`<i4`, `>f8`, `float32`).
-        #[arg(long)]
-        dtype: String,
-        /// The shape, comma-separated.
-        #[arg(long)]
-        shape: String,
-        /// The file's element order.
-        #[arg(long, value_enum, default_value = "c")]
-        order: FileOrder,
+        /// The raw file's element type, with its byte order (`<i4`, `>f8`, `float32`).
+        #[arg(long, requires = "shape")]
+        dtype: Option<String>,
+        /// The raw file's shape, comma-separated.
+        #[arg(long, requires = "dtype")]
+        shape: Option<String>,
+        /// The raw file's element order [default: c].
+        #[arg(long, value_enum, requires = "dtype")]
+        order: Option<FileOrder>,
         /// Replace whatever is at the path.
         #[arg(long)]
         overwrite: bool,
+        /// Say what would be created (or replaced) without writing.
+        #[arg(long)]
+        dry_run: bool,
         #[command(flatten)]
         layout: Layout,
     },
@@ -206,6 +216,9 @@ pub enum Command {
     Consolidate {
         #[command(flatten)]
         node: NodeArg,
+        /// Say what would be consolidated without writing.
+        #[arg(long)]
+        dry_run: bool,
     },
     /// Convert a v1 array to v2 in place.
     Migrate {
@@ -291,6 +304,9 @@ pub enum AttrsAction {
         key: String,
         /// Its value as JSON.
         value: String,
+        /// Say what would change without writing.
+        #[arg(long)]
+        dry_run: bool,
     },
     /// Delete one attribute.
     Del {

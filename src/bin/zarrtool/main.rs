@@ -1,10 +1,14 @@
 //! `zarrtool`: inspect, convert, copy and check Zarr stores from the command line.
 //!
 //! Data and `--json` go to stdout; messages and progress to stderr. Exit status: 0 success,
-//! 1 error, 2 usage, 3 differences (`diff`) or problems found (`validate`).
+//! 1 error, 2 usage, 3 differences (`diff`) or problems found (`validate`). A reader that
+//! closes standard output early (`| head`) ends the command quietly with status 0.
 
 mod cli;
+#[cfg(feature = "netcdf")]
+mod netcdf;
 mod ops;
+mod out;
 mod values;
 
 use clap::{CommandFactory, Parser};
@@ -20,6 +24,8 @@ fn main() -> ExitCode {
     }
     match ops::run(args.command, &mut cli::Cli::command()) {
         Ok(code) => ExitCode::from(code),
+        // The reader of standard output has gone: nothing more to say, and no one to say it to.
+        Err(_) if out::pipe_closed() => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("zarrtool: {e}");
             ExitCode::from(1)

@@ -1,13 +1,17 @@
 //! What each subcommand does, on the library's API.
 
 use crate::cli::{AttrsAction, Command, DumpFormat, FileOrder, Layout, NodeArg};
-use crate::values::{csv_field, element_text, parse_region, parse_shape, shape_text};
+use crate::out::{self, Out};
+use crate::values::{
+    csv_field, element_csv, element_text, parse_region, parse_shape, shape_text, vlen_csv,
+    vlen_text,
+};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
 use serde_json::{json, Map, Value};
 use std::io::{IsTerminal, Read, Write};
 use std::sync::Arc;
-use zarr::dtype::{swap_bytes, swap_record_fields, DType, DataKind, ElementType};
+use zarr::dtype::{swap_bytes, swap_record_fields, DType, ElementType};
 use zarr::meta::{ArrayMeta, Format, Order};
 use zarr::node::{node_kind, Array, ArrayBuilder, Group, Mode, Node, NodeKind};
 use zarr::store::{get_document, join_key, node_prefix, open_url, Store};
@@ -15,6 +19,9 @@ use zarr::{Error, Result};
 
 /// Exit status for differences or problems found.
 const FOUND: u8 = 3;
+
+/// The attribute in which Zarr v2 arrays keep their dimension names (xarray's convention).
+pub(crate) const DIMENSIONS_KEY: &str = "_ARRAY_DIMENSIONS";
 
 /// Runs one subcommand; returns the exit status.
 pub fn run(command: Command, cmd: &mut clap::Command) -> Result<u8> {
@@ -38,6 +45,7 @@ pub fn run(command: Command, cmd: &mut clap::Command) -> Result<u8> {
             dimension_names,
             attrs,
             overwrite,
+            dry_run,
             layout,
         } => create(
             &node,
@@ -48,6 +56,7 @@ pub fn run(command: Command, cmd: &mut clap::Command) -> Result<u8> {
             dimension_names.as_deref(),
             attrs.as_deref(),
             overwrite,
+            dry_run,
             &layout,
         ),
         Command::Import {
@@ -57,8 +66,20 @@ pub fn run(command: Command, cmd: &mut clap::Command) -> Result<u8> {
             shape,
             order,
             overwrite,
+            dry_run,
             layout,
-        } => import(&file, &node, &dtype, &shape, order, overwrite, &layout),
+        } => match (dtype.as_deref(), shape.as_deref()) {
+            (Some(dtype), Some(shape)) => {
+                let raw = RawFile {
+                    dtype,
+                    shape,
+                    order: order.unwrap_or(FileOrder::C),
+                };
+                import(&file, &node, &raw, overwrite, dry_run, &layout)
+            }
+            // clap requires --dtype and --shape together (and --order only with them).
+            _ => import_netcdf(&file, &node, overwrite, dry_run, &layout),
+        },
         Command::Export {
             node,
             output,
@@ -94,12 +115,7 @@ pub fn run(command: Command, cmd: &mut clap::Command) -> Result<u8> {
             };
             copy(&source, &from, &target, &to, &settings, overwrite, dry_run)
         }
-        Command::Consolidate { node } => {
-            let store = open_url(&node.store, Mode::ReadWrite, None)?;
-            zarr::store::consolidate(store.as_ref(), &node.path)?;
-            store.close()?;
-            Ok(0)
-        }
+        Command::Consolidate { node, dry_run } => consolidate(&node, dry_run),
         Command::Migrate { node, dry_run } => {
             let store = open(&node.store, !dry_run)?;
             let array = Array::open(store.clone(), &node.path, Mode::Read)?;
@@ -146,24 +162,82 @@ pub fn run(command: Command, cmd: &mut clap::Command) -> Result<u8> {
             attrs,
         } => diff(&left, &left_path, &right, &right_path, attrs),
         Command::Version { features } => {
-            println!("zarrtool {}", env!("CARGO_PKG_VERSION"));
+            let mut out = Out::new();
+            out.line(format!("zarrtool {}", env!("CARGO_PKG_VERSION")))?;
             if features {
                 for line in feature_lines() {
-                    println!("{line}");
+                    out.line(line)?;
                 }
             }
+            out.finish()?;
             Ok(0)
         }
         Command::Completions { shell } => {
-            clap_complete::generate(shell, cmd, "zarrtool", &mut std::io::stdout());
+            // Generated into memory: clap_complete panics on a failed write.
+            let mut text = Vec::new();
+            clap_complete::generate(shell, cmd, "zarrtool", &mut text);
+            let mut out = Out::new();
+            out.bytes(&text)?;
+            out.finish()?;
             Ok(0)
         }
         Command::Man => {
-            let man = clap_mangen::Man::new(cmd.clone());
-            man.render(&mut std::io::stdout())
-                .map_err(|e| Error::io("writing the man page", e))?;
+            let mut text = Vec::new();
+            clap_mangen::Man::new(cmd.clone())
+                .render(&mut text)
+                .map_err(|e| Error::io("rendering the man page", e))?;
+            let mut out = Out::new();
+            out.bytes(&text)?;
+            out.finish()?;
             Ok(0)
         }
+    }
+}
+
+/// The first bytes of the files the netCDF library reads, and what they are.
+fn netcdf_kind(file: &str) -> Result<Option<&'static str>> {
+    if file == "-" {
+        return Ok(None);
+    }
+    let mut head = Vec::new();
+    std::fs::File::open(file)
+        .and_then(|f| f.take(8).read_to_end(&mut head))
+        .map_err(|e| Error::io(format!("reading {file:?}"), e))?;
+    Ok(match head.as_slice() {
+        [b'C', b'D', b'F', 1, ..] => Some("netCDF-3 classic"),
+        [b'C', b'D', b'F', 2, ..] => Some("netCDF-3 64-bit offset"),
+        [b'C', b'D', b'F', 5, ..] => Some("netCDF-3 CDF-5"),
+        b"\x89HDF\r\n\x1a\n" => Some("netCDF-4/HDF5"),
+        _ => None,
+    })
+}
+
+/// `import` without --dtype and --shape: a netCDF or HDF5 file.
+fn import_netcdf(
+    file: &str,
+    node: &NodeArg,
+    overwrite: bool,
+    dry_run: bool,
+    layout: &Layout,
+) -> Result<u8> {
+    let Some(kind) = netcdf_kind(file)? else {
+        return Err(Error::InvalidArg(format!(
+            "{file:?} is not a netCDF or HDF5 file: a raw binary file needs --dtype and --shape"
+        )));
+    };
+    #[cfg(feature = "netcdf")]
+    {
+        let _ = kind;
+        crate::netcdf::import(file, node, overwrite, dry_run, layout)
+    }
+    #[cfg(not(feature = "netcdf"))]
+    {
+        let _ = (node, overwrite, dry_run, layout);
+        Err(Error::Unsupported(format!(
+            "{file:?} is a {kind} file, and this build of zarrtool has no netCDF support \
+             (it needs the system netCDF library: cargo feature netcdf, CMake option \
+             ZARR_NETCDF)"
+        )))
     }
 }
 
@@ -182,11 +256,24 @@ fn feature_lines() -> Vec<String> {
          shuffle delta fixedscaleoffset quantize bitround packbits categorize astype transpose \
          sharding_indexed vlen-utf8 vlen-bytes vlen-array"
             .into(),
+        netcdf_line(),
         format!("threads: {}", zarr::io::pool::num_threads()),
     ]
 }
 
-fn parse_json(text: &str, what: &str) -> Result<Value> {
+/// Whether (and through which library version) `import` reads netCDF files.
+fn netcdf_line() -> String {
+    #[cfg(feature = "netcdf")]
+    let line = format!(
+        "netcdf: import of netCDF-3, netCDF-4 and HDF5 files (libnetcdf {})",
+        crate::netcdf::library_version()
+    );
+    #[cfg(not(feature = "netcdf"))]
+    let line = "netcdf: none (built without the netcdf feature)".to_string();
+    line
+}
+
+pub(crate) fn parse_json(text: &str, what: &str) -> Result<Value> {
     serde_json::from_str(text)
         .map_err(|e| Error::InvalidArg(format!("{what}: {text:?} is not valid JSON: {e}")))
 }
@@ -197,19 +284,18 @@ fn open(url: &str, write: bool) -> Result<Arc<dyn Store>> {
 }
 
 /// A node path as shown: `/` for the root, `/a/b` otherwise.
-fn display(path: &str) -> String {
+pub(crate) fn display(path: &str) -> String {
     format!("/{}", path.trim_matches('/'))
 }
 
 fn print_json(value: &Value) -> Result<()> {
     let text = serde_json::to_string_pretty(value)
         .map_err(|e| Error::Internal(format!("rendering JSON: {e}")))?;
-    println!("{text}");
-    Ok(())
+    out::line(text)
 }
 
 /// A progress bar on stderr when it is a terminal, hidden otherwise.
-fn progress(len: u64, what: &str) -> ProgressBar {
+pub(crate) fn progress(len: u64, what: &str) -> ProgressBar {
     if !std::io::stderr().is_terminal() {
         return ProgressBar::hidden();
     }
@@ -230,7 +316,7 @@ fn progress(len: u64, what: &str) -> ProgressBar {
 }
 
 /// Ends a progress bar, leaving a one-line summary (count and time taken) in the terminal.
-fn finish_progress(bar: &ProgressBar) {
+pub(crate) fn finish_progress(bar: &ProgressBar) {
     if bar.is_hidden() {
         return;
     }
@@ -322,10 +408,12 @@ fn info(node: &NodeArg, as_json: bool) -> Result<u8> {
                     "attributes": group.attributes()?,
                 }))?;
             } else {
-                println!("path: {}", display(&node.path));
-                println!("type: group");
-                println!("zarr format: {}", group.format().number());
-                println!("members: {}", members.len());
+                let mut out = Out::new();
+                out.line(format!("path: {}", display(&node.path)))?;
+                out.line("type: group")?;
+                out.line(format!("zarr format: {}", group.format().number()))?;
+                out.line(format!("members: {}", members.len()))?;
+                out.finish()?;
             }
             Ok(0)
         }
@@ -337,31 +425,33 @@ fn info(node: &NodeArg, as_json: bool) -> Result<u8> {
                 return Ok(0);
             }
             let meta = array.metadata();
-            println!("path: {}", display(array.path()));
-            println!("type: array");
-            println!("zarr format: {}", array.format().number());
-            println!("shape: {}", shape_text(&meta.shape));
-            println!("chunks: {}", shape_text(meta.inner_chunks()));
+            let mut out = Out::new();
+            out.line(format!("path: {}", display(array.path())))?;
+            out.line("type: array")?;
+            out.line(format!("zarr format: {}", array.format().number()))?;
+            out.line(format!("shape: {}", shape_text(&meta.shape)))?;
+            out.line(format!("chunks: {}", shape_text(meta.inner_chunks())))?;
             if meta.sharding().is_some() {
-                println!("shards: {}", shape_text(&meta.chunks));
+                out.line(format!("shards: {}", shape_text(&meta.chunks)))?;
             }
-            println!("dtype: {}", meta.dtype.to_v2());
-            println!("codecs: {}", s["codecs"]);
-            println!("fill value: {}", s["fill_value"]);
+            out.line(format!("dtype: {}", meta.dtype.to_v2()))?;
+            out.line(format!("codecs: {}", s["codecs"]))?;
+            out.line(format!("fill value: {}", s["fill_value"]))?;
             if let Some(names) = array.dimension_names()? {
                 let names: Vec<String> = names
                     .into_iter()
                     .map(|n| n.unwrap_or_else(|| "~".into()))
                     .collect();
-                println!("dimension names: {}", names.join(", "));
+                out.line(format!("dimension names: {}", names.join(", ")))?;
             }
-            println!("bytes: {}", s["nbytes"]);
-            println!("stored bytes: {}", s["stored_bytes"]);
-            println!("ratio: {}", s["ratio"]);
-            println!(
+            out.line(format!("bytes: {}", s["nbytes"]))?;
+            out.line(format!("stored bytes: {}", s["stored_bytes"]))?;
+            out.line(format!("ratio: {}", s["ratio"]))?;
+            out.line(format!(
                 "chunks initialized: {}/{}",
                 s["chunks_initialized"], s["chunks_total"]
-            );
+            ))?;
+            out.finish()?;
             Ok(0)
         }
     }
@@ -434,13 +524,15 @@ fn ls(node: &NodeArg, as_json: bool) -> Result<u8> {
         .map(|(p, _, _)| display(p).len())
         .max()
         .unwrap_or(0);
+    let mut out = Out::new();
     for (path, kind, _) in &nodes {
         let what = match kind {
             NodeKind::Array => array_line(&store, path)?,
             _ => "group".into(),
         };
-        println!("{:width$}  {what}", display(path));
+        out.line(format!("{:width$}  {what}", display(path)))?;
     }
+    out.finish()?;
     Ok(0)
 }
 
@@ -449,6 +541,7 @@ fn tree(node: &NodeArg) -> Result<u8> {
     let nodes = walk(&store, &node.path)?;
     // For each depth, whether a later sibling follows (to draw the vertical lines).
     let mut open_levels: Vec<bool> = Vec::new();
+    let mut out = Out::new();
     for (i, (path, kind, depth)) in nodes.iter().enumerate() {
         let name = if *depth == 0 {
             display(path)
@@ -460,7 +553,7 @@ fn tree(node: &NodeArg) -> Result<u8> {
             _ => String::new(),
         };
         if *depth == 0 {
-            println!("{name}{what}");
+            out.line(format!("{name}{what}"))?;
             continue;
         }
         let last = !nodes[i + 1..]
@@ -473,9 +566,10 @@ fn tree(node: &NodeArg) -> Result<u8> {
             line.push_str(if more { "│   " } else { "    " });
         }
         line.push_str(if last { "└── " } else { "├── " });
-        println!("{line}{name}{what}");
+        out.line(format!("{line}{name}{what}"))?;
         open_levels.push(!last);
     }
+    out.finish()?;
     Ok(0)
 }
 
@@ -533,10 +627,20 @@ fn attrs(action: AttrsAction) -> Result<u8> {
             path,
             key,
             value,
+            dry_run,
         } => {
             let value = parse_json(&value, "the attribute value")?;
-            let s = open(&store, true)?;
-            open_node(s.clone(), &path, true)?.set_attribute(&key, value)?;
+            let s = open(&store, !dry_run)?;
+            let node = open_node(s.clone(), &path, !dry_run)?;
+            if dry_run {
+                let was = match node.attributes()?.get(&key) {
+                    Some(old) => format!("now {old}"),
+                    None => "not set now".into(),
+                };
+                eprintln!("would set {key:?} of {} to {value} ({was})", display(&path));
+                return Ok(0);
+            }
+            node.set_attribute(&key, value)?;
             s.close()?;
             Ok(0)
         }
@@ -587,50 +691,61 @@ fn dump(node: &NodeArg, region: Option<&str>, format: DumpFormat) -> Result<u8> 
     let array = Array::open(store, &node.path, Mode::Read)?;
     let meta = array.metadata();
     let (start, count) = parse_region(region, &meta.shape)?;
-    let out = std::io::stdout();
-    let mut out = std::io::BufWriter::new(out.lock());
-    let werr = |e| Error::io("writing to standard output", e);
-    let items: Vec<String> = if meta.dtype.is_variable() {
+    let mut out = Out::new();
+    let csv = format == DumpFormat::Csv;
+    // Each element's values: one in text, one per record field in CSV.
+    let items: Vec<Vec<String>> = if meta.dtype.is_variable() {
         let vlen = array.read_vlen(&start, &count, Order::C)?;
-        let raw = format == DumpFormat::Raw;
         (0..vlen.offsets.len() - 1)
             .map(|i| {
                 let bytes = &vlen.data[vlen.offsets[i] as usize..vlen.offsets[i + 1] as usize];
-                match (&meta.dtype.kind, raw) {
-                    (DataKind::String, _) => format!("{:?}", String::from_utf8_lossy(bytes)),
-                    _ => format!("b\"{}\"", bytes.escape_ascii()),
-                }
+                vec![if csv {
+                    vlen_csv(&meta.dtype, bytes)
+                } else {
+                    vlen_text(&meta.dtype, bytes)
+                }]
             })
             .collect()
     } else {
-        let buf = read_region(&array, &start, &count)?;
+        let mut buf = read_region(&array, &start, &count)?;
+        // Records come with their fields in the stored byte order.
+        swap_record_fields(&meta.dtype, &mut buf);
         if format == DumpFormat::Raw {
-            out.write_all(&buf).map_err(werr)?;
-            out.flush().map_err(werr)?;
+            out.bytes(&buf)?;
+            out.finish()?;
             return Ok(0);
         }
         buf.chunks_exact(meta.item_size().max(1))
-            .map(|item| element_text(&meta.dtype, item))
+            .map(|item| {
+                let mut values = Vec::new();
+                if csv {
+                    element_csv(&meta.dtype, item, &mut values);
+                } else {
+                    values.push(element_text(&meta.dtype, item));
+                }
+                values
+            })
             .collect()
     };
     if format == DumpFormat::Raw {
+        // Variable-length items have no fixed bytes: one item per line, as text.
         for item in &items {
-            writeln!(out, "{item}").map_err(werr)?;
+            out.line(&item[0])?;
         }
-        out.flush().map_err(werr)?;
+        out.finish()?;
         return Ok(0);
     }
     let row = count.last().copied().unwrap_or(1).max(1) as usize;
-    let sep = if format == DumpFormat::Csv { "," } else { " " };
+    let sep = if csv { "," } else { " " };
     for line in items.chunks(row) {
-        let fields: Vec<String> = if format == DumpFormat::Csv {
-            line.iter().map(|f| csv_field(f)).collect()
-        } else {
-            line.to_vec()
-        };
-        writeln!(out, "{}", fields.join(sep)).map_err(werr)?;
+        let fields: Vec<String> = line
+            .iter()
+            .flatten()
+            .map(|f| if csv { csv_field(f) } else { f.clone() })
+            .collect();
+        out.line(fields.join(sep))?;
     }
-    out.flush().map_err(werr)?;
+    out.finish()?;
     Ok(0)
 }
 
@@ -651,6 +766,83 @@ fn apply_layout(builder: &mut ArrayBuilder, layout: &Layout) -> Result<()> {
     Ok(())
 }
 
+/// Opens the store of a command that creates a node at `path`: for a dry run read-only
+/// (`None` when the store does not exist yet), otherwise for writing (created if missing).
+/// A node already at `path` is refused unless `overwrite`, the same way in both cases.
+/// Returns the store and the kind of node at `path`.
+pub(crate) fn target_store(
+    url: &str,
+    path: &str,
+    overwrite: bool,
+    dry_run: bool,
+) -> Result<(Option<Arc<dyn Store>>, NodeKind)> {
+    let store = if dry_run {
+        match open(url, false) {
+            Ok(store) => Some(store),
+            Err(Error::NotFound(_)) => None,
+            Err(e) => return Err(e),
+        }
+    } else {
+        Some(open_url(url, Mode::Append, None)?)
+    };
+    let kind = match &store {
+        Some(store) => node_kind(store.as_ref(), path)?,
+        None => NodeKind::None,
+    };
+    if kind != NodeKind::None && !overwrite {
+        return Err(Error::Exists(format!(
+            "{} at {} in {url}: use --overwrite to replace it",
+            kind_name(kind),
+            display(path)
+        )));
+    }
+    Ok((store, kind))
+}
+
+pub(crate) fn kind_name(kind: NodeKind) -> &'static str {
+    match kind {
+        NodeKind::Array => "an array",
+        NodeKind::Group => "a group",
+        NodeKind::None => "nothing",
+    }
+}
+
+/// What a dry run says it would do to create `what` at `path` where `kind` is.
+pub(crate) fn would_create(kind: NodeKind, path: &str, what: &str) {
+    match kind {
+        NodeKind::None => eprintln!("would create {what} at {}", display(path)),
+        _ => eprintln!(
+            "would replace {} at {} with {what}",
+            kind_name(kind),
+            display(path)
+        ),
+    }
+}
+
+/// An array's description for dry runs: `array 4 x 5 <i4 (chunks 2 x 3, Zarr v3)`.
+pub(crate) fn array_text(meta: &ArrayMeta, format: Format) -> String {
+    let shards = match meta.sharding() {
+        Some(_) => format!(", shards {}", shape_text(&meta.chunks)),
+        None => String::new(),
+    };
+    format!(
+        "array {} {} (chunks {}{shards}, Zarr v{})",
+        shape_text(&meta.shape),
+        meta.dtype.to_v2(),
+        shape_text(meta.inner_chunks()),
+        format.number()
+    )
+}
+
+/// The format of a new array: the one chosen, else the one the store gives `path`.
+fn new_array_format(layout: &Layout, store: Option<&Arc<dyn Store>>, path: &str) -> Result<Format> {
+    match (layout.format, store) {
+        (Some(f), _) => Format::from_number(f.into()),
+        (None, Some(store)) => zarr::node::inherited_format(store.as_ref(), path.trim_matches('/')),
+        (None, None) => Ok(Format::V3),
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 fn create(
     node: &NodeArg,
@@ -661,6 +853,7 @@ fn create(
     dimension_names: Option<&str>,
     attrs: Option<&str>,
     overwrite: bool,
+    dry_run: bool,
     layout: &Layout,
 ) -> Result<u8> {
     let mode = if overwrite {
@@ -673,9 +866,17 @@ fn create(
         Some(Value::Object(map)) => map,
         Some(_) => return Err(Error::InvalidArg("--attrs must be a JSON object".into())),
     };
-    let store = open_url(&node.store, Mode::Append, None)?;
     if group {
         let format = Format::from_number(layout.format.unwrap_or(3).into())?;
+        let (store, kind) = target_store(&node.store, &node.path, overwrite, dry_run)?;
+        let Some(store) = store.filter(|_| !dry_run) else {
+            would_create(
+                kind,
+                &node.path,
+                &format!("a group (Zarr v{})", format.number()),
+            );
+            return Ok(0);
+        };
         Group::open_with(store.clone(), &node.path, mode, format, &attributes)?;
         store.close()?;
         return Ok(0);
@@ -700,6 +901,15 @@ fn create(
         );
     }
     builder.attributes(attributes);
+    let (store, kind) = target_store(&node.store, &node.path, overwrite, dry_run)?;
+    let format = new_array_format(layout, store.as_ref(), &node.path)?;
+    builder.zarr_format(format.number())?;
+    // The settings are checked (and described) before anything is written.
+    let meta = builder.metadata()?;
+    let Some(store) = store.filter(|_| !dry_run) else {
+        would_create(kind, &node.path, &array_text(&meta, format));
+        return Ok(0);
+    };
     builder.create(store.clone(), &node.path, mode)?;
     store.close()?;
     Ok(0)
@@ -734,34 +944,81 @@ fn reorder(buf: &[u8], shape: &[u64], item: usize, to_c: bool) -> Vec<u8> {
     out
 }
 
-/// Converts items between the file's byte order and native order (the same swap both ways).
+/// Converts items between a raw file's byte order (the array's stored one) and the native
+/// order the library reads and writes them in (the same swap both ways). Records need none:
+/// the library moves them with their fields in the stored byte order.
 fn to_native(dtype: &DType, buf: &mut [u8]) {
-    if matches!(dtype.kind, DataKind::Structured(_)) {
-        swap_record_fields(dtype, buf);
-    } else if dtype.needs_swap() {
+    if dtype.needs_swap() {
         swap_bytes(buf, dtype.swap_unit());
     }
+}
+
+/// The slabs of the region `start`/`count` along the first dimension, one per row of
+/// chunks of the grid `chunks` (the whole region for a 0-d array or an empty region).
+/// Each slab is a contiguous run of the region's items in C order.
+fn slabs(chunks: &[u64], start: &[u64], count: &[u64]) -> Vec<(Vec<u64>, Vec<u64>)> {
+    if start.is_empty() || count.contains(&0) {
+        return vec![(start.to_vec(), count.to_vec())];
+    }
+    let step = chunks[0].max(1);
+    let end = start[0] + count[0];
+    let mut out = Vec::new();
+    let mut row = start[0];
+    while row < end {
+        let next = end.min((row / step + 1) * step);
+        let mut s = start.to_vec();
+        let mut c = count.to_vec();
+        s[0] = row;
+        c[0] = next - row;
+        out.push((s, c));
+        row = next;
+    }
+    out
+}
+
+/// How many chunks of the grid `chunks` the region `start`/`count` touches.
+fn chunks_touched(chunks: &[u64], start: &[u64], count: &[u64]) -> u64 {
+    if count.contains(&0) {
+        return 0;
+    }
+    start
+        .iter()
+        .zip(count)
+        .zip(chunks)
+        .map(|((&s, &c), &k)| (s + c - 1) / k.max(1) - s / k.max(1) + 1)
+        .product()
+}
+
+/// How `import` reads a raw binary file.
+pub struct RawFile<'a> {
+    /// The file's element type with its byte order.
+    pub dtype: &'a str,
+    /// The shape, comma-separated.
+    pub shape: &'a str,
+    /// The file's element order.
+    pub order: FileOrder,
 }
 
 fn import(
     file: &str,
     node: &NodeArg,
-    dtype: &str,
-    shape: &str,
-    order: FileOrder,
+    raw: &RawFile,
     overwrite: bool,
+    dry_run: bool,
     layout: &Layout,
 ) -> Result<u8> {
-    let shape = parse_shape(shape, "--shape")?;
+    let shape = parse_shape(raw.shape, "--shape")?;
     let mut builder = ArrayBuilder::new(shape.clone(), ElementType::Raw);
-    builder.dtype_name(dtype)?;
+    builder.dtype_name(raw.dtype)?;
     apply_layout(&mut builder, layout)?;
-    let meta = builder.metadata()?;
-    if meta.dtype.is_variable() {
+    let dtype_meta = builder.metadata()?;
+    if dtype_meta.dtype.is_variable() {
         return Err(Error::Unsupported(format!(
-            "importing variable-length items ({dtype}) from a raw file"
+            "importing variable-length items ({}) from a raw file",
+            raw.dtype
         )));
     }
+    let item = dtype_meta.item_size();
     let mut data = Vec::new();
     if file == "-" {
         std::io::stdin().read_to_end(&mut data)
@@ -769,20 +1026,27 @@ fn import(
         std::fs::File::open(file).and_then(|mut f| f.read_to_end(&mut data))
     }
     .map_err(|e| Error::io(format!("reading {file:?}"), e))?;
-    let expected =
-        zarr::error::checked_product(shape.iter().copied(), "the shape")? * meta.item_size() as u64;
+    let expected = zarr::error::checked_product(shape.iter().copied(), "the shape")? * item as u64;
     if data.len() as u64 != expected {
         return Err(Error::BufferSize(format!(
-            "{file:?} holds {} bytes but shape {} of {dtype} needs {expected}",
+            "{file:?} holds {} bytes but shape {} of {} needs {expected}",
             data.len(),
-            shape_text(&shape)
+            shape_text(&shape),
+            raw.dtype
         )));
     }
+    let (store, kind) = target_store(&node.store, &node.path, overwrite, dry_run)?;
+    let format = new_array_format(layout, store.as_ref(), &node.path)?;
+    builder.zarr_format(format.number())?;
+    let meta = builder.metadata()?;
+    let Some(store) = store.filter(|_| !dry_run) else {
+        would_create(kind, &node.path, &array_text(&meta, format));
+        return Ok(0);
+    };
     to_native(&meta.dtype, &mut data);
-    if order == FileOrder::F {
-        data = reorder(&data, &shape, meta.item_size(), true);
+    if raw.order == FileOrder::F {
+        data = reorder(&data, &shape, item, true);
     }
-    let store = open_url(&node.store, Mode::Append, None)?;
     let mode = if overwrite {
         Mode::Overwrite
     } else {
@@ -790,9 +1054,45 @@ fn import(
     };
     let array = builder.create(store.clone(), &node.path, mode)?;
     let zeros = vec![0; shape.len()];
-    array.write(&zeros, &shape, meta.dtype.element_type(), Order::C, &data)?;
+    let bar = progress(meta.num_chunks(), &display(&node.path));
+    // Row by row of chunks: each row of the file is one contiguous run of bytes.
+    let mut offset = 0;
+    for (start, count) in slabs(&meta.chunks, &zeros, &shape) {
+        let len = count.iter().product::<u64>() as usize * item;
+        let elem = meta.dtype.element_type();
+        array.write(&start, &count, elem, Order::C, &data[offset..offset + len])?;
+        offset += len;
+        bar.inc(chunks_touched(&meta.chunks, &start, &count));
+    }
+    finish_progress(&bar);
     store.close()?;
     Ok(0)
+}
+
+/// Where `export` writes: a file or standard output.
+enum Sink {
+    File(std::io::BufWriter<std::fs::File>, String),
+    Stdout(Out),
+}
+
+impl Sink {
+    fn write(&mut self, bytes: &[u8]) -> Result<()> {
+        match self {
+            Sink::File(f, name) => f
+                .write_all(bytes)
+                .map_err(|e| Error::io(format!("writing {name:?}"), e)),
+            Sink::Stdout(out) => out.bytes(bytes),
+        }
+    }
+
+    fn finish(self) -> Result<()> {
+        match self {
+            Sink::File(mut f, name) => f
+                .flush()
+                .map_err(|e| Error::io(format!("writing {name:?}"), e)),
+            Sink::Stdout(out) => out.finish(),
+        }
+    }
 }
 
 fn export(node: &NodeArg, output: &str, region: Option<&str>, order: FileOrder) -> Result<u8> {
@@ -806,18 +1106,60 @@ fn export(node: &NodeArg, output: &str, region: Option<&str>, order: FileOrder) 
         )));
     }
     let (start, count) = parse_region(region, &meta.shape)?;
-    let mut buf = read_region(&array, &start, &count)?;
-    if order == FileOrder::F {
-        buf = reorder(&buf, &count, meta.item_size(), false);
-    }
-    // The file holds the array's stored type, byte order included.
-    to_native(&meta.dtype, &mut buf);
-    let result = if output == "-" {
-        std::io::stdout().lock().write_all(&buf)
+    let mut sink = if output == "-" {
+        Sink::Stdout(Out::new())
     } else {
-        std::fs::write(output, &buf)
+        let file = std::fs::File::create(output)
+            .map_err(|e| Error::io(format!("creating {output:?}"), e))?;
+        Sink::File(std::io::BufWriter::new(file), output.to_string())
     };
-    result.map_err(|e| Error::io(format!("writing {output:?}"), e))?;
+    let bar = progress(
+        chunks_touched(&meta.chunks, &start, &count),
+        &display(array.path()),
+    );
+    // C order streams row by row of chunks; Fortran order needs the whole region first.
+    let mut whole = Vec::new();
+    for (s, c) in slabs(&meta.chunks, &start, &count) {
+        let mut buf = read_region(&array, &s, &c)?;
+        bar.inc(chunks_touched(&meta.chunks, &s, &c));
+        if order == FileOrder::F {
+            whole.append(&mut buf);
+            continue;
+        }
+        // The file holds the array's stored type, byte order included.
+        to_native(&meta.dtype, &mut buf);
+        sink.write(&buf)?;
+    }
+    if order == FileOrder::F {
+        let mut buf = reorder(&whole, &count, meta.item_size(), false);
+        to_native(&meta.dtype, &mut buf);
+        sink.write(&buf)?;
+    }
+    finish_progress(&bar);
+    sink.finish()?;
+    Ok(0)
+}
+
+fn consolidate(node: &NodeArg, dry_run: bool) -> Result<u8> {
+    let store = open(&node.store, !dry_run)?;
+    if dry_run {
+        let path = node.path.trim_matches('/');
+        let group = Group::open(store.clone(), path, Mode::Read)?;
+        let nodes = walk(&store, path)?;
+        let key = match group.format() {
+            f if f.is_v3() => join_key(path, "zarr.json"),
+            _ => join_key(path, ".zmetadata"),
+        };
+        let n = nodes.len() - 1;
+        eprintln!(
+            "would consolidate the metadata of {n} node{} below {} into {key:?}",
+            if n == 1 { "" } else { "s" },
+            display(path)
+        );
+        return Ok(0);
+    }
+    zarr::store::consolidate(store.as_ref(), &node.path)?;
+    store.close()?;
     Ok(0)
 }
 
@@ -830,15 +1172,15 @@ fn rm(node: &NodeArg, dry_run: bool) -> Result<u8> {
             display(path)
         )));
     }
-    if dry_run {
-        let keys = store.list_prefix(&node_prefix(path))?;
-        eprintln!("would delete {} ({} keys)", display(path), keys.len());
-        return Ok(0);
-    }
     if path.is_empty() {
         return Err(Error::InvalidArg(
             "refusing to delete the root node: delete the store itself".into(),
         ));
+    }
+    if dry_run {
+        let keys = store.list_prefix(&node_prefix(path))?;
+        eprintln!("would delete {} ({} keys)", display(path), keys.len());
+        return Ok(0);
     }
     let (parent, name) = path.rsplit_once('/').unwrap_or(("", path));
     Group::open(store.clone(), parent, Mode::ReadWrite)?.delete(name)?;
@@ -929,7 +1271,9 @@ fn copy(
         }
         let array = Array::open(src.clone(), path, Mode::Read)?;
         let format = settings.format.unwrap_or(array.format().for_copies());
-        let meta = target_meta(&array.metadata(), settings, format)?;
+        let mut meta = target_meta(&array.metadata(), settings, format)?;
+        let mut attrs = array.attributes()?;
+        carry_dimension_names(&array, &mut meta, &mut attrs, format)?;
         let Some(dst) = &dst else {
             eprintln!(
                 "would copy array {} to {} (Zarr v{}, {} chunks of {})",
@@ -941,12 +1285,46 @@ fn copy(
             );
             continue;
         };
-        copy_array(&array, dst, &to_path, meta, format, overwrite)?;
+        copy_array(&array, dst, &to_path, meta, &attrs, format, overwrite)?;
     }
     if let Some(dst) = dst {
         dst.close()?;
     }
     Ok(0)
+}
+
+/// Gives the copy of `from` its dimension names in the target's format: v3
+/// `dimension_names`, or v2's `_ARRAY_DIMENSIONS` attribute (the xarray convention, which
+/// names every dimension: names with a gap are left out, with a warning).
+fn carry_dimension_names(
+    from: &Array,
+    meta: &mut ArrayMeta,
+    attrs: &mut Map<String, Value>,
+    format: Format,
+) -> Result<()> {
+    let names = from.dimension_names()?;
+    if !from.format().is_v3() && format.is_v3() {
+        attrs.remove(DIMENSIONS_KEY);
+    }
+    let Some(names) = names else {
+        return Ok(());
+    };
+    if format.is_v3() {
+        meta.dimension_names = Some(names);
+    } else if !attrs.contains_key(DIMENSIONS_KEY) {
+        match names.into_iter().collect::<Option<Vec<String>>>() {
+            Some(names) => {
+                attrs.insert(DIMENSIONS_KEY.into(), json!(names));
+            }
+            None => eprintln!(
+                "zarrtool: {}: dimension names not kept: Zarr v{}'s {DIMENSIONS_KEY} names \
+                 every dimension",
+                display(from.path()),
+                format.number()
+            ),
+        }
+    }
+    Ok(())
 }
 
 /// Copies one array chunk by chunk of the target's grid, skipping chunks the target holds.
@@ -955,10 +1333,10 @@ fn copy_array(
     dst: &Arc<dyn Store>,
     to_path: &str,
     meta: ArrayMeta,
+    attrs: &Map<String, Value>,
     format: Format,
     overwrite: bool,
 ) -> Result<()> {
-    let attrs = from.attributes()?;
     let exists = node_kind(dst.as_ref(), to_path)? != NodeKind::None;
     let target = if exists && !overwrite {
         // Resume: the target must have the layout this copy would give it.
@@ -983,7 +1361,7 @@ fn copy_array(
         } else {
             Mode::CreateNew
         };
-        Array::create(dst.clone(), to_path, meta, &attrs, mode, format)?
+        Array::create(dst.clone(), to_path, meta, attrs, mode, format)?
     };
     let meta = target.metadata();
     let grid = meta.chunk_grid();
@@ -1107,9 +1485,11 @@ fn validate(node: &NodeArg) -> Result<u8> {
             }
         }
     }
+    let mut out = Out::new();
     for p in &problems {
-        println!("{p}");
+        out.line(p)?;
     }
+    out.finish()?;
     eprintln!(
         "{} nodes ({arrays} arrays) checked: {} problem{}",
         nodes.len(),
@@ -1139,6 +1519,7 @@ fn diff_arrays(left: &Array, right: &Array, name: &str) -> Result<Vec<String>> {
     let cells = left.region_chunks(&vec![0; a.rank()], &a.shape)?;
     let mut differing = 0u64;
     let mut first: Option<Vec<u64>> = None;
+    let bar = progress(cells.len() as u64, name);
     for index in &cells {
         let (start, count) = left.chunk_region(index)?;
         let same = if a.dtype.is_variable() {
@@ -1179,7 +1560,9 @@ fn diff_arrays(left: &Array, right: &Array, name: &str) -> Result<Vec<String>> {
             }
             first = Some(at);
         }
+        bar.inc(1);
     }
+    finish_progress(&bar);
     Ok(match first {
         None => Vec::new(),
         Some(at) => vec![format!(
@@ -1232,8 +1615,10 @@ fn diff(left: &str, left_path: &str, right: &str, right_path: &str, attrs: bool)
             out.push(format!("{}: only in the second", display(name)));
         }
     }
+    let mut stdout = Out::new();
     for line in &out {
-        println!("{line}");
+        stdout.line(line)?;
     }
+    stdout.finish()?;
     Ok(if out.is_empty() { 0 } else { FOUND })
 }

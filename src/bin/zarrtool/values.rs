@@ -1,6 +1,6 @@
 //! Shapes, regions and element values as text.
 
-use zarr::dtype::{DType, DataKind};
+use zarr::dtype::{DType, DataKind, Field};
 use zarr::{Error, Result};
 
 /// Parses `4,5,6` into a shape (an empty string is the 0-d shape).
@@ -84,12 +84,14 @@ pub fn shape_text(shape: &[u64]) -> String {
         .join(" x ")
 }
 
-/// A float as text: integers without a fraction keep `.0`, others the shortest round trip.
-fn float_text(v: f64) -> String {
-    if v.is_nan() {
+/// A float as text: its shortest round-trip text in its own precision (`0.1` for a float32
+/// 0.1), integers with `.0`, and `nan`, `inf`, `-inf`.
+fn float_text<F: Copy + Into<f64> + std::fmt::Debug>(v: F) -> String {
+    let x: f64 = v.into();
+    if x.is_nan() {
         "nan".into()
-    } else if v.is_infinite() {
-        if v > 0.0 {
+    } else if x.is_infinite() {
+        if x > 0.0 {
             "inf".into()
         } else {
             "-inf".into()
@@ -104,13 +106,18 @@ fn escape(bytes: &[u8]) -> String {
     bytes[..end].escape_ascii().to_string()
 }
 
-/// One element (native byte order, as read) as text.
+/// A complex number as text (`1.0+2.0j`).
+fn complex_text<F: Copy + Into<f64> + std::fmt::Debug>(re: F, im: F) -> String {
+    let negative = Into::<f64>::into(im).is_sign_negative();
+    let sign = if negative { "" } else { "+" };
+    format!("{}{sign}{}j", float_text(re), float_text(im))
+}
+
+/// One element (native byte order, as read) as text: strings quoted (`"zz"`, `b"ab"`),
+/// records as tuples of their field values (`(1, 0.5, b"ab")`), sub-array fields as lists.
 pub fn element_text(dtype: &DType, item: &[u8]) -> String {
-    let ne = |n: usize| -> [u8; 8] {
-        let mut b = [0u8; 8];
-        b[..n].copy_from_slice(&item[..n]);
-        b
-    };
+    let f32_at = |at: usize| f32::from_ne_bytes(item[at..at + 4].try_into().unwrap_or_default());
+    let f64_at = |at: usize| f64::from_ne_bytes(item[at..at + 8].try_into().unwrap_or_default());
     match &dtype.kind {
         DataKind::Bool => (item[0] != 0).to_string(),
         DataKind::Int(1) => (item[0] as i8).to_string(),
@@ -119,58 +126,98 @@ pub fn element_text(dtype: &DType, item: &[u8]) -> String {
             i32::from_ne_bytes(item[..4].try_into().unwrap_or_default()).to_string()
         }
         DataKind::Int(_) | DataKind::DateTime(_) | DataKind::TimeDelta(_) => {
-            i64::from_ne_bytes(ne(8)).to_string()
+            i64::from_ne_bytes(item[..8].try_into().unwrap_or_default()).to_string()
         }
         DataKind::UInt(1) => item[0].to_string(),
         DataKind::UInt(2) => u16::from_ne_bytes([item[0], item[1]]).to_string(),
         DataKind::UInt(4) => {
             u32::from_ne_bytes(item[..4].try_into().unwrap_or_default()).to_string()
         }
-        DataKind::UInt(_) => u64::from_ne_bytes(ne(8)).to_string(),
+        DataKind::UInt(_) => {
+            u64::from_ne_bytes(item[..8].try_into().unwrap_or_default()).to_string()
+        }
         DataKind::Float(2) => {
-            float_text(half::f16::from_bits(u16::from_ne_bytes([item[0], item[1]])).to_f64())
+            float_text(half::f16::from_bits(u16::from_ne_bytes([item[0], item[1]])).to_f32())
         }
-        DataKind::Float(4) => {
-            float_text(f32::from_ne_bytes(item[..4].try_into().unwrap_or_default()) as f64)
-        }
-        DataKind::Float(_) => float_text(f64::from_ne_bytes(ne(8))),
-        DataKind::Complex(8) => {
-            let re = f32::from_ne_bytes(item[..4].try_into().unwrap_or_default()) as f64;
-            let im = f32::from_ne_bytes(item[4..8].try_into().unwrap_or_default()) as f64;
-            format!(
-                "{}{}{}j",
-                float_text(re),
-                if im < 0.0 || im.is_sign_negative() {
-                    ""
-                } else {
-                    "+"
-                },
-                float_text(im)
-            )
-        }
-        DataKind::Complex(_) => {
-            let re = f64::from_ne_bytes(item[..8].try_into().unwrap_or_default());
-            let im = f64::from_ne_bytes(item[8..16].try_into().unwrap_or_default());
-            format!(
-                "{}{}{}j",
-                float_text(re),
-                if im.is_sign_negative() { "" } else { "+" },
-                float_text(im)
-            )
-        }
+        DataKind::Float(4) => float_text(f32_at(0)),
+        DataKind::Float(_) => float_text(f64_at(0)),
+        DataKind::Complex(8) => complex_text(f32_at(0), f32_at(4)),
+        DataKind::Complex(_) => complex_text(f64_at(0), f64_at(8)),
         DataKind::FixedBytes(_) => format!("b\"{}\"", escape(item)),
         DataKind::Unicode(_) => format!("{:?}", zarr::meta::fill::unicode_text(item)),
         DataKind::NarrowInt { signed: true, .. } => (item[0] as i8).to_string(),
         DataKind::NarrowInt { .. } => item[0].to_string(),
-        _ => {
-            // Records, raw bytes and extension floats: their bytes in hex.
-            let hex: String = item.iter().map(|b| format!("{b:02x}")).collect();
-            format!("0x{hex}")
+        DataKind::Structured(fields) => {
+            let values: Vec<String> = fields.iter().map(|f| field_text(f, item)).collect();
+            match values.len() {
+                1 => format!("({},)", values[0]),
+                _ => format!("({})", values.join(", ")),
+            }
         }
+        _ => hex_text(item),
     }
 }
 
-/// Quotes a CSV field when it holds a comma, a quote or a line break.
+/// Raw bytes and extension floats: their bytes in hex.
+fn hex_text(item: &[u8]) -> String {
+    let hex: String = item.iter().map(|b| format!("{b:02x}")).collect();
+    format!("0x{hex}")
+}
+
+/// One field of a record as text: its value, or a (nested) list for a sub-array field.
+fn field_text(field: &Field, record: &[u8]) -> String {
+    let size = field.dtype.item_size();
+    let bytes = &record[field.offset..field.offset + field.size()];
+    fn nested(dtype: &DType, shape: &[u64], bytes: &[u8], size: usize) -> String {
+        let Some((&n, rest)) = shape.split_first() else {
+            return element_text(dtype, bytes);
+        };
+        let step = rest.iter().product::<u64>() as usize * size;
+        let parts: Vec<String> = (0..n as usize)
+            .map(|i| nested(dtype, rest, &bytes[i * step..(i + 1) * step], size))
+            .collect();
+        format!("[{}]", parts.join(", "))
+    }
+    nested(&field.dtype, &field.shape, bytes, size)
+}
+
+/// One element as CSV values before quoting: strings unquoted, a record one value per
+/// field (nested records flattened; a sub-array field one value, a list).
+pub fn element_csv(dtype: &DType, item: &[u8], out: &mut Vec<String>) {
+    match &dtype.kind {
+        DataKind::FixedBytes(_) => out.push(escape(item)),
+        DataKind::Unicode(_) => out.push(zarr::meta::fill::unicode_text(item)),
+        DataKind::Structured(fields) => {
+            for field in fields {
+                let bytes = &item[field.offset..field.offset + field.size()];
+                if field.shape.is_empty() {
+                    element_csv(&field.dtype, bytes, out);
+                } else {
+                    out.push(field_text(field, item));
+                }
+            }
+        }
+        _ => out.push(element_text(dtype, item)),
+    }
+}
+
+/// A variable-length item as text: a string quoted, bytes as `b"…"`.
+pub fn vlen_text(dtype: &DType, bytes: &[u8]) -> String {
+    match dtype.kind {
+        DataKind::String => format!("{:?}", String::from_utf8_lossy(bytes)),
+        _ => format!("b\"{}\"", bytes.escape_ascii()),
+    }
+}
+
+/// A variable-length item as a CSV value before quoting: the string itself, bytes escaped.
+pub fn vlen_csv(dtype: &DType, bytes: &[u8]) -> String {
+    match dtype.kind {
+        DataKind::String => String::from_utf8_lossy(bytes).into_owned(),
+        _ => bytes.escape_ascii().to_string(),
+    }
+}
+
+/// Quotes a CSV field when it holds a comma, a quote or a line break (RFC 4180).
 pub fn csv_field(text: &str) -> String {
     if text.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", text.replace('"', "\"\""))

@@ -1,0 +1,820 @@
+//! `import` of netCDF-3, netCDF-4 and HDF5 files through the system netCDF library (cargo
+//! feature `netcdf`), by a few hand-written bindings to its C API (`netcdf.h`).
+//!
+//! Every netCDF group becomes a Zarr group (the root group's attributes, the file's global
+//! attributes, go to the group at the target path) and every variable an array with its
+//! dimensions' names, its attributes and its fill value. The numeric types map to Zarr's,
+//! `char` arrays become fixed-width byte strings over their last dimension (the string
+//! length), `string` variables Zarr strings; user-defined types (compound, vlen, opaque,
+//! enum) are refused before anything is written.
+
+use crate::cli::{Layout, NodeArg};
+use crate::ops::{
+    array_text, display, finish_progress, parse_json, progress, target_store, would_create,
+    DIMENSIONS_KEY,
+};
+use crate::values::parse_shape;
+use serde_json::{Map, Value};
+use std::ffi::{c_char, c_int, c_void, CStr, CString};
+use std::ptr::null_mut;
+use zarr::dtype::{ByteOrder, DType, DataKind, ElementType};
+use zarr::meta::{ArrayMeta, Format, Order};
+use zarr::node::{ArrayBuilder, Group, Mode};
+use zarr::store::join_key;
+use zarr::{Error, Result};
+
+/// The part of the netCDF C API the import uses (netCDF 4.x, `netcdf.h`).
+mod ffi {
+    use std::ffi::{c_char, c_int, c_void};
+
+    pub const NC_NOERR: c_int = 0;
+    pub const NC_NOWRITE: c_int = 0;
+    pub const NC_GLOBAL: c_int = -1;
+    pub const NC_MAX_NAME: usize = 256;
+    pub const NC_CHUNKED: c_int = 0;
+
+    pub const NC_BYTE: c_int = 1;
+    pub const NC_CHAR: c_int = 2;
+    pub const NC_SHORT: c_int = 3;
+    pub const NC_INT: c_int = 4;
+    pub const NC_FLOAT: c_int = 5;
+    pub const NC_DOUBLE: c_int = 6;
+    pub const NC_UBYTE: c_int = 7;
+    pub const NC_USHORT: c_int = 8;
+    pub const NC_UINT: c_int = 9;
+    pub const NC_INT64: c_int = 10;
+    pub const NC_UINT64: c_int = 11;
+    pub const NC_STRING: c_int = 12;
+
+    pub const NC_VLEN: c_int = 13;
+    pub const NC_OPAQUE: c_int = 14;
+    pub const NC_ENUM: c_int = 15;
+    pub const NC_COMPOUND: c_int = 16;
+
+    #[link(name = "netcdf")]
+    extern "C" {
+        pub fn nc_open(path: *const c_char, mode: c_int, ncidp: *mut c_int) -> c_int;
+        pub fn nc_close(ncid: c_int) -> c_int;
+        pub fn nc_strerror(ncerr: c_int) -> *const c_char;
+        pub fn nc_inq_libvers() -> *const c_char;
+        pub fn nc_inq_grps(ncid: c_int, numgrps: *mut c_int, ncids: *mut c_int) -> c_int;
+        pub fn nc_inq_grpname(ncid: c_int, name: *mut c_char) -> c_int;
+        pub fn nc_inq_varids(ncid: c_int, nvars: *mut c_int, varids: *mut c_int) -> c_int;
+        pub fn nc_inq_var(
+            ncid: c_int,
+            varid: c_int,
+            name: *mut c_char,
+            xtypep: *mut c_int,
+            ndimsp: *mut c_int,
+            dimidsp: *mut c_int,
+            nattsp: *mut c_int,
+        ) -> c_int;
+        pub fn nc_inq_dim(ncid: c_int, dimid: c_int, name: *mut c_char, lenp: *mut usize) -> c_int;
+        pub fn nc_inq_natts(ncid: c_int, ngattsp: *mut c_int) -> c_int;
+        pub fn nc_inq_attname(ncid: c_int, varid: c_int, attnum: c_int, name: *mut c_char)
+            -> c_int;
+        pub fn nc_inq_att(
+            ncid: c_int,
+            varid: c_int,
+            name: *const c_char,
+            xtypep: *mut c_int,
+            lenp: *mut usize,
+        ) -> c_int;
+        pub fn nc_get_att(ncid: c_int, varid: c_int, name: *const c_char, ip: *mut c_void)
+            -> c_int;
+        pub fn nc_free_string(len: usize, data: *mut *mut c_char) -> c_int;
+        pub fn nc_inq_var_chunking(
+            ncid: c_int,
+            varid: c_int,
+            storagep: *mut c_int,
+            chunksizesp: *mut usize,
+        ) -> c_int;
+        pub fn nc_inq_var_fill(
+            ncid: c_int,
+            varid: c_int,
+            no_fill: *mut c_int,
+            fill_valuep: *mut c_void,
+        ) -> c_int;
+        pub fn nc_get_vara(
+            ncid: c_int,
+            varid: c_int,
+            startp: *const usize,
+            countp: *const usize,
+            ip: *mut c_void,
+        ) -> c_int;
+        pub fn nc_inq_user_type(
+            ncid: c_int,
+            xtype: c_int,
+            name: *mut c_char,
+            size: *mut usize,
+            base_nc_typep: *mut c_int,
+            nfieldsp: *mut usize,
+            classp: *mut c_int,
+        ) -> c_int;
+    }
+}
+
+/// The netCDF library's version (`4.9.0`).
+pub fn library_version() -> String {
+    // SAFETY: nc_inq_libvers returns a static NUL-terminated string.
+    let text = unsafe { CStr::from_ptr(ffi::nc_inq_libvers()) };
+    let text = text.to_string_lossy();
+    text.split_whitespace().next().unwrap_or("").to_string()
+}
+
+/// A buffer for a netCDF name (at most `NC_MAX_NAME` bytes and a NUL).
+type NameBuf = [c_char; ffi::NC_MAX_NAME + 1];
+
+fn name_text(buf: &NameBuf) -> String {
+    // SAFETY: the library wrote a NUL-terminated name into the buffer (zeroed beforehand).
+    unsafe { CStr::from_ptr(buf.as_ptr()) }
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// An open netCDF file, closed when dropped.
+struct File {
+    ncid: c_int,
+    name: String,
+}
+
+impl File {
+    fn open(path: &str) -> Result<File> {
+        let c_path = CString::new(path)
+            .map_err(|_| Error::InvalidArg(format!("{path:?} holds a NUL byte")))?;
+        let mut ncid = 0;
+        // SAFETY: a valid C string and a valid out pointer.
+        let code = unsafe { ffi::nc_open(c_path.as_ptr(), ffi::NC_NOWRITE, &mut ncid) };
+        if code != ffi::NC_NOERR {
+            return Err(Error::Io(format!(
+                "netCDF cannot open {path:?}: {}",
+                nc_message(code)
+            )));
+        }
+        Ok(File {
+            ncid,
+            name: path.to_string(),
+        })
+    }
+
+    /// A netCDF status as a result: failures name the file and what was being done.
+    fn check(&self, code: c_int, what: impl FnOnce() -> String) -> Result<()> {
+        if code == ffi::NC_NOERR {
+            return Ok(());
+        }
+        Err(Error::Io(format!(
+            "netCDF {:?}: {}: {}",
+            self.name,
+            what(),
+            nc_message(code)
+        )))
+    }
+}
+
+impl Drop for File {
+    fn drop(&mut self) {
+        // SAFETY: the id came from nc_open and is closed once.
+        unsafe { ffi::nc_close(self.ncid) };
+    }
+}
+
+fn nc_message(code: c_int) -> String {
+    // SAFETY: nc_strerror returns a static NUL-terminated string for any code.
+    unsafe { CStr::from_ptr(ffi::nc_strerror(code)) }
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// How a variable's elements are stored in Zarr.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// A number of this many bytes, as netCDF gives it (native byte order).
+    Number(usize),
+    /// `char` over the last dimension: a fixed-width byte string of this many bytes.
+    Char(usize),
+    /// `string`: a variable-length UTF-8 string.
+    String,
+}
+
+/// A netCDF variable and the array it becomes.
+struct Var {
+    ncid: c_int,
+    varid: c_int,
+    /// The array's path below the import's root.
+    path: String,
+    kind: Kind,
+    /// The netCDF dimensions' lengths.
+    nc_shape: Vec<usize>,
+    meta: ArrayMeta,
+    format: Format,
+    attrs: Map<String, Value>,
+}
+
+/// A netCDF group and the group it becomes.
+struct GroupPlan {
+    path: String,
+    attrs: Map<String, Value>,
+}
+
+/// How the variables are laid out: `--chunks`/`--shards` (for variables of their rank),
+/// `--compressor` and the format.
+struct Settings {
+    chunks: Option<Vec<u64>>,
+    shards: Option<Vec<u64>>,
+    compressor: Option<Value>,
+    format: Format,
+}
+
+/// The class of a user-defined type, as named in errors.
+fn class_name(class: c_int) -> &'static str {
+    match class {
+        ffi::NC_COMPOUND => "compound",
+        ffi::NC_VLEN => "vlen",
+        ffi::NC_OPAQUE => "opaque",
+        ffi::NC_ENUM => "enum",
+        _ => "user-defined",
+    }
+}
+
+/// The Zarr element type of a netCDF atomic type (not char or string).
+fn element_type(xtype: c_int) -> Option<ElementType> {
+    Some(match xtype {
+        ffi::NC_BYTE => ElementType::Int8,
+        ffi::NC_UBYTE => ElementType::UInt8,
+        ffi::NC_SHORT => ElementType::Int16,
+        ffi::NC_USHORT => ElementType::UInt16,
+        ffi::NC_INT => ElementType::Int32,
+        ffi::NC_UINT => ElementType::UInt32,
+        ffi::NC_INT64 => ElementType::Int64,
+        ffi::NC_UINT64 => ElementType::UInt64,
+        ffi::NC_FLOAT => ElementType::Float32,
+        ffi::NC_DOUBLE => ElementType::Float64,
+        _ => return None,
+    })
+}
+
+/// The refusal of a user-defined type, or `None` for an atomic type.
+fn refuse_type(f: &File, ncid: c_int, xtype: c_int, what: &str) -> Result<()> {
+    if xtype <= ffi::NC_STRING {
+        return Ok(());
+    }
+    let mut name: NameBuf = [0; ffi::NC_MAX_NAME + 1];
+    let (mut size, mut base, mut nfields, mut class) = (0usize, 0, 0usize, 0);
+    // SAFETY: valid buffers and out pointers.
+    let code = unsafe {
+        ffi::nc_inq_user_type(
+            ncid,
+            xtype,
+            name.as_mut_ptr(),
+            &mut size,
+            &mut base,
+            &mut nfields,
+            &mut class,
+        )
+    };
+    f.check(code, || format!("the type of {what}"))?;
+    Err(Error::Unsupported(format!(
+        "{:?}: {what} has the {} type {:?}: zarrtool imports numeric, char and string \
+         netCDF types (compound, vlen, opaque and enum types are refused)",
+        f.name,
+        class_name(class),
+        name_text(&name)
+    )))
+}
+
+/// A number as JSON: finite floats by their shortest text (`0.1` for a float's 0.1), NaN
+/// and the infinities as the strings Zarr uses for them (`"NaN"`, `"Infinity"`).
+fn float_json(v: f64, text: String) -> Value {
+    if v.is_nan() {
+        Value::from("NaN")
+    } else if v.is_infinite() {
+        Value::from(if v > 0.0 { "Infinity" } else { "-Infinity" })
+    } else {
+        serde_json::from_str(&text).unwrap_or(Value::Null)
+    }
+}
+
+/// Numbers of netCDF type `xtype` (native bytes) as JSON values.
+fn numbers_json(xtype: c_int, bytes: &[u8]) -> Vec<Value> {
+    macro_rules! each {
+        ($t:ty, $f:expr) => {
+            bytes
+                .chunks_exact(std::mem::size_of::<$t>())
+                .map(|b| {
+                    let v = <$t>::from_ne_bytes(b.try_into().expect("an element"));
+                    $f(v)
+                })
+                .collect()
+        };
+    }
+    match xtype {
+        ffi::NC_BYTE => each!(i8, Value::from),
+        ffi::NC_UBYTE => each!(u8, Value::from),
+        ffi::NC_SHORT => each!(i16, Value::from),
+        ffi::NC_USHORT => each!(u16, Value::from),
+        ffi::NC_INT => each!(i32, Value::from),
+        ffi::NC_UINT => each!(u32, Value::from),
+        ffi::NC_INT64 => each!(i64, Value::from),
+        ffi::NC_UINT64 => each!(u64, Value::from),
+        ffi::NC_FLOAT => each!(f32, |v: f32| float_json(v as f64, format!("{v:?}"))),
+        _ => each!(f64, |v: f64| float_json(v, format!("{v:?}"))),
+    }
+}
+
+/// Takes the strings of an array of C string pointers the library allocated, and frees them.
+fn take_strings(f: &File, ptrs: &mut [*mut c_char]) -> Result<Vec<Vec<u8>>> {
+    let out = ptrs
+        .iter()
+        .map(|&p| {
+            if p.is_null() {
+                Vec::new()
+            } else {
+                // SAFETY: the library wrote NUL-terminated strings or null pointers.
+                unsafe { CStr::from_ptr(p) }.to_bytes().to_vec()
+            }
+        })
+        .collect();
+    // SAFETY: the pointers came from the library, which frees them (null ones are skipped).
+    let code = unsafe { ffi::nc_free_string(ptrs.len(), ptrs.as_mut_ptr()) };
+    f.check(code, || "freeing strings".into())?;
+    Ok(out)
+}
+
+/// The attributes of a variable (or, for `NC_GLOBAL`, of a group) as JSON. A value of one
+/// item is a scalar, longer ones lists; text (`char`) is one string. `_FillValue` is left
+/// out: it becomes the array's fill value.
+fn attributes(
+    f: &File,
+    ncid: c_int,
+    varid: c_int,
+    count: c_int,
+    owner: &str,
+) -> Result<Map<String, Value>> {
+    let mut out = Map::new();
+    for i in 0..count {
+        let mut name: NameBuf = [0; ffi::NC_MAX_NAME + 1];
+        // SAFETY: a name buffer of NC_MAX_NAME + 1 bytes.
+        let code = unsafe { ffi::nc_inq_attname(ncid, varid, i, name.as_mut_ptr()) };
+        f.check(code, || format!("attribute {i} of {owner}"))?;
+        let key = name_text(&name);
+        let what = || format!("attribute {key:?} of {owner}");
+        let (mut xtype, mut len) = (0, 0usize);
+        // SAFETY: the name buffer is NUL-terminated; valid out pointers.
+        let code = unsafe { ffi::nc_inq_att(ncid, varid, name.as_ptr(), &mut xtype, &mut len) };
+        f.check(code, what)?;
+        if key == "_FillValue" && varid != ffi::NC_GLOBAL {
+            continue;
+        }
+        refuse_type(f, ncid, xtype, &what())?;
+        let value = match xtype {
+            ffi::NC_CHAR => {
+                let mut bytes = vec![0u8; len];
+                // SAFETY: room for `len` chars.
+                let code = unsafe {
+                    ffi::nc_get_att(ncid, varid, name.as_ptr(), bytes.as_mut_ptr().cast())
+                };
+                f.check(code, what)?;
+                let end = bytes.iter().rposition(|&b| b != 0).map_or(0, |p| p + 1);
+                Value::from(String::from_utf8_lossy(&bytes[..end]).into_owned())
+            }
+            ffi::NC_STRING => {
+                let mut ptrs = vec![null_mut::<c_char>(); len];
+                // SAFETY: room for `len` string pointers, freed by take_strings.
+                let code = unsafe {
+                    ffi::nc_get_att(ncid, varid, name.as_ptr(), ptrs.as_mut_ptr().cast())
+                };
+                f.check(code, what)?;
+                let items: Vec<Value> = take_strings(f, &mut ptrs)?
+                    .into_iter()
+                    .map(|s| Value::from(String::from_utf8_lossy(&s).into_owned()))
+                    .collect();
+                match items.len() {
+                    1 => items.into_iter().next().unwrap_or(Value::Null),
+                    _ => Value::Array(items),
+                }
+            }
+            _ => {
+                let size = element_type(xtype).map_or(8, |e| e.size());
+                let mut bytes = vec![0u8; len * size];
+                // SAFETY: room for `len` items of the attribute's type.
+                let code = unsafe {
+                    ffi::nc_get_att(ncid, varid, name.as_ptr(), bytes.as_mut_ptr().cast())
+                };
+                f.check(code, what)?;
+                let items = numbers_json(xtype, &bytes);
+                match items.len() {
+                    1 => items.into_iter().next().unwrap_or(Value::Null),
+                    _ => Value::Array(items),
+                }
+            }
+        };
+        out.insert(key, value);
+    }
+    Ok(out)
+}
+
+/// Reads what netCDF says of one variable and plans its array.
+fn variable(f: &File, ncid: c_int, varid: c_int, group: &str, settings: &Settings) -> Result<Var> {
+    let mut name: NameBuf = [0; ffi::NC_MAX_NAME + 1];
+    let (mut xtype, mut ndims, mut natts) = (0, 0, 0);
+    // SAFETY: a name buffer and valid out pointers; dimension ids asked for below.
+    let code = unsafe {
+        ffi::nc_inq_var(
+            ncid,
+            varid,
+            name.as_mut_ptr(),
+            &mut xtype,
+            &mut ndims,
+            null_mut(),
+            &mut natts,
+        )
+    };
+    f.check(code, || {
+        format!("variable {varid} of group {}", display(group))
+    })?;
+    let path = join_key(group, &name_text(&name));
+    let shown = format!("variable {}", display(&path));
+    let mut dimids = vec![0 as c_int; ndims.max(0) as usize];
+    // SAFETY: room for `ndims` dimension ids.
+    let code = unsafe {
+        ffi::nc_inq_var(
+            ncid,
+            varid,
+            null_mut(),
+            null_mut(),
+            null_mut(),
+            dimids.as_mut_ptr(),
+            null_mut(),
+        )
+    };
+    f.check(code, || format!("the dimensions of {shown}"))?;
+    let mut dims = Vec::new();
+    for &dimid in &dimids {
+        let mut dname: NameBuf = [0; ffi::NC_MAX_NAME + 1];
+        let mut len = 0usize;
+        // SAFETY: a name buffer and a valid out pointer.
+        let code = unsafe { ffi::nc_inq_dim(ncid, dimid, dname.as_mut_ptr(), &mut len) };
+        f.check(code, || format!("dimension {dimid} of {shown}"))?;
+        dims.push((name_text(&dname), len));
+    }
+    refuse_type(f, ncid, xtype, &shown)?;
+    let rank = dims.len();
+    let kind = match xtype {
+        ffi::NC_CHAR => Kind::Char(dims.last().map_or(1, |d| d.1.max(1))),
+        ffi::NC_STRING => Kind::String,
+        t => Kind::Number(element_type(t).map_or(0, |e| e.size())),
+    };
+    // A char array's last dimension is its strings' length.
+    let zdims = match kind {
+        Kind::Char(_) if rank > 0 => &dims[..rank - 1],
+        _ => &dims[..],
+    };
+    let shape: Vec<u64> = zdims.iter().map(|d| d.1 as u64).collect();
+    let dtype = match kind {
+        Kind::Char(n) => DType::new(DataKind::FixedBytes(n), ByteOrder::NotApplicable),
+        Kind::String => DType::new(DataKind::String, ByteOrder::NotApplicable),
+        Kind::Number(_) => element_type(xtype)
+            .and_then(|e| e.to_dtype(ByteOrder::NATIVE))
+            .ok_or_else(|| Error::Internal(format!("no Zarr type for netCDF type {xtype}")))?,
+    };
+    let mut builder = ArrayBuilder::new(shape.clone(), ElementType::Raw);
+    builder.dtype(dtype.clone());
+    builder.zarr_format(settings.format.number())?;
+    // Chunks: --chunks for this rank, else netCDF's own when the variable is chunked,
+    // else the builder's guess.
+    let mut storage = 0;
+    let mut sizes = vec![0usize; rank.max(1)];
+    // SAFETY: room for `rank` chunk sizes.
+    let code = unsafe { ffi::nc_inq_var_chunking(ncid, varid, &mut storage, sizes.as_mut_ptr()) };
+    let kept = (code == ffi::NC_NOERR && storage == ffi::NC_CHUNKED && rank > 0).then(|| {
+        sizes[..shape.len()]
+            .iter()
+            .map(|&c| c.max(1) as u64)
+            .collect::<Vec<_>>()
+    });
+    match (&settings.chunks, kept) {
+        (Some(chunks), _) if chunks.len() == shape.len() => {
+            builder.chunks(chunks.clone());
+        }
+        (_, Some(kept)) => {
+            builder.chunks(kept);
+        }
+        _ => {}
+    }
+    if let Some(shards) = settings.shards.as_ref().filter(|s| s.len() == shape.len()) {
+        builder.shard_shape(shards.clone());
+    }
+    if let Some(c) = &settings.compressor {
+        builder.compressor(c.clone());
+    }
+    // The fill value in effect: _FillValue, else netCDF's default for the type, unless the
+    // variable is not filled.
+    let mut no_fill = 0;
+    let mut fill = [0u8; 16];
+    // SAFETY: 16 bytes hold any atomic type's fill value (a string's is a pointer).
+    let code = unsafe { ffi::nc_inq_var_fill(ncid, varid, &mut no_fill, fill.as_mut_ptr().cast()) };
+    f.check(code, || format!("the fill value of {shown}"))?;
+    if no_fill == 0 {
+        match kind {
+            Kind::Number(size) => {
+                builder.fill_value_bytes(dtype.element_type(), fill[..size].to_vec());
+            }
+            // Every char of an unwritten string is the fill char.
+            Kind::Char(n) => {
+                builder.fill_value_bytes(ElementType::Raw, vec![fill[0]; n]);
+            }
+            Kind::String => {
+                const PTR: usize = std::mem::size_of::<usize>();
+                let ptr = usize::from_ne_bytes(fill[..PTR].try_into().expect("a pointer"));
+                let mut ptrs = [ptr as *mut c_char];
+                let text = take_strings(f, &mut ptrs)?.remove(0);
+                builder.fill_value_bytes(ElementType::String, text);
+            }
+        }
+    } else if !settings.format.is_v3() {
+        builder.fill_value_json(Value::Null);
+    }
+    let mut attrs = attributes(f, ncid, varid, natts, &shown)?;
+    let names: Vec<String> = zdims.iter().map(|d| d.0.clone()).collect();
+    if !names.is_empty() {
+        if settings.format.is_v3() {
+            builder.dimension_names(names.into_iter().map(Some).collect());
+        } else {
+            attrs.insert(DIMENSIONS_KEY.into(), Value::from(names));
+        }
+    }
+    let meta = builder
+        .metadata()
+        .map_err(|e| Error::InvalidArg(format!("{shown}: {e}")))?;
+    Ok(Var {
+        ncid,
+        varid,
+        path,
+        kind,
+        nc_shape: dims.iter().map(|d| d.1).collect(),
+        meta,
+        format: settings.format,
+        attrs,
+    })
+}
+
+/// Walks a netCDF group and those below it, planning groups and arrays.
+fn walk(
+    f: &File,
+    ncid: c_int,
+    path: &str,
+    settings: &Settings,
+    groups: &mut Vec<GroupPlan>,
+    vars: &mut Vec<Var>,
+) -> Result<()> {
+    let shown = format!("group {}", display(path));
+    let mut natts = 0;
+    // SAFETY: a valid out pointer.
+    let code = unsafe { ffi::nc_inq_natts(ncid, &mut natts) };
+    f.check(code, || format!("the attributes of {shown}"))?;
+    groups.push(GroupPlan {
+        path: path.to_string(),
+        attrs: attributes(f, ncid, ffi::NC_GLOBAL, natts, &shown)?,
+    });
+    let mut nvars = 0;
+    // SAFETY: a valid out pointer; the ids are asked for below.
+    let code = unsafe { ffi::nc_inq_varids(ncid, &mut nvars, null_mut()) };
+    f.check(code, || format!("the variables of {shown}"))?;
+    let mut varids = vec![0 as c_int; nvars.max(0) as usize];
+    // SAFETY: room for `nvars` ids.
+    let code = unsafe { ffi::nc_inq_varids(ncid, &mut nvars, varids.as_mut_ptr()) };
+    f.check(code, || format!("the variables of {shown}"))?;
+    for varid in varids {
+        vars.push(variable(f, ncid, varid, path, settings)?);
+    }
+    let mut ngroups = 0;
+    // SAFETY: a valid out pointer; the ids are asked for below.
+    let code = unsafe { ffi::nc_inq_grps(ncid, &mut ngroups, null_mut()) };
+    f.check(code, || format!("the groups of {shown}"))?;
+    let mut ids = vec![0 as c_int; ngroups.max(0) as usize];
+    // SAFETY: room for `ngroups` ids.
+    let code = unsafe { ffi::nc_inq_grps(ncid, &mut ngroups, ids.as_mut_ptr()) };
+    f.check(code, || format!("the groups of {shown}"))?;
+    for id in ids {
+        let mut name: NameBuf = [0; ffi::NC_MAX_NAME + 1];
+        // SAFETY: a name buffer of NC_MAX_NAME + 1 bytes.
+        let code = unsafe { ffi::nc_inq_grpname(id, name.as_mut_ptr()) };
+        f.check(code, || format!("a group of {shown}"))?;
+        walk(
+            f,
+            id,
+            &join_key(path, &name_text(&name)),
+            settings,
+            groups,
+            vars,
+        )?;
+    }
+    Ok(())
+}
+
+/// Copies one variable's values into its array, chunk by chunk of the array's grid.
+fn copy_values(f: &File, var: &Var, array: &zarr::node::Array, root: &str) -> Result<()> {
+    let rank = var.meta.rank();
+    let cells = array.region_chunks(&vec![0; rank], &var.meta.shape)?;
+    let shown = display(&join_key(root, &var.path));
+    let bar = progress(cells.len() as u64, &shown);
+    for index in &cells {
+        let (start, count) = array.chunk_region(index)?;
+        let n: usize = count.iter().product::<u64>() as usize;
+        // netCDF's region: a char array's strings are read whole.
+        let mut nc_start: Vec<usize> = start.iter().map(|&s| s as usize).collect();
+        let mut nc_count: Vec<usize> = count.iter().map(|&c| c as usize).collect();
+        if let Kind::Char(_) = var.kind {
+            if var.nc_shape.len() > rank {
+                nc_start.push(0);
+                nc_count.push(var.nc_shape[rank]);
+            }
+        }
+        // A scalar's start and count are not read, but must point somewhere.
+        if nc_start.is_empty() {
+            nc_start.push(0);
+            nc_count.push(1);
+        }
+        let what = || format!("reading {shown}");
+        match var.kind {
+            Kind::String => {
+                let mut ptrs = vec![null_mut::<c_char>(); n];
+                // SAFETY: room for the region's string pointers, freed by take_strings.
+                let code = unsafe {
+                    ffi::nc_get_vara(
+                        var.ncid,
+                        var.varid,
+                        nc_start.as_ptr(),
+                        nc_count.as_ptr(),
+                        ptrs.as_mut_ptr().cast::<c_void>(),
+                    )
+                };
+                f.check(code, what)?;
+                let items = take_strings(f, &mut ptrs)?;
+                let parts: Vec<&[u8]> = items.iter().map(Vec::as_slice).collect();
+                array.write_vlen(&start, &count, Order::C, &parts)?;
+            }
+            Kind::Char(width) => {
+                let stored = var.nc_shape.get(rank).copied().unwrap_or(1);
+                let mut buf = vec![0u8; n * width];
+                if stored > 0 && n > 0 {
+                    // SAFETY: room for the region's chars (`stored` = `width` per string).
+                    let code = unsafe {
+                        ffi::nc_get_vara(
+                            var.ncid,
+                            var.varid,
+                            nc_start.as_ptr(),
+                            nc_count.as_ptr(),
+                            buf.as_mut_ptr().cast::<c_void>(),
+                        )
+                    };
+                    f.check(code, what)?;
+                }
+                array.write(&start, &count, ElementType::Raw, Order::C, &buf)?;
+            }
+            Kind::Number(size) => {
+                let mut buf = vec![0u8; n * size];
+                // SAFETY: room for the region's items of the variable's type.
+                let code = unsafe {
+                    ffi::nc_get_vara(
+                        var.ncid,
+                        var.varid,
+                        nc_start.as_ptr(),
+                        nc_count.as_ptr(),
+                        buf.as_mut_ptr().cast::<c_void>(),
+                    )
+                };
+                f.check(code, what)?;
+                let elem = var.meta.dtype.element_type();
+                array.write(&start, &count, elem, Order::C, &buf)?;
+            }
+        }
+        bar.inc(1);
+    }
+    finish_progress(&bar);
+    Ok(())
+}
+
+/// Imports the netCDF (or HDF5) `file` as a hierarchy at `node` (see the module's text).
+pub fn import(
+    file: &str,
+    node: &NodeArg,
+    overwrite: bool,
+    dry_run: bool,
+    layout: &Layout,
+) -> Result<u8> {
+    let f = File::open(file)?;
+    let root = node.path.trim_matches('/').to_string();
+    // The plan is made with the store opened read-only (if it exists): nothing is written
+    // when the file holds something the import refuses.
+    let (existing, kind) = target_store(&node.store, &root, overwrite, true)?;
+    let format = match (layout.format, &existing) {
+        (Some(n), _) => Format::from_number(n.into())?,
+        (None, Some(s)) => zarr::node::inherited_format(s.as_ref(), &root)?,
+        (None, None) => Format::V3,
+    };
+    let settings = Settings {
+        chunks: layout
+            .chunks
+            .as_deref()
+            .map(|c| parse_shape(c, "--chunks"))
+            .transpose()?,
+        shards: layout
+            .shards
+            .as_deref()
+            .map(|c| parse_shape(c, "--shards"))
+            .transpose()?,
+        compressor: layout
+            .compressor
+            .as_deref()
+            .map(|c| parse_json(c, "--compressor"))
+            .transpose()?,
+        format,
+    };
+    // Everything is read and checked before anything is written.
+    let mut groups = Vec::new();
+    let mut vars = Vec::new();
+    walk(&f, f.ncid, "", &settings, &mut groups, &mut vars)?;
+    let mut seen = std::collections::HashSet::new();
+    for path in groups
+        .iter()
+        .map(|g| &g.path)
+        .chain(vars.iter().map(|v| &v.path))
+    {
+        if !seen.insert(path.as_str()) {
+            return Err(Error::Exists(format!(
+                "{file:?}: a group and a variable are both named {}",
+                display(path)
+            )));
+        }
+    }
+    if dry_run {
+        let v = format.number();
+        would_create(kind, &root, &format!("a group (Zarr v{v}) from {file:?}"));
+        for g in groups.iter().skip(1) {
+            eprintln!(
+                "would create a group (Zarr v{v}) at {}",
+                display(&join_key(&root, &g.path))
+            );
+        }
+        for var in &vars {
+            eprintln!(
+                "would create {} at {}",
+                array_text(&var.meta, var.format),
+                display(&join_key(&root, &var.path))
+            );
+        }
+        return Ok(0);
+    }
+    drop(existing);
+    let (store, _) = target_store(&node.store, &root, overwrite, false)?;
+    let store = store.ok_or_else(|| Error::Internal("no store to write".into()))?;
+    for (i, g) in groups.iter().enumerate() {
+        let mode = match (i, overwrite) {
+            (0, true) => Mode::Overwrite,
+            _ => Mode::CreateNew,
+        };
+        Group::open_with(
+            store.clone(),
+            &join_key(&root, &g.path),
+            mode,
+            format,
+            &g.attrs,
+        )?;
+    }
+    for var in &vars {
+        let array = zarr::node::Array::create(
+            store.clone(),
+            &join_key(&root, &var.path),
+            var.meta.clone(),
+            &var.attrs,
+            Mode::CreateNew,
+            var.format,
+        )?;
+        copy_values(&f, var, &array, &root)?;
+    }
+    store.close()?;
+    Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_as_json() {
+        let floats: Vec<u8> = [0.1f32, f32::NAN, f32::NEG_INFINITY]
+            .iter()
+            .flat_map(|v| v.to_ne_bytes())
+            .collect();
+        assert_eq!(
+            Value::Array(numbers_json(ffi::NC_FLOAT, &floats)).to_string(),
+            r#"[0.1,"NaN","-Infinity"]"#
+        );
+        let ints: Vec<u8> = [-1i16, 7].iter().flat_map(|v| v.to_ne_bytes()).collect();
+        assert_eq!(
+            Value::Array(numbers_json(ffi::NC_SHORT, &ints)).to_string(),
+            "[-1,7]"
+        );
+    }
+}
