@@ -556,7 +556,7 @@ impl Store for FilesystemStore {
         Ok(true)
     }
 
-    /// Reads ahead where the system can ask the kernel to ([`sys::will_need`]).
+    /// Reads ahead where the system can ask the kernel to (`fadvise(WILLNEED)`).
     fn reads_ahead(&self) -> bool {
         sys::READS_AHEAD
     }
