@@ -9,6 +9,8 @@
 #      C++ binding zarr.hpp) and bindings/fortran/tests (gfortran -fcheck=all -Wall, with the
 #      zarr-python 2.18 interop check)
 #   5. packaging: install, then build the C, C++ and Fortran examples against the prefix
+#      and docs: the user guide's snippets compiled and run (tests/docs/check_guide.py), the
+#      API reference built by Doxygen with warnings as errors (docs/api/build.sh)
 #   6. interop: zarr-python 2.18, zarr-python 3.x and tensorstore, both directions
 #   7. MPI: examples-c/mpi_write.c (shared filesystem) and mpi_write_s3.c (moto S3, owned
 #      and shared shards) on 4 OpenMPI ranks, checked by libzarr and zarr-python
@@ -79,6 +81,10 @@ if cargo tree -e normal -i aws-lc-sys >/dev/null 2>&1; then
   exit 1
 fi
 cargo check --quiet --lib --no-default-features --features cloud,system-tls
+
+stage "docs: the user guide's snippets, the API reference (Doxygen, warnings as errors)"
+python3 tests/docs/check_guide.py --build build
+bash docs/api/build.sh build/api
 
 stage "interop: zarr-python 2.18, zarr-python 3.x, tensorstore"
 bash tests/interop/run.sh
