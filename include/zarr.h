@@ -1,4 +1,5 @@
-/*
+/**
+ * @file zarr.h
  * zarr.h — the C interface of libzarr: Zarr arrays for C, C++, Fortran and other languages.
  * Generated from the Rust sources by cbindgen; do not edit.
  *
@@ -9,11 +10,12 @@
  *   the calling thread's message, which names the key, field, chunk or argument at fault.
  * - Parameters: handle first, then inputs, then outputs. Every buffer pointer is followed by
  *   its length in bytes. Outputs are written only on success, except that a handle output
- *   (`out_*` of type `T **`) is set to NULL first, so it is NULL after any failure.
- * - Handles (zarr_store_t, zarr_array_t, zarr_array_builder_t, zarr_strings_t) are opaque.
- *   Free each with its own *_free function; free(NULL) is a no-op, freeing twice is
- *   undefined. Handles are reference-counted inside: an array keeps its store alive, so
- *   handles may be freed in any order.
+ *   (`out_*` of type `T **`) is set to NULL first, so it is NULL after any failure, and
+ *   that the buffer of a failed region read may hold part of the region.
+ * - Handles (zarr_store_t, zarr_group_t, zarr_array_t, zarr_array_builder_t, zarr_strings_t,
+ *   zarr_vlen_list_t) are opaque. Free each with its own `*_free` function; free(NULL) is a
+ *   no-op, freeing twice is undefined. Handles are reference-counted inside: an array keeps
+ *   its store alive, so handles may be freed in any order.
  * - Strings passed in are UTF-8, NUL-terminated and only borrowed for the call. Buffers
  *   passed in are borrowed for the call only. String outputs use (buf, len, needed): the
  *   text is copied NUL-terminated, `*needed` (may be NULL) gets its full size including the
@@ -28,11 +30,20 @@
  *   by several threads at once: reads always, and writes when they touch different chunks
  *   (two writers touching one chunk, from threads or processes, may lose updates). No
  *   global initialisation is needed.
+ * - Every function's documentation ends with three paragraphs. "Errors:" names the codes
+ *   it returns besides the usual ones, which any function returning zarr_status_t may give:
+ *   ZARR_ERR_NULL_ARG (a required pointer is NULL), ZARR_ERR_INVALID_ARG (an unknown
+ *   enumeration value, a string that is not UTF-8, JSON text that does not parse),
+ *   ZARR_ERR_NO_MEMORY, ZARR_ERR_PANIC and ZARR_ERR_POISONED (below), and, from a call that
+ *   reads or writes a store, ZARR_ERR_STORAGE_IO. "Ownership:" says what the caller gets
+ *   to free, or must not free, beyond the rules above. "Thread safety:" adds to the rule
+ *   above what matters for that call.
  * - Durability: a process killed at any moment leaves every key with its old or its new
  *   value. What survives a power loss is the store's zarr_durability: by default, what was
  *   written before zarr_store_flush, zarr_store_close or zarr_store_free returned.
- * - libzarr never prints (set ZARR_LOG to see panic reports on stderr). A panic inside libzarr returns ZARR_ERR_PANIC and poisons the
- *   handle involved (later calls on it return ZARR_ERR_POISONED).
+ * - libzarr never prints (set ZARR_LOG to see panic reports on stderr). A panic inside
+ *   libzarr returns ZARR_ERR_PANIC and poisons the handle involved (later calls on it
+ *   return ZARR_ERR_POISONED).
  */
 
 #ifndef ZARR_H
@@ -69,7 +80,7 @@
 #define ZARR_VERSION_NUMBER 1000
 
 /**
- * The soname major version: `libzarr.so.<ZARR_ABI_VERSION>`.
+ * The soname major version: `libzarr.so.N` where N is this number.
  */
 #define ZARR_ABI_VERSION 0
 
@@ -110,15 +121,15 @@
 
 /**
  * Zarr format number of the 2022 draft of v3 in the draft's own layout: a `zarr.json`
- * entry point, `meta/<path>.array.json` and `meta/<path>.group.json` documents, chunks
- * at `data/<path>/c0/1`. Accepted by `zarr_array_builder_set_zarr_format` and
+ * entry point, `meta/PATH.array.json` and `meta/PATH.group.json` documents, chunks
+ * at `data/PATH/c0/1`. Accepted by `zarr_array_builder_set_zarr_format` and
  * `zarr_group_create`; reported by `zarr_array_zarr_format` and `zarr_group_zarr_format`.
  */
 #define ZARR_FORMAT_V3_DRAFT 30
 
 /**
  * Zarr format number of the 2022 draft of v3 in zarr-python 2.18's layout (its
- * experimental v3): `meta/root/<path>.array.json`, chunks at `data/root/<path>/c0/1`, its
+ * experimental v3): `meta/root/PATH.array.json`, chunks at `data/root/PATH/c0/1`, its
  * own `zarr_format` URI and one `compressor`.
  */
 #define ZARR_FORMAT_V3_DRAFT_ZARR_PYTHON 31
@@ -629,6 +640,18 @@ extern "C" {
  * are kept), `ZARR_MODE_W_MINUS` (fail with
  * `ZARR_ERR_EXISTS` if anything is there) or `ZARR_MODE_A` (open an existing array
  * instead). Missing parent groups are created. `*out_array` is NULL on failure.
+ *
+ * Errors: `ZARR_ERR_EXISTS` (`ZARR_MODE_W_MINUS` and an array is at `path`, or an array
+ * above it), `ZARR_ERR_NODE_TYPE` (`ZARR_MODE_W_MINUS` or `ZARR_MODE_A` and a group is at
+ * `path`), `ZARR_ERR_INVALID_ARG` (settings that do not fit together, or a mode that does
+ * not create), `ZARR_ERR_CODEC_UNSUPPORTED`, `ZARR_ERR_UNSUPPORTED`, `ZARR_ERR_READ_ONLY`
+ * (a read-only store), `ZARR_ERR_INVALID_KEY` (`path`).
+ *
+ * Ownership: the builder stays the caller's (it may create more arrays). `*out_array` is a
+ * new handle: free it with `zarr_array_free`. It keeps the store alive.
+ *
+ * Thread safety: any thread; one creator per path (say, MPI rank 0), then others open it:
+ * creators of one path at once replace each other's nodes.
  */
 ZARR_API
 zarr_status_t zarr_array_create(const zarr_array_builder_t *builder,
@@ -645,6 +668,15 @@ zarr_status_t zarr_array_create(const zarr_array_builder_t *builder,
  * `ZARR_ERR_INVALID_ARG`, a malformed one `ZARR_ERR_METADATA` naming the field at fault.
  * Missing parent groups are created in the document's format. Modes as for
  * `zarr_array_create`.
+ *
+ * Errors: `ZARR_ERR_METADATA` (a malformed document, the field named),
+ * `ZARR_ERR_INVALID_ARG` (a group document), and those of `zarr_array_create`.
+ *
+ * Ownership: the document is only read. `*out_array` is a new handle: free it with
+ * `zarr_array_free`. It keeps the store alive.
+ *
+ * Thread safety: any thread; one creator per path (say, MPI rank 0), then others open it:
+ * creators of one path at once replace each other's nodes.
  */
 ZARR_API
 zarr_status_t zarr_array_create_json(const zarr_store_t *store,
@@ -656,6 +688,18 @@ zarr_status_t zarr_array_create_json(const zarr_store_t *store,
 /**
  * Opens the array at `path` with `ZARR_MODE_R` (read-only), `ZARR_MODE_R_PLUS` or
  * `ZARR_MODE_A` (read-write). `*out_array` is NULL on failure.
+ *
+ * Errors: `ZARR_ERR_NOT_FOUND` (no array at `path`), `ZARR_ERR_NODE_TYPE` (a group there),
+ * `ZARR_ERR_METADATA` (a document libzarr cannot read, the field named),
+ * `ZARR_ERR_CODEC_UNSUPPORTED`, `ZARR_ERR_INVALID_ARG` (a mode that creates: use a
+ * builder), `ZARR_ERR_READ_ONLY` (a writable mode on a read-only store),
+ * `ZARR_ERR_INVALID_KEY` (`path`).
+ *
+ * Ownership: `*out_array` is a new handle: free it with `zarr_array_free`. It keeps the
+ * store alive.
+ *
+ * Thread safety: any thread; any number of handles, in any threads and processes, may be
+ * open on one array.
  */
 ZARR_API
 zarr_status_t zarr_array_open(const zarr_store_t *store,
@@ -670,6 +714,14 @@ zarr_status_t zarr_array_open(const zarr_store_t *store,
  * itself; when the handle holds the last reference to its store (the store handle was
  * freed), the store is released and flushed as `zarr_store_free` does (see
  * `zarr_durability`).
+ *
+ * Errors: none: it returns a value, never a status. An error storing buffered appends is
+ * lost (see above).
+ *
+ * Ownership: takes the handle (NULL is ignored); the store is released with the last
+ * handle using it.
+ *
+ * Thread safety: any thread, once no other call is using the handle.
  */
 ZARR_API void zarr_array_free(zarr_array_t *array);
 
@@ -681,6 +733,16 @@ ZARR_API void zarr_array_free(zarr_array_t *array);
  * chunks read as the fill value; a chunk key a directory store cannot hold (a component
  * longer than the filesystem's name limit, as "."-separated keys of hundreds of
  * dimensions make) is `ZARR_ERR_INVALID_KEY`, never read as missing.
+ *
+ * Errors: `ZARR_ERR_RANK_MISMATCH` (`ndim`), `ZARR_ERR_OUT_OF_BOUNDS` (the region leaves
+ * the array), `ZARR_ERR_DTYPE_MISMATCH` (`mem_dtype`), `ZARR_ERR_BUFFER_SIZE`
+ * (`buf_bytes`), `ZARR_ERR_OVERFLOW`, `ZARR_ERR_CODEC` (a chunk that does not decode or
+ * fails its checksum, named), `ZARR_ERR_INVALID_KEY`.
+ *
+ * Ownership: `buf` stays the caller's; after a failure it may hold part of the region.
+ *
+ * Thread safety: any thread, at the same time as other reads and writes: each chunk is
+ * read as it was before or after a write of it, never a mix.
  */
 ZARR_API
 zarr_status_t zarr_array_read(const zarr_array_t *array,
@@ -698,6 +760,15 @@ zarr_status_t zarr_array_read(const zarr_array_t *array,
  * merged and rewritten. A chunk left equal to the fill value is erased. Writers to
  * different chunks may run concurrently; two writers touching one chunk may lose updates.
  * What survives a crash once this returns is the store's `zarr_durability`.
+ *
+ * Errors: as `zarr_array_read`, plus `ZARR_ERR_READ_ONLY` (a read-only handle or store)
+ * and `ZARR_ERR_INVALID_ARG` (a value a narrow type cannot hold, e.g. int4).
+ *
+ * Ownership: nothing is kept: arguments are only read during the call.
+ *
+ * Thread safety: any thread; writes at the same time are safe when they touch different
+ * chunks (shards, when sharded): otherwise set a synchronizer
+ * (`zarr_array_set_synchronizer`) or updates may be lost.
  */
 ZARR_API
 zarr_status_t zarr_array_write(const zarr_array_t *array,
@@ -714,6 +785,14 @@ zarr_status_t zarr_array_write(const zarr_array_t *array,
  * element offset `Σ i[d] * mem_strides[d]` of `buf` (netCDF's `imap`), so a block can be
  * read into the interior of a larger array, halos excluded. Strides are in elements,
  * non-negative and must not make elements overlap; `buf_bytes` must reach the last element.
+ *
+ * Errors: as `zarr_array_read`; `ZARR_ERR_INVALID_ARG` for strides that make elements
+ * overlap, `ZARR_ERR_BUFFER_SIZE` when `buf_bytes` does not reach the last element.
+ *
+ * Ownership: `buf` stays the caller's; after a failure it may hold part of the region.
+ *
+ * Thread safety: any thread, at the same time as other reads and writes: each chunk is
+ * read as it was before or after a write of it, never a mix.
  */
 ZARR_API
 zarr_status_t zarr_array_read_strided(const zarr_array_t *array,
@@ -727,6 +806,14 @@ zarr_status_t zarr_array_read_strided(const zarr_array_t *array,
 
 /**
  * Like `zarr_array_write`, with the strided buffer layout of `zarr_array_read_strided`.
+ *
+ * Errors: as `zarr_array_write`, and the stride errors of `zarr_array_read_strided`.
+ *
+ * Ownership: nothing is kept: arguments are only read during the call.
+ *
+ * Thread safety: any thread; writes at the same time are safe when they touch different
+ * chunks (shards, when sharded): otherwise set a synchronizer
+ * (`zarr_array_set_synchronizer`) or updates may be lost.
  */
 ZARR_API
 zarr_status_t zarr_array_write_strided(const zarr_array_t *array,
@@ -767,6 +854,16 @@ zarr_status_t zarr_array_write_strided(const zarr_array_t *array,
  * when a resize erases chunks while others write them. Object stores (S3, GCS, Azure) and
  * memory stores support it; directory and zip stores refuse it with
  * `ZARR_ERR_UNSUPPORTED` (use `ZARR_SYNC_PROCESS` there).
+ *
+ * Errors: `ZARR_ERR_INVALID_ARG` (an unknown `sync`), `ZARR_ERR_NULL_ARG` (no `lock_dir`
+ * for `ZARR_SYNC_PROCESS`), `ZARR_ERR_STORAGE_IO` (`lock_dir` cannot be created),
+ * `ZARR_ERR_UNSUPPORTED` (`ZARR_SYNC_VERSIONED` on a directory or zip store); and those of
+ * storing buffered appends.
+ *
+ * Ownership: `lock_dir` is copied.
+ *
+ * Thread safety: any thread; set it before the handle's writes start (a write already
+ * running keeps the setting it started with).
  */
 ZARR_API
 zarr_status_t zarr_array_set_synchronizer(const zarr_array_t *array,
@@ -775,6 +872,15 @@ zarr_status_t zarr_array_set_synchronizer(const zarr_array_t *array,
 
 /**
  * Changes the array's shape; chunks wholly outside the new shape are erased.
+ *
+ * Errors: `ZARR_ERR_RANK_MISMATCH` (`ndim`), `ZARR_ERR_INVALID_ARG` (a shape the metadata
+ * refuses), `ZARR_ERR_READ_ONLY`.
+ *
+ * Ownership: nothing is kept: arguments are only read during the call.
+ *
+ * Thread safety: any thread; other handles and processes see the new shape after
+ * `zarr_array_refresh`. Writes to chunks that a shrinking resize erases, made meanwhile
+ * through other handles, are lost.
  */
 ZARR_API
 zarr_status_t zarr_array_resize(const zarr_array_t *array,
@@ -801,6 +907,16 @@ zarr_status_t zarr_array_resize(const zarr_array_t *array,
  * the next flush tries again.
  *
  * Only one handle should append to an array at a time (other handles may read).
+ *
+ * Errors: `ZARR_ERR_RANK_MISMATCH` (`ndim`), `ZARR_ERR_INVALID_ARG` (`axis` not below the
+ * rank, or another extent differs from the array's), `ZARR_ERR_DTYPE_MISMATCH`,
+ * `ZARR_ERR_BUFFER_SIZE`, `ZARR_ERR_OVERFLOW`, `ZARR_ERR_READ_ONLY`, `ZARR_ERR_CODEC`.
+ *
+ * Ownership: `buf` is only read during the call; a streaming handle keeps the step's
+ * encoded chunks (at most `ZARR_APPEND_BUFFER_BYTES` in all) until it stores them.
+ *
+ * Thread safety: any thread; calls on one handle are serialised. One handle appends to an
+ * array at a time.
  */
 ZARR_API
 zarr_status_t zarr_array_append(const zarr_array_t *array,
@@ -819,16 +935,37 @@ zarr_status_t zarr_array_append(const zarr_array_t *array,
  * left incomplete is stored whole again when a later append completes it, so flush
  * rarely (e.g. at checkpoints). `ZARR_ERR_READ_ONLY` on a read-only handle; nothing to
  * store is not an error.
+ *
+ * Errors: `ZARR_ERR_READ_ONLY` (a read-only handle), and those of storing the shards and
+ * syncing the store (`ZARR_ERR_STORAGE_IO`, `ZARR_ERR_CODEC`).
+ *
+ * Ownership: the handle keeps its open shards in memory.
+ *
+ * Thread safety: any thread; serialised with the handle's appends.
  */
 ZARR_API zarr_status_t zarr_array_flush(const zarr_array_t *array);
 
 /**
  * Sets `*out_rank` to the number of dimensions.
+ *
+ * Errors: only the usual ones (Conventions).
+ *
+ * Ownership: nothing is kept; the result goes to the caller's output.
+ *
+ * Thread safety: any thread, at the same time as any other call; it answers from this
+ * handle's copy of the metadata (`zarr_array_refresh` reads it again).
  */
 ZARR_API zarr_status_t zarr_array_rank(const zarr_array_t *array, size_t *out_rank);
 
 /**
  * Copies the shape into `out_shape[0..ndim]` (`ndim` must be the rank).
+ *
+ * Errors: `ZARR_ERR_RANK_MISMATCH` (`ndim` is not the rank).
+ *
+ * Ownership: nothing is kept; the result goes to the caller's output.
+ *
+ * Thread safety: any thread, at the same time as any other call; it answers from this
+ * handle's copy of the metadata (`zarr_array_refresh` reads it again).
  */
 ZARR_API
 zarr_status_t zarr_array_shape(const zarr_array_t *array,
@@ -837,6 +974,13 @@ zarr_status_t zarr_array_shape(const zarr_array_t *array,
 
 /**
  * Copies the chunk shape into `out_chunks[0..ndim]` (`ndim` must be the rank).
+ *
+ * Errors: `ZARR_ERR_RANK_MISMATCH` (`ndim` is not the rank).
+ *
+ * Ownership: nothing is kept; the result goes to the caller's output.
+ *
+ * Thread safety: any thread, at the same time as any other call; it answers from this
+ * handle's copy of the metadata (`zarr_array_refresh` reads it again).
  */
 ZARR_API
 zarr_status_t zarr_array_chunk_shape(const zarr_array_t *array,
@@ -847,6 +991,13 @@ zarr_status_t zarr_array_chunk_shape(const zarr_array_t *array,
  * Copies the shard shape into `out_shape[0..ndim]` (`ndim` must be the rank);
  * `ZARR_ERR_NOT_FOUND` when the array is not sharded. `zarr_array_chunk_shape` gives the
  * inner chunks.
+ *
+ * Errors: `ZARR_ERR_RANK_MISMATCH` (`ndim`), `ZARR_ERR_NOT_FOUND` (not sharded).
+ *
+ * Ownership: nothing is kept; the result goes to the caller's output.
+ *
+ * Thread safety: any thread, at the same time as any other call; it answers from this
+ * handle's copy of the metadata (`zarr_array_refresh` reads it again).
  */
 ZARR_API
 zarr_status_t zarr_array_shard_shape(const zarr_array_t *array,
@@ -856,6 +1007,13 @@ zarr_status_t zarr_array_shard_shape(const zarr_array_t *array,
 /**
  * Sets `*out_levels` to the number of nested sharding levels: 0 when the array is not
  * sharded, 1 for shards of chunks, 2 for shards of inner shards of chunks, and so on.
+ *
+ * Errors: only the usual ones (Conventions).
+ *
+ * Ownership: nothing is kept; the result goes to the caller's output.
+ *
+ * Thread safety: any thread, at the same time as any other call; it answers from this
+ * handle's copy of the metadata (`zarr_array_refresh` reads it again).
  */
 ZARR_API zarr_status_t zarr_array_shard_levels(const zarr_array_t *array, size_t *out_levels);
 
@@ -864,6 +1022,13 @@ ZARR_API zarr_status_t zarr_array_shard_levels(const zarr_array_t *array, size_t
  * be the rank): level 0 is the stored shards (as `zarr_array_shard_shape`), level 1 the
  * inner shards inside them, and so on; `ZARR_ERR_NOT_FOUND` when `level` is not below
  * `zarr_array_shard_levels`.
+ *
+ * Errors: `ZARR_ERR_RANK_MISMATCH` (`ndim`), `ZARR_ERR_NOT_FOUND` (no such level).
+ *
+ * Ownership: nothing is kept; the result goes to the caller's output.
+ *
+ * Thread safety: any thread, at the same time as any other call; it answers from this
+ * handle's copy of the metadata (`zarr_array_refresh` reads it again).
  */
 ZARR_API
 zarr_status_t zarr_array_shard_level_shape(const zarr_array_t *array,
@@ -874,6 +1039,13 @@ zarr_status_t zarr_array_shard_level_shape(const zarr_array_t *array,
 /**
  * Sets `*out_dtype` to the memory element type reads and writes use (`ZARR_DTYPE_INT64`
  * for datetime64 and timedelta64; `zarr_array_dtype_name` tells the stored type).
+ *
+ * Errors: only the usual ones (Conventions).
+ *
+ * Ownership: nothing is kept; the result goes to the caller's output.
+ *
+ * Thread safety: any thread, at the same time as any other call; it answers from this
+ * handle's copy of the metadata (`zarr_array_refresh` reads it again).
  */
 ZARR_API zarr_status_t zarr_array_dtype(const zarr_array_t *array, zarr_dtype_t *out_dtype);
 
@@ -882,6 +1054,13 @@ ZARR_API zarr_status_t zarr_array_dtype(const zarr_array_t *array, zarr_dtype_t 
  * `"|O"` for variable-length items, the JSON field list of a structured type) into `buf`
  * (string output convention: `*needed` gets the size with NUL; too small gives
  * `ZARR_ERR_BUFFER_SIZE`).
+ *
+ * Errors: `ZARR_ERR_BUFFER_SIZE` (string output convention).
+ *
+ * Ownership: the text is copied into the caller's `buf` (string output convention).
+ *
+ * Thread safety: any thread, at the same time as any other call; it answers from this
+ * handle's copy of the metadata (`zarr_array_refresh` reads it again).
  */
 ZARR_API
 zarr_status_t zarr_array_dtype_name(const zarr_array_t *array,
@@ -891,6 +1070,13 @@ zarr_status_t zarr_array_dtype_name(const zarr_array_t *array,
 
 /**
  * Sets `*out_size` to the size of one element in bytes.
+ *
+ * Errors: only the usual ones (Conventions).
+ *
+ * Ownership: nothing is kept; the result goes to the caller's output.
+ *
+ * Thread safety: any thread, at the same time as any other call; it answers from this
+ * handle's copy of the metadata (`zarr_array_refresh` reads it again).
  */
 ZARR_API zarr_status_t zarr_array_item_size(const zarr_array_t *array, size_t *out_size);
 
@@ -900,6 +1086,14 @@ ZARR_API zarr_status_t zarr_array_item_size(const zarr_array_t *array, size_t *o
  * `buf` gets zeros, which is what missing chunks read as). Variable-length arrays give
  * `ZARR_ERR_DTYPE_MISMATCH`: their fill value is an item, given by
  * `zarr_array_fill_value_json`.
+ *
+ * Errors: `ZARR_ERR_DTYPE_MISMATCH` (a variable-length array), `ZARR_ERR_BUFFER_SIZE`
+ * (`len` is not the element size).
+ *
+ * Ownership: nothing is kept; the result goes to the caller's output.
+ *
+ * Thread safety: any thread, at the same time as any other call; it answers from this
+ * handle's copy of the metadata (`zarr_array_refresh` reads it again).
  */
 ZARR_API
 zarr_status_t zarr_array_fill_value(const zarr_array_t *array,
@@ -911,6 +1105,13 @@ zarr_status_t zarr_array_fill_value(const zarr_array_t *array,
  * Copies the fill value as the array's metadata writes it ("NaN", "0", "null",
  * "[1.0,2.0]"; in Zarr v3 a NaN with a payload as hex bits, "0x7fc00001", and a record
  * as an object of field values) into `buf` (string output convention).
+ *
+ * Errors: `ZARR_ERR_BUFFER_SIZE` (string output convention).
+ *
+ * Ownership: the text is copied into the caller's `buf` (string output convention).
+ *
+ * Thread safety: any thread, at the same time as any other call; it answers from this
+ * handle's copy of the metadata (`zarr_array_refresh` reads it again).
  */
 ZARR_API
 zarr_status_t zarr_array_fill_value_json(const zarr_array_t *array,
@@ -922,6 +1123,13 @@ zarr_status_t zarr_array_fill_value_json(const zarr_array_t *array,
  * Sets `*out_order` to the element order inside chunks: `ZARR_ORDER_F` for a v3 transpose
  * that reverses the dimensions, `ZARR_ORDER_C` otherwise (also for other permutations,
  * which reads and writes handle like any order).
+ *
+ * Errors: only the usual ones (Conventions).
+ *
+ * Ownership: nothing is kept; the result goes to the caller's output.
+ *
+ * Thread safety: any thread, at the same time as any other call; it answers from this
+ * handle's copy of the metadata (`zarr_array_refresh` reads it again).
  */
 ZARR_API zarr_status_t zarr_array_order(const zarr_array_t *array, zarr_order_t *out_order);
 
@@ -930,6 +1138,13 @@ ZARR_API zarr_status_t zarr_array_order(const zarr_array_t *array, zarr_order_t 
  * dimensions inside decoded chunks, over every `transpose` of the codec chain: chunk
  * dimension `k` is array dimension `out_permutation[k]` (`0, 1, …` for C order, reversed
  * for F order, any permutation in Zarr v3).
+ *
+ * Errors: `ZARR_ERR_RANK_MISMATCH` (`ndim` is not the rank).
+ *
+ * Ownership: nothing is kept; the result goes to the caller's output.
+ *
+ * Thread safety: any thread, at the same time as any other call; it answers from this
+ * handle's copy of the metadata (`zarr_array_refresh` reads it again).
  */
 ZARR_API
 zarr_status_t zarr_array_chunk_permutation(const zarr_array_t *array,
@@ -939,21 +1154,49 @@ zarr_status_t zarr_array_chunk_permutation(const zarr_array_t *array,
 /**
  * Sets `*out_version` to the array's Zarr format: 1, 2, 3, `ZARR_FORMAT_V3_DRAFT` or
  * `ZARR_FORMAT_V3_DRAFT_ZARR_PYTHON` (the 2022 draft layout, detected on open).
+ *
+ * Errors: only the usual ones (Conventions).
+ *
+ * Ownership: nothing is kept; the result goes to the caller's output.
+ *
+ * Thread safety: any thread, at the same time as any other call; it answers from this
+ * handle's copy of the metadata (`zarr_array_refresh` reads it again).
  */
 ZARR_API zarr_status_t zarr_array_zarr_format(const zarr_array_t *array, int32_t *out_version);
 
 /**
  * Sets `*out_nbytes` to the size of all elements in bytes.
+ *
+ * Errors: only the usual ones (Conventions).
+ *
+ * Ownership: nothing is kept; the result goes to the caller's output.
+ *
+ * Thread safety: any thread, at the same time as any other call; it answers from this
+ * handle's copy of the metadata (`zarr_array_refresh` reads it again).
  */
 ZARR_API zarr_status_t zarr_array_nbytes(const zarr_array_t *array, uint64_t *out_nbytes);
 
 /**
  * Sets `*out_nbytes` to the bytes stored for the array: metadata, attributes and chunks.
+ *
+ * Errors: only the usual ones (Conventions); it lists the store.
+ *
+ * Ownership: nothing is kept; the result goes to the caller's output.
+ *
+ * Thread safety: any thread, at the same time as any other call; the store is listed as it
+ * is then.
  */
 ZARR_API zarr_status_t zarr_array_nbytes_stored(const zarr_array_t *array, uint64_t *out_nbytes);
 
 /**
  * Sets `*out_count` to the number of chunks in the grid.
+ *
+ * Errors: only the usual ones (Conventions).
+ *
+ * Ownership: nothing is kept; the result goes to the caller's output.
+ *
+ * Thread safety: any thread, at the same time as any other call; it answers from this
+ * handle's copy of the metadata (`zarr_array_refresh` reads it again).
  */
 ZARR_API zarr_status_t zarr_array_nchunks(const zarr_array_t *array, uint64_t *out_count);
 
@@ -965,6 +1208,14 @@ ZARR_API zarr_status_t zarr_array_nchunks(const zarr_array_t *array, uint64_t *o
  * `out_indices` when `capacity` (in chunks) holds them all, else `ZARR_ERR_BUFFER_SIZE`
  * (pass NULL and 0 to ask for the count). `zarr_array_chunk_region` gives each one's
  * elements.
+ *
+ * Errors: `ZARR_ERR_RANK_MISMATCH` (`ndim`), `ZARR_ERR_OUT_OF_BOUNDS` (the region leaves
+ * the array), `ZARR_ERR_BUFFER_SIZE` (`capacity` too small; `*out_count` is set).
+ *
+ * Ownership: nothing is kept; the result goes to the caller's output.
+ *
+ * Thread safety: any thread, at the same time as any other call; it answers from this
+ * handle's copy of the metadata (`zarr_array_refresh` reads it again).
  */
 ZARR_API
 zarr_status_t zarr_array_region_chunks(const zarr_array_t *array,
@@ -979,6 +1230,14 @@ zarr_status_t zarr_array_region_chunks(const zarr_array_t *array,
  * Copies the region of the grid's chunk at `index` (`ndim` numbers; a shard when the array
  * is sharded) to `out_start` and `out_count`: its first element and extent per dimension,
  * clipped to the array's shape. `ZARR_ERR_OUT_OF_BOUNDS` when `index` is outside the grid.
+ *
+ * Errors: `ZARR_ERR_RANK_MISMATCH` (`ndim`), `ZARR_ERR_OUT_OF_BOUNDS` (`index` outside the
+ * grid).
+ *
+ * Ownership: nothing is kept; the result goes to the caller's output.
+ *
+ * Thread safety: any thread, at the same time as any other call; it answers from this
+ * handle's copy of the metadata (`zarr_array_refresh` reads it again).
  */
 ZARR_API
 zarr_status_t zarr_array_chunk_region(const zarr_array_t *array,
@@ -992,6 +1251,14 @@ zarr_status_t zarr_array_chunk_region(const zarr_array_t *array,
  * the rest) that another handle or process changed since it was opened — after another
  * MPI rank resized or appended, say (each rank calls it after the barrier that follows
  * the resize). Decoded chunks the handle keeps (`zarr_array_set_cache_bytes`) are dropped.
+ *
+ * Errors: `ZARR_ERR_NOT_FOUND` (the array was deleted), `ZARR_ERR_METADATA`; and those of
+ * storing buffered appends.
+ *
+ * Ownership: nothing changes hands.
+ *
+ * Thread safety: any thread; calls running meanwhile on the handle use the old or the new
+ * metadata.
  */
 ZARR_API zarr_status_t zarr_array_refresh(const zarr_array_t *array);
 
@@ -1005,11 +1272,24 @@ ZARR_API zarr_status_t zarr_array_refresh(const zarr_array_t *array);
  * other processes are seen after `zarr_array_refresh` (which empties the cache).
  * Variable-length arrays are not cached. Memory: at most `bytes`, plus one chunk per
  * reading thread.
+ *
+ * Errors: `ZARR_ERR_NULL_ARG` for a NULL handle.
+ *
+ * Ownership: the kept chunks belong to the handle and are freed with it (or by a size of 0).
+ *
+ * Thread safety: any thread, at the same time as reads and writes through the handle.
  */
 ZARR_API zarr_status_t zarr_array_set_cache_bytes(const zarr_array_t *array, size_t bytes);
 
 /**
  * Sets `*out_count` to the number of chunks that are stored.
+ *
+ * Errors: only the usual ones (Conventions); it lists the store.
+ *
+ * Ownership: nothing is kept; the result goes to the caller's output.
+ *
+ * Thread safety: any thread, at the same time as any other call; the store is listed as it
+ * is then.
  */
 ZARR_API
 zarr_status_t zarr_array_nchunks_initialized(const zarr_array_t *array,
@@ -1018,6 +1298,13 @@ zarr_status_t zarr_array_nchunks_initialized(const zarr_array_t *array,
 /**
  * Copies the array's metadata document, as its format has it (`.zarray`, v1 `meta` or
  * v3 `zarr.json`), into `buf`.
+ *
+ * Errors: `ZARR_ERR_BUFFER_SIZE` (string output convention).
+ *
+ * Ownership: the text is copied into the caller's `buf` (string output convention).
+ *
+ * Thread safety: any thread, at the same time as any other call; it answers from this
+ * handle's copy of the metadata (`zarr_array_refresh` reads it again).
  */
 ZARR_API
 zarr_status_t zarr_array_metadata_json(const zarr_array_t *array,
@@ -1027,6 +1314,12 @@ zarr_status_t zarr_array_metadata_json(const zarr_array_t *array,
 
 /**
  * Copies the attributes (a JSON object, `{}` when there are none) into `buf`.
+ *
+ * Errors: `ZARR_ERR_BUFFER_SIZE` (string output convention), `ZARR_ERR_METADATA`.
+ *
+ * Ownership: the text is copied into the caller's `buf` (string output convention).
+ *
+ * Thread safety: any thread; it reads the store.
  */
 ZARR_API
 zarr_status_t zarr_array_attrs_get(const zarr_array_t *array,
@@ -1036,11 +1329,26 @@ zarr_status_t zarr_array_attrs_get(const zarr_array_t *array,
 
 /**
  * Replaces all attributes with the JSON object `json`.
+ *
+ * Errors: `ZARR_ERR_INVALID_ARG` (not a JSON object), `ZARR_ERR_READ_ONLY` (a read-only
+ * handle or store).
+ *
+ * Ownership: nothing is kept: arguments are only read during the call.
+ *
+ * Thread safety: any thread; updates through one handle are serialised, while of updates
+ * made at once through several handles or processes the last one wins.
  */
 ZARR_API zarr_status_t zarr_array_attrs_set(const zarr_array_t *array, const char *json);
 
 /**
  * Copies the JSON value of attribute `key` into `buf`; `ZARR_ERR_NOT_FOUND` if absent.
+ *
+ * Errors: `ZARR_ERR_NOT_FOUND` (no such attribute), `ZARR_ERR_BUFFER_SIZE` (string output
+ * convention), `ZARR_ERR_METADATA`.
+ *
+ * Ownership: the text is copied into the caller's `buf` (string output convention).
+ *
+ * Thread safety: any thread; it reads the store.
  */
 ZARR_API
 zarr_status_t zarr_array_attr_get(const zarr_array_t *array,
@@ -1051,6 +1359,13 @@ zarr_status_t zarr_array_attr_get(const zarr_array_t *array,
 
 /**
  * Sets attribute `key` to the JSON value `json`, keeping the others.
+ *
+ * Errors: `ZARR_ERR_READ_ONLY` (a read-only handle or store).
+ *
+ * Ownership: nothing is kept: arguments are only read during the call.
+ *
+ * Thread safety: any thread; updates through one handle are serialised, while of updates
+ * made at once through several handles or processes the last one wins.
  */
 ZARR_API
 zarr_status_t zarr_array_attr_set(const zarr_array_t *array,
@@ -1059,6 +1374,13 @@ zarr_status_t zarr_array_attr_set(const zarr_array_t *array,
 
 /**
  * Deletes attribute `key`; `ZARR_ERR_NOT_FOUND` if absent.
+ *
+ * Errors: `ZARR_ERR_NOT_FOUND` (no such attribute), `ZARR_ERR_READ_ONLY`.
+ *
+ * Ownership: nothing is kept: arguments are only read during the call.
+ *
+ * Thread safety: any thread; updates through one handle are serialised, while of updates
+ * made at once through several handles or processes the last one wins.
  */
 ZARR_API zarr_status_t zarr_array_attr_delete(const zarr_array_t *array, const char *key);
 
@@ -1068,6 +1390,14 @@ ZARR_API zarr_status_t zarr_array_attr_delete(const zarr_array_t *array, const c
  * of their metadata (null for unnamed), v2 arrays in the `_ARRAY_DIMENSIONS` attribute
  * (xarray's convention), where every dimension needs a name: a NULL gives
  * `ZARR_ERR_INVALID_ARG` there.
+ *
+ * Errors: `ZARR_ERR_RANK_MISMATCH` (`ndim`), `ZARR_ERR_INVALID_ARG` (a NULL name in v2),
+ * `ZARR_ERR_READ_ONLY`.
+ *
+ * Ownership: nothing is kept: arguments are only read during the call.
+ *
+ * Thread safety: any thread; updates through one handle are serialised, while of updates
+ * made at once through several handles or processes the last one wins.
  */
 ZARR_API
 zarr_status_t zarr_array_set_dimension_names(const zarr_array_t *array,
@@ -1079,6 +1409,12 @@ zarr_status_t zarr_array_set_dimension_names(const zarr_array_t *array,
  * null) is a NULL item (`zarr_strings_get` gives NULL) and a name that is the empty string
  * is ""; `ZARR_ERR_NOT_FOUND` when the array has none, `ZARR_ERR_METADATA` when
  * `_ARRAY_DIMENSIONS` is not a list of rank strings.
+ *
+ * Errors: `ZARR_ERR_NOT_FOUND` (no names), `ZARR_ERR_METADATA`.
+ *
+ * Ownership: `*out_names` is a new list: free it with `zarr_strings_free`.
+ *
+ * Thread safety: any thread; it reads the store.
  */
 ZARR_API
 zarr_status_t zarr_array_dimension_names(const zarr_array_t *array,
@@ -1093,6 +1429,15 @@ zarr_status_t zarr_array_dimension_names(const zarr_array_t *array,
  * (zarr-python 3's); v2: "." separator, blosc lz4 level 5 with shuffle (zarr-python 2's).
  * `ZARR_DTYPE_RAW` starts as `|V1`: give the real type with
  * `zarr_array_builder_set_dtype_name`.
+ *
+ * Errors: `ZARR_ERR_INVALID_ARG` (an unknown `dtype`); the shape is checked by
+ * `zarr_array_create`.
+ *
+ * Ownership: `shape` is copied; `*out_builder` is new: free it with
+ * `zarr_array_builder_free`.
+ *
+ * Thread safety: any thread: calls on one builder are serialised (usually one thread fills
+ * it in).
  */
 ZARR_API
 zarr_status_t zarr_array_builder_new(zarr_dtype_t dtype,
@@ -1102,6 +1447,12 @@ zarr_status_t zarr_array_builder_new(zarr_dtype_t dtype,
 
 /**
  * Frees a builder (NULL is ignored).
+ *
+ * Errors: none: it returns a value, never a status.
+ *
+ * Ownership: takes the builder (NULL is ignored); arrays created from it do not need it.
+ *
+ * Thread safety: any thread, once no other call is using the handle.
  */
 ZARR_API void zarr_array_builder_free(zarr_array_builder_t *builder);
 
@@ -1116,6 +1467,13 @@ ZARR_API void zarr_array_builder_free(zarr_array_builder_t *builder);
  * (`{"id": "vlen-array", "dtype": "<i4"}`). In Zarr v3 every multi-byte field of a record
  * has the one byte order of its `bytes` codec: creating a v3 array of a record mixing
  * orders gives `ZARR_ERR_UNSUPPORTED`, as does a sub-array field.
+ *
+ * Errors: `ZARR_ERR_INVALID_ARG` (a name libzarr does not know).
+ *
+ * Ownership: nothing is kept: the builder copies what it is given.
+ *
+ * Thread safety: any thread: calls on one builder are serialised (usually one thread fills
+ * it in).
  */
 ZARR_API
 zarr_status_t zarr_array_builder_set_dtype_name(zarr_array_builder_t *builder,
@@ -1123,6 +1481,14 @@ zarr_status_t zarr_array_builder_set_dtype_name(zarr_array_builder_t *builder,
 
 /**
  * Sets the chunk shape (`ndim` must be the array's rank; every extent ≥ 1).
+ *
+ * Errors: only the usual ones (Conventions); the setting is checked by
+ * `zarr_array_create`.
+ *
+ * Ownership: nothing is kept: the builder copies what it is given.
+ *
+ * Thread safety: any thread: calls on one builder are serialised (usually one thread fills
+ * it in).
  */
 ZARR_API
 zarr_status_t zarr_array_builder_set_chunk_shape(zarr_array_builder_t *builder,
@@ -1132,6 +1498,14 @@ zarr_status_t zarr_array_builder_set_chunk_shape(zarr_array_builder_t *builder,
 /**
  * Sets the fill value from one element of type `dtype` (which must be the array's memory
  * type) of `len` bytes at `value`.
+ *
+ * Errors: only the usual ones (Conventions); the setting is checked by
+ * `zarr_array_create`.
+ *
+ * Ownership: nothing is kept: the builder copies what it is given.
+ *
+ * Thread safety: any thread: calls on one builder are serialised (usually one thread fills
+ * it in).
  */
 ZARR_API
 zarr_status_t zarr_array_builder_set_fill_value(zarr_array_builder_t *builder,
@@ -1144,6 +1518,13 @@ zarr_status_t zarr_array_builder_set_fill_value(zarr_array_builder_t *builder,
  * bits as hex ("\"0x7fc00001\"", the only way to give a NaN with a payload: Zarr v3
  * writes it so, other formats refuse it with `ZARR_ERR_INVALID_ARG`), "\"NaT\"", an
  * object of field values for a record (`{"x": 1.5, "tag": "YWI="}`) or base64 of its bytes.
+ *
+ * Errors: `ZARR_ERR_INVALID_ARG` (not JSON); the value is checked by `zarr_array_create`.
+ *
+ * Ownership: nothing is kept: the builder copies what it is given.
+ *
+ * Thread safety: any thread: calls on one builder are serialised (usually one thread fills
+ * it in).
  */
 ZARR_API
 zarr_status_t zarr_array_builder_set_fill_value_json(zarr_array_builder_t *builder,
@@ -1151,6 +1532,13 @@ zarr_status_t zarr_array_builder_set_fill_value_json(zarr_array_builder_t *build
 
 /**
  * Sets the element order inside chunks (`ZARR_ORDER_C` or `ZARR_ORDER_F`).
+ *
+ * Errors: `ZARR_ERR_INVALID_ARG` (an unknown `order`).
+ *
+ * Ownership: nothing is kept: the builder copies what it is given.
+ *
+ * Thread safety: any thread: calls on one builder are serialised (usually one thread fills
+ * it in).
  */
 ZARR_API
 zarr_status_t zarr_array_builder_set_order(zarr_array_builder_t *builder,
@@ -1159,10 +1547,18 @@ zarr_status_t zarr_array_builder_set_order(zarr_array_builder_t *builder,
 /**
  * Sets any order of the dimensions inside chunks, as a Zarr v3 `transpose` codec does:
  * chunk dimension `k` is array dimension `permutation[k]` (`ndim` entries, a permutation
- * of `0 .. rank-1`; what `zarr_array_chunk_permutation` gives back). It replaces the order
+ * of 0 to rank - 1; what `zarr_array_chunk_permutation` gives back). It replaces the order
  * `zarr_array_builder_set_order` set, and a later `zarr_array_builder_set_order` replaces
  * it. A list that is not a permutation gives `ZARR_ERR_INVALID_ARG` at creation; v1 and v2
  * arrays hold only C and F order, so other permutations give `ZARR_ERR_UNSUPPORTED` there.
+ *
+ * Errors: only the usual ones (Conventions); the setting is checked by
+ * `zarr_array_create`.
+ *
+ * Ownership: nothing is kept: the builder copies what it is given.
+ *
+ * Thread safety: any thread: calls on one builder are serialised (usually one thread fills
+ * it in).
  */
 ZARR_API
 zarr_status_t zarr_array_builder_set_chunk_permutation(zarr_array_builder_t *builder,
@@ -1173,6 +1569,13 @@ zarr_status_t zarr_array_builder_set_chunk_permutation(zarr_array_builder_t *bui
  * Sets the chunk key separator: "." (flat keys "0.1") or "/" (nested keys "0/1"). With "."
  * a chunk key is one file name in a directory store, which past about a hundred dimensions
  * outgrows the filesystem's name limit (255 bytes on most): use "/" there.
+ *
+ * Errors: `ZARR_ERR_INVALID_ARG` (not "." or "/").
+ *
+ * Ownership: nothing is kept: the builder copies what it is given.
+ *
+ * Thread safety: any thread: calls on one builder are serialised (usually one thread fills
+ * it in).
  */
 ZARR_API
 zarr_status_t zarr_array_builder_set_dimension_separator(zarr_array_builder_t *builder,
@@ -1184,6 +1587,13 @@ zarr_status_t zarr_array_builder_set_dimension_separator(zarr_array_builder_t *b
  * arrays name chunks). `separator` is "." or "/", or NULL for the encoding's own default
  * ("/" for "default", "." for "v2"). Arrays of other formats keep their own keys: "v2"
  * for them gives `ZARR_ERR_INVALID_ARG` at creation.
+ *
+ * Errors: `ZARR_ERR_INVALID_ARG` (an unknown `name` or `separator`).
+ *
+ * Ownership: nothing is kept: the builder copies what it is given.
+ *
+ * Thread safety: any thread: calls on one builder are serialised (usually one thread fills
+ * it in).
  */
 ZARR_API
 zarr_status_t zarr_array_builder_set_chunk_key_encoding(zarr_array_builder_t *builder,
@@ -1195,6 +1605,13 @@ zarr_status_t zarr_array_builder_set_chunk_key_encoding(zarr_array_builder_t *bu
  * (zarr-python's default), and whether a `crc32c` checksum follows it (`checksum`, the
  * default; without it the index codecs are `bytes` alone). Applies to every level of a
  * nested sharding; only sharded arrays use it.
+ *
+ * Errors: only the usual ones (Conventions).
+ *
+ * Ownership: nothing is kept: the builder copies what it is given.
+ *
+ * Thread safety: any thread: calls on one builder are serialised (usually one thread fills
+ * it in).
  */
 ZARR_API
 zarr_status_t zarr_array_builder_set_shard_index(zarr_array_builder_t *builder,
@@ -1206,6 +1623,14 @@ zarr_status_t zarr_array_builder_set_shard_index(zarr_array_builder_t *builder,
  * none, or a JSON list of them: Zarr v3's bytes-to-bytes codecs in the order they encode
  * (`[{"id": "zstd", "level": 3}, {"id": "crc32c"}]`; `crc32c` is Zarr v3's checksum
  * codec). A v2 array holds one: a list of several gives `ZARR_ERR_INVALID_ARG` at creation.
+ *
+ * Errors: `ZARR_ERR_INVALID_ARG` (not JSON); the codecs are checked by `zarr_array_create`
+ * (`ZARR_ERR_CODEC_UNSUPPORTED` for one this build lacks).
+ *
+ * Ownership: nothing is kept: the builder copies what it is given.
+ *
+ * Thread safety: any thread: calls on one builder are serialised (usually one thread fills
+ * it in).
  */
 ZARR_API
 zarr_status_t zarr_array_builder_set_compressor_json(zarr_array_builder_t *builder,
@@ -1215,6 +1640,14 @@ zarr_status_t zarr_array_builder_set_compressor_json(zarr_array_builder_t *build
  * Sets the filter list as JSON: numcodecs configurations applied in order before the
  * compressor (`[{"id": "delta", "dtype": "<i4"}, {"id": "crc32"}]`), "null" or "[]" for
  * none. Each filter is checked against the type it receives when the array is created.
+ *
+ * Errors: `ZARR_ERR_INVALID_ARG` (not JSON); the filters are checked by
+ * `zarr_array_create`.
+ *
+ * Ownership: nothing is kept: the builder copies what it is given.
+ *
+ * Thread safety: any thread: calls on one builder are serialised (usually one thread fills
+ * it in).
  */
 ZARR_API
 zarr_status_t zarr_array_builder_set_filters_json(zarr_array_builder_t *builder,
@@ -1222,6 +1655,13 @@ zarr_status_t zarr_array_builder_set_filters_json(zarr_array_builder_t *builder,
 
 /**
  * Sets the attributes written with the array (a JSON object).
+ *
+ * Errors: `ZARR_ERR_INVALID_ARG` (not a JSON object).
+ *
+ * Ownership: nothing is kept: the builder copies what it is given.
+ *
+ * Thread safety: any thread: calls on one builder are serialised (usually one thread fills
+ * it in).
  */
 ZARR_API
 zarr_status_t zarr_array_builder_set_attributes_json(zarr_array_builder_t *builder,
@@ -1235,6 +1675,13 @@ zarr_status_t zarr_array_builder_set_attributes_json(zarr_array_builder_t *build
  * (chunk keys "c0/1"; the store's root gets the draft's `zarr.json` entry point, and a
  * store whose root `zarr.json` is anything else gives `ZARR_ERR_EXISTS` on creation).
  * Other numbers give `ZARR_ERR_INVALID_ARG`.
+ *
+ * Errors: `ZARR_ERR_INVALID_ARG` (see above).
+ *
+ * Ownership: nothing is kept: the builder copies what it is given.
+ *
+ * Thread safety: any thread: calls on one builder are serialised (usually one thread fills
+ * it in).
  */
 ZARR_API
 zarr_status_t zarr_array_builder_set_zarr_format(zarr_array_builder_t *builder,
@@ -1245,6 +1692,14 @@ zarr_status_t zarr_array_builder_set_zarr_format(zarr_array_builder_t *builder,
  * shape): one stored object per shard, with an index (bytes little-endian + crc32c) at
  * its end. Zarr v3 only: creating a v2 array with a shard shape gives
  * `ZARR_ERR_INVALID_ARG`. Variable-length items (strings, bytes) can be sharded too.
+ *
+ * Errors: only the usual ones (Conventions); the setting is checked by
+ * `zarr_array_create`.
+ *
+ * Ownership: nothing is kept: the builder copies what it is given.
+ *
+ * Thread safety: any thread: calls on one builder are serialised (usually one thread fills
+ * it in).
  */
 ZARR_API
 zarr_status_t zarr_array_builder_set_shard_shape(zarr_array_builder_t *builder,
@@ -1257,6 +1712,14 @@ zarr_status_t zarr_array_builder_set_shard_shape(zarr_array_builder_t *builder,
  * multiple of the chunk shape), each with its own index (bytes little-endian + crc32c)
  * at its end. Call after `zarr_array_builder_set_shard_shape`, once per extra level;
  * setting the shard shape again drops the nested levels.
+ *
+ * Errors: only the usual ones (Conventions); the setting is checked by
+ * `zarr_array_create`.
+ *
+ * Ownership: nothing is kept: the builder copies what it is given.
+ *
+ * Thread safety: any thread: calls on one builder are serialised (usually one thread fills
+ * it in).
  */
 ZARR_API
 zarr_status_t zarr_array_builder_add_inner_shard_shape(zarr_array_builder_t *builder,
@@ -1267,6 +1730,14 @@ zarr_status_t zarr_array_builder_add_inner_shard_shape(zarr_array_builder_t *bui
  * Sets the dimension names written in v3 metadata: `ndim` UTF-8 strings, NULL for an
  * unnamed dimension (written as null; "" is written as the name ""). Creating a v2 array with dimension names gives
  * `ZARR_ERR_INVALID_ARG` (v2 arrays take them with `zarr_array_set_dimension_names`).
+ *
+ * Errors: only the usual ones (Conventions); the setting is checked by
+ * `zarr_array_create`.
+ *
+ * Ownership: nothing is kept: the builder copies what it is given.
+ *
+ * Thread safety: any thread: calls on one builder are serialised (usually one thread fills
+ * it in).
  */
 ZARR_API
 zarr_status_t zarr_array_builder_set_dimension_names(zarr_array_builder_t *builder,
@@ -1276,6 +1747,12 @@ zarr_status_t zarr_array_builder_set_dimension_names(zarr_array_builder_t *build
 /**
  * The fixed name of a status code (`"ZARR_ERR_NOT_FOUND"`); never NULL, "ZARR_UNKNOWN_STATUS"
  * for values that are not statuses. The string is static: do not free it.
+ *
+ * Errors: none: it returns a value, never a status.
+ *
+ * Ownership: the string is static: never free it.
+ *
+ * Thread safety: any thread, at the same time as any other call.
  */
 ZARR_API const char *zarr_status_str(zarr_status_t status);
 
@@ -1285,23 +1762,48 @@ ZARR_API const char *zarr_status_str(zarr_status_t status);
  * the NUL. Meaningful right after a failing call on the same thread; calling it does not
  * change the message. Returns `ZARR_ERR_BUFFER_SIZE` if the message was truncated (pass
  * `buf = NULL, len = 0` to query the size).
+ *
+ * Errors: `ZARR_ERR_BUFFER_SIZE` (the message was truncated), `ZARR_ERR_NULL_ARG` (`buf`
+ * NULL with `len` above 0).
+ *
+ * Ownership: the text is copied into the caller's `buf` (string output convention).
+ *
+ * Thread safety: any thread; each thread has its own last message.
  */
 ZARR_API zarr_status_t zarr_last_error(char *buf, size_t len, size_t *needed);
 
 /**
  * The library version as MAJOR * 1000000 + MINOR * 1000 + PATCH (equals
  * `ZARR_VERSION_NUMBER` when header and library match).
+ *
+ * Errors: none: it returns a value, never a status.
+ *
+ * Ownership: nothing changes hands.
+ *
+ * Thread safety: any thread, at the same time as any other call.
  */
 ZARR_API uint32_t zarr_version_number(void);
 
 /**
  * The library version as a static string ("0.1.0").
+ *
+ * Errors: none: it returns a value, never a status.
+ *
+ * Ownership: the string is static: never free it.
+ *
+ * Thread safety: any thread, at the same time as any other call.
  */
 ZARR_API const char *zarr_version_string(void);
 
 /**
  * Whether this build supports the codec or filter `id` ("blosc", "zstd", "delta", …);
  * false for NULL.
+ *
+ * Errors: none: it returns a value, never a status.
+ *
+ * Ownership: nothing is kept: arguments are only read during the call.
+ *
+ * Thread safety: any thread, at the same time as any other call.
  */
 ZARR_API bool zarr_codec_supported(const char *id);
 
@@ -1310,38 +1812,83 @@ ZARR_API bool zarr_codec_supported(const char *id);
  * `zarr_features() & ZARR_HAS_S3`. The header is the same for every build (all calls are
  * declared); a store kind missing from the set makes `zarr_store_open_url` give
  * `ZARR_ERR_UNSUPPORTED`.
+ *
+ * Errors: none: it returns a value, never a status.
+ *
+ * Ownership: nothing changes hands.
+ *
+ * Thread safety: any thread, at the same time as any other call.
  */
 ZARR_API uint32_t zarr_features(void);
 
 /**
  * Whether handles may be used from several threads at once (always true).
+ *
+ * Errors: none: it returns a value, never a status.
+ *
+ * Ownership: nothing changes hands.
+ *
+ * Thread safety: any thread, at the same time as any other call.
  */
 ZARR_API bool zarr_threadsafe(void);
 
 /**
  * Sets the number of worker threads for multi-chunk work (0 = the default: the
  * `ZARR_NUM_THREADS` environment variable, else the cores this process may use).
+ *
+ * Errors: `ZARR_ERR_INVALID_ARG` (more than 4096), `ZARR_ERR_INTERNAL` (the threads cannot
+ * start).
+ *
+ * Ownership: nothing changes hands.
+ *
+ * Thread safety: any thread; the setting is process-wide and applies to calls that start
+ * after it (calls running meanwhile finish on the old threads).
  */
 ZARR_API zarr_status_t zarr_set_num_threads(size_t threads);
 
 /**
  * The number of worker threads.
+ *
+ * Errors: none: it returns a value, never a status.
+ *
+ * Ownership: nothing changes hands.
+ *
+ * Thread safety: any thread, at the same time as any other call.
  */
 ZARR_API size_t zarr_get_num_threads(void);
 
 /**
- * Looks up an element type by name: a Zarr v3 name ("float32") or a numpy string ("<f4").
+ * Looks up an element type by name: a Zarr v3 name (`"float32"`) or a numpy string
+ * (`"<f4"`).
+ *
+ * Errors: `ZARR_ERR_INVALID_ARG` (an unknown name).
+ *
+ * Ownership: nothing is kept; the result goes to the caller's output.
+ *
+ * Thread safety: any thread, at the same time as any other call.
  */
 ZARR_API zarr_status_t zarr_dtype_from_name(const char *name, zarr_dtype_t *out_dtype);
 
 /**
  * The Zarr v3 name of an element type ("float32"), static; NULL for unknown values.
+ *
+ * Errors: none: it returns a value, never a status.
+ *
+ * Ownership: the string is static: never free it.
+ *
+ * Thread safety: any thread, at the same time as any other call.
  */
 ZARR_API const char *zarr_dtype_name(zarr_dtype_t dtype);
 
 /**
  * Size in bytes of one element of `dtype`; 0 for unknown values and for `ZARR_DTYPE_RAW`,
  * `ZARR_DTYPE_STRING` and `ZARR_DTYPE_BYTES`, whose size depends on the array.
+ *
+ * Errors: none: it returns a value, never a status.
+ *
+ * Ownership: nothing changes hands.
+ *
+ * Thread safety: any thread, at the same time as any other call.
  */
 ZARR_API size_t zarr_dtype_size(zarr_dtype_t dtype);
 
@@ -1354,6 +1901,18 @@ ZARR_API size_t zarr_dtype_size(zarr_dtype_t dtype);
  * parent groups are created. A new group gets the format of the group above it, or Zarr
  * v3 at the top of a store (`zarr_group_create` chooses). An array at `path` gives
  * `ZARR_ERR_NODE_TYPE`.
+ *
+ * Errors: `ZARR_ERR_NOT_FOUND` (`ZARR_MODE_R` or `ZARR_MODE_R_PLUS` and no group),
+ * `ZARR_ERR_NODE_TYPE` (an array at `path`), `ZARR_ERR_EXISTS` (`ZARR_MODE_W_MINUS` and
+ * something is there, or an array above a group to create), `ZARR_ERR_METADATA`,
+ * `ZARR_ERR_READ_ONLY` (a mode that writes, on a read-only store), `ZARR_ERR_INVALID_KEY`
+ * (`path`).
+ *
+ * Ownership: `*out_group` is a new handle: free it with `zarr_group_free`. It keeps the
+ * store alive.
+ *
+ * Thread safety: any thread; one creator per path (say, MPI rank 0), then others open it:
+ * creators of one path at once replace each other's nodes.
  */
 ZARR_API
 zarr_status_t zarr_group_open(const zarr_store_t *store,
@@ -1367,6 +1926,15 @@ zarr_status_t zarr_group_open(const zarr_store_t *store,
  * `ZARR_FORMAT_V3_DRAFT_ZARR_PYTHON`: the 2022 draft's group document, parents left
  * implicit), as are missing parent groups. An existing group opens in whatever format it
  * has; in a store holding a 2022-draft hierarchy new groups take its layout.
+ *
+ * Errors: those of `zarr_group_open`, and `ZARR_ERR_INVALID_ARG` (an unknown
+ * `zarr_format`).
+ *
+ * Ownership: `*out_group` is a new handle: free it with `zarr_group_free`. It keeps the
+ * store alive.
+ *
+ * Thread safety: any thread; one creator per path (say, MPI rank 0), then others open it:
+ * creators of one path at once replace each other's nodes.
  */
 ZARR_API
 zarr_status_t zarr_group_create(const zarr_store_t *store,
@@ -1382,6 +1950,15 @@ zarr_status_t zarr_group_create(const zarr_store_t *store,
  * attributes can go into a store where each key is written once (a zip file); an existing
  * group opened for writing gets them set, replacing its attributes (`ZARR_MODE_R` gives
  * `ZARR_ERR_READ_ONLY` when there are attributes to set).
+ *
+ * Errors: those of `zarr_group_create`; `ZARR_ERR_INVALID_ARG` (attributes that are not a
+ * JSON object), `ZARR_ERR_READ_ONLY` (`ZARR_MODE_R` with attributes).
+ *
+ * Ownership: `*out_group` is a new handle: free it with `zarr_group_free`. It keeps the
+ * store alive.
+ *
+ * Thread safety: any thread; one creator per path (say, MPI rank 0), then others open it:
+ * creators of one path at once replace each other's nodes.
  */
 ZARR_API
 zarr_status_t zarr_group_create_with_attrs(const zarr_store_t *store,
@@ -1398,6 +1975,14 @@ zarr_status_t zarr_group_create_with_attrs(const zarr_store_t *store,
  * v3, two for v2), as zarr-python serves consolidated metadata; chunks are read from the
  * store. Nodes added after consolidation are not listed, but open when asked for by path
  * (read from the store). `ZARR_ERR_NOT_FOUND` without consolidated metadata.
+ *
+ * Errors: `ZARR_ERR_NOT_FOUND` (no consolidated metadata), `ZARR_ERR_METADATA`, and those
+ * of `zarr_group_open`.
+ *
+ * Ownership: `*out_group` is a new handle: free it with `zarr_group_free`. It keeps the
+ * store alive.
+ *
+ * Thread safety: any thread; the handle serves the metadata as it was consolidated.
  */
 ZARR_API
 zarr_status_t zarr_group_open_consolidated(const zarr_store_t *store,
@@ -1414,16 +1999,37 @@ zarr_status_t zarr_group_open_consolidated(const zarr_store_t *store,
  * which zarr-python 3 and `zarr_group_open_consolidated` read. The 2022 draft layout has
  * no consolidated metadata (`ZARR_ERR_UNSUPPORTED`). Run it again after adding nodes: a
  * consolidated reader does not list nodes added since.
+ *
+ * Errors: `ZARR_ERR_METADATA` (a document that is not JSON), `ZARR_ERR_UNSUPPORTED` (the
+ * 2022 draft layout), `ZARR_ERR_READ_ONLY`, `ZARR_ERR_INVALID_KEY` (`path`).
+ *
+ * Ownership: nothing is kept: arguments are only read during the call.
+ *
+ * Thread safety: any thread; nodes written meanwhile may be missed: consolidate when
+ * writers are done.
  */
 ZARR_API zarr_status_t zarr_consolidate_metadata(const zarr_store_t *store, const char *path);
 
 /**
  * Releases a group handle (NULL is ignored).
+ *
+ * Errors: none: it returns a value, never a status.
+ *
+ * Ownership: takes the handle (NULL is ignored); the store is released with the last
+ * handle using it.
+ *
+ * Thread safety: any thread, once no other call is using the handle.
  */
 ZARR_API void zarr_group_free(zarr_group_t *group);
 
 /**
  * Copies the group's normalised path ("" for the root) into `buf`.
+ *
+ * Errors: `ZARR_ERR_BUFFER_SIZE` (string output convention).
+ *
+ * Ownership: the text is copied into the caller's `buf` (string output convention).
+ *
+ * Thread safety: any thread, at the same time as any other call.
  */
 ZARR_API
 zarr_status_t zarr_group_path(const zarr_group_t *group,
@@ -1434,11 +2040,23 @@ zarr_status_t zarr_group_path(const zarr_group_t *group,
 /**
  * Sets `*out_version` to the group's Zarr format: 2, 3, `ZARR_FORMAT_V3_DRAFT` or
  * `ZARR_FORMAT_V3_DRAFT_ZARR_PYTHON`.
+ *
+ * Errors: only the usual ones (Conventions).
+ *
+ * Ownership: nothing is kept; the result goes to the caller's output.
+ *
+ * Thread safety: any thread, at the same time as any other call.
  */
 ZARR_API zarr_status_t zarr_group_zarr_format(const zarr_group_t *group, int32_t *out_version);
 
 /**
  * Sets `*out_kind` to what is at `path` in `store`.
+ *
+ * Errors: `ZARR_ERR_INVALID_KEY` (`path`).
+ *
+ * Ownership: nothing is kept; the result goes to the caller's output.
+ *
+ * Thread safety: any thread; it reads the store.
  */
 ZARR_API
 zarr_status_t zarr_node_kind_at(const zarr_store_t *store,
@@ -1447,6 +2065,12 @@ zarr_status_t zarr_node_kind_at(const zarr_store_t *store,
 
 /**
  * Sets `*out_kind` to what is at `path` below the group ("a/b" for nested members).
+ *
+ * Errors: `ZARR_ERR_INVALID_KEY` (`path`).
+ *
+ * Ownership: nothing is kept; the result goes to the caller's output.
+ *
+ * Thread safety: any thread; it reads the store.
  */
 ZARR_API
 zarr_status_t zarr_group_contains(const zarr_group_t *group,
@@ -1456,6 +2080,13 @@ zarr_status_t zarr_group_contains(const zarr_group_t *group,
 /**
  * Lists the names of the group's direct members of `kind` (`ZARR_NODE_ARRAY`,
  * `ZARR_NODE_GROUP`, or `ZARR_NODE_NONE` for all), sorted, into a new string list.
+ *
+ * Errors: `ZARR_ERR_INVALID_ARG` (an unknown `kind`).
+ *
+ * Ownership: `*out_names` is a new list: free it with `zarr_strings_free`.
+ *
+ * Thread safety: any thread, at the same time as any other call; the store is listed as it
+ * is then.
  */
 ZARR_API
 zarr_status_t zarr_group_members(const zarr_group_t *group,
@@ -1464,6 +2095,18 @@ zarr_status_t zarr_group_members(const zarr_group_t *group,
 
 /**
  * Opens (or, by mode, creates) the group at `path` below this group.
+ *
+ * Errors: `ZARR_ERR_NOT_FOUND` (`ZARR_MODE_R` or `ZARR_MODE_R_PLUS` and no group),
+ * `ZARR_ERR_NODE_TYPE` (an array at `path`), `ZARR_ERR_EXISTS` (`ZARR_MODE_W_MINUS` and
+ * something is there, or an array above a group to create), `ZARR_ERR_METADATA`,
+ * `ZARR_ERR_READ_ONLY` (a mode that writes, on a read-only store), `ZARR_ERR_INVALID_KEY`
+ * (`path`).
+ *
+ * Ownership: `*out_group` is a new handle: free it with `zarr_group_free`. It keeps the
+ * store alive.
+ *
+ * Thread safety: any thread; one creator per path (say, MPI rank 0), then others open it:
+ * creators of one path at once replace each other's nodes.
  */
 ZARR_API
 zarr_status_t zarr_group_open_group(const zarr_group_t *group,
@@ -1474,6 +2117,17 @@ zarr_status_t zarr_group_open_group(const zarr_group_t *group,
 /**
  * Opens the array at `path` below this group (`ZARR_MODE_R`, `ZARR_MODE_R_PLUS`,
  * `ZARR_MODE_A`).
+ *
+ * Errors: `ZARR_ERR_NOT_FOUND` (no array at `path`), `ZARR_ERR_NODE_TYPE` (a group there),
+ * `ZARR_ERR_METADATA` (a document libzarr cannot read, the field named),
+ * `ZARR_ERR_CODEC_UNSUPPORTED`, `ZARR_ERR_INVALID_ARG` (a mode that creates: use a
+ * builder), `ZARR_ERR_READ_ONLY` (a writable mode on a read-only store),
+ * `ZARR_ERR_INVALID_KEY` (`path`).
+ *
+ * Ownership: `*out_array` is a new handle: free it with `zarr_array_free`. It keeps the
+ * store alive.
+ *
+ * Thread safety: any thread; any number of handles may be open on one array.
  */
 ZARR_API
 zarr_status_t zarr_group_open_array(const zarr_group_t *group,
@@ -1484,6 +2138,18 @@ zarr_status_t zarr_group_open_array(const zarr_group_t *group,
 /**
  * Creates an array at `path` below this group from the builder's settings (modes as for
  * `zarr_array_create`).
+ *
+ * Errors: `ZARR_ERR_EXISTS` (`ZARR_MODE_W_MINUS` and an array is at `path`, or an array
+ * above it), `ZARR_ERR_NODE_TYPE` (`ZARR_MODE_W_MINUS` or `ZARR_MODE_A` and a group is at
+ * `path`), `ZARR_ERR_INVALID_ARG` (settings that do not fit together, or a mode that does
+ * not create), `ZARR_ERR_CODEC_UNSUPPORTED`, `ZARR_ERR_UNSUPPORTED`, `ZARR_ERR_READ_ONLY`
+ * (a read-only store), `ZARR_ERR_INVALID_KEY` (`path`).
+ *
+ * Ownership: the builder stays the caller's. `*out_array` is a new handle: free it with
+ * `zarr_array_free`. It keeps the store alive.
+ *
+ * Thread safety: any thread; one creator per path (say, MPI rank 0), then others open it:
+ * creators of one path at once replace each other's nodes.
  */
 ZARR_API
 zarr_status_t zarr_group_create_array(const zarr_group_t *group,
@@ -1494,17 +2160,39 @@ zarr_status_t zarr_group_create_array(const zarr_group_t *group,
 
 /**
  * Deletes the member at `path` below this group and everything under it.
+ *
+ * Errors: `ZARR_ERR_NOT_FOUND` (nothing at `path`), `ZARR_ERR_READ_ONLY`,
+ * `ZARR_ERR_INVALID_KEY`.
+ *
+ * Ownership: nothing is kept: arguments are only read during the call.
+ *
+ * Thread safety: any thread; handles still open on what was deleted are not told.
  */
 ZARR_API zarr_status_t zarr_group_delete(const zarr_group_t *group, const char *path);
 
 /**
  * Moves the member at `from` to `to` (both below this group); the destination must not
  * exist. Groups above `to` are created.
+ *
+ * Errors: `ZARR_ERR_NOT_FOUND` (nothing at `from`), `ZARR_ERR_EXISTS` (something at `to`),
+ * `ZARR_ERR_INVALID_ARG` (`to` inside `from`), `ZARR_ERR_READ_ONLY` (a read-only handle,
+ * as consolidated ones are), `ZARR_ERR_UNSUPPORTED` (the 2022 draft layout),
+ * `ZARR_ERR_INVALID_KEY`.
+ *
+ * Ownership: nothing is kept: arguments are only read during the call.
+ *
+ * Thread safety: any thread; handles still open on the old path are not told.
  */
 ZARR_API zarr_status_t zarr_group_move(const zarr_group_t *group, const char *from, const char *to);
 
 /**
  * Copies the group's attributes (a JSON object) into `buf`.
+ *
+ * Errors: `ZARR_ERR_BUFFER_SIZE` (string output convention), `ZARR_ERR_METADATA`.
+ *
+ * Ownership: the text is copied into the caller's `buf` (string output convention).
+ *
+ * Thread safety: any thread; it reads the store.
  */
 ZARR_API
 zarr_status_t zarr_group_attrs_get(const zarr_group_t *group,
@@ -1514,11 +2202,26 @@ zarr_status_t zarr_group_attrs_get(const zarr_group_t *group,
 
 /**
  * Replaces all of the group's attributes with the JSON object `json`.
+ *
+ * Errors: `ZARR_ERR_INVALID_ARG` (not a JSON object), `ZARR_ERR_READ_ONLY` (a read-only
+ * handle or store).
+ *
+ * Ownership: nothing is kept: arguments are only read during the call.
+ *
+ * Thread safety: any thread; updates through one handle are serialised, while of updates
+ * made at once through several handles or processes the last one wins.
  */
 ZARR_API zarr_status_t zarr_group_attrs_set(const zarr_group_t *group, const char *json);
 
 /**
  * Copies the JSON value of the group's attribute `key`; `ZARR_ERR_NOT_FOUND` if absent.
+ *
+ * Errors: `ZARR_ERR_NOT_FOUND` (no such attribute), `ZARR_ERR_BUFFER_SIZE` (string output
+ * convention), `ZARR_ERR_METADATA`.
+ *
+ * Ownership: the text is copied into the caller's `buf` (string output convention).
+ *
+ * Thread safety: any thread; it reads the store.
  */
 ZARR_API
 zarr_status_t zarr_group_attr_get(const zarr_group_t *group,
@@ -1529,6 +2232,13 @@ zarr_status_t zarr_group_attr_get(const zarr_group_t *group,
 
 /**
  * Sets the group's attribute `key` to the JSON value `json`.
+ *
+ * Errors: `ZARR_ERR_READ_ONLY` (a read-only handle or store).
+ *
+ * Ownership: nothing is kept: arguments are only read during the call.
+ *
+ * Thread safety: any thread; updates through one handle are serialised, while of updates
+ * made at once through several handles or processes the last one wins.
  */
 ZARR_API
 zarr_status_t zarr_group_attr_set(const zarr_group_t *group,
@@ -1537,6 +2247,13 @@ zarr_status_t zarr_group_attr_set(const zarr_group_t *group,
 
 /**
  * Deletes the group's attribute `key`; `ZARR_ERR_NOT_FOUND` if absent.
+ *
+ * Errors: `ZARR_ERR_NOT_FOUND` (no such attribute), `ZARR_ERR_READ_ONLY`.
+ *
+ * Ownership: nothing is kept: arguments are only read during the call.
+ *
+ * Thread safety: any thread; updates through one handle are serialised, while of updates
+ * made at once through several handles or processes the last one wins.
  */
 ZARR_API zarr_status_t zarr_group_attr_delete(const zarr_group_t *group, const char *key);
 
@@ -1549,6 +2266,15 @@ ZARR_API zarr_status_t zarr_group_attr_delete(const zarr_group_t *group, const c
  * node, or one inside the other, through any store roots, links or handles on the same
  * directory, zip file or memory store) is refused with `ZARR_ERR_INVALID_ARG` naming both
  * locations, before anything is erased or written.
+ *
+ * Errors: `ZARR_ERR_NOT_FOUND` (nothing at `source_path`), `ZARR_ERR_INVALID_ARG`
+ * (overlapping source and target, a bad mode), `ZARR_ERR_EXISTS` (`ZARR_MODE_W_MINUS`),
+ * `ZARR_ERR_READ_ONLY`, `ZARR_ERR_CODEC_UNSUPPORTED`, `ZARR_ERR_CODEC`.
+ *
+ * Ownership: nothing is kept: arguments are only read during the call.
+ *
+ * Thread safety: any thread; the source is copied as it is read, so do not write it
+ * meanwhile.
  */
 ZARR_API
 zarr_status_t zarr_copy(const zarr_store_t *source,
@@ -1561,6 +2287,13 @@ zarr_status_t zarr_copy(const zarr_store_t *source,
 /**
  * Converts the v1 array at `path` (keys `meta` and `attrs`) to v2 in place, as
  * zarr-python's `migrate_1to2`.
+ *
+ * Errors: `ZARR_ERR_NOT_FOUND` (no v1 array at `path`), `ZARR_ERR_METADATA`,
+ * `ZARR_ERR_READ_ONLY`.
+ *
+ * Ownership: nothing is kept: arguments are only read during the call.
+ *
+ * Thread safety: any thread; no other handle may use the array meanwhile.
  */
 ZARR_API zarr_status_t zarr_migrate_1to2(const zarr_store_t *store, const char *path);
 
@@ -1574,6 +2307,13 @@ ZARR_API zarr_status_t zarr_migrate_1to2(const zarr_store_t *store, const char *
  * any absolute link, gives `ZARR_ERR_INVALID_KEY`. A FIFO, socket or device at a key gives
  * `ZARR_ERR_STORAGE_IO` without blocking; a key with a component longer than the
  * filesystem's name limit gives `ZARR_ERR_INVALID_KEY`.
+ *
+ * Errors: `ZARR_ERR_NOT_FOUND` (`ZARR_MODE_R` or `ZARR_MODE_R_PLUS` and no directory),
+ * `ZARR_ERR_STORAGE_IO` (not a directory, or it cannot be created).
+ *
+ * Ownership: `*out_store` is a new handle: free it with `zarr_store_free`.
+ *
+ * Thread safety: any thread, at the same time as any other call.
  */
 ZARR_API
 zarr_status_t zarr_store_open_fs(const char *path,
@@ -1597,6 +2337,15 @@ zarr_status_t zarr_store_open_fs(const char *path,
  * writing removes temporary files left by killed writers. Only one handle at a time may
  * write over an existing zip: a second one fails with `ZARR_ERR_STORAGE_IO` (a lock, which
  * readers ignore).
+ *
+ * Errors: `ZARR_ERR_NOT_FOUND` (a mode that reads an existing zip, and none is there),
+ * `ZARR_ERR_EXISTS` (`ZARR_MODE_W_MINUS` and a file is there), `ZARR_ERR_STORAGE_IO` (not
+ * a zip, or another handle is writing it).
+ *
+ * Ownership: `*out_store` is a new handle: free it with `zarr_store_free`.
+ *
+ * Thread safety: any thread; calls through one handle are serialised inside. One writing
+ * handle per zip.
  */
 ZARR_API
 zarr_status_t zarr_store_open_zip(const char *path,
@@ -1652,6 +2401,16 @@ zarr_status_t zarr_store_open_zip(const char *path,
  *
  * A build without object stores (see `zarr_features`) gives `ZARR_ERR_UNSUPPORTED` for
  * their URLs; an unknown scheme or malformed URL gives `ZARR_ERR_INVALID_ARG`.
+ *
+ * Errors: `ZARR_ERR_INVALID_ARG` (an unknown scheme, a malformed URL, an option the store
+ * kind does not use), `ZARR_ERR_UNSUPPORTED` (a store kind this build lacks),
+ * `ZARR_ERR_READ_ONLY` (`http(s)://` with a mode that writes), and those of
+ * `zarr_store_open_fs` and `zarr_store_open_zip` for their URLs.
+ *
+ * Ownership: the URL and options are copied. `*out_store` is a new handle: free it with
+ * `zarr_store_free`.
+ *
+ * Thread safety: any thread, at the same time as any other call.
  */
 ZARR_API
 zarr_status_t zarr_store_open_url(const char *url,
@@ -1666,6 +2425,13 @@ zarr_status_t zarr_store_open_url(const char *url,
  * over the zip's path: a crash before the rename leaves the old archive, after it the new
  * one. If closing fails, the zip at the path is as it was and the entries written through
  * the handle are lost. A no-op for memory stores.
+ *
+ * Errors: `ZARR_ERR_STORAGE_IO` (the zip or a sync failed).
+ *
+ * Ownership: the handle stays the caller's: free it with `zarr_store_free`.
+ *
+ * Thread safety: any thread, once writes through the store are done (a zip write after
+ * closing starts a new archive).
  */
 ZARR_API zarr_status_t zarr_store_close(const zarr_store_t *store);
 
@@ -1674,6 +2440,13 @@ ZARR_API zarr_status_t zarr_store_close(const zarr_store_t *store);
  * Directory stores accept every level; memory and zip stores accept only
  * `ZARR_DURABILITY_NONE` and give `ZARR_ERR_UNSUPPORTED` for the others, since they cannot
  * sync what they write. Lowering the level keeps what is still to be flushed.
+ *
+ * Errors: `ZARR_ERR_INVALID_ARG` (an unknown level), `ZARR_ERR_UNSUPPORTED` (see above).
+ *
+ * Ownership: nothing changes hands.
+ *
+ * Thread safety: any thread; writes running meanwhile are synced at the old or the new
+ * level.
  */
 ZARR_API
 zarr_status_t zarr_store_set_durability(const zarr_store_t *store,
@@ -1684,11 +2457,23 @@ zarr_status_t zarr_store_set_durability(const zarr_store_t *store,
  * file written and each directory whose entries changed), so it survives a power loss;
  * the first failure is reported, after every file was tried. A no-op for other levels and
  * for memory and zip stores.
+ *
+ * Errors: `ZARR_ERR_STORAGE_IO` (the first file or directory that failed).
+ *
+ * Ownership: nothing changes hands.
+ *
+ * Thread safety: any thread; writes finishing meanwhile may be left to the next flush.
  */
 ZARR_API zarr_status_t zarr_store_flush(const zarr_store_t *store);
 
 /**
  * Creates an empty in-memory store.
+ *
+ * Errors: only the usual ones (Conventions).
+ *
+ * Ownership: `*out_store` is a new handle: free it with `zarr_store_free`.
+ *
+ * Thread safety: any thread, at the same time as any other call.
  */
 ZARR_API zarr_status_t zarr_store_new_memory(zarr_store_t **out_store);
 
@@ -1697,11 +2482,25 @@ ZARR_API zarr_status_t zarr_store_new_memory(zarr_store_t **out_store);
  * a flush error cannot be reported here: call `zarr_store_close` first to see it. Arrays
  * opened from it stay usable; what they write afterwards is flushed when the last of them
  * is freed.
+ *
+ * Errors: none: it returns a value, never a status. A flush error is lost (see above).
+ *
+ * Ownership: takes the handle (NULL is ignored); arrays and groups opened from it keep the
+ * store alive.
+ *
+ * Thread safety: any thread, once no other call is using the handle.
  */
 ZARR_API void zarr_store_free(zarr_store_t *store);
 
 /**
  * Stores `len` bytes at `key`, replacing any value.
+ *
+ * Errors: `ZARR_ERR_READ_ONLY`, `ZARR_ERR_INVALID_KEY`, `ZARR_ERR_EXISTS` (a zip key
+ * written before).
+ *
+ * Ownership: `value` is copied.
+ *
+ * Thread safety: any thread; of writes of one key at once, the last one wins.
  */
 ZARR_API
 zarr_status_t zarr_store_set(const zarr_store_t *store,
@@ -1713,6 +2512,13 @@ zarr_status_t zarr_store_set(const zarr_store_t *store,
  * Copies the value at `key` into `buf`. `*needed` (may be NULL) gets its size; a buffer
  * too small gives `ZARR_ERR_BUFFER_SIZE` and nothing is copied. A missing key gives
  * `ZARR_ERR_NOT_FOUND`.
+ *
+ * Errors: `ZARR_ERR_NOT_FOUND` (no such key), `ZARR_ERR_BUFFER_SIZE` (`len` too small;
+ * `*needed` is set), `ZARR_ERR_INVALID_KEY`.
+ *
+ * Ownership: the value is copied into the caller's `buf`.
+ *
+ * Thread safety: any thread; a value is read whole, old or new.
  */
 ZARR_API
 zarr_status_t zarr_store_get(const zarr_store_t *store,
@@ -1723,6 +2529,12 @@ zarr_status_t zarr_store_get(const zarr_store_t *store,
 
 /**
  * Sets `*out_exists` to whether `key` exists.
+ *
+ * Errors: `ZARR_ERR_INVALID_KEY`.
+ *
+ * Ownership: nothing is kept; the result goes to the caller's output.
+ *
+ * Thread safety: any thread, at the same time as any other call.
  */
 ZARR_API
 zarr_status_t zarr_store_contains(const zarr_store_t *store,
@@ -1731,16 +2543,38 @@ zarr_status_t zarr_store_contains(const zarr_store_t *store,
 
 /**
  * Removes `key`; `ZARR_ERR_NOT_FOUND` if it does not exist.
+ *
+ * Errors: `ZARR_ERR_NOT_FOUND` (no such key), `ZARR_ERR_READ_ONLY`,
+ * `ZARR_ERR_INVALID_KEY`, `ZARR_ERR_UNSUPPORTED` (a zip entry).
+ *
+ * Ownership: nothing is kept: arguments are only read during the call.
+ *
+ * Thread safety: any thread, at the same time as any other call.
  */
 ZARR_API zarr_status_t zarr_store_erase(const zarr_store_t *store, const char *key);
 
 /**
  * Removes every key starting with `prefix` ("" erases everything).
+ *
+ * Errors: `ZARR_ERR_READ_ONLY`, `ZARR_ERR_INVALID_KEY`, `ZARR_ERR_UNSUPPORTED` (zip
+ * entries).
+ *
+ * Ownership: nothing is kept: arguments are only read during the call.
+ *
+ * Thread safety: any thread; keys written meanwhile under `prefix` may stay.
  */
 ZARR_API zarr_status_t zarr_store_erase_prefix(const zarr_store_t *store, const char *prefix);
 
 /**
  * Lists every key starting with `prefix`, sorted, into a new string list.
+ *
+ * Errors: `ZARR_ERR_INVALID_KEY`, `ZARR_ERR_UNSUPPORTED` (a store that cannot list, such
+ * as a plain web server).
+ *
+ * Ownership: `*out_keys` is a new list: free it with `zarr_strings_free`.
+ *
+ * Thread safety: any thread, at the same time as any other call; the store is listed as it
+ * is then.
  */
 ZARR_API
 zarr_status_t zarr_store_list(const zarr_store_t *store,
@@ -1750,6 +2584,14 @@ zarr_status_t zarr_store_list(const zarr_store_t *store,
 /**
  * Lists one level below `prefix` ("" or ending in "/"): the keys directly under it and the
  * child prefixes (names without "/"), each sorted, into two new string lists.
+ *
+ * Errors: as `zarr_store_list`.
+ *
+ * Ownership: `*out_keys` and `*out_prefixes` are new lists: free each with
+ * `zarr_strings_free`.
+ *
+ * Thread safety: any thread, at the same time as any other call; the store is listed as it
+ * is then.
  */
 ZARR_API
 zarr_status_t zarr_store_list_dir(const zarr_store_t *store,
@@ -1759,29 +2601,62 @@ zarr_status_t zarr_store_list_dir(const zarr_store_t *store,
 
 /**
  * Number of strings in a list (0 for NULL).
+ *
+ * Errors: none: it returns a value, never a status.
+ *
+ * Ownership: nothing changes hands.
+ *
+ * Thread safety: any thread, at the same time as any other call.
  */
 ZARR_API size_t zarr_strings_count(const zarr_strings_t *list);
 
 /**
  * String `index` of a list, valid until the list is freed; NULL when out of range, and
  * for a null item (only lists of dimension names have them: an unnamed dimension).
+ *
+ * Errors: none: it returns a value, never a status.
+ *
+ * Ownership: the string belongs to the list: never free it, nor use it after
+ * `zarr_strings_free`.
+ *
+ * Thread safety: any thread, at the same time as any other call.
  */
 ZARR_API const char *zarr_strings_get(const zarr_strings_t *list, size_t index);
 
 /**
  * Frees a string list (NULL is ignored).
+ *
+ * Errors: none: it returns a value, never a status.
+ *
+ * Ownership: takes the list (NULL is ignored) and every string it gave.
+ *
+ * Thread safety: any thread, once no other call is using the handle.
  */
 ZARR_API void zarr_strings_free(zarr_strings_t *list);
 
 /**
  * Sets `*out_count` to the number of fields of a structured array's record, nested records
  * flattened to their leaves (`"outer.inner"`); 0 for other arrays.
+ *
+ * Errors: only the usual ones (Conventions).
+ *
+ * Ownership: nothing is kept; the result goes to the caller's output.
+ *
+ * Thread safety: any thread, at the same time as any other call; it answers from this
+ * handle's copy of the metadata (`zarr_array_refresh` reads it again).
  */
 ZARR_API zarr_status_t zarr_array_nfields(const zarr_array_t *array, size_t *out_count);
 
 /**
- * Copies the name of field `index` (nested names joined with `.`) into `buf` (string
+ * Copies the name of field `index` (nested names joined by dots) into `buf` (string
  * output convention). `ZARR_ERR_OUT_OF_BOUNDS` when there is no such field.
+ *
+ * Errors: `ZARR_ERR_OUT_OF_BOUNDS` (no such field), `ZARR_ERR_BUFFER_SIZE`.
+ *
+ * Ownership: the text is copied into the caller's `buf` (string output convention).
+ *
+ * Thread safety: any thread, at the same time as any other call; it answers from this
+ * handle's copy of the metadata (`zarr_array_refresh` reads it again).
  */
 ZARR_API
 zarr_status_t zarr_array_field_name(const zarr_array_t *array,
@@ -1793,6 +2668,13 @@ zarr_status_t zarr_array_field_name(const zarr_array_t *array,
 /**
  * Copies the numpy type string of one element of field `index` (`"<i4"`, `">f8"`,
  * `"|S2"`) into `buf` (string output convention).
+ *
+ * Errors: `ZARR_ERR_OUT_OF_BOUNDS` (no such field), `ZARR_ERR_BUFFER_SIZE`.
+ *
+ * Ownership: the text is copied into the caller's `buf` (string output convention).
+ *
+ * Thread safety: any thread, at the same time as any other call; it answers from this
+ * handle's copy of the metadata (`zarr_array_refresh` reads it again).
  */
 ZARR_API
 zarr_status_t zarr_array_field_dtype_name(const zarr_array_t *array,
@@ -1807,6 +2689,13 @@ zarr_status_t zarr_array_field_dtype_name(const zarr_array_t *array,
  * dimensions (0 for a scalar field) copied into `out_shape`, which has room for
  * `max_ndim`. `ZARR_ERR_BUFFER_SIZE` when `max_ndim` is too small (`*out_ndim` is set).
  * Field bytes keep their stored byte order.
+ *
+ * Errors: `ZARR_ERR_OUT_OF_BOUNDS` (no such field), `ZARR_ERR_BUFFER_SIZE` (`max_ndim`).
+ *
+ * Ownership: nothing is kept; the result goes to the caller's output.
+ *
+ * Thread safety: any thread, at the same time as any other call; it answers from this
+ * handle's copy of the metadata (`zarr_array_refresh` reads it again).
  */
 ZARR_API
 zarr_status_t zarr_array_field_layout(const zarr_array_t *array,
@@ -1823,6 +2712,13 @@ zarr_status_t zarr_array_field_layout(const zarr_array_t *array,
  * `*out_item_size` gets its size), `ZARR_DTYPE_STRING` for strings and `ZARR_DTYPE_BYTES`
  * for byte strings (`*out_item_size` 1: items are runs of bytes). `out_item_size` may be
  * NULL. An array of fixed-size items gives `ZARR_ERR_DTYPE_MISMATCH`.
+ *
+ * Errors: `ZARR_ERR_DTYPE_MISMATCH` (an array of fixed-size items).
+ *
+ * Ownership: nothing is kept; the result goes to the caller's output.
+ *
+ * Thread safety: any thread, at the same time as any other call; it answers from this
+ * handle's copy of the metadata (`zarr_array_refresh` reads it again).
  */
 ZARR_API
 zarr_status_t zarr_array_vlen_item_dtype(const zarr_array_t *array,
@@ -1835,6 +2731,12 @@ zarr_status_t zarr_array_vlen_item_dtype(const zarr_array_t *array,
  * multi-byte number, each half of a complex number, each UTF-32 code unit, in nested
  * records and sub-array fields too. `buf_bytes` must be a whole number of records
  * (`zarr_array_item_size`). Arrays that are not structured are left unchanged.
+ *
+ * Errors: `ZARR_ERR_BUFFER_SIZE` (not a whole number of records).
+ *
+ * Ownership: `buf` stays the caller's and is converted in place.
+ *
+ * Thread safety: any thread; only `buf` is touched.
  */
 ZARR_API
 zarr_status_t zarr_array_records_to_native(const zarr_array_t *array,
@@ -1844,6 +2746,12 @@ zarr_status_t zarr_array_records_to_native(const zarr_array_t *array,
 /**
  * Converts records in this machine's byte order to their stored byte order, in place, for
  * a write with `ZARR_DTYPE_RAW`: the reverse of `zarr_array_records_to_native`.
+ *
+ * Errors: `ZARR_ERR_BUFFER_SIZE` (not a whole number of records).
+ *
+ * Ownership: `buf` stays the caller's and is converted in place.
+ *
+ * Thread safety: any thread; only `buf` is touched.
  */
 ZARR_API
 zarr_status_t zarr_array_records_to_stored(const zarr_array_t *array,
@@ -1852,12 +2760,21 @@ zarr_status_t zarr_array_records_to_stored(const zarr_array_t *array,
 
 /**
  * Reads the items of region `start`/`count` of a variable-length array (`|O`, `string`,
- * `bytes`) in `order` into caller buffers: item `i` is
- * `data[offsets[i] .. offsets[i + 1]]`, so `offsets` needs one entry more than the region
- * has elements (`n_offsets`). Numeric array items are in native byte order. `*data_needed`
+ * `bytes`) in `order` into caller buffers: item `i` is the bytes from `data[offsets[i]]`
+ * up to `data[offsets[i + 1]]`, so `offsets` needs one entry more than the region has
+ * elements (`n_offsets`). Numeric array items are in native byte order. `*data_needed`
  * gets the bytes the items take; when `data_bytes` is smaller (a NULL `data` with 0 asks
  * for the size) the call gives `ZARR_ERR_BUFFER_SIZE` and fills nothing else. A stored
  * string that is not UTF-8 gives `ZARR_ERR_CODEC`.
+ *
+ * Errors: `ZARR_ERR_RANK_MISMATCH` (`ndim`), `ZARR_ERR_OUT_OF_BOUNDS`,
+ * `ZARR_ERR_DTYPE_MISMATCH` (an array of fixed-size items), `ZARR_ERR_BUFFER_SIZE`
+ * (`n_offsets` or `data_bytes`), `ZARR_ERR_CODEC`.
+ *
+ * Ownership: `offsets` and `data` stay the caller's.
+ *
+ * Thread safety: any thread, at the same time as other reads and writes: each chunk is
+ * read as it was before or after a write of it, never a mix.
  */
 ZARR_API
 zarr_status_t zarr_array_read_vlen(const zarr_array_t *array,
@@ -1874,6 +2791,13 @@ zarr_status_t zarr_array_read_vlen(const zarr_array_t *array,
 /**
  * Reads the items of a region (arguments as for `zarr_array_read_vlen`) into a list owned
  * by libzarr, set in `*out_list` (NULL on failure); free it with `zarr_vlen_list_free`.
+ *
+ * Errors: as `zarr_array_read_vlen`, without `ZARR_ERR_BUFFER_SIZE`.
+ *
+ * Ownership: `*out_list` is a new list: free it with `zarr_vlen_list_free`.
+ *
+ * Thread safety: any thread, at the same time as other reads and writes: each chunk is
+ * read as it was before or after a write of it, never a mix.
  */
 ZARR_API
 zarr_status_t zarr_array_read_vlen_list(const zarr_array_t *array,
@@ -1885,6 +2809,12 @@ zarr_status_t zarr_array_read_vlen_list(const zarr_array_t *array,
 
 /**
  * Number of items in a list (0 for NULL).
+ *
+ * Errors: none: it returns a value, never a status.
+ *
+ * Ownership: nothing changes hands.
+ *
+ * Thread safety: any thread, at the same time as any other call.
  */
 ZARR_API size_t zarr_vlen_list_count(const zarr_vlen_list_t *list);
 
@@ -1892,6 +2822,13 @@ ZARR_API size_t zarr_vlen_list_count(const zarr_vlen_list_t *list);
  * Item `index` of a list, valid until the list is freed, followed by a NUL byte (so a
  * string without embedded NULs is a C string); `*out_len` (if not NULL) gets its length
  * without that NUL. NULL when `index` is out of range.
+ *
+ * Errors: none: it returns a value, never a status.
+ *
+ * Ownership: the item belongs to the list: never free it, nor use it after
+ * `zarr_vlen_list_free`.
+ *
+ * Thread safety: any thread, at the same time as any other call.
  */
 ZARR_API
 const void *zarr_vlen_list_item(const zarr_vlen_list_t *list,
@@ -1900,6 +2837,12 @@ const void *zarr_vlen_list_item(const zarr_vlen_list_t *list,
 
 /**
  * Frees a list (NULL is ignored).
+ *
+ * Errors: none: it returns a value, never a status.
+ *
+ * Ownership: takes the list (NULL is ignored) and every item it gave.
+ *
+ * Thread safety: any thread, once no other call is using the handle.
  */
 ZARR_API void zarr_vlen_list_free(zarr_vlen_list_t *list);
 
@@ -1909,6 +2852,16 @@ ZARR_API void zarr_vlen_list_free(zarr_vlen_list_t *list);
  * is NULL, the NUL-terminated string `items[i]`. Strings must be UTF-8 and array items a
  * whole number of elements (native byte order); every item is checked before anything is
  * stored, and a rejected call stores nothing.
+ *
+ * Errors: `ZARR_ERR_RANK_MISMATCH` (`ndim`), `ZARR_ERR_OUT_OF_BOUNDS`,
+ * `ZARR_ERR_DTYPE_MISMATCH` (an array of fixed-size items), `ZARR_ERR_INVALID_ARG` (a
+ * string that is not UTF-8, an item that is not whole elements), `ZARR_ERR_READ_ONLY`.
+ *
+ * Ownership: nothing is kept: arguments are only read during the call.
+ *
+ * Thread safety: any thread; writes at the same time are safe when they touch different
+ * chunks (shards, when sharded): otherwise set a synchronizer
+ * (`zarr_array_set_synchronizer`) or updates may be lost.
  */
 ZARR_API
 zarr_status_t zarr_array_write_vlen(const zarr_array_t *array,

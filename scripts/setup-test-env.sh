@@ -23,6 +23,8 @@ pkg-config --exists openssl 2>/dev/null || need_apt+=(libssl-dev)
 # A compiler with full C23 for the header test (GCC 12 knows only -std=c2x).
 command -v clang-19 >/dev/null 2>&1 || need_apt+=(clang-19)
 python3 -c 'import yaml' >/dev/null 2>&1 || need_apt+=(python3-yaml)
+# Doxygen builds the API reference from zarr.h (docs/api/build.sh).
+command -v doxygen >/dev/null 2>&1 || need_apt+=(doxygen)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "setup: installing system packages (missing: ${need_apt[*]})"
   SUDO=""
@@ -30,10 +32,11 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   $SUDO apt-get update -qq
   pkgs=(cmake pkg-config build-essential gfortran openmpi-bin libopenmpi-dev valgrind nginx-light tmux
-        libssl-dev clang-19 python3-yaml libnetcdf-dev netcdf-bin)
+        libssl-dev clang-19 python3-yaml libnetcdf-dev netcdf-bin doxygen)
   # Node.js may come from elsewhere than Debian (its npm then conflicts with Debian's npm):
   # Debian's packages only when npm is missing.
   command -v npm >/dev/null 2>&1 || pkgs+=(nodejs npm)
+  pkgs+=(doxygen)
   $SUDO apt-get install -y -qq "${pkgs[@]}" >/dev/null
   # The tests start their own nginx on a loopback port; the package's service is not used.
   if command -v service >/dev/null 2>&1; then $SUDO service nginx stop >/dev/null 2>&1 || true; fi

@@ -11,7 +11,9 @@
 #      zarr-python 2.18 interop check)
 #   5. packaging: install, then build the C, C++ and Fortran examples against the prefix;
 #      the release tarball built and installed with no network, examples against it, and
-#      its Spack and conda recipes checked (scripts/check-dist.sh)
+#      its Spack and conda recipes checked (scripts/check-dist.sh); and docs: the user
+#      guide's snippets compiled and run (tests/docs/check_guide.py), the API reference
+#      built by Doxygen with warnings as errors (docs/api/build.sh)
 #   6. interop: zarr-python 2.18, zarr-python 3.x and tensorstore, both directions
 #   7. MPI: examples-c/mpi_write.c (shared filesystem) and mpi_write_s3.c (moto S3, owned
 #      and shared shards) on 4 OpenMPI ranks, checked by libzarr and zarr-python
@@ -95,6 +97,10 @@ if cargo tree -e normal -i aws-lc-sys >/dev/null 2>&1; then
   exit 1
 fi
 cargo check --quiet --lib --no-default-features --features cloud,system-tls
+
+stage "docs: the user guide's snippets, the API reference (Doxygen, warnings as errors)"
+python3 tests/docs/check_guide.py --build build
+bash docs/api/build.sh build/api
 
 stage "release tarball: built and installed offline, examples against it; Spack and conda recipes"
 bash scripts/check-dist.sh

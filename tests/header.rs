@@ -157,3 +157,35 @@ fn uses(text: &str, name: &str) -> bool {
         !before.is_some_and(ident) && !after.is_some_and(ident)
     })
 }
+
+/// The API reference gives every function's errors, ownership and thread safety: each
+/// declaration's documentation has the three paragraphs the header's Conventions describe.
+#[test]
+fn every_function_states_errors_ownership_and_thread_safety() {
+    let header = include_str!("../include/zarr.h");
+    let mut checked = 0;
+    let mut incomplete = Vec::new();
+    for (at, _) in header.match_indices("\nZARR_API") {
+        let doc_end = header[..at].rfind("*/").expect("a documentation comment");
+        let doc_start = header[..doc_end]
+            .rfind("/**")
+            .expect("a documentation comment");
+        let doc = &header[doc_start..doc_end];
+        let declaration = &header[at..];
+        let name_end = declaration.find('(').expect("a function");
+        let name = declaration[..name_end]
+            .rsplit(|c: char| !is_ident(c))
+            .next()
+            .unwrap_or_default();
+        let missing: Vec<&str> = ["Errors: ", "Ownership: ", "Thread safety: "]
+            .into_iter()
+            .filter(|label| !doc.contains(&format!(" * {label}")))
+            .collect();
+        if !missing.is_empty() {
+            incomplete.push(format!("{name} lacks {missing:?}"));
+        }
+        checked += 1;
+    }
+    assert!(checked > 120, "only {checked} functions found");
+    assert!(incomplete.is_empty(), "{}", incomplete.join("\n"));
+}

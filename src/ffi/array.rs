@@ -76,6 +76,18 @@ pub(super) fn check_ndim(array: &Array, ndim: usize) -> FfiResult {
 /// are kept), `ZARR_MODE_W_MINUS` (fail with
 /// `ZARR_ERR_EXISTS` if anything is there) or `ZARR_MODE_A` (open an existing array
 /// instead). Missing parent groups are created. `*out_array` is NULL on failure.
+///
+/// Errors: `ZARR_ERR_EXISTS` (`ZARR_MODE_W_MINUS` and an array is at `path`, or an array
+/// above it), `ZARR_ERR_NODE_TYPE` (`ZARR_MODE_W_MINUS` or `ZARR_MODE_A` and a group is at
+/// `path`), `ZARR_ERR_INVALID_ARG` (settings that do not fit together, or a mode that does
+/// not create), `ZARR_ERR_CODEC_UNSUPPORTED`, `ZARR_ERR_UNSUPPORTED`, `ZARR_ERR_READ_ONLY`
+/// (a read-only store), `ZARR_ERR_INVALID_KEY` (`path`).
+///
+/// Ownership: the builder stays the caller's (it may create more arrays). `*out_array` is a
+/// new handle: free it with `zarr_array_free`. It keeps the store alive.
+///
+/// Thread safety: any thread; one creator per path (say, MPI rank 0), then others open it:
+/// creators of one path at once replace each other's nodes.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_create(
     builder: *const zarr_array_builder_t,
@@ -102,6 +114,15 @@ pub unsafe extern "C" fn zarr_array_create(
 /// `ZARR_ERR_INVALID_ARG`, a malformed one `ZARR_ERR_METADATA` naming the field at fault.
 /// Missing parent groups are created in the document's format. Modes as for
 /// `zarr_array_create`.
+///
+/// Errors: `ZARR_ERR_METADATA` (a malformed document, the field named),
+/// `ZARR_ERR_INVALID_ARG` (a group document), and those of `zarr_array_create`.
+///
+/// Ownership: the document is only read. `*out_array` is a new handle: free it with
+/// `zarr_array_free`. It keeps the store alive.
+///
+/// Thread safety: any thread; one creator per path (say, MPI rank 0), then others open it:
+/// creators of one path at once replace each other's nodes.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_create_json(
     store: *const zarr_store_t,
@@ -144,6 +165,18 @@ pub unsafe extern "C" fn zarr_array_create_json(
 
 /// Opens the array at `path` with `ZARR_MODE_R` (read-only), `ZARR_MODE_R_PLUS` or
 /// `ZARR_MODE_A` (read-write). `*out_array` is NULL on failure.
+///
+/// Errors: `ZARR_ERR_NOT_FOUND` (no array at `path`), `ZARR_ERR_NODE_TYPE` (a group there),
+/// `ZARR_ERR_METADATA` (a document libzarr cannot read, the field named),
+/// `ZARR_ERR_CODEC_UNSUPPORTED`, `ZARR_ERR_INVALID_ARG` (a mode that creates: use a
+/// builder), `ZARR_ERR_READ_ONLY` (a writable mode on a read-only store),
+/// `ZARR_ERR_INVALID_KEY` (`path`).
+///
+/// Ownership: `*out_array` is a new handle: free it with `zarr_array_free`. It keeps the
+/// store alive.
+///
+/// Thread safety: any thread; any number of handles, in any threads and processes, may be
+/// open on one array.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_open(
     store: *const zarr_store_t,
@@ -167,6 +200,14 @@ pub unsafe extern "C" fn zarr_array_open(
 /// itself; when the handle holds the last reference to its store (the store handle was
 /// freed), the store is released and flushed as `zarr_store_free` does (see
 /// `zarr_durability`).
+///
+/// Errors: none: it returns a value, never a status. An error storing buffered appends is
+/// lost (see above).
+///
+/// Ownership: takes the handle (NULL is ignored); the store is released with the last
+/// handle using it.
+///
+/// Thread safety: any thread, once no other call is using the handle.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_free(array: *mut zarr_array_t) {
     ffi_guard!(() => {
@@ -183,6 +224,16 @@ pub unsafe extern "C" fn zarr_array_free(array: *mut zarr_array_t) {
 /// chunks read as the fill value; a chunk key a directory store cannot hold (a component
 /// longer than the filesystem's name limit, as "."-separated keys of hundreds of
 /// dimensions make) is `ZARR_ERR_INVALID_KEY`, never read as missing.
+///
+/// Errors: `ZARR_ERR_RANK_MISMATCH` (`ndim`), `ZARR_ERR_OUT_OF_BOUNDS` (the region leaves
+/// the array), `ZARR_ERR_DTYPE_MISMATCH` (`mem_dtype`), `ZARR_ERR_BUFFER_SIZE`
+/// (`buf_bytes`), `ZARR_ERR_OVERFLOW`, `ZARR_ERR_CODEC` (a chunk that does not decode or
+/// fails its checksum, named), `ZARR_ERR_INVALID_KEY`.
+///
+/// Ownership: `buf` stays the caller's; after a failure it may hold part of the region.
+///
+/// Thread safety: any thread, at the same time as other reads and writes: each chunk is
+/// read as it was before or after a write of it, never a mix.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_read(
     array: *const zarr_array_t,
@@ -209,6 +260,15 @@ pub unsafe extern "C" fn zarr_array_read(
 /// merged and rewritten. A chunk left equal to the fill value is erased. Writers to
 /// different chunks may run concurrently; two writers touching one chunk may lose updates.
 /// What survives a crash once this returns is the store's `zarr_durability`.
+///
+/// Errors: as `zarr_array_read`, plus `ZARR_ERR_READ_ONLY` (a read-only handle or store)
+/// and `ZARR_ERR_INVALID_ARG` (a value a narrow type cannot hold, e.g. int4).
+///
+/// Ownership: nothing is kept: arguments are only read during the call.
+///
+/// Thread safety: any thread; writes at the same time are safe when they touch different
+/// chunks (shards, when sharded): otherwise set a synchronizer
+/// (`zarr_array_set_synchronizer`) or updates may be lost.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_write(
     array: *const zarr_array_t,
@@ -234,6 +294,14 @@ pub unsafe extern "C" fn zarr_array_write(
 /// element offset `Σ i[d] * mem_strides[d]` of `buf` (netCDF's `imap`), so a block can be
 /// read into the interior of a larger array, halos excluded. Strides are in elements,
 /// non-negative and must not make elements overlap; `buf_bytes` must reach the last element.
+///
+/// Errors: as `zarr_array_read`; `ZARR_ERR_INVALID_ARG` for strides that make elements
+/// overlap, `ZARR_ERR_BUFFER_SIZE` when `buf_bytes` does not reach the last element.
+///
+/// Ownership: `buf` stays the caller's; after a failure it may hold part of the region.
+///
+/// Thread safety: any thread, at the same time as other reads and writes: each chunk is
+/// read as it was before or after a write of it, never a mix.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_read_strided(
     array: *const zarr_array_t,
@@ -256,6 +324,14 @@ pub unsafe extern "C" fn zarr_array_read_strided(
 }
 
 /// Like `zarr_array_write`, with the strided buffer layout of `zarr_array_read_strided`.
+///
+/// Errors: as `zarr_array_write`, and the stride errors of `zarr_array_read_strided`.
+///
+/// Ownership: nothing is kept: arguments are only read during the call.
+///
+/// Thread safety: any thread; writes at the same time are safe when they touch different
+/// chunks (shards, when sharded): otherwise set a synchronizer
+/// (`zarr_array_set_synchronizer`) or updates may be lost.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_write_strided(
     array: *const zarr_array_t,
@@ -305,6 +381,16 @@ pub unsafe extern "C" fn zarr_array_write_strided(
 /// when a resize erases chunks while others write them. Object stores (S3, GCS, Azure) and
 /// memory stores support it; directory and zip stores refuse it with
 /// `ZARR_ERR_UNSUPPORTED` (use `ZARR_SYNC_PROCESS` there).
+///
+/// Errors: `ZARR_ERR_INVALID_ARG` (an unknown `sync`), `ZARR_ERR_NULL_ARG` (no `lock_dir`
+/// for `ZARR_SYNC_PROCESS`), `ZARR_ERR_STORAGE_IO` (`lock_dir` cannot be created),
+/// `ZARR_ERR_UNSUPPORTED` (`ZARR_SYNC_VERSIONED` on a directory or zip store); and those of
+/// storing buffered appends.
+///
+/// Ownership: `lock_dir` is copied.
+///
+/// Thread safety: any thread; set it before the handle's writes start (a write already
+/// running keeps the setting it started with).
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_set_synchronizer(
     array: *const zarr_array_t,
@@ -328,6 +414,15 @@ pub unsafe extern "C" fn zarr_array_set_synchronizer(
 }
 
 /// Changes the array's shape; chunks wholly outside the new shape are erased.
+///
+/// Errors: `ZARR_ERR_RANK_MISMATCH` (`ndim`), `ZARR_ERR_INVALID_ARG` (a shape the metadata
+/// refuses), `ZARR_ERR_READ_ONLY`.
+///
+/// Ownership: nothing is kept: arguments are only read during the call.
+///
+/// Thread safety: any thread; other handles and processes see the new shape after
+/// `zarr_array_refresh`. Writes to chunks that a shrinking resize erases, made meanwhile
+/// through other handles, are lost.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_resize(
     array: *const zarr_array_t,
@@ -361,6 +456,16 @@ pub unsafe extern "C" fn zarr_array_resize(
 /// the next flush tries again.
 ///
 /// Only one handle should append to an array at a time (other handles may read).
+///
+/// Errors: `ZARR_ERR_RANK_MISMATCH` (`ndim`), `ZARR_ERR_INVALID_ARG` (`axis` not below the
+/// rank, or another extent differs from the array's), `ZARR_ERR_DTYPE_MISMATCH`,
+/// `ZARR_ERR_BUFFER_SIZE`, `ZARR_ERR_OVERFLOW`, `ZARR_ERR_READ_ONLY`, `ZARR_ERR_CODEC`.
+///
+/// Ownership: `buf` is only read during the call; a streaming handle keeps the step's
+/// encoded chunks (at most `ZARR_APPEND_BUFFER_BYTES` in all) until it stores them.
+///
+/// Thread safety: any thread; calls on one handle are serialised. One handle appends to an
+/// array at a time.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_append(
     array: *const zarr_array_t,
@@ -391,12 +496,26 @@ pub unsafe extern "C" fn zarr_array_append(
 /// left incomplete is stored whole again when a later append completes it, so flush
 /// rarely (e.g. at checkpoints). `ZARR_ERR_READ_ONLY` on a read-only handle; nothing to
 /// store is not an error.
+///
+/// Errors: `ZARR_ERR_READ_ONLY` (a read-only handle), and those of storing the shards and
+/// syncing the store (`ZARR_ERR_STORAGE_IO`, `ZARR_ERR_CODEC`).
+///
+/// Ownership: the handle keeps its open shards in memory.
+///
+/// Thread safety: any thread; serialised with the handle's appends.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_flush(array: *const zarr_array_t) -> zarr_status_t {
     ffi_guard!({ with_array(array, |a| Ok(a.flush()?)) })
 }
 
 /// Sets `*out_rank` to the number of dimensions.
+///
+/// Errors: only the usual ones (Conventions).
+///
+/// Ownership: nothing is kept; the result goes to the caller's output.
+///
+/// Thread safety: any thread, at the same time as any other call; it answers from this
+/// handle's copy of the metadata (`zarr_array_refresh` reads it again).
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_rank(
     array: *const zarr_array_t,
@@ -424,6 +543,13 @@ unsafe fn copy_dims(
 }
 
 /// Copies the shape into `out_shape[0..ndim]` (`ndim` must be the rank).
+///
+/// Errors: `ZARR_ERR_RANK_MISMATCH` (`ndim` is not the rank).
+///
+/// Ownership: nothing is kept; the result goes to the caller's output.
+///
+/// Thread safety: any thread, at the same time as any other call; it answers from this
+/// handle's copy of the metadata (`zarr_array_refresh` reads it again).
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_shape(
     array: *const zarr_array_t,
@@ -434,6 +560,13 @@ pub unsafe extern "C" fn zarr_array_shape(
 }
 
 /// Copies the chunk shape into `out_chunks[0..ndim]` (`ndim` must be the rank).
+///
+/// Errors: `ZARR_ERR_RANK_MISMATCH` (`ndim` is not the rank).
+///
+/// Ownership: nothing is kept; the result goes to the caller's output.
+///
+/// Thread safety: any thread, at the same time as any other call; it answers from this
+/// handle's copy of the metadata (`zarr_array_refresh` reads it again).
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_chunk_shape(
     array: *const zarr_array_t,
@@ -446,6 +579,13 @@ pub unsafe extern "C" fn zarr_array_chunk_shape(
 /// Copies the shard shape into `out_shape[0..ndim]` (`ndim` must be the rank);
 /// `ZARR_ERR_NOT_FOUND` when the array is not sharded. `zarr_array_chunk_shape` gives the
 /// inner chunks.
+///
+/// Errors: `ZARR_ERR_RANK_MISMATCH` (`ndim`), `ZARR_ERR_NOT_FOUND` (not sharded).
+///
+/// Ownership: nothing is kept; the result goes to the caller's output.
+///
+/// Thread safety: any thread, at the same time as any other call; it answers from this
+/// handle's copy of the metadata (`zarr_array_refresh` reads it again).
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_shard_shape(
     array: *const zarr_array_t,
@@ -470,6 +610,13 @@ pub unsafe extern "C" fn zarr_array_shard_shape(
 
 /// Sets `*out_levels` to the number of nested sharding levels: 0 when the array is not
 /// sharded, 1 for shards of chunks, 2 for shards of inner shards of chunks, and so on.
+///
+/// Errors: only the usual ones (Conventions).
+///
+/// Ownership: nothing is kept; the result goes to the caller's output.
+///
+/// Thread safety: any thread, at the same time as any other call; it answers from this
+/// handle's copy of the metadata (`zarr_array_refresh` reads it again).
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_shard_levels(
     array: *const zarr_array_t,
@@ -488,6 +635,13 @@ pub unsafe extern "C" fn zarr_array_shard_levels(
 /// be the rank): level 0 is the stored shards (as `zarr_array_shard_shape`), level 1 the
 /// inner shards inside them, and so on; `ZARR_ERR_NOT_FOUND` when `level` is not below
 /// `zarr_array_shard_levels`.
+///
+/// Errors: `ZARR_ERR_RANK_MISMATCH` (`ndim`), `ZARR_ERR_NOT_FOUND` (no such level).
+///
+/// Ownership: nothing is kept; the result goes to the caller's output.
+///
+/// Thread safety: any thread, at the same time as any other call; it answers from this
+/// handle's copy of the metadata (`zarr_array_refresh` reads it again).
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_shard_level_shape(
     array: *const zarr_array_t,
@@ -515,6 +669,13 @@ pub unsafe extern "C" fn zarr_array_shard_level_shape(
 
 /// Sets `*out_dtype` to the memory element type reads and writes use (`ZARR_DTYPE_INT64`
 /// for datetime64 and timedelta64; `zarr_array_dtype_name` tells the stored type).
+///
+/// Errors: only the usual ones (Conventions).
+///
+/// Ownership: nothing is kept; the result goes to the caller's output.
+///
+/// Thread safety: any thread, at the same time as any other call; it answers from this
+/// handle's copy of the metadata (`zarr_array_refresh` reads it again).
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_dtype(
     array: *const zarr_array_t,
@@ -531,6 +692,13 @@ pub unsafe extern "C" fn zarr_array_dtype(
 /// `"|O"` for variable-length items, the JSON field list of a structured type) into `buf`
 /// (string output convention: `*needed` gets the size with NUL; too small gives
 /// `ZARR_ERR_BUFFER_SIZE`).
+///
+/// Errors: `ZARR_ERR_BUFFER_SIZE` (string output convention).
+///
+/// Ownership: the text is copied into the caller's `buf` (string output convention).
+///
+/// Thread safety: any thread, at the same time as any other call; it answers from this
+/// handle's copy of the metadata (`zarr_array_refresh` reads it again).
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_dtype_name(
     array: *const zarr_array_t,
@@ -545,6 +713,13 @@ pub unsafe extern "C" fn zarr_array_dtype_name(
 }
 
 /// Sets `*out_size` to the size of one element in bytes.
+///
+/// Errors: only the usual ones (Conventions).
+///
+/// Ownership: nothing is kept; the result goes to the caller's output.
+///
+/// Thread safety: any thread, at the same time as any other call; it answers from this
+/// handle's copy of the metadata (`zarr_array_refresh` reads it again).
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_item_size(
     array: *const zarr_array_t,
@@ -562,6 +737,14 @@ pub unsafe extern "C" fn zarr_array_item_size(
 /// `buf` gets zeros, which is what missing chunks read as). Variable-length arrays give
 /// `ZARR_ERR_DTYPE_MISMATCH`: their fill value is an item, given by
 /// `zarr_array_fill_value_json`.
+///
+/// Errors: `ZARR_ERR_DTYPE_MISMATCH` (a variable-length array), `ZARR_ERR_BUFFER_SIZE`
+/// (`len` is not the element size).
+///
+/// Ownership: nothing is kept; the result goes to the caller's output.
+///
+/// Thread safety: any thread, at the same time as any other call; it answers from this
+/// handle's copy of the metadata (`zarr_array_refresh` reads it again).
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_fill_value(
     array: *const zarr_array_t,
@@ -601,6 +784,13 @@ pub unsafe extern "C" fn zarr_array_fill_value(
 /// Copies the fill value as the array's metadata writes it ("NaN", "0", "null",
 /// "[1.0,2.0]"; in Zarr v3 a NaN with a payload as hex bits, "0x7fc00001", and a record
 /// as an object of field values) into `buf` (string output convention).
+///
+/// Errors: `ZARR_ERR_BUFFER_SIZE` (string output convention).
+///
+/// Ownership: the text is copied into the caller's `buf` (string output convention).
+///
+/// Thread safety: any thread, at the same time as any other call; it answers from this
+/// handle's copy of the metadata (`zarr_array_refresh` reads it again).
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_fill_value_json(
     array: *const zarr_array_t,
@@ -624,6 +814,13 @@ pub unsafe extern "C" fn zarr_array_fill_value_json(
 /// Sets `*out_order` to the element order inside chunks: `ZARR_ORDER_F` for a v3 transpose
 /// that reverses the dimensions, `ZARR_ORDER_C` otherwise (also for other permutations,
 /// which reads and writes handle like any order).
+///
+/// Errors: only the usual ones (Conventions).
+///
+/// Ownership: nothing is kept; the result goes to the caller's output.
+///
+/// Thread safety: any thread, at the same time as any other call; it answers from this
+/// handle's copy of the metadata (`zarr_array_refresh` reads it again).
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_order(
     array: *const zarr_array_t,
@@ -640,6 +837,13 @@ pub unsafe extern "C" fn zarr_array_order(
 /// dimensions inside decoded chunks, over every `transpose` of the codec chain: chunk
 /// dimension `k` is array dimension `out_permutation[k]` (`0, 1, …` for C order, reversed
 /// for F order, any permutation in Zarr v3).
+///
+/// Errors: `ZARR_ERR_RANK_MISMATCH` (`ndim` is not the rank).
+///
+/// Ownership: nothing is kept; the result goes to the caller's output.
+///
+/// Thread safety: any thread, at the same time as any other call; it answers from this
+/// handle's copy of the metadata (`zarr_array_refresh` reads it again).
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_chunk_permutation(
     array: *const zarr_array_t,
@@ -659,6 +863,13 @@ pub unsafe extern "C" fn zarr_array_chunk_permutation(
 
 /// Sets `*out_version` to the array's Zarr format: 1, 2, 3, `ZARR_FORMAT_V3_DRAFT` or
 /// `ZARR_FORMAT_V3_DRAFT_ZARR_PYTHON` (the 2022 draft layout, detected on open).
+///
+/// Errors: only the usual ones (Conventions).
+///
+/// Ownership: nothing is kept; the result goes to the caller's output.
+///
+/// Thread safety: any thread, at the same time as any other call; it answers from this
+/// handle's copy of the metadata (`zarr_array_refresh` reads it again).
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_zarr_format(
     array: *const zarr_array_t,
@@ -672,6 +883,13 @@ pub unsafe extern "C" fn zarr_array_zarr_format(
 }
 
 /// Sets `*out_nbytes` to the size of all elements in bytes.
+///
+/// Errors: only the usual ones (Conventions).
+///
+/// Ownership: nothing is kept; the result goes to the caller's output.
+///
+/// Thread safety: any thread, at the same time as any other call; it answers from this
+/// handle's copy of the metadata (`zarr_array_refresh` reads it again).
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_nbytes(
     array: *const zarr_array_t,
@@ -685,6 +903,13 @@ pub unsafe extern "C" fn zarr_array_nbytes(
 }
 
 /// Sets `*out_nbytes` to the bytes stored for the array: metadata, attributes and chunks.
+///
+/// Errors: only the usual ones (Conventions); it lists the store.
+///
+/// Ownership: nothing is kept; the result goes to the caller's output.
+///
+/// Thread safety: any thread, at the same time as any other call; the store is listed as it
+/// is then.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_nbytes_stored(
     array: *const zarr_array_t,
@@ -698,6 +923,13 @@ pub unsafe extern "C" fn zarr_array_nbytes_stored(
 }
 
 /// Sets `*out_count` to the number of chunks in the grid.
+///
+/// Errors: only the usual ones (Conventions).
+///
+/// Ownership: nothing is kept; the result goes to the caller's output.
+///
+/// Thread safety: any thread, at the same time as any other call; it answers from this
+/// handle's copy of the metadata (`zarr_array_refresh` reads it again).
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_nchunks(
     array: *const zarr_array_t,
@@ -717,6 +949,14 @@ pub unsafe extern "C" fn zarr_array_nchunks(
 /// `out_indices` when `capacity` (in chunks) holds them all, else `ZARR_ERR_BUFFER_SIZE`
 /// (pass NULL and 0 to ask for the count). `zarr_array_chunk_region` gives each one's
 /// elements.
+///
+/// Errors: `ZARR_ERR_RANK_MISMATCH` (`ndim`), `ZARR_ERR_OUT_OF_BOUNDS` (the region leaves
+/// the array), `ZARR_ERR_BUFFER_SIZE` (`capacity` too small; `*out_count` is set).
+///
+/// Ownership: nothing is kept; the result goes to the caller's output.
+///
+/// Thread safety: any thread, at the same time as any other call; it answers from this
+/// handle's copy of the metadata (`zarr_array_refresh` reads it again).
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_region_chunks(
     array: *const zarr_array_t,
@@ -758,6 +998,14 @@ pub unsafe extern "C" fn zarr_array_region_chunks(
 /// Copies the region of the grid's chunk at `index` (`ndim` numbers; a shard when the array
 /// is sharded) to `out_start` and `out_count`: its first element and extent per dimension,
 /// clipped to the array's shape. `ZARR_ERR_OUT_OF_BOUNDS` when `index` is outside the grid.
+///
+/// Errors: `ZARR_ERR_RANK_MISMATCH` (`ndim`), `ZARR_ERR_OUT_OF_BOUNDS` (`index` outside the
+/// grid).
+///
+/// Ownership: nothing is kept; the result goes to the caller's output.
+///
+/// Thread safety: any thread, at the same time as any other call; it answers from this
+/// handle's copy of the metadata (`zarr_array_refresh` reads it again).
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_chunk_region(
     array: *const zarr_array_t,
@@ -784,6 +1032,14 @@ pub unsafe extern "C" fn zarr_array_chunk_region(
 /// the rest) that another handle or process changed since it was opened — after another
 /// MPI rank resized or appended, say (each rank calls it after the barrier that follows
 /// the resize). Decoded chunks the handle keeps (`zarr_array_set_cache_bytes`) are dropped.
+///
+/// Errors: `ZARR_ERR_NOT_FOUND` (the array was deleted), `ZARR_ERR_METADATA`; and those of
+/// storing buffered appends.
+///
+/// Ownership: nothing changes hands.
+///
+/// Thread safety: any thread; calls running meanwhile on the handle use the old or the new
+/// metadata.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_refresh(array: *const zarr_array_t) -> zarr_status_t {
     ffi_guard!({ with_array(array, |a| Ok(a.refresh()?)) })
@@ -798,6 +1054,12 @@ pub unsafe extern "C" fn zarr_array_refresh(array: *const zarr_array_t) -> zarr_
 /// other processes are seen after `zarr_array_refresh` (which empties the cache).
 /// Variable-length arrays are not cached. Memory: at most `bytes`, plus one chunk per
 /// reading thread.
+///
+/// Errors: `ZARR_ERR_NULL_ARG` for a NULL handle.
+///
+/// Ownership: the kept chunks belong to the handle and are freed with it (or by a size of 0).
+///
+/// Thread safety: any thread, at the same time as reads and writes through the handle.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_set_cache_bytes(
     array: *const zarr_array_t,
@@ -812,6 +1074,13 @@ pub unsafe extern "C" fn zarr_array_set_cache_bytes(
 }
 
 /// Sets `*out_count` to the number of chunks that are stored.
+///
+/// Errors: only the usual ones (Conventions); it lists the store.
+///
+/// Ownership: nothing is kept; the result goes to the caller's output.
+///
+/// Thread safety: any thread, at the same time as any other call; the store is listed as it
+/// is then.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_nchunks_initialized(
     array: *const zarr_array_t,
@@ -826,6 +1095,13 @@ pub unsafe extern "C" fn zarr_array_nchunks_initialized(
 
 /// Copies the array's metadata document, as its format has it (`.zarray`, v1 `meta` or
 /// v3 `zarr.json`), into `buf`.
+///
+/// Errors: `ZARR_ERR_BUFFER_SIZE` (string output convention).
+///
+/// Ownership: the text is copied into the caller's `buf` (string output convention).
+///
+/// Thread safety: any thread, at the same time as any other call; it answers from this
+/// handle's copy of the metadata (`zarr_array_refresh` reads it again).
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_metadata_json(
     array: *const zarr_array_t,
@@ -842,6 +1118,12 @@ pub unsafe extern "C" fn zarr_array_metadata_json(
 }
 
 /// Copies the attributes (a JSON object, `{}` when there are none) into `buf`.
+///
+/// Errors: `ZARR_ERR_BUFFER_SIZE` (string output convention), `ZARR_ERR_METADATA`.
+///
+/// Ownership: the text is copied into the caller's `buf` (string output convention).
+///
+/// Thread safety: any thread; it reads the store.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_attrs_get(
     array: *const zarr_array_t,
@@ -853,6 +1135,14 @@ pub unsafe extern "C" fn zarr_array_attrs_get(
 }
 
 /// Replaces all attributes with the JSON object `json`.
+///
+/// Errors: `ZARR_ERR_INVALID_ARG` (not a JSON object), `ZARR_ERR_READ_ONLY` (a read-only
+/// handle or store).
+///
+/// Ownership: nothing is kept: arguments are only read during the call.
+///
+/// Thread safety: any thread; updates through one handle are serialised, while of updates
+/// made at once through several handles or processes the last one wins.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_attrs_set(
     array: *const zarr_array_t,
@@ -862,6 +1152,13 @@ pub unsafe extern "C" fn zarr_array_attrs_set(
 }
 
 /// Copies the JSON value of attribute `key` into `buf`; `ZARR_ERR_NOT_FOUND` if absent.
+///
+/// Errors: `ZARR_ERR_NOT_FOUND` (no such attribute), `ZARR_ERR_BUFFER_SIZE` (string output
+/// convention), `ZARR_ERR_METADATA`.
+///
+/// Ownership: the text is copied into the caller's `buf` (string output convention).
+///
+/// Thread safety: any thread; it reads the store.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_attr_get(
     array: *const zarr_array_t,
@@ -874,6 +1171,13 @@ pub unsafe extern "C" fn zarr_array_attr_get(
 }
 
 /// Sets attribute `key` to the JSON value `json`, keeping the others.
+///
+/// Errors: `ZARR_ERR_READ_ONLY` (a read-only handle or store).
+///
+/// Ownership: nothing is kept: arguments are only read during the call.
+///
+/// Thread safety: any thread; updates through one handle are serialised, while of updates
+/// made at once through several handles or processes the last one wins.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_attr_set(
     array: *const zarr_array_t,
@@ -884,6 +1188,13 @@ pub unsafe extern "C" fn zarr_array_attr_set(
 }
 
 /// Deletes attribute `key`; `ZARR_ERR_NOT_FOUND` if absent.
+///
+/// Errors: `ZARR_ERR_NOT_FOUND` (no such attribute), `ZARR_ERR_READ_ONLY`.
+///
+/// Ownership: nothing is kept: arguments are only read during the call.
+///
+/// Thread safety: any thread; updates through one handle are serialised, while of updates
+/// made at once through several handles or processes the last one wins.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_attr_delete(
     array: *const zarr_array_t,
@@ -897,6 +1208,14 @@ pub unsafe extern "C" fn zarr_array_attr_delete(
 /// of their metadata (null for unnamed), v2 arrays in the `_ARRAY_DIMENSIONS` attribute
 /// (xarray's convention), where every dimension needs a name: a NULL gives
 /// `ZARR_ERR_INVALID_ARG` there.
+///
+/// Errors: `ZARR_ERR_RANK_MISMATCH` (`ndim`), `ZARR_ERR_INVALID_ARG` (a NULL name in v2),
+/// `ZARR_ERR_READ_ONLY`.
+///
+/// Ownership: nothing is kept: arguments are only read during the call.
+///
+/// Thread safety: any thread; updates through one handle are serialised, while of updates
+/// made at once through several handles or processes the last one wins.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_set_dimension_names(
     array: *const zarr_array_t,
@@ -916,6 +1235,12 @@ pub unsafe extern "C" fn zarr_array_set_dimension_names(
 /// null) is a NULL item (`zarr_strings_get` gives NULL) and a name that is the empty string
 /// is ""; `ZARR_ERR_NOT_FOUND` when the array has none, `ZARR_ERR_METADATA` when
 /// `_ARRAY_DIMENSIONS` is not a list of rank strings.
+///
+/// Errors: `ZARR_ERR_NOT_FOUND` (no names), `ZARR_ERR_METADATA`.
+///
+/// Ownership: `*out_names` is a new list: free it with `zarr_strings_free`.
+///
+/// Thread safety: any thread; it reads the store.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_dimension_names(
     array: *const zarr_array_t,

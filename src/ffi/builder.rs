@@ -45,6 +45,15 @@ pub(crate) fn builder_ref<'a>(
 /// (zarr-python 3's); v2: "." separator, blosc lz4 level 5 with shuffle (zarr-python 2's).
 /// `ZARR_DTYPE_RAW` starts as `|V1`: give the real type with
 /// `zarr_array_builder_set_dtype_name`.
+///
+/// Errors: `ZARR_ERR_INVALID_ARG` (an unknown `dtype`); the shape is checked by
+/// `zarr_array_create`.
+///
+/// Ownership: `shape` is copied; `*out_builder` is new: free it with
+/// `zarr_array_builder_free`.
+///
+/// Thread safety: any thread: calls on one builder are serialised (usually one thread fills
+/// it in).
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_builder_new(
     dtype: zarr_dtype_t,
@@ -68,6 +77,12 @@ pub unsafe extern "C" fn zarr_array_builder_new(
 }
 
 /// Frees a builder (NULL is ignored).
+///
+/// Errors: none: it returns a value, never a status.
+///
+/// Ownership: takes the builder (NULL is ignored); arrays created from it do not need it.
+///
+/// Thread safety: any thread, once no other call is using the handle.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_builder_free(builder: *mut zarr_array_builder_t) {
     ffi_guard!(() => {
@@ -87,6 +102,13 @@ pub unsafe extern "C" fn zarr_array_builder_free(builder: *mut zarr_array_builde
 /// (`{"id": "vlen-array", "dtype": "<i4"}`). In Zarr v3 every multi-byte field of a record
 /// has the one byte order of its `bytes` codec: creating a v3 array of a record mixing
 /// orders gives `ZARR_ERR_UNSUPPORTED`, as does a sub-array field.
+///
+/// Errors: `ZARR_ERR_INVALID_ARG` (a name libzarr does not know).
+///
+/// Ownership: nothing is kept: the builder copies what it is given.
+///
+/// Thread safety: any thread: calls on one builder are serialised (usually one thread fills
+/// it in).
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_builder_set_dtype_name(
     builder: *mut zarr_array_builder_t,
@@ -102,6 +124,14 @@ pub unsafe extern "C" fn zarr_array_builder_set_dtype_name(
 }
 
 /// Sets the chunk shape (`ndim` must be the array's rank; every extent ≥ 1).
+///
+/// Errors: only the usual ones (Conventions); the setting is checked by
+/// `zarr_array_create`.
+///
+/// Ownership: nothing is kept: the builder copies what it is given.
+///
+/// Thread safety: any thread: calls on one builder are serialised (usually one thread fills
+/// it in).
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_builder_set_chunk_shape(
     builder: *mut zarr_array_builder_t,
@@ -119,6 +149,14 @@ pub unsafe extern "C" fn zarr_array_builder_set_chunk_shape(
 
 /// Sets the fill value from one element of type `dtype` (which must be the array's memory
 /// type) of `len` bytes at `value`.
+///
+/// Errors: only the usual ones (Conventions); the setting is checked by
+/// `zarr_array_create`.
+///
+/// Ownership: nothing is kept: the builder copies what it is given.
+///
+/// Thread safety: any thread: calls on one builder are serialised (usually one thread fills
+/// it in).
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_builder_set_fill_value(
     builder: *mut zarr_array_builder_t,
@@ -140,6 +178,13 @@ pub unsafe extern "C" fn zarr_array_builder_set_fill_value(
 /// bits as hex ("\"0x7fc00001\"", the only way to give a NaN with a payload: Zarr v3
 /// writes it so, other formats refuse it with `ZARR_ERR_INVALID_ARG`), "\"NaT\"", an
 /// object of field values for a record (`{"x": 1.5, "tag": "YWI="}`) or base64 of its bytes.
+///
+/// Errors: `ZARR_ERR_INVALID_ARG` (not JSON); the value is checked by `zarr_array_create`.
+///
+/// Ownership: nothing is kept: the builder copies what it is given.
+///
+/// Thread safety: any thread: calls on one builder are serialised (usually one thread fills
+/// it in).
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_builder_set_fill_value_json(
     builder: *mut zarr_array_builder_t,
@@ -155,6 +200,13 @@ pub unsafe extern "C" fn zarr_array_builder_set_fill_value_json(
 }
 
 /// Sets the element order inside chunks (`ZARR_ORDER_C` or `ZARR_ORDER_F`).
+///
+/// Errors: `ZARR_ERR_INVALID_ARG` (an unknown `order`).
+///
+/// Ownership: nothing is kept: the builder copies what it is given.
+///
+/// Thread safety: any thread: calls on one builder are serialised (usually one thread fills
+/// it in).
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_builder_set_order(
     builder: *mut zarr_array_builder_t,
@@ -171,10 +223,18 @@ pub unsafe extern "C" fn zarr_array_builder_set_order(
 
 /// Sets any order of the dimensions inside chunks, as a Zarr v3 `transpose` codec does:
 /// chunk dimension `k` is array dimension `permutation[k]` (`ndim` entries, a permutation
-/// of `0 .. rank-1`; what `zarr_array_chunk_permutation` gives back). It replaces the order
+/// of 0 to rank - 1; what `zarr_array_chunk_permutation` gives back). It replaces the order
 /// `zarr_array_builder_set_order` set, and a later `zarr_array_builder_set_order` replaces
 /// it. A list that is not a permutation gives `ZARR_ERR_INVALID_ARG` at creation; v1 and v2
 /// arrays hold only C and F order, so other permutations give `ZARR_ERR_UNSUPPORTED` there.
+///
+/// Errors: only the usual ones (Conventions); the setting is checked by
+/// `zarr_array_create`.
+///
+/// Ownership: nothing is kept: the builder copies what it is given.
+///
+/// Thread safety: any thread: calls on one builder are serialised (usually one thread fills
+/// it in).
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_builder_set_chunk_permutation(
     builder: *mut zarr_array_builder_t,
@@ -193,6 +253,13 @@ pub unsafe extern "C" fn zarr_array_builder_set_chunk_permutation(
 /// Sets the chunk key separator: "." (flat keys "0.1") or "/" (nested keys "0/1"). With "."
 /// a chunk key is one file name in a directory store, which past about a hundred dimensions
 /// outgrows the filesystem's name limit (255 bytes on most): use "/" there.
+///
+/// Errors: `ZARR_ERR_INVALID_ARG` (not "." or "/").
+///
+/// Ownership: nothing is kept: the builder copies what it is given.
+///
+/// Thread safety: any thread: calls on one builder are serialised (usually one thread fills
+/// it in).
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_builder_set_dimension_separator(
     builder: *mut zarr_array_builder_t,
@@ -212,6 +279,13 @@ pub unsafe extern "C" fn zarr_array_builder_set_dimension_separator(
 /// arrays name chunks). `separator` is "." or "/", or NULL for the encoding's own default
 /// ("/" for "default", "." for "v2"). Arrays of other formats keep their own keys: "v2"
 /// for them gives `ZARR_ERR_INVALID_ARG` at creation.
+///
+/// Errors: `ZARR_ERR_INVALID_ARG` (an unknown `name` or `separator`).
+///
+/// Ownership: nothing is kept: the builder copies what it is given.
+///
+/// Thread safety: any thread: calls on one builder are serialised (usually one thread fills
+/// it in).
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_builder_set_chunk_key_encoding(
     builder: *mut zarr_array_builder_t,
@@ -248,6 +322,13 @@ pub unsafe extern "C" fn zarr_array_builder_set_chunk_key_encoding(
 /// (zarr-python's default), and whether a `crc32c` checksum follows it (`checksum`, the
 /// default; without it the index codecs are `bytes` alone). Applies to every level of a
 /// nested sharding; only sharded arrays use it.
+///
+/// Errors: only the usual ones (Conventions).
+///
+/// Ownership: nothing is kept: the builder copies what it is given.
+///
+/// Thread safety: any thread: calls on one builder are serialised (usually one thread fills
+/// it in).
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_builder_set_shard_index(
     builder: *mut zarr_array_builder_t,
@@ -266,6 +347,14 @@ pub unsafe extern "C" fn zarr_array_builder_set_shard_index(
 /// none, or a JSON list of them: Zarr v3's bytes-to-bytes codecs in the order they encode
 /// (`[{"id": "zstd", "level": 3}, {"id": "crc32c"}]`; `crc32c` is Zarr v3's checksum
 /// codec). A v2 array holds one: a list of several gives `ZARR_ERR_INVALID_ARG` at creation.
+///
+/// Errors: `ZARR_ERR_INVALID_ARG` (not JSON); the codecs are checked by `zarr_array_create`
+/// (`ZARR_ERR_CODEC_UNSUPPORTED` for one this build lacks).
+///
+/// Ownership: nothing is kept: the builder copies what it is given.
+///
+/// Thread safety: any thread: calls on one builder are serialised (usually one thread fills
+/// it in).
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_builder_set_compressor_json(
     builder: *mut zarr_array_builder_t,
@@ -283,6 +372,14 @@ pub unsafe extern "C" fn zarr_array_builder_set_compressor_json(
 /// Sets the filter list as JSON: numcodecs configurations applied in order before the
 /// compressor (`[{"id": "delta", "dtype": "<i4"}, {"id": "crc32"}]`), "null" or "[]" for
 /// none. Each filter is checked against the type it receives when the array is created.
+///
+/// Errors: `ZARR_ERR_INVALID_ARG` (not JSON); the filters are checked by
+/// `zarr_array_create`.
+///
+/// Ownership: nothing is kept: the builder copies what it is given.
+///
+/// Thread safety: any thread: calls on one builder are serialised (usually one thread fills
+/// it in).
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_builder_set_filters_json(
     builder: *mut zarr_array_builder_t,
@@ -298,6 +395,13 @@ pub unsafe extern "C" fn zarr_array_builder_set_filters_json(
 }
 
 /// Sets the attributes written with the array (a JSON object).
+///
+/// Errors: `ZARR_ERR_INVALID_ARG` (not a JSON object).
+///
+/// Ownership: nothing is kept: the builder copies what it is given.
+///
+/// Thread safety: any thread: calls on one builder are serialised (usually one thread fills
+/// it in).
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_builder_set_attributes_json(
     builder: *mut zarr_array_builder_t,
@@ -321,6 +425,13 @@ pub unsafe extern "C" fn zarr_array_builder_set_attributes_json(
 /// (chunk keys "c0/1"; the store's root gets the draft's `zarr.json` entry point, and a
 /// store whose root `zarr.json` is anything else gives `ZARR_ERR_EXISTS` on creation).
 /// Other numbers give `ZARR_ERR_INVALID_ARG`.
+///
+/// Errors: `ZARR_ERR_INVALID_ARG` (see above).
+///
+/// Ownership: nothing is kept: the builder copies what it is given.
+///
+/// Thread safety: any thread: calls on one builder are serialised (usually one thread fills
+/// it in).
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_builder_set_zarr_format(
     builder: *mut zarr_array_builder_t,
@@ -338,6 +449,14 @@ pub unsafe extern "C" fn zarr_array_builder_set_zarr_format(
 /// shape): one stored object per shard, with an index (bytes little-endian + crc32c) at
 /// its end. Zarr v3 only: creating a v2 array with a shard shape gives
 /// `ZARR_ERR_INVALID_ARG`. Variable-length items (strings, bytes) can be sharded too.
+///
+/// Errors: only the usual ones (Conventions); the setting is checked by
+/// `zarr_array_create`.
+///
+/// Ownership: nothing is kept: the builder copies what it is given.
+///
+/// Thread safety: any thread: calls on one builder are serialised (usually one thread fills
+/// it in).
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_builder_set_shard_shape(
     builder: *mut zarr_array_builder_t,
@@ -358,6 +477,14 @@ pub unsafe extern "C" fn zarr_array_builder_set_shard_shape(
 /// multiple of the chunk shape), each with its own index (bytes little-endian + crc32c)
 /// at its end. Call after `zarr_array_builder_set_shard_shape`, once per extra level;
 /// setting the shard shape again drops the nested levels.
+///
+/// Errors: only the usual ones (Conventions); the setting is checked by
+/// `zarr_array_create`.
+///
+/// Ownership: nothing is kept: the builder copies what it is given.
+///
+/// Thread safety: any thread: calls on one builder are serialised (usually one thread fills
+/// it in).
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_builder_add_inner_shard_shape(
     builder: *mut zarr_array_builder_t,
@@ -376,6 +503,14 @@ pub unsafe extern "C" fn zarr_array_builder_add_inner_shard_shape(
 /// Sets the dimension names written in v3 metadata: `ndim` UTF-8 strings, NULL for an
 /// unnamed dimension (written as null; "" is written as the name ""). Creating a v2 array with dimension names gives
 /// `ZARR_ERR_INVALID_ARG` (v2 arrays take them with `zarr_array_set_dimension_names`).
+///
+/// Errors: only the usual ones (Conventions); the setting is checked by
+/// `zarr_array_create`.
+///
+/// Ownership: nothing is kept: the builder copies what it is given.
+///
+/// Thread safety: any thread: calls on one builder are serialised (usually one thread fills
+/// it in).
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_builder_set_dimension_names(
     builder: *mut zarr_array_builder_t,

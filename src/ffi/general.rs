@@ -6,6 +6,12 @@ use std::ffi::c_char;
 
 /// The fixed name of a status code (`"ZARR_ERR_NOT_FOUND"`); never NULL, "ZARR_UNKNOWN_STATUS"
 /// for values that are not statuses. The string is static: do not free it.
+///
+/// Errors: none: it returns a value, never a status.
+///
+/// Ownership: the string is static: never free it.
+///
+/// Thread safety: any thread, at the same time as any other call.
 #[no_mangle]
 pub extern "C" fn zarr_status_str(status: zarr_status_t) -> *const c_char {
     ffi_guard!(c"ZARR_ERR_PANIC".as_ptr() => {
@@ -43,6 +49,13 @@ pub extern "C" fn zarr_status_str(status: zarr_status_t) -> *const c_char {
 /// the NUL. Meaningful right after a failing call on the same thread; calling it does not
 /// change the message. Returns `ZARR_ERR_BUFFER_SIZE` if the message was truncated (pass
 /// `buf = NULL, len = 0` to query the size).
+///
+/// Errors: `ZARR_ERR_BUFFER_SIZE` (the message was truncated), `ZARR_ERR_NULL_ARG` (`buf`
+/// NULL with `len` above 0).
+///
+/// Ownership: the text is copied into the caller's `buf` (string output convention).
+///
+/// Thread safety: any thread; each thread has its own last message.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_last_error(
     buf: *mut c_char,
@@ -60,6 +73,12 @@ pub unsafe extern "C" fn zarr_last_error(
 
 /// The library version as MAJOR * 1000000 + MINOR * 1000 + PATCH (equals
 /// `ZARR_VERSION_NUMBER` when header and library match).
+///
+/// Errors: none: it returns a value, never a status.
+///
+/// Ownership: nothing changes hands.
+///
+/// Thread safety: any thread, at the same time as any other call.
 #[no_mangle]
 pub extern "C" fn zarr_version_number() -> u32 {
     ffi_guard!(0 => {
@@ -71,6 +90,12 @@ pub extern "C" fn zarr_version_number() -> u32 {
 }
 
 /// The library version as a static string ("0.1.0").
+///
+/// Errors: none: it returns a value, never a status.
+///
+/// Ownership: the string is static: never free it.
+///
+/// Thread safety: any thread, at the same time as any other call.
 #[no_mangle]
 pub extern "C" fn zarr_version_string() -> *const c_char {
     ffi_guard!(c"".as_ptr() => {
@@ -80,6 +105,12 @@ pub extern "C" fn zarr_version_string() -> *const c_char {
 
 /// Whether this build supports the codec or filter `id` ("blosc", "zstd", "delta", …);
 /// false for NULL.
+///
+/// Errors: none: it returns a value, never a status.
+///
+/// Ownership: nothing is kept: arguments are only read during the call.
+///
+/// Thread safety: any thread, at the same time as any other call.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_codec_supported(id: *const c_char) -> bool {
     ffi_guard!(false => {
@@ -93,6 +124,12 @@ pub unsafe extern "C" fn zarr_codec_supported(id: *const c_char) -> bool {
 /// `zarr_features() & ZARR_HAS_S3`. The header is the same for every build (all calls are
 /// declared); a store kind missing from the set makes `zarr_store_open_url` give
 /// `ZARR_ERR_UNSUPPORTED`.
+///
+/// Errors: none: it returns a value, never a status.
+///
+/// Ownership: nothing changes hands.
+///
+/// Thread safety: any thread, at the same time as any other call.
 #[no_mangle]
 pub extern "C" fn zarr_features() -> u32 {
     ffi_guard!(0 => {
@@ -106,6 +143,12 @@ pub extern "C" fn zarr_features() -> u32 {
 }
 
 /// Whether handles may be used from several threads at once (always true).
+///
+/// Errors: none: it returns a value, never a status.
+///
+/// Ownership: nothing changes hands.
+///
+/// Thread safety: any thread, at the same time as any other call.
 #[no_mangle]
 pub extern "C" fn zarr_threadsafe() -> bool {
     ffi_guard!(true => { true })
@@ -113,18 +156,39 @@ pub extern "C" fn zarr_threadsafe() -> bool {
 
 /// Sets the number of worker threads for multi-chunk work (0 = the default: the
 /// `ZARR_NUM_THREADS` environment variable, else the cores this process may use).
+///
+/// Errors: `ZARR_ERR_INVALID_ARG` (more than 4096), `ZARR_ERR_INTERNAL` (the threads cannot
+/// start).
+///
+/// Ownership: nothing changes hands.
+///
+/// Thread safety: any thread; the setting is process-wide and applies to calls that start
+/// after it (calls running meanwhile finish on the old threads).
 #[no_mangle]
 pub extern "C" fn zarr_set_num_threads(threads: usize) -> zarr_status_t {
     ffi_guard!({ Ok(crate::io::pool::set_num_threads(threads)?) })
 }
 
 /// The number of worker threads.
+///
+/// Errors: none: it returns a value, never a status.
+///
+/// Ownership: nothing changes hands.
+///
+/// Thread safety: any thread, at the same time as any other call.
 #[no_mangle]
 pub extern "C" fn zarr_get_num_threads() -> usize {
     ffi_guard!(1 => { crate::io::pool::num_threads() })
 }
 
-/// Looks up an element type by name: a Zarr v3 name ("float32") or a numpy string ("<f4").
+/// Looks up an element type by name: a Zarr v3 name (`"float32"`) or a numpy string
+/// (`"<f4"`).
+///
+/// Errors: `ZARR_ERR_INVALID_ARG` (an unknown name).
+///
+/// Ownership: nothing is kept; the result goes to the caller's output.
+///
+/// Thread safety: any thread, at the same time as any other call.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_dtype_from_name(
     name: *const c_char,
@@ -141,6 +205,12 @@ pub unsafe extern "C" fn zarr_dtype_from_name(
 }
 
 /// The Zarr v3 name of an element type ("float32"), static; NULL for unknown values.
+///
+/// Errors: none: it returns a value, never a status.
+///
+/// Ownership: the string is static: never free it.
+///
+/// Thread safety: any thread, at the same time as any other call.
 #[no_mangle]
 pub extern "C" fn zarr_dtype_name(dtype: zarr_dtype_t) -> *const c_char {
     ffi_guard!(std::ptr::null() => {
@@ -153,6 +223,12 @@ pub extern "C" fn zarr_dtype_name(dtype: zarr_dtype_t) -> *const c_char {
 
 /// Size in bytes of one element of `dtype`; 0 for unknown values and for `ZARR_DTYPE_RAW`,
 /// `ZARR_DTYPE_STRING` and `ZARR_DTYPE_BYTES`, whose size depends on the array.
+///
+/// Errors: none: it returns a value, never a status.
+///
+/// Ownership: nothing changes hands.
+///
+/// Thread safety: any thread, at the same time as any other call.
 #[no_mangle]
 pub extern "C" fn zarr_dtype_size(dtype: zarr_dtype_t) -> usize {
     ffi_guard!(0 => { ElementType::from_code(dtype).map(ElementType::size).unwrap_or(0) })

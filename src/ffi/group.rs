@@ -58,6 +58,18 @@ unsafe fn give_group(out_group: *mut *mut zarr_group_t, group: Group) {
 /// parent groups are created. A new group gets the format of the group above it, or Zarr
 /// v3 at the top of a store (`zarr_group_create` chooses). An array at `path` gives
 /// `ZARR_ERR_NODE_TYPE`.
+///
+/// Errors: `ZARR_ERR_NOT_FOUND` (`ZARR_MODE_R` or `ZARR_MODE_R_PLUS` and no group),
+/// `ZARR_ERR_NODE_TYPE` (an array at `path`), `ZARR_ERR_EXISTS` (`ZARR_MODE_W_MINUS` and
+/// something is there, or an array above a group to create), `ZARR_ERR_METADATA`,
+/// `ZARR_ERR_READ_ONLY` (a mode that writes, on a read-only store), `ZARR_ERR_INVALID_KEY`
+/// (`path`).
+///
+/// Ownership: `*out_group` is a new handle: free it with `zarr_group_free`. It keeps the
+/// store alive.
+///
+/// Thread safety: any thread; one creator per path (say, MPI rank 0), then others open it:
+/// creators of one path at once replace each other's nodes.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_group_open(
     store: *const zarr_store_t,
@@ -80,6 +92,15 @@ pub unsafe extern "C" fn zarr_group_open(
 /// `ZARR_FORMAT_V3_DRAFT_ZARR_PYTHON`: the 2022 draft's group document, parents left
 /// implicit), as are missing parent groups. An existing group opens in whatever format it
 /// has; in a store holding a 2022-draft hierarchy new groups take its layout.
+///
+/// Errors: those of `zarr_group_open`, and `ZARR_ERR_INVALID_ARG` (an unknown
+/// `zarr_format`).
+///
+/// Ownership: `*out_group` is a new handle: free it with `zarr_group_free`. It keeps the
+/// store alive.
+///
+/// Thread safety: any thread; one creator per path (say, MPI rank 0), then others open it:
+/// creators of one path at once replace each other's nodes.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_group_create(
     store: *const zarr_store_t,
@@ -97,6 +118,15 @@ pub unsafe extern "C" fn zarr_group_create(
 /// attributes can go into a store where each key is written once (a zip file); an existing
 /// group opened for writing gets them set, replacing its attributes (`ZARR_MODE_R` gives
 /// `ZARR_ERR_READ_ONLY` when there are attributes to set).
+///
+/// Errors: those of `zarr_group_create`; `ZARR_ERR_INVALID_ARG` (attributes that are not a
+/// JSON object), `ZARR_ERR_READ_ONLY` (`ZARR_MODE_R` with attributes).
+///
+/// Ownership: `*out_group` is a new handle: free it with `zarr_group_free`. It keeps the
+/// store alive.
+///
+/// Thread safety: any thread; one creator per path (say, MPI rank 0), then others open it:
+/// creators of one path at once replace each other's nodes.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_group_create_with_attrs(
     store: *const zarr_store_t,
@@ -166,6 +196,14 @@ fn group_format(zarr_format: i32) -> FfiResult<crate::meta::Format> {
 /// v3, two for v2), as zarr-python serves consolidated metadata; chunks are read from the
 /// store. Nodes added after consolidation are not listed, but open when asked for by path
 /// (read from the store). `ZARR_ERR_NOT_FOUND` without consolidated metadata.
+///
+/// Errors: `ZARR_ERR_NOT_FOUND` (no consolidated metadata), `ZARR_ERR_METADATA`, and those
+/// of `zarr_group_open`.
+///
+/// Ownership: `*out_group` is a new handle: free it with `zarr_group_free`. It keeps the
+/// store alive.
+///
+/// Thread safety: any thread; the handle serves the metadata as it was consolidated.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_group_open_consolidated(
     store: *const zarr_store_t,
@@ -192,6 +230,14 @@ pub unsafe extern "C" fn zarr_group_open_consolidated(
 /// which zarr-python 3 and `zarr_group_open_consolidated` read. The 2022 draft layout has
 /// no consolidated metadata (`ZARR_ERR_UNSUPPORTED`). Run it again after adding nodes: a
 /// consolidated reader does not list nodes added since.
+///
+/// Errors: `ZARR_ERR_METADATA` (a document that is not JSON), `ZARR_ERR_UNSUPPORTED` (the
+/// 2022 draft layout), `ZARR_ERR_READ_ONLY`, `ZARR_ERR_INVALID_KEY` (`path`).
+///
+/// Ownership: nothing is kept: arguments are only read during the call.
+///
+/// Thread safety: any thread; nodes written meanwhile may be missed: consolidate when
+/// writers are done.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_consolidate_metadata(
     store: *const zarr_store_t,
@@ -205,6 +251,13 @@ pub unsafe extern "C" fn zarr_consolidate_metadata(
 }
 
 /// Releases a group handle (NULL is ignored).
+///
+/// Errors: none: it returns a value, never a status.
+///
+/// Ownership: takes the handle (NULL is ignored); the store is released with the last
+/// handle using it.
+///
+/// Thread safety: any thread, once no other call is using the handle.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_group_free(group: *mut zarr_group_t) {
     ffi_guard!(() => {
@@ -215,6 +268,12 @@ pub unsafe extern "C" fn zarr_group_free(group: *mut zarr_group_t) {
 }
 
 /// Copies the group's normalised path ("" for the root) into `buf`.
+///
+/// Errors: `ZARR_ERR_BUFFER_SIZE` (string output convention).
+///
+/// Ownership: the text is copied into the caller's `buf` (string output convention).
+///
+/// Thread safety: any thread, at the same time as any other call.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_group_path(
     group: *const zarr_group_t,
@@ -230,6 +289,12 @@ pub unsafe extern "C" fn zarr_group_path(
 
 /// Sets `*out_version` to the group's Zarr format: 2, 3, `ZARR_FORMAT_V3_DRAFT` or
 /// `ZARR_FORMAT_V3_DRAFT_ZARR_PYTHON`.
+///
+/// Errors: only the usual ones (Conventions).
+///
+/// Ownership: nothing is kept; the result goes to the caller's output.
+///
+/// Thread safety: any thread, at the same time as any other call.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_group_zarr_format(
     group: *const zarr_group_t,
@@ -243,6 +308,12 @@ pub unsafe extern "C" fn zarr_group_zarr_format(
 }
 
 /// Sets `*out_kind` to what is at `path` in `store`.
+///
+/// Errors: `ZARR_ERR_INVALID_KEY` (`path`).
+///
+/// Ownership: nothing is kept; the result goes to the caller's output.
+///
+/// Thread safety: any thread; it reads the store.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_node_kind_at(
     store: *const zarr_store_t,
@@ -259,6 +330,12 @@ pub unsafe extern "C" fn zarr_node_kind_at(
 }
 
 /// Sets `*out_kind` to what is at `path` below the group ("a/b" for nested members).
+///
+/// Errors: `ZARR_ERR_INVALID_KEY` (`path`).
+///
+/// Ownership: nothing is kept; the result goes to the caller's output.
+///
+/// Thread safety: any thread; it reads the store.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_group_contains(
     group: *const zarr_group_t,
@@ -275,6 +352,13 @@ pub unsafe extern "C" fn zarr_group_contains(
 
 /// Lists the names of the group's direct members of `kind` (`ZARR_NODE_ARRAY`,
 /// `ZARR_NODE_GROUP`, or `ZARR_NODE_NONE` for all), sorted, into a new string list.
+///
+/// Errors: `ZARR_ERR_INVALID_ARG` (an unknown `kind`).
+///
+/// Ownership: `*out_names` is a new list: free it with `zarr_strings_free`.
+///
+/// Thread safety: any thread, at the same time as any other call; the store is listed as it
+/// is then.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_group_members(
     group: *const zarr_group_t,
@@ -305,6 +389,18 @@ pub unsafe extern "C" fn zarr_group_members(
 }
 
 /// Opens (or, by mode, creates) the group at `path` below this group.
+///
+/// Errors: `ZARR_ERR_NOT_FOUND` (`ZARR_MODE_R` or `ZARR_MODE_R_PLUS` and no group),
+/// `ZARR_ERR_NODE_TYPE` (an array at `path`), `ZARR_ERR_EXISTS` (`ZARR_MODE_W_MINUS` and
+/// something is there, or an array above a group to create), `ZARR_ERR_METADATA`,
+/// `ZARR_ERR_READ_ONLY` (a mode that writes, on a read-only store), `ZARR_ERR_INVALID_KEY`
+/// (`path`).
+///
+/// Ownership: `*out_group` is a new handle: free it with `zarr_group_free`. It keeps the
+/// store alive.
+///
+/// Thread safety: any thread; one creator per path (say, MPI rank 0), then others open it:
+/// creators of one path at once replace each other's nodes.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_group_open_group(
     group: *const zarr_group_t,
@@ -324,6 +420,17 @@ pub unsafe extern "C" fn zarr_group_open_group(
 
 /// Opens the array at `path` below this group (`ZARR_MODE_R`, `ZARR_MODE_R_PLUS`,
 /// `ZARR_MODE_A`).
+///
+/// Errors: `ZARR_ERR_NOT_FOUND` (no array at `path`), `ZARR_ERR_NODE_TYPE` (a group there),
+/// `ZARR_ERR_METADATA` (a document libzarr cannot read, the field named),
+/// `ZARR_ERR_CODEC_UNSUPPORTED`, `ZARR_ERR_INVALID_ARG` (a mode that creates: use a
+/// builder), `ZARR_ERR_READ_ONLY` (a writable mode on a read-only store),
+/// `ZARR_ERR_INVALID_KEY` (`path`).
+///
+/// Ownership: `*out_array` is a new handle: free it with `zarr_array_free`. It keeps the
+/// store alive.
+///
+/// Thread safety: any thread; any number of handles may be open on one array.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_group_open_array(
     group: *const zarr_group_t,
@@ -343,6 +450,18 @@ pub unsafe extern "C" fn zarr_group_open_array(
 
 /// Creates an array at `path` below this group from the builder's settings (modes as for
 /// `zarr_array_create`).
+///
+/// Errors: `ZARR_ERR_EXISTS` (`ZARR_MODE_W_MINUS` and an array is at `path`, or an array
+/// above it), `ZARR_ERR_NODE_TYPE` (`ZARR_MODE_W_MINUS` or `ZARR_MODE_A` and a group is at
+/// `path`), `ZARR_ERR_INVALID_ARG` (settings that do not fit together, or a mode that does
+/// not create), `ZARR_ERR_CODEC_UNSUPPORTED`, `ZARR_ERR_UNSUPPORTED`, `ZARR_ERR_READ_ONLY`
+/// (a read-only store), `ZARR_ERR_INVALID_KEY` (`path`).
+///
+/// Ownership: the builder stays the caller's. `*out_array` is a new handle: free it with
+/// `zarr_array_free`. It keeps the store alive.
+///
+/// Thread safety: any thread; one creator per path (say, MPI rank 0), then others open it:
+/// creators of one path at once replace each other's nodes.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_group_create_array(
     group: *const zarr_group_t,
@@ -365,6 +484,13 @@ pub unsafe extern "C" fn zarr_group_create_array(
 }
 
 /// Deletes the member at `path` below this group and everything under it.
+///
+/// Errors: `ZARR_ERR_NOT_FOUND` (nothing at `path`), `ZARR_ERR_READ_ONLY`,
+/// `ZARR_ERR_INVALID_KEY`.
+///
+/// Ownership: nothing is kept: arguments are only read during the call.
+///
+/// Thread safety: any thread; handles still open on what was deleted are not told.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_group_delete(
     group: *const zarr_group_t,
@@ -378,6 +504,15 @@ pub unsafe extern "C" fn zarr_group_delete(
 
 /// Moves the member at `from` to `to` (both below this group); the destination must not
 /// exist. Groups above `to` are created.
+///
+/// Errors: `ZARR_ERR_NOT_FOUND` (nothing at `from`), `ZARR_ERR_EXISTS` (something at `to`),
+/// `ZARR_ERR_INVALID_ARG` (`to` inside `from`), `ZARR_ERR_READ_ONLY` (a read-only handle,
+/// as consolidated ones are), `ZARR_ERR_UNSUPPORTED` (the 2022 draft layout),
+/// `ZARR_ERR_INVALID_KEY`.
+///
+/// Ownership: nothing is kept: arguments are only read during the call.
+///
+/// Thread safety: any thread; handles still open on the old path are not told.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_group_move(
     group: *const zarr_group_t,
@@ -392,6 +527,12 @@ pub unsafe extern "C" fn zarr_group_move(
 }
 
 /// Copies the group's attributes (a JSON object) into `buf`.
+///
+/// Errors: `ZARR_ERR_BUFFER_SIZE` (string output convention), `ZARR_ERR_METADATA`.
+///
+/// Ownership: the text is copied into the caller's `buf` (string output convention).
+///
+/// Thread safety: any thread; it reads the store.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_group_attrs_get(
     group: *const zarr_group_t,
@@ -403,6 +544,14 @@ pub unsafe extern "C" fn zarr_group_attrs_get(
 }
 
 /// Replaces all of the group's attributes with the JSON object `json`.
+///
+/// Errors: `ZARR_ERR_INVALID_ARG` (not a JSON object), `ZARR_ERR_READ_ONLY` (a read-only
+/// handle or store).
+///
+/// Ownership: nothing is kept: arguments are only read during the call.
+///
+/// Thread safety: any thread; updates through one handle are serialised, while of updates
+/// made at once through several handles or processes the last one wins.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_group_attrs_set(
     group: *const zarr_group_t,
@@ -412,6 +561,13 @@ pub unsafe extern "C" fn zarr_group_attrs_set(
 }
 
 /// Copies the JSON value of the group's attribute `key`; `ZARR_ERR_NOT_FOUND` if absent.
+///
+/// Errors: `ZARR_ERR_NOT_FOUND` (no such attribute), `ZARR_ERR_BUFFER_SIZE` (string output
+/// convention), `ZARR_ERR_METADATA`.
+///
+/// Ownership: the text is copied into the caller's `buf` (string output convention).
+///
+/// Thread safety: any thread; it reads the store.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_group_attr_get(
     group: *const zarr_group_t,
@@ -424,6 +580,13 @@ pub unsafe extern "C" fn zarr_group_attr_get(
 }
 
 /// Sets the group's attribute `key` to the JSON value `json`.
+///
+/// Errors: `ZARR_ERR_READ_ONLY` (a read-only handle or store).
+///
+/// Ownership: nothing is kept: arguments are only read during the call.
+///
+/// Thread safety: any thread; updates through one handle are serialised, while of updates
+/// made at once through several handles or processes the last one wins.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_group_attr_set(
     group: *const zarr_group_t,
@@ -434,6 +597,13 @@ pub unsafe extern "C" fn zarr_group_attr_set(
 }
 
 /// Deletes the group's attribute `key`; `ZARR_ERR_NOT_FOUND` if absent.
+///
+/// Errors: `ZARR_ERR_NOT_FOUND` (no such attribute), `ZARR_ERR_READ_ONLY`.
+///
+/// Ownership: nothing is kept: arguments are only read during the call.
+///
+/// Thread safety: any thread; updates through one handle are serialised, while of updates
+/// made at once through several handles or processes the last one wins.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_group_attr_delete(
     group: *const zarr_group_t,
@@ -450,6 +620,15 @@ pub unsafe extern "C" fn zarr_group_attr_delete(
 /// node, or one inside the other, through any store roots, links or handles on the same
 /// directory, zip file or memory store) is refused with `ZARR_ERR_INVALID_ARG` naming both
 /// locations, before anything is erased or written.
+///
+/// Errors: `ZARR_ERR_NOT_FOUND` (nothing at `source_path`), `ZARR_ERR_INVALID_ARG`
+/// (overlapping source and target, a bad mode), `ZARR_ERR_EXISTS` (`ZARR_MODE_W_MINUS`),
+/// `ZARR_ERR_READ_ONLY`, `ZARR_ERR_CODEC_UNSUPPORTED`, `ZARR_ERR_CODEC`.
+///
+/// Ownership: nothing is kept: arguments are only read during the call.
+///
+/// Thread safety: any thread; the source is copied as it is read, so do not write it
+/// meanwhile.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_copy(
     source: *const zarr_store_t,
@@ -486,6 +665,13 @@ pub unsafe extern "C" fn zarr_copy(
 
 /// Converts the v1 array at `path` (keys `meta` and `attrs`) to v2 in place, as
 /// zarr-python's `migrate_1to2`.
+///
+/// Errors: `ZARR_ERR_NOT_FOUND` (no v1 array at `path`), `ZARR_ERR_METADATA`,
+/// `ZARR_ERR_READ_ONLY`.
+///
+/// Ownership: nothing is kept: arguments are only read during the call.
+///
+/// Thread safety: any thread; no other handle may use the array meanwhile.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_migrate_1to2(
     store: *const zarr_store_t,

@@ -224,7 +224,7 @@ pub const ZARR_VERSION_MINOR: u32 = 1;
 pub const ZARR_VERSION_PATCH: u32 = 0;
 /// MAJOR * 1000000 + MINOR * 1000 + PATCH.
 pub const ZARR_VERSION_NUMBER: u32 = 1000;
-/// The soname major version: `libzarr.so.<ZARR_ABI_VERSION>`.
+/// The soname major version: `libzarr.so.N` where N is this number.
 pub const ZARR_ABI_VERSION: u32 = 0;
 
 /// The most bytes of encoded inner chunks an array handle keeps buffered between
@@ -247,13 +247,13 @@ pub const ZARR_HAS_AZURE: u32 = 8;
 pub const ZARR_HAS_HTTP: u32 = 16;
 
 /// Zarr format number of the 2022 draft of v3 in the draft's own layout: a `zarr.json`
-/// entry point, `meta/<path>.array.json` and `meta/<path>.group.json` documents, chunks
-/// at `data/<path>/c0/1`. Accepted by `zarr_array_builder_set_zarr_format` and
+/// entry point, `meta/PATH.array.json` and `meta/PATH.group.json` documents, chunks
+/// at `data/PATH/c0/1`. Accepted by `zarr_array_builder_set_zarr_format` and
 /// `zarr_group_create`; reported by `zarr_array_zarr_format` and `zarr_group_zarr_format`.
 pub const ZARR_FORMAT_V3_DRAFT: i32 = 30;
 
 /// Zarr format number of the 2022 draft of v3 in zarr-python 2.18's layout (its
-/// experimental v3): `meta/root/<path>.array.json`, chunks at `data/root/<path>/c0/1`, its
+/// experimental v3): `meta/root/PATH.array.json`, chunks at `data/root/PATH/c0/1`, its
 /// own `zarr_format` URI and one `compressor`.
 pub const ZARR_FORMAT_V3_DRAFT_ZARR_PYTHON: i32 = 31;
 

@@ -89,6 +89,13 @@ pub(crate) fn optional_strings_list(items: Vec<Option<String>>) -> zarr_strings_
 /// any absolute link, gives `ZARR_ERR_INVALID_KEY`. A FIFO, socket or device at a key gives
 /// `ZARR_ERR_STORAGE_IO` without blocking; a key with a component longer than the
 /// filesystem's name limit gives `ZARR_ERR_INVALID_KEY`.
+///
+/// Errors: `ZARR_ERR_NOT_FOUND` (`ZARR_MODE_R` or `ZARR_MODE_R_PLUS` and no directory),
+/// `ZARR_ERR_STORAGE_IO` (not a directory, or it cannot be created).
+///
+/// Ownership: `*out_store` is a new handle: free it with `zarr_store_free`.
+///
+/// Thread safety: any thread, at the same time as any other call.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_store_open_fs(
     path: *const c_char,
@@ -128,6 +135,15 @@ pub unsafe extern "C" fn zarr_store_open_fs(
 /// writing removes temporary files left by killed writers. Only one handle at a time may
 /// write over an existing zip: a second one fails with `ZARR_ERR_STORAGE_IO` (a lock, which
 /// readers ignore).
+///
+/// Errors: `ZARR_ERR_NOT_FOUND` (a mode that reads an existing zip, and none is there),
+/// `ZARR_ERR_EXISTS` (`ZARR_MODE_W_MINUS` and a file is there), `ZARR_ERR_STORAGE_IO` (not
+/// a zip, or another handle is writing it).
+///
+/// Ownership: `*out_store` is a new handle: free it with `zarr_store_free`.
+///
+/// Thread safety: any thread; calls through one handle are serialised inside. One writing
+/// handle per zip.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_store_open_zip(
     path: *const c_char,
@@ -205,6 +221,16 @@ pub unsafe extern "C" fn zarr_store_open_zip(
 ///
 /// A build without object stores (see `zarr_features`) gives `ZARR_ERR_UNSUPPORTED` for
 /// their URLs; an unknown scheme or malformed URL gives `ZARR_ERR_INVALID_ARG`.
+///
+/// Errors: `ZARR_ERR_INVALID_ARG` (an unknown scheme, a malformed URL, an option the store
+/// kind does not use), `ZARR_ERR_UNSUPPORTED` (a store kind this build lacks),
+/// `ZARR_ERR_READ_ONLY` (`http(s)://` with a mode that writes), and those of
+/// `zarr_store_open_fs` and `zarr_store_open_zip` for their URLs.
+///
+/// Ownership: the URL and options are copied. `*out_store` is a new handle: free it with
+/// `zarr_store_free`.
+///
+/// Thread safety: any thread, at the same time as any other call.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_store_open_url(
     url: *const c_char,
@@ -233,6 +259,13 @@ pub unsafe extern "C" fn zarr_store_open_url(
 /// over the zip's path: a crash before the rename leaves the old archive, after it the new
 /// one. If closing fails, the zip at the path is as it was and the entries written through
 /// the handle are lost. A no-op for memory stores.
+///
+/// Errors: `ZARR_ERR_STORAGE_IO` (the zip or a sync failed).
+///
+/// Ownership: the handle stays the caller's: free it with `zarr_store_free`.
+///
+/// Thread safety: any thread, once writes through the store are done (a zip write after
+/// closing starts a new archive).
 #[no_mangle]
 pub unsafe extern "C" fn zarr_store_close(store: *const zarr_store_t) -> zarr_status_t {
     ffi_guard!({ Ok(store_ref(store)?.inner.close()?) })
@@ -242,6 +275,13 @@ pub unsafe extern "C" fn zarr_store_close(store: *const zarr_store_t) -> zarr_st
 /// Directory stores accept every level; memory and zip stores accept only
 /// `ZARR_DURABILITY_NONE` and give `ZARR_ERR_UNSUPPORTED` for the others, since they cannot
 /// sync what they write. Lowering the level keeps what is still to be flushed.
+///
+/// Errors: `ZARR_ERR_INVALID_ARG` (an unknown level), `ZARR_ERR_UNSUPPORTED` (see above).
+///
+/// Ownership: nothing changes hands.
+///
+/// Thread safety: any thread; writes running meanwhile are synced at the old or the new
+/// level.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_store_set_durability(
     store: *const zarr_store_t,
@@ -257,12 +297,24 @@ pub unsafe extern "C" fn zarr_store_set_durability(
 /// file written and each directory whose entries changed), so it survives a power loss;
 /// the first failure is reported, after every file was tried. A no-op for other levels and
 /// for memory and zip stores.
+///
+/// Errors: `ZARR_ERR_STORAGE_IO` (the first file or directory that failed).
+///
+/// Ownership: nothing changes hands.
+///
+/// Thread safety: any thread; writes finishing meanwhile may be left to the next flush.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_store_flush(store: *const zarr_store_t) -> zarr_status_t {
     ffi_guard!({ Ok(store_ref(store)?.inner.flush()?) })
 }
 
 /// Creates an empty in-memory store.
+///
+/// Errors: only the usual ones (Conventions).
+///
+/// Ownership: `*out_store` is a new handle: free it with `zarr_store_free`.
+///
+/// Thread safety: any thread, at the same time as any other call.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_store_new_memory(out_store: *mut *mut zarr_store_t) -> zarr_status_t {
     ffi_guard!({
@@ -281,6 +333,13 @@ pub unsafe extern "C" fn zarr_store_new_memory(out_store: *mut *mut zarr_store_t
 /// a flush error cannot be reported here: call `zarr_store_close` first to see it. Arrays
 /// opened from it stay usable; what they write afterwards is flushed when the last of them
 /// is freed.
+///
+/// Errors: none: it returns a value, never a status. A flush error is lost (see above).
+///
+/// Ownership: takes the handle (NULL is ignored); arrays and groups opened from it keep the
+/// store alive.
+///
+/// Thread safety: any thread, once no other call is using the handle.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_store_free(store: *mut zarr_store_t) {
     ffi_guard!(() => {
@@ -292,6 +351,13 @@ pub unsafe extern "C" fn zarr_store_free(store: *mut zarr_store_t) {
 }
 
 /// Stores `len` bytes at `key`, replacing any value.
+///
+/// Errors: `ZARR_ERR_READ_ONLY`, `ZARR_ERR_INVALID_KEY`, `ZARR_ERR_EXISTS` (a zip key
+/// written before).
+///
+/// Ownership: `value` is copied.
+///
+/// Thread safety: any thread; of writes of one key at once, the last one wins.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_store_set(
     store: *const zarr_store_t,
@@ -310,6 +376,13 @@ pub unsafe extern "C" fn zarr_store_set(
 /// Copies the value at `key` into `buf`. `*needed` (may be NULL) gets its size; a buffer
 /// too small gives `ZARR_ERR_BUFFER_SIZE` and nothing is copied. A missing key gives
 /// `ZARR_ERR_NOT_FOUND`.
+///
+/// Errors: `ZARR_ERR_NOT_FOUND` (no such key), `ZARR_ERR_BUFFER_SIZE` (`len` too small;
+/// `*needed` is set), `ZARR_ERR_INVALID_KEY`.
+///
+/// Ownership: the value is copied into the caller's `buf`.
+///
+/// Thread safety: any thread; a value is read whole, old or new.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_store_get(
     store: *const zarr_store_t,
@@ -343,6 +416,12 @@ pub unsafe extern "C" fn zarr_store_get(
 }
 
 /// Sets `*out_exists` to whether `key` exists.
+///
+/// Errors: `ZARR_ERR_INVALID_KEY`.
+///
+/// Ownership: nothing is kept; the result goes to the caller's output.
+///
+/// Thread safety: any thread, at the same time as any other call.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_store_contains(
     store: *const zarr_store_t,
@@ -359,6 +438,13 @@ pub unsafe extern "C" fn zarr_store_contains(
 }
 
 /// Removes `key`; `ZARR_ERR_NOT_FOUND` if it does not exist.
+///
+/// Errors: `ZARR_ERR_NOT_FOUND` (no such key), `ZARR_ERR_READ_ONLY`,
+/// `ZARR_ERR_INVALID_KEY`, `ZARR_ERR_UNSUPPORTED` (a zip entry).
+///
+/// Ownership: nothing is kept: arguments are only read during the call.
+///
+/// Thread safety: any thread, at the same time as any other call.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_store_erase(
     store: *const zarr_store_t,
@@ -375,6 +461,13 @@ pub unsafe extern "C" fn zarr_store_erase(
 }
 
 /// Removes every key starting with `prefix` ("" erases everything).
+///
+/// Errors: `ZARR_ERR_READ_ONLY`, `ZARR_ERR_INVALID_KEY`, `ZARR_ERR_UNSUPPORTED` (zip
+/// entries).
+///
+/// Ownership: nothing is kept: arguments are only read during the call.
+///
+/// Thread safety: any thread; keys written meanwhile under `prefix` may stay.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_store_erase_prefix(
     store: *const zarr_store_t,
@@ -388,6 +481,14 @@ pub unsafe extern "C" fn zarr_store_erase_prefix(
 }
 
 /// Lists every key starting with `prefix`, sorted, into a new string list.
+///
+/// Errors: `ZARR_ERR_INVALID_KEY`, `ZARR_ERR_UNSUPPORTED` (a store that cannot list, such
+/// as a plain web server).
+///
+/// Ownership: `*out_keys` is a new list: free it with `zarr_strings_free`.
+///
+/// Thread safety: any thread, at the same time as any other call; the store is listed as it
+/// is then.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_store_list(
     store: *const zarr_store_t,
@@ -405,6 +506,14 @@ pub unsafe extern "C" fn zarr_store_list(
 
 /// Lists one level below `prefix` ("" or ending in "/"): the keys directly under it and the
 /// child prefixes (names without "/"), each sorted, into two new string lists.
+///
+/// Errors: as `zarr_store_list`.
+///
+/// Ownership: `*out_keys` and `*out_prefixes` are new lists: free each with
+/// `zarr_strings_free`.
+///
+/// Thread safety: any thread, at the same time as any other call; the store is listed as it
+/// is then.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_store_list_dir(
     store: *const zarr_store_t,
@@ -425,6 +534,12 @@ pub unsafe extern "C" fn zarr_store_list_dir(
 }
 
 /// Number of strings in a list (0 for NULL).
+///
+/// Errors: none: it returns a value, never a status.
+///
+/// Ownership: nothing changes hands.
+///
+/// Thread safety: any thread, at the same time as any other call.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_strings_count(list: *const zarr_strings_t) -> usize {
     ffi_guard!(0 => { list.as_ref().map(|l| l.items.len()).unwrap_or(0) })
@@ -432,6 +547,13 @@ pub unsafe extern "C" fn zarr_strings_count(list: *const zarr_strings_t) -> usiz
 
 /// String `index` of a list, valid until the list is freed; NULL when out of range, and
 /// for a null item (only lists of dimension names have them: an unnamed dimension).
+///
+/// Errors: none: it returns a value, never a status.
+///
+/// Ownership: the string belongs to the list: never free it, nor use it after
+/// `zarr_strings_free`.
+///
+/// Thread safety: any thread, at the same time as any other call.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_strings_get(
     list: *const zarr_strings_t,
@@ -447,6 +569,12 @@ pub unsafe extern "C" fn zarr_strings_get(
 }
 
 /// Frees a string list (NULL is ignored).
+///
+/// Errors: none: it returns a value, never a status.
+///
+/// Ownership: takes the list (NULL is ignored) and every string it gave.
+///
+/// Thread safety: any thread, once no other call is using the handle.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_strings_free(list: *mut zarr_strings_t) {
     ffi_guard!(() => {

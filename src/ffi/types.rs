@@ -33,6 +33,13 @@ fn leaf_field(array: *const zarr_array_t, index: usize) -> FfiResult<Field> {
 
 /// Sets `*out_count` to the number of fields of a structured array's record, nested records
 /// flattened to their leaves (`"outer.inner"`); 0 for other arrays.
+///
+/// Errors: only the usual ones (Conventions).
+///
+/// Ownership: nothing is kept; the result goes to the caller's output.
+///
+/// Thread safety: any thread, at the same time as any other call; it answers from this
+/// handle's copy of the metadata (`zarr_array_refresh` reads it again).
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_nfields(
     array: *const zarr_array_t,
@@ -45,8 +52,15 @@ pub unsafe extern "C" fn zarr_array_nfields(
     })
 }
 
-/// Copies the name of field `index` (nested names joined with `.`) into `buf` (string
+/// Copies the name of field `index` (nested names joined by dots) into `buf` (string
 /// output convention). `ZARR_ERR_OUT_OF_BOUNDS` when there is no such field.
+///
+/// Errors: `ZARR_ERR_OUT_OF_BOUNDS` (no such field), `ZARR_ERR_BUFFER_SIZE`.
+///
+/// Ownership: the text is copied into the caller's `buf` (string output convention).
+///
+/// Thread safety: any thread, at the same time as any other call; it answers from this
+/// handle's copy of the metadata (`zarr_array_refresh` reads it again).
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_field_name(
     array: *const zarr_array_t,
@@ -60,6 +74,13 @@ pub unsafe extern "C" fn zarr_array_field_name(
 
 /// Copies the numpy type string of one element of field `index` (`"<i4"`, `">f8"`,
 /// `"|S2"`) into `buf` (string output convention).
+///
+/// Errors: `ZARR_ERR_OUT_OF_BOUNDS` (no such field), `ZARR_ERR_BUFFER_SIZE`.
+///
+/// Ownership: the text is copied into the caller's `buf` (string output convention).
+///
+/// Thread safety: any thread, at the same time as any other call; it answers from this
+/// handle's copy of the metadata (`zarr_array_refresh` reads it again).
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_field_dtype_name(
     array: *const zarr_array_t,
@@ -76,6 +97,13 @@ pub unsafe extern "C" fn zarr_array_field_dtype_name(
 /// dimensions (0 for a scalar field) copied into `out_shape`, which has room for
 /// `max_ndim`. `ZARR_ERR_BUFFER_SIZE` when `max_ndim` is too small (`*out_ndim` is set).
 /// Field bytes keep their stored byte order.
+///
+/// Errors: `ZARR_ERR_OUT_OF_BOUNDS` (no such field), `ZARR_ERR_BUFFER_SIZE` (`max_ndim`).
+///
+/// Ownership: nothing is kept; the result goes to the caller's output.
+///
+/// Thread safety: any thread, at the same time as any other call; it answers from this
+/// handle's copy of the metadata (`zarr_array_refresh` reads it again).
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_field_layout(
     array: *const zarr_array_t,
@@ -111,6 +139,13 @@ pub unsafe extern "C" fn zarr_array_field_layout(
 /// `*out_item_size` gets its size), `ZARR_DTYPE_STRING` for strings and `ZARR_DTYPE_BYTES`
 /// for byte strings (`*out_item_size` 1: items are runs of bytes). `out_item_size` may be
 /// NULL. An array of fixed-size items gives `ZARR_ERR_DTYPE_MISMATCH`.
+///
+/// Errors: `ZARR_ERR_DTYPE_MISMATCH` (an array of fixed-size items).
+///
+/// Ownership: nothing is kept; the result goes to the caller's output.
+///
+/// Thread safety: any thread, at the same time as any other call; it answers from this
+/// handle's copy of the metadata (`zarr_array_refresh` reads it again).
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_vlen_item_dtype(
     array: *const zarr_array_t,
@@ -146,6 +181,12 @@ pub unsafe extern "C" fn zarr_array_vlen_item_dtype(
 /// multi-byte number, each half of a complex number, each UTF-32 code unit, in nested
 /// records and sub-array fields too. `buf_bytes` must be a whole number of records
 /// (`zarr_array_item_size`). Arrays that are not structured are left unchanged.
+///
+/// Errors: `ZARR_ERR_BUFFER_SIZE` (not a whole number of records).
+///
+/// Ownership: `buf` stays the caller's and is converted in place.
+///
+/// Thread safety: any thread; only `buf` is touched.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_records_to_native(
     array: *const zarr_array_t,
@@ -157,6 +198,12 @@ pub unsafe extern "C" fn zarr_array_records_to_native(
 
 /// Converts records in this machine's byte order to their stored byte order, in place, for
 /// a write with `ZARR_DTYPE_RAW`: the reverse of `zarr_array_records_to_native`.
+///
+/// Errors: `ZARR_ERR_BUFFER_SIZE` (not a whole number of records).
+///
+/// Ownership: `buf` stays the caller's and is converted in place.
+///
+/// Thread safety: any thread; only `buf` is touched.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_records_to_stored(
     array: *const zarr_array_t,
@@ -231,12 +278,21 @@ unsafe fn read_items_into(
 }
 
 /// Reads the items of region `start`/`count` of a variable-length array (`|O`, `string`,
-/// `bytes`) in `order` into caller buffers: item `i` is
-/// `data[offsets[i] .. offsets[i + 1]]`, so `offsets` needs one entry more than the region
-/// has elements (`n_offsets`). Numeric array items are in native byte order. `*data_needed`
+/// `bytes`) in `order` into caller buffers: item `i` is the bytes from `data[offsets[i]]`
+/// up to `data[offsets[i + 1]]`, so `offsets` needs one entry more than the region has
+/// elements (`n_offsets`). Numeric array items are in native byte order. `*data_needed`
 /// gets the bytes the items take; when `data_bytes` is smaller (a NULL `data` with 0 asks
 /// for the size) the call gives `ZARR_ERR_BUFFER_SIZE` and fills nothing else. A stored
 /// string that is not UTF-8 gives `ZARR_ERR_CODEC`.
+///
+/// Errors: `ZARR_ERR_RANK_MISMATCH` (`ndim`), `ZARR_ERR_OUT_OF_BOUNDS`,
+/// `ZARR_ERR_DTYPE_MISMATCH` (an array of fixed-size items), `ZARR_ERR_BUFFER_SIZE`
+/// (`n_offsets` or `data_bytes`), `ZARR_ERR_CODEC`.
+///
+/// Ownership: `offsets` and `data` stay the caller's.
+///
+/// Thread safety: any thread, at the same time as other reads and writes: each chunk is
+/// read as it was before or after a write of it, never a mix.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_read_vlen(
     array: *const zarr_array_t,
@@ -308,6 +364,13 @@ unsafe fn fill_vlen(
 
 /// Reads the items of a region (arguments as for `zarr_array_read_vlen`) into a list owned
 /// by libzarr, set in `*out_list` (NULL on failure); free it with `zarr_vlen_list_free`.
+///
+/// Errors: as `zarr_array_read_vlen`, without `ZARR_ERR_BUFFER_SIZE`.
+///
+/// Ownership: `*out_list` is a new list: free it with `zarr_vlen_list_free`.
+///
+/// Thread safety: any thread, at the same time as other reads and writes: each chunk is
+/// read as it was before or after a write of it, never a mix.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_read_vlen_list(
     array: *const zarr_array_t,
@@ -336,6 +399,12 @@ pub unsafe extern "C" fn zarr_array_read_vlen_list(
 }
 
 /// Number of items in a list (0 for NULL).
+///
+/// Errors: none: it returns a value, never a status.
+///
+/// Ownership: nothing changes hands.
+///
+/// Thread safety: any thread, at the same time as any other call.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_vlen_list_count(list: *const zarr_vlen_list_t) -> usize {
     ffi_guard!(0 => { list.as_ref().map_or(0, |l| l.starts.len().saturating_sub(1)) })
@@ -344,6 +413,13 @@ pub unsafe extern "C" fn zarr_vlen_list_count(list: *const zarr_vlen_list_t) -> 
 /// Item `index` of a list, valid until the list is freed, followed by a NUL byte (so a
 /// string without embedded NULs is a C string); `*out_len` (if not NULL) gets its length
 /// without that NUL. NULL when `index` is out of range.
+///
+/// Errors: none: it returns a value, never a status.
+///
+/// Ownership: the item belongs to the list: never free it, nor use it after
+/// `zarr_vlen_list_free`.
+///
+/// Thread safety: any thread, at the same time as any other call.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_vlen_list_item(
     list: *const zarr_vlen_list_t,
@@ -367,6 +443,12 @@ pub unsafe extern "C" fn zarr_vlen_list_item(
 }
 
 /// Frees a list (NULL is ignored).
+///
+/// Errors: none: it returns a value, never a status.
+///
+/// Ownership: takes the list (NULL is ignored) and every item it gave.
+///
+/// Thread safety: any thread, once no other call is using the handle.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_vlen_list_free(list: *mut zarr_vlen_list_t) {
     ffi_guard!(() => {
@@ -381,6 +463,16 @@ pub unsafe extern "C" fn zarr_vlen_list_free(list: *mut zarr_vlen_list_t) {
 /// is NULL, the NUL-terminated string `items[i]`. Strings must be UTF-8 and array items a
 /// whole number of elements (native byte order); every item is checked before anything is
 /// stored, and a rejected call stores nothing.
+///
+/// Errors: `ZARR_ERR_RANK_MISMATCH` (`ndim`), `ZARR_ERR_OUT_OF_BOUNDS`,
+/// `ZARR_ERR_DTYPE_MISMATCH` (an array of fixed-size items), `ZARR_ERR_INVALID_ARG` (a
+/// string that is not UTF-8, an item that is not whole elements), `ZARR_ERR_READ_ONLY`.
+///
+/// Ownership: nothing is kept: arguments are only read during the call.
+///
+/// Thread safety: any thread; writes at the same time are safe when they touch different
+/// chunks (shards, when sharded): otherwise set a synchronizer
+/// (`zarr_array_set_synchronizer`) or updates may be lost.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_array_write_vlen(
     array: *const zarr_array_t,

@@ -14,6 +14,23 @@ module zarr_c
     ! are kept), `ZARR_MODE_W_MINUS` (fail with
     ! `ZARR_ERR_EXISTS` if anything is there) or `ZARR_MODE_A` (open an existing array
     ! instead). Missing parent groups are created. `*out_array` is NULL on failure.
+    !
+    ! Errors: `ZARR_ERR_EXISTS` (`ZARR_MODE_W_MINUS` and an array is at `path`, or an array
+    ! above it), `ZARR_ERR_NODE_TYPE` (`ZARR_MODE_W_MINUS` or `ZARR_MODE_A` and a group is
+    ! at
+    ! `path`), `ZARR_ERR_INVALID_ARG` (settings that do not fit together, or a mode that
+    ! does
+    ! not create), `ZARR_ERR_CODEC_UNSUPPORTED`, `ZARR_ERR_UNSUPPORTED`,
+    ! `ZARR_ERR_READ_ONLY`
+    ! (a read-only store), `ZARR_ERR_INVALID_KEY` (`path`).
+    !
+    ! Ownership: the builder stays the caller's (it may create more arrays). `*out_array` is
+    ! a
+    ! new handle: free it with `zarr_array_free`. It keeps the store alive.
+    !
+    ! Thread safety: any thread; one creator per path (say, MPI rank 0), then others open
+    ! it:
+    ! creators of one path at once replace each other's nodes.
     function c_zarr_array_create(builder, store, path, mode, out_array) &
         bind(c, name="zarr_array_create") result(res)
       import
@@ -33,6 +50,16 @@ module zarr_c
     ! `ZARR_ERR_INVALID_ARG`, a malformed one `ZARR_ERR_METADATA` naming the field at fault.
     ! Missing parent groups are created in the document's format. Modes as for
     ! `zarr_array_create`.
+    !
+    ! Errors: `ZARR_ERR_METADATA` (a malformed document, the field named),
+    ! `ZARR_ERR_INVALID_ARG` (a group document), and those of `zarr_array_create`.
+    !
+    ! Ownership: the document is only read. `*out_array` is a new handle: free it with
+    ! `zarr_array_free`. It keeps the store alive.
+    !
+    ! Thread safety: any thread; one creator per path (say, MPI rank 0), then others open
+    ! it:
+    ! creators of one path at once replace each other's nodes.
     function c_zarr_array_create_json(store, path, zarray_json, mode, out_array) &
         bind(c, name="zarr_array_create_json") result(res)
       import
@@ -47,6 +74,19 @@ module zarr_c
 
     ! Opens the array at `path` with `ZARR_MODE_R` (read-only), `ZARR_MODE_R_PLUS` or
     ! `ZARR_MODE_A` (read-write). `*out_array` is NULL on failure.
+    !
+    ! Errors: `ZARR_ERR_NOT_FOUND` (no array at `path`), `ZARR_ERR_NODE_TYPE` (a group
+    ! there),
+    ! `ZARR_ERR_METADATA` (a document libzarr cannot read, the field named),
+    ! `ZARR_ERR_CODEC_UNSUPPORTED`, `ZARR_ERR_INVALID_ARG` (a mode that creates: use a
+    ! builder), `ZARR_ERR_READ_ONLY` (a writable mode on a read-only store),
+    ! `ZARR_ERR_INVALID_KEY` (`path`).
+    !
+    ! Ownership: `*out_array` is a new handle: free it with `zarr_array_free`. It keeps the
+    ! store alive.
+    !
+    ! Thread safety: any thread; any number of handles, in any threads and processes, may be
+    ! open on one array.
     function c_zarr_array_open(store, path, mode, out_array) &
         bind(c, name="zarr_array_open") result(res)
       import
@@ -64,6 +104,14 @@ module zarr_c
     ! itself; when the handle holds the last reference to its store (the store handle was
     ! freed), the store is released and flushed as `zarr_store_free` does (see
     ! `zarr_durability`).
+    !
+    ! Errors: none: it returns a value, never a status. An error storing buffered appends is
+    ! lost (see above).
+    !
+    ! Ownership: takes the handle (NULL is ignored); the store is released with the last
+    ! handle using it.
+    !
+    ! Thread safety: any thread, once no other call is using the handle.
     subroutine c_zarr_array_free(array) &
         bind(c, name="zarr_array_free")
       import
@@ -78,6 +126,16 @@ module zarr_c
     ! chunks read as the fill value; a chunk key a directory store cannot hold (a component
     ! longer than the filesystem's name limit, as "."-separated keys of hundreds of
     ! dimensions make) is `ZARR_ERR_INVALID_KEY`, never read as missing.
+    !
+    ! Errors: `ZARR_ERR_RANK_MISMATCH` (`ndim`), `ZARR_ERR_OUT_OF_BOUNDS` (the region leaves
+    ! the array), `ZARR_ERR_DTYPE_MISMATCH` (`mem_dtype`), `ZARR_ERR_BUFFER_SIZE`
+    ! (`buf_bytes`), `ZARR_ERR_OVERFLOW`, `ZARR_ERR_CODEC` (a chunk that does not decode or
+    ! fails its checksum, named), `ZARR_ERR_INVALID_KEY`.
+    !
+    ! Ownership: `buf` stays the caller's; after a failure it may hold part of the region.
+    !
+    ! Thread safety: any thread, at the same time as other reads and writes: each chunk is
+    ! read as it was before or after a write of it, never a mix.
     function c_zarr_array_read(array, ndim, start, count, mem_dtype, order, buf, buf_bytes) &
         bind(c, name="zarr_array_read") result(res)
       import
@@ -100,6 +158,15 @@ module zarr_c
     ! different chunks may run concurrently; two writers touching one chunk may lose
     ! updates.
     ! What survives a crash once this returns is the store's `zarr_durability`.
+    !
+    ! Errors: as `zarr_array_read`, plus `ZARR_ERR_READ_ONLY` (a read-only handle or store)
+    ! and `ZARR_ERR_INVALID_ARG` (a value a narrow type cannot hold, e.g. int4).
+    !
+    ! Ownership: nothing is kept: arguments are only read during the call.
+    !
+    ! Thread safety: any thread; writes at the same time are safe when they touch different
+    ! chunks (shards, when sharded): otherwise set a synchronizer
+    ! (`zarr_array_set_synchronizer`) or updates may be lost.
     function c_zarr_array_write(array, ndim, start, count, mem_dtype, order, buf, buf_bytes) &
         bind(c, name="zarr_array_write") result(res)
       import
@@ -120,6 +187,14 @@ module zarr_c
     ! read into the interior of a larger array, halos excluded. Strides are in elements,
     ! non-negative and must not make elements overlap; `buf_bytes` must reach the last
     ! element.
+    !
+    ! Errors: as `zarr_array_read`; `ZARR_ERR_INVALID_ARG` for strides that make elements
+    ! overlap, `ZARR_ERR_BUFFER_SIZE` when `buf_bytes` does not reach the last element.
+    !
+    ! Ownership: `buf` stays the caller's; after a failure it may hold part of the region.
+    !
+    ! Thread safety: any thread, at the same time as other reads and writes: each chunk is
+    ! read as it was before or after a write of it, never a mix.
     function c_zarr_array_read_strided(array, ndim, start, count, mem_strides, mem_dtype, buf, &
         buf_bytes) &
         bind(c, name="zarr_array_read_strided") result(res)
@@ -137,6 +212,14 @@ module zarr_c
     end function c_zarr_array_read_strided
 
     ! Like `zarr_array_write`, with the strided buffer layout of `zarr_array_read_strided`.
+    !
+    ! Errors: as `zarr_array_write`, and the stride errors of `zarr_array_read_strided`.
+    !
+    ! Ownership: nothing is kept: arguments are only read during the call.
+    !
+    ! Thread safety: any thread; writes at the same time are safe when they touch different
+    ! chunks (shards, when sharded): otherwise set a synchronizer
+    ! (`zarr_array_set_synchronizer`) or updates may be lost.
     function c_zarr_array_write_strided(array, ndim, start, count, mem_strides, mem_dtype, buf, &
         buf_bytes) &
         bind(c, name="zarr_array_write_strided") result(res)
@@ -188,6 +271,17 @@ module zarr_c
     ! and
     ! memory stores support it; directory and zip stores refuse it with
     ! `ZARR_ERR_UNSUPPORTED` (use `ZARR_SYNC_PROCESS` there).
+    !
+    ! Errors: `ZARR_ERR_INVALID_ARG` (an unknown `sync`), `ZARR_ERR_NULL_ARG` (no `lock_dir`
+    ! for `ZARR_SYNC_PROCESS`), `ZARR_ERR_STORAGE_IO` (`lock_dir` cannot be created),
+    ! `ZARR_ERR_UNSUPPORTED` (`ZARR_SYNC_VERSIONED` on a directory or zip store); and those
+    ! of
+    ! storing buffered appends.
+    !
+    ! Ownership: `lock_dir` is copied.
+    !
+    ! Thread safety: any thread; set it before the handle's writes start (a write already
+    ! running keeps the setting it started with).
     function c_zarr_array_set_synchronizer(array, sync, lock_dir) &
         bind(c, name="zarr_array_set_synchronizer") result(res)
       import
@@ -199,6 +293,16 @@ module zarr_c
     end function c_zarr_array_set_synchronizer
 
     ! Changes the array's shape; chunks wholly outside the new shape are erased.
+    !
+    ! Errors: `ZARR_ERR_RANK_MISMATCH` (`ndim`), `ZARR_ERR_INVALID_ARG` (a shape the
+    ! metadata
+    ! refuses), `ZARR_ERR_READ_ONLY`.
+    !
+    ! Ownership: nothing is kept: arguments are only read during the call.
+    !
+    ! Thread safety: any thread; other handles and processes see the new shape after
+    ! `zarr_array_refresh`. Writes to chunks that a shrinking resize erases, made meanwhile
+    ! through other handles, are lost.
     function c_zarr_array_resize(array, ndim, shape) &
         bind(c, name="zarr_array_resize") result(res)
       import
@@ -229,6 +333,18 @@ module zarr_c
     ! the next flush tries again.
     !
     ! Only one handle should append to an array at a time (other handles may read).
+    !
+    ! Errors: `ZARR_ERR_RANK_MISMATCH` (`ndim`), `ZARR_ERR_INVALID_ARG` (`axis` not below
+    ! the
+    ! rank, or another extent differs from the array's), `ZARR_ERR_DTYPE_MISMATCH`,
+    ! `ZARR_ERR_BUFFER_SIZE`, `ZARR_ERR_OVERFLOW`, `ZARR_ERR_READ_ONLY`, `ZARR_ERR_CODEC`.
+    !
+    ! Ownership: `buf` is only read during the call; a streaming handle keeps the step's
+    ! encoded chunks (at most `ZARR_APPEND_BUFFER_BYTES` in all) until it stores them.
+    !
+    ! Thread safety: any thread; calls on one handle are serialised. One handle appends to
+    ! an
+    ! array at a time.
     function c_zarr_array_append(array, axis, ndim, count, mem_dtype, order, buf, buf_bytes) &
         bind(c, name="zarr_array_append") result(res)
       import
@@ -250,6 +366,13 @@ module zarr_c
     ! left incomplete is stored whole again when a later append completes it, so flush
     ! rarely (e.g. at checkpoints). `ZARR_ERR_READ_ONLY` on a read-only handle; nothing to
     ! store is not an error.
+    !
+    ! Errors: `ZARR_ERR_READ_ONLY` (a read-only handle), and those of storing the shards and
+    ! syncing the store (`ZARR_ERR_STORAGE_IO`, `ZARR_ERR_CODEC`).
+    !
+    ! Ownership: the handle keeps its open shards in memory.
+    !
+    ! Thread safety: any thread; serialised with the handle's appends.
     function c_zarr_array_flush(array) &
         bind(c, name="zarr_array_flush") result(res)
       import
@@ -259,6 +382,13 @@ module zarr_c
     end function c_zarr_array_flush
 
     ! Sets `*out_rank` to the number of dimensions.
+    !
+    ! Errors: only the usual ones (Conventions).
+    !
+    ! Ownership: nothing is kept; the result goes to the caller's output.
+    !
+    ! Thread safety: any thread, at the same time as any other call; it answers from this
+    ! handle's copy of the metadata (`zarr_array_refresh` reads it again).
     function c_zarr_array_rank(array, out_rank) &
         bind(c, name="zarr_array_rank") result(res)
       import
@@ -269,6 +399,13 @@ module zarr_c
     end function c_zarr_array_rank
 
     ! Copies the shape into `out_shape[0..ndim]` (`ndim` must be the rank).
+    !
+    ! Errors: `ZARR_ERR_RANK_MISMATCH` (`ndim` is not the rank).
+    !
+    ! Ownership: nothing is kept; the result goes to the caller's output.
+    !
+    ! Thread safety: any thread, at the same time as any other call; it answers from this
+    ! handle's copy of the metadata (`zarr_array_refresh` reads it again).
     function c_zarr_array_shape(array, ndim, out_shape) &
         bind(c, name="zarr_array_shape") result(res)
       import
@@ -280,6 +417,13 @@ module zarr_c
     end function c_zarr_array_shape
 
     ! Copies the chunk shape into `out_chunks[0..ndim]` (`ndim` must be the rank).
+    !
+    ! Errors: `ZARR_ERR_RANK_MISMATCH` (`ndim` is not the rank).
+    !
+    ! Ownership: nothing is kept; the result goes to the caller's output.
+    !
+    ! Thread safety: any thread, at the same time as any other call; it answers from this
+    ! handle's copy of the metadata (`zarr_array_refresh` reads it again).
     function c_zarr_array_chunk_shape(array, ndim, out_chunks) &
         bind(c, name="zarr_array_chunk_shape") result(res)
       import
@@ -293,6 +437,13 @@ module zarr_c
     ! Copies the shard shape into `out_shape[0..ndim]` (`ndim` must be the rank);
     ! `ZARR_ERR_NOT_FOUND` when the array is not sharded. `zarr_array_chunk_shape` gives the
     ! inner chunks.
+    !
+    ! Errors: `ZARR_ERR_RANK_MISMATCH` (`ndim`), `ZARR_ERR_NOT_FOUND` (not sharded).
+    !
+    ! Ownership: nothing is kept; the result goes to the caller's output.
+    !
+    ! Thread safety: any thread, at the same time as any other call; it answers from this
+    ! handle's copy of the metadata (`zarr_array_refresh` reads it again).
     function c_zarr_array_shard_shape(array, ndim, out_shape) &
         bind(c, name="zarr_array_shard_shape") result(res)
       import
@@ -305,6 +456,13 @@ module zarr_c
 
     ! Sets `*out_levels` to the number of nested sharding levels: 0 when the array is not
     ! sharded, 1 for shards of chunks, 2 for shards of inner shards of chunks, and so on.
+    !
+    ! Errors: only the usual ones (Conventions).
+    !
+    ! Ownership: nothing is kept; the result goes to the caller's output.
+    !
+    ! Thread safety: any thread, at the same time as any other call; it answers from this
+    ! handle's copy of the metadata (`zarr_array_refresh` reads it again).
     function c_zarr_array_shard_levels(array, out_levels) &
         bind(c, name="zarr_array_shard_levels") result(res)
       import
@@ -319,6 +477,13 @@ module zarr_c
     ! be the rank): level 0 is the stored shards (as `zarr_array_shard_shape`), level 1 the
     ! inner shards inside them, and so on; `ZARR_ERR_NOT_FOUND` when `level` is not below
     ! `zarr_array_shard_levels`.
+    !
+    ! Errors: `ZARR_ERR_RANK_MISMATCH` (`ndim`), `ZARR_ERR_NOT_FOUND` (no such level).
+    !
+    ! Ownership: nothing is kept; the result goes to the caller's output.
+    !
+    ! Thread safety: any thread, at the same time as any other call; it answers from this
+    ! handle's copy of the metadata (`zarr_array_refresh` reads it again).
     function c_zarr_array_shard_level_shape(array, level, ndim, out_shape) &
         bind(c, name="zarr_array_shard_level_shape") result(res)
       import
@@ -332,6 +497,13 @@ module zarr_c
 
     ! Sets `*out_dtype` to the memory element type reads and writes use (`ZARR_DTYPE_INT64`
     ! for datetime64 and timedelta64; `zarr_array_dtype_name` tells the stored type).
+    !
+    ! Errors: only the usual ones (Conventions).
+    !
+    ! Ownership: nothing is kept; the result goes to the caller's output.
+    !
+    ! Thread safety: any thread, at the same time as any other call; it answers from this
+    ! handle's copy of the metadata (`zarr_array_refresh` reads it again).
     function c_zarr_array_dtype(array, out_dtype) &
         bind(c, name="zarr_array_dtype") result(res)
       import
@@ -346,6 +518,13 @@ module zarr_c
     ! `"|O"` for variable-length items, the JSON field list of a structured type) into `buf`
     ! (string output convention: `*needed` gets the size with NUL; too small gives
     ! `ZARR_ERR_BUFFER_SIZE`).
+    !
+    ! Errors: `ZARR_ERR_BUFFER_SIZE` (string output convention).
+    !
+    ! Ownership: the text is copied into the caller's `buf` (string output convention).
+    !
+    ! Thread safety: any thread, at the same time as any other call; it answers from this
+    ! handle's copy of the metadata (`zarr_array_refresh` reads it again).
     function c_zarr_array_dtype_name(array, buf, len, needed) &
         bind(c, name="zarr_array_dtype_name") result(res)
       import
@@ -358,6 +537,13 @@ module zarr_c
     end function c_zarr_array_dtype_name
 
     ! Sets `*out_size` to the size of one element in bytes.
+    !
+    ! Errors: only the usual ones (Conventions).
+    !
+    ! Ownership: nothing is kept; the result goes to the caller's output.
+    !
+    ! Thread safety: any thread, at the same time as any other call; it answers from this
+    ! handle's copy of the metadata (`zarr_array_refresh` reads it again).
     function c_zarr_array_item_size(array, out_size) &
         bind(c, name="zarr_array_item_size") result(res)
       import
@@ -372,6 +558,14 @@ module zarr_c
     ! `buf` gets zeros, which is what missing chunks read as). Variable-length arrays give
     ! `ZARR_ERR_DTYPE_MISMATCH`: their fill value is an item, given by
     ! `zarr_array_fill_value_json`.
+    !
+    ! Errors: `ZARR_ERR_DTYPE_MISMATCH` (a variable-length array), `ZARR_ERR_BUFFER_SIZE`
+    ! (`len` is not the element size).
+    !
+    ! Ownership: nothing is kept; the result goes to the caller's output.
+    !
+    ! Thread safety: any thread, at the same time as any other call; it answers from this
+    ! handle's copy of the metadata (`zarr_array_refresh` reads it again).
     function c_zarr_array_fill_value(array, buf, len, out_is_null) &
         bind(c, name="zarr_array_fill_value") result(res)
       import
@@ -386,6 +580,13 @@ module zarr_c
     ! Copies the fill value as the array's metadata writes it ("NaN", "0", "null",
     ! "[1.0,2.0]"; in Zarr v3 a NaN with a payload as hex bits, "0x7fc00001", and a record
     ! as an object of field values) into `buf` (string output convention).
+    !
+    ! Errors: `ZARR_ERR_BUFFER_SIZE` (string output convention).
+    !
+    ! Ownership: the text is copied into the caller's `buf` (string output convention).
+    !
+    ! Thread safety: any thread, at the same time as any other call; it answers from this
+    ! handle's copy of the metadata (`zarr_array_refresh` reads it again).
     function c_zarr_array_fill_value_json(array, buf, len, needed) &
         bind(c, name="zarr_array_fill_value_json") result(res)
       import
@@ -401,6 +602,13 @@ module zarr_c
     ! transpose
     ! that reverses the dimensions, `ZARR_ORDER_C` otherwise (also for other permutations,
     ! which reads and writes handle like any order).
+    !
+    ! Errors: only the usual ones (Conventions).
+    !
+    ! Ownership: nothing is kept; the result goes to the caller's output.
+    !
+    ! Thread safety: any thread, at the same time as any other call; it answers from this
+    ! handle's copy of the metadata (`zarr_array_refresh` reads it again).
     function c_zarr_array_order(array, out_order) &
         bind(c, name="zarr_array_order") result(res)
       import
@@ -414,6 +622,13 @@ module zarr_c
     ! dimensions inside decoded chunks, over every `transpose` of the codec chain: chunk
     ! dimension `k` is array dimension `out_permutation[k]` (`0, 1, …` for C order, reversed
     ! for F order, any permutation in Zarr v3).
+    !
+    ! Errors: `ZARR_ERR_RANK_MISMATCH` (`ndim` is not the rank).
+    !
+    ! Ownership: nothing is kept; the result goes to the caller's output.
+    !
+    ! Thread safety: any thread, at the same time as any other call; it answers from this
+    ! handle's copy of the metadata (`zarr_array_refresh` reads it again).
     function c_zarr_array_chunk_permutation(array, ndim, out_permutation) &
         bind(c, name="zarr_array_chunk_permutation") result(res)
       import
@@ -426,6 +641,13 @@ module zarr_c
 
     ! Sets `*out_version` to the array's Zarr format: 1, 2, 3, `ZARR_FORMAT_V3_DRAFT` or
     ! `ZARR_FORMAT_V3_DRAFT_ZARR_PYTHON` (the 2022 draft layout, detected on open).
+    !
+    ! Errors: only the usual ones (Conventions).
+    !
+    ! Ownership: nothing is kept; the result goes to the caller's output.
+    !
+    ! Thread safety: any thread, at the same time as any other call; it answers from this
+    ! handle's copy of the metadata (`zarr_array_refresh` reads it again).
     function c_zarr_array_zarr_format(array, out_version) &
         bind(c, name="zarr_array_zarr_format") result(res)
       import
@@ -436,6 +658,13 @@ module zarr_c
     end function c_zarr_array_zarr_format
 
     ! Sets `*out_nbytes` to the size of all elements in bytes.
+    !
+    ! Errors: only the usual ones (Conventions).
+    !
+    ! Ownership: nothing is kept; the result goes to the caller's output.
+    !
+    ! Thread safety: any thread, at the same time as any other call; it answers from this
+    ! handle's copy of the metadata (`zarr_array_refresh` reads it again).
     function c_zarr_array_nbytes(array, out_nbytes) &
         bind(c, name="zarr_array_nbytes") result(res)
       import
@@ -446,6 +675,14 @@ module zarr_c
     end function c_zarr_array_nbytes
 
     ! Sets `*out_nbytes` to the bytes stored for the array: metadata, attributes and chunks.
+    !
+    ! Errors: only the usual ones (Conventions); it lists the store.
+    !
+    ! Ownership: nothing is kept; the result goes to the caller's output.
+    !
+    ! Thread safety: any thread, at the same time as any other call; the store is listed as
+    ! it
+    ! is then.
     function c_zarr_array_nbytes_stored(array, out_nbytes) &
         bind(c, name="zarr_array_nbytes_stored") result(res)
       import
@@ -456,6 +693,13 @@ module zarr_c
     end function c_zarr_array_nbytes_stored
 
     ! Sets `*out_count` to the number of chunks in the grid.
+    !
+    ! Errors: only the usual ones (Conventions).
+    !
+    ! Ownership: nothing is kept; the result goes to the caller's output.
+    !
+    ! Thread safety: any thread, at the same time as any other call; it answers from this
+    ! handle's copy of the metadata (`zarr_array_refresh` reads it again).
     function c_zarr_array_nchunks(array, out_count) &
         bind(c, name="zarr_array_nchunks") result(res)
       import
@@ -474,6 +718,14 @@ module zarr_c
     ! `out_indices` when `capacity` (in chunks) holds them all, else `ZARR_ERR_BUFFER_SIZE`
     ! (pass NULL and 0 to ask for the count). `zarr_array_chunk_region` gives each one's
     ! elements.
+    !
+    ! Errors: `ZARR_ERR_RANK_MISMATCH` (`ndim`), `ZARR_ERR_OUT_OF_BOUNDS` (the region leaves
+    ! the array), `ZARR_ERR_BUFFER_SIZE` (`capacity` too small; `*out_count` is set).
+    !
+    ! Ownership: nothing is kept; the result goes to the caller's output.
+    !
+    ! Thread safety: any thread, at the same time as any other call; it answers from this
+    ! handle's copy of the metadata (`zarr_array_refresh` reads it again).
     function c_zarr_array_region_chunks(array, ndim, start, count, out_indices, capacity, &
         out_count) &
         bind(c, name="zarr_array_region_chunks") result(res)
@@ -495,6 +747,15 @@ module zarr_c
     ! dimension,
     ! clipped to the array's shape. `ZARR_ERR_OUT_OF_BOUNDS` when `index` is outside the
     ! grid.
+    !
+    ! Errors: `ZARR_ERR_RANK_MISMATCH` (`ndim`), `ZARR_ERR_OUT_OF_BOUNDS` (`index` outside
+    ! the
+    ! grid).
+    !
+    ! Ownership: nothing is kept; the result goes to the caller's output.
+    !
+    ! Thread safety: any thread, at the same time as any other call; it answers from this
+    ! handle's copy of the metadata (`zarr_array_refresh` reads it again).
     function c_zarr_array_chunk_region(array, ndim, index, out_start, out_count) &
         bind(c, name="zarr_array_chunk_region") result(res)
       import
@@ -512,6 +773,16 @@ module zarr_c
     ! MPI rank resized or appended, say (each rank calls it after the barrier that follows
     ! the resize). Decoded chunks the handle keeps (`zarr_array_set_cache_bytes`) are
     ! dropped.
+    !
+    ! Errors: `ZARR_ERR_NOT_FOUND` (the array was deleted), `ZARR_ERR_METADATA`; and those
+    ! of
+    ! storing buffered appends.
+    !
+    ! Ownership: nothing changes hands.
+    !
+    ! Thread safety: any thread; calls running meanwhile on the handle use the old or the
+    ! new
+    ! metadata.
     function c_zarr_array_refresh(array) &
         bind(c, name="zarr_array_refresh") result(res)
       import
@@ -531,6 +802,13 @@ module zarr_c
     ! other processes are seen after `zarr_array_refresh` (which empties the cache).
     ! Variable-length arrays are not cached. Memory: at most `bytes`, plus one chunk per
     ! reading thread.
+    !
+    ! Errors: `ZARR_ERR_NULL_ARG` for a NULL handle.
+    !
+    ! Ownership: the kept chunks belong to the handle and are freed with it (or by a size of
+    ! 0).
+    !
+    ! Thread safety: any thread, at the same time as reads and writes through the handle.
     function c_zarr_array_set_cache_bytes(array, bytes) &
         bind(c, name="zarr_array_set_cache_bytes") result(res)
       import
@@ -541,6 +819,14 @@ module zarr_c
     end function c_zarr_array_set_cache_bytes
 
     ! Sets `*out_count` to the number of chunks that are stored.
+    !
+    ! Errors: only the usual ones (Conventions); it lists the store.
+    !
+    ! Ownership: nothing is kept; the result goes to the caller's output.
+    !
+    ! Thread safety: any thread, at the same time as any other call; the store is listed as
+    ! it
+    ! is then.
     function c_zarr_array_nchunks_initialized(array, out_count) &
         bind(c, name="zarr_array_nchunks_initialized") result(res)
       import
@@ -552,6 +838,13 @@ module zarr_c
 
     ! Copies the array's metadata document, as its format has it (`.zarray`, v1 `meta` or
     ! v3 `zarr.json`), into `buf`.
+    !
+    ! Errors: `ZARR_ERR_BUFFER_SIZE` (string output convention).
+    !
+    ! Ownership: the text is copied into the caller's `buf` (string output convention).
+    !
+    ! Thread safety: any thread, at the same time as any other call; it answers from this
+    ! handle's copy of the metadata (`zarr_array_refresh` reads it again).
     function c_zarr_array_metadata_json(array, buf, len, needed) &
         bind(c, name="zarr_array_metadata_json") result(res)
       import
@@ -564,6 +857,12 @@ module zarr_c
     end function c_zarr_array_metadata_json
 
     ! Copies the attributes (a JSON object, `{}` when there are none) into `buf`.
+    !
+    ! Errors: `ZARR_ERR_BUFFER_SIZE` (string output convention), `ZARR_ERR_METADATA`.
+    !
+    ! Ownership: the text is copied into the caller's `buf` (string output convention).
+    !
+    ! Thread safety: any thread; it reads the store.
     function c_zarr_array_attrs_get(array, buf, len, needed) &
         bind(c, name="zarr_array_attrs_get") result(res)
       import
@@ -576,6 +875,14 @@ module zarr_c
     end function c_zarr_array_attrs_get
 
     ! Replaces all attributes with the JSON object `json`.
+    !
+    ! Errors: `ZARR_ERR_INVALID_ARG` (not a JSON object), `ZARR_ERR_READ_ONLY` (a read-only
+    ! handle or store).
+    !
+    ! Ownership: nothing is kept: arguments are only read during the call.
+    !
+    ! Thread safety: any thread; updates through one handle are serialised, while of updates
+    ! made at once through several handles or processes the last one wins.
     function c_zarr_array_attrs_set(array, json) &
         bind(c, name="zarr_array_attrs_set") result(res)
       import
@@ -586,6 +893,14 @@ module zarr_c
     end function c_zarr_array_attrs_set
 
     ! Copies the JSON value of attribute `key` into `buf`; `ZARR_ERR_NOT_FOUND` if absent.
+    !
+    ! Errors: `ZARR_ERR_NOT_FOUND` (no such attribute), `ZARR_ERR_BUFFER_SIZE` (string
+    ! output
+    ! convention), `ZARR_ERR_METADATA`.
+    !
+    ! Ownership: the text is copied into the caller's `buf` (string output convention).
+    !
+    ! Thread safety: any thread; it reads the store.
     function c_zarr_array_attr_get(array, key, buf, len, needed) &
         bind(c, name="zarr_array_attr_get") result(res)
       import
@@ -599,6 +914,13 @@ module zarr_c
     end function c_zarr_array_attr_get
 
     ! Sets attribute `key` to the JSON value `json`, keeping the others.
+    !
+    ! Errors: `ZARR_ERR_READ_ONLY` (a read-only handle or store).
+    !
+    ! Ownership: nothing is kept: arguments are only read during the call.
+    !
+    ! Thread safety: any thread; updates through one handle are serialised, while of updates
+    ! made at once through several handles or processes the last one wins.
     function c_zarr_array_attr_set(array, key, json) &
         bind(c, name="zarr_array_attr_set") result(res)
       import
@@ -610,6 +932,13 @@ module zarr_c
     end function c_zarr_array_attr_set
 
     ! Deletes attribute `key`; `ZARR_ERR_NOT_FOUND` if absent.
+    !
+    ! Errors: `ZARR_ERR_NOT_FOUND` (no such attribute), `ZARR_ERR_READ_ONLY`.
+    !
+    ! Ownership: nothing is kept: arguments are only read during the call.
+    !
+    ! Thread safety: any thread; updates through one handle are serialised, while of updates
+    ! made at once through several handles or processes the last one wins.
     function c_zarr_array_attr_delete(array, key) &
         bind(c, name="zarr_array_attr_delete") result(res)
       import
@@ -625,6 +954,14 @@ module zarr_c
     ! of their metadata (null for unnamed), v2 arrays in the `_ARRAY_DIMENSIONS` attribute
     ! (xarray's convention), where every dimension needs a name: a NULL gives
     ! `ZARR_ERR_INVALID_ARG` there.
+    !
+    ! Errors: `ZARR_ERR_RANK_MISMATCH` (`ndim`), `ZARR_ERR_INVALID_ARG` (a NULL name in v2),
+    ! `ZARR_ERR_READ_ONLY`.
+    !
+    ! Ownership: nothing is kept: arguments are only read during the call.
+    !
+    ! Thread safety: any thread; updates through one handle are serialised, while of updates
+    ! made at once through several handles or processes the last one wins.
     function c_zarr_array_set_dimension_names(array, ndim, names) &
         bind(c, name="zarr_array_set_dimension_names") result(res)
       import
@@ -640,6 +977,12 @@ module zarr_c
     ! string
     ! is ""; `ZARR_ERR_NOT_FOUND` when the array has none, `ZARR_ERR_METADATA` when
     ! `_ARRAY_DIMENSIONS` is not a list of rank strings.
+    !
+    ! Errors: `ZARR_ERR_NOT_FOUND` (no names), `ZARR_ERR_METADATA`.
+    !
+    ! Ownership: `*out_names` is a new list: free it with `zarr_strings_free`.
+    !
+    ! Thread safety: any thread; it reads the store.
     function c_zarr_array_dimension_names(array, out_names) &
         bind(c, name="zarr_array_dimension_names") result(res)
       import
@@ -659,6 +1002,16 @@ module zarr_c
     ! 2's).
     ! `ZARR_DTYPE_RAW` starts as `|V1`: give the real type with
     ! `zarr_array_builder_set_dtype_name`.
+    !
+    ! Errors: `ZARR_ERR_INVALID_ARG` (an unknown `dtype`); the shape is checked by
+    ! `zarr_array_create`.
+    !
+    ! Ownership: `shape` is copied; `*out_builder` is new: free it with
+    ! `zarr_array_builder_free`.
+    !
+    ! Thread safety: any thread: calls on one builder are serialised (usually one thread
+    ! fills
+    ! it in).
     function c_zarr_array_builder_new(dtype, ndim, shape, out_builder) &
         bind(c, name="zarr_array_builder_new") result(res)
       import
@@ -671,6 +1024,12 @@ module zarr_c
     end function c_zarr_array_builder_new
 
     ! Frees a builder (NULL is ignored).
+    !
+    ! Errors: none: it returns a value, never a status.
+    !
+    ! Ownership: takes the builder (NULL is ignored); arrays created from it do not need it.
+    !
+    ! Thread safety: any thread, once no other call is using the handle.
     subroutine c_zarr_array_builder_free(builder) &
         bind(c, name="zarr_array_builder_free")
       import
@@ -690,6 +1049,14 @@ module zarr_c
     ! record
     ! has the one byte order of its `bytes` codec: creating a v3 array of a record mixing
     ! orders gives `ZARR_ERR_UNSUPPORTED`, as does a sub-array field.
+    !
+    ! Errors: `ZARR_ERR_INVALID_ARG` (a name libzarr does not know).
+    !
+    ! Ownership: nothing is kept: the builder copies what it is given.
+    !
+    ! Thread safety: any thread: calls on one builder are serialised (usually one thread
+    ! fills
+    ! it in).
     function c_zarr_array_builder_set_dtype_name(builder, name) &
         bind(c, name="zarr_array_builder_set_dtype_name") result(res)
       import
@@ -700,6 +1067,15 @@ module zarr_c
     end function c_zarr_array_builder_set_dtype_name
 
     ! Sets the chunk shape (`ndim` must be the array's rank; every extent ≥ 1).
+    !
+    ! Errors: only the usual ones (Conventions); the setting is checked by
+    ! `zarr_array_create`.
+    !
+    ! Ownership: nothing is kept: the builder copies what it is given.
+    !
+    ! Thread safety: any thread: calls on one builder are serialised (usually one thread
+    ! fills
+    ! it in).
     function c_zarr_array_builder_set_chunk_shape(builder, ndim, chunks) &
         bind(c, name="zarr_array_builder_set_chunk_shape") result(res)
       import
@@ -712,6 +1088,15 @@ module zarr_c
 
     ! Sets the fill value from one element of type `dtype` (which must be the array's memory
     ! type) of `len` bytes at `value`.
+    !
+    ! Errors: only the usual ones (Conventions); the setting is checked by
+    ! `zarr_array_create`.
+    !
+    ! Ownership: nothing is kept: the builder copies what it is given.
+    !
+    ! Thread safety: any thread: calls on one builder are serialised (usually one thread
+    ! fills
+    ! it in).
     function c_zarr_array_builder_set_fill_value(builder, dtype, value, len) &
         bind(c, name="zarr_array_builder_set_fill_value") result(res)
       import
@@ -728,6 +1113,15 @@ module zarr_c
     ! writes it so, other formats refuse it with `ZARR_ERR_INVALID_ARG`), "\"NaT\"", an
     ! object of field values for a record (`{"x": 1.5, "tag": "YWI="}`) or base64 of its
     ! bytes.
+    !
+    ! Errors: `ZARR_ERR_INVALID_ARG` (not JSON); the value is checked by
+    ! `zarr_array_create`.
+    !
+    ! Ownership: nothing is kept: the builder copies what it is given.
+    !
+    ! Thread safety: any thread: calls on one builder are serialised (usually one thread
+    ! fills
+    ! it in).
     function c_zarr_array_builder_set_fill_value_json(builder, json) &
         bind(c, name="zarr_array_builder_set_fill_value_json") result(res)
       import
@@ -738,6 +1132,14 @@ module zarr_c
     end function c_zarr_array_builder_set_fill_value_json
 
     ! Sets the element order inside chunks (`ZARR_ORDER_C` or `ZARR_ORDER_F`).
+    !
+    ! Errors: `ZARR_ERR_INVALID_ARG` (an unknown `order`).
+    !
+    ! Ownership: nothing is kept: the builder copies what it is given.
+    !
+    ! Thread safety: any thread: calls on one builder are serialised (usually one thread
+    ! fills
+    ! it in).
     function c_zarr_array_builder_set_order(builder, order) &
         bind(c, name="zarr_array_builder_set_order") result(res)
       import
@@ -749,7 +1151,7 @@ module zarr_c
 
     ! Sets any order of the dimensions inside chunks, as a Zarr v3 `transpose` codec does:
     ! chunk dimension `k` is array dimension `permutation[k]` (`ndim` entries, a permutation
-    ! of `0 .. rank-1`; what `zarr_array_chunk_permutation` gives back). It replaces the
+    ! of 0 to rank - 1; what `zarr_array_chunk_permutation` gives back). It replaces the
     ! order
     ! `zarr_array_builder_set_order` set, and a later `zarr_array_builder_set_order`
     ! replaces
@@ -757,6 +1159,15 @@ module zarr_c
     ! v2
     ! arrays hold only C and F order, so other permutations give `ZARR_ERR_UNSUPPORTED`
     ! there.
+    !
+    ! Errors: only the usual ones (Conventions); the setting is checked by
+    ! `zarr_array_create`.
+    !
+    ! Ownership: nothing is kept: the builder copies what it is given.
+    !
+    ! Thread safety: any thread: calls on one builder are serialised (usually one thread
+    ! fills
+    ! it in).
     function c_zarr_array_builder_set_chunk_permutation(builder, ndim, permutation) &
         bind(c, name="zarr_array_builder_set_chunk_permutation") result(res)
       import
@@ -772,6 +1183,14 @@ module zarr_c
     ! a chunk key is one file name in a directory store, which past about a hundred
     ! dimensions
     ! outgrows the filesystem's name limit (255 bytes on most): use "/" there.
+    !
+    ! Errors: `ZARR_ERR_INVALID_ARG` (not "." or "/").
+    !
+    ! Ownership: nothing is kept: the builder copies what it is given.
+    !
+    ! Thread safety: any thread: calls on one builder are serialised (usually one thread
+    ! fills
+    ! it in).
     function c_zarr_array_builder_set_dimension_separator(builder, separator) &
         bind(c, name="zarr_array_builder_set_dimension_separator") result(res)
       import
@@ -787,6 +1206,14 @@ module zarr_c
     ! arrays name chunks). `separator` is "." or "/", or NULL for the encoding's own default
     ! ("/" for "default", "." for "v2"). Arrays of other formats keep their own keys: "v2"
     ! for them gives `ZARR_ERR_INVALID_ARG` at creation.
+    !
+    ! Errors: `ZARR_ERR_INVALID_ARG` (an unknown `name` or `separator`).
+    !
+    ! Ownership: nothing is kept: the builder copies what it is given.
+    !
+    ! Thread safety: any thread: calls on one builder are serialised (usually one thread
+    ! fills
+    ! it in).
     function c_zarr_array_builder_set_chunk_key_encoding(builder, name, separator) &
         bind(c, name="zarr_array_builder_set_chunk_key_encoding") result(res)
       import
@@ -802,6 +1229,14 @@ module zarr_c
     ! (zarr-python's default), and whether a `crc32c` checksum follows it (`checksum`, the
     ! default; without it the index codecs are `bytes` alone). Applies to every level of a
     ! nested sharding; only sharded arrays use it.
+    !
+    ! Errors: only the usual ones (Conventions).
+    !
+    ! Ownership: nothing is kept: the builder copies what it is given.
+    !
+    ! Thread safety: any thread: calls on one builder are serialised (usually one thread
+    ! fills
+    ! it in).
     function c_zarr_array_builder_set_shard_index(builder, index_at_start, checksum) &
         bind(c, name="zarr_array_builder_set_shard_index") result(res)
       import
@@ -817,6 +1252,16 @@ module zarr_c
     ! (`[{"id": "zstd", "level": 3}, {"id": "crc32c"}]`; `crc32c` is Zarr v3's checksum
     ! codec). A v2 array holds one: a list of several gives `ZARR_ERR_INVALID_ARG` at
     ! creation.
+    !
+    ! Errors: `ZARR_ERR_INVALID_ARG` (not JSON); the codecs are checked by
+    ! `zarr_array_create`
+    ! (`ZARR_ERR_CODEC_UNSUPPORTED` for one this build lacks).
+    !
+    ! Ownership: nothing is kept: the builder copies what it is given.
+    !
+    ! Thread safety: any thread: calls on one builder are serialised (usually one thread
+    ! fills
+    ! it in).
     function c_zarr_array_builder_set_compressor_json(builder, json) &
         bind(c, name="zarr_array_builder_set_compressor_json") result(res)
       import
@@ -829,6 +1274,15 @@ module zarr_c
     ! Sets the filter list as JSON: numcodecs configurations applied in order before the
     ! compressor (`[{"id": "delta", "dtype": "<i4"}, {"id": "crc32"}]`), "null" or "[]" for
     ! none. Each filter is checked against the type it receives when the array is created.
+    !
+    ! Errors: `ZARR_ERR_INVALID_ARG` (not JSON); the filters are checked by
+    ! `zarr_array_create`.
+    !
+    ! Ownership: nothing is kept: the builder copies what it is given.
+    !
+    ! Thread safety: any thread: calls on one builder are serialised (usually one thread
+    ! fills
+    ! it in).
     function c_zarr_array_builder_set_filters_json(builder, json) &
         bind(c, name="zarr_array_builder_set_filters_json") result(res)
       import
@@ -839,6 +1293,14 @@ module zarr_c
     end function c_zarr_array_builder_set_filters_json
 
     ! Sets the attributes written with the array (a JSON object).
+    !
+    ! Errors: `ZARR_ERR_INVALID_ARG` (not a JSON object).
+    !
+    ! Ownership: nothing is kept: the builder copies what it is given.
+    !
+    ! Thread safety: any thread: calls on one builder are serialised (usually one thread
+    ! fills
+    ! it in).
     function c_zarr_array_builder_set_attributes_json(builder, json) &
         bind(c, name="zarr_array_builder_set_attributes_json") result(res)
       import
@@ -856,6 +1318,14 @@ module zarr_c
     ! (chunk keys "c0/1"; the store's root gets the draft's `zarr.json` entry point, and a
     ! store whose root `zarr.json` is anything else gives `ZARR_ERR_EXISTS` on creation).
     ! Other numbers give `ZARR_ERR_INVALID_ARG`.
+    !
+    ! Errors: `ZARR_ERR_INVALID_ARG` (see above).
+    !
+    ! Ownership: nothing is kept: the builder copies what it is given.
+    !
+    ! Thread safety: any thread: calls on one builder are serialised (usually one thread
+    ! fills
+    ! it in).
     function c_zarr_array_builder_set_zarr_format(builder, version) &
         bind(c, name="zarr_array_builder_set_zarr_format") result(res)
       import
@@ -869,6 +1339,15 @@ module zarr_c
     ! shape): one stored object per shard, with an index (bytes little-endian + crc32c) at
     ! its end. Zarr v3 only: creating a v2 array with a shard shape gives
     ! `ZARR_ERR_INVALID_ARG`. Variable-length items (strings, bytes) can be sharded too.
+    !
+    ! Errors: only the usual ones (Conventions); the setting is checked by
+    ! `zarr_array_create`.
+    !
+    ! Ownership: nothing is kept: the builder copies what it is given.
+    !
+    ! Thread safety: any thread: calls on one builder are serialised (usually one thread
+    ! fills
+    ! it in).
     function c_zarr_array_builder_set_shard_shape(builder, ndim, shape) &
         bind(c, name="zarr_array_builder_set_shard_shape") result(res)
       import
@@ -884,6 +1363,15 @@ module zarr_c
     ! multiple of the chunk shape), each with its own index (bytes little-endian + crc32c)
     ! at its end. Call after `zarr_array_builder_set_shard_shape`, once per extra level;
     ! setting the shard shape again drops the nested levels.
+    !
+    ! Errors: only the usual ones (Conventions); the setting is checked by
+    ! `zarr_array_create`.
+    !
+    ! Ownership: nothing is kept: the builder copies what it is given.
+    !
+    ! Thread safety: any thread: calls on one builder are serialised (usually one thread
+    ! fills
+    ! it in).
     function c_zarr_array_builder_add_inner_shard_shape(builder, ndim, shape) &
         bind(c, name="zarr_array_builder_add_inner_shard_shape") result(res)
       import
@@ -898,6 +1386,15 @@ module zarr_c
     ! unnamed dimension (written as null; "" is written as the name ""). Creating a v2 array
     ! with dimension names gives
     ! `ZARR_ERR_INVALID_ARG` (v2 arrays take them with `zarr_array_set_dimension_names`).
+    !
+    ! Errors: only the usual ones (Conventions); the setting is checked by
+    ! `zarr_array_create`.
+    !
+    ! Ownership: nothing is kept: the builder copies what it is given.
+    !
+    ! Thread safety: any thread: calls on one builder are serialised (usually one thread
+    ! fills
+    ! it in).
     function c_zarr_array_builder_set_dimension_names(builder, ndim, names) &
         bind(c, name="zarr_array_builder_set_dimension_names") result(res)
       import
@@ -911,6 +1408,12 @@ module zarr_c
     ! The fixed name of a status code (`"ZARR_ERR_NOT_FOUND"`); never NULL,
     ! "ZARR_UNKNOWN_STATUS"
     ! for values that are not statuses. The string is static: do not free it.
+    !
+    ! Errors: none: it returns a value, never a status.
+    !
+    ! Ownership: the string is static: never free it.
+    !
+    ! Thread safety: any thread, at the same time as any other call.
     function c_zarr_status_str(status) &
         bind(c, name="zarr_status_str") result(res)
       import
@@ -924,6 +1427,13 @@ module zarr_c
     ! the NUL. Meaningful right after a failing call on the same thread; calling it does not
     ! change the message. Returns `ZARR_ERR_BUFFER_SIZE` if the message was truncated (pass
     ! `buf = NULL, len = 0` to query the size).
+    !
+    ! Errors: `ZARR_ERR_BUFFER_SIZE` (the message was truncated), `ZARR_ERR_NULL_ARG` (`buf`
+    ! NULL with `len` above 0).
+    !
+    ! Ownership: the text is copied into the caller's `buf` (string output convention).
+    !
+    ! Thread safety: any thread; each thread has its own last message.
     function c_zarr_last_error(buf, len, needed) &
         bind(c, name="zarr_last_error") result(res)
       import
@@ -936,6 +1446,12 @@ module zarr_c
 
     ! The library version as MAJOR * 1000000 + MINOR * 1000 + PATCH (equals
     ! `ZARR_VERSION_NUMBER` when header and library match).
+    !
+    ! Errors: none: it returns a value, never a status.
+    !
+    ! Ownership: nothing changes hands.
+    !
+    ! Thread safety: any thread, at the same time as any other call.
     function c_zarr_version_number() &
         bind(c, name="zarr_version_number") result(res)
       import
@@ -944,6 +1460,12 @@ module zarr_c
     end function c_zarr_version_number
 
     ! The library version as a static string ("0.1.0").
+    !
+    ! Errors: none: it returns a value, never a status.
+    !
+    ! Ownership: the string is static: never free it.
+    !
+    ! Thread safety: any thread, at the same time as any other call.
     function c_zarr_version_string() &
         bind(c, name="zarr_version_string") result(res)
       import
@@ -953,6 +1475,12 @@ module zarr_c
 
     ! Whether this build supports the codec or filter `id` ("blosc", "zstd", "delta", …);
     ! false for NULL.
+    !
+    ! Errors: none: it returns a value, never a status.
+    !
+    ! Ownership: nothing is kept: arguments are only read during the call.
+    !
+    ! Thread safety: any thread, at the same time as any other call.
     function c_zarr_codec_supported(id) &
         bind(c, name="zarr_codec_supported") result(res)
       import
@@ -965,6 +1493,12 @@ module zarr_c
     ! `zarr_features() & ZARR_HAS_S3`. The header is the same for every build (all calls are
     ! declared); a store kind missing from the set makes `zarr_store_open_url` give
     ! `ZARR_ERR_UNSUPPORTED`.
+    !
+    ! Errors: none: it returns a value, never a status.
+    !
+    ! Ownership: nothing changes hands.
+    !
+    ! Thread safety: any thread, at the same time as any other call.
     function c_zarr_features() &
         bind(c, name="zarr_features") result(res)
       import
@@ -973,6 +1507,12 @@ module zarr_c
     end function c_zarr_features
 
     ! Whether handles may be used from several threads at once (always true).
+    !
+    ! Errors: none: it returns a value, never a status.
+    !
+    ! Ownership: nothing changes hands.
+    !
+    ! Thread safety: any thread, at the same time as any other call.
     function c_zarr_threadsafe() &
         bind(c, name="zarr_threadsafe") result(res)
       import
@@ -982,6 +1522,15 @@ module zarr_c
 
     ! Sets the number of worker threads for multi-chunk work (0 = the default: the
     ! `ZARR_NUM_THREADS` environment variable, else the cores this process may use).
+    !
+    ! Errors: `ZARR_ERR_INVALID_ARG` (more than 4096), `ZARR_ERR_INTERNAL` (the threads
+    ! cannot
+    ! start).
+    !
+    ! Ownership: nothing changes hands.
+    !
+    ! Thread safety: any thread; the setting is process-wide and applies to calls that start
+    ! after it (calls running meanwhile finish on the old threads).
     function c_zarr_set_num_threads(threads) &
         bind(c, name="zarr_set_num_threads") result(res)
       import
@@ -991,6 +1540,12 @@ module zarr_c
     end function c_zarr_set_num_threads
 
     ! The number of worker threads.
+    !
+    ! Errors: none: it returns a value, never a status.
+    !
+    ! Ownership: nothing changes hands.
+    !
+    ! Thread safety: any thread, at the same time as any other call.
     function c_zarr_get_num_threads() &
         bind(c, name="zarr_get_num_threads") result(res)
       import
@@ -998,8 +1553,14 @@ module zarr_c
       integer(c_size_t) :: res
     end function c_zarr_get_num_threads
 
-    ! Looks up an element type by name: a Zarr v3 name ("float32") or a numpy string
-    ! ("<f4").
+    ! Looks up an element type by name: a Zarr v3 name (`"float32"`) or a numpy string
+    ! (`"<f4"`).
+    !
+    ! Errors: `ZARR_ERR_INVALID_ARG` (an unknown name).
+    !
+    ! Ownership: nothing is kept; the result goes to the caller's output.
+    !
+    ! Thread safety: any thread, at the same time as any other call.
     function c_zarr_dtype_from_name(name, out_dtype) &
         bind(c, name="zarr_dtype_from_name") result(res)
       import
@@ -1010,6 +1571,12 @@ module zarr_c
     end function c_zarr_dtype_from_name
 
     ! The Zarr v3 name of an element type ("float32"), static; NULL for unknown values.
+    !
+    ! Errors: none: it returns a value, never a status.
+    !
+    ! Ownership: the string is static: never free it.
+    !
+    ! Thread safety: any thread, at the same time as any other call.
     function c_zarr_dtype_name(dtype) &
         bind(c, name="zarr_dtype_name") result(res)
       import
@@ -1021,6 +1588,12 @@ module zarr_c
     ! Size in bytes of one element of `dtype`; 0 for unknown values and for
     ! `ZARR_DTYPE_RAW`,
     ! `ZARR_DTYPE_STRING` and `ZARR_DTYPE_BYTES`, whose size depends on the array.
+    !
+    ! Errors: none: it returns a value, never a status.
+    !
+    ! Ownership: nothing changes hands.
+    !
+    ! Thread safety: any thread, at the same time as any other call.
     function c_zarr_dtype_size(dtype) &
         bind(c, name="zarr_dtype_size") result(res)
       import
@@ -1038,6 +1611,20 @@ module zarr_c
     ! parent groups are created. A new group gets the format of the group above it, or Zarr
     ! v3 at the top of a store (`zarr_group_create` chooses). An array at `path` gives
     ! `ZARR_ERR_NODE_TYPE`.
+    !
+    ! Errors: `ZARR_ERR_NOT_FOUND` (`ZARR_MODE_R` or `ZARR_MODE_R_PLUS` and no group),
+    ! `ZARR_ERR_NODE_TYPE` (an array at `path`), `ZARR_ERR_EXISTS` (`ZARR_MODE_W_MINUS` and
+    ! something is there, or an array above a group to create), `ZARR_ERR_METADATA`,
+    ! `ZARR_ERR_READ_ONLY` (a mode that writes, on a read-only store),
+    ! `ZARR_ERR_INVALID_KEY`
+    ! (`path`).
+    !
+    ! Ownership: `*out_group` is a new handle: free it with `zarr_group_free`. It keeps the
+    ! store alive.
+    !
+    ! Thread safety: any thread; one creator per path (say, MPI rank 0), then others open
+    ! it:
+    ! creators of one path at once replace each other's nodes.
     function c_zarr_group_open(store, path, mode, out_group) &
         bind(c, name="zarr_group_open") result(res)
       import
@@ -1054,6 +1641,16 @@ module zarr_c
     ! `ZARR_FORMAT_V3_DRAFT_ZARR_PYTHON`: the 2022 draft's group document, parents left
     ! implicit), as are missing parent groups. An existing group opens in whatever format it
     ! has; in a store holding a 2022-draft hierarchy new groups take its layout.
+    !
+    ! Errors: those of `zarr_group_open`, and `ZARR_ERR_INVALID_ARG` (an unknown
+    ! `zarr_format`).
+    !
+    ! Ownership: `*out_group` is a new handle: free it with `zarr_group_free`. It keeps the
+    ! store alive.
+    !
+    ! Thread safety: any thread; one creator per path (say, MPI rank 0), then others open
+    ! it:
+    ! creators of one path at once replace each other's nodes.
     function c_zarr_group_create(store, path, mode, zarr_format, out_group) &
         bind(c, name="zarr_group_create") result(res)
       import
@@ -1074,6 +1671,17 @@ module zarr_c
     ! existing
     ! group opened for writing gets them set, replacing its attributes (`ZARR_MODE_R` gives
     ! `ZARR_ERR_READ_ONLY` when there are attributes to set).
+    !
+    ! Errors: those of `zarr_group_create`; `ZARR_ERR_INVALID_ARG` (attributes that are not
+    ! a
+    ! JSON object), `ZARR_ERR_READ_ONLY` (`ZARR_MODE_R` with attributes).
+    !
+    ! Ownership: `*out_group` is a new handle: free it with `zarr_group_free`. It keeps the
+    ! store alive.
+    !
+    ! Thread safety: any thread; one creator per path (say, MPI rank 0), then others open
+    ! it:
+    ! creators of one path at once replace each other's nodes.
     function c_zarr_group_create_with_attrs(store, path, mode, zarr_format, attributes_json, &
         out_group) &
         bind(c, name="zarr_group_create_with_attrs") result(res)
@@ -1095,6 +1703,15 @@ module zarr_c
     ! v3, two for v2), as zarr-python serves consolidated metadata; chunks are read from the
     ! store. Nodes added after consolidation are not listed, but open when asked for by path
     ! (read from the store). `ZARR_ERR_NOT_FOUND` without consolidated metadata.
+    !
+    ! Errors: `ZARR_ERR_NOT_FOUND` (no consolidated metadata), `ZARR_ERR_METADATA`, and
+    ! those
+    ! of `zarr_group_open`.
+    !
+    ! Ownership: `*out_group` is a new handle: free it with `zarr_group_free`. It keeps the
+    ! store alive.
+    !
+    ! Thread safety: any thread; the handle serves the metadata as it was consolidated.
     function c_zarr_group_open_consolidated(store, path, mode, out_group) &
         bind(c, name="zarr_group_open_consolidated") result(res)
       import
@@ -1116,6 +1733,14 @@ module zarr_c
     ! which zarr-python 3 and `zarr_group_open_consolidated` read. The 2022 draft layout has
     ! no consolidated metadata (`ZARR_ERR_UNSUPPORTED`). Run it again after adding nodes: a
     ! consolidated reader does not list nodes added since.
+    !
+    ! Errors: `ZARR_ERR_METADATA` (a document that is not JSON), `ZARR_ERR_UNSUPPORTED` (the
+    ! 2022 draft layout), `ZARR_ERR_READ_ONLY`, `ZARR_ERR_INVALID_KEY` (`path`).
+    !
+    ! Ownership: nothing is kept: arguments are only read during the call.
+    !
+    ! Thread safety: any thread; nodes written meanwhile may be missed: consolidate when
+    ! writers are done.
     function c_zarr_consolidate_metadata(store, path) &
         bind(c, name="zarr_consolidate_metadata") result(res)
       import
@@ -1126,6 +1751,13 @@ module zarr_c
     end function c_zarr_consolidate_metadata
 
     ! Releases a group handle (NULL is ignored).
+    !
+    ! Errors: none: it returns a value, never a status.
+    !
+    ! Ownership: takes the handle (NULL is ignored); the store is released with the last
+    ! handle using it.
+    !
+    ! Thread safety: any thread, once no other call is using the handle.
     subroutine c_zarr_group_free(group) &
         bind(c, name="zarr_group_free")
       import
@@ -1134,6 +1766,12 @@ module zarr_c
     end subroutine c_zarr_group_free
 
     ! Copies the group's normalised path ("" for the root) into `buf`.
+    !
+    ! Errors: `ZARR_ERR_BUFFER_SIZE` (string output convention).
+    !
+    ! Ownership: the text is copied into the caller's `buf` (string output convention).
+    !
+    ! Thread safety: any thread, at the same time as any other call.
     function c_zarr_group_path(group, buf, len, needed) &
         bind(c, name="zarr_group_path") result(res)
       import
@@ -1147,6 +1785,12 @@ module zarr_c
 
     ! Sets `*out_version` to the group's Zarr format: 2, 3, `ZARR_FORMAT_V3_DRAFT` or
     ! `ZARR_FORMAT_V3_DRAFT_ZARR_PYTHON`.
+    !
+    ! Errors: only the usual ones (Conventions).
+    !
+    ! Ownership: nothing is kept; the result goes to the caller's output.
+    !
+    ! Thread safety: any thread, at the same time as any other call.
     function c_zarr_group_zarr_format(group, out_version) &
         bind(c, name="zarr_group_zarr_format") result(res)
       import
@@ -1157,6 +1801,12 @@ module zarr_c
     end function c_zarr_group_zarr_format
 
     ! Sets `*out_kind` to what is at `path` in `store`.
+    !
+    ! Errors: `ZARR_ERR_INVALID_KEY` (`path`).
+    !
+    ! Ownership: nothing is kept; the result goes to the caller's output.
+    !
+    ! Thread safety: any thread; it reads the store.
     function c_zarr_node_kind_at(store, path, out_kind) &
         bind(c, name="zarr_node_kind_at") result(res)
       import
@@ -1168,6 +1818,12 @@ module zarr_c
     end function c_zarr_node_kind_at
 
     ! Sets `*out_kind` to what is at `path` below the group ("a/b" for nested members).
+    !
+    ! Errors: `ZARR_ERR_INVALID_KEY` (`path`).
+    !
+    ! Ownership: nothing is kept; the result goes to the caller's output.
+    !
+    ! Thread safety: any thread; it reads the store.
     function c_zarr_group_contains(group, path, out_kind) &
         bind(c, name="zarr_group_contains") result(res)
       import
@@ -1180,6 +1836,14 @@ module zarr_c
 
     ! Lists the names of the group's direct members of `kind` (`ZARR_NODE_ARRAY`,
     ! `ZARR_NODE_GROUP`, or `ZARR_NODE_NONE` for all), sorted, into a new string list.
+    !
+    ! Errors: `ZARR_ERR_INVALID_ARG` (an unknown `kind`).
+    !
+    ! Ownership: `*out_names` is a new list: free it with `zarr_strings_free`.
+    !
+    ! Thread safety: any thread, at the same time as any other call; the store is listed as
+    ! it
+    ! is then.
     function c_zarr_group_members(group, kind, out_names) &
         bind(c, name="zarr_group_members") result(res)
       import
@@ -1191,6 +1855,20 @@ module zarr_c
     end function c_zarr_group_members
 
     ! Opens (or, by mode, creates) the group at `path` below this group.
+    !
+    ! Errors: `ZARR_ERR_NOT_FOUND` (`ZARR_MODE_R` or `ZARR_MODE_R_PLUS` and no group),
+    ! `ZARR_ERR_NODE_TYPE` (an array at `path`), `ZARR_ERR_EXISTS` (`ZARR_MODE_W_MINUS` and
+    ! something is there, or an array above a group to create), `ZARR_ERR_METADATA`,
+    ! `ZARR_ERR_READ_ONLY` (a mode that writes, on a read-only store),
+    ! `ZARR_ERR_INVALID_KEY`
+    ! (`path`).
+    !
+    ! Ownership: `*out_group` is a new handle: free it with `zarr_group_free`. It keeps the
+    ! store alive.
+    !
+    ! Thread safety: any thread; one creator per path (say, MPI rank 0), then others open
+    ! it:
+    ! creators of one path at once replace each other's nodes.
     function c_zarr_group_open_group(group, path, mode, out_group) &
         bind(c, name="zarr_group_open_group") result(res)
       import
@@ -1204,6 +1882,18 @@ module zarr_c
 
     ! Opens the array at `path` below this group (`ZARR_MODE_R`, `ZARR_MODE_R_PLUS`,
     ! `ZARR_MODE_A`).
+    !
+    ! Errors: `ZARR_ERR_NOT_FOUND` (no array at `path`), `ZARR_ERR_NODE_TYPE` (a group
+    ! there),
+    ! `ZARR_ERR_METADATA` (a document libzarr cannot read, the field named),
+    ! `ZARR_ERR_CODEC_UNSUPPORTED`, `ZARR_ERR_INVALID_ARG` (a mode that creates: use a
+    ! builder), `ZARR_ERR_READ_ONLY` (a writable mode on a read-only store),
+    ! `ZARR_ERR_INVALID_KEY` (`path`).
+    !
+    ! Ownership: `*out_array` is a new handle: free it with `zarr_array_free`. It keeps the
+    ! store alive.
+    !
+    ! Thread safety: any thread; any number of handles may be open on one array.
     function c_zarr_group_open_array(group, path, mode, out_array) &
         bind(c, name="zarr_group_open_array") result(res)
       import
@@ -1217,6 +1907,22 @@ module zarr_c
 
     ! Creates an array at `path` below this group from the builder's settings (modes as for
     ! `zarr_array_create`).
+    !
+    ! Errors: `ZARR_ERR_EXISTS` (`ZARR_MODE_W_MINUS` and an array is at `path`, or an array
+    ! above it), `ZARR_ERR_NODE_TYPE` (`ZARR_MODE_W_MINUS` or `ZARR_MODE_A` and a group is
+    ! at
+    ! `path`), `ZARR_ERR_INVALID_ARG` (settings that do not fit together, or a mode that
+    ! does
+    ! not create), `ZARR_ERR_CODEC_UNSUPPORTED`, `ZARR_ERR_UNSUPPORTED`,
+    ! `ZARR_ERR_READ_ONLY`
+    ! (a read-only store), `ZARR_ERR_INVALID_KEY` (`path`).
+    !
+    ! Ownership: the builder stays the caller's. `*out_array` is a new handle: free it with
+    ! `zarr_array_free`. It keeps the store alive.
+    !
+    ! Thread safety: any thread; one creator per path (say, MPI rank 0), then others open
+    ! it:
+    ! creators of one path at once replace each other's nodes.
     function c_zarr_group_create_array(group, builder, path, mode, out_array) &
         bind(c, name="zarr_group_create_array") result(res)
       import
@@ -1230,6 +1936,13 @@ module zarr_c
     end function c_zarr_group_create_array
 
     ! Deletes the member at `path` below this group and everything under it.
+    !
+    ! Errors: `ZARR_ERR_NOT_FOUND` (nothing at `path`), `ZARR_ERR_READ_ONLY`,
+    ! `ZARR_ERR_INVALID_KEY`.
+    !
+    ! Ownership: nothing is kept: arguments are only read during the call.
+    !
+    ! Thread safety: any thread; handles still open on what was deleted are not told.
     function c_zarr_group_delete(group, path) &
         bind(c, name="zarr_group_delete") result(res)
       import
@@ -1241,6 +1954,16 @@ module zarr_c
 
     ! Moves the member at `from` to `to` (both below this group); the destination must not
     ! exist. Groups above `to` are created.
+    !
+    ! Errors: `ZARR_ERR_NOT_FOUND` (nothing at `from`), `ZARR_ERR_EXISTS` (something at
+    ! `to`),
+    ! `ZARR_ERR_INVALID_ARG` (`to` inside `from`), `ZARR_ERR_READ_ONLY` (a read-only handle,
+    ! as consolidated ones are), `ZARR_ERR_UNSUPPORTED` (the 2022 draft layout),
+    ! `ZARR_ERR_INVALID_KEY`.
+    !
+    ! Ownership: nothing is kept: arguments are only read during the call.
+    !
+    ! Thread safety: any thread; handles still open on the old path are not told.
     function c_zarr_group_move(group, from, to) &
         bind(c, name="zarr_group_move") result(res)
       import
@@ -1252,6 +1975,12 @@ module zarr_c
     end function c_zarr_group_move
 
     ! Copies the group's attributes (a JSON object) into `buf`.
+    !
+    ! Errors: `ZARR_ERR_BUFFER_SIZE` (string output convention), `ZARR_ERR_METADATA`.
+    !
+    ! Ownership: the text is copied into the caller's `buf` (string output convention).
+    !
+    ! Thread safety: any thread; it reads the store.
     function c_zarr_group_attrs_get(group, buf, len, needed) &
         bind(c, name="zarr_group_attrs_get") result(res)
       import
@@ -1264,6 +1993,14 @@ module zarr_c
     end function c_zarr_group_attrs_get
 
     ! Replaces all of the group's attributes with the JSON object `json`.
+    !
+    ! Errors: `ZARR_ERR_INVALID_ARG` (not a JSON object), `ZARR_ERR_READ_ONLY` (a read-only
+    ! handle or store).
+    !
+    ! Ownership: nothing is kept: arguments are only read during the call.
+    !
+    ! Thread safety: any thread; updates through one handle are serialised, while of updates
+    ! made at once through several handles or processes the last one wins.
     function c_zarr_group_attrs_set(group, json) &
         bind(c, name="zarr_group_attrs_set") result(res)
       import
@@ -1274,6 +2011,14 @@ module zarr_c
     end function c_zarr_group_attrs_set
 
     ! Copies the JSON value of the group's attribute `key`; `ZARR_ERR_NOT_FOUND` if absent.
+    !
+    ! Errors: `ZARR_ERR_NOT_FOUND` (no such attribute), `ZARR_ERR_BUFFER_SIZE` (string
+    ! output
+    ! convention), `ZARR_ERR_METADATA`.
+    !
+    ! Ownership: the text is copied into the caller's `buf` (string output convention).
+    !
+    ! Thread safety: any thread; it reads the store.
     function c_zarr_group_attr_get(group, key, buf, len, needed) &
         bind(c, name="zarr_group_attr_get") result(res)
       import
@@ -1287,6 +2032,13 @@ module zarr_c
     end function c_zarr_group_attr_get
 
     ! Sets the group's attribute `key` to the JSON value `json`.
+    !
+    ! Errors: `ZARR_ERR_READ_ONLY` (a read-only handle or store).
+    !
+    ! Ownership: nothing is kept: arguments are only read during the call.
+    !
+    ! Thread safety: any thread; updates through one handle are serialised, while of updates
+    ! made at once through several handles or processes the last one wins.
     function c_zarr_group_attr_set(group, key, json) &
         bind(c, name="zarr_group_attr_set") result(res)
       import
@@ -1298,6 +2050,13 @@ module zarr_c
     end function c_zarr_group_attr_set
 
     ! Deletes the group's attribute `key`; `ZARR_ERR_NOT_FOUND` if absent.
+    !
+    ! Errors: `ZARR_ERR_NOT_FOUND` (no such attribute), `ZARR_ERR_READ_ONLY`.
+    !
+    ! Ownership: nothing is kept: arguments are only read during the call.
+    !
+    ! Thread safety: any thread; updates through one handle are serialised, while of updates
+    ! made at once through several handles or processes the last one wins.
     function c_zarr_group_attr_delete(group, key) &
         bind(c, name="zarr_group_attr_delete") result(res)
       import
@@ -1317,6 +2076,15 @@ module zarr_c
     ! directory, zip file or memory store) is refused with `ZARR_ERR_INVALID_ARG` naming
     ! both
     ! locations, before anything is erased or written.
+    !
+    ! Errors: `ZARR_ERR_NOT_FOUND` (nothing at `source_path`), `ZARR_ERR_INVALID_ARG`
+    ! (overlapping source and target, a bad mode), `ZARR_ERR_EXISTS` (`ZARR_MODE_W_MINUS`),
+    ! `ZARR_ERR_READ_ONLY`, `ZARR_ERR_CODEC_UNSUPPORTED`, `ZARR_ERR_CODEC`.
+    !
+    ! Ownership: nothing is kept: arguments are only read during the call.
+    !
+    ! Thread safety: any thread; the source is copied as it is read, so do not write it
+    ! meanwhile.
     function c_zarr_copy(source, source_path, target, target_path, compressor_json, mode) &
         bind(c, name="zarr_copy") result(res)
       import
@@ -1332,6 +2100,13 @@ module zarr_c
 
     ! Converts the v1 array at `path` (keys `meta` and `attrs`) to v2 in place, as
     ! zarr-python's `migrate_1to2`.
+    !
+    ! Errors: `ZARR_ERR_NOT_FOUND` (no v1 array at `path`), `ZARR_ERR_METADATA`,
+    ! `ZARR_ERR_READ_ONLY`.
+    !
+    ! Ownership: nothing is kept: arguments are only read during the call.
+    !
+    ! Thread safety: any thread; no other handle may use the array meanwhile.
     function c_zarr_migrate_1to2(store, path) &
         bind(c, name="zarr_migrate_1to2") result(res)
       import
@@ -1354,6 +2129,13 @@ module zarr_c
     ! gives
     ! `ZARR_ERR_STORAGE_IO` without blocking; a key with a component longer than the
     ! filesystem's name limit gives `ZARR_ERR_INVALID_KEY`.
+    !
+    ! Errors: `ZARR_ERR_NOT_FOUND` (`ZARR_MODE_R` or `ZARR_MODE_R_PLUS` and no directory),
+    ! `ZARR_ERR_STORAGE_IO` (not a directory, or it cannot be created).
+    !
+    ! Ownership: `*out_store` is a new handle: free it with `zarr_store_free`.
+    !
+    ! Thread safety: any thread, at the same time as any other call.
     function c_zarr_store_open_fs(path, mode, out_store) &
         bind(c, name="zarr_store_open_fs") result(res)
       import
@@ -1383,6 +2165,16 @@ module zarr_c
     ! write over an existing zip: a second one fails with `ZARR_ERR_STORAGE_IO` (a lock,
     ! which
     ! readers ignore).
+    !
+    ! Errors: `ZARR_ERR_NOT_FOUND` (a mode that reads an existing zip, and none is there),
+    ! `ZARR_ERR_EXISTS` (`ZARR_MODE_W_MINUS` and a file is there), `ZARR_ERR_STORAGE_IO`
+    ! (not
+    ! a zip, or another handle is writing it).
+    !
+    ! Ownership: `*out_store` is a new handle: free it with `zarr_store_free`.
+    !
+    ! Thread safety: any thread; calls through one handle are serialised inside. One writing
+    ! handle per zip.
     function c_zarr_store_open_zip(path, mode, deflate, out_store) &
         bind(c, name="zarr_store_open_zip") result(res)
       import
@@ -1451,6 +2243,17 @@ module zarr_c
     !
     ! A build without object stores (see `zarr_features`) gives `ZARR_ERR_UNSUPPORTED` for
     ! their URLs; an unknown scheme or malformed URL gives `ZARR_ERR_INVALID_ARG`.
+    !
+    ! Errors: `ZARR_ERR_INVALID_ARG` (an unknown scheme, a malformed URL, an option the
+    ! store
+    ! kind does not use), `ZARR_ERR_UNSUPPORTED` (a store kind this build lacks),
+    ! `ZARR_ERR_READ_ONLY` (`http(s)://` with a mode that writes), and those of
+    ! `zarr_store_open_fs` and `zarr_store_open_zip` for their URLs.
+    !
+    ! Ownership: the URL and options are copied. `*out_store` is a new handle: free it with
+    ! `zarr_store_free`.
+    !
+    ! Thread safety: any thread, at the same time as any other call.
     function c_zarr_store_open_url(url, mode, options_json, out_store) &
         bind(c, name="zarr_store_open_url") result(res)
       import
@@ -1471,6 +2274,13 @@ module zarr_c
     ! one. If closing fails, the zip at the path is as it was and the entries written
     ! through
     ! the handle are lost. A no-op for memory stores.
+    !
+    ! Errors: `ZARR_ERR_STORAGE_IO` (the zip or a sync failed).
+    !
+    ! Ownership: the handle stays the caller's: free it with `zarr_store_free`.
+    !
+    ! Thread safety: any thread, once writes through the store are done (a zip write after
+    ! closing starts a new archive).
     function c_zarr_store_close(store) &
         bind(c, name="zarr_store_close") result(res)
       import
@@ -1484,6 +2294,13 @@ module zarr_c
     ! `ZARR_DURABILITY_NONE` and give `ZARR_ERR_UNSUPPORTED` for the others, since they
     ! cannot
     ! sync what they write. Lowering the level keeps what is still to be flushed.
+    !
+    ! Errors: `ZARR_ERR_INVALID_ARG` (an unknown level), `ZARR_ERR_UNSUPPORTED` (see above).
+    !
+    ! Ownership: nothing changes hands.
+    !
+    ! Thread safety: any thread; writes running meanwhile are synced at the old or the new
+    ! level.
     function c_zarr_store_set_durability(store, level) &
         bind(c, name="zarr_store_set_durability") result(res)
       import
@@ -1498,6 +2315,12 @@ module zarr_c
     ! the first failure is reported, after every file was tried. A no-op for other levels
     ! and
     ! for memory and zip stores.
+    !
+    ! Errors: `ZARR_ERR_STORAGE_IO` (the first file or directory that failed).
+    !
+    ! Ownership: nothing changes hands.
+    !
+    ! Thread safety: any thread; writes finishing meanwhile may be left to the next flush.
     function c_zarr_store_flush(store) &
         bind(c, name="zarr_store_flush") result(res)
       import
@@ -1507,6 +2330,12 @@ module zarr_c
     end function c_zarr_store_flush
 
     ! Creates an empty in-memory store.
+    !
+    ! Errors: only the usual ones (Conventions).
+    !
+    ! Ownership: `*out_store` is a new handle: free it with `zarr_store_free`.
+    !
+    ! Thread safety: any thread, at the same time as any other call.
     function c_zarr_store_new_memory(out_store) &
         bind(c, name="zarr_store_new_memory") result(res)
       import
@@ -1521,6 +2350,14 @@ module zarr_c
     ! opened from it stay usable; what they write afterwards is flushed when the last of
     ! them
     ! is freed.
+    !
+    ! Errors: none: it returns a value, never a status. A flush error is lost (see above).
+    !
+    ! Ownership: takes the handle (NULL is ignored); arrays and groups opened from it keep
+    ! the
+    ! store alive.
+    !
+    ! Thread safety: any thread, once no other call is using the handle.
     subroutine c_zarr_store_free(store) &
         bind(c, name="zarr_store_free")
       import
@@ -1529,6 +2366,13 @@ module zarr_c
     end subroutine c_zarr_store_free
 
     ! Stores `len` bytes at `key`, replacing any value.
+    !
+    ! Errors: `ZARR_ERR_READ_ONLY`, `ZARR_ERR_INVALID_KEY`, `ZARR_ERR_EXISTS` (a zip key
+    ! written before).
+    !
+    ! Ownership: `value` is copied.
+    !
+    ! Thread safety: any thread; of writes of one key at once, the last one wins.
     function c_zarr_store_set(store, key, value, len) &
         bind(c, name="zarr_store_set") result(res)
       import
@@ -1543,6 +2387,13 @@ module zarr_c
     ! Copies the value at `key` into `buf`. `*needed` (may be NULL) gets its size; a buffer
     ! too small gives `ZARR_ERR_BUFFER_SIZE` and nothing is copied. A missing key gives
     ! `ZARR_ERR_NOT_FOUND`.
+    !
+    ! Errors: `ZARR_ERR_NOT_FOUND` (no such key), `ZARR_ERR_BUFFER_SIZE` (`len` too small;
+    ! `*needed` is set), `ZARR_ERR_INVALID_KEY`.
+    !
+    ! Ownership: the value is copied into the caller's `buf`.
+    !
+    ! Thread safety: any thread; a value is read whole, old or new.
     function c_zarr_store_get(store, key, buf, len, needed) &
         bind(c, name="zarr_store_get") result(res)
       import
@@ -1556,6 +2407,12 @@ module zarr_c
     end function c_zarr_store_get
 
     ! Sets `*out_exists` to whether `key` exists.
+    !
+    ! Errors: `ZARR_ERR_INVALID_KEY`.
+    !
+    ! Ownership: nothing is kept; the result goes to the caller's output.
+    !
+    ! Thread safety: any thread, at the same time as any other call.
     function c_zarr_store_contains(store, key, out_exists) &
         bind(c, name="zarr_store_contains") result(res)
       import
@@ -1567,6 +2424,13 @@ module zarr_c
     end function c_zarr_store_contains
 
     ! Removes `key`; `ZARR_ERR_NOT_FOUND` if it does not exist.
+    !
+    ! Errors: `ZARR_ERR_NOT_FOUND` (no such key), `ZARR_ERR_READ_ONLY`,
+    ! `ZARR_ERR_INVALID_KEY`, `ZARR_ERR_UNSUPPORTED` (a zip entry).
+    !
+    ! Ownership: nothing is kept: arguments are only read during the call.
+    !
+    ! Thread safety: any thread, at the same time as any other call.
     function c_zarr_store_erase(store, key) &
         bind(c, name="zarr_store_erase") result(res)
       import
@@ -1577,6 +2441,13 @@ module zarr_c
     end function c_zarr_store_erase
 
     ! Removes every key starting with `prefix` ("" erases everything).
+    !
+    ! Errors: `ZARR_ERR_READ_ONLY`, `ZARR_ERR_INVALID_KEY`, `ZARR_ERR_UNSUPPORTED` (zip
+    ! entries).
+    !
+    ! Ownership: nothing is kept: arguments are only read during the call.
+    !
+    ! Thread safety: any thread; keys written meanwhile under `prefix` may stay.
     function c_zarr_store_erase_prefix(store, prefix) &
         bind(c, name="zarr_store_erase_prefix") result(res)
       import
@@ -1587,6 +2458,15 @@ module zarr_c
     end function c_zarr_store_erase_prefix
 
     ! Lists every key starting with `prefix`, sorted, into a new string list.
+    !
+    ! Errors: `ZARR_ERR_INVALID_KEY`, `ZARR_ERR_UNSUPPORTED` (a store that cannot list, such
+    ! as a plain web server).
+    !
+    ! Ownership: `*out_keys` is a new list: free it with `zarr_strings_free`.
+    !
+    ! Thread safety: any thread, at the same time as any other call; the store is listed as
+    ! it
+    ! is then.
     function c_zarr_store_list(store, prefix, out_keys) &
         bind(c, name="zarr_store_list") result(res)
       import
@@ -1600,6 +2480,15 @@ module zarr_c
     ! Lists one level below `prefix` ("" or ending in "/"): the keys directly under it and
     ! the
     ! child prefixes (names without "/"), each sorted, into two new string lists.
+    !
+    ! Errors: as `zarr_store_list`.
+    !
+    ! Ownership: `*out_keys` and `*out_prefixes` are new lists: free each with
+    ! `zarr_strings_free`.
+    !
+    ! Thread safety: any thread, at the same time as any other call; the store is listed as
+    ! it
+    ! is then.
     function c_zarr_store_list_dir(store, prefix, out_keys, out_prefixes) &
         bind(c, name="zarr_store_list_dir") result(res)
       import
@@ -1612,6 +2501,12 @@ module zarr_c
     end function c_zarr_store_list_dir
 
     ! Number of strings in a list (0 for NULL).
+    !
+    ! Errors: none: it returns a value, never a status.
+    !
+    ! Ownership: nothing changes hands.
+    !
+    ! Thread safety: any thread, at the same time as any other call.
     function c_zarr_strings_count(list) &
         bind(c, name="zarr_strings_count") result(res)
       import
@@ -1622,6 +2517,13 @@ module zarr_c
 
     ! String `index` of a list, valid until the list is freed; NULL when out of range, and
     ! for a null item (only lists of dimension names have them: an unnamed dimension).
+    !
+    ! Errors: none: it returns a value, never a status.
+    !
+    ! Ownership: the string belongs to the list: never free it, nor use it after
+    ! `zarr_strings_free`.
+    !
+    ! Thread safety: any thread, at the same time as any other call.
     function c_zarr_strings_get(list, index) &
         bind(c, name="zarr_strings_get") result(res)
       import
@@ -1632,6 +2534,12 @@ module zarr_c
     end function c_zarr_strings_get
 
     ! Frees a string list (NULL is ignored).
+    !
+    ! Errors: none: it returns a value, never a status.
+    !
+    ! Ownership: takes the list (NULL is ignored) and every string it gave.
+    !
+    ! Thread safety: any thread, once no other call is using the handle.
     subroutine c_zarr_strings_free(list) &
         bind(c, name="zarr_strings_free")
       import
@@ -1642,6 +2550,13 @@ module zarr_c
     ! Sets `*out_count` to the number of fields of a structured array's record, nested
     ! records
     ! flattened to their leaves (`"outer.inner"`); 0 for other arrays.
+    !
+    ! Errors: only the usual ones (Conventions).
+    !
+    ! Ownership: nothing is kept; the result goes to the caller's output.
+    !
+    ! Thread safety: any thread, at the same time as any other call; it answers from this
+    ! handle's copy of the metadata (`zarr_array_refresh` reads it again).
     function c_zarr_array_nfields(array, out_count) &
         bind(c, name="zarr_array_nfields") result(res)
       import
@@ -1651,8 +2566,15 @@ module zarr_c
       integer(c_int32_t) :: res
     end function c_zarr_array_nfields
 
-    ! Copies the name of field `index` (nested names joined with `.`) into `buf` (string
+    ! Copies the name of field `index` (nested names joined by dots) into `buf` (string
     ! output convention). `ZARR_ERR_OUT_OF_BOUNDS` when there is no such field.
+    !
+    ! Errors: `ZARR_ERR_OUT_OF_BOUNDS` (no such field), `ZARR_ERR_BUFFER_SIZE`.
+    !
+    ! Ownership: the text is copied into the caller's `buf` (string output convention).
+    !
+    ! Thread safety: any thread, at the same time as any other call; it answers from this
+    ! handle's copy of the metadata (`zarr_array_refresh` reads it again).
     function c_zarr_array_field_name(array, index, buf, len, needed) &
         bind(c, name="zarr_array_field_name") result(res)
       import
@@ -1667,6 +2589,13 @@ module zarr_c
 
     ! Copies the numpy type string of one element of field `index` (`"<i4"`, `">f8"`,
     ! `"|S2"`) into `buf` (string output convention).
+    !
+    ! Errors: `ZARR_ERR_OUT_OF_BOUNDS` (no such field), `ZARR_ERR_BUFFER_SIZE`.
+    !
+    ! Ownership: the text is copied into the caller's `buf` (string output convention).
+    !
+    ! Thread safety: any thread, at the same time as any other call; it answers from this
+    ! handle's copy of the metadata (`zarr_array_refresh` reads it again).
     function c_zarr_array_field_dtype_name(array, index, buf, len, needed) &
         bind(c, name="zarr_array_field_dtype_name") result(res)
       import
@@ -1684,6 +2613,13 @@ module zarr_c
     ! dimensions (0 for a scalar field) copied into `out_shape`, which has room for
     ! `max_ndim`. `ZARR_ERR_BUFFER_SIZE` when `max_ndim` is too small (`*out_ndim` is set).
     ! Field bytes keep their stored byte order.
+    !
+    ! Errors: `ZARR_ERR_OUT_OF_BOUNDS` (no such field), `ZARR_ERR_BUFFER_SIZE` (`max_ndim`).
+    !
+    ! Ownership: nothing is kept; the result goes to the caller's output.
+    !
+    ! Thread safety: any thread, at the same time as any other call; it answers from this
+    ! handle's copy of the metadata (`zarr_array_refresh` reads it again).
     function c_zarr_array_field_layout(array, index, out_offset, out_size, out_ndim, out_shape, &
         max_ndim) &
         bind(c, name="zarr_array_field_layout") result(res)
@@ -1706,6 +2642,13 @@ module zarr_c
     ! `ZARR_DTYPE_BYTES`
     ! for byte strings (`*out_item_size` 1: items are runs of bytes). `out_item_size` may be
     ! NULL. An array of fixed-size items gives `ZARR_ERR_DTYPE_MISMATCH`.
+    !
+    ! Errors: `ZARR_ERR_DTYPE_MISMATCH` (an array of fixed-size items).
+    !
+    ! Ownership: nothing is kept; the result goes to the caller's output.
+    !
+    ! Thread safety: any thread, at the same time as any other call; it answers from this
+    ! handle's copy of the metadata (`zarr_array_refresh` reads it again).
     function c_zarr_array_vlen_item_dtype(array, out_dtype, out_item_size) &
         bind(c, name="zarr_array_vlen_item_dtype") result(res)
       import
@@ -1721,6 +2664,12 @@ module zarr_c
     ! multi-byte number, each half of a complex number, each UTF-32 code unit, in nested
     ! records and sub-array fields too. `buf_bytes` must be a whole number of records
     ! (`zarr_array_item_size`). Arrays that are not structured are left unchanged.
+    !
+    ! Errors: `ZARR_ERR_BUFFER_SIZE` (not a whole number of records).
+    !
+    ! Ownership: `buf` stays the caller's and is converted in place.
+    !
+    ! Thread safety: any thread; only `buf` is touched.
     function c_zarr_array_records_to_native(array, buf, buf_bytes) &
         bind(c, name="zarr_array_records_to_native") result(res)
       import
@@ -1734,6 +2683,12 @@ module zarr_c
     ! Converts records in this machine's byte order to their stored byte order, in place,
     ! for
     ! a write with `ZARR_DTYPE_RAW`: the reverse of `zarr_array_records_to_native`.
+    !
+    ! Errors: `ZARR_ERR_BUFFER_SIZE` (not a whole number of records).
+    !
+    ! Ownership: `buf` stays the caller's and is converted in place.
+    !
+    ! Thread safety: any thread; only `buf` is touched.
     function c_zarr_array_records_to_stored(array, buf, buf_bytes) &
         bind(c, name="zarr_array_records_to_stored") result(res)
       import
@@ -1745,14 +2700,21 @@ module zarr_c
     end function c_zarr_array_records_to_stored
 
     ! Reads the items of region `start`/`count` of a variable-length array (`|O`, `string`,
-    ! `bytes`) in `order` into caller buffers: item `i` is
-    ! `data[offsets[i] .. offsets[i + 1]]`, so `offsets` needs one entry more than the
-    ! region
-    ! has elements (`n_offsets`). Numeric array items are in native byte order.
-    ! `*data_needed`
+    ! `bytes`) in `order` into caller buffers: item `i` is the bytes from `data[offsets[i]]`
+    ! up to `data[offsets[i + 1]]`, so `offsets` needs one entry more than the region has
+    ! elements (`n_offsets`). Numeric array items are in native byte order. `*data_needed`
     ! gets the bytes the items take; when `data_bytes` is smaller (a NULL `data` with 0 asks
     ! for the size) the call gives `ZARR_ERR_BUFFER_SIZE` and fills nothing else. A stored
     ! string that is not UTF-8 gives `ZARR_ERR_CODEC`.
+    !
+    ! Errors: `ZARR_ERR_RANK_MISMATCH` (`ndim`), `ZARR_ERR_OUT_OF_BOUNDS`,
+    ! `ZARR_ERR_DTYPE_MISMATCH` (an array of fixed-size items), `ZARR_ERR_BUFFER_SIZE`
+    ! (`n_offsets` or `data_bytes`), `ZARR_ERR_CODEC`.
+    !
+    ! Ownership: `offsets` and `data` stay the caller's.
+    !
+    ! Thread safety: any thread, at the same time as other reads and writes: each chunk is
+    ! read as it was before or after a write of it, never a mix.
     function c_zarr_array_read_vlen(array, ndim, start, count, order, offsets, n_offsets, data, &
         data_bytes, data_needed) &
         bind(c, name="zarr_array_read_vlen") result(res)
@@ -1774,6 +2736,13 @@ module zarr_c
     ! Reads the items of a region (arguments as for `zarr_array_read_vlen`) into a list
     ! owned
     ! by libzarr, set in `*out_list` (NULL on failure); free it with `zarr_vlen_list_free`.
+    !
+    ! Errors: as `zarr_array_read_vlen`, without `ZARR_ERR_BUFFER_SIZE`.
+    !
+    ! Ownership: `*out_list` is a new list: free it with `zarr_vlen_list_free`.
+    !
+    ! Thread safety: any thread, at the same time as other reads and writes: each chunk is
+    ! read as it was before or after a write of it, never a mix.
     function c_zarr_array_read_vlen_list(array, ndim, start, count, order, out_list) &
         bind(c, name="zarr_array_read_vlen_list") result(res)
       import
@@ -1788,6 +2757,12 @@ module zarr_c
     end function c_zarr_array_read_vlen_list
 
     ! Number of items in a list (0 for NULL).
+    !
+    ! Errors: none: it returns a value, never a status.
+    !
+    ! Ownership: nothing changes hands.
+    !
+    ! Thread safety: any thread, at the same time as any other call.
     function c_zarr_vlen_list_count(list) &
         bind(c, name="zarr_vlen_list_count") result(res)
       import
@@ -1799,6 +2774,13 @@ module zarr_c
     ! Item `index` of a list, valid until the list is freed, followed by a NUL byte (so a
     ! string without embedded NULs is a C string); `*out_len` (if not NULL) gets its length
     ! without that NUL. NULL when `index` is out of range.
+    !
+    ! Errors: none: it returns a value, never a status.
+    !
+    ! Ownership: the item belongs to the list: never free it, nor use it after
+    ! `zarr_vlen_list_free`.
+    !
+    ! Thread safety: any thread, at the same time as any other call.
     function c_zarr_vlen_list_item(list, index, out_len) &
         bind(c, name="zarr_vlen_list_item") result(res)
       import
@@ -1810,6 +2792,12 @@ module zarr_c
     end function c_zarr_vlen_list_item
 
     ! Frees a list (NULL is ignored).
+    !
+    ! Errors: none: it returns a value, never a status.
+    !
+    ! Ownership: takes the list (NULL is ignored) and every item it gave.
+    !
+    ! Thread safety: any thread, once no other call is using the handle.
     subroutine c_zarr_vlen_list_free(list) &
         bind(c, name="zarr_vlen_list_free")
       import
@@ -1823,6 +2811,16 @@ module zarr_c
     ! is NULL, the NUL-terminated string `items[i]`. Strings must be UTF-8 and array items a
     ! whole number of elements (native byte order); every item is checked before anything is
     ! stored, and a rejected call stores nothing.
+    !
+    ! Errors: `ZARR_ERR_RANK_MISMATCH` (`ndim`), `ZARR_ERR_OUT_OF_BOUNDS`,
+    ! `ZARR_ERR_DTYPE_MISMATCH` (an array of fixed-size items), `ZARR_ERR_INVALID_ARG` (a
+    ! string that is not UTF-8, an item that is not whole elements), `ZARR_ERR_READ_ONLY`.
+    !
+    ! Ownership: nothing is kept: arguments are only read during the call.
+    !
+    ! Thread safety: any thread; writes at the same time are safe when they touch different
+    ! chunks (shards, when sharded): otherwise set a synchronizer
+    ! (`zarr_array_set_synchronizer`) or updates may be lost.
     function c_zarr_array_write_vlen(array, ndim, start, count, order, items, lengths) &
         bind(c, name="zarr_array_write_vlen") result(res)
       import

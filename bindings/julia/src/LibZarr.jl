@@ -132,6 +132,18 @@ Creates an array at `path` in `store` from the builder's settings. `mode` is
 are kept), `ZARR_MODE_W_MINUS` (fail with
 `ZARR_ERR_EXISTS` if anything is there) or `ZARR_MODE_A` (open an existing array
 instead). Missing parent groups are created. `*out_array` is NULL on failure.
+
+Errors: `ZARR_ERR_EXISTS` (`ZARR_MODE_W_MINUS` and an array is at `path`, or an array
+above it), `ZARR_ERR_NODE_TYPE` (`ZARR_MODE_W_MINUS` or `ZARR_MODE_A` and a group is at
+`path`), `ZARR_ERR_INVALID_ARG` (settings that do not fit together, or a mode that does
+not create), `ZARR_ERR_CODEC_UNSUPPORTED`, `ZARR_ERR_UNSUPPORTED`, `ZARR_ERR_READ_ONLY`
+(a read-only store), `ZARR_ERR_INVALID_KEY` (`path`).
+
+Ownership: the builder stays the caller's (it may create more arrays). `*out_array` is a
+new handle: free it with `zarr_array_free`. It keeps the store alive.
+
+Thread safety: any thread; one creator per path (say, MPI rank 0), then others open it:
+creators of one path at once replace each other's nodes.
 """
 function zarr_array_create(builder, store, path, mode, out_array)
     ccall((:zarr_array_create, libzarr), zarr_status_t, (Ptr{zarr_array_builder_t}, Ptr{zarr_store_t}, Cstring, zarr_mode_t, Ptr{Ptr{zarr_array_t}}), builder, store, path, mode, out_array)
@@ -147,6 +159,15 @@ attributes it holds are written as given). A v3 group document gives
 `ZARR_ERR_INVALID_ARG`, a malformed one `ZARR_ERR_METADATA` naming the field at fault.
 Missing parent groups are created in the document's format. Modes as for
 `zarr_array_create`.
+
+Errors: `ZARR_ERR_METADATA` (a malformed document, the field named),
+`ZARR_ERR_INVALID_ARG` (a group document), and those of `zarr_array_create`.
+
+Ownership: the document is only read. `*out_array` is a new handle: free it with
+`zarr_array_free`. It keeps the store alive.
+
+Thread safety: any thread; one creator per path (say, MPI rank 0), then others open it:
+creators of one path at once replace each other's nodes.
 """
 function zarr_array_create_json(store, path, zarray_json, mode, out_array)
     ccall((:zarr_array_create_json, libzarr), zarr_status_t, (Ptr{zarr_store_t}, Cstring, Cstring, zarr_mode_t, Ptr{Ptr{zarr_array_t}}), store, path, zarray_json, mode, out_array)
@@ -157,6 +178,18 @@ end
 
 Opens the array at `path` with `ZARR_MODE_R` (read-only), `ZARR_MODE_R_PLUS` or
 `ZARR_MODE_A` (read-write). `*out_array` is NULL on failure.
+
+Errors: `ZARR_ERR_NOT_FOUND` (no array at `path`), `ZARR_ERR_NODE_TYPE` (a group there),
+`ZARR_ERR_METADATA` (a document libzarr cannot read, the field named),
+`ZARR_ERR_CODEC_UNSUPPORTED`, `ZARR_ERR_INVALID_ARG` (a mode that creates: use a
+builder), `ZARR_ERR_READ_ONLY` (a writable mode on a read-only store),
+`ZARR_ERR_INVALID_KEY` (`path`).
+
+Ownership: `*out_array` is a new handle: free it with `zarr_array_free`. It keeps the
+store alive.
+
+Thread safety: any thread; any number of handles, in any threads and processes, may be
+open on one array.
 """
 function zarr_array_open(store, path, mode, out_array)
     ccall((:zarr_array_open, libzarr), zarr_status_t, (Ptr{zarr_store_t}, Cstring, zarr_mode_t, Ptr{Ptr{zarr_array_t}}), store, path, mode, out_array)
@@ -171,6 +204,14 @@ missing: call `zarr_array_flush` before freeing to see it. Freeing syncs nothing
 itself; when the handle holds the last reference to its store (the store handle was
 freed), the store is released and flushed as `zarr_store_free` does (see
 `zarr_durability`).
+
+Errors: none: it returns a value, never a status. An error storing buffered appends is
+lost (see above).
+
+Ownership: takes the handle (NULL is ignored); the store is released with the last
+handle using it.
+
+Thread safety: any thread, once no other call is using the handle.
 """
 function zarr_array_free(array)
     ccall((:zarr_array_free, libzarr), Cvoid, (Ptr{zarr_array_t},), array)
@@ -186,6 +227,16 @@ array's, see `zarr_array_dtype`) in this machine's byte order, laid out in `orde
 chunks read as the fill value; a chunk key a directory store cannot hold (a component
 longer than the filesystem's name limit, as "."-separated keys of hundreds of
 dimensions make) is `ZARR_ERR_INVALID_KEY`, never read as missing.
+
+Errors: `ZARR_ERR_RANK_MISMATCH` (`ndim`), `ZARR_ERR_OUT_OF_BOUNDS` (the region leaves
+the array), `ZARR_ERR_DTYPE_MISMATCH` (`mem_dtype`), `ZARR_ERR_BUFFER_SIZE`
+(`buf_bytes`), `ZARR_ERR_OVERFLOW`, `ZARR_ERR_CODEC` (a chunk that does not decode or
+fails its checksum, named), `ZARR_ERR_INVALID_KEY`.
+
+Ownership: `buf` stays the caller's; after a failure it may hold part of the region.
+
+Thread safety: any thread, at the same time as other reads and writes: each chunk is
+read as it was before or after a write of it, never a mix.
 """
 function zarr_array_read(array, ndim, start, count, mem_dtype, order, buf, buf_bytes)
     ccall((:zarr_array_read, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Csize_t, Ptr{UInt64}, Ptr{UInt64}, zarr_dtype_t, zarr_order_t, Ptr{Cvoid}, Csize_t), array, ndim, start, count, mem_dtype, order, buf, buf_bytes)
@@ -199,6 +250,15 @@ Chunks the region covers are written without being read; partly covered chunks a
 merged and rewritten. A chunk left equal to the fill value is erased. Writers to
 different chunks may run concurrently; two writers touching one chunk may lose updates.
 What survives a crash once this returns is the store's `zarr_durability`.
+
+Errors: as `zarr_array_read`, plus `ZARR_ERR_READ_ONLY` (a read-only handle or store)
+and `ZARR_ERR_INVALID_ARG` (a value a narrow type cannot hold, e.g. int4).
+
+Ownership: nothing is kept: arguments are only read during the call.
+
+Thread safety: any thread; writes at the same time are safe when they touch different
+chunks (shards, when sharded): otherwise set a synchronizer
+(`zarr_array_set_synchronizer`) or updates may be lost.
 """
 function zarr_array_write(array, ndim, start, count, mem_dtype, order, buf, buf_bytes)
     ccall((:zarr_array_write, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Csize_t, Ptr{UInt64}, Ptr{UInt64}, zarr_dtype_t, zarr_order_t, Ptr{Cvoid}, Csize_t), array, ndim, start, count, mem_dtype, order, buf, buf_bytes)
@@ -211,6 +271,14 @@ Like `zarr_array_read`, but element `i` of the region (index per dimension) is a
 element offset `Σ i[d] * mem_strides[d]` of `buf` (netCDF's `imap`), so a block can be
 read into the interior of a larger array, halos excluded. Strides are in elements,
 non-negative and must not make elements overlap; `buf_bytes` must reach the last element.
+
+Errors: as `zarr_array_read`; `ZARR_ERR_INVALID_ARG` for strides that make elements
+overlap, `ZARR_ERR_BUFFER_SIZE` when `buf_bytes` does not reach the last element.
+
+Ownership: `buf` stays the caller's; after a failure it may hold part of the region.
+
+Thread safety: any thread, at the same time as other reads and writes: each chunk is
+read as it was before or after a write of it, never a mix.
 """
 function zarr_array_read_strided(array, ndim, start, count, mem_strides, mem_dtype, buf, buf_bytes)
     ccall((:zarr_array_read_strided, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Csize_t, Ptr{UInt64}, Ptr{UInt64}, Ptr{Int64}, zarr_dtype_t, Ptr{Cvoid}, Csize_t), array, ndim, start, count, mem_strides, mem_dtype, buf, buf_bytes)
@@ -220,6 +288,14 @@ end
     zarr_array_write_strided(array, ndim, start, count, mem_strides, mem_dtype, buf, buf_bytes) -> zarr_status_t
 
 Like `zarr_array_write`, with the strided buffer layout of `zarr_array_read_strided`.
+
+Errors: as `zarr_array_write`, and the stride errors of `zarr_array_read_strided`.
+
+Ownership: nothing is kept: arguments are only read during the call.
+
+Thread safety: any thread; writes at the same time are safe when they touch different
+chunks (shards, when sharded): otherwise set a synchronizer
+(`zarr_array_set_synchronizer`) or updates may be lost.
 """
 function zarr_array_write_strided(array, ndim, start, count, mem_strides, mem_dtype, buf, buf_bytes)
     ccall((:zarr_array_write_strided, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Csize_t, Ptr{UInt64}, Ptr{UInt64}, Ptr{Int64}, zarr_dtype_t, Ptr{Cvoid}, Csize_t), array, ndim, start, count, mem_strides, mem_dtype, buf, buf_bytes)
@@ -256,6 +332,16 @@ erase does not exist). Updates can still be lost to a writer that does not use i
 when a resize erases chunks while others write them. Object stores (S3, GCS, Azure) and
 memory stores support it; directory and zip stores refuse it with
 `ZARR_ERR_UNSUPPORTED` (use `ZARR_SYNC_PROCESS` there).
+
+Errors: `ZARR_ERR_INVALID_ARG` (an unknown `sync`), `ZARR_ERR_NULL_ARG` (no `lock_dir`
+for `ZARR_SYNC_PROCESS`), `ZARR_ERR_STORAGE_IO` (`lock_dir` cannot be created),
+`ZARR_ERR_UNSUPPORTED` (`ZARR_SYNC_VERSIONED` on a directory or zip store); and those of
+storing buffered appends.
+
+Ownership: `lock_dir` is copied.
+
+Thread safety: any thread; set it before the handle's writes start (a write already
+running keeps the setting it started with).
 """
 function zarr_array_set_synchronizer(array, sync, lock_dir)
     ccall((:zarr_array_set_synchronizer, libzarr), zarr_status_t, (Ptr{zarr_array_t}, zarr_sync_t, Cstring), array, sync, lock_dir)
@@ -265,6 +351,15 @@ end
     zarr_array_resize(array, ndim, shape) -> zarr_status_t
 
 Changes the array's shape; chunks wholly outside the new shape are erased.
+
+Errors: `ZARR_ERR_RANK_MISMATCH` (`ndim`), `ZARR_ERR_INVALID_ARG` (a shape the metadata
+refuses), `ZARR_ERR_READ_ONLY`.
+
+Ownership: nothing is kept: arguments are only read during the call.
+
+Thread safety: any thread; other handles and processes see the new shape after
+`zarr_array_refresh`. Writes to chunks that a shrinking resize erases, made meanwhile
+through other handles, are lost.
 """
 function zarr_array_resize(array, ndim, shape)
     ccall((:zarr_array_resize, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Csize_t, Ptr{UInt64}), array, ndim, shape)
@@ -292,6 +387,16 @@ a streamed append completed fails, the error is returned, the step stays buffere
 the next flush tries again.
 
 Only one handle should append to an array at a time (other handles may read).
+
+Errors: `ZARR_ERR_RANK_MISMATCH` (`ndim`), `ZARR_ERR_INVALID_ARG` (`axis` not below the
+rank, or another extent differs from the array's), `ZARR_ERR_DTYPE_MISMATCH`,
+`ZARR_ERR_BUFFER_SIZE`, `ZARR_ERR_OVERFLOW`, `ZARR_ERR_READ_ONLY`, `ZARR_ERR_CODEC`.
+
+Ownership: `buf` is only read during the call; a streaming handle keeps the step's
+encoded chunks (at most `ZARR_APPEND_BUFFER_BYTES` in all) until it stores them.
+
+Thread safety: any thread; calls on one handle are serialised. One handle appends to an
+array at a time.
 """
 function zarr_array_append(array, axis, ndim, count, mem_dtype, order, buf, buf_bytes)
     ccall((:zarr_array_append, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Csize_t, Csize_t, Ptr{UInt64}, zarr_dtype_t, zarr_order_t, Ptr{Cvoid}, Csize_t), array, axis, ndim, count, mem_dtype, order, buf, buf_bytes)
@@ -306,6 +411,13 @@ through other handles and processes and survives this process being killed. A sh
 left incomplete is stored whole again when a later append completes it, so flush
 rarely (e.g. at checkpoints). `ZARR_ERR_READ_ONLY` on a read-only handle; nothing to
 store is not an error.
+
+Errors: `ZARR_ERR_READ_ONLY` (a read-only handle), and those of storing the shards and
+syncing the store (`ZARR_ERR_STORAGE_IO`, `ZARR_ERR_CODEC`).
+
+Ownership: the handle keeps its open shards in memory.
+
+Thread safety: any thread; serialised with the handle's appends.
 """
 function zarr_array_flush(array)
     ccall((:zarr_array_flush, libzarr), zarr_status_t, (Ptr{zarr_array_t},), array)
@@ -315,6 +427,13 @@ end
     zarr_array_rank(array, out_rank) -> zarr_status_t
 
 Sets `*out_rank` to the number of dimensions.
+
+Errors: only the usual ones (Conventions).
+
+Ownership: nothing is kept; the result goes to the caller's output.
+
+Thread safety: any thread, at the same time as any other call; it answers from this
+handle's copy of the metadata (`zarr_array_refresh` reads it again).
 """
 function zarr_array_rank(array, out_rank)
     ccall((:zarr_array_rank, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Ptr{Csize_t}), array, out_rank)
@@ -324,6 +443,13 @@ end
     zarr_array_shape(array, ndim, out_shape) -> zarr_status_t
 
 Copies the shape into `out_shape[0..ndim]` (`ndim` must be the rank).
+
+Errors: `ZARR_ERR_RANK_MISMATCH` (`ndim` is not the rank).
+
+Ownership: nothing is kept; the result goes to the caller's output.
+
+Thread safety: any thread, at the same time as any other call; it answers from this
+handle's copy of the metadata (`zarr_array_refresh` reads it again).
 """
 function zarr_array_shape(array, ndim, out_shape)
     ccall((:zarr_array_shape, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Csize_t, Ptr{UInt64}), array, ndim, out_shape)
@@ -333,6 +459,13 @@ end
     zarr_array_chunk_shape(array, ndim, out_chunks) -> zarr_status_t
 
 Copies the chunk shape into `out_chunks[0..ndim]` (`ndim` must be the rank).
+
+Errors: `ZARR_ERR_RANK_MISMATCH` (`ndim` is not the rank).
+
+Ownership: nothing is kept; the result goes to the caller's output.
+
+Thread safety: any thread, at the same time as any other call; it answers from this
+handle's copy of the metadata (`zarr_array_refresh` reads it again).
 """
 function zarr_array_chunk_shape(array, ndim, out_chunks)
     ccall((:zarr_array_chunk_shape, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Csize_t, Ptr{UInt64}), array, ndim, out_chunks)
@@ -344,6 +477,13 @@ end
 Copies the shard shape into `out_shape[0..ndim]` (`ndim` must be the rank);
 `ZARR_ERR_NOT_FOUND` when the array is not sharded. `zarr_array_chunk_shape` gives the
 inner chunks.
+
+Errors: `ZARR_ERR_RANK_MISMATCH` (`ndim`), `ZARR_ERR_NOT_FOUND` (not sharded).
+
+Ownership: nothing is kept; the result goes to the caller's output.
+
+Thread safety: any thread, at the same time as any other call; it answers from this
+handle's copy of the metadata (`zarr_array_refresh` reads it again).
 """
 function zarr_array_shard_shape(array, ndim, out_shape)
     ccall((:zarr_array_shard_shape, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Csize_t, Ptr{UInt64}), array, ndim, out_shape)
@@ -354,6 +494,13 @@ end
 
 Sets `*out_levels` to the number of nested sharding levels: 0 when the array is not
 sharded, 1 for shards of chunks, 2 for shards of inner shards of chunks, and so on.
+
+Errors: only the usual ones (Conventions).
+
+Ownership: nothing is kept; the result goes to the caller's output.
+
+Thread safety: any thread, at the same time as any other call; it answers from this
+handle's copy of the metadata (`zarr_array_refresh` reads it again).
 """
 function zarr_array_shard_levels(array, out_levels)
     ccall((:zarr_array_shard_levels, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Ptr{Csize_t}), array, out_levels)
@@ -366,6 +513,13 @@ Copies the shard shape of sharding level `level` into `out_shape[0..ndim]` (`ndi
 be the rank): level 0 is the stored shards (as `zarr_array_shard_shape`), level 1 the
 inner shards inside them, and so on; `ZARR_ERR_NOT_FOUND` when `level` is not below
 `zarr_array_shard_levels`.
+
+Errors: `ZARR_ERR_RANK_MISMATCH` (`ndim`), `ZARR_ERR_NOT_FOUND` (no such level).
+
+Ownership: nothing is kept; the result goes to the caller's output.
+
+Thread safety: any thread, at the same time as any other call; it answers from this
+handle's copy of the metadata (`zarr_array_refresh` reads it again).
 """
 function zarr_array_shard_level_shape(array, level, ndim, out_shape)
     ccall((:zarr_array_shard_level_shape, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Csize_t, Csize_t, Ptr{UInt64}), array, level, ndim, out_shape)
@@ -376,6 +530,13 @@ end
 
 Sets `*out_dtype` to the memory element type reads and writes use (`ZARR_DTYPE_INT64`
 for datetime64 and timedelta64; `zarr_array_dtype_name` tells the stored type).
+
+Errors: only the usual ones (Conventions).
+
+Ownership: nothing is kept; the result goes to the caller's output.
+
+Thread safety: any thread, at the same time as any other call; it answers from this
+handle's copy of the metadata (`zarr_array_refresh` reads it again).
 """
 function zarr_array_dtype(array, out_dtype)
     ccall((:zarr_array_dtype, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Ptr{zarr_dtype_t}), array, out_dtype)
@@ -388,6 +549,13 @@ Copies the stored type as v2 metadata writes it (`"<f8"`, `"|u1"`, `">M8[ns]"`, 
 `"|O"` for variable-length items, the JSON field list of a structured type) into `buf`
 (string output convention: `*needed` gets the size with NUL; too small gives
 `ZARR_ERR_BUFFER_SIZE`).
+
+Errors: `ZARR_ERR_BUFFER_SIZE` (string output convention).
+
+Ownership: the text is copied into the caller's `buf` (string output convention).
+
+Thread safety: any thread, at the same time as any other call; it answers from this
+handle's copy of the metadata (`zarr_array_refresh` reads it again).
 """
 function zarr_array_dtype_name(array, buf, len, needed)
     ccall((:zarr_array_dtype_name, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Ptr{UInt8}, Csize_t, Ptr{Csize_t}), array, buf, len, needed)
@@ -397,6 +565,13 @@ end
     zarr_array_item_size(array, out_size) -> zarr_status_t
 
 Sets `*out_size` to the size of one element in bytes.
+
+Errors: only the usual ones (Conventions).
+
+Ownership: nothing is kept; the result goes to the caller's output.
+
+Thread safety: any thread, at the same time as any other call; it answers from this
+handle's copy of the metadata (`zarr_array_refresh` reads it again).
 """
 function zarr_array_item_size(array, out_size)
     ccall((:zarr_array_item_size, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Ptr{Csize_t}), array, out_size)
@@ -410,6 +585,14 @@ the element size, and sets `*out_is_null` to whether the metadata says `null` (t
 `buf` gets zeros, which is what missing chunks read as). Variable-length arrays give
 `ZARR_ERR_DTYPE_MISMATCH`: their fill value is an item, given by
 `zarr_array_fill_value_json`.
+
+Errors: `ZARR_ERR_DTYPE_MISMATCH` (a variable-length array), `ZARR_ERR_BUFFER_SIZE`
+(`len` is not the element size).
+
+Ownership: nothing is kept; the result goes to the caller's output.
+
+Thread safety: any thread, at the same time as any other call; it answers from this
+handle's copy of the metadata (`zarr_array_refresh` reads it again).
 """
 function zarr_array_fill_value(array, buf, len, out_is_null)
     ccall((:zarr_array_fill_value, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Ptr{Cvoid}, Csize_t, Ptr{Bool}), array, buf, len, out_is_null)
@@ -421,6 +604,13 @@ end
 Copies the fill value as the array's metadata writes it ("NaN", "0", "null",
 "[1.0,2.0]"; in Zarr v3 a NaN with a payload as hex bits, "0x7fc00001", and a record
 as an object of field values) into `buf` (string output convention).
+
+Errors: `ZARR_ERR_BUFFER_SIZE` (string output convention).
+
+Ownership: the text is copied into the caller's `buf` (string output convention).
+
+Thread safety: any thread, at the same time as any other call; it answers from this
+handle's copy of the metadata (`zarr_array_refresh` reads it again).
 """
 function zarr_array_fill_value_json(array, buf, len, needed)
     ccall((:zarr_array_fill_value_json, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Ptr{UInt8}, Csize_t, Ptr{Csize_t}), array, buf, len, needed)
@@ -432,6 +622,13 @@ end
 Sets `*out_order` to the element order inside chunks: `ZARR_ORDER_F` for a v3 transpose
 that reverses the dimensions, `ZARR_ORDER_C` otherwise (also for other permutations,
 which reads and writes handle like any order).
+
+Errors: only the usual ones (Conventions).
+
+Ownership: nothing is kept; the result goes to the caller's output.
+
+Thread safety: any thread, at the same time as any other call; it answers from this
+handle's copy of the metadata (`zarr_array_refresh` reads it again).
 """
 function zarr_array_order(array, out_order)
     ccall((:zarr_array_order, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Ptr{zarr_order_t}), array, out_order)
@@ -444,6 +641,13 @@ Copies into `out_permutation[0..ndim]` (`ndim` must be the rank) the order of th
 dimensions inside decoded chunks, over every `transpose` of the codec chain: chunk
 dimension `k` is array dimension `out_permutation[k]` (`0, 1, …` for C order, reversed
 for F order, any permutation in Zarr v3).
+
+Errors: `ZARR_ERR_RANK_MISMATCH` (`ndim` is not the rank).
+
+Ownership: nothing is kept; the result goes to the caller's output.
+
+Thread safety: any thread, at the same time as any other call; it answers from this
+handle's copy of the metadata (`zarr_array_refresh` reads it again).
 """
 function zarr_array_chunk_permutation(array, ndim, out_permutation)
     ccall((:zarr_array_chunk_permutation, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Csize_t, Ptr{Csize_t}), array, ndim, out_permutation)
@@ -454,6 +658,13 @@ end
 
 Sets `*out_version` to the array's Zarr format: 1, 2, 3, `ZARR_FORMAT_V3_DRAFT` or
 `ZARR_FORMAT_V3_DRAFT_ZARR_PYTHON` (the 2022 draft layout, detected on open).
+
+Errors: only the usual ones (Conventions).
+
+Ownership: nothing is kept; the result goes to the caller's output.
+
+Thread safety: any thread, at the same time as any other call; it answers from this
+handle's copy of the metadata (`zarr_array_refresh` reads it again).
 """
 function zarr_array_zarr_format(array, out_version)
     ccall((:zarr_array_zarr_format, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Ptr{Int32}), array, out_version)
@@ -463,6 +674,13 @@ end
     zarr_array_nbytes(array, out_nbytes) -> zarr_status_t
 
 Sets `*out_nbytes` to the size of all elements in bytes.
+
+Errors: only the usual ones (Conventions).
+
+Ownership: nothing is kept; the result goes to the caller's output.
+
+Thread safety: any thread, at the same time as any other call; it answers from this
+handle's copy of the metadata (`zarr_array_refresh` reads it again).
 """
 function zarr_array_nbytes(array, out_nbytes)
     ccall((:zarr_array_nbytes, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Ptr{UInt64}), array, out_nbytes)
@@ -472,6 +690,13 @@ end
     zarr_array_nbytes_stored(array, out_nbytes) -> zarr_status_t
 
 Sets `*out_nbytes` to the bytes stored for the array: metadata, attributes and chunks.
+
+Errors: only the usual ones (Conventions); it lists the store.
+
+Ownership: nothing is kept; the result goes to the caller's output.
+
+Thread safety: any thread, at the same time as any other call; the store is listed as it
+is then.
 """
 function zarr_array_nbytes_stored(array, out_nbytes)
     ccall((:zarr_array_nbytes_stored, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Ptr{UInt64}), array, out_nbytes)
@@ -481,6 +706,13 @@ end
     zarr_array_nchunks(array, out_count) -> zarr_status_t
 
 Sets `*out_count` to the number of chunks in the grid.
+
+Errors: only the usual ones (Conventions).
+
+Ownership: nothing is kept; the result goes to the caller's output.
+
+Thread safety: any thread, at the same time as any other call; it answers from this
+handle's copy of the metadata (`zarr_array_refresh` reads it again).
 """
 function zarr_array_nchunks(array, out_count)
     ccall((:zarr_array_nchunks, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Ptr{UInt64}), array, out_count)
@@ -496,6 +728,14 @@ many there are; their indices, `ndim` numbers each, in C order of the grid, are 
 `out_indices` when `capacity` (in chunks) holds them all, else `ZARR_ERR_BUFFER_SIZE`
 (pass NULL and 0 to ask for the count). `zarr_array_chunk_region` gives each one's
 elements.
+
+Errors: `ZARR_ERR_RANK_MISMATCH` (`ndim`), `ZARR_ERR_OUT_OF_BOUNDS` (the region leaves
+the array), `ZARR_ERR_BUFFER_SIZE` (`capacity` too small; `*out_count` is set).
+
+Ownership: nothing is kept; the result goes to the caller's output.
+
+Thread safety: any thread, at the same time as any other call; it answers from this
+handle's copy of the metadata (`zarr_array_refresh` reads it again).
 """
 function zarr_array_region_chunks(array, ndim, start, count, out_indices, capacity, out_count)
     ccall((:zarr_array_region_chunks, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Csize_t, Ptr{UInt64}, Ptr{UInt64}, Ptr{UInt64}, Csize_t, Ptr{Csize_t}), array, ndim, start, count, out_indices, capacity, out_count)
@@ -507,6 +747,14 @@ end
 Copies the region of the grid's chunk at `index` (`ndim` numbers; a shard when the array
 is sharded) to `out_start` and `out_count`: its first element and extent per dimension,
 clipped to the array's shape. `ZARR_ERR_OUT_OF_BOUNDS` when `index` is outside the grid.
+
+Errors: `ZARR_ERR_RANK_MISMATCH` (`ndim`), `ZARR_ERR_OUT_OF_BOUNDS` (`index` outside the
+grid).
+
+Ownership: nothing is kept; the result goes to the caller's output.
+
+Thread safety: any thread, at the same time as any other call; it answers from this
+handle's copy of the metadata (`zarr_array_refresh` reads it again).
 """
 function zarr_array_chunk_region(array, ndim, index, out_start, out_count)
     ccall((:zarr_array_chunk_region, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Csize_t, Ptr{UInt64}, Ptr{UInt64}, Ptr{UInt64}), array, ndim, index, out_start, out_count)
@@ -519,6 +767,14 @@ Reads the array's metadata again from the store, so this handle sees the shape (
 the rest) that another handle or process changed since it was opened — after another
 MPI rank resized or appended, say (each rank calls it after the barrier that follows
 the resize). Decoded chunks the handle keeps (`zarr_array_set_cache_bytes`) are dropped.
+
+Errors: `ZARR_ERR_NOT_FOUND` (the array was deleted), `ZARR_ERR_METADATA`; and those of
+storing buffered appends.
+
+Ownership: nothing changes hands.
+
+Thread safety: any thread; calls running meanwhile on the handle use the old or the new
+metadata.
 """
 function zarr_array_refresh(array)
     ccall((:zarr_array_refresh, libzarr), zarr_status_t, (Ptr{zarr_array_t},), array)
@@ -536,6 +792,12 @@ kept chunk stale, so reads never see older data than this process wrote; changes
 other processes are seen after `zarr_array_refresh` (which empties the cache).
 Variable-length arrays are not cached. Memory: at most `bytes`, plus one chunk per
 reading thread.
+
+Errors: `ZARR_ERR_NULL_ARG` for a NULL handle.
+
+Ownership: the kept chunks belong to the handle and are freed with it (or by a size of 0).
+
+Thread safety: any thread, at the same time as reads and writes through the handle.
 """
 function zarr_array_set_cache_bytes(array, bytes)
     ccall((:zarr_array_set_cache_bytes, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Csize_t), array, bytes)
@@ -545,6 +807,13 @@ end
     zarr_array_nchunks_initialized(array, out_count) -> zarr_status_t
 
 Sets `*out_count` to the number of chunks that are stored.
+
+Errors: only the usual ones (Conventions); it lists the store.
+
+Ownership: nothing is kept; the result goes to the caller's output.
+
+Thread safety: any thread, at the same time as any other call; the store is listed as it
+is then.
 """
 function zarr_array_nchunks_initialized(array, out_count)
     ccall((:zarr_array_nchunks_initialized, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Ptr{UInt64}), array, out_count)
@@ -555,6 +824,13 @@ end
 
 Copies the array's metadata document, as its format has it (`.zarray`, v1 `meta` or
 v3 `zarr.json`), into `buf`.
+
+Errors: `ZARR_ERR_BUFFER_SIZE` (string output convention).
+
+Ownership: the text is copied into the caller's `buf` (string output convention).
+
+Thread safety: any thread, at the same time as any other call; it answers from this
+handle's copy of the metadata (`zarr_array_refresh` reads it again).
 """
 function zarr_array_metadata_json(array, buf, len, needed)
     ccall((:zarr_array_metadata_json, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Ptr{UInt8}, Csize_t, Ptr{Csize_t}), array, buf, len, needed)
@@ -564,6 +840,12 @@ end
     zarr_array_attrs_get(array, buf, len, needed) -> zarr_status_t
 
 Copies the attributes (a JSON object, `{}` when there are none) into `buf`.
+
+Errors: `ZARR_ERR_BUFFER_SIZE` (string output convention), `ZARR_ERR_METADATA`.
+
+Ownership: the text is copied into the caller's `buf` (string output convention).
+
+Thread safety: any thread; it reads the store.
 """
 function zarr_array_attrs_get(array, buf, len, needed)
     ccall((:zarr_array_attrs_get, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Ptr{UInt8}, Csize_t, Ptr{Csize_t}), array, buf, len, needed)
@@ -573,6 +855,14 @@ end
     zarr_array_attrs_set(array, json) -> zarr_status_t
 
 Replaces all attributes with the JSON object `json`.
+
+Errors: `ZARR_ERR_INVALID_ARG` (not a JSON object), `ZARR_ERR_READ_ONLY` (a read-only
+handle or store).
+
+Ownership: nothing is kept: arguments are only read during the call.
+
+Thread safety: any thread; updates through one handle are serialised, while of updates
+made at once through several handles or processes the last one wins.
 """
 function zarr_array_attrs_set(array, json)
     ccall((:zarr_array_attrs_set, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Cstring), array, json)
@@ -582,6 +872,13 @@ end
     zarr_array_attr_get(array, key, buf, len, needed) -> zarr_status_t
 
 Copies the JSON value of attribute `key` into `buf`; `ZARR_ERR_NOT_FOUND` if absent.
+
+Errors: `ZARR_ERR_NOT_FOUND` (no such attribute), `ZARR_ERR_BUFFER_SIZE` (string output
+convention), `ZARR_ERR_METADATA`.
+
+Ownership: the text is copied into the caller's `buf` (string output convention).
+
+Thread safety: any thread; it reads the store.
 """
 function zarr_array_attr_get(array, key, buf, len, needed)
     ccall((:zarr_array_attr_get, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Cstring, Ptr{UInt8}, Csize_t, Ptr{Csize_t}), array, key, buf, len, needed)
@@ -591,6 +888,13 @@ end
     zarr_array_attr_set(array, key, json) -> zarr_status_t
 
 Sets attribute `key` to the JSON value `json`, keeping the others.
+
+Errors: `ZARR_ERR_READ_ONLY` (a read-only handle or store).
+
+Ownership: nothing is kept: arguments are only read during the call.
+
+Thread safety: any thread; updates through one handle are serialised, while of updates
+made at once through several handles or processes the last one wins.
 """
 function zarr_array_attr_set(array, key, json)
     ccall((:zarr_array_attr_set, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Cstring, Cstring), array, key, json)
@@ -600,6 +904,13 @@ end
     zarr_array_attr_delete(array, key) -> zarr_status_t
 
 Deletes attribute `key`; `ZARR_ERR_NOT_FOUND` if absent.
+
+Errors: `ZARR_ERR_NOT_FOUND` (no such attribute), `ZARR_ERR_READ_ONLY`.
+
+Ownership: nothing is kept: arguments are only read during the call.
+
+Thread safety: any thread; updates through one handle are serialised, while of updates
+made at once through several handles or processes the last one wins.
 """
 function zarr_array_attr_delete(array, key)
     ccall((:zarr_array_attr_delete, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Cstring), array, key)
@@ -613,6 +924,14 @@ dimension (an empty string is a name: ""). v3 arrays keep them in the `dimension
 of their metadata (null for unnamed), v2 arrays in the `_ARRAY_DIMENSIONS` attribute
 (xarray's convention), where every dimension needs a name: a NULL gives
 `ZARR_ERR_INVALID_ARG` there.
+
+Errors: `ZARR_ERR_RANK_MISMATCH` (`ndim`), `ZARR_ERR_INVALID_ARG` (a NULL name in v2),
+`ZARR_ERR_READ_ONLY`.
+
+Ownership: nothing is kept: arguments are only read during the call.
+
+Thread safety: any thread; updates through one handle are serialised, while of updates
+made at once through several handles or processes the last one wins.
 """
 function zarr_array_set_dimension_names(array, ndim, names)
     ccall((:zarr_array_set_dimension_names, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Csize_t, Ptr{Cstring}), array, ndim, names)
@@ -625,6 +944,12 @@ Gets the dimension names into a new string list, in which an unnamed dimension (
 null) is a NULL item (`zarr_strings_get` gives NULL) and a name that is the empty string
 is ""; `ZARR_ERR_NOT_FOUND` when the array has none, `ZARR_ERR_METADATA` when
 `_ARRAY_DIMENSIONS` is not a list of rank strings.
+
+Errors: `ZARR_ERR_NOT_FOUND` (no names), `ZARR_ERR_METADATA`.
+
+Ownership: `*out_names` is a new list: free it with `zarr_strings_free`.
+
+Thread safety: any thread; it reads the store.
 """
 function zarr_array_dimension_names(array, out_names)
     ccall((:zarr_array_dimension_names, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Ptr{Ptr{zarr_strings_t}}), array, out_names)
@@ -641,6 +966,15 @@ shape, fill value 0, C order, no attributes; v3: chunk keys "c/0/1", zstd level 
 (zarr-python 3's); v2: "." separator, blosc lz4 level 5 with shuffle (zarr-python 2's).
 `ZARR_DTYPE_RAW` starts as `|V1`: give the real type with
 `zarr_array_builder_set_dtype_name`.
+
+Errors: `ZARR_ERR_INVALID_ARG` (an unknown `dtype`); the shape is checked by
+`zarr_array_create`.
+
+Ownership: `shape` is copied; `*out_builder` is new: free it with
+`zarr_array_builder_free`.
+
+Thread safety: any thread: calls on one builder are serialised (usually one thread fills
+it in).
 """
 function zarr_array_builder_new(dtype, ndim, shape, out_builder)
     ccall((:zarr_array_builder_new, libzarr), zarr_status_t, (zarr_dtype_t, Csize_t, Ptr{UInt64}, Ptr{Ptr{zarr_array_builder_t}}), dtype, ndim, shape, out_builder)
@@ -650,6 +984,12 @@ end
     zarr_array_builder_free(builder) -> Cvoid
 
 Frees a builder (NULL is ignored).
+
+Errors: none: it returns a value, never a status.
+
+Ownership: takes the builder (NULL is ignored); arrays created from it do not need it.
+
+Thread safety: any thread, once no other call is using the handle.
 """
 function zarr_array_builder_free(builder)
     ccall((:zarr_array_builder_free, libzarr), Cvoid, (Ptr{zarr_array_builder_t},), builder)
@@ -668,6 +1008,13 @@ object (`{"name": "numpy.datetime64", "configuration": {"unit": "s", "scale_fact
 (`{"id": "vlen-array", "dtype": "<i4"}`). In Zarr v3 every multi-byte field of a record
 has the one byte order of its `bytes` codec: creating a v3 array of a record mixing
 orders gives `ZARR_ERR_UNSUPPORTED`, as does a sub-array field.
+
+Errors: `ZARR_ERR_INVALID_ARG` (a name libzarr does not know).
+
+Ownership: nothing is kept: the builder copies what it is given.
+
+Thread safety: any thread: calls on one builder are serialised (usually one thread fills
+it in).
 """
 function zarr_array_builder_set_dtype_name(builder, name)
     ccall((:zarr_array_builder_set_dtype_name, libzarr), zarr_status_t, (Ptr{zarr_array_builder_t}, Cstring), builder, name)
@@ -677,6 +1024,14 @@ end
     zarr_array_builder_set_chunk_shape(builder, ndim, chunks) -> zarr_status_t
 
 Sets the chunk shape (`ndim` must be the array's rank; every extent ≥ 1).
+
+Errors: only the usual ones (Conventions); the setting is checked by
+`zarr_array_create`.
+
+Ownership: nothing is kept: the builder copies what it is given.
+
+Thread safety: any thread: calls on one builder are serialised (usually one thread fills
+it in).
 """
 function zarr_array_builder_set_chunk_shape(builder, ndim, chunks)
     ccall((:zarr_array_builder_set_chunk_shape, libzarr), zarr_status_t, (Ptr{zarr_array_builder_t}, Csize_t, Ptr{UInt64}), builder, ndim, chunks)
@@ -687,6 +1042,14 @@ end
 
 Sets the fill value from one element of type `dtype` (which must be the array's memory
 type) of `len` bytes at `value`.
+
+Errors: only the usual ones (Conventions); the setting is checked by
+`zarr_array_create`.
+
+Ownership: nothing is kept: the builder copies what it is given.
+
+Thread safety: any thread: calls on one builder are serialised (usually one thread fills
+it in).
 """
 function zarr_array_builder_set_fill_value(builder, dtype, value, len)
     ccall((:zarr_array_builder_set_fill_value, libzarr), zarr_status_t, (Ptr{zarr_array_builder_t}, zarr_dtype_t, Ptr{Cvoid}, Csize_t), builder, dtype, value, len)
@@ -699,6 +1062,13 @@ Sets the fill value as metadata JSON: "0", "\\"NaN\\"", "null", "[1.0, 0.0]", a 
 bits as hex ("\\"0x7fc00001\\"", the only way to give a NaN with a payload: Zarr v3
 writes it so, other formats refuse it with `ZARR_ERR_INVALID_ARG`), "\\"NaT\\"", an
 object of field values for a record (`{"x": 1.5, "tag": "YWI="}`) or base64 of its bytes.
+
+Errors: `ZARR_ERR_INVALID_ARG` (not JSON); the value is checked by `zarr_array_create`.
+
+Ownership: nothing is kept: the builder copies what it is given.
+
+Thread safety: any thread: calls on one builder are serialised (usually one thread fills
+it in).
 """
 function zarr_array_builder_set_fill_value_json(builder, json)
     ccall((:zarr_array_builder_set_fill_value_json, libzarr), zarr_status_t, (Ptr{zarr_array_builder_t}, Cstring), builder, json)
@@ -708,6 +1078,13 @@ end
     zarr_array_builder_set_order(builder, order) -> zarr_status_t
 
 Sets the element order inside chunks (`ZARR_ORDER_C` or `ZARR_ORDER_F`).
+
+Errors: `ZARR_ERR_INVALID_ARG` (an unknown `order`).
+
+Ownership: nothing is kept: the builder copies what it is given.
+
+Thread safety: any thread: calls on one builder are serialised (usually one thread fills
+it in).
 """
 function zarr_array_builder_set_order(builder, order)
     ccall((:zarr_array_builder_set_order, libzarr), zarr_status_t, (Ptr{zarr_array_builder_t}, zarr_order_t), builder, order)
@@ -718,10 +1095,18 @@ end
 
 Sets any order of the dimensions inside chunks, as a Zarr v3 `transpose` codec does:
 chunk dimension `k` is array dimension `permutation[k]` (`ndim` entries, a permutation
-of `0 .. rank-1`; what `zarr_array_chunk_permutation` gives back). It replaces the order
+of 0 to rank - 1; what `zarr_array_chunk_permutation` gives back). It replaces the order
 `zarr_array_builder_set_order` set, and a later `zarr_array_builder_set_order` replaces
 it. A list that is not a permutation gives `ZARR_ERR_INVALID_ARG` at creation; v1 and v2
 arrays hold only C and F order, so other permutations give `ZARR_ERR_UNSUPPORTED` there.
+
+Errors: only the usual ones (Conventions); the setting is checked by
+`zarr_array_create`.
+
+Ownership: nothing is kept: the builder copies what it is given.
+
+Thread safety: any thread: calls on one builder are serialised (usually one thread fills
+it in).
 """
 function zarr_array_builder_set_chunk_permutation(builder, ndim, permutation)
     ccall((:zarr_array_builder_set_chunk_permutation, libzarr), zarr_status_t, (Ptr{zarr_array_builder_t}, Csize_t, Ptr{Csize_t}), builder, ndim, permutation)
@@ -733,6 +1118,13 @@ end
 Sets the chunk key separator: "." (flat keys "0.1") or "/" (nested keys "0/1"). With "."
 a chunk key is one file name in a directory store, which past about a hundred dimensions
 outgrows the filesystem's name limit (255 bytes on most): use "/" there.
+
+Errors: `ZARR_ERR_INVALID_ARG` (not "." or "/").
+
+Ownership: nothing is kept: the builder copies what it is given.
+
+Thread safety: any thread: calls on one builder are serialised (usually one thread fills
+it in).
 """
 function zarr_array_builder_set_dimension_separator(builder, separator)
     ccall((:zarr_array_builder_set_dimension_separator, libzarr), zarr_status_t, (Ptr{zarr_array_builder_t}, Cstring), builder, separator)
@@ -746,6 +1138,13 @@ with the separator ".") or "v2" (keys "0.1", or "0/1" with the separator "/", as
 arrays name chunks). `separator` is "." or "/", or NULL for the encoding's own default
 ("/" for "default", "." for "v2"). Arrays of other formats keep their own keys: "v2"
 for them gives `ZARR_ERR_INVALID_ARG` at creation.
+
+Errors: `ZARR_ERR_INVALID_ARG` (an unknown `name` or `separator`).
+
+Ownership: nothing is kept: the builder copies what it is given.
+
+Thread safety: any thread: calls on one builder are serialised (usually one thread fills
+it in).
 """
 function zarr_array_builder_set_chunk_key_encoding(builder, name, separator)
     ccall((:zarr_array_builder_set_chunk_key_encoding, libzarr), zarr_status_t, (Ptr{zarr_array_builder_t}, Cstring, Cstring), builder, name, separator)
@@ -758,6 +1157,13 @@ Sets where the index of every shard lies, at its start (`index_at_start`) or at 
 (zarr-python's default), and whether a `crc32c` checksum follows it (`checksum`, the
 default; without it the index codecs are `bytes` alone). Applies to every level of a
 nested sharding; only sharded arrays use it.
+
+Errors: only the usual ones (Conventions).
+
+Ownership: nothing is kept: the builder copies what it is given.
+
+Thread safety: any thread: calls on one builder are serialised (usually one thread fills
+it in).
 """
 function zarr_array_builder_set_shard_index(builder, index_at_start, checksum)
     ccall((:zarr_array_builder_set_shard_index, libzarr), zarr_status_t, (Ptr{zarr_array_builder_t}, Bool, Bool), builder, index_at_start, checksum)
@@ -770,6 +1176,14 @@ Sets the compressor as numcodecs JSON (`{"id": "zstd", "level": 3}`), or "null" 
 none, or a JSON list of them: Zarr v3's bytes-to-bytes codecs in the order they encode
 (`[{"id": "zstd", "level": 3}, {"id": "crc32c"}]`; `crc32c` is Zarr v3's checksum
 codec). A v2 array holds one: a list of several gives `ZARR_ERR_INVALID_ARG` at creation.
+
+Errors: `ZARR_ERR_INVALID_ARG` (not JSON); the codecs are checked by `zarr_array_create`
+(`ZARR_ERR_CODEC_UNSUPPORTED` for one this build lacks).
+
+Ownership: nothing is kept: the builder copies what it is given.
+
+Thread safety: any thread: calls on one builder are serialised (usually one thread fills
+it in).
 """
 function zarr_array_builder_set_compressor_json(builder, json)
     ccall((:zarr_array_builder_set_compressor_json, libzarr), zarr_status_t, (Ptr{zarr_array_builder_t}, Cstring), builder, json)
@@ -781,6 +1195,14 @@ end
 Sets the filter list as JSON: numcodecs configurations applied in order before the
 compressor (`[{"id": "delta", "dtype": "<i4"}, {"id": "crc32"}]`), "null" or "[]" for
 none. Each filter is checked against the type it receives when the array is created.
+
+Errors: `ZARR_ERR_INVALID_ARG` (not JSON); the filters are checked by
+`zarr_array_create`.
+
+Ownership: nothing is kept: the builder copies what it is given.
+
+Thread safety: any thread: calls on one builder are serialised (usually one thread fills
+it in).
 """
 function zarr_array_builder_set_filters_json(builder, json)
     ccall((:zarr_array_builder_set_filters_json, libzarr), zarr_status_t, (Ptr{zarr_array_builder_t}, Cstring), builder, json)
@@ -790,6 +1212,13 @@ end
     zarr_array_builder_set_attributes_json(builder, json) -> zarr_status_t
 
 Sets the attributes written with the array (a JSON object).
+
+Errors: `ZARR_ERR_INVALID_ARG` (not a JSON object).
+
+Ownership: nothing is kept: the builder copies what it is given.
+
+Thread safety: any thread: calls on one builder are serialised (usually one thread fills
+it in).
 """
 function zarr_array_builder_set_attributes_json(builder, json)
     ccall((:zarr_array_builder_set_attributes_json, libzarr), zarr_status_t, (Ptr{zarr_array_builder_t}, Cstring), builder, json)
@@ -805,6 +1234,13 @@ array, else 3). Settings left at their defaults follow the version (see
 (chunk keys "c0/1"; the store's root gets the draft's `zarr.json` entry point, and a
 store whose root `zarr.json` is anything else gives `ZARR_ERR_EXISTS` on creation).
 Other numbers give `ZARR_ERR_INVALID_ARG`.
+
+Errors: `ZARR_ERR_INVALID_ARG` (see above).
+
+Ownership: nothing is kept: the builder copies what it is given.
+
+Thread safety: any thread: calls on one builder are serialised (usually one thread fills
+it in).
 """
 function zarr_array_builder_set_zarr_format(builder, version)
     ccall((:zarr_array_builder_set_zarr_format, libzarr), zarr_status_t, (Ptr{zarr_array_builder_t}, Int32), builder, version)
@@ -817,6 +1253,14 @@ Groups chunks into shards of `ndim` extents `shape` (each a multiple of the chun
 shape): one stored object per shard, with an index (bytes little-endian + crc32c) at
 its end. Zarr v3 only: creating a v2 array with a shard shape gives
 `ZARR_ERR_INVALID_ARG`. Variable-length items (strings, bytes) can be sharded too.
+
+Errors: only the usual ones (Conventions); the setting is checked by
+`zarr_array_create`.
+
+Ownership: nothing is kept: the builder copies what it is given.
+
+Thread safety: any thread: calls on one builder are serialised (usually one thread fills
+it in).
 """
 function zarr_array_builder_set_shard_shape(builder, ndim, shape)
     ccall((:zarr_array_builder_set_shard_shape, libzarr), zarr_status_t, (Ptr{zarr_array_builder_t}, Csize_t, Ptr{UInt64}), builder, ndim, shape)
@@ -830,6 +1274,14 @@ become inner shards of `ndim` extents `shape` (dividing the enclosing shard shap
 multiple of the chunk shape), each with its own index (bytes little-endian + crc32c)
 at its end. Call after `zarr_array_builder_set_shard_shape`, once per extra level;
 setting the shard shape again drops the nested levels.
+
+Errors: only the usual ones (Conventions); the setting is checked by
+`zarr_array_create`.
+
+Ownership: nothing is kept: the builder copies what it is given.
+
+Thread safety: any thread: calls on one builder are serialised (usually one thread fills
+it in).
 """
 function zarr_array_builder_add_inner_shard_shape(builder, ndim, shape)
     ccall((:zarr_array_builder_add_inner_shard_shape, libzarr), zarr_status_t, (Ptr{zarr_array_builder_t}, Csize_t, Ptr{UInt64}), builder, ndim, shape)
@@ -841,6 +1293,14 @@ end
 Sets the dimension names written in v3 metadata: `ndim` UTF-8 strings, NULL for an
 unnamed dimension (written as null; "" is written as the name ""). Creating a v2 array with dimension names gives
 `ZARR_ERR_INVALID_ARG` (v2 arrays take them with `zarr_array_set_dimension_names`).
+
+Errors: only the usual ones (Conventions); the setting is checked by
+`zarr_array_create`.
+
+Ownership: nothing is kept: the builder copies what it is given.
+
+Thread safety: any thread: calls on one builder are serialised (usually one thread fills
+it in).
 """
 function zarr_array_builder_set_dimension_names(builder, ndim, names)
     ccall((:zarr_array_builder_set_dimension_names, libzarr), zarr_status_t, (Ptr{zarr_array_builder_t}, Csize_t, Ptr{Cstring}), builder, ndim, names)
@@ -851,6 +1311,12 @@ end
 
 The fixed name of a status code (`"ZARR_ERR_NOT_FOUND"`); never NULL, "ZARR_UNKNOWN_STATUS"
 for values that are not statuses. The string is static: do not free it.
+
+Errors: none: it returns a value, never a status.
+
+Ownership: the string is static: never free it.
+
+Thread safety: any thread, at the same time as any other call.
 """
 function zarr_status_str(status)
     ccall((:zarr_status_str, libzarr), Cstring, (zarr_status_t,), status)
@@ -864,6 +1330,13 @@ NUL-terminated, truncated if needed; `*needed` (may be NULL) gets the full size 
 the NUL. Meaningful right after a failing call on the same thread; calling it does not
 change the message. Returns `ZARR_ERR_BUFFER_SIZE` if the message was truncated (pass
 `buf = NULL, len = 0` to query the size).
+
+Errors: `ZARR_ERR_BUFFER_SIZE` (the message was truncated), `ZARR_ERR_NULL_ARG` (`buf`
+NULL with `len` above 0).
+
+Ownership: the text is copied into the caller's `buf` (string output convention).
+
+Thread safety: any thread; each thread has its own last message.
 """
 function zarr_last_error(buf, len, needed)
     ccall((:zarr_last_error, libzarr), zarr_status_t, (Ptr{UInt8}, Csize_t, Ptr{Csize_t}), buf, len, needed)
@@ -874,6 +1347,12 @@ end
 
 The library version as MAJOR * 1000000 + MINOR * 1000 + PATCH (equals
 `ZARR_VERSION_NUMBER` when header and library match).
+
+Errors: none: it returns a value, never a status.
+
+Ownership: nothing changes hands.
+
+Thread safety: any thread, at the same time as any other call.
 """
 function zarr_version_number()
     ccall((:zarr_version_number, libzarr), UInt32, ())
@@ -883,6 +1362,12 @@ end
     zarr_version_string() -> Cstring
 
 The library version as a static string ("0.1.0").
+
+Errors: none: it returns a value, never a status.
+
+Ownership: the string is static: never free it.
+
+Thread safety: any thread, at the same time as any other call.
 """
 function zarr_version_string()
     ccall((:zarr_version_string, libzarr), Cstring, ())
@@ -893,6 +1378,12 @@ end
 
 Whether this build supports the codec or filter `id` ("blosc", "zstd", "delta", …);
 false for NULL.
+
+Errors: none: it returns a value, never a status.
+
+Ownership: nothing is kept: arguments are only read during the call.
+
+Thread safety: any thread, at the same time as any other call.
 """
 function zarr_codec_supported(id)
     ccall((:zarr_codec_supported, libzarr), Bool, (Cstring,), id)
@@ -905,6 +1396,12 @@ What this build has, as a bit set of `ZARR_HAS_*` values: test with
 `zarr_features() & ZARR_HAS_S3`. The header is the same for every build (all calls are
 declared); a store kind missing from the set makes `zarr_store_open_url` give
 `ZARR_ERR_UNSUPPORTED`.
+
+Errors: none: it returns a value, never a status.
+
+Ownership: nothing changes hands.
+
+Thread safety: any thread, at the same time as any other call.
 """
 function zarr_features()
     ccall((:zarr_features, libzarr), UInt32, ())
@@ -914,6 +1411,12 @@ end
     zarr_threadsafe() -> Bool
 
 Whether handles may be used from several threads at once (always true).
+
+Errors: none: it returns a value, never a status.
+
+Ownership: nothing changes hands.
+
+Thread safety: any thread, at the same time as any other call.
 """
 function zarr_threadsafe()
     ccall((:zarr_threadsafe, libzarr), Bool, ())
@@ -924,6 +1427,14 @@ end
 
 Sets the number of worker threads for multi-chunk work (0 = the default: the
 `ZARR_NUM_THREADS` environment variable, else the cores this process may use).
+
+Errors: `ZARR_ERR_INVALID_ARG` (more than 4096), `ZARR_ERR_INTERNAL` (the threads cannot
+start).
+
+Ownership: nothing changes hands.
+
+Thread safety: any thread; the setting is process-wide and applies to calls that start
+after it (calls running meanwhile finish on the old threads).
 """
 function zarr_set_num_threads(threads)
     ccall((:zarr_set_num_threads, libzarr), zarr_status_t, (Csize_t,), threads)
@@ -933,6 +1444,12 @@ end
     zarr_get_num_threads() -> Csize_t
 
 The number of worker threads.
+
+Errors: none: it returns a value, never a status.
+
+Ownership: nothing changes hands.
+
+Thread safety: any thread, at the same time as any other call.
 """
 function zarr_get_num_threads()
     ccall((:zarr_get_num_threads, libzarr), Csize_t, ())
@@ -941,7 +1458,14 @@ end
 """
     zarr_dtype_from_name(name, out_dtype) -> zarr_status_t
 
-Looks up an element type by name: a Zarr v3 name ("float32") or a numpy string ("<f4").
+Looks up an element type by name: a Zarr v3 name (`"float32"`) or a numpy string
+(`"<f4"`).
+
+Errors: `ZARR_ERR_INVALID_ARG` (an unknown name).
+
+Ownership: nothing is kept; the result goes to the caller's output.
+
+Thread safety: any thread, at the same time as any other call.
 """
 function zarr_dtype_from_name(name, out_dtype)
     ccall((:zarr_dtype_from_name, libzarr), zarr_status_t, (Cstring, Ptr{zarr_dtype_t}), name, out_dtype)
@@ -951,6 +1475,12 @@ end
     zarr_dtype_name(dtype) -> Cstring
 
 The Zarr v3 name of an element type ("float32"), static; NULL for unknown values.
+
+Errors: none: it returns a value, never a status.
+
+Ownership: the string is static: never free it.
+
+Thread safety: any thread, at the same time as any other call.
 """
 function zarr_dtype_name(dtype)
     ccall((:zarr_dtype_name, libzarr), Cstring, (zarr_dtype_t,), dtype)
@@ -961,6 +1491,12 @@ end
 
 Size in bytes of one element of `dtype`; 0 for unknown values and for `ZARR_DTYPE_RAW`,
 `ZARR_DTYPE_STRING` and `ZARR_DTYPE_BYTES`, whose size depends on the array.
+
+Errors: none: it returns a value, never a status.
+
+Ownership: nothing changes hands.
+
+Thread safety: any thread, at the same time as any other call.
 """
 function zarr_dtype_size(dtype)
     ccall((:zarr_dtype_size, libzarr), Csize_t, (zarr_dtype_t,), dtype)
@@ -977,6 +1513,18 @@ below; keys that belong to no node, such as other files in the directory, are ke
 parent groups are created. A new group gets the format of the group above it, or Zarr
 v3 at the top of a store (`zarr_group_create` chooses). An array at `path` gives
 `ZARR_ERR_NODE_TYPE`.
+
+Errors: `ZARR_ERR_NOT_FOUND` (`ZARR_MODE_R` or `ZARR_MODE_R_PLUS` and no group),
+`ZARR_ERR_NODE_TYPE` (an array at `path`), `ZARR_ERR_EXISTS` (`ZARR_MODE_W_MINUS` and
+something is there, or an array above a group to create), `ZARR_ERR_METADATA`,
+`ZARR_ERR_READ_ONLY` (a mode that writes, on a read-only store), `ZARR_ERR_INVALID_KEY`
+(`path`).
+
+Ownership: `*out_group` is a new handle: free it with `zarr_group_free`. It keeps the
+store alive.
+
+Thread safety: any thread; one creator per path (say, MPI rank 0), then others open it:
+creators of one path at once replace each other's nodes.
 """
 function zarr_group_open(store, path, mode, out_group)
     ccall((:zarr_group_open, libzarr), zarr_status_t, (Ptr{zarr_store_t}, Cstring, zarr_mode_t, Ptr{Ptr{zarr_group_t}}), store, path, mode, out_group)
@@ -990,6 +1538,15 @@ Like `zarr_group_open`, but a group that has to be created is written in Zarr fo
 `ZARR_FORMAT_V3_DRAFT_ZARR_PYTHON`: the 2022 draft's group document, parents left
 implicit), as are missing parent groups. An existing group opens in whatever format it
 has; in a store holding a 2022-draft hierarchy new groups take its layout.
+
+Errors: those of `zarr_group_open`, and `ZARR_ERR_INVALID_ARG` (an unknown
+`zarr_format`).
+
+Ownership: `*out_group` is a new handle: free it with `zarr_group_free`. It keeps the
+store alive.
+
+Thread safety: any thread; one creator per path (say, MPI rank 0), then others open it:
+creators of one path at once replace each other's nodes.
 """
 function zarr_group_create(store, path, mode, zarr_format, out_group)
     ccall((:zarr_group_create, libzarr), zarr_status_t, (Ptr{zarr_store_t}, Cstring, zarr_mode_t, Int32, Ptr{Ptr{zarr_group_t}}), store, path, mode, zarr_format, out_group)
@@ -1004,6 +1561,15 @@ one document write (v3 `zarr.json`; v2 `.zgroup` then `.zattrs`), so a v3 group 
 attributes can go into a store where each key is written once (a zip file); an existing
 group opened for writing gets them set, replacing its attributes (`ZARR_MODE_R` gives
 `ZARR_ERR_READ_ONLY` when there are attributes to set).
+
+Errors: those of `zarr_group_create`; `ZARR_ERR_INVALID_ARG` (attributes that are not a
+JSON object), `ZARR_ERR_READ_ONLY` (`ZARR_MODE_R` with attributes).
+
+Ownership: `*out_group` is a new handle: free it with `zarr_group_free`. It keeps the
+store alive.
+
+Thread safety: any thread; one creator per path (say, MPI rank 0), then others open it:
+creators of one path at once replace each other's nodes.
 """
 function zarr_group_create_with_attrs(store, path, mode, zarr_format, attributes_json, out_group)
     ccall((:zarr_group_create_with_attrs, libzarr), zarr_status_t, (Ptr{zarr_store_t}, Cstring, zarr_mode_t, Int32, Cstring, Ptr{Ptr{zarr_group_t}}), store, path, mode, zarr_format, attributes_json, out_group)
@@ -1018,6 +1584,14 @@ member lists of its groups, come from that one read (one request on an object st
 v3, two for v2), as zarr-python serves consolidated metadata; chunks are read from the
 store. Nodes added after consolidation are not listed, but open when asked for by path
 (read from the store). `ZARR_ERR_NOT_FOUND` without consolidated metadata.
+
+Errors: `ZARR_ERR_NOT_FOUND` (no consolidated metadata), `ZARR_ERR_METADATA`, and those
+of `zarr_group_open`.
+
+Ownership: `*out_group` is a new handle: free it with `zarr_group_free`. It keeps the
+store alive.
+
+Thread safety: any thread; the handle serves the metadata as it was consolidated.
 """
 function zarr_group_open_consolidated(store, path, mode, out_group)
     ccall((:zarr_group_open_consolidated, libzarr), zarr_status_t, (Ptr{zarr_store_t}, Cstring, zarr_mode_t, Ptr{Ptr{zarr_group_t}}), store, path, mode, out_group)
@@ -1034,6 +1608,14 @@ group: every `zarr.json` below `path` into the group's own `zarr.json`, as its
 which zarr-python 3 and `zarr_group_open_consolidated` read. The 2022 draft layout has
 no consolidated metadata (`ZARR_ERR_UNSUPPORTED`). Run it again after adding nodes: a
 consolidated reader does not list nodes added since.
+
+Errors: `ZARR_ERR_METADATA` (a document that is not JSON), `ZARR_ERR_UNSUPPORTED` (the
+2022 draft layout), `ZARR_ERR_READ_ONLY`, `ZARR_ERR_INVALID_KEY` (`path`).
+
+Ownership: nothing is kept: arguments are only read during the call.
+
+Thread safety: any thread; nodes written meanwhile may be missed: consolidate when
+writers are done.
 """
 function zarr_consolidate_metadata(store, path)
     ccall((:zarr_consolidate_metadata, libzarr), zarr_status_t, (Ptr{zarr_store_t}, Cstring), store, path)
@@ -1043,6 +1625,13 @@ end
     zarr_group_free(group) -> Cvoid
 
 Releases a group handle (NULL is ignored).
+
+Errors: none: it returns a value, never a status.
+
+Ownership: takes the handle (NULL is ignored); the store is released with the last
+handle using it.
+
+Thread safety: any thread, once no other call is using the handle.
 """
 function zarr_group_free(group)
     ccall((:zarr_group_free, libzarr), Cvoid, (Ptr{zarr_group_t},), group)
@@ -1052,6 +1641,12 @@ end
     zarr_group_path(group, buf, len, needed) -> zarr_status_t
 
 Copies the group's normalised path ("" for the root) into `buf`.
+
+Errors: `ZARR_ERR_BUFFER_SIZE` (string output convention).
+
+Ownership: the text is copied into the caller's `buf` (string output convention).
+
+Thread safety: any thread, at the same time as any other call.
 """
 function zarr_group_path(group, buf, len, needed)
     ccall((:zarr_group_path, libzarr), zarr_status_t, (Ptr{zarr_group_t}, Ptr{UInt8}, Csize_t, Ptr{Csize_t}), group, buf, len, needed)
@@ -1062,6 +1657,12 @@ end
 
 Sets `*out_version` to the group's Zarr format: 2, 3, `ZARR_FORMAT_V3_DRAFT` or
 `ZARR_FORMAT_V3_DRAFT_ZARR_PYTHON`.
+
+Errors: only the usual ones (Conventions).
+
+Ownership: nothing is kept; the result goes to the caller's output.
+
+Thread safety: any thread, at the same time as any other call.
 """
 function zarr_group_zarr_format(group, out_version)
     ccall((:zarr_group_zarr_format, libzarr), zarr_status_t, (Ptr{zarr_group_t}, Ptr{Int32}), group, out_version)
@@ -1071,6 +1672,12 @@ end
     zarr_node_kind_at(store, path, out_kind) -> zarr_status_t
 
 Sets `*out_kind` to what is at `path` in `store`.
+
+Errors: `ZARR_ERR_INVALID_KEY` (`path`).
+
+Ownership: nothing is kept; the result goes to the caller's output.
+
+Thread safety: any thread; it reads the store.
 """
 function zarr_node_kind_at(store, path, out_kind)
     ccall((:zarr_node_kind_at, libzarr), zarr_status_t, (Ptr{zarr_store_t}, Cstring, Ptr{zarr_node_kind_t}), store, path, out_kind)
@@ -1080,6 +1687,12 @@ end
     zarr_group_contains(group, path, out_kind) -> zarr_status_t
 
 Sets `*out_kind` to what is at `path` below the group ("a/b" for nested members).
+
+Errors: `ZARR_ERR_INVALID_KEY` (`path`).
+
+Ownership: nothing is kept; the result goes to the caller's output.
+
+Thread safety: any thread; it reads the store.
 """
 function zarr_group_contains(group, path, out_kind)
     ccall((:zarr_group_contains, libzarr), zarr_status_t, (Ptr{zarr_group_t}, Cstring, Ptr{zarr_node_kind_t}), group, path, out_kind)
@@ -1090,6 +1703,13 @@ end
 
 Lists the names of the group's direct members of `kind` (`ZARR_NODE_ARRAY`,
 `ZARR_NODE_GROUP`, or `ZARR_NODE_NONE` for all), sorted, into a new string list.
+
+Errors: `ZARR_ERR_INVALID_ARG` (an unknown `kind`).
+
+Ownership: `*out_names` is a new list: free it with `zarr_strings_free`.
+
+Thread safety: any thread, at the same time as any other call; the store is listed as it
+is then.
 """
 function zarr_group_members(group, kind, out_names)
     ccall((:zarr_group_members, libzarr), zarr_status_t, (Ptr{zarr_group_t}, zarr_node_kind_t, Ptr{Ptr{zarr_strings_t}}), group, kind, out_names)
@@ -1099,6 +1719,18 @@ end
     zarr_group_open_group(group, path, mode, out_group) -> zarr_status_t
 
 Opens (or, by mode, creates) the group at `path` below this group.
+
+Errors: `ZARR_ERR_NOT_FOUND` (`ZARR_MODE_R` or `ZARR_MODE_R_PLUS` and no group),
+`ZARR_ERR_NODE_TYPE` (an array at `path`), `ZARR_ERR_EXISTS` (`ZARR_MODE_W_MINUS` and
+something is there, or an array above a group to create), `ZARR_ERR_METADATA`,
+`ZARR_ERR_READ_ONLY` (a mode that writes, on a read-only store), `ZARR_ERR_INVALID_KEY`
+(`path`).
+
+Ownership: `*out_group` is a new handle: free it with `zarr_group_free`. It keeps the
+store alive.
+
+Thread safety: any thread; one creator per path (say, MPI rank 0), then others open it:
+creators of one path at once replace each other's nodes.
 """
 function zarr_group_open_group(group, path, mode, out_group)
     ccall((:zarr_group_open_group, libzarr), zarr_status_t, (Ptr{zarr_group_t}, Cstring, zarr_mode_t, Ptr{Ptr{zarr_group_t}}), group, path, mode, out_group)
@@ -1109,6 +1741,17 @@ end
 
 Opens the array at `path` below this group (`ZARR_MODE_R`, `ZARR_MODE_R_PLUS`,
 `ZARR_MODE_A`).
+
+Errors: `ZARR_ERR_NOT_FOUND` (no array at `path`), `ZARR_ERR_NODE_TYPE` (a group there),
+`ZARR_ERR_METADATA` (a document libzarr cannot read, the field named),
+`ZARR_ERR_CODEC_UNSUPPORTED`, `ZARR_ERR_INVALID_ARG` (a mode that creates: use a
+builder), `ZARR_ERR_READ_ONLY` (a writable mode on a read-only store),
+`ZARR_ERR_INVALID_KEY` (`path`).
+
+Ownership: `*out_array` is a new handle: free it with `zarr_array_free`. It keeps the
+store alive.
+
+Thread safety: any thread; any number of handles may be open on one array.
 """
 function zarr_group_open_array(group, path, mode, out_array)
     ccall((:zarr_group_open_array, libzarr), zarr_status_t, (Ptr{zarr_group_t}, Cstring, zarr_mode_t, Ptr{Ptr{zarr_array_t}}), group, path, mode, out_array)
@@ -1119,6 +1762,18 @@ end
 
 Creates an array at `path` below this group from the builder's settings (modes as for
 `zarr_array_create`).
+
+Errors: `ZARR_ERR_EXISTS` (`ZARR_MODE_W_MINUS` and an array is at `path`, or an array
+above it), `ZARR_ERR_NODE_TYPE` (`ZARR_MODE_W_MINUS` or `ZARR_MODE_A` and a group is at
+`path`), `ZARR_ERR_INVALID_ARG` (settings that do not fit together, or a mode that does
+not create), `ZARR_ERR_CODEC_UNSUPPORTED`, `ZARR_ERR_UNSUPPORTED`, `ZARR_ERR_READ_ONLY`
+(a read-only store), `ZARR_ERR_INVALID_KEY` (`path`).
+
+Ownership: the builder stays the caller's. `*out_array` is a new handle: free it with
+`zarr_array_free`. It keeps the store alive.
+
+Thread safety: any thread; one creator per path (say, MPI rank 0), then others open it:
+creators of one path at once replace each other's nodes.
 """
 function zarr_group_create_array(group, builder, path, mode, out_array)
     ccall((:zarr_group_create_array, libzarr), zarr_status_t, (Ptr{zarr_group_t}, Ptr{zarr_array_builder_t}, Cstring, zarr_mode_t, Ptr{Ptr{zarr_array_t}}), group, builder, path, mode, out_array)
@@ -1128,6 +1783,13 @@ end
     zarr_group_delete(group, path) -> zarr_status_t
 
 Deletes the member at `path` below this group and everything under it.
+
+Errors: `ZARR_ERR_NOT_FOUND` (nothing at `path`), `ZARR_ERR_READ_ONLY`,
+`ZARR_ERR_INVALID_KEY`.
+
+Ownership: nothing is kept: arguments are only read during the call.
+
+Thread safety: any thread; handles still open on what was deleted are not told.
 """
 function zarr_group_delete(group, path)
     ccall((:zarr_group_delete, libzarr), zarr_status_t, (Ptr{zarr_group_t}, Cstring), group, path)
@@ -1138,6 +1800,15 @@ end
 
 Moves the member at `from` to `to` (both below this group); the destination must not
 exist. Groups above `to` are created.
+
+Errors: `ZARR_ERR_NOT_FOUND` (nothing at `from`), `ZARR_ERR_EXISTS` (something at `to`),
+`ZARR_ERR_INVALID_ARG` (`to` inside `from`), `ZARR_ERR_READ_ONLY` (a read-only handle,
+as consolidated ones are), `ZARR_ERR_UNSUPPORTED` (the 2022 draft layout),
+`ZARR_ERR_INVALID_KEY`.
+
+Ownership: nothing is kept: arguments are only read during the call.
+
+Thread safety: any thread; handles still open on the old path are not told.
 """
 function zarr_group_move(group, from, to)
     ccall((:zarr_group_move, libzarr), zarr_status_t, (Ptr{zarr_group_t}, Cstring, Cstring), group, from, to)
@@ -1147,6 +1818,12 @@ end
     zarr_group_attrs_get(group, buf, len, needed) -> zarr_status_t
 
 Copies the group's attributes (a JSON object) into `buf`.
+
+Errors: `ZARR_ERR_BUFFER_SIZE` (string output convention), `ZARR_ERR_METADATA`.
+
+Ownership: the text is copied into the caller's `buf` (string output convention).
+
+Thread safety: any thread; it reads the store.
 """
 function zarr_group_attrs_get(group, buf, len, needed)
     ccall((:zarr_group_attrs_get, libzarr), zarr_status_t, (Ptr{zarr_group_t}, Ptr{UInt8}, Csize_t, Ptr{Csize_t}), group, buf, len, needed)
@@ -1156,6 +1833,14 @@ end
     zarr_group_attrs_set(group, json) -> zarr_status_t
 
 Replaces all of the group's attributes with the JSON object `json`.
+
+Errors: `ZARR_ERR_INVALID_ARG` (not a JSON object), `ZARR_ERR_READ_ONLY` (a read-only
+handle or store).
+
+Ownership: nothing is kept: arguments are only read during the call.
+
+Thread safety: any thread; updates through one handle are serialised, while of updates
+made at once through several handles or processes the last one wins.
 """
 function zarr_group_attrs_set(group, json)
     ccall((:zarr_group_attrs_set, libzarr), zarr_status_t, (Ptr{zarr_group_t}, Cstring), group, json)
@@ -1165,6 +1850,13 @@ end
     zarr_group_attr_get(group, key, buf, len, needed) -> zarr_status_t
 
 Copies the JSON value of the group's attribute `key`; `ZARR_ERR_NOT_FOUND` if absent.
+
+Errors: `ZARR_ERR_NOT_FOUND` (no such attribute), `ZARR_ERR_BUFFER_SIZE` (string output
+convention), `ZARR_ERR_METADATA`.
+
+Ownership: the text is copied into the caller's `buf` (string output convention).
+
+Thread safety: any thread; it reads the store.
 """
 function zarr_group_attr_get(group, key, buf, len, needed)
     ccall((:zarr_group_attr_get, libzarr), zarr_status_t, (Ptr{zarr_group_t}, Cstring, Ptr{UInt8}, Csize_t, Ptr{Csize_t}), group, key, buf, len, needed)
@@ -1174,6 +1866,13 @@ end
     zarr_group_attr_set(group, key, json) -> zarr_status_t
 
 Sets the group's attribute `key` to the JSON value `json`.
+
+Errors: `ZARR_ERR_READ_ONLY` (a read-only handle or store).
+
+Ownership: nothing is kept: arguments are only read during the call.
+
+Thread safety: any thread; updates through one handle are serialised, while of updates
+made at once through several handles or processes the last one wins.
 """
 function zarr_group_attr_set(group, key, json)
     ccall((:zarr_group_attr_set, libzarr), zarr_status_t, (Ptr{zarr_group_t}, Cstring, Cstring), group, key, json)
@@ -1183,6 +1882,13 @@ end
     zarr_group_attr_delete(group, key) -> zarr_status_t
 
 Deletes the group's attribute `key`; `ZARR_ERR_NOT_FOUND` if absent.
+
+Errors: `ZARR_ERR_NOT_FOUND` (no such attribute), `ZARR_ERR_READ_ONLY`.
+
+Ownership: nothing is kept: arguments are only read during the call.
+
+Thread safety: any thread; updates through one handle are serialised, while of updates
+made at once through several handles or processes the last one wins.
 """
 function zarr_group_attr_delete(group, key)
     ccall((:zarr_group_attr_delete, libzarr), zarr_status_t, (Ptr{zarr_group_t}, Cstring), group, key)
@@ -1199,6 +1905,15 @@ with that compressor ("null" for none). `mode`: `ZARR_MODE_W`, `ZARR_MODE_W_MINU
 node, or one inside the other, through any store roots, links or handles on the same
 directory, zip file or memory store) is refused with `ZARR_ERR_INVALID_ARG` naming both
 locations, before anything is erased or written.
+
+Errors: `ZARR_ERR_NOT_FOUND` (nothing at `source_path`), `ZARR_ERR_INVALID_ARG`
+(overlapping source and target, a bad mode), `ZARR_ERR_EXISTS` (`ZARR_MODE_W_MINUS`),
+`ZARR_ERR_READ_ONLY`, `ZARR_ERR_CODEC_UNSUPPORTED`, `ZARR_ERR_CODEC`.
+
+Ownership: nothing is kept: arguments are only read during the call.
+
+Thread safety: any thread; the source is copied as it is read, so do not write it
+meanwhile.
 """
 function zarr_copy(source, source_path, target, target_path, compressor_json, mode)
     ccall((:zarr_copy, libzarr), zarr_status_t, (Ptr{zarr_store_t}, Cstring, Ptr{zarr_store_t}, Cstring, Cstring, zarr_mode_t), source, source_path, target, target_path, compressor_json, mode)
@@ -1209,6 +1924,13 @@ end
 
 Converts the v1 array at `path` (keys `meta` and `attrs`) to v2 in place, as
 zarr-python's `migrate_1to2`.
+
+Errors: `ZARR_ERR_NOT_FOUND` (no v1 array at `path`), `ZARR_ERR_METADATA`,
+`ZARR_ERR_READ_ONLY`.
+
+Ownership: nothing is kept: arguments are only read during the call.
+
+Thread safety: any thread; no other handle may use the array meanwhile.
 """
 function zarr_migrate_1to2(store, path)
     ccall((:zarr_migrate_1to2, libzarr), zarr_status_t, (Ptr{zarr_store_t}, Cstring), store, path)
@@ -1226,6 +1948,13 @@ it is used: symbolic links that stay inside are followed; one that leads outside
 any absolute link, gives `ZARR_ERR_INVALID_KEY`. A FIFO, socket or device at a key gives
 `ZARR_ERR_STORAGE_IO` without blocking; a key with a component longer than the
 filesystem's name limit gives `ZARR_ERR_INVALID_KEY`.
+
+Errors: `ZARR_ERR_NOT_FOUND` (`ZARR_MODE_R` or `ZARR_MODE_R_PLUS` and no directory),
+`ZARR_ERR_STORAGE_IO` (not a directory, or it cannot be created).
+
+Ownership: `*out_store` is a new handle: free it with `zarr_store_free`.
+
+Thread safety: any thread, at the same time as any other call.
 """
 function zarr_store_open_fs(path, mode, out_store)
     ccall((:zarr_store_open_fs, libzarr), zarr_status_t, (Cstring, zarr_mode_t, Ptr{Ptr{zarr_store_t}}), path, mode, out_store)
@@ -1250,6 +1979,15 @@ previous archive whole with all its entries (or no file, for a new one); opening
 writing removes temporary files left by killed writers. Only one handle at a time may
 write over an existing zip: a second one fails with `ZARR_ERR_STORAGE_IO` (a lock, which
 readers ignore).
+
+Errors: `ZARR_ERR_NOT_FOUND` (a mode that reads an existing zip, and none is there),
+`ZARR_ERR_EXISTS` (`ZARR_MODE_W_MINUS` and a file is there), `ZARR_ERR_STORAGE_IO` (not
+a zip, or another handle is writing it).
+
+Ownership: `*out_store` is a new handle: free it with `zarr_store_free`.
+
+Thread safety: any thread; calls through one handle are serialised inside. One writing
+handle per zip.
 """
 function zarr_store_open_zip(path, mode, deflate, out_store)
     ccall((:zarr_store_open_zip, libzarr), zarr_status_t, (Cstring, zarr_mode_t, Bool, Ptr{Ptr{zarr_store_t}}), path, mode, deflate, out_store)
@@ -1305,6 +2043,16 @@ with a conditional PUT, so of several creators exactly one succeeds.
 
 A build without object stores (see `zarr_features`) gives `ZARR_ERR_UNSUPPORTED` for
 their URLs; an unknown scheme or malformed URL gives `ZARR_ERR_INVALID_ARG`.
+
+Errors: `ZARR_ERR_INVALID_ARG` (an unknown scheme, a malformed URL, an option the store
+kind does not use), `ZARR_ERR_UNSUPPORTED` (a store kind this build lacks),
+`ZARR_ERR_READ_ONLY` (`http(s)://` with a mode that writes), and those of
+`zarr_store_open_fs` and `zarr_store_open_zip` for their URLs.
+
+Ownership: the URL and options are copied. `*out_store` is a new handle: free it with
+`zarr_store_free`.
+
+Thread safety: any thread, at the same time as any other call.
 """
 function zarr_store_open_url(url, mode, options_json, out_store)
     ccall((:zarr_store_open_url, libzarr), zarr_status_t, (Cstring, zarr_mode_t, Cstring, Ptr{Ptr{zarr_store_t}}), url, mode, options_json, out_store)
@@ -1319,6 +2067,13 @@ archive's central directory is written, the file synced to disk and atomically r
 over the zip's path: a crash before the rename leaves the old archive, after it the new
 one. If closing fails, the zip at the path is as it was and the entries written through
 the handle are lost. A no-op for memory stores.
+
+Errors: `ZARR_ERR_STORAGE_IO` (the zip or a sync failed).
+
+Ownership: the handle stays the caller's: free it with `zarr_store_free`.
+
+Thread safety: any thread, once writes through the store are done (a zip write after
+closing starts a new archive).
 """
 function zarr_store_close(store)
     ccall((:zarr_store_close, libzarr), zarr_status_t, (Ptr{zarr_store_t},), store)
@@ -1331,6 +2086,13 @@ Sets how much of what the store writes survives a crash (see `zarr_durability`).
 Directory stores accept every level; memory and zip stores accept only
 `ZARR_DURABILITY_NONE` and give `ZARR_ERR_UNSUPPORTED` for the others, since they cannot
 sync what they write. Lowering the level keeps what is still to be flushed.
+
+Errors: `ZARR_ERR_INVALID_ARG` (an unknown level), `ZARR_ERR_UNSUPPORTED` (see above).
+
+Ownership: nothing changes hands.
+
+Thread safety: any thread; writes running meanwhile are synced at the old or the new
+level.
 """
 function zarr_store_set_durability(store, level)
     ccall((:zarr_store_set_durability, libzarr), zarr_status_t, (Ptr{zarr_store_t}, zarr_durability_t), store, level)
@@ -1343,6 +2105,12 @@ Syncs what the handle wrote since its last flush (under `ZARR_DURABILITY_FLUSH`:
 file written and each directory whose entries changed), so it survives a power loss;
 the first failure is reported, after every file was tried. A no-op for other levels and
 for memory and zip stores.
+
+Errors: `ZARR_ERR_STORAGE_IO` (the first file or directory that failed).
+
+Ownership: nothing changes hands.
+
+Thread safety: any thread; writes finishing meanwhile may be left to the next flush.
 """
 function zarr_store_flush(store)
     ccall((:zarr_store_flush, libzarr), zarr_status_t, (Ptr{zarr_store_t},), store)
@@ -1352,6 +2120,12 @@ end
     zarr_store_new_memory(out_store) -> zarr_status_t
 
 Creates an empty in-memory store.
+
+Errors: only the usual ones (Conventions).
+
+Ownership: `*out_store` is a new handle: free it with `zarr_store_free`.
+
+Thread safety: any thread, at the same time as any other call.
 """
 function zarr_store_new_memory(out_store)
     ccall((:zarr_store_new_memory, libzarr), zarr_status_t, (Ptr{Ptr{zarr_store_t}},), out_store)
@@ -1364,6 +2138,13 @@ Releases a store handle (NULL is ignored), flushing it first as `zarr_store_flus
 a flush error cannot be reported here: call `zarr_store_close` first to see it. Arrays
 opened from it stay usable; what they write afterwards is flushed when the last of them
 is freed.
+
+Errors: none: it returns a value, never a status. A flush error is lost (see above).
+
+Ownership: takes the handle (NULL is ignored); arrays and groups opened from it keep the
+store alive.
+
+Thread safety: any thread, once no other call is using the handle.
 """
 function zarr_store_free(store)
     ccall((:zarr_store_free, libzarr), Cvoid, (Ptr{zarr_store_t},), store)
@@ -1373,6 +2154,13 @@ end
     zarr_store_set(store, key, value, len) -> zarr_status_t
 
 Stores `len` bytes at `key`, replacing any value.
+
+Errors: `ZARR_ERR_READ_ONLY`, `ZARR_ERR_INVALID_KEY`, `ZARR_ERR_EXISTS` (a zip key
+written before).
+
+Ownership: `value` is copied.
+
+Thread safety: any thread; of writes of one key at once, the last one wins.
 """
 function zarr_store_set(store, key, value, len)
     ccall((:zarr_store_set, libzarr), zarr_status_t, (Ptr{zarr_store_t}, Cstring, Ptr{Cvoid}, Csize_t), store, key, value, len)
@@ -1384,6 +2172,13 @@ end
 Copies the value at `key` into `buf`. `*needed` (may be NULL) gets its size; a buffer
 too small gives `ZARR_ERR_BUFFER_SIZE` and nothing is copied. A missing key gives
 `ZARR_ERR_NOT_FOUND`.
+
+Errors: `ZARR_ERR_NOT_FOUND` (no such key), `ZARR_ERR_BUFFER_SIZE` (`len` too small;
+`*needed` is set), `ZARR_ERR_INVALID_KEY`.
+
+Ownership: the value is copied into the caller's `buf`.
+
+Thread safety: any thread; a value is read whole, old or new.
 """
 function zarr_store_get(store, key, buf, len, needed)
     ccall((:zarr_store_get, libzarr), zarr_status_t, (Ptr{zarr_store_t}, Cstring, Ptr{Cvoid}, Csize_t, Ptr{Csize_t}), store, key, buf, len, needed)
@@ -1393,6 +2188,12 @@ end
     zarr_store_contains(store, key, out_exists) -> zarr_status_t
 
 Sets `*out_exists` to whether `key` exists.
+
+Errors: `ZARR_ERR_INVALID_KEY`.
+
+Ownership: nothing is kept; the result goes to the caller's output.
+
+Thread safety: any thread, at the same time as any other call.
 """
 function zarr_store_contains(store, key, out_exists)
     ccall((:zarr_store_contains, libzarr), zarr_status_t, (Ptr{zarr_store_t}, Cstring, Ptr{Bool}), store, key, out_exists)
@@ -1402,6 +2203,13 @@ end
     zarr_store_erase(store, key) -> zarr_status_t
 
 Removes `key`; `ZARR_ERR_NOT_FOUND` if it does not exist.
+
+Errors: `ZARR_ERR_NOT_FOUND` (no such key), `ZARR_ERR_READ_ONLY`,
+`ZARR_ERR_INVALID_KEY`, `ZARR_ERR_UNSUPPORTED` (a zip entry).
+
+Ownership: nothing is kept: arguments are only read during the call.
+
+Thread safety: any thread, at the same time as any other call.
 """
 function zarr_store_erase(store, key)
     ccall((:zarr_store_erase, libzarr), zarr_status_t, (Ptr{zarr_store_t}, Cstring), store, key)
@@ -1411,6 +2219,13 @@ end
     zarr_store_erase_prefix(store, prefix) -> zarr_status_t
 
 Removes every key starting with `prefix` ("" erases everything).
+
+Errors: `ZARR_ERR_READ_ONLY`, `ZARR_ERR_INVALID_KEY`, `ZARR_ERR_UNSUPPORTED` (zip
+entries).
+
+Ownership: nothing is kept: arguments are only read during the call.
+
+Thread safety: any thread; keys written meanwhile under `prefix` may stay.
 """
 function zarr_store_erase_prefix(store, prefix)
     ccall((:zarr_store_erase_prefix, libzarr), zarr_status_t, (Ptr{zarr_store_t}, Cstring), store, prefix)
@@ -1420,6 +2235,14 @@ end
     zarr_store_list(store, prefix, out_keys) -> zarr_status_t
 
 Lists every key starting with `prefix`, sorted, into a new string list.
+
+Errors: `ZARR_ERR_INVALID_KEY`, `ZARR_ERR_UNSUPPORTED` (a store that cannot list, such
+as a plain web server).
+
+Ownership: `*out_keys` is a new list: free it with `zarr_strings_free`.
+
+Thread safety: any thread, at the same time as any other call; the store is listed as it
+is then.
 """
 function zarr_store_list(store, prefix, out_keys)
     ccall((:zarr_store_list, libzarr), zarr_status_t, (Ptr{zarr_store_t}, Cstring, Ptr{Ptr{zarr_strings_t}}), store, prefix, out_keys)
@@ -1430,6 +2253,14 @@ end
 
 Lists one level below `prefix` ("" or ending in "/"): the keys directly under it and the
 child prefixes (names without "/"), each sorted, into two new string lists.
+
+Errors: as `zarr_store_list`.
+
+Ownership: `*out_keys` and `*out_prefixes` are new lists: free each with
+`zarr_strings_free`.
+
+Thread safety: any thread, at the same time as any other call; the store is listed as it
+is then.
 """
 function zarr_store_list_dir(store, prefix, out_keys, out_prefixes)
     ccall((:zarr_store_list_dir, libzarr), zarr_status_t, (Ptr{zarr_store_t}, Cstring, Ptr{Ptr{zarr_strings_t}}, Ptr{Ptr{zarr_strings_t}}), store, prefix, out_keys, out_prefixes)
@@ -1439,6 +2270,12 @@ end
     zarr_strings_count(list) -> Csize_t
 
 Number of strings in a list (0 for NULL).
+
+Errors: none: it returns a value, never a status.
+
+Ownership: nothing changes hands.
+
+Thread safety: any thread, at the same time as any other call.
 """
 function zarr_strings_count(list)
     ccall((:zarr_strings_count, libzarr), Csize_t, (Ptr{zarr_strings_t},), list)
@@ -1449,6 +2286,13 @@ end
 
 String `index` of a list, valid until the list is freed; NULL when out of range, and
 for a null item (only lists of dimension names have them: an unnamed dimension).
+
+Errors: none: it returns a value, never a status.
+
+Ownership: the string belongs to the list: never free it, nor use it after
+`zarr_strings_free`.
+
+Thread safety: any thread, at the same time as any other call.
 """
 function zarr_strings_get(list, index)
     ccall((:zarr_strings_get, libzarr), Cstring, (Ptr{zarr_strings_t}, Csize_t), list, index)
@@ -1458,6 +2302,12 @@ end
     zarr_strings_free(list) -> Cvoid
 
 Frees a string list (NULL is ignored).
+
+Errors: none: it returns a value, never a status.
+
+Ownership: takes the list (NULL is ignored) and every string it gave.
+
+Thread safety: any thread, once no other call is using the handle.
 """
 function zarr_strings_free(list)
     ccall((:zarr_strings_free, libzarr), Cvoid, (Ptr{zarr_strings_t},), list)
@@ -1468,6 +2318,13 @@ end
 
 Sets `*out_count` to the number of fields of a structured array's record, nested records
 flattened to their leaves (`"outer.inner"`); 0 for other arrays.
+
+Errors: only the usual ones (Conventions).
+
+Ownership: nothing is kept; the result goes to the caller's output.
+
+Thread safety: any thread, at the same time as any other call; it answers from this
+handle's copy of the metadata (`zarr_array_refresh` reads it again).
 """
 function zarr_array_nfields(array, out_count)
     ccall((:zarr_array_nfields, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Ptr{Csize_t}), array, out_count)
@@ -1476,8 +2333,15 @@ end
 """
     zarr_array_field_name(array, index, buf, len, needed) -> zarr_status_t
 
-Copies the name of field `index` (nested names joined with `.`) into `buf` (string
+Copies the name of field `index` (nested names joined by dots) into `buf` (string
 output convention). `ZARR_ERR_OUT_OF_BOUNDS` when there is no such field.
+
+Errors: `ZARR_ERR_OUT_OF_BOUNDS` (no such field), `ZARR_ERR_BUFFER_SIZE`.
+
+Ownership: the text is copied into the caller's `buf` (string output convention).
+
+Thread safety: any thread, at the same time as any other call; it answers from this
+handle's copy of the metadata (`zarr_array_refresh` reads it again).
 """
 function zarr_array_field_name(array, index, buf, len, needed)
     ccall((:zarr_array_field_name, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Csize_t, Ptr{UInt8}, Csize_t, Ptr{Csize_t}), array, index, buf, len, needed)
@@ -1488,6 +2352,13 @@ end
 
 Copies the numpy type string of one element of field `index` (`"<i4"`, `">f8"`,
 `"|S2"`) into `buf` (string output convention).
+
+Errors: `ZARR_ERR_OUT_OF_BOUNDS` (no such field), `ZARR_ERR_BUFFER_SIZE`.
+
+Ownership: the text is copied into the caller's `buf` (string output convention).
+
+Thread safety: any thread, at the same time as any other call; it answers from this
+handle's copy of the metadata (`zarr_array_refresh` reads it again).
 """
 function zarr_array_field_dtype_name(array, index, buf, len, needed)
     ccall((:zarr_array_field_dtype_name, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Csize_t, Ptr{UInt8}, Csize_t, Ptr{Csize_t}), array, index, buf, len, needed)
@@ -1501,6 +2372,13 @@ start), `*out_size` (bytes, sub-array included), and its sub-array shape: `*out_
 dimensions (0 for a scalar field) copied into `out_shape`, which has room for
 `max_ndim`. `ZARR_ERR_BUFFER_SIZE` when `max_ndim` is too small (`*out_ndim` is set).
 Field bytes keep their stored byte order.
+
+Errors: `ZARR_ERR_OUT_OF_BOUNDS` (no such field), `ZARR_ERR_BUFFER_SIZE` (`max_ndim`).
+
+Ownership: nothing is kept; the result goes to the caller's output.
+
+Thread safety: any thread, at the same time as any other call; it answers from this
+handle's copy of the metadata (`zarr_array_refresh` reads it again).
 """
 function zarr_array_field_layout(array, index, out_offset, out_size, out_ndim, out_shape, max_ndim)
     ccall((:zarr_array_field_layout, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Csize_t, Ptr{Csize_t}, Ptr{Csize_t}, Ptr{Csize_t}, Ptr{UInt64}, Csize_t), array, index, out_offset, out_size, out_ndim, out_shape, max_ndim)
@@ -1514,6 +2392,13 @@ type of `vlen-array` items (as `zarr_array_read_vlen` gives them, in native byte
 `*out_item_size` gets its size), `ZARR_DTYPE_STRING` for strings and `ZARR_DTYPE_BYTES`
 for byte strings (`*out_item_size` 1: items are runs of bytes). `out_item_size` may be
 NULL. An array of fixed-size items gives `ZARR_ERR_DTYPE_MISMATCH`.
+
+Errors: `ZARR_ERR_DTYPE_MISMATCH` (an array of fixed-size items).
+
+Ownership: nothing is kept; the result goes to the caller's output.
+
+Thread safety: any thread, at the same time as any other call; it answers from this
+handle's copy of the metadata (`zarr_array_refresh` reads it again).
 """
 function zarr_array_vlen_item_dtype(array, out_dtype, out_item_size)
     ccall((:zarr_array_vlen_item_dtype, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Ptr{zarr_dtype_t}, Ptr{Csize_t}), array, out_dtype, out_item_size)
@@ -1527,6 +2412,12 @@ Converts records read with `ZARR_DTYPE_RAW` (fields in their stored byte order, 
 multi-byte number, each half of a complex number, each UTF-32 code unit, in nested
 records and sub-array fields too. `buf_bytes` must be a whole number of records
 (`zarr_array_item_size`). Arrays that are not structured are left unchanged.
+
+Errors: `ZARR_ERR_BUFFER_SIZE` (not a whole number of records).
+
+Ownership: `buf` stays the caller's and is converted in place.
+
+Thread safety: any thread; only `buf` is touched.
 """
 function zarr_array_records_to_native(array, buf, buf_bytes)
     ccall((:zarr_array_records_to_native, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Ptr{Cvoid}, Csize_t), array, buf, buf_bytes)
@@ -1537,6 +2428,12 @@ end
 
 Converts records in this machine's byte order to their stored byte order, in place, for
 a write with `ZARR_DTYPE_RAW`: the reverse of `zarr_array_records_to_native`.
+
+Errors: `ZARR_ERR_BUFFER_SIZE` (not a whole number of records).
+
+Ownership: `buf` stays the caller's and is converted in place.
+
+Thread safety: any thread; only `buf` is touched.
 """
 function zarr_array_records_to_stored(array, buf, buf_bytes)
     ccall((:zarr_array_records_to_stored, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Ptr{Cvoid}, Csize_t), array, buf, buf_bytes)
@@ -1546,12 +2443,21 @@ end
     zarr_array_read_vlen(array, ndim, start, count, order, offsets, n_offsets, data, data_bytes, data_needed) -> zarr_status_t
 
 Reads the items of region `start`/`count` of a variable-length array (`|O`, `string`,
-`bytes`) in `order` into caller buffers: item `i` is
-`data[offsets[i] .. offsets[i + 1]]`, so `offsets` needs one entry more than the region
-has elements (`n_offsets`). Numeric array items are in native byte order. `*data_needed`
+`bytes`) in `order` into caller buffers: item `i` is the bytes from `data[offsets[i]]`
+up to `data[offsets[i + 1]]`, so `offsets` needs one entry more than the region has
+elements (`n_offsets`). Numeric array items are in native byte order. `*data_needed`
 gets the bytes the items take; when `data_bytes` is smaller (a NULL `data` with 0 asks
 for the size) the call gives `ZARR_ERR_BUFFER_SIZE` and fills nothing else. A stored
 string that is not UTF-8 gives `ZARR_ERR_CODEC`.
+
+Errors: `ZARR_ERR_RANK_MISMATCH` (`ndim`), `ZARR_ERR_OUT_OF_BOUNDS`,
+`ZARR_ERR_DTYPE_MISMATCH` (an array of fixed-size items), `ZARR_ERR_BUFFER_SIZE`
+(`n_offsets` or `data_bytes`), `ZARR_ERR_CODEC`.
+
+Ownership: `offsets` and `data` stay the caller's.
+
+Thread safety: any thread, at the same time as other reads and writes: each chunk is
+read as it was before or after a write of it, never a mix.
 """
 function zarr_array_read_vlen(array, ndim, start, count, order, offsets, n_offsets, data, data_bytes, data_needed)
     ccall((:zarr_array_read_vlen, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Csize_t, Ptr{UInt64}, Ptr{UInt64}, zarr_order_t, Ptr{UInt64}, Csize_t, Ptr{Cvoid}, Csize_t, Ptr{Csize_t}), array, ndim, start, count, order, offsets, n_offsets, data, data_bytes, data_needed)
@@ -1562,6 +2468,13 @@ end
 
 Reads the items of a region (arguments as for `zarr_array_read_vlen`) into a list owned
 by libzarr, set in `*out_list` (NULL on failure); free it with `zarr_vlen_list_free`.
+
+Errors: as `zarr_array_read_vlen`, without `ZARR_ERR_BUFFER_SIZE`.
+
+Ownership: `*out_list` is a new list: free it with `zarr_vlen_list_free`.
+
+Thread safety: any thread, at the same time as other reads and writes: each chunk is
+read as it was before or after a write of it, never a mix.
 """
 function zarr_array_read_vlen_list(array, ndim, start, count, order, out_list)
     ccall((:zarr_array_read_vlen_list, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Csize_t, Ptr{UInt64}, Ptr{UInt64}, zarr_order_t, Ptr{Ptr{zarr_vlen_list_t}}), array, ndim, start, count, order, out_list)
@@ -1571,6 +2484,12 @@ end
     zarr_vlen_list_count(list) -> Csize_t
 
 Number of items in a list (0 for NULL).
+
+Errors: none: it returns a value, never a status.
+
+Ownership: nothing changes hands.
+
+Thread safety: any thread, at the same time as any other call.
 """
 function zarr_vlen_list_count(list)
     ccall((:zarr_vlen_list_count, libzarr), Csize_t, (Ptr{zarr_vlen_list_t},), list)
@@ -1582,6 +2501,13 @@ end
 Item `index` of a list, valid until the list is freed, followed by a NUL byte (so a
 string without embedded NULs is a C string); `*out_len` (if not NULL) gets its length
 without that NUL. NULL when `index` is out of range.
+
+Errors: none: it returns a value, never a status.
+
+Ownership: the item belongs to the list: never free it, nor use it after
+`zarr_vlen_list_free`.
+
+Thread safety: any thread, at the same time as any other call.
 """
 function zarr_vlen_list_item(list, index, out_len)
     ccall((:zarr_vlen_list_item, libzarr), Ptr{Cvoid}, (Ptr{zarr_vlen_list_t}, Csize_t, Ptr{Csize_t}), list, index, out_len)
@@ -1591,6 +2517,12 @@ end
     zarr_vlen_list_free(list) -> Cvoid
 
 Frees a list (NULL is ignored).
+
+Errors: none: it returns a value, never a status.
+
+Ownership: takes the list (NULL is ignored) and every item it gave.
+
+Thread safety: any thread, once no other call is using the handle.
 """
 function zarr_vlen_list_free(list)
     ccall((:zarr_vlen_list_free, libzarr), Cvoid, (Ptr{zarr_vlen_list_t},), list)
@@ -1604,6 +2536,16 @@ variable-length array: item `i` is `lengths[i]` bytes at `items[i]`, or, when `l
 is NULL, the NUL-terminated string `items[i]`. Strings must be UTF-8 and array items a
 whole number of elements (native byte order); every item is checked before anything is
 stored, and a rejected call stores nothing.
+
+Errors: `ZARR_ERR_RANK_MISMATCH` (`ndim`), `ZARR_ERR_OUT_OF_BOUNDS`,
+`ZARR_ERR_DTYPE_MISMATCH` (an array of fixed-size items), `ZARR_ERR_INVALID_ARG` (a
+string that is not UTF-8, an item that is not whole elements), `ZARR_ERR_READ_ONLY`.
+
+Ownership: nothing is kept: arguments are only read during the call.
+
+Thread safety: any thread; writes at the same time are safe when they touch different
+chunks (shards, when sharded): otherwise set a synchronizer
+(`zarr_array_set_synchronizer`) or updates may be lost.
 """
 function zarr_array_write_vlen(array, ndim, start, count, order, items, lengths)
     ccall((:zarr_array_write_vlen, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Csize_t, Ptr{UInt64}, Ptr{UInt64}, zarr_order_t, Ptr{Ptr{Cvoid}}, Ptr{Csize_t}), array, ndim, start, count, order, items, lengths)
