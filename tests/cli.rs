@@ -487,6 +487,49 @@ fn consolidate_and_migrate() {
     );
 }
 
+/// Runs `script` in a terminal (a tmux session of `rows` rows) until its pane shows `done`:
+/// the last pane seen, and the last one that showed `running` (if any); `None`, with the
+/// reason printed, when tmux is not installed.
+fn in_terminal(
+    name: &str,
+    script: &str,
+    rows: u32,
+    done: &str,
+    running: &str,
+) -> Option<(String, Option<String>)> {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        eprintln!("tmux is not installed: skipping the terminal half");
+        return None;
+    }
+    let session = format!("zarrtool-{name}-{}", std::process::id());
+    let started = Command::new("tmux")
+        .args(["new-session", "-d", "-s", &session, "-x", "150", "-y"])
+        .arg(rows.to_string())
+        .arg(format!("{script}; sleep 30"))
+        .status()
+        .unwrap();
+    assert!(started.success());
+    let (mut seen, mut while_running) = (String::new(), None);
+    for _ in 0..1500 {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let pane = Command::new("tmux")
+            .args(["capture-pane", "-p", "-t", &session])
+            .output()
+            .unwrap();
+        seen = String::from_utf8_lossy(&pane.stdout).to_string();
+        if seen.contains(running) {
+            while_running = Some(seen.clone());
+        }
+        if seen.contains(done) {
+            break;
+        }
+    }
+    let _ = Command::new("tmux")
+        .args(["kill-session", "-t", &session])
+        .status();
+    Some((seen, while_running))
+}
+
 /// The progress bar is drawn when stderr is a terminal (under tmux) and absent when piped.
 /// The copy may finish between two captures, so the test waits for the summary line the bar
 /// leaves; while running the bar also shows the rate and the ETA.
@@ -517,50 +560,11 @@ fn progress_bar_in_a_terminal_only() {
     let piped = tool(&["copy", &store, s(&dir.path().join("q.zarr"))]);
     assert!(piped.status.success());
     assert_eq!(piped.stderr, b"");
-    if Command::new("tmux").arg("-V").output().is_err() {
-        eprintln!("tmux is not installed: skipping the terminal half");
-        return;
-    }
-    let session = format!("zarrtool-test-{}", std::process::id());
     let target = s(&dir.path().join("r.zarr")).to_string();
-    let script = format!(
-        "{} -j 1 copy {store} {target}; echo copied-$?; sleep 30",
-        exe()
-    );
-    let started = Command::new("tmux")
-        .args([
-            "new-session",
-            "-d",
-            "-s",
-            &session,
-            "-x",
-            "150",
-            "-y",
-            "10",
-            &script,
-        ])
-        .status()
-        .unwrap();
-    assert!(started.success());
-    let mut seen = String::new();
-    let mut running = None;
-    for _ in 0..1500 {
-        std::thread::sleep(std::time::Duration::from_millis(20));
-        let pane = Command::new("tmux")
-            .args(["capture-pane", "-p", "-t", &session])
-            .output()
-            .unwrap();
-        seen = String::from_utf8_lossy(&pane.stdout).to_string();
-        if seen.contains("ETA") {
-            running = Some(seen.clone());
-        }
-        if seen.contains("copied-") {
-            break;
-        }
-    }
-    let _ = Command::new("tmux")
-        .args(["kill-session", "-t", &session])
-        .status();
+    let script = format!("{} -j 1 copy {store} {target}; echo copied-$?", exe());
+    let Some((seen, running)) = in_terminal("copy", &script, 10, "copied-", "ETA") else {
+        return;
+    };
     assert!(
         seen.contains("copied-0")
             && seen.contains("/a [")
@@ -987,49 +991,17 @@ fn progress_bars_of_diff_import_export() {
     let out = dir.path().join("out.bin");
     assert_eq!(says(&["export", &store, "a", "-o", s(&out)]), "");
     assert_eq!(says(&["diff", &store, &store]), "");
-    if Command::new("tmux").arg("-V").output().is_err() {
-        eprintln!("tmux is not installed: skipping the terminal half");
-        return;
-    }
-    let session = format!("zarrtool-bars-{}", std::process::id());
     let q = s(&dir.path().join("q.zarr")).to_string();
     let script = format!(
         "{z} -j 1 import {raw} {q} a --shape 3000 --chunks 10 --dtype uint8 && \
-         {z} -j 1 export {q} a -o {out} && {z} -j 1 diff {store} {q}; echo done-$?; sleep 30",
+         {z} -j 1 export {q} a -o {out} && {z} -j 1 diff {store} {q}; echo done-$?",
         z = exe(),
         raw = s(&raw),
         out = s(&out),
     );
-    let started = Command::new("tmux")
-        .args([
-            "new-session",
-            "-d",
-            "-s",
-            &session,
-            "-x",
-            "150",
-            "-y",
-            "20",
-            &script,
-        ])
-        .status()
-        .unwrap();
-    assert!(started.success());
-    let mut seen = String::new();
-    for _ in 0..1500 {
-        std::thread::sleep(std::time::Duration::from_millis(20));
-        let pane = Command::new("tmux")
-            .args(["capture-pane", "-p", "-t", &session])
-            .output()
-            .unwrap();
-        seen = String::from_utf8_lossy(&pane.stdout).to_string();
-        if seen.contains("done-") {
-            break;
-        }
-    }
-    let _ = Command::new("tmux")
-        .args(["kill-session", "-t", &session])
-        .status();
+    let Some((seen, _)) = in_terminal("bars", &script, 20, "done-", "ETA") else {
+        return;
+    };
     let summaries: Vec<&str> = seen
         .lines()
         .filter(|l| l.contains("] 300/300 chunks in "))
