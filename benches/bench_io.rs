@@ -11,6 +11,8 @@
 //! target/); `cargo bench --bench bench_io -- --store [DIR]` runs only the store's costs.
 //! Figures are printed, never asserted.
 
+mod common;
+
 use std::ffi::CString;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -50,21 +52,6 @@ fn best(runs: usize, mut f: impl FnMut()) -> f64 {
         .fold(f64::INFINITY, f64::min)
 }
 
-/// A smooth field with noise in the low mantissa bits: compresses like simulation output.
-fn make_data() -> Vec<u8> {
-    let mut data = vec![0u8; TOTAL_BYTES];
-    let mut state = 12345u32;
-    for (i, v) in data.chunks_exact_mut(4).enumerate() {
-        let z = (i % 256) as f32;
-        let x = ((i / 256) % 1024) as f32;
-        let y = (i / (256 * 1024)) as f32;
-        state = state.wrapping_mul(1664525).wrapping_add(1013904223);
-        let value = (x * 0.01).sin() * (y * 0.013).cos() + z * 0.001 + (state >> 24) as f32 * 1e-6;
-        v.copy_from_slice(&value.to_ne_bytes());
-    }
-    data
-}
-
 /// The bytes of chunk `c` (flat index, C order over the chunk grid), gathered from `data`.
 fn chunk_of(data: &[u8], c: usize, out: &mut Vec<u8>) {
     out.clear();
@@ -78,17 +65,8 @@ fn chunk_of(data: &[u8], c: usize, out: &mut Vec<u8>) {
     }
 }
 
-fn parallel(threads: usize, n: usize, f: impl Fn(usize) + Sync) {
-    std::thread::scope(|s| {
-        for t in 0..threads {
-            let f = &f;
-            s.spawn(move || (t..n).step_by(threads).for_each(f));
-        }
-    });
-}
-
 fn plain_write(dir: &Path, data: &[u8], threads: usize) {
-    parallel(threads, TOTAL_BYTES / CHUNK_BYTES, |i| {
+    common::parallel(threads, TOTAL_BYTES / CHUNK_BYTES, |i| {
         let mut f = std::fs::File::create(dir.join(i.to_string())).unwrap();
         f.write_all(&data[i * CHUNK_BYTES..(i + 1) * CHUNK_BYTES])
             .unwrap();
@@ -97,7 +75,7 @@ fn plain_write(dir: &Path, data: &[u8], threads: usize) {
 
 fn plain_read(dir: &Path, out: &mut [u8], threads: usize) {
     let ptr = out.as_mut_ptr() as usize;
-    parallel(threads, TOTAL_BYTES / CHUNK_BYTES, |i| {
+    common::parallel(threads, TOTAL_BYTES / CHUNK_BYTES, |i| {
         // SAFETY: each index writes its own CHUNK_BYTES range.
         let dst = unsafe {
             std::slice::from_raw_parts_mut((ptr + i * CHUNK_BYTES) as *mut u8, CHUNK_BYTES)
@@ -114,7 +92,7 @@ fn blosc_raw(chunks: &[Vec<u8>], threads: usize) -> (f64, f64) {
     let compressed: Vec<std::sync::Mutex<Vec<u8>>> = (0..n).map(|_| Default::default()).collect();
     let cname = CString::new("lz4").unwrap();
     let tc = best(2, || {
-        parallel(threads, n, |i| {
+        common::parallel(threads, n, |i| {
             let mut out = vec![0u8; CHUNK_BYTES + 16];
             let k = unsafe {
                 blosc_src::blosc_compress_ctx(
@@ -135,7 +113,7 @@ fn blosc_raw(chunks: &[Vec<u8>], threads: usize) -> (f64, f64) {
         })
     });
     let td = best(2, || {
-        parallel(threads, n, |i| {
+        common::parallel(threads, n, |i| {
             let mut out = vec![0u8; CHUNK_BYTES];
             let c = compressed[i].lock().unwrap();
             unsafe {
@@ -343,21 +321,11 @@ Zarr v3 on 2 threads: 256^3 shards of 32^3 chunks against unsharded 32^3 chunks"
     }
 }
 
-fn vm_hwm_kib() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find(|l| l.starts_with("VmHWM:"))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0)
-}
-
 /// Child mode: read the whole array once and report the peak resident memory beyond the
 /// (already touched) output buffer.
 fn peak_read(dir: &str, path: &str, threads: usize) {
     let mut out = vec![1u8; TOTAL_BYTES];
-    let before = vm_hwm_kib();
+    let before = common::peak_kib();
     unsafe {
         check(zarr_set_num_threads(threads), "threads");
         let mut store = std::ptr::null_mut();
@@ -376,7 +344,7 @@ fn peak_read(dir: &str, path: &str, threads: usize) {
         zarr_array_free(array);
         zarr_store_free(store);
     }
-    let after = vm_hwm_kib();
+    let after = common::peak_kib();
     println!("{before} {after}");
 }
 
@@ -409,7 +377,7 @@ fn plain_files(dir: &Path, data: &[u8], files: usize, size: usize, sync: bool) -
     // Earlier runs' data is written back first, so it does not slow this one.
     rustix::fs::sync();
     let t = Instant::now();
-    parallel(2, files, |i| {
+    common::parallel(2, files, |i| {
         let mut f = std::fs::File::create(dir.join(i.to_string())).unwrap();
         f.write_all(&data[i * size..(i + 1) * size]).unwrap();
         if sync {
@@ -587,7 +555,7 @@ fn main() {
         .unwrap_or(1);
     println!("libzarr I/O benchmark: float32 {SHAPE:?}, chunks {CHUNK:?}, {} MiB, {cores} cores, data in {}", TOTAL_BYTES >> 20, dir.display());
 
-    let mut data = make_data();
+    let mut data = common::field();
     let mut back = vec![0u8; TOTAL_BYTES];
     let memcpy = gbps(TOTAL_BYTES, best(3, || back.copy_from_slice(&data)));
     println!("\nlimits");

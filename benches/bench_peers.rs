@@ -15,6 +15,8 @@
 //! the arrays libzarr wrote and writing its own. Run: `cargo bench --bench bench_peers
 //! [-- DIR]`. Figures are printed, never asserted; `ROW` lines feed scripts/bench.sh.
 
+mod common;
+
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -41,21 +43,6 @@ fn codec(name: &str) -> serde_json::Value {
     }
 }
 
-/// The array's data: a smooth field with noise in the low mantissa bits.
-fn make_data() -> Vec<u8> {
-    let mut data = vec![0u8; TOTAL];
-    let mut state = 12345u32;
-    for (i, v) in data.chunks_exact_mut(4).enumerate() {
-        let z = (i % 256) as f32;
-        let x = ((i / 256) % 1024) as f32;
-        let y = (i / (256 * 1024)) as f32;
-        state = state.wrapping_mul(1664525).wrapping_add(1013904223);
-        let value = (x * 0.01).sin() * (y * 0.013).cos() + z * 0.001 + (state >> 24) as f32 * 1e-6;
-        v.copy_from_slice(&value.to_ne_bytes());
-    }
-    data
-}
-
 fn load(path: &Path) -> Vec<u8> {
     let mut data = Vec::with_capacity(TOTAL);
     std::fs::File::open(path)
@@ -63,17 +50,6 @@ fn load(path: &Path) -> Vec<u8> {
         .read_to_end(&mut data)
         .unwrap();
     data
-}
-
-fn peak_mib() -> f64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
-                .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
-        })
-        .map_or(0.0, |kib| kib / 1024.0)
 }
 
 /// Drops the page cache (root only); false when it cannot.
@@ -166,7 +142,10 @@ fn child(op: &str, dir: &Path, data_path: &Path, codec_name: &str, extra: &str) 
 }
 
 fn report(seconds: f64) {
-    println!("{{\"seconds\": {seconds}, \"peak_mib\": {}}}", peak_mib());
+    println!(
+        "{{\"seconds\": {seconds}, \"peak_mib\": {}}}",
+        common::peak_kib() as f64 / 1024.0
+    );
 }
 
 /// The values the read-modify-write workload writes: the region's data doubled.
@@ -204,15 +183,6 @@ fn best_of(runs: usize, cold: bool, make: impl Fn() -> Command) -> Option<(f64, 
     (0..runs)
         .filter_map(|_| run(make(), cold))
         .min_by(|a, b| a.0.total_cmp(&b.0))
-}
-
-fn parallel(threads: usize, n: usize, f: impl Fn(usize) + Sync) {
-    std::thread::scope(|s| {
-        for t in 0..threads {
-            let f = &f;
-            s.spawn(move || (t..n).step_by(threads).for_each(f));
-        }
-    });
 }
 
 /// The chunks of the array, each contiguous.
@@ -277,10 +247,10 @@ fn raw_codec(name: &str, chunks: &[Vec<u8>], threads: usize) -> (f64, f64) {
         *packed[i].lock().unwrap() = out;
     };
     let t = Instant::now();
-    parallel(threads, n, compress);
+    common::parallel(threads, n, compress);
     let tc = t.elapsed().as_secs_f64();
     let t = Instant::now();
-    parallel(threads, n, |i| {
+    common::parallel(threads, n, |i| {
         let input = packed[i].lock().unwrap();
         let mut out = vec![0u8; CHUNK_BYTES];
         if name == "blosc" {
@@ -318,7 +288,7 @@ fn plain_files(
     let _ = std::fs::remove_dir_all(dir);
     std::fs::create_dir_all(dir).unwrap();
     let t = Instant::now();
-    parallel(threads, chunks.len(), |i| {
+    common::parallel(threads, chunks.len(), |i| {
         let mut f = std::fs::File::create(dir.join(i.to_string())).unwrap();
         f.write_all(&chunks[i]).unwrap();
         if sync {
@@ -330,7 +300,7 @@ fn plain_files(
         return (tw, None);
     }
     let t = Instant::now();
-    parallel(threads, chunks.len(), |i| {
+    common::parallel(threads, chunks.len(), |i| {
         let mut buf = Vec::with_capacity(CHUNK_BYTES);
         std::fs::File::open(dir.join(i.to_string()))
             .unwrap()
@@ -376,7 +346,7 @@ fn main() {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/peers/tensorstore_bench.py");
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let exe = std::env::current_exe().unwrap();
-    let data = make_data();
+    let data = common::field();
     let data_path = base.join("data.f32");
     std::fs::write(&data_path, &data).unwrap();
     let chunks = chunks_of(&data);
