@@ -741,6 +741,11 @@ pub fn read(
                         buffers.raw = bytes;
                         true
                     }
+                    Prefetched::Within(shard, range) => {
+                        buffers.raw.clear();
+                        buffers.raw.extend_from_slice(&shard[range]);
+                        true
+                    }
                     Prefetched::Missing => false,
                     Prefetched::Later => fetch(buffers)?,
                 };

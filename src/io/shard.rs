@@ -331,6 +331,9 @@ fn top_index(
 pub enum Prefetched {
     /// The chunk's encoded bytes.
     Bytes(Vec<u8>),
+    /// The chunk's encoded bytes, a range of a whole shard read once for all its chunks
+    /// (copied out by the worker that decodes it, into its own buffer).
+    Within(Arc<Vec<u8>>, std::ops::Range<usize>),
     /// The chunk is not stored.
     Missing,
     /// Not read here: [`read_inner`] reads it.
@@ -422,12 +425,16 @@ pub fn read_inner_batch(
             size,
             n,
         )?;
+        let bytes = Arc::new(bytes);
         for &i in members {
             let (offset, chunk_len) = index[position(chunks[i].1)];
             out[i] = if offset == EMPTY {
                 Prefetched::Missing
             } else {
-                Prefetched::Bytes(bytes[offset as usize..(offset + chunk_len) as usize].to_vec())
+                Prefetched::Within(
+                    bytes.clone(),
+                    offset as usize..(offset + chunk_len) as usize,
+                )
             };
         }
         // The index serves the rest of this call (no version came with the whole read).
