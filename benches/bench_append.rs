@@ -9,7 +9,8 @@
 //!
 //! Run: `cargo bench --bench bench_append [-- --quick] [-- DIR]`: T = 512 (`--quick`: 64);
 //! the unbuffered path runs the first 64 steps only (its write amplification no longer
-//! grows after one shard depth). DIR defaults to a new directory under target/. Figures
+//! grows after one shard depth; `--streaming-only` skips it, for profiling). DIR defaults
+//! to a new directory under target/. Figures
 //! are printed, never asserted.
 
 use std::path::{Path, PathBuf};
@@ -246,6 +247,9 @@ fn main() {
     );
     let new = run(&dir.join("buffered"), steps, true);
     report("streaming appends", steps, &new);
+    if args.iter().any(|a| a == "--streaming-only") {
+        return;
+    }
     let old = run(&dir.join("unbuffered"), old_steps, false);
     report("unbuffered (rewrite per step)", old_steps, &old);
     println!(

@@ -265,7 +265,7 @@ impl FilesystemStore {
         name: &str,
         key: &str,
         value: &[u8],
-        level: Durability,
+        sync_now: bool,
         replace: bool,
     ) -> io::Result<(Dir, bool)> {
         let (dir, created) = self.open_or_create_dir(parent)?;
@@ -280,9 +280,9 @@ impl FilesystemStore {
         let mut file = dir.open_with(&temp, &options)?.into_std();
         let stored = file
             .write_all(value)
-            .and_then(|()| match level {
-                Durability::EachWrite => file.sync_all(),
-                _ => Ok(()),
+            .and_then(|()| match sync_now {
+                true => file.sync_all(),
+                false => Ok(()),
             })
             .and_then(|()| {
                 if replace {
@@ -308,15 +308,19 @@ impl FilesystemStore {
     }
 
     /// Stores `value` at `key` (replacing a value only when `replace`); `false` when a
-    /// value was there and is kept.
-    fn store(&self, key: &str, value: &[u8], replace: bool) -> Result<bool> {
+    /// value was there and is kept. With `sync_now`, a file to be synced later (under
+    /// [`Durability::Flush`]) is synced before it is renamed into place instead (writes
+    /// behind the encoding sync on their own threads, so the device works meanwhile); its
+    /// directory is still synced at the flush.
+    fn store(&self, key: &str, value: &[u8], replace: bool, sync_now: bool) -> Result<bool> {
         check_writable(self, &format!("write {key:?}"))?;
         let key = self.checked_key(key)?;
         let (parent, name) = split_key(&key);
         let level = self.level();
+        let synced = level == Durability::EachWrite || (sync_now && level == Durability::Flush);
         let mut attempt = 1;
         let (dir, created) = loop {
-            match self.try_set(parent, name, &key, value, level, replace) {
+            match self.try_set(parent, name, &key, value, synced, replace) {
                 // The directory was pruned by an erasure between creating it and using it.
                 Err(e) if e.kind() == ErrorKind::NotFound && attempt < SET_ATTEMPTS => {
                     attempt += 1;
@@ -325,7 +329,8 @@ impl FilesystemStore {
                 result => break result.map_err(|e| self.fail("writing", &key, e))?,
             }
         };
-        self.changed(level, Some(&key), &dir, parent, created)?;
+        let file = (!synced).then_some(key.as_ref());
+        self.changed(level, file, &dir, parent, created)?;
         Ok(true)
     }
 
@@ -575,11 +580,13 @@ impl Store for FilesystemStore {
         true
     }
 
-    /// Several files written at once on threads of their own; every value is tried and the
-    /// first error returned.
+    /// Several files written at once on threads of their own (each synced there before it
+    /// is renamed into place when the durability level syncs at all); every value is tried
+    /// and the first error returned.
     fn put_many(&self, batch: Vec<(String, Option<Vec<u8>>)>) -> Result<()> {
+        let _write = super::writes::Write::begin(self.location());
         in_parallel(&batch, WRITE_THREADS, |(key, value)| match value {
-            Some(value) => self.set(key, value),
+            Some(value) => self.store(key, value, true, true).map(drop),
             None => self.erase(key).map(drop),
         })
     }
@@ -647,7 +654,7 @@ impl Store for FilesystemStore {
 
     fn set(&self, key: &str, value: &[u8]) -> Result<()> {
         let _write = super::writes::Write::begin(self.location());
-        self.store(key, value, true).map(|_| ())
+        self.store(key, value, true, false).map(|_| ())
     }
 
     /// Creates keys atomically (a second creator finds the first's value); refuses to
@@ -655,7 +662,7 @@ impl Store for FilesystemStore {
     fn set_if(&self, key: &str, value: &[u8], expect: Expect<'_>) -> Result<bool> {
         let _write = super::writes::Write::begin(self.location());
         match expect {
-            Expect::Absent => self.store(key, value, false),
+            Expect::Absent => self.store(key, value, false, false),
             Expect::Version(_) => Err(Error::Unsupported(
                 "a directory store keeps no versions of its files: synchronise writers \
                  with lock files instead"
