@@ -51,6 +51,18 @@ impl Store for Counting {
             .fetch_add(value.len() as u64, Ordering::Relaxed);
         self.inner.set(key, value)
     }
+    fn put_many(&self, batch: Vec<(String, Option<Vec<u8>>)>) -> Result<()> {
+        let bytes: usize = batch
+            .iter()
+            .filter_map(|(_, v)| v.as_ref())
+            .map(Vec::len)
+            .sum();
+        self.written.fetch_add(bytes as u64, Ordering::Relaxed);
+        self.inner.put_many(batch)
+    }
+    fn writes_behind(&self) -> bool {
+        self.inner.writes_behind()
+    }
     fn erase(&self, key: &str) -> Result<bool> {
         self.inner.erase(key)
     }

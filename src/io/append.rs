@@ -4,9 +4,10 @@
 //! being read, merged and rewritten at every step.
 //!
 //! Memory: the encoded inner chunks of the open shards (compressed data) and one slot of
-//! 24 bytes per inner chunk of each open shard. Past [`APPEND_BUFFER_BYTES`] of encoded
-//! chunks after an append, every open shard is stored and dropped from memory; a later
-//! append reads a shard it touches back once.
+//! 24 bytes per inner chunk of each open shard, plus the shards an append completed while a
+//! thread of their own stores them (the next appends encode meanwhile). Past
+//! [`APPEND_BUFFER_BYTES`] of encoded chunks after an append, every open shard is stored
+//! and dropped from memory; a later append reads a shard it touches back once.
 
 use super::pool;
 use super::region::{merged_chunk, Part, Plan, Region};
@@ -16,6 +17,10 @@ use crate::meta::{ArrayMeta, ShardLevel};
 use crate::store::Store;
 use rayon::prelude::*;
 use std::collections::HashMap;
+use std::sync::Arc;
+
+/// Completed shards (by shard index, their inner chunks) handed to a storing thread.
+type Completed = Vec<(Vec<u64>, Vec<Option<Vec<u8>>>)>;
 
 /// The most bytes of encoded inner chunks an array handle keeps buffered between appends.
 pub const APPEND_BUFFER_BYTES: usize = crate::ffi::ZARR_APPEND_BUFFER_BYTES as usize;
@@ -32,6 +37,18 @@ pub struct Open {
     bytes: usize,
     /// The shape grew since the metadata document was last stored.
     pub shape_changed: bool,
+    /// The shards the last completing append handed to a thread of their own.
+    storing: Option<Storing>,
+}
+
+/// Completed shards being stored by a thread of their own.
+#[derive(Debug)]
+struct Storing {
+    /// On failure the thread gives the shards back, to be kept open and stored again.
+    thread: std::thread::JoinHandle<std::result::Result<(), (Error, Completed)>>,
+    /// When they were the last open shards: the axis's extent they complete, which the
+    /// metadata document may show once they are stored.
+    extent: Option<u64>,
 }
 
 #[derive(Debug)]
@@ -56,7 +73,45 @@ impl Open {
 
     /// Whether nothing is held or waiting to be stored.
     pub fn is_idle(&self) -> bool {
-        self.shards.is_empty() && !self.shape_changed
+        self.shards.is_empty() && !self.shape_changed && self.storing.is_none()
+    }
+
+    /// Collects the shards being stored by a thread of their own: waits for them with
+    /// `wait`, else only when they are already stored. Returns the axis's extent the
+    /// metadata document may now show (see [`Storing::extent`]). On the thread's error
+    /// the shards are open (and changed) again, and the error is returned.
+    pub fn finish_storing(&mut self, wait: bool) -> Result<Option<u64>> {
+        match &self.storing {
+            Some(storing) if wait || storing.thread.is_finished() => {}
+            _ => return Ok(None),
+        }
+        let Some(storing) = self.storing.take() else {
+            return Ok(None);
+        };
+        let outcome = storing
+            .thread
+            .join()
+            .map_err(|_| Error::Internal("a shard-storing thread panicked".into()))?;
+        match outcome {
+            Ok(()) => Ok(storing.extent),
+            Err((error, completed)) => {
+                for (index, units) in completed {
+                    self.bytes += units.iter().flatten().map(Vec::len).sum::<usize>();
+                    self.shards.insert(index, OpenShard { units, dirty: true });
+                }
+                self.shape_changed = true;
+                Err(error)
+            }
+        }
+    }
+
+    /// Whether growing the axis from `old` to `new` completes a shard (so the shards
+    /// stored behind the last appends must be collected first).
+    pub fn completes_shard(meta: &ArrayMeta, axis: usize, old: u64, new: u64) -> bool {
+        buffered_level(meta).is_some_and(|sharding| {
+            let depth = sharding.shape[axis].max(1);
+            new / depth > old / depth
+        })
     }
 
     /// Encoded bytes held.
@@ -171,12 +226,14 @@ impl Open {
         Ok(())
     }
 
-    /// Stores the open shards that the axis's extent `extent` completes and closes them.
+    /// Stores the open shards that the axis's extent `extent` completes and closes them:
+    /// a thread of their own assembles and stores them while the caller goes on (collect
+    /// them with [`Open::finish_storing`] before the next call that completes shards).
     pub fn store_complete(
         &mut self,
-        store: &dyn Store,
+        store: &Arc<dyn Store>,
         base: &str,
-        meta: &ArrayMeta,
+        meta: &Arc<ArrayMeta>,
         extent: u64,
     ) -> Result<()> {
         let Some(sharding) = buffered_level(meta) else {
@@ -189,21 +246,39 @@ impl Open {
             .filter(|k| (k[self.axis] + 1) * depth <= extent)
             .cloned()
             .collect();
+        if complete.is_empty() {
+            return Ok(());
+        }
+        self.finish_storing(true)?;
+        // The thread is started before any shard leaves the buffer: failing to start it
+        // loses nothing.
+        let (hand_over, receive) = std::sync::mpsc::channel::<Completed>();
+        let (store, meta, base) = (store.clone(), meta.clone(), base.to_string());
+        let thread = std::thread::Builder::new()
+            .name("zarr-append".into())
+            .spawn(move || match receive.recv() {
+                Ok(completed) => store_shards(store.as_ref(), &base, &meta, &completed)
+                    .map_err(|e| (e, completed)),
+                Err(_) => Ok(()),
+            })
+            .map_err(|e| Error::Internal(format!("cannot start a shard-storing thread: {e}")))?;
         complete.sort_unstable();
-        // Assembled and stored on the pool, several at once.
-        let dirty: Vec<(&Vec<u64>, &OpenShard)> = complete
-            .iter()
-            .map(|index| (index, &self.shards[index]))
-            .filter(|(_, open)| open.dirty)
-            .collect();
-        pool::map_each(&dirty, |(index, open)| {
-            put(store, base, meta, sharding, index, &open.units)
-        })?;
+        let last = complete.len() == self.shards.len();
+        let mut completed: Completed = Vec::new();
         for index in complete {
             if let Some(open) = self.shards.remove(&index) {
                 self.bytes -= open.units.iter().flatten().map(Vec::len).sum::<usize>();
+                if open.dirty {
+                    completed.push((index, open.units));
+                }
             }
         }
+        // The thread waits for them: the channel is open while it runs.
+        let _ = hand_over.send(completed);
+        self.storing = Some(Storing {
+            thread,
+            extent: last.then_some(extent),
+        });
         Ok(())
     }
 
@@ -217,6 +292,7 @@ impl Open {
         meta: &ArrayMeta,
         close: bool,
     ) -> Result<()> {
+        self.finish_storing(true)?;
         if let Some(sharding) = buffered_level(meta) {
             let mut dirty: Vec<(&Vec<u64>, &mut OpenShard)> = self
                 .shards
@@ -278,6 +354,26 @@ fn load(
         units,
         dirty: false,
     })
+}
+
+/// Assembles completed shards and stores them with one [`Store::put_many`] (several at
+/// once; local files synced on the writing threads when the store syncs).
+fn store_shards(
+    store: &dyn Store,
+    base: &str,
+    meta: &ArrayMeta,
+    completed: &Completed,
+) -> Result<()> {
+    let sharding = buffered_level(meta)
+        .ok_or_else(|| Error::Internal("completed shards of an array without them".into()))?;
+    let per_shard = sharding.units_per_shard();
+    let mut uploads = Vec::with_capacity(completed.len());
+    for (index, units) in completed {
+        let mut key = String::new();
+        meta.chunk_key_into(base, index, &mut key);
+        uploads.push((key, shard::assemble(sharding, &per_shard, units)?));
+    }
+    store.put_many(uploads)
 }
 
 /// Stores the shard at `index` laid out from `units` (erases it when none is stored).

@@ -717,12 +717,38 @@ impl Array {
         let base = self.format.data_base(&self.path);
         let store = self.store.as_ref();
         let open = appends.open.get_or_insert_with(|| Open::new(axis));
+        // The shards stored behind the last appends are collected before this one is
+        // staged (waiting for them when it completes shards): their error is this call's,
+        // and the step is then not appended.
+        let completes = Open::completes_shard(&grown, axis, old_extent, grown.shape[axis]);
+        self.collect_stored(open, completes)?;
         open.stage(store, &base, &grown, old_extent, region, strides, buf)?;
         self.replace_metadata(grown)?;
         let meta = self.metadata();
-        open.store_complete(store, &base, &meta, meta.shape[axis])?;
-        if open.axis_range(&meta).is_none() || open.bytes() > append::APPEND_BUFFER_BYTES {
+        // Completed shards are stored behind the next appends.
+        open.store_complete(&self.store, &base, &meta, meta.shape[axis])?;
+        if open.bytes() > append::APPEND_BUFFER_BYTES {
             self.flush_appends(appends, true)?;
+        }
+        Ok(())
+    }
+
+    /// Collects the shards stored behind the last appends (waiting for them with `wait`)
+    /// and, when they were the last open shards, stores the metadata document with the
+    /// extent they complete: the shape then covers them, and no step still buffered.
+    fn collect_stored(&self, open: &mut Open, wait: bool) -> Result<()> {
+        let Some(extent) = open.finish_storing(wait)? else {
+            return Ok(());
+        };
+        let _guard = self.lock_update()?;
+        let current = self.metadata();
+        let mut meta = ArrayMeta::clone(&current);
+        meta.shape[open.axis] = extent;
+        let document = self.format.render_array(&meta, &self.attributes()?)?;
+        self.store
+            .set(&self.format.array_key(&self.path), &document)?;
+        if current.shape[open.axis] == extent {
+            open.shape_changed = false;
         }
         Ok(())
     }
@@ -734,6 +760,7 @@ impl Array {
         let Some(open) = appends.open.as_mut() else {
             return Ok(());
         };
+        self.collect_stored(open, true)?;
         let meta = self.metadata();
         let base = self.format.data_base(&self.path);
         open.store_open(self.store.as_ref(), &base, &meta, close)?;

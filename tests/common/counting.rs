@@ -20,6 +20,8 @@ pub struct Counting {
     pub bytes: AtomicU64,
     /// Bytes stored by `set`.
     pub written: AtomicU64,
+    /// Writes of keys under this prefix fail (a full disk, a lost server).
+    pub refuse: std::sync::Mutex<Option<String>>,
 }
 
 impl Counting {
@@ -61,6 +63,13 @@ impl Store for Counting {
         self.inner.get_range(key, offset, len)
     }
     fn set(&self, key: &str, value: &[u8]) -> Result<()> {
+        if let Some(prefix) = self.refuse.lock().unwrap().as_deref() {
+            if key.starts_with(prefix) {
+                return Err(zarr::Error::Io(format!(
+                    "writing {key:?}: refused by the test"
+                )));
+            }
+        }
         self.sets.fetch_add(1, Ordering::SeqCst);
         self.written.fetch_add(value.len() as u64, Ordering::SeqCst);
         self.inner.set(key, value)
