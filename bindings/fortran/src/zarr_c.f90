@@ -321,16 +321,21 @@ module zarr_c
     ! On a sharded array (one level of shards) without a synchronizer, with `mem_dtype` the
     ! array's own type, appends are streamed: the handle keeps the shards of the growing
     ! axis that are not yet complete as their encoded inner chunks (at most
-    ! `ZARR_APPEND_BUFFER_BYTES`) and stores each shard once, when an append completes it.
-    ! The stored shape (what other handles and processes see) grows when no shard stays
-    ! open after an append, at `zarr_array_flush` and when the handle is freed; reads and
-    ! queries through this handle see every appended step (they store the buffer first).
-    ! A write, resize, refresh or synchronizer change through the handle stores the buffer
-    ! first (a write only when it meets the open shards). A process killed between flushes
-    ! loses only the steps appended since the last one. Otherwise each append rewrites the
-    ! shards it touches at once. A refused append changes nothing; when storing a shard that
-    ! a streamed append completed fails, the error is returned, the step stays buffered and
-    ! the next flush tries again.
+    ! `ZARR_APPEND_BUFFER_BYTES`) and stores each shard once, after an append completes it:
+    ! a thread of the handle's own stores the completed shards while the next appends encode
+    ! (so up to one more set of completed shards is held while it works). The stored shape
+    ! (what other handles and processes see) grows once completed shards are stored and no
+    ! shard stays open (seen by a later append), at `zarr_array_flush` and when the handle
+    ! is
+    ! freed; reads and queries through this handle see every appended step (they store the
+    ! buffer first). A write, resize, refresh or synchronizer change through the handle
+    ! stores the buffer first (a write only when it meets the open shards). A process killed
+    ! between flushes loses only the steps appended since the last one. Otherwise each
+    ! append
+    ! rewrites the shards it touches at once. A refused append changes nothing. When storing
+    ! completed shards fails, the next append that collects them (the latest, the next one
+    ! that completes shards) or the flush returns the error, and that append appends
+    ! nothing; the shards stay buffered and the next flush stores them again.
     !
     ! Only one handle should append to an array at a time (other handles may read).
     !
