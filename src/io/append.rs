@@ -78,8 +78,8 @@ impl Open {
 
     /// Collects the shards being stored by a thread of their own: waits for them with
     /// `wait`, else only when they are already stored. Returns the axis's extent the
-    /// metadata document may now show (when those were the last open shards). On the thread's error
-    /// the shards are open (and changed) again, and the error is returned.
+    /// metadata document may now show (when those were the last open shards). On the
+    /// thread's error the shards are open (and changed) again, and the error is returned.
     pub fn finish_storing(&mut self, wait: bool) -> Result<Option<u64>> {
         match &self.storing {
             Some(storing) if wait || storing.thread.is_finished() => {}
