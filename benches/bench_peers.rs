@@ -404,8 +404,13 @@ fn main() {
             us.map_or("n/a".into(), |(_, p)| format!("{p:.0}")),
             peer.map_or("n/a".into(), |(_, p)| format!("{p:.0}")),
         );
+        // No limit measured for a workload: "n/a" in the table.
+        let limit = match limit > 0.0 {
+            true => format!("{limit:.3}"),
+            false => "n/a".into(),
+        };
         rows.push(format!(
-            "ROW|{workload} ({unit})|{}|tensorstore {}|{limit:.3}|{ratio}|{} / {}",
+            "ROW|{workload} ({unit})|{}|tensorstore {}|{limit}|{ratio}|{} / {}",
             fmt(us),
             fmt(peer),
             us.map_or("n/a".into(), |(_, p)| format!("{p:.0}")),
@@ -450,7 +455,7 @@ fn main() {
                 let pcq = best_of(2, true, || {
                     theirs("random", &dir, name, positions.to_str().unwrap())
                 });
-                row("blosc cold 1000 random 16^3 (s)", cq, pcq, 0.0, "s");
+                row("blosc cold 1000 random 16^3", cq, pcq, 0.0, "s");
             } else {
                 println!("cold reads: skipped (dropping the page cache needs root)");
             }
@@ -458,7 +463,7 @@ fn main() {
             let pq = best_of(2, false, || {
                 theirs("random", &dir, name, positions.to_str().unwrap())
             });
-            row("blosc 1000 random 16^3 (s)", q, pq, 0.0, "s");
+            row("blosc 1000 random 16^3", q, pq, 0.0, "s");
             let region = format!(
                 "{}:{}",
                 RMW_START.map(|v| v.to_string()).join(","),
@@ -466,7 +471,7 @@ fn main() {
             );
             let m = best_of(1, false, || ours("rmw", &dir, name));
             let pm = best_of(1, false, || theirs("rmw", &peer_dir, name, &region));
-            row("blosc unaligned RMW 960x960x196 (s)", m, pm, 0.0, "s");
+            row("blosc unaligned RMW 960x960x196", m, pm, 0.0, "s");
             let (plain_sync, _) = plain_files(&base.join("plain"), &chunks, threads, true, false);
             let d = best_of(2, false, || {
                 ours("durable-write", &base.join("durable"), name)
