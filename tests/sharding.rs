@@ -808,6 +808,40 @@ fn failed_shard_stores_lose_no_step() {
 }
 
 #[test]
+fn writes_wait_for_shards_stored_behind_appends() {
+    let counting = Arc::new(Counting::default());
+    let store: Arc<dyn Store> = counting.clone();
+    let array = growing(store.clone(), "g");
+    *counting.slow.lock().unwrap() = Some("g/c/".into());
+    // Step 3 hands the first slab's shards to the storing thread (slow); a write into them
+    // right after must not race it: each step survives.
+    for t in 0..4 {
+        append_step(&array, t);
+    }
+    array
+        .write(
+            &[1, 0, 0],
+            &[1, 8, 6],
+            ElementType::Int32,
+            Order::C,
+            &step(40),
+        )
+        .unwrap();
+    let mut expected = step(0);
+    expected.extend(step(40));
+    expected.extend(steps(2..4));
+    assert_eq!(
+        read_all(&Array::open(store.clone(), "g", Mode::Read).unwrap()),
+        expected
+    );
+    drop(array);
+    assert_eq!(
+        read_all(&Array::open(store.clone(), "g", Mode::Read).unwrap()),
+        expected
+    );
+}
+
+#[test]
 fn buffered_appends_meet_other_calls() {
     let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
     let array = growing(store.clone(), "g");

@@ -421,9 +421,13 @@ impl Array {
     ) -> Result<()> {
         self.check_writable("write")?;
         {
-            // Open shards this write overlaps are stored and closed first; it then
-            // rewrites them as any other shard.
+            // Shards still being stored behind the appends are collected first (the write
+            // may rewrite them), and open shards this write overlaps are stored and closed;
+            // it then rewrites them as any other shard.
             let mut appends = self.appends()?;
+            if let Some(open) = appends.open.as_mut() {
+                self.collect_stored(open, true)?;
+            }
             let meta = self.metadata();
             let overlaps = appends.open.as_ref().is_some_and(|open| {
                 open.axis_range(&meta).is_some_and(|(lo, hi)| {

@@ -22,6 +22,8 @@ pub struct Counting {
     pub written: AtomicU64,
     /// Writes of keys under this prefix fail (a full disk, a lost server).
     pub refuse: std::sync::Mutex<Option<String>>,
+    /// Writes of keys under this prefix take 100 ms (a slow server).
+    pub slow: std::sync::Mutex<Option<String>>,
 }
 
 impl Counting {
@@ -68,6 +70,11 @@ impl Store for Counting {
                 return Err(zarr::Error::Io(format!(
                     "writing {key:?}: refused by the test"
                 )));
+            }
+        }
+        if let Some(prefix) = self.slow.lock().unwrap().as_deref() {
+            if key.starts_with(prefix) {
+                std::thread::sleep(std::time::Duration::from_millis(100));
             }
         }
         self.sets.fetch_add(1, Ordering::SeqCst);
