@@ -49,6 +49,8 @@ struct Storing {
     /// When they were the last open shards: the axis's extent they complete, which the
     /// metadata document may show once they are stored.
     extent: Option<u64>,
+    /// The process that started the thread (a `fork()` child has no such thread).
+    pid: u32,
 }
 
 #[derive(Debug)]
@@ -81,13 +83,21 @@ impl Open {
     /// metadata document may now show (when those were the last open shards). On the
     /// thread's error the shards are open (and changed) again, and the error is returned.
     pub fn finish_storing(&mut self, wait: bool) -> Result<Option<u64>> {
-        match &self.storing {
-            Some(storing) if wait || storing.thread.is_finished() => {}
-            _ => return Ok(None),
+        let Some(storing) = &self.storing else {
+            return Ok(None);
+        };
+        let ours = storing.pid == std::process::id();
+        if ours && !wait && !storing.thread.is_finished() {
+            return Ok(None);
         }
         let Some(storing) = self.storing.take() else {
             return Ok(None);
         };
+        if !ours {
+            // A fork() child: the thread, and the shards it stores, are the parent's.
+            std::mem::forget(storing.thread);
+            return Ok(None);
+        }
         let outcome = storing
             .thread
             .join()
@@ -278,6 +288,7 @@ impl Open {
         self.storing = Some(Storing {
             thread,
             extent: last.then_some(extent),
+            pid: std::process::id(),
         });
         Ok(())
     }
