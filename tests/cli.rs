@@ -28,26 +28,26 @@ fn fails(args: &[&str], code: i32) -> String {
     String::from_utf8(out.stderr).expect("UTF-8 messages")
 }
 
-/// Runs zarrtool expecting success; returns its stderr (its stdout must be empty).
-fn says(args: &[&str]) -> String {
+/// Runs zarrtool expecting success.
+fn succeeds(args: &[&str]) -> std::process::Output {
     let out = tool(args);
     assert!(
         out.status.success(),
         "zarrtool {args:?} failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
+    out
+}
+
+/// Runs zarrtool expecting success; returns its stderr (its stdout must be empty).
+fn says(args: &[&str]) -> String {
+    let out = succeeds(args);
     assert_eq!(out.stdout, b"", "zarrtool {args:?}");
     String::from_utf8(out.stderr).expect("UTF-8 messages")
 }
 
 fn ok(args: &[&str]) -> String {
-    let out = tool(args);
-    assert!(
-        out.status.success(),
-        "zarrtool {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("UTF-8 output")
+    String::from_utf8(succeeds(args).stdout).expect("UTF-8 output")
 }
 
 fn s(p: &Path) -> &str {

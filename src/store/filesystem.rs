@@ -280,10 +280,7 @@ impl FilesystemStore {
         let mut file = dir.open_with(&temp, &options)?.into_std();
         let stored = file
             .write_all(value)
-            .and_then(|()| match sync_now {
-                true => file.sync_all(),
-                false => Ok(()),
-            })
+            .and_then(|()| if sync_now { file.sync_all() } else { Ok(()) })
             .and_then(|()| {
                 if replace {
                     return dir.rename(&temp, &dir, name);

@@ -635,56 +635,43 @@ fn copy_values(f: &File, var: &Var, array: &zarr::node::Array, root: &str) -> Re
             nc_start.push(0);
             nc_count.push(1);
         }
-        let what = || format!("reading {shown}");
+        // Reads the region into `into`, which has room for it in the variable's layout.
+        let read = |into: *mut c_void| {
+            // SAFETY: the region's start and count arrays have one entry per netCDF
+            // dimension (or one for a scalar), and the caller's buffer holds the region.
+            let code = unsafe {
+                ffi::nc_get_vara(
+                    var.ncid,
+                    var.varid,
+                    nc_start.as_ptr(),
+                    nc_count.as_ptr(),
+                    into,
+                )
+            };
+            f.check(code, || format!("reading {shown}"))
+        };
         match var.kind {
             Kind::String => {
+                // Room for the region's string pointers, freed by take_strings.
                 let mut ptrs = vec![null_mut::<c_char>(); n];
-                // SAFETY: room for the region's string pointers, freed by take_strings.
-                let code = unsafe {
-                    ffi::nc_get_vara(
-                        var.ncid,
-                        var.varid,
-                        nc_start.as_ptr(),
-                        nc_count.as_ptr(),
-                        ptrs.as_mut_ptr().cast::<c_void>(),
-                    )
-                };
-                f.check(code, what)?;
+                read(ptrs.as_mut_ptr().cast::<c_void>())?;
                 let items = take_strings(f, &mut ptrs)?;
                 let parts: Vec<&[u8]> = items.iter().map(Vec::as_slice).collect();
                 array.write_vlen(&start, &count, Order::C, &parts)?;
             }
             Kind::Char(width) => {
                 let stored = var.nc_shape.get(rank).copied().unwrap_or(1);
+                // Room for the region's chars (`stored` = `width` per string).
                 let mut buf = vec![0u8; n * width];
                 if stored > 0 && n > 0 {
-                    // SAFETY: room for the region's chars (`stored` = `width` per string).
-                    let code = unsafe {
-                        ffi::nc_get_vara(
-                            var.ncid,
-                            var.varid,
-                            nc_start.as_ptr(),
-                            nc_count.as_ptr(),
-                            buf.as_mut_ptr().cast::<c_void>(),
-                        )
-                    };
-                    f.check(code, what)?;
+                    read(buf.as_mut_ptr().cast::<c_void>())?;
                 }
                 array.write(&start, &count, ElementType::Raw, Order::C, &buf)?;
             }
             Kind::Number(size) => {
+                // Room for the region's items of the variable's type.
                 let mut buf = vec![0u8; n * size];
-                // SAFETY: room for the region's items of the variable's type.
-                let code = unsafe {
-                    ffi::nc_get_vara(
-                        var.ncid,
-                        var.varid,
-                        nc_start.as_ptr(),
-                        nc_count.as_ptr(),
-                        buf.as_mut_ptr().cast::<c_void>(),
-                    )
-                };
-                f.check(code, what)?;
+                read(buf.as_mut_ptr().cast::<c_void>())?;
                 let elem = var.meta.dtype.element_type();
                 array.write(&start, &count, elem, Order::C, &buf)?;
             }

@@ -835,6 +835,29 @@ pub(crate) fn array_text(meta: &ArrayMeta, format: Format) -> String {
 }
 
 /// The format of a new array: the one chosen, else the one the store gives `path`.
+/// Checks a new array's settings against the target store (what is there, the format it
+/// inherits) before anything is written: the store and the metadata to create, or `None`
+/// after describing what a dry run would create.
+fn planned_array(
+    builder: &mut ArrayBuilder,
+    node: &NodeArg,
+    layout: &Layout,
+    overwrite: bool,
+    dry_run: bool,
+) -> Result<Option<(Arc<dyn Store>, ArrayMeta)>> {
+    let (store, kind) = target_store(&node.store, &node.path, overwrite, dry_run)?;
+    let format = new_array_format(layout, store.as_ref(), &node.path)?;
+    builder.zarr_format(format.number())?;
+    let meta = builder.metadata()?;
+    match store.filter(|_| !dry_run) {
+        Some(store) => Ok(Some((store, meta))),
+        None => {
+            would_create(kind, &node.path, &array_text(&meta, format));
+            Ok(None)
+        }
+    }
+}
+
 fn new_array_format(layout: &Layout, store: Option<&Arc<dyn Store>>, path: &str) -> Result<Format> {
     match (layout.format, store) {
         (Some(f), _) => Format::from_number(f.into()),
@@ -901,13 +924,7 @@ fn create(
         );
     }
     builder.attributes(attributes);
-    let (store, kind) = target_store(&node.store, &node.path, overwrite, dry_run)?;
-    let format = new_array_format(layout, store.as_ref(), &node.path)?;
-    builder.zarr_format(format.number())?;
-    // The settings are checked (and described) before anything is written.
-    let meta = builder.metadata()?;
-    let Some(store) = store.filter(|_| !dry_run) else {
-        would_create(kind, &node.path, &array_text(&meta, format));
+    let Some((store, _)) = planned_array(&mut builder, node, layout, overwrite, dry_run)? else {
         return Ok(0);
     };
     builder.create(store.clone(), &node.path, mode)?;
@@ -1035,12 +1052,7 @@ fn import(
             raw.dtype
         )));
     }
-    let (store, kind) = target_store(&node.store, &node.path, overwrite, dry_run)?;
-    let format = new_array_format(layout, store.as_ref(), &node.path)?;
-    builder.zarr_format(format.number())?;
-    let meta = builder.metadata()?;
-    let Some(store) = store.filter(|_| !dry_run) else {
-        would_create(kind, &node.path, &array_text(&meta, format));
+    let Some((store, meta)) = planned_array(&mut builder, node, layout, overwrite, dry_run)? else {
         return Ok(0);
     };
     to_native(&meta.dtype, &mut data);
