@@ -36,6 +36,16 @@ case "${1:-}" in
   *) echo "usage: $0 [--fast]" >&2; exit 2 ;;
 esac
 
+# The suite builds the library in several configurations (three feature sets, release,
+# sanitizers, fuzzing, the offline tarball): without incremental caches and with line tables
+# only for debug builds, it needs about a third of the disk it would otherwise.
+export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
+export CARGO_PROFILE_DEV_DEBUG="${CARGO_PROFILE_DEV_DEBUG:-line-tables-only}"
+free_kib=$(df -Pk . | awk 'NR == 2 { print $4 }')
+if [ "$free_kib" -lt $((8 * 1024 * 1024)) ]; then
+  echo "warning: $((free_kib / 1024)) MiB free here; the whole suite needs about 8 GiB" >&2
+fi
+
 if ! $fast; then
   stage "setup"
   bash scripts/setup-test-env.sh
