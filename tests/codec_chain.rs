@@ -338,3 +338,42 @@ fn v2_checksum_filters_and_compressors_keep_their_places() {
         assert_eq!(again["order"], "F", "{name}");
     }
 }
+
+#[test]
+fn the_builder_takes_compressors_in_zarr_v3_form_for_either_format() {
+    use zarr::error::Error;
+    use zarr::node::ArrayBuilder;
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let build = |format: i32, compressor: Value| {
+        let mut b = ArrayBuilder::new(vec![16, 16], ElementType::Float32);
+        b.chunks(vec![8, 8]).compressor(compressor);
+        b.zarr_format(format).unwrap();
+        b.create(store.clone(), &format!("v{format}"), Mode::Overwrite)
+    };
+    let blosc = json!({"name": "blosc", "configuration":
+        {"cname": "lz4", "clevel": 5, "shuffle": "bitshuffle", "typesize": 4, "blocksize": 0}});
+    let zstd = json!({"name": "zstd", "configuration": {"level": 3, "checksum": true}});
+    let v3 = build(3, json!([blosc, zstd, {"name": "crc32c"}])).unwrap();
+    round_trip(&v3);
+    let doc: Value = serde_json::from_slice(&store.get("v3/zarr.json").unwrap().unwrap()).unwrap();
+    assert_eq!(doc["codecs"][1], blosc);
+    assert_eq!(doc["codecs"][2], zstd);
+    assert_eq!(doc["codecs"][3], json!({"name": "crc32c"}));
+
+    let v2 = build(2, json!({"name": "gzip", "configuration": {"level": 4}})).unwrap();
+    round_trip(&v2);
+    let doc: Value = serde_json::from_slice(&store.get("v2/.zarray").unwrap().unwrap()).unwrap();
+    assert_eq!(doc["compressor"], json!({"id": "gzip", "level": 4}));
+
+    let bad_shuffle = json!({"name": "blosc", "configuration": {"shuffle": 7}});
+    let err = build(3, bad_shuffle).unwrap_err();
+    assert!(
+        matches!(&err, Error::InvalidArg(m) if m.contains("blosc shuffle")),
+        "{err}"
+    );
+    let err = build(3, json!({"name": "snappy-ish"})).unwrap_err();
+    assert!(
+        matches!(&err, Error::CodecUnsupported(m) if m.contains("snappy-ish")),
+        "{err}"
+    );
+}

@@ -19,7 +19,9 @@ pub enum Wrapper {
 #[derive(Debug)]
 pub struct Deflate {
     wrapper: Wrapper,
-    level: u32,
+    /// The level as configured: 0..=9, or -1 for zlib's default (6), which Python's zlib
+    /// and numcodecs accept.
+    level: i64,
 }
 
 impl Deflate {
@@ -27,7 +29,7 @@ impl Deflate {
     pub(crate) fn from_config(cfg: &Config, wrapper: Wrapper) -> Result<Self> {
         Ok(Deflate {
             wrapper,
-            level: cfg.int("level", 1, 0..=9)? as u32,
+            level: cfg.int("level", 1, -1..=9)?,
         })
     }
 
@@ -46,7 +48,7 @@ impl Codec for Deflate {
 
     fn encode_into(&self, data: &[u8], out: &mut Vec<u8>) -> Result<()> {
         out.clear();
-        let level = Compression::new(self.level);
+        let level = u32::try_from(self.level).map_or(Compression::default(), Compression::new);
         let failed = |e: std::io::Error| Error::Codec(format!("{}: {e}", self.name()));
         match self.wrapper {
             Wrapper::Zlib => {

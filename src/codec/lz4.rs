@@ -12,10 +12,11 @@ pub struct Lz4 {
 
 impl Lz4 {
     /// Builds the codec; `acceleration` is kept in the configuration (the encoder always
-    /// uses the default speed, which every decoder reads).
+    /// uses the default speed, which every decoder reads). Any C `int` is accepted, as
+    /// numcodecs passes it to LZ4, which reads values below 1 as 1 and clamps large ones.
     pub(crate) fn from_config(cfg: &Config) -> Result<Self> {
         Ok(Lz4 {
-            acceleration: cfg.int("acceleration", 1, 1..=65537)?,
+            acceleration: cfg.int("acceleration", 1, i32::MIN.into()..=i32::MAX.into())?,
         })
     }
 }

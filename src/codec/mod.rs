@@ -290,6 +290,14 @@ mod tests {
             json!({"id": "zstd", "level": -3}),
             json!({"id": "lz4", "acceleration": 1}),
             json!({"id": "crc32c"}),
+            // Values numcodecs writes and its libraries read as their default or clamp.
+            json!({"id": "zlib", "level": -1}),
+            json!({"id": "gzip", "level": -1}),
+            json!({"id": "zstd", "level": 30}),
+            json!({"id": "zstd", "level": -200000}),
+            json!({"id": "lz4", "acceleration": 0}),
+            json!({"id": "lz4", "acceleration": -5}),
+            json!({"id": "lz4", "acceleration": 100000}),
         ];
         let data = sample();
         for config in configs {

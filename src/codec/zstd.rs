@@ -24,10 +24,11 @@ pub struct Zstd {
 }
 
 impl Zstd {
-    /// Builds the codec; the default level is numcodecs' 1.
+    /// Builds the codec; the default level is numcodecs' 1. Any C `int` is accepted, as
+    /// numcodecs passes it to zstd, which clamps it to the levels it has (-131072..=22).
     pub(crate) fn from_config(cfg: &Config) -> Result<Self> {
         Ok(Zstd {
-            level: cfg.int("level", 1, -131072..=22)? as i32,
+            level: cfg.int("level", 1, i32::MIN.into()..=i32::MAX.into())? as i32,
             checksum: cfg.bool("checksum", false)?,
         })
     }

@@ -420,6 +420,22 @@ fn check_transposes(chain: &Chain) -> Result<()> {
     }
 }
 
+/// The numcodecs-style configuration of a bytes-to-bytes codec written in Zarr v3's form
+/// (`{"name": "gzip", "configuration": {"level": 5}}`), or `None` when `codec` has an `"id"`
+/// or no `"name"` (it is in numcodecs' form already, or in none).
+pub fn bytes_codec_as_v2(codec: &Map<String, Value>) -> Option<Result<Map<String, Value>>> {
+    if codec.contains_key("id") {
+        return None;
+    }
+    let name = codec.get("name")?.as_str()?;
+    let empty = Map::new();
+    Some(match codec.get("configuration") {
+        None | Some(Value::Null) => to_v2_config(name, &empty),
+        Some(Value::Object(config)) => to_v2_config(name, config),
+        Some(_) => Err(bad("configuration", "an object")),
+    })
+}
+
 /// The numcodecs-style configuration of a v3 bytes-to-bytes codec.
 fn to_v2_config(name: &str, config: &Map<String, Value>) -> Result<Map<String, Value>> {
     let mut out = config.clone();

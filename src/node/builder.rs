@@ -145,7 +145,8 @@ impl ArrayBuilder {
 
     /// Sets the compressor configuration (`null` for none), or a list of them: Zarr v3's
     /// bytes → bytes codecs in the order they encode (`[{"id": "zstd"}, {"id": "crc32c"}]`;
-    /// v2 holds one).
+    /// v2 holds one). Each is in numcodecs' form or in Zarr v3's
+    /// (`{"name": "zstd", "configuration": {"level": 3}}`), for any format.
     pub fn compressor(&mut self, config: Value) -> &mut Self {
         self.compressor = Some(config);
         self
@@ -277,9 +278,11 @@ impl ArrayBuilder {
         };
         let codec_item_size = encoded.item_size();
         let compressor = |config: &Value| match config {
-            Value::Object(config) => {
-                codec::from_config(config, codec_item_size).map_err(as_invalid_arg)
+            Value::Object(config) => match crate::meta::v3::bytes_codec_as_v2(config) {
+                Some(v2) => v2.and_then(|v2| codec::from_config(&v2, codec_item_size)),
+                None => codec::from_config(config, codec_item_size),
             }
+            .map_err(as_invalid_arg),
             other => Err(Error::InvalidArg(format!(
                 "compressor {other} is not an object, a list of objects or null"
             ))),

@@ -1096,6 +1096,36 @@ def test_lz4_chunks_have_numcodecs_length_prefix(tool, tmp_path):
         assert bytes(numcodecs.LZ4().decode(raw)) == expected[idx], idx
 
 
+@pytest.mark.parametrize("compressor", [
+    {"id": "lz4", "acceleration": 0},
+    {"id": "lz4", "acceleration": 70000},
+    {"id": "zlib", "level": -1},
+    {"id": "gzip", "level": -1},
+    {"id": "zstd", "level": 30},
+    {"id": "zstd", "level": -200000},
+], ids=lambda c: f"{c['id']}-{list(c.values())[1]}")
+def test_codec_parameters_numcodecs_passes_to_its_libraries(tool, tmp_path, compressor):
+    """numcodecs hands these values to LZ4, zlib and zstd, which read them as their default
+    or clamp them: arrays written with them are read, and libzarr writes them back as given."""
+    case = Case("<f8", "zstd", "nonzero", (13, 17), (5, 6), "C", "C", ".")
+    a = make_data(case)
+    codec = numcodecs.get_codec(dict(compressor))
+    fill = fill_bytes(case.dtype, case.fill)
+    chunks = {idx: bytes(codec.encode(raw))
+              for idx, raw in padded_chunks(a, case.chunks, "C", fill).items()}
+    meta = zarray_doc(case)
+    meta["compressor"] = compressor
+    store = tmp_path / "store"
+    write_raw_array(store, "arr", meta, chunks)
+    data, _ = tool.dump(tmp_path / "scratch", store, "arr", "C")
+    assert_bytes_equal(data, a, "C", f"libzarr read of {compressor}")
+    out = tmp_path / "out"
+    tool.create(tmp_path / "scratch", out, "arr", meta, native(a).tobytes(), "C")
+    assert json.loads((out / "arr" / ".zarray").read_text())["compressor"] == compressor
+    _, got = zarr_python_read(out, "arr")
+    assert_arrays_identical(got, a, f"zarr-python read of libzarr's {compressor}")
+
+
 def blosc_header(blob: bytes):
     """(flags, typesize, nbytes, blocksize) of a blosc 1 chunk."""
     return blob[2], blob[3], int.from_bytes(blob[4:8], "little"), \

@@ -53,8 +53,9 @@ pub struct Layout {
     /// Shard shape, comma-separated, a multiple of the chunk shape (Zarr v3).
     #[arg(long, value_name = "SHAPE")]
     pub shards: Option<String>,
-    /// Bytes-to-bytes codecs as JSON: one configuration, a list, or null for none
-    /// (`{"id":"zstd","level":3}`).
+    /// Bytes-to-bytes codecs as JSON: one configuration, a list, or null for none, each in
+    /// numcodecs' form or Zarr v3's (`{"id":"zstd","level":3}`,
+    /// `{"name":"zstd","configuration":{"level":3}}`).
     #[arg(long, visible_alias = "codec", value_name = "JSON")]
     pub compressor: Option<String>,
     /// Zarr format of new arrays: 2 or 3.
@@ -199,7 +200,8 @@ pub enum Command {
         /// Shard shape (Zarr v3).
         #[arg(long, value_name = "SHAPE")]
         shards: Option<String>,
-        /// Bytes-to-bytes codecs as JSON (a configuration, a list, or null).
+        /// Bytes-to-bytes codecs as JSON (a configuration, a list, or null), in numcodecs'
+        /// form or Zarr v3's.
         #[arg(long, visible_alias = "codec", value_name = "JSON")]
         compressor: Option<String>,
         /// The target format: 2 or 3.
