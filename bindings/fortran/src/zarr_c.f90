@@ -1257,6 +1257,10 @@ module zarr_c
     ! (`[{"id": "zstd", "level": 3}, {"id": "crc32c"}]`; `crc32c` is Zarr v3's checksum
     ! codec). A v2 array holds one: a list of several gives `ZARR_ERR_INVALID_ARG` at
     ! creation.
+    ! Each may also be in Zarr v3's form (`{"name": "zstd", "configuration": {"level": 3}}`,
+    ! `{"name": "blosc", "configuration": {"cname": "lz4", "shuffle": "bitshuffle"}}`),
+    ! whatever
+    ! the format.
     !
     ! Errors: `ZARR_ERR_INVALID_ARG` (not JSON); the codecs are checked by
     ! `zarr_array_create`
