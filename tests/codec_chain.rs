@@ -142,6 +142,9 @@ fn transposes_of_any_permutation_read_and_write() {
         ("p201", vec![json!([2, 0, 1])]),
         ("p120", vec![json!([1, 2, 0])]),
         ("twice", vec![json!([1, 0, 2]), json!([0, 2, 1])]),
+        // The v3 drafts' names for the reversal and the identity.
+        ("draft_f", vec![json!("F")]),
+        ("draft_c", vec![json!("C")]),
     ] {
         let mut codecs: Vec<Value> = transposes
             .iter()
@@ -165,6 +168,8 @@ fn transposes_of_any_permutation_read_and_write() {
         let perm: Vec<usize> = match name {
             "p201" => vec![2, 0, 1],
             "p120" => vec![1, 2, 0],
+            "draft_f" => vec![2, 1, 0],
+            "draft_c" => vec![0, 1, 2],
             _ => vec![1, 2, 0], // [1, 0, 2] then [0, 2, 1]
         };
         let block = [2usize, 3, 5];

@@ -283,13 +283,16 @@ fn parse_chain(codecs: &[Value], kind: &DataKind, rank: usize) -> Result<(Chain,
         let first = array_to_bytes.is_none();
         match name {
             "transpose" if first => {
-                let step: Vec<usize> = u64_list(
-                    config.get("order").unwrap_or(&Value::Null),
-                    "transpose order",
-                )?
-                .into_iter()
-                .map(|k| usize::try_from(k).unwrap_or(usize::MAX))
-                .collect();
+                // "C" and "F" are the identity and the reversal, as the v3 drafts before
+                // the final spec wrote them (tensorstore still accepts them).
+                let step: Vec<usize> = match config.get("order").unwrap_or(&Value::Null) {
+                    Value::String(s) if s == "C" => (0..rank).collect(),
+                    Value::String(s) if s == "F" => (0..rank).rev().collect(),
+                    order => u64_list(order, "transpose order")?
+                        .into_iter()
+                        .map(|k| usize::try_from(k).unwrap_or(usize::MAX))
+                        .collect(),
+                };
                 if !crate::codec::chain::is_permutation(&step, rank) {
                     return Err(bad(
                         "transpose order",
