@@ -2,6 +2,7 @@
 //! bytes→bytes codecs (numcodecs-compatible compressors, checksums and shuffle), built from
 //! their JSON configuration through one explicit registry.
 
+mod base64;
 mod blosc;
 mod bz2;
 pub mod chain;
@@ -79,7 +80,7 @@ pub fn encode(codec: &dyn Codec, data: &[u8]) -> Result<Vec<u8>> {
 pub type CodecRef = Arc<dyn Codec>;
 
 /// The codec ids this build supports.
-pub const SUPPORTED: [&str; 13] = [
+pub const SUPPORTED: [&str; 14] = [
     "blosc",
     "zlib",
     "gzip",
@@ -93,6 +94,7 @@ pub const SUPPORTED: [&str; 13] = [
     "fletcher32",
     "jenkins_lookup3",
     "shuffle",
+    "base64",
 ];
 
 /// Builds a codec from its v2 configuration (`{"id": "zstd", "level": 3}`); `item_size`
@@ -119,6 +121,7 @@ pub fn from_config(config: &Map<String, Value>, item_size: usize) -> Result<Code
             Arc::new(checksum::Checksum::from_config(&cfg)?)
         }
         "shuffle" => Arc::new(shuffle::Shuffle::from_config(&cfg, item_size)?),
+        "base64" => Arc::new(base64::Base64),
         other => {
             return Err(Error::CodecUnsupported(format!(
                 "codec id {other:?} is not supported"
@@ -290,6 +293,7 @@ mod tests {
             json!({"id": "zstd", "level": -3}),
             json!({"id": "lz4", "acceleration": 1}),
             json!({"id": "crc32c"}),
+            json!({"id": "base64"}),
             // Values numcodecs writes and its libraries read as their default or clamp.
             json!({"id": "zlib", "level": -1}),
             json!({"id": "gzip", "level": -1}),
