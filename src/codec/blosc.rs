@@ -21,7 +21,10 @@ pub struct Blosc {
 }
 
 impl Blosc {
-    /// Builds the codec; defaults are numcodecs' (lz4, level 5, byte shuffle).
+    /// Builds the codec; defaults are numcodecs' (lz4, level 5, byte shuffle). A `typesize`
+    /// equal to the item size (as Zarr v3 metadata always gives it) is the default and is not
+    /// kept: v2 metadata written from it then has no `typesize`, which numcodecs before 0.16
+    /// refuses.
     pub(crate) fn from_config(cfg: &Config, item_size: usize) -> Result<Self> {
         let cname = cfg.string("cname", "lz4")?;
         if !CNAMES.contains(&cname) {
@@ -33,7 +36,8 @@ impl Blosc {
             shuffle: cfg.int("shuffle", 1, -1..=2)?,
             blocksize: cfg.int("blocksize", 0, 0..=i32::MAX as i64)?,
             typesize: if cfg.has("typesize") {
-                Some(cfg.int("typesize", 1, 1..=255)?)
+                Some(cfg.int("typesize", 1, 1..=i32::MAX.into())?)
+                    .filter(|&t| t as usize != item_size.max(1))
             } else {
                 None
             },
@@ -41,11 +45,11 @@ impl Blosc {
         })
     }
 
+    /// The type size given to blosc, as numcodecs gives it: the configured one or the item
+    /// size (1 for bytes). c-blosc shuffles by 1 beyond its 255; zarr-python 3 writes the
+    /// item size of wide items as it is.
     fn typesize(&self) -> usize {
-        self.typesize
-            .map(|t| t as usize)
-            .unwrap_or(self.item_size)
-            .clamp(1, 255)
+        self.typesize.map_or(self.item_size, |t| t as usize).max(1)
     }
 }
 
