@@ -43,6 +43,10 @@ pub enum ArrayToBytes {
     /// Variable-length items (`vlen-utf8`, `vlen-bytes`, `vlen-array`: the array's type
     /// says which).
     Vlen,
+    /// Strings as numcodecs' `json2` object codec stores them: the chunk as one JSON list
+    /// (nested by the chunk's shape), then `"|O"` and the shape. The configuration is kept
+    /// as stored. Zarr v2 (and zarr-python 2.18's draft layout) only.
+    JsonItems(serde_json::Map<String, serde_json::Value>),
     /// Shards of inner chunks with an index (`sharding_indexed`).
     Sharding(Box<ShardingCodec>),
 }
@@ -147,6 +151,27 @@ impl Chain {
         }
     }
 
+    /// The chain of a v2 object array whose object codec (its first filter) is `config`:
+    /// `json2` stores the items as JSON, the vlen codecs in their own framing.
+    pub fn with_object_codec(mut self, config: &serde_json::Value) -> Self {
+        if let Some(map) = config
+            .as_object()
+            .filter(|m| m.get("id") == Some(&"json2".into()))
+        {
+            self.array_to_bytes = ArrayToBytes::JsonItems(map.clone());
+        }
+        self
+    }
+
+    /// The object codec configuration v2 metadata lists first among the filters of an array
+    /// of `dtype` (`None` for fixed-size items).
+    pub fn object_codec(&self, dtype: &DType) -> Option<serde_json::Value> {
+        match &self.array_to_bytes {
+            ArrayToBytes::JsonItems(config) => Some(config.clone().into()),
+            _ => crate::dtype::object_codec(dtype),
+        }
+    }
+
     /// The numcodecs filters among the array→array codecs, in encoding order.
     pub fn filters(&self) -> impl DoubleEndedIterator<Item = &FilterRef> + Clone {
         self.array_to_array.iter().filter_map(|c| match c {
@@ -232,9 +257,13 @@ impl Chain {
     /// The configurations of the filters and bytes→bytes codecs, with the byte order the
     /// `bytes` codec writes: what decides how a chunk's items are encoded.
     pub fn encoding(&self) -> (Vec<serde_json::Map<String, serde_json::Value>>, ByteOrder) {
-        let configs = self
-            .filters()
-            .map(|f| f.config())
+        let object_codec = match &self.array_to_bytes {
+            ArrayToBytes::JsonItems(config) => Some(config.clone()),
+            _ => None,
+        };
+        let configs = object_codec
+            .into_iter()
+            .chain(self.filters().map(|f| f.config()))
             .chain(self.bytes_to_bytes.iter().map(|c| c.config()))
             .collect();
         (configs, self.bytes_order())
@@ -315,6 +344,15 @@ impl Chain {
             ))),
             ArrayToBytes::Vlen if self.has_filters() => Err(Error::CodecUnsupported(
                 "filters before a variable-length codec are not supported".into(),
+            )),
+            ArrayToBytes::JsonItems(_) if dtype.kind != crate::dtype::DataKind::String => {
+                Err(Error::CodecUnsupported(format!(
+                    "the json2 object codec is supported for strings, not {}",
+                    dtype.element_type().name()
+                )))
+            }
+            ArrayToBytes::JsonItems(_) if self.has_filters() => Err(Error::CodecUnsupported(
+                "filters before the json2 object codec are not supported".into(),
             )),
             ArrayToBytes::Bytes(_) if dtype.is_variable() => Err(Error::Metadata(format!(
                 "variable-length items ({}) need a vlen codec, not bytes",

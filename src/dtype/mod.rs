@@ -860,11 +860,12 @@ pub fn by_name(name: &str) -> Result<DType> {
     }
 }
 
-/// The variable-length type an object array's first filter (its object codec) names.
+/// The variable-length type an object array's first filter (its object codec) names
+/// (`json2` holds strings here; the chain keeps its configuration).
 pub fn object_dtype(config: &Value) -> Result<DType> {
     let id = config.get("id").and_then(Value::as_str).unwrap_or("");
     let kind = match id {
-        "vlen-utf8" => DataKind::String,
+        "vlen-utf8" | "json2" => DataKind::String,
         "vlen-bytes" => DataKind::VlenBytes,
         "vlen-array" => {
             let inner = config
@@ -887,7 +888,7 @@ pub fn object_dtype(config: &Value) -> Result<DType> {
         _ => {
             return Err(Error::CodecUnsupported(format!(
                 "object dtype \"|O\" with first filter {config}: only vlen-utf8, \
-                 vlen-bytes and vlen-array are supported"
+                 vlen-bytes, vlen-array and json2 (strings) are supported"
             )))
         }
     };

@@ -6,6 +6,7 @@ pub mod append;
 pub mod cache;
 pub mod convert;
 pub mod copy;
+pub mod json_items;
 pub mod location;
 pub mod lock;
 pub mod pool;

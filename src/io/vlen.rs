@@ -6,7 +6,7 @@ use super::lock::{Retry, WriteGuard};
 use super::pool;
 use super::region::{check_bounds, Region};
 use super::shard;
-use crate::codec::chain::Scratch;
+use crate::codec::chain::{ArrayToBytes, Scratch};
 use crate::dtype::{swap_bytes, DType, DataKind};
 use crate::error::{count_of, Error, Result};
 use crate::meta::{ArrayMeta, Order, ShardLevel};
@@ -141,7 +141,13 @@ fn decode_chunk(meta: &ArrayMeta, key: &dyn std::fmt::Display, raw: Vec<u8>) -> 
         let data =
             meta.chain()
                 .decode_bytes_owned(raw, MAX_VLEN_CHUNK_BYTES, &mut Scratch::default())?;
-        let ranges = decode_items(&data, meta.chunk_elements())?;
+        let (data, ranges) = match meta.chain().array_to_bytes {
+            ArrayToBytes::JsonItems(_) => super::json_items::decode(&data, &meta.chunks)?,
+            _ => {
+                let ranges = decode_items(&data, meta.chunk_elements())?;
+                (data, ranges)
+            }
+        };
         for (i, range) in ranges.iter().enumerate() {
             check_item(&meta.dtype, &data[range.clone()])
                 .map_err(|m| Error::Codec(format!("item {i}: {m}")))?;
@@ -371,7 +377,11 @@ pub fn write(
         for &(inner, i) in updates {
             chunk[inner] = to_or_from_stored(&meta.dtype, items[i]);
         }
-        let encoded = encode_items(chunk.iter().map(|item| &item[..]))?;
+        let items = chunk.iter().map(|item| &item[..]);
+        let encoded = match meta.chain().array_to_bytes {
+            ArrayToBytes::JsonItems(_) => super::json_items::encode(items, &meta.chunks)?,
+            _ => encode_items(items)?,
+        };
         let mut scratch = Scratch::default();
         meta.chain()
             .encode_bytes(&encoded, &mut scratch)

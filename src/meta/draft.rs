@@ -280,6 +280,7 @@ pub fn parse_array(bytes: &[u8], scheme: Scheme) -> Result<ArrayMeta> {
         .get("attributes")
         .and_then(|a| codec_filters(a.get(FILTERS)))
         .map_or(&[], Vec::as_slice);
+    let mut object_codec = None;
     let dtype = match parse_data_type(field("data_type")?)? {
         Some(dtype) => dtype,
         // "|O": the object codec, first of the filters, says what the items are.
@@ -291,6 +292,7 @@ pub fn parse_array(bytes: &[u8], scheme: Scheme) -> Result<ArrayMeta> {
                 )
             })?;
             filter_list = rest;
+            object_codec = Some(first);
             crate::dtype::object_dtype(first)?
         }
     };
@@ -356,7 +358,10 @@ pub fn parse_array(bytes: &[u8], scheme: Scheme) -> Result<ArrayMeta> {
         ),
         Some(_) => return Err(bad("dimension_names", "a list")),
     };
-    let codecs = Chain::from_v2(order.transpose(shape.len()), filters, compressors, &dtype);
+    let mut codecs = Chain::from_v2(order.transpose(shape.len()), filters, compressors, &dtype);
+    if let Some(config) = object_codec {
+        codecs = codecs.with_object_codec(config);
+    }
     let meta = ArrayMeta {
         shape,
         chunks,
@@ -522,7 +527,9 @@ pub fn render_array(
         Scheme::ZarrPython => {
             let (filters, compressor) =
                 fields.filters_and_compressor("zarr-python 2.18's draft layout")?;
-            let filters: Vec<Value> = crate::dtype::object_codec(&meta.dtype)
+            let filters: Vec<Value> = meta
+                .codecs
+                .object_codec(&meta.dtype)
                 .into_iter()
                 .chain(filters.into_iter().map(Value::Object))
                 .collect();

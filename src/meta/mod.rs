@@ -118,18 +118,26 @@ impl Format {
     }
 
     /// Renders an array metadata document of this format; v3 and the draft embed
-    /// `attributes`.
+    /// `attributes`. The document is parsed back before it is returned: one that libzarr
+    /// could not read again is an internal error, so it is never stored.
     pub fn render_array(
         self,
         meta: &ArrayMeta,
         attributes: &serde_json::Map<String, serde_json::Value>,
     ) -> Result<Vec<u8>> {
-        match self {
+        let document = match self {
             Format::V1 => v1::render_array(meta),
             Format::V2 => v2::render_array(meta),
             Format::V3 => v3::render_array(meta, attributes),
             Format::Draft(s) => draft::render_array(meta, attributes, s),
-        }
+        }?;
+        self.parse_array(&document).map_err(|e| {
+            Error::Internal(format!(
+                "the Zarr format {} metadata rendered for this array does not read back: {e}",
+                self.number()
+            ))
+        })?;
+        Ok(document)
     }
 
     /// The 2022 draft's key scheme, when this is the draft layout.

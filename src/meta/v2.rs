@@ -33,6 +33,7 @@ pub fn parse_array(bytes: &[u8]) -> Result<ArrayMeta> {
         Value::Array(list) => list,
         _ => return Err(bad("filters", "an array or null")),
     };
+    let mut object_codec = None;
     let dtype = match field("dtype")? {
         Value::String(s) if s == "|O" => {
             let (first, rest) = filter_list.split_first().ok_or_else(|| {
@@ -42,6 +43,7 @@ pub fn parse_array(bytes: &[u8]) -> Result<ArrayMeta> {
                 )
             })?;
             filter_list = rest;
+            object_codec = Some(first);
             crate::dtype::object_dtype(first)?
         }
         value @ (Value::String(_) | Value::Array(_)) => {
@@ -81,7 +83,10 @@ pub fn parse_array(bytes: &[u8]) -> Result<ArrayMeta> {
         Some(Value::String(s)) if s == "/" => '/',
         Some(_) => return Err(bad("dimension_separator", "\".\" or \"/\"")),
     };
-    let codecs = Chain::from_v2(order.transpose(shape.len()), filters, compressors, &dtype);
+    let mut codecs = Chain::from_v2(order.transpose(shape.len()), filters, compressors, &dtype);
+    if let Some(config) = object_codec {
+        codecs = codecs.with_object_codec(config);
+    }
     let meta = ArrayMeta {
         shape,
         chunks,
@@ -118,7 +123,9 @@ pub fn render_array(meta: &ArrayMeta) -> Result<Vec<u8>> {
         render_fill(&meta.fill_value, &meta.dtype),
     );
     doc.insert("filters".into(), {
-        let filters: Vec<Value> = crate::dtype::object_codec(&meta.dtype)
+        let filters: Vec<Value> = meta
+            .codecs
+            .object_codec(&meta.dtype)
             .into_iter()
             .chain(filters.into_iter().map(Value::Object))
             .collect();

@@ -482,10 +482,11 @@ fn to_v3_codec(mut config: Map<String, Value>, item_size: usize) -> Value {
         .unwrap_or_default();
     match id.as_str() {
         "blosc" => {
+            // Variable-length items reach blosc as bytes (item size 0 here): typesize 1.
             let typesize = config
                 .get("typesize")
                 .and_then(Value::as_u64)
-                .unwrap_or(item_size as u64);
+                .unwrap_or(item_size.max(1) as u64);
             let shuffle = match config.get("shuffle").and_then(Value::as_i64) {
                 Some(0) => "noshuffle",
                 Some(2) => "bitshuffle",
@@ -651,6 +652,13 @@ fn render_chain(chain: &Chain, dtype: &DType) -> Result<Vec<Value>> {
             json!({"name": "vlen-utf8", "configuration": {}})
         }
         ArrayToBytes::Vlen => json!({"name": "vlen-bytes", "configuration": {}}),
+        ArrayToBytes::JsonItems(_) => {
+            return Err(Error::Unsupported(
+                "the json2 object codec has no Zarr v3 form (copy the array to re-encode its \
+                 strings as vlen-utf8)"
+                    .into(),
+            ))
+        }
         ArrayToBytes::Bytes(_) if matches!(encoded.kind, DataKind::Structured(_)) => {
             match crate::dtype::v3::record_order(&encoded)? {
                 ByteOrder::Big => json!({"name": "bytes", "configuration": {"endian": "big"}}),

@@ -236,6 +236,46 @@ def test_libzarr_writes_object_arrays(tool, tmp_path, dtype, codec):
         assert [g.tobytes() for g in got] == items
 
 
+@pytest.mark.skipif(ZP3, reason="zarr-python 3 reads no json2 object arrays")
+@pytest.mark.parametrize("shape,chunks", [((8,), (3,)), ((4, 5), (3, 2)), ((), None)],
+                         ids=["1d", "2d", "0d"])
+def test_json2_string_arrays_both_ways(tool, tmp_path, shape, chunks):
+    """Strings under zarr-python 2's JSON object codec: libzarr reads what zarr-python 2 wrote
+    (its unwritten items hold the fill value 0, read as "0" as a string fill value 0 is),
+    writes into such an array keeping the codec, and zarr-python 2 reads that back."""
+    n = int(np.prod(shape))
+    words = (WORDS * 3)[:n]
+    store = tmp_path / "s"
+    z = zarr.open_array(str(store), mode="w", shape=shape, chunks=chunks, dtype=object,
+                        object_codec=numcodecs.JSON())
+    values = np.empty(n, dtype=object)
+    values[:] = words
+    if shape == ():
+        z[...] = words[0]
+    else:
+        flat = values.reshape(shape)
+        z[tuple(slice(0, d - 1) for d in shape)] = flat[tuple(slice(0, d - 1) for d in shape)]
+    blob, info = tool.dump(tmp_path, store, "", "C")
+    assert info["mem_dtype"] == "string"
+    expected = [str(v).encode() for v in np.asarray(z[...], dtype=object).ravel()]
+    assert parse_items(blob) == expected
+    assert b"0" in expected or shape == ()
+    # libzarr writes every item; the chunks stay json2 and zarr-python 2 reads them.
+    new = [w[::-1] + "!" for w in words]
+    start, count = [0] * len(shape), list(shape)
+    tool.write_region(tmp_path, store, "", start, count, items_file([w.encode() for w in new]),
+                      "C")
+    meta = json.loads((store / ".zarray").read_text())
+    assert meta["filters"][0]["id"] == "json2"
+    back = zarr.open_array(str(store), mode="r")[...]
+    assert np.asarray(back, dtype=object).ravel().tolist() == new
+    first_chunk = "0" if shape == () else ".".join("0" * len(shape))
+    raw = (store / first_chunk).read_bytes()
+    if meta["compressor"] is not None:
+        raw = numcodecs.get_codec(meta["compressor"]).decode(raw)
+    assert json.loads(bytes(raw))[-2:] == ["|O", list(chunks or ())]
+
+
 def test_invalid_utf8_from_a_peer_is_an_error(tool, tmp_path):
     store = tmp_path / "s"
     z = peer_v2_array(store, bytes_dtype(), (2,), (2,), None,
