@@ -1704,3 +1704,114 @@ fn netcdf_user_types_are_refused() {
         assert!(!store.exists(), "{class}: nothing written");
     }
 }
+
+/// `copy --format` converts what the target format cannot hold as it is: a v3 chunk order
+/// other than C or F becomes C in v2, an F-order v2 array with a delta filter becomes C in v3
+/// (v3 leaves the order such a filter sees unsettled), a v3 blosc `typesize` equal to the item
+/// size is not written into v2 (numcodecs before 0.16 refuses the key), strings compressed
+/// by blosc get `typesize` 1 in v3, and `json2` strings become `vlen-utf8` in v3. Every copy
+/// reads back value for value.
+#[test]
+fn copy_converts_what_the_target_format_cannot_hold_as_it_is() {
+    use serde_json::{json, Value};
+    use std::sync::Arc;
+    use zarr::dtype::ElementType;
+    use zarr::meta::Order;
+    use zarr::node::{ArrayBuilder, Mode};
+    use zarr::store::{FilesystemStore, Store};
+
+    let dir = tempfile::tempdir().unwrap();
+    let src = s(&dir.path().join("src.zarr")).to_string();
+    let store: Arc<dyn Store> = Arc::new(FilesystemStore::open(&src, true, true).unwrap());
+    let values: Vec<u8> = (0..4 * 5 * 6i32)
+        .flat_map(|v| (v * 3).to_ne_bytes())
+        .collect();
+    let build = |path: &str, format: i32, setup: &dyn Fn(&mut ArrayBuilder)| {
+        let mut b = ArrayBuilder::new(vec![4, 5, 6], ElementType::Int32);
+        b.chunks(vec![2, 3, 4]);
+        b.zarr_format(format).unwrap();
+        setup(&mut b);
+        let a = b.create(store.clone(), path, Mode::CreateNew).unwrap();
+        a.write(
+            &[0, 0, 0],
+            &[4, 5, 6],
+            ElementType::Int32,
+            Order::C,
+            &values,
+        )
+        .unwrap();
+    };
+    build("perm", 3, &|b| {
+        b.chunk_permutation(vec![0, 2, 1]).compressor(
+            json!({"name": "blosc", "configuration": {"cname": "zstd", "shuffle": "shuffle"}}),
+        );
+    });
+    build("fdelta", 2, &|b| {
+        b.order(Order::F)
+            .filters(json!([{"id": "delta", "dtype": "<i4"}]));
+    });
+    let strings = ArrayBuilder::new(vec![5], ElementType::String)
+        .chunks(vec![2])
+        .compressor(json!({"id": "blosc", "cname": "lz4", "shuffle": 1}))
+        .zarr_format(2)
+        .unwrap()
+        .create(store.clone(), "strings", Mode::CreateNew)
+        .unwrap();
+    let words: Vec<&[u8]> = vec![b"a", b"", "é".as_bytes(), b"dd", b"eee"];
+    strings.write_vlen(&[0], &[5], Order::C, &words).unwrap();
+    // A json2 object array as zarr-python 2 writes it (uncompressed).
+    std::fs::create_dir_all(dir.path().join("src.zarr/json")).unwrap();
+    std::fs::write(
+        dir.path().join("src.zarr/json/.zarray"),
+        json!({"zarr_format": 2, "shape": [3], "chunks": [2], "dtype": "|O",
+            "compressor": null, "fill_value": 0, "order": "C",
+            "filters": [{"id": "json2", "encoding": "utf-8", "ensure_ascii": true,
+                "sort_keys": true, "separators": [",", ":"], "strict": true}]})
+        .to_string(),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("src.zarr/json/0"),
+        r#"["x","\u00e9","|O",[2]]"#,
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("src.zarr/json/1"), r#"["z",0,"|O",[2]]"#).unwrap();
+    assert_eq!(ok(&["dump", &src, "json"]), "\"x\" \"é\" \"z\"\n");
+
+    let meta = |store: &str, path: &str| -> Value {
+        serde_json::from_str(&ok(&["meta", store, path])).unwrap()
+    };
+    let v2 = s(&dir.path().join("v2.zarr")).to_string();
+    ok(&[
+        "copy", &src, &v2, "--from", "perm", "--to", "perm", "--format", "2",
+    ]);
+    let perm = meta(&v2, "perm");
+    assert_eq!(perm["order"], "C");
+    assert_eq!(
+        perm["compressor"],
+        json!({"id": "blosc", "cname": "zstd", "clevel": 5, "shuffle": 1, "blocksize": 0})
+    );
+    assert_eq!(ok(&["dump", &v2, "perm"]), ok(&["dump", &src, "perm"]));
+
+    let v3 = s(&dir.path().join("v3.zarr")).to_string();
+    for path in ["fdelta", "strings", "json"] {
+        ok(&[
+            "copy", &src, &v3, "--from", path, "--to", path, "--format", "3",
+        ]);
+    }
+    let codecs = |path: &str| meta(&v3, path)["codecs"].clone();
+    assert_eq!(
+        codecs("fdelta")[0]["name"],
+        "numcodecs.delta",
+        "no transpose"
+    );
+    assert_eq!(codecs("strings")[1]["configuration"]["typesize"], 1);
+    assert_eq!(codecs("json")[0]["name"], "vlen-utf8");
+    for path in ["fdelta", "strings", "json"] {
+        assert_eq!(
+            ok(&["dump", &v3, path]),
+            ok(&["dump", &src, path]),
+            "{path}"
+        );
+    }
+}

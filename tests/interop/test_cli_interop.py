@@ -88,6 +88,28 @@ def test_copy_v3_to_v2_read_by_zarr_python_2(zarrtool, tmp_path):
     np.testing.assert_array_equal(back[...], data)
 
 
+@pytest.mark.skipif(ZARR_MAJOR >= 3, reason="checks zarr-python 2's reading of a v2 copy")
+def test_copy_v3_blosc_to_v2_read_by_zarr_python_2(zarrtool, tmp_path):
+    """Zarr v3 always states blosc's typesize; numcodecs before 0.16 refuses the key, so the
+    v2 copy leaves it out where it is the item size (the compressor given in v3's form)."""
+    raw = tmp_path / "a.bin"
+    data = (np.arange(7 * 9) / 3).astype(">f4").reshape(7, 9)
+    raw.write_bytes(data.tobytes())
+    src = tmp_path / "v3.zarr"
+    run(zarrtool, "import", raw, src, "a", "--dtype", ">f4", "--shape", "7,9", "--format", "3",
+        "--chunks", "4,4", "--compressor",
+        '{"name": "blosc", "configuration": {"cname": "lz4", "clevel": 5, "shuffle": "shuffle"}}')
+    doc = json.loads((src / "a" / "zarr.json").read_text())
+    assert doc["codecs"][-1]["configuration"]["typesize"] == 4
+    dst = tmp_path / "v2.zarr"
+    run(zarrtool, "copy", src, dst, "--format", "2")
+    meta = json.loads((dst / "a" / ".zarray").read_text())
+    assert meta["compressor"] == {"id": "blosc", "cname": "lz4", "clevel": 5, "shuffle": 1,
+                                  "blocksize": 0}
+    back = zarr.open_array(str(dst), path="a", mode="r")
+    np.testing.assert_array_equal(back[...], data)
+
+
 NETCDF_CDL = """netcdf sample {
 dimensions:
 \ttime = UNLIMITED ;
