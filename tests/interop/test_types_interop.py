@@ -324,6 +324,31 @@ def test_libzarr_writes_v3_fixed_types(tool, tmp_path, monkeypatch, dtype):
 
 
 @pytest.mark.skipif(not ZP3, reason="Zarr v3 needs zarr-python 3")
+def test_v3_blosc_typesize_of_wide_items_both_ways(tool, tmp_path, monkeypatch):
+    """zarr-python 3 writes the item size of 300-byte items as blosc's typesize (c-blosc
+    shuffles by 1 beyond 255): libzarr reads such arrays and writes ones zarr-python reads."""
+    from zarr.codecs import BloscCodec
+
+    a = fixed_data("|V300", 5, seed=11)
+    z = zarr.create_array(store=str(tmp_path / "p"), shape=(5,), chunks=(2,), dtype="|V300",
+                          zarr_format=3, compressors=BloscCodec(cname="lz4", shuffle="shuffle"))
+    z[...] = a
+    doc = json.loads((tmp_path / "p" / "zarr.json").read_text())
+    assert doc["codecs"][-1]["configuration"]["typesize"] == 300
+    data, _ = tool.dump(tmp_path, tmp_path / "p", "", "C")
+    assert data == raw_bytes(a)
+    monkeypatch.setenv("ZARR_TOOL_FORMAT", "3")
+    tool.build(tmp_path, tmp_path / "l", "a", dtype="|V300", shape=(5,), chunks="2", fill="-",
+               order="C", sep="/",
+               compressor='{"name": "blosc", "configuration": {"cname": "lz4", "shuffle": "shuffle"}}',
+               data=raw_bytes(a), buf_order="C")
+    doc = json.loads((tmp_path / "l" / "a" / "zarr.json").read_text())
+    assert doc["codecs"][-1]["configuration"]["typesize"] == 300
+    got = zarr.open_array(str(tmp_path / "l" / "a"), mode="r")[...]
+    assert got.tobytes() == a.tobytes()
+
+
+@pytest.mark.skipif(not ZP3, reason="Zarr v3 needs zarr-python 3")
 @pytest.mark.parametrize("kind", ["string", "bytes"])
 def test_v3_variable_length_both_ways(tool, tmp_path, monkeypatch, kind):
     values = WORDS if kind == "string" else [w.encode() + b"\x00\xff" for w in WORDS]
