@@ -839,7 +839,8 @@ pub fn v3_dtype(name: &str) -> Option<DType> {
 /// order), a Zarr v3 `data_type` object (`{"name": "numpy.datetime64", "configuration":
 /// {"unit": "s", "scale_factor": 10}}`, a `struct`; native byte order), a structured type as
 /// its v2 JSON field list, or an object codec configuration (`{"id": "vlen-array", "dtype":
-/// "<i4"}`).
+/// "<i4"}`). A numpy type string without its byte order (`"f8"`, `"M8[s]"`) is in native
+/// order, as numpy reads it.
 pub fn by_name(name: &str) -> Result<DType> {
     let text = name.trim_start();
     if text.starts_with(['[', '{']) {
@@ -854,9 +855,19 @@ pub fn by_name(name: &str) -> Result<DType> {
             DType::parse_v2_json(&value)
         };
     }
-    match v3_dtype(name) {
-        Some(dtype) => Ok(dtype),
-        None => DType::parse_v2(name),
+    if let Some(dtype) = v3_dtype(name) {
+        return Ok(dtype);
+    }
+    match DType::parse_v2(name) {
+        Err(e) if name.starts_with(|c: char| c.is_ascii_alphabetic()) => {
+            let order = if cfg!(target_endian = "little") {
+                '<'
+            } else {
+                '>'
+            };
+            DType::parse_v2(&format!("{order}{name}")).map_err(|_| e)
+        }
+        result => result,
     }
 }
 
@@ -920,6 +931,27 @@ mod tests {
         ] {
             assert_eq!(DType::parse_v2(name).unwrap().to_v2(), name);
         }
+    }
+
+    #[test]
+    fn numpy_names_without_a_byte_order_are_native() {
+        let native = if cfg!(target_endian = "little") {
+            "<"
+        } else {
+            ">"
+        };
+        for (short, full) in [
+            ("f8", format!("{native}f8")),
+            ("i2", format!("{native}i2")),
+            ("M8[s]", format!("{native}M8[s]")),
+            ("u1", "|u1".into()),
+            ("b1", "|b1".into()),
+        ] {
+            assert_eq!(by_name(short).unwrap().to_v2(), full, "{short}");
+        }
+        let err = by_name("f3").unwrap_err().to_string();
+        assert!(err.contains("\"f3\""), "{err}");
+        assert!(by_name("xyz").is_err());
     }
 
     #[test]

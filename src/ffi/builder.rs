@@ -99,7 +99,8 @@ pub unsafe extern "C" fn zarr_array_builder_free(builder: *mut zarr_array_builde
 /// 10}}`, `{"name": "struct", "configuration": {"fields": [{"name": "x", "data_type":
 /// "float32"}]}}`; native order), a structured type as its JSON field list
 /// (`[["x", "<f4"], ["tag", "|S2", [3]]]`), or an object codec configuration
-/// (`{"id": "vlen-array", "dtype": "<i4"}`). In Zarr v3 every multi-byte field of a record
+/// (`{"id": "vlen-array", "dtype": "<i4"}`). A numpy string without its byte order (`"f8"`)
+/// is in this machine's order, as numpy reads it. In Zarr v3 every multi-byte field of a record
 /// has the one byte order of its `bytes` codec: creating a v3 array of a record mixing
 /// orders gives `ZARR_ERR_UNSUPPORTED`, as does a sub-array field.
 ///

@@ -117,7 +117,8 @@ pub enum Command {
         /// The shape, comma-separated.
         #[arg(long, required_unless_present = "group")]
         shape: Option<String>,
-        /// The data type: a numpy type string (`<f8`, `|S8`) or a Zarr v3 name (`float32`).
+        /// The data type: a numpy type string (`<f8`, `|S8`; `f8` is native) or a Zarr v3
+        /// name (`float32`).
         #[arg(long, required_unless_present = "group")]
         dtype: Option<String>,
         /// The fill value as JSON.
@@ -148,7 +149,8 @@ pub enum Command {
         file: String,
         #[command(flatten)]
         node: NodeArg,
-        /// The raw file's element type, with its byte order (`<i4`, `>f8`, `float32`).
+        /// The raw file's element type, with its byte order (`<i4`, `>f8`, `float32`; `f8`
+        /// without one is native).
         #[arg(long, requires = "shape")]
         dtype: Option<String>,
         /// The raw file's shape, comma-separated.
