@@ -1815,3 +1815,36 @@ fn copy_converts_what_the_target_format_cannot_hold_as_it_is() {
         );
     }
 }
+
+/// Variable-length numeric arrays print as lists of their elements (stored big-endian here,
+/// read in native order).
+#[test]
+fn dump_prints_vlen_arrays_as_lists() {
+    use std::sync::Arc;
+    use zarr::dtype::ElementType;
+    use zarr::meta::Order;
+    use zarr::node::{ArrayBuilder, Mode};
+    use zarr::store::{FilesystemStore, Store};
+
+    let dir = tempfile::tempdir().unwrap();
+    let src = s(&dir.path().join("v.zarr")).to_string();
+    let store: Arc<dyn Store> = Arc::new(FilesystemStore::open(&src, true, true).unwrap());
+    let mut b = ArrayBuilder::new(vec![3], ElementType::Raw);
+    b.dtype_name(r#"{"id": "vlen-array", "dtype": ">i2"}"#)
+        .unwrap()
+        .chunks(vec![2])
+        .zarr_format(2)
+        .unwrap();
+    let a = b.create(store, "a", Mode::CreateNew).unwrap();
+    let items: Vec<Vec<u8>> = [vec![], vec![-1i16], vec![300, 7]]
+        .iter()
+        .map(|v| v.iter().flat_map(|x| x.to_ne_bytes()).collect())
+        .collect();
+    let refs: Vec<&[u8]> = items.iter().map(Vec::as_slice).collect();
+    a.write_vlen(&[0], &[3], Order::C, &refs).unwrap();
+    assert_eq!(ok(&["dump", &src, "a"]), "[] [-1] [300, 7]\n");
+    assert_eq!(
+        ok(&["dump", "-f", "csv", &src, "a"]),
+        "[],[-1],\"[300, 7]\"\n"
+    );
+}

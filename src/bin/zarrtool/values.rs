@@ -201,18 +201,28 @@ pub fn element_csv(dtype: &DType, item: &[u8], out: &mut Vec<String>) {
     }
 }
 
-/// A variable-length item as text: a string quoted, bytes as `b"…"`.
+/// A variable-length item as text: a string quoted, bytes as `b"…"`, a numeric array as a
+/// list of its elements (`[1, 2, 3]`; read in native byte order).
 pub fn vlen_text(dtype: &DType, bytes: &[u8]) -> String {
-    match dtype.kind {
+    match &dtype.kind {
         DataKind::String => format!("{:?}", String::from_utf8_lossy(bytes)),
+        DataKind::VlenArray(inner) => {
+            let values: Vec<String> = bytes
+                .chunks_exact(inner.item_size().max(1))
+                .map(|element| element_text(inner, element))
+                .collect();
+            format!("[{}]", values.join(", "))
+        }
         _ => format!("b\"{}\"", bytes.escape_ascii()),
     }
 }
 
-/// A variable-length item as a CSV value before quoting: the string itself, bytes escaped.
+/// A variable-length item as a CSV value before quoting: the string itself, bytes escaped,
+/// a numeric array as its list.
 pub fn vlen_csv(dtype: &DType, bytes: &[u8]) -> String {
     match dtype.kind {
         DataKind::String => String::from_utf8_lossy(bytes).into_owned(),
+        DataKind::VlenArray(_) => vlen_text(dtype, bytes),
         _ => bytes.escape_ascii().to_string(),
     }
 }
