@@ -1848,3 +1848,40 @@ fn dump_prints_vlen_arrays_as_lists() {
         "[],[-1],\"[300, 7]\"\n"
     );
 }
+
+/// `validate` reports consolidated metadata that no longer matches the store (v2 and v3):
+/// a document changed, a node removed, a node added after consolidating.
+#[test]
+fn validate_reports_stale_consolidated_metadata() {
+    let dir = tempfile::tempdir().unwrap();
+    for format in ["2", "3"] {
+        let store = s(&dir.path().join(format!("v{format}.zarr"))).to_string();
+        ok(&["create", &store, "", "--group", "--format", format]);
+        for path in ["a", "g/b"] {
+            ok(&["create", &store, path, "--shape", "3", "--dtype", "<i4"]);
+        }
+        ok(&["consolidate", &store]);
+        assert_eq!(
+            says(&["validate", &store]),
+            "4 nodes (2 arrays) checked: 0 problems\n"
+        );
+        ok(&["attrs", "set", &store, "a", "units", "\"m\""]);
+        ok(&["rm", &store, "g/b"]);
+        ok(&["create", &store, "c", "--shape", "2", "--dtype", "<f8"]);
+        let out = tool(&["validate", &store]);
+        assert_eq!(out.status.code(), Some(3), "v{format}");
+        let expected = match format {
+            "2" => concat!(
+                "/: consolidated metadata lists \"g/b/.zarray\", which is not in the store\n",
+                "/: \"a/.zattrs\" is not in the consolidated metadata (added after consolidating?)\n",
+                "/: \"c/.zarray\" is not in the consolidated metadata (added after consolidating?)\n",
+            ),
+            _ => concat!(
+                "/: consolidated metadata of \"a\" differs from the stored document\n",
+                "/: consolidated metadata lists \"g/b\", which is not in the store\n",
+                "/: \"c\" is not in the consolidated metadata (added after consolidating?)\n",
+            ),
+        };
+        assert_eq!(String::from_utf8_lossy(&out.stdout), expected, "v{format}");
+    }
+}

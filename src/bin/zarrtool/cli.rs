@@ -252,8 +252,8 @@ pub enum Command {
         #[arg(long)]
         dry_run: bool,
     },
-    /// Decode every chunk and check metadata, checksums, orphan chunks and chunks outside
-    /// the array. Exits with 3 when a problem is found.
+    /// Decode every chunk and check metadata, checksums, orphan chunks, chunks outside the
+    /// array and consolidated metadata gone stale. Exits with 3 when a problem is found.
     Validate {
         #[command(flatten)]
         node: NodeArg,

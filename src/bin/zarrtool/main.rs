@@ -9,6 +9,7 @@ mod cli;
 mod netcdf;
 mod ops;
 mod out;
+mod stale;
 mod values;
 
 use clap::{CommandFactory, Parser};

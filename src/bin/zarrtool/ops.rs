@@ -1505,6 +1505,10 @@ fn validate(node: &NodeArg) -> Result<u8> {
                 {
                     problems.push(format!("{}: {e}", display(path)));
                 }
+                match crate::stale::stale_entries(store.as_ref(), path, &display(path)) {
+                    Ok(stale) => problems.extend(stale),
+                    Err(e) => problems.push(format!("{}: {e}", display(path))),
+                }
             }
         }
     }
