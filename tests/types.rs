@@ -322,6 +322,57 @@ fn copying_variable_length_arrays_re_encodes_their_chunks() {
     );
     let back = copy.read_vlen(&[0], &[5], Order::C).unwrap();
     assert_eq!((0..5).map(|i| back.get(i)).collect::<Vec<_>>(), items);
+
+    // Sharded, re-encoded shard by shard (this failed with a type mismatch before).
+    let mut b = ArrayBuilder::new(vec![5], ElementType::String);
+    b.chunks(vec![2])
+        .shard_shape(vec![4])
+        .zarr_format(3)
+        .unwrap();
+    let sharded = b.create(source.clone(), "sh", Mode::Overwrite).unwrap();
+    sharded.write_vlen(&[0], &[5], Order::C, &items).unwrap();
+    zarr::node::copy(&source, "sh", &target, "sh", Some(&zstd), Mode::CreateNew).unwrap();
+    let back = Array::open(target.clone(), "sh", Mode::Read)
+        .unwrap()
+        .read_vlen(&[0], &[5], Order::C)
+        .unwrap();
+    assert_eq!((0..5).map(|i| back.get(i)).collect::<Vec<_>>(), items);
+
+    // json2 strings copied into an existing vlen-utf8 array: re-framed item by item.
+    source
+        .set(
+            "j/.zarray",
+            json!({"zarr_format": 2, "shape": [5], "chunks": [2], "dtype": "|O",
+                "compressor": null, "fill_value": null, "order": "C",
+                "filters": [{"id": "json2"}]})
+            .to_string()
+            .as_bytes(),
+        )
+        .unwrap();
+    for (key, chunk) in [
+        ("j/0", r#"["a",""]"#),
+        ("j/1", r#"["\u00e9","dd"]"#),
+        ("j/2", r#"["e",null]"#),
+    ] {
+        let doc = format!("{},\"|O\",[2]]", &chunk[..chunk.len() - 1]);
+        source.set(key, doc.as_bytes()).unwrap();
+    }
+    let mut b = ArrayBuilder::new(vec![5], ElementType::String);
+    b.chunks(vec![2])
+        .compressor(Value::Null)
+        .zarr_format(2)
+        .unwrap();
+    b.create(target.clone(), "j", Mode::CreateNew).unwrap();
+    zarr::node::copy(&source, "j", &target, "j", None, Mode::Append).unwrap();
+    let copy = Array::open(target.clone(), "j", Mode::Read).unwrap();
+    let back = copy.read_vlen(&[0], &[5], Order::C).unwrap();
+    assert_eq!((0..5).map(|i| back.get(i)).collect::<Vec<_>>(), items);
+    let stored = target.get("j/0").unwrap().unwrap();
+    assert_eq!(
+        stored[..4],
+        2u32.to_le_bytes(),
+        "vlen framing: the item count first"
+    );
 }
 
 /// Builds a v3 array of `dtype` with `fill` (metadata JSON) in a fresh memory store.

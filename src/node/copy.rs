@@ -10,7 +10,7 @@ use crate::io::region::{decode_chunk, encode_chunk};
 use crate::io::shard::ChunkWork;
 use crate::meta::draft::Kind;
 use crate::meta::MAX_VLEN_CHUNK_BYTES;
-use crate::meta::{v1, v2};
+use crate::meta::{v1, v2, Order};
 use crate::store::{get_bounded, join_key, normalize_path, Store};
 use rayon::prelude::*;
 use serde_json::Value;
@@ -196,7 +196,10 @@ fn copy_array(
     let meta = existing;
     let reencode = meta.chain().encoding() != source_meta.chain().encoding();
     let chunks = from.chunk_keys(&source_meta)?;
-    if reencode && meta.sharding().is_some() {
+    // Items framed differently (vlen and json2) are re-encoded item by item too.
+    let framing_differs = std::mem::discriminant(&meta.chain().array_to_bytes)
+        != std::mem::discriminant(&source_meta.chain().array_to_bytes);
+    if reencode && (meta.sharding().is_some() || framing_differs) {
         return copy_by_regions(&from, &to, &chunks);
     }
     let chunk_bytes = meta.chunk_bytes();
@@ -231,9 +234,10 @@ fn copy_array(
     })
 }
 
-/// Re-encodes a sharded array one stored shard at a time: each shard's region is read from
-/// `from` and written to `to` (which encodes its inner chunks in parallel), so memory stays
-/// at one shard per call.
+/// Re-encodes an array one stored object (a shard, or a chunk whose items change their
+/// framing) at a time: its region is read from `from` and written to `to` (which encodes
+/// its inner chunks in parallel; variable-length items go item by item), so memory stays at
+/// one shard per call.
 fn copy_by_regions(from: &Array, to: &Array, shards: &[(String, Vec<u64>)]) -> Result<()> {
     let meta = from.metadata();
     let elem = meta.dtype.element_type();
@@ -244,10 +248,16 @@ fn copy_by_regions(from: &Array, to: &Array, shards: &[(String, Vec<u64>)]) -> R
         let count: Vec<u64> = (0..meta.rank())
             .map(|d| storage[d].min(meta.shape[d].saturating_sub(start[d])))
             .collect();
+        if meta.dtype.is_variable() {
+            let items = from.read_vlen(&start, &count, Order::C)?;
+            let parts: Vec<&[u8]> = (0..items.len()).map(|i| items.get(i)).collect();
+            to.write_vlen(&start, &count, Order::C, &parts)?;
+            continue;
+        }
         let bytes = count.iter().product::<u64>() as usize * meta.item_size();
         crate::error::try_resize(&mut buf, bytes, "a shard of the copy")?;
-        from.read(&start, &count, elem, crate::meta::Order::C, &mut buf)?;
-        to.write(&start, &count, elem, crate::meta::Order::C, &buf)?;
+        from.read(&start, &count, elem, Order::C, &mut buf)?;
+        to.write(&start, &count, elem, Order::C, &buf)?;
     }
     Ok(())
 }
