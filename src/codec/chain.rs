@@ -151,11 +151,12 @@ impl Chain {
         }
     }
 
-    /// The chain of a v2 object array whose object codec (its first filter) is `config`:
-    /// `json2` stores the items as JSON, the vlen codecs in their own framing.
-    pub fn with_object_codec(mut self, config: &serde_json::Value) -> Self {
+    /// The chain of a v2 object array whose object codec (its first filter) is `config`
+    /// (`None` for other arrays): `json2` stores the items as JSON, the vlen codecs in their
+    /// own framing.
+    pub fn with_object_codec(mut self, config: Option<&serde_json::Value>) -> Self {
         if let Some(map) = config
-            .as_object()
+            .and_then(serde_json::Value::as_object)
             .filter(|m| m.get("id") == Some(&"json2".into()))
         {
             self.array_to_bytes = ArrayToBytes::JsonItems(map.clone());

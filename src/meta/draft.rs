@@ -358,10 +358,8 @@ pub fn parse_array(bytes: &[u8], scheme: Scheme) -> Result<ArrayMeta> {
         ),
         Some(_) => return Err(bad("dimension_names", "a list")),
     };
-    let mut codecs = Chain::from_v2(order.transpose(shape.len()), filters, compressors, &dtype);
-    if let Some(config) = object_codec {
-        codecs = codecs.with_object_codec(config);
-    }
+    let codecs = Chain::from_v2(order.transpose(shape.len()), filters, compressors, &dtype)
+        .with_object_codec(object_codec);
     let meta = ArrayMeta {
         shape,
         chunks,

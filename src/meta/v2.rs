@@ -83,10 +83,8 @@ pub fn parse_array(bytes: &[u8]) -> Result<ArrayMeta> {
         Some(Value::String(s)) if s == "/" => '/',
         Some(_) => return Err(bad("dimension_separator", "\".\" or \"/\"")),
     };
-    let mut codecs = Chain::from_v2(order.transpose(shape.len()), filters, compressors, &dtype);
-    if let Some(config) = object_codec {
-        codecs = codecs.with_object_codec(config);
-    }
+    let codecs = Chain::from_v2(order.transpose(shape.len()), filters, compressors, &dtype)
+        .with_object_codec(object_codec);
     let meta = ArrayMeta {
         shape,
         chunks,
