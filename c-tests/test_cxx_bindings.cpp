@@ -517,6 +517,12 @@ static void test_types() {
     CHECK(list.at(0) == "alpha" && list.at(1) == items[2]);
     CHECK(list.data(2) == nullptr);
     CHECK_THROWS(words.write_vlen({0}, {1}, {std::string("\xff")}), ZARR_ERR_INVALID_ARG, "UTF-8");
+    CHECK_THROWS(words.write_vlen({0}, {2}, {std::string("a")}), ZARR_ERR_BUFFER_SIZE, "1 items");
+    words.append_vlen(0, {2}, {"five", "six"});
+    CHECK(words.shape() == std::vector<uint64_t>{6});
+    CHECK((words.read_vlen({4}, {2}) == std::vector<std::string>{"five", "six"}));
+    CHECK_THROWS(words.append_vlen(0, {1}, {std::string("\xff")}), ZARR_ERR_INVALID_ARG, "UTF-8");
+    CHECK(words.shape() == std::vector<uint64_t>{6});
     zarr::Array records = zarr::ArrayBuilder(ZARR_DTYPE_RAW, {2})
                               .set_zarr_format(2)
                               .set_dtype_name("[[\"a\", \"<i2\"], [\"b\", \"|S3\", [2]]]")

@@ -268,6 +268,26 @@ static void strings(int format) {
     const uint64_t past = 6;
     CHECK_STATUS(zarr_array_read_vlen_list(a, 1, &start, &past, ZARR_ORDER_C, &list), ZARR_ERR_OUT_OF_BOUNDS);
 
+    /* Appending items grows the array; a rejected item leaves it as it was. */
+    const void *more[2] = {"six", "s\xc3\xa9ven"};
+    CHECK_OK(zarr_array_append_vlen(a, 0, 1, &pair, ZARR_ORDER_C, more, NULL));
+    uint64_t grown = 0;
+    CHECK_OK(zarr_array_shape(a, 1, &grown));
+    CHECK(grown == 7);
+    const uint64_t tail = 4, three = 3;
+    CHECK_OK(zarr_array_read_vlen_list(a, 1, &tail, &three, ZARR_ORDER_C, &list));
+    CHECK_STR((const char *)zarr_vlen_list_item(list, 0, NULL), "nul");
+    CHECK_STR((const char *)zarr_vlen_list_item(list, 1, NULL), "six");
+    CHECK_STR((const char *)zarr_vlen_list_item(list, 2, NULL), "s\xc3\xa9ven");
+    zarr_vlen_list_free(list);
+    CHECK_STATUS(zarr_array_append_vlen(a, 0, 1, &pair, ZARR_ORDER_C, bad, NULL), ZARR_ERR_INVALID_ARG);
+    CHECK_OK(zarr_array_shape(a, 1, &grown));
+    CHECK(grown == 7);
+    CHECK_STATUS(zarr_array_append_vlen(a, 1, 1, &pair, ZARR_ORDER_C, more, NULL), ZARR_ERR_INVALID_ARG);
+    CHECK_STATUS(zarr_array_append_vlen(a, 0, 2, &pair, ZARR_ORDER_C, more, NULL), ZARR_ERR_RANK_MISMATCH);
+    CHECK_STATUS(zarr_array_append_vlen(a, 0, 1, &pair, ZARR_ORDER_C, NULL, NULL), ZARR_ERR_NULL_ARG);
+    CHECK_STATUS(zarr_array_append_vlen(NULL, 0, 1, &pair, ZARR_ORDER_C, more, NULL), ZARR_ERR_NULL_ARG);
+
     /* A corrupt stored chunk: a length running past the end. */
     const unsigned char corrupt[] = {2, 0, 0, 0, 1, 0, 0, 0, 'a', 200, 0, 0, 0, 'b'};
     zarr_array_t *raw = NULL;

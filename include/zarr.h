@@ -2879,6 +2879,32 @@ zarr_status_t zarr_array_write_vlen(const zarr_array_t *array,
                                     const void *const *items,
                                     const size_t *lengths);
 
+/**
+ * Appends one item per element of a region of shape `count[0..ndim]` along `axis` of a
+ * variable-length array (items as `zarr_array_write_vlen` takes them, in `order`); every
+ * other extent of `count` must equal the array's. The array grows by `count[axis]`, then
+ * the items are written; a rejected item shrinks it back, so a failed call leaves the
+ * array as it was. Appends of variable-length items are not buffered.
+ *
+ * Errors: `ZARR_ERR_RANK_MISMATCH` (`ndim`), `ZARR_ERR_INVALID_ARG` (`axis` not below the
+ * rank, another extent differs from the array's, a string that is not UTF-8, an item that
+ * is not whole elements), `ZARR_ERR_DTYPE_MISMATCH` (an array of fixed-size items: use
+ * `zarr_array_append`), `ZARR_ERR_OVERFLOW`, `ZARR_ERR_READ_ONLY`.
+ *
+ * Ownership: nothing is kept: arguments are only read during the call.
+ *
+ * Thread safety: any thread; calls on one handle are serialised. One handle appends to an
+ * array at a time.
+ */
+ZARR_API
+zarr_status_t zarr_array_append_vlen(const zarr_array_t *array,
+                                     size_t axis,
+                                     size_t ndim,
+                                     const uint64_t *count,
+                                     zarr_order_t order,
+                                     const void *const *items,
+                                     const size_t *lengths);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus

@@ -110,6 +110,24 @@ inline size_t element_count(const std::vector<uint64_t> &count) {
     return n;
 }
 
+/* Pointers and lengths of one string per element of a region of extents `count`. */
+struct ItemViews {
+    std::vector<const void *> pointers;
+    std::vector<size_t> lengths;
+};
+inline ItemViews item_views(const std::vector<uint64_t> &count,
+                            const std::vector<std::string> &items) {
+    if (items.size() != element_count(count))
+        throw Error(ZARR_ERR_BUFFER_SIZE, std::to_string(items.size()) + " items for a region of " +
+                                              std::to_string(element_count(count)) + " elements");
+    ItemViews views;
+    for (const std::string &item : items) {
+        views.pointers.push_back(item.data());
+        views.lengths.push_back(item.size());
+    }
+    return views;
+}
+
 inline void free_handle(zarr_store_t *p) noexcept { zarr_store_free(p); }
 inline void free_handle(zarr_array_t *p) noexcept { zarr_array_free(p); }
 inline void free_handle(zarr_group_t *p) noexcept { zarr_group_free(p); }
@@ -526,14 +544,17 @@ class Array {
                     const std::vector<std::string> &items,
                     zarr_order_t order = ZARR_ORDER_C) const {
         detail::check_same_rank(start, count, "count");
-        std::vector<const void *> pointers;
-        std::vector<size_t> lengths;
-        for (const std::string &item : items) {
-            pointers.push_back(item.data());
-            lengths.push_back(item.size());
-        }
+        detail::ItemViews views = detail::item_views(count, items);
         detail::check(zarr_array_write_vlen(get(), start.size(), start.data(), count.data(), order,
-                                            pointers.data(), lengths.data()));
+                                            views.pointers.data(), views.lengths.data()));
+    }
+    /* Appends one item per element of a block of extents `count` along `axis`. */
+    void append_vlen(size_t axis, const std::vector<uint64_t> &count,
+                     const std::vector<std::string> &items,
+                     zarr_order_t order = ZARR_ORDER_C) const {
+        detail::ItemViews views = detail::item_views(count, items);
+        detail::check(zarr_array_append_vlen(get(), axis, count.size(), count.data(), order,
+                                             views.pointers.data(), views.lengths.data()));
     }
     /* The record fields of a structured array (empty for other arrays). */
     std::vector<Field> fields() const {

@@ -777,3 +777,61 @@ fn v1_arrays_are_created_and_v1_records_read() {
     assert!(store.get(".zgroup").unwrap().is_none());
     assert_eq!(doc(&store, "a/attrs"), json!({}));
 }
+
+#[test]
+fn variable_length_items_append_along_any_axis() {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let strings = |a: &Array| -> Vec<String> {
+        let shape = a.metadata().shape.clone();
+        let back = a
+            .read_vlen(&vec![0; shape.len()], &shape, Order::C)
+            .unwrap();
+        (0..back.len())
+            .map(|i| String::from_utf8(back.get(i).to_vec()).unwrap())
+            .collect()
+    };
+    for (name, format, shards) in [("v2", 2, None), ("v3", 3, None), ("sh", 3, Some(4))] {
+        let mut b = ArrayBuilder::new(vec![0, 2], ElementType::String);
+        b.chunks(vec![2, 2]).zarr_format(format).unwrap();
+        if let Some(s) = shards {
+            b.shard_shape(vec![s, 2]);
+        }
+        let a = b.create(store.clone(), name, Mode::CreateNew).unwrap();
+        for step in 0..5u32 {
+            let row = [format!("t{step}a"), format!("t{step}b é")];
+            let items: Vec<&[u8]> = row.iter().map(|s| s.as_bytes()).collect();
+            let shape = a.append_vlen(0, &[1, 2], Order::C, &items).unwrap();
+            assert_eq!(shape, vec![u64::from(step) + 1, 2], "{name}");
+        }
+        // A column, given in F order (one item per row).
+        let column: Vec<String> = (0..5).map(|r| format!("c{r}")).collect();
+        let items: Vec<&[u8]> = column.iter().map(|s| s.as_bytes()).collect();
+        assert_eq!(
+            a.append_vlen(1, &[5, 1], Order::F, &items).unwrap(),
+            vec![5, 3]
+        );
+        let reopened = Array::open(store.clone(), name, Mode::Read).unwrap();
+        let expected: Vec<String> = (0..5)
+            .flat_map(|r| [format!("t{r}a"), format!("t{r}b é"), format!("c{r}")])
+            .collect();
+        assert_eq!(strings(&reopened), expected, "{name}");
+        // A rejected item leaves the array as it was.
+        let bad: [&[u8]; 2] = [b"ok", b"\xff\xfe"];
+        let err = a.append_vlen(0, &[1, 3], Order::C, &bad[..]).unwrap_err();
+        assert!(matches!(err, zarr::Error::BufferSize(_)), "{err}");
+        let bad: [&[u8]; 3] = [b"ok", b"\xff\xfe", b"x"];
+        let err = a.append_vlen(0, &[1, 3], Order::C, &bad).unwrap_err();
+        assert!(err.to_string().contains("UTF-8"), "{err}");
+        let reopened = Array::open(store.clone(), name, Mode::Read).unwrap();
+        assert_eq!(reopened.metadata().shape, vec![5, 3], "{name}");
+        assert_eq!(strings(&reopened), expected, "{name}");
+        let err = a
+            .append_vlen(0, &[1, 2], Order::C, &[b"a", b"b"])
+            .unwrap_err();
+        assert!(matches!(err, zarr::Error::InvalidArg(_)), "{err}");
+    }
+    let b = ArrayBuilder::new(vec![2], ElementType::Int32);
+    let fixed = b.create(store.clone(), "fixed", Mode::CreateNew).unwrap();
+    let err = fixed.append_vlen(0, &[1], Order::C, &[b"x"]).unwrap_err();
+    assert!(matches!(err, zarr::Error::DtypeMismatch(_)), "{err}");
+}

@@ -486,25 +486,73 @@ pub unsafe extern "C" fn zarr_array_write_vlen(
     ffi_guard!({
         with_array(array, |a| {
             let (start, count, order) = vlen_region(a, ndim, start, count, order)?;
-            let n = crate::error::count_of(count, "region element count")?;
-            let pointers = slice(items, n, "items")?;
-            let lengths = if lengths.is_null() {
-                None
-            } else {
-                Some(slice(lengths, n, "lengths")?)
-            };
-            let mut borrowed: Vec<&[u8]> = Vec::with_capacity(n);
-            for (i, &p) in pointers.iter().enumerate() {
-                let len = match lengths {
-                    Some(l) => l[i],
-                    None if p.is_null() => return Err(Failure::null(&format!("items[{i}]"))),
-                    None => std::ffi::CStr::from_ptr(p as *const c_char)
-                        .to_bytes()
-                        .len(),
-                };
-                borrowed.push(slice(p as *const u8, len, &format!("items[{i}]"))?);
-            }
+            let borrowed = borrowed_items(count, items, lengths)?;
             Ok(a.write_vlen(start, count, order, &borrowed)?)
+        })
+    })
+}
+
+/// The `n` items of a region of shape `count` given as pointers and lengths (or, with
+/// `lengths` NULL, NUL-terminated strings), borrowed for the call.
+unsafe fn borrowed_items<'a>(
+    count: &[u64],
+    items: *const *const c_void,
+    lengths: *const usize,
+) -> FfiResult<Vec<&'a [u8]>> {
+    let n = crate::error::count_of(count, "region element count")?;
+    let pointers = slice(items, n, "items")?;
+    let lengths = if lengths.is_null() {
+        None
+    } else {
+        Some(slice(lengths, n, "lengths")?)
+    };
+    let mut borrowed: Vec<&[u8]> = Vec::with_capacity(n);
+    for (i, &p) in pointers.iter().enumerate() {
+        let len = match lengths {
+            Some(l) => l[i],
+            None if p.is_null() => return Err(Failure::null(&format!("items[{i}]"))),
+            None => std::ffi::CStr::from_ptr(p as *const c_char)
+                .to_bytes()
+                .len(),
+        };
+        borrowed.push(slice(p as *const u8, len, &format!("items[{i}]"))?);
+    }
+    Ok(borrowed)
+}
+
+/// Appends one item per element of a region of shape `count[0..ndim]` along `axis` of a
+/// variable-length array (items as `zarr_array_write_vlen` takes them, in `order`); every
+/// other extent of `count` must equal the array's. The array grows by `count[axis]`, then
+/// the items are written; a rejected item shrinks it back, so a failed call leaves the
+/// array as it was. Appends of variable-length items are not buffered.
+///
+/// Errors: `ZARR_ERR_RANK_MISMATCH` (`ndim`), `ZARR_ERR_INVALID_ARG` (`axis` not below the
+/// rank, another extent differs from the array's, a string that is not UTF-8, an item that
+/// is not whole elements), `ZARR_ERR_DTYPE_MISMATCH` (an array of fixed-size items: use
+/// `zarr_array_append`), `ZARR_ERR_OVERFLOW`, `ZARR_ERR_READ_ONLY`.
+///
+/// Ownership: nothing is kept: arguments are only read during the call.
+///
+/// Thread safety: any thread; calls on one handle are serialised. One handle appends to an
+/// array at a time.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_append_vlen(
+    array: *const zarr_array_t,
+    axis: usize,
+    ndim: usize,
+    count: *const u64,
+    order: zarr_order_t,
+    items: *const *const c_void,
+    lengths: *const usize,
+) -> zarr_status_t {
+    ffi_guard!({
+        with_array(array, |a| {
+            check_ndim(a, ndim)?;
+            let count = slice(count, ndim, "count")?;
+            let order = super::order(order)?;
+            let borrowed = borrowed_items(count, items, lengths)?;
+            a.append_vlen(axis, count, order, &borrowed)?;
+            Ok(())
         })
     })
 }

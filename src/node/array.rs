@@ -621,36 +621,8 @@ impl Array {
         self.check_writable("append")?;
         let mut appends = self.appends()?;
         let meta = self.metadata();
-        if count.len() != meta.rank() {
-            return Err(Error::RankMismatch(format!(
-                "appended data has {} dimensions but the array has {}",
-                count.len(),
-                meta.rank()
-            )));
-        }
-        if axis >= meta.rank() {
-            return Err(Error::InvalidArg(format!(
-                "axis {axis} is not below the rank {}",
-                meta.rank()
-            )));
-        }
-        for d in (0..meta.rank()).filter(|&d| d != axis) {
-            if count[d] != meta.shape[d] {
-                return Err(Error::InvalidArg(format!(
-                    "appended data has extent {} in dimension {d} but the array has {}",
-                    count[d], meta.shape[d]
-                )));
-            }
-        }
-        let mut start = vec![0u64; meta.rank()];
-        start[axis] = meta.shape[axis];
-        let mut new_shape = meta.shape.clone();
-        new_shape[axis] = meta.shape[axis]
-            .checked_add(count[axis])
-            .ok_or_else(|| Error::Overflow("appended shape overflows 64 bits".into()))?;
-        let mut grown = ArrayMeta::clone(&meta);
-        grown.shape = new_shape.clone();
-        grown.validate()?;
+        let (start, grown) = appended_region(&meta, axis, count)?;
+        let new_shape = grown.shape.clone();
         let strides = region::check(
             &grown,
             Region {
@@ -688,6 +660,41 @@ impl Array {
             return Err(e);
         }
         Ok(new_shape)
+    }
+
+    /// Appends one variable-length item per element of a region of shape `count` along
+    /// `axis` (items in `order`, as [`Array::write_vlen`] takes them); every other extent of
+    /// `count` must equal the array's. Returns the new shape. The array grows, then the
+    /// items are written; when writing fails the array shrinks back.
+    pub fn append_vlen(
+        &self,
+        axis: usize,
+        count: &[u64],
+        order: Order,
+        items: &[&[u8]],
+    ) -> Result<Vec<u64>> {
+        self.check_writable("append")?;
+        let meta = self.metadata();
+        if !meta.dtype.is_variable() {
+            return Err(Error::DtypeMismatch(format!(
+                "the array holds fixed-size items ({}): append them with append",
+                meta.dtype.to_v2()
+            )));
+        }
+        let (start, grown) = appended_region(&meta, axis, count)?;
+        let n = crate::error::count_of(count, "appended element count")?;
+        if items.len() != n {
+            return Err(Error::BufferSize(format!(
+                "{} items given for {n} appended elements",
+                items.len()
+            )));
+        }
+        self.resize(&grown.shape)?;
+        if let Err(e) = self.write_vlen(&start, count, order, items) {
+            self.resize(&meta.shape)?;
+            return Err(e);
+        }
+        Ok(grown.shape)
     }
 
     /// Whether an append of items of type `elem` to the array `meta` is buffered: on a
@@ -1004,4 +1011,39 @@ fn check_variable(meta: &ArrayMeta) -> Result<()> {
             meta.dtype.to_v2()
         )))
     }
+}
+
+/// Where data of shape `count` appended along `axis` to the array `meta` goes, and the
+/// array's metadata once grown to hold it; refuses a rank, an axis or another extent that
+/// does not fit, and a shape that overflows.
+fn appended_region(meta: &ArrayMeta, axis: usize, count: &[u64]) -> Result<(Vec<u64>, ArrayMeta)> {
+    if count.len() != meta.rank() {
+        return Err(Error::RankMismatch(format!(
+            "appended data has {} dimensions but the array has {}",
+            count.len(),
+            meta.rank()
+        )));
+    }
+    if axis >= meta.rank() {
+        return Err(Error::InvalidArg(format!(
+            "axis {axis} is not below the rank {}",
+            meta.rank()
+        )));
+    }
+    for d in (0..meta.rank()).filter(|&d| d != axis) {
+        if count[d] != meta.shape[d] {
+            return Err(Error::InvalidArg(format!(
+                "appended data has extent {} in dimension {d} but the array has {}",
+                count[d], meta.shape[d]
+            )));
+        }
+    }
+    let mut start = vec![0u64; meta.rank()];
+    start[axis] = meta.shape[axis];
+    let mut grown = meta.clone();
+    grown.shape[axis] = meta.shape[axis]
+        .checked_add(count[axis])
+        .ok_or_else(|| Error::Overflow("appended shape overflows 64 bits".into()))?;
+    grown.validate()?;
+    Ok((start, grown))
 }

@@ -2845,5 +2845,37 @@ module zarr_c
       integer(c_size_t), intent(in) :: lengths(*)
       integer(c_int32_t) :: res
     end function c_zarr_array_write_vlen
+
+    ! Appends one item per element of a region of shape `count[0..ndim]` along `axis` of a
+    ! variable-length array (items as `zarr_array_write_vlen` takes them, in `order`); every
+    ! other extent of `count` must equal the array's. The array grows by `count[axis]`, then
+    ! the items are written; a rejected item shrinks it back, so a failed call leaves the
+    ! array as it was. Appends of variable-length items are not buffered.
+    !
+    ! Errors: `ZARR_ERR_RANK_MISMATCH` (`ndim`), `ZARR_ERR_INVALID_ARG` (`axis` not below
+    ! the
+    ! rank, another extent differs from the array's, a string that is not UTF-8, an item
+    ! that
+    ! is not whole elements), `ZARR_ERR_DTYPE_MISMATCH` (an array of fixed-size items: use
+    ! `zarr_array_append`), `ZARR_ERR_OVERFLOW`, `ZARR_ERR_READ_ONLY`.
+    !
+    ! Ownership: nothing is kept: arguments are only read during the call.
+    !
+    ! Thread safety: any thread; calls on one handle are serialised. One handle appends to
+    ! an
+    ! array at a time.
+    function c_zarr_array_append_vlen(array, axis, ndim, count, order, items, lengths) &
+        bind(c, name="zarr_array_append_vlen") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: array
+      integer(c_size_t), value :: axis
+      integer(c_size_t), value :: ndim
+      integer(c_int64_t), intent(in) :: count(*)
+      integer(c_int32_t), value :: order
+      type(c_ptr), intent(in) :: items(*)
+      integer(c_size_t), intent(in) :: lengths(*)
+      integer(c_int32_t) :: res
+    end function c_zarr_array_append_vlen
   end interface
 end module zarr_c
