@@ -206,6 +206,42 @@ fn negative_and_non_integer_numbers_in_v3_metadata_are_refused() {
     }
 }
 
+/// Type strings with multi-byte characters where numpy's letters go (a panic once): every
+/// form of metadata and the builder's names refuse them with a message.
+#[test]
+fn type_strings_with_multi_byte_characters_are_refused() {
+    let names = [
+        "<\u{e9}",
+        "|\u{e9}8",
+        ">\u{1f600}4",
+        "<M8[\u{e9}]",
+        "<U\u{e9}",
+        "\u{e9}",
+        "<",
+    ];
+    for name in names {
+        let v2 = json!({"zarr_format": 2, "shape": [2], "chunks": [2], "dtype": name,
+            "compressor": null, "fill_value": null, "order": "C", "filters": null});
+        let store = store_with("a/.zarray", &serde_json::to_vec(&v2).unwrap());
+        let err = open(&store).unwrap_err();
+        assert!(matches!(err, Error::Metadata(_)), "{name:?}: {err:?}");
+        let fields = json!({"zarr_format": 2, "shape": [2], "chunks": [2],
+            "dtype": [["x", name]], "compressor": null, "fill_value": null, "order": "C",
+            "filters": null});
+        let store = store_with("a/.zarray", &serde_json::to_vec(&fields).unwrap());
+        assert!(open(&store).is_err(), "{name:?} as a field");
+        let v3 = json!({"zarr_format": 3, "node_type": "array", "shape": [2],
+            "data_type": name, "fill_value": 0, "codecs": [{"name": "bytes"}],
+            "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [2]}},
+            "chunk_key_encoding": {"name": "default"}});
+        let store = store_with("a/zarr.json", &serde_json::to_vec(&v3).unwrap());
+        assert!(open(&store).is_err(), "{name:?} in v3");
+        let mut b = zarr::node::ArrayBuilder::new(vec![2], zarr::dtype::ElementType::Raw);
+        let err = b.dtype_name(name).unwrap_err();
+        assert!(matches!(err, Error::InvalidArg(_)), "{name:?}: {err:?}");
+    }
+}
+
 #[test]
 fn deeply_nested_json_is_refused_without_overflowing_the_stack() {
     let deep = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));

@@ -444,7 +444,7 @@ impl DType {
         };
         let rest = chars.as_str();
         let kind_char = rest.chars().next().ok_or_else(unknown)?;
-        let body = &rest[1..];
+        let body = &rest[kind_char.len_utf8()..];
         let kind = match kind_char {
             'M' | 'm' => {
                 // `<M8` without a unit is numpy's generic unit.
