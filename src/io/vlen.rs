@@ -160,6 +160,15 @@ fn decode_chunk(meta: &ArrayMeta, key: &dyn std::fmt::Display, raw: Vec<u8>) -> 
     })
 }
 
+/// Checks items given for an array of `dtype` before anything is stored: strings must be
+/// UTF-8, arrays a whole number of elements.
+pub fn check_items(dtype: &DType, items: &[&[u8]]) -> Result<()> {
+    for (i, item) in items.iter().enumerate() {
+        check_item(dtype, item).map_err(|m| Error::InvalidArg(format!("item {i}: {m}")))?;
+    }
+    Ok(())
+}
+
 /// Checks one item against the array's type: strings must be UTF-8, arrays a whole number
 /// of elements.
 fn check_item(dtype: &DType, item: &[u8]) -> std::result::Result<(), String> {
@@ -353,9 +362,7 @@ pub fn write(
             items.len()
         )));
     }
-    for (i, item) in items.iter().enumerate() {
-        check_item(&meta.dtype, item).map_err(|m| Error::InvalidArg(format!("item {i}: {m}")))?;
-    }
+    check_items(&meta.dtype, items)?;
     let mut per_chunk: Vec<Vec<(usize, usize)>> = vec![Vec::new(); map.chunks.len()];
     for (i, &(chunk, inner)) in map.items.iter().enumerate() {
         per_chunk[chunk].push((inner, i));

@@ -49,6 +49,8 @@ pub struct Array {
     kept_vlen: Mutex<Option<KeptVlen>>,
     /// Streaming appends: the open shards of the growing axis (see [`Array::append`]).
     appends: Mutex<Appends>,
+    /// Serialises appends through this handle: each reads the extent it grows.
+    appending: Mutex<()>,
 }
 
 /// The state of streaming appends on a handle.
@@ -188,6 +190,7 @@ impl Array {
             cache: ChunkCache::default(),
             update: Mutex::new(()),
             kept_vlen: Mutex::new(None),
+            appending: Mutex::new(()),
             appends: Mutex::new(Appends {
                 enabled: true,
                 open: None,
@@ -619,6 +622,7 @@ impl Array {
         buf: &[u8],
     ) -> Result<Vec<u64>> {
         self.check_writable("append")?;
+        let _appending = self.appending()?;
         let mut appends = self.appends()?;
         let meta = self.metadata();
         let (start, grown) = appended_region(&meta, axis, count)?;
@@ -654,12 +658,31 @@ impl Array {
         self.flush_appends(&mut appends, true)?;
         drop(appends);
         self.resize(&new_shape)?;
-        if let Err(e) = self.write(&start, count, elem, order, buf) {
-            // Leave the array as it was: shrink back, erasing what the failed write stored.
-            self.resize(&meta.shape)?;
-            return Err(e);
-        }
+        let written = self.write(&start, count, elem, order, buf);
+        self.undo_growth(&meta.shape, written)?;
         Ok(new_shape)
+    }
+
+    /// After an append grew the array from `shape`: when `written` failed, shrinks the
+    /// array back (erasing what the failed write stored) and returns that failure, with the
+    /// shrink's own failure beside it if it has one.
+    fn undo_growth(&self, shape: &[u64], written: Result<()>) -> Result<()> {
+        let Err(e) = written else {
+            return Ok(());
+        };
+        match self.resize(shape) {
+            Ok(()) => Err(e),
+            Err(undo) => Err(Error::Internal(format!(
+                "{e}; and shrinking the array back to {shape:?} failed: {undo}"
+            ))),
+        }
+    }
+
+    /// Takes the handle's append lock.
+    fn appending(&self) -> Result<std::sync::MutexGuard<'_, ()>> {
+        self.appending
+            .lock()
+            .map_err(|_| Error::Internal("append lock poisoned".into()))
     }
 
     /// Appends one variable-length item per element of a region of shape `count` along
@@ -674,6 +697,7 @@ impl Array {
         items: &[&[u8]],
     ) -> Result<Vec<u64>> {
         self.check_writable("append")?;
+        let _appending = self.appending()?;
         let meta = self.metadata();
         if !meta.dtype.is_variable() {
             return Err(Error::DtypeMismatch(format!(
@@ -689,11 +713,10 @@ impl Array {
                 items.len()
             )));
         }
+        crate::io::vlen::check_items(&meta.dtype, items)?;
         self.resize(&grown.shape)?;
-        if let Err(e) = self.write_vlen(&start, count, order, items) {
-            self.resize(&meta.shape)?;
-            return Err(e);
-        }
+        let written = self.write_vlen(&start, count, order, items);
+        self.undo_growth(&meta.shape, written)?;
         Ok(grown.shape)
     }
 

@@ -1243,7 +1243,8 @@ fn target_meta(from: &ArrayMeta, settings: &CopySettings, format: Format) -> Res
     let permutation = inner.permutation(rank);
     let c_or_f =
         permutation.iter().copied().eq(0..rank) || permutation.iter().copied().eq((0..rank).rev());
-    if format.is_v3() && inner.filters().any(|f| !f.elementwise()) || !format.is_v3() && !c_or_f {
+    if (format.is_v3() && inner.filters().any(|f| !f.elementwise())) || (!format.is_v3() && !c_or_f)
+    {
         inner
             .array_to_array
             .retain(|c| !matches!(c, zarr::codec::chain::ArrayToArray::Transpose(_)));
