@@ -835,3 +835,24 @@ fn variable_length_items_append_along_any_axis() {
     let err = fixed.append_vlen(0, &[1], Order::C, &[b"x"]).unwrap_err();
     assert!(matches!(err, zarr::Error::DtypeMismatch(_)), "{err}");
 }
+
+#[test]
+fn json2_arrays_in_another_text_encoding_are_refused() {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    for (encoding, readable) in [("utf-8", true), ("UTF8", true), ("latin-1", false)] {
+        let doc = json!({"zarr_format": 2, "shape": [2], "chunks": [2], "dtype": "|O",
+            "compressor": null, "fill_value": null, "order": "C",
+            "filters": [{"id": "json2", "encoding": encoding}]});
+        store.set("j/.zarray", doc.to_string().as_bytes()).unwrap();
+        match Array::open(store.clone(), "j", Mode::Read) {
+            Ok(_) => assert!(readable, "{encoding}"),
+            Err(e) => {
+                assert!(!readable, "{encoding}: {e}");
+                assert!(
+                    matches!(&e, zarr::Error::CodecUnsupported(m) if m.contains("latin-1")),
+                    "{e}"
+                );
+            }
+        }
+    }
+}

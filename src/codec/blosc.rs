@@ -35,9 +35,10 @@ impl Blosc {
             clevel: cfg.int("clevel", 5, 0..=9)?,
             shuffle: cfg.int("shuffle", 1, -1..=2)?,
             blocksize: cfg.int("blocksize", 0, 0..=i32::MAX as i64)?,
+            // 0 (which earlier libzarr builds wrote for variable-length items) is unset too.
             typesize: if cfg.has("typesize") {
-                Some(cfg.int("typesize", 1, 1..=i32::MAX.into())?)
-                    .filter(|&t| t as usize != item_size.max(1))
+                Some(cfg.int("typesize", 1, 0..=i32::MAX.into())?)
+                    .filter(|&t| t != 0 && t as usize != item_size.max(1))
             } else {
                 None
             },

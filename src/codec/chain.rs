@@ -355,6 +355,18 @@ impl Chain {
             ArrayToBytes::JsonItems(_) if self.has_filters() => Err(Error::CodecUnsupported(
                 "filters before the json2 object codec are not supported".into(),
             )),
+            ArrayToBytes::JsonItems(config)
+                if !config.get("encoding").is_none_or(|e| {
+                    e.as_str().is_some_and(|e| {
+                        matches!(e.to_ascii_lowercase().as_str(), "utf-8" | "utf8")
+                    })
+                }) =>
+            {
+                Err(Error::CodecUnsupported(format!(
+                    "the json2 object codec with encoding {} (only UTF-8 is supported)",
+                    config["encoding"]
+                )))
+            }
             ArrayToBytes::Bytes(_) if dtype.is_variable() => Err(Error::Metadata(format!(
                 "variable-length items ({}) need a vlen codec, not bytes",
                 dtype.element_type().name()

@@ -294,6 +294,7 @@ mod tests {
             json!({"id": "lz4", "acceleration": 1}),
             json!({"id": "crc32c"}),
             json!({"id": "base64"}),
+            json!({"id": "blosc", "typesize": 0}),
             // Values numcodecs writes and its libraries read as their default or clamp.
             json!({"id": "zlib", "level": -1}),
             json!({"id": "gzip", "level": -1}),

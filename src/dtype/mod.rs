@@ -865,7 +865,11 @@ pub fn by_name(name: &str) -> Result<DType> {
             } else {
                 '>'
             };
-            DType::parse_v2(&format!("{order}{name}")).map_err(|_| e)
+            // The native name's own error when it says more than "unknown".
+            DType::parse_v2(&format!("{order}{name}")).map_err(|again| match &again {
+                Error::Metadata(m) if m.starts_with("unknown data type") => e,
+                _ => again,
+            })
         }
         result => result,
     }
@@ -951,6 +955,9 @@ mod tests {
         }
         let err = by_name("f3").unwrap_err().to_string();
         assert!(err.contains("\"f3\""), "{err}");
+        // The native name's error when it says why.
+        let err = by_name("U999999999").unwrap_err().to_string();
+        assert!(err.contains("the length must be"), "{err}");
         assert!(by_name("xyz").is_err());
     }
 
