@@ -1,7 +1,8 @@
 //! Variable-length chunks from arbitrary bytes: a 1-d array of 6 items in chunks of 3 whose
-//! first chunk is the fuzz input, read whole. Variants (first byte): v2 `|O` strings,
-//! bytes or `<i2` arrays, and v3 `string`, each stored raw or zstd-compressed. Reads may
-//! fail, never crash, allocate without bound or return invalid UTF-8 for strings.
+//! first chunk is the fuzz input, read whole. Variants (first byte, modulo 10): v2 `|O`
+//! strings, bytes or `<i2` arrays, and v3 `string`, each stored raw or zstd-compressed;
+//! then v2 strings under the `json2` object codec, raw or compressed. Reads may fail, never
+//! crash, allocate without bound or return invalid UTF-8 for strings.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -48,6 +49,13 @@ fn documents() -> &'static [(String, Vec<u8>)] {
             };
             docs.push((key.to_string(), store.get(key).unwrap().unwrap()));
         }
+        // json2: the v2 string documents with the other object codec.
+        for variant in [0, 4] {
+            let (key, doc) = &docs[variant];
+            let mut meta: serde_json::Value = serde_json::from_slice(doc).unwrap();
+            meta["filters"] = json!([{"id": "json2", "encoding": "utf-8"}]);
+            docs.push((key.clone(), serde_json::to_vec(&meta).unwrap()));
+        }
         docs
     })
 }
@@ -56,7 +64,7 @@ fuzz_target!(|data: &[u8]| {
     let Some((&variant, chunk)) = data.split_first() else {
         return;
     };
-    let variant = variant & 7;
+    let variant = variant % 10;
     let (key, doc) = &documents()[variant as usize];
     let store = Arc::new(MemoryStore::new());
     store.set(key, doc).unwrap();
@@ -69,7 +77,7 @@ fuzz_target!(|data: &[u8]| {
     let array = Array::open(store, "v", Mode::Read).unwrap();
     if let Ok(items) = array.read_vlen(&[0], &[6], Order::C) {
         assert_eq!(items.len(), 6);
-        if TYPES[(variant & 3) as usize].0 == "string" {
+        if variant >= 8 || TYPES[(variant & 3) as usize].0 == "string" {
             for i in 0..6 {
                 assert!(std::str::from_utf8(items.get(i)).is_ok());
             }
