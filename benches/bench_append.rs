@@ -102,43 +102,47 @@ fn make_step(t: u64, out: &mut [u8]) {
     }
 }
 
+/// Compresses inner chunk `c` (row-major over the step's 16 x 16 grid) of `step` with blosc
+/// (lz4, level 5, byte shuffle) into `out` through the chunk buffer `chunk`; returns the
+/// compressed size.
+fn compress_inner_chunk(step: &[u8], c: usize, chunk: &mut [u8], out: &mut [u8]) -> usize {
+    let per_row = (SIDE / INNER) as usize;
+    let row_bytes = INNER as usize * 4;
+    let (cy, cx) = (c / per_row, c % per_row);
+    for row in 0..INNER as usize {
+        let at = ((cy * INNER as usize + row) * SIDE as usize + cx * INNER as usize) * 4;
+        chunk[row * row_bytes..(row + 1) * row_bytes].copy_from_slice(&step[at..at + row_bytes]);
+    }
+    // SAFETY: valid buffers of the sizes given; the name is a NUL-terminated literal.
+    let n = unsafe {
+        blosc_src::blosc_compress_ctx(
+            5,
+            1,
+            4,
+            chunk.len(),
+            chunk.as_ptr() as *const _,
+            out.as_mut_ptr() as *mut _,
+            out.len(),
+            c"lz4".as_ptr(),
+            0,
+            1,
+        )
+    };
+    n.max(0) as usize
+}
+
 /// Compresses the inner chunks of `step` with blosc alone on the library's pool; returns
 /// the compressed bytes.
 fn blosc_alone(step: &[u8]) -> u64 {
     use rayon::prelude::*;
-    let per_row = (SIDE / INNER) as usize;
+    let chunks = ((SIDE / INNER) * (SIDE / INNER)) as usize;
     let chunk_bytes = (INNER * INNER * 4) as usize;
-    let cname = std::ffi::CString::new("lz4").unwrap();
     zarr::io::pool::pool().unwrap().install(|| {
-        (0..per_row * per_row)
+        (0..chunks)
             .into_par_iter()
             .map_init(
                 || (vec![0u8; chunk_bytes], vec![0u8; chunk_bytes + 16]),
-                |(chunk, out), c| {
-                    let (cy, cx) = (c / per_row, c % per_row);
-                    for row in 0..INNER as usize {
-                        let at =
-                            ((cy * INNER as usize + row) * SIDE as usize + cx * INNER as usize) * 4;
-                        chunk[row * INNER as usize * 4..(row + 1) * INNER as usize * 4]
-                            .copy_from_slice(&step[at..at + INNER as usize * 4]);
-                    }
-                    // SAFETY: valid buffers of the sizes given.
-                    let n = unsafe {
-                        blosc_src::blosc_compress_ctx(
-                            5,
-                            1,
-                            4,
-                            chunk_bytes,
-                            chunk.as_ptr() as *const _,
-                            out.as_mut_ptr() as *mut _,
-                            out.len(),
-                            cname.as_ptr(),
-                            0,
-                            1,
-                        )
-                    };
-                    n.max(0) as u64
-                },
+                |(chunk, out), c| compress_inner_chunk(step, c, chunk, out) as u64,
             )
             .sum()
     })
@@ -154,7 +158,6 @@ fn blosc_and_write(dir: &Path, steps: u64) -> f64 {
     let per_row = (SIDE / INNER) as usize;
     let per_shard_row = 256 / INNER as usize;
     let chunk_bytes = (INNER * INNER * 4) as usize;
-    let cname = std::ffi::CString::new("lz4").unwrap();
     let (send, receive) = std::sync::mpsc::channel::<(u64, Vec<Vec<u8>>)>();
     let target = dir.to_path_buf();
     let writer = std::thread::spawn(move || {
@@ -176,31 +179,9 @@ fn blosc_and_write(dir: &Path, steps: u64) -> f64 {
                 .map_init(
                     || vec![0u8; chunk_bytes],
                     |chunk, c| {
-                        let (cy, cx) = (c / per_row, c % per_row);
-                        for row in 0..INNER as usize {
-                            let at = ((cy * INNER as usize + row) * SIDE as usize
-                                + cx * INNER as usize)
-                                * 4;
-                            chunk[row * INNER as usize * 4..(row + 1) * INNER as usize * 4]
-                                .copy_from_slice(&step[at..at + INNER as usize * 4]);
-                        }
                         let mut out = vec![0u8; chunk_bytes + 16];
-                        // SAFETY: valid buffers of the sizes given.
-                        let n = unsafe {
-                            blosc_src::blosc_compress_ctx(
-                                5,
-                                1,
-                                4,
-                                chunk_bytes,
-                                chunk.as_ptr() as *const _,
-                                out.as_mut_ptr() as *mut _,
-                                out.len(),
-                                cname.as_ptr(),
-                                0,
-                                1,
-                            )
-                        };
-                        out.truncate(n.max(0) as usize);
+                        let n = compress_inner_chunk(&step, c, chunk, &mut out);
+                        out.truncate(n);
                         out
                     },
                 )

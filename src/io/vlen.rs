@@ -50,6 +50,11 @@ impl VlenItems {
         &self.data[self.offsets[i] as usize..self.offsets[i + 1] as usize]
     }
 
+    /// Every item, in order.
+    pub fn slices(&self) -> Vec<&[u8]> {
+        (0..self.len()).map(|i| self.get(i)).collect()
+    }
+
     /// Appends an item.
     pub fn push(&mut self, item: &[u8]) {
         self.data.extend_from_slice(item);

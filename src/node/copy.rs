@@ -255,8 +255,7 @@ fn copy_by_regions(from: &Array, to: &Array, shards: &[(String, Vec<u64>)]) -> R
             .collect();
         if meta.dtype.is_variable() {
             let items = from.read_vlen(&start, &count, Order::C)?;
-            let parts: Vec<&[u8]> = (0..items.len()).map(|i| items.get(i)).collect();
-            to.write_vlen(&start, &count, Order::C, &parts)?;
+            to.write_vlen(&start, &count, Order::C, &items.slices())?;
             continue;
         }
         let bytes = count.iter().product::<u64>() as usize * meta.item_size();

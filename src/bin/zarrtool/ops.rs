@@ -1408,12 +1408,7 @@ fn copy_array(
                 let (start, count) = target.chunk_region(&index)?;
                 if variable {
                     let items = from.read_vlen(&start, &count, Order::C)?;
-                    let parts: Vec<&[u8]> = items
-                        .offsets
-                        .windows(2)
-                        .map(|w| &items.data[w[0] as usize..w[1] as usize])
-                        .collect();
-                    target.write_vlen(&start, &count, Order::C, &parts)?;
+                    target.write_vlen(&start, &count, Order::C, &items.slices())?;
                 } else {
                     let buf = read_region(from, &start, &count)?;
                     target.write(&start, &count, elem, Order::C, &buf)?;
