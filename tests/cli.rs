@@ -947,7 +947,8 @@ fn import_needs_a_type_or_a_netcdf_file() {
         assert_eq!(
             err,
             format!(
-                "zarrtool: storage error: netCDF cannot open {:?}: NetCDF: Unknown file format\n",
+                "zarrtool: metadata error: {:?}: netCDF header, byte 4: the file ends (4 bytes) \
+                 inside the number of records\n",
                 s(&cut)
             )
         );

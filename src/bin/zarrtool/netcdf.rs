@@ -7,6 +7,13 @@
 //! `char` arrays become fixed-width byte strings over their last dimension (the string
 //! length), `string` variables Zarr strings; user-defined types (compound, vlen, opaque,
 //! enum) are refused before anything is written.
+//!
+//! The file is not trusted: a classic file's header is checked before the library reads it
+//! (`classic`), names are read into buffers proven large enough for them, and every size
+//! the file gives is checked (and bounded by the file's size) before anything is allocated
+//! for it or read into it.
+
+mod classic;
 
 use crate::cli::{Layout, NodeArg};
 use crate::ops::{
@@ -16,11 +23,13 @@ use crate::ops::{
 use crate::values::parse_shape;
 use serde_json::{Map, Value};
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
+use std::io::{BufRead, BufReader};
 use std::ptr::null_mut;
-use zarr::dtype::{ByteOrder, DType, DataKind, ElementType};
+use zarr::dtype::{ByteOrder, DType, DataKind, ElementType, MAX_ITEM_SIZE};
+use zarr::error::{no_memory, try_zeroed};
 use zarr::meta::{ArrayMeta, Format, Order};
 use zarr::node::{ArrayBuilder, Group, Mode};
-use zarr::store::join_key;
+use zarr::store::{join_key, node_path};
 use zarr::{Error, Result};
 
 /// The part of the netCDF C API the import uses (netCDF 4.x, `netcdf.h`).
@@ -122,26 +131,49 @@ pub fn library_version() -> String {
     text.split_whitespace().next().unwrap_or("").to_string()
 }
 
-/// A buffer for a netCDF name (at most `NC_MAX_NAME` bytes and a NUL).
-type NameBuf = [c_char; ffi::NC_MAX_NAME + 1];
+/// A buffer for the name of a variable, dimension, group or type: `NC_MAX_NAME` bytes and a
+/// NUL. Large enough: classic headers are checked to hold no longer names (`classic`), and
+/// netCDF-C cuts the HDF5 object names of netCDF-4 files to `NC_MAX_NAME` bytes as it reads
+/// them (`strncpy` into a buffer of that size) or fails to open the file.
+type NameBuf = [u8; ffi::NC_MAX_NAME + 1];
 
-fn name_text(buf: &NameBuf) -> String {
-    // SAFETY: the library wrote a NUL-terminated name into the buffer (zeroed beforehand).
-    unsafe { CStr::from_ptr(buf.as_ptr()) }
-        .to_string_lossy()
-        .into_owned()
+/// The size of the buffer for an attribute's name. netCDF-C does not shorten the attribute
+/// names of HDF5 files (a 1000-byte name comes back whole), but HDF5 stores an attribute's
+/// name with a 2-byte length that counts its NUL, so none is longer than 65 534 bytes.
+const ATT_NAME_BYTES: usize = 1 << 16;
+
+/// The NUL-terminated name the library wrote into `buf` (zeroed beforehand).
+fn name_text(buf: &[u8]) -> Result<String> {
+    CStr::from_bytes_until_nul(buf)
+        .map(|n| n.to_string_lossy().into_owned())
+        .map_err(|_| Error::Internal("the netCDF library gave a name without its end".into()))
 }
 
 /// An open netCDF file, closed when dropped.
 struct File {
     ncid: c_int,
     name: String,
+    /// The file's size: no attribute's values are larger.
+    size: u64,
 }
 
 impl File {
+    /// Opens `path` with the netCDF library once what it would trust is checked: a classic
+    /// file's header (`classic::check`). The library is given the file's canonical path,
+    /// which it never takes for a URL.
     fn open(path: &str) -> Result<File> {
-        let c_path = CString::new(path)
-            .map_err(|_| Error::InvalidArg(format!("{path:?} holds a NUL byte")))?;
+        let io = |e| Error::io(format!("reading {path:?}"), e);
+        let real = std::fs::canonicalize(path).map_err(io)?;
+        let file = std::fs::File::open(&real).map_err(io)?;
+        let size = file.metadata().map_err(io)?.len();
+        let mut reader = BufReader::new(file);
+        if reader.fill_buf().map_err(io)?.starts_with(b"CDF") {
+            classic::check(reader, size, path)?;
+        }
+        let c_path = real
+            .to_str()
+            .and_then(|p| CString::new(p).ok())
+            .ok_or_else(|| Error::InvalidArg(format!("{real:?} is not a UTF-8 C string")))?;
         let mut ncid = 0;
         // SAFETY: a valid C string and a valid out pointer.
         let code = unsafe { ffi::nc_open(c_path.as_ptr(), ffi::NC_NOWRITE, &mut ncid) };
@@ -154,7 +186,22 @@ impl File {
         Ok(File {
             ncid,
             name: path.to_string(),
+            size,
         })
+    }
+
+    /// The byte size of `len` items of `item` bytes, refused (naming `what`) when the product
+    /// overflows or exceeds the file's size: sizes the file gives are bounded by it.
+    fn bytes_of(&self, len: usize, item: usize, what: &str) -> Result<usize> {
+        len.checked_mul(item)
+            .filter(|&b| b as u64 <= self.size)
+            .ok_or_else(|| {
+                Error::Metadata(format!(
+                    "{:?}: {what} claims {len} values of {item} bytes, more than the file's \
+                     {} bytes",
+                    self.name, self.size
+                ))
+            })
     }
 
     /// A netCDF status as a result: failures name the file and what was being done.
@@ -253,19 +300,26 @@ fn element_type(xtype: c_int) -> Option<ElementType> {
     })
 }
 
-/// The refusal of a user-defined type, or `None` for an atomic type.
+/// `Ok` for an atomic type (byte to string), else the refusal of a user-defined or unknown
+/// type.
 fn refuse_type(f: &File, ncid: c_int, xtype: c_int, what: &str) -> Result<()> {
-    if xtype <= ffi::NC_STRING {
+    if (ffi::NC_BYTE..=ffi::NC_STRING).contains(&xtype) {
         return Ok(());
+    }
+    if xtype < ffi::NC_BYTE {
+        return Err(Error::Unsupported(format!(
+            "{:?}: {what} has the unknown netCDF type {xtype}",
+            f.name
+        )));
     }
     let mut name: NameBuf = [0; ffi::NC_MAX_NAME + 1];
     let (mut size, mut base, mut nfields, mut class) = (0usize, 0, 0usize, 0);
-    // SAFETY: valid buffers and out pointers.
+    // SAFETY: a name buffer (see NameBuf) and valid out pointers.
     let code = unsafe {
         ffi::nc_inq_user_type(
             ncid,
             xtype,
-            name.as_mut_ptr(),
+            name.as_mut_ptr().cast(),
             &mut size,
             &mut base,
             &mut nfields,
@@ -278,7 +332,7 @@ fn refuse_type(f: &File, ncid: c_int, xtype: c_int, what: &str) -> Result<()> {
          netCDF types (compound, vlen, opaque and enum types are refused)",
         f.name,
         class_name(class),
-        name_text(&name)
+        name_text(&name)?
     )))
 }
 
@@ -351,61 +405,63 @@ fn attributes(
     owner: &str,
 ) -> Result<Map<String, Value>> {
     let mut out = Map::new();
+    let mut name = Vec::new();
     for i in 0..count {
-        let mut name: NameBuf = [0; ffi::NC_MAX_NAME + 1];
-        // SAFETY: a name buffer of NC_MAX_NAME + 1 bytes.
-        let code = unsafe { ffi::nc_inq_attname(ncid, varid, i, name.as_mut_ptr()) };
+        name.clear();
+        name.resize(ATT_NAME_BYTES, 0);
+        // SAFETY: a zeroed buffer of ATT_NAME_BYTES, longer than any attribute name.
+        let code = unsafe { ffi::nc_inq_attname(ncid, varid, i, name.as_mut_ptr().cast()) };
         f.check(code, || format!("attribute {i} of {owner}"))?;
-        let key = name_text(&name);
+        let key = name_text(&name)?;
+        let bytes = name.iter().position(|&b| b == 0).unwrap_or(name.len());
+        if bytes > ffi::NC_MAX_NAME {
+            let start: String = key.chars().take(32).collect();
+            return Err(Error::Metadata(format!(
+                "{:?}: attribute {i} of {owner} has a name of {} bytes ({start:?}...), more than \
+                 netCDF allows ({})",
+                f.name,
+                bytes,
+                ffi::NC_MAX_NAME
+            )));
+        }
         let what = || format!("attribute {key:?} of {owner}");
         let (mut xtype, mut len) = (0, 0usize);
         // SAFETY: the name buffer is NUL-terminated; valid out pointers.
-        let code = unsafe { ffi::nc_inq_att(ncid, varid, name.as_ptr(), &mut xtype, &mut len) };
+        let code =
+            unsafe { ffi::nc_inq_att(ncid, varid, name.as_ptr().cast(), &mut xtype, &mut len) };
         f.check(code, what)?;
         if key == "_FillValue" && varid != ffi::NC_GLOBAL {
             continue;
         }
         refuse_type(f, ncid, xtype, &what())?;
+        // Reads the values into `into`, which has room for `len` items of the type.
+        let get = |into: *mut c_void| {
+            // SAFETY: the name is NUL-terminated; the caller's buffer holds the values.
+            let code = unsafe { ffi::nc_get_att(ncid, varid, name.as_ptr().cast(), into) };
+            f.check(code, what)
+        };
         let value = match xtype {
             ffi::NC_CHAR => {
-                let mut bytes = vec![0u8; len];
-                // SAFETY: room for `len` chars.
-                let code = unsafe {
-                    ffi::nc_get_att(ncid, varid, name.as_ptr(), bytes.as_mut_ptr().cast())
-                };
-                f.check(code, what)?;
+                let mut bytes = try_zeroed(f.bytes_of(len, 1, &what())?, &what())?;
+                get(bytes.as_mut_ptr().cast())?;
                 let end = bytes.iter().rposition(|&b| b != 0).map_or(0, |p| p + 1);
                 Value::from(String::from_utf8_lossy(&bytes[..end]).into_owned())
             }
             ffi::NC_STRING => {
-                let mut ptrs = vec![null_mut::<c_char>(); len];
-                // SAFETY: room for `len` string pointers, freed by take_strings.
-                let code = unsafe {
-                    ffi::nc_get_att(ncid, varid, name.as_ptr(), ptrs.as_mut_ptr().cast())
-                };
-                f.check(code, what)?;
+                let ptr = std::mem::size_of::<*mut c_char>();
+                let mut ptrs = null_ptrs(f.bytes_of(len, ptr, &what())? / ptr, &what())?;
+                get(ptrs.as_mut_ptr().cast())?;
                 let items: Vec<Value> = take_strings(f, &mut ptrs)?
                     .into_iter()
                     .map(|s| Value::from(String::from_utf8_lossy(&s).into_owned()))
                     .collect();
-                match items.len() {
-                    1 => items.into_iter().next().unwrap_or(Value::Null),
-                    _ => Value::Array(items),
-                }
+                one_or_list(items)
             }
-            _ => {
-                let size = element_type(xtype).map_or(8, |e| e.size());
-                let mut bytes = vec![0u8; len * size];
-                // SAFETY: room for `len` items of the attribute's type.
-                let code = unsafe {
-                    ffi::nc_get_att(ncid, varid, name.as_ptr(), bytes.as_mut_ptr().cast())
-                };
-                f.check(code, what)?;
-                let items = numbers_json(xtype, &bytes);
-                match items.len() {
-                    1 => items.into_iter().next().unwrap_or(Value::Null),
-                    _ => Value::Array(items),
-                }
+            t => {
+                let size = element_size(t)?;
+                let mut bytes = try_zeroed(f.bytes_of(len, size, &what())?, &what())?;
+                get(bytes.as_mut_ptr().cast())?;
+                one_or_list(numbers_json(xtype, &bytes))
             }
         };
         out.insert(key, value);
@@ -413,16 +469,57 @@ fn attributes(
     Ok(out)
 }
 
+/// A value of one item as itself, of any other number as a list.
+fn one_or_list(items: Vec<Value>) -> Value {
+    match <[Value; 1]>::try_from(items) {
+        Ok([one]) => one,
+        Err(items) => Value::Array(items),
+    }
+}
+
+/// The first width of a `char` variable's strings that Zarr items cannot hold.
+const MAX_CHAR_WIDTH: usize = MAX_ITEM_SIZE + 1;
+
+/// The size of an item of an atomic numeric netCDF type.
+fn element_size(xtype: c_int) -> Result<usize> {
+    element_type(xtype)
+        .map(|e| e.size())
+        .ok_or_else(|| Error::Internal(format!("netCDF type {xtype} is not a number")))
+}
+
+/// `n` null string pointers for the library to fill, or `Error::NoMemory` naming `what`.
+fn null_ptrs(n: usize, what: &str) -> Result<Vec<*mut c_char>> {
+    let mut ptrs = Vec::new();
+    ptrs.try_reserve_exact(n)
+        .map_err(|_| no_memory(n.saturating_mul(std::mem::size_of::<usize>()), what))?;
+    ptrs.resize(n, null_mut());
+    Ok(ptrs)
+}
+
+/// Refuses a variable or group name that is not one Zarr node name (empty, `.`, `..`,
+/// with a `/` or `\`, or a metadata document's name), before anything is written.
+fn check_node_name(f: &File, name: &str, what: &str) -> Result<()> {
+    let one = !name.contains(['/', '\\']) && node_path(name).is_ok_and(|p| p == name);
+    if name.is_empty() || !one {
+        return Err(Error::InvalidKey(format!(
+            "{:?}: {what} is named {name:?}, which is not a Zarr node name",
+            f.name
+        )));
+    }
+    Ok(())
+}
+
 /// Reads what netCDF says of one variable and plans its array.
 fn variable(f: &File, ncid: c_int, varid: c_int, group: &str, settings: &Settings) -> Result<Var> {
     let mut name: NameBuf = [0; ffi::NC_MAX_NAME + 1];
     let (mut xtype, mut ndims, mut natts) = (0, 0, 0);
-    // SAFETY: a name buffer and valid out pointers; dimension ids asked for below.
+    // SAFETY: a name buffer (see NameBuf) and valid out pointers; dimension ids asked for
+    // below.
     let code = unsafe {
         ffi::nc_inq_var(
             ncid,
             varid,
-            name.as_mut_ptr(),
+            name.as_mut_ptr().cast(),
             &mut xtype,
             &mut ndims,
             null_mut(),
@@ -432,7 +529,13 @@ fn variable(f: &File, ncid: c_int, varid: c_int, group: &str, settings: &Setting
     f.check(code, || {
         format!("variable {varid} of group {}", display(group))
     })?;
-    let path = join_key(group, &name_text(&name));
+    let vname = name_text(&name)?;
+    check_node_name(
+        f,
+        &vname,
+        &format!("variable {varid} of group {}", display(group)),
+    )?;
+    let path = join_key(group, &vname);
     let shown = format!("variable {}", display(&path));
     let mut dimids = vec![0 as c_int; ndims.max(0) as usize];
     // SAFETY: room for `ndims` dimension ids.
@@ -452,18 +555,25 @@ fn variable(f: &File, ncid: c_int, varid: c_int, group: &str, settings: &Setting
     for &dimid in &dimids {
         let mut dname: NameBuf = [0; ffi::NC_MAX_NAME + 1];
         let mut len = 0usize;
-        // SAFETY: a name buffer and a valid out pointer.
-        let code = unsafe { ffi::nc_inq_dim(ncid, dimid, dname.as_mut_ptr(), &mut len) };
+        // SAFETY: a name buffer (see NameBuf) and a valid out pointer.
+        let code = unsafe { ffi::nc_inq_dim(ncid, dimid, dname.as_mut_ptr().cast(), &mut len) };
         f.check(code, || format!("dimension {dimid} of {shown}"))?;
-        dims.push((name_text(&dname), len));
+        dims.push((name_text(&dname)?, len));
     }
     refuse_type(f, ncid, xtype, &shown)?;
     let rank = dims.len();
     let kind = match xtype {
         ffi::NC_CHAR => Kind::Char(dims.last().map_or(1, |d| d.1.max(1))),
         ffi::NC_STRING => Kind::String,
-        t => Kind::Number(element_type(t).map_or(0, |e| e.size())),
+        t => Kind::Number(element_size(t)?),
     };
+    if let Kind::Char(n @ MAX_CHAR_WIDTH..) = kind {
+        return Err(Error::Unsupported(format!(
+            "{:?}: {shown} holds strings of {n} chars, more than a Zarr item may hold \
+             ({MAX_ITEM_SIZE} bytes)",
+            f.name
+        )));
+    }
     // A char array's last dimension is its strings' length.
     let zdims = match kind {
         Kind::Char(_) if rank > 0 => &dims[..rank - 1],
@@ -521,7 +631,9 @@ fn variable(f: &File, ncid: c_int, varid: c_int, group: &str, settings: &Setting
             }
             // Every char of an unwritten string is the fill char.
             Kind::Char(n) => {
-                builder.fill_value_bytes(ElementType::Raw, vec![fill[0]; n]);
+                let mut chars = try_zeroed(n, &format!("the fill value of {shown}"))?;
+                chars.fill(fill[0]);
+                builder.fill_value_bytes(ElementType::Raw, chars);
             }
             Kind::String => {
                 const PTR: usize = std::mem::size_of::<usize>();
@@ -597,17 +709,12 @@ fn walk(
     f.check(code, || format!("the groups of {shown}"))?;
     for id in ids {
         let mut name: NameBuf = [0; ffi::NC_MAX_NAME + 1];
-        // SAFETY: a name buffer of NC_MAX_NAME + 1 bytes.
-        let code = unsafe { ffi::nc_inq_grpname(id, name.as_mut_ptr()) };
+        // SAFETY: a name buffer (see NameBuf).
+        let code = unsafe { ffi::nc_inq_grpname(id, name.as_mut_ptr().cast()) };
         f.check(code, || format!("a group of {shown}"))?;
-        walk(
-            f,
-            id,
-            &join_key(path, &name_text(&name)),
-            settings,
-            groups,
-            vars,
-        )?;
+        let gname = name_text(&name)?;
+        check_node_name(f, &gname, &format!("a group of {shown}"))?;
+        walk(f, id, &join_key(path, &gname), settings, groups, vars)?;
     }
     Ok(())
 }
@@ -620,7 +727,17 @@ fn copy_values(f: &File, var: &Var, array: &zarr::node::Array, root: &str) -> Re
     let bar = progress(cells.len() as u64, &shown);
     for index in &cells {
         let (start, count) = array.chunk_region(index)?;
-        let n: usize = count.iter().product::<u64>() as usize;
+        let what = format!("a chunk of {shown}");
+        // The region's items, and their bytes when `size` each.
+        let n = count
+            .iter()
+            .try_fold(1u64, |n, &c| n.checked_mul(c))
+            .and_then(|n| usize::try_from(n).ok())
+            .ok_or_else(|| Error::Overflow(format!("{what} has more items than memory")))?;
+        let bytes = |size: usize| {
+            n.checked_mul(size)
+                .ok_or_else(|| no_memory(usize::MAX, &what))
+        };
         // netCDF's region: a char array's strings are read whole.
         let mut nc_start: Vec<usize> = start.iter().map(|&s| s as usize).collect();
         let mut nc_count: Vec<usize> = count.iter().map(|&c| c as usize).collect();
@@ -653,7 +770,7 @@ fn copy_values(f: &File, var: &Var, array: &zarr::node::Array, root: &str) -> Re
         match var.kind {
             Kind::String => {
                 // Room for the region's string pointers, freed by take_strings.
-                let mut ptrs = vec![null_mut::<c_char>(); n];
+                let mut ptrs = null_ptrs(n, &what)?;
                 read(ptrs.as_mut_ptr().cast::<c_void>())?;
                 let items = take_strings(f, &mut ptrs)?;
                 let parts: Vec<&[u8]> = items.iter().map(Vec::as_slice).collect();
@@ -662,7 +779,7 @@ fn copy_values(f: &File, var: &Var, array: &zarr::node::Array, root: &str) -> Re
             Kind::Char(width) => {
                 let stored = var.nc_shape.get(rank).copied().unwrap_or(1);
                 // Room for the region's chars (`stored` = `width` per string).
-                let mut buf = vec![0u8; n * width];
+                let mut buf = try_zeroed(bytes(width)?, &what)?;
                 if stored > 0 && n > 0 {
                     read(buf.as_mut_ptr().cast::<c_void>())?;
                 }
@@ -670,7 +787,7 @@ fn copy_values(f: &File, var: &Var, array: &zarr::node::Array, root: &str) -> Re
             }
             Kind::Number(size) => {
                 // Room for the region's items of the variable's type.
-                let mut buf = vec![0u8; n * size];
+                let mut buf = try_zeroed(bytes(size)?, &what)?;
                 read(buf.as_mut_ptr().cast::<c_void>())?;
                 let elem = var.meta.dtype.element_type();
                 array.write(&start, &count, elem, Order::C, &buf)?;
