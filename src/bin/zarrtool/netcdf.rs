@@ -904,6 +904,157 @@ pub fn import(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Arc;
+    use zarr::store::MemoryStore;
+
+    /// A valid classic file of `version`: dimensions n = 3 and time (records, 2 of them); a
+    /// global char attribute; int x(n) with a short attribute; char c(time, n).
+    fn classic_file(version: u8) -> Vec<u8> {
+        let wide = version == 5;
+        let mut b = vec![b'C', b'D', b'F', version];
+        let int = |b: &mut Vec<u8>, v: u32| b.extend_from_slice(&v.to_be_bytes());
+        let non_neg = |b: &mut Vec<u8>, v: u64| match wide {
+            true => b.extend_from_slice(&v.to_be_bytes()),
+            false => b.extend_from_slice(&(v as u32).to_be_bytes()),
+        };
+        let name = |b: &mut Vec<u8>, n: &str| {
+            non_neg(b, n.len() as u64);
+            b.extend_from_slice(n.as_bytes());
+            b.resize(b.len().div_ceil(4) * 4, 0);
+        };
+        non_neg(&mut b, 2);
+        int(&mut b, 0x0A);
+        non_neg(&mut b, 2);
+        name(&mut b, "n");
+        non_neg(&mut b, 3);
+        name(&mut b, "time");
+        non_neg(&mut b, 0);
+        int(&mut b, 0x0C);
+        non_neg(&mut b, 1);
+        name(&mut b, "title");
+        int(&mut b, 2);
+        non_neg(&mut b, 5);
+        b.extend_from_slice(b"hello\0\0\0");
+        int(&mut b, 0x0B);
+        non_neg(&mut b, 2);
+        // Variables: name, dimension ids, attributes, type, vsize; begin comes last.
+        let mut begins = Vec::new();
+        name(&mut b, "x");
+        non_neg(&mut b, 1);
+        non_neg(&mut b, 0);
+        int(&mut b, 0x0C);
+        non_neg(&mut b, 1);
+        name(&mut b, "valid_max");
+        int(&mut b, 3);
+        non_neg(&mut b, 1);
+        b.extend_from_slice(&[0, 9, 0, 0]);
+        int(&mut b, 4);
+        non_neg(&mut b, 12);
+        begins.push(b.len());
+        b.resize(b.len() + if version == 1 { 4 } else { 8 }, 0);
+        name(&mut b, "c");
+        non_neg(&mut b, 2);
+        non_neg(&mut b, 1);
+        non_neg(&mut b, 0);
+        int(&mut b, 0);
+        non_neg(&mut b, 0);
+        int(&mut b, 2);
+        non_neg(&mut b, 4);
+        begins.push(b.len());
+        b.resize(b.len() + if version == 1 { 4 } else { 8 }, 0);
+        // Data: x, then two records of c (3 chars each, padded to 4 as the only record
+        // variable is not).
+        for (i, at) in begins.into_iter().enumerate() {
+            let begin = (b.len() + 12 * i) as u64;
+            match version {
+                1 => b[at..at + 4].copy_from_slice(&(begin as u32).to_be_bytes()),
+                _ => b[at..at + 8].copy_from_slice(&begin.to_be_bytes()),
+            }
+        }
+        for v in [1i32, 2, 3] {
+            int(&mut b, v as u32);
+        }
+        b.extend_from_slice(b"abcdef");
+        b
+    }
+
+    /// Plans and copies every variable of the netCDF file `path` into a memory store, as
+    /// the import does.
+    fn import_into_memory(path: &str) -> Result<()> {
+        let f = File::open(path)?;
+        let settings = Settings {
+            chunks: None,
+            shards: None,
+            compressor: None,
+            format: Format::V3,
+        };
+        let (mut groups, mut vars) = (Vec::new(), Vec::new());
+        walk(&f, f.ncid, "", &settings, &mut groups, &mut vars)?;
+        let store: Arc<dyn zarr::store::Store> = Arc::new(MemoryStore::new());
+        for var in &vars {
+            let array = zarr::node::Array::create(
+                store.clone(),
+                &var.path,
+                var.meta.clone(),
+                &var.attrs,
+                Mode::CreateNew,
+                var.format,
+            )?;
+            copy_values(&f, var, &array, "")?;
+        }
+        Ok(())
+    }
+
+    /// Random changes to valid classic files (bytes, 4- and 8-byte fields set to extremes,
+    /// cuts): the header check never panics (overflow checks are on in tests), and every
+    /// file it accepts is read whole by the netCDF library without a crash, its errors
+    /// being errors.
+    #[test]
+    fn mutated_classic_files_are_checked_or_read_safely() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.nc");
+        let path = path.to_str().unwrap();
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let (mut accepted, mut refused) = (0, 0);
+        for version in [1, 2, 5] {
+            let valid = classic_file(version);
+            std::fs::write(path, &valid).unwrap();
+            import_into_memory(path).unwrap();
+            for _ in 0..1500 {
+                let mut b = valid.clone();
+                for _ in 0..1 + next() % 3 {
+                    let at = (next() as usize) % b.len();
+                    let end = b.len();
+                    let extreme = [0u8, 0x7f, 0x80, 0xff][(next() % 4) as usize];
+                    match next() % 4 {
+                        0 => b[at] = next() as u8,
+                        1 => b[at..end.min(at + 4)].fill(extreme),
+                        2 => b[at..end.min(at + 8)].fill(extreme),
+                        _ => b.truncate(at.max(4)),
+                    }
+                }
+                std::fs::write(path, &b).unwrap();
+                let size = b.len() as u64;
+                match classic::check(b.as_slice(), size, path) {
+                    Ok(()) => {
+                        accepted += 1;
+                        let _ = import_into_memory(path);
+                    }
+                    Err(e) => {
+                        refused += 1;
+                        assert!(matches!(e, Error::Metadata(_)), "{e}");
+                    }
+                }
+            }
+        }
+        assert!(accepted > 150 && refused > 3500, "{accepted} {refused}");
+    }
 
     #[test]
     fn numbers_as_json() {
