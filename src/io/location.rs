@@ -38,6 +38,12 @@ impl Location {
         }
     }
 
+    /// The location of `key` in a local store (a directory or a zip file) at `root`, which
+    /// need not exist yet: what [`Location::of`] gives for a store opened there.
+    pub fn at(root: &Path, key: &str) -> Location {
+        Location::Path(resolve(&join(root.to_path_buf(), key)))
+    }
+
     /// Whether `other` is this location or lies inside it.
     pub fn contains(&self, other: &Location) -> bool {
         match (self, other) {
@@ -89,8 +95,9 @@ fn resolve(path: &Path) -> PathBuf {
     let mut missing = Vec::new();
     let mut existing = path;
     loop {
-        if let Ok(canonical) = std::fs::canonicalize(existing) {
-            return canonical.join(missing.iter().rev().collect::<PathBuf>());
+        if let Ok(mut canonical) = std::fs::canonicalize(existing) {
+            canonical.extend(missing.iter().rev());
+            return canonical;
         }
         match (existing.parent(), existing.file_name()) {
             (Some(parent), Some(name)) => {

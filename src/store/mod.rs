@@ -15,7 +15,7 @@ pub use consolidated::{consolidate, ConsolidatedStore, CONSOLIDATED_KEY};
 pub use filesystem::FilesystemStore;
 pub(crate) use memo::Memo;
 pub use memory::MemoryStore;
-pub use url::open_url;
+pub use url::{local_path, open_url};
 pub use zip::{ZipMode, ZipStore};
 
 #[cfg(feature = "cloud")]

@@ -83,6 +83,15 @@ pub fn open_url(url: &str, mode: Mode, options: Option<&str>) -> Result<Arc<dyn 
     }
 }
 
+/// The file or directory that `url` names when it names a local store (a directory or a
+/// zip file), without opening it; `None` for memory and object stores.
+pub fn local_path(url: &str) -> Result<Option<&str>> {
+    Ok(match classify(url)? {
+        (Kind::Directory | Kind::Zip, path) => Some(path),
+        _ => None,
+    })
+}
+
 /// A plain path: a zip file when it ends in `.zip` and is not a directory, else a directory.
 fn plain_path(path: &str) -> (Kind, &str) {
     let zip = path.to_ascii_lowercase().ends_with(".zip") && !std::path::Path::new(path).is_dir();
