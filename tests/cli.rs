@@ -2119,3 +2119,90 @@ fn mv_and_import_onto_their_source_are_refused() {
     ok(&["mv", &store, "g/a", "h/a"]);
     assert_eq!(ok(&["dump", &store, "h/a", "-r", "0,0:2"]), "0 1\n");
 }
+
+/// `validate` reports consolidated entries whose names only normalise onto a real key (the
+/// library refuses such metadata; other readers may take either document) and consolidated
+/// metadata larger than any document (unread); a zip whose entry names would merge is
+/// refused at opening, naming the entry.
+#[test]
+fn validate_reports_names_that_merge_and_oversized_consolidated_metadata() {
+    let dir = tempfile::tempdir().unwrap();
+    for format in ["2", "3"] {
+        let root = dir.path().join(format!("v{format}.zarr"));
+        let store = s(&root).to_string();
+        ok(&["create", &store, "", "--group", "--format", format]);
+        ok(&["create", &store, "g/a", "--shape", "3", "--dtype", "<i4"]);
+        ok(&["consolidate", &store]);
+        let (key, real, merged) = match format {
+            "2" => (".zmetadata", "g/a/.zarray", "g//a/.zarray"),
+            _ => ("zarr.json", "g/a", "g//a"),
+        };
+        let mut doc: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(root.join(key)).unwrap()).unwrap();
+        let metadata = match format {
+            "2" => &mut doc["metadata"],
+            _ => &mut doc["consolidated_metadata"]["metadata"],
+        };
+        let mut other = metadata[real].clone();
+        other["shape"] = serde_json::json!([1000]);
+        metadata[merged] = other;
+        std::fs::write(root.join(key), serde_json::to_vec(&doc).unwrap()).unwrap();
+        let out = tool(&["validate", &store]);
+        assert_eq!(out.status.code(), Some(3), "v{format}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            format!(
+                "/: invalid key: the consolidated metadata has an entry {merged:?} that is not \
+                 a normal key (it would stand in for {real:?})\n"
+            ),
+            "v{format}"
+        );
+    }
+    // Consolidated metadata larger than any document: reported, not read.
+    let root = dir.path().join("v2.zarr");
+    std::fs::File::create(root.join(".zmetadata"))
+        .unwrap()
+        .set_len(5 << 30)
+        .unwrap();
+    let out = tool(&["validate", s(&root)]);
+    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "/: metadata error: \".zmetadata\" holds more than 1073741824 bytes, more than any \
+         metadata document libzarr reads\n"
+    );
+    // A zip whose entry g/zarr.json is named g\zarr.json: refused at opening.
+    let zip = dir.path().join("z.zip");
+    ok(&[
+        "copy",
+        s(&dir.path().join("v3.zarr")),
+        s(&zip),
+        "--from",
+        "g",
+        "--to",
+        "g",
+    ]);
+    let bytes = std::fs::read(&zip).unwrap();
+    let (from, to) = (b"g/zarr.json", b"g\\zarr.json");
+    let mut patched = Vec::new();
+    let mut at = 0;
+    while at < bytes.len() {
+        if bytes[at..].starts_with(from) {
+            patched.extend_from_slice(to);
+            at += from.len();
+        } else {
+            patched.push(bytes[at]);
+            at += 1;
+        }
+    }
+    std::fs::write(&zip, patched).unwrap();
+    let err = fails(&["validate", s(&zip)], 1);
+    assert!(
+        err.starts_with("zarrtool: invalid key: zip ")
+            && err.ends_with(
+                " has an entry \"g\\\\zarr.json\" that is not a normal key (it would stand in \
+                 for \"g/zarr.json\")\n"
+            ),
+        "{err}"
+    );
+}
