@@ -2039,9 +2039,10 @@ fn copy_onto_its_own_source_is_refused_in_every_form() {
 
 /// `zarrtool mv` refuses a target inside the node moved, also through a link inside the
 /// store; `zarrtool import` refuses a file that lies in the node it would replace (the
-/// store itself or a file inside it, also through a link).
+/// store itself or a file inside it, also through a link); `zarrtool export` a file that
+/// lies in the array exported (a chunk, a document, the zip file).
 #[test]
-fn mv_and_import_onto_their_source_are_refused() {
+fn mv_import_and_export_onto_their_source_are_refused() {
     let dir = tempfile::tempdir().unwrap();
     let (store, zip) = overlap_setup(dir.path());
     let real = dir.path().canonicalize().unwrap();
@@ -2103,8 +2104,37 @@ fn mv_and_import_onto_their_source_are_refused() {
             );
         }
     }
+    let mut exports = vec![
+        (store.clone(), format!("{store}/g/a/c/0/0")),
+        (store.clone(), format!("{store}/g/a/zarr.json")),
+        (zip.clone(), zip.clone()),
+    ];
+    if cfg!(unix) {
+        let link = s(&dir.path().join("l.zarr")).to_string();
+        exports.push((link, format!("{store}/g/a/c/1/1")));
+        exports.push((
+            store.clone(),
+            s(&dir.path().join("l.zarr/g/a/c/0/1")).into(),
+        ));
+        exports.push((zip.clone(), s(&dir.path().join("l.zip")).into()));
+    }
+    for (source, output) in &exports {
+        let err = fails(&["export", source, "g/a", "-o", output], 1);
+        assert!(
+            err.starts_with("zarrtool: invalid argument: cannot export ")
+                && err.contains("the file lies in the array exported"),
+            "{source} -> {output}: {err}"
+        );
+    }
     assert!(before == tree_bytes(dir.path()), "the sources changed");
     // A file beside the node replaced is no obstacle.
+    ok(&[
+        "export",
+        &store,
+        "g/a",
+        "-o",
+        s(&dir.path().join("s.zarr/g/out.bin")),
+    ]);
     let args = [
         "import",
         s(&inside),

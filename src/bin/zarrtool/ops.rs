@@ -1114,6 +1114,9 @@ impl Sink {
 
 fn export(node: &NodeArg, output: &str, region: Option<&str>, order: FileOrder) -> Result<u8> {
     let store = open(&node.store, false)?;
+    if output != "-" {
+        crate::overlap::refuse_export_over_source(output, &store, &node.path)?;
+    }
     let array = Array::open(store, &node.path, Mode::Read)?;
     let meta = array.metadata();
     if meta.dtype.is_variable() {

@@ -1,5 +1,5 @@
-//! Refusing commands that would write over what they read: a copy, move or import whose
-//! target is its source, lies inside it or holds it, however it is reached (the same
+//! Refusing commands that would write over what they read: a copy, move, import or export
+//! whose target is its source, lies inside it or holds it, however it is reached (the same
 //! path, a symbolic link, a store rooted inside the other, the same zip file). Checked
 //! before anything is opened for writing, so a refused command changes nothing.
 
@@ -47,6 +47,23 @@ pub fn refuse_import_over_file(file: &str, target: &str, path: &str) -> Result<(
         Some(to) => Err(Error::InvalidArg(format!(
             "cannot import {file_location} into {to}: the file lies in the target, which \
              importing replaces"
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// Refuses exporting the array at `path` of `store` to the file `output` when the file is
+/// one of the array's keys or holds them (the zip file of the store): creating it would
+/// truncate what is being read.
+pub fn refuse_export_over_source(output: &str, store: &Arc<dyn Store>, path: &str) -> Result<()> {
+    let file_location = Location::at(Path::new(output), "");
+    match footprint(store, path)?
+        .into_iter()
+        .find(|from| from.overlaps(&file_location))
+    {
+        Some(from) => Err(Error::InvalidArg(format!(
+            "cannot export {from} to {file_location}: the file lies in the array exported, \
+             which writing it would destroy"
         ))),
         None => Ok(()),
     }
