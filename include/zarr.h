@@ -2186,9 +2186,9 @@ ZARR_API zarr_status_t zarr_group_delete(const zarr_group_t *group, const char *
  * exist. Groups above `to` are created.
  *
  * Errors: `ZARR_ERR_NOT_FOUND` (nothing at `from`), `ZARR_ERR_EXISTS` (something at `to`),
- * `ZARR_ERR_INVALID_ARG` (`to` inside `from`), `ZARR_ERR_READ_ONLY` (a read-only handle,
- * as consolidated ones are), `ZARR_ERR_UNSUPPORTED` (the 2022 draft layout),
- * `ZARR_ERR_INVALID_KEY`.
+ * `ZARR_ERR_INVALID_ARG` (`to` inside `from`, also through a symbolic link in the store,
+ * naming both), `ZARR_ERR_READ_ONLY` (a read-only handle, as consolidated ones are),
+ * `ZARR_ERR_UNSUPPORTED` (the 2022 draft layout), `ZARR_ERR_INVALID_KEY`.
  *
  * Ownership: nothing is kept: arguments are only read during the call.
  *
