@@ -138,13 +138,14 @@ pub unsafe extern "C" fn zarr_store_open_fs(
 /// leads to, beside which the temporary file is made; the link stays a link.
 ///
 /// Entry names must be keys as they are: a name that only normalises onto one (`a//0`,
-/// `a\0`, `./a/0`), or a name appearing twice, makes the zip refused with
-/// `ZARR_ERR_INVALID_KEY` naming it (zarr-python reads names verbatim, so such an entry
-/// would be another array for it); entries of directories (ending in `/`) are skipped.
+/// `a\0`, `./a/0`) makes the zip refused with `ZARR_ERR_INVALID_KEY` naming it
+/// (zarr-python reads names verbatim, so such an entry would be another array for it);
+/// entries of directories (ending in `/`) are skipped; a name repeated in the central
+/// directory reads as its last entry, as zarr-python reads it.
 ///
 /// Errors: `ZARR_ERR_NOT_FOUND` (a mode that reads an existing zip, and none is there),
 /// `ZARR_ERR_EXISTS` (`ZARR_MODE_W_MINUS` and a file is there), `ZARR_ERR_INVALID_KEY` (an
-/// entry name that escapes the store, is not a normal key or is repeated),
+/// entry name that escapes the store or is not a normal key),
 /// `ZARR_ERR_STORAGE_IO` (not a zip, or another handle is writing it).
 ///
 /// Ownership: `*out_store` is a new handle: free it with `zarr_store_free`.

@@ -3,7 +3,9 @@
 //! written through a handle read back at once; chunks after closing. Entry names that are
 //! not valid keys (`..`, absolute paths), not normal keys (`a//0`, `a\0`, `./a/0`: they
 //! would stand in for `a/0`, which zarr-python, reading names verbatim, never sees there)
-//! or that appear twice make the zip refused; directory entries (ending in `/`) are skipped.
+//! make the zip refused; directory entries (ending in `/`) are skipped. A name repeated in
+//! the central directory (zarr-python's `ZipStore` writes a changed document again) reads
+//! as its last entry, as Python's `zipfile` reads it.
 //!
 //! Writing never touches the zip at its path until closing, so a process killed at any
 //! moment leaves the previous archive whole (or no file, for a new one). A writing handle
@@ -133,58 +135,9 @@ fn open_error(path: &Path, err: std::io::Error) -> Error {
 
 /// The archive in `file` (the zip at `path`) and its entries by key.
 fn load(path: &Path, file: File) -> Result<(ZipArchive<File>, BTreeMap<String, Entry>)> {
-    let mut headers = file.try_clone().map_err(|e| Error::io(path.display(), e))?;
     let mut archive = ZipArchive::new(file).map_err(|e| zip_error(path, e))?;
-    let start = archive
-        .offset()
-        .saturating_add(archive.central_directory_start());
-    refuse_repeated_names(path, &mut headers, start, archive.len())?;
     let existing = index_entries(path, &mut archive)?;
     Ok((archive, existing))
-}
-
-/// The signature of a central directory header.
-const CENTRAL_HEADER: [u8; 4] = *b"PK\x01\x02";
-
-/// Refuses an archive whose central directory (at `start` in `file`) names an entry more
-/// than once: the zip reader keeps one of them (`distinct` names in all) and another
-/// reader may take the other. Reads the headers one after the other, at most one name
-/// (64 KiB) at a time.
-fn refuse_repeated_names(path: &Path, file: &mut File, start: u64, distinct: usize) -> Result<()> {
-    let io = |e| Error::io(format!("reading zip {}", path.display()), e);
-    let mut reader = std::io::BufReader::new(file);
-    reader.seek(SeekFrom::Start(start)).map_err(io)?;
-    let mut names = std::collections::BTreeSet::new();
-    let mut header = [0u8; 46];
-    loop {
-        match reader.read_exact(&mut header) {
-            Ok(()) if header[..4] == CENTRAL_HEADER => {}
-            Ok(()) => break,
-            Err(e) if e.kind() == ErrorKind::UnexpectedEof => break,
-            Err(e) => return Err(io(e)),
-        }
-        let field = |at: usize| u16::from_le_bytes([header[at], header[at + 1]]);
-        let mut name = vec![0u8; field(28).into()];
-        reader.read_exact(&mut name).map_err(io)?;
-        let skip = i64::from(field(30)) + i64::from(field(32));
-        reader.seek_relative(skip).map_err(io)?;
-        if names.contains(&name) {
-            return Err(Error::InvalidKey(format!(
-                "zip {} has two entries named {:?}",
-                path.display(),
-                String::from_utf8_lossy(&name)
-            )));
-        }
-        names.insert(name);
-    }
-    if names.len() > distinct {
-        return Err(Error::InvalidKey(format!(
-            "zip {} has {} entries but {distinct} distinct names: two names decode as one",
-            path.display(),
-            names.len()
-        )));
-    }
-    Ok(())
 }
 
 impl Pending {
@@ -1121,7 +1074,7 @@ mod tests {
     }
 
     #[test]
-    fn a_name_twice_in_the_central_directory_is_refused() {
+    fn a_name_twice_in_the_central_directory_reads_as_its_last_entry() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("twice.zip");
         zip_with(&path, "a/1");
@@ -1136,8 +1089,10 @@ mod tests {
         }
         renamed.extend_from_slice(rest);
         fs::write(&path, renamed).unwrap();
-        let err = ZipStore::open(&path, ZipMode::Read, false).unwrap_err();
-        assert!(err.to_string().contains("\"a/0\""), "{err}");
+        // As zarr-python reads it (zipfile: the last entry of a name wins).
+        let store = ZipStore::open(&path, ZipMode::Read, false).unwrap();
+        assert_eq!(store.list().unwrap(), vec!["a/0"]);
+        assert_eq!(store.get("a/0").unwrap().unwrap(), b"fake");
     }
 
     #[cfg(unix)]
