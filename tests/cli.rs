@@ -1669,6 +1669,36 @@ fn netcdf3_classic_import_matches_ncdump() {
 }
 
 /// User-defined netCDF types are refused before anything is written.
+/// A netCDF file lying in the node its import would replace is refused before anything is
+/// written (replacing the node would delete the file being read).
+#[test]
+fn netcdf_import_of_a_file_inside_its_target_is_refused() {
+    if !netcdf_tool() {
+        eprintln!("this zarrtool has no netCDF import: skipped");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s.zarr");
+    ok(&["create", s(&store), "g", "--group"]);
+    let nc = ncgen(&store.join("g"), "classic", "classic", CLASSIC_CDL);
+    let before = tree_bytes(dir.path());
+    for (target, path) in [(s(&store), ""), (s(&store), "g")] {
+        for extra in [&["--overwrite"][..], &[], &["--dry-run", "--overwrite"]] {
+            let mut args = vec!["import", s(&nc), target, path];
+            args.extend(extra);
+            let err = fails(&args, 1);
+            assert!(
+                err.starts_with("zarrtool: invalid argument: cannot import ")
+                    && err.contains("the file lies in the target"),
+                "{args:?}: {err}"
+            );
+        }
+    }
+    assert!(before == tree_bytes(dir.path()), "the store changed");
+    ok(&["import", s(&nc), s(&store), "h"]);
+    assert_eq!(ok(&["dump", s(&store), "h/obs"]), "1 2 -1 4\n5 6 7 8\n");
+}
+
 #[test]
 fn netcdf_user_types_are_refused() {
     if !netcdf_tool() {
