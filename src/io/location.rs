@@ -126,6 +126,14 @@ mod tests {
         assert_eq!(Location::of(&top, "s/new/b"), Location::of(&sub, "new/b"));
         assert!(Location::of(&top, "s").contains(&Location::of(&sub, "a/0.0")));
         assert!(!Location::of(&top, "s/a").contains(&Location::of(&sub, "ab")));
+        // Located without a store, as a store opened there would be; also where nothing is.
+        assert_eq!(
+            Location::at(&dir.path().join("x"), "s/a"),
+            Location::of(&sub, "a")
+        );
+        let missing = Location::at(&dir.path().join("x/s/new.zip"), "k");
+        assert!(Location::of(&sub, "").contains(&missing));
+        assert_eq!(missing, Location::of(&sub, "new.zip/k"));
         #[cfg(unix)]
         {
             std::os::unix::fs::symlink(dir.path().join("x/s"), dir.path().join("x/l")).unwrap();

@@ -208,6 +208,10 @@ mod tests {
     fn schemes_and_paths() {
         assert_eq!(classify("a/b").unwrap(), (Kind::Directory, "a/b"));
         assert_eq!(classify("a/b.ZIP").unwrap(), (Kind::Zip, "a/b.ZIP"));
+        assert_eq!(local_path("zip://x.zip").unwrap(), Some("x.zip"));
+        assert_eq!(local_path("file:///tmp/x").unwrap(), Some("/tmp/x"));
+        assert_eq!(local_path("memory://").unwrap(), None);
+        assert_eq!(local_path("s3://bucket/p").unwrap(), None);
         let dir = tempfile::tempdir().unwrap();
         let named_zip = dir.path().join("d.zip");
         std::fs::create_dir(&named_zip).unwrap();
