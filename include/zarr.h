@@ -1981,9 +1981,13 @@ zarr_status_t zarr_group_create_with_attrs(const zarr_store_t *store,
  * member lists of its groups, come from that one read (one request on an object store for
  * v3, two for v2), as zarr-python serves consolidated metadata; chunks are read from the
  * store. Nodes added after consolidation are not listed, but open when asked for by path
- * (read from the store). `ZARR_ERR_NOT_FOUND` without consolidated metadata.
+ * (read from the store). `ZARR_ERR_NOT_FOUND` without consolidated metadata. The
+ * consolidated document is bounded as every metadata document (1 GiB, refused unread
+ * beyond); an entry whose name only normalises onto a key (`g//a/.zarray`, `./a`) is
+ * refused, never merged with the real one.
  *
- * Errors: `ZARR_ERR_NOT_FOUND` (no consolidated metadata), `ZARR_ERR_METADATA`, and those
+ * Errors: `ZARR_ERR_NOT_FOUND` (no consolidated metadata), `ZARR_ERR_METADATA` (also a
+ * document over 1 GiB), `ZARR_ERR_INVALID_KEY` (an entry naming no normal key), and those
  * of `zarr_group_open`.
  *
  * Ownership: `*out_group` is a new handle: free it with `zarr_group_free`. It keeps the
@@ -2182,9 +2186,9 @@ ZARR_API zarr_status_t zarr_group_delete(const zarr_group_t *group, const char *
  * exist. Groups above `to` are created.
  *
  * Errors: `ZARR_ERR_NOT_FOUND` (nothing at `from`), `ZARR_ERR_EXISTS` (something at `to`),
- * `ZARR_ERR_INVALID_ARG` (`to` inside `from`), `ZARR_ERR_READ_ONLY` (a read-only handle,
- * as consolidated ones are), `ZARR_ERR_UNSUPPORTED` (the 2022 draft layout),
- * `ZARR_ERR_INVALID_KEY`.
+ * `ZARR_ERR_INVALID_ARG` (`to` inside `from`, also through a symbolic link in the store,
+ * naming both), `ZARR_ERR_READ_ONLY` (a read-only handle, as consolidated ones are),
+ * `ZARR_ERR_UNSUPPORTED` (the 2022 draft layout), `ZARR_ERR_INVALID_KEY`.
  *
  * Ownership: nothing is kept: arguments are only read during the call.
  *
@@ -2343,11 +2347,19 @@ zarr_status_t zarr_store_open_fs(const char *path,
  * previous archive whole with all its entries (or no file, for a new one); opening for
  * writing removes temporary files left by killed writers. Only one handle at a time may
  * write over an existing zip: a second one fails with `ZARR_ERR_STORAGE_IO` (a lock, which
- * readers ignore).
+ * readers ignore). Writing through a symbolic link (or a chain of them) updates the file it
+ * leads to, beside which the temporary file is made; the link stays a link.
+ *
+ * Entry names must be keys as they are: a name that only normalises onto one (`a//0`,
+ * `a\0`, `./a/0`) makes the zip refused with `ZARR_ERR_INVALID_KEY` naming it
+ * (zarr-python reads names verbatim, so such an entry would be another array for it);
+ * entries of directories (ending in `/`) are skipped; a name repeated in the central
+ * directory reads as its last entry, as zarr-python reads it.
  *
  * Errors: `ZARR_ERR_NOT_FOUND` (a mode that reads an existing zip, and none is there),
- * `ZARR_ERR_EXISTS` (`ZARR_MODE_W_MINUS` and a file is there), `ZARR_ERR_STORAGE_IO` (not
- * a zip, or another handle is writing it).
+ * `ZARR_ERR_EXISTS` (`ZARR_MODE_W_MINUS` and a file is there), `ZARR_ERR_INVALID_KEY` (an
+ * entry name that escapes the store or is not a normal key),
+ * `ZARR_ERR_STORAGE_IO` (not a zip, or another handle is writing it).
  *
  * Ownership: `*out_store` is a new handle: free it with `zarr_store_free`.
  *

@@ -1670,6 +1670,36 @@ fn netcdf3_classic_import_matches_ncdump() {
 }
 
 /// User-defined netCDF types are refused before anything is written.
+/// A netCDF file lying in the node its import would replace is refused before anything is
+/// written (replacing the node would delete the file being read).
+#[test]
+fn netcdf_import_of_a_file_inside_its_target_is_refused() {
+    if !netcdf_tool() {
+        eprintln!("this zarrtool has no netCDF import: skipped");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s.zarr");
+    ok(&["create", s(&store), "g", "--group"]);
+    let nc = ncgen(&store.join("g"), "classic", "classic", CLASSIC_CDL);
+    let before = tree_bytes(dir.path());
+    for (target, path) in [(s(&store), ""), (s(&store), "g")] {
+        for extra in [&["--overwrite"][..], &[], &["--dry-run", "--overwrite"]] {
+            let mut args = vec!["import", s(&nc), target, path];
+            args.extend(extra);
+            let err = fails(&args, 1);
+            assert!(
+                err.starts_with("zarrtool: invalid argument: cannot import ")
+                    && err.contains("the file lies in the target"),
+                "{args:?}: {err}"
+            );
+        }
+    }
+    assert!(before == tree_bytes(dir.path()), "the store changed");
+    ok(&["import", s(&nc), s(&store), "h"]);
+    assert_eq!(ok(&["dump", s(&store), "h/obs"]), "1 2 -1 4\n5 6 7 8\n");
+}
+
 #[test]
 fn netcdf_user_types_are_refused() {
     if !netcdf_tool() {
@@ -1888,4 +1918,352 @@ fn validate_reports_stale_consolidated_metadata() {
         };
         assert_eq!(String::from_utf8_lossy(&out.stdout), expected, "v{format}");
     }
+}
+
+/// Every file below `root` (a directory, or one file) by path relative to it, with its
+/// bytes; links are listed as links (their targets), not followed.
+fn tree_bytes(root: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    let mut files = std::collections::BTreeMap::new();
+    let mut pending = vec![root.to_path_buf()];
+    while let Some(path) = pending.pop() {
+        let name = path.strip_prefix(root).unwrap().display().to_string();
+        let meta = std::fs::symlink_metadata(&path).unwrap();
+        if meta.file_type().is_symlink() {
+            let target = std::fs::read_link(&path).unwrap();
+            files.insert(name, target.display().to_string().into_bytes());
+        } else if meta.is_dir() {
+            files.insert(name, Vec::new());
+            for entry in std::fs::read_dir(&path).unwrap() {
+                pending.push(entry.unwrap().path());
+            }
+        } else {
+            files.insert(name, std::fs::read(&path).unwrap());
+        }
+    }
+    files
+}
+
+/// A directory store `s.zarr` holding group `g` with arrays `a` and `b` (4 x 5 int32 in
+/// 2 x 3 chunks), its copy `z.zip`, and (on Unix) links `l.zarr` and `l.zip` to them.
+fn overlap_setup(dir: &Path) -> (String, String) {
+    let raw = dir.join("a.bin");
+    let bytes: Vec<u8> = (0..20i32).flat_map(|v| v.to_le_bytes()).collect();
+    std::fs::write(&raw, bytes).unwrap();
+    let store = s(&dir.join("s.zarr")).to_string();
+    for name in ["g/a", "g/b"] {
+        ok(&[
+            "import",
+            s(&raw),
+            &store,
+            name,
+            "--dtype",
+            "<i4",
+            "--shape",
+            "4,5",
+            "--chunks",
+            "2,3",
+        ]);
+    }
+    let zip = s(&dir.join("z.zip")).to_string();
+    ok(&["copy", &store, &zip]);
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink("s.zarr", dir.join("l.zarr")).unwrap();
+        std::os::unix::fs::symlink("z.zip", dir.join("l.zip")).unwrap();
+    }
+    (store, zip)
+}
+
+/// `zarrtool copy` refuses, in every form (tree, array, --rechunk, --format, --compressor,
+/// resuming, --dry-run), a target that is its source, lies inside it or holds it, reached
+/// through the same path, a link, or a store rooted inside the source, for directory and
+/// zip stores; before the target is opened for writing, so the source stays byte for byte
+/// and nothing is created. Copies beside the source work.
+#[test]
+fn copy_onto_its_own_source_is_refused_in_every_form() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, zip) = overlap_setup(dir.path());
+    let real = dir.path().canonicalize().unwrap();
+    let before = tree_bytes(dir.path());
+    let sub = format!("{store}/g");
+    let zip_in_store = format!("{store}/new.zip");
+    let zip_url = format!("zip://{zip}");
+    // (source store, --from, target store, --to, the source's real location named)
+    let mut cases: Vec<(&str, &str, &str, &str, String)> = vec![
+        // The same node.
+        (&store, "", &store, "", "s.zarr".into()),
+        (&store, "g", &store, "g", "s.zarr/g".into()),
+        (&store, "g/a", &store, "/g/a/", "s.zarr/g/a".into()),
+        (&zip, "", &zip_url, "", "z.zip".into()),
+        (&zip, "g/a", &zip, "g/a", "z.zip/g/a".into()),
+        // The target inside the source: by path, by a store rooted inside it, a new zip.
+        (&store, "", &store, "copy", "s.zarr".into()),
+        (&store, "g", &store, "g/a/x", "s.zarr/g".into()),
+        (&store, "", &sub, "", "s.zarr".into()),
+        (&store, "g", &sub, "x", "s.zarr/g".into()),
+        (&store, "", &zip_in_store, "", "s.zarr".into()),
+        (&zip, "", &zip, "copy", "z.zip".into()),
+        (&zip, "g", &zip_url, "g/c", "z.zip/g".into()),
+        // The source inside the target.
+        (&store, "g/a", &store, "g", "s.zarr/g/a".into()),
+        (&sub, "a", &store, "", "s.zarr/g/a".into()),
+        (&sub, "", &store, "g", "s.zarr/g".into()),
+        (&zip, "g/a", &zip, "", "z.zip/g/a".into()),
+    ];
+    let link = s(&dir.path().join("l.zarr")).to_string();
+    let zip_link = s(&dir.path().join("l.zip")).to_string();
+    if cfg!(unix) {
+        // Through links to the source's store.
+        cases.extend([
+            (&*store, "", &*link, "", "s.zarr".into()),
+            (&*store, "g", &*link, "g/x", "s.zarr/g".into()),
+            (&*link, "g/a", &*store, "g", "s.zarr/g/a".into()),
+            (&*zip, "", &*zip_link, "", "z.zip".into()),
+            (&*zip_link, "g", &*zip, "g", "z.zip/g".into()),
+        ]);
+    }
+    let forms: [&[&str]; 7] = [
+        &["--overwrite"],
+        &[],
+        &["--rechunk", "1,1", "--overwrite"],
+        &["--format", "2", "--overwrite"],
+        &["--compressor", "null"],
+        &["--shards", "4,6", "--overwrite"],
+        &["--dry-run", "--overwrite"],
+    ];
+    for (source, from, target, to, named) in &cases {
+        for form in forms {
+            let mut args = vec!["copy", source, target, "--from", from, "--to", to];
+            args.extend(form);
+            let err = fails(&args, 1);
+            let named = real.join(named).display().to_string();
+            assert!(
+                err.starts_with("zarrtool: invalid argument: cannot write a node into itself")
+                    && err.contains("overlap")
+                    && err.contains(&format!("the source {named}")),
+                "{args:?}: {err}"
+            );
+        }
+    }
+    assert!(before == tree_bytes(dir.path()), "the sources changed");
+    // Beside the source: a sibling in the same store or zip, another store.
+    ok(&["copy", &store, &store, "--from", "g/a", "--to", "g/c"]);
+    ok(&[
+        "copy",
+        &zip,
+        &zip,
+        "--from",
+        "g",
+        "--to",
+        "h",
+        "--overwrite",
+    ]);
+    let other = s(&dir.path().join("o.zarr")).to_string();
+    ok(&["copy", &store, &other, "--from", "g", "--overwrite"]);
+    for (store, path) in [(&store, "g/c"), (&zip, "h/a"), (&other, "a")] {
+        assert_eq!(
+            ok(&["dump", store, path]),
+            "0 1 2 3 4\n5 6 7 8 9\n10 11 12 13 14\n15 16 17 18 19\n"
+        );
+    }
+}
+
+/// `zarrtool mv` refuses a target inside the node moved, also through a link inside the
+/// store; `zarrtool import` refuses a file that lies in the node it would replace (the
+/// store itself or a file inside it, also through a link); `zarrtool export` a file that
+/// lies in the array exported (a chunk, a document, the zip file).
+#[test]
+fn mv_import_and_export_onto_their_source_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, zip) = overlap_setup(dir.path());
+    let real = dir.path().canonicalize().unwrap();
+    let inside = dir.path().join("s.zarr/in.bin");
+    std::fs::copy(dir.path().join("a.bin"), &inside).unwrap();
+    let in_group = dir.path().join("s.zarr/g/in.bin");
+    std::fs::copy(dir.path().join("a.bin"), &in_group).unwrap();
+    #[cfg(unix)]
+    std::os::unix::fs::symlink("g", dir.path().join("s.zarr/l")).unwrap();
+    let before = tree_bytes(dir.path());
+    let mut moves = vec![("g", "g/x"), ("g", "g/a/x")];
+    if cfg!(unix) {
+        moves.extend([("g", "l/x"), ("g/a", "l/a/y")]);
+    }
+    for (from, to) in moves {
+        for dry_run in [false, true] {
+            let mut args = vec!["mv", &store, from, to];
+            if dry_run {
+                args.push("--dry-run");
+            }
+            let err = fails(&args, 1);
+            let source = real.join("s.zarr").join(from).display().to_string();
+            assert!(
+                err.contains("overlap") && err.contains(&format!("the source {source}")),
+                "{args:?}: {err}"
+            );
+        }
+    }
+    let size = std::fs::metadata(&zip).unwrap().len().to_string();
+    let zip_url = format!("zip://{zip}");
+    let mut imports = vec![
+        (s(&inside).to_string(), store.clone(), "", "80"),
+        (s(&in_group).to_string(), store.clone(), "g", "80"),
+        (zip.clone(), zip_url, "", &*size),
+        (zip.clone(), zip.clone(), "x", &*size),
+    ];
+    if cfg!(unix) {
+        let link = s(&dir.path().join("l.zarr")).to_string();
+        imports.push((format!("{link}/in.bin"), store.clone(), "", "80"));
+        imports.push((s(&in_group).to_string(), link, "g", "80"));
+        imports.push((
+            zip.clone(),
+            s(&dir.path().join("l.zip")).to_string(),
+            "",
+            &*size,
+        ));
+    }
+    for (file, target, path, shape) in &imports {
+        for extra in [&["--overwrite"][..], &[], &["--dry-run", "--overwrite"]] {
+            let mut args = vec![
+                "import", file, target, path, "--dtype", "u1", "--shape", shape,
+            ];
+            args.extend(extra);
+            let err = fails(&args, 1);
+            assert!(
+                err.starts_with("zarrtool: invalid argument: cannot import ")
+                    && err.contains("the file lies in the target"),
+                "{args:?}: {err}"
+            );
+        }
+    }
+    let mut exports = vec![
+        (store.clone(), format!("{store}/g/a/c/0/0")),
+        (store.clone(), format!("{store}/g/a/zarr.json")),
+        (zip.clone(), zip.clone()),
+    ];
+    if cfg!(unix) {
+        let link = s(&dir.path().join("l.zarr")).to_string();
+        exports.push((link, format!("{store}/g/a/c/1/1")));
+        exports.push((
+            store.clone(),
+            s(&dir.path().join("l.zarr/g/a/c/0/1")).into(),
+        ));
+        exports.push((zip.clone(), s(&dir.path().join("l.zip")).into()));
+    }
+    for (source, output) in &exports {
+        let err = fails(&["export", source, "g/a", "-o", output], 1);
+        assert!(
+            err.starts_with("zarrtool: invalid argument: cannot export ")
+                && err.contains("the file lies in the array exported"),
+            "{source} -> {output}: {err}"
+        );
+    }
+    assert!(before == tree_bytes(dir.path()), "the sources changed");
+    // A file beside the node replaced is no obstacle.
+    ok(&[
+        "export",
+        &store,
+        "g/a",
+        "-o",
+        s(&dir.path().join("s.zarr/g/out.bin")),
+    ]);
+    let args = [
+        "import",
+        s(&inside),
+        &store,
+        "g/c",
+        "--dtype",
+        "u1",
+        "--shape",
+        "80",
+    ];
+    ok(&args);
+    ok(&["mv", &store, "g/a", "h/a"]);
+    assert_eq!(ok(&["dump", &store, "h/a", "-r", "0,0:2"]), "0 1\n");
+}
+
+/// `validate` reports consolidated entries whose names only normalise onto a real key (the
+/// library refuses such metadata; other readers may take either document) and consolidated
+/// metadata larger than any document (unread); a zip whose entry names would merge is
+/// refused at opening, naming the entry.
+#[test]
+fn validate_reports_names_that_merge_and_oversized_consolidated_metadata() {
+    let dir = tempfile::tempdir().unwrap();
+    for format in ["2", "3"] {
+        let root = dir.path().join(format!("v{format}.zarr"));
+        let store = s(&root).to_string();
+        ok(&["create", &store, "", "--group", "--format", format]);
+        ok(&["create", &store, "g/a", "--shape", "3", "--dtype", "<i4"]);
+        ok(&["consolidate", &store]);
+        let (key, real, merged) = match format {
+            "2" => (".zmetadata", "g/a/.zarray", "g//a/.zarray"),
+            _ => ("zarr.json", "g/a", "g//a"),
+        };
+        let mut doc: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(root.join(key)).unwrap()).unwrap();
+        let metadata = match format {
+            "2" => &mut doc["metadata"],
+            _ => &mut doc["consolidated_metadata"]["metadata"],
+        };
+        let mut other = metadata[real].clone();
+        other["shape"] = serde_json::json!([1000]);
+        metadata[merged] = other;
+        std::fs::write(root.join(key), serde_json::to_vec(&doc).unwrap()).unwrap();
+        let out = tool(&["validate", &store]);
+        assert_eq!(out.status.code(), Some(3), "v{format}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            format!(
+                "/: invalid key: the consolidated metadata has an entry {merged:?} that is not \
+                 a normal key (it would stand in for {real:?})\n"
+            ),
+            "v{format}"
+        );
+    }
+    // Consolidated metadata larger than any document: reported, not read.
+    let root = dir.path().join("v2.zarr");
+    std::fs::File::create(root.join(".zmetadata"))
+        .unwrap()
+        .set_len(5 << 30)
+        .unwrap();
+    let out = tool(&["validate", s(&root)]);
+    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "/: metadata error: \".zmetadata\" holds more than 1073741824 bytes, more than any \
+         metadata document libzarr reads\n"
+    );
+    // A zip whose entry g/zarr.json is named g\zarr.json: refused at opening.
+    let zip = dir.path().join("z.zip");
+    ok(&[
+        "copy",
+        s(&dir.path().join("v3.zarr")),
+        s(&zip),
+        "--from",
+        "g",
+        "--to",
+        "g",
+    ]);
+    let bytes = std::fs::read(&zip).unwrap();
+    let (from, to) = (b"g/zarr.json", b"g\\zarr.json");
+    let mut patched = Vec::new();
+    let mut at = 0;
+    while at < bytes.len() {
+        if bytes[at..].starts_with(from) {
+            patched.extend_from_slice(to);
+            at += from.len();
+        } else {
+            patched.push(bytes[at]);
+            at += 1;
+        }
+    }
+    std::fs::write(&zip, patched).unwrap();
+    let err = fails(&["validate", s(&zip)], 1);
+    assert!(
+        err.starts_with("zarrtool: invalid key: zip ")
+            && err.ends_with(
+                " has an entry \"g\\\\zarr.json\" that is not a normal key (it would stand in \
+                 for \"g/zarr.json\")\n"
+            ),
+        "{err}"
+    );
 }

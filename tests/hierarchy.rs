@@ -349,3 +349,33 @@ fn v3_consolidated_root_document_is_light_and_stays_consolidated() {
         .is_none());
     check_tree(Arc::new(ConsolidatedStore::open(fs.clone(), "").unwrap()));
 }
+
+#[cfg(unix)]
+#[test]
+fn moves_into_the_moved_node_through_a_link_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let top = dir.path().join("x");
+    let store: Arc<dyn Store> = Arc::new(FilesystemStore::open(&top, true, true).unwrap());
+    build_tree(store.clone(), Format::V2);
+    std::os::unix::fs::symlink("a", top.join("l")).unwrap();
+    let before = snapshot(store.as_ref(), "a/");
+    let root = Group::open(store.clone(), "", Mode::ReadWrite).unwrap();
+    let a = top.join("a").canonicalize().unwrap();
+    for (from, to, source, target) in [
+        ("a", "l/moved", "", "moved"),
+        ("a/b", "l/b/c", "b", "b/c"),
+        ("a/b/x", "l/b/x/y", "b/x", "b/x/y"),
+    ] {
+        assert_overlap_refused(
+            root.rename(from, to),
+            &a.join(source).display().to_string(),
+            &a.join(target).display().to_string(),
+        );
+    }
+    assert!(
+        before == snapshot(store.as_ref(), "a/"),
+        "the source changed"
+    );
+    root.rename("a/b", "c").unwrap();
+    assert_eq!(root.contains("c/x").unwrap(), NodeKind::Array);
+}

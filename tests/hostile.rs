@@ -636,3 +636,96 @@ fn zip_bombs_are_refused_without_inflating() {
     assert_eq!(result.unwrap().unwrap(), [0u8; 4]);
     assert!(peak < limit, "get_range took {peak} bytes");
 }
+
+/// Makes the file at `path` a sparse file of `len` bytes (nothing is written to disk).
+fn sparse(path: &std::path::Path, len: u64) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::File::create(path).unwrap().set_len(len).unwrap();
+}
+
+#[test]
+fn consolidated_metadata_larger_than_any_document_is_refused_unread() {
+    // A 5 GiB `.zmetadata`, v3 group document with inline consolidated metadata, and
+    // document to consolidate, each a sparse file: refused by size, before reading.
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn Store> = Arc::new(FilesystemStore::open(dir.path(), true, true).unwrap());
+    let huge = 5u64 << 30;
+    sparse(&dir.path().join("v2/.zmetadata"), huge);
+    sparse(&dir.path().join("v3/zarr.json"), huge);
+    store.set("c/.zgroup", br#"{"zarr_format": 2}"#).unwrap();
+    sparse(&dir.path().join("c/a/.zarray"), huge);
+    sparse(&dir.path().join("d/zarr.json"), huge);
+    let (results, peak) = peak_during(|| {
+        [
+            (
+                "v2/.zmetadata",
+                ConsolidatedStore::open(store.clone(), "v2").map(drop),
+            ),
+            (
+                "v3/zarr.json",
+                ConsolidatedStore::open(store.clone(), "v3").map(drop),
+            ),
+            ("c/a/.zarray", zarr::store::consolidate(store.as_ref(), "c")),
+            ("d/zarr.json", zarr::store::consolidate(store.as_ref(), "d")),
+        ]
+    });
+    for (key, result) in results {
+        match result {
+            Err(Error::Metadata(m)) => assert!(
+                m.contains(&format!("{key:?} holds more than 1073741824 bytes")),
+                "{key}: {m}"
+            ),
+            other => panic!("{key}: expected a metadata error, got {other:?}"),
+        }
+    }
+    assert!(peak < 1 << 20, "{peak} bytes held");
+    assert!(!dir.path().join("c/.zmetadata").exists());
+}
+
+#[test]
+fn consolidated_names_that_only_normalise_onto_a_key_are_refused() {
+    // Beside the real entry, one whose name normalises onto it would replace it (or be
+    // replaced), depending on the order: refused, naming the entry, in v2 and v3.
+    let array = json!({"zarr_format": 2, "shape": [1], "chunks": [1], "dtype": "|u1",
+        "compressor": null, "fill_value": 0, "order": "C", "filters": null});
+    for name in [
+        "g//a/.zarray",
+        "./g/a/.zarray",
+        "g/./a/.zarray",
+        "g\\a/.zarray",
+        "g/a/.zarray/",
+        "/g/a/.zarray",
+        "g/a//.zarray",
+    ] {
+        let doc = json!({"zarr_consolidated_format": 1,
+            "metadata": {"g/a/.zarray": array, name: array}});
+        let inner = store_with(".zmetadata", &serde_json::to_vec(&doc).unwrap());
+        match ConsolidatedStore::open(inner, "") {
+            Err(Error::InvalidKey(m)) => assert!(
+                m.contains(&format!(".zmetadata has an entry {name:?}")),
+                "{name}: {m}"
+            ),
+            other => panic!("{name}: {other:?}"),
+        }
+    }
+    let node = json!({"zarr_format": 3, "node_type": "group", "attributes": {}});
+    for name in [
+        "a//b", "./a/b", "a/./b", "a/b/", "a\\b", "/a/b", "", "a/b//",
+    ] {
+        let root = json!({"zarr_format": 3, "node_type": "group", "attributes": {},
+            "consolidated_metadata": {"kind": "inline", "must_understand": false,
+                "metadata": {"a": node, "a/b": node, name: node}}});
+        let inner = store_with("zarr.json", &serde_json::to_vec(&root).unwrap());
+        match ConsolidatedStore::open(inner, "") {
+            Err(Error::InvalidKey(m)) => assert!(
+                m.contains(&format!("zarr.json has an entry {name:?}")),
+                "{name}: {m}"
+            ),
+            other => panic!("{name:?}: {other:?}"),
+        }
+    }
+    // Normal names open.
+    let doc = json!({"zarr_consolidated_format": 1, "metadata": {"g/a/.zarray": array}});
+    let inner = store_with(".zmetadata", &serde_json::to_vec(&doc).unwrap());
+    ConsolidatedStore::open(inner, "").unwrap();
+}

@@ -195,9 +195,13 @@ fn group_format(zarr_format: i32) -> FfiResult<crate::meta::Format> {
 /// member lists of its groups, come from that one read (one request on an object store for
 /// v3, two for v2), as zarr-python serves consolidated metadata; chunks are read from the
 /// store. Nodes added after consolidation are not listed, but open when asked for by path
-/// (read from the store). `ZARR_ERR_NOT_FOUND` without consolidated metadata.
+/// (read from the store). `ZARR_ERR_NOT_FOUND` without consolidated metadata. The
+/// consolidated document is bounded as every metadata document (1 GiB, refused unread
+/// beyond); an entry whose name only normalises onto a key (`g//a/.zarray`, `./a`) is
+/// refused, never merged with the real one.
 ///
-/// Errors: `ZARR_ERR_NOT_FOUND` (no consolidated metadata), `ZARR_ERR_METADATA`, and those
+/// Errors: `ZARR_ERR_NOT_FOUND` (no consolidated metadata), `ZARR_ERR_METADATA` (also a
+/// document over 1 GiB), `ZARR_ERR_INVALID_KEY` (an entry naming no normal key), and those
 /// of `zarr_group_open`.
 ///
 /// Ownership: `*out_group` is a new handle: free it with `zarr_group_free`. It keeps the
@@ -506,9 +510,9 @@ pub unsafe extern "C" fn zarr_group_delete(
 /// exist. Groups above `to` are created.
 ///
 /// Errors: `ZARR_ERR_NOT_FOUND` (nothing at `from`), `ZARR_ERR_EXISTS` (something at `to`),
-/// `ZARR_ERR_INVALID_ARG` (`to` inside `from`), `ZARR_ERR_READ_ONLY` (a read-only handle,
-/// as consolidated ones are), `ZARR_ERR_UNSUPPORTED` (the 2022 draft layout),
-/// `ZARR_ERR_INVALID_KEY`.
+/// `ZARR_ERR_INVALID_ARG` (`to` inside `from`, also through a symbolic link in the store,
+/// naming both), `ZARR_ERR_READ_ONLY` (a read-only handle, as consolidated ones are),
+/// `ZARR_ERR_UNSUPPORTED` (the 2022 draft layout), `ZARR_ERR_INVALID_KEY`.
 ///
 /// Ownership: nothing is kept: arguments are only read during the call.
 ///

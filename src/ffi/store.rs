@@ -134,11 +134,19 @@ pub unsafe extern "C" fn zarr_store_open_fs(
 /// previous archive whole with all its entries (or no file, for a new one); opening for
 /// writing removes temporary files left by killed writers. Only one handle at a time may
 /// write over an existing zip: a second one fails with `ZARR_ERR_STORAGE_IO` (a lock, which
-/// readers ignore).
+/// readers ignore). Writing through a symbolic link (or a chain of them) updates the file it
+/// leads to, beside which the temporary file is made; the link stays a link.
+///
+/// Entry names must be keys as they are: a name that only normalises onto one (`a//0`,
+/// `a\0`, `./a/0`) makes the zip refused with `ZARR_ERR_INVALID_KEY` naming it
+/// (zarr-python reads names verbatim, so such an entry would be another array for it);
+/// entries of directories (ending in `/`) are skipped; a name repeated in the central
+/// directory reads as its last entry, as zarr-python reads it.
 ///
 /// Errors: `ZARR_ERR_NOT_FOUND` (a mode that reads an existing zip, and none is there),
-/// `ZARR_ERR_EXISTS` (`ZARR_MODE_W_MINUS` and a file is there), `ZARR_ERR_STORAGE_IO` (not
-/// a zip, or another handle is writing it).
+/// `ZARR_ERR_EXISTS` (`ZARR_MODE_W_MINUS` and a file is there), `ZARR_ERR_INVALID_KEY` (an
+/// entry name that escapes the store or is not a normal key),
+/// `ZARR_ERR_STORAGE_IO` (not a zip, or another handle is writing it).
 ///
 /// Ownership: `*out_store` is a new handle: free it with `zarr_store_free`.
 ///

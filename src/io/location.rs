@@ -38,6 +38,12 @@ impl Location {
         }
     }
 
+    /// The location of `key` in a local store (a directory or a zip file) at `root`, which
+    /// need not exist yet: what [`Location::of`] gives for a store opened there.
+    pub fn at(root: &Path, key: &str) -> Location {
+        Location::Path(resolve(&join(root.to_path_buf(), key)))
+    }
+
     /// Whether `other` is this location or lies inside it.
     pub fn contains(&self, other: &Location) -> bool {
         match (self, other) {
@@ -89,8 +95,9 @@ fn resolve(path: &Path) -> PathBuf {
     let mut missing = Vec::new();
     let mut existing = path;
     loop {
-        if let Ok(canonical) = std::fs::canonicalize(existing) {
-            return canonical.join(missing.iter().rev().collect::<PathBuf>());
+        if let Ok(mut canonical) = std::fs::canonicalize(existing) {
+            canonical.extend(missing.iter().rev());
+            return canonical;
         }
         match (existing.parent(), existing.file_name()) {
             (Some(parent), Some(name)) => {
@@ -119,6 +126,14 @@ mod tests {
         assert_eq!(Location::of(&top, "s/new/b"), Location::of(&sub, "new/b"));
         assert!(Location::of(&top, "s").contains(&Location::of(&sub, "a/0.0")));
         assert!(!Location::of(&top, "s/a").contains(&Location::of(&sub, "ab")));
+        // Located without a store, as a store opened there would be; also where nothing is.
+        assert_eq!(
+            Location::at(&dir.path().join("x"), "s/a"),
+            Location::of(&sub, "a")
+        );
+        let missing = Location::at(&dir.path().join("x/s/new.zip"), "k");
+        assert!(Location::of(&sub, "").contains(&missing));
+        assert_eq!(missing, Location::of(&sub, "new.zip/k"));
         #[cfg(unix)]
         {
             std::os::unix::fs::symlink(dir.path().join("x/s"), dir.path().join("x/l")).unwrap();

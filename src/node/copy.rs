@@ -40,7 +40,10 @@ pub fn copy(
     }
     let source_path = normalize_path(source_path)?;
     let target_path = normalize_path(target_path)?;
-    check_apart(source, &source_path, target, &target_path)?;
+    refuse_overlap(
+        &footprint(source, &source_path)?,
+        &footprint(target, &target_path)?,
+    )?;
     let nodes = walk(source.as_ref(), &source_path)?;
     if nodes.is_empty() {
         return Err(Error::NotFound(format!(
@@ -74,20 +77,15 @@ pub fn copy(
     Ok(())
 }
 
-/// Refuses a copy whose target overlaps its source (the same node, or one inside the
-/// other), however the two stores are rooted, linked or opened: erasing or writing the
-/// target would destroy the source before it is read.
-fn check_apart(
-    source: &Arc<dyn Store>,
-    source_path: &str,
-    target: &Arc<dyn Store>,
-    target_path: &str,
-) -> Result<()> {
-    let targets = footprint(target, target_path)?;
-    for from in footprint(source, source_path)? {
+/// Refuses writing a target whose keys lie at `targets` from a source whose keys lie at
+/// `sources` (see [`footprint`]) when they overlap (the same node, or one inside the
+/// other), however the stores are rooted, linked or opened: erasing or writing the target
+/// would destroy the source before it is read. The error, [`Error::InvalidArg`], names both.
+pub fn refuse_overlap(sources: &[Location], targets: &[Location]) -> Result<()> {
+    for from in sources {
         if let Some(to) = targets.iter().find(|to| from.overlaps(to)) {
             return Err(Error::InvalidArg(format!(
-                "cannot copy a node into itself, into a node inside it or over a node \
+                "cannot write a node into itself, into a node inside it or over a node \
                  holding it: the source {from} and the target {to} overlap"
             )));
         }
@@ -95,10 +93,12 @@ fn check_apart(
     Ok(())
 }
 
-/// The real locations of the keys of the node at `path`: below its path, or in a 2022
-/// draft hierarchy its documents, the documents below it and its chunks; the whole store
-/// for the root.
-fn footprint(store: &Arc<dyn Store>, path: &str) -> Result<Vec<Location>> {
+/// The real locations of the keys of the node at `path` in `store`: below its path, or in
+/// a 2022 draft hierarchy its documents, the documents below it and its chunks; the whole
+/// store for the root.
+pub fn footprint(store: &Arc<dyn Store>, path: &str) -> Result<Vec<Location>> {
+    let path = normalize_path(path)?;
+    let path = path.as_ref();
     let keys = match super::draft_scheme(store.as_ref())? {
         Some(scheme) if !path.is_empty() => vec![
             scheme.doc_key(path, Kind::Array),

@@ -339,7 +339,8 @@ impl Group {
     }
 
     /// Moves the member at `from` to `to` (both relative to this group), creating the groups
-    /// above `to`. The destination must not exist. Keys are copied, then the source erased.
+    /// above `to`. The destination must not exist, nor lie inside the member (also through
+    /// a link in the store: [`Error::InvalidArg`]). Keys are copied, then the source erased.
     pub fn rename(&self, from: &str, to: &str) -> Result<()> {
         self.check_writable("move a member")?;
         if self.format.draft_scheme().is_some() {
@@ -364,6 +365,11 @@ impl Group {
                 "cannot move {source:?} inside itself"
             )));
         }
+        // Also through a link inside the store leading into the source.
+        super::copy::refuse_overlap(
+            &super::copy::footprint(&self.store, &source)?,
+            &super::copy::footprint(&self.store, &target)?,
+        )?;
         ensure_parent_groups(self.store.as_ref(), &target, self.format)?;
         let source_prefix = node_prefix(&source);
         for key in self.store.list_prefix(&source_prefix)? {

@@ -9,7 +9,7 @@ mod group;
 pub use array::Array;
 pub use attrs::Attributes;
 pub use builder::ArrayBuilder;
-pub use copy::{copy, migrate_1to2};
+pub use copy::{copy, footprint, migrate_1to2, refuse_overlap};
 pub use group::{node_kind, Group, NodeKind};
 
 use crate::error::{Error, Result};

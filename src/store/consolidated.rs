@@ -2,7 +2,7 @@
 //! that answers metadata reads from it, so a whole tree opens with one store read. Keys
 //! missing from a stale `.zmetadata` fall back to the underlying store.
 
-use super::{join_key, node_prefix, normalize_path, DirListing, Store};
+use super::{exact_key, get_document, join_key, node_prefix, normalize_path, DirListing, Store};
 use crate::error::{Error, Result};
 use crate::meta::v2::to_pretty_json;
 use serde_json::{Map, Value};
@@ -23,7 +23,7 @@ const V3_KEY: &str = "zarr.json";
 
 /// Consolidated metadata is not defined for 2022-draft hierarchies: refused clearly.
 fn refuse_draft(store: &dyn Store) -> Result<()> {
-    let draft = match store.get(crate::meta::draft::ENTRY_KEY)? {
+    let draft = match get_document(store, crate::meta::draft::ENTRY_KEY)? {
         Some(bytes) => crate::meta::draft::detect(&bytes)?.is_some(),
         None => false,
     };
@@ -55,7 +55,7 @@ pub fn consolidate(store: &dyn Store, path: &str) -> Result<()> {
     let path = normalize_path(path)?;
     let prefix = node_prefix(&path);
     let root_key = join_key(&path, V3_KEY);
-    let v3_root = match store.get(&root_key)? {
+    let v3_root = match get_document(store, &root_key)? {
         Some(bytes) => Some(
             crate::meta::json::parse(&bytes)
                 .map_err(|e| Error::Metadata(format!("{root_key}: not valid JSON: {e}")))?,
@@ -71,7 +71,7 @@ pub fn consolidate(store: &dyn Store, path: &str) -> Result<()> {
         if is_v3 != v3_root.is_some() {
             continue;
         }
-        let Some(bytes) = store.get(&key)? else {
+        let Some(bytes) = get_document(store, &key)? else {
             continue;
         };
         let mut doc: Value = crate::meta::json::parse(&bytes)
@@ -159,7 +159,11 @@ fn is_array_document(key: &str, bytes: &[u8]) -> bool {
 }
 
 impl ConsolidatedStore {
-    /// Reads `path/.zmetadata` from `inner`.
+    /// Reads the consolidated metadata of the group at `path` from `inner`: the group's
+    /// `zarr.json` (v3, inline) or `path/.zmetadata` (v2). Documents are bounded as every
+    /// metadata document ([`super::MAX_DOCUMENT_BYTES`], refused unread beyond); an entry
+    /// whose name is not a normal key (`g//a/.zarray`, `./a`, `a\b`) is refused with
+    /// [`Error::InvalidKey`] naming it, never merged onto the key it normalises to.
     pub fn open(inner: Arc<dyn Store>, path: &str) -> Result<Self> {
         let path = normalize_path(path)?;
         // A v3 group's own document first: one request for a consolidated v3 hierarchy,
@@ -169,12 +173,12 @@ impl ConsolidatedStore {
         let v2_first = matches!(inner.zarr_format_hint(), Some(1 | 2));
         let key = join_key(&path, CONSOLIDATED_KEY);
         let v2_document = match v2_first {
-            true => inner.get(&key)?,
+            true => get_document(inner.as_ref(), &key)?,
             false => None,
         };
         let v3_document = match v2_document {
             Some(_) => None,
-            None => inner.get(&v3_key)?,
+            None => get_document(inner.as_ref(), &v3_key)?,
         };
         if let Some(bytes) = v3_document {
             if !path.is_empty() || crate::meta::draft::detect(&bytes)?.is_some() {
@@ -187,7 +191,7 @@ impl ConsolidatedStore {
         let v2_document = match (v2_document, v2_first) {
             (Some(bytes), _) => Some(bytes),
             (None, true) => None,
-            (None, false) => inner.get(&key)?,
+            (None, false) => get_document(inner.as_ref(), &key)?,
         };
         let Some(bytes) = v2_document else {
             return Err(Error::NotFound(format!(
@@ -206,7 +210,8 @@ impl ConsolidatedStore {
             .ok_or_else(|| bad("\"metadata\" must be an object"))?;
         let mut metadata = BTreeMap::new();
         for (relative, value) in entries {
-            let full = super::validate_key(&join_key(&path, relative))?.into_owned();
+            let relative = exact_key(relative, &key)?;
+            let full = join_key(&path, relative);
             if !is_metadata_key(&full) || !value.is_object() {
                 return Err(bad(&format!(
                     "entry {relative:?} is not a metadata document"
@@ -252,7 +257,7 @@ impl ConsolidatedStore {
                     "consolidated entry {relative:?} is not an object"
                 )));
             }
-            let node = super::validate_key(&join_key(path, relative))?.into_owned();
+            let node = join_key(path, exact_key(relative, &key)?);
             metadata.insert(join_key(&node, V3_KEY), to_pretty_json(value));
         }
         let mut light = doc;

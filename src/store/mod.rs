@@ -15,7 +15,7 @@ pub use consolidated::{consolidate, ConsolidatedStore, CONSOLIDATED_KEY};
 pub use filesystem::FilesystemStore;
 pub(crate) use memo::Memo;
 pub use memory::MemoryStore;
-pub use url::open_url;
+pub use url::{local_path, open_url};
 pub use zip::{ZipMode, ZipStore};
 
 #[cfg(feature = "cloud")]
@@ -489,6 +489,22 @@ pub fn validate_key(key: &str) -> Result<Cow<'_, str>> {
         return Err(Error::InvalidKey(format!("key {key:?} is empty")));
     }
     Ok(normalized)
+}
+
+/// `name` (an entry of an archive or of consolidated metadata, described by `what`) as a
+/// key, refused with [`Error::InvalidKey`] unless it already is one as [`validate_key`]
+/// leaves it: a name that only normalises onto a key (`a//0`, `a\0`, `./a`, `a/`) would
+/// stand in for that key, which readers taking names verbatim never see under it.
+pub fn exact_key<'a>(name: &'a str, what: &dyn std::fmt::Display) -> Result<&'a str> {
+    match validate_key(name) {
+        Ok(key) if key == name => Ok(name),
+        Ok(key) => Err(Error::InvalidKey(format!(
+            "{what} has an entry {name:?} that is not a normal key (it would stand in for {key:?})"
+        ))),
+        Err(e) => Err(Error::InvalidKey(format!(
+            "{what} has an entry {name:?} that is not a valid key: {e}"
+        ))),
+    }
 }
 
 /// Validates a listing prefix: `""` or a normalised path followed by `/`.

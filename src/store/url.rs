@@ -83,6 +83,15 @@ pub fn open_url(url: &str, mode: Mode, options: Option<&str>) -> Result<Arc<dyn 
     }
 }
 
+/// The file or directory that `url` names when it names a local store (a directory or a
+/// zip file), without opening it; `None` for memory and object stores.
+pub fn local_path(url: &str) -> Result<Option<&str>> {
+    Ok(match classify(url)? {
+        (Kind::Directory | Kind::Zip, path) => Some(path),
+        _ => None,
+    })
+}
+
 /// A plain path: a zip file when it ends in `.zip` and is not a directory, else a directory.
 fn plain_path(path: &str) -> (Kind, &str) {
     let zip = path.to_ascii_lowercase().ends_with(".zip") && !std::path::Path::new(path).is_dir();
@@ -199,6 +208,10 @@ mod tests {
     fn schemes_and_paths() {
         assert_eq!(classify("a/b").unwrap(), (Kind::Directory, "a/b"));
         assert_eq!(classify("a/b.ZIP").unwrap(), (Kind::Zip, "a/b.ZIP"));
+        assert_eq!(local_path("zip://x.zip").unwrap(), Some("x.zip"));
+        assert_eq!(local_path("file:///tmp/x").unwrap(), Some("/tmp/x"));
+        assert_eq!(local_path("memory://").unwrap(), None);
+        assert_eq!(local_path("s3://bucket/p").unwrap(), None);
         let dir = tempfile::tempdir().unwrap();
         let named_zip = dir.path().join("d.zip");
         std::fs::create_dir(&named_zip).unwrap();

@@ -1,11 +1,16 @@
 //! A store in a zip file, as zarr-python's `ZipStore`: reads any zip it writes (stored or
 //! deflated entries, ZIP64); writes zips where each key is written once. Metadata documents
 //! written through a handle read back at once; chunks after closing. Entry names that are
-//! not valid keys (`..`, absolute paths) make the zip refused.
+//! not valid keys (`..`, absolute paths), not normal keys (`a//0`, `a\0`, `./a/0`: they
+//! would stand in for `a/0`, which zarr-python, reading names verbatim, never sees there)
+//! make the zip refused; directory entries (ending in `/`) are skipped. A name repeated in
+//! the central directory (zarr-python's `ZipStore` writes a changed document again) reads
+//! as its last entry, as Python's `zipfile` reads it.
 //!
 //! Writing never touches the zip at its path until closing, so a process killed at any
 //! moment leaves the previous archive whole (or no file, for a new one). A writing handle
-//! builds the new archive in a temporary file beside the zip (`.<name>.zarr-tmp.<pid>.<n>`):
+//! builds the new archive in a temporary file beside the zip (`.<name>.zarr-tmp.<pid>.<n>`;
+//! through a symbolic link, beside the file it leads to, which closing replaces):
 //! empty when creating; when appending, a byte-for-byte copy of the archive made at the first
 //! write (entries are not recompressed; opening and closing without writing costs nothing),
 //! to which the new entries and then a new central directory are added. Closing syncs the
@@ -24,11 +29,10 @@
 //! (stored entries are read in place).
 
 use super::{
-    copy_bounded, is_document, listing_of, range_of, too_large, validate_dir_prefix, validate_key,
-    validate_prefix, DirListing, Expect, Store,
+    copy_bounded, exact_key, is_document, listing_of, range_of, too_large, validate_dir_prefix,
+    validate_key, validate_prefix, DirListing, Expect, Store,
 };
 use crate::error::{to_usize, try_reserve, Error, Result};
-use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fs::{self, File, TryLockError};
 use std::io::{ErrorKind, Read, Seek, SeekFrom, Write};
@@ -249,6 +253,31 @@ fn dir_of(path: &Path) -> &Path {
     }
 }
 
+/// Symbolic links followed at most in a chain, as systems limit it (`ELOOP`).
+const MAX_LINKS: usize = 40;
+
+/// The file a writing handle of the zip at `path` replaces: `path` with the symbolic links
+/// it is followed (a chain too; a dangling link leads to the file it would name), so that
+/// closing publishes the new archive where the link points, beside it, and the link stays
+/// a link to the updated archive.
+fn follow_links(path: &Path) -> Result<PathBuf> {
+    let mut path = path.to_path_buf();
+    for _ in 0..MAX_LINKS {
+        match fs::symlink_metadata(&path) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                let target = fs::read_link(&path).map_err(|e| Error::io(path.display(), e))?;
+                // An absolute target replaces the directory it is joined to.
+                path = dir_of(&path).join(target);
+            }
+            _ => return Ok(path),
+        }
+    }
+    Err(Error::Io(format!(
+        "zip {}: more than {MAX_LINKS} symbolic links in a chain",
+        path.display()
+    )))
+}
+
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
 /// Creates a temporary file beside `path` and locks it, so that other handles' sweeps
@@ -345,12 +374,13 @@ fn index_entries(path: &Path, archive: &mut ZipArchive<File>) -> Result<BTreeMap
         if entry.is_dir() || name.ends_with('/') {
             continue;
         }
-        let key = validate_key(&name).map(Cow::into_owned).map_err(|_| {
-            Error::InvalidKey(format!(
+        if validate_key(&name).is_err() {
+            return Err(Error::InvalidKey(format!(
                 "zip {} has an entry {name:?} that escapes the store",
                 path.display()
-            ))
-        })?;
+            )));
+        }
+        let key = exact_key(&name, &format_args!("zip {}", path.display()))?.to_string();
         let stored = entry.compression() == CompressionMethod::Stored;
         entries.insert(
             key,
@@ -367,9 +397,14 @@ fn index_entries(path: &Path, archive: &mut ZipArchive<File>) -> Result<BTreeMap
 impl ZipStore {
     /// Opens the zip at `path`. `deflate` compresses new entries (default: stored, as
     /// zarr-python). Writing modes first remove temporary files that killed writers of this
-    /// zip left behind.
+    /// zip left behind. A writing handle opened through a symbolic link (or a chain of
+    /// them) writes the file the link leads to, so the link keeps pointing at the updated
+    /// archive.
     pub fn open(path: impl AsRef<Path>, mode: ZipMode, deflate: bool) -> Result<Self> {
-        let path = path.as_ref().to_path_buf();
+        let path = match mode {
+            ZipMode::Read => path.as_ref().to_path_buf(),
+            _ => follow_links(path.as_ref())?,
+        };
         let mut state = State {
             existing: BTreeMap::new(),
             archive: None,
@@ -1003,5 +1038,131 @@ mod tests {
             matches!(err, Error::InvalidKey(ref m) if m.contains("../evil")),
             "{err}"
         );
+    }
+
+    /// A zip holding `a/0` (`real`) and an entry `name` (`other`), written verbatim.
+    fn zip_with(path: &Path, name: &str) {
+        let mut writer = ZipWriter::new(File::create(path).unwrap());
+        for (name, value) in [("a/0", b"real"), (name, b"fake")] {
+            writer
+                .start_file(name, SimpleFileOptions::default())
+                .unwrap();
+            writer.write_all(value).unwrap();
+        }
+        writer.finish().unwrap();
+    }
+
+    #[test]
+    fn entries_that_only_normalise_onto_a_key_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("two.zip");
+        for name in ["a//0", "a\\0", "./a/0", "a/./0", "//a/0", "a/0//x", "b\\c"] {
+            zip_with(&path, name);
+            let err = ZipStore::open(&path, ZipMode::Read, false).unwrap_err();
+            let shown = format!("{name:?}");
+            assert!(
+                matches!(err, Error::InvalidKey(ref m) if m.contains(&shown)),
+                "{name}: {err}"
+            );
+            assert!(ZipStore::open(&path, ZipMode::Append, false).is_err());
+        }
+        // A directory entry is no key: skipped.
+        zip_with(&path, "a/0/");
+        let store = ZipStore::open(&path, ZipMode::Read, false).unwrap();
+        assert_eq!(store.list().unwrap(), vec!["a/0"]);
+        assert_eq!(store.get("a/0").unwrap().unwrap(), b"real");
+    }
+
+    #[test]
+    fn a_name_twice_in_the_central_directory_reads_as_its_last_entry() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("twice.zip");
+        zip_with(&path, "a/1");
+        // Rename the second entry, in its local header and the central directory.
+        let bytes = fs::read(&path).unwrap();
+        let mut renamed = Vec::new();
+        let mut rest = &bytes[..];
+        while let Some(at) = rest.windows(3).position(|w| w == b"a/1") {
+            renamed.extend_from_slice(&rest[..at]);
+            renamed.extend_from_slice(b"a/0");
+            rest = &rest[at + 3..];
+        }
+        renamed.extend_from_slice(rest);
+        fs::write(&path, renamed).unwrap();
+        // As zarr-python reads it (zipfile: the last entry of a name wins).
+        let store = ZipStore::open(&path, ZipMode::Read, false).unwrap();
+        assert_eq!(store.list().unwrap(), vec!["a/0"]);
+        assert_eq!(store.get("a/0").unwrap().unwrap(), b"fake");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn writes_through_a_link_update_the_archive_it_leads_to() {
+        use std::os::unix::fs::symlink;
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("run42.zip");
+        let store = ZipStore::open(&real, ZipMode::Create { overwrite: false }, false).unwrap();
+        store.set("a", b"1").unwrap();
+        store.close().unwrap();
+        // A link, and a chain of two (relative and absolute) to it.
+        let link = dir.path().join("current.zip");
+        symlink("run42.zip", &link).unwrap();
+        let chain = dir.path().join("chain.zip");
+        symlink(&link, &chain).unwrap();
+        for (through, key, mode) in [
+            (&link, "b", ZipMode::Append),
+            (&chain, "c", ZipMode::Append),
+            (&link, "d", ZipMode::Create { overwrite: true }),
+        ] {
+            let store = ZipStore::open(through, mode, false).unwrap();
+            store.set(key, b"new").unwrap();
+            store.close().unwrap();
+            assert!(fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink());
+            assert!(fs::symlink_metadata(&chain)
+                .unwrap()
+                .file_type()
+                .is_symlink());
+            for path in [&real, &link, &chain] {
+                let read = ZipStore::open(path, ZipMode::Read, false).unwrap();
+                assert_eq!(
+                    read.get(key).unwrap().unwrap(),
+                    b"new",
+                    "{}",
+                    path.display()
+                );
+            }
+        }
+        let keys = ZipStore::open(&real, ZipMode::Read, false)
+            .unwrap()
+            .list()
+            .unwrap();
+        assert_eq!(keys, vec!["d"]);
+        // No temporary file is left, beside the link or the archive.
+        let mut names: Vec<_> = fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        names.sort();
+        assert_eq!(names, vec!["chain.zip", "current.zip", "run42.zip"]);
+        // A dangling link: the new archive is created where it leads, the link kept.
+        let dangling = dir.path().join("next.zip");
+        symlink("run43.zip", &dangling).unwrap();
+        let store = ZipStore::open(&dangling, ZipMode::Append, false).unwrap();
+        store.set("e", b"new").unwrap();
+        store.close().unwrap();
+        assert!(fs::symlink_metadata(&dangling)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        let read = ZipStore::open(dir.path().join("run43.zip"), ZipMode::Read, false).unwrap();
+        assert_eq!(read.get("e").unwrap().unwrap(), b"new");
+        // A link to itself is an error, not a loop.
+        let looping = dir.path().join("loop.zip");
+        symlink("loop.zip", &looping).unwrap();
+        let err = ZipStore::open(&looping, ZipMode::Append, false).unwrap_err();
+        assert!(err.to_string().contains("symbolic links"), "{err}");
     }
 }

@@ -9,6 +9,7 @@ mod cli;
 mod netcdf;
 mod ops;
 mod out;
+mod overlap;
 mod stale;
 mod values;
 

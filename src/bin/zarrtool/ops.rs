@@ -145,6 +145,7 @@ pub fn run(command: Command, cmd: &mut clap::Command) -> Result<u8> {
             if node_kind(s.as_ref(), &from)? == NodeKind::None {
                 return Err(Error::NotFound(format!("no node at {}", display(&from))));
             }
+            crate::overlap::refuse_move_over_source(&s, &from, &to)?;
             if dry_run {
                 eprintln!("would move {} to {}", display(&from), display(&to));
                 return Ok(0);
@@ -228,6 +229,7 @@ fn import_netcdf(
     #[cfg(feature = "netcdf")]
     {
         let _ = kind;
+        crate::overlap::refuse_import_over_file(file, &node.store, &node.path)?;
         crate::netcdf::import(file, node, overwrite, dry_run, layout)
     }
     #[cfg(not(feature = "netcdf"))]
@@ -1024,6 +1026,9 @@ fn import(
     dry_run: bool,
     layout: &Layout,
 ) -> Result<u8> {
+    if file != "-" {
+        crate::overlap::refuse_import_over_file(file, &node.store, &node.path)?;
+    }
     let shape = parse_shape(raw.shape, "--shape")?;
     let mut builder = ArrayBuilder::new(shape.clone(), ElementType::Raw);
     builder.dtype_name(raw.dtype)?;
@@ -1109,6 +1114,9 @@ impl Sink {
 
 fn export(node: &NodeArg, output: &str, region: Option<&str>, order: FileOrder) -> Result<u8> {
     let store = open(&node.store, false)?;
+    if output != "-" {
+        crate::overlap::refuse_export_over_source(output, &store, &node.path)?;
+    }
     let array = Array::open(store, &node.path, Mode::Read)?;
     let meta = array.metadata();
     if meta.dtype.is_variable() {
@@ -1265,6 +1273,8 @@ fn copy(
     dry_run: bool,
 ) -> Result<u8> {
     let src = open(source, false)?;
+    // Before the target is opened for writing (which may create it inside the source).
+    crate::overlap::refuse_copy_over_source(source, &src, from, target, to)?;
     let nodes = walk(&src, from)?;
     let dst = if dry_run {
         None

@@ -2,9 +2,11 @@
 //! `.zmetadata` or a v3 group's inline `consolidated_metadata` that lists a document
 //! differently from the store, lists one the store no longer has, or misses one the store
 //! has (a node added after consolidating), is stale; readers that trust it see another tree.
+//! An entry whose name is not a normal key (`g//a/.zarray`, `./a`) is reported too: the
+//! library refuses to open such metadata, other readers may merge it onto the real key.
 
 use serde_json::{Map, Value};
-use zarr::store::{get_document, join_key, node_prefix, Store};
+use zarr::store::{exact_key, get_document, join_key, node_prefix, Store};
 use zarr::{Error, Result};
 
 /// Metadata document names of v2 nodes.
@@ -19,6 +21,12 @@ pub fn stale_entries(store: &dyn Store, path: &str, shown: &str) -> Result<Vec<S
     let prefix = node_prefix(path);
     let mut problems = Vec::new();
     for (relative, doc) in &listed {
+        // A name that only normalises onto a key names another document for readers that
+        // take it verbatim.
+        if let Err(e) = exact_key(relative, &"the consolidated metadata") {
+            problems.push(format!("{shown}: {e}"));
+            continue;
+        }
         let key = document_key(path, relative, v3);
         let stored = match get_document(store, &key) {
             Ok(stored) => stored,
