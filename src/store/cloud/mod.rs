@@ -32,6 +32,11 @@ use std::future::Future;
 use std::sync::{Arc, Mutex};
 use tokio::sync::Semaphore;
 
+/// `url` as messages may quote it: without user information and query values.
+pub(crate) fn shown_url(url: &str) -> String {
+    redact::redact(url, &[])
+}
+
 /// A store on an object-storage service or web server.
 pub struct CloudStore {
     /// The store's URL as given (without user information), for messages.
