@@ -48,6 +48,9 @@ pub enum Lie {
     /// Every request is answered 403 with an S3 `SignatureDoesNotMatch` body quoting the
     /// request's canonical form, with the secrets given to [`Hostile::quote`].
     ErrorBody,
+    /// Every request is answered 403 with a plain-text body quoting the secrets given to
+    /// [`Hostile::quote`] as they are, percent-encoded and in hexadecimal.
+    ErrorText,
     /// Bodies are sent one byte every 100 ms.
     Drip,
 }
@@ -325,6 +328,21 @@ fn serve(mut stream: TcpStream, state: &State, elsewhere: bool) -> std::io::Resu
                 request.path,
                 hex_spaced(&quoted)
             );
+            let body = Body::Bytes(body.into_bytes());
+            let len = body.len();
+            return respond(&mut stream, 403, &[], &body, 0, len, None);
+        }
+        Some(Lie::ErrorText) => {
+            let quoted = state.quoted.lock().unwrap().clone();
+            let encoded: String = quoted
+                .bytes()
+                .map(|b| match b {
+                    b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b' ' => (b as char).to_string(),
+                    _ => format!("%{b:02X}"),
+                })
+                .collect();
+            let hex: String = quoted.bytes().map(|b| format!("{b:02x}")).collect();
+            let body = format!("denied: {quoted} / {encoded} / {hex}");
             let body = Body::Bytes(body.into_bytes());
             let len = body.len();
             return respond(&mut stream, 403, &[], &body, 0, len, None);

@@ -143,14 +143,14 @@ impl Settings {
             .filter(|(k, v)| is_secret_name(k) && v.len() >= 4)
             .map(|(_, v)| v.clone())
             .collect();
-        // The password of the URL (a web server's basic authentication); URLs in messages
-        // lose their user information anyway.
-        if let Some(password) = ::url::Url::parse(base_url)
-            .ok()
-            .and_then(|url| url.password().map(super::percent_decode))
-            .filter(|p| p.len() >= 4)
-        {
-            settings.secrets.push(password);
+        // The password and query values of the URL (a web server's basic authentication,
+        // a signed URL): URLs in messages lose them anyway, but a server may echo them.
+        if let Ok(url) = ::url::Url::parse(base_url) {
+            let password = url.password().map(super::percent_decode);
+            let values = url.query_pairs().map(|(_, v)| v.into_owned());
+            settings
+                .secrets
+                .extend(password.into_iter().chain(values).filter(|v| v.len() >= 4));
         }
         Ok(settings)
     }

@@ -33,13 +33,22 @@ pub(super) fn redact(message: &str, secrets: &[String]) -> String {
 /// The forms in which `secret` may appear in a message.
 fn encodings(secret: &str) -> Vec<String> {
     let percent: String = ::url::form_urlencoded::byte_serialize(secret.as_bytes()).collect();
+    let strict: String = secret
+        .bytes()
+        .map(|b| match b.is_ascii_alphanumeric() {
+            true => (b as char).to_string(),
+            false => format!("%{b:02X}"),
+        })
+        .collect();
     let hex: String = secret.bytes().map(|b| format!("{b:02x}")).collect();
     let spaced: Vec<String> = secret.bytes().map(|b| format!("{b:02x}")).collect();
     vec![
         secret.to_string(),
         percent.replace('+', "%20"),
-        percent.clone(),
         percent_lower(&percent),
+        percent,
+        percent_lower(&strict),
+        strict,
         hex.clone(),
         hex.to_ascii_uppercase(),
         spaced.join(" "),
