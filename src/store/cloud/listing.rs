@@ -60,7 +60,8 @@ pub(super) async fn list(
             delimiter: delimiter.then_some(Cow::Borrowed("/")),
             page_token: if after.is_none() { token.clone() } else { None },
             offset: after.clone(),
-            max_keys: Some(page),
+            // The services' own page size unless a refused key is being narrowed down.
+            max_keys: (page < PAGE).then_some(page),
             ..PaginatedListOptions::default()
         };
         let answer = match lister.list_paginated(prefix.as_deref(), options).await {
