@@ -361,6 +361,29 @@ fn endless_listings_are_errors_naming_the_server() {
 }
 
 #[test]
+fn answers_read_whole_are_bounded() {
+    let server = Hostile::start();
+    server.put("bkt/data/v", b"value");
+    let store = s3(&server, "");
+    server.lie(Lie::HugeListing);
+    for (name, listing) in LISTINGS {
+        let got = timed(name, Duration::from_secs(10), || listing(&*store));
+        match got {
+            Err(Error::Io(m)) => assert!(m.contains("longer than 16777216 bytes"), "{name}: {m}"),
+            other => panic!("{name}: {other:?}"),
+        }
+        assert_small(name);
+    }
+    // An error body of a gibibyte: the error, from its first bytes.
+    server.lie(Lie::HugeError);
+    for (name, op) in READS {
+        let got = timed(name, Duration::from_secs(10), || op(&*store));
+        assert!(matches!(got, Err(Error::Io(_))), "{name}: {got:?}");
+        assert_small(name);
+    }
+}
+
+#[test]
 fn keys_that_cannot_be_store_keys_are_skipped() {
     let server = Hostile::start();
     let mut keys: Vec<String> = (0..2300).map(|i| format!("a/{i:05}")).collect();

@@ -51,6 +51,10 @@ pub enum Lie {
     /// Every request is answered 403 with a plain-text body quoting the secrets given to
     /// [`Hostile::quote`] as they are, percent-encoded and in hexadecimal.
     ErrorText,
+    /// Listing answers are a gibibyte long (generated, not XML).
+    HugeListing,
+    /// Every request is answered 403 with a gibibyte-long body.
+    HugeError,
     /// Bodies are sent one byte every 100 ms.
     Drip,
 }
@@ -331,6 +335,28 @@ fn serve(mut stream: TcpStream, state: &State, elsewhere: bool) -> std::io::Resu
             let body = Body::Bytes(body.into_bytes());
             let len = body.len();
             return respond(&mut stream, 403, &[], &body, 0, len, None);
+        }
+        Some(Lie::HugeError) => {
+            return respond(
+                &mut stream,
+                403,
+                &[],
+                &Body::Lazy(1 << 30),
+                0,
+                1 << 30,
+                None,
+            );
+        }
+        Some(Lie::HugeListing) if request.query.contains_key("list-type") => {
+            return respond(
+                &mut stream,
+                200,
+                &[],
+                &Body::Lazy(1 << 30),
+                0,
+                1 << 30,
+                None,
+            );
         }
         Some(Lie::ErrorText) => {
             let quoted = state.quoted.lock().unwrap().clone();
