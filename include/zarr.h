@@ -135,16 +135,6 @@
 #define ZARR_FORMAT_V3_DRAFT_ZARR_PYTHON 31
 
 /**
- * The most bytes of key text one listing may hold.
- */
-#define MAX_LIST_BYTES (1 << 30)
-
-/**
- * The most pages in a row without any key or prefix.
- */
-#define MAX_EMPTY_PAGES 100
-
-/**
  * Status codes returned by every fallible function. Values never change or get reused.
  */
 enum zarr_status

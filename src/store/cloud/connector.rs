@@ -24,13 +24,13 @@ use std::time::Duration;
 /// PROPFIND) or of any other answer that is not an object's content: more is an error.
 /// The largest pages of the services hold a few mebibytes (1000 keys of up to 1 KiB on S3,
 /// 5000 entries on Azure); a web server's PROPFIND of some 30000 entries fits.
-pub const MAX_ANSWER_BYTES: usize = 16 << 20;
+const MAX_ANSWER_BYTES: usize = 16 << 20;
 
 /// The most bytes kept of an error answer's body (the rest is dropped unread).
-pub const MAX_ERROR_BYTES: usize = 64 << 10;
+const MAX_ERROR_BYTES: usize = 64 << 10;
 
 /// The most redirects followed for one request.
-pub(super) const MAX_REDIRECTS: usize = 10;
+const MAX_REDIRECTS: usize = 10;
 
 /// Builds the reqwest clients of one store.
 #[derive(Debug)]

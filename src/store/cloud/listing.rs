@@ -21,10 +21,10 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 /// The most bytes of key text one listing may hold.
-pub const MAX_LIST_BYTES: usize = 1 << 30;
+const MAX_LIST_BYTES: usize = 1 << 30;
 
 /// The most pages in a row without any key or prefix.
-pub const MAX_EMPTY_PAGES: usize = 100;
+const MAX_EMPTY_PAGES: usize = 100;
 
 /// Keys asked for in one page (the services' own largest page).
 const PAGE: usize = 1000;

@@ -12,7 +12,7 @@
 //! - masks the values of signing parameters written outside URLs.
 
 /// The most bytes kept of each part of a server's error body.
-pub(super) const BODY_LIMIT: usize = 256;
+const BODY_LIMIT: usize = 256;
 
 /// What replaces a masked value.
 const MASK: &str = "***";
