@@ -169,3 +169,23 @@ fn past(key: &str) -> String {
         key.to_string()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn listings_resume_past_everything_read() {
+        let prefix = Some("data/".to_string());
+        let mut listed = Listed::default();
+        assert_eq!(resume(&listed, &prefix), "data/");
+        listed.objects.push("data/a".into());
+        assert_eq!(resume(&listed, &prefix), "data/a");
+        // A prefix read last is stepped over with everything below it.
+        listed.prefixes.push("data/b/".into());
+        assert_eq!(resume(&listed, &prefix), format!("data/b/{}", char::MAX));
+        assert!(resume(&listed, &prefix).as_str() > "data/b/zzzz");
+        assert!(resume(&listed, &prefix).as_str() < "data/c");
+        assert_eq!(past("data//x"), "data//x");
+    }
+}
