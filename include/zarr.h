@@ -2399,8 +2399,9 @@ zarr_status_t zarr_store_open_zip(const char *path,
  * `multipart_threshold` (values this long or longer are uploaded in parts, default 64 MiB)
  * and `part_size` (16 MiB, at least 5 MiB), `zarr_format` (1, 2 or 3: the format the store
  * holds, whose documents are then looked for first, so that opening a v2 array or a
- * consolidated v2 hierarchy takes one request instead of two; v3 takes one either way);
- * and any `aws_*`, `google_*` or `azure_*` key of the object_store crate (e.g.
+ * consolidated v2 hierarchy takes one request instead of two; v3 takes one either way),
+ * `max_list_keys` (the most keys one listing may hold, default 10000000: more is
+ * `ZARR_ERR_STORAGE_IO`, never a cut listing); and any `aws_*`, `google_*` or `azure_*` key of the object_store crate (e.g.
  * `"azure_storage_use_emulator": true`).
  *
  * Credentials, when the options give none: S3 reads the `AWS_*` environment variables
@@ -2411,7 +2412,13 @@ zarr_status_t zarr_store_open_zip(const char *path,
  * `GOOGLE_APPLICATION_CREDENTIALS` and the `GOOGLE_*` variables; Azure the `AZURE_STORAGE_*`
  * variables. Opening sends no request: a missing bucket shows at the first read
  * (`ZARR_ERR_NOT_FOUND`, naming it). Errors name the URL and key and the HTTP status,
- * never a secret. Every request has a timeout. A value is written with one PUT (or one
+ * never a secret: URLs in messages lose their user information and query values, and of
+ * a server's error body only its code and message are kept. Every request has a timeout.
+ * Redirects are followed only to the same scheme, host and port (credentials never go to
+ * another host); one elsewhere gives `ZARR_ERR_STORAGE_IO` naming its status. A server
+ * that ignores `Range` costs no more memory than the bytes asked for. Listings must come
+ * in key order: a server repeating keys or continuation tokens gives
+ * `ZARR_ERR_STORAGE_IO`; keys that cannot be keys of a store (`data//x`) are skipped. A value is written with one PUT (or one
  * multipart upload): readers see the old or the new object, never a mix; a PUT is durable
  * when it returns, so every `zarr_durability` level is accepted. Updates of one object by
  * several writers at once may be lost (the last PUT wins) unless the array's synchronizer is
@@ -2530,7 +2537,10 @@ zarr_status_t zarr_store_set(const zarr_store_t *store,
 /**
  * Copies the value at `key` into `buf`. `*needed` (may be NULL) gets its size; a buffer
  * too small gives `ZARR_ERR_BUFFER_SIZE` and nothing is copied. A missing key gives
- * `ZARR_ERR_NOT_FOUND`.
+ * `ZARR_ERR_NOT_FOUND`. The size is asked of the store first (a HEAD request on object
+ * stores), so a value too large for `buf` is measured, never read; a fitting value is read
+ * with `len` as its limit, so a value that grew past `len` meanwhile is refused the same
+ * way (`*needed` its new size) and no more than `len` bytes of it are held.
  *
  * Errors: `ZARR_ERR_NOT_FOUND` (no such key), `ZARR_ERR_BUFFER_SIZE` (`len` too small;
  * `*needed` is set), `ZARR_ERR_INVALID_KEY`.

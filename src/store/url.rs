@@ -166,13 +166,12 @@ fn open_cloud(
             Provider::Azure => "container",
             Provider::Http => "host",
         };
-        return Err(Error::InvalidArg(format!("{url:?} names no {what}")));
+        let shown = super::cloud::shown_url(url);
+        return Err(Error::InvalidArg(format!("{shown:?} names no {what}")));
     }
     let parsed = ::url::Url::parse(url).map_err(|e| {
-        Error::InvalidArg(format!(
-            "malformed URL {:?}: {e}",
-            url.split('?').next().unwrap_or(url)
-        ))
+        let shown = super::cloud::shown_url(url);
+        Error::InvalidArg(format!("malformed URL {shown:?}: {e}"))
     })?;
     let base_url = match provider {
         // The web server's URL is the store's root, path included.

@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod counting;
+pub mod hostile;
 pub mod proxy;
 
 use std::io::{BufRead, BufReader, Read, Write};

@@ -58,6 +58,8 @@ pub struct Settings {
     pub multipart_threshold: usize,
     /// Size of each part of a multipart upload.
     pub part_size: usize,
+    /// The most keys one listing may hold (option `max_list_keys`): more is an error.
+    pub max_list_keys: usize,
     /// Values that must never appear in a message (keys, secrets, tokens).
     pub secrets: Vec<String>,
     /// The Zarr format the caller says the store holds (option `zarr_format`): its
@@ -100,6 +102,7 @@ impl Settings {
             max_requests: 64,
             multipart_threshold: 64 << 20,
             part_size: 16 << 20,
+            max_list_keys: 10_000_000,
             secrets: Vec::new(),
             zarr_format: None,
         };
@@ -140,6 +143,15 @@ impl Settings {
             .filter(|(k, v)| is_secret_name(k) && v.len() >= 4)
             .map(|(_, v)| v.clone())
             .collect();
+        // The password and query values of the URL (a web server's basic authentication,
+        // a signed URL): URLs in messages lose them anyway, but a server may echo them.
+        if let Ok(url) = ::url::Url::parse(base_url) {
+            let password = url.password().map(super::percent_decode);
+            let values = url.query_pairs().map(|(_, v)| v.into_owned());
+            settings
+                .secrets
+                .extend(password.into_iter().chain(values).filter(|v| v.len() >= 4));
+        }
         Ok(settings)
     }
 
@@ -186,6 +198,9 @@ impl Settings {
                 self.max_requests = n
             }
             "multipart_threshold" => self.multipart_threshold = number(value, name)? as usize,
+            "max_list_keys" => {
+                self.max_list_keys = usize::try_from(number(value, name)?).unwrap_or(usize::MAX)
+            }
             "part_size" => self.part_size = number(value, name)? as usize,
             "allow_http" => self.allow_http = flag(value, name)?,
             "zarr_format" => match number(value, name) {
@@ -217,7 +232,7 @@ impl Settings {
                     "unknown option {other:?} (known: endpoint, region, access_key_id, \
                  secret_access_key, session_token, profile, anonymous, allow_http, timeout_ms, \
                  connect_timeout_ms, max_retries, retry_timeout_ms, max_requests, \
-                 multipart_threshold, part_size, zarr_format{})",
+                 multipart_threshold, part_size, max_list_keys, zarr_format{})",
                     if prefix.is_empty() {
                         String::new()
                     } else {
@@ -229,13 +244,10 @@ impl Settings {
         Ok(())
     }
 
-    /// `message` with every secret value of these settings masked.
+    /// `message` with every secret value of these settings, the user information and
+    /// query values of URLs and all but the code and message of error bodies masked.
     pub fn redact(&self, message: &str) -> String {
-        let mut message = message.to_string();
-        for secret in &self.secrets {
-            message = message.replace(secret.as_str(), "***");
-        }
-        redact_query(&message)
+        super::redact::redact(message, &self.secrets)
     }
 }
 
@@ -244,41 +256,6 @@ fn is_secret_name(key: &str) -> bool {
     ["secret", "token", "key", "sas", "password", "credential"]
         .iter()
         .any(|s| key.contains(s))
-}
-
-/// Masks the values of signing query parameters (presigned S3 URLs, Azure SAS tokens) in
-/// URLs quoted by an error message.
-fn redact_query(message: &str) -> String {
-    const NAMES: [&str; 6] = [
-        "sig=",
-        "X-Amz-Signature=",
-        "X-Amz-Credential=",
-        "X-Amz-Security-Token=",
-        "access_token=",
-        "token=",
-    ];
-    let mut out = String::with_capacity(message.len());
-    let mut rest = message;
-    'scan: while !rest.is_empty() {
-        for name in NAMES {
-            if rest.len() >= name.len()
-                && rest.is_char_boundary(name.len())
-                && rest[..name.len()].eq_ignore_ascii_case(name)
-            {
-                out.push_str(&rest[..name.len()]);
-                out.push_str("***");
-                let end = rest[name.len()..]
-                    .find(|c: char| c == '&' || c == '"' || c == '\'' || c.is_whitespace())
-                    .map_or(rest.len(), |i| i + name.len());
-                rest = &rest[end..];
-                continue 'scan;
-            }
-        }
-        let c = rest.chars().next().unwrap_or(' ');
-        out.push(c);
-        rest = &rest[c.len_utf8()..];
-    }
-    out
 }
 
 fn number(value: &Value, name: &str) -> Result<u64> {
@@ -474,15 +451,6 @@ mod tests {
         assert_eq!(
             sections["profile dev"]["endpoint_url"],
             "http://localhost:9000"
-        );
-    }
-
-    #[test]
-    fn query_signatures_are_masked() {
-        let m = redact_query("GET https://a/b?sv=1&sig=SECRET%2B&se=2 failed; X-Amz-Signature=abc");
-        assert_eq!(
-            m,
-            "GET https://a/b?sv=1&sig=***&se=2 failed; X-Amz-Signature=***"
         );
     }
 }

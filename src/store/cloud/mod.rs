@@ -7,7 +7,10 @@
 //! messages name the URL and key, never a secret.
 
 mod config;
+mod connector;
+mod listing;
 mod reads;
+mod redact;
 mod runtime;
 
 pub use config::{parse_ini, Provider, Settings};
@@ -17,16 +20,22 @@ use super::{
     Fetched, Ranged, Store, Tail, Version,
 };
 use crate::error::{Error, Result};
-use futures_util::{StreamExt, TryStreamExt};
+use futures_util::StreamExt;
+use object_store::list::PaginatedListStore;
 use object_store::path::Path;
 use object_store::{
     ClientOptions, ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload, RetryConfig,
     UpdateVersion, WriteMultipart,
 };
-use reads::Part;
+use reads::{Part, Window};
 use std::future::Future;
 use std::sync::{Arc, Mutex};
 use tokio::sync::Semaphore;
+
+/// `url` as messages may quote it: without user information and query values.
+pub(crate) fn shown_url(url: &str) -> String {
+    redact::redact(url, &[])
+}
 
 /// A store on an object-storage service or web server.
 pub struct CloudStore {
@@ -44,6 +53,8 @@ pub struct CloudStore {
 #[derive(Clone)]
 struct Client {
     store: Arc<dyn ObjectStore>,
+    /// The page-by-page listing of S3, GCS and Azure (`None`: a web server).
+    lister: Option<Arc<dyn PaginatedListStore>>,
     limit: Arc<Semaphore>,
 }
 
@@ -65,8 +76,10 @@ impl CloudStore {
                 "{url} is a web server: it can only be opened read-only"
             )));
         }
-        let parsed = ::url::Url::parse(url)
-            .map_err(|e| Error::InvalidArg(format!("malformed URL {url:?}: {e}")))?;
+        let parsed = ::url::Url::parse(url).map_err(|e| {
+            let shown = redact::redact(url, &settings.secrets);
+            Error::InvalidArg(format!("malformed URL {shown:?}: {e}"))
+        })?;
         let root = match settings.provider {
             Provider::Http => String::new(),
             _ => {
@@ -108,8 +121,10 @@ impl CloudStore {
             // Its connections belong to the parent's runtime, which is gone in this child.
             std::mem::forget(inherited);
         }
+        let (store, lister) = build(&self.settings).map_err(|e| self.os_error("", e))?;
         let client = Client {
-            store: build(&self.settings).map_err(|e| self.os_error("", e))?,
+            store,
+            lister,
             limit: Arc::new(Semaphore::new(self.settings.max_requests)),
         };
         *slot = Some((pid, client.clone()));
@@ -136,13 +151,6 @@ impl CloudStore {
             .map_err(|e| Error::InvalidKey(format!("prefix {dir:?}: {e}")))
     }
 
-    /// The store key of an object path (`None` when it lies outside the root).
-    fn key_of(&self, path: &Path) -> Option<String> {
-        path.as_ref()
-            .strip_prefix(self.root.as_str())
-            .map(str::to_string)
-    }
-
     /// Where `key` is, for messages.
     fn place(&self, key: &str) -> String {
         if key.is_empty() {
@@ -156,6 +164,12 @@ impl CloudStore {
     fn os_error(&self, key: &str, err: object_store::Error) -> Error {
         let place = self.place(key);
         let text = self.settings.redact(&err.to_string());
+        if let Some(status) = redirect_status(&text) {
+            return Error::Io(format!(
+                "{place}: the server redirected the request elsewhere ({status}); a redirect \
+                 to another scheme, host or port is not followed"
+            ));
+        }
         use object_store::Error as E;
         match err {
             E::NotFound { .. } if missing_bucket(&text) => Error::NotFound(format!(
@@ -280,6 +294,59 @@ impl CloudStore {
             .expect("one answer")
     }
 
+    /// The bytes that `want` names of the value at `key` and its size, from a GET of the
+    /// whole value that keeps only those bytes ([`reads::window`]).
+    fn window(&self, key: &str, want: Window) -> Result<Option<(u64, Vec<u8>)>> {
+        let (key, path) = self.path(key)?;
+        let label = self.place(&key);
+        self.run(&key, move |store| reads::window(store, path, label, want))
+    }
+
+    /// Everything below directory `dir` (`""` or ending in `/`; `what` names it in
+    /// messages), grouped by `/` when `delimiter`: full object paths and prefixes (ending
+    /// in `/`). S3, GCS and Azure are listed page by page within the bounds of
+    /// [`listing`]; a web server's listing is one answer, bounded by `max_list_keys`.
+    fn list_below(&self, dir: &str, what: &str, delimiter: bool) -> Result<listing::Listed> {
+        let dir_path = self.dir_path(dir)?;
+        let max_keys = self.settings.max_list_keys;
+        let label = self.place(what);
+        let lister = self.client()?.lister;
+        self.run(what, move |store| async move {
+            if let Some(lister) = lister {
+                let prefix = dir_path.map(|p| format!("{p}/"));
+                return listing::list(lister, prefix, delimiter, max_keys, label).await;
+            }
+            let mut listed = listing::Listed::default();
+            if delimiter {
+                let found = store.list_with_delimiter(dir_path.as_ref()).await?;
+                listed.objects = found
+                    .objects
+                    .iter()
+                    .map(|m| m.location.to_string())
+                    .collect();
+                listed.prefixes = found
+                    .common_prefixes
+                    .iter()
+                    .map(|p| format!("{p}/"))
+                    .collect();
+            } else {
+                let mut stream = store.list(dir_path.as_ref());
+                while let Some(meta) = stream.next().await {
+                    listed.objects.push(meta?.location.to_string());
+                    if listed.objects.len() > max_keys {
+                        break;
+                    }
+                }
+            }
+            if listed.objects.len() + listed.prefixes.len() > max_keys {
+                return Err(Failure::Lib(Error::Io(format!(
+                    "{label}: the listing holds more than {max_keys} keys (option max_list_keys)"
+                ))));
+            }
+            Ok(listed)
+        })
+    }
+
     /// A range of the value at `key` (`len` > 0), from the object of `version` when given.
     fn range(&self, key: &str, offset: u64, len: u64, version: Option<&Version>) -> Result<Part> {
         let (key, path) = self.path(key)?;
@@ -289,14 +356,13 @@ impl CloudStore {
             reads::range(store, path, label, offset, len, e_tag)
         });
         match ranged {
-            Err(Error::Unsupported(m)) if m.contains(RANGE_REFUSED) => {
-                // The server answered with the whole value (200): the range is cut from it
-                // (such a server gives no versions to check either).
-                let Some(value) = self.get(&key)? else {
-                    return Ok(Part::Missing);
-                };
-                let range = super::range_of(&value, &key, offset, len)?;
-                Ok(Part::Bytes(bytes::Bytes::copy_from_slice(range)))
+            Err(e) if range_refused(&e) => {
+                // The server answered with the whole value (200): the range is cut from
+                // it as it arrives (such a server gives no versions to check either).
+                Ok(match self.window(&key, Window::Range(offset, len))? {
+                    Some((_, bytes)) => Part::Bytes(bytes.into()),
+                    None => Part::Missing,
+                })
             }
             other => other,
         }
@@ -401,9 +467,25 @@ fn missing_or<T>(err: object_store::Error) -> std::result::Result<Option<T>, Fai
     }
 }
 
-/// What `object_store` says when a server answers a range request with the whole value
-/// (status 200, as servers without range support and nginx for several ranges do).
-const RANGE_REFUSED: &str = "Range request not supported";
+/// Whether `err` says that the server answered a range request with the whole value
+/// (status 200, as servers without range support and nginx for several ranges do), as
+/// `object_store` words it for web servers and for S3, GCS and Azure.
+fn range_refused(err: &Error) -> bool {
+    match err {
+        Error::Unsupported(m) => m.contains("Range request not supported"),
+        Error::Io(m) => m.contains("Received non-partial response when range requested"),
+        _ => false,
+    }
+}
+
+/// The status of a redirect answer that was not followed ("307 Temporary Redirect"), as
+/// `object_store` words it.
+fn redirect_status(text: &str) -> Option<&str> {
+    let marker = "status code: ";
+    let status = &text[text.find(marker)? + marker.len()..];
+    let status = status.split(": ").next().unwrap_or(status);
+    (status.starts_with('3') && !status.starts_with("304")).then_some(status.trim())
+}
 
 /// Whether a not-found answer is about the bucket or container rather than the key.
 fn missing_bucket(text: &str) -> bool {
@@ -423,13 +505,20 @@ fn percent_decode(text: &str) -> String {
         .unwrap_or_default()
 }
 
+/// The store and (but for web servers) page-by-page lister of a client.
+type Built = (Arc<dyn ObjectStore>, Option<Arc<dyn PaginatedListStore>>);
+
 /// Builds the `object_store` client that `settings` describe.
-fn build(settings: &Settings) -> object_store::Result<Arc<dyn ObjectStore>> {
+fn build(settings: &Settings) -> object_store::Result<Built> {
     runtime::install_crypto();
     let options = ClientOptions::new()
         .with_timeout(settings.timeout)
         .with_connect_timeout(settings.connect_timeout)
         .with_allow_http(settings.allow_http);
+    let connector = || connector::Connector {
+        timeout: settings.timeout,
+        connect_timeout: settings.connect_timeout,
+    };
     let retry = RetryConfig {
         max_retries: settings.max_retries,
         retry_timeout: settings.retry_timeout,
@@ -443,24 +532,31 @@ fn build(settings: &Settings) -> object_store::Result<Arc<dyn ObjectStore>> {
             for (key, value) in &settings.config {
                 builder = builder.with_config(key.parse()?, value);
             }
-            Arc::new(
+            let store = Arc::new(
                 builder
                     .with_client_options(options)
+                    .with_http_connector(connector())
                     .with_retry(retry)
                     .build()?,
-            )
+            );
+            let lister: Arc<dyn PaginatedListStore> = store.clone();
+            (store as Arc<dyn ObjectStore>, Some(lister))
         }};
     }
     Ok(match settings.provider {
         Provider::S3 => configured!(object_store::aws::AmazonS3Builder::new()),
         Provider::Gcs => configured!(object_store::gcp::GoogleCloudStorageBuilder::new()),
         Provider::Azure => configured!(object_store::azure::MicrosoftAzureBuilder::new()),
-        Provider::Http => Arc::new(
-            object_store::http::HttpBuilder::new()
-                .with_url(url)
-                .with_client_options(options)
-                .with_retry(retry)
-                .build()?,
+        Provider::Http => (
+            Arc::new(
+                object_store::http::HttpBuilder::new()
+                    .with_url(url)
+                    .with_client_options(options)
+                    .with_http_connector(connector())
+                    .with_retry(retry)
+                    .build()?,
+            ),
+            None,
         ),
     })
 }
@@ -600,9 +696,7 @@ impl Store for CloudStore {
             .iter()
             .zip(results)
             .map(|(fetch, result)| match result {
-                Some(Err(Error::Unsupported(m))) if m.contains(RANGE_REFUSED) => {
-                    self.fetch_one(fetch)
-                }
+                Some(Err(e)) if range_refused(&e) => self.fetch_one(fetch),
                 Some(result) => result,
                 None => self.fetch_one(fetch),
             })
@@ -695,20 +789,16 @@ impl Store for CloudStore {
         let label = self.place(&key);
         let ranged = self.run(&key, move |store| reads::tail(store, path, label, len));
         match ranged {
-            Err(Error::Unsupported(m)) if m.contains(RANGE_REFUSED) => {
-                // The server answered with the whole value (200): the tail is cut from it.
-                let Some(value) = self.get(&key)? else {
-                    return Ok(None);
-                };
-                let size = value.len() as u64;
-                if size < len {
-                    return Err(short(size));
-                }
-                Ok(Some(Tail {
-                    bytes: value[(size - len) as usize..].to_vec(),
-                    size,
-                    version: None,
-                }))
+            Err(e) if range_refused(&e) => {
+                // The server answered with the whole value (200): the tail is cut from it
+                // as it arrives.
+                Ok(self
+                    .window(&key, Window::Tail(len))?
+                    .map(|(size, bytes)| Tail {
+                        bytes,
+                        size,
+                        version: None,
+                    }))
             }
             other => other,
         }
@@ -845,20 +935,12 @@ impl Store for CloudStore {
             Some(i) => &prefix[..=i],
             None => "",
         };
-        let dir_path = self.dir_path(dir)?;
-        let root = self.root.clone();
-        let mut keys: Vec<String> = self.run(&prefix, move |store| async move {
-            let found: Vec<_> = store.list(dir_path.as_ref()).try_collect().await?;
-            Ok(found
-                .into_iter()
-                .filter_map(|meta| {
-                    meta.location
-                        .as_ref()
-                        .strip_prefix(root.as_str())
-                        .map(str::to_string)
-                })
-                .collect())
-        })?;
+        let listed = self.list_below(dir, &prefix, false)?;
+        let mut keys: Vec<String> = listed
+            .objects
+            .iter()
+            .filter_map(|path| path.strip_prefix(self.root.as_str()).map(str::to_string))
+            .collect();
         keys.retain(|k| k.starts_with(&prefix));
         keys.sort();
         Ok(keys)
@@ -866,29 +948,16 @@ impl Store for CloudStore {
 
     fn list_dir(&self, prefix: &str) -> Result<DirListing> {
         let prefix = validate_dir_prefix(prefix)?;
-        let dir_path = self.dir_path(&prefix)?;
-        let listed = self.run(&prefix, move |store| async move {
-            Ok(store.list_with_delimiter(dir_path.as_ref()).await?)
-        })?;
+        let listed = self.list_below(&prefix, &prefix, true)?;
         let mut listing = DirListing::default();
-        for meta in &listed.objects {
-            if let Some(rest) = self
-                .key_of(&meta.location)
-                .and_then(|k| k.strip_prefix(&prefix).map(str::to_string))
-            {
-                listing.keys.push(rest);
-            }
-        }
-        for dir in &listed.common_prefixes {
-            if let Some(rest) = self
-                .key_of(dir)
-                .and_then(|k| k.strip_prefix(&prefix).map(str::to_string))
-            {
-                listing
-                    .prefixes
-                    .push(rest.trim_end_matches('/').to_string());
-            }
-        }
+        let below = |path: &String| {
+            path.strip_prefix(self.root.as_str())
+                .and_then(|k| k.strip_prefix(prefix.as_str()))
+                .map(|rest| rest.trim_end_matches('/').to_string())
+                .filter(|rest| !rest.is_empty())
+        };
+        listing.keys = listed.objects.iter().filter_map(below).collect();
+        listing.prefixes = listed.prefixes.iter().filter_map(below).collect();
         for list in [&mut listing.keys, &mut listing.prefixes] {
             list.sort();
             list.dedup();

@@ -76,7 +76,7 @@ pub(super) async fn tail(
     let size = got.meta.size;
     let range = got.range.clone();
     let version = version_of(got.meta.e_tag.clone(), got.meta.version.clone());
-    let bytes = got.bytes().await?;
+    let bytes = exactly(got, len, &label).await?;
     if size < len || bytes.len() as u64 != len || range.end != size {
         return Err(Failure::Lib(Error::Io(format!(
             "{label}: the last {len} bytes were asked of a value of {size} bytes \
@@ -85,7 +85,7 @@ pub(super) async fn tail(
         ))));
     }
     Ok(Some(Tail {
-        bytes: bytes.to_vec(),
+        bytes,
         size,
         version,
     }))
@@ -145,11 +145,98 @@ pub(super) async fn range(
         }
     };
     let size = got.meta.size;
-    let bytes = got.bytes().await?;
+    let bytes = exactly(got, len, &label).await?;
     if bytes.len() as u64 != len {
         return Err(Failure::Lib(Error::Io(format!(
             "{label}: range {offset}+{len} is past its end ({size} bytes)"
         ))));
     }
-    Ok(Part::Bytes(bytes))
+    Ok(Part::Bytes(bytes.into()))
+}
+
+/// The body of a range answer that should hold `len` bytes: fewer are returned as they
+/// are (the caller names the shortfall), more are an error as soon as they arrive, so a
+/// server sending more than asked costs no more memory than what was asked.
+async fn exactly(got: object_store::GetResult, len: u64, label: &str) -> Answer<Vec<u8>> {
+    let mut kept = Vec::new();
+    let want = usize::try_from(len)
+        .map_err(|_| Failure::Lib(crate::error::no_memory(usize::MAX, label)))?;
+    crate::error::try_reserve(&mut kept, want, label).map_err(Failure::Lib)?;
+    let mut stream = got.into_stream();
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(Failure::Store)?;
+        if (kept.len() + chunk.len()) as u64 > len {
+            return Err(Failure::Lib(Error::Io(format!(
+                "{label}: the server sent more than the {len} bytes asked"
+            ))));
+        }
+        kept.extend_from_slice(&chunk);
+    }
+    Ok(kept)
+}
+
+/// Which bytes [`window`] keeps.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Window {
+    /// `len` bytes from `offset`.
+    Range(u64, u64),
+    /// The last `len` bytes.
+    Tail(u64),
+}
+
+/// The bytes of the value at `path` that `want` names, read from a whole-value answer (for
+/// servers that ignore `Range` and answer 200 with everything), with the size the server
+/// announced; `None`: the key does not exist. Only the wanted bytes are kept and the body
+/// is dropped once they are read, so memory is bounded by what was asked whatever the
+/// value's size (time by the request's deadline).
+pub(super) async fn window(
+    store: Arc<dyn ObjectStore>,
+    path: Path,
+    label: String,
+    want: Window,
+) -> Answer<Option<(u64, Vec<u8>)>> {
+    let got = match store.get_opts(&path, GetOptions::default()).await {
+        Ok(got) => got,
+        Err(e) => return missing_or(e),
+    };
+    let size = got.meta.size;
+    let (offset, len) = match want {
+        Window::Range(offset, len) => (offset, len),
+        Window::Tail(len) if len <= size => (size - len, len),
+        Window::Tail(len) => {
+            return Err(Failure::Lib(Error::Io(format!(
+                "{label}: the last {len} bytes were asked of a value of {size} bytes"
+            ))))
+        }
+    };
+    let end = offset
+        .checked_add(len)
+        .filter(|&end| end <= size)
+        .ok_or_else(|| {
+            Failure::Lib(Error::Io(format!(
+                "{label}: range {offset}+{len} is past its end ({size} bytes)"
+            )))
+        })?;
+    let mut kept = Vec::new();
+    let want_len = usize::try_from(len)
+        .map_err(|_| Failure::Lib(crate::error::no_memory(usize::MAX, &label)))?;
+    crate::error::try_reserve(&mut kept, want_len, &label).map_err(Failure::Lib)?;
+    let mut at = 0u64;
+    let mut stream = got.into_stream();
+    while at < end {
+        let Some(chunk) = stream.next().await else {
+            return Err(Failure::Lib(Error::Io(format!(
+                "{label}: truncated answer: {at} of {size} bytes"
+            ))));
+        };
+        let chunk = chunk.map_err(Failure::Store)?;
+        let chunk_end = at + chunk.len() as u64;
+        if chunk_end > offset {
+            let from = offset.saturating_sub(at) as usize;
+            let to = (end.min(chunk_end) - at) as usize;
+            kept.extend_from_slice(&chunk[from..to]);
+        }
+        at = chunk_end;
+    }
+    Ok(Some((size, kept)))
 }
