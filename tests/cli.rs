@@ -2267,3 +2267,40 @@ fn validate_reports_names_that_merge_and_oversized_consolidated_metadata() {
         "{err}"
     );
 }
+
+/// Messages quote URLs without their user information and query values, whichever command
+/// and whichever side (source or target) the URL is on.
+#[cfg(feature = "cloud")]
+#[test]
+fn messages_never_quote_a_urls_password_or_signature() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, _) = setup(dir.path());
+    // A loopback port nothing listens on: every request fails at once.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let secret_url = format!(
+        "http://user:hunter2pw@127.0.0.1:{port}/d.zarr?X-Goog-Signature=sig0secret&key=key0secret"
+    );
+    let target = dir.path().join("t.zarr");
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["ls", &secret_url],
+        vec!["info", &secret_url],
+        vec!["dump", &secret_url],
+        vec!["validate", &secret_url],
+        vec!["copy", &secret_url, s(&target)],
+        vec!["copy", &store, &secret_url],
+        vec!["diff", &store, &secret_url],
+    ];
+    for args in cases {
+        let out = tool(&args);
+        assert!(!out.status.success(), "zarrtool {args:?} succeeded");
+        let text = String::from_utf8_lossy(&out.stderr);
+        assert!(text.starts_with("zarrtool: "), "{args:?}: {text}");
+        for secret in ["hunter2pw", "sig0secret", "key0secret"] {
+            assert!(!text.contains(secret), "{args:?} quotes {secret}: {text}");
+        }
+    }
+}

@@ -21,6 +21,16 @@ pub use zip::{ZipMode, ZipStore};
 #[cfg(feature = "cloud")]
 pub use cloud::{parse_ini, CloudStore, Provider, Settings};
 
+/// `message` with the user information and query values of every URL in it masked: for
+/// messages that quote a URL as the user wrote it (a password or a signed URL's signature
+/// never reaches a log).
+pub fn mask_urls(message: &str) -> String {
+    #[cfg(feature = "cloud")]
+    return cloud::mask_urls(message);
+    #[cfg(not(feature = "cloud"))]
+    message.to_string()
+}
+
 use crate::error::{Error, Result};
 use std::borrow::Cow;
 

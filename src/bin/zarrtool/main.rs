@@ -29,7 +29,8 @@ fn main() -> ExitCode {
         // The reader of standard output has gone: nothing more to say, and no one to say it to.
         Err(_) if out::pipe_closed() => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("zarrtool: {e}");
+            // Messages may quote a URL as it was given: never its password or signature.
+            eprintln!("zarrtool: {}", zarr::store::mask_urls(&e.to_string()));
             ExitCode::from(1)
         }
     }

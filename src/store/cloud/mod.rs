@@ -32,6 +32,8 @@ use std::future::Future;
 use std::sync::{Arc, Mutex};
 use tokio::sync::Semaphore;
 
+pub(crate) use redact::mask_urls;
+
 /// `url` as messages may quote it: without user information and query values.
 pub(crate) fn shown_url(url: &str) -> String {
     redact::redact(url, &[])

@@ -140,7 +140,7 @@ fn ends_url(c: char) -> bool {
 }
 
 /// `message` with the user information and query values of every URL masked.
-fn mask_urls(message: &str) -> String {
+pub(crate) fn mask_urls(message: &str) -> String {
     let mut out = String::with_capacity(message.len());
     let mut rest = message;
     while let Some(i) = rest.find("://") {
