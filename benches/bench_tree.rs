@@ -14,9 +14,10 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::Instant;
 use zarr::dtype::ElementType;
+use zarr::meta::consolidated::{consolidate, ConsolidatedStore};
 use zarr::meta::Order;
 use zarr::node::{ArrayBuilder, Group, Mode, NodeKind};
-use zarr::store::{consolidate, ConsolidatedStore, FilesystemStore, Store};
+use zarr::store::{FilesystemStore, Store};
 
 /// Builds the tree: `groups` groups `g0..` under the root, each with `per_group` arrays.
 fn build(dir: &Path, format: i32, groups: usize, per_group: usize) {

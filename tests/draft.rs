@@ -105,7 +105,7 @@ fn draft_scheme_keys_documents_and_groups() {
     // Moving and consolidating are refused clearly.
     assert!(matches!(g.rename("h", "k"), Err(Error::Unsupported(_))));
     assert!(matches!(
-        zarr::store::consolidate(store.as_ref(), ""),
+        zarr::meta::consolidated::consolidate(store.as_ref(), ""),
         Err(Error::Unsupported(_))
     ));
 }

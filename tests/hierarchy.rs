@@ -3,11 +3,10 @@
 use serde_json::json;
 use std::sync::Arc;
 use zarr::dtype::ElementType;
+use zarr::meta::consolidated::{consolidate, ConsolidatedStore};
 use zarr::meta::{Format, Order};
 use zarr::node::{copy, migrate_1to2, Array, ArrayBuilder, Group, Mode, Node, NodeKind};
-use zarr::store::{
-    consolidate, ConsolidatedStore, FilesystemStore, MemoryStore, Store, ZipMode, ZipStore,
-};
+use zarr::store::{FilesystemStore, MemoryStore, Store, ZipMode, ZipStore};
 use zarr::Error;
 
 fn ints(n: i32) -> Vec<u8> {

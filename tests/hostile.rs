@@ -10,9 +10,10 @@ use std::io::Read;
 use std::sync::Arc;
 use zarr::codec::from_config;
 use zarr::dtype::ElementType;
+use zarr::meta::consolidated::ConsolidatedStore;
 use zarr::meta::Order;
 use zarr::node::{Array, ArrayBuilder, Mode, Node};
-use zarr::store::{ConsolidatedStore, FilesystemStore, MemoryStore, Store, ZipMode, ZipStore};
+use zarr::store::{FilesystemStore, MemoryStore, Store, ZipMode, ZipStore};
 use zarr::Error;
 
 /// The system allocator, counting the bytes each thread holds so a test can bound what one
@@ -665,8 +666,14 @@ fn consolidated_metadata_larger_than_any_document_is_refused_unread() {
                 "v3/zarr.json",
                 ConsolidatedStore::open(store.clone(), "v3").map(drop),
             ),
-            ("c/a/.zarray", zarr::store::consolidate(store.as_ref(), "c")),
-            ("d/zarr.json", zarr::store::consolidate(store.as_ref(), "d")),
+            (
+                "c/a/.zarray",
+                zarr::meta::consolidated::consolidate(store.as_ref(), "c"),
+            ),
+            (
+                "d/zarr.json",
+                zarr::meta::consolidated::consolidate(store.as_ref(), "d"),
+            ),
         ]
     });
     for (key, result) in results {

@@ -1297,8 +1297,8 @@ fn s3_writers_share_chunks_with_etags_and_create_once() {
 
 #[test]
 fn s3_consolidated_hierarchy_opens_with_one_document_read() {
+    use zarr::meta::consolidated::{consolidate, ConsolidatedStore};
     use zarr::node::Group;
-    use zarr::store::{consolidate, ConsolidatedStore};
     let Some(server) = moto() else { return };
     for format in [2i32, 3] {
         let store = s3(server.port, &format!("tree{format}"), Mode::Append);

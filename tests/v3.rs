@@ -104,7 +104,7 @@ fn v3_documents_from_other_writers_parse() {
 
 #[test]
 fn v3_consolidated_metadata_in_the_root_document() {
-    use zarr::store::{consolidate, ConsolidatedStore};
+    use zarr::meta::consolidated::{consolidate, ConsolidatedStore};
     let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
     let root = Group::open_as(store.clone(), "", Mode::Overwrite, zarr::meta::Format::V3).unwrap();
     root.set_attribute("title", json!("t")).unwrap();

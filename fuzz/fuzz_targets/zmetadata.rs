@@ -5,7 +5,8 @@
 
 use libfuzzer_sys::fuzz_target;
 use std::sync::Arc;
-use zarr::store::{ConsolidatedStore, MemoryStore, Store};
+use zarr::meta::consolidated::ConsolidatedStore;
+use zarr::store::{MemoryStore, Store};
 
 fuzz_target!(|data: &[u8]| {
     let inner = Arc::new(MemoryStore::new());

@@ -5,8 +5,9 @@ use super::array::{give_array, zarr_array_t};
 use super::builder::builder_ref;
 use super::store::{store_ref, strings};
 use super::*;
+use crate::meta::consolidated::ConsolidatedStore;
 use crate::node::{Group, Node, NodeKind};
-use crate::store::{ConsolidatedStore, Store};
+use crate::store::Store;
 use std::ffi::c_char;
 use std::sync::Arc;
 
@@ -250,7 +251,10 @@ pub unsafe extern "C" fn zarr_consolidate_metadata(
     ffi_guard!({
         let store = store_ref(store)?;
         let path = c_str(path, "path")?;
-        Ok(crate::store::consolidate(store.inner.as_ref(), path)?)
+        Ok(crate::meta::consolidated::consolidate(
+            store.inner.as_ref(),
+            path,
+        )?)
     })
 }
 

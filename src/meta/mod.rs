@@ -1,6 +1,7 @@
 //! Metadata: the one internal model of an array ([`ArrayMeta`]) and the per-version
 //! documents that parse into and render from it.
 
+pub mod consolidated;
 pub mod doc;
 pub mod draft;
 pub mod fill;

@@ -6,6 +6,8 @@ mod builder;
 mod copy;
 mod group;
 
+/// How a node is opened or created (defined beside the stores, which open by it too).
+pub use crate::store::Mode;
 pub use array::Array;
 pub use attrs::Attributes;
 pub use builder::ArrayBuilder;
@@ -65,48 +67,6 @@ pub trait Node {
     fn delete_attribute(&self, key: &str) -> Result<bool> {
         self.check_writable("delete an attribute")?;
         self.attrs().delete_one(self.store().as_ref(), key)
-    }
-}
-
-/// How a node is opened or created, as zarr-python's modes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(i32)]
-pub enum Mode {
-    /// `r`: read only; the node must exist.
-    Read = 0,
-    /// `r+`: read and write; the node must exist.
-    ReadWrite = 1,
-    /// `a`: read and write; created if missing.
-    Append = 2,
-    /// `w`: created, replacing whatever is at the path.
-    Overwrite = 3,
-    /// `w-`: created; fails if anything is at the path.
-    CreateNew = 4,
-}
-
-impl Mode {
-    /// The mode with integer value `code`, if any.
-    pub fn from_code(code: i32) -> Option<Self> {
-        [
-            Mode::Read,
-            Mode::ReadWrite,
-            Mode::Append,
-            Mode::Overwrite,
-            Mode::CreateNew,
-        ]
-        .into_iter()
-        .find(|m| *m as i32 == code)
-    }
-
-    /// zarr-python's spelling (`"r+"`).
-    pub fn name(self) -> &'static str {
-        match self {
-            Mode::Read => "r",
-            Mode::ReadWrite => "r+",
-            Mode::Append => "a",
-            Mode::Overwrite => "w",
-            Mode::CreateNew => "w-",
-        }
     }
 }
 

@@ -3,7 +3,6 @@
 
 #[cfg(feature = "cloud")]
 mod cloud;
-mod consolidated;
 mod filesystem;
 mod memo;
 mod memory;
@@ -11,7 +10,6 @@ mod url;
 pub mod writes;
 mod zip;
 
-pub use consolidated::{consolidate, ConsolidatedStore, CONSOLIDATED_KEY};
 pub use filesystem::FilesystemStore;
 pub(crate) use memo::Memo;
 pub use memory::MemoryStore;
@@ -20,6 +18,48 @@ pub use zip::{ZipMode, ZipStore};
 
 #[cfg(feature = "cloud")]
 pub use cloud::{parse_ini, CloudStore, Provider, Settings};
+
+/// How a node is opened or created, as zarr-python's modes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(i32)]
+pub enum Mode {
+    /// `r`: read only; the node must exist.
+    Read = 0,
+    /// `r+`: read and write; the node must exist.
+    ReadWrite = 1,
+    /// `a`: read and write; created if missing.
+    Append = 2,
+    /// `w`: created, replacing whatever is at the path.
+    Overwrite = 3,
+    /// `w-`: created; fails if anything is at the path.
+    CreateNew = 4,
+}
+
+impl Mode {
+    /// The mode with integer value `code`, if any.
+    pub fn from_code(code: i32) -> Option<Self> {
+        [
+            Mode::Read,
+            Mode::ReadWrite,
+            Mode::Append,
+            Mode::Overwrite,
+            Mode::CreateNew,
+        ]
+        .into_iter()
+        .find(|m| *m as i32 == code)
+    }
+
+    /// zarr-python's spelling (`"r+"`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Read => "r",
+            Mode::ReadWrite => "r+",
+            Mode::Append => "a",
+            Mode::Overwrite => "w",
+            Mode::CreateNew => "w-",
+        }
+    }
+}
 
 /// `message` with the user information and query values of every URL in it masked: for
 /// messages that quote a URL as the user wrote it (a password or a signed URL's signature

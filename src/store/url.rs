@@ -1,9 +1,9 @@
 //! Opening a store by URL: local directories, zip files and memory, and (with the `cloud`
 //! feature) S3, Google Cloud Storage, Azure Blob Storage and HTTP servers.
 
+use super::Mode;
 use super::{FilesystemStore, MemoryStore, Store, ZipMode, ZipStore};
 use crate::error::{Error, Result};
-use crate::node::Mode;
 use serde_json::{Map, Value};
 use std::sync::Arc;
 

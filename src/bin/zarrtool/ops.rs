@@ -1178,7 +1178,7 @@ fn consolidate(node: &NodeArg, dry_run: bool) -> Result<u8> {
         );
         return Ok(0);
     }
-    zarr::store::consolidate(store.as_ref(), &node.path)?;
+    zarr::meta::consolidated::consolidate(store.as_ref(), &node.path)?;
     store.close()?;
     Ok(0)
 }

@@ -2,9 +2,11 @@
 //! that answers metadata reads from it, so a whole tree opens with one store read. Keys
 //! missing from a stale `.zmetadata` fall back to the underlying store.
 
-use super::{exact_key, get_document, join_key, node_prefix, normalize_path, DirListing, Store};
+use super::v2::to_pretty_json;
 use crate::error::{Error, Result};
-use crate::meta::v2::to_pretty_json;
+use crate::store::{
+    exact_key, get_document, join_key, node_prefix, normalize_path, DirListing, Store,
+};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
@@ -23,8 +25,8 @@ const V3_KEY: &str = "zarr.json";
 
 /// Consolidated metadata is not defined for 2022-draft hierarchies: refused clearly.
 fn refuse_draft(store: &dyn Store) -> Result<()> {
-    let draft = match get_document(store, crate::meta::draft::ENTRY_KEY)? {
-        Some(bytes) => crate::meta::draft::detect(&bytes)?.is_some(),
+    let draft = match get_document(store, super::draft::ENTRY_KEY)? {
+        Some(bytes) => super::draft::detect(&bytes)?.is_some(),
         None => false,
     };
     if draft {
@@ -39,7 +41,7 @@ fn refuse_draft(store: &dyn Store) -> Result<()> {
 /// Whether a `zarr.json` is not a v3 node document (a v2 hierarchy may hold one written by
 /// other tools): the v2 consolidated metadata is looked for then.
 fn is_v2_marker(bytes: &[u8]) -> bool {
-    crate::meta::json::parse(bytes)
+    super::json::parse(bytes)
         .ok()
         .and_then(|doc| doc.get("zarr_format").and_then(Value::as_u64))
         != Some(3)
@@ -57,7 +59,7 @@ pub fn consolidate(store: &dyn Store, path: &str) -> Result<()> {
     let root_key = join_key(&path, V3_KEY);
     let v3_root = match get_document(store, &root_key)? {
         Some(bytes) => Some(
-            crate::meta::json::parse(&bytes)
+            super::json::parse(&bytes)
                 .map_err(|e| Error::Metadata(format!("{root_key}: not valid JSON: {e}")))?,
         ),
         None => None,
@@ -74,7 +76,7 @@ pub fn consolidate(store: &dyn Store, path: &str) -> Result<()> {
         let Some(bytes) = get_document(store, &key)? else {
             continue;
         };
-        let mut doc: Value = crate::meta::json::parse(&bytes)
+        let mut doc: Value = super::json::parse(&bytes)
             .map_err(|e| Error::Metadata(format!("{key}: not valid JSON: {e}")))?;
         let relative = &key[prefix.len()..];
         if is_v3 {
@@ -148,7 +150,7 @@ fn is_array_document(key: &str, bytes: &[u8]) -> bool {
     let name = key.rsplit('/').next().unwrap_or(key);
     name == ".zarray"
         || (name == V3_KEY
-            && crate::meta::json::parse(bytes)
+            && super::json::parse(bytes)
                 .ok()
                 .and_then(|doc| {
                     doc.get("node_type")
@@ -161,7 +163,7 @@ fn is_array_document(key: &str, bytes: &[u8]) -> bool {
 impl ConsolidatedStore {
     /// Reads the consolidated metadata of the group at `path` from `inner`: the group's
     /// `zarr.json` (v3, inline) or `path/.zmetadata` (v2). Documents are bounded as every
-    /// metadata document ([`super::MAX_DOCUMENT_BYTES`], refused unread beyond); an entry
+    /// metadata document ([`crate::store::MAX_DOCUMENT_BYTES`], refused unread beyond); an entry
     /// whose name is not a normal key (`g//a/.zarray`, `./a`, `a\b`) is refused with
     /// [`Error::InvalidKey`] naming it, never merged onto the key it normalises to.
     pub fn open(inner: Arc<dyn Store>, path: &str) -> Result<Self> {
@@ -181,7 +183,7 @@ impl ConsolidatedStore {
             None => get_document(inner.as_ref(), &v3_key)?,
         };
         if let Some(bytes) = v3_document {
-            if !path.is_empty() || crate::meta::draft::detect(&bytes)?.is_some() {
+            if !path.is_empty() || super::draft::detect(&bytes)?.is_some() {
                 refuse_draft(inner.as_ref())?;
             }
             if !is_v2_marker(&bytes) {
@@ -200,7 +202,7 @@ impl ConsolidatedStore {
         };
         let bad = |what: &str| Error::Metadata(format!("{key}: {what}"));
         let doc: Value =
-            crate::meta::json::parse(&bytes).map_err(|e| bad(&format!("not valid JSON: {e}")))?;
+            super::json::parse(&bytes).map_err(|e| bad(&format!("not valid JSON: {e}")))?;
         if doc.get("zarr_consolidated_format").and_then(Value::as_u64) != Some(1) {
             return Err(bad("\"zarr_consolidated_format\" must be 1"));
         }
@@ -238,7 +240,7 @@ impl ConsolidatedStore {
         };
         let bad = |what: &str| Error::Metadata(format!("{key}: {what}"));
         let doc: Value =
-            crate::meta::json::parse(&bytes).map_err(|e| bad(&format!("not valid JSON: {e}")))?;
+            super::json::parse(&bytes).map_err(|e| bad(&format!("not valid JSON: {e}")))?;
         let consolidated = doc
             .get("consolidated_metadata")
             .filter(|c| !c.is_null())
@@ -281,7 +283,7 @@ impl ConsolidatedStore {
         let Some((_, kept)) = self.inline.as_ref().filter(|(k, _)| k == key) else {
             return (value.to_vec(), value.to_vec());
         };
-        let Ok(Value::Object(mut doc)) = crate::meta::json::parse(value) else {
+        let Ok(Value::Object(mut doc)) = super::json::parse(value) else {
             return (value.to_vec(), value.to_vec());
         };
         let light = |doc: &Map<String, Value>| {
@@ -346,7 +348,7 @@ impl ConsolidatedStore {
 
 impl Store for ConsolidatedStore {
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
-        let key = super::validate_key(key)?;
+        let key = crate::store::validate_key(key)?;
         match self.cached(&key) {
             Some(bytes) => Ok(Some(bytes)),
             None if self.answers_for(&key) => Ok(None),
@@ -355,9 +357,9 @@ impl Store for ConsolidatedStore {
     }
 
     fn get_into(&self, key: &str, buf: &mut Vec<u8>, max_len: u64) -> Result<bool> {
-        let key = super::validate_key(key)?;
+        let key = crate::store::validate_key(key)?;
         match self.cached(&key) {
-            Some(bytes) => super::copy_bounded(&key, &bytes, buf, max_len).map(|()| true),
+            Some(bytes) => crate::store::copy_bounded(&key, &bytes, buf, max_len).map(|()| true),
             None if self.answers_for(&key) => Ok(false),
             None => self.inner.get_into(&key, buf, max_len),
         }
@@ -367,7 +369,7 @@ impl Store for ConsolidatedStore {
         self.inner.get_range_into(key, offset, len, buf)
     }
 
-    fn get_tail(&self, key: &str, len: u64) -> Result<Option<super::Tail>> {
+    fn get_tail(&self, key: &str, len: u64) -> Result<Option<crate::store::Tail>> {
         self.inner.get_tail(key, len)
     }
 
@@ -377,8 +379,8 @@ impl Store for ConsolidatedStore {
         offset: u64,
         len: u64,
         buf: &mut Vec<u8>,
-        version: &super::Version,
-    ) -> Result<super::Ranged> {
+        version: &crate::store::Version,
+    ) -> Result<crate::store::Ranged> {
         self.inner.get_range_if(key, offset, len, buf, version)
     }
 
@@ -402,7 +404,7 @@ impl Store for ConsolidatedStore {
         self.inner.writes_behind()
     }
 
-    fn fetch_many(&self, batch: &[super::Fetch]) -> Vec<Result<super::Fetched>> {
+    fn fetch_many(&self, batch: &[crate::store::Fetch]) -> Vec<Result<crate::store::Fetched>> {
         // Chunks only: the batched reads of a region never ask for documents.
         self.inner.fetch_many(batch)
     }
@@ -422,15 +424,17 @@ impl Store for ConsolidatedStore {
     }
 
     fn get_range(&self, key: &str, offset: u64, len: u64) -> Result<Option<Vec<u8>>> {
-        let key = super::validate_key(key)?;
+        let key = crate::store::validate_key(key)?;
         match self.cached(&key) {
-            Some(bytes) => Ok(Some(super::range_of(&bytes, &key, offset, len)?.to_vec())),
+            Some(bytes) => Ok(Some(
+                crate::store::range_of(&bytes, &key, offset, len)?.to_vec(),
+            )),
             None => self.inner.get_range(&key, offset, len),
         }
     }
 
     fn set(&self, key: &str, value: &[u8]) -> Result<()> {
-        let key = super::validate_key(key)?;
+        let key = crate::store::validate_key(key)?;
         let (stored, cached) = self.stored_form(&key, value);
         self.inner.set(&key, &stored)?;
         if is_metadata_key(&key) {
@@ -441,9 +445,9 @@ impl Store for ConsolidatedStore {
         Ok(())
     }
 
-    fn set_if(&self, key: &str, value: &[u8], expect: super::Expect<'_>) -> Result<bool> {
-        let key = super::validate_key(key)?;
-        if expect == super::Expect::Absent && self.cached(&key).is_some() {
+    fn set_if(&self, key: &str, value: &[u8], expect: crate::store::Expect<'_>) -> Result<bool> {
+        let key = crate::store::validate_key(key)?;
+        if expect == crate::store::Expect::Absent && self.cached(&key).is_some() {
             return Ok(false);
         }
         let (stored, cached) = self.stored_form(&key, value);
@@ -466,19 +470,19 @@ impl Store for ConsolidatedStore {
         key: &str,
         buf: &mut Vec<u8>,
         max_len: u64,
-    ) -> Result<Option<super::Version>> {
+    ) -> Result<Option<crate::store::Version>> {
         self.inner.get_versioned(key, buf, max_len)
     }
 
     fn erase(&self, key: &str) -> Result<bool> {
-        let key = super::validate_key(key)?;
+        let key = crate::store::validate_key(key)?;
         let cached = self.cached(&key).is_some();
         self.forget(|k| k != key);
         Ok(self.inner.erase(&key)? || cached)
     }
 
     fn erase_prefix(&self, prefix: &str) -> Result<()> {
-        let prefix = super::validate_prefix(prefix)?;
+        let prefix = crate::store::validate_prefix(prefix)?;
         self.forget(|k| !k.starts_with(&prefix));
         self.inner.erase_prefix(&prefix)
     }
@@ -487,12 +491,12 @@ impl Store for ConsolidatedStore {
         self.inner.flush()
     }
 
-    fn set_durability(&self, level: super::Durability) -> Result<()> {
+    fn set_durability(&self, level: crate::store::Durability) -> Result<()> {
         self.inner.set_durability(level)
     }
 
     fn list_prefix(&self, prefix: &str) -> Result<Vec<String>> {
-        let prefix = super::validate_prefix(prefix)?;
+        let prefix = crate::store::validate_prefix(prefix)?;
         let mut keys = self.inner.list_prefix(&prefix)?;
         if let Ok(map) = self.metadata.read() {
             keys.extend(map.keys().filter(|k| k.starts_with(&prefix)).cloned());
@@ -503,7 +507,7 @@ impl Store for ConsolidatedStore {
     }
 
     fn list_dir(&self, prefix: &str) -> Result<DirListing> {
-        let prefix = super::validate_dir_prefix(prefix)?;
+        let prefix = crate::store::validate_dir_prefix(prefix)?;
         let inner = match self.lists(&prefix) {
             true => DirListing::default(),
             false => self.inner.list_dir(&prefix)?,
@@ -516,7 +520,7 @@ impl Store for ConsolidatedStore {
                 .collect(),
             Err(_) => Vec::new(),
         };
-        let mut listing = super::listing_of(&prefix, cached.iter().map(String::as_str));
+        let mut listing = crate::store::listing_of(&prefix, cached.iter().map(String::as_str));
         listing.keys.extend(inner.keys);
         listing.prefixes.extend(inner.prefixes);
         for list in [&mut listing.keys, &mut listing.prefixes] {
@@ -527,7 +531,7 @@ impl Store for ConsolidatedStore {
     }
 
     fn size(&self, key: &str) -> Result<Option<u64>> {
-        let key = super::validate_key(key)?;
+        let key = crate::store::validate_key(key)?;
         match self.cached(&key) {
             Some(bytes) => Ok(Some(bytes.len() as u64)),
             None if self.answers_for(&key) => Ok(None),
