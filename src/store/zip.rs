@@ -195,11 +195,17 @@ impl Pending {
     }
 }
 
+/// How long opening for writing waits for another handle's lock before failing.
+const LOCK_GRACE: std::time::Duration = std::time::Duration::from_millis(250);
+
 /// Opens and locks the file at `path` for a handle that will replace it, so that a second
 /// such handle (of this process or another) fails instead of one of them losing the
 /// other's entries; `None` when there is no file. Where the filesystem has no locks, the
-/// file is returned unlocked.
+/// file is returned unlocked. A lock held is tried again for [`LOCK_GRACE`]: a process
+/// that starts a program (fork, then exec) lends the program its open files until the
+/// exec, so a lock released just before can stay held a moment longer.
 fn lock_target(path: &Path) -> Result<Option<File>> {
+    let since = std::time::Instant::now();
     loop {
         let file = match File::open(path) {
             Ok(file) => file,
@@ -208,6 +214,10 @@ fn lock_target(path: &Path) -> Result<Option<File>> {
         };
         match file.try_lock() {
             Ok(()) | Err(TryLockError::Error(_)) => {}
+            Err(TryLockError::WouldBlock) if since.elapsed() < LOCK_GRACE => {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+                continue;
+            }
             Err(TryLockError::WouldBlock) => {
                 return Err(Error::Io(format!(
                     "zip {} is open for writing by another handle",
