@@ -1109,7 +1109,8 @@ zarr_status_t zarr_array_fill_value(const zarr_array_t *array,
  * "[1.0,2.0]"; in Zarr v3 a NaN with a payload as hex bits, "0x7fc00001", and a record
  * as an object of field values) into `buf` (string output convention).
  *
- * Errors: `ZARR_ERR_BUFFER_SIZE` (string output convention).
+ * Errors: `ZARR_ERR_BUFFER_SIZE` (string output convention); `ZARR_ERR_NO_MEMORY` when
+ * the text of a large item (base64 of hundreds of MiB) cannot be allocated.
  *
  * Ownership: the text is copied into the caller's `buf` (string output convention).
  *
