@@ -4,6 +4,7 @@
  */
 #include "check.h"
 
+#include <stdatomic.h>
 #include <sys/wait.h>
 #include <threads.h>
 
@@ -489,6 +490,106 @@ static void test_fork(void) {
     zarr_store_free(s);
 }
 
+/* Calls in progress on other threads at fork time: one thread keeps writing, reading and
+ * appending (to a sharded array, whose completed shards a thread of their own stores)
+ * through shared handles while the main thread forks again and again; each child uses the
+ * same handles at once, under a time limit. A fork waits until no call holds a lock, so
+ * every child finishes. */
+#define FORKS 120
+
+struct hammer {
+    const zarr_array_t *a, *grow;
+    atomic_bool stop;
+    atomic_int failures;
+};
+
+/* One append of a row of 8 to `grow`, seeded with `seed`. */
+static zarr_status_t append_row(const zarr_array_t *grow, int32_t seed) {
+    const uint64_t count[2] = {1, 8};
+    int32_t row[8];
+    for (int32_t i = 0; i < 8; i++)
+        row[i] = seed + i;
+    return zarr_array_append(grow, 0, 2, count, ZARR_DTYPE_INT32, ZARR_ORDER_C, row, sizeof row);
+}
+
+static int hammer_calls(void *arg) {
+    struct hammer *h = arg;
+    const uint64_t start[2] = {0, 0};
+    int32_t data[35], got[35];
+    for (int32_t i = 0; !atomic_load(&h->stop); i++) {
+        pattern(data, i % 9);
+        if (zarr_array_write(h->a, 2, start, shape2, ZARR_DTYPE_INT32, ZARR_ORDER_C, data,
+                             sizeof data) != ZARR_OK ||
+            zarr_array_read(h->a, 2, start, shape2, ZARR_DTYPE_INT32, ZARR_ORDER_C, got,
+                            sizeof got) != ZARR_OK ||
+            append_row(h->grow, i) != ZARR_OK)
+            atomic_fetch_add(&h->failures, 1);
+    }
+    return 0;
+}
+
+static void test_fork_during_calls(void) {
+    zarr_store_t *s = NULL;
+    CHECK_OK(zarr_store_new_memory(&s));
+    zarr_array_builder_t *b = new_builder();
+    zarr_array_t *a = NULL;
+    CHECK_OK(zarr_array_create(b, s, "a", ZARR_MODE_W, &a));
+    zarr_array_builder_free(b);
+    const uint64_t empty[2] = {0, 8}, row[2] = {1, 8}, shard[2] = {4, 8};
+    CHECK_OK(zarr_array_builder_new(ZARR_DTYPE_INT32, 2, empty, &b));
+    CHECK_OK(zarr_array_builder_set_zarr_format(b, 3));
+    CHECK_OK(zarr_array_builder_set_chunk_shape(b, 2, row));
+    CHECK_OK(zarr_array_builder_set_shard_shape(b, 2, shard));
+    zarr_array_t *grow = NULL;
+    CHECK_OK(zarr_array_create(b, s, "grow", ZARR_MODE_W, &grow));
+    zarr_array_builder_free(b);
+    CHECK_OK(zarr_set_num_threads(2));
+    struct hammer h = {.a = a, .grow = grow};
+    atomic_init(&h.stop, false);
+    atomic_init(&h.failures, 0);
+    thrd_t thread;
+    CHECK(thrd_create(&thread, hammer_calls, &h) == thrd_success);
+    int finished = 0;
+    for (int f = 0; f < FORKS; f++) {
+        fflush(NULL);
+        int fds[2];
+        CHECK(pipe(fds) == 0);
+        pid_t child = fork();
+        if (child == 0) {
+            close(fds[0]);
+            alarm(20);
+            check_failed = 0;
+            int32_t other[35];
+            pattern(other, 100 + f);
+            write_all(a, other);
+            expect_all(a, other);
+            CHECK_OK(append_row(grow, f));
+            uint64_t shape[2] = {0, 0};
+            CHECK_OK(zarr_array_shape(grow, 2, shape));
+            CHECK(shape[0] >= 1 && shape[1] == 8);
+            CHECK_OK(zarr_array_flush(grow));
+            check_child_report(fds[1], check_failed == 0);
+            _exit(check_failed == 0 ? 0 : 1);
+        }
+        close(fds[1]);
+        int status = 0;
+        CHECK(child > 0 && waitpid(child, &status, 0) == child);
+        if (check_child_passed(fds[0], status))
+            finished++;
+        else if (WIFSIGNALED(status))
+            fprintf(stderr, "  fork %d: the child did not finish (signal %d)\n", f,
+                    WTERMSIG(status));
+    }
+    atomic_store(&h.stop, true);
+    CHECK(thrd_join(thread, NULL) == thrd_success);
+    CHECK_EQ(finished, FORKS);
+    CHECK_EQ(atomic_load(&h.failures), 0);
+    CHECK_OK(zarr_array_flush(grow));
+    zarr_array_free(grow);
+    zarr_array_free(a);
+    zarr_store_free(s);
+}
+
 int main(void) {
     test_versions();
     test_features();
@@ -500,5 +601,6 @@ int main(void) {
     test_filesystem_store();
     test_threads_share_handles();
     test_fork();
+    test_fork_during_calls();
     return CHECK_DONE();
 }

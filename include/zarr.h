@@ -30,6 +30,10 @@
  *   by several threads at once: reads always, and writes when they touch different chunks
  *   (two writers touching one chunk, from threads or processes, may lose updates). No
  *   global initialisation is needed.
+ * - fork(): a child may go on using the handles, stores and settings of its parent. A
+ *   fork() waits until no libzarr call is running on another thread (nor a thread a call
+ *   left storing appended shards), and calls of other threads wait while it forks, so the
+ *   child inherits no lock held mid-call. The child's memory stores are its own copies.
  * - Every function's documentation ends with three paragraphs. "Errors:" names the codes
  *   it returns besides the usual ones, which any function returning zarr_status_t may give:
  *   ZARR_ERR_NULL_ARG (a required pointer is NULL), ZARR_ERR_INVALID_ARG (an unknown
@@ -1109,7 +1113,8 @@ zarr_status_t zarr_array_fill_value(const zarr_array_t *array,
  * "[1.0,2.0]"; in Zarr v3 a NaN with a payload as hex bits, "0x7fc00001", and a record
  * as an object of field values) into `buf` (string output convention).
  *
- * Errors: `ZARR_ERR_BUFFER_SIZE` (string output convention).
+ * Errors: `ZARR_ERR_BUFFER_SIZE` (string output convention); `ZARR_ERR_NO_MEMORY` when
+ * the text of a large item (base64 of hundreds of MiB) cannot be allocated.
  *
  * Ownership: the text is copied into the caller's `buf` (string output convention).
  *

@@ -788,7 +788,8 @@ pub unsafe extern "C" fn zarr_array_fill_value(
 /// "[1.0,2.0]"; in Zarr v3 a NaN with a payload as hex bits, "0x7fc00001", and a record
 /// as an object of field values) into `buf` (string output convention).
 ///
-/// Errors: `ZARR_ERR_BUFFER_SIZE` (string output convention).
+/// Errors: `ZARR_ERR_BUFFER_SIZE` (string output convention); `ZARR_ERR_NO_MEMORY` when
+/// the text of a large item (base64 of hundreds of MiB) cannot be allocated.
 ///
 /// Ownership: the text is copied into the caller's `buf` (string output convention).
 ///
@@ -802,14 +803,7 @@ pub unsafe extern "C" fn zarr_array_fill_value_json(
     needed: *mut usize,
 ) -> zarr_status_t {
     ffi_guard!({
-        let (meta, format) = with_array(array, |a| Ok((a.metadata(), a.format())))?;
-        let json = match (&meta.fill_value, format) {
-            (Some(bytes), crate::meta::Format::V3) => {
-                crate::meta::v3::render_value(bytes, &meta.dtype)
-            }
-            (fill, _) => crate::meta::fill::render_fill(fill, &meta.dtype),
-        }
-        .to_string();
+        let json = with_array(array, |a| Ok(a.fill_value_json()?))?;
         write_text(&json, buf, len, needed)
     })
 }

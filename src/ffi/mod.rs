@@ -6,7 +6,8 @@
 //! # Safety
 //! Every exported function has the same contract, stated once in the header's Conventions:
 //! pointers are NULL or valid for the lengths given, handles come from this library and are
-//! not used after being freed.
+//! not used after being freed. Every call runs inside the call gate (`io::gate`), so that a
+//! `fork()` waits until no call holds a lock and a child can use its parent's handles.
 
 #![allow(non_camel_case_types)]
 #![allow(clippy::missing_safety_doc)]
@@ -349,10 +350,12 @@ fn quiet_panics() {
     });
 }
 
-/// Runs an exported function's body: catches panics, maps failures to a status and stores
-/// their message as the thread's last error.
+/// Runs an exported function's body inside the call gate (`io::gate`: a `fork()` waits
+/// until no call is running): catches panics, maps failures to a status and stores their
+/// message as the thread's last error.
 pub(crate) fn guard(body: impl FnOnce() -> FfiResult) -> zarr_status_t {
     quiet_panics();
+    let _inside = crate::io::gate::enter();
     match catch_unwind(AssertUnwindSafe(body)) {
         Ok(Ok(())) => ZARR_OK as i32,
         Ok(Err(failure)) => {
@@ -370,6 +373,7 @@ pub(crate) fn guard(body: impl FnOnce() -> FfiResult) -> zarr_status_t {
 /// returns `fallback`.
 pub(crate) fn guard_value<T>(fallback: T, body: impl FnOnce() -> T) -> T {
     quiet_panics();
+    let _inside = crate::io::gate::enter();
     match catch_unwind(AssertUnwindSafe(body)) {
         Ok(value) => value,
         Err(payload) => {

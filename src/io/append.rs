@@ -264,12 +264,17 @@ impl Open {
         // loses nothing.
         let (hand_over, receive) = std::sync::mpsc::channel::<Completed>();
         let (store, meta, base) = (store.clone(), meta.clone(), base.to_string());
+        // A fork waits for the thread as for a call: it holds the store's locks.
+        let held = super::gate::hold();
         let thread = std::thread::Builder::new()
             .name("zarr-append".into())
-            .spawn(move || match receive.recv() {
-                Ok(completed) => store_shards(store.as_ref(), &base, &meta, &completed)
-                    .map_err(|e| (e, completed)),
-                Err(_) => Ok(()),
+            .spawn(move || {
+                let _held = held;
+                match receive.recv() {
+                    Ok(completed) => store_shards(store.as_ref(), &base, &meta, &completed)
+                        .map_err(|e| (e, completed)),
+                    Err(_) => Ok(()),
+                }
             })
             .map_err(|e| Error::Internal(format!("cannot start a shard-storing thread: {e}")))?;
         complete.sort_unstable();

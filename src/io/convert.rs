@@ -47,14 +47,19 @@ pub fn bf16_to_f32(dense: &[u8], count: &[u64], strides: &[usize], buf: &mut [u8
 }
 
 /// The `float32` items of `buf` at the element `strides` as `bfloat16` (rounded to nearest,
-/// ties to even; NaN stays NaN), dense in C order.
-pub fn f32_to_bf16(buf: &[u8], count: &[u64], strides: &[usize], elements: usize) -> Vec<u8> {
-    let mut dense = vec![0u8; elements * 2];
+/// ties to even; NaN stays NaN), dense in C order (allocated fallibly).
+pub fn f32_to_bf16(
+    buf: &[u8],
+    count: &[u64],
+    strides: &[usize],
+    elements: usize,
+) -> Result<Vec<u8>> {
+    let mut dense = crate::error::try_zeroed(elements * 2, "bfloat16 items")?;
     for_each_offset(count, strides, |k, offset| {
         let value = f32::from_ne_bytes(buf[4 * offset..4 * offset + 4].try_into().expect("4"));
         dense[2 * k..2 * k + 2].copy_from_slice(&bf16::from_f32(value).to_bits().to_ne_bytes());
     });
-    dense
+    Ok(dense)
 }
 
 /// Puts every item of a narrow type read into `buf` in its canonical byte: the value's bits,

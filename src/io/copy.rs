@@ -270,20 +270,20 @@ pub unsafe fn fill_raw(
         return Err(Error::Internal("fill region exceeds its buffer".into()));
     }
     // Source strides are all zero: every step reads the pattern again. A contiguous
-    // innermost run reads from a buffer holding the pattern repeated to the run's length.
+    // innermost run of several elements reads from a buffer holding the pattern repeated to
+    // the run's length (allocated fallibly: an element may be hundreds of MiB).
     let zeros: smallvec::SmallVec<[usize; 8]> = smallvec::smallvec![0; extent.len()];
     let mut axes = plan(extent, &zeros, dst_layout.strides);
-    let source: smallvec::SmallVec<[u8; 64]> = match axes.last_mut() {
-        Some(inner) if inner.dst == 1 => {
+    let mut run = Vec::new();
+    let source: &[u8] = match axes.last_mut() {
+        Some(inner) if inner.dst == 1 && inner.extent > 1 => {
             inner.src = 1;
-            pattern
-                .iter()
-                .copied()
-                .cycle()
-                .take(inner.extent * elem)
-                .collect()
+            let len = inner.extent * elem;
+            crate::error::try_reserve(&mut run, len, "a run of fill values")?;
+            run.extend(pattern.iter().copied().cycle().take(len));
+            &run
         }
-        _ => pattern.into(),
+        _ => pattern,
     };
     run_axes(elem, &axes, source.as_ptr(), 0, dst_ptr, dst_layout.offset);
     Ok(())

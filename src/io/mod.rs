@@ -1,11 +1,13 @@
 //! The data path: region checks, the region → chunk plan, parallel per-chunk
 //! read/decode/scatter and gather/encode/write, and the chunk locks of concurrent writers
-//! (with the real locations of keys they are named by).
+//! (with the real locations of keys they are named by); the call gate that makes `fork()`
+//! wait until no call holds a lock.
 
 pub mod append;
 pub mod cache;
 pub mod convert;
 pub mod copy;
+pub mod gate;
 pub mod json_items;
 pub mod location;
 pub mod lock;

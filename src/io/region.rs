@@ -262,7 +262,7 @@ impl<'a> Plan<'a> {
             total,
             chunk_strides: meta.chunk_strides(),
             buf_strides,
-            pattern: fill_pattern(meta),
+            pattern: fill_pattern(meta)?,
         })
     }
 
@@ -542,12 +542,13 @@ pub(crate) fn encode_chunk<'a>(
         .map_err(|e| Error::Codec(format!("encoding chunk \"{key}\": {e}")))
 }
 
-/// One element's bytes of the fill value (zeros when it is null).
-fn fill_pattern(meta: &ArrayMeta) -> std::borrow::Cow<'_, [u8]> {
-    match &meta.fill_value {
+/// One element's bytes of the fill value (zeros when it is null, allocated fallibly: an
+/// item may be hundreds of MiB).
+fn fill_pattern(meta: &ArrayMeta) -> Result<std::borrow::Cow<'_, [u8]>> {
+    Ok(match &meta.fill_value {
         Some(bytes) => bytes.into(),
-        None => vec![0u8; meta.item_size()].into(),
-    }
+        None => crate::error::try_zeroed(meta.item_size(), "the fill value")?.into(),
+    })
 }
 
 /// Reads `region` of the array whose chunk keys are joined to `base` into `buf` (native

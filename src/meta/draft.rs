@@ -559,15 +559,13 @@ pub fn render_array(
         }
         .into(),
     );
-    let zero = Some(vec![0u8; meta.item_size()]);
-    let fill = fill::render_fill(
-        if meta.fill_value.is_some() {
-            &meta.fill_value
-        } else {
-            &zero
-        },
-        &meta.dtype,
-    );
+    let fill = match &meta.fill_value {
+        Some(bytes) => fill::render_item(bytes, &meta.dtype)?,
+        None => fill::render_item(
+            &crate::error::try_zeroed(meta.item_size(), "the fill value")?,
+            &meta.dtype,
+        )?,
+    };
     let fill = match (scheme, fill) {
         (Scheme::Draft, Value::String(s)) if s == "Infinity" => Value::from("+Infinity"),
         // zarr-python 2.18 reads an object array's fill value through its object codec;
@@ -623,7 +621,7 @@ pub fn render_array(
         );
     }
     doc.sort_keys();
-    Ok(json::to_pretty(&Value::Object(doc)))
+    json::try_to_pretty(&Value::Object(doc), "the array metadata document")
 }
 
 /// Replaces the attributes of a draft document, keeping every other field.
@@ -648,7 +646,7 @@ pub fn with_attributes(bytes: &[u8], attributes: &Map<String, Value>) -> Result<
         attributes.insert(FILTERS.into(), filters);
     }
     obj.insert("attributes".into(), Value::Object(attributes));
-    Ok(json::to_pretty(&Value::Object(obj)))
+    json::try_to_pretty(&Value::Object(obj), "the metadata document")
 }
 
 #[cfg(test)]

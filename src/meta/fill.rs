@@ -2,7 +2,7 @@
 //! element's bytes in this machine's byte order, or `None` for a JSON `null`.
 
 use crate::dtype::{DType, DataKind};
-use crate::error::{Error, Result};
+use crate::error::{try_reserve, try_resize, Error, Result};
 use base64::engine::general_purpose::STANDARD as BASE64;
 use base64::Engine;
 use half::f16;
@@ -109,7 +109,7 @@ pub fn parse_fill(value: &Value, dtype: &DType) -> Result<FillValue> {
                     dtype.to_v2()
                 )));
             }
-            bytes.resize(*n, 0);
+            try_resize(&mut bytes, *n, "the fill value")?;
             bytes
         }
         DataKind::Structured(_) => {
@@ -121,7 +121,7 @@ pub fn parse_fill(value: &Value, dtype: &DType) -> Result<FillValue> {
                     bytes.len()
                 )));
             }
-            bytes.resize(n, 0);
+            try_resize(&mut bytes, n, "the fill value")?;
             bytes
         }
         DataKind::Unicode(n) => {
@@ -134,7 +134,9 @@ pub fn parse_fill(value: &Value, dtype: &DType) -> Result<FillValue> {
                     dtype.to_v2()
                 )));
             }
-            let mut bytes: Vec<u8> = units.iter().flat_map(|u| u.to_ne_bytes()).collect();
+            let mut bytes = Vec::new();
+            try_reserve(&mut bytes, n * 4, "the fill value")?;
+            bytes.extend(units.iter().flat_map(|u| u.to_ne_bytes()));
             bytes.resize(n * 4, 0);
             bytes
         }
@@ -250,11 +252,17 @@ fn text_of(value: &Value) -> Option<String> {
 }
 
 /// Renders a fill value as v2 metadata JSON, in the form zarr-python and tensorstore read.
-pub fn render_fill(fill: &FillValue, dtype: &DType) -> Value {
-    let Some(bytes) = fill else {
-        return Value::Null;
-    };
-    match &dtype.kind {
+/// The text of a large item (base64 of raw items, a long string) is allocated fallibly.
+pub fn render_fill(fill: &FillValue, dtype: &DType) -> Result<Value> {
+    match fill {
+        None => Ok(Value::Null),
+        Some(bytes) => render_item(bytes, dtype),
+    }
+}
+
+/// Renders one item's native bytes as v2 metadata JSON (see [`render_fill`]).
+pub fn render_item(bytes: &[u8], dtype: &DType) -> Result<Value> {
+    Ok(match &dtype.kind {
         DataKind::Bool => Value::Bool(bytes[0] != 0),
         DataKind::Int(n) => Value::from(read_int(bytes, *n)),
         DataKind::UInt(n) => Value::from(read_uint(bytes, *n)),
@@ -273,10 +281,27 @@ pub fn render_fill(fill: &FillValue, dtype: &DType) -> Value {
         | DataKind::Raw(_)
         | DataKind::Structured(_)
         | DataKind::VlenBytes
-        | DataKind::VlenArray(_) => Value::from(BASE64.encode(bytes)),
-        DataKind::Unicode(_) => Value::from(unicode_text(bytes)),
-        DataKind::String => Value::from(String::from_utf8_lossy(bytes).into_owned()),
-    }
+        | DataKind::VlenArray(_) => Value::from(base64_text(bytes)?),
+        DataKind::Unicode(_) => Value::from(try_unicode_text(bytes)?),
+        DataKind::String => {
+            let mut text = String::new();
+            text.try_reserve(bytes.len())
+                .map_err(|_| crate::error::no_memory(bytes.len(), "the fill value's text"))?;
+            text.push_str(&String::from_utf8_lossy(bytes));
+            Value::from(text)
+        }
+    })
+}
+
+/// Standard base64 of `bytes`, its text allocated fallibly.
+fn base64_text(bytes: &[u8]) -> Result<String> {
+    let len = base64::encoded_len(bytes.len(), true)
+        .ok_or_else(|| Error::Overflow("the fill value's base64 length overflows".into()))?;
+    let mut text = String::new();
+    text.try_reserve_exact(len)
+        .map_err(|_| crate::error::no_memory(len, "the fill value's base64 text"))?;
+    BASE64.encode_string(bytes, &mut text);
+    Ok(text)
 }
 
 /// The bits of a native extension float item of `size` bytes.
@@ -290,12 +315,26 @@ pub fn ext_bits(bytes: &[u8], size: usize) -> u16 {
 /// The text of a `U` item in native-order UTF-32, without its NUL padding (invalid code
 /// points become U+FFFD).
 pub fn unicode_text(bytes: &[u8]) -> String {
+    unicode_chars(bytes).collect()
+}
+
+/// [`unicode_text`], its text allocated fallibly.
+fn try_unicode_text(bytes: &[u8]) -> Result<String> {
+    let len = unicode_chars(bytes).map(char::len_utf8).sum();
+    let mut text = String::new();
+    text.try_reserve_exact(len)
+        .map_err(|_| crate::error::no_memory(len, "the text of a U item"))?;
+    text.extend(unicode_chars(bytes));
+    Ok(text)
+}
+
+/// The characters of a `U` item (see [`unicode_text`]).
+fn unicode_chars(bytes: &[u8]) -> impl Iterator<Item = char> + '_ {
     bytes
         .chunks_exact(4)
         .map(|c| u32::from_ne_bytes([c[0], c[1], c[2], c[3]]))
         .take_while(|&u| u != 0)
         .map(|u| char::from_u32(u).unwrap_or(char::REPLACEMENT_CHARACTER))
-        .collect()
 }
 
 /// The integer a JSON value holds: an integer, or a float with no fractional part.
@@ -398,7 +437,7 @@ mod tests {
 
     fn round(v: Value, dtype: &str) -> Value {
         let d = DType::parse_v2(dtype).unwrap();
-        render_fill(&parse_fill(&v, &d).unwrap(), &d)
+        render_fill(&parse_fill(&v, &d).unwrap(), &d).unwrap()
     }
 
     #[test]
@@ -433,7 +472,7 @@ mod tests {
         assert!(parse_fill(&json!("abc"), &u).is_err());
         let s = DType::new(DataKind::String, crate::dtype::ByteOrder::NotApplicable);
         assert_eq!(parse_fill(&json!("ab"), &s).unwrap(), Some(b"ab".to_vec()));
-        assert_eq!(render_fill(&Some(b"ab".to_vec()), &s), json!("ab"));
+        assert_eq!(render_fill(&Some(b"ab".to_vec()), &s).unwrap(), json!("ab"));
     }
 
     #[test]

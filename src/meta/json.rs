@@ -4,8 +4,10 @@
 //! back as the same bare tokens, so such documents round-trip exactly. Integers of any size
 //! are kept exactly (serde_json's arbitrary precision).
 
+use crate::error::Error;
 use serde::Serialize;
 use serde_json::Value;
+use std::io::Write;
 
 /// Marker prefix of a non-finite float read from a bare token (a private-use character,
 /// which no real attribute starts with).
@@ -80,6 +82,57 @@ pub fn to_pretty(value: &Value) -> Vec<u8> {
         .serialize(&mut ser)
         .expect("serialising a JSON value into memory cannot fail");
     unmark(String::from_utf8(out).expect("serde_json writes UTF-8")).into_bytes()
+}
+
+/// Renders compactly as [`to_compact`] does, the text allocated fallibly (a document may
+/// hold a fill value of hundreds of MiB): [`Error::NoMemory`] naming `what` when it cannot
+/// be had.
+pub fn try_to_compact(value: &Value, what: &str) -> crate::error::Result<String> {
+    let text = fallibly(value, serde_json::ser::CompactFormatter, what)?;
+    Ok(unmark(
+        String::from_utf8(text).expect("serde_json writes UTF-8"),
+    ))
+}
+
+/// Renders as [`to_pretty`] does, the text allocated fallibly (see [`try_to_compact`]).
+pub fn try_to_pretty(value: &Value, what: &str) -> crate::error::Result<Vec<u8>> {
+    let formatter = || serde_json::ser::PrettyFormatter::with_indent(b"    ");
+    let text = fallibly(value, formatter(), what)?;
+    Ok(unmark(String::from_utf8(text).expect("serde_json writes UTF-8")).into_bytes())
+}
+
+/// Serialises `value` with `formatter` into a buffer of exactly its length, reserved
+/// fallibly after a first pass that only counts the bytes.
+fn fallibly<F: serde_json::ser::Formatter + Clone>(
+    value: &Value,
+    formatter: F,
+    what: &str,
+) -> crate::error::Result<Vec<u8>> {
+    let serialise = |out: &mut dyn Write, formatter: F| {
+        let mut ser = serde_json::Serializer::with_formatter(out, formatter);
+        value
+            .serialize(&mut ser)
+            .map_err(|e| Error::Internal(format!("serialising {what}: {e}")))
+    };
+    let mut counter = Counter(0);
+    serialise(&mut counter, formatter.clone())?;
+    let mut out = Vec::new();
+    crate::error::try_reserve(&mut out, counter.0, what)?;
+    serialise(&mut out, formatter)?;
+    Ok(out)
+}
+
+/// A writer that keeps only the number of bytes written.
+struct Counter(usize);
+
+impl Write for Counter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len();
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 #[cfg(test)]

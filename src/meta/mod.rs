@@ -132,11 +132,21 @@ impl Format {
             Format::V3 => v3::render_array(meta, attributes),
             Format::Draft(s) => draft::render_array(meta, attributes, s),
         }?;
-        self.parse_array(&document).map_err(|e| {
-            Error::Internal(format!(
+        // Reading back holds the document's text and fill value a second time: the memory
+        // for them is tried first, since the JSON parser allocates infallibly.
+        let mut headroom = Vec::new();
+        crate::error::try_reserve(
+            &mut headroom,
+            document.len().saturating_add(meta.item_size()),
+            "reading the rendered metadata back",
+        )?;
+        drop(headroom);
+        self.parse_array(&document).map_err(|e| match e {
+            Error::NoMemory(_) => e,
+            e => Error::Internal(format!(
                 "the Zarr format {} metadata rendered for this array does not read back: {e}",
                 self.number()
-            ))
+            )),
         })?;
         Ok(document)
     }

@@ -4,7 +4,6 @@
 
 use super::doc::Doc;
 use super::fill::{parse_fill, render_fill};
-use super::v2::to_pretty_json;
 use super::{ArrayMeta, KeyEncoding, Order, V2Fields};
 use crate::codec;
 use crate::codec::chain::Chain;
@@ -93,17 +92,18 @@ pub fn render_array(meta: &ArrayMeta) -> Result<Vec<u8>> {
             (id, opts)
         }
     };
+    let fill = render_fill(&meta.fill_value, &meta.dtype)?;
     let doc = serde_json::json!({
         "chunks": meta.chunks,
         "compression": compression,
         "compression_opts": opts,
         "dtype": meta.dtype.to_v2_json(),
-        "fill_value": render_fill(&meta.fill_value, &meta.dtype),
+        "fill_value": fill,
         "order": match fields.order { Order::C => "C", Order::F => "F" },
         "shape": meta.shape,
         "zarr_format": 1,
     });
-    Ok(to_pretty_json(&doc))
+    super::json::try_to_pretty(&doc, "the array metadata document")
 }
 
 #[cfg(test)]

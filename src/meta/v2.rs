@@ -118,7 +118,7 @@ pub fn render_array(meta: &ArrayMeta) -> Result<Vec<u8>> {
     doc.insert("dtype".into(), meta.dtype.to_v2_json());
     doc.insert(
         "fill_value".into(),
-        render_fill(&meta.fill_value, &meta.dtype),
+        render_fill(&meta.fill_value, &meta.dtype)?,
     );
     doc.insert("filters".into(), {
         let filters: Vec<Value> = meta
@@ -143,7 +143,7 @@ pub fn render_array(meta: &ArrayMeta) -> Result<Vec<u8>> {
     );
     doc.insert("shape".into(), meta.shape.clone().into());
     doc.insert("zarr_format".into(), 2.into());
-    Ok(to_pretty_json(&Value::Object(doc)))
+    json::try_to_pretty(&Value::Object(doc), "the array metadata document")
 }
 
 /// The `.zgroup` document.

@@ -538,7 +538,7 @@ pub fn parse_fill(value: &Value, dtype: &DType) -> Result<FillValue> {
         }
         DataKind::Structured(fields) if value.is_object() => {
             let map = value.as_object().expect("an object");
-            let mut bytes = vec![0u8; dtype.item_size()];
+            let mut bytes = crate::error::try_zeroed(dtype.item_size(), "the fill value")?;
             for f in fields {
                 let v = map.get(&f.name).ok_or_else(|| {
                     invalid(Some(format!("field {:?} has no fill value", f.name)))
@@ -555,7 +555,10 @@ pub fn parse_fill(value: &Value, dtype: &DType) -> Result<FillValue> {
         _ if value.is_null() => Err(Error::Metadata(
             "zarr.json: fill_value must not be null".into(),
         )),
-        _ => super::fill::parse_fill(value, dtype).map_err(|e| invalid(Some(e.to_string()))),
+        _ => super::fill::parse_fill(value, dtype).map_err(|e| match e {
+            Error::NoMemory(_) => e,
+            e => invalid(Some(e.to_string())),
+        }),
     }
 }
 
@@ -585,16 +588,21 @@ fn native(dtype: &DType) -> DType {
 }
 
 /// Renders a v3 fill value (a null fill value is written as zero, which v3 requires).
-fn render_fill(meta: &ArrayMeta) -> Value {
-    let zero = vec![0u8; meta.item_size()];
-    let bytes = meta.fill_value.as_ref().unwrap_or(&zero);
-    render_value(bytes, &meta.dtype)
+fn render_fill(meta: &ArrayMeta) -> Result<Value> {
+    match &meta.fill_value {
+        Some(bytes) => render_value(bytes, &meta.dtype),
+        None => render_value(
+            &crate::error::try_zeroed(meta.item_size(), "the fill value")?,
+            &meta.dtype,
+        ),
+    }
 }
 
 /// One item's v3 JSON form: floats with a NaN other than `"NaN"`'s as their hex bits,
 /// `"NaT"` for times, raw items (`raw_bytes`) and records as base64 of their stored bytes
-/// (zarr-python 3's forms, which tensorstore reads too).
-pub fn render_value(bytes: &[u8], dtype: &DType) -> Value {
+/// (zarr-python 3's forms, which tensorstore reads too). Large items' text is allocated
+/// fallibly.
+pub fn render_value(bytes: &[u8], dtype: &DType) -> Result<Value> {
     use super::fill::{ext_bits, float_bits, is_other_nan};
     let hex = |bits: u64, size: usize| Value::from(format!("0x{bits:0width$x}", width = size * 2));
     let float = |b: &[u8], size: usize| {
@@ -604,7 +612,7 @@ pub fn render_value(bytes: &[u8], dtype: &DType) -> Value {
             super::fill::float_json(super::fill::read_float(b, size))
         }
     };
-    match &dtype.kind {
+    Ok(match &dtype.kind {
         DataKind::Float(n) => float(bytes, *n),
         DataKind::Complex(n) => {
             let half = n / 2;
@@ -623,8 +631,8 @@ pub fn render_value(bytes: &[u8], dtype: &DType) -> Value {
         {
             "NaT".into()
         }
-        _ => super::fill::render_fill(&Some(bytes.to_vec()), dtype),
-    }
+        _ => super::fill::render_item(bytes, dtype)?,
+    })
 }
 
 /// The v3 codec list of `chain` for items of `dtype`.
@@ -726,7 +734,7 @@ pub fn render_array(meta: &ArrayMeta, attributes: &Map<String, Value>) -> Result
         json!({"name": "regular", "configuration": {"chunk_shape": grid_shape}}),
     );
     doc.insert("chunk_key_encoding".into(), key_encoding);
-    doc.insert("fill_value".into(), render_fill(meta));
+    doc.insert("fill_value".into(), render_fill(meta)?);
     doc.insert("codecs".into(), codecs.into());
     doc.insert("attributes".into(), Value::Object(attributes.clone()));
     if let Some(names) = &meta.dimension_names {
@@ -738,7 +746,7 @@ pub fn render_array(meta: &ArrayMeta, attributes: &Map<String, Value>) -> Result
                 .collect(),
         );
     }
-    Ok(json::to_pretty(&Value::Object(doc)))
+    json::try_to_pretty(&Value::Object(doc), "the array metadata document")
 }
 
 /// Renders a group's `zarr.json` with `attributes`.
@@ -754,5 +762,5 @@ pub fn with_attributes(bytes: &[u8], attributes: &Map<String, Value>) -> Result<
         .as_object_mut()
         .ok_or_else(|| Error::Metadata("zarr.json is not a JSON object".into()))?;
     obj.insert("attributes".into(), Value::Object(attributes.clone()));
-    Ok(json::to_pretty(&doc))
+    json::try_to_pretty(&doc, "the metadata document")
 }

@@ -263,6 +263,18 @@ impl Array {
             .unwrap_or_else(|p| Arc::clone(&p.into_inner()))
     }
 
+    /// The fill value as compact JSON text, in the form of the array's format (v3: hex bits
+    /// for NaNs other than `"NaN"`'s; else the v2 forms; `null` when unset). The text of a
+    /// large item is allocated fallibly: [`Error::NoMemory`] when it cannot be had.
+    pub fn fill_value_json(&self) -> Result<String> {
+        let meta = self.metadata();
+        let value = match (&meta.fill_value, self.format) {
+            (Some(bytes), Format::V3) => crate::meta::v3::render_value(bytes, &meta.dtype)?,
+            (fill, _) => crate::meta::fill::render_fill(fill, &meta.dtype)?,
+        };
+        crate::meta::json::try_to_compact(&value, "the fill value's JSON text")
+    }
+
     /// Replaces the metadata that later calls see (and drops the decoded chunks kept).
     fn replace_metadata(&self, meta: ArrayMeta) -> Result<()> {
         *self
@@ -451,7 +463,7 @@ impl Array {
         if elem != meta.dtype.element_type() {
             // float32 written to bfloat16: narrow the items into a dense buffer first.
             let elements = crate::error::count_of(count, "region element count")?;
-            let dense = convert::f32_to_bf16(buf, count, &strides, elements);
+            let dense = convert::f32_to_bf16(buf, count, &strides, elements)?;
             return region::write(
                 self.store.as_ref(),
                 &self.format.data_base(&self.path),

@@ -234,11 +234,10 @@ impl ArrayBuilder {
                 _ => parse_fill(&json!(0), &self.dtype)?,
             },
             // A record's fill value may be an object of field values (the v3 struct form).
-            FillSpec::Json(v @ Value::Object(_)) => crate::meta::v3::parse_fill(v, &self.dtype)
-                .map_err(|e| Error::InvalidArg(e.to_string()))?,
-            FillSpec::Json(v) => {
-                parse_fill(v, &self.dtype).map_err(|e| Error::InvalidArg(e.to_string()))?
+            FillSpec::Json(v @ Value::Object(_)) => {
+                crate::meta::v3::parse_fill(v, &self.dtype).map_err(invalid_fill)?
             }
+            FillSpec::Json(v) => parse_fill(v, &self.dtype).map_err(invalid_fill)?,
             FillSpec::Native(elem, bytes) => {
                 if *elem != self.dtype.element_type() {
                     return Err(Error::DtypeMismatch(format!(
@@ -322,7 +321,9 @@ impl ArrayBuilder {
         }
         // Zarr v3 has no null fill value: zero stands for "unset".
         let fill_value = match fill_value {
-            None if format.requires_fill() => Some(vec![0u8; item_size]),
+            None if format.requires_fill() => {
+                Some(crate::error::try_zeroed(item_size, "the fill value")?)
+            }
             fill => fill,
         };
         if self.dimension_names.is_some() && !format.is_v3() {
@@ -456,6 +457,15 @@ pub fn guess_chunks(shape: &[u64], item_size: usize) -> Vec<u64> {
         idx += 1;
     }
     chunks.into_iter().map(|c| c as u64).collect()
+}
+
+/// A fill value the caller gave that does not parse is an invalid argument; memory that
+/// cannot be had for it stays [`Error::NoMemory`].
+fn invalid_fill(e: Error) -> Error {
+    match e {
+        Error::NoMemory(_) => e,
+        e => Error::InvalidArg(e.to_string()),
+    }
 }
 
 #[cfg(test)]

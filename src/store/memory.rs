@@ -19,18 +19,22 @@ pub struct MemoryStore {
 /// A value and the write that stored it: its version.
 #[derive(Debug, Clone)]
 struct Stored {
-    bytes: Arc<[u8]>,
+    bytes: Arc<Vec<u8>>,
     generation: u64,
 }
 
 impl Stored {
-    fn new(value: &[u8]) -> Self {
+    /// A copy of `value`, allocated fallibly (a chunk may be hundreds of MiB).
+    fn new(value: &[u8]) -> Result<Self> {
         /// Numbers every write of every memory store: a value's generation is unique.
         static WRITES: AtomicU64 = AtomicU64::new(0);
-        Stored {
-            bytes: Arc::from(value),
+        let mut bytes = Vec::new();
+        crate::error::try_reserve(&mut bytes, value.len(), "a value of the memory store")?;
+        bytes.extend_from_slice(value);
+        Ok(Stored {
+            bytes: Arc::new(bytes),
             generation: WRITES.fetch_add(1, Ordering::Relaxed),
-        }
+        })
     }
 
     fn version(&self) -> Version {
@@ -140,7 +144,8 @@ impl Store for MemoryStore {
     fn set(&self, key: &str, value: &[u8]) -> Result<()> {
         let _write = super::writes::Write::begin(self.location());
         let key = validate_key(key)?;
-        self.write()?.insert(key.into_owned(), Stored::new(value));
+        let stored = Stored::new(value)?;
+        self.write()?.insert(key.into_owned(), stored);
         Ok(())
     }
 
@@ -154,7 +159,7 @@ impl Store for MemoryStore {
             Expect::Version(version) => current.as_ref() == Some(version),
         };
         if holds {
-            map.insert(key.into_owned(), Stored::new(value));
+            map.insert(key.into_owned(), Stored::new(value)?);
         }
         Ok(holds)
     }

@@ -369,7 +369,7 @@ fn array_summary(array: &Array, full: bool) -> Result<Map<String, Value>> {
     out.insert("codecs".into(), codecs);
     out.insert(
         "fill_value".into(),
-        zarr::meta::fill::render_fill(&meta.fill_value, &meta.dtype),
+        zarr::meta::fill::render_fill(&meta.fill_value, &meta.dtype)?,
     );
     out.insert("dimension_names".into(), json!(array.dimension_names()?));
     let stored = array.nbytes_stored()?;
@@ -1236,7 +1236,10 @@ fn target_meta(from: &ArrayMeta, settings: &CopySettings, format: Format) -> Res
         }
         None => {}
     }
-    builder.fill_value_json(zarr::meta::fill::render_fill(&from.fill_value, &from.dtype));
+    builder.fill_value_json(zarr::meta::fill::render_fill(
+        &from.fill_value,
+        &from.dtype,
+    )?);
     if let Some(c) = &settings.compressor {
         builder.compressor(c.clone());
     }
