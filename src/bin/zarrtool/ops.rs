@@ -3,8 +3,8 @@
 use crate::cli::{AttrsAction, Command, DumpFormat, FileOrder, Layout, NodeArg};
 use crate::out::{self, Out};
 use crate::values::{
-    csv_field, element_csv, element_text, parse_region, parse_shape, shape_text, vlen_csv,
-    vlen_text,
+    csv_field, element_csv, element_text, parse_region, parse_shape, shape_text, text_room,
+    vlen_csv, vlen_text,
 };
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
@@ -367,6 +367,7 @@ fn array_summary(array: &Array, full: bool) -> Result<Map<String, Value>> {
         }),
     };
     out.insert("codecs".into(), codecs);
+    text_room(meta.item_size(), "the fill value's text")?;
     out.insert(
         "fill_value".into(),
         zarr::meta::fill::render_fill(&meta.fill_value, &meta.dtype)?,
@@ -695,57 +696,62 @@ fn dump(node: &NodeArg, region: Option<&str>, format: DumpFormat) -> Result<u8> 
     let (start, count) = parse_region(region, &meta.shape)?;
     let mut out = Out::new();
     let csv = format == DumpFormat::Csv;
-    // Each element's values: one in text, one per record field in CSV.
-    let items: Vec<Vec<String>> = if meta.dtype.is_variable() {
+    let raw = format == DumpFormat::Raw;
+    // Lines are made and printed one at a time: a row of the region's last dimension in
+    // text and CSV, an item in raw form.
+    let row = count.last().copied().unwrap_or(1).max(1) as usize;
+    let sep = if csv { "," } else { " " };
+    let mut print_row = |values: &[String]| -> Result<()> {
+        if raw {
+            return values.iter().try_for_each(|v| out.line(v));
+        }
+        let fields: Vec<String> = values
+            .iter()
+            .map(|f| if csv { csv_field(f) } else { f.clone() })
+            .collect();
+        out.line(fields.join(sep))
+    };
+    let mut values = Vec::new();
+    if meta.dtype.is_variable() {
         let vlen = array.read_vlen(&start, &count, Order::C)?;
-        (0..vlen.offsets.len() - 1)
-            .map(|i| {
-                let bytes = &vlen.data[vlen.offsets[i] as usize..vlen.offsets[i + 1] as usize];
-                vec![if csv {
-                    vlen_csv(&meta.dtype, bytes)
-                } else {
-                    vlen_text(&meta.dtype, bytes)
-                }]
-            })
-            .collect()
+        let items = vlen.offsets.len() - 1;
+        for i in 0..items {
+            let bytes = &vlen.data[vlen.offsets[i] as usize..vlen.offsets[i + 1] as usize];
+            text_room(bytes.len(), "the item's text")?;
+            values.push(if csv {
+                vlen_csv(&meta.dtype, bytes)
+            } else {
+                vlen_text(&meta.dtype, bytes)
+            });
+            // Raw: one item per line (variable-length items have no fixed bytes).
+            if raw || (i + 1) % row == 0 || i + 1 == items {
+                print_row(&values)?;
+                values.clear();
+            }
+        }
     } else {
         let mut buf = read_region(&array, &start, &count)?;
         // Records come with their fields in the stored byte order.
         swap_record_fields(&meta.dtype, &mut buf);
-        if format == DumpFormat::Raw {
+        if raw {
             out.bytes(&buf)?;
             out.finish()?;
             return Ok(0);
         }
-        buf.chunks_exact(meta.item_size().max(1))
-            .map(|item| {
-                let mut values = Vec::new();
-                if csv {
-                    element_csv(&meta.dtype, item, &mut values);
-                } else {
-                    values.push(element_text(&meta.dtype, item));
-                }
-                values
-            })
-            .collect()
-    };
-    if format == DumpFormat::Raw {
-        // Variable-length items have no fixed bytes: one item per line, as text.
-        for item in &items {
-            out.line(&item[0])?;
+        let items = buf.chunks_exact(meta.item_size().max(1));
+        let n = items.len();
+        for (i, item) in items.enumerate() {
+            text_room(item.len(), "the item's text")?;
+            if csv {
+                element_csv(&meta.dtype, item, &mut values);
+            } else {
+                values.push(element_text(&meta.dtype, item));
+            }
+            if (i + 1) % row == 0 || i + 1 == n {
+                print_row(&values)?;
+                values.clear();
+            }
         }
-        out.finish()?;
-        return Ok(0);
-    }
-    let row = count.last().copied().unwrap_or(1).max(1) as usize;
-    let sep = if csv { "," } else { " " };
-    for line in items.chunks(row) {
-        let fields: Vec<String> = line
-            .iter()
-            .flatten()
-            .map(|f| if csv { csv_field(f) } else { f.clone() })
-            .collect();
-        out.line(fields.join(sep))?;
     }
     out.finish()?;
     Ok(0)
@@ -847,6 +853,15 @@ fn planned_array(
     overwrite: bool,
     dry_run: bool,
 ) -> Result<Option<(Arc<dyn Store>, ArrayMeta)>> {
+    // Checked before the target store is opened for writing (which creates it), so that
+    // refused settings leave no new store behind: in the format given, or v3 where no
+    // store is there yet to inherit a format from.
+    let no_store =
+        zarr::store::local_path(&node.store)?.is_some_and(|p| !std::path::Path::new(p).exists());
+    if layout.format.is_some() || no_store {
+        builder.zarr_format(layout.format.unwrap_or(3))?;
+        builder.metadata()?;
+    }
     let (store, kind) = target_store(&node.store, &node.path, overwrite, dry_run)?;
     let format = new_array_format(layout, store.as_ref(), &node.path)?;
     builder.zarr_format(format.number())?;

@@ -113,6 +113,28 @@ fn complex_text<F: Copy + Into<f64> + std::fmt::Debug>(re: F, im: F) -> String {
     format!("{}{sign}{}j", float_text(re), float_text(im))
 }
 
+/// The most bytes of text an item's byte prints as (a `\u{10ffff}` escape per UTF-32
+/// character, `\xNN` per byte, two hex digits per raw byte, separators of records).
+const TEXT_BYTES_PER_BYTE: usize = 12;
+
+/// Items below this size print without asking for room first.
+const SMALL_ITEM: usize = 1 << 16;
+
+/// Makes sure the text of an item of `bytes` bytes can be had before it is made: the room
+/// is reserved fallibly and given back, so an item too large to print in the memory there
+/// is gives `NoMemory` instead of aborting the process.
+pub fn text_room(bytes: usize, what: &str) -> Result<()> {
+    if bytes < SMALL_ITEM {
+        return Ok(());
+    }
+    let mut room: Vec<u8> = Vec::new();
+    zarr::error::try_reserve(
+        &mut room,
+        bytes.saturating_mul(TEXT_BYTES_PER_BYTE).saturating_add(64),
+        what,
+    )
+}
+
 /// One element (native byte order, as read) as text: strings quoted (`"zz"`, `b"ab"`),
 /// records as tuples of their field values (`(1, 0.5, b"ab")`), sub-array fields as lists.
 pub fn element_text(dtype: &DType, item: &[u8]) -> String {
