@@ -278,6 +278,29 @@ fn corrupt_vlen_chunks_are_errors_naming_the_chunk() {
     }
 }
 
+/// A variable-length chunk of a huge chunk shape whose count says "every item" but whose
+/// data holds none: an error naming the chunk, with nothing reserved for the claimed count.
+#[test]
+fn a_vlen_count_the_chunk_cannot_hold_reserves_nothing() {
+    let store = Arc::new(MemoryStore::new());
+    let n = u64::from(u32::MAX);
+    let mut b = ArrayBuilder::new(vec![n], ElementType::String);
+    b.chunks(vec![n])
+        .compressor(Value::Null)
+        .zarr_format(2)
+        .unwrap();
+    let a = b.create(store.clone(), "a", Mode::Overwrite).unwrap();
+    // The count matches the chunk (2^32 - 1 items); one length follows, then nothing.
+    let mut chunk = u32::MAX.to_le_bytes().to_vec();
+    chunk.extend_from_slice(&[0, 0, 0, 0]);
+    store.set("a/0", &chunk).unwrap();
+    let err = a.read_vlen(&[0], &[1], Order::C).unwrap_err();
+    assert!(
+        matches!(err, Error::Codec(ref m) if m.contains("\"a/0\"")),
+        "{err}"
+    );
+}
+
 #[test]
 fn fill_values_of_string_types_read_back() {
     let store = Arc::new(MemoryStore::new());

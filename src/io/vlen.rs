@@ -101,7 +101,9 @@ pub fn decode_items(data: &[u8], expected: usize) -> Result<Vec<std::ops::Range<
             "vlen data holds {count} items, the chunk has {expected}"
         )));
     }
-    let mut ranges = Vec::with_capacity(count);
+    // Every item takes at least its 4-byte length: a count the data cannot hold reserves
+    // no more than the data allows (and fails below when the lengths run out).
+    let mut ranges = Vec::with_capacity(count.min(data.len() / 4));
     let mut at = 4;
     for i in 0..count {
         let len = word(at)?;
