@@ -359,3 +359,37 @@ fn v2_scalars_get_the_empty_dimension_list() {
         "{meta}"
     );
 }
+
+#[test]
+fn nczarr_scalars_and_attributes_are_read() {
+    let store = Arc::new(MemoryStore::new());
+    // As netCDF-C 4.9 writes them: a scalar as shape [1] with an empty dimension list, and
+    // the missing value as a `_FillValue` attribute beside a null fill value.
+    let mut crs = v2_doc("<i4", json!(null));
+    crs["shape"] = json!([1]);
+    crs["chunks"] = json!([1]);
+    crs["_NCZARR_ARRAY"] = json!({"dimrefs": [], "storage": "scalar"});
+    put(&store, "crs/.zarray", crs);
+    put(
+        &store,
+        "crs/.zattrs",
+        json!({"_ARRAY_DIMENSIONS": [], "_NCZARR_ATTR": {"types": {}}}),
+    );
+    let a = Array::open(store.clone(), "crs", Mode::Read).unwrap();
+    assert_eq!(a.dimension_names().unwrap(), None);
+    assert_eq!(a.missing_value().unwrap(), None);
+    put(&store, "t/.zarray", v2_doc("<f4", json!(null)));
+    put(
+        &store,
+        "t/.zattrs",
+        json!({"_FillValue": -9999, "_ARRAY_DIMENSIONS": ["x"],
+               "_NCZARR_ATTR": {"types": {"_FillValue": "<f4"}}}),
+    );
+    let a = Array::open(store.clone(), "t", Mode::Read).unwrap();
+    assert_eq!(a.missing_value().unwrap(), Some(-9999.0));
+    assert_eq!(a.dimension_names().unwrap(), Some(vec![Some("x".into())]));
+    // A list of another length is still an error, outside NCZarr's scalar form.
+    put(&store, "t/.zattrs", json!({"_ARRAY_DIMENSIONS": []}));
+    let a = Array::open(store, "t", Mode::Read).unwrap();
+    assert!(matches!(a.dimension_names(), Err(Error::Metadata(_))));
+}

@@ -2467,3 +2467,49 @@ fn copy_carries_the_cf_missing_value_and_scalar_dimensions_between_formats() {
     assert_eq!(meta["fill_value"], serde_json::json!(0.0));
     assert!(meta["attributes"].get("_FillValue").is_none(), "{meta}");
 }
+
+#[test]
+fn nczarr_scalars_work_in_every_command_and_validate_agrees() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("nc.zarr");
+    put_doc(&src, ".zgroup", serde_json::json!({"zarr_format": 2}));
+    put_doc(
+        &src,
+        "crs/.zarray",
+        serde_json::json!({"zarr_format": 2, "shape": [1], "dtype": "<i4", "chunks": [1],
+            "fill_value": null, "order": "C", "compressor": null, "filters": null,
+            "_NCZARR_ARRAY": {"dimrefs": [], "storage": "scalar"}}),
+    );
+    put_doc(
+        &src,
+        "crs/.zattrs",
+        serde_json::json!({"_ARRAY_DIMENSIONS": [], "_NCZARR_ATTR": {"types": {}}}),
+    );
+    std::fs::write(src.join("crs/0"), 7i32.to_le_bytes()).unwrap();
+    assert_eq!(ok(&["dump", s(&src), "crs"]), "7\n");
+    assert!(ok(&["info", s(&src), "crs"]).contains("shape: 1\n"));
+    let out = tool(&["validate", s(&src)]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "2 nodes (1 arrays) checked: 0 problems\n"
+    );
+    let v3 = dir.path().join("v3.zarr");
+    ok(&["copy", s(&src), s(&v3), "--format", "3"]);
+    assert_eq!(ok(&["dump", s(&v3), "crs"]), "7\n");
+    // A dimension list that does not fit the array: validate says what info says.
+    put_doc(
+        &src,
+        "crs/.zattrs",
+        serde_json::json!({"_ARRAY_DIMENSIONS": ["a", "b"]}),
+    );
+    let err = fails(&["info", s(&src), "crs"], 1);
+    assert!(err.contains("_ARRAY_DIMENSIONS"), "{err}");
+    let out = tool(&["validate", s(&src)]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("/crs: metadata error") && text.contains("_ARRAY_DIMENSIONS"),
+        "{text}"
+    );
+    assert_ne!(out.status.code(), Some(0));
+}

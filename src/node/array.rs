@@ -859,7 +859,8 @@ impl Array {
 
     /// The dimension names, `None` for an unnamed dimension: v3 `dimension_names`, or the
     /// `_ARRAY_DIMENSIONS` attribute of v2 (the xarray convention; a null entry is unnamed).
-    /// `None` when the array has none.
+    /// `None` when the array has none, and for NCZarr's scalars (shape `[1]` with an empty
+    /// `_ARRAY_DIMENSIONS`).
     pub fn dimension_names(&self) -> Result<Option<Vec<Option<String>>>> {
         if self.format.is_v3() {
             return Ok(self.metadata().dimension_names.clone());
@@ -867,6 +868,9 @@ impl Array {
         let Some(value) = self.attributes()?.get(DIMENSIONS_KEY).cloned() else {
             return Ok(None);
         };
+        if self.metadata().shape == [1] && value.as_array().is_some_and(|v| v.is_empty()) {
+            return Ok(None);
+        }
         let bad = || {
             Error::Metadata(format!(
                 "array {:?}: {DIMENSIONS_KEY} must be a list of {} strings",

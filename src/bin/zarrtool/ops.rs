@@ -1478,6 +1478,10 @@ fn validate_array(store: &Arc<dyn Store>, path: &str) -> Result<Vec<String>> {
     };
     let meta = array.metadata();
     let mut problems = Vec::new();
+    // What info, copy and dump read besides the metadata: its dimension names.
+    if let Err(e) = array.dimension_names() {
+        problems.push(format!("{}: {e}", display(path)));
+    }
     let base = array.format().data_base(array.path());
     let prefix = node_prefix(&base);
     let grid = meta.chunk_grid();
