@@ -344,6 +344,7 @@ static void test_hierarchy(const char *dir) {
     CHECK(x.missing_value() == std::optional<double>(255.0));
     CHECK(x.fill_value_json() == "255");
     CHECK_THROWS(x.set_missing_value(256), ZARR_ERR_INVALID_ARG, "\"x\"");
+    x.set_missing_value(9);
     zarr::ArrayBuilder m = zarr::ArrayBuilder::of<int16_t>({2});
     m.set_missing_value(-9);
     zarr::Group other = zarr::Group::create(zarr::Store::memory(), "", ZARR_MODE_W, 3);
