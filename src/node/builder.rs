@@ -30,11 +30,10 @@ enum FillSpec {
 
 /// Settings for a new array. The format is that of the group above the new array (Zarr v3
 /// at the top of a store) unless [`ArrayBuilder::zarr_format`] chooses. Other defaults:
-/// chunk shape guessed from the shape (zarr-python's guess), C order, fill value as xarray
-/// writes it (v2: NaN for floats, `""` for strings, `null` for other types; v3: 0, or `""`
-/// for strings); v3:
-/// chunk keys `c/0/1` and zstd level 0 (zarr-python 3's); v2: `.` separator and blosc lz4
-/// level 5 with byte shuffle (zarr-python 2's).
+/// chunk shape guessed from the shape (zarr-python's guess), C order, the fill value xarray
+/// writes (v2: NaN for floats, `""` for strings, `null` for other types; v3: 0, or `""` for
+/// strings); v3: chunk keys `c/0/1` and zstd level 0 (zarr-python 3's); v2: `.` separator
+/// and blosc lz4 level 5 with byte shuffle (zarr-python 2's).
 #[derive(Debug, Clone)]
 pub struct ArrayBuilder {
     shape: Vec<u64>,
