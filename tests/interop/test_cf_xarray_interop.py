@@ -195,3 +195,21 @@ def test_netcdf_import_decodes_as_netcdf_shows(zarrtool, tmp_path, fmt):
     meta = json.loads((store / ("crs/.zattrs" if fmt == 2 else "crs/zarr.json")).read_text())
     if fmt == 2:
         assert meta["_ARRAY_DIMENSIONS"] == []
+
+
+@pytest.mark.skipif(ZARR_MAJOR < 3, reason="zarr-python 2 leaves the unwritten chunks of a "
+                    "null-fill array uninitialised (its own arrays with fill_value=None too)")
+def test_null_fill_reads_as_zeros(tool, tmp_path, monkeypatch):
+    """A v2 integer array made without a fill value has a null fill: libzarr, zarr-python 3
+    and tensorstore read its unwritten cells as zeros."""
+    store = tmp_path / "null.zarr"
+    build(tool, tmp_path, monkeypatch, store, "n", "<i2", np.array([5, 6], dtype="<i2"), fmt=2)
+    tool.resize(store, "n", [6])
+    assert json.loads((store / "n" / ".zarray").read_text())["fill_value"] is None
+    want = [5, 6, 0, 0, 0, 0]
+    assert zarr.open_array(str(store / "n"), mode="r")[:].tolist() == want
+    data, _ = tool.dump(tmp_path, store, "n", "C")
+    assert np.frombuffer(data, dtype="<i2").tolist() == want
+    ts = pytest.importorskip("tensorstore")
+    spec = {"driver": "zarr", "kvstore": {"driver": "file", "path": str(store / "n")}}
+    assert ts.open(spec).result().read().result().tolist() == want
