@@ -282,11 +282,16 @@ fn missing_values_are_found_however_the_store_holds_them() {
         "big/.zarray",
         v2_doc("<i8", json!(9007199254740993i64)),
     );
-    let err = Array::open(store, "big", Mode::Read)
-        .unwrap()
-        .missing_value()
-        .unwrap_err();
-    assert!(matches!(err, Error::DtypeMismatch(_)), "{err}");
+    // The same as v3's integer attribute (xarray's and NCZarr's form).
+    let attr = json!({"_FillValue": 9007199254740993i64});
+    put(&store, "big3/zarr.json", v3_doc("int64", json!(0), attr));
+    for name in ["big", "big3"] {
+        let err = Array::open(store.clone(), name, Mode::Read)
+            .unwrap()
+            .missing_value()
+            .unwrap_err();
+        assert!(matches!(err, Error::DtypeMismatch(_)), "{name}: {err}");
+    }
 }
 
 #[test]

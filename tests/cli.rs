@@ -2513,3 +2513,71 @@ fn nczarr_scalars_work_in_every_command_and_validate_agrees() {
     );
     assert_ne!(out.status.code(), Some(0));
 }
+
+#[test]
+fn netcdf_missing_values_become_the_cf_missing_value_or_warn() {
+    if !netcdf_tool() {
+        eprintln!("this zarrtool has no netCDF import: skipped");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let cdl = r#"netcdf mv {
+dimensions:
+  x = 3 ;
+variables:
+  short text(x) ; text:missing_value = "none" ;
+  short frac(x) ; frac:missing_value = 1.5 ;
+  short two(x) ; two:missing_value = -1s, -2s ;
+  short one(x) ; one:missing_value = -1s ;
+  float f(x) ; f:missing_value = 1.e30f ;
+  int64 big(x) ; big:_FillValue = 9007199254740993LL ;
+data:
+  text = 1, 2, 3 ; frac = 1, 2, 3 ; two = 1, 2, 3 ; one = 1, -1, 3 ; f = 1, 1e30, 3 ;
+  big = 1, _, 3 ;
+}
+"#;
+    let nc = ncgen(dir.path(), "mv", "nc4", cdl);
+    let store = dir.path().join("mv.zarr");
+    let out = tool(&["import", s(&nc), s(&store)]);
+    assert_eq!(out.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&out.stderr);
+    // (variable, v3 fill_value, _FillValue attribute, warned)
+    let cases = [
+        ("text", serde_json::json!(0), None, true),
+        ("frac", serde_json::json!(0), None, true),
+        ("two", serde_json::json!(0), None, true),
+        (
+            "one",
+            serde_json::json!(-1),
+            Some(serde_json::json!(-1)),
+            false,
+        ),
+        // The float32 nearest 1e30, in xarray's base64 double encoding.
+        (
+            "f",
+            serde_json::json!(1.0000000150474662e30),
+            Some(serde_json::json!("AAAAQFk+KUY=")),
+            false,
+        ),
+        // An int64 beyond 2^53 stays exact.
+        (
+            "big",
+            serde_json::json!(9007199254740993i64),
+            Some(serde_json::json!(9007199254740993i64)),
+            false,
+        ),
+    ];
+    for (var, fill, attr, warned) in cases {
+        let meta: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(store.join(var).join("zarr.json")).unwrap())
+                .unwrap();
+        assert_eq!(meta["fill_value"], fill, "{var}");
+        assert_eq!(meta["attributes"].get("_FillValue").cloned(), attr, "{var}");
+        let warned_here = err.lines().any(|l| {
+            l.ends_with("missing_value is kept as an attribute only")
+                && (l.contains(&format!("variable /{var}:"))
+                    || l.contains(&format!("array \"{var}\"")))
+        });
+        assert_eq!(warned_here, warned, "{var}: {err}");
+    }
+}

@@ -132,7 +132,15 @@ pub fn decode(
     let v2_fill = (!format.is_v3())
         .then(|| fill_as_number(&meta.fill_value, &meta.dtype))
         .flatten();
-    let value = match (v2_fill, attributes.get(FILL_ATTRIBUTE)) {
+    // An integer attribute is taken exactly, as a fill value is.
+    let attr_int = match attributes.get(FILL_ATTRIBUTE) {
+        Some(Value::Number(n)) => n
+            .as_i64()
+            .map(Number::Int)
+            .or_else(|| n.as_u64().map(Number::UInt)),
+        _ => None,
+    };
+    let value = match (v2_fill.or(attr_int), attributes.get(FILL_ATTRIBUTE)) {
         (Some(v), _) => v.as_f64().ok_or_else(|| {
             Error::DtypeMismatch(format!(
                 "array {array:?}: missing value {v:?} is not exactly a double"

@@ -637,13 +637,25 @@ fn variable(f: &File, ncid: c_int, varid: c_int, group: &str, settings: &Setting
     // SAFETY: 16 bytes hold any atomic type's fill value (a string's is a pointer).
     let code = unsafe { ffi::nc_inq_var_fill(ncid, varid, &mut no_fill, fill.as_mut_ptr().cast()) };
     f.check(code, || format!("the fill value of {shown}"))?;
-    let missing = attrs.get("missing_value").and_then(Value::as_f64);
+    // A missing_value that is no value of the type (text, a list, out of range) stays an
+    // attribute only, with a warning.
+    let missing = attrs.get("missing_value").map(|v| match v.as_f64() {
+        // netCDF converts it to the variable's type; a float attribute's text is the
+        // shortest that gives its float32 back.
+        Some(v) if dtype.kind == DataKind::Float(4) => {
+            cf::encode(v as f32 as f64, &dtype, settings.format, &path)
+        }
+        Some(v) => cf::encode(v, &dtype, settings.format, &path),
+        None => Err(Error::InvalidArg(format!(
+            "{shown}: missing_value {v} is not one number"
+        ))),
+    });
     match kind {
         Kind::Number(size) if explicit => {
-            let encoded = cf::encode_bytes(fill[..size].to_vec(), &dtype, settings.format, &shown)?;
+            let encoded = cf::encode_bytes(fill[..size].to_vec(), &dtype, settings.format, &path)?;
             keep_missing(&mut builder, &mut attrs, &dtype, encoded);
         }
-        Kind::Number(_) => match missing.map(|v| cf::encode(v, &dtype, settings.format, &shown)) {
+        Kind::Number(_) => match missing {
             Some(Ok(encoded)) => keep_missing(&mut builder, &mut attrs, &dtype, encoded),
             Some(Err(e)) => eprintln!("zarrtool: {e}: missing_value is kept as an attribute only"),
             None => {}
