@@ -338,6 +338,17 @@ static void test_hierarchy(const char *dir) {
     CHECK_EQ(x.fill_value<uint8_t>(&is_null), 9);
     CHECK(!is_null);
     CHECK(x.fill_value_json() == "9");
+    // v2 keeps the CF missing value in fill_value itself.
+    CHECK(x.missing_value() == std::optional<double>(9.0));
+    x.set_missing_value(255);
+    CHECK(x.missing_value() == std::optional<double>(255.0));
+    CHECK(x.fill_value_json() == "255");
+    CHECK_THROWS(x.set_missing_value(256), ZARR_ERR_INVALID_ARG, "\"x\"");
+    x.set_missing_value(9);
+    zarr::ArrayBuilder m = zarr::ArrayBuilder::of<int16_t>({2});
+    m.set_missing_value(-9);
+    zarr::Group other = zarr::Group::create(zarr::Store::memory(), "", ZARR_MODE_W, 3);
+    CHECK(other.create_array(m, "m", ZARR_MODE_W).missing_value() == std::optional<double>(-9.0));
     sub.create_array(b, "y", ZARR_MODE_W);
 
     CHECK((root.members() == std::vector<std::string>{"sub", "x"}));

@@ -30,6 +30,7 @@ static void builder_round_trip(int format, const char *filters, const char *comp
     CHECK_OK(zarr_array_builder_set_zarr_format(b, format));
     CHECK_OK(zarr_array_builder_set_filters_json(b, filters));
     CHECK_OK(zarr_array_builder_set_compressor_json(b, compressor));
+    CHECK_OK(zarr_array_builder_set_fill_value_json(b, "0")); /* v2's default is null */
     CHECK_OK(zarr_array_create(b, s, "a", ZARR_MODE_W_MINUS, &a));
     zarr_array_builder_free(b);
     int32_t data[30], back[30];

@@ -3,6 +3,7 @@
  * metadata document, for arrays made by the builder and by zarr_array_create_json.
  */
 #include "check.h"
+#include <math.h>
 
 static bool little_endian(void) {
     const uint16_t one = 1;
@@ -393,6 +394,63 @@ static void test_scalar_queries(void) {
     zarr_store_free(s);
 }
 
+/* The CF missing value by one call: what each format stores, the query, the refusals
+ * (naming the array, writing nothing), and the v2 defaults (NaN floats, null integers). */
+static void test_missing_value(void) {
+    zarr_store_t *s = NULL;
+    CHECK_OK(zarr_store_new_memory(&s));
+    const uint64_t shape[1] = {4};
+    char doc[1024];
+    bool is_set = false;
+    double value = 0;
+    for (int32_t format = 2; format <= 3; format++) {
+        zarr_array_builder_t *b = NULL;
+        CHECK_OK(zarr_array_builder_new(ZARR_DTYPE_FLOAT32, 1, shape, &b));
+        CHECK_OK(zarr_array_builder_set_zarr_format(b, format));
+        CHECK_OK(zarr_array_builder_set_missing_value(b, -9999.0));
+        zarr_array_t *a = NULL;
+        CHECK_OK(zarr_array_create(b, s, format == 2 ? "t2" : "t3", ZARR_MODE_W, &a));
+        CHECK_OK(zarr_array_missing_value(a, &is_set, &value));
+        CHECK(is_set && value == -9999.0);
+        float cells[4] = {0, 0, 0, 0};
+        CHECK_OK(zarr_array_read(a, 1, (uint64_t[]){0}, shape, ZARR_DTYPE_FLOAT32, ZARR_ORDER_C,
+                                 cells, sizeof cells));
+        CHECK(cells[0] == -9999.0f && cells[3] == -9999.0f);
+        CHECK_OK(zarr_array_metadata_json(a, doc, sizeof doc, NULL));
+        if (format == 3)
+            CHECK_CONTAINS(doc, "\"_FillValue\": \"AAAAAICHw8A=\"");
+        else
+            CHECK_CONTAINS(doc, "\"fill_value\": -9999.0");
+        /* Not a float32: refused, naming the array, and the value stays. */
+        CHECK_STATUS(zarr_array_set_missing_value(a, 0.1), ZARR_ERR_INVALID_ARG);
+        CHECK_ERROR_CONTAINS(format == 2 ? "\"t2\"" : "\"t3\"");
+        CHECK_OK(zarr_array_missing_value(a, &is_set, &value));
+        CHECK(is_set && value == -9999.0);
+        zarr_array_free(a);
+        zarr_array_builder_free(b);
+    }
+    /* NaN for an integer array: refused at creation, nothing created. */
+    zarr_array_builder_t *b = NULL;
+    CHECK_OK(zarr_array_builder_new(ZARR_DTYPE_INT16, 1, shape, &b));
+    CHECK_OK(zarr_array_builder_set_missing_value(b, NAN));
+    zarr_array_t *a = NULL;
+    CHECK_STATUS(zarr_array_create(b, s, "n", ZARR_MODE_W, &a), ZARR_ERR_INVALID_ARG);
+    CHECK_ERROR_CONTAINS("\"n\"");
+    bool exists = true;
+    CHECK_OK(zarr_store_contains(s, "n/zarr.json", &exists));
+    CHECK(!exists);
+    zarr_array_builder_free(b);
+    /* v2 defaults: no missing value on an integer array. */
+    CHECK_OK(zarr_array_builder_new(ZARR_DTYPE_INT16, 1, shape, &b));
+    CHECK_OK(zarr_array_builder_set_zarr_format(b, 2));
+    CHECK_OK(zarr_array_create(b, s, "i", ZARR_MODE_W, &a));
+    CHECK_OK(zarr_array_missing_value(a, &is_set, &value));
+    CHECK(!is_set && value == 0);
+    zarr_array_free(a);
+    zarr_array_builder_free(b);
+    zarr_store_free(s);
+}
+
 /* Which chunks (shards, when sharded) a region touches, each one's region, and a handle
  * that sees another handle's resize after zarr_array_refresh. */
 static void test_region_chunks_and_refresh(void) {
@@ -463,5 +521,6 @@ int main(void) {
     test_fill_json_forms();
     test_create_json();
     test_scalar_queries();
+    test_missing_value();
     return CHECK_DONE();
 }

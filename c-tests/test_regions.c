@@ -514,7 +514,8 @@ static void test_fill_values(void) {
 static void test_erase_and_read_modify_write(void) {
     zarr_store_t *s = memory_store();
     const uint64_t shape[2] = {4, 4}, chunks[2] = {2, 2};
-    const struct spec sp = {ZARR_DTYPE_INT32, 2, shape, chunks, ZARR_ORDER_C, NULL, NULL, NULL, NULL};
+    /* Fill 0 given: a v2 integer array made without one has null, which erases nothing. */
+    const struct spec sp = {ZARR_DTYPE_INT32, 2, shape, chunks, ZARR_ORDER_C, NULL, NULL, "0", NULL};
     zarr_array_t *a = create(s, "e", &sp);
     int32_t data[16];
     for (int i = 0; i < 16; i++)

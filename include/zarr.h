@@ -1109,6 +1109,41 @@ zarr_status_t zarr_array_fill_value(const zarr_array_t *array,
                                     bool *out_is_null);
 
 /**
+ * Makes `value` the array's CF missing value: its fill value (which unwritten chunks read
+ * as) and, in Zarr v3, xarray's `_FillValue` attribute beside it, written in one document
+ * (see `zarr_array_builder_set_missing_value` for the encodings). Outside v3 a
+ * `_FillValue` attribute is removed, since `fill_value` is the missing value there.
+ *
+ * Errors: `ZARR_ERR_INVALID_ARG` (a value the type cannot hold exactly, or an array
+ * without numbers: nothing is written), `ZARR_ERR_READ_ONLY`.
+ *
+ * Ownership: nothing is kept.
+ *
+ * Thread safety: any thread; updates through one handle are serialised, while of updates
+ * made at once through several handles or processes the last one wins.
+ */
+ZARR_API zarr_status_t zarr_array_set_missing_value(const zarr_array_t *array, double value);
+
+/**
+ * Sets `*out_is_set` to whether the array has a CF missing value and `*out_value` to it
+ * (0 when none), whichever way the store holds it: a `_FillValue` attribute (xarray's
+ * base64 form, a number, or "NaN"), as xarray, NCZarr and libzarr write it in Zarr v3,
+ * or outside v3 a `fill_value` that is not null (which xarray and NCZarr read as the
+ * missing value).
+ *
+ * Errors: `ZARR_ERR_METADATA` (a `_FillValue` attribute that is no value of the type),
+ * `ZARR_ERR_DTYPE_MISMATCH` (a 64-bit integer missing value a double cannot hold exactly).
+ *
+ * Ownership: nothing is kept; the results go to the caller's outputs.
+ *
+ * Thread safety: any thread; it reads the store (the attributes).
+ */
+ZARR_API
+zarr_status_t zarr_array_missing_value(const zarr_array_t *array,
+                                       bool *out_is_set,
+                                       double *out_value);
+
+/**
  * Copies the fill value as the array's metadata writes it ("NaN", "0", "null",
  * "[1.0,2.0]"; in Zarr v3 a NaN with a payload as hex bits, "0x7fc00001", and a record
  * as an object of field values) into `buf` (string output convention).
@@ -1433,8 +1468,11 @@ zarr_status_t zarr_array_dimension_names(const zarr_array_t *array,
  * `dtype`, stored in this machine's byte order. The Zarr format is that of the group the
  * array is created in (Zarr v3 at the top of a store) unless
  * `zarr_array_builder_set_zarr_format` chooses. Other defaults: chunks guessed from the
- * shape, fill value 0, C order, no attributes; v3: chunk keys "c/0/1", zstd level 0
- * (zarr-python 3's); v2: "." separator, blosc lz4 level 5 with shuffle (zarr-python 2's).
+ * shape, C order, no attributes, the fill value xarray writes (v2: NaN for floats, ""
+ * for strings, null for other types, so no real value is masked; v3: 0, or "" for
+ * strings); v3: chunk keys "c/0/1", zstd level 0 (zarr-python 3's); v2: "." separator,
+ * blosc lz4 level 5 with shuffle (zarr-python 2's). A v2 scalar gets the empty
+ * `_ARRAY_DIMENSIONS` list xarray needs.
  * `ZARR_DTYPE_RAW` starts as `|V1`: give the real type with
  * `zarr_array_builder_set_dtype_name`.
  *
@@ -1538,6 +1576,28 @@ zarr_status_t zarr_array_builder_set_fill_value(zarr_array_builder_t *builder,
 ZARR_API
 zarr_status_t zarr_array_builder_set_fill_value_json(zarr_array_builder_t *builder,
                                                      const char *json);
+
+/**
+ * Makes `value` the array's CF missing value (`_FillValue`), written so that xarray,
+ * netCDF-C (NCZarr) and CF readers mask it: Zarr v2 keeps it in `fill_value`; Zarr v3 in
+ * `fill_value` and in xarray's `_FillValue` attribute beside it (a float as base64 of its
+ * little-endian double bytes, an integer as a number). It replaces any fill value set
+ * before (and a later fill value replaces it). A double holds every missing value of a
+ * type up to 32 bits and 64-bit integers up to 2^53 in magnitude.
+ *
+ * Errors: only the usual ones (Conventions); `zarr_array_create` refuses with
+ * `ZARR_ERR_INVALID_ARG`, naming the array, a value the type cannot hold exactly (out of
+ * range, a fraction or NaN for integers, not exactly a float32) or an array without
+ * numbers (strings, booleans, records, dates), and creates nothing.
+ *
+ * Ownership: nothing is kept: the builder copies what it is given.
+ *
+ * Thread safety: any thread: calls on one builder are serialised (usually one thread fills
+ * it in).
+ */
+ZARR_API
+zarr_status_t zarr_array_builder_set_missing_value(zarr_array_builder_t *builder,
+                                                   double value);
 
 /**
  * Sets the element order inside chunks (`ZARR_ORDER_C` or `ZARR_ORDER_F`).

@@ -711,6 +711,19 @@ class Array {
             return zarr_array_fill_value_json(get(), b, l, n);
         });
     }
+    /* The CF missing value (_FillValue) as xarray and netCDF read it; std::nullopt when
+     * there is none. */
+    std::optional<double> missing_value() const {
+        bool set = false;
+        double value = 0;
+        detail::check(zarr_array_missing_value(get(), &set, &value));
+        return set ? std::optional<double>(value) : std::nullopt;
+    }
+    /* Makes `value` the CF missing value: the fill value and, in Zarr v3, xarray's
+     * _FillValue attribute. */
+    void set_missing_value(double value) const {
+        detail::check(zarr_array_set_missing_value(get(), value));
+    }
     zarr_order_t order() const {
         zarr_order_t order = 0;
         detail::check(zarr_array_order(get(), &order));
@@ -859,6 +872,11 @@ class ArrayBuilder {
     }
     ArrayBuilder &set_fill_value_json(const std::string &json) {
         detail::check(zarr_array_builder_set_fill_value_json(get(), json.c_str()));
+        return *this;
+    }
+    /* The CF missing value, written as xarray, netCDF and CF readers expect. */
+    ArrayBuilder &set_missing_value(double value) {
+        detail::check(zarr_array_builder_set_missing_value(get(), value));
         return *this;
     }
     ArrayBuilder &set_order(zarr_order_t order) {

@@ -1255,7 +1255,9 @@ fn attr_type(attr: &NcAttr) -> &'static str {
 }
 
 /// Checks attributes as zarrtool imported them against ncdump's (`_FillValue` is the
-/// array's fill value, checked with the values; `_ARRAY_DIMENSIONS` the dimensions).
+/// array's fill value, checked with the values, and in Zarr v3 also the attribute xarray
+/// reads, there only when netCDF has an explicit one or a `missing_value`;
+/// `_ARRAY_DIMENSIONS` the dimensions).
 fn check_attrs(what: &str, ours: &serde_json::Value, theirs: &[(String, NcAttr)]) {
     let ours = ours.as_object().expect("attributes are an object");
     let expected: Vec<&String> = theirs
@@ -1263,8 +1265,18 @@ fn check_attrs(what: &str, ours: &serde_json::Value, theirs: &[(String, NcAttr)]
         .map(|(k, _)| k)
         .filter(|k| *k != "_FillValue")
         .collect();
-    let got: Vec<&String> = ours.keys().filter(|k| *k != "_ARRAY_DIMENSIONS").collect();
+    let got: Vec<&String> = ours
+        .keys()
+        .filter(|k| *k != "_ARRAY_DIMENSIONS" && *k != "_FillValue")
+        .collect();
     assert_eq!(got, expected, "{what}: attribute names");
+    let missing = theirs
+        .iter()
+        .any(|(k, _)| k == "_FillValue" || k == "missing_value");
+    assert!(
+        missing || !ours.contains_key("_FillValue"),
+        "{what}: _FillValue"
+    );
     for (key, attr) in theirs.iter().filter(|(k, _)| k != "_FillValue") {
         let value = &ours[key];
         let values: Vec<&serde_json::Value> = match value {
@@ -1368,17 +1380,23 @@ fn check_against_ncdump(nc: &Path, store: &str, root: &str) -> NcDump {
         assert_eq!(info["dtype"], serde_json::json!(dtype), "{what}");
         let shape: Vec<u64> = dims.iter().map(|n| d.dims[n]).collect();
         assert_eq!(info["shape"], serde_json::json!(shape), "{what}");
-        let names = if dims.is_empty() {
+        // A v2 scalar has the empty _ARRAY_DIMENSIONS list xarray needs.
+        let names = if dims.is_empty() && info["zarr_format"] != 2 {
             serde_json::Value::Null
         } else {
             serde_json::json!(dims)
         };
         assert_eq!(info["dimension_names"], names, "{what}");
-        // The fill value: _FillValue, else netCDF's default for the type.
+        // The fill value: _FillValue; netCDF's default for the type stays implicit (the
+        // array gets the default fill, the cells netCDF shows as `_` hold it as data).
         let fill = &info["fill_value"];
+        let mut nc_fill = default_fill(&var.ty).to_string();
         if let Some((_, attr)) = var.attrs.iter().find(|(k, _)| k == "_FillValue") {
             match &attr.values[0] {
-                Tok::Num(n, _) => assert!(same_number(&var.ty, &fill.to_string(), n), "{what}"),
+                Tok::Num(n, _) => {
+                    assert!(same_number(&var.ty, &fill.to_string(), n), "{what}");
+                    nc_fill = n.clone();
+                }
                 other => panic!("{what}: fill {other:?}"),
             }
         }
@@ -1391,7 +1409,7 @@ fn check_against_ncdump(nc: &Path, store: &str, root: &str) -> NcDump {
             match theirs {
                 Tok::Fill => match fill {
                     serde_json::Value::String(f) => assert_eq!(ours, f, "{what}[{i}]"),
-                    f => assert!(same_number(&var.ty, ours, &f.to_string()), "{what}[{i}]"),
+                    _ => assert!(same_number(&var.ty, ours, &nc_fill), "{what}[{i}]: {ours}"),
                 },
                 Tok::Str(s) => assert_eq!(ours, s, "{what}[{i}]"),
                 Tok::Num(n, _) => {
@@ -1401,6 +1419,23 @@ fn check_against_ncdump(nc: &Path, store: &str, root: &str) -> NcDump {
         }
     }
     d
+}
+
+/// netCDF's default fill value of a numeric type (`NC_FILL_*`), as text.
+fn default_fill(ty: &str) -> &'static str {
+    match ty {
+        "byte" => "-127",
+        "ubyte" => "255",
+        "short" => "-32767",
+        "ushort" => "65535",
+        "int" => "-2147483647",
+        "uint" => "4294967295",
+        "int64" => "-9223372036854775806",
+        "uint64" => "18446744073709551614",
+        "float" => "9.96921e+36",
+        "double" => "9.969209968386869e+36",
+        _ => "",
+    }
 }
 
 /// Makes a netCDF file of `kind` (ncgen -k) from CDL.
@@ -1567,10 +1602,11 @@ fn netcdf4_import_matches_ncdump() {
     let info: serde_json::Value =
         serde_json::from_str(&ok(&["info", "--json", &store, "counts"])).unwrap();
     assert_eq!(info["chunks"], serde_json::json!([2, 3]));
-    // Default fills: netCDF's for the type; a variable without fill gets Zarr's zero.
+    // netCDF's default fills stay implicit: those variables, and one without fill, get
+    // Zarr v3's zero, which xarray does not mask; an explicit _FillValue is kept.
     for (var, fill) in [
-        ("counts", serde_json::json!(-32767)),
-        ("us", serde_json::json!(65535)),
+        ("counts", serde_json::json!(0)),
+        ("us", serde_json::json!(0)),
         ("label", serde_json::json!("")),
         // A byte string's fill value in Zarr v3 metadata is base64: five NULs.
         ("name", serde_json::json!("AAAAAAA=")),
@@ -2302,5 +2338,246 @@ fn messages_never_quote_a_urls_password_or_signature() {
         for secret in ["hunter2pw", "sig0secret", "key0secret"] {
             assert!(!text.contains(secret), "{args:?} quotes {secret}: {text}");
         }
+    }
+}
+
+/// Writes a JSON document into a directory store.
+fn put_doc(root: &Path, key: &str, value: serde_json::Value) {
+    let path = root.join(key);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, serde_json::to_vec(&value).unwrap()).unwrap();
+}
+
+/// A v3 array document without codecs beyond `bytes`.
+fn v3_array(
+    shape: serde_json::Value,
+    dtype: &str,
+    fill: serde_json::Value,
+    attrs: serde_json::Value,
+) -> serde_json::Value {
+    let chunks = if shape == serde_json::json!([]) {
+        serde_json::json!([])
+    } else {
+        serde_json::json!([2])
+    };
+    serde_json::json!({
+        "zarr_format": 3, "node_type": "array", "shape": shape, "data_type": dtype,
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": chunks}},
+        "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
+        "fill_value": fill, "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
+        "attributes": attrs
+    })
+}
+
+#[test]
+fn copy_carries_the_cf_missing_value_and_scalar_dimensions_between_formats() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src.zarr");
+    put_doc(
+        &src,
+        "zarr.json",
+        serde_json::json!({"zarr_format": 3, "node_type": "group"}),
+    );
+    // As xarray writes v3: fill 0 beside the base64 _FillValue, or no attribute at all.
+    put_doc(
+        &src,
+        "t2m/zarr.json",
+        v3_array(
+            serde_json::json!([4]),
+            "float32",
+            serde_json::json!(0.0),
+            serde_json::json!({"_FillValue": "AAAAAICHw8A="}),
+        ),
+    );
+    put_doc(
+        &src,
+        "x/zarr.json",
+        v3_array(
+            serde_json::json!([4]),
+            "float64",
+            serde_json::json!(0.0),
+            serde_json::json!({}),
+        ),
+    );
+    put_doc(
+        &src,
+        "n/zarr.json",
+        v3_array(
+            serde_json::json!([4]),
+            "int16",
+            serde_json::json!(0),
+            serde_json::json!({"_FillValue": -9}),
+        ),
+    );
+    put_doc(
+        &src,
+        "crs/zarr.json",
+        v3_array(
+            serde_json::json!([]),
+            "int32",
+            serde_json::json!(0),
+            serde_json::json!({}),
+        ),
+    );
+    let v2 = dir.path().join("v2.zarr");
+    ok(&["copy", s(&src), s(&v2), "--format", "2"]);
+    let doc = |root: &Path, key: &str| -> serde_json::Value {
+        serde_json::from_slice(&std::fs::read(root.join(key)).unwrap()).unwrap()
+    };
+    // (array, v2 fill_value): the missing value moves into fill_value; a zero fill
+    // without one becomes null, so xarray masks no real zero.
+    for (name, fill) in [
+        ("t2m", serde_json::json!(-9999.0)),
+        ("x", serde_json::Value::Null),
+        ("n", serde_json::json!(-9)),
+        ("crs", serde_json::Value::Null),
+    ] {
+        assert_eq!(
+            doc(&v2, &format!("{name}/.zarray"))["fill_value"],
+            fill,
+            "{name}"
+        );
+        let attrs = v2.join(format!("{name}/.zattrs"));
+        if attrs.exists() {
+            assert!(
+                doc(&v2, &format!("{name}/.zattrs"))
+                    .get("_FillValue")
+                    .is_none(),
+                "{name}"
+            );
+        }
+    }
+    assert_eq!(
+        doc(&v2, "crs/.zattrs"),
+        serde_json::json!({"_ARRAY_DIMENSIONS": []})
+    );
+    assert_eq!(ok(&["dump", s(&v2), "x"]), "0.0 0.0 0.0 0.0\n");
+    // And back to v3: the attribute xarray reads beside the fill value.
+    let v3 = dir.path().join("v3.zarr");
+    ok(&["copy", s(&v2), s(&v3), "--format", "3"]);
+    let meta = doc(&v3, "t2m/zarr.json");
+    assert_eq!(meta["fill_value"], serde_json::json!(-9999.0));
+    assert_eq!(
+        meta["attributes"]["_FillValue"],
+        serde_json::json!("AAAAAICHw8A=")
+    );
+    let meta = doc(&v3, "n/zarr.json");
+    assert_eq!(meta["attributes"]["_FillValue"], serde_json::json!(-9));
+    let meta = doc(&v3, "x/zarr.json");
+    assert_eq!(meta["fill_value"], serde_json::json!(0.0));
+    assert!(meta["attributes"].get("_FillValue").is_none(), "{meta}");
+}
+
+#[test]
+fn nczarr_scalars_work_in_every_command_and_validate_agrees() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("nc.zarr");
+    put_doc(&src, ".zgroup", serde_json::json!({"zarr_format": 2}));
+    put_doc(
+        &src,
+        "crs/.zarray",
+        serde_json::json!({"zarr_format": 2, "shape": [1], "dtype": "<i4", "chunks": [1],
+            "fill_value": null, "order": "C", "compressor": null, "filters": null,
+            "_NCZARR_ARRAY": {"dimrefs": [], "storage": "scalar"}}),
+    );
+    put_doc(
+        &src,
+        "crs/.zattrs",
+        serde_json::json!({"_ARRAY_DIMENSIONS": [], "_NCZARR_ATTR": {"types": {}}}),
+    );
+    std::fs::write(src.join("crs/0"), 7i32.to_le_bytes()).unwrap();
+    assert_eq!(ok(&["dump", s(&src), "crs"]), "7\n");
+    assert!(ok(&["info", s(&src), "crs"]).contains("shape: 1\n"));
+    let out = tool(&["validate", s(&src)]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "2 nodes (1 arrays) checked: 0 problems\n"
+    );
+    let v3 = dir.path().join("v3.zarr");
+    ok(&["copy", s(&src), s(&v3), "--format", "3"]);
+    assert_eq!(ok(&["dump", s(&v3), "crs"]), "7\n");
+    // A dimension list that does not fit the array: validate says what info says.
+    put_doc(
+        &src,
+        "crs/.zattrs",
+        serde_json::json!({"_ARRAY_DIMENSIONS": ["a", "b"]}),
+    );
+    let err = fails(&["info", s(&src), "crs"], 1);
+    assert!(err.contains("_ARRAY_DIMENSIONS"), "{err}");
+    let out = tool(&["validate", s(&src)]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("/crs: metadata error") && text.contains("_ARRAY_DIMENSIONS"),
+        "{text}"
+    );
+    assert_ne!(out.status.code(), Some(0));
+}
+
+#[test]
+fn netcdf_missing_values_become_the_cf_missing_value_or_warn() {
+    if !netcdf_tool() {
+        eprintln!("this zarrtool has no netCDF import: skipped");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let cdl = r#"netcdf mv {
+dimensions:
+  x = 3 ;
+variables:
+  short text(x) ; text:missing_value = "none" ;
+  short frac(x) ; frac:missing_value = 1.5 ;
+  short two(x) ; two:missing_value = -1s, -2s ;
+  short one(x) ; one:missing_value = -1s ;
+  float f(x) ; f:missing_value = 1.e30f ;
+  int64 big(x) ; big:_FillValue = 9007199254740993LL ;
+data:
+  text = 1, 2, 3 ; frac = 1, 2, 3 ; two = 1, 2, 3 ; one = 1, -1, 3 ; f = 1, 1e30, 3 ;
+  big = 1, _, 3 ;
+}
+"#;
+    let nc = ncgen(dir.path(), "mv", "nc4", cdl);
+    let store = dir.path().join("mv.zarr");
+    let out = tool(&["import", s(&nc), s(&store)]);
+    assert_eq!(out.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&out.stderr);
+    // (variable, v3 fill_value, _FillValue attribute, warned)
+    let cases = [
+        ("text", serde_json::json!(0), None, true),
+        ("frac", serde_json::json!(0), None, true),
+        ("two", serde_json::json!(0), None, true),
+        (
+            "one",
+            serde_json::json!(-1),
+            Some(serde_json::json!(-1)),
+            false,
+        ),
+        // The float32 nearest 1e30, in xarray's base64 double encoding.
+        (
+            "f",
+            serde_json::json!(1.0000000150474662e30),
+            Some(serde_json::json!("AAAAQFk+KUY=")),
+            false,
+        ),
+        // An int64 beyond 2^53 stays exact.
+        (
+            "big",
+            serde_json::json!(9007199254740993i64),
+            Some(serde_json::json!(9007199254740993i64)),
+            false,
+        ),
+    ];
+    for (var, fill, attr, warned) in cases {
+        let meta: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(store.join(var).join("zarr.json")).unwrap())
+                .unwrap();
+        assert_eq!(meta["fill_value"], fill, "{var}");
+        assert_eq!(meta["attributes"].get("_FillValue").cloned(), attr, "{var}");
+        let warned_here = err.lines().any(|l| {
+            l.ends_with("missing_value is kept as an attribute only")
+                && (l.contains(&format!("variable /{var}:"))
+                    || l.contains(&format!("array \"{var}\"")))
+        });
+        assert_eq!(warned_here, warned, "{var}: {err}");
     }
 }

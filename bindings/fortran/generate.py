@@ -36,6 +36,7 @@ SCALARS = {
     "uint64_t": "integer(c_int64_t)",
     "size_t": "integer(c_size_t)",
     "bool": "logical(c_bool)",
+    "double": "real(c_double)",
 }
 
 

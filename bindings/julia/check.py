@@ -37,6 +37,8 @@ FIXED = {
     "void *": "Ptr{Cvoid}",
     "const void *": "Ptr{Cvoid}",
     "bool *": "Ptr{Bool}",
+    "double": "Cdouble",
+    "double *": "Ptr{Cdouble}",
     "int32_t *": "Ptr{Int32}",
     "size_t *": "Ptr{Csize_t}",
     "uint64_t *": "Ptr{UInt64}",

@@ -24,6 +24,7 @@ SCALARS = {
     "int64_t": "Int64",
     "uint64_t": "UInt64",
     "size_t": "Csize_t",
+    "double": "Cdouble",
 }
 
 JULIA_KEYWORDS = {

@@ -784,6 +784,54 @@ pub unsafe extern "C" fn zarr_array_fill_value(
     })
 }
 
+/// Makes `value` the array's CF missing value: its fill value (which unwritten chunks read
+/// as) and, in Zarr v3, xarray's `_FillValue` attribute beside it, written in one document
+/// (see `zarr_array_builder_set_missing_value` for the encodings). Outside v3 a
+/// `_FillValue` attribute is removed, since `fill_value` is the missing value there.
+///
+/// Errors: `ZARR_ERR_INVALID_ARG` (a value the type cannot hold exactly, or an array
+/// without numbers: nothing is written), `ZARR_ERR_READ_ONLY`.
+///
+/// Ownership: nothing is kept.
+///
+/// Thread safety: any thread; updates through one handle are serialised, while of updates
+/// made at once through several handles or processes the last one wins.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_set_missing_value(
+    array: *const zarr_array_t,
+    value: f64,
+) -> zarr_status_t {
+    ffi_guard!({ with_array(array, |a| Ok(a.set_missing_value(value)?)) })
+}
+
+/// Sets `*out_is_set` to whether the array has a CF missing value and `*out_value` to it
+/// (0 when none), whichever way the store holds it: a `_FillValue` attribute (xarray's
+/// base64 form, a number, or "NaN"), as xarray, NCZarr and libzarr write it in Zarr v3,
+/// or outside v3 a `fill_value` that is not null (which xarray and NCZarr read as the
+/// missing value).
+///
+/// Errors: `ZARR_ERR_METADATA` (a `_FillValue` attribute that is no value of the type),
+/// `ZARR_ERR_DTYPE_MISMATCH` (a 64-bit integer missing value a double cannot hold exactly).
+///
+/// Ownership: nothing is kept; the results go to the caller's outputs.
+///
+/// Thread safety: any thread; it reads the store (the attributes).
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_missing_value(
+    array: *const zarr_array_t,
+    out_is_set: *mut bool,
+    out_value: *mut f64,
+) -> zarr_status_t {
+    ffi_guard!({
+        let out_is_set = out(out_is_set, "out_is_set")?;
+        let out_value = out(out_value, "out_value")?;
+        let value = with_array(array, |a| Ok(a.missing_value()?))?;
+        *out_is_set = value.is_some();
+        *out_value = value.unwrap_or(0.0);
+        Ok(())
+    })
+}
+
 /// Copies the fill value as the array's metadata writes it ("NaN", "0", "null",
 /// "[1.0,2.0]"; in Zarr v3 a NaN with a payload as hex bits, "0x7fc00001", and a record
 /// as an object of field values) into `buf` (string output convention).

@@ -41,8 +41,11 @@ pub(crate) fn builder_ref<'a>(
 /// `dtype`, stored in this machine's byte order. The Zarr format is that of the group the
 /// array is created in (Zarr v3 at the top of a store) unless
 /// `zarr_array_builder_set_zarr_format` chooses. Other defaults: chunks guessed from the
-/// shape, fill value 0, C order, no attributes; v3: chunk keys "c/0/1", zstd level 0
-/// (zarr-python 3's); v2: "." separator, blosc lz4 level 5 with shuffle (zarr-python 2's).
+/// shape, C order, no attributes, the fill value xarray writes (v2: NaN for floats, ""
+/// for strings, null for other types, so no real value is masked; v3: 0, or "" for
+/// strings); v3: chunk keys "c/0/1", zstd level 0 (zarr-python 3's); v2: "." separator,
+/// blosc lz4 level 5 with shuffle (zarr-python 2's). A v2 scalar gets the empty
+/// `_ARRAY_DIMENSIONS` list xarray needs.
 /// `ZARR_DTYPE_RAW` starts as `|V1`: give the real type with
 /// `zarr_array_builder_set_dtype_name`.
 ///
@@ -195,6 +198,35 @@ pub unsafe extern "C" fn zarr_array_builder_set_fill_value_json(
         let value = parse_json(c_str(json, "json")?, "json")?;
         builder_ref(builder)?.with(|b| {
             b.fill_value_json(value);
+            Ok(())
+        })
+    })
+}
+
+/// Makes `value` the array's CF missing value (`_FillValue`), written so that xarray,
+/// netCDF-C (NCZarr) and CF readers mask it: Zarr v2 keeps it in `fill_value`; Zarr v3 in
+/// `fill_value` and in xarray's `_FillValue` attribute beside it (a float as base64 of its
+/// little-endian double bytes, an integer as a number). It replaces any fill value set
+/// before (and a later fill value replaces it). A double holds every missing value of a
+/// type up to 32 bits and 64-bit integers up to 2^53 in magnitude.
+///
+/// Errors: only the usual ones (Conventions); `zarr_array_create` refuses with
+/// `ZARR_ERR_INVALID_ARG`, naming the array, a value the type cannot hold exactly (out of
+/// range, a fraction or NaN for integers, not exactly a float32) or an array without
+/// numbers (strings, booleans, records, dates), and creates nothing.
+///
+/// Ownership: nothing is kept: the builder copies what it is given.
+///
+/// Thread safety: any thread: calls on one builder are serialised (usually one thread fills
+/// it in).
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_builder_set_missing_value(
+    builder: *mut zarr_array_builder_t,
+    value: f64,
+) -> zarr_status_t {
+    ffi_guard!({
+        builder_ref(builder)?.with(|b| {
+            b.missing_value(value);
             Ok(())
         })
     })

@@ -871,7 +871,8 @@ impl Array {
 
     /// The dimension names, `None` for an unnamed dimension: v3 `dimension_names`, or the
     /// `_ARRAY_DIMENSIONS` attribute of v2 (the xarray convention; a null entry is unnamed).
-    /// `None` when the array has none.
+    /// `None` when the array has none, and for NCZarr's scalars (shape `[1]` with an empty
+    /// `_ARRAY_DIMENSIONS`).
     pub fn dimension_names(&self) -> Result<Option<Vec<Option<String>>>> {
         if self.format.is_v3() {
             return Ok(self.metadata().dimension_names.clone());
@@ -879,6 +880,9 @@ impl Array {
         let Some(value) = self.attributes()?.get(DIMENSIONS_KEY).cloned() else {
             return Ok(None);
         };
+        if self.metadata().shape == [1] && value.as_array().is_some_and(|v| v.is_empty()) {
+            return Ok(None);
+        }
         let bad = || {
             Error::Metadata(format!(
                 "array {:?}: {DIMENSIONS_KEY} must be a list of {} strings",
@@ -937,6 +941,44 @@ impl Array {
                 ))
             })?;
         self.set_attribute(DIMENSIONS_KEY, Value::Array(names))
+    }
+
+    /// The CF missing value (`_FillValue`) as xarray, netCDF-C and CF readers see it,
+    /// whichever way the store holds it (see [`super::cf::decode`]); `None` when none is set.
+    pub fn missing_value(&self) -> Result<Option<f64>> {
+        let meta = self.metadata();
+        super::cf::decode(&meta, &self.attributes()?, self.format, &self.path)
+    }
+
+    /// Makes `value` the CF missing value: the fill value (which unwritten chunks read as)
+    /// and, in Zarr v3, xarray's `_FillValue` attribute beside it, in one document. A value
+    /// the type cannot hold exactly is refused and nothing is written.
+    pub fn set_missing_value(&self, value: f64) -> Result<()> {
+        let meta = self.metadata();
+        let encoded = super::cf::encode(value, &meta.dtype, self.format, &self.path)?;
+        self.check_writable("set the missing value")?;
+        let mut appends = self.appends()?;
+        self.flush_appends(&mut appends, false)?;
+        let _guard = self.lock_update()?;
+        let mut meta = ArrayMeta::clone(&self.metadata());
+        meta.fill_value = Some(encoded.fill);
+        let mut attributes = self.attributes()?;
+        let stale = match encoded.attribute {
+            Some(attribute) => {
+                attributes.insert(super::cf::FILL_ATTRIBUTE.into(), attribute);
+                false
+            }
+            None => attributes.remove(super::cf::FILL_ATTRIBUTE).is_some(),
+        };
+        let document = self.format.render_array(&meta, &attributes)?;
+        self.store
+            .set(&self.format.array_key(&self.path), &document)?;
+        // Outside v3 the attributes have their own document: a `_FillValue` there that
+        // disagrees with the new fill value goes.
+        if stale && !self.format.creates_with_attributes() {
+            self.attrs.set(self.store.as_ref(), &attributes)?;
+        }
+        self.replace_metadata(meta)
     }
 
     /// How writes through this handle are synchronised.

@@ -1,7 +1,7 @@
 //! The array builder: creation settings with zarr-python 2's defaults, turned into
 //! [`ArrayMeta`] and an [`Array`].
 
-use super::{Array, Mode};
+use super::{cf, Array, Mode, DIMENSIONS_KEY};
 use crate::codec;
 use crate::codec::chain::{ArrayToBytes, Chain, ShardingCodec};
 use crate::codec::filter;
@@ -16,19 +16,24 @@ use std::sync::Arc;
 /// How the fill value was given.
 #[derive(Debug, Clone)]
 enum FillSpec {
-    /// zarr-python's default: 0.
+    /// No fill value given: in v2, NaN for floats, `""` for strings and `null` (no missing
+    /// value) for other types, as xarray writes; in v3, 0 (or `""`), which xarray does not
+    /// mask.
     Default,
     /// A metadata JSON value.
     Json(Value),
     /// One element's native bytes of the given element type.
     Native(ElementType, Vec<u8>),
+    /// A CF missing value (see [`ArrayBuilder::missing_value`]).
+    Missing(f64),
 }
 
 /// Settings for a new array. The format is that of the group above the new array (Zarr v3
 /// at the top of a store) unless [`ArrayBuilder::zarr_format`] chooses. Other defaults:
-/// chunk shape guessed from the shape (zarr-python's guess), fill value 0, C order; v3:
-/// chunk keys `c/0/1` and zstd level 0 (zarr-python 3's); v2: `.` separator and blosc lz4
-/// level 5 with byte shuffle (zarr-python 2's).
+/// chunk shape guessed from the shape (zarr-python's guess), C order, the fill value xarray
+/// writes (v2: NaN for floats, `""` for strings, `null` for other types; v3: 0, or `""` for
+/// strings); v3: chunk keys `c/0/1` and zstd level 0 (zarr-python 3's); v2: `.` separator
+/// and blosc lz4 level 5 with byte shuffle (zarr-python 2's).
 #[derive(Debug, Clone)]
 pub struct ArrayBuilder {
     shape: Vec<u64>,
@@ -114,6 +119,15 @@ impl ArrayBuilder {
     /// Sets the fill value from one element's native bytes.
     pub fn fill_value_bytes(&mut self, elem: ElementType, bytes: Vec<u8>) -> &mut Self {
         self.fill = FillSpec::Native(elem, bytes);
+        self
+    }
+
+    /// Makes `value` the array's CF missing value (`_FillValue`), written so that xarray,
+    /// netCDF-C and CF readers mask it: the fill value in v2; in v3 the fill value and
+    /// xarray's `_FillValue` attribute beside it. Replaces any fill value set before;
+    /// creation refuses a value the type cannot hold exactly.
+    pub fn missing_value(&mut self, value: f64) -> &mut Self {
+        self.fill = FillSpec::Missing(value);
         self
     }
 
@@ -229,10 +243,17 @@ impl ArrayBuilder {
             .clone()
             .unwrap_or_else(|| guess_chunks(&self.shape, guess_size));
         let fill_value: FillValue = match &self.fill {
+            FillSpec::Default if !format.requires_fill() => match self.dtype.kind {
+                DataKind::Float(_) => parse_fill(&json!("NaN"), &self.dtype)?,
+                // zarr-python's own: missing strings read as "".
+                DataKind::String | DataKind::Unicode(_) => parse_fill(&json!(""), &self.dtype)?,
+                _ => None,
+            },
             FillSpec::Default => match self.dtype.kind {
                 DataKind::String | DataKind::Unicode(_) => parse_fill(&json!(""), &self.dtype)?,
                 _ => parse_fill(&json!(0), &self.dtype)?,
             },
+            FillSpec::Missing(v) => Some(cf::encode(*v, &self.dtype, format, "new array")?.fill),
             // A record's fill value may be an object of field values (the v3 struct form).
             FillSpec::Json(v @ Value::Object(_)) => {
                 crate::meta::v3::parse_fill(v, &self.dtype).map_err(invalid_fill)?
@@ -408,11 +429,24 @@ impl ArrayBuilder {
             Some(format) => format,
             None => super::inherited_format(store.as_ref(), &crate::store::node_path(path)?)?,
         };
+        let mut attributes = self.attributes.clone();
+        if let FillSpec::Missing(v) = self.fill {
+            match cf::encode(v, &self.dtype, format, path)?.attribute {
+                Some(attribute) => attributes.insert(cf::FILL_ATTRIBUTE.into(), attribute),
+                None => attributes.remove(cf::FILL_ATTRIBUTE),
+            };
+        }
+        // xarray needs the (empty) dimension list of a v2 scalar.
+        if format == Format::V2 && self.shape.is_empty() {
+            attributes
+                .entry(DIMENSIONS_KEY)
+                .or_insert_with(|| Value::Array(Vec::new()));
+        }
         Array::create(
             store,
             path,
             self.metadata_as(format)?,
-            &self.attributes,
+            &attributes,
             mode,
             format,
         )

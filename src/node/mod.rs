@@ -3,12 +3,13 @@
 mod array;
 mod attrs;
 mod builder;
+pub mod cf;
 mod copy;
 mod group;
 
 /// How a node is opened or created (defined beside the stores, which open by it too).
 pub use crate::store::Mode;
-pub use array::Array;
+pub use array::{Array, DIMENSIONS_KEY};
 pub use attrs::Attributes;
 pub use builder::ArrayBuilder;
 pub use copy::{copy, footprint, migrate_1to2, refuse_overlap};

@@ -244,8 +244,9 @@ ARRAYS = [
     ArraySpec("temperature", "<f4", (6, 8, 10), (2, 3, 4), "NaN", math.nan, BLOSC_LZ4,
               attrs={"units": "K", "long_name": "température 🌡"},
               dims=("time", "lat", "lon")),
-    # zarr-python 2 drops the compressor of 0-d arrays: none here.
-    ArraySpec("scalar", "<f8", (), (), None, None, None, attrs={"kind": "0-d"}),
+    # zarr-python 2 drops the compressor of 0-d arrays: none here. A v2 scalar has the
+    # empty dimension list xarray needs (libzarr writes it).
+    ArraySpec("scalar", "<f8", (), (), None, None, None, attrs={"kind": "0-d"}, dims=()),
     ArraySpec("a/counts", "<i4", (20, 30), (7, 8), -1, -1, ZSTD, order="F", sep="/",
               dims=("y", "x")),
     ArraySpec("a/cplx", "<c8", (4, 3), (2, 2), [1.0, -2.0], complex(1.0, -2.0), BZ2),

@@ -18,7 +18,8 @@
  * ("<f8", ">i2", "|u1", "<M8[ns]"); <fill> is metadata JSON ("0", "\"NaN\"", "null",
  * "[1.0,2.0]") or "hex:<bytes>" (one element in native byte order, given to
  * zarr_array_builder_set_fill_value); <order> is C or F; <sep> is "." or "/";
- * <compressor> is numcodecs JSON or "null". Data files hold the elements in this
+ * <compressor> is numcodecs JSON or "null"; ZARR_TOOL_MISSING sets the CF missing value and
+ * ZARR_TOOL_DIMS the dimension names (see cmd_build). Data files hold the elements in this
  * machine's byte order, laid out in the last argument's order. Variable-length arrays
  * (strings, bytes, `|O`) use a data file of items instead: for each element, its length as
  * a little-endian uint64 then its bytes. Fixed-size non-numeric types (S, U, V, r*,
@@ -406,11 +407,26 @@ static int cmd_build(char **argv) {
     /* ZARR_TOOL_FILTERS='[{"id": "delta", "dtype": "<i4"}]' sets the filter list. */
     const char *filters = getenv("ZARR_TOOL_FILTERS");
     if (filters) CHECK(zarr_array_builder_set_filters_json(builder, filters));
+    /* ZARR_TOOL_MISSING="-9999" sets the CF missing value (a double). */
+    const char *missing = getenv("ZARR_TOOL_MISSING");
+    if (missing) CHECK(zarr_array_builder_set_missing_value(builder, strtod(missing, NULL)));
 
     zarr_store_t *store = open_store(argv[0], ZARR_MODE_A);
     zarr_array_t *array = NULL;
     CHECK(zarr_array_create(builder, store, argv[1], ZARR_MODE_W, &array));
     zarr_array_builder_free(builder);
+    /* ZARR_TOOL_DIMS="time,x" sets the dimension names ("" for none: a 0-d array). */
+    const char *dims = getenv("ZARR_TOOL_DIMS");
+    if (dims) {
+        char copy[256];
+        const char *names[MAX_DIMS];
+        size_t n = 0;
+        if (strlen(dims) >= sizeof copy) die("ZARR_TOOL_DIMS %s is too long", dims);
+        strcpy(copy, dims);
+        for (char *name = strtok(copy, ","); name && n < MAX_DIMS; name = strtok(NULL, ","))
+            names[n++] = name;
+        CHECK(zarr_array_set_dimension_names(array, n, names));
+    }
     write_all(array, argv[9], buf_order);
     zarr_array_free(array);
     zarr_store_free(store);

@@ -65,6 +65,7 @@ module zarr
   public :: zarr_open_store, zarr_open_zip, zarr_memory_store, zarr_open_url
   public :: zarr_create_array, zarr_open_array, zarr_open_group, zarr_members, zarr_node_kind
   public :: zarr_write, zarr_read, zarr_inquire, zarr_resize, zarr_set_dimension_names
+  public :: zarr_set_missing_value, zarr_get_missing_value
   public :: zarr_get_attrs, zarr_set_attrs, zarr_get_attr, zarr_set_attr, zarr_set_attr_json
   public :: zarr_delete_attr, zarr_version, zarr_status_name, zarr_last_error
 
@@ -349,13 +350,14 @@ contains
 
   ! Builder settings shared by both zarr_create_array forms; rc is the first failure.
   subroutine new_builder(b, dtype, shape, chunks, shards, fill_value, compressor, attributes, &
-                         zarr_format, rc, message)
+                         zarr_format, missing_value, rc, message)
     type(c_ptr), intent(out) :: b
     integer, intent(in) :: dtype
     class(*), intent(in) :: shape(:)
     class(*), intent(in), optional :: chunks(:), shards(:)
     character(*), intent(in), optional :: fill_value, compressor, attributes
     integer, intent(in), optional :: zarr_format
+    real(c_double), intent(in), optional :: missing_value
     integer(c_int32_t), intent(out) :: rc
     character(:), allocatable, intent(out) :: message
     integer(c_int64_t), allocatable :: s(:), c(:)
@@ -385,6 +387,8 @@ contains
     end if
     if (rc == ZARR_OK .and. present(fill_value)) &
       rc = c_zarr_array_builder_set_fill_value_json(b, fill_value // c_null_char)
+    if (rc == ZARR_OK .and. present(missing_value)) &
+      rc = c_zarr_array_builder_set_missing_value(b, missing_value)
     if (rc == ZARR_OK .and. present(compressor)) &
       rc = c_zarr_array_builder_set_compressor_json(b, compressor // c_null_char)
     if (rc == ZARR_OK .and. present(attributes)) &
@@ -395,9 +399,12 @@ contains
   ! Creates an array of element type `dtype` (ZARR_DTYPE_*) and Fortran-order `shape`.
   ! Options: chunks and shards (Fortran order), fill_value, compressor and attributes as
   ! JSON, zarr_format (2 or 3), mode (ZARR_MODE_W, the default, ZARR_MODE_W_MINUS or
-  ! ZARR_MODE_A). Defaults are zarr.h's zarr_array_builder_new.
+  ! ZARR_MODE_A), missing_value (the CF _FillValue, real(c_double), written as xarray and
+  ! netCDF read it: zarr.h's zarr_array_builder_set_missing_value). Defaults are zarr.h's
+  ! zarr_array_builder_new.
   subroutine create_array_in_store(arr, store, path, dtype, shape, chunks, shards, fill_value, &
-                                   compressor, attributes, zarr_format, mode, stat, errmsg)
+                                   compressor, attributes, zarr_format, mode, stat, errmsg, &
+                                   missing_value)
     type(zarr_array), intent(out) :: arr
     type(zarr_store), intent(in) :: store
     character(*), intent(in) :: path
@@ -408,12 +415,15 @@ contains
     integer, intent(in), optional :: zarr_format, mode
     integer, intent(out), optional :: stat
     character(*), intent(inout), optional :: errmsg
+    real(c_double), intent(in), optional :: missing_value
     call create_array(arr, store%ptr, c_null_ptr, path, dtype, shape, chunks, shards, &
-                      fill_value, compressor, attributes, zarr_format, mode, stat, errmsg)
+                      fill_value, compressor, attributes, zarr_format, mode, stat, errmsg, &
+                      missing_value)
   end subroutine create_array_in_store
 
   subroutine create_array_in_group(arr, group, path, dtype, shape, chunks, shards, fill_value, &
-                                   compressor, attributes, zarr_format, mode, stat, errmsg)
+                                   compressor, attributes, zarr_format, mode, stat, errmsg, &
+                                   missing_value)
     type(zarr_array), intent(out) :: arr
     type(zarr_group), intent(in) :: group
     character(*), intent(in) :: path
@@ -424,13 +434,16 @@ contains
     integer, intent(in), optional :: zarr_format, mode
     integer, intent(out), optional :: stat
     character(*), intent(inout), optional :: errmsg
+    real(c_double), intent(in), optional :: missing_value
     call create_array(arr, c_null_ptr, group%ptr, path, dtype, shape, chunks, shards, &
-                      fill_value, compressor, attributes, zarr_format, mode, stat, errmsg)
+                      fill_value, compressor, attributes, zarr_format, mode, stat, errmsg, &
+                      missing_value)
   end subroutine create_array_in_group
 
   ! zarr_create_array in a store (group NULL) or below a group (store NULL).
   subroutine create_array(arr, store, group, path, dtype, shape, chunks, shards, fill_value, &
-                          compressor, attributes, zarr_format, mode, stat, errmsg)
+                          compressor, attributes, zarr_format, mode, stat, errmsg, &
+                          missing_value)
     type(zarr_array), intent(inout) :: arr
     type(c_ptr), intent(in) :: store, group
     character(*), intent(in) :: path
@@ -441,13 +454,14 @@ contains
     integer, intent(in), optional :: zarr_format, mode
     integer, intent(out), optional :: stat
     character(*), intent(inout), optional :: errmsg
+    real(c_double), intent(in), optional :: missing_value
     type(c_ptr) :: b
     integer(c_int32_t) :: rc, m
     character(:), allocatable :: message
     m = ZARR_MODE_W
     if (present(mode)) m = int(mode, c_int32_t)
     call new_builder(b, dtype, shape, chunks, shards, fill_value, compressor, attributes, &
-                     zarr_format, rc, message)
+                     zarr_format, missing_value, rc, message)
     if (rc == ZARR_OK) then
       if (c_associated(group)) then
         rc = c_zarr_group_create_array(group, b, c_str(path), m, arr%ptr)
@@ -565,6 +579,33 @@ contains
     call report(c_zarr_array_set_dimension_names(arr%ptr, int(n, c_size_t), ptrs), &
                 "zarr_set_dimension_names", stat, errmsg)
   end subroutine zarr_set_dimension_names
+
+  ! Makes `value` the CF missing value (_FillValue) as xarray and netCDF read it
+  ! (zarr.h's zarr_array_set_missing_value).
+  subroutine zarr_set_missing_value(arr, value, stat, errmsg)
+    type(zarr_array), intent(in) :: arr
+    real(c_double), intent(in) :: value
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    call report(c_zarr_array_set_missing_value(arr%ptr, value), "zarr_set_missing_value", &
+                stat, errmsg)
+  end subroutine zarr_set_missing_value
+
+  ! The CF missing value, whichever way the store holds it: `is_set` says whether there is
+  ! one (zarr.h's zarr_array_missing_value).
+  subroutine zarr_get_missing_value(arr, value, is_set, stat, errmsg)
+    type(zarr_array), intent(in) :: arr
+    real(c_double), intent(out) :: value
+    logical, intent(out) :: is_set
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    logical(c_bool) :: set
+    set = .false.
+    value = 0
+    call report(c_zarr_array_missing_value(arr%ptr, set, value), "zarr_get_missing_value", &
+                stat, errmsg)
+    is_set = set
+  end subroutine zarr_get_missing_value
 
   ! ---- regions --------------------------------------------------------------------------
 

@@ -13,6 +13,8 @@ program test_hierarchy
   integer :: kind, fmt, stat, i
   real(4) :: a(4, 3), b(4, 3)
   integer(2) :: s(6, 4), t(6, 4)
+  real(8) :: missing
+  logical :: is_set
 
   call zarr_memory_store(store)
   call zarr_open_group(root, store, "", ZARR_MODE_W, zarr_format=2)
@@ -139,6 +141,25 @@ program test_hierarchy
   t = 0
   call zarr_read(arr, t)
   call check(all(t == s), "array outlives its store")
+  call arr%close()
+
+  ! The CF missing value: set at creation (v3: fill value and xarray's attribute), read
+  ! back, changed, and refused when the type cannot hold it.
+  call zarr_create_array(arr, v3, "t2m", ZARR_DTYPE_FLOAT32, [4], missing_value=-9999d0)
+  call zarr_get_missing_value(arr, missing, is_set)
+  call check(is_set .and. missing == -9999d0, "missing value set at creation")
+  call zarr_get_attr(arr, "_FillValue", json)
+  call check(json == '"AAAAAICHw8A="', "xarray's _FillValue encoding")
+  call zarr_set_missing_value(arr, 2d0**100, stat=stat)
+  call check(stat == ZARR_OK, "2**100 is a float32")
+  call zarr_set_missing_value(arr, 0.1d0, stat=stat)
+  call check(stat == ZARR_ERR_INVALID_ARG, "0.1 is no float32")
+  call zarr_get_missing_value(arr, missing, is_set)
+  call check(is_set .and. missing == 2d0**100, "the refused value changed nothing")
+  call arr%close()
+  call zarr_create_array(arr, root, "count", ZARR_DTYPE_INT16, [4])
+  call zarr_get_missing_value(arr, missing, is_set)
+  call check(.not. is_set, "a v2 integer array has no missing value by default")
   call arr%close()
 
   call sub%close()

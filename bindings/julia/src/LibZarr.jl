@@ -602,6 +602,46 @@ function zarr_array_fill_value(array, buf, len, out_is_null)
 end
 
 """
+    zarr_array_set_missing_value(array, value) -> zarr_status_t
+
+Makes `value` the array's CF missing value: its fill value (which unwritten chunks read
+as) and, in Zarr v3, xarray's `_FillValue` attribute beside it, written in one document
+(see `zarr_array_builder_set_missing_value` for the encodings). Outside v3 a
+`_FillValue` attribute is removed, since `fill_value` is the missing value there.
+
+Errors: `ZARR_ERR_INVALID_ARG` (a value the type cannot hold exactly, or an array
+without numbers: nothing is written), `ZARR_ERR_READ_ONLY`.
+
+Ownership: nothing is kept.
+
+Thread safety: any thread; updates through one handle are serialised, while of updates
+made at once through several handles or processes the last one wins.
+"""
+function zarr_array_set_missing_value(array, value)
+    ccall((:zarr_array_set_missing_value, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Cdouble), array, value)
+end
+
+"""
+    zarr_array_missing_value(array, out_is_set, out_value) -> zarr_status_t
+
+Sets `*out_is_set` to whether the array has a CF missing value and `*out_value` to it
+(0 when none), whichever way the store holds it: a `_FillValue` attribute (xarray's
+base64 form, a number, or "NaN"), as xarray, NCZarr and libzarr write it in Zarr v3,
+or outside v3 a `fill_value` that is not null (which xarray and NCZarr read as the
+missing value).
+
+Errors: `ZARR_ERR_METADATA` (a `_FillValue` attribute that is no value of the type),
+`ZARR_ERR_DTYPE_MISMATCH` (a 64-bit integer missing value a double cannot hold exactly).
+
+Ownership: nothing is kept; the results go to the caller's outputs.
+
+Thread safety: any thread; it reads the store (the attributes).
+"""
+function zarr_array_missing_value(array, out_is_set, out_value)
+    ccall((:zarr_array_missing_value, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Ptr{Bool}, Ptr{Cdouble}), array, out_is_set, out_value)
+end
+
+"""
     zarr_array_fill_value_json(array, buf, len, needed) -> zarr_status_t
 
 Copies the fill value as the array's metadata writes it ("NaN", "0", "null",
@@ -965,8 +1005,11 @@ Starts settings for an array of `ndim` dimensions with extents `shape` and eleme
 `dtype`, stored in this machine's byte order. The Zarr format is that of the group the
 array is created in (Zarr v3 at the top of a store) unless
 `zarr_array_builder_set_zarr_format` chooses. Other defaults: chunks guessed from the
-shape, fill value 0, C order, no attributes; v3: chunk keys "c/0/1", zstd level 0
-(zarr-python 3's); v2: "." separator, blosc lz4 level 5 with shuffle (zarr-python 2's).
+shape, C order, no attributes, the fill value xarray writes (v2: NaN for floats, ""
+for strings, null for other types, so no real value is masked; v3: 0, or "" for
+strings); v3: chunk keys "c/0/1", zstd level 0 (zarr-python 3's); v2: "." separator,
+blosc lz4 level 5 with shuffle (zarr-python 2's). A v2 scalar gets the empty
+`_ARRAY_DIMENSIONS` list xarray needs.
 `ZARR_DTYPE_RAW` starts as `|V1`: give the real type with
 `zarr_array_builder_set_dtype_name`.
 
@@ -1076,6 +1119,30 @@ it in).
 """
 function zarr_array_builder_set_fill_value_json(builder, json)
     ccall((:zarr_array_builder_set_fill_value_json, libzarr), zarr_status_t, (Ptr{zarr_array_builder_t}, Cstring), builder, json)
+end
+
+"""
+    zarr_array_builder_set_missing_value(builder, value) -> zarr_status_t
+
+Makes `value` the array's CF missing value (`_FillValue`), written so that xarray,
+netCDF-C (NCZarr) and CF readers mask it: Zarr v2 keeps it in `fill_value`; Zarr v3 in
+`fill_value` and in xarray's `_FillValue` attribute beside it (a float as base64 of its
+little-endian double bytes, an integer as a number). It replaces any fill value set
+before (and a later fill value replaces it). A double holds every missing value of a
+type up to 32 bits and 64-bit integers up to 2^53 in magnitude.
+
+Errors: only the usual ones (Conventions); `zarr_array_create` refuses with
+`ZARR_ERR_INVALID_ARG`, naming the array, a value the type cannot hold exactly (out of
+range, a fraction or NaN for integers, not exactly a float32) or an array without
+numbers (strings, booleans, records, dates), and creates nothing.
+
+Ownership: nothing is kept: the builder copies what it is given.
+
+Thread safety: any thread: calls on one builder are serialised (usually one thread fills
+it in).
+"""
+function zarr_array_builder_set_missing_value(builder, value)
+    ccall((:zarr_array_builder_set_missing_value, libzarr), zarr_status_t, (Ptr{zarr_array_builder_t}, Cdouble), builder, value)
 end
 
 """
@@ -1590,9 +1657,13 @@ Opens the group at `path` through its consolidated metadata (inside a v3 group's
 member lists of its groups, come from that one read (one request on an object store for
 v3, two for v2), as zarr-python serves consolidated metadata; chunks are read from the
 store. Nodes added after consolidation are not listed, but open when asked for by path
-(read from the store). `ZARR_ERR_NOT_FOUND` without consolidated metadata.
+(read from the store). `ZARR_ERR_NOT_FOUND` without consolidated metadata. The
+consolidated document is bounded as every metadata document (1 GiB, refused unread
+beyond); an entry whose name only normalises onto a key (`g//a/.zarray`, `./a`) is
+refused, never merged with the real one.
 
-Errors: `ZARR_ERR_NOT_FOUND` (no consolidated metadata), `ZARR_ERR_METADATA`, and those
+Errors: `ZARR_ERR_NOT_FOUND` (no consolidated metadata), `ZARR_ERR_METADATA` (also a
+document over 1 GiB), `ZARR_ERR_INVALID_KEY` (an entry naming no normal key), and those
 of `zarr_group_open`.
 
 Ownership: `*out_group` is a new handle: free it with `zarr_group_free`. It keeps the
@@ -1809,9 +1880,9 @@ Moves the member at `from` to `to` (both below this group); the destination must
 exist. Groups above `to` are created.
 
 Errors: `ZARR_ERR_NOT_FOUND` (nothing at `from`), `ZARR_ERR_EXISTS` (something at `to`),
-`ZARR_ERR_INVALID_ARG` (`to` inside `from`), `ZARR_ERR_READ_ONLY` (a read-only handle,
-as consolidated ones are), `ZARR_ERR_UNSUPPORTED` (the 2022 draft layout),
-`ZARR_ERR_INVALID_KEY`.
+`ZARR_ERR_INVALID_ARG` (`to` inside `from`, also through a symbolic link in the store,
+naming both), `ZARR_ERR_READ_ONLY` (a read-only handle, as consolidated ones are),
+`ZARR_ERR_UNSUPPORTED` (the 2022 draft layout), `ZARR_ERR_INVALID_KEY`.
 
 Ownership: nothing is kept: arguments are only read during the call.
 
@@ -1985,11 +2056,19 @@ without recompressing, so it costs a rewrite of the archive) and moved over `pat
 previous archive whole with all its entries (or no file, for a new one); opening for
 writing removes temporary files left by killed writers. Only one handle at a time may
 write over an existing zip: a second one fails with `ZARR_ERR_STORAGE_IO` (a lock, which
-readers ignore).
+readers ignore). Writing through a symbolic link (or a chain of them) updates the file it
+leads to, beside which the temporary file is made; the link stays a link.
+
+Entry names must be keys as they are: a name that only normalises onto one (`a//0`,
+`a\\0`, `./a/0`) makes the zip refused with `ZARR_ERR_INVALID_KEY` naming it
+(zarr-python reads names verbatim, so such an entry would be another array for it);
+entries of directories (ending in `/`) are skipped; a name repeated in the central
+directory reads as its last entry, as zarr-python reads it.
 
 Errors: `ZARR_ERR_NOT_FOUND` (a mode that reads an existing zip, and none is there),
-`ZARR_ERR_EXISTS` (`ZARR_MODE_W_MINUS` and a file is there), `ZARR_ERR_STORAGE_IO` (not
-a zip, or another handle is writing it).
+`ZARR_ERR_EXISTS` (`ZARR_MODE_W_MINUS` and a file is there), `ZARR_ERR_INVALID_KEY` (an
+entry name that escapes the store or is not a normal key),
+`ZARR_ERR_STORAGE_IO` (not a zip, or another handle is writing it).
 
 Ownership: `*out_store` is a new handle: free it with `zarr_store_free`.
 
@@ -2029,8 +2108,9 @@ and dropped connections are retried with back-off), `retry_timeout_ms` (60000),
 `multipart_threshold` (values this long or longer are uploaded in parts, default 64 MiB)
 and `part_size` (16 MiB, at least 5 MiB), `zarr_format` (1, 2 or 3: the format the store
 holds, whose documents are then looked for first, so that opening a v2 array or a
-consolidated v2 hierarchy takes one request instead of two; v3 takes one either way);
-and any `aws_*`, `google_*` or `azure_*` key of the object_store crate (e.g.
+consolidated v2 hierarchy takes one request instead of two; v3 takes one either way),
+`max_list_keys` (the most keys one listing may hold, default 10000000: more is
+`ZARR_ERR_STORAGE_IO`, never a cut listing); and any `aws_*`, `google_*` or `azure_*` key of the object_store crate (e.g.
 `"azure_storage_use_emulator": true`).
 
 Credentials, when the options give none: S3 reads the `AWS_*` environment variables
@@ -2041,7 +2121,13 @@ Credentials, when the options give none: S3 reads the `AWS_*` environment variab
 `GOOGLE_APPLICATION_CREDENTIALS` and the `GOOGLE_*` variables; Azure the `AZURE_STORAGE_*`
 variables. Opening sends no request: a missing bucket shows at the first read
 (`ZARR_ERR_NOT_FOUND`, naming it). Errors name the URL and key and the HTTP status,
-never a secret. Every request has a timeout. A value is written with one PUT (or one
+never a secret: URLs in messages lose their user information and query values, and of
+a server's error body only its code and message are kept. Every request has a timeout.
+Redirects are followed only to the same scheme, host and port (credentials never go to
+another host); one elsewhere gives `ZARR_ERR_STORAGE_IO` naming its status. A server
+that ignores `Range` costs no more memory than the bytes asked for. Listings must come
+in key order: a server repeating keys or continuation tokens gives
+`ZARR_ERR_STORAGE_IO`; keys that cannot be keys of a store (`data//x`) are skipped. A value is written with one PUT (or one
 multipart upload): readers see the old or the new object, never a mix; a PUT is durable
 when it returns, so every `zarr_durability` level is accepted. Updates of one object by
 several writers at once may be lost (the last PUT wins) unless the array's synchronizer is
@@ -2178,7 +2264,10 @@ end
 
 Copies the value at `key` into `buf`. `*needed` (may be NULL) gets its size; a buffer
 too small gives `ZARR_ERR_BUFFER_SIZE` and nothing is copied. A missing key gives
-`ZARR_ERR_NOT_FOUND`.
+`ZARR_ERR_NOT_FOUND`. The size is asked of the store first (a HEAD request on object
+stores), so a value too large for `buf` is measured, never read; a fitting value is read
+with `len` as its limit, so a value that grew past `len` meanwhile is refused the same
+way (`*needed` its new size) and no more than `len` bytes of it are held.
 
 Errors: `ZARR_ERR_NOT_FOUND` (no such key), `ZARR_ERR_BUFFER_SIZE` (`len` too small;
 `*needed` is set), `ZARR_ERR_INVALID_KEY`.

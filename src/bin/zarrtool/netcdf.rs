@@ -28,7 +28,7 @@ use std::ptr::null_mut;
 use zarr::dtype::{ByteOrder, DType, DataKind, ElementType, MAX_ITEM_SIZE};
 use zarr::error::{no_memory, try_zeroed};
 use zarr::meta::{ArrayMeta, Format, Order};
-use zarr::node::{ArrayBuilder, Group, Mode};
+use zarr::node::{cf, ArrayBuilder, Group, Mode};
 use zarr::store::{join_key, node_path};
 use zarr::{Error, Result};
 
@@ -617,43 +617,72 @@ fn variable(f: &File, ncid: c_int, varid: c_int, group: &str, settings: &Setting
     if let Some(c) = &settings.compressor {
         builder.compressor(c.clone());
     }
-    // The fill value in effect: _FillValue, else netCDF's default for the type, unless the
-    // variable is not filled.
+    let mut attrs = attributes(f, ncid, varid, natts, &shown)?;
+    // netCDF's default fill stays implicit (xarray reading the file masks nothing there):
+    // the array gets the builder's default. An explicit _FillValue, else missing_value,
+    // becomes the CF missing value.
+    let (mut att_type, mut att_len) = (0, 0usize);
+    // SAFETY: a NUL-terminated name; valid out pointers.
+    let explicit = unsafe {
+        ffi::nc_inq_att(
+            ncid,
+            varid,
+            c"_FillValue".as_ptr(),
+            &mut att_type,
+            &mut att_len,
+        )
+    } == ffi::NC_NOERR;
     let mut no_fill = 0;
     let mut fill = [0u8; 16];
     // SAFETY: 16 bytes hold any atomic type's fill value (a string's is a pointer).
     let code = unsafe { ffi::nc_inq_var_fill(ncid, varid, &mut no_fill, fill.as_mut_ptr().cast()) };
     f.check(code, || format!("the fill value of {shown}"))?;
-    if no_fill == 0 {
-        match kind {
-            Kind::Number(size) => {
-                builder.fill_value_bytes(dtype.element_type(), fill[..size].to_vec());
-            }
-            // Every char of an unwritten string is the fill char.
-            Kind::Char(n) => {
-                let mut chars = try_zeroed(n, &format!("the fill value of {shown}"))?;
-                chars.fill(fill[0]);
-                builder.fill_value_bytes(ElementType::Raw, chars);
-            }
-            Kind::String => {
-                const PTR: usize = std::mem::size_of::<usize>();
-                let ptr = usize::from_ne_bytes(fill[..PTR].try_into().expect("a pointer"));
-                let mut ptrs = [ptr as *mut c_char];
-                let text = take_strings(f, &mut ptrs)?.remove(0);
-                builder.fill_value_bytes(ElementType::String, text);
-            }
+    // A missing_value that is no value of the type (text, a list, out of range) stays an
+    // attribute only, with a warning.
+    let missing = attrs.get("missing_value").map(|v| match v.as_f64() {
+        // netCDF converts it to the variable's type; a float attribute's text is the
+        // shortest that gives its float32 back.
+        Some(v) if dtype.kind == DataKind::Float(4) => {
+            cf::encode(v as f32 as f64, &dtype, settings.format, &path)
         }
-    } else if !settings.format.is_v3() {
-        builder.fill_value_json(Value::Null);
+        Some(v) => cf::encode(v, &dtype, settings.format, &path),
+        None => Err(Error::InvalidArg(format!(
+            "{shown}: missing_value {v} is not one number"
+        ))),
+    });
+    match kind {
+        Kind::Number(size) if explicit => {
+            let encoded = cf::encode_bytes(fill[..size].to_vec(), &dtype, settings.format, &path)?;
+            keep_missing(&mut builder, &mut attrs, &dtype, encoded);
+        }
+        Kind::Number(_) => match missing {
+            Some(Ok(encoded)) => keep_missing(&mut builder, &mut attrs, &dtype, encoded),
+            Some(Err(e)) => eprintln!("zarrtool: {e}: missing_value is kept as an attribute only"),
+            None => {}
+        },
+        // Every char of an unwritten string is the fill char.
+        Kind::Char(n) if explicit => {
+            let mut chars = try_zeroed(n, &format!("the fill value of {shown}"))?;
+            chars.fill(fill[0]);
+            builder.fill_value_bytes(ElementType::Raw, chars);
+        }
+        Kind::String if explicit => {
+            const PTR: usize = std::mem::size_of::<usize>();
+            let ptr = usize::from_ne_bytes(fill[..PTR].try_into().expect("a pointer"));
+            let mut ptrs = [ptr as *mut c_char];
+            let text = take_strings(f, &mut ptrs)?.remove(0);
+            builder.fill_value_bytes(ElementType::String, text);
+        }
+        Kind::Char(_) | Kind::String => {}
     }
-    let mut attrs = attributes(f, ncid, varid, natts, &shown)?;
     let names: Vec<String> = zdims.iter().map(|d| d.0.clone()).collect();
-    if !names.is_empty() {
-        if settings.format.is_v3() {
+    if settings.format.is_v3() {
+        if !names.is_empty() {
             builder.dimension_names(names.into_iter().map(Some).collect());
-        } else {
-            attrs.insert(DIMENSIONS_KEY.into(), Value::from(names));
         }
+    } else {
+        // A scalar's list is empty: xarray needs it all the same.
+        attrs.insert(DIMENSIONS_KEY.into(), Value::from(names));
     }
     let meta = builder
         .metadata()
@@ -668,6 +697,20 @@ fn variable(f: &File, ncid: c_int, varid: c_int, group: &str, settings: &Setting
         format: settings.format,
         attrs,
     })
+}
+
+/// Makes `encoded` the array's CF missing value: its fill value and, in Zarr v3, the
+/// `_FillValue` attribute beside it.
+fn keep_missing(
+    builder: &mut ArrayBuilder,
+    attrs: &mut Map<String, Value>,
+    dtype: &DType,
+    encoded: cf::Encoded,
+) {
+    builder.fill_value_bytes(dtype.element_type(), encoded.fill);
+    if let Some(attribute) = encoded.attribute {
+        attrs.insert(cf::FILL_ATTRIBUTE.into(), attribute);
+    }
 }
 
 /// Walks a netCDF group and those below it, planning groups and arrays.

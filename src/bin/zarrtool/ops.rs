@@ -13,7 +13,7 @@ use std::io::{IsTerminal, Read, Write};
 use std::sync::Arc;
 use zarr::dtype::{swap_bytes, swap_record_fields, DType, ElementType};
 use zarr::meta::{ArrayMeta, Format, Order};
-use zarr::node::{node_kind, Array, ArrayBuilder, Group, Mode, Node, NodeKind};
+use zarr::node::{cf, node_kind, Array, ArrayBuilder, Group, Mode, Node, NodeKind};
 use zarr::store::{get_document, join_key, node_prefix, open_url, Store};
 use zarr::{Error, Result};
 
@@ -1326,6 +1326,7 @@ fn copy(
         let mut meta = target_meta(&array.metadata(), settings, format)?;
         let mut attrs = array.attributes()?;
         carry_dimension_names(&array, &mut meta, &mut attrs, format)?;
+        carry_missing_value(&array, &mut meta, &mut attrs, format)?;
         let Some(dst) = &dst else {
             eprintln!(
                 "would copy array {} to {} (Zarr v{}, {} chunks of {})",
@@ -1358,7 +1359,8 @@ fn carry_dimension_names(
     if !from.format().is_v3() && format.is_v3() {
         attrs.remove(DIMENSIONS_KEY);
     }
-    let Some(names) = names else {
+    // A scalar's list is empty: xarray needs it in v2 even when the source has none.
+    let Some(names) = names.or_else(|| (meta.rank() == 0).then(Vec::new)) else {
         return Ok(());
     };
     if format.is_v3() {
@@ -1375,6 +1377,42 @@ fn carry_dimension_names(
                 format.number()
             ),
         }
+    }
+    Ok(())
+}
+
+/// Gives the copy of `from` its CF missing value in the target's encoding when the copy
+/// goes between Zarr v3 (fill value and xarray's `_FillValue` attribute) and the other
+/// formats (`fill_value` alone). Without a missing value a v3 fill of zero becomes a null
+/// v2 fill (missing chunks still read as zeros, and xarray masks no real zero).
+fn carry_missing_value(
+    from: &Array,
+    meta: &mut ArrayMeta,
+    attrs: &mut Map<String, Value>,
+    format: Format,
+) -> Result<()> {
+    if from.format().is_v3() == format.is_v3() {
+        return Ok(());
+    }
+    match from.missing_value()? {
+        Some(value) => {
+            let encoded = cf::encode(value, &meta.dtype, format, from.path())?;
+            meta.fill_value = Some(encoded.fill);
+            match encoded.attribute {
+                Some(attribute) => attrs.insert(cf::FILL_ATTRIBUTE.into(), attribute),
+                None => attrs.remove(cf::FILL_ATTRIBUTE),
+            };
+        }
+        None if !format.requires_fill() => {
+            let zero = meta
+                .fill_value
+                .as_ref()
+                .is_some_and(|f| f.iter().all(|&b| b == 0));
+            if zero && !meta.dtype.is_variable() {
+                meta.fill_value = None;
+            }
+        }
+        None => {}
     }
     Ok(())
 }
@@ -1458,6 +1496,10 @@ fn validate_array(store: &Arc<dyn Store>, path: &str) -> Result<Vec<String>> {
     };
     let meta = array.metadata();
     let mut problems = Vec::new();
+    // What info, copy and dump read besides the metadata: its dimension names.
+    if let Err(e) = array.dimension_names() {
+        problems.push(format!("{}: {e}", display(path)));
+    }
     let base = array.format().data_base(array.path());
     let prefix = node_prefix(&base);
     let grid = meta.chunk_grid();

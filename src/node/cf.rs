@@ -1,0 +1,288 @@
+//! CF missing values (`_FillValue`) in the encodings xarray, netCDF-C (NCZarr) and CF
+//! readers expect: Zarr v2 keeps it in `fill_value` itself; Zarr v3 in xarray's
+//! `_FillValue` attribute (a float as base64 of its 8 little-endian `f64` bytes, an integer
+//! as a JSON number) beside a `fill_value` equal to it.
+
+use crate::dtype::{DType, DataKind};
+use crate::error::{Error, Result};
+use crate::meta::fill::{read_float, FillValue};
+use crate::meta::{ArrayMeta, Format};
+use base64::engine::general_purpose::STANDARD as BASE64;
+use base64::Engine;
+use half::f16;
+use serde_json::{Map, Value};
+
+/// The attribute CF readers take the missing value from.
+pub const FILL_ATTRIBUTE: &str = "_FillValue";
+
+/// A missing value encoded for one array: the fill value's bytes and, in Zarr v3, the
+/// `_FillValue` attribute beside it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Encoded {
+    /// The Zarr fill value (native bytes of one element).
+    pub fill: Vec<u8>,
+    /// The `_FillValue` attribute to write (Zarr v3 only).
+    pub attribute: Option<Value>,
+}
+
+/// Encodes `value` as the CF missing value of an array of `dtype` in `format`; `array`
+/// names it in errors. Refuses a value the type cannot hold exactly, NaN for integers and
+/// types without numbers.
+pub fn encode(value: f64, dtype: &DType, format: Format, array: &str) -> Result<Encoded> {
+    let bad = |why: &str| {
+        Error::InvalidArg(format!(
+            "array {array:?}: missing value {value} {why} {}",
+            dtype.element_type().name()
+        ))
+    };
+    let integral = value.is_finite() && value.fract() == 0.0;
+    let fill = match dtype.kind {
+        DataKind::Float(2) if value.is_nan() || f16::from_f64(value).to_f64() == value => {
+            f16::from_f64(value).to_ne_bytes().to_vec()
+        }
+        DataKind::Float(4) if value.is_nan() || (value as f32) as f64 == value => {
+            (value as f32).to_ne_bytes().to_vec()
+        }
+        DataKind::Float(8) => value.to_ne_bytes().to_vec(),
+        DataKind::Float(_) => return Err(bad("is not exactly a value of")),
+        DataKind::Int(n) => {
+            let half = 2f64.powi(8 * n as i32 - 1);
+            if !integral || value < -half || value >= half {
+                return Err(bad("is not a value of"));
+            }
+            (value as i64).to_ne_bytes()[ne_range(n)].to_vec()
+        }
+        DataKind::UInt(n) => {
+            if !integral || value < 0.0 || value >= 2f64.powi(8 * n as i32) {
+                return Err(bad("is not a value of"));
+            }
+            (value as u64).to_ne_bytes()[ne_range(n)].to_vec()
+        }
+        _ => return Err(bad("cannot be the missing value of an array of")),
+    };
+    encode_bytes(fill, dtype, format, array)
+}
+
+/// Encodes one element's native bytes `fill` as the CF missing value (exact for 64-bit
+/// integers, which a double may not hold); refuses types without numbers and a wrong size.
+pub fn encode_bytes(fill: Vec<u8>, dtype: &DType, format: Format, array: &str) -> Result<Encoded> {
+    let attribute = match fill_as_number(&Some(fill.clone()), dtype) {
+        Some(_) if fill.len() != dtype.item_size() => None,
+        Some(Number::Float(v)) => {
+            // Every NaN is written as the canonical one, as numpy does.
+            let v = if v.is_nan() { f64::NAN } else { v };
+            Some(Value::from(BASE64.encode(v.to_le_bytes())))
+        }
+        Some(Number::Int(v)) => Some(Value::from(v)),
+        Some(Number::UInt(v)) => Some(Value::from(v)),
+        None => None,
+    };
+    let attribute = attribute.ok_or_else(|| {
+        Error::InvalidArg(format!(
+            "array {array:?}: a missing value of {} bytes cannot be one of {}",
+            fill.len(),
+            dtype.element_type().name()
+        ))
+    })?;
+    Ok(Encoded {
+        fill,
+        attribute: format.is_v3().then_some(attribute),
+    })
+}
+
+/// A number of an array's type.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Number {
+    Float(f64),
+    Int(i64),
+    UInt(u64),
+}
+
+impl Number {
+    /// The value as a double, `None` when a 64-bit integer has none exactly.
+    fn as_f64(self) -> Option<f64> {
+        match self {
+            Number::Float(v) => Some(v),
+            Number::Int(v) => (v as f64 as i128 == v as i128).then_some(v as f64),
+            Number::UInt(v) => (v as f64 as u128 == v as u128).then_some(v as f64),
+        }
+    }
+}
+
+/// The bytes of an `n`-byte integer inside a native 8-byte one.
+fn ne_range(n: usize) -> std::ops::Range<usize> {
+    if cfg!(target_endian = "big") {
+        8 - n..8
+    } else {
+        0..n
+    }
+}
+
+/// The CF missing value of an array, whichever way the store holds it: a `_FillValue`
+/// attribute (xarray's base64 form, a number, or `"NaN"`-like text, as xarray, NCZarr and
+/// libzarr write it), else, outside Zarr v3, a non-null `fill_value` (which xarray and
+/// NCZarr read as the missing value). `None` when there is none; an error when an integer
+/// missing value is not exactly a double or the attribute is malformed.
+pub fn decode(
+    meta: &ArrayMeta,
+    attributes: &Map<String, Value>,
+    format: Format,
+    array: &str,
+) -> Result<Option<f64>> {
+    let v2_fill = (!format.is_v3())
+        .then(|| fill_as_number(&meta.fill_value, &meta.dtype))
+        .flatten();
+    // An integer attribute is taken exactly, as a fill value is.
+    let attr_int = match attributes.get(FILL_ATTRIBUTE) {
+        Some(Value::Number(n)) => n
+            .as_i64()
+            .map(Number::Int)
+            .or_else(|| n.as_u64().map(Number::UInt)),
+        _ => None,
+    };
+    let value = match (v2_fill.or(attr_int), attributes.get(FILL_ATTRIBUTE)) {
+        (Some(v), _) => v.as_f64().ok_or_else(|| {
+            Error::DtypeMismatch(format!(
+                "array {array:?}: missing value {v:?} is not exactly a double"
+            ))
+        })?,
+        (None, Some(attr)) => attribute_as_f64(attr, &meta.dtype).ok_or_else(|| {
+            Error::Metadata(format!(
+                "array {array:?}: attribute {FILL_ATTRIBUTE} {attr} is not a missing value \
+                 of {}",
+                meta.dtype.element_type().name()
+            ))
+        })?,
+        (None, None) => return Ok(None),
+    };
+    Ok(Some(value))
+}
+
+/// A numeric fill value (`None` for `null`, a non-numeric type or a wrong size).
+fn fill_as_number(fill: &FillValue, dtype: &DType) -> Option<Number> {
+    let bytes = fill.as_ref().filter(|b| b.len() == dtype.item_size())?;
+    let mut b = [0u8; 8];
+    match dtype.kind {
+        DataKind::Float(n @ (2 | 4 | 8)) => Some(Number::Float(read_float(bytes, n))),
+        DataKind::Int(n @ 1..=8) => {
+            b[ne_range(n)].copy_from_slice(bytes);
+            // Sign-extended from n bytes.
+            let shift = 64 - 8 * n as u32;
+            Some(Number::Int((i64::from_ne_bytes(b) << shift) >> shift))
+        }
+        DataKind::UInt(n @ 1..=8) => {
+            b[ne_range(n)].copy_from_slice(bytes);
+            Some(Number::UInt(u64::from_ne_bytes(b)))
+        }
+        _ => None,
+    }
+}
+
+/// A `_FillValue` attribute's value: base64 of 8 little-endian double bytes (xarray's v3
+/// form for floats), a number, or `"NaN"`, `"Infinity"`, `"-Infinity"`.
+fn attribute_as_f64(attr: &Value, dtype: &DType) -> Option<f64> {
+    let float = matches!(dtype.kind, DataKind::Float(_));
+    let value = match attr {
+        Value::Number(n) => n.as_f64()?,
+        Value::String(s) if float => match s.as_str() {
+            "NaN" => f64::NAN,
+            "Infinity" => f64::INFINITY,
+            "-Infinity" => f64::NEG_INFINITY,
+            text => {
+                let bytes: [u8; 8] = BASE64.decode(text).ok()?.try_into().ok()?;
+                f64::from_le_bytes(bytes)
+            }
+        },
+        // NCZarr may write a one-element list.
+        Value::Array(list) if list.len() == 1 => return attribute_as_f64(&list[0], dtype),
+        _ => return None,
+    };
+    (float || value.fract() == 0.0).then_some(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn dtype(v2: &str) -> DType {
+        DType::parse_v2(v2).unwrap()
+    }
+
+    #[test]
+    fn encodes_what_xarray_writes() {
+        // (type, value, v3 attribute)
+        let cases = [
+            ("<f8", -9999.0, json!("AAAAAICHw8A=")),
+            ("<f4", -9999.0, json!("AAAAAICHw8A=")),
+            ("<f8", f64::NAN, json!("AAAAAAAA+H8=")),
+            ("<f4", f64::NAN, json!("AAAAAAAA+H8=")),
+            ("<i2", -9.0, json!(-9)),
+            ("<i4", -2147483648.0, json!(-2147483648i64)),
+            ("<i8", i64::MIN as f64, json!(i64::MIN)),
+            ("|u1", 255.0, json!(255)),
+            (
+                "<u8",
+                18446744073709549568u64 as f64,
+                json!(18446744073709549568u64),
+            ),
+        ];
+        for (t, v, attr) in cases {
+            let d = dtype(t);
+            let e3 = encode(v, &d, Format::V3, "a").unwrap();
+            assert_eq!(e3.attribute, Some(attr), "{t} {v}");
+            let e2 = encode(v, &d, Format::V2, "a").unwrap();
+            assert_eq!(e2.attribute, None);
+            assert_eq!(e2.fill, e3.fill);
+            let got = fill_as_number(&Some(e2.fill), &d)
+                .unwrap()
+                .as_f64()
+                .unwrap();
+            assert!(got == v || (got.is_nan() && v.is_nan()), "{t} {v} {got}");
+        }
+    }
+
+    #[test]
+    fn refuses_what_the_type_cannot_hold() {
+        let cases = [
+            ("<i2", f64::NAN),
+            ("<i2", 32768.0),
+            ("<i2", 0.5),
+            ("|u1", -1.0),
+            ("|u1", 256.0),
+            ("<i8", -(i64::MIN as f64)),
+            ("<u8", 1.8446744073709552e19),
+            ("<i4", f64::INFINITY),
+            ("<f4", 0.1),
+            ("<f2", 1e6),
+            ("|b1", 0.0),
+            ("|S4", 0.0),
+            ("<M8[ns]", 0.0),
+        ];
+        for (t, v) in cases {
+            let err = encode(v, &dtype(t), Format::V3, "grid/t2m").unwrap_err();
+            assert!(matches!(err, Error::InvalidArg(_)), "{t} {v}");
+            assert!(err.to_string().contains("\"grid/t2m\""), "{err}");
+        }
+    }
+
+    #[test]
+    fn decodes_every_form() {
+        let f = dtype("<f4");
+        let i = dtype("<i8");
+        let cases: [(&DType, Value, Option<f64>); 8] = [
+            (&f, json!("AAAAAICHw8A="), Some(-9999.0)),
+            (&f, json!(-9999.0), Some(-9999.0)),
+            (&f, json!([-9999.0]), Some(-9999.0)),
+            (&f, json!("Infinity"), Some(f64::INFINITY)),
+            (&i, json!(-9), Some(-9.0)),
+            (&i, json!("AAAAAICHw8A="), None),
+            (&i, json!(1.5), None),
+            (&f, json!("AAAA"), None),
+        ];
+        for (d, attr, want) in cases {
+            assert_eq!(attribute_as_f64(&attr, d), want, "{attr}");
+        }
+        assert!(attribute_as_f64(&json!("NaN"), &f).unwrap().is_nan());
+    }
+}
