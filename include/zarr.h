@@ -231,6 +231,11 @@ enum zarr_status
    * A buffer could not be allocated (the process is short of memory or address space).
    */
   ZARR_ERR_NO_MEMORY = -21,
+  /**
+   * Some values did not fit the element type they were converted to (as netCDF's
+   * `NC_ERANGE`); what the call did with the others is in its documentation.
+   */
+  ZARR_ERR_RANGE = -22,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -779,6 +784,62 @@ zarr_status_t zarr_array_write(const zarr_array_t *array,
                                zarr_order_t order,
                                const void *buf,
                                size_t buf_bytes);
+
+/**
+ * Like `zarr_array_read`, but `mem_dtype` may be any numeric type (bool, the 8- to 64-bit
+ * integers, float32, float64) while the array is of another: the elements are converted
+ * as netCDF's `nc_get_vara_*` does. Integers convert exactly when they fit; floats to
+ * integers truncate toward zero; bool is 0 or 1 (nonzero reads as 1; a bool buffer takes
+ * only values that truncate to 0 or 1). Every element is converted; when some do not fit
+ * the buffer's type (an integer outside its range, a finite value beyond float's range,
+ * NaN or an infinity to an integer), the call still stores all of them, those as Rust's
+ * saturating cast gives (NaN as 0, infinities to float stay infinite), and returns
+ * `ZARR_ERR_RANGE`, as `nc_get_vara_*` returns `NC_ERANGE`. The same type is a plain read.
+ * A region of `n` elements uses a temporary buffer of `n` items of the array's type.
+ *
+ * Errors: as `zarr_array_read`; `ZARR_ERR_RANGE` (elements that did not fit, counted in
+ * the message, which names the first); `ZARR_ERR_DTYPE_MISMATCH` (the array's or the
+ * buffer's type is not numeric: float16, complex, strings, raw items, ...).
+ *
+ * Ownership: `buf` stays the caller's; after a failure other than `ZARR_ERR_RANGE` it may
+ * hold part of the region.
+ *
+ * Thread safety: as `zarr_array_read`.
+ */
+ZARR_API
+zarr_status_t zarr_array_read_as(const zarr_array_t *array,
+                                 size_t ndim,
+                                 const uint64_t *start,
+                                 const uint64_t *count,
+                                 zarr_dtype_t mem_dtype,
+                                 zarr_order_t order,
+                                 void *buf,
+                                 size_t buf_bytes);
+
+/**
+ * Like `zarr_array_write`, but `buf` holds elements of the numeric type `mem_dtype`,
+ * converted to the array's type with the rules of `zarr_array_read_as` (as netCDF's
+ * `nc_put_vara_*`). All elements are converted before anything is stored: when any does
+ * not fit the array's type, nothing is written and the call returns `ZARR_ERR_RANGE`
+ * (netCDF writes the region anyway, the values that do not fit as its build converts them,
+ * cast or replaced by the fill value, and then returns `NC_ERANGE`).
+ *
+ * Errors: as `zarr_array_write`; `ZARR_ERR_RANGE` (nothing written);
+ * `ZARR_ERR_DTYPE_MISMATCH` (a type that is not numeric).
+ *
+ * Ownership: nothing is kept: arguments are only read during the call.
+ *
+ * Thread safety: as `zarr_array_write`.
+ */
+ZARR_API
+zarr_status_t zarr_array_write_from(const zarr_array_t *array,
+                                    size_t ndim,
+                                    const uint64_t *start,
+                                    const uint64_t *count,
+                                    zarr_dtype_t mem_dtype,
+                                    zarr_order_t order,
+                                    const void *buf,
+                                    size_t buf_bytes);
 
 /**
  * Like `zarr_array_read`, but element `i` of the region (index per dimension) is at

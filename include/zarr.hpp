@@ -505,6 +505,39 @@ class Array {
         detail::check(zarr_array_write(get(), start.size(), start.data(), count.data(), dtype,
                                        order, data, bytes));
     }
+    /* Elements of T converted from or to the array's numeric type, as netCDF's
+     * nc_get_vara_* and nc_put_vara_* (zarr_array_read_as, zarr_array_write_from): values
+     * that do not fit throw Error with ZARR_ERR_RANGE (a read has still stored every
+     * element; a write has stored nothing). */
+    template <class T>
+    void read_converted(const std::vector<uint64_t> &start, const std::vector<uint64_t> &count,
+                        T *data, size_t n, zarr_order_t order = ZARR_ORDER_C) const {
+        detail::check_same_rank(start, count, "count");
+        detail::check(zarr_array_read_as(get(), start.size(), start.data(), count.data(),
+                                         dtype_v<T>, order, data, n * sizeof(T)));
+    }
+    template <class T>
+    std::vector<T> read_converted(const std::vector<uint64_t> &start,
+                                  const std::vector<uint64_t> &count,
+                                  zarr_order_t order = ZARR_ORDER_C) const {
+        static_assert(!std::is_same_v<T, bool>, "std::vector<bool> is packed: pass a bool pointer");
+        std::vector<T> data(detail::element_count(count));
+        read_converted(start, count, data.data(), data.size(), order);
+        return data;
+    }
+    template <class T>
+    void write_converted(const std::vector<uint64_t> &start, const std::vector<uint64_t> &count,
+                         const T *data, size_t n, zarr_order_t order = ZARR_ORDER_C) const {
+        detail::check_same_rank(start, count, "count");
+        detail::check(zarr_array_write_from(get(), start.size(), start.data(), count.data(),
+                                            dtype_v<T>, order, data, n * sizeof(T)));
+    }
+    template <class T>
+    void write_converted(const std::vector<uint64_t> &start, const std::vector<uint64_t> &count,
+                         const std::vector<T> &data, zarr_order_t order = ZARR_ORDER_C) const {
+        static_assert(!std::is_same_v<T, bool>, "std::vector<bool> is packed: pass a bool pointer");
+        write_converted(start, count, data.data(), data.size(), order);
+    }
     /* Variable-length items (strings, bytes, arrays) of a region, one string per item. */
     std::vector<std::string> read_vlen(const std::vector<uint64_t> &start,
                                        const std::vector<uint64_t> &count,

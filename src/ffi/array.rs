@@ -290,6 +290,80 @@ pub unsafe extern "C" fn zarr_array_write(
     })
 }
 
+/// Like `zarr_array_read`, but `mem_dtype` may be any numeric type (bool, the 8- to 64-bit
+/// integers, float32, float64) while the array is of another: the elements are converted
+/// as netCDF's `nc_get_vara_*` does. Integers convert exactly when they fit; floats to
+/// integers truncate toward zero; bool is 0 or 1 (nonzero reads as 1; a bool buffer takes
+/// only values that truncate to 0 or 1). Every element is converted; when some do not fit
+/// the buffer's type (an integer outside its range, a finite value beyond float's range,
+/// NaN or an infinity to an integer), the call still stores all of them, those as Rust's
+/// saturating cast gives (NaN as 0, infinities to float stay infinite), and returns
+/// `ZARR_ERR_RANGE`, as `nc_get_vara_*` returns `NC_ERANGE`. The same type is a plain read.
+/// A region of `n` elements uses a temporary buffer of `n` items of the array's type.
+///
+/// Errors: as `zarr_array_read`; `ZARR_ERR_RANGE` (elements that did not fit, counted in
+/// the message, which names the first); `ZARR_ERR_DTYPE_MISMATCH` (the array's or the
+/// buffer's type is not numeric: float16, complex, strings, raw items, ...).
+///
+/// Ownership: `buf` stays the caller's; after a failure other than `ZARR_ERR_RANGE` it may
+/// hold part of the region.
+///
+/// Thread safety: as `zarr_array_read`.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_read_as(
+    array: *const zarr_array_t,
+    ndim: usize,
+    start: *const u64,
+    count: *const u64,
+    mem_dtype: zarr_dtype_t,
+    order: zarr_order_t,
+    buf: *mut c_void,
+    buf_bytes: usize,
+) -> zarr_status_t {
+    ffi_guard!({
+        with_array(array, |a| {
+            let (start, count, elem) = region_args(a, ndim, start, count, mem_dtype)?;
+            let order = super::order(order)?;
+            let buf = slice_mut(buf as *mut u8, buf_bytes, "buf")?;
+            Ok(a.read_as(start, count, elem, order, buf)?)
+        })
+    })
+}
+
+/// Like `zarr_array_write`, but `buf` holds elements of the numeric type `mem_dtype`,
+/// converted to the array's type with the rules of `zarr_array_read_as` (as netCDF's
+/// `nc_put_vara_*`). All elements are converted before anything is stored: when any does
+/// not fit the array's type, nothing is written and the call returns `ZARR_ERR_RANGE`
+/// (netCDF writes the region anyway, the values that do not fit as its build converts them,
+/// cast or replaced by the fill value, and then returns `NC_ERANGE`).
+///
+/// Errors: as `zarr_array_write`; `ZARR_ERR_RANGE` (nothing written);
+/// `ZARR_ERR_DTYPE_MISMATCH` (a type that is not numeric).
+///
+/// Ownership: nothing is kept: arguments are only read during the call.
+///
+/// Thread safety: as `zarr_array_write`.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_write_from(
+    array: *const zarr_array_t,
+    ndim: usize,
+    start: *const u64,
+    count: *const u64,
+    mem_dtype: zarr_dtype_t,
+    order: zarr_order_t,
+    buf: *const c_void,
+    buf_bytes: usize,
+) -> zarr_status_t {
+    ffi_guard!({
+        with_array(array, |a| {
+            let (start, count, elem) = region_args(a, ndim, start, count, mem_dtype)?;
+            let order = super::order(order)?;
+            let buf = slice(buf as *const u8, buf_bytes, "buf")?;
+            Ok(a.write_from(start, count, elem, order, buf)?)
+        })
+    })
+}
+
 /// Like `zarr_array_read`, but element `i` of the region (index per dimension) is at
 /// element offset `Σ i[d] * mem_strides[d]` of `buf` (netCDF's `imap`), so a block can be
 /// read into the interior of a larger array, halos excluded. Strides are in elements,

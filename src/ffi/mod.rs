@@ -80,6 +80,9 @@ pub enum zarr_status {
     ZARR_ERR_NODE_TYPE = -20,
     /// A buffer could not be allocated (the process is short of memory or address space).
     ZARR_ERR_NO_MEMORY = -21,
+    /// Some values did not fit the element type they were converted to (as netCDF's
+    /// `NC_ERANGE`); what the call did with the others is in its documentation.
+    ZARR_ERR_RANGE = -22,
 }
 
 /// A status code: one of the `zarr_status` values.
@@ -301,6 +304,7 @@ impl From<Error> for Failure {
             Error::Overflow(_) => ZARR_ERR_OVERFLOW,
             Error::NodeType(_) => ZARR_ERR_NODE_TYPE,
             Error::NoMemory(_) => ZARR_ERR_NO_MEMORY,
+            Error::Range(_) => ZARR_ERR_RANGE,
             Error::Internal(_) => ZARR_ERR_INTERNAL,
         };
         Failure::new(status, e.to_string())

@@ -61,6 +61,7 @@ const ZARR_ERR_INVALID_KEY = zarr_status_t(-18)
 const ZARR_ERR_OVERFLOW = zarr_status_t(-19)
 const ZARR_ERR_NODE_TYPE = zarr_status_t(-20)
 const ZARR_ERR_NO_MEMORY = zarr_status_t(-21)
+const ZARR_ERR_RANGE = zarr_status_t(-22)
 
 # enum zarr_dtype
 const ZARR_DTYPE_BOOL = zarr_dtype_t(1)
@@ -262,6 +263,54 @@ chunks (shards, when sharded): otherwise set a synchronizer
 """
 function zarr_array_write(array, ndim, start, count, mem_dtype, order, buf, buf_bytes)
     ccall((:zarr_array_write, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Csize_t, Ptr{UInt64}, Ptr{UInt64}, zarr_dtype_t, zarr_order_t, Ptr{Cvoid}, Csize_t), array, ndim, start, count, mem_dtype, order, buf, buf_bytes)
+end
+
+"""
+    zarr_array_read_as(array, ndim, start, count, mem_dtype, order, buf, buf_bytes) -> zarr_status_t
+
+Like `zarr_array_read`, but `mem_dtype` may be any numeric type (bool, the 8- to 64-bit
+integers, float32, float64) while the array is of another: the elements are converted
+as netCDF's `nc_get_vara_*` does. Integers convert exactly when they fit; floats to
+integers truncate toward zero; bool is 0 or 1 (nonzero reads as 1; a bool buffer takes
+only values that truncate to 0 or 1). Every element is converted; when some do not fit
+the buffer's type (an integer outside its range, a finite value beyond float's range,
+NaN or an infinity to an integer), the call still stores all of them, those as Rust's
+saturating cast gives (NaN as 0, infinities to float stay infinite), and returns
+`ZARR_ERR_RANGE`, as `nc_get_vara_*` returns `NC_ERANGE`. The same type is a plain read.
+A region of `n` elements uses a temporary buffer of `n` items of the array's type.
+
+Errors: as `zarr_array_read`; `ZARR_ERR_RANGE` (elements that did not fit, counted in
+the message, which names the first); `ZARR_ERR_DTYPE_MISMATCH` (the array's or the
+buffer's type is not numeric: float16, complex, strings, raw items, ...).
+
+Ownership: `buf` stays the caller's; after a failure other than `ZARR_ERR_RANGE` it may
+hold part of the region.
+
+Thread safety: as `zarr_array_read`.
+"""
+function zarr_array_read_as(array, ndim, start, count, mem_dtype, order, buf, buf_bytes)
+    ccall((:zarr_array_read_as, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Csize_t, Ptr{UInt64}, Ptr{UInt64}, zarr_dtype_t, zarr_order_t, Ptr{Cvoid}, Csize_t), array, ndim, start, count, mem_dtype, order, buf, buf_bytes)
+end
+
+"""
+    zarr_array_write_from(array, ndim, start, count, mem_dtype, order, buf, buf_bytes) -> zarr_status_t
+
+Like `zarr_array_write`, but `buf` holds elements of the numeric type `mem_dtype`,
+converted to the array's type with the rules of `zarr_array_read_as` (as netCDF's
+`nc_put_vara_*`). All elements are converted before anything is stored: when any does
+not fit the array's type, nothing is written and the call returns `ZARR_ERR_RANGE`
+(netCDF writes the region anyway, the values that do not fit as its build converts them,
+cast or replaced by the fill value, and then returns `NC_ERANGE`).
+
+Errors: as `zarr_array_write`; `ZARR_ERR_RANGE` (nothing written);
+`ZARR_ERR_DTYPE_MISMATCH` (a type that is not numeric).
+
+Ownership: nothing is kept: arguments are only read during the call.
+
+Thread safety: as `zarr_array_write`.
+"""
+function zarr_array_write_from(array, ndim, start, count, mem_dtype, order, buf, buf_bytes)
+    ccall((:zarr_array_write_from, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Csize_t, Ptr{UInt64}, Ptr{UInt64}, zarr_dtype_t, zarr_order_t, Ptr{Cvoid}, Csize_t), array, ndim, start, count, mem_dtype, order, buf, buf_bytes)
 end
 
 """
@@ -1590,9 +1639,13 @@ Opens the group at `path` through its consolidated metadata (inside a v3 group's
 member lists of its groups, come from that one read (one request on an object store for
 v3, two for v2), as zarr-python serves consolidated metadata; chunks are read from the
 store. Nodes added after consolidation are not listed, but open when asked for by path
-(read from the store). `ZARR_ERR_NOT_FOUND` without consolidated metadata.
+(read from the store). `ZARR_ERR_NOT_FOUND` without consolidated metadata. The
+consolidated document is bounded as every metadata document (1 GiB, refused unread
+beyond); an entry whose name only normalises onto a key (`g//a/.zarray`, `./a`) is
+refused, never merged with the real one.
 
-Errors: `ZARR_ERR_NOT_FOUND` (no consolidated metadata), `ZARR_ERR_METADATA`, and those
+Errors: `ZARR_ERR_NOT_FOUND` (no consolidated metadata), `ZARR_ERR_METADATA` (also a
+document over 1 GiB), `ZARR_ERR_INVALID_KEY` (an entry naming no normal key), and those
 of `zarr_group_open`.
 
 Ownership: `*out_group` is a new handle: free it with `zarr_group_free`. It keeps the
@@ -1809,9 +1862,9 @@ Moves the member at `from` to `to` (both below this group); the destination must
 exist. Groups above `to` are created.
 
 Errors: `ZARR_ERR_NOT_FOUND` (nothing at `from`), `ZARR_ERR_EXISTS` (something at `to`),
-`ZARR_ERR_INVALID_ARG` (`to` inside `from`), `ZARR_ERR_READ_ONLY` (a read-only handle,
-as consolidated ones are), `ZARR_ERR_UNSUPPORTED` (the 2022 draft layout),
-`ZARR_ERR_INVALID_KEY`.
+`ZARR_ERR_INVALID_ARG` (`to` inside `from`, also through a symbolic link in the store,
+naming both), `ZARR_ERR_READ_ONLY` (a read-only handle, as consolidated ones are),
+`ZARR_ERR_UNSUPPORTED` (the 2022 draft layout), `ZARR_ERR_INVALID_KEY`.
 
 Ownership: nothing is kept: arguments are only read during the call.
 
@@ -1985,11 +2038,19 @@ without recompressing, so it costs a rewrite of the archive) and moved over `pat
 previous archive whole with all its entries (or no file, for a new one); opening for
 writing removes temporary files left by killed writers. Only one handle at a time may
 write over an existing zip: a second one fails with `ZARR_ERR_STORAGE_IO` (a lock, which
-readers ignore).
+readers ignore). Writing through a symbolic link (or a chain of them) updates the file it
+leads to, beside which the temporary file is made; the link stays a link.
+
+Entry names must be keys as they are: a name that only normalises onto one (`a//0`,
+`a\\0`, `./a/0`) makes the zip refused with `ZARR_ERR_INVALID_KEY` naming it
+(zarr-python reads names verbatim, so such an entry would be another array for it);
+entries of directories (ending in `/`) are skipped; a name repeated in the central
+directory reads as its last entry, as zarr-python reads it.
 
 Errors: `ZARR_ERR_NOT_FOUND` (a mode that reads an existing zip, and none is there),
-`ZARR_ERR_EXISTS` (`ZARR_MODE_W_MINUS` and a file is there), `ZARR_ERR_STORAGE_IO` (not
-a zip, or another handle is writing it).
+`ZARR_ERR_EXISTS` (`ZARR_MODE_W_MINUS` and a file is there), `ZARR_ERR_INVALID_KEY` (an
+entry name that escapes the store or is not a normal key),
+`ZARR_ERR_STORAGE_IO` (not a zip, or another handle is writing it).
 
 Ownership: `*out_store` is a new handle: free it with `zarr_store_free`.
 
@@ -2029,8 +2090,9 @@ and dropped connections are retried with back-off), `retry_timeout_ms` (60000),
 `multipart_threshold` (values this long or longer are uploaded in parts, default 64 MiB)
 and `part_size` (16 MiB, at least 5 MiB), `zarr_format` (1, 2 or 3: the format the store
 holds, whose documents are then looked for first, so that opening a v2 array or a
-consolidated v2 hierarchy takes one request instead of two; v3 takes one either way);
-and any `aws_*`, `google_*` or `azure_*` key of the object_store crate (e.g.
+consolidated v2 hierarchy takes one request instead of two; v3 takes one either way),
+`max_list_keys` (the most keys one listing may hold, default 10000000: more is
+`ZARR_ERR_STORAGE_IO`, never a cut listing); and any `aws_*`, `google_*` or `azure_*` key of the object_store crate (e.g.
 `"azure_storage_use_emulator": true`).
 
 Credentials, when the options give none: S3 reads the `AWS_*` environment variables
@@ -2041,7 +2103,13 @@ Credentials, when the options give none: S3 reads the `AWS_*` environment variab
 `GOOGLE_APPLICATION_CREDENTIALS` and the `GOOGLE_*` variables; Azure the `AZURE_STORAGE_*`
 variables. Opening sends no request: a missing bucket shows at the first read
 (`ZARR_ERR_NOT_FOUND`, naming it). Errors name the URL and key and the HTTP status,
-never a secret. Every request has a timeout. A value is written with one PUT (or one
+never a secret: URLs in messages lose their user information and query values, and of
+a server's error body only its code and message are kept. Every request has a timeout.
+Redirects are followed only to the same scheme, host and port (credentials never go to
+another host); one elsewhere gives `ZARR_ERR_STORAGE_IO` naming its status. A server
+that ignores `Range` costs no more memory than the bytes asked for. Listings must come
+in key order: a server repeating keys or continuation tokens gives
+`ZARR_ERR_STORAGE_IO`; keys that cannot be keys of a store (`data//x`) are skipped. A value is written with one PUT (or one
 multipart upload): readers see the old or the new object, never a mix; a PUT is durable
 when it returns, so every `zarr_durability` level is accepted. Updates of one object by
 several writers at once may be lost (the last PUT wins) unless the array's synchronizer is
@@ -2178,7 +2246,10 @@ end
 
 Copies the value at `key` into `buf`. `*needed` (may be NULL) gets its size; a buffer
 too small gives `ZARR_ERR_BUFFER_SIZE` and nothing is copied. A missing key gives
-`ZARR_ERR_NOT_FOUND`.
+`ZARR_ERR_NOT_FOUND`. The size is asked of the store first (a HEAD request on object
+stores), so a value too large for `buf` is measured, never read; a fitting value is read
+with `len` as its limit, so a value that grew past `len` meanwhile is refused the same
+way (`*needed` its new size) and no more than `len` bytes of it are held.
 
 Errors: `ZARR_ERR_NOT_FOUND` (no such key), `ZARR_ERR_BUFFER_SIZE` (`len` too small;
 `*needed` is set), `ZARR_ERR_INVALID_KEY`.
