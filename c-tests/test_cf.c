@@ -1,10 +1,12 @@
 /*
  * CF-style use from C: reading and writing an array through a buffer of another numeric
- * type with netCDF's conversion rules (range errors, truncation, NaN).
+ * type with netCDF's conversion rules (range errors, truncation, NaN), and attributes set
+ * and read as strings, numbers and lists of them.
  */
 #include "check.h"
 
 #include <math.h>
+#include <string.h>
 
 static zarr_store_t *memory(void) {
     zarr_store_t *s = NULL;
@@ -134,9 +136,152 @@ static void fortran_order(void) {
     zarr_store_free(s);
 }
 
+/* Typed attributes on an array (v2 and v3) and a group: the library writes the JSON. */
+static void typed_attributes(int format) {
+    zarr_store_t *s = memory();
+    zarr_array_t *a = make(s, ZARR_DTYPE_INT16, format, 4);
+    const char *history = "made by \"tool\" \\ 2024\n\xc3\xa9t\xc3\xa9 \xe2\x98\x83";
+    CHECK_OK(zarr_array_attr_set_string(a, "history", history));
+    CHECK_OK(zarr_array_attr_set_string(a, "units", "K"));
+    const float scale = 0.1f;
+    const double offset = 273.15;
+    const int64_t big = INT64_C(-9007199254740993);
+    const int32_t small = 7;
+    CHECK_OK(zarr_array_attr_set_number(a, "scale_factor", ZARR_DTYPE_FLOAT32, &scale));
+    CHECK_OK(zarr_array_attr_set_number(a, "add_offset", ZARR_DTYPE_FLOAT64, &offset));
+    CHECK_OK(zarr_array_attr_set_number(a, "big", ZARR_DTYPE_INT64, &big));
+    CHECK_OK(zarr_array_attr_set_number(a, "small", ZARR_DTYPE_INT32, &small));
+    const float range[2] = {-1.5f, 0.3f};
+    CHECK_OK(zarr_array_attr_set_numbers(a, "valid_range", ZARR_DTYPE_FLOAT32, range, 2));
+    const char *flags[3] = {"low", "mid \"q\"", "high"};
+    CHECK_OK(zarr_array_attr_set_strings(a, "flag_meanings", flags, 3));
+
+    /* The JSON the library wrote: escaped strings, float32 as its shortest decimal. */
+    char json[512];
+    CHECK_OK(zarr_array_attr_get(a, "scale_factor", json, sizeof json, NULL));
+    CHECK_STR(json, "0.1");
+    CHECK_OK(zarr_array_attr_get(a, "valid_range", json, sizeof json, NULL));
+    CHECK_STR(json, "[-1.5,0.3]");
+    CHECK_OK(zarr_array_attr_get(a, "history", json, sizeof json, NULL));
+    CHECK_STR(json, "\"made by \\\"tool\\\" \\\\ 2024\\n\xc3\xa9t\xc3\xa9 \xe2\x98\x83\"");
+
+    /* Read back exactly, and kinds. */
+    char text[128];
+    size_t needed = 0;
+    CHECK_OK(zarr_array_attr_get_string(a, "history", text, sizeof text, &needed));
+    CHECK_STR(text, history);
+    CHECK_EQ(needed, strlen(history) + 1);
+    float f = 0;
+    double d = 0;
+    int64_t i64 = 0;
+    int32_t i32 = 0;
+    CHECK_OK(zarr_array_attr_get_number(a, "scale_factor", ZARR_DTYPE_FLOAT32, &f));
+    CHECK(f == scale);
+    CHECK_OK(zarr_array_attr_get_number(a, "scale_factor", ZARR_DTYPE_FLOAT64, &d));
+    CHECK(d == 0.1);
+    CHECK_OK(zarr_array_attr_get_number(a, "big", ZARR_DTYPE_INT64, &i64));
+    CHECK(i64 == big);
+    CHECK_OK(zarr_array_attr_get_number(a, "small", ZARR_DTYPE_FLOAT64, &d));
+    CHECK(d == 7.0);
+    float got[2] = {0, 0};
+    size_t n = 0;
+    CHECK_OK(zarr_array_attr_get_numbers(a, "valid_range", ZARR_DTYPE_FLOAT32, got, 2, &n));
+    CHECK(n == 2 && got[0] == range[0] && got[1] == range[1]);
+    CHECK_STATUS(zarr_array_attr_get_numbers(a, "valid_range", ZARR_DTYPE_FLOAT32, NULL, 0, &n),
+                 ZARR_ERR_BUFFER_SIZE);
+    CHECK_EQ(n, 2);
+    zarr_strings_t *list = NULL;
+    CHECK_OK(zarr_array_attr_get_strings(a, "flag_meanings", &list));
+    CHECK_EQ(zarr_strings_count(list), 3);
+    CHECK_STR(zarr_strings_get(list, 1), "mid \"q\"");
+    zarr_strings_free(list);
+    const struct {
+        const char *key;
+        zarr_attr_kind_t kind;
+        size_t count;
+    } kinds[] = {{"history", ZARR_ATTR_STRING, 1},    {"big", ZARR_ATTR_INTEGER, 1},
+                 {"scale_factor", ZARR_ATTR_FLOAT, 1}, {"valid_range", ZARR_ATTR_FLOATS, 2},
+                 {"flag_meanings", ZARR_ATTR_STRINGS, 3}};
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+        zarr_attr_kind_t kind = 0;
+        size_t count = 0;
+        CHECK_OK(zarr_array_attr_kind(a, kinds[k].key, &kind, &count));
+        CHECK_EQ(kind, kinds[k].kind);
+        CHECK_EQ(count, kinds[k].count);
+    }
+
+    /* Types that do not fit are refused, naming the attribute. */
+    CHECK_STATUS(zarr_array_attr_get_number(a, "units", ZARR_DTYPE_FLOAT64, &d),
+                 ZARR_ERR_DTYPE_MISMATCH);
+    CHECK_ERROR_CONTAINS("attribute \"units\" is a string, not a number");
+    CHECK_STATUS(zarr_array_attr_get_number(a, "scale_factor", ZARR_DTYPE_INT64, &i64),
+                 ZARR_ERR_DTYPE_MISMATCH);
+    CHECK_ERROR_CONTAINS("\"scale_factor\" is a float");
+    CHECK_STATUS(zarr_array_attr_get_number(a, "big", ZARR_DTYPE_INT32, &i32), ZARR_ERR_RANGE);
+    CHECK_STATUS(zarr_array_attr_get_string(a, "big", text, sizeof text, NULL),
+                 ZARR_ERR_DTYPE_MISMATCH);
+    CHECK_STATUS(zarr_array_attr_get_strings(a, "valid_range", &list), ZARR_ERR_DTYPE_MISMATCH);
+    CHECK(list == NULL);
+    CHECK_STATUS(zarr_array_attr_get_number(a, "missing", ZARR_DTYPE_FLOAT64, &d),
+                 ZARR_ERR_NOT_FOUND);
+    CHECK_STATUS(zarr_array_attr_get_number(a, "big", ZARR_DTYPE_INT16, &i32),
+                 ZARR_ERR_INVALID_ARG);
+
+    /* Arguments from outside: NULLs, invalid UTF-8, NaN, sizes that overflow. */
+    CHECK_STATUS(zarr_array_attr_set_string(a, "k", NULL), ZARR_ERR_NULL_ARG);
+    CHECK_STATUS(zarr_array_attr_set_string(a, NULL, "v"), ZARR_ERR_NULL_ARG);
+    CHECK_STATUS(zarr_array_attr_set_string(a, "k", "\xff\xfe"), ZARR_ERR_INVALID_ARG);
+    const char *bad[2] = {"ok", "\xc3"};
+    CHECK_STATUS(zarr_array_attr_set_strings(a, "k", bad, 2), ZARR_ERR_INVALID_ARG);
+    CHECK_ERROR_CONTAINS("values[1]");
+    const char *with_null[2] = {"ok", NULL};
+    CHECK_STATUS(zarr_array_attr_set_strings(a, "k", with_null, 2), ZARR_ERR_NULL_ARG);
+    const double nan = NAN;
+    CHECK_STATUS(zarr_array_attr_set_number(a, "k", ZARR_DTYPE_FLOAT64, &nan),
+                 ZARR_ERR_INVALID_ARG);
+    CHECK_STATUS(zarr_array_attr_set_number(a, "k", ZARR_DTYPE_FLOAT64, NULL), ZARR_ERR_NULL_ARG);
+    CHECK_STATUS(zarr_array_attr_set_numbers(a, "k", ZARR_DTYPE_FLOAT64, range, SIZE_MAX / 4),
+                 ZARR_ERR_OVERFLOW);
+    CHECK_STATUS(zarr_array_attr_get_numbers(a, "valid_range", ZARR_DTYPE_FLOAT64, got,
+                                             SIZE_MAX / 4, &n),
+                 ZARR_ERR_OVERFLOW);
+    CHECK_STATUS(zarr_array_attr_kind(a, "k", NULL, NULL), ZARR_ERR_NULL_ARG);
+    /* None of the refused calls wrote anything. */
+    zarr_attr_kind_t kind = 0;
+    CHECK_STATUS(zarr_array_attr_kind(a, "k", &kind, NULL), ZARR_ERR_NOT_FOUND);
+    zarr_array_free(a);
+
+    /* Groups have the same calls. */
+    zarr_group_t *g = NULL;
+    CHECK_OK(zarr_group_create(s, "g", ZARR_MODE_W, format, &g));
+    CHECK_OK(zarr_group_attr_set_string(g, "title", "a \"title\""));
+    CHECK_OK(zarr_group_attr_get_string(g, "title", text, sizeof text, NULL));
+    CHECK_STR(text, "a \"title\"");
+    const int64_t years[3] = {2001, 2002, 2003};
+    CHECK_OK(zarr_group_attr_set_numbers(g, "years", ZARR_DTYPE_INT64, years, 3));
+    int32_t y[3];
+    CHECK_OK(zarr_group_attr_get_numbers(g, "years", ZARR_DTYPE_INT32, y, 3, &n));
+    CHECK(n == 3 && y[2] == 2003);
+    CHECK_OK(zarr_group_attr_set_number(g, "version", ZARR_DTYPE_FLOAT32, &scale));
+    CHECK_OK(zarr_group_attr_get_number(g, "version", ZARR_DTYPE_FLOAT32, &f));
+    CHECK(f == scale);
+    CHECK_OK(zarr_group_attr_set_strings(g, "names", flags, 3));
+    CHECK_OK(zarr_group_attr_get_strings(g, "names", &list));
+    CHECK_EQ(zarr_strings_count(list), 3);
+    zarr_strings_free(list);
+    CHECK_OK(zarr_group_attr_kind(g, "years", &kind, &n));
+    CHECK(kind == ZARR_ATTR_INTEGERS && n == 3);
+    CHECK_OK(zarr_group_attr_get_number(g, "version", ZARR_DTYPE_FLOAT64, &d));
+    CHECK(d == 0.1);
+    zarr_group_free(g);
+    zarr_store_free(s);
+}
+
 int main(void) {
     read_float_as_double_and_short();
     write_double_into_short_and_bool();
     fortran_order();
+    typed_attributes(2);
+    typed_attributes(3);
     return CHECK_DONE();
 }

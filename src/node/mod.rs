@@ -5,6 +5,7 @@ mod attrs;
 mod builder;
 mod copy;
 mod group;
+pub mod typed_attrs;
 
 /// How a node is opened or created (defined beside the stores, which open by it too).
 pub use crate::store::Mode;

@@ -1020,6 +1020,196 @@ module zarr_c
       integer(c_int32_t) :: res
     end function c_zarr_array_attr_delete
 
+    ! Reports what attribute `key` holds (`*out_kind`, a `zarr_attr_kind` value) and,
+    ! when `out_count` is not NULL, its number of items (1 for a scalar, the length of a
+    ! list).
+    !
+    ! Errors: `ZARR_ERR_NOT_FOUND` (no such attribute), `ZARR_ERR_METADATA`.
+    !
+    ! Ownership: nothing is kept: arguments are only read during the call.
+    !
+    ! Thread safety: any thread; it reads the store.
+    function c_zarr_array_attr_kind(array, key, out_kind, out_count) &
+        bind(c, name="zarr_array_attr_kind") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: array
+      character(kind=c_char), intent(in) :: key(*)
+      integer(c_int32_t), intent(out) :: out_kind
+      integer(c_size_t), intent(out) :: out_count
+      integer(c_int32_t) :: res
+    end function c_zarr_array_attr_kind
+
+    ! Sets attribute `key` to the UTF-8 string `value` (any text: the library escapes
+    ! it), keeping the others.
+    !
+    ! Errors: `ZARR_ERR_INVALID_ARG` (`key` or `value` not UTF-8), `ZARR_ERR_READ_ONLY`.
+    !
+    ! Ownership: nothing is kept: arguments are only read during the call.
+    !
+    ! Thread safety: as `zarr_array_attr_set`.
+    function c_zarr_array_attr_set_string(array, key, value) &
+        bind(c, name="zarr_array_attr_set_string") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: array
+      character(kind=c_char), intent(in) :: key(*)
+      character(kind=c_char), intent(in) :: value(*)
+      integer(c_int32_t) :: res
+    end function c_zarr_array_attr_set_string
+
+    ! Copies the string attribute `key` holds into `buf` (string output convention).
+    !
+    ! Errors: `ZARR_ERR_NOT_FOUND` (no such attribute), `ZARR_ERR_DTYPE_MISMATCH` (it is not
+    ! a string; the message names it and says what it is), `ZARR_ERR_BUFFER_SIZE`.
+    !
+    ! Ownership: the text is copied into the caller's `buf` (string output convention).
+    !
+    ! Thread safety: any thread; it reads the store.
+    function c_zarr_array_attr_get_string(array, key, buf, len, needed) &
+        bind(c, name="zarr_array_attr_get_string") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: array
+      character(kind=c_char), intent(in) :: key(*)
+      type(c_ptr), value :: buf
+      integer(c_size_t), value :: len
+      integer(c_size_t), intent(out) :: needed
+      integer(c_int32_t) :: res
+    end function c_zarr_array_attr_get_string
+
+    ! Sets attribute `key` to the list of the `n` UTF-8 strings at `values`.
+    !
+    ! Errors: `ZARR_ERR_NULL_ARG` (`values` or one of its strings NULL),
+    ! `ZARR_ERR_INVALID_ARG`
+    ! (a string not UTF-8, named by index), `ZARR_ERR_READ_ONLY`.
+    !
+    ! Ownership: nothing is kept: arguments are only read during the call.
+    !
+    ! Thread safety: as `zarr_array_attr_set`.
+    function c_zarr_array_attr_set_strings(array, key, values, n) &
+        bind(c, name="zarr_array_attr_set_strings") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: array
+      character(kind=c_char), intent(in) :: key(*)
+      type(c_ptr), intent(in) :: values(*)
+      integer(c_size_t), value :: n
+      integer(c_int32_t) :: res
+    end function c_zarr_array_attr_set_strings
+
+    ! Gives the list of strings attribute `key` holds.
+    !
+    ! Errors: `ZARR_ERR_NOT_FOUND`, `ZARR_ERR_DTYPE_MISMATCH` (not a list of strings; the
+    ! message names the attribute, or the item, at fault).
+    !
+    ! Ownership: the caller frees `*out_list` with `zarr_strings_free`; it is NULL after a
+    ! failure.
+    !
+    ! Thread safety: any thread; it reads the store.
+    function c_zarr_array_attr_get_strings(array, key, out_list) &
+        bind(c, name="zarr_array_attr_get_strings") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: array
+      character(kind=c_char), intent(in) :: key(*)
+      type(c_ptr), intent(out) :: out_list
+      integer(c_int32_t) :: res
+    end function c_zarr_array_attr_get_strings
+
+    ! Sets attribute `key` to the number at `value`, of type `dtype`:
+    ! `ZARR_DTYPE_INT32`, `ZARR_DTYPE_INT64`, `ZARR_DTYPE_FLOAT32` or `ZARR_DTYPE_FLOAT64`.
+    ! A float32 is written as the shortest decimal that reads back as the same float32
+    ! (0.1f as `0.1`): readers that see JSON get the value meant, as a double, and
+    ! `zarr_array_attr_get_number` with `ZARR_DTYPE_FLOAT32` gives the float exactly. No
+    ! type is
+    ! recorded beside the value.
+    !
+    ! Errors: `ZARR_ERR_INVALID_ARG` (another `dtype`; NaN or an infinity, which JSON cannot
+    ! hold), `ZARR_ERR_READ_ONLY`.
+    !
+    ! Ownership: nothing is kept: arguments are only read during the call.
+    !
+    ! Thread safety: as `zarr_array_attr_set`.
+    function c_zarr_array_attr_set_number(array, key, dtype, value) &
+        bind(c, name="zarr_array_attr_set_number") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: array
+      character(kind=c_char), intent(in) :: key(*)
+      integer(c_int32_t), value :: dtype
+      type(c_ptr), value :: value
+      integer(c_int32_t) :: res
+    end function c_zarr_array_attr_set_number
+
+    ! Stores the number attribute `key` holds at `value`, as `dtype` (the types of
+    ! `zarr_array_attr_set_number`). Any number reads as a float type; only integers read as
+    ! an
+    ! integer type.
+    !
+    ! Errors: `ZARR_ERR_NOT_FOUND`, `ZARR_ERR_DTYPE_MISMATCH` (not a number, or a float read
+    ! as an integer; the message names the attribute), `ZARR_ERR_RANGE` (it does not fit in
+    ! `dtype`), `ZARR_ERR_INVALID_ARG` (another `dtype`).
+    !
+    ! Ownership: nothing is kept: arguments are only read during the call.
+    !
+    ! Thread safety: any thread; it reads the store.
+    function c_zarr_array_attr_get_number(array, key, dtype, value) &
+        bind(c, name="zarr_array_attr_get_number") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: array
+      character(kind=c_char), intent(in) :: key(*)
+      integer(c_int32_t), value :: dtype
+      type(c_ptr), value :: value
+      integer(c_int32_t) :: res
+    end function c_zarr_array_attr_get_number
+
+    ! Sets attribute `key` to the list of the `n` numbers of type `dtype` at `values`
+    ! (the types and float32 rule of `zarr_array_attr_set_number`).
+    !
+    ! Errors: `ZARR_ERR_INVALID_ARG` (another `dtype`, a NaN or infinity),
+    ! `ZARR_ERR_OVERFLOW` (`n` values exceed the address space), `ZARR_ERR_READ_ONLY`.
+    !
+    ! Ownership: nothing is kept: arguments are only read during the call.
+    !
+    ! Thread safety: as `zarr_array_attr_set`.
+    function c_zarr_array_attr_set_numbers(array, key, dtype, values, n) &
+        bind(c, name="zarr_array_attr_set_numbers") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: array
+      character(kind=c_char), intent(in) :: key(*)
+      integer(c_int32_t), value :: dtype
+      type(c_ptr), value :: values
+      integer(c_size_t), value :: n
+      integer(c_int32_t) :: res
+    end function c_zarr_array_attr_set_numbers
+
+    ! Stores the list of numbers attribute `key` holds in `values` (room for `len` of
+    ! type `dtype`, the types of `zarr_array_attr_get_number`); `*out_count` gets the list's
+    ! length, also when it exceeds `len` (then `ZARR_ERR_BUFFER_SIZE`; pass `len` 0 to ask).
+    !
+    ! Errors: `ZARR_ERR_NOT_FOUND`, `ZARR_ERR_DTYPE_MISMATCH` (not a list of numbers, or a
+    ! float read as an integer; the message names the item), `ZARR_ERR_RANGE`,
+    ! `ZARR_ERR_BUFFER_SIZE`, `ZARR_ERR_OVERFLOW` (`len` values exceed the address space).
+    !
+    ! Ownership: nothing is kept: arguments are only read during the call.
+    !
+    ! Thread safety: any thread; it reads the store.
+    function c_zarr_array_attr_get_numbers(array, key, dtype, values, len, out_count) &
+        bind(c, name="zarr_array_attr_get_numbers") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: array
+      character(kind=c_char), intent(in) :: key(*)
+      integer(c_int32_t), value :: dtype
+      type(c_ptr), value :: values
+      integer(c_size_t), value :: len
+      integer(c_size_t), intent(out) :: out_count
+      integer(c_int32_t) :: res
+    end function c_zarr_array_attr_get_numbers
+
     ! Sets the dimension names: `ndim` UTF-8 strings, one per dimension, NULL for an unnamed
     ! dimension (an empty string is a name: ""). v3 arrays keep them in the
     ! `dimension_names`
@@ -2130,6 +2320,202 @@ module zarr_c
       character(kind=c_char), intent(in) :: json(*)
       integer(c_int32_t) :: res
     end function c_zarr_group_attr_set
+
+    ! Reports what the group's attribute `key` holds (`*out_kind`, a `zarr_attr_kind` value)
+    ! and,
+    ! when `out_count` is not NULL, its number of items (1 for a scalar, the length of a
+    ! list).
+    !
+    ! Errors: `ZARR_ERR_NOT_FOUND` (no such attribute), `ZARR_ERR_METADATA`.
+    !
+    ! Ownership: nothing is kept: arguments are only read during the call.
+    !
+    ! Thread safety: any thread; it reads the store.
+    function c_zarr_group_attr_kind(group, key, out_kind, out_count) &
+        bind(c, name="zarr_group_attr_kind") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: group
+      character(kind=c_char), intent(in) :: key(*)
+      integer(c_int32_t), intent(out) :: out_kind
+      integer(c_size_t), intent(out) :: out_count
+      integer(c_int32_t) :: res
+    end function c_zarr_group_attr_kind
+
+    ! Sets the group's attribute `key` to the UTF-8 string `value` (any text: the library
+    ! escapes
+    ! it), keeping the others.
+    !
+    ! Errors: `ZARR_ERR_INVALID_ARG` (`key` or `value` not UTF-8), `ZARR_ERR_READ_ONLY`.
+    !
+    ! Ownership: nothing is kept: arguments are only read during the call.
+    !
+    ! Thread safety: as `zarr_group_attr_set`.
+    function c_zarr_group_attr_set_string(group, key, value) &
+        bind(c, name="zarr_group_attr_set_string") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: group
+      character(kind=c_char), intent(in) :: key(*)
+      character(kind=c_char), intent(in) :: value(*)
+      integer(c_int32_t) :: res
+    end function c_zarr_group_attr_set_string
+
+    ! Copies the string the group's attribute `key` holds into `buf` (string output
+    ! convention).
+    !
+    ! Errors: `ZARR_ERR_NOT_FOUND` (no such attribute), `ZARR_ERR_DTYPE_MISMATCH` (it is not
+    ! a string; the message names it and says what it is), `ZARR_ERR_BUFFER_SIZE`.
+    !
+    ! Ownership: the text is copied into the caller's `buf` (string output convention).
+    !
+    ! Thread safety: any thread; it reads the store.
+    function c_zarr_group_attr_get_string(group, key, buf, len, needed) &
+        bind(c, name="zarr_group_attr_get_string") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: group
+      character(kind=c_char), intent(in) :: key(*)
+      type(c_ptr), value :: buf
+      integer(c_size_t), value :: len
+      integer(c_size_t), intent(out) :: needed
+      integer(c_int32_t) :: res
+    end function c_zarr_group_attr_get_string
+
+    ! Sets the group's attribute `key` to the list of the `n` UTF-8 strings at `values`.
+    !
+    ! Errors: `ZARR_ERR_NULL_ARG` (`values` or one of its strings NULL),
+    ! `ZARR_ERR_INVALID_ARG`
+    ! (a string not UTF-8, named by index), `ZARR_ERR_READ_ONLY`.
+    !
+    ! Ownership: nothing is kept: arguments are only read during the call.
+    !
+    ! Thread safety: as `zarr_group_attr_set`.
+    function c_zarr_group_attr_set_strings(group, key, values, n) &
+        bind(c, name="zarr_group_attr_set_strings") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: group
+      character(kind=c_char), intent(in) :: key(*)
+      type(c_ptr), intent(in) :: values(*)
+      integer(c_size_t), value :: n
+      integer(c_int32_t) :: res
+    end function c_zarr_group_attr_set_strings
+
+    ! Gives the list of strings the group's attribute `key` holds.
+    !
+    ! Errors: `ZARR_ERR_NOT_FOUND`, `ZARR_ERR_DTYPE_MISMATCH` (not a list of strings; the
+    ! message names the attribute, or the item, at fault).
+    !
+    ! Ownership: the caller frees `*out_list` with `zarr_strings_free`; it is NULL after a
+    ! failure.
+    !
+    ! Thread safety: any thread; it reads the store.
+    function c_zarr_group_attr_get_strings(group, key, out_list) &
+        bind(c, name="zarr_group_attr_get_strings") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: group
+      character(kind=c_char), intent(in) :: key(*)
+      type(c_ptr), intent(out) :: out_list
+      integer(c_int32_t) :: res
+    end function c_zarr_group_attr_get_strings
+
+    ! Sets the group's attribute `key` to the number at `value`, of type `dtype`:
+    ! `ZARR_DTYPE_INT32`, `ZARR_DTYPE_INT64`, `ZARR_DTYPE_FLOAT32` or `ZARR_DTYPE_FLOAT64`.
+    ! A float32 is written as the shortest decimal that reads back as the same float32
+    ! (0.1f as `0.1`): readers that see JSON get the value meant, as a double, and
+    ! `zarr_group_attr_get_number` with `ZARR_DTYPE_FLOAT32` gives the float exactly. No
+    ! type is
+    ! recorded beside the value.
+    !
+    ! Errors: `ZARR_ERR_INVALID_ARG` (another `dtype`; NaN or an infinity, which JSON cannot
+    ! hold), `ZARR_ERR_READ_ONLY`.
+    !
+    ! Ownership: nothing is kept: arguments are only read during the call.
+    !
+    ! Thread safety: as `zarr_group_attr_set`.
+    function c_zarr_group_attr_set_number(group, key, dtype, value) &
+        bind(c, name="zarr_group_attr_set_number") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: group
+      character(kind=c_char), intent(in) :: key(*)
+      integer(c_int32_t), value :: dtype
+      type(c_ptr), value :: value
+      integer(c_int32_t) :: res
+    end function c_zarr_group_attr_set_number
+
+    ! Stores the number the group's attribute `key` holds at `value`, as `dtype` (the types
+    ! of
+    ! `zarr_group_attr_set_number`). Any number reads as a float type; only integers read as
+    ! an
+    ! integer type.
+    !
+    ! Errors: `ZARR_ERR_NOT_FOUND`, `ZARR_ERR_DTYPE_MISMATCH` (not a number, or a float read
+    ! as an integer; the message names the attribute), `ZARR_ERR_RANGE` (it does not fit in
+    ! `dtype`), `ZARR_ERR_INVALID_ARG` (another `dtype`).
+    !
+    ! Ownership: nothing is kept: arguments are only read during the call.
+    !
+    ! Thread safety: any thread; it reads the store.
+    function c_zarr_group_attr_get_number(group, key, dtype, value) &
+        bind(c, name="zarr_group_attr_get_number") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: group
+      character(kind=c_char), intent(in) :: key(*)
+      integer(c_int32_t), value :: dtype
+      type(c_ptr), value :: value
+      integer(c_int32_t) :: res
+    end function c_zarr_group_attr_get_number
+
+    ! Sets the group's attribute `key` to the list of the `n` numbers of type `dtype` at
+    ! `values`
+    ! (the types and float32 rule of `zarr_group_attr_set_number`).
+    !
+    ! Errors: `ZARR_ERR_INVALID_ARG` (another `dtype`, a NaN or infinity),
+    ! `ZARR_ERR_OVERFLOW` (`n` values exceed the address space), `ZARR_ERR_READ_ONLY`.
+    !
+    ! Ownership: nothing is kept: arguments are only read during the call.
+    !
+    ! Thread safety: as `zarr_group_attr_set`.
+    function c_zarr_group_attr_set_numbers(group, key, dtype, values, n) &
+        bind(c, name="zarr_group_attr_set_numbers") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: group
+      character(kind=c_char), intent(in) :: key(*)
+      integer(c_int32_t), value :: dtype
+      type(c_ptr), value :: values
+      integer(c_size_t), value :: n
+      integer(c_int32_t) :: res
+    end function c_zarr_group_attr_set_numbers
+
+    ! Stores the list of numbers the group's attribute `key` holds in `values` (room for
+    ! `len` of
+    ! type `dtype`, the types of `zarr_group_attr_get_number`); `*out_count` gets the list's
+    ! length, also when it exceeds `len` (then `ZARR_ERR_BUFFER_SIZE`; pass `len` 0 to ask).
+    !
+    ! Errors: `ZARR_ERR_NOT_FOUND`, `ZARR_ERR_DTYPE_MISMATCH` (not a list of numbers, or a
+    ! float read as an integer; the message names the item), `ZARR_ERR_RANGE`,
+    ! `ZARR_ERR_BUFFER_SIZE`, `ZARR_ERR_OVERFLOW` (`len` values exceed the address space).
+    !
+    ! Ownership: nothing is kept: arguments are only read during the call.
+    !
+    ! Thread safety: any thread; it reads the store.
+    function c_zarr_group_attr_get_numbers(group, key, dtype, values, len, out_count) &
+        bind(c, name="zarr_group_attr_get_numbers") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: group
+      character(kind=c_char), intent(in) :: key(*)
+      integer(c_int32_t), value :: dtype
+      type(c_ptr), value :: values
+      integer(c_size_t), value :: len
+      integer(c_size_t), intent(out) :: out_count
+      integer(c_int32_t) :: res
+    end function c_zarr_group_attr_get_numbers
 
     ! Deletes the group's attribute `key`; `ZARR_ERR_NOT_FOUND` if absent.
     !
