@@ -1519,7 +1519,8 @@ zarr_status_t zarr_array_attr_kind(const zarr_array_t *array,
  * Sets attribute `key` to the UTF-8 string `value` (any text: the library escapes
  * it), keeping the others.
  *
- * Errors: `ZARR_ERR_INVALID_ARG` (`key` or `value` not UTF-8), `ZARR_ERR_READ_ONLY`.
+ * Errors: `ZARR_ERR_INVALID_ARG` (`key` or `value` not UTF-8; U+F8FF followed by `NaN`,
+ * `Infinity` or `-Infinity`, the library's mark of a non-finite float), `ZARR_ERR_READ_ONLY`.
  *
  * Ownership: nothing is kept: arguments are only read during the call.
  *
@@ -1585,10 +1586,10 @@ zarr_status_t zarr_array_attr_get_strings(const zarr_array_t *array,
  * A float32 is written as the shortest decimal that reads back as the same float32
  * (0.1f as `0.1`): readers that see JSON get the value meant, as a double, and
  * `zarr_array_attr_get_number` with `ZARR_DTYPE_FLOAT32` gives the float exactly. No type is
- * recorded beside the value.
+ * recorded beside the value. NaN and infinities are written as the bare tokens `NaN`,
+ * `Infinity` and `-Infinity`, as Python's `json` does.
  *
- * Errors: `ZARR_ERR_INVALID_ARG` (another `dtype`; NaN or an infinity, which JSON cannot
- * hold), `ZARR_ERR_READ_ONLY`.
+ * Errors: `ZARR_ERR_INVALID_ARG` (another `dtype`), `ZARR_ERR_READ_ONLY`.
  *
  * Ownership: nothing is kept: arguments are only read during the call.
  *
@@ -1623,8 +1624,7 @@ zarr_status_t zarr_array_attr_get_number(const zarr_array_t *array,
  * Sets attribute `key` to the list of the `n` numbers of type `dtype` at `values`
  * (the types and float32 rule of `zarr_array_attr_set_number`).
  *
- * Errors: `ZARR_ERR_INVALID_ARG` (another `dtype`, a NaN or infinity),
- * `ZARR_ERR_OVERFLOW` (`n` values exceed the address space), `ZARR_ERR_READ_ONLY`.
+ * Errors: `ZARR_ERR_INVALID_ARG` (another `dtype`), `ZARR_ERR_OVERFLOW` (`n` values exceed the address space), `ZARR_ERR_READ_ONLY`.
  *
  * Ownership: nothing is kept: arguments are only read during the call.
  *
@@ -2547,7 +2547,8 @@ zarr_status_t zarr_group_attr_kind(const zarr_group_t *group,
  * Sets the group's attribute `key` to the UTF-8 string `value` (any text: the library escapes
  * it), keeping the others.
  *
- * Errors: `ZARR_ERR_INVALID_ARG` (`key` or `value` not UTF-8), `ZARR_ERR_READ_ONLY`.
+ * Errors: `ZARR_ERR_INVALID_ARG` (`key` or `value` not UTF-8; U+F8FF followed by `NaN`,
+ * `Infinity` or `-Infinity`, the library's mark of a non-finite float), `ZARR_ERR_READ_ONLY`.
  *
  * Ownership: nothing is kept: arguments are only read during the call.
  *
@@ -2613,10 +2614,10 @@ zarr_status_t zarr_group_attr_get_strings(const zarr_group_t *group,
  * A float32 is written as the shortest decimal that reads back as the same float32
  * (0.1f as `0.1`): readers that see JSON get the value meant, as a double, and
  * `zarr_group_attr_get_number` with `ZARR_DTYPE_FLOAT32` gives the float exactly. No type is
- * recorded beside the value.
+ * recorded beside the value. NaN and infinities are written as the bare tokens `NaN`,
+ * `Infinity` and `-Infinity`, as Python's `json` does.
  *
- * Errors: `ZARR_ERR_INVALID_ARG` (another `dtype`; NaN or an infinity, which JSON cannot
- * hold), `ZARR_ERR_READ_ONLY`.
+ * Errors: `ZARR_ERR_INVALID_ARG` (another `dtype`), `ZARR_ERR_READ_ONLY`.
  *
  * Ownership: nothing is kept: arguments are only read during the call.
  *
@@ -2651,8 +2652,7 @@ zarr_status_t zarr_group_attr_get_number(const zarr_group_t *group,
  * Sets the group's attribute `key` to the list of the `n` numbers of type `dtype` at `values`
  * (the types and float32 rule of `zarr_group_attr_set_number`).
  *
- * Errors: `ZARR_ERR_INVALID_ARG` (another `dtype`, a NaN or infinity),
- * `ZARR_ERR_OVERFLOW` (`n` values exceed the address space), `ZARR_ERR_READ_ONLY`.
+ * Errors: `ZARR_ERR_INVALID_ARG` (another `dtype`), `ZARR_ERR_OVERFLOW` (`n` values exceed the address space), `ZARR_ERR_READ_ONLY`.
  *
  * Ownership: nothing is kept: arguments are only read during the call.
  *

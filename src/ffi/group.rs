@@ -625,7 +625,8 @@ pub unsafe extern "C" fn zarr_group_attr_kind(
 /// Sets the group's attribute `key` to the UTF-8 string `value` (any text: the library escapes
 /// it), keeping the others.
 ///
-/// Errors: `ZARR_ERR_INVALID_ARG` (`key` or `value` not UTF-8), `ZARR_ERR_READ_ONLY`.
+/// Errors: `ZARR_ERR_INVALID_ARG` (`key` or `value` not UTF-8; U+F8FF followed by `NaN`,
+/// `Infinity` or `-Infinity`, the library's mark of a non-finite float), `ZARR_ERR_READ_ONLY`.
 ///
 /// Ownership: nothing is kept: arguments are only read during the call.
 ///
@@ -699,10 +700,10 @@ pub unsafe extern "C" fn zarr_group_attr_get_strings(
 /// A float32 is written as the shortest decimal that reads back as the same float32
 /// (0.1f as `0.1`): readers that see JSON get the value meant, as a double, and
 /// `zarr_group_attr_get_number` with `ZARR_DTYPE_FLOAT32` gives the float exactly. No type is
-/// recorded beside the value.
+/// recorded beside the value. NaN and infinities are written as the bare tokens `NaN`,
+/// `Infinity` and `-Infinity`, as Python's `json` does.
 ///
-/// Errors: `ZARR_ERR_INVALID_ARG` (another `dtype`; NaN or an infinity, which JSON cannot
-/// hold), `ZARR_ERR_READ_ONLY`.
+/// Errors: `ZARR_ERR_INVALID_ARG` (another `dtype`), `ZARR_ERR_READ_ONLY`.
 ///
 /// Ownership: nothing is kept: arguments are only read during the call.
 ///
@@ -741,8 +742,7 @@ pub unsafe extern "C" fn zarr_group_attr_get_number(
 /// Sets the group's attribute `key` to the list of the `n` numbers of type `dtype` at `values`
 /// (the types and float32 rule of `zarr_group_attr_set_number`).
 ///
-/// Errors: `ZARR_ERR_INVALID_ARG` (another `dtype`, a NaN or infinity),
-/// `ZARR_ERR_OVERFLOW` (`n` values exceed the address space), `ZARR_ERR_READ_ONLY`.
+/// Errors: `ZARR_ERR_INVALID_ARG` (another `dtype`), `ZARR_ERR_OVERFLOW` (`n` values exceed the address space), `ZARR_ERR_READ_ONLY`.
 ///
 /// Ownership: nothing is kept: arguments are only read during the call.
 ///

@@ -6,9 +6,12 @@
 //! (`0.1`, not `0.10000000149011612`), so every reader (which sees a double) gets the value
 //! the writer meant, and reading it back as float32 gives the float exactly. No type record
 //! is kept beside the value: a float32 reads back as float64 in readers that only see JSON.
+//! NaN and the infinities are written as the bare tokens `NaN`, `Infinity` and `-Infinity`,
+//! as Python's `json` writes them (see [`crate::meta::json`]).
 
 use super::Node;
 use crate::error::{Error, Result};
+use crate::meta::json::{as_non_finite, non_finite};
 use serde_json::{Number, Value};
 
 /// What an attribute's JSON value holds.
@@ -34,6 +37,7 @@ impl AttrKind {
     /// The kind of `value`, and its number of items (1 for a scalar, the length of a list).
     pub fn of(value: &Value) -> (AttrKind, usize) {
         let scalar = |v: &Value| match v {
+            Value::String(_) if as_non_finite(v).is_some() => AttrKind::Float,
             Value::String(_) => AttrKind::String,
             Value::Number(n) if n.is_f64() => AttrKind::Float,
             Value::Number(_) => AttrKind::Integer,
@@ -82,12 +86,21 @@ fn mismatch(key: &str, json: &Value, wanted: &str) -> Error {
 
 impl AttrValue for String {
     fn to_json(&self) -> Result<Value> {
-        Ok(Value::String(self.clone()))
+        let value = Value::String(self.clone());
+        if as_non_finite(&value).is_some() {
+            return Err(Error::InvalidArg(
+                "U+F8FF followed by NaN or Infinity is how non-finite floats are kept: \
+                 not a string value"
+                    .into(),
+            ));
+        }
+        Ok(value)
     }
     fn from_json(key: &str, json: &Value) -> Result<Self> {
-        json.as_str()
-            .map(str::to_string)
-            .ok_or_else(|| mismatch(key, json, "a string"))
+        match json {
+            Value::String(s) if as_non_finite(json).is_none() => Ok(s.clone()),
+            _ => Err(mismatch(key, json, "a string")),
+        }
     }
 }
 
@@ -99,7 +112,11 @@ macro_rules! integer_attr {
             }
             fn from_json(key: &str, json: &Value) -> Result<Self> {
                 let Value::Number(n) = json else {
-                    return Err(mismatch(key, json, "a number"));
+                    let wanted = match as_non_finite(json) {
+                        Some(_) => concat!("an integer (", stringify!($t), ")"),
+                        None => "a number",
+                    };
+                    return Err(mismatch(key, json, wanted));
                 };
                 if n.is_f64() {
                     return Err(mismatch(key, json, concat!("an integer (", stringify!($t), ")")));
@@ -124,10 +141,8 @@ macro_rules! float_attr {
     ($($t:ty),*) => {$(
         impl AttrValue for $t {
             fn to_json(&self) -> Result<Value> {
-                if !self.is_finite() {
-                    return Err(Error::InvalidArg(format!(
-                        "{self} has no JSON form: attributes hold finite numbers"
-                    )));
+                if let Some(token) = non_finite(*self as f64) {
+                    return Ok(token);
                 }
                 // Rust prints the shortest decimal that reads back as the same value of
                 // this type; JSON keeps that decimal.
@@ -139,6 +154,9 @@ macro_rules! float_attr {
                 })
             }
             fn from_json(key: &str, json: &Value) -> Result<Self> {
+                if let Some(v) = as_non_finite(json) {
+                    return Ok(v as $t);
+                }
                 let Value::Number(n) = json else {
                     return Err(mismatch(key, json, "a number"));
                 };
@@ -220,8 +238,34 @@ mod tests {
             assert_eq!(f32::from_json("k", &j).unwrap().to_bits(), v.to_bits());
         }
         assert_eq!(0.1f64.to_json().unwrap(), json!(0.1));
-        assert!(matches!(f32::NAN.to_json(), Err(Error::InvalidArg(_))));
-        assert!(matches!(f64::INFINITY.to_json(), Err(Error::InvalidArg(_))));
+        // Non-finite floats are the bare tokens Python's json writes.
+        for v in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+            let j = v.to_json().unwrap();
+            assert_eq!(AttrKind::of(&j), (AttrKind::Float, 1));
+            let back = f64::from_json("k", &j).unwrap();
+            assert!(back.to_bits() == v.to_bits() || (v.is_nan() && back.is_nan()));
+            assert!(matches!(
+                String::from_json("k", &j),
+                Err(Error::DtypeMismatch(_))
+            ));
+        }
+        let text = crate::meta::json::to_compact(&vec![f32::NEG_INFINITY].to_json().unwrap());
+        assert_eq!(text, "[-Infinity]");
+        let marker = crate::meta::json::as_non_finite;
+        let parsed = crate::meta::json::parse_str("[NaN]").unwrap();
+        assert!(marker(&parsed[0]).unwrap().is_nan());
+        assert!(matches!(
+            String::from_json("k", &parsed[0]),
+            Err(Error::DtypeMismatch(m)) if m.contains("is a float")
+        ));
+        assert!(matches!(
+            i64::from_json("k", &parsed[0]),
+            Err(Error::DtypeMismatch(m)) if m.contains("is a float")
+        ));
+        assert!(matches!(
+            "\u{F8FF}NaN".to_string().to_json(),
+            Err(Error::InvalidArg(_))
+        ));
     }
 
     #[test]
