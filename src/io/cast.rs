@@ -137,6 +137,22 @@ fn run<S: Num, T: Num>(src: &[u8], dst: &mut [u8]) -> (usize, Option<usize>) {
     (bad, first)
 }
 
+/// Converts the first `n` elements of `buf`, items of `S` packed at its start, into `T`
+/// items in place (`T` at least as wide as `S`): from the last, so each item is read before
+/// its bytes are overwritten. Returns how many did not fit and the index of the first.
+fn run_in_place<S: Num, T: Num>(buf: &mut [u8], n: usize) -> (usize, Option<usize>) {
+    let (mut bad, mut first) = (0usize, None);
+    for i in (0..n).rev() {
+        let (v, fits) = S::load(&buf[i * S::SIZE..]).cast::<T>();
+        v.store(&mut buf[i * T::SIZE..]);
+        if !fits {
+            bad += 1;
+            first = Some(i);
+        }
+    }
+    (bad, first)
+}
+
 /// Calls `$body` with `$t` bound to the Rust type of a numeric element type, or returns
 /// `$other` for the others.
 macro_rules! with_type {
@@ -217,11 +233,43 @@ pub fn unsupported(elem: ElementType, role: &str) -> Error {
 pub fn convert(from: ElementType, to: ElementType, src: &[u8], dst: &mut [u8]) -> Result<()> {
     let (bad, first) = with_type!(from, S => with_type!(to, T => run::<S, T>(src, dst),
         return Err(unsupported(to, "target"))), return Err(unsupported(from, "source")));
+    range_result(bad, first, src.len() / from.size(), from, to)
+}
+
+/// As [`convert`] in place: `buf` holds `n` items of `from` at its start and gets `n`
+/// items of `to`, which must be at least as wide (no temporary buffer).
+pub fn convert_in_place(
+    from: ElementType,
+    to: ElementType,
+    buf: &mut [u8],
+    n: usize,
+) -> Result<()> {
+    if to.size() < from.size() || buf.len() < n.saturating_mul(to.size()) {
+        return Err(Error::Internal(format!(
+            "in-place conversion of {n} {} items to {} in {} bytes",
+            from.name(),
+            to.name(),
+            buf.len()
+        )));
+    }
+    let (bad, first) = with_type!(from, S => with_type!(to, T => run_in_place::<S, T>(buf, n),
+        return Err(unsupported(to, "target"))), return Err(unsupported(from, "source")));
+    range_result(bad, first, n, from, to)
+}
+
+/// `Ok`, or the [`Error::Range`] of `bad` of `n` elements that did not fit, the first at
+/// `first`.
+fn range_result(
+    bad: usize,
+    first: Option<usize>,
+    n: usize,
+    from: ElementType,
+    to: ElementType,
+) -> Result<()> {
     match first {
         None => Ok(()),
         Some(index) => Err(Error::Range(format!(
-            "{bad} of {} elements of {} do not fit in {} (the first at element {index})",
-            src.len() / from.size(),
+            "{bad} of {n} elements of {} do not fit in {} (the first at element {index})",
             from.name(),
             to.name()
         ))),
@@ -381,6 +429,27 @@ mod tests {
             }
         }
         assert!(checked > 2000, "{checked}");
+    }
+
+    #[test]
+    fn in_place_agrees_with_copying_for_every_widening_pair() {
+        for from in TYPES {
+            for to in TYPES.into_iter().filter(|t| t.size() >= from.size()) {
+                let items: Vec<Vec<u8>> = samples()
+                    .into_iter()
+                    .filter_map(|v| encode(from, v))
+                    .collect();
+                let src: Vec<u8> = items.concat();
+                let n = items.len();
+                let mut want = vec![0u8; n * to.size()];
+                let expected = convert(from, to, &src, &mut want);
+                let mut buf = vec![0u8; n * to.size()];
+                buf[..src.len()].copy_from_slice(&src);
+                let got = convert_in_place(from, to, &mut buf, n);
+                assert_eq!(got, expected, "{from:?}->{to:?}");
+                assert_eq!(buf, want, "{from:?}->{to:?}");
+            }
+        }
     }
 
     fn f64s(values: &[f64]) -> Vec<u8> {

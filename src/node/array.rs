@@ -492,7 +492,13 @@ impl Array {
         if elem == stored || region::converts(stored, elem) {
             return self.read(start, count, elem, order, buf);
         }
-        let mut items = self.converted_items(start, count, elem, buf.len())?;
+        let (elements, bytes) = self.converted_region(start, count, elem, buf.len())?;
+        if elem.size() >= stored.size() {
+            // Widening: the items are read into the start of `buf` and converted in place.
+            self.read(start, count, stored, order, &mut buf[..bytes])?;
+            return cast::convert_in_place(stored, elem, buf, elements);
+        }
+        let mut items = crate::error::try_zeroed(bytes, "the converted region")?;
         self.read(start, count, stored, order, &mut items)?;
         cast::convert(stored, elem, &items, buf)
     }
@@ -513,20 +519,21 @@ impl Array {
             return self.write(start, count, elem, order, buf);
         }
         self.check_writable("write")?;
-        let mut items = self.converted_items(start, count, elem, buf.len())?;
+        let (_, bytes) = self.converted_region(start, count, elem, buf.len())?;
+        let mut items = crate::error::try_zeroed(bytes, "the converted region")?;
         cast::convert(elem, stored, buf, &mut items)?;
         self.write(start, count, stored, order, &items)
     }
 
     /// Checks a converted read or write (region, both types, the caller's `buf_len` bytes
-    /// of `elem`) and returns a zeroed buffer for the region in the array's own type.
-    fn converted_items(
+    /// of `elem`) and returns the region's element count and its size in the array's type.
+    fn converted_region(
         &self,
         start: &[u64],
         count: &[u64],
         elem: ElementType,
         buf_len: usize,
-    ) -> Result<Vec<u8>> {
+    ) -> Result<(usize, usize)> {
         let meta = self.metadata();
         let stored = meta.dtype.element_type();
         if !cast::convertible(stored) {
@@ -551,7 +558,7 @@ impl Array {
         let bytes = elements.checked_mul(stored.size()).ok_or_else(|| {
             Error::Overflow("the converted region's size exceeds the address space".into())
         })?;
-        crate::error::try_zeroed(bytes, "the converted region")
+        Ok((elements, bytes))
     }
 
     /// Reads the items of region `start`/`count` of a variable-length array (strings,

@@ -287,7 +287,8 @@ the buffer's type (an integer outside its range, a finite value beyond float's r
 NaN or an infinity to an integer), the call still stores all of them, those as Rust's
 saturating cast gives (NaN as 0, infinities to float stay infinite), and returns
 `ZARR_ERR_RANGE`, as `nc_get_vara_*` returns `NC_ERANGE`. The same type is a plain read.
-A region of `n` elements uses a temporary buffer of `n` items of the array's type.
+A buffer type at least as wide as the array's is converted in place in `buf`; a narrower
+one goes through a temporary buffer of the region's items in the array's type.
 
 Errors: as `zarr_array_read`; `ZARR_ERR_RANGE` (elements that did not fit, counted in
 the message, which names the first); `ZARR_ERR_DTYPE_MISMATCH` (the array's or the
