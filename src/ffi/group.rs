@@ -659,7 +659,9 @@ pub unsafe extern "C" fn zarr_group_attr_get_string(
     ffi_guard!({ with_group(group, |h| attrs::get_string(h, key, buf, len, needed)) })
 }
 
-/// Sets the group's attribute `key` to the list of the `n` UTF-8 strings at `values`.
+/// Sets the group's attribute `key` to the list of the `n` UTF-8 strings at `values`. netCDF-C
+/// (4.9) cannot open a v2 store holding a list of strings as an attribute: join such lists
+/// into one string (CF's `flag_meanings` is blank-separated) for stores netCDF reads.
 ///
 /// Errors: `ZARR_ERR_NULL_ARG` (`values` or one of its strings NULL), `ZARR_ERR_INVALID_ARG`
 /// (a string not UTF-8, named by index), `ZARR_ERR_READ_ONLY`.

@@ -1082,7 +1082,10 @@ module zarr_c
       integer(c_int32_t) :: res
     end function c_zarr_array_attr_get_string
 
-    ! Sets attribute `key` to the list of the `n` UTF-8 strings at `values`.
+    ! Sets attribute `key` to the list of the `n` UTF-8 strings at `values`. netCDF-C
+    ! (4.9) cannot open a v2 store holding a list of strings as an attribute: join such
+    ! lists
+    ! into one string (CF's `flag_meanings` is blank-separated) for stores netCDF reads.
     !
     ! Errors: `ZARR_ERR_NULL_ARG` (`values` or one of its strings NULL),
     ! `ZARR_ERR_INVALID_ARG`
@@ -2389,6 +2392,10 @@ module zarr_c
     end function c_zarr_group_attr_get_string
 
     ! Sets the group's attribute `key` to the list of the `n` UTF-8 strings at `values`.
+    ! netCDF-C
+    ! (4.9) cannot open a v2 store holding a list of strings as an attribute: join such
+    ! lists
+    ! into one string (CF's `flag_meanings` is blank-separated) for stores netCDF reads.
     !
     ! Errors: `ZARR_ERR_NULL_ARG` (`values` or one of its strings NULL),
     ! `ZARR_ERR_INVALID_ARG`

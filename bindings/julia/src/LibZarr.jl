@@ -1031,7 +1031,9 @@ end
 """
     zarr_array_attr_set_strings(array, key, values, n) -> zarr_status_t
 
-Sets attribute `key` to the list of the `n` UTF-8 strings at `values`.
+Sets attribute `key` to the list of the `n` UTF-8 strings at `values`. netCDF-C
+(4.9) cannot open a v2 store holding a list of strings as an attribute: join such lists
+into one string (CF's `flag_meanings` is blank-separated) for stores netCDF reads.
 
 Errors: `ZARR_ERR_NULL_ARG` (`values` or one of its strings NULL), `ZARR_ERR_INVALID_ARG`
 (a string not UTF-8, named by index), `ZARR_ERR_READ_ONLY`.
@@ -2158,7 +2160,9 @@ end
 """
     zarr_group_attr_set_strings(group, key, values, n) -> zarr_status_t
 
-Sets the group's attribute `key` to the list of the `n` UTF-8 strings at `values`.
+Sets the group's attribute `key` to the list of the `n` UTF-8 strings at `values`. netCDF-C
+(4.9) cannot open a v2 store holding a list of strings as an attribute: join such lists
+into one string (CF's `flag_meanings` is blank-separated) for stores netCDF reads.
 
 Errors: `ZARR_ERR_NULL_ARG` (`values` or one of its strings NULL), `ZARR_ERR_INVALID_ARG`
 (a string not UTF-8, named by index), `ZARR_ERR_READ_ONLY`.
