@@ -193,7 +193,12 @@ pub(crate) unsafe fn get_strings(
 }
 
 fn set_list<T: Plain>(node: &dyn Node, key: &str, bytes: &[u8], scalar: bool) -> FfiResult {
-    let values: Vec<T> = bytes.chunks_exact(T::SIZE).map(T::load).collect();
+    let n = bytes.len() / T::SIZE;
+    let mut values: Vec<T> = Vec::new();
+    values
+        .try_reserve(n)
+        .map_err(|_| crate::error::no_memory(n.saturating_mul(T::SIZE), "attribute values"))?;
+    values.extend(bytes.chunks_exact(T::SIZE).map(T::load));
     Ok(match (scalar, values.first()) {
         (true, Some(v)) => typed_attrs::set(node, key, v),
         _ => typed_attrs::set(node, key, &values),

@@ -190,11 +190,14 @@ impl<T: AttrValue> AttrValue for Vec<T> {
         let Value::Array(items) = json else {
             return Err(mismatch(key, json, "a list"));
         };
-        items
-            .iter()
-            .enumerate()
-            .map(|(i, item)| T::from_json(&format!("{key}[{i}]"), item))
-            .collect()
+        let mut values = Vec::new();
+        values
+            .try_reserve(items.len())
+            .map_err(|_| crate::error::no_memory(items.len(), "attribute items"))?;
+        for (i, item) in items.iter().enumerate() {
+            values.push(T::from_json(&format!("{key}[{i}]"), item)?);
+        }
+        Ok(values)
     }
 }
 
