@@ -38,7 +38,9 @@
 !   rank-1 array (libzarr writes the JSON: a real(4) as its shortest decimal, 0.1 not
 !   0.100000001); zarr_get_attr gives such numbers back (ZARR_ERR_DTYPE_MISMATCH when the
 !   attribute holds another type), or with character data the JSON text; zarr_get_attr_string
-!   gives a string attribute's text. zarr_set_attr_json sets any JSON value.
+!   gives a string attribute's text. A rank-1 character array sets and gets a list of strings
+!   (items lose trailing blanks; read back padded to the longest). zarr_set_attr_json sets
+!   any JSON value.
 module zarr
   use, intrinsic :: iso_c_binding
   use zarr_c
@@ -97,11 +99,11 @@ module zarr
   end interface
   interface zarr_set_attr
     module procedure set_attr_i4, set_attr_i8, set_attr_r4, set_attr_r8, set_attr_string, &
-                     set_attr_i4s, set_attr_i8s, set_attr_r4s, set_attr_r8s
+                     set_attr_i4s, set_attr_i8s, set_attr_r4s, set_attr_r8s, set_attr_strings
   end interface
   interface zarr_get_attr
     module procedure get_attr_json, get_attr_i4, get_attr_i8, get_attr_r4, get_attr_r8, &
-                     get_attr_i4s, get_attr_i8s, get_attr_r4s, get_attr_r8s
+                     get_attr_i4s, get_attr_i8s, get_attr_r4s, get_attr_r8s, get_attr_strings
   end interface
 
   ! libc's strlen, for the static strings libzarr returns.
@@ -1240,6 +1242,67 @@ contains
     if (size(values) > 0) p = c_loc(values)
     call set_numbers(node, key, ZARR_DTYPE_FLOAT64, p, size(values, kind=c_size_t), .false., stat, errmsg)
   end subroutine set_attr_r8s
+
+  ! A rank-1 character array as a list of strings, each without its trailing blanks.
+  subroutine set_attr_strings(node, key, values, stat, errmsg)
+    class(zarr_node), intent(in) :: node
+    character(*), intent(in) :: key
+    character(*), intent(in) :: values(:)
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    character(kind=c_char), allocatable, target :: chars(:, :)
+    type(c_ptr), allocatable :: ptrs(:)
+    integer(c_int32_t) :: rc
+    integer :: i, j, n
+    n = size(values)
+    allocate(chars(len(values) + 1, n), ptrs(n))
+    do i = 1, n
+      chars(:, i) = c_null_char
+      do j = 1, len_trim(values(i))
+        chars(j, i) = values(i)(j:j)
+      end do
+      ptrs(i) = c_loc(chars(1, i))
+    end do
+    select type (node)
+    type is (zarr_array)
+      rc = c_zarr_array_attr_set_strings(node%ptr, c_str(key), ptrs, int(n, c_size_t))
+    class default
+      rc = c_zarr_group_attr_set_strings(node%ptr, c_str(key), ptrs, int(n, c_size_t))
+    end select
+    call report(rc, "zarr_set_attr", stat, errmsg)
+  end subroutine set_attr_strings
+
+  ! zarr_get_attr with an allocatable rank-1 character array: the list of strings attribute
+  ! `key` holds, each padded to the longest.
+  subroutine get_attr_strings(node, key, values, stat, errmsg)
+    class(zarr_node), intent(in) :: node
+    character(*), intent(in) :: key
+    character(:), allocatable, intent(out) :: values(:)
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    type(c_ptr) :: list, item
+    integer(c_int32_t) :: rc
+    integer :: i, n, longest
+    select type (node)
+    type is (zarr_array)
+      rc = c_zarr_array_attr_get_strings(node%ptr, c_str(key), list)
+    class default
+      rc = c_zarr_group_attr_get_strings(node%ptr, c_str(key), list)
+    end select
+    n = int(c_zarr_strings_count(list))  ! 0 for NULL
+    longest = 0
+    do i = 1, n
+      item = c_zarr_strings_get(list, int(i - 1, c_size_t))
+      longest = max(longest, int(c_strlen(item)))
+    end do
+    allocate(character(longest) :: values(n))
+    do i = 1, n
+      item = c_zarr_strings_get(list, int(i - 1, c_size_t))
+      values(i) = string_at(item)
+    end do
+    call c_zarr_strings_free(list)
+    call report(rc, "zarr_get_attr", stat, errmsg)
+  end subroutine get_attr_strings
 
   ! zarr_get_attr with integer(4/8) or real(4/8) data: the number, or (an allocatable rank-1
   ! array) the list of numbers, attribute `key` holds. ZARR_ERR_DTYPE_MISMATCH when it holds

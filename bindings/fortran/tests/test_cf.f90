@@ -10,6 +10,7 @@ program test_cf
   type(zarr_array) :: arr
   type(zarr_group) :: group
   character(:), allocatable :: text, json
+  character(:), allocatable :: names(:)
   character(200) :: msg
   integer :: stat
   real(4) :: r4
@@ -59,6 +60,15 @@ program test_cf
   call check(size(i4s) == 3 .and. all(i4s == [1, 2, 3]), "integer(4) array")
   call zarr_get_attr(arr, "ids", i8s)
   call check(size(i8s) == 2 .and. all(i8s == [10_8, 20_8]), "integer(8) array")
+  call zarr_set_attr(arr, "flag_meanings", [character(6) :: "low", "medium", 'a "q"'])
+  call zarr_get_attr(arr, "flag_meanings", names)
+  call check(size(names) == 3 .and. len(names) == 6, "string list: shape")
+  call check(names(1) == "low" .and. names(2) == "medium" .and. names(3) == 'a "q"', &
+             "string list: items without trailing blanks")
+  call zarr_get_attr(arr, "flag_meanings", json)
+  call check(json == '["low","medium","a \"q\""]', "string list: JSON")
+  call zarr_get_attr(arr, "levels", names, stat=stat)
+  call check(stat == ZARR_ERR_DTYPE_MISMATCH .and. size(names) == 0, "numbers read as strings")
   call zarr_get_attr_string(arr, "history", text)
   call check(text == 'made by "f" \ x', "string read back")
 
