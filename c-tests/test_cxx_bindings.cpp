@@ -567,6 +567,42 @@ static void test_library() {
     zarr::set_num_threads(0);
 }
 
+static void test_typed() {
+    zarr::Store store = zarr::Store::memory();
+    zarr::Array a = zarr::ArrayBuilder::of<float>({4}).set_zarr_format(2).create(store, "t", ZARR_MODE_W);
+    a.write({0}, {4}, std::vector<float>{1.5f, -2.5f, 40000.0f, 0.25f});
+    CHECK(same(a.read_converted<double>({0}, {4}), std::vector<double>{1.5, -2.5, 40000.0, 0.25}));
+    CHECK_THROWS(a.read_converted<int16_t>({0}, {4}), ZARR_ERR_RANGE, "do not fit in int16");
+    a.write_converted({0}, {2}, std::vector<int32_t>{3, -4});
+    CHECK(same(a.read<float>({0}, {2}), std::vector<float>{3.0f, -4.0f}));
+
+    a.set_attr("units", "K");
+    a.set_attr("history", std::string("said \"hi\""));
+    a.set_attr("scale_factor", 0.1f);
+    a.set_attr("add_offset", 273.15);
+    a.set_attr("count", int64_t{-5});
+    a.set_attr("valid_range", std::vector<float>{-1.5f, 0.3f});
+    a.set_attr("flags", std::vector<std::string>{"a", "b"});
+    CHECK(a.attr<std::string>("history") == "said \"hi\"");
+    CHECK(a.attr<float>("scale_factor") == 0.1f);
+    CHECK(a.attr<double>("scale_factor") == 0.1);
+    CHECK(a.attribute("scale_factor") == "0.1");
+    CHECK(a.attr<int64_t>("count") == -5);
+    CHECK(a.attr<int32_t>("count") == -5);
+    CHECK(same(a.attr<std::vector<float>>("valid_range"), std::vector<float>{-1.5f, 0.3f}));
+    CHECK(a.attr<std::vector<std::string>>("flags") == (std::vector<std::string>{"a", "b"}));
+    size_t n = 0;
+    CHECK_EQ(a.attr_kind("valid_range", &n), ZARR_ATTR_FLOATS);
+    CHECK_EQ(n, 2);
+    CHECK_THROWS(a.attr<double>("units"), ZARR_ERR_DTYPE_MISMATCH, "\"units\" is a string");
+    zarr::Group g = zarr::Group::create(store, "g", ZARR_MODE_W, 3);
+    g.set_attr("title", "T");
+    g.set_attr("years", std::vector<int32_t>{2001, 2002});
+    CHECK(g.attr<std::string>("title") == "T");
+    CHECK(same(g.attr<std::vector<int64_t>>("years"), std::vector<int64_t>{2001, 2002}));
+    CHECK_EQ(g.attr_kind("title"), ZARR_ATTR_STRING);
+}
+
 int main() {
     char *dir = check_mkdtemp();
     run("raii", test_raii);
@@ -576,6 +612,7 @@ int main() {
     run("v3", test_v3);
     run("types", test_types);
     run("library", test_library);
+    run("typed", test_typed);
     check_rmtree(dir);
     return CHECK_DONE();
 }

@@ -21,8 +21,8 @@
  *   text is copied NUL-terminated, `*needed` (may be NULL) gets its full size including the
  *   NUL, and a buffer too small gives ZARR_ERR_BUFFER_SIZE (pass buf = NULL, len = 0 to ask
  *   for the size).
- * - Enumerations (zarr_dtype_t, zarr_order_t, zarr_mode_t) are passed as int32_t; an
- *   unknown value gives ZARR_ERR_INVALID_ARG.
+ * - Enumerations (zarr_dtype_t, zarr_order_t, zarr_mode_t, zarr_attr_kind_t) are passed as
+ *   int32_t; an unknown value gives ZARR_ERR_INVALID_ARG.
  * - Regions are `start` and `count` arrays of `ndim` uint64_t in the array's dimension
  *   order; `ndim` must equal the rank. The caller's buffer holds the region's elements in
  *   this machine's byte order, in C (row-major) or F (column-major) order.
@@ -235,6 +235,11 @@ enum zarr_status
    * A buffer could not be allocated (the process is short of memory or address space).
    */
   ZARR_ERR_NO_MEMORY = -21,
+  /**
+   * Some values did not fit the element type they were converted to (as netCDF's
+   * `NC_ERANGE`); what the call did with the others is in its documentation.
+   */
+  ZARR_ERR_RANGE = -22,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -569,6 +574,52 @@ typedef int32_t zarr_durability;
 #endif // __cplusplus
 
 /**
+ * What an attribute holds, as `zarr_array_attr_kind` and `zarr_group_attr_kind` report.
+ * Values never change or get reused.
+ */
+enum zarr_attr_kind
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : int32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * A string.
+   */
+  ZARR_ATTR_STRING = 1,
+  /**
+   * An integer (a JSON number without fraction or exponent).
+   */
+  ZARR_ATTR_INTEGER = 2,
+  /**
+   * Any other number.
+   */
+  ZARR_ATTR_FLOAT = 3,
+  /**
+   * A non-empty list of strings.
+   */
+  ZARR_ATTR_STRINGS = 4,
+  /**
+   * A non-empty list of integers.
+   */
+  ZARR_ATTR_INTEGERS = 5,
+  /**
+   * A non-empty list of numbers, some not integers.
+   */
+  ZARR_ATTR_FLOATS = 6,
+  /**
+   * Any other JSON: null, a bool, an object, an empty or mixed list.
+   */
+  ZARR_ATTR_OTHER = 7,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum zarr_attr_kind zarr_attr_kind;
+#else
+typedef int32_t zarr_attr_kind;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
  * Settings for a new array. Create with `zarr_array_builder_new`, adjust with the
  * `zarr_array_builder_set_*` calls, then `zarr_array_create`.
  */
@@ -623,6 +674,11 @@ typedef int32_t zarr_order_t;
  * A synchronization kind: one of the `zarr_sync` values.
  */
 typedef int32_t zarr_sync_t;
+
+/**
+ * An attribute kind: one of the `zarr_attr_kind` values.
+ */
+typedef int32_t zarr_attr_kind_t;
 
 /**
  * A node kind: one of the `zarr_node_kind` values.
@@ -783,6 +839,63 @@ zarr_status_t zarr_array_write(const zarr_array_t *array,
                                zarr_order_t order,
                                const void *buf,
                                size_t buf_bytes);
+
+/**
+ * Like `zarr_array_read`, but `mem_dtype` may be any numeric type (bool, the 8- to 64-bit
+ * integers, float32, float64) while the array is of another: the elements are converted
+ * as netCDF's `nc_get_vara_*` does. Integers convert exactly when they fit; floats to
+ * integers truncate toward zero; bool is 0 or 1 (nonzero reads as 1; a bool buffer takes
+ * only values that truncate to 0 or 1). Every element is converted; when some do not fit
+ * the buffer's type (an integer outside its range, a finite value beyond float's range,
+ * NaN or an infinity to an integer), the call still stores all of them, those as Rust's
+ * saturating cast gives (NaN as 0, infinities to float stay infinite), and returns
+ * `ZARR_ERR_RANGE`, as `nc_get_vara_*` returns `NC_ERANGE`. The same type is a plain read.
+ * A buffer type at least as wide as the array's is converted in place in `buf`; a narrower
+ * one goes through a temporary buffer of the region's items in the array's type.
+ *
+ * Errors: as `zarr_array_read`; `ZARR_ERR_RANGE` (elements that did not fit, counted in
+ * the message, which names the first); `ZARR_ERR_DTYPE_MISMATCH` (the array's or the
+ * buffer's type is not numeric: float16, complex, strings, raw items, ...).
+ *
+ * Ownership: `buf` stays the caller's; after a failure other than `ZARR_ERR_RANGE` it may
+ * hold part of the region.
+ *
+ * Thread safety: as `zarr_array_read`.
+ */
+ZARR_API
+zarr_status_t zarr_array_read_as(const zarr_array_t *array,
+                                 size_t ndim,
+                                 const uint64_t *start,
+                                 const uint64_t *count,
+                                 zarr_dtype_t mem_dtype,
+                                 zarr_order_t order,
+                                 void *buf,
+                                 size_t buf_bytes);
+
+/**
+ * Like `zarr_array_write`, but `buf` holds elements of the numeric type `mem_dtype`,
+ * converted to the array's type with the rules of `zarr_array_read_as` (as netCDF's
+ * `nc_put_vara_*`). All elements are converted before anything is stored: when any does
+ * not fit the array's type, nothing is written and the call returns `ZARR_ERR_RANGE`
+ * (netCDF writes the region anyway, the values that do not fit as its build converts them,
+ * cast or replaced by the fill value, and then returns `NC_ERANGE`).
+ *
+ * Errors: as `zarr_array_write`; `ZARR_ERR_RANGE` (nothing written);
+ * `ZARR_ERR_DTYPE_MISMATCH` (a type that is not numeric).
+ *
+ * Ownership: nothing is kept: arguments are only read during the call.
+ *
+ * Thread safety: as `zarr_array_write`.
+ */
+ZARR_API
+zarr_status_t zarr_array_write_from(const zarr_array_t *array,
+                                    size_t ndim,
+                                    const uint64_t *start,
+                                    const uint64_t *count,
+                                    zarr_dtype_t mem_dtype,
+                                    zarr_order_t order,
+                                    const void *buf,
+                                    size_t buf_bytes);
 
 /**
  * Like `zarr_array_read`, but element `i` of the region (index per dimension) is at
@@ -1426,6 +1539,167 @@ zarr_status_t zarr_array_attr_set(const zarr_array_t *array,
  * made at once through several handles or processes the last one wins.
  */
 ZARR_API zarr_status_t zarr_array_attr_delete(const zarr_array_t *array, const char *key);
+
+/**
+ * Reports what attribute `key` holds (`*out_kind`, a `zarr_attr_kind` value) and,
+ * when `out_count` is not NULL, its number of items (1 for a scalar, the length of a list).
+ *
+ * Errors: `ZARR_ERR_NOT_FOUND` (no such attribute), `ZARR_ERR_METADATA`.
+ *
+ * Ownership: nothing is kept: arguments are only read during the call.
+ *
+ * Thread safety: any thread; it reads the store.
+ */
+ZARR_API
+zarr_status_t zarr_array_attr_kind(const zarr_array_t *array,
+                                   const char *key,
+                                   zarr_attr_kind_t *out_kind,
+                                   size_t *out_count);
+
+/**
+ * Sets attribute `key` to the UTF-8 string `value` (any text: the library escapes
+ * it), keeping the others.
+ *
+ * Errors: `ZARR_ERR_INVALID_ARG` (`key` or `value` not UTF-8; U+F8FF followed by `NaN`,
+ * `Infinity` or `-Infinity`, the library's mark of a non-finite float), `ZARR_ERR_READ_ONLY`.
+ *
+ * Ownership: nothing is kept: arguments are only read during the call.
+ *
+ * Thread safety: as `zarr_array_attr_set`.
+ */
+ZARR_API
+zarr_status_t zarr_array_attr_set_string(const zarr_array_t *array,
+                                         const char *key,
+                                         const char *value);
+
+/**
+ * Copies the string attribute `key` holds into `buf` (string output convention).
+ *
+ * Errors: `ZARR_ERR_NOT_FOUND` (no such attribute), `ZARR_ERR_DTYPE_MISMATCH` (it is not
+ * a string; the message names it and says what it is), `ZARR_ERR_BUFFER_SIZE`.
+ *
+ * Ownership: the text is copied into the caller's `buf` (string output convention).
+ *
+ * Thread safety: any thread; it reads the store.
+ */
+ZARR_API
+zarr_status_t zarr_array_attr_get_string(const zarr_array_t *array,
+                                         const char *key,
+                                         char *buf,
+                                         size_t len,
+                                         size_t *needed);
+
+/**
+ * Sets attribute `key` to the list of the `n` UTF-8 strings at `values`. netCDF-C
+ * (4.9) cannot open a v2 store holding a list of strings as an attribute: join such lists
+ * into one string (CF's `flag_meanings` is blank-separated) for stores netCDF reads.
+ *
+ * Errors: `ZARR_ERR_NULL_ARG` (`values` or one of its strings NULL), `ZARR_ERR_INVALID_ARG`
+ * (a string not UTF-8, named by index), `ZARR_ERR_READ_ONLY`.
+ *
+ * Ownership: nothing is kept: arguments are only read during the call.
+ *
+ * Thread safety: as `zarr_array_attr_set`.
+ */
+ZARR_API
+zarr_status_t zarr_array_attr_set_strings(const zarr_array_t *array,
+                                          const char *key,
+                                          const char *const *values,
+                                          size_t n);
+
+/**
+ * Gives the list of strings attribute `key` holds.
+ *
+ * Errors: `ZARR_ERR_NOT_FOUND`, `ZARR_ERR_DTYPE_MISMATCH` (not a list of strings; the
+ * message names the attribute, or the item, at fault).
+ *
+ * Ownership: the caller frees `*out_list` with `zarr_strings_free`; it is NULL after a
+ * failure.
+ *
+ * Thread safety: any thread; it reads the store.
+ */
+ZARR_API
+zarr_status_t zarr_array_attr_get_strings(const zarr_array_t *array,
+                                          const char *key,
+                                          zarr_strings_t **out_list);
+
+/**
+ * Sets attribute `key` to the number at `value`, of type `dtype`:
+ * `ZARR_DTYPE_INT32`, `ZARR_DTYPE_INT64`, `ZARR_DTYPE_FLOAT32` or `ZARR_DTYPE_FLOAT64`.
+ * A float32 is written as the shortest decimal that reads back as the same float32
+ * (0.1f as `0.1`): readers that see JSON get the value meant, as a double, and
+ * `zarr_array_attr_get_number` with `ZARR_DTYPE_FLOAT32` gives the float exactly. No type is
+ * recorded beside the value. NaN and infinities are written as the bare tokens `NaN`,
+ * `Infinity` and `-Infinity`, as Python's `json` does.
+ *
+ * Errors: `ZARR_ERR_INVALID_ARG` (another `dtype`), `ZARR_ERR_READ_ONLY`.
+ *
+ * Ownership: nothing is kept: arguments are only read during the call.
+ *
+ * Thread safety: as `zarr_array_attr_set`.
+ */
+ZARR_API
+zarr_status_t zarr_array_attr_set_number(const zarr_array_t *array,
+                                         const char *key,
+                                         zarr_dtype_t dtype,
+                                         const void *value);
+
+/**
+ * Stores the number attribute `key` holds at `value`, as `dtype` (the types of
+ * `zarr_array_attr_set_number`). Any number reads as a float type; only integers read as an
+ * integer type.
+ *
+ * Errors: `ZARR_ERR_NOT_FOUND`, `ZARR_ERR_DTYPE_MISMATCH` (not a number, or a float read
+ * as an integer; the message names the attribute), `ZARR_ERR_RANGE` (it does not fit in
+ * `dtype`), `ZARR_ERR_INVALID_ARG` (another `dtype`).
+ *
+ * Ownership: nothing is kept: arguments are only read during the call.
+ *
+ * Thread safety: any thread; it reads the store.
+ */
+ZARR_API
+zarr_status_t zarr_array_attr_get_number(const zarr_array_t *array,
+                                         const char *key,
+                                         zarr_dtype_t dtype,
+                                         void *value);
+
+/**
+ * Sets attribute `key` to the list of the `n` numbers of type `dtype` at `values`
+ * (the types and float32 rule of `zarr_array_attr_set_number`).
+ *
+ * Errors: `ZARR_ERR_INVALID_ARG` (another `dtype`), `ZARR_ERR_OVERFLOW` (`n` values exceed the address space), `ZARR_ERR_READ_ONLY`.
+ *
+ * Ownership: nothing is kept: arguments are only read during the call.
+ *
+ * Thread safety: as `zarr_array_attr_set`.
+ */
+ZARR_API
+zarr_status_t zarr_array_attr_set_numbers(const zarr_array_t *array,
+                                          const char *key,
+                                          zarr_dtype_t dtype,
+                                          const void *values,
+                                          size_t n);
+
+/**
+ * Stores the list of numbers attribute `key` holds in `values` (room for `len` of
+ * type `dtype`, the types of `zarr_array_attr_get_number`); `*out_count` gets the list's
+ * length, also when it exceeds `len` (then `ZARR_ERR_BUFFER_SIZE`; pass `len` 0 to ask).
+ *
+ * Errors: `ZARR_ERR_NOT_FOUND`, `ZARR_ERR_DTYPE_MISMATCH` (not a list of numbers, or a
+ * float read as an integer; the message names the item), `ZARR_ERR_RANGE`,
+ * `ZARR_ERR_BUFFER_SIZE`, `ZARR_ERR_OVERFLOW` (`len` values exceed the address space).
+ *
+ * Ownership: nothing is kept: arguments are only read during the call.
+ *
+ * Thread safety: any thread; it reads the store.
+ */
+ZARR_API
+zarr_status_t zarr_array_attr_get_numbers(const zarr_array_t *array,
+                                          const char *key,
+                                          zarr_dtype_t dtype,
+                                          void *values,
+                                          size_t len,
+                                          size_t *out_count);
 
 /**
  * Sets the dimension names: `ndim` UTF-8 strings, one per dimension, NULL for an unnamed
@@ -2320,6 +2594,167 @@ ZARR_API
 zarr_status_t zarr_group_attr_set(const zarr_group_t *group,
                                   const char *key,
                                   const char *json);
+
+/**
+ * Reports what the group's attribute `key` holds (`*out_kind`, a `zarr_attr_kind` value) and,
+ * when `out_count` is not NULL, its number of items (1 for a scalar, the length of a list).
+ *
+ * Errors: `ZARR_ERR_NOT_FOUND` (no such attribute), `ZARR_ERR_METADATA`.
+ *
+ * Ownership: nothing is kept: arguments are only read during the call.
+ *
+ * Thread safety: any thread; it reads the store.
+ */
+ZARR_API
+zarr_status_t zarr_group_attr_kind(const zarr_group_t *group,
+                                   const char *key,
+                                   zarr_attr_kind_t *out_kind,
+                                   size_t *out_count);
+
+/**
+ * Sets the group's attribute `key` to the UTF-8 string `value` (any text: the library escapes
+ * it), keeping the others.
+ *
+ * Errors: `ZARR_ERR_INVALID_ARG` (`key` or `value` not UTF-8; U+F8FF followed by `NaN`,
+ * `Infinity` or `-Infinity`, the library's mark of a non-finite float), `ZARR_ERR_READ_ONLY`.
+ *
+ * Ownership: nothing is kept: arguments are only read during the call.
+ *
+ * Thread safety: as `zarr_group_attr_set`.
+ */
+ZARR_API
+zarr_status_t zarr_group_attr_set_string(const zarr_group_t *group,
+                                         const char *key,
+                                         const char *value);
+
+/**
+ * Copies the string the group's attribute `key` holds into `buf` (string output convention).
+ *
+ * Errors: `ZARR_ERR_NOT_FOUND` (no such attribute), `ZARR_ERR_DTYPE_MISMATCH` (it is not
+ * a string; the message names it and says what it is), `ZARR_ERR_BUFFER_SIZE`.
+ *
+ * Ownership: the text is copied into the caller's `buf` (string output convention).
+ *
+ * Thread safety: any thread; it reads the store.
+ */
+ZARR_API
+zarr_status_t zarr_group_attr_get_string(const zarr_group_t *group,
+                                         const char *key,
+                                         char *buf,
+                                         size_t len,
+                                         size_t *needed);
+
+/**
+ * Sets the group's attribute `key` to the list of the `n` UTF-8 strings at `values`. netCDF-C
+ * (4.9) cannot open a v2 store holding a list of strings as an attribute: join such lists
+ * into one string (CF's `flag_meanings` is blank-separated) for stores netCDF reads.
+ *
+ * Errors: `ZARR_ERR_NULL_ARG` (`values` or one of its strings NULL), `ZARR_ERR_INVALID_ARG`
+ * (a string not UTF-8, named by index), `ZARR_ERR_READ_ONLY`.
+ *
+ * Ownership: nothing is kept: arguments are only read during the call.
+ *
+ * Thread safety: as `zarr_group_attr_set`.
+ */
+ZARR_API
+zarr_status_t zarr_group_attr_set_strings(const zarr_group_t *group,
+                                          const char *key,
+                                          const char *const *values,
+                                          size_t n);
+
+/**
+ * Gives the list of strings the group's attribute `key` holds.
+ *
+ * Errors: `ZARR_ERR_NOT_FOUND`, `ZARR_ERR_DTYPE_MISMATCH` (not a list of strings; the
+ * message names the attribute, or the item, at fault).
+ *
+ * Ownership: the caller frees `*out_list` with `zarr_strings_free`; it is NULL after a
+ * failure.
+ *
+ * Thread safety: any thread; it reads the store.
+ */
+ZARR_API
+zarr_status_t zarr_group_attr_get_strings(const zarr_group_t *group,
+                                          const char *key,
+                                          zarr_strings_t **out_list);
+
+/**
+ * Sets the group's attribute `key` to the number at `value`, of type `dtype`:
+ * `ZARR_DTYPE_INT32`, `ZARR_DTYPE_INT64`, `ZARR_DTYPE_FLOAT32` or `ZARR_DTYPE_FLOAT64`.
+ * A float32 is written as the shortest decimal that reads back as the same float32
+ * (0.1f as `0.1`): readers that see JSON get the value meant, as a double, and
+ * `zarr_group_attr_get_number` with `ZARR_DTYPE_FLOAT32` gives the float exactly. No type is
+ * recorded beside the value. NaN and infinities are written as the bare tokens `NaN`,
+ * `Infinity` and `-Infinity`, as Python's `json` does.
+ *
+ * Errors: `ZARR_ERR_INVALID_ARG` (another `dtype`), `ZARR_ERR_READ_ONLY`.
+ *
+ * Ownership: nothing is kept: arguments are only read during the call.
+ *
+ * Thread safety: as `zarr_group_attr_set`.
+ */
+ZARR_API
+zarr_status_t zarr_group_attr_set_number(const zarr_group_t *group,
+                                         const char *key,
+                                         zarr_dtype_t dtype,
+                                         const void *value);
+
+/**
+ * Stores the number the group's attribute `key` holds at `value`, as `dtype` (the types of
+ * `zarr_group_attr_set_number`). Any number reads as a float type; only integers read as an
+ * integer type.
+ *
+ * Errors: `ZARR_ERR_NOT_FOUND`, `ZARR_ERR_DTYPE_MISMATCH` (not a number, or a float read
+ * as an integer; the message names the attribute), `ZARR_ERR_RANGE` (it does not fit in
+ * `dtype`), `ZARR_ERR_INVALID_ARG` (another `dtype`).
+ *
+ * Ownership: nothing is kept: arguments are only read during the call.
+ *
+ * Thread safety: any thread; it reads the store.
+ */
+ZARR_API
+zarr_status_t zarr_group_attr_get_number(const zarr_group_t *group,
+                                         const char *key,
+                                         zarr_dtype_t dtype,
+                                         void *value);
+
+/**
+ * Sets the group's attribute `key` to the list of the `n` numbers of type `dtype` at `values`
+ * (the types and float32 rule of `zarr_group_attr_set_number`).
+ *
+ * Errors: `ZARR_ERR_INVALID_ARG` (another `dtype`), `ZARR_ERR_OVERFLOW` (`n` values exceed the address space), `ZARR_ERR_READ_ONLY`.
+ *
+ * Ownership: nothing is kept: arguments are only read during the call.
+ *
+ * Thread safety: as `zarr_group_attr_set`.
+ */
+ZARR_API
+zarr_status_t zarr_group_attr_set_numbers(const zarr_group_t *group,
+                                          const char *key,
+                                          zarr_dtype_t dtype,
+                                          const void *values,
+                                          size_t n);
+
+/**
+ * Stores the list of numbers the group's attribute `key` holds in `values` (room for `len` of
+ * type `dtype`, the types of `zarr_group_attr_get_number`); `*out_count` gets the list's
+ * length, also when it exceeds `len` (then `ZARR_ERR_BUFFER_SIZE`; pass `len` 0 to ask).
+ *
+ * Errors: `ZARR_ERR_NOT_FOUND`, `ZARR_ERR_DTYPE_MISMATCH` (not a list of numbers, or a
+ * float read as an integer; the message names the item), `ZARR_ERR_RANGE`,
+ * `ZARR_ERR_BUFFER_SIZE`, `ZARR_ERR_OVERFLOW` (`len` values exceed the address space).
+ *
+ * Ownership: nothing is kept: arguments are only read during the call.
+ *
+ * Thread safety: any thread; it reads the store.
+ */
+ZARR_API
+zarr_status_t zarr_group_attr_get_numbers(const zarr_group_t *group,
+                                          const char *key,
+                                          zarr_dtype_t dtype,
+                                          void *values,
+                                          size_t len,
+                                          size_t *out_count);
 
 /**
  * Deletes the group's attribute `key`; `ZARR_ERR_NOT_FOUND` if absent.

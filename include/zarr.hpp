@@ -20,7 +20,8 @@
  *   (default) or F order. T must map to a zarr_dtype_t (zarr::dtype_v<T>): bool, int8_t ...
  *   uint64_t, float, double, std::complex<float>, std::complex<double>. std::vector<bool>
  *   is a bit set, so bool regions take a pointer (bool[], std::unique_ptr<bool[]>, ...).
- * - Attributes and metadata are JSON text (std::string) as in the C API.
+ * - Attributes and metadata are JSON text (std::string) as in the C API; set_attr and
+ *   attr<T> set and read attributes as strings, numbers and vectors of them.
  * Nothing here adds behaviour: each method is one C call (see zarr.h for the semantics),
  * plus the argument checks that keep the C call memory safe.
  */
@@ -418,9 +419,134 @@ inline void copy(const Store &source, const std::string &source_path, const Stor
                             compressor_json ? compressor_json->c_str() : nullptr, mode));
 }
 
+namespace detail {
+/* The typed attribute calls of arrays and groups, overloaded on the handle. */
+inline zarr_status_t attr_kind(const zarr_array_t *h, const char *k, zarr_attr_kind_t *o, size_t *n) {
+    return zarr_array_attr_kind(h, k, o, n);
+}
+inline zarr_status_t attr_set_string(const zarr_array_t *h, const char *k, const char *v) {
+    return zarr_array_attr_set_string(h, k, v);
+}
+inline zarr_status_t attr_get_string(const zarr_array_t *h, const char *k, char *b, size_t l, size_t *n) {
+    return zarr_array_attr_get_string(h, k, b, l, n);
+}
+inline zarr_status_t attr_set_strings(const zarr_array_t *h, const char *k, const char *const *v, size_t n) {
+    return zarr_array_attr_set_strings(h, k, v, n);
+}
+inline zarr_status_t attr_get_strings(const zarr_array_t *h, const char *k, zarr_strings_t **o) {
+    return zarr_array_attr_get_strings(h, k, o);
+}
+inline zarr_status_t attr_set_number(const zarr_array_t *h, const char *k, zarr_dtype_t t, const void *v) {
+    return zarr_array_attr_set_number(h, k, t, v);
+}
+inline zarr_status_t attr_get_number(const zarr_array_t *h, const char *k, zarr_dtype_t t, void *v) {
+    return zarr_array_attr_get_number(h, k, t, v);
+}
+inline zarr_status_t attr_set_numbers(const zarr_array_t *h, const char *k, zarr_dtype_t t, const void *v, size_t n) {
+    return zarr_array_attr_set_numbers(h, k, t, v, n);
+}
+inline zarr_status_t attr_get_numbers(const zarr_array_t *h, const char *k, zarr_dtype_t t, void *v, size_t l, size_t *n) {
+    return zarr_array_attr_get_numbers(h, k, t, v, l, n);
+}
+inline zarr_status_t attr_kind(const zarr_group_t *h, const char *k, zarr_attr_kind_t *o, size_t *n) {
+    return zarr_group_attr_kind(h, k, o, n);
+}
+inline zarr_status_t attr_set_string(const zarr_group_t *h, const char *k, const char *v) {
+    return zarr_group_attr_set_string(h, k, v);
+}
+inline zarr_status_t attr_get_string(const zarr_group_t *h, const char *k, char *b, size_t l, size_t *n) {
+    return zarr_group_attr_get_string(h, k, b, l, n);
+}
+inline zarr_status_t attr_set_strings(const zarr_group_t *h, const char *k, const char *const *v, size_t n) {
+    return zarr_group_attr_set_strings(h, k, v, n);
+}
+inline zarr_status_t attr_get_strings(const zarr_group_t *h, const char *k, zarr_strings_t **o) {
+    return zarr_group_attr_get_strings(h, k, o);
+}
+inline zarr_status_t attr_set_number(const zarr_group_t *h, const char *k, zarr_dtype_t t, const void *v) {
+    return zarr_group_attr_set_number(h, k, t, v);
+}
+inline zarr_status_t attr_get_number(const zarr_group_t *h, const char *k, zarr_dtype_t t, void *v) {
+    return zarr_group_attr_get_number(h, k, t, v);
+}
+inline zarr_status_t attr_set_numbers(const zarr_group_t *h, const char *k, zarr_dtype_t t, const void *v, size_t n) {
+    return zarr_group_attr_set_numbers(h, k, t, v, n);
+}
+inline zarr_status_t attr_get_numbers(const zarr_group_t *h, const char *k, zarr_dtype_t t, void *v, size_t l, size_t *n) {
+    return zarr_group_attr_get_numbers(h, k, t, v, l, n);
+}
+
+template <class T> struct is_vector : std::false_type {};
+template <class T> struct is_vector<std::vector<T>> : std::true_type {};
+
+/* Typed attributes of a node (Derived has get()): strings, int32_t, int64_t, float, double
+ * and std::vector of them. The library writes the JSON (a float as its shortest decimal);
+ * attr<T> throws Error with ZARR_ERR_DTYPE_MISMATCH when the stored value is of another
+ * type, ZARR_ERR_RANGE when it does not fit T. */
+template <class Derived> class TypedAttributes {
+    auto h() const { return static_cast<const Derived *>(this)->get(); }
+
+  public:
+    /* What attribute `key` holds; `count` (if given) gets its number of items. */
+    zarr_attr_kind_t attr_kind(const std::string &key, size_t *count = nullptr) const {
+        zarr_attr_kind_t kind = 0;
+        check(detail::attr_kind(h(), key.c_str(), &kind, count));
+        return kind;
+    }
+    void set_attr(const std::string &key, const char *value) const {
+        check(attr_set_string(h(), key.c_str(), value));
+    }
+    void set_attr(const std::string &key, const std::string &value) const {
+        set_attr(key, value.c_str());
+    }
+    template <class T, std::enable_if_t<std::is_arithmetic_v<T> && !std::is_same_v<T, bool>, int> = 0>
+    void set_attr(const std::string &key, T value) const {
+        check(attr_set_number(h(), key.c_str(), dtype_v<T>, &value));
+    }
+    void set_attr(const std::string &key, const std::vector<std::string> &values) const {
+        std::vector<const char *> p;
+        for (const std::string &v : values)
+            p.push_back(v.c_str());
+        check(attr_set_strings(h(), key.c_str(), p.data(), p.size()));
+    }
+    template <class T, std::enable_if_t<std::is_arithmetic_v<T> && !std::is_same_v<T, bool>, int> = 0>
+    void set_attr(const std::string &key, const std::vector<T> &values) const {
+        check(attr_set_numbers(h(), key.c_str(), dtype_v<T>, values.data(), values.size()));
+    }
+    template <class T> T attr(const std::string &key) const {
+        if constexpr (std::is_same_v<T, std::string>) {
+            return get_text([&](char *b, size_t l, size_t *n) {
+                return attr_get_string(h(), key.c_str(), b, l, n);
+            });
+        } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+            return StringList(make<zarr_strings_t>([&](zarr_strings_t **out) {
+                       return attr_get_strings(h(), key.c_str(), out);
+                   }))
+                .to_vector();
+        } else if constexpr (is_vector<T>::value) {
+            using U = typename T::value_type;
+            T values;
+            size_t n = 0;
+            zarr_status_t status = attr_get_numbers(h(), key.c_str(), dtype_v<U>, nullptr, 0, &n);
+            while (status == ZARR_ERR_BUFFER_SIZE) {  // again only if the list grew meanwhile
+                values.resize(n);
+                status = attr_get_numbers(h(), key.c_str(), dtype_v<U>, values.data(), n, &n);
+            }
+            check(status);
+            values.resize(n);
+            return values;
+        } else {
+            T value{};
+            check(attr_get_number(h(), key.c_str(), dtype_v<T>, &value));
+            return value;
+        }
+    }
+};
+}  // namespace detail
+
 /* ---- arrays ------------------------------------------------------------------------ */
 
-class Array {
+class Array : public detail::TypedAttributes<Array> {
   public:
     Array() noexcept = default;
     explicit Array(zarr_array_t *adopt) noexcept : h_(adopt) {}
@@ -504,6 +630,39 @@ class Array {
         detail::check_same_rank(start, count, "count");
         detail::check(zarr_array_write(get(), start.size(), start.data(), count.data(), dtype,
                                        order, data, bytes));
+    }
+    /* Elements of T converted from or to the array's numeric type, as netCDF's
+     * nc_get_vara_* and nc_put_vara_* (zarr_array_read_as, zarr_array_write_from): values
+     * that do not fit throw Error with ZARR_ERR_RANGE (a read has still stored every
+     * element; a write has stored nothing). */
+    template <class T>
+    void read_converted(const std::vector<uint64_t> &start, const std::vector<uint64_t> &count,
+                        T *data, size_t n, zarr_order_t order = ZARR_ORDER_C) const {
+        detail::check_same_rank(start, count, "count");
+        detail::check(zarr_array_read_as(get(), start.size(), start.data(), count.data(),
+                                         dtype_v<T>, order, data, n * sizeof(T)));
+    }
+    template <class T>
+    std::vector<T> read_converted(const std::vector<uint64_t> &start,
+                                  const std::vector<uint64_t> &count,
+                                  zarr_order_t order = ZARR_ORDER_C) const {
+        static_assert(!std::is_same_v<T, bool>, "std::vector<bool> is packed: pass a bool pointer");
+        std::vector<T> data(detail::element_count(count));
+        read_converted(start, count, data.data(), data.size(), order);
+        return data;
+    }
+    template <class T>
+    void write_converted(const std::vector<uint64_t> &start, const std::vector<uint64_t> &count,
+                         const T *data, size_t n, zarr_order_t order = ZARR_ORDER_C) const {
+        detail::check_same_rank(start, count, "count");
+        detail::check(zarr_array_write_from(get(), start.size(), start.data(), count.data(),
+                                            dtype_v<T>, order, data, n * sizeof(T)));
+    }
+    template <class T>
+    void write_converted(const std::vector<uint64_t> &start, const std::vector<uint64_t> &count,
+                         const std::vector<T> &data, zarr_order_t order = ZARR_ORDER_C) const {
+        static_assert(!std::is_same_v<T, bool>, "std::vector<bool> is packed: pass a bool pointer");
+        write_converted(start, count, data.data(), data.size(), order);
     }
     /* Variable-length items (strings, bytes, arrays) of a region, one string per item. */
     std::vector<std::string> read_vlen(const std::vector<uint64_t> &start,
@@ -948,7 +1107,7 @@ class ArrayBuilder {
 
 /* ---- groups ------------------------------------------------------------------------ */
 
-class Group {
+class Group : public detail::TypedAttributes<Group> {
   public:
     Group() noexcept = default;
     explicit Group(zarr_group_t *adopt) noexcept : h_(adopt) {}

@@ -53,6 +53,9 @@ pub enum Error {
     /// Shape or size arithmetic overflowed 64 bits.
     #[error("overflow: {0}")]
     Overflow(String),
+    /// Values do not fit the element type they are converted to (netCDF's `NC_ERANGE`).
+    #[error("out of range: {0}")]
+    Range(String),
     /// A buffer could not be allocated (the message says how large and what for).
     #[error("out of memory: {0}")]
     NoMemory(String),

@@ -290,6 +290,81 @@ pub unsafe extern "C" fn zarr_array_write(
     })
 }
 
+/// Like `zarr_array_read`, but `mem_dtype` may be any numeric type (bool, the 8- to 64-bit
+/// integers, float32, float64) while the array is of another: the elements are converted
+/// as netCDF's `nc_get_vara_*` does. Integers convert exactly when they fit; floats to
+/// integers truncate toward zero; bool is 0 or 1 (nonzero reads as 1; a bool buffer takes
+/// only values that truncate to 0 or 1). Every element is converted; when some do not fit
+/// the buffer's type (an integer outside its range, a finite value beyond float's range,
+/// NaN or an infinity to an integer), the call still stores all of them, those as Rust's
+/// saturating cast gives (NaN as 0, infinities to float stay infinite), and returns
+/// `ZARR_ERR_RANGE`, as `nc_get_vara_*` returns `NC_ERANGE`. The same type is a plain read.
+/// A buffer type at least as wide as the array's is converted in place in `buf`; a narrower
+/// one goes through a temporary buffer of the region's items in the array's type.
+///
+/// Errors: as `zarr_array_read`; `ZARR_ERR_RANGE` (elements that did not fit, counted in
+/// the message, which names the first); `ZARR_ERR_DTYPE_MISMATCH` (the array's or the
+/// buffer's type is not numeric: float16, complex, strings, raw items, ...).
+///
+/// Ownership: `buf` stays the caller's; after a failure other than `ZARR_ERR_RANGE` it may
+/// hold part of the region.
+///
+/// Thread safety: as `zarr_array_read`.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_read_as(
+    array: *const zarr_array_t,
+    ndim: usize,
+    start: *const u64,
+    count: *const u64,
+    mem_dtype: zarr_dtype_t,
+    order: zarr_order_t,
+    buf: *mut c_void,
+    buf_bytes: usize,
+) -> zarr_status_t {
+    ffi_guard!({
+        with_array(array, |a| {
+            let (start, count, elem) = region_args(a, ndim, start, count, mem_dtype)?;
+            let order = super::order(order)?;
+            let buf = slice_mut(buf as *mut u8, buf_bytes, "buf")?;
+            Ok(a.read_as(start, count, elem, order, buf)?)
+        })
+    })
+}
+
+/// Like `zarr_array_write`, but `buf` holds elements of the numeric type `mem_dtype`,
+/// converted to the array's type with the rules of `zarr_array_read_as` (as netCDF's
+/// `nc_put_vara_*`). All elements are converted before anything is stored: when any does
+/// not fit the array's type, nothing is written and the call returns `ZARR_ERR_RANGE`
+/// (netCDF writes the region anyway, the values that do not fit as its build converts them,
+/// cast or replaced by the fill value, and then returns `NC_ERANGE`).
+///
+/// Errors: as `zarr_array_write`; `ZARR_ERR_RANGE` (nothing written);
+/// `ZARR_ERR_DTYPE_MISMATCH` (a type that is not numeric).
+///
+/// Ownership: nothing is kept: arguments are only read during the call.
+///
+/// Thread safety: as `zarr_array_write`.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_write_from(
+    array: *const zarr_array_t,
+    ndim: usize,
+    start: *const u64,
+    count: *const u64,
+    mem_dtype: zarr_dtype_t,
+    order: zarr_order_t,
+    buf: *const c_void,
+    buf_bytes: usize,
+) -> zarr_status_t {
+    ffi_guard!({
+        with_array(array, |a| {
+            let (start, count, elem) = region_args(a, ndim, start, count, mem_dtype)?;
+            let order = super::order(order)?;
+            let buf = slice(buf as *const u8, buf_bytes, "buf")?;
+            Ok(a.write_from(start, count, elem, order, buf)?)
+        })
+    })
+}
+
 /// Like `zarr_array_read`, but element `i` of the region (index per dimension) is at
 /// element offset `Σ i[d] * mem_strides[d]` of `buf` (netCDF's `imap`), so a block can be
 /// read into the interior of a larger array, halos excluded. Strides are in elements,
@@ -1246,6 +1321,193 @@ pub unsafe extern "C" fn zarr_array_attr_delete(
     key: *const c_char,
 ) -> zarr_status_t {
     ffi_guard!({ with_array(array, |a| attrs::delete_one(a, key)) })
+}
+
+/// Reports what attribute `key` holds (`*out_kind`, a `zarr_attr_kind` value) and,
+/// when `out_count` is not NULL, its number of items (1 for a scalar, the length of a list).
+///
+/// Errors: `ZARR_ERR_NOT_FOUND` (no such attribute), `ZARR_ERR_METADATA`.
+///
+/// Ownership: nothing is kept: arguments are only read during the call.
+///
+/// Thread safety: any thread; it reads the store.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_attr_kind(
+    array: *const zarr_array_t,
+    key: *const c_char,
+    out_kind: *mut zarr_attr_kind_t,
+    out_count: *mut usize,
+) -> zarr_status_t {
+    ffi_guard!({ with_array(array, |h| attrs::kind(h, key, out_kind, out_count)) })
+}
+
+/// Sets attribute `key` to the UTF-8 string `value` (any text: the library escapes
+/// it), keeping the others.
+///
+/// Errors: `ZARR_ERR_INVALID_ARG` (`key` or `value` not UTF-8; U+F8FF followed by `NaN`,
+/// `Infinity` or `-Infinity`, the library's mark of a non-finite float), `ZARR_ERR_READ_ONLY`.
+///
+/// Ownership: nothing is kept: arguments are only read during the call.
+///
+/// Thread safety: as `zarr_array_attr_set`.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_attr_set_string(
+    array: *const zarr_array_t,
+    key: *const c_char,
+    value: *const c_char,
+) -> zarr_status_t {
+    ffi_guard!({ with_array(array, |h| attrs::set_string(h, key, value)) })
+}
+
+/// Copies the string attribute `key` holds into `buf` (string output convention).
+///
+/// Errors: `ZARR_ERR_NOT_FOUND` (no such attribute), `ZARR_ERR_DTYPE_MISMATCH` (it is not
+/// a string; the message names it and says what it is), `ZARR_ERR_BUFFER_SIZE`.
+///
+/// Ownership: the text is copied into the caller's `buf` (string output convention).
+///
+/// Thread safety: any thread; it reads the store.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_attr_get_string(
+    array: *const zarr_array_t,
+    key: *const c_char,
+    buf: *mut c_char,
+    len: usize,
+    needed: *mut usize,
+) -> zarr_status_t {
+    ffi_guard!({ with_array(array, |h| attrs::get_string(h, key, buf, len, needed)) })
+}
+
+/// Sets attribute `key` to the list of the `n` UTF-8 strings at `values`. netCDF-C
+/// (4.9) cannot open a v2 store holding a list of strings as an attribute: join such lists
+/// into one string (CF's `flag_meanings` is blank-separated) for stores netCDF reads.
+///
+/// Errors: `ZARR_ERR_NULL_ARG` (`values` or one of its strings NULL), `ZARR_ERR_INVALID_ARG`
+/// (a string not UTF-8, named by index), `ZARR_ERR_READ_ONLY`.
+///
+/// Ownership: nothing is kept: arguments are only read during the call.
+///
+/// Thread safety: as `zarr_array_attr_set`.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_attr_set_strings(
+    array: *const zarr_array_t,
+    key: *const c_char,
+    values: *const *const c_char,
+    n: usize,
+) -> zarr_status_t {
+    ffi_guard!({ with_array(array, |h| attrs::set_strings(h, key, values, n)) })
+}
+
+/// Gives the list of strings attribute `key` holds.
+///
+/// Errors: `ZARR_ERR_NOT_FOUND`, `ZARR_ERR_DTYPE_MISMATCH` (not a list of strings; the
+/// message names the attribute, or the item, at fault).
+///
+/// Ownership: the caller frees `*out_list` with `zarr_strings_free`; it is NULL after a
+/// failure.
+///
+/// Thread safety: any thread; it reads the store.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_attr_get_strings(
+    array: *const zarr_array_t,
+    key: *const c_char,
+    out_list: *mut *mut zarr_strings_t,
+) -> zarr_status_t {
+    ffi_guard!({ with_array(array, |h| attrs::get_strings(h, key, out_list)) })
+}
+
+/// Sets attribute `key` to the number at `value`, of type `dtype`:
+/// `ZARR_DTYPE_INT32`, `ZARR_DTYPE_INT64`, `ZARR_DTYPE_FLOAT32` or `ZARR_DTYPE_FLOAT64`.
+/// A float32 is written as the shortest decimal that reads back as the same float32
+/// (0.1f as `0.1`): readers that see JSON get the value meant, as a double, and
+/// `zarr_array_attr_get_number` with `ZARR_DTYPE_FLOAT32` gives the float exactly. No type is
+/// recorded beside the value. NaN and infinities are written as the bare tokens `NaN`,
+/// `Infinity` and `-Infinity`, as Python's `json` does.
+///
+/// Errors: `ZARR_ERR_INVALID_ARG` (another `dtype`), `ZARR_ERR_READ_ONLY`.
+///
+/// Ownership: nothing is kept: arguments are only read during the call.
+///
+/// Thread safety: as `zarr_array_attr_set`.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_attr_set_number(
+    array: *const zarr_array_t,
+    key: *const c_char,
+    dtype: zarr_dtype_t,
+    value: *const c_void,
+) -> zarr_status_t {
+    ffi_guard!({ with_array(array, |h| attrs::set_numbers(h, key, dtype, value, 1, true)) })
+}
+
+/// Stores the number attribute `key` holds at `value`, as `dtype` (the types of
+/// `zarr_array_attr_set_number`). Any number reads as a float type; only integers read as an
+/// integer type.
+///
+/// Errors: `ZARR_ERR_NOT_FOUND`, `ZARR_ERR_DTYPE_MISMATCH` (not a number, or a float read
+/// as an integer; the message names the attribute), `ZARR_ERR_RANGE` (it does not fit in
+/// `dtype`), `ZARR_ERR_INVALID_ARG` (another `dtype`).
+///
+/// Ownership: nothing is kept: arguments are only read during the call.
+///
+/// Thread safety: any thread; it reads the store.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_attr_get_number(
+    array: *const zarr_array_t,
+    key: *const c_char,
+    dtype: zarr_dtype_t,
+    value: *mut c_void,
+) -> zarr_status_t {
+    ffi_guard!({ with_array(array, |h| attrs::get_number(h, key, dtype, value)) })
+}
+
+/// Sets attribute `key` to the list of the `n` numbers of type `dtype` at `values`
+/// (the types and float32 rule of `zarr_array_attr_set_number`).
+///
+/// Errors: `ZARR_ERR_INVALID_ARG` (another `dtype`), `ZARR_ERR_OVERFLOW` (`n` values exceed the address space), `ZARR_ERR_READ_ONLY`.
+///
+/// Ownership: nothing is kept: arguments are only read during the call.
+///
+/// Thread safety: as `zarr_array_attr_set`.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_attr_set_numbers(
+    array: *const zarr_array_t,
+    key: *const c_char,
+    dtype: zarr_dtype_t,
+    values: *const c_void,
+    n: usize,
+) -> zarr_status_t {
+    ffi_guard!({
+        with_array(array, |h| {
+            attrs::set_numbers(h, key, dtype, values, n, false)
+        })
+    })
+}
+
+/// Stores the list of numbers attribute `key` holds in `values` (room for `len` of
+/// type `dtype`, the types of `zarr_array_attr_get_number`); `*out_count` gets the list's
+/// length, also when it exceeds `len` (then `ZARR_ERR_BUFFER_SIZE`; pass `len` 0 to ask).
+///
+/// Errors: `ZARR_ERR_NOT_FOUND`, `ZARR_ERR_DTYPE_MISMATCH` (not a list of numbers, or a
+/// float read as an integer; the message names the item), `ZARR_ERR_RANGE`,
+/// `ZARR_ERR_BUFFER_SIZE`, `ZARR_ERR_OVERFLOW` (`len` values exceed the address space).
+///
+/// Ownership: nothing is kept: arguments are only read during the call.
+///
+/// Thread safety: any thread; it reads the store.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_attr_get_numbers(
+    array: *const zarr_array_t,
+    key: *const c_char,
+    dtype: zarr_dtype_t,
+    values: *mut c_void,
+    len: usize,
+    out_count: *mut usize,
+) -> zarr_status_t {
+    ffi_guard!({
+        with_array(array, |h| {
+            attrs::get_numbers(h, key, dtype, values, len, out_count)
+        })
+    })
 }
 
 /// Sets the dimension names: `ndim` UTF-8 strings, one per dimension, NULL for an unnamed

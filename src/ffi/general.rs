@@ -38,6 +38,7 @@ pub extern "C" fn zarr_status_str(status: zarr_status_t) -> *const c_char {
             -19 => c"ZARR_ERR_OVERFLOW",
             -20 => c"ZARR_ERR_NODE_TYPE",
             -21 => c"ZARR_ERR_NO_MEMORY",
+            -22 => c"ZARR_ERR_RANGE",
             _ => c"ZARR_UNKNOWN_STATUS",
         };
         name.as_ptr()

@@ -8,7 +8,7 @@ use super::*;
 use crate::meta::consolidated::ConsolidatedStore;
 use crate::node::{Group, Node, NodeKind};
 use crate::store::Store;
-use std::ffi::c_char;
+use std::ffi::{c_char, c_void};
 use std::sync::Arc;
 
 /// Kinds of node at a path.
@@ -602,6 +602,193 @@ pub unsafe extern "C" fn zarr_group_attr_set(
     json: *const c_char,
 ) -> zarr_status_t {
     ffi_guard!({ with_group(group, |g| attrs::set_one(g, key, json)) })
+}
+
+/// Reports what the group's attribute `key` holds (`*out_kind`, a `zarr_attr_kind` value) and,
+/// when `out_count` is not NULL, its number of items (1 for a scalar, the length of a list).
+///
+/// Errors: `ZARR_ERR_NOT_FOUND` (no such attribute), `ZARR_ERR_METADATA`.
+///
+/// Ownership: nothing is kept: arguments are only read during the call.
+///
+/// Thread safety: any thread; it reads the store.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_group_attr_kind(
+    group: *const zarr_group_t,
+    key: *const c_char,
+    out_kind: *mut zarr_attr_kind_t,
+    out_count: *mut usize,
+) -> zarr_status_t {
+    ffi_guard!({ with_group(group, |h| attrs::kind(h, key, out_kind, out_count)) })
+}
+
+/// Sets the group's attribute `key` to the UTF-8 string `value` (any text: the library escapes
+/// it), keeping the others.
+///
+/// Errors: `ZARR_ERR_INVALID_ARG` (`key` or `value` not UTF-8; U+F8FF followed by `NaN`,
+/// `Infinity` or `-Infinity`, the library's mark of a non-finite float), `ZARR_ERR_READ_ONLY`.
+///
+/// Ownership: nothing is kept: arguments are only read during the call.
+///
+/// Thread safety: as `zarr_group_attr_set`.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_group_attr_set_string(
+    group: *const zarr_group_t,
+    key: *const c_char,
+    value: *const c_char,
+) -> zarr_status_t {
+    ffi_guard!({ with_group(group, |h| attrs::set_string(h, key, value)) })
+}
+
+/// Copies the string the group's attribute `key` holds into `buf` (string output convention).
+///
+/// Errors: `ZARR_ERR_NOT_FOUND` (no such attribute), `ZARR_ERR_DTYPE_MISMATCH` (it is not
+/// a string; the message names it and says what it is), `ZARR_ERR_BUFFER_SIZE`.
+///
+/// Ownership: the text is copied into the caller's `buf` (string output convention).
+///
+/// Thread safety: any thread; it reads the store.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_group_attr_get_string(
+    group: *const zarr_group_t,
+    key: *const c_char,
+    buf: *mut c_char,
+    len: usize,
+    needed: *mut usize,
+) -> zarr_status_t {
+    ffi_guard!({ with_group(group, |h| attrs::get_string(h, key, buf, len, needed)) })
+}
+
+/// Sets the group's attribute `key` to the list of the `n` UTF-8 strings at `values`. netCDF-C
+/// (4.9) cannot open a v2 store holding a list of strings as an attribute: join such lists
+/// into one string (CF's `flag_meanings` is blank-separated) for stores netCDF reads.
+///
+/// Errors: `ZARR_ERR_NULL_ARG` (`values` or one of its strings NULL), `ZARR_ERR_INVALID_ARG`
+/// (a string not UTF-8, named by index), `ZARR_ERR_READ_ONLY`.
+///
+/// Ownership: nothing is kept: arguments are only read during the call.
+///
+/// Thread safety: as `zarr_group_attr_set`.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_group_attr_set_strings(
+    group: *const zarr_group_t,
+    key: *const c_char,
+    values: *const *const c_char,
+    n: usize,
+) -> zarr_status_t {
+    ffi_guard!({ with_group(group, |h| attrs::set_strings(h, key, values, n)) })
+}
+
+/// Gives the list of strings the group's attribute `key` holds.
+///
+/// Errors: `ZARR_ERR_NOT_FOUND`, `ZARR_ERR_DTYPE_MISMATCH` (not a list of strings; the
+/// message names the attribute, or the item, at fault).
+///
+/// Ownership: the caller frees `*out_list` with `zarr_strings_free`; it is NULL after a
+/// failure.
+///
+/// Thread safety: any thread; it reads the store.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_group_attr_get_strings(
+    group: *const zarr_group_t,
+    key: *const c_char,
+    out_list: *mut *mut zarr_strings_t,
+) -> zarr_status_t {
+    ffi_guard!({ with_group(group, |h| attrs::get_strings(h, key, out_list)) })
+}
+
+/// Sets the group's attribute `key` to the number at `value`, of type `dtype`:
+/// `ZARR_DTYPE_INT32`, `ZARR_DTYPE_INT64`, `ZARR_DTYPE_FLOAT32` or `ZARR_DTYPE_FLOAT64`.
+/// A float32 is written as the shortest decimal that reads back as the same float32
+/// (0.1f as `0.1`): readers that see JSON get the value meant, as a double, and
+/// `zarr_group_attr_get_number` with `ZARR_DTYPE_FLOAT32` gives the float exactly. No type is
+/// recorded beside the value. NaN and infinities are written as the bare tokens `NaN`,
+/// `Infinity` and `-Infinity`, as Python's `json` does.
+///
+/// Errors: `ZARR_ERR_INVALID_ARG` (another `dtype`), `ZARR_ERR_READ_ONLY`.
+///
+/// Ownership: nothing is kept: arguments are only read during the call.
+///
+/// Thread safety: as `zarr_group_attr_set`.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_group_attr_set_number(
+    group: *const zarr_group_t,
+    key: *const c_char,
+    dtype: zarr_dtype_t,
+    value: *const c_void,
+) -> zarr_status_t {
+    ffi_guard!({ with_group(group, |h| attrs::set_numbers(h, key, dtype, value, 1, true)) })
+}
+
+/// Stores the number the group's attribute `key` holds at `value`, as `dtype` (the types of
+/// `zarr_group_attr_set_number`). Any number reads as a float type; only integers read as an
+/// integer type.
+///
+/// Errors: `ZARR_ERR_NOT_FOUND`, `ZARR_ERR_DTYPE_MISMATCH` (not a number, or a float read
+/// as an integer; the message names the attribute), `ZARR_ERR_RANGE` (it does not fit in
+/// `dtype`), `ZARR_ERR_INVALID_ARG` (another `dtype`).
+///
+/// Ownership: nothing is kept: arguments are only read during the call.
+///
+/// Thread safety: any thread; it reads the store.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_group_attr_get_number(
+    group: *const zarr_group_t,
+    key: *const c_char,
+    dtype: zarr_dtype_t,
+    value: *mut c_void,
+) -> zarr_status_t {
+    ffi_guard!({ with_group(group, |h| attrs::get_number(h, key, dtype, value)) })
+}
+
+/// Sets the group's attribute `key` to the list of the `n` numbers of type `dtype` at `values`
+/// (the types and float32 rule of `zarr_group_attr_set_number`).
+///
+/// Errors: `ZARR_ERR_INVALID_ARG` (another `dtype`), `ZARR_ERR_OVERFLOW` (`n` values exceed the address space), `ZARR_ERR_READ_ONLY`.
+///
+/// Ownership: nothing is kept: arguments are only read during the call.
+///
+/// Thread safety: as `zarr_group_attr_set`.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_group_attr_set_numbers(
+    group: *const zarr_group_t,
+    key: *const c_char,
+    dtype: zarr_dtype_t,
+    values: *const c_void,
+    n: usize,
+) -> zarr_status_t {
+    ffi_guard!({
+        with_group(group, |h| {
+            attrs::set_numbers(h, key, dtype, values, n, false)
+        })
+    })
+}
+
+/// Stores the list of numbers the group's attribute `key` holds in `values` (room for `len` of
+/// type `dtype`, the types of `zarr_group_attr_get_number`); `*out_count` gets the list's
+/// length, also when it exceeds `len` (then `ZARR_ERR_BUFFER_SIZE`; pass `len` 0 to ask).
+///
+/// Errors: `ZARR_ERR_NOT_FOUND`, `ZARR_ERR_DTYPE_MISMATCH` (not a list of numbers, or a
+/// float read as an integer; the message names the item), `ZARR_ERR_RANGE`,
+/// `ZARR_ERR_BUFFER_SIZE`, `ZARR_ERR_OVERFLOW` (`len` values exceed the address space).
+///
+/// Ownership: nothing is kept: arguments are only read during the call.
+///
+/// Thread safety: any thread; it reads the store.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_group_attr_get_numbers(
+    group: *const zarr_group_t,
+    key: *const c_char,
+    dtype: zarr_dtype_t,
+    values: *mut c_void,
+    len: usize,
+    out_count: *mut usize,
+) -> zarr_status_t {
+    ffi_guard!({
+        with_group(group, |h| {
+            attrs::get_numbers(h, key, dtype, values, len, out_count)
+        })
+    })
 }
 
 /// Deletes the group's attribute `key`; `ZARR_ERR_NOT_FOUND` if absent.

@@ -81,6 +81,9 @@ pub enum zarr_status {
     ZARR_ERR_NODE_TYPE = -20,
     /// A buffer could not be allocated (the process is short of memory or address space).
     ZARR_ERR_NO_MEMORY = -21,
+    /// Some values did not fit the element type they were converted to (as netCDF's
+    /// `NC_ERANGE`); what the call did with the others is in its documentation.
+    ZARR_ERR_RANGE = -22,
 }
 
 /// A status code: one of the `zarr_status` values.
@@ -167,6 +170,30 @@ pub enum zarr_dtype {
 
 /// An element type: one of the `zarr_dtype` values, passed as an integer.
 pub type zarr_dtype_t = i32;
+
+/// What an attribute holds, as `zarr_array_attr_kind` and `zarr_group_attr_kind` report.
+/// Values never change or get reused.
+#[repr(i32)]
+#[derive(Debug, Clone, Copy)]
+pub enum zarr_attr_kind {
+    /// A string.
+    ZARR_ATTR_STRING = 1,
+    /// An integer (a JSON number without fraction or exponent).
+    ZARR_ATTR_INTEGER = 2,
+    /// Any other number.
+    ZARR_ATTR_FLOAT = 3,
+    /// A non-empty list of strings.
+    ZARR_ATTR_STRINGS = 4,
+    /// A non-empty list of integers.
+    ZARR_ATTR_INTEGERS = 5,
+    /// A non-empty list of numbers, some not integers.
+    ZARR_ATTR_FLOATS = 6,
+    /// Any other JSON: null, a bool, an object, an empty or mixed list.
+    ZARR_ATTR_OTHER = 7,
+}
+
+/// An attribute kind: one of the `zarr_attr_kind` values.
+pub type zarr_attr_kind_t = i32;
 
 /// Element order of a buffer in memory.
 #[repr(i32)]
@@ -302,6 +329,7 @@ impl From<Error> for Failure {
             Error::Overflow(_) => ZARR_ERR_OVERFLOW,
             Error::NodeType(_) => ZARR_ERR_NODE_TYPE,
             Error::NoMemory(_) => ZARR_ERR_NO_MEMORY,
+            Error::Range(_) => ZARR_ERR_RANGE,
             Error::Internal(_) => ZARR_ERR_INTERNAL,
         };
         Failure::new(status, e.to_string())

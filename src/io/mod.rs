@@ -5,6 +5,7 @@
 
 pub mod append;
 pub mod cache;
+pub mod cast;
 pub mod convert;
 pub mod copy;
 pub mod gate;

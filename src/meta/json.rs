@@ -68,6 +68,28 @@ fn unmark(mut text: String) -> String {
     text
 }
 
+/// The value written as the bare token of a non-finite float (`NaN`, `Infinity`,
+/// `-Infinity`); `None` for a finite one.
+pub fn non_finite(x: f64) -> Option<Value> {
+    let token = match x {
+        _ if x.is_nan() => "NaN",
+        f64::INFINITY => "Infinity",
+        f64::NEG_INFINITY => "-Infinity",
+        _ => return None,
+    };
+    Some(Value::String(format!("{MARK}{token}")))
+}
+
+/// The non-finite float a bare token was read as, if `value` is one.
+pub fn as_non_finite(value: &Value) -> Option<f64> {
+    match value.as_str()?.strip_prefix(MARK)? {
+        "NaN" => Some(f64::NAN),
+        "Infinity" => Some(f64::INFINITY),
+        "-Infinity" => Some(f64::NEG_INFINITY),
+        _ => None,
+    }
+}
+
 /// Renders compactly (for the C API's outputs).
 pub fn to_compact(value: &Value) -> String {
     unmark(value.to_string())

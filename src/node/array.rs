@@ -10,6 +10,7 @@ use crate::dtype::ElementType;
 use crate::error::{Error, Result};
 use crate::io::append::{self, Open};
 use crate::io::cache::ChunkCache;
+use crate::io::cast;
 use crate::io::convert;
 use crate::io::location::Location;
 use crate::io::lock::{Synchronization, WriteGuard};
@@ -484,6 +485,92 @@ impl Array {
             buf,
             &*self.guard()?,
         )
+    }
+
+    /// Reads the region `start`/`count` into `buf` as elements of `elem`, a numeric type
+    /// that may differ from the array's, converted with netCDF's rules ([`cast`]): every
+    /// element is converted, and [`Error::Range`] reports those that did not fit after all
+    /// were stored. The same type, or a conversion [`Array::read`] does itself, is a plain
+    /// read.
+    pub fn read_as(
+        &self,
+        start: &[u64],
+        count: &[u64],
+        elem: ElementType,
+        order: Order,
+        buf: &mut [u8],
+    ) -> Result<()> {
+        let stored = self.metadata().dtype.element_type();
+        if elem == stored || region::converts(stored, elem) {
+            return self.read(start, count, elem, order, buf);
+        }
+        let (elements, bytes) = self.converted_region(start, count, elem, buf.len())?;
+        if elem.size() >= stored.size() {
+            // Widening: the items are read into the start of `buf` and converted in place.
+            self.read(start, count, stored, order, &mut buf[..bytes])?;
+            return cast::convert_in_place(stored, elem, buf, elements);
+        }
+        let mut items = crate::error::try_zeroed(bytes, "the converted region")?;
+        self.read(start, count, stored, order, &mut items)?;
+        cast::convert(stored, elem, &items, buf)
+    }
+
+    /// Writes `buf`, elements of the numeric type `elem`, into the region `start`/`count`,
+    /// converted to the array's type with the rules of [`Array::read_as`]. When any element
+    /// does not fit, nothing is written and the error is [`Error::Range`].
+    pub fn write_from(
+        &self,
+        start: &[u64],
+        count: &[u64],
+        elem: ElementType,
+        order: Order,
+        buf: &[u8],
+    ) -> Result<()> {
+        let stored = self.metadata().dtype.element_type();
+        if elem == stored || region::converts(stored, elem) {
+            return self.write(start, count, elem, order, buf);
+        }
+        self.check_writable("write")?;
+        let (_, bytes) = self.converted_region(start, count, elem, buf.len())?;
+        let mut items = crate::error::try_zeroed(bytes, "the converted region")?;
+        cast::convert(elem, stored, buf, &mut items)?;
+        self.write(start, count, stored, order, &items)
+    }
+
+    /// Checks a converted read or write (region, both types, the caller's `buf_len` bytes
+    /// of `elem`) and returns the region's element count and its size in the array's type.
+    fn converted_region(
+        &self,
+        start: &[u64],
+        count: &[u64],
+        elem: ElementType,
+        buf_len: usize,
+    ) -> Result<(usize, usize)> {
+        let meta = self.metadata();
+        let stored = meta.dtype.element_type();
+        if !cast::convertible(stored) {
+            return Err(cast::unsupported(stored, "the array's"));
+        }
+        if !cast::convertible(elem) {
+            return Err(cast::unsupported(elem, "the buffer's"));
+        }
+        let region = Region { start, count };
+        region::check_bounds(&meta, region)?;
+        let elements = crate::error::count_of(count, "region element count")?;
+        let expected = elements.checked_mul(elem.size()).ok_or_else(|| {
+            Error::Overflow("the region's size in bytes exceeds the address space".into())
+        })?;
+        if buf_len != expected {
+            return Err(Error::BufferSize(format!(
+                "the region holds {elements} elements of {} ({expected} bytes) but the \
+                 buffer has {buf_len} bytes",
+                elem.name()
+            )));
+        }
+        let bytes = elements.checked_mul(stored.size()).ok_or_else(|| {
+            Error::Overflow("the converted region's size exceeds the address space".into())
+        })?;
+        Ok((elements, bytes))
     }
 
     /// Reads the items of region `start`/`count` of a variable-length array (strings,

@@ -19,9 +19,12 @@
 ! - zarr_write(arr, data, start, stat, errmsg, count, dtype) and zarr_read(...) take data
 !   of type integer(1/2/4/8), real(4/8), complex(4/8) or default logical, of any rank
 !   (assumed rank). start defaults to all 1s, count to shape(data); both may be default or
-!   64-bit integers. A non-contiguous section is copied in (and out) by the compiler. The
-!   element type must be the array's; dtype= names another of the same size (for example
-!   ZARR_DTYPE_UINT8 to move an unsigned array through integer(1) data).
+!   64-bit integers. A non-contiguous section is copied in (and out) by the compiler. When
+!   the data's numeric type is not the array's, values are converted as netCDF's
+!   nf90_get_var/nf90_put_var do (reals to integers truncate; a value out of range gives
+!   ZARR_ERR_RANGE: a read still converts every element, a write stores nothing); dtype=
+!   names another memory type of the same size (for example ZARR_DTYPE_UINT8 to move an
+!   unsigned array through integer(1) data).
 ! - Logical: a Fortran logical is 4 bytes while ZARR_DTYPE_BOOL elements are 1 byte, so
 !   logical data goes through a temporary integer(1) array of the same size (a copy).
 ! - Errors: every procedure takes optional stat and errmsg. With stat, a failure sets stat
@@ -31,10 +34,15 @@
 ! - Handles (zarr_store, zarr_group, zarr_array) are released by their close() binding, not
 !   by finalization; close is idempotent, and handles may be closed in any order.
 ! - Paths, keys and names lose trailing blanks; JSON text and string values are passed as is.
-! - Attributes are JSON text; zarr_set_attr also takes a scalar integer, real or string.
+! - Attributes: zarr_set_attr takes a string, or an integer(4/8) or real(4/8) scalar or
+!   rank-1 array (libzarr writes the JSON: a real(4) as its shortest decimal, 0.1 not
+!   0.100000001); zarr_get_attr gives such numbers back (ZARR_ERR_DTYPE_MISMATCH when the
+!   attribute holds another type), or with character data the JSON text; zarr_get_attr_string
+!   gives a string attribute's text. A rank-1 character array sets and gets a list of strings
+!   (items lose trailing blanks; read back padded to the longest). zarr_set_attr_json sets
+!   any JSON value.
 module zarr
   use, intrinsic :: iso_c_binding
-  use, intrinsic :: ieee_arithmetic, only: ieee_is_finite
   use zarr_c
   implicit none
   private
@@ -67,7 +75,8 @@ module zarr
   public :: zarr_write, zarr_read, zarr_inquire, zarr_resize, zarr_set_dimension_names
   public :: zarr_set_missing_value, zarr_get_missing_value
   public :: zarr_get_attrs, zarr_set_attrs, zarr_get_attr, zarr_set_attr, zarr_set_attr_json
-  public :: zarr_delete_attr, zarr_version, zarr_status_name, zarr_last_error
+  public :: zarr_delete_attr, zarr_get_attr_string, zarr_version, zarr_status_name
+  public :: zarr_last_error
 
   interface zarr_create_array
     module procedure create_array_in_store, create_array_in_group
@@ -90,7 +99,12 @@ module zarr
                      read_c8, read_l
   end interface
   interface zarr_set_attr
-    module procedure set_attr_i4, set_attr_i8, set_attr_r4, set_attr_r8, set_attr_string
+    module procedure set_attr_i4, set_attr_i8, set_attr_r4, set_attr_r8, set_attr_string, &
+                     set_attr_i4s, set_attr_i8s, set_attr_r4s, set_attr_r8s, set_attr_strings
+  end interface
+  interface zarr_get_attr
+    module procedure get_attr_json, get_attr_i4, get_attr_i8, get_attr_r4, get_attr_r8, &
+                     get_attr_i4s, get_attr_i8s, get_attr_r4s, get_attr_r8s, get_attr_strings
   end interface
 
   ! libc's strlen, for the static strings libzarr returns.
@@ -104,7 +118,8 @@ module zarr
 
   ! The C calls with a string output, for get_text.
   integer, parameter :: TEXT_LAST_ERROR = 1, TEXT_ARRAY_ATTRS = 2, TEXT_GROUP_ATTRS = 3, &
-                        TEXT_ARRAY_ATTR = 4, TEXT_GROUP_ATTR = 5
+                        TEXT_ARRAY_ATTR = 4, TEXT_GROUP_ATTR = 5, TEXT_ARRAY_STRING = 6, &
+                        TEXT_GROUP_STRING = 7
 
 contains
 
@@ -206,6 +221,10 @@ contains
       rc = c_zarr_group_attrs_get(handle, buf, len, needed)
     case (TEXT_ARRAY_ATTR)
       rc = c_zarr_array_attr_get(handle, c_str(key), buf, len, needed)
+    case (TEXT_ARRAY_STRING)
+      rc = c_zarr_array_attr_get_string(handle, c_str(key), buf, len, needed)
+    case (TEXT_GROUP_STRING)
+      rc = c_zarr_group_attr_get_string(handle, c_str(key), buf, len, needed)
     case default
       rc = c_zarr_group_attr_get(handle, c_str(key), buf, len, needed)
     end select
@@ -644,12 +663,14 @@ contains
     else if (any(first < 1)) then
       call fail(ZARR_ERR_OUT_OF_BOUNDS, "start indices are 1-based", what, stat, errmsg)
     else if (writing) then
-      call report(c_zarr_array_write(arr%ptr, size(first, kind=c_size_t), reversed(first - 1), &
-                                     reversed(extents), dtype, ZARR_ORDER_C, buf, nbytes), &
+      call report(c_zarr_array_write_from(arr%ptr, size(first, kind=c_size_t), &
+                                          reversed(first - 1), reversed(extents), dtype, &
+                                          ZARR_ORDER_C, buf, nbytes), &
                   what, stat, errmsg)
     else
-      call report(c_zarr_array_read(arr%ptr, size(first, kind=c_size_t), reversed(first - 1), &
-                                    reversed(extents), dtype, ZARR_ORDER_C, buf, nbytes), &
+      call report(c_zarr_array_read_as(arr%ptr, size(first, kind=c_size_t), &
+                                       reversed(first - 1), reversed(extents), dtype, &
+                                       ZARR_ORDER_C, buf, nbytes), &
                   what, stat, errmsg)
     end if
   end subroutine region
@@ -1038,8 +1059,9 @@ contains
     call report(rc, "zarr_set_attrs", stat, errmsg)
   end subroutine zarr_set_attrs
 
-  ! The JSON value of attribute `key`; ZARR_ERR_NOT_FOUND if absent.
-  subroutine zarr_get_attr(node, key, json, stat, errmsg)
+  ! zarr_get_attr with character data: the JSON value of attribute `key`; ZARR_ERR_NOT_FOUND
+  ! if absent.
+  subroutine get_attr_json(node, key, json, stat, errmsg)
     class(zarr_node), intent(in) :: node
     character(*), intent(in) :: key
     character(:), allocatable, intent(out) :: json
@@ -1053,7 +1075,24 @@ contains
       call text_output(TEXT_GROUP_ATTR, node%ptr, key, json, rc)
     end select
     call report(rc, "zarr_get_attr", stat, errmsg)
-  end subroutine zarr_get_attr
+  end subroutine get_attr_json
+
+  ! The string attribute `key` holds; ZARR_ERR_DTYPE_MISMATCH if it is not a string.
+  subroutine zarr_get_attr_string(node, key, value, stat, errmsg)
+    class(zarr_node), intent(in) :: node
+    character(*), intent(in) :: key
+    character(:), allocatable, intent(out) :: value
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    integer(c_int32_t) :: rc
+    select type (node)
+    type is (zarr_array)
+      call text_output(TEXT_ARRAY_STRING, node%ptr, key, value, rc)
+    class default
+      call text_output(TEXT_GROUP_STRING, node%ptr, key, value, rc)
+    end select
+    call report(rc, "zarr_get_attr_string", stat, errmsg)
+  end subroutine zarr_get_attr_string
 
   ! Sets attribute `key` to the JSON value `json`, keeping the others.
   subroutine zarr_set_attr_json(node, key, json, stat, errmsg)
@@ -1087,92 +1126,355 @@ contains
     call report(rc, "zarr_delete_attr", stat, errmsg)
   end subroutine zarr_delete_attr
 
-  ! zarr_set_attr: a scalar integer, real or string as the attribute's JSON value.
-  subroutine set_attr_i4(node, key, value, stat, errmsg)
+  ! Sets attribute `key` to `n` numbers of `dtype` at `values`: one number when `scalar`,
+  ! else a list. libzarr writes the JSON (a real(4) as the shortest decimal that reads back
+  ! as the same real(4)).
+  subroutine set_numbers(node, key, dtype, values, n, scalar, stat, errmsg)
     class(zarr_node), intent(in) :: node
     character(*), intent(in) :: key
-    integer(c_int32_t), intent(in) :: value
+    integer(c_int32_t), intent(in) :: dtype
+    type(c_ptr), intent(in) :: values
+    integer(c_size_t), intent(in) :: n
+    logical, intent(in) :: scalar
     integer, intent(out), optional :: stat
     character(*), intent(inout), optional :: errmsg
-    call set_attr_i8(node, key, int(value, c_int64_t), stat, errmsg)
-  end subroutine set_attr_i4
+    integer(c_int32_t) :: rc
+    select type (node)
+    type is (zarr_array)
+      if (scalar) then
+        rc = c_zarr_array_attr_set_number(node%ptr, c_str(key), dtype, values)
+      else
+        rc = c_zarr_array_attr_set_numbers(node%ptr, c_str(key), dtype, values, n)
+      end if
+    class default
+      if (scalar) then
+        rc = c_zarr_group_attr_set_number(node%ptr, c_str(key), dtype, values)
+      else
+        rc = c_zarr_group_attr_set_numbers(node%ptr, c_str(key), dtype, values, n)
+      end if
+    end select
+    call report(rc, "zarr_set_attr", stat, errmsg)
+  end subroutine set_numbers
 
-  subroutine set_attr_i8(node, key, value, stat, errmsg)
+  ! The C call storing attribute `key`'s numbers as `dtype` (room for `len`; `n` gets
+  ! their count), or its one number when `scalar`.
+  function numbers_call(node, key, dtype, values, len, n, scalar) result(rc)
     class(zarr_node), intent(in) :: node
     character(*), intent(in) :: key
-    integer(c_int64_t), intent(in) :: value
-    integer, intent(out), optional :: stat
-    character(*), intent(inout), optional :: errmsg
-    character(24) :: text
-    write (text, "(i0)") value
-    call zarr_set_attr_json(node, key, trim(text), stat, errmsg)
-  end subroutine set_attr_i8
+    integer(c_int32_t), intent(in) :: dtype
+    type(c_ptr), intent(in) :: values
+    integer(c_size_t), intent(in) :: len
+    integer(c_size_t), intent(out) :: n
+    logical, intent(in) :: scalar
+    integer(c_int32_t) :: rc
+    n = 1
+    select type (node)
+    type is (zarr_array)
+      if (scalar) then
+        rc = c_zarr_array_attr_get_number(node%ptr, c_str(key), dtype, values)
+      else
+        rc = c_zarr_array_attr_get_numbers(node%ptr, c_str(key), dtype, values, len, n)
+      end if
+    class default
+      if (scalar) then
+        rc = c_zarr_group_attr_get_number(node%ptr, c_str(key), dtype, values)
+      else
+        rc = c_zarr_group_attr_get_numbers(node%ptr, c_str(key), dtype, values, len, n)
+      end if
+    end select
+  end function numbers_call
 
-  subroutine set_attr_r4(node, key, value, stat, errmsg)
-    class(zarr_node), intent(in) :: node
-    character(*), intent(in) :: key
-    real(c_float), intent(in) :: value
-    integer, intent(out), optional :: stat
-    character(*), intent(inout), optional :: errmsg
-    call zarr_set_attr_json(node, key, real_json(real(value, c_double), .true.), stat, errmsg)
-  end subroutine set_attr_r4
-
-  subroutine set_attr_r8(node, key, value, stat, errmsg)
-    class(zarr_node), intent(in) :: node
-    character(*), intent(in) :: key
-    real(c_double), intent(in) :: value
-    integer, intent(out), optional :: stat
-    character(*), intent(inout), optional :: errmsg
-    call zarr_set_attr_json(node, key, real_json(value, .false.), stat, errmsg)
-  end subroutine set_attr_r8
-
-  ! The string `value` as a JSON string (quotes, backslashes and control characters escaped).
+  ! zarr_set_attr: a string, or a number or rank-1 array of integer(4/8) or real(4/8).
   subroutine set_attr_string(node, key, value, stat, errmsg)
     class(zarr_node), intent(in) :: node
     character(*), intent(in) :: key, value
     integer, intent(out), optional :: stat
     character(*), intent(inout), optional :: errmsg
-    character(:), allocatable :: json
-    character(6) :: escape
-    integer :: i
-    json = '"'
-    do i = 1, len(value)
-      select case (iachar(value(i:i)))
-      case (34, 92)  ! " and \
-        json = json // "\" // value(i:i)
-      case (0:31, 127)
-        write (escape, "('\u', z4.4)") iachar(value(i:i))
-        json = json // escape
-      case default
-        json = json // value(i:i)
-      end select
-    end do
-    call zarr_set_attr_json(node, key, json // '"', stat, errmsg)
+    integer(c_int32_t) :: rc
+    select type (node)
+    type is (zarr_array)
+      rc = c_zarr_array_attr_set_string(node%ptr, c_str(key), value // c_null_char)
+    class default
+      rc = c_zarr_group_attr_set_string(node%ptr, c_str(key), value // c_null_char)
+    end select
+    call report(rc, "zarr_set_attr", stat, errmsg)
   end subroutine set_attr_string
 
-  ! The shortest E-format text that reads back as `x` (as a real(4) when `single`); NaN and
-  ! infinities as the bare tokens NaN, Infinity and -Infinity, which libzarr and Python
-  ! accept.
-  function real_json(x, single) result(json)
-    real(c_double), intent(in) :: x
-    logical, intent(in) :: single
-    character(:), allocatable :: json
-    character(40) :: text
-    character(16) :: form
-    real(c_double) :: y
-    integer :: digits
-    do digits = 1, 17
-      write (form, "('(es40.', i0, 'e3)')") digits
-      write (text, form) x
-      if (.not. ieee_is_finite(x)) exit
-      read (text, *) y
-      if (single) then
-        if (real(y, c_float) == real(x, c_float)) exit
-      else
-        if (y == x) exit
-      end if
+  subroutine set_attr_i4(node, key, value, stat, errmsg)
+    class(zarr_node), intent(in) :: node
+    character(*), intent(in) :: key
+    integer(c_int32_t), intent(in), target :: value
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    call set_numbers(node, key, ZARR_DTYPE_INT32, c_loc(value), 1_c_size_t, .true., stat, errmsg)
+  end subroutine set_attr_i4
+
+  subroutine set_attr_i4s(node, key, values, stat, errmsg)
+    class(zarr_node), intent(in) :: node
+    character(*), intent(in) :: key
+    integer(c_int32_t), intent(in), target, contiguous :: values(:)
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    type(c_ptr) :: p
+    p = c_null_ptr
+    if (size(values) > 0) p = c_loc(values)
+    call set_numbers(node, key, ZARR_DTYPE_INT32, p, size(values, kind=c_size_t), .false., stat, errmsg)
+  end subroutine set_attr_i4s
+
+  subroutine set_attr_i8(node, key, value, stat, errmsg)
+    class(zarr_node), intent(in) :: node
+    character(*), intent(in) :: key
+    integer(c_int64_t), intent(in), target :: value
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    call set_numbers(node, key, ZARR_DTYPE_INT64, c_loc(value), 1_c_size_t, .true., stat, errmsg)
+  end subroutine set_attr_i8
+
+  subroutine set_attr_i8s(node, key, values, stat, errmsg)
+    class(zarr_node), intent(in) :: node
+    character(*), intent(in) :: key
+    integer(c_int64_t), intent(in), target, contiguous :: values(:)
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    type(c_ptr) :: p
+    p = c_null_ptr
+    if (size(values) > 0) p = c_loc(values)
+    call set_numbers(node, key, ZARR_DTYPE_INT64, p, size(values, kind=c_size_t), .false., stat, errmsg)
+  end subroutine set_attr_i8s
+
+  subroutine set_attr_r4(node, key, value, stat, errmsg)
+    class(zarr_node), intent(in) :: node
+    character(*), intent(in) :: key
+    real(c_float), intent(in), target :: value
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    call set_numbers(node, key, ZARR_DTYPE_FLOAT32, c_loc(value), 1_c_size_t, .true., stat, errmsg)
+  end subroutine set_attr_r4
+
+  subroutine set_attr_r4s(node, key, values, stat, errmsg)
+    class(zarr_node), intent(in) :: node
+    character(*), intent(in) :: key
+    real(c_float), intent(in), target, contiguous :: values(:)
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    type(c_ptr) :: p
+    p = c_null_ptr
+    if (size(values) > 0) p = c_loc(values)
+    call set_numbers(node, key, ZARR_DTYPE_FLOAT32, p, size(values, kind=c_size_t), .false., stat, errmsg)
+  end subroutine set_attr_r4s
+
+  subroutine set_attr_r8(node, key, value, stat, errmsg)
+    class(zarr_node), intent(in) :: node
+    character(*), intent(in) :: key
+    real(c_double), intent(in), target :: value
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    call set_numbers(node, key, ZARR_DTYPE_FLOAT64, c_loc(value), 1_c_size_t, .true., stat, errmsg)
+  end subroutine set_attr_r8
+
+  subroutine set_attr_r8s(node, key, values, stat, errmsg)
+    class(zarr_node), intent(in) :: node
+    character(*), intent(in) :: key
+    real(c_double), intent(in), target, contiguous :: values(:)
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    type(c_ptr) :: p
+    p = c_null_ptr
+    if (size(values) > 0) p = c_loc(values)
+    call set_numbers(node, key, ZARR_DTYPE_FLOAT64, p, size(values, kind=c_size_t), .false., stat, errmsg)
+  end subroutine set_attr_r8s
+
+  ! A rank-1 character array as a list of strings, each without its trailing blanks.
+  subroutine set_attr_strings(node, key, values, stat, errmsg)
+    class(zarr_node), intent(in) :: node
+    character(*), intent(in) :: key
+    character(*), intent(in) :: values(:)
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    character(kind=c_char), allocatable, target :: chars(:, :)
+    type(c_ptr), allocatable :: ptrs(:)
+    integer(c_int32_t) :: rc
+    integer :: i, j, n
+    n = size(values)
+    allocate(chars(len(values) + 1, n), ptrs(n))
+    do i = 1, n
+      chars(:, i) = c_null_char
+      do j = 1, len_trim(values(i))
+        chars(j, i) = values(i)(j:j)
+      end do
+      ptrs(i) = c_loc(chars(1, i))
     end do
-    json = trim(adjustl(text))
-  end function real_json
+    select type (node)
+    type is (zarr_array)
+      rc = c_zarr_array_attr_set_strings(node%ptr, c_str(key), ptrs, int(n, c_size_t))
+    class default
+      rc = c_zarr_group_attr_set_strings(node%ptr, c_str(key), ptrs, int(n, c_size_t))
+    end select
+    call report(rc, "zarr_set_attr", stat, errmsg)
+  end subroutine set_attr_strings
+
+  ! zarr_get_attr with an allocatable rank-1 character array: the list of strings attribute
+  ! `key` holds, each padded to the longest.
+  subroutine get_attr_strings(node, key, values, stat, errmsg)
+    class(zarr_node), intent(in) :: node
+    character(*), intent(in) :: key
+    character(:), allocatable, intent(out) :: values(:)
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    type(c_ptr) :: list, item
+    integer(c_int32_t) :: rc
+    integer :: i, n, longest
+    select type (node)
+    type is (zarr_array)
+      rc = c_zarr_array_attr_get_strings(node%ptr, c_str(key), list)
+    class default
+      rc = c_zarr_group_attr_get_strings(node%ptr, c_str(key), list)
+    end select
+    n = int(c_zarr_strings_count(list))  ! 0 for NULL
+    longest = 0
+    do i = 1, n
+      item = c_zarr_strings_get(list, int(i - 1, c_size_t))
+      longest = max(longest, int(c_strlen(item)))
+    end do
+    allocate(character(longest) :: values(n))
+    do i = 1, n
+      item = c_zarr_strings_get(list, int(i - 1, c_size_t))
+      values(i) = string_at(item)
+    end do
+    call c_zarr_strings_free(list)
+    call report(rc, "zarr_get_attr", stat, errmsg)
+  end subroutine get_attr_strings
+
+  ! zarr_get_attr with integer(4/8) or real(4/8) data: the number, or (an allocatable rank-1
+  ! array) the list of numbers, attribute `key` holds. ZARR_ERR_DTYPE_MISMATCH when it holds
+  ! something else (a float read as an integer), ZARR_ERR_RANGE when it does not fit.
+
+  subroutine get_attr_i4(node, key, value, stat, errmsg)
+    class(zarr_node), intent(in) :: node
+    character(*), intent(in) :: key
+    integer(c_int32_t), intent(out), target :: value
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    integer(c_size_t) :: n
+    value = 0
+    call report(numbers_call(node, key, ZARR_DTYPE_INT32, c_loc(value), 1_c_size_t, n, .true.), &
+                "zarr_get_attr", stat, errmsg)
+  end subroutine get_attr_i4
+
+  subroutine get_attr_i4s(node, key, values, stat, errmsg)
+    class(zarr_node), intent(in) :: node
+    character(*), intent(in) :: key
+    integer(c_int32_t), allocatable, target, intent(out) :: values(:)
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    integer(c_size_t) :: n, room
+    integer(c_int32_t) :: rc
+    n = 0
+    rc = numbers_call(node, key, ZARR_DTYPE_INT32, c_null_ptr, 0_c_size_t, n, .false.)
+    if (rc == ZARR_ERR_BUFFER_SIZE) then
+      allocate(values(n))
+      room = n
+      rc = numbers_call(node, key, ZARR_DTYPE_INT32, c_loc(values), room, n, .false.)
+    end if
+    if (rc /= ZARR_OK .and. allocated(values)) deallocate(values)
+    if (.not. allocated(values)) allocate(values(0))
+    call report(rc, "zarr_get_attr", stat, errmsg)
+  end subroutine get_attr_i4s
+
+  subroutine get_attr_i8(node, key, value, stat, errmsg)
+    class(zarr_node), intent(in) :: node
+    character(*), intent(in) :: key
+    integer(c_int64_t), intent(out), target :: value
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    integer(c_size_t) :: n
+    value = 0
+    call report(numbers_call(node, key, ZARR_DTYPE_INT64, c_loc(value), 1_c_size_t, n, .true.), &
+                "zarr_get_attr", stat, errmsg)
+  end subroutine get_attr_i8
+
+  subroutine get_attr_i8s(node, key, values, stat, errmsg)
+    class(zarr_node), intent(in) :: node
+    character(*), intent(in) :: key
+    integer(c_int64_t), allocatable, target, intent(out) :: values(:)
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    integer(c_size_t) :: n, room
+    integer(c_int32_t) :: rc
+    n = 0
+    rc = numbers_call(node, key, ZARR_DTYPE_INT64, c_null_ptr, 0_c_size_t, n, .false.)
+    if (rc == ZARR_ERR_BUFFER_SIZE) then
+      allocate(values(n))
+      room = n
+      rc = numbers_call(node, key, ZARR_DTYPE_INT64, c_loc(values), room, n, .false.)
+    end if
+    if (rc /= ZARR_OK .and. allocated(values)) deallocate(values)
+    if (.not. allocated(values)) allocate(values(0))
+    call report(rc, "zarr_get_attr", stat, errmsg)
+  end subroutine get_attr_i8s
+
+  subroutine get_attr_r4(node, key, value, stat, errmsg)
+    class(zarr_node), intent(in) :: node
+    character(*), intent(in) :: key
+    real(c_float), intent(out), target :: value
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    integer(c_size_t) :: n
+    value = 0
+    call report(numbers_call(node, key, ZARR_DTYPE_FLOAT32, c_loc(value), 1_c_size_t, n, .true.), &
+                "zarr_get_attr", stat, errmsg)
+  end subroutine get_attr_r4
+
+  subroutine get_attr_r4s(node, key, values, stat, errmsg)
+    class(zarr_node), intent(in) :: node
+    character(*), intent(in) :: key
+    real(c_float), allocatable, target, intent(out) :: values(:)
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    integer(c_size_t) :: n, room
+    integer(c_int32_t) :: rc
+    n = 0
+    rc = numbers_call(node, key, ZARR_DTYPE_FLOAT32, c_null_ptr, 0_c_size_t, n, .false.)
+    if (rc == ZARR_ERR_BUFFER_SIZE) then
+      allocate(values(n))
+      room = n
+      rc = numbers_call(node, key, ZARR_DTYPE_FLOAT32, c_loc(values), room, n, .false.)
+    end if
+    if (rc /= ZARR_OK .and. allocated(values)) deallocate(values)
+    if (.not. allocated(values)) allocate(values(0))
+    call report(rc, "zarr_get_attr", stat, errmsg)
+  end subroutine get_attr_r4s
+
+  subroutine get_attr_r8(node, key, value, stat, errmsg)
+    class(zarr_node), intent(in) :: node
+    character(*), intent(in) :: key
+    real(c_double), intent(out), target :: value
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    integer(c_size_t) :: n
+    value = 0
+    call report(numbers_call(node, key, ZARR_DTYPE_FLOAT64, c_loc(value), 1_c_size_t, n, .true.), &
+                "zarr_get_attr", stat, errmsg)
+  end subroutine get_attr_r8
+
+  subroutine get_attr_r8s(node, key, values, stat, errmsg)
+    class(zarr_node), intent(in) :: node
+    character(*), intent(in) :: key
+    real(c_double), allocatable, target, intent(out) :: values(:)
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    integer(c_size_t) :: n, room
+    integer(c_int32_t) :: rc
+    n = 0
+    rc = numbers_call(node, key, ZARR_DTYPE_FLOAT64, c_null_ptr, 0_c_size_t, n, .false.)
+    if (rc == ZARR_ERR_BUFFER_SIZE) then
+      allocate(values(n))
+      room = n
+      rc = numbers_call(node, key, ZARR_DTYPE_FLOAT64, c_loc(values), room, n, .false.)
+    end if
+    if (rc /= ZARR_OK .and. allocated(values)) deallocate(values)
+    if (.not. allocated(values)) allocate(values(0))
+    call report(rc, "zarr_get_attr", stat, errmsg)
+  end subroutine get_attr_r8s
 
 end module zarr

@@ -1,7 +1,7 @@
 ! Error paths through stat and errmsg: libzarr's own failures (status and message), the
 ! binding's argument checks, errmsg truncation, success leaving errmsg alone, closed handles.
 program test_errors
-  use, intrinsic :: iso_c_binding, only: c_int8_t
+  use, intrinsic :: iso_c_binding, only: c_int8_t, c_float_complex
   use zarr
   use testing
   implicit none
@@ -33,8 +33,17 @@ program test_errors
   call check(msg == zarr_last_error(), "errmsg is zarr_last_error")
   call check(zarr_status_name(stat) == "ZARR_ERR_NOT_FOUND", "status name")
 
+  r8 = -2.75d0
   call zarr_write(arr, r8, stat=stat, errmsg=msg)
-  call check(stat == ZARR_ERR_DTYPE_MISMATCH, "real(8) into an int32 array")
+  call check(stat == ZARR_OK, "real(8) into an int32 array: converted")
+  call zarr_read(arr, i4)
+  call check(all(i4 == -2), "real(8) into an int32 array: truncated")
+  r8(2, 2) = 3d9
+  call zarr_write(arr, r8, stat=stat, errmsg=msg)
+  call check(stat == ZARR_ERR_RANGE .and. index(msg, "do not fit in int32") > 0, &
+             "real(8) out of int32's range")
+  call zarr_write(arr, reshape([(1, 0)], [1, 1]) * (1.0_4, 0.0_4), stat=stat, errmsg=msg)
+  call check(stat == ZARR_ERR_DTYPE_MISMATCH, "complex(4) into an int32 array")
 
   ! Stores by URL: an unknown scheme and an unknown option are refused with a message.
   block
@@ -101,7 +110,8 @@ program test_errors
   call zarr_read(bytes, u8, dtype=ZARR_DTYPE_UINT8)
   call check(all(u8 == [integer(c_int8_t) :: 1, -56, -1]), "uint8 through integer(1)")
   call zarr_read(bytes, u8, stat=stat)
-  call check(stat == ZARR_ERR_DTYPE_MISMATCH, "uint8 array read as int8")
+  call check(stat == ZARR_ERR_RANGE, "uint8 array read as int8: 200 and 255 out of range")
+  call check(all(u8 == [integer(c_int8_t) :: 1, 127, 127]), "in-range values converted")
   call zarr_read(bytes, u8, dtype=ZARR_DTYPE_UINT16, stat=stat)
   call check(stat == ZARR_ERR_INVALID_ARG, "dtype= of another size")
   call bytes%close()

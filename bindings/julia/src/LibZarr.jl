@@ -21,6 +21,7 @@ const zarr_mode_t = Int32
 const zarr_dtype_t = Int32
 const zarr_order_t = Int32
 const zarr_sync_t = Int32
+const zarr_attr_kind_t = Int32
 const zarr_node_kind_t = Int32
 const zarr_durability_t = Int32
 
@@ -61,6 +62,7 @@ const ZARR_ERR_INVALID_KEY = zarr_status_t(-18)
 const ZARR_ERR_OVERFLOW = zarr_status_t(-19)
 const ZARR_ERR_NODE_TYPE = zarr_status_t(-20)
 const ZARR_ERR_NO_MEMORY = zarr_status_t(-21)
+const ZARR_ERR_RANGE = zarr_status_t(-22)
 
 # enum zarr_dtype
 const ZARR_DTYPE_BOOL = zarr_dtype_t(1)
@@ -123,6 +125,15 @@ const ZARR_SYNC_VERSIONED = zarr_sync_t(3)
 const ZARR_DURABILITY_NONE = zarr_durability_t(0)
 const ZARR_DURABILITY_FLUSH = zarr_durability_t(1)
 const ZARR_DURABILITY_EACH_WRITE = zarr_durability_t(2)
+
+# enum zarr_attr_kind
+const ZARR_ATTR_STRING = zarr_attr_kind_t(1)
+const ZARR_ATTR_INTEGER = zarr_attr_kind_t(2)
+const ZARR_ATTR_FLOAT = zarr_attr_kind_t(3)
+const ZARR_ATTR_STRINGS = zarr_attr_kind_t(4)
+const ZARR_ATTR_INTEGERS = zarr_attr_kind_t(5)
+const ZARR_ATTR_FLOATS = zarr_attr_kind_t(6)
+const ZARR_ATTR_OTHER = zarr_attr_kind_t(7)
 
 """
     zarr_array_create(builder, store, path, mode, out_array) -> zarr_status_t
@@ -262,6 +273,55 @@ chunks (shards, when sharded): otherwise set a synchronizer
 """
 function zarr_array_write(array, ndim, start, count, mem_dtype, order, buf, buf_bytes)
     ccall((:zarr_array_write, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Csize_t, Ptr{UInt64}, Ptr{UInt64}, zarr_dtype_t, zarr_order_t, Ptr{Cvoid}, Csize_t), array, ndim, start, count, mem_dtype, order, buf, buf_bytes)
+end
+
+"""
+    zarr_array_read_as(array, ndim, start, count, mem_dtype, order, buf, buf_bytes) -> zarr_status_t
+
+Like `zarr_array_read`, but `mem_dtype` may be any numeric type (bool, the 8- to 64-bit
+integers, float32, float64) while the array is of another: the elements are converted
+as netCDF's `nc_get_vara_*` does. Integers convert exactly when they fit; floats to
+integers truncate toward zero; bool is 0 or 1 (nonzero reads as 1; a bool buffer takes
+only values that truncate to 0 or 1). Every element is converted; when some do not fit
+the buffer's type (an integer outside its range, a finite value beyond float's range,
+NaN or an infinity to an integer), the call still stores all of them, those as Rust's
+saturating cast gives (NaN as 0, infinities to float stay infinite), and returns
+`ZARR_ERR_RANGE`, as `nc_get_vara_*` returns `NC_ERANGE`. The same type is a plain read.
+A buffer type at least as wide as the array's is converted in place in `buf`; a narrower
+one goes through a temporary buffer of the region's items in the array's type.
+
+Errors: as `zarr_array_read`; `ZARR_ERR_RANGE` (elements that did not fit, counted in
+the message, which names the first); `ZARR_ERR_DTYPE_MISMATCH` (the array's or the
+buffer's type is not numeric: float16, complex, strings, raw items, ...).
+
+Ownership: `buf` stays the caller's; after a failure other than `ZARR_ERR_RANGE` it may
+hold part of the region.
+
+Thread safety: as `zarr_array_read`.
+"""
+function zarr_array_read_as(array, ndim, start, count, mem_dtype, order, buf, buf_bytes)
+    ccall((:zarr_array_read_as, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Csize_t, Ptr{UInt64}, Ptr{UInt64}, zarr_dtype_t, zarr_order_t, Ptr{Cvoid}, Csize_t), array, ndim, start, count, mem_dtype, order, buf, buf_bytes)
+end
+
+"""
+    zarr_array_write_from(array, ndim, start, count, mem_dtype, order, buf, buf_bytes) -> zarr_status_t
+
+Like `zarr_array_write`, but `buf` holds elements of the numeric type `mem_dtype`,
+converted to the array's type with the rules of `zarr_array_read_as` (as netCDF's
+`nc_put_vara_*`). All elements are converted before anything is stored: when any does
+not fit the array's type, nothing is written and the call returns `ZARR_ERR_RANGE`
+(netCDF writes the region anyway, the values that do not fit as its build converts them,
+cast or replaced by the fill value, and then returns `NC_ERANGE`).
+
+Errors: as `zarr_array_write`; `ZARR_ERR_RANGE` (nothing written);
+`ZARR_ERR_DTYPE_MISMATCH` (a type that is not numeric).
+
+Ownership: nothing is kept: arguments are only read during the call.
+
+Thread safety: as `zarr_array_write`.
+"""
+function zarr_array_write_from(array, ndim, start, count, mem_dtype, order, buf, buf_bytes)
+    ccall((:zarr_array_write_from, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Csize_t, Ptr{UInt64}, Ptr{UInt64}, zarr_dtype_t, zarr_order_t, Ptr{Cvoid}, Csize_t), array, ndim, start, count, mem_dtype, order, buf, buf_bytes)
 end
 
 """
@@ -648,7 +708,8 @@ Copies the fill value as the array's metadata writes it ("NaN", "0", "null",
 "[1.0,2.0]"; in Zarr v3 a NaN with a payload as hex bits, "0x7fc00001", and a record
 as an object of field values) into `buf` (string output convention).
 
-Errors: `ZARR_ERR_BUFFER_SIZE` (string output convention).
+Errors: `ZARR_ERR_BUFFER_SIZE` (string output convention); `ZARR_ERR_NO_MEMORY` when
+the text of a large item (base64 of hundreds of MiB) cannot be allocated.
 
 Ownership: the text is copied into the caller's `buf` (string output convention).
 
@@ -957,6 +1018,165 @@ made at once through several handles or processes the last one wins.
 """
 function zarr_array_attr_delete(array, key)
     ccall((:zarr_array_attr_delete, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Cstring), array, key)
+end
+
+"""
+    zarr_array_attr_kind(array, key, out_kind, out_count) -> zarr_status_t
+
+Reports what attribute `key` holds (`*out_kind`, a `zarr_attr_kind` value) and,
+when `out_count` is not NULL, its number of items (1 for a scalar, the length of a list).
+
+Errors: `ZARR_ERR_NOT_FOUND` (no such attribute), `ZARR_ERR_METADATA`.
+
+Ownership: nothing is kept: arguments are only read during the call.
+
+Thread safety: any thread; it reads the store.
+"""
+function zarr_array_attr_kind(array, key, out_kind, out_count)
+    ccall((:zarr_array_attr_kind, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Cstring, Ptr{zarr_attr_kind_t}, Ptr{Csize_t}), array, key, out_kind, out_count)
+end
+
+"""
+    zarr_array_attr_set_string(array, key, value) -> zarr_status_t
+
+Sets attribute `key` to the UTF-8 string `value` (any text: the library escapes
+it), keeping the others.
+
+Errors: `ZARR_ERR_INVALID_ARG` (`key` or `value` not UTF-8; U+F8FF followed by `NaN`,
+`Infinity` or `-Infinity`, the library's mark of a non-finite float), `ZARR_ERR_READ_ONLY`.
+
+Ownership: nothing is kept: arguments are only read during the call.
+
+Thread safety: as `zarr_array_attr_set`.
+"""
+function zarr_array_attr_set_string(array, key, value)
+    ccall((:zarr_array_attr_set_string, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Cstring, Cstring), array, key, value)
+end
+
+"""
+    zarr_array_attr_get_string(array, key, buf, len, needed) -> zarr_status_t
+
+Copies the string attribute `key` holds into `buf` (string output convention).
+
+Errors: `ZARR_ERR_NOT_FOUND` (no such attribute), `ZARR_ERR_DTYPE_MISMATCH` (it is not
+a string; the message names it and says what it is), `ZARR_ERR_BUFFER_SIZE`.
+
+Ownership: the text is copied into the caller's `buf` (string output convention).
+
+Thread safety: any thread; it reads the store.
+"""
+function zarr_array_attr_get_string(array, key, buf, len, needed)
+    ccall((:zarr_array_attr_get_string, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Cstring, Ptr{UInt8}, Csize_t, Ptr{Csize_t}), array, key, buf, len, needed)
+end
+
+"""
+    zarr_array_attr_set_strings(array, key, values, n) -> zarr_status_t
+
+Sets attribute `key` to the list of the `n` UTF-8 strings at `values`. netCDF-C
+(4.9) cannot open a v2 store holding a list of strings as an attribute: join such lists
+into one string (CF's `flag_meanings` is blank-separated) for stores netCDF reads.
+
+Errors: `ZARR_ERR_NULL_ARG` (`values` or one of its strings NULL), `ZARR_ERR_INVALID_ARG`
+(a string not UTF-8, named by index), `ZARR_ERR_READ_ONLY`.
+
+Ownership: nothing is kept: arguments are only read during the call.
+
+Thread safety: as `zarr_array_attr_set`.
+"""
+function zarr_array_attr_set_strings(array, key, values, n)
+    ccall((:zarr_array_attr_set_strings, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Cstring, Ptr{Cstring}, Csize_t), array, key, values, n)
+end
+
+"""
+    zarr_array_attr_get_strings(array, key, out_list) -> zarr_status_t
+
+Gives the list of strings attribute `key` holds.
+
+Errors: `ZARR_ERR_NOT_FOUND`, `ZARR_ERR_DTYPE_MISMATCH` (not a list of strings; the
+message names the attribute, or the item, at fault).
+
+Ownership: the caller frees `*out_list` with `zarr_strings_free`; it is NULL after a
+failure.
+
+Thread safety: any thread; it reads the store.
+"""
+function zarr_array_attr_get_strings(array, key, out_list)
+    ccall((:zarr_array_attr_get_strings, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Cstring, Ptr{Ptr{zarr_strings_t}}), array, key, out_list)
+end
+
+"""
+    zarr_array_attr_set_number(array, key, dtype, value) -> zarr_status_t
+
+Sets attribute `key` to the number at `value`, of type `dtype`:
+`ZARR_DTYPE_INT32`, `ZARR_DTYPE_INT64`, `ZARR_DTYPE_FLOAT32` or `ZARR_DTYPE_FLOAT64`.
+A float32 is written as the shortest decimal that reads back as the same float32
+(0.1f as `0.1`): readers that see JSON get the value meant, as a double, and
+`zarr_array_attr_get_number` with `ZARR_DTYPE_FLOAT32` gives the float exactly. No type is
+recorded beside the value. NaN and infinities are written as the bare tokens `NaN`,
+`Infinity` and `-Infinity`, as Python's `json` does.
+
+Errors: `ZARR_ERR_INVALID_ARG` (another `dtype`), `ZARR_ERR_READ_ONLY`.
+
+Ownership: nothing is kept: arguments are only read during the call.
+
+Thread safety: as `zarr_array_attr_set`.
+"""
+function zarr_array_attr_set_number(array, key, dtype, value)
+    ccall((:zarr_array_attr_set_number, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Cstring, zarr_dtype_t, Ptr{Cvoid}), array, key, dtype, value)
+end
+
+"""
+    zarr_array_attr_get_number(array, key, dtype, value) -> zarr_status_t
+
+Stores the number attribute `key` holds at `value`, as `dtype` (the types of
+`zarr_array_attr_set_number`). Any number reads as a float type; only integers read as an
+integer type.
+
+Errors: `ZARR_ERR_NOT_FOUND`, `ZARR_ERR_DTYPE_MISMATCH` (not a number, or a float read
+as an integer; the message names the attribute), `ZARR_ERR_RANGE` (it does not fit in
+`dtype`), `ZARR_ERR_INVALID_ARG` (another `dtype`).
+
+Ownership: nothing is kept: arguments are only read during the call.
+
+Thread safety: any thread; it reads the store.
+"""
+function zarr_array_attr_get_number(array, key, dtype, value)
+    ccall((:zarr_array_attr_get_number, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Cstring, zarr_dtype_t, Ptr{Cvoid}), array, key, dtype, value)
+end
+
+"""
+    zarr_array_attr_set_numbers(array, key, dtype, values, n) -> zarr_status_t
+
+Sets attribute `key` to the list of the `n` numbers of type `dtype` at `values`
+(the types and float32 rule of `zarr_array_attr_set_number`).
+
+Errors: `ZARR_ERR_INVALID_ARG` (another `dtype`), `ZARR_ERR_OVERFLOW` (`n` values exceed the address space), `ZARR_ERR_READ_ONLY`.
+
+Ownership: nothing is kept: arguments are only read during the call.
+
+Thread safety: as `zarr_array_attr_set`.
+"""
+function zarr_array_attr_set_numbers(array, key, dtype, values, n)
+    ccall((:zarr_array_attr_set_numbers, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Cstring, zarr_dtype_t, Ptr{Cvoid}, Csize_t), array, key, dtype, values, n)
+end
+
+"""
+    zarr_array_attr_get_numbers(array, key, dtype, values, len, out_count) -> zarr_status_t
+
+Stores the list of numbers attribute `key` holds in `values` (room for `len` of
+type `dtype`, the types of `zarr_array_attr_get_number`); `*out_count` gets the list's
+length, also when it exceeds `len` (then `ZARR_ERR_BUFFER_SIZE`; pass `len` 0 to ask).
+
+Errors: `ZARR_ERR_NOT_FOUND`, `ZARR_ERR_DTYPE_MISMATCH` (not a list of numbers, or a
+float read as an integer; the message names the item), `ZARR_ERR_RANGE`,
+`ZARR_ERR_BUFFER_SIZE`, `ZARR_ERR_OVERFLOW` (`len` values exceed the address space).
+
+Ownership: nothing is kept: arguments are only read during the call.
+
+Thread safety: any thread; it reads the store.
+"""
+function zarr_array_attr_get_numbers(array, key, dtype, values, len, out_count)
+    ccall((:zarr_array_attr_get_numbers, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Cstring, zarr_dtype_t, Ptr{Cvoid}, Csize_t, Ptr{Csize_t}), array, key, dtype, values, len, out_count)
 end
 
 """
@@ -1954,6 +2174,165 @@ made at once through several handles or processes the last one wins.
 """
 function zarr_group_attr_set(group, key, json)
     ccall((:zarr_group_attr_set, libzarr), zarr_status_t, (Ptr{zarr_group_t}, Cstring, Cstring), group, key, json)
+end
+
+"""
+    zarr_group_attr_kind(group, key, out_kind, out_count) -> zarr_status_t
+
+Reports what the group's attribute `key` holds (`*out_kind`, a `zarr_attr_kind` value) and,
+when `out_count` is not NULL, its number of items (1 for a scalar, the length of a list).
+
+Errors: `ZARR_ERR_NOT_FOUND` (no such attribute), `ZARR_ERR_METADATA`.
+
+Ownership: nothing is kept: arguments are only read during the call.
+
+Thread safety: any thread; it reads the store.
+"""
+function zarr_group_attr_kind(group, key, out_kind, out_count)
+    ccall((:zarr_group_attr_kind, libzarr), zarr_status_t, (Ptr{zarr_group_t}, Cstring, Ptr{zarr_attr_kind_t}, Ptr{Csize_t}), group, key, out_kind, out_count)
+end
+
+"""
+    zarr_group_attr_set_string(group, key, value) -> zarr_status_t
+
+Sets the group's attribute `key` to the UTF-8 string `value` (any text: the library escapes
+it), keeping the others.
+
+Errors: `ZARR_ERR_INVALID_ARG` (`key` or `value` not UTF-8; U+F8FF followed by `NaN`,
+`Infinity` or `-Infinity`, the library's mark of a non-finite float), `ZARR_ERR_READ_ONLY`.
+
+Ownership: nothing is kept: arguments are only read during the call.
+
+Thread safety: as `zarr_group_attr_set`.
+"""
+function zarr_group_attr_set_string(group, key, value)
+    ccall((:zarr_group_attr_set_string, libzarr), zarr_status_t, (Ptr{zarr_group_t}, Cstring, Cstring), group, key, value)
+end
+
+"""
+    zarr_group_attr_get_string(group, key, buf, len, needed) -> zarr_status_t
+
+Copies the string the group's attribute `key` holds into `buf` (string output convention).
+
+Errors: `ZARR_ERR_NOT_FOUND` (no such attribute), `ZARR_ERR_DTYPE_MISMATCH` (it is not
+a string; the message names it and says what it is), `ZARR_ERR_BUFFER_SIZE`.
+
+Ownership: the text is copied into the caller's `buf` (string output convention).
+
+Thread safety: any thread; it reads the store.
+"""
+function zarr_group_attr_get_string(group, key, buf, len, needed)
+    ccall((:zarr_group_attr_get_string, libzarr), zarr_status_t, (Ptr{zarr_group_t}, Cstring, Ptr{UInt8}, Csize_t, Ptr{Csize_t}), group, key, buf, len, needed)
+end
+
+"""
+    zarr_group_attr_set_strings(group, key, values, n) -> zarr_status_t
+
+Sets the group's attribute `key` to the list of the `n` UTF-8 strings at `values`. netCDF-C
+(4.9) cannot open a v2 store holding a list of strings as an attribute: join such lists
+into one string (CF's `flag_meanings` is blank-separated) for stores netCDF reads.
+
+Errors: `ZARR_ERR_NULL_ARG` (`values` or one of its strings NULL), `ZARR_ERR_INVALID_ARG`
+(a string not UTF-8, named by index), `ZARR_ERR_READ_ONLY`.
+
+Ownership: nothing is kept: arguments are only read during the call.
+
+Thread safety: as `zarr_group_attr_set`.
+"""
+function zarr_group_attr_set_strings(group, key, values, n)
+    ccall((:zarr_group_attr_set_strings, libzarr), zarr_status_t, (Ptr{zarr_group_t}, Cstring, Ptr{Cstring}, Csize_t), group, key, values, n)
+end
+
+"""
+    zarr_group_attr_get_strings(group, key, out_list) -> zarr_status_t
+
+Gives the list of strings the group's attribute `key` holds.
+
+Errors: `ZARR_ERR_NOT_FOUND`, `ZARR_ERR_DTYPE_MISMATCH` (not a list of strings; the
+message names the attribute, or the item, at fault).
+
+Ownership: the caller frees `*out_list` with `zarr_strings_free`; it is NULL after a
+failure.
+
+Thread safety: any thread; it reads the store.
+"""
+function zarr_group_attr_get_strings(group, key, out_list)
+    ccall((:zarr_group_attr_get_strings, libzarr), zarr_status_t, (Ptr{zarr_group_t}, Cstring, Ptr{Ptr{zarr_strings_t}}), group, key, out_list)
+end
+
+"""
+    zarr_group_attr_set_number(group, key, dtype, value) -> zarr_status_t
+
+Sets the group's attribute `key` to the number at `value`, of type `dtype`:
+`ZARR_DTYPE_INT32`, `ZARR_DTYPE_INT64`, `ZARR_DTYPE_FLOAT32` or `ZARR_DTYPE_FLOAT64`.
+A float32 is written as the shortest decimal that reads back as the same float32
+(0.1f as `0.1`): readers that see JSON get the value meant, as a double, and
+`zarr_group_attr_get_number` with `ZARR_DTYPE_FLOAT32` gives the float exactly. No type is
+recorded beside the value. NaN and infinities are written as the bare tokens `NaN`,
+`Infinity` and `-Infinity`, as Python's `json` does.
+
+Errors: `ZARR_ERR_INVALID_ARG` (another `dtype`), `ZARR_ERR_READ_ONLY`.
+
+Ownership: nothing is kept: arguments are only read during the call.
+
+Thread safety: as `zarr_group_attr_set`.
+"""
+function zarr_group_attr_set_number(group, key, dtype, value)
+    ccall((:zarr_group_attr_set_number, libzarr), zarr_status_t, (Ptr{zarr_group_t}, Cstring, zarr_dtype_t, Ptr{Cvoid}), group, key, dtype, value)
+end
+
+"""
+    zarr_group_attr_get_number(group, key, dtype, value) -> zarr_status_t
+
+Stores the number the group's attribute `key` holds at `value`, as `dtype` (the types of
+`zarr_group_attr_set_number`). Any number reads as a float type; only integers read as an
+integer type.
+
+Errors: `ZARR_ERR_NOT_FOUND`, `ZARR_ERR_DTYPE_MISMATCH` (not a number, or a float read
+as an integer; the message names the attribute), `ZARR_ERR_RANGE` (it does not fit in
+`dtype`), `ZARR_ERR_INVALID_ARG` (another `dtype`).
+
+Ownership: nothing is kept: arguments are only read during the call.
+
+Thread safety: any thread; it reads the store.
+"""
+function zarr_group_attr_get_number(group, key, dtype, value)
+    ccall((:zarr_group_attr_get_number, libzarr), zarr_status_t, (Ptr{zarr_group_t}, Cstring, zarr_dtype_t, Ptr{Cvoid}), group, key, dtype, value)
+end
+
+"""
+    zarr_group_attr_set_numbers(group, key, dtype, values, n) -> zarr_status_t
+
+Sets the group's attribute `key` to the list of the `n` numbers of type `dtype` at `values`
+(the types and float32 rule of `zarr_group_attr_set_number`).
+
+Errors: `ZARR_ERR_INVALID_ARG` (another `dtype`), `ZARR_ERR_OVERFLOW` (`n` values exceed the address space), `ZARR_ERR_READ_ONLY`.
+
+Ownership: nothing is kept: arguments are only read during the call.
+
+Thread safety: as `zarr_group_attr_set`.
+"""
+function zarr_group_attr_set_numbers(group, key, dtype, values, n)
+    ccall((:zarr_group_attr_set_numbers, libzarr), zarr_status_t, (Ptr{zarr_group_t}, Cstring, zarr_dtype_t, Ptr{Cvoid}, Csize_t), group, key, dtype, values, n)
+end
+
+"""
+    zarr_group_attr_get_numbers(group, key, dtype, values, len, out_count) -> zarr_status_t
+
+Stores the list of numbers the group's attribute `key` holds in `values` (room for `len` of
+type `dtype`, the types of `zarr_group_attr_get_number`); `*out_count` gets the list's
+length, also when it exceeds `len` (then `ZARR_ERR_BUFFER_SIZE`; pass `len` 0 to ask).
+
+Errors: `ZARR_ERR_NOT_FOUND`, `ZARR_ERR_DTYPE_MISMATCH` (not a list of numbers, or a
+float read as an integer; the message names the item), `ZARR_ERR_RANGE`,
+`ZARR_ERR_BUFFER_SIZE`, `ZARR_ERR_OVERFLOW` (`len` values exceed the address space).
+
+Ownership: nothing is kept: arguments are only read during the call.
+
+Thread safety: any thread; it reads the store.
+"""
+function zarr_group_attr_get_numbers(group, key, dtype, values, len, out_count)
+    ccall((:zarr_group_attr_get_numbers, libzarr), zarr_status_t, (Ptr{zarr_group_t}, Cstring, zarr_dtype_t, Ptr{Cvoid}, Csize_t, Ptr{Csize_t}), group, key, dtype, values, len, out_count)
 end
 
 """
