@@ -1630,7 +1630,9 @@ zarr_status_t zarr_array_attr_get_strings(const zarr_array_t *array,
  * (0.1f as `0.1`): readers that see JSON get the value meant, as a double, and
  * `zarr_array_attr_get_number` with `ZARR_DTYPE_FLOAT32` gives the float exactly. No type is
  * recorded beside the value. NaN and infinities are written as the bare tokens `NaN`,
- * `Infinity` and `-Infinity`, as Python's `json` does.
+ * `Infinity` and `-Infinity`, as Python's `json` (and so zarr-python) writes them; readers
+ * that hold to strict JSON (tensorstore, for one) then refuse the whole document, as they
+ * refuse zarr-python's.
  *
  * Errors: `ZARR_ERR_INVALID_ARG` (another `dtype`), `ZARR_ERR_READ_ONLY`.
  *
@@ -2685,7 +2687,9 @@ zarr_status_t zarr_group_attr_get_strings(const zarr_group_t *group,
  * (0.1f as `0.1`): readers that see JSON get the value meant, as a double, and
  * `zarr_group_attr_get_number` with `ZARR_DTYPE_FLOAT32` gives the float exactly. No type is
  * recorded beside the value. NaN and infinities are written as the bare tokens `NaN`,
- * `Infinity` and `-Infinity`, as Python's `json` does.
+ * `Infinity` and `-Infinity`, as Python's `json` (and so zarr-python) writes them; readers
+ * that hold to strict JSON (tensorstore, for one) then refuse the whole document, as they
+ * refuse zarr-python's.
  *
  * Errors: `ZARR_ERR_INVALID_ARG` (another `dtype`), `ZARR_ERR_READ_ONLY`.
  *

@@ -703,7 +703,9 @@ pub unsafe extern "C" fn zarr_group_attr_get_strings(
 /// (0.1f as `0.1`): readers that see JSON get the value meant, as a double, and
 /// `zarr_group_attr_get_number` with `ZARR_DTYPE_FLOAT32` gives the float exactly. No type is
 /// recorded beside the value. NaN and infinities are written as the bare tokens `NaN`,
-/// `Infinity` and `-Infinity`, as Python's `json` does.
+/// `Infinity` and `-Infinity`, as Python's `json` (and so zarr-python) writes them; readers
+/// that hold to strict JSON (tensorstore, for one) then refuse the whole document, as they
+/// refuse zarr-python's.
 ///
 /// Errors: `ZARR_ERR_INVALID_ARG` (another `dtype`), `ZARR_ERR_READ_ONLY`.
 ///
