@@ -446,6 +446,12 @@ static void test_missing_value(void) {
     CHECK_OK(zarr_array_create(b, s, "i", ZARR_MODE_W, &a));
     CHECK_OK(zarr_array_missing_value(a, &is_set, &value));
     CHECK(!is_set && value == 0);
+    /* A _FillValue attribute that is no int16: an error, and the outputs say "none". */
+    CHECK_OK(zarr_array_attr_set(a, "_FillValue", "\"zz\""));
+    is_set = true;
+    value = 5;
+    CHECK_STATUS(zarr_array_missing_value(a, &is_set, &value), ZARR_ERR_METADATA);
+    CHECK(!is_set && value == 0);
     zarr_array_free(a);
     zarr_array_builder_free(b);
     zarr_store_free(s);

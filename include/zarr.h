@@ -1239,7 +1239,7 @@ ZARR_API zarr_status_t zarr_array_set_missing_value(const zarr_array_t *array, d
 
 /**
  * Sets `*out_is_set` to whether the array has a CF missing value and `*out_value` to it
- * (0 when none), whichever way the store holds it: a `_FillValue` attribute (xarray's
+ * (false and 0 when none, and after a failure), whichever way the store holds it: a `_FillValue` attribute (xarray's
  * base64 form, a number, or "NaN"), as xarray, NCZarr and libzarr write it in Zarr v3,
  * or outside v3 a `fill_value` that is not null (which xarray and NCZarr read as the
  * missing value).

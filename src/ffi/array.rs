@@ -880,7 +880,7 @@ pub unsafe extern "C" fn zarr_array_set_missing_value(
 }
 
 /// Sets `*out_is_set` to whether the array has a CF missing value and `*out_value` to it
-/// (0 when none), whichever way the store holds it: a `_FillValue` attribute (xarray's
+/// (false and 0 when none, and after a failure), whichever way the store holds it: a `_FillValue` attribute (xarray's
 /// base64 form, a number, or "NaN"), as xarray, NCZarr and libzarr write it in Zarr v3,
 /// or outside v3 a `fill_value` that is not null (which xarray and NCZarr read as the
 /// missing value).
@@ -900,6 +900,9 @@ pub unsafe extern "C" fn zarr_array_missing_value(
     ffi_guard!({
         let out_is_set = out(out_is_set, "out_is_set")?;
         let out_value = out(out_value, "out_value")?;
+        // Cleared first: after a failure the outputs say "none".
+        *out_is_set = false;
+        *out_value = 0.0;
         let value = with_array(array, |a| Ok(a.missing_value()?))?;
         *out_is_set = value.is_some();
         *out_value = value.unwrap_or(0.0);

@@ -58,14 +58,32 @@ pub fn parse_str(text: &str) -> Result<Value, serde_json::Error> {
     parse(text.as_bytes())
 }
 
-/// Puts marker strings back as bare tokens.
-fn unmark(mut text: String) -> String {
-    if text.contains(MARK) {
-        for token in TOKENS {
-            text = text.replace(&format!("\"{MARK}{token}\""), token);
-        }
+/// Puts marker strings back as bare tokens where they are values; a key that looks like
+/// one (a name is always a string) stays a string.
+fn unmark(text: String) -> String {
+    if !text.contains(MARK) {
+        return text;
     }
-    text
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text.as_str();
+    'scan: while let Some(at) = rest.find(&format!("\"{MARK}")) {
+        out.push_str(&rest[..at]);
+        rest = &rest[at..];
+        for token in TOKENS {
+            let quoted = format!("\"{MARK}{token}\"");
+            if let Some(after) = rest.strip_prefix(quoted.as_str()) {
+                if !after.trim_start().starts_with(':') {
+                    out.push_str(token);
+                    rest = after;
+                    continue 'scan;
+                }
+            }
+        }
+        out.push('"');
+        rest = &rest[1..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// The value written as the bare token of a non-finite float (`NaN`, `Infinity`,
@@ -175,5 +193,25 @@ mod tests {
         );
         assert_eq!(parse(compact.as_bytes()).unwrap(), value);
         assert!(parse(b"{\"x\": NaNa}").is_err());
+    }
+
+    /// A key spelled as a marker stays a string: the document stays JSON that Python's
+    /// `json` and zarr-python read.
+    #[test]
+    fn keys_that_look_like_markers_stay_strings() {
+        let marker = non_finite(f64::NAN).unwrap();
+        let key = marker.as_str().unwrap().to_string();
+        let mut map = serde_json::Map::new();
+        map.insert(key.clone(), marker.clone());
+        map.insert("v".into(), marker);
+        let value = Value::Object(map);
+        for text in [
+            to_compact(&value),
+            String::from_utf8(to_pretty(&value)).unwrap(),
+        ] {
+            assert!(text.contains(&format!("\"{key}\"")), "{text}");
+            assert!(text.contains(": NaN") || text.contains(":NaN"), "{text}");
+            assert_eq!(parse(text.as_bytes()).unwrap(), value, "{text}");
+        }
     }
 }

@@ -675,7 +675,8 @@ module zarr_c
     end function c_zarr_array_set_missing_value
 
     ! Sets `*out_is_set` to whether the array has a CF missing value and `*out_value` to it
-    ! (0 when none), whichever way the store holds it: a `_FillValue` attribute (xarray's
+    ! (false and 0 when none, and after a failure), whichever way the store holds it: a
+    ! `_FillValue` attribute (xarray's
     ! base64 form, a number, or "NaN"), as xarray, NCZarr and libzarr write it in Zarr v3,
     ! or outside v3 a `fill_value` that is not null (which xarray and NCZarr read as the
     ! missing value).

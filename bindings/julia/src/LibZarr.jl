@@ -685,7 +685,7 @@ end
     zarr_array_missing_value(array, out_is_set, out_value) -> zarr_status_t
 
 Sets `*out_is_set` to whether the array has a CF missing value and `*out_value` to it
-(0 when none), whichever way the store holds it: a `_FillValue` attribute (xarray's
+(false and 0 when none, and after a failure), whichever way the store holds it: a `_FillValue` attribute (xarray's
 base64 form, a number, or "NaN"), as xarray, NCZarr and libzarr write it in Zarr v3,
 or outside v3 a `fill_value` that is not null (which xarray and NCZarr read as the
 missing value).

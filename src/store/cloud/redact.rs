@@ -134,9 +134,11 @@ fn summary(body: &str) -> String {
     bounded(&line, BODY_LIMIT).to_string()
 }
 
-/// Whether `c` can end a URL quoted in a message.
+/// Whether `c` ends a URL quoted in a message: white space and the quotes messages put
+/// around one. Brackets, commas and parentheses do not: an IPv6 host is bracketed and a
+/// password typed unescaped may hold any of them.
 fn ends_url(c: char) -> bool {
-    c.is_whitespace() || matches!(c, '"' | '\'' | '<' | '>' | '`' | ')' | ']' | '}' | ',')
+    c.is_whitespace() || matches!(c, '"' | '<' | '>' | '`')
 }
 
 /// `message` with the user information and query values of every URL masked.
@@ -155,18 +157,14 @@ pub(crate) fn mask_urls(message: &str) -> String {
 }
 
 /// The part of a URL after `scheme://` with its user information and query values masked.
+/// The user information is everything before the last `@`: a password typed unescaped may
+/// hold `/`, `?`, `#` or another `@`, so at worst a path holding `@` is masked in part too.
 fn mask_url(url: &str) -> String {
-    let authority_end = url.find(['/', '?', '#']).unwrap_or(url.len());
-    let (authority, path) = url.split_at(authority_end);
-    let mut out = match authority.rfind('@') {
-        Some(at) => format!("{MASK}{}", &authority[at..]),
-        None => authority.to_string(),
+    let (mut out, rest) = match url.rfind('@') {
+        Some(at) => (format!("{MASK}@"), &url[at + 1..]),
+        None => (String::new(), url),
     };
-    let (path, fragment) = match path.find('#') {
-        Some(j) => path.split_at(j),
-        None => (path, ""),
-    };
-    match path.split_once('?') {
+    match rest.split_once('?') {
         Some((path, query)) => {
             out.push_str(path);
             out.push('?');
@@ -180,9 +178,8 @@ fn mask_url(url: &str) -> String {
                 .collect();
             out.push_str(&masked.join("&"));
         }
-        None => out.push_str(path),
+        None => out.push_str(rest),
     }
-    out.push_str(fragment);
     out
 }
 
@@ -243,6 +240,36 @@ mod tests {
         assert_eq!(
             m,
             "GET https://***@h:1/b/k?X-Goog-Signature=***&key=***&x-id=*** failed"
+        );
+    }
+
+    /// Passwords typed unescaped (with `/`, `?`, `#`, `,`, `)`, `'`, `@`), IPv6 hosts and
+    /// URLs inside brackets or quotes: no secret survives.
+    #[test]
+    fn urls_of_every_shape_lose_their_secrets() {
+        for (message, secrets) in [
+            (
+                "malformed URL \"https://u:pa/ss@host/data\": x",
+                &["pa/ss"][..],
+            ),
+            ("https://u:p?w#d@host/k failed", &["p?w#d"]),
+            ("(https://u:p,w)d'e@host/k)", &["p,w)d'e"]),
+            ("https://u:a@b@host/k", &["a@b"]),
+            (
+                "GET http://[::1]:8080/d?auth=S3CRET&code=C0DE: 500",
+                &["S3CRET", "C0DE"],
+            ),
+            ("GET http://u:PW@[::1]:80/d?x=Y7", &["PW", "Y7"]),
+            ("<https://h/k?token=T0K>", &["T0K"]),
+        ] {
+            let m = redact(message, &[]);
+            for secret in secrets {
+                assert!(!m.contains(secret), "{message} -> {m}");
+            }
+        }
+        assert_eq!(
+            redact("GET http://[::1]:8080/d?auth=S&x=1 failed", &[]),
+            "GET http://[::1]:8080/d?auth=***&x=*** failed"
         );
     }
 
