@@ -859,8 +859,9 @@ fn planned_array(
     let no_store =
         zarr::store::local_path(&node.store)?.is_some_and(|p| !std::path::Path::new(p).exists());
     if layout.format.is_some() || no_store {
-        builder.zarr_format(layout.format.unwrap_or(3))?;
-        builder.metadata()?;
+        let format = layout.format.unwrap_or(3);
+        builder.zarr_format(format)?;
+        Format::from_number(format.into())?.render_array(&builder.metadata()?, &Map::new())?;
     }
     let (store, kind) = target_store(&node.store, &node.path, overwrite, dry_run)?;
     let format = new_array_format(layout, store.as_ref(), &node.path)?;
