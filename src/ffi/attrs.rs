@@ -2,6 +2,7 @@
 
 use super::store::zarr_strings_t;
 use super::*;
+use crate::io::cast::Native;
 use crate::node::typed_attrs::{self, AttrKind, AttrValue};
 use crate::node::Node;
 use std::ffi::{c_char, c_void};
@@ -67,26 +68,12 @@ pub(crate) unsafe fn delete_one(node: &dyn Node, key: *const c_char) -> FfiResul
 }
 
 /// The number types of the typed attribute calls, as their memory layout.
-trait Plain: AttrValue + Copy {
-    const SIZE: usize;
-    fn load(bytes: &[u8]) -> Self;
-    fn store(self, bytes: &mut [u8]);
-}
+trait Plain: AttrValue + Native {}
 
-macro_rules! plain {
-    ($($t:ty),*) => {$(
-        impl Plain for $t {
-            const SIZE: usize = std::mem::size_of::<$t>();
-            fn load(bytes: &[u8]) -> Self {
-                <$t>::from_ne_bytes(bytes.try_into().unwrap_or_default())
-            }
-            fn store(self, bytes: &mut [u8]) {
-                bytes.copy_from_slice(&self.to_ne_bytes());
-            }
-        }
-    )*};
-}
-plain!(i32, i64, f32, f64);
+impl Plain for i32 {}
+impl Plain for i64 {}
+impl Plain for f32 {}
+impl Plain for f64 {}
 
 /// Calls `$f::<T>($args)` with `T` the Rust type of an attribute number type code.
 macro_rules! by_number_type {

@@ -8,15 +8,36 @@
 use crate::dtype::ElementType;
 use crate::error::{Error, Result};
 
-/// One numeric element type: how it is loaded and stored, and converted from the two
-/// forms every element passes through (an exact integer or a double).
-trait Num: Copy {
+/// A plain number type: its size and how it moves to and from native-order bytes.
+pub(crate) trait Native: Copy {
     /// Bytes per element.
     const SIZE: usize;
     /// The element at the start of `bytes` (native byte order).
     fn load(bytes: &[u8]) -> Self;
     /// Writes the element to the start of `bytes`.
     fn store(self, bytes: &mut [u8]);
+}
+
+macro_rules! native {
+    ($($t:ty),*) => {$(
+        impl Native for $t {
+            const SIZE: usize = std::mem::size_of::<$t>();
+            #[inline(always)]
+            fn load(bytes: &[u8]) -> Self {
+                <$t>::from_ne_bytes(bytes[..Self::SIZE].try_into().unwrap())
+            }
+            #[inline(always)]
+            fn store(self, bytes: &mut [u8]) {
+                bytes[..Self::SIZE].copy_from_slice(&self.to_ne_bytes());
+            }
+        }
+    )*};
+}
+native!(i8, i16, i32, i64, u8, u16, u32, u64, f32, f64);
+
+/// One numeric element type, converted from the two forms every element passes through
+/// (an exact integer or a double).
+trait Num: Native {
     /// Converts `self` to `T`, and whether `T` holds it.
     fn cast<T: Num>(self) -> (T, bool);
     /// An integer value as this type, and whether it fits.
@@ -28,15 +49,6 @@ trait Num: Copy {
 macro_rules! integer {
     ($($t:ty),*) => {$(
         impl Num for $t {
-            const SIZE: usize = std::mem::size_of::<$t>();
-            #[inline(always)]
-            fn load(bytes: &[u8]) -> Self {
-                <$t>::from_ne_bytes(bytes[..Self::SIZE].try_into().unwrap())
-            }
-            #[inline(always)]
-            fn store(self, bytes: &mut [u8]) {
-                bytes[..Self::SIZE].copy_from_slice(&self.to_ne_bytes());
-            }
             #[inline(always)]
             fn cast<T: Num>(self) -> (T, bool) {
                 T::from_int(self as i128)
@@ -62,15 +74,6 @@ integer!(i8, i16, i32, i64, u8, u16, u32, u64);
 macro_rules! float {
     ($($t:ty),*) => {$(
         impl Num for $t {
-            const SIZE: usize = std::mem::size_of::<$t>();
-            #[inline(always)]
-            fn load(bytes: &[u8]) -> Self {
-                <$t>::from_ne_bytes(bytes[..Self::SIZE].try_into().unwrap())
-            }
-            #[inline(always)]
-            fn store(self, bytes: &mut [u8]) {
-                bytes[..Self::SIZE].copy_from_slice(&self.to_ne_bytes());
-            }
             #[inline(always)]
             fn cast<T: Num>(self) -> (T, bool) {
                 T::from_float(self as f64)
@@ -94,7 +97,7 @@ float!(f32, f64);
 #[derive(Clone, Copy)]
 struct Flag(u8);
 
-impl Num for Flag {
+impl Native for Flag {
     const SIZE: usize = 1;
     #[inline(always)]
     fn load(bytes: &[u8]) -> Self {
@@ -104,6 +107,9 @@ impl Num for Flag {
     fn store(self, bytes: &mut [u8]) {
         bytes[0] = self.0;
     }
+}
+
+impl Num for Flag {
     #[inline(always)]
     fn cast<T: Num>(self) -> (T, bool) {
         T::from_int(self.0 as i128)
