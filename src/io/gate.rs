@@ -23,7 +23,7 @@ static STATE: Mutex<State> = Mutex::new(State {
     forking: false,
 });
 
-/// Signalled when the last thread leaves and when a fork is done.
+/// Signalled when the last thread leaves while a fork waits, and when a fork is done.
 static CHANGED: Condvar = Condvar::new();
 
 thread_local! {
@@ -89,7 +89,9 @@ impl Drop for Held {
 fn leave() {
     let mut s = state();
     s.inside -= 1;
-    if s.inside == 0 {
+    // Only a fork waits for the gate to empty: without one, no wake-up (a system call) is
+    // spent on every call.
+    if s.inside == 0 && s.forking {
         CHANGED.notify_all();
     }
 }
