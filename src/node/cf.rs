@@ -188,10 +188,13 @@ fn attribute_as_f64(attr: &Value, dtype: &DType) -> Option<f64> {
             "NaN" => f64::NAN,
             "Infinity" => f64::INFINITY,
             "-Infinity" => f64::NEG_INFINITY,
-            text => {
-                let bytes: [u8; 8] = BASE64.decode(text).ok()?.try_into().ok()?;
+            // Eight bytes are 12 base64 characters: longer text is not decoded at all.
+            text if text.len() == 12 => {
+                let mut bytes = [0u8; 8];
+                (BASE64.decode_slice(text, &mut bytes).ok()? == 8).then_some(())?;
                 f64::from_le_bytes(bytes)
             }
+            _ => return None,
         },
         // NCZarr may write a one-element list.
         Value::Array(list) if list.len() == 1 => return attribute_as_f64(&list[0], dtype),
