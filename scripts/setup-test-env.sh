@@ -4,11 +4,13 @@
 # sanitizer stage, nginx-light as the web server of the HTTP store tests, tmux for the
 # progress-bar test, OpenSSL's headers for the system-TLS build check, clang 19 for the
 # full-C23 header test, PyYAML for the conda recipe check, the netCDF library and its
-# ncgen/ncdump for zarrtool's netCDF import), two Python
+# ncgen/ncdump for zarrtool's netCDF import, debootstrap for the Debian 13 chroot below), two Python
 # virtual environments with pinned zarr-python 2.18 and zarr-python 3.x + tensorstore for the
 # interop tests, and a third with the pinned moto S3 server and zarr-python 3 with obstore for
 # the object-store tests (tests/object_store.rs, tests/interop/test_s3_interop.py), and the
-# pinned Azurite (npm) for the Azure Blob Storage tests.
+# pinned Azurite (npm) for the Azure Blob Storage tests; and a Debian 13 (trixie) chroot with
+# Python 3.13 holding zarr-python 3.4 (which needs Python >= 3.12) for
+# tests/interop/test_zp34_interop.py.
 # Idempotent: a second run only checks that everything is present.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,6 +27,7 @@ command -v clang-19 >/dev/null 2>&1 || need_apt+=(clang-19)
 python3 -c 'import yaml' >/dev/null 2>&1 || need_apt+=(python3-yaml)
 # Doxygen builds the API reference from zarr.h (docs/api/build.sh).
 command -v doxygen >/dev/null 2>&1 || need_apt+=(doxygen)
+command -v debootstrap >/dev/null 2>&1 || [ -x /usr/sbin/debootstrap ] || need_apt+=(debootstrap)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "setup: installing system packages (missing: ${need_apt[*]})"
   SUDO=""
@@ -32,7 +35,7 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   $SUDO apt-get update -qq
   pkgs=(cmake pkg-config build-essential gfortran openmpi-bin libopenmpi-dev valgrind nginx-light tmux
-        libssl-dev clang-19 python3-yaml libnetcdf-dev netcdf-bin doxygen)
+        libssl-dev clang-19 python3-yaml libnetcdf-dev netcdf-bin doxygen debootstrap)
   # Node.js may come from elsewhere than Debian (its npm then conflicts with Debian's npm):
   # Debian's packages only when npm is missing.
   command -v npm >/dev/null 2>&1 || pkgs+=(nodejs npm)
@@ -82,5 +85,42 @@ if [ ! -f "$ENV_DIR/s3s/.pins" ] || [ "$(cat "$ENV_DIR/s3s/.pins")" != "$S3S" ];
   rm -rf "$ENV_DIR/s3s"
   cargo install --quiet --locked --root "$ENV_DIR/s3s" --features binary "$S3S"
   echo "$S3S" > "$ENV_DIR/s3s/.pins"
+fi
+# zarr-python 3.4 needs Python >= 3.12: a minimal Debian 13 chroot (Python 3.13) with a venv at
+# /opt/zp34. Its Python runs as `chroot "$ENV_DIR/trixie" /opt/zp34/bin/python SCRIPT` with no
+# mounts (numpy and zarr need neither /proc nor more of /dev than debootstrap makes); the tests
+# put their data under "$ENV_DIR/trixie/tmp". zfpy is pinned to 1.0.1: numcodecs 0.17.1 reads
+# zfpy's version as integers separated by dots, so 1.0.1.post0 makes `import numcodecs` fail.
+TRIXIE_BASE="debian trixie minbase python3 python3-venv"
+ZP34_PINS=(zarr==3.4.2 numcodecs==0.17.1 numpy==2.5.5 pcodec==1.1.0 zfpy==1.0.1 cast-value-rs==0.5.1)
+trixie="$ENV_DIR/trixie"
+if [ ! -f "$trixie/.pins" ] || [ "$(cat "$trixie/.pins")" != "$TRIXIE_BASE ${ZP34_PINS[*]}" ]; then
+  start=$(date +%s)
+  if [ ! -f "$trixie/.base" ] || [ "$(cat "$trixie/.base")" != "$TRIXIE_BASE" ]; then
+    echo "setup: creating the Debian 13 chroot $trixie"
+    rm -rf "$trixie"
+    PATH="$PATH:/usr/sbin:/sbin" debootstrap --variant=minbase --include=python3,python3-venv \
+      trixie "$trixie" http://deb.debian.org/debian >/dev/null
+    # Only Python is used: drop the package caches and lists (about 100 MB).
+    rm -rf "$trixie"/var/cache/apt/archives/*.deb "$trixie"/var/lib/apt/lists/*
+    echo "$TRIXIE_BASE" > "$trixie/.base"
+  fi
+  echo "setup: installing ${ZP34_PINS[*]} in the chroot's /opt/zp34"
+  rm -rf "$trixie/opt/zp34" "$trixie/.pins"
+  chroot "$trixie" python3 -m venv /opt/zp34
+  # pip inside the chroot trusts the certificate authorities this machine trusts (a copy of the
+  # host's bundle for the install only); host pip settings that name host paths are dropped.
+  ca="${PIP_CERT:-${SSL_CERT_FILE:-/etc/ssl/certs/ca-certificates.crt}}"
+  cp "$ca" "$trixie/tmp/setup-ca.crt"
+  if ! chroot "$trixie" env -u PIP_FIND_LINKS -u PIP_CERT -u REQUESTS_CA_BUNDLE \
+      SSL_CERT_FILE=/tmp/setup-ca.crt /opt/zp34/bin/pip install -q --disable-pip-version-check \
+      --no-cache-dir --cert /tmp/setup-ca.crt "${ZP34_PINS[@]}"; then
+    rm -f "$trixie/tmp/setup-ca.crt"
+    echo "setup: pip install in the chroot failed" >&2
+    exit 1
+  fi
+  rm -f "$trixie/tmp/setup-ca.crt"
+  echo "$TRIXIE_BASE ${ZP34_PINS[*]}" > "$trixie/.pins"
+  echo "setup: chroot ready in $(( $(date +%s) - start ))s"
 fi
 echo "setup: test environment ready in $ENV_DIR"
