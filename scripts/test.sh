@@ -14,7 +14,8 @@
 #      its Spack and conda recipes checked (scripts/check-dist.sh); and docs: the user
 #      guide's snippets compiled and run (tests/docs/check_guide.py), the API reference
 #      built by Doxygen with warnings as errors (docs/api/build.sh)
-#   6. interop: zarr-python 2.18, zarr-python 3.x and tensorstore, both directions
+#   6. interop: zarr-python 2.18, zarr-python 3.x and tensorstore, both directions; zarr-python
+#      3.4 from a Debian 13 chroot (Python 3.13) likewise
 #   7. MPI: examples-c/mpi_write.c (shared filesystem) and mpi_write_s3.c (moto S3, owned
 #      and shared shards) on 4 OpenMPI ranks, checked by libzarr and zarr-python
 #   8. the quickstart example
