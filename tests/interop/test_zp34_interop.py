@@ -125,6 +125,7 @@ BLOSC = {"name": "blosc", "configuration": {"cname": "lz4", "clevel": 5, "shuffl
                                              "typesize": 4, "blocksize": 0}}
 CRC = {"name": "crc32c"}
 VLEN_UTF8 = {"name": "vlen-utf8"}
+TRANSPOSE = {"name": "transpose", "configuration": {"order": [1, 0]}}
 
 
 def sharding(inner, codecs, location="end"):
@@ -165,6 +166,8 @@ WRITES = [
          chunks=[[2, 2, 2, 2, 4], [3, 4], [5]], fill_value=0.0, compressors=[GZIP]),
     dict(name="rect-sharded-uint16", dtype="uint16", shape=[13, 12], chunks=[1, 2],
          shards=[[6, 4, 3], [10, 2]], fill_value=3, region=[[0, 10], [0, 12]]),
+    dict(name="rect-transpose-float32", dtype="float32", shape=[11, 9], chunks=[[5, 6], [2, 3, 4]],
+         fill_value=-1.0, filters=[TRANSPOSE], region=[[0, 11], [0, 5]]),
     dict(name="rect-strings", dtype="string", shape=[11], chunks=[[4, 4, 3]], fill_value=""),
     dict(name="scale_offset-cast_value-int16", dtype="float64", shape=[20, 30], chunks=[8, 8],
          fill_value=0.0, filters=[scale_offset(20, 100), cast_value("int16")], bound=0.005),
@@ -179,6 +182,8 @@ WRITES = [
            bound=0.1) for mode in ROUNDINGS],
     dict(name="cast_value-wrap-int8", dtype="int32", shape=[9, 9], chunks=[4, 4], fill_value=0,
          filters=[cast_value("int8", out_of_range="wrap")], lossy=True),
+    dict(name="cast_value-float32", dtype="float64", shape=[12, 10], chunks=[5, 5], fill_value=0.0,
+         filters=[cast_value("float32")], lossy=True),
     dict(name="scale_offset-int32", dtype="int32", shape=[9, 9], chunks=[4, 4], fill_value=0,
          filters=[scale_offset(1000, 3)]),
     dict(name="numcodecs.bitround-float32", dtype="float32", shape=[16, 16], chunks=[8, 8],
@@ -281,8 +286,7 @@ def read_case(name, doc, check="exact", *, seed=2, nans=(), fill_region=None, fi
 
 def _smoke_cases():
     """The kinds of v3 store the zarr-python 3.1 tests read from libzarr."""
-    chains = [[BYTES, ZSTD], [BYTES_BE, GZIP], [{"name": "transpose", "configuration": {"order": [1, 0]}},
-                                                 BYTES, BLOSC], [BYTES, ZSTD, CRC]]
+    chains = [[BYTES, ZSTD], [BYTES_BE, GZIP], [TRANSPOSE, BYTES, BLOSC], [BYTES, ZSTD, CRC]]
     for i, dtype in enumerate(V3_DTYPES):
         fill = False if dtype == "bool" else ([0.0, 0.0] if dtype.startswith("complex") else 0)
         yield read_case(f"smoke-{dtype}", v3_doc(dtype, (9, 11), (4, 4), chains[i % len(chains)],
@@ -313,6 +317,9 @@ READS = [
     read_case("rect-sharded-uint16", v3_doc("uint16", (13, 12), rectilinear([[6, 4, 3], [10, 2]]),
                                             [sharding((1, 2), [BYTES, ZSTD])], 3),
               fill_region=[[10, 13], [0, 12]], fill=3),
+    read_case("rect-transpose-float32", v3_doc("float32", (11, 9), rectilinear([[5, 6], [2, 3, 4]]),
+                                               [TRANSPOSE, BYTES, ZSTD], -1.0),
+              fill_region=[[5, 11], [5, 9]], fill=-1.0),
     read_case("rect-strings", v3_doc("string", (11,), rectilinear([[4, 4, 3]]), [VLEN_UTF8, ZSTD], "")),
     read_case("scale_offset-cast_value-int16", v3_doc("float64", (20, 30), (8, 8), [
         scale_offset(20, 100), cast_value("int16"), BYTES, ZSTD], 0.0), 0.005),
@@ -324,6 +331,8 @@ READS = [
         scale_offset(0, 10), cast_value("int32", rounding=mode), BYTES], 0.0), 0.1) for mode in ROUNDINGS],
     read_case("cast_value-wrap-int8", v3_doc("int32", (9, 9), (4, 4), [
         cast_value("int8", out_of_range="wrap"), BYTES], 0), "lossy"),
+    read_case("cast_value-float32", v3_doc("float64", (12, 10), (5, 5), [cast_value("float32"), BYTES], 0.0),
+              "lossy"),
     read_case("scale_offset-int32", v3_doc("int32", (9, 9), (4, 4), [scale_offset(1000, 3), BYTES], 0)),
     read_case("numcodecs.bitround-float32", v3_doc("float32", (16, 16), (8, 8), [
         {"name": "numcodecs.bitround", "configuration": {"keepbits": 10}}, BYTES, ZSTD], 0.0), "lossy"),
