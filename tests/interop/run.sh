@@ -67,7 +67,8 @@ if [ -x "$py" ]; then
   last=$(grep -E '(passed|failed|error|skipped|deselected|no tests ran)' "$log" | tail -n 1)
   rm -f "$log"
   summary+=("zp34 (zarr-python 3.4 in the Debian 13 chroot): ${last:-no pytest summary} [exit $rc, ${secs}s]")
-  [ "$rc" -eq 0 ] || status=1
+  # Exit 5: the module skipped itself (no chroot, or not root), which it does only outside CI.
+  [ "$rc" -eq 0 ] || [ "$rc" -eq 5 ] || status=1
 fi
 
 # S3 both ways (zarr-python 3 through obstore, against the moto server the test starts).
