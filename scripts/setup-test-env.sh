@@ -98,6 +98,11 @@ if [ ! -f "$trixie/.pins" ] || [ "$(cat "$trixie/.pins")" != "$TRIXIE_BASE ${ZP3
   start=$(date +%s)
   if [ ! -f "$trixie/.base" ] || [ "$(cat "$trixie/.base")" != "$TRIXIE_BASE" ]; then
     echo "setup: creating the Debian 13 chroot $trixie"
+    # Never delete through a mount (a /proc or /dev left mounted inside by hand).
+    if grep -q " $trixie/" /proc/mounts; then
+      echo "setup: something is mounted under $trixie: unmount it first" >&2
+      exit 1
+    fi
     rm -rf "$trixie"
     PATH="$PATH:/usr/sbin:/sbin" debootstrap --variant=minbase --include=python3,python3-venv \
       trixie "$trixie" http://deb.debian.org/debian >/dev/null
