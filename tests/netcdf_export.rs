@@ -89,7 +89,10 @@ fn ncdump(args: &[&str], target: &str) -> String {
     );
     let text = String::from_utf8(out.stdout).unwrap();
     let (first, rest) = text.split_once('\n').unwrap();
-    assert!(first.starts_with("netcdf ") && first.ends_with(" {"), "{first}");
+    assert!(
+        first.starts_with("netcdf ") && first.ends_with(" {"),
+        "{first}"
+    );
     rest.to_string()
 }
 
@@ -248,7 +251,11 @@ fn cf_file_round_trips_through_zarr_v2_and_v3() {
         quiet(&["export", s(&store), "-o", s(&fixed)]);
         assert_eq!(
             ncdump(&[], s(&fixed)),
-            replace_once(&original, "time = UNLIMITED ; // (2 currently)", "time = 2 ;"),
+            replace_once(
+                &original,
+                "time = UNLIMITED ; // (2 currently)",
+                "time = 2 ;"
+            ),
             "Zarr v{format}"
         );
     }
@@ -283,15 +290,7 @@ fn chunking_compression_and_one_array() {
          \t\ttp:_Endianness = \"little\" ;\n\n}\n"
     );
     let plain = dir.path().join("plain.nc");
-    quiet(&[
-        "export",
-        s(&store),
-        "tp",
-        "-o",
-        s(&plain),
-        "--deflate",
-        "0",
-    ]);
+    quiet(&["export", s(&store), "tp", "-o", s(&plain), "--deflate", "0"]);
     assert!(!special(&plain).contains("_DeflateLevel"));
     let unshuffled = dir.path().join("unshuffled.nc");
     quiet(&[
@@ -307,7 +306,13 @@ fn chunking_compression_and_one_array() {
     let text = special(&unshuffled);
     assert!(text.contains("tp:_DeflateLevel = 9 ;") && !text.contains("_Shuffle"));
     // The same values either way.
-    let data = |file: &Path| ncdump(&["-v", "tp"], s(file)).split_once("data:").unwrap().1.to_string();
+    let data = |file: &Path| {
+        ncdump(&["-v", "tp"], s(file))
+            .split_once("data:")
+            .unwrap()
+            .1
+            .to_string()
+    };
     assert_eq!(data(&one), data(&plain));
     assert_eq!(data(&one), data(&unshuffled));
 }
@@ -330,7 +335,9 @@ fn attribute_types_from_json() {
         r#"{"i": 5, "f": 0.5, "l": ["a", "b"], "b": true, "o": {"k": 1}, "n": [1, 2.5],
             "big": [1, 5000000000], "e": []}"#,
     ]);
-    quiet(&["create", store, "u", "--shape", "2", "--dtype", "<u8", "--fill", "7"]);
+    quiet(&[
+        "create", store, "u", "--shape", "2", "--dtype", "<u8", "--fill", "7",
+    ]);
     quiet(&["attrs", "set", store, "u", "_FillValue", "7"]);
     let nc = dir.path().join("a.nc");
     quiet(&["export", store, "-o", s(&nc)]);
@@ -374,9 +381,21 @@ fn refusals_write_nothing() {
     );
     assert_eq!(listing(), ["s.zarr"]);
     for dtype in ["<f2", "<c8", "<M8[s]", "<U3"] {
-        quiet(&["create", store, "c", "--shape", "2", "--dtype", dtype, "--overwrite"]);
+        quiet(&[
+            "create",
+            store,
+            "c",
+            "--shape",
+            "2",
+            "--dtype",
+            dtype,
+            "--overwrite",
+        ]);
         let err = fails(&["export", store, "c", "-o", out]);
-        assert!(err.starts_with("zarrtool: unsupported: array /c: netCDF has no type"), "{err}");
+        assert!(
+            err.starts_with("zarrtool: unsupported: array /c: netCDF has no type"),
+            "{err}"
+        );
     }
     assert_eq!(
         fails(&["export", store, "a", "-o", out, "--unlimited", "time"]),
@@ -505,7 +524,15 @@ fn nczarr_reads_the_v2_import() {
     let original = ncdump(&[], s(&nc));
     assert_eq!(original, NCZARR_CDL.split_once('\n').unwrap().1);
     let store = dir.path().join("nz.zarr");
-    quiet(&["import", s(&nc), s(&store), "--format", "2", "--compressor", "null"]);
+    quiet(&[
+        "import",
+        s(&nc),
+        s(&store),
+        "--format",
+        "2",
+        "--compressor",
+        "null",
+    ]);
     let url = format!("file://{}#mode=zarr,file", s(&store));
     let nczarr = ncdump(&[], &url);
     // The one difference: no _FillValue, so the missing cell shows its value.
