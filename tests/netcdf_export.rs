@@ -351,6 +351,73 @@ fn attribute_types_from_json() {
     );
 }
 
+/// Big-endian items, shards (netCDF chunks are the inner chunks) and an empty array (its
+/// dimension of length 0 is unlimited: netCDF has no other of that length; netCDF chooses
+/// its chunks).
+#[test]
+fn byte_orders_shards_and_empty_arrays() {
+    if netcdf_line().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s.zarr");
+    let store = s(&store);
+    quiet(&["create", "--group", store]);
+    let raw = dir.path().join("be.bin");
+    let be: Vec<u8> = (1i32..=5).flat_map(|v| v.to_be_bytes()).collect();
+    std::fs::write(&raw, be).unwrap();
+    quiet(&[
+        "import",
+        s(&raw),
+        store,
+        "be",
+        "--dtype",
+        ">i4",
+        "--shape",
+        "5",
+        "--chunks",
+        "2",
+    ]);
+    let raw = dir.path().join("sh.bin");
+    let sh: Vec<u8> = (0..8)
+        .flat_map(|v| (v as f64 / 4.0).to_le_bytes())
+        .collect();
+    std::fs::write(&raw, sh).unwrap();
+    quiet(&[
+        "import",
+        s(&raw),
+        store,
+        "sh",
+        "--dtype",
+        "<f8",
+        "--shape",
+        "8",
+        "--chunks",
+        "2",
+        "--shards",
+        "4",
+    ]);
+    quiet(&["create", store, "empty", "--shape", "0,3", "--dtype", "<i2"]);
+    let nc = dir.path().join("o.nc");
+    quiet(&["export", store, "-o", s(&nc)]);
+    assert_eq!(
+        ncdump(&["-s"], s(&nc))
+            .lines()
+            .filter(|l| !l.contains("\t\t:_") && !l.contains("_Endianness"))
+            .map(|l| format!("{l}\n"))
+            .collect::<String>(),
+        "dimensions:\n\tbe_dim0 = 5 ;\n\tempty_dim0 = UNLIMITED ; // (0 currently)\n\tempty_dim1 = 3 ;\n\tsh_dim0 = 8 ;\n\
+         variables:\n\tint be(be_dim0) ;\n\t\tbe:_Storage = \"chunked\" ;\n\
+         \t\tbe:_ChunkSizes = 2 ;\n\t\tbe:_Shuffle = \"true\" ;\n\t\tbe:_DeflateLevel = 4 ;\n\
+         \tshort empty(empty_dim0, empty_dim1) ;\n\t\tempty:_Storage = \"chunked\" ;\n\
+         \t\tempty:_ChunkSizes = 1, 3 ;\n\
+         \tdouble sh(sh_dim0) ;\n\t\tsh:_Storage = \"chunked\" ;\n\t\tsh:_ChunkSizes = 2 ;\n\
+         \t\tsh:_Shuffle = \"true\" ;\n\t\tsh:_DeflateLevel = 4 ;\n\n\
+         // global attributes:\ndata:\n\n be = 1, 2, 3, 4, 5 ;\n\n sh = 0, 0.25, 0.5, 0.75, 1, \
+         1.25, 1.5, 1.75 ;\n}\n"
+    );
+}
+
 /// What netCDF cannot hold is refused before anything is written; an existing file is
 /// replaced only with --overwrite, and never by a half-written one.
 #[test]

@@ -398,26 +398,27 @@ fn plan_var(
     let fill = match (ty, array.missing_value()?) {
         (VarType::Number(xtype), Some(v)) => {
             // Zarr v2's default fill of floats, NaN, is no missing value anybody set.
-            let v2_default =
-                v.is_nan() && !array.format().is_v3() && !attrs_json.contains_key("_FillValue");
+            let v2_default = v.is_nan()
+                && !array.format().is_v3()
+                && !attrs_json.contains_key(cf::FILL_ATTRIBUTE);
             let mut bytes = Vec::new();
-            match v2_default {
-                true => None,
-                false => Some(
-                    push_number(xtype, Num::Float(v), &mut bytes)
-                        .map(|()| bytes)
-                        .ok_or_else(|| {
-                            Error::Range(format!(
-                                "{shown}: missing value {v} is not a value of its type"
-                            ))
-                        })?,
-                ),
+            if v2_default {
+                None
+            } else {
+                push_number(xtype, Num::Float(v), &mut bytes).ok_or_else(|| {
+                    Error::Range(format!(
+                        "{shown}: missing value {v} is not a value of its type"
+                    ))
+                })?;
+                Some(bytes)
             }
         }
         _ => None,
     };
-    // netCDF chunks: the (inner) chunk shape, cut to fixed dimensions' lengths.
-    let chunks = (!dims.is_empty()).then(|| {
+    // netCDF chunks: the (inner) chunk shape, cut to the dimensions' lengths; netCDF's for
+    // an empty variable (its dimension of length 0 is unlimited), none for a scalar.
+    let empty = meta.shape.contains(&0) || ty == VarType::Char(0);
+    let chunks = (!dims.is_empty() && !empty).then(|| {
         let mut c: Vec<usize> = meta
             .inner_chunks()
             .iter()
