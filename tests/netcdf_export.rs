@@ -494,6 +494,76 @@ fn refusals_write_nothing() {
         "dimensions:\n\ta_dim0 = 3 ;\nvariables:\n\tint a(a_dim0) ;\ndata:\n\n a = 0, 0, 0 ;\n}\n"
     );
     assert_eq!(listing(), ["out.nc", "s.zarr"]);
+    // Dimensions of one name and two lengths in a group; a value its recorded type cannot
+    // hold.
+    let other = dir.path().join("o.zarr");
+    let other = s(&other);
+    quiet(&["create", "--group", other]);
+    quiet(&[
+        "create",
+        other,
+        "x1",
+        "--shape",
+        "2",
+        "--dtype",
+        "<i4",
+        "--dimension-names",
+        "n",
+    ]);
+    quiet(&[
+        "create",
+        other,
+        "x2",
+        "--shape",
+        "3",
+        "--dtype",
+        "<i4",
+        "--dimension-names",
+        "n",
+    ]);
+    let o_nc = dir.path().join("o.nc");
+    assert_eq!(
+        fails(&["export", other, "-o", s(&o_nc)]),
+        "zarrtool: invalid argument: array /x2: dimension \"n\" has length 3, but 2 for \
+         another array of the group: a netCDF dimension has one length\n"
+    );
+    quiet(&["rm", other, "x2"]);
+    quiet(&["attrs", "set", other, "x1", "v", "300"]);
+    quiet(&[
+        "attrs",
+        "set",
+        other,
+        "x1",
+        "_NCZARR_ATTR",
+        r#"{"types": {"v": "<i1"}}"#,
+    ]);
+    assert_eq!(
+        fails(&["export", other, "-o", s(&o_nc)]),
+        "zarrtool: out of range: array /x1: attribute \"v\": 300 is not a value of its \
+         type <i1\n"
+    );
+    // A name netCDF refuses once the file is being written: the file is removed.
+    quiet(&["attrs", "del", other, "x1", "_NCZARR_ATTR"]);
+    quiet(&[
+        "create",
+        other,
+        "y",
+        "--shape",
+        "2",
+        "--dtype",
+        "<i4",
+        "--dimension-names",
+        "a/b",
+    ]);
+    assert_eq!(
+        fails(&["export", other, "-o", s(&o_nc)]),
+        format!(
+            "zarrtool: storage error: netCDF {:?}: dimension \"a/b\" of group /: NetCDF: Name \
+             contains illegal characters\n",
+            s(&o_nc)
+        )
+    );
+    assert_eq!(listing(), ["o.zarr", "out.nc", "s.zarr"]);
     // A raw file is still the default for other names, and --format raw for .nc ones.
     let raw = dir.path().join("a.nc");
     quiet(&["export", store, "a", "-o", s(&raw), "--format", "raw"]);
