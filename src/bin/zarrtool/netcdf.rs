@@ -1,12 +1,14 @@
 //! `import` of netCDF-3, netCDF-4 and HDF5 files through the system netCDF library (cargo
-//! feature `netcdf`), by a few hand-written bindings to its C API (`netcdf.h`).
+//! feature `netcdf`), by a few hand-written bindings to its C API (`netcdf.h`, in `ffi`);
+//! `export` (its own module) writes netCDF-4 files through the same library.
 //!
 //! Every netCDF group becomes a Zarr group (the root group's attributes, the file's global
 //! attributes, go to the group at the target path) and every variable an array with its
 //! dimensions' names, its attributes and its fill value. The numeric types map to Zarr's,
 //! `char` arrays become fixed-width byte strings over their last dimension (the string
 //! length), `string` variables Zarr strings; user-defined types (compound, vlen, opaque,
-//! enum) are refused before anything is written.
+//! enum) are refused before anything is written. The numeric attributes' netCDF types are
+//! recorded in NCZarr's `_NCZARR_ATTR` attribute.
 //!
 //! The file is not trusted: a classic file's header is checked before the library reads it
 //! (`classic`), names are read into buffers proven large enough for them, and every size
