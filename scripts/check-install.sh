@@ -98,10 +98,10 @@ if grep -q '^ZARR_TOOL:BOOL=ON' "$build/CMakeCache.txt"; then
   # the build has netCDF support (the same features as scripts/test.sh's cargo test).
   netcdf=0
   grep -q '^ZARR_NETCDF:BOOL=ON' "$build/CMakeCache.txt" && netcdf=1
-  step "tests/cli.rs and tests/netcdf_hostile.rs on the installed bin/zarrtool (netCDF: $netcdf)"
+  step "tests/cli.rs, netcdf_hostile.rs and netcdf_export.rs on the installed bin/zarrtool (netCDF: $netcdf)"
   (cd "$here" && ZARRTOOL_BIN="$prefix/bin/zarrtool" ZARR_TEST_NETCDF=$netcdf \
      cargo test --quiet $([ $netcdf = 1 ] && echo --features netcdf) --test cli \
-       --test netcdf_hostile) \
+       --test netcdf_hostile --test netcdf_export) \
     >"$work/cli-tests.log" 2>&1 ||
     { cat "$work/cli-tests.log" >&2; fail "the CLI tests failed on the installed zarrtool"; }
 fi

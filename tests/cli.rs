@@ -1254,6 +1254,26 @@ fn attr_type(attr: &NcAttr) -> &'static str {
     }
 }
 
+/// The numpy name NCZarr records a numeric attribute's type by, from ncdump's suffix;
+/// `None` for text.
+fn numpy_code(attr: &NcAttr) -> Option<&'static str> {
+    let Some(Tok::Num(n, suffix)) = attr.values.first() else {
+        return None;
+    };
+    Some(match suffix.to_ascii_lowercase().as_str() {
+        "b" => "<i1",
+        "ub" => "<u1",
+        "s" => "<i2",
+        "us" => "<u2",
+        "u" => "<u4",
+        "ll" => "<i8",
+        "ull" => "<u8",
+        "f" => "<f4",
+        "" if n.contains(['.', 'e']) => "<f8",
+        _ => "<i4",
+    })
+}
+
 /// Checks attributes as zarrtool imported them against ncdump's (`_FillValue` is the
 /// array's fill value, checked with the values, and in Zarr v3 also the attribute xarray
 /// reads, there only when netCDF has an explicit one or a `missing_value`;
@@ -1267,9 +1287,20 @@ fn check_attrs(what: &str, ours: &serde_json::Value, theirs: &[(String, NcAttr)]
         .collect();
     let got: Vec<&String> = ours
         .keys()
-        .filter(|k| *k != "_ARRAY_DIMENSIONS" && *k != "_FillValue")
+        .filter(|k| *k != "_ARRAY_DIMENSIONS" && *k != "_FillValue" && *k != "_NCZARR_ATTR")
         .collect();
     assert_eq!(got, expected, "{what}: attribute names");
+    // The numeric attributes' netCDF types, in NCZarr's record of them.
+    let types: serde_json::Map<String, serde_json::Value> = theirs
+        .iter()
+        .filter(|(k, a)| k != "_FillValue" && !a.string)
+        .filter_map(|(k, a)| Some((k.clone(), serde_json::json!(numpy_code(a)?))))
+        .collect();
+    let recorded = match types.is_empty() {
+        true => None,
+        false => Some(serde_json::json!({ "types": types })),
+    };
+    assert_eq!(ours.get("_NCZARR_ATTR"), recorded.as_ref(), "{what}: types");
     let missing = theirs
         .iter()
         .any(|(k, _)| k == "_FillValue" || k == "missing_value");
@@ -1621,7 +1652,9 @@ fn netcdf4_import_matches_ncdump() {
         ok(&["attrs", "get", &store]),
         "{\n  \"title\": \"zarrtool import test\",\n  \"version\": 3,\n  \"pi\": \
          3.14159265358979,\n  \"ratios\": [\n    0.5,\n    0.1\n  ],\n  \"tags\": [\n    \
-         \"a\",\n    \"b, c\"\n  ]\n}\n"
+         \"a\",\n    \"b, c\"\n  ],\n  \"_NCZARR_ATTR\": {\n    \"types\": {\n      \
+         \"version\": \"<i4\",\n      \"pi\": \"<f8\",\n      \"ratios\": \"<f4\"\n    }\n  \
+         }\n}\n"
     );
     // Zarr v2, with --chunks for the variables of rank 3: dimension names in
     // _ARRAY_DIMENSIONS, a variable without fill gets a null fill value.

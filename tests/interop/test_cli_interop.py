@@ -175,7 +175,9 @@ def test_netcdf_import_read_by_zarr_python(zarrtool, tmp_path, fmt):
     store = tmp_path / f"v{fmt}.zarr"
     run(zarrtool, "import", nc, store, "--format", fmt)
     root = zarr.open_group(str(store), mode="r")
-    assert dict(root.attrs) == {"title": "netCDF import", "ratios": [0.5, 0.1]}
+    # The numeric attributes' netCDF types in NCZarr's record, which NCZarr and export read.
+    assert dict(root.attrs) == {"title": "netCDF import", "ratios": [0.5, 0.1],
+                                "_NCZARR_ATTR": {"types": {"ratios": "<f4"}}}
     temp = root["temp"]
     np.testing.assert_array_equal(temp[...], TEMP)
     assert temp.fill_value == -999.0

@@ -35,6 +35,15 @@ pub enum DumpFormat {
     Raw,
 }
 
+/// The kind of file `export` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ExportFormat {
+    /// The items of one array (or a region), back to back.
+    Raw,
+    /// A netCDF-4 file of a hierarchy or an array (needs the netcdf feature).
+    Netcdf4,
+}
+
 /// Element order in a raw binary file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum FileOrder {
@@ -168,19 +177,36 @@ pub enum Command {
         #[command(flatten)]
         layout: Layout,
     },
-    /// Write an array (or a region) to a raw binary file in the array's stored type.
+    /// Write an array (or a region) to a raw binary file in the array's stored type, or a
+    /// hierarchy (or an array) to a netCDF-4 file.
     Export {
         #[command(flatten)]
         node: NodeArg,
-        /// The output file (`-` for standard output).
+        /// The output file (`-` for standard output, raw only).
         #[arg(long, short = 'o')]
         output: String,
-        /// The region (as for dump).
+        /// The file's format [default: netcdf4 for a name ending in .nc, else raw].
+        #[arg(long, value_enum)]
+        format: Option<ExportFormat>,
+        /// The region (as for dump; raw only).
         #[arg(long, short = 'r')]
         region: Option<String>,
-        /// The file's element order.
+        /// The file's element order (raw only).
         #[arg(long, value_enum, default_value = "c")]
         order: FileOrder,
+        /// netCDF: make the dimension NAME unlimited (repeatable).
+        #[arg(long, value_name = "NAME")]
+        unlimited: Vec<String>,
+        /// netCDF: the deflate level of chunked variables, 0 for none.
+        #[arg(long, value_name = "0-9", default_value_t = 4,
+              value_parser = clap::value_parser!(u8).range(0..=9))]
+        deflate: u8,
+        /// netCDF: deflate without the shuffle filter.
+        #[arg(long)]
+        no_shuffle: bool,
+        /// netCDF: replace an existing file.
+        #[arg(long)]
+        overwrite: bool,
     },
     /// Copy an array or a tree between any stores, optionally rechunked, resharded,
     /// recompressed or converted to another format. Interrupted copies resume: chunks

@@ -1,12 +1,14 @@
 //! `import` of netCDF-3, netCDF-4 and HDF5 files through the system netCDF library (cargo
-//! feature `netcdf`), by a few hand-written bindings to its C API (`netcdf.h`).
+//! feature `netcdf`), by a few hand-written bindings to its C API (`netcdf.h`, in `ffi`);
+//! `export` (its own module) writes netCDF-4 files through the same library.
 //!
 //! Every netCDF group becomes a Zarr group (the root group's attributes, the file's global
 //! attributes, go to the group at the target path) and every variable an array with its
 //! dimensions' names, its attributes and its fill value. The numeric types map to Zarr's,
 //! `char` arrays become fixed-width byte strings over their last dimension (the string
 //! length), `string` variables Zarr strings; user-defined types (compound, vlen, opaque,
-//! enum) are refused before anything is written.
+//! enum) are refused before anything is written. The numeric attributes' netCDF types are
+//! recorded in NCZarr's `_NCZARR_ATTR` attribute.
 //!
 //! The file is not trusted: a classic file's header is checked before the library reads it
 //! (`classic`), names are read into buffers proven large enough for them, and every size
@@ -14,6 +16,8 @@
 //! for it or read into it.
 
 mod classic;
+pub mod export;
+mod ffi;
 
 use crate::cli::{Layout, NodeArg};
 use crate::ops::{
@@ -31,97 +35,6 @@ use zarr::meta::{ArrayMeta, Format, Order};
 use zarr::node::{cf, ArrayBuilder, Group, Mode};
 use zarr::store::{join_key, node_path};
 use zarr::{Error, Result};
-
-/// The part of the netCDF C API the import uses (netCDF 4.x, `netcdf.h`).
-mod ffi {
-    use std::ffi::{c_char, c_int, c_void};
-
-    pub const NC_NOERR: c_int = 0;
-    pub const NC_NOWRITE: c_int = 0;
-    pub const NC_GLOBAL: c_int = -1;
-    pub const NC_MAX_NAME: usize = 256;
-    pub const NC_CHUNKED: c_int = 0;
-
-    pub const NC_BYTE: c_int = 1;
-    pub const NC_CHAR: c_int = 2;
-    pub const NC_SHORT: c_int = 3;
-    pub const NC_INT: c_int = 4;
-    pub const NC_FLOAT: c_int = 5;
-    pub const NC_DOUBLE: c_int = 6;
-    pub const NC_UBYTE: c_int = 7;
-    pub const NC_USHORT: c_int = 8;
-    pub const NC_UINT: c_int = 9;
-    pub const NC_INT64: c_int = 10;
-    pub const NC_UINT64: c_int = 11;
-    pub const NC_STRING: c_int = 12;
-
-    pub const NC_VLEN: c_int = 13;
-    pub const NC_OPAQUE: c_int = 14;
-    pub const NC_ENUM: c_int = 15;
-    pub const NC_COMPOUND: c_int = 16;
-
-    #[link(name = "netcdf")]
-    extern "C" {
-        pub fn nc_open(path: *const c_char, mode: c_int, ncidp: *mut c_int) -> c_int;
-        pub fn nc_close(ncid: c_int) -> c_int;
-        pub fn nc_strerror(ncerr: c_int) -> *const c_char;
-        pub fn nc_inq_libvers() -> *const c_char;
-        pub fn nc_inq_grps(ncid: c_int, numgrps: *mut c_int, ncids: *mut c_int) -> c_int;
-        pub fn nc_inq_grpname(ncid: c_int, name: *mut c_char) -> c_int;
-        pub fn nc_inq_varids(ncid: c_int, nvars: *mut c_int, varids: *mut c_int) -> c_int;
-        pub fn nc_inq_var(
-            ncid: c_int,
-            varid: c_int,
-            name: *mut c_char,
-            xtypep: *mut c_int,
-            ndimsp: *mut c_int,
-            dimidsp: *mut c_int,
-            nattsp: *mut c_int,
-        ) -> c_int;
-        pub fn nc_inq_dim(ncid: c_int, dimid: c_int, name: *mut c_char, lenp: *mut usize) -> c_int;
-        pub fn nc_inq_natts(ncid: c_int, ngattsp: *mut c_int) -> c_int;
-        pub fn nc_inq_attname(ncid: c_int, varid: c_int, attnum: c_int, name: *mut c_char)
-            -> c_int;
-        pub fn nc_inq_att(
-            ncid: c_int,
-            varid: c_int,
-            name: *const c_char,
-            xtypep: *mut c_int,
-            lenp: *mut usize,
-        ) -> c_int;
-        pub fn nc_get_att(ncid: c_int, varid: c_int, name: *const c_char, ip: *mut c_void)
-            -> c_int;
-        pub fn nc_free_string(len: usize, data: *mut *mut c_char) -> c_int;
-        pub fn nc_inq_var_chunking(
-            ncid: c_int,
-            varid: c_int,
-            storagep: *mut c_int,
-            chunksizesp: *mut usize,
-        ) -> c_int;
-        pub fn nc_inq_var_fill(
-            ncid: c_int,
-            varid: c_int,
-            no_fill: *mut c_int,
-            fill_valuep: *mut c_void,
-        ) -> c_int;
-        pub fn nc_get_vara(
-            ncid: c_int,
-            varid: c_int,
-            startp: *const usize,
-            countp: *const usize,
-            ip: *mut c_void,
-        ) -> c_int;
-        pub fn nc_inq_user_type(
-            ncid: c_int,
-            xtype: c_int,
-            name: *mut c_char,
-            size: *mut usize,
-            base_nc_typep: *mut c_int,
-            nfieldsp: *mut usize,
-            classp: *mut c_int,
-        ) -> c_int;
-    }
-}
 
 /// The netCDF library's version (`4.9.0`).
 pub fn library_version() -> String {
@@ -394,9 +307,33 @@ fn take_strings(f: &File, ptrs: &mut [*mut c_char]) -> Result<Vec<Vec<u8>>> {
     Ok(out)
 }
 
+/// The attribute NCZarr keeps attribute types in (`{"types": {"scale_factor": "<f4"}}`),
+/// which NCZarr reads in Zarr v2 and xarray hides; import writes it for numeric attributes
+/// and export reads it, so that types JSON cannot tell apart (a float from a double, a
+/// short from an int) survive a round trip.
+const TYPES_KEY: &str = "_NCZARR_ATTR";
+
+/// The NCZarr (numpy) name of a numeric netCDF type's attribute values.
+fn type_code(xtype: c_int) -> Option<&'static str> {
+    Some(match xtype {
+        ffi::NC_BYTE => "<i1",
+        ffi::NC_UBYTE => "<u1",
+        ffi::NC_SHORT => "<i2",
+        ffi::NC_USHORT => "<u2",
+        ffi::NC_INT => "<i4",
+        ffi::NC_UINT => "<u4",
+        ffi::NC_INT64 => "<i8",
+        ffi::NC_UINT64 => "<u8",
+        ffi::NC_FLOAT => "<f4",
+        ffi::NC_DOUBLE => "<f8",
+        _ => return None,
+    })
+}
+
 /// The attributes of a variable (or, for `NC_GLOBAL`, of a group) as JSON. A value of one
 /// item is a scalar, longer ones lists; text (`char`) is one string. `_FillValue` is left
-/// out: it becomes the array's fill value.
+/// out: it becomes the array's fill value. The numeric attributes' types are kept in
+/// NCZarr's `_NCZARR_ATTR` attribute ([`TYPES_KEY`]).
 fn attributes(
     f: &File,
     ncid: c_int,
@@ -405,6 +342,7 @@ fn attributes(
     owner: &str,
 ) -> Result<Map<String, Value>> {
     let mut out = Map::new();
+    let mut types = Map::new();
     let mut name = Vec::new();
     for i in 0..count {
         name.clear();
@@ -432,6 +370,13 @@ fn attributes(
         f.check(code, what)?;
         if key == "_FillValue" && varid != ffi::NC_GLOBAL {
             continue;
+        }
+        if key == TYPES_KEY {
+            return Err(Error::Unsupported(format!(
+                "{:?}: {owner} has an attribute {TYPES_KEY}, the name import keeps attribute \
+                 types in",
+                f.name
+            )));
         }
         refuse_type(f, ncid, xtype, &what())?;
         // Reads the values into `into`, which has room for `len` items of the type.
@@ -461,10 +406,18 @@ fn attributes(
                 let size = element_size(t)?;
                 let mut bytes = try_zeroed(f.bytes_of(len, size, &what())?, &what())?;
                 get(bytes.as_mut_ptr().cast())?;
+                if let Some(code) = type_code(t) {
+                    types.insert(key.clone(), Value::from(code));
+                }
                 one_or_list(numbers_json(xtype, &bytes))
             }
         };
         out.insert(key, value);
+    }
+    if !types.is_empty() {
+        let mut hint = Map::new();
+        hint.insert("types".into(), Value::Object(types));
+        out.insert(TYPES_KEY.into(), Value::Object(hint));
     }
     Ok(out)
 }

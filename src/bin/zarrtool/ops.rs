@@ -1,6 +1,6 @@
 //! What each subcommand does, on the library's API.
 
-use crate::cli::{AttrsAction, Command, DumpFormat, FileOrder, Layout, NodeArg};
+use crate::cli::{AttrsAction, Command, DumpFormat, ExportFormat, FileOrder, Layout, NodeArg};
 use crate::out::{self, Out};
 use crate::values::{
     csv_field, element_csv, element_text, parse_region, parse_shape, shape_text, text_room,
@@ -83,9 +83,30 @@ pub fn run(command: Command, cmd: &mut clap::Command) -> Result<u8> {
         Command::Export {
             node,
             output,
+            format,
             region,
             order,
-        } => export(&node, &output, region.as_deref(), order),
+            unlimited,
+            deflate,
+            no_shuffle,
+            overwrite,
+        } => {
+            let netcdf = match format {
+                Some(f) => f == ExportFormat::Netcdf4,
+                None => output.to_ascii_lowercase().ends_with(".nc"),
+            };
+            if !netcdf {
+                return export(&node, &output, region.as_deref(), order);
+            }
+            if region.is_some() || order != FileOrder::C || output == "-" {
+                return Err(Error::InvalidArg(
+                    "a netCDF export writes whole arrays to a file: --region, --order and \
+                     -o - are for raw files (--format raw)"
+                        .into(),
+                ));
+            }
+            export_netcdf(&node, &output, unlimited, deflate, !no_shuffle, overwrite)
+        }
         Command::Copy {
             source,
             target,
@@ -244,6 +265,36 @@ fn import_netcdf(
 }
 
 /// What this build supports, one line each.
+/// Exports the node as a netCDF-4 file (with the netcdf feature).
+fn export_netcdf(
+    node: &NodeArg,
+    output: &str,
+    unlimited: Vec<String>,
+    deflate: u8,
+    shuffle: bool,
+    overwrite: bool,
+) -> Result<u8> {
+    #[cfg(feature = "netcdf")]
+    {
+        let settings = crate::netcdf::export::Settings {
+            overwrite,
+            unlimited,
+            deflate,
+            shuffle,
+        };
+        crate::netcdf::export::export(node, output, &settings)
+    }
+    #[cfg(not(feature = "netcdf"))]
+    {
+        let _ = (node, unlimited, deflate, shuffle, overwrite);
+        Err(Error::Unsupported(format!(
+            "{output:?}: this zarrtool writes no netCDF files (it needs the system netCDF \
+             library: cargo feature netcdf, CMake option ZARR_NETCDF); give --format raw for \
+             a raw file"
+        )))
+    }
+}
+
 fn feature_lines() -> Vec<String> {
     let cloud = if cfg!(feature = "cloud") {
         "s3:// gs:// az:// abfs:// http(s)://"
@@ -267,7 +318,7 @@ fn feature_lines() -> Vec<String> {
 fn netcdf_line() -> String {
     #[cfg(feature = "netcdf")]
     let line = format!(
-        "netcdf: import of netCDF-3, netCDF-4 and HDF5 files (libnetcdf {})",
+        "netcdf: import of netCDF-3, netCDF-4 and HDF5 files, export to netCDF-4 (libnetcdf {})",
         crate::netcdf::library_version()
     );
     #[cfg(not(feature = "netcdf"))]
