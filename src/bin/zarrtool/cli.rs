@@ -86,6 +86,23 @@ pub enum Command {
         #[command(flatten)]
         node: NodeArg,
     },
+    /// Print the groups, dimensions, variables and attributes of a store (or of the node's
+    /// subtree) as `ncdump -h` prints a netCDF file (CDL), reading metadata only.
+    /// Dimensions come from NCZarr's records, else from dimension names and shapes (an
+    /// unnamed one is `_zdim_<length>`); attribute types from NCZarr's records, else as
+    /// netCDF-C infers them from JSON; `_FillValue` is the CF missing value in the
+    /// variable's type. --json prints the same as JSON: {"store", "path", "root": group},
+    /// a group {"name", "path", "zarr_format", "dimensions": [{"name", "length",
+    /// "other_lengths"?}], "variables", "attributes", "groups"}, a variable {"name",
+    /// "path", "type", "dtype", "shape", "dimensions", "missing_value", "attributes"}, an
+    /// attribute {"name", "type", "value"} (type "json" for values netCDF keeps as text).
+    Header {
+        #[command(flatten)]
+        node: NodeArg,
+        /// Print JSON for scripts.
+        #[arg(long)]
+        json: bool,
+    },
     /// Print a node's metadata document as stored.
     Meta {
         #[command(flatten)]

@@ -1,6 +1,7 @@
 //! What each subcommand does, on the library's API.
 
 use crate::cli::{AttrsAction, Command, DumpFormat, FileOrder, Layout, NodeArg};
+use crate::nczarr;
 use crate::out::{self, Out};
 use crate::values::{
     csv_field, element_csv, element_text, parse_region, parse_shape, shape_text, text_room,
@@ -29,6 +30,7 @@ pub fn run(command: Command, cmd: &mut clap::Command) -> Result<u8> {
         Command::Info { node, json } => info(&node, json),
         Command::Ls { node, json } => ls(&node, json),
         Command::Tree { node } => tree(&node),
+        Command::Header { node, json } => crate::header::header(&node, json),
         Command::Meta { node } => meta(&node),
         Command::Attrs { action } => attrs(action),
         Command::Dump {
@@ -281,7 +283,7 @@ pub(crate) fn parse_json(text: &str, what: &str) -> Result<Value> {
 }
 
 /// Opens a store for reading, or for writing when `write` (it must exist).
-fn open(url: &str, write: bool) -> Result<Arc<dyn Store>> {
+pub(crate) fn open(url: &str, write: bool) -> Result<Arc<dyn Store>> {
     open_url(url, if write { Mode::ReadWrite } else { Mode::Read }, None)
 }
 
@@ -331,7 +333,7 @@ pub(crate) fn finish_progress(bar: &ProgressBar) {
 }
 
 /// The array's stored metadata document as JSON.
-fn document(array: &Array) -> Result<Value> {
+pub(crate) fn document(array: &Array) -> Result<Value> {
     let key = array.format().array_key(array.path());
     let bytes = get_document(array.store().as_ref(), &key)?
         .ok_or_else(|| Error::NotFound(format!("no metadata document at {key:?}")))?;
@@ -373,6 +375,10 @@ fn array_summary(array: &Array, full: bool) -> Result<Map<String, Value>> {
         zarr::meta::fill::render_fill(&meta.fill_value, &meta.dtype)?,
     );
     out.insert("dimension_names".into(), json!(array.dimension_names()?));
+    out.insert(
+        "missing_value".into(),
+        crate::header::missing_value(array, &array.attributes()?)?,
+    );
     let stored = array.nbytes_stored()?;
     let nbytes = meta.nbytes();
     out.insert("nbytes".into(), json!(nbytes));
@@ -408,7 +414,7 @@ fn info(node: &NodeArg, as_json: bool) -> Result<u8> {
                     "node_type": "group",
                     "zarr_format": group.format().number(),
                     "members": members.iter().map(|(n, _)| n).collect::<Vec<_>>(),
-                    "attributes": group.attributes()?,
+                    "attributes": nczarr::user_attributes(group.attributes()?),
                 }))?;
             } else {
                 let mut out = Out::new();
@@ -440,13 +446,20 @@ fn info(node: &NodeArg, as_json: bool) -> Result<u8> {
             out.line(format!("dtype: {}", meta.dtype.to_v2()))?;
             out.line(format!("codecs: {}", s["codecs"]))?;
             out.line(format!("fill value: {}", s["fill_value"]))?;
-            if let Some(names) = array.dimension_names()? {
-                let names: Vec<String> = names
+            let missing = match &s["missing_value"] {
+                Value::Null => "none".to_string(),
+                value => value.to_string(),
+            };
+            out.line(format!("missing value: {missing}"))?;
+            let names = match array.dimension_names()? {
+                Some(names) => names
                     .into_iter()
                     .map(|n| n.unwrap_or_else(|| "~".into()))
-                    .collect();
-                out.line(format!("dimension names: {}", names.join(", ")))?;
-            }
+                    .collect::<Vec<String>>()
+                    .join(", "),
+                None => "none".into(),
+            };
+            out.line(format!("dimension names: {names}"))?;
             out.line(format!("bytes: {}", s["nbytes"]))?;
             out.line(format!("stored bytes: {}", s["stored_bytes"]))?;
             out.line(format!("ratio: {}", s["ratio"]))?;
@@ -620,9 +633,8 @@ fn attrs(action: AttrsAction) -> Result<u8> {
     match action {
         AttrsAction::Get { node } => {
             let store = open(&node.store, false)?;
-            print_json(&Value::Object(
-                open_node(store, &node.path, false)?.attributes()?,
-            ))?;
+            let attributes = open_node(store, &node.path, false)?.attributes()?;
+            print_json(&Value::Object(nczarr::user_attributes(attributes)))?;
             Ok(0)
         }
         AttrsAction::Set {
@@ -1315,7 +1327,8 @@ fn copy(
                     } else {
                         Mode::CreateNew
                     };
-                    Group::open_with(dst.clone(), &to_path, mode, format, &group.attributes()?)?;
+                    let attributes = nczarr::user_attributes(group.attributes()?);
+                    Group::open_with(dst.clone(), &to_path, mode, format, &attributes)?;
                 }
             } else {
                 eprintln!("would create group {}", display(&to_path));
@@ -1325,7 +1338,8 @@ fn copy(
         let array = Array::open(src.clone(), path, Mode::Read)?;
         let format = settings.format.unwrap_or(array.format().for_copies());
         let mut meta = target_meta(&array.metadata(), settings, format)?;
-        let mut attrs = array.attributes()?;
+        // NCZarr's keys describe the source's netCDF model, which the copy does not have.
+        let mut attrs = nczarr::user_attributes(array.attributes()?);
         carry_dimension_names(&array, &mut meta, &mut attrs, format)?;
         carry_missing_value(&array, &mut meta, &mut attrs, format)?;
         let Some(dst) = &dst else {
@@ -1693,7 +1707,8 @@ fn diff(left: &str, left_path: &str, right: &str, right_path: &str, attrs: bool)
                     open_node(ls.clone(), &lpath, false)?,
                     open_node(rs.clone(), &rpath, false)?,
                 );
-                if attrs && lnode.attributes()? != rnode.attributes()? {
+                let user = |node: &dyn Node| node.attributes().map(nczarr::user_attributes);
+                if attrs && user(lnode.as_ref())? != user(rnode.as_ref())? {
                     out.push(format!("{shown}: attributes differ"));
                 }
                 if *kind == NodeKind::Array {
