@@ -106,6 +106,7 @@ fn info_json_is_exact() {
   ],
   "fill_value": 0,
   "dimension_names": null,
+  "missing_value": null,
   "nbytes": 80,
   "stored_bytes": "#;
     assert!(out.starts_with(expected), "{out}");

@@ -242,6 +242,9 @@ impl Attr {
             .items
             .iter()
             .map(|i| match i {
+                Item::Int(v) if matches!(self.ty, NcType::Float | NcType::Double) => {
+                    Value::from(*v as f64)
+                }
                 Item::Int(v) => i64::try_from(*v)
                     .map(Value::from)
                     .or_else(|_| u64::try_from(*v).map(Value::from))
@@ -273,13 +276,13 @@ fn float_json(v: f64, single: bool) -> Value {
     Value::from(shortest)
 }
 
-/// JSON text as netCDF-C writes it into a text attribute: Python's separators (`, ` and
-/// `: `), non-finite floats as bare tokens.
+/// JSON text as netCDF-C writes it into a text attribute: `, ` and `: ` in objects, `,`
+/// in lists, non-finite floats as bare tokens.
 fn json_text(value: &Value) -> String {
     match value {
         Value::Array(items) => {
             let items: Vec<String> = items.iter().map(json_text).collect();
-            format!("[{}]", items.join(", "))
+            format!("[{}]", items.join(","))
         }
         Value::Object(map) => {
             let entries: Vec<String> = map
@@ -887,13 +890,14 @@ mod tests {
             (json!([false, true]), None, "ubyte", "0UB, 1UB"),
             (json!(["a", "b\"c"]), None, "string", "\"a\", \"b\\\"c\""),
             (
-                json!({"a": [1, 2]}),
+                json!({"a": [1, 2], "b": null}),
                 None,
                 "char",
-                "\"{\\\"a\\\": [1, 2]}\"",
+                "\"{\\\"a\\\": [1,2], \\\"b\\\": null}\"",
             ),
             (json!(null), None, "char", "\"null\""),
             (json!([]), None, "char", "\"[]\""),
+            (json!([1, "a"]), None, "char", "\"[1,\\\"a\\\"]\""),
             (json!(-9999), Some(NcType::Float), "float", "-9999.f"),
             (json!([0, 400]), Some(NcType::Float), "float", "0.f, 400.f"),
             (json!(1), Some(NcType::Short), "short", "1s"),

@@ -12,7 +12,7 @@ use rayon::prelude::*;
 use serde_json::{json, Map, Value};
 use std::io::{IsTerminal, Read, Write};
 use std::sync::Arc;
-use zarr::dtype::{swap_bytes, swap_record_fields, DType, ElementType};
+use zarr::dtype::{swap_bytes, swap_record_fields, DType, DataKind, ElementType};
 use zarr::meta::{ArrayMeta, Format, Order};
 use zarr::node::{cf, node_kind, Array, ArrayBuilder, Group, Mode, Node, NodeKind};
 use zarr::store::{get_document, join_key, node_prefix, open_url, Store};
@@ -1409,9 +1409,28 @@ fn carry_missing_value(
     if from.format().is_v3() == format.is_v3() {
         return Ok(());
     }
-    match from.missing_value()? {
-        Some(value) => {
-            let encoded = cf::encode(value, &meta.dtype, format, from.path())?;
+    // An integer fill value outside v3 is the missing value exactly (a 64-bit one, as
+    // netCDF's default int64 fill, may have no double).
+    let source = from.metadata();
+    let integer = matches!(source.dtype.kind, DataKind::Int(_) | DataKind::UInt(_));
+    let exact = match &source.fill_value {
+        Some(fill) if integer && !from.format().is_v3() => Some(cf::encode_bytes(
+            fill.clone(),
+            &meta.dtype,
+            format,
+            from.path(),
+        )?),
+        _ => None,
+    };
+    let encoded = match exact {
+        Some(encoded) => Some(encoded),
+        None => from
+            .missing_value()?
+            .map(|value| cf::encode(value, &meta.dtype, format, from.path()))
+            .transpose()?,
+    };
+    match encoded {
+        Some(encoded) => {
             meta.fill_value = Some(encoded.fill);
             match encoded.attribute {
                 Some(attribute) => attrs.insert(cf::FILL_ATTRIBUTE.into(), attribute),
