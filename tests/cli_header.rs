@@ -434,6 +434,26 @@ fn header_of_an_nczarr_store_is_what_ncdump_prints() {
     let theirs = ncdump(&zarr, "nczarr");
     assert_eq!(body(&ours), body(&theirs), "{ours}\n{theirs}");
     assert!(!ours.to_lowercase().contains("_nczarr"));
+    // --special: the virtual attributes ncdump -s prints, line for line.
+    let special = |text: &str| -> Vec<String> {
+        text.lines()
+            .filter(|l| {
+                [":_Storage ", ":_ChunkSizes ", ":_Endianness "]
+                    .iter()
+                    .any(|k| l.contains(k))
+            })
+            .map(String::from)
+            .collect()
+    };
+    let url = format!("file://{}#mode=nczarr,file", s(&zarr));
+    let out = Command::new("ncdump")
+        .args(["-h", "-s", &url])
+        .output()
+        .unwrap();
+    let theirs_s = special(&String::from_utf8(out.stdout).unwrap());
+    let ours_s = special(&ok(&["header", "--special", s(&zarr)]));
+    assert_eq!(ours_s, theirs_s);
+    assert_eq!(ours_s.len(), 36, "{ours_s:?}");
 
     // NCZarr's own keys are no user attributes anywhere.
     let attrs = ok(&["attrs", "get", s(&zarr), "t2m"]);
@@ -559,4 +579,73 @@ fn header_of_a_v2_store_is_what_ncdump_prints_in_zarr_mode() {
         .filter(|l| *l != "  \t\tf:_FillValue = -1.f ;")
         .collect();
     assert_eq!(ours, body(&theirs), "{theirs}");
+}
+
+#[test]
+fn header_special_shows_how_arrays_are_stored() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = s(&dir.path().join("sh.zarr")).to_string();
+    ok(&[
+        "create",
+        &store,
+        "a",
+        "--shape",
+        "8,6",
+        "--dtype",
+        ">i4",
+        "--chunks",
+        "2,3",
+        "--shards",
+        "4,6",
+        "--dimension-names",
+        "y,x",
+        "--compressor",
+        "null",
+    ]);
+    ok(&[
+        "create",
+        &store,
+        "b",
+        "--shape",
+        "3",
+        "--dtype",
+        "uint8",
+        "--format",
+        "2",
+        "--compressor",
+        r#"{"id": "zlib", "level": 1}"#,
+    ]);
+    let expected = format!(
+        "zarr {store} {{
+dimensions:
+\ty = 8 ;
+\tx = 6 ;
+\t_zdim_3 = 3 ;
+variables:
+\tint a(y, x) ;
+\t\ta:_Storage = \"chunked\" ;
+\t\ta:_ChunkSizes = 2, 3 ;
+\t\ta:_Endianness = \"big\" ;
+\t\t// a:_ShardSizes = 4, 6 ;
+\t\t// a:_Codecs = [{{\"name\":\"sharding_indexed\",\"configuration\":{{\"chunk_shape\":[2,3],\"codecs\":[{{\"name\":\"bytes\",\"configuration\":{{\"endian\":\"big\"}}}}],\"index_codecs\":[{{\"name\":\"bytes\",\"configuration\":{{\"endian\":\"little\"}}}},{{\"name\":\"crc32c\"}}],\"index_location\":\"end\"}}}}] ;
+\tubyte b(_zdim_3) ;
+\t\tb:_Storage = \"chunked\" ;
+\t\tb:_ChunkSizes = 3 ;
+\t\t// b:_Codecs = {{\"filters\":null,\"compressor\":{{\"id\":\"zlib\",\"level\":1}}}} ;
+}}
+"
+    );
+    assert_eq!(ok(&["header", "-s", &store]), expected);
+    let doc: serde_json::Value =
+        serde_json::from_str(&ok(&["header", "--json", "--special", &store, "a"])).unwrap();
+    let storage = &doc["root"]["variables"][0]["storage"];
+    assert_eq!(storage["storage"], "chunked");
+    assert_eq!(storage["chunks"], serde_json::json!([2, 3]));
+    assert_eq!(storage["shards"], serde_json::json!([4, 6]));
+    assert_eq!(storage["endianness"], "big");
+    assert_eq!(storage["codecs"][0]["name"], "sharding_indexed");
+    // Without --special there is no storage.
+    let doc: serde_json::Value =
+        serde_json::from_str(&ok(&["header", "--json", &store, "a"])).unwrap();
+    assert!(doc["root"]["variables"][0].get("storage").is_none());
 }

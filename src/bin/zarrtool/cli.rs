@@ -95,13 +95,20 @@ pub enum Command {
     /// a group {"name", "path", "zarr_format", "dimensions": [{"name", "length",
     /// "other_lengths"?}], "variables", "attributes", "groups"}, a variable {"name",
     /// "path", "type", "dtype", "shape", "dimensions", "missing_value", "attributes"}, an
-    /// attribute {"name", "type", "value"} (type "json" for values netCDF keeps as text).
+    /// attribute {"name", "type", "value"} (type "json" for values netCDF keeps as text);
+    /// with --special a variable also has "storage": {"storage", "chunks", "shards",
+    /// "endianness", "codecs"}.
     Header {
         #[command(flatten)]
         node: NodeArg,
         /// Print JSON for scripts.
         #[arg(long)]
         json: bool,
+        /// Also show how each variable is stored, as `ncdump -s` does: the virtual
+        /// attributes _Storage, _ChunkSizes and _Endianness, and as comments the shard
+        /// shape and the codecs.
+        #[arg(long, short = 's')]
+        special: bool,
     },
     /// Print a node's metadata document as stored.
     Meta {

@@ -15,11 +15,11 @@
 
 use crate::cli::NodeArg;
 use crate::nczarr;
-use crate::ops::{display, document, open};
+use crate::ops::{codecs, display, document, open};
 use crate::out::Out;
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
-use zarr::dtype::{DType, DataKind};
+use zarr::dtype::{ByteOrder, DType, DataKind};
 use zarr::meta::json::{as_non_finite, to_compact};
 use zarr::meta::Format;
 use zarr::node::{cf, node_kind, Array, Group, Mode, Node, NodeKind, DIMENSIONS_KEY};
@@ -416,6 +416,70 @@ struct Var {
     attrs: Vec<Attr>,
     /// The CF missing value as JSON (null when there is none).
     missing: Value,
+    /// How it is stored, with `--special`.
+    storage: Option<Storage>,
+}
+
+/// How a variable is stored, as `ncdump -s` shows it in virtual attributes (`_Storage`,
+/// `_ChunkSizes`, `_Endianness`), and what only Zarr has (shards, codecs).
+#[derive(Debug)]
+struct Storage {
+    /// NCZarr's storage (`chunked`, `scalar`), else `chunked`.
+    kind: String,
+    /// The chunk shape (inner chunks of a sharded array).
+    chunks: Vec<u64>,
+    /// The shard shape of a sharded array.
+    shards: Option<Vec<u64>>,
+    /// The byte order of multi-byte numbers: `little` or `big`.
+    endianness: Option<&'static str>,
+    /// The codecs as the metadata document states them.
+    codecs: Value,
+}
+
+impl Storage {
+    /// The virtual attributes `ncdump -s` prints.
+    fn attrs(&self) -> Vec<Attr> {
+        let text = |name: &str, text: &str| Attr {
+            name: name.into(),
+            ty: NcType::Char,
+            items: vec![Item::Text(text.into())],
+            json: None,
+        };
+        let mut attrs = vec![text("_Storage", &self.kind)];
+        if !self.chunks.is_empty() {
+            attrs.push(Attr {
+                name: "_ChunkSizes".into(),
+                ty: NcType::Int,
+                items: self.chunks.iter().map(|&n| Item::Int(n.into())).collect(),
+                json: None,
+            });
+        }
+        if let Some(order) = self.endianness {
+            attrs.push(text("_Endianness", order));
+        }
+        attrs
+    }
+
+    /// Comment lines for what netCDF has no attribute for: shards and codecs.
+    fn comments(&self, var: &str) -> Vec<String> {
+        let mut lines = Vec::new();
+        if let Some(shards) = &self.shards {
+            let shape: Vec<String> = shards.iter().map(u64::to_string).collect();
+            lines.push(format!("// {var}:_ShardSizes = {} ;", shape.join(", ")));
+        }
+        lines.push(format!("// {var}:_Codecs = {} ;", to_compact(&self.codecs)));
+        lines
+    }
+
+    fn to_json(&self) -> Value {
+        json!({
+            "storage": self.kind,
+            "chunks": self.chunks,
+            "shards": self.shards,
+            "endianness": self.endianness,
+            "codecs": strict_json(&self.codecs),
+        })
+    }
 }
 
 /// A group with what it defines and holds.
@@ -431,7 +495,7 @@ struct GroupModel {
 }
 
 /// `zarrtool header`: prints the model of the node's subtree as CDL, or JSON.
-pub fn header(node: &NodeArg, as_json: bool) -> Result<u8> {
+pub fn header(node: &NodeArg, as_json: bool, special: bool) -> Result<u8> {
     let store = open(&node.store, false)?;
     let path = node.path.trim_matches('/');
     let model = match node_kind(store.as_ref(), path)? {
@@ -442,11 +506,11 @@ pub fn header(node: &NodeArg, as_json: bool) -> Result<u8> {
                 node.store
             )))
         }
-        NodeKind::Group => read_group(&store, path, &[])?,
+        NodeKind::Group => read_group(&store, path, &[], special)?,
         NodeKind::Array => {
             // An array alone: the dimensions it uses and its variable.
             let array = Array::open(store.clone(), path, Mode::Read)?;
-            let var = read_var(&array)?;
+            let var = read_var(&array, special)?;
             let mut group = GroupModel {
                 path: path.to_string(),
                 format: array.format().number(),
@@ -482,7 +546,12 @@ pub fn header(node: &NodeArg, as_json: bool) -> Result<u8> {
 
 /// Reads the group at `path` and everything below it; `outer` are the dimensions the
 /// enclosing groups define.
-fn read_group(store: &Arc<dyn Store>, path: &str, outer: &[Dim]) -> Result<GroupModel> {
+fn read_group(
+    store: &Arc<dyn Store>,
+    path: &str,
+    outer: &[Dim],
+    special: bool,
+) -> Result<GroupModel> {
     let group = Group::open(store.clone(), path, Mode::Read)?;
     let attributes = group.attributes()?;
     let entry = match group.format() {
@@ -517,7 +586,7 @@ fn read_group(store: &Arc<dyn Store>, path: &str, outer: &[Dim]) -> Result<Group
         let child = join_key(path, &name);
         match kind {
             NodeKind::Array => {
-                let var = read_var(&Array::open(store.clone(), &child, Mode::Read)?)?;
+                let var = read_var(&Array::open(store.clone(), &child, Mode::Read)?, special)?;
                 define_dims(&mut model.dims, outer, &var);
                 model.vars.push(var);
             }
@@ -527,7 +596,9 @@ fn read_group(store: &Arc<dyn Store>, path: &str, outer: &[Dim]) -> Result<Group
     let mut scope = outer.to_vec();
     scope.extend(model.dims.iter().cloned());
     for child in subgroups {
-        model.groups.push(read_group(store, &child, &scope)?);
+        model
+            .groups
+            .push(read_group(store, &child, &scope, special)?);
     }
     Ok(model)
 }
@@ -597,14 +668,17 @@ fn node_attrs(attributes: &Map<String, Value>, fill: Option<&Attr>) -> Vec<Attr>
     out
 }
 
-/// The variable an array is.
-fn read_var(array: &Array) -> Result<Var> {
+/// The variable an array is (with how it is stored when `special`).
+fn read_var(array: &Array, special: bool) -> Result<Var> {
     let meta = array.metadata();
     let attributes = array.attributes()?;
     let doc = match array.format() {
-        Format::V2 => document(array)?.as_object().cloned().unwrap_or_default(),
-        _ => Map::new(),
+        Format::V2 => document(array)?,
+        _ if special => document(array)?,
+        _ => Value::Null,
     };
+    let storage = special.then(|| storage(array, &doc, &attributes));
+    let doc = doc.as_object().cloned().unwrap_or_default();
     let nczarr_names = nczarr::dimension_names(&doc, &attributes);
     let is_nczarr = nczarr_names.is_some();
     let (ty, string_len) = var_type(&meta.dtype, is_nczarr);
@@ -661,7 +735,35 @@ fn read_var(array: &Array) -> Result<Var> {
         shape,
         dims,
         missing,
+        storage,
     })
+}
+
+/// How an array is stored (`doc`: its metadata document).
+fn storage(array: &Array, doc: &Value, attributes: &Map<String, Value>) -> Storage {
+    let meta = array.metadata();
+    let empty = Map::new();
+    let nczarr_kind = nczarr::entry(doc.as_object().unwrap_or(&empty), "array")
+        .or_else(|| nczarr::entry(attributes, "array"))
+        .and_then(|a| a.get("storage"))
+        .and_then(Value::as_str)
+        .map(String::from);
+    let numeric = matches!(
+        meta.dtype.kind,
+        DataKind::Int(_) | DataKind::UInt(_) | DataKind::Float(_) | DataKind::Complex(_)
+    );
+    let endianness = match meta.dtype.order {
+        ByteOrder::Little if numeric && meta.item_size() > 1 => Some("little"),
+        ByteOrder::Big if numeric && meta.item_size() > 1 => Some("big"),
+        _ => None,
+    };
+    Storage {
+        kind: nczarr_kind.unwrap_or_else(|| "chunked".into()),
+        chunks: meta.inner_chunks().to_vec(),
+        shards: meta.sharding().map(|_| meta.chunks.clone()),
+        endianness,
+        codecs: codecs(array.format(), doc),
+    }
 }
 
 /// netCDF-C's name for a dimension without one.
@@ -772,6 +874,14 @@ fn print_group(out: &mut Out, group: &GroupModel, level: usize) -> Result<()> {
             for attr in &var.attrs {
                 print_attr(out, &pad, &name, attr)?;
             }
+            if let Some(storage) = &var.storage {
+                for attr in storage.attrs() {
+                    print_attr(out, &pad, &name, &attr)?;
+                }
+                for comment in storage.comments(&name) {
+                    out.line(format!("{pad}\t\t{comment}"))?;
+                }
+            }
         }
     }
     if !group.attrs.is_empty() {
@@ -827,7 +937,7 @@ fn group_json(group: &GroupModel) -> Value {
         .vars
         .iter()
         .map(|v| {
-            json!({
+            let mut var = json!({
                 "name": v.name,
                 "path": v.path,
                 "type": v.ty,
@@ -836,7 +946,11 @@ fn group_json(group: &GroupModel) -> Value {
                 "dimensions": v.dims,
                 "missing_value": v.missing,
                 "attributes": v.attrs.iter().map(Attr::to_json).collect::<Vec<_>>(),
-            })
+            });
+            if let Some(storage) = &v.storage {
+                var["storage"] = storage.to_json();
+            }
+            var
         })
         .collect();
     json!({

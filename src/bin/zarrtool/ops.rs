@@ -30,7 +30,11 @@ pub fn run(command: Command, cmd: &mut clap::Command) -> Result<u8> {
         Command::Info { node, json } => info(&node, json),
         Command::Ls { node, json } => ls(&node, json),
         Command::Tree { node } => tree(&node),
-        Command::Header { node, json } => crate::header::header(&node, json),
+        Command::Header {
+            node,
+            json,
+            special,
+        } => crate::header::header(&node, json, special),
         Command::Meta { node } => meta(&node),
         Command::Attrs { action } => attrs(action),
         Command::Dump {
@@ -341,6 +345,20 @@ pub(crate) fn document(array: &Array) -> Result<Value> {
         .map_err(|e| Error::Metadata(format!("{key:?} is not valid JSON: {e}")))
 }
 
+/// The codecs an array's metadata document (`doc`, in `format`) states: v3's list, v2's
+/// filters and compressor, v1's compression and its options.
+pub(crate) fn codecs(format: Format, doc: &Value) -> Value {
+    let field = |key: &str| doc.get(key).cloned().unwrap_or(Value::Null);
+    match format {
+        f if f.is_v3() => field("codecs"),
+        Format::V1 => json!({
+            "compression": field("compression"),
+            "compression_opts": field("compression_opts"),
+        }),
+        _ => json!({"filters": field("filters"), "compressor": field("compressor")}),
+    }
+}
+
 /// The description `info` and `ls --json` give of an array.
 fn array_summary(array: &Array, full: bool) -> Result<Map<String, Value>> {
     let meta = array.metadata();
@@ -356,19 +374,7 @@ fn array_summary(array: &Array, full: bool) -> Result<Map<String, Value>> {
     if !full {
         return Ok(out);
     }
-    let doc = document(array)?;
-    let codecs = match array.format() {
-        f if f.is_v3() => doc.get("codecs").cloned().unwrap_or(Value::Null),
-        Format::V1 => json!({
-            "compression": doc.get("compression").cloned().unwrap_or(Value::Null),
-            "compression_opts": doc.get("compression_opts").cloned().unwrap_or(Value::Null),
-        }),
-        _ => json!({
-            "filters": doc.get("filters").cloned().unwrap_or(Value::Null),
-            "compressor": doc.get("compressor").cloned().unwrap_or(Value::Null),
-        }),
-    };
-    out.insert("codecs".into(), codecs);
+    out.insert("codecs".into(), codecs(array.format(), &document(array)?));
     text_room(meta.item_size(), "the fill value's text")?;
     out.insert(
         "fill_value".into(),
