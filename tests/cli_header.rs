@@ -676,3 +676,25 @@ variables:
         serde_json::from_str(&ok(&["header", "--json", &store, "a"])).unwrap();
     assert!(doc["root"]["variables"][0].get("storage").is_none());
 }
+
+#[test]
+fn header_of_a_v1_root_array_names_it_after_the_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("old.zarr");
+    std::fs::create_dir(&store).unwrap();
+    std::fs::write(
+        store.join("meta"),
+        r#"{"zarr_format": 1, "shape": [4], "chunks": [2], "dtype": "<i4",
+            "compression": "zlib", "compression_opts": 1, "fill_value": 42, "order": "C"}"#,
+    )
+    .unwrap();
+    std::fs::write(store.join("attrs"), r#"{"units": "m"}"#).unwrap();
+    assert_eq!(
+        ok(&["header", s(&store)]),
+        format!(
+            "zarr {} {{\ndimensions:\n\t_zdim_4 = 4 ;\nvariables:\n\tint old(_zdim_4) ;\n\
+             \t\told:units = \"m\" ;\n\t\told:_FillValue = 42 ;\n}}\n",
+            s(&store)
+        )
+    );
+}

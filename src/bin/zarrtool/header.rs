@@ -510,7 +510,10 @@ pub fn header(node: &NodeArg, as_json: bool, special: bool) -> Result<u8> {
         NodeKind::Array => {
             // An array alone: the dimensions it uses and its variable.
             let array = Array::open(store.clone(), path, Mode::Read)?;
-            let var = read_var(&array, special)?;
+            let mut var = read_var(&array, special)?;
+            if var.name.is_empty() {
+                var.name = store_stem(&node.store);
+            }
             let mut group = GroupModel {
                 path: path.to_string(),
                 format: array.format().number(),
@@ -542,6 +545,21 @@ pub fn header(node: &NodeArg, as_json: bool, special: bool) -> Result<u8> {
     }
     out.finish()?;
     Ok(0)
+}
+
+/// A name for an array at a store's root, which has none: the store's last path part
+/// without its extension (`data.zarr` gives `data`), else `data`.
+fn store_stem(store: &str) -> String {
+    let path = store.split_once("://").map_or(store, |(_, rest)| rest);
+    let last = path.trim_end_matches('/').rsplit('/').next().unwrap_or("");
+    let stem = match last.rsplit_once('.') {
+        Some((stem, _)) if !stem.is_empty() => stem,
+        _ => last,
+    };
+    match stem {
+        "" => "data".to_string(),
+        stem => stem.to_string(),
+    }
 }
 
 /// Reads the group at `path` and everything below it; `outer` are the dimensions the
@@ -1031,6 +1049,20 @@ mod tests {
         let attr = Attr::new("a", &nan, Some(NcType::Float));
         assert_eq!(attr.cdl_values(), "NaNf, -Infinityf");
         assert_eq!(attr.to_json()["value"], json!(["NaN", "-Infinity"]));
+    }
+
+    #[test]
+    fn a_root_array_is_named_after_its_store() {
+        for (store, name) in [
+            ("data.zarr", "data"),
+            ("/tmp/x/t2m.zarr/", "t2m"),
+            ("zip://a/b.zip", "b"),
+            ("s3://bucket/path/v1", "v1"),
+            ("memory://", "data"),
+            (".zarr", ".zarr"),
+        ] {
+            assert_eq!(store_stem(store), name, "{store}");
+        }
     }
 
     #[test]
