@@ -395,6 +395,47 @@ fn nczarr_scalars_and_attributes_are_read() {
     assert_eq!(a.dimension_names().unwrap(), Some(vec![Some("x".into())]));
     // A list of another length is still an error, outside NCZarr's scalar form.
     put(&store, "t/.zattrs", json!({"_ARRAY_DIMENSIONS": []}));
-    let a = Array::open(store, "t", Mode::Read).unwrap();
+    let a = Array::open(store.clone(), "t", Mode::Read).unwrap();
     assert!(matches!(a.dimension_names(), Err(Error::Metadata(_))));
+
+    // Without xarray's attribute, NCZarr's dimrefs name the dimensions: in the array
+    // document (netCDF-C 4.9.0, in capitals) or in the attributes (later versions).
+    let mut doc = v2_doc("<f4", json!(null));
+    doc["shape"] = json!([2, 3]);
+    doc["chunks"] = json!([2, 3]);
+    doc["_NCZARR_ARRAY"] = json!({"dimrefs": ["/time", "/grid/lat"], "storage": "chunked"});
+    put(&store, "d/.zarray", doc.clone());
+    let a = Array::open(store.clone(), "d", Mode::Read).unwrap();
+    assert_eq!(
+        a.dimension_names().unwrap(),
+        Some(vec![Some("time".into()), Some("lat".into())])
+    );
+    doc.as_object_mut().unwrap().remove("_NCZARR_ARRAY");
+    put(&store, "d/.zarray", doc);
+    put(
+        &store,
+        "d/.zattrs",
+        json!({"_nczarr_array": {"dimrefs": ["/x", "/y"]}}),
+    );
+    let a = Array::open(store.clone(), "d", Mode::Read).unwrap();
+    assert_eq!(
+        a.dimension_names().unwrap(),
+        Some(vec![Some("x".into()), Some("y".into())])
+    );
+    // Paths that do not fit the rank are an error naming the entry.
+    put(
+        &store,
+        "d/.zattrs",
+        json!({"_nczarr_array": {"dimrefs": ["/x"]}}),
+    );
+    let a = Array::open(store.clone(), "d", Mode::Read).unwrap();
+    let err = a.dimension_names().unwrap_err();
+    assert!(
+        matches!(&err, Error::Metadata(m) if m.contains("_nczarr_array dimrefs")),
+        "{err}"
+    );
+    // No entry at all: no names.
+    put(&store, "d/.zattrs", json!({}));
+    let a = Array::open(store, "d", Mode::Read).unwrap();
+    assert_eq!(a.dimension_names().unwrap(), None);
 }

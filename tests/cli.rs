@@ -106,6 +106,7 @@ fn info_json_is_exact() {
   ],
   "fill_value": 0,
   "dimension_names": null,
+  "missing_value": null,
   "nbytes": 80,
   "stored_bytes": "#;
     assert!(out.starts_with(expected), "{out}");
@@ -1278,7 +1279,7 @@ fn numpy_code(attr: &NcAttr) -> Option<&'static str> {
 /// array's fill value, checked with the values, and in Zarr v3 also the attribute xarray
 /// reads, there only when netCDF has an explicit one or a `missing_value`;
 /// `_ARRAY_DIMENSIONS` the dimensions).
-fn check_attrs(what: &str, ours: &serde_json::Value, theirs: &[(String, NcAttr)]) {
+fn check_attrs(what: &str, ours: &serde_json::Value, theirs: &[(String, NcAttr)], record: bool) {
     let ours = ours.as_object().expect("attributes are an object");
     let expected: Vec<&String> = theirs
         .iter()
@@ -1296,7 +1297,8 @@ fn check_attrs(what: &str, ours: &serde_json::Value, theirs: &[(String, NcAttr)]
         .filter(|(k, a)| k != "_FillValue" && !a.string)
         .filter_map(|(k, a)| Some((k.clone(), serde_json::json!(numpy_code(a)?))))
         .collect();
-    let recorded = match types.is_empty() {
+    // Recorded for groups and v2 arrays (xarray shows a v3 array's record as an attribute).
+    let recorded = match types.is_empty() || !record {
         true => None,
         false => Some(serde_json::json!({ "types": types })),
     };
@@ -1340,6 +1342,22 @@ fn check_attrs(what: &str, ours: &serde_json::Value, theirs: &[(String, NcAttr)]
     }
 }
 
+/// The attributes of the node at `path` of a directory store as stored (`attrs get` leaves
+/// NCZarr's own keys out): `.zattrs` in v2, the attributes of `zarr.json` in v3.
+fn stored_attrs(store: &str, path: &str) -> serde_json::Value {
+    let dir = Path::new(store).join(path);
+    match std::fs::read(dir.join("zarr.json")) {
+        Ok(doc) => {
+            let doc: serde_json::Value = serde_json::from_slice(&doc).unwrap();
+            doc.get("attributes").cloned().unwrap_or(serde_json::json!({}))
+        }
+        Err(_) => match std::fs::read(dir.join(".zattrs")) {
+            Ok(doc) => serde_json::from_slice(&doc).unwrap(),
+            Err(_) => serde_json::json!({}),
+        },
+    }
+}
+
 /// Checks the hierarchy zarrtool imported from `nc` at `root` in `store` against
 /// `ncdump -p 9,17` of the same file: every group and its attributes, every variable's
 /// type, shape, dimension names, attributes, fill value and every value. Returns what
@@ -1375,18 +1393,17 @@ fn check_against_ncdump(nc: &Path, store: &str, root: &str) -> NcDump {
     listed.sort();
     assert_eq!(listed, expected);
     for (path, attrs) in &d.groups {
-        let ours: serde_json::Value =
-            serde_json::from_str(&ok(&["attrs", "get", store, &at(path)])).unwrap();
-        check_attrs(&format!("group /{path}"), &ours, attrs);
+        let ours = stored_attrs(store, &at(path));
+        check_attrs(&format!("group /{path}"), &ours, attrs, true);
     }
     for (path, var) in &d.vars {
         let what = format!("variable /{path}");
         let path = &at(path);
         let info: serde_json::Value =
             serde_json::from_str(&ok(&["info", "--json", store, path])).unwrap();
-        let attrs: serde_json::Value =
-            serde_json::from_str(&ok(&["attrs", "get", store, path])).unwrap();
-        check_attrs(&what, &attrs, &var.attrs);
+        let attrs = stored_attrs(store, path);
+        let v2 = Path::new(store).join(path).join(".zarray").exists();
+        check_attrs(&what, &attrs, &var.attrs, v2);
         // A char array's last dimension is its strings' length.
         let mut dims = var.dims.clone();
         let width = match var.ty.as_str() {
@@ -1648,13 +1665,16 @@ fn netcdf4_import_matches_ncdump() {
             serde_json::from_str(&ok(&["info", "--json", &store, var])).unwrap();
         assert_eq!(info["fill_value"], fill, "{var}");
     }
+    // NCZarr's type record is stored, but `attrs get` leaves it out.
     assert_eq!(
         ok(&["attrs", "get", &store]),
         "{\n  \"title\": \"zarrtool import test\",\n  \"version\": 3,\n  \"pi\": \
          3.14159265358979,\n  \"ratios\": [\n    0.5,\n    0.1\n  ],\n  \"tags\": [\n    \
-         \"a\",\n    \"b, c\"\n  ],\n  \"_NCZARR_ATTR\": {\n    \"types\": {\n      \
-         \"version\": \"<i4\",\n      \"pi\": \"<f8\",\n      \"ratios\": \"<f4\"\n    }\n  \
-         }\n}\n"
+         \"a\",\n    \"b, c\"\n  ]\n}\n"
+    );
+    assert_eq!(
+        stored_attrs(&store, "")["_NCZARR_ATTR"],
+        serde_json::json!({"types": {"version": "<i4", "pi": "<f8", "ratios": "<f4"}})
     );
     // Zarr v2, with --chunks for the variables of rank 3: dimension names in
     // _ARRAY_DIMENSIONS, a variable without fill gets a null fill value.

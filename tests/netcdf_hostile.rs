@@ -285,8 +285,7 @@ fn the_sample_classic_files_import_exactly() {
         let attrs = tool(&["attrs", "get", s(&store), "t"]);
         assert_eq!(
             String::from_utf8(attrs.stdout).unwrap(),
-            "{\n  \"scale\": [\n    0.5,\n    2.0\n  ],\n  \"_NCZARR_ATTR\": {\n    \
-             \"types\": {\n      \"scale\": \"<f8\"\n    }\n  }\n}\n"
+            "{\n  \"scale\": [\n    0.5,\n    2.0\n  ]\n}\n"
         );
     }
 }

@@ -957,15 +957,16 @@ impl Array {
     }
 
     /// The dimension names, `None` for an unnamed dimension: v3 `dimension_names`, or the
-    /// `_ARRAY_DIMENSIONS` attribute of v2 (the xarray convention; a null entry is unnamed).
-    /// `None` when the array has none, and for NCZarr's scalars (shape `[1]` with an empty
-    /// `_ARRAY_DIMENSIONS`).
+    /// `_ARRAY_DIMENSIONS` attribute of v2 (the xarray convention; a null entry is unnamed),
+    /// else those of NCZarr's `_nczarr_array` entry (its `dimrefs`). `None` when the array has
+    /// none, and for NCZarr's scalars (shape `[1]` with an empty `_ARRAY_DIMENSIONS`).
     pub fn dimension_names(&self) -> Result<Option<Vec<Option<String>>>> {
         if self.format.is_v3() {
             return Ok(self.metadata().dimension_names.clone());
         }
-        let Some(value) = self.attributes()?.get(DIMENSIONS_KEY).cloned() else {
-            return Ok(None);
+        let attributes = self.attributes()?;
+        let Some(value) = attributes.get(DIMENSIONS_KEY).cloned() else {
+            return self.nczarr_dimension_names(&attributes);
         };
         if self.metadata().shape == [1] && value.as_array().is_some_and(|v| v.is_empty()) {
             return Ok(None);
@@ -990,6 +991,60 @@ impl Array {
         if names.len() != self.metadata().rank() {
             return Err(bad());
         }
+        Ok(Some(names))
+    }
+
+    /// The dimension names netCDF-C's NCZarr keeps in `_nczarr_array` (`_NCZARR_ARRAY` up to
+    /// netCDF-C 4.9.0), in the v2 array document or, in later versions, the attributes: the
+    /// last part of each `dimrefs` path (`/grid/lat` is `lat`). `None` outside v2, without
+    /// such an entry, and for NCZarr's scalars (shape `[1]` without dimensions).
+    fn nczarr_dimension_names(
+        &self,
+        attributes: &Map<String, Value>,
+    ) -> Result<Option<Vec<Option<String>>>> {
+        if self.format != Format::V2 {
+            return Ok(None);
+        }
+        let find = |doc: &Map<String, Value>| {
+            doc.iter()
+                .find(|(key, _)| key.eq_ignore_ascii_case("_nczarr_array"))
+                .map(|(_, entry)| entry.clone())
+        };
+        let mut entry = find(attributes);
+        if entry.is_none() {
+            let key = self.format.array_key(&self.path);
+            if let Some(bytes) = get_document(self.store.as_ref(), &key)? {
+                let doc = crate::meta::json::parse(&bytes)
+                    .map_err(|e| Error::Metadata(format!("{key}: not valid JSON: {e}")))?;
+                entry = doc.as_object().and_then(find);
+            }
+        }
+        let Some(refs) = entry.as_ref().and_then(|e| e.get("dimrefs")) else {
+            return Ok(None);
+        };
+        let meta = self.metadata();
+        let bad = || {
+            Error::Metadata(format!(
+                "array {:?}: _nczarr_array dimrefs must be a list of {} dimension paths",
+                self.path,
+                meta.rank()
+            ))
+        };
+        let refs = refs.as_array().ok_or_else(bad)?;
+        if refs.is_empty() && meta.shape == [1] {
+            return Ok(None);
+        }
+        if refs.len() != meta.rank() {
+            return Err(bad());
+        }
+        let names = refs
+            .iter()
+            .map(|r| {
+                let path = r.as_str().ok_or_else(bad)?;
+                let name = path.rsplit('/').next().unwrap_or(path);
+                Ok((!name.is_empty()).then(|| name.to_string()))
+            })
+            .collect::<Result<Vec<_>>>()?;
         Ok(Some(names))
     }
 

@@ -1297,7 +1297,9 @@ module zarr_c
     ! null) is a NULL item (`zarr_strings_get` gives NULL) and a name that is the empty
     ! string
     ! is ""; `ZARR_ERR_NOT_FOUND` when the array has none, `ZARR_ERR_METADATA` when
-    ! `_ARRAY_DIMENSIONS` is not a list of rank strings.
+    ! `_ARRAY_DIMENSIONS` is not a list of rank strings. A v2 array without
+    ! `_ARRAY_DIMENSIONS` that netCDF-C wrote (NCZarr) has the names of its `_nczarr_array`
+    ! dimension paths (`/grid/lat` is `lat`).
     !
     ! Errors: `ZARR_ERR_NOT_FOUND` (no names), `ZARR_ERR_METADATA`.
     !

@@ -95,6 +95,30 @@ pub enum Command {
         #[command(flatten)]
         node: NodeArg,
     },
+    /// Print the groups, dimensions, variables and attributes of a store (or of the node's
+    /// subtree) as `ncdump -h` prints a netCDF file (CDL), reading metadata only.
+    /// Dimensions come from NCZarr's records, else from dimension names and shapes (an
+    /// unnamed one is `_zdim_<length>`); attribute types from NCZarr's records, else as
+    /// netCDF-C infers them from JSON; `_FillValue` is the CF missing value in the
+    /// variable's type. --json prints the same as JSON: {"store", "path", "root": group},
+    /// a group {"name", "path", "zarr_format", "dimensions": [{"name", "length",
+    /// "other_lengths"?}], "variables", "attributes", "groups"}, a variable {"name",
+    /// "path", "type", "dtype", "shape", "dimensions", "missing_value", "attributes"}, an
+    /// attribute {"name", "type", "value"} (type "json" for values netCDF keeps as text);
+    /// with --special a variable also has "storage": {"storage", "chunks", "shards",
+    /// "endianness", "codecs"}.
+    Header {
+        #[command(flatten)]
+        node: NodeArg,
+        /// Print JSON for scripts.
+        #[arg(long)]
+        json: bool,
+        /// Also show how each variable is stored, as `ncdump -s` does: the virtual
+        /// attributes _Storage, _ChunkSizes and _Endianness, and as comments the shard
+        /// shape and the codecs.
+        #[arg(long, short = 's')]
+        special: bool,
+    },
     /// Print a node's metadata document as stored.
     Meta {
         #[command(flatten)]

@@ -5,6 +5,8 @@
 //! closes standard output early (`| head`) ends the command quietly with status 0.
 
 mod cli;
+mod header;
+mod nczarr;
 #[cfg(feature = "netcdf")]
 mod netcdf;
 mod ops;

@@ -308,9 +308,10 @@ fn take_strings(f: &File, ptrs: &mut [*mut c_char]) -> Result<Vec<Vec<u8>>> {
 }
 
 /// The attribute NCZarr keeps attribute types in (`{"types": {"scale_factor": "<f4"}}`),
-/// which NCZarr reads in Zarr v2 and xarray hides; import writes it for numeric attributes
-/// and export reads it, so that types JSON cannot tell apart (a float from a double, a
-/// short from an int) survive a round trip.
+/// which NCZarr reads in Zarr v2 and xarray hides (of groups in both formats, of arrays in
+/// v2 only); import writes it for numeric attributes where xarray hides it and export reads
+/// it, so that types JSON cannot tell apart (a float from a double, a short from an int)
+/// survive a round trip.
 const TYPES_KEY: &str = "_NCZARR_ATTR";
 
 /// The NCZarr (numpy) name of a numeric netCDF type's attribute values.
@@ -332,14 +333,15 @@ fn type_code(xtype: c_int) -> Option<&'static str> {
 
 /// The attributes of a variable (or, for `NC_GLOBAL`, of a group) as JSON. A value of one
 /// item is a scalar, longer ones lists; text (`char`) is one string. `_FillValue` is left
-/// out: it becomes the array's fill value. The numeric attributes' types are kept in
-/// NCZarr's `_NCZARR_ATTR` attribute ([`TYPES_KEY`]).
+/// out: it becomes the array's fill value. With `record_types`, the numeric attributes'
+/// types are kept in NCZarr's `_NCZARR_ATTR` attribute ([`TYPES_KEY`]).
 fn attributes(
     f: &File,
     ncid: c_int,
     varid: c_int,
     count: c_int,
     owner: &str,
+    record_types: bool,
 ) -> Result<Map<String, Value>> {
     let mut out = Map::new();
     let mut types = Map::new();
@@ -414,7 +416,7 @@ fn attributes(
         };
         out.insert(key, value);
     }
-    if !types.is_empty() {
+    if record_types && !types.is_empty() {
         let mut hint = Map::new();
         hint.insert("types".into(), Value::Object(types));
         out.insert(TYPES_KEY.into(), Value::Object(hint));
@@ -570,7 +572,10 @@ fn variable(f: &File, ncid: c_int, varid: c_int, group: &str, settings: &Setting
     if let Some(c) = &settings.compressor {
         builder.compressor(c.clone());
     }
-    let mut attrs = attributes(f, ncid, varid, natts, &shown)?;
+    // xarray shows a v3 array's `_NCZARR_ATTR` as an attribute (and `to_netcdf` refuses it):
+    // v3 arrays keep JSON's types only.
+    let v2 = !settings.format.is_v3();
+    let mut attrs = attributes(f, ncid, varid, natts, &shown, v2)?;
     // netCDF's default fill stays implicit (xarray reading the file masks nothing there):
     // the array gets the builder's default. An explicit _FillValue, else missing_value,
     // becomes the CF missing value.
@@ -682,7 +687,7 @@ fn walk(
     f.check(code, || format!("the attributes of {shown}"))?;
     groups.push(GroupPlan {
         path: path.to_string(),
-        attrs: attributes(f, ncid, ffi::NC_GLOBAL, natts, &shown)?,
+        attrs: attributes(f, ncid, ffi::NC_GLOBAL, natts, &shown, true)?,
     });
     let mut nvars = 0;
     // SAFETY: a valid out pointer; the ids are asked for below.

@@ -1,6 +1,7 @@
 //! What each subcommand does, on the library's API.
 
 use crate::cli::{AttrsAction, Command, DumpFormat, ExportFormat, FileOrder, Layout, NodeArg};
+use crate::nczarr;
 use crate::out::{self, Out};
 use crate::values::{
     csv_field, element_csv, element_text, parse_region, parse_shape, shape_text, text_room,
@@ -11,7 +12,7 @@ use rayon::prelude::*;
 use serde_json::{json, Map, Value};
 use std::io::{IsTerminal, Read, Write};
 use std::sync::Arc;
-use zarr::dtype::{swap_bytes, swap_record_fields, DType, ElementType};
+use zarr::dtype::{swap_bytes, swap_record_fields, DType, DataKind, ElementType};
 use zarr::meta::{ArrayMeta, Format, Order};
 use zarr::node::{cf, node_kind, Array, ArrayBuilder, Group, Mode, Node, NodeKind};
 use zarr::store::{get_document, join_key, node_prefix, open_url, Store};
@@ -29,6 +30,11 @@ pub fn run(command: Command, cmd: &mut clap::Command) -> Result<u8> {
         Command::Info { node, json } => info(&node, json),
         Command::Ls { node, json } => ls(&node, json),
         Command::Tree { node } => tree(&node),
+        Command::Header {
+            node,
+            json,
+            special,
+        } => crate::header::header(&node, json, special),
         Command::Meta { node } => meta(&node),
         Command::Attrs { action } => attrs(action),
         Command::Dump {
@@ -332,7 +338,7 @@ pub(crate) fn parse_json(text: &str, what: &str) -> Result<Value> {
 }
 
 /// Opens a store for reading, or for writing when `write` (it must exist).
-fn open(url: &str, write: bool) -> Result<Arc<dyn Store>> {
+pub(crate) fn open(url: &str, write: bool) -> Result<Arc<dyn Store>> {
     open_url(url, if write { Mode::ReadWrite } else { Mode::Read }, None)
 }
 
@@ -382,12 +388,26 @@ pub(crate) fn finish_progress(bar: &ProgressBar) {
 }
 
 /// The array's stored metadata document as JSON.
-fn document(array: &Array) -> Result<Value> {
+pub(crate) fn document(array: &Array) -> Result<Value> {
     let key = array.format().array_key(array.path());
     let bytes = get_document(array.store().as_ref(), &key)?
         .ok_or_else(|| Error::NotFound(format!("no metadata document at {key:?}")))?;
     serde_json::from_slice(&bytes)
         .map_err(|e| Error::Metadata(format!("{key:?} is not valid JSON: {e}")))
+}
+
+/// The codecs an array's metadata document (`doc`, in `format`) states: v3's list, v2's
+/// filters and compressor, v1's compression and its options.
+pub(crate) fn codecs(format: Format, doc: &Value) -> Value {
+    let field = |key: &str| doc.get(key).cloned().unwrap_or(Value::Null);
+    match format {
+        f if f.is_v3() => field("codecs"),
+        Format::V1 => json!({
+            "compression": field("compression"),
+            "compression_opts": field("compression_opts"),
+        }),
+        _ => json!({"filters": field("filters"), "compressor": field("compressor")}),
+    }
 }
 
 /// The description `info` and `ls --json` give of an array.
@@ -405,25 +425,17 @@ fn array_summary(array: &Array, full: bool) -> Result<Map<String, Value>> {
     if !full {
         return Ok(out);
     }
-    let doc = document(array)?;
-    let codecs = match array.format() {
-        f if f.is_v3() => doc.get("codecs").cloned().unwrap_or(Value::Null),
-        Format::V1 => json!({
-            "compression": doc.get("compression").cloned().unwrap_or(Value::Null),
-            "compression_opts": doc.get("compression_opts").cloned().unwrap_or(Value::Null),
-        }),
-        _ => json!({
-            "filters": doc.get("filters").cloned().unwrap_or(Value::Null),
-            "compressor": doc.get("compressor").cloned().unwrap_or(Value::Null),
-        }),
-    };
-    out.insert("codecs".into(), codecs);
+    out.insert("codecs".into(), codecs(array.format(), &document(array)?));
     text_room(meta.item_size(), "the fill value's text")?;
     out.insert(
         "fill_value".into(),
         zarr::meta::fill::render_fill(&meta.fill_value, &meta.dtype)?,
     );
     out.insert("dimension_names".into(), json!(array.dimension_names()?));
+    out.insert(
+        "missing_value".into(),
+        crate::header::missing_value(array, &array.attributes()?)?,
+    );
     let stored = array.nbytes_stored()?;
     let nbytes = meta.nbytes();
     out.insert("nbytes".into(), json!(nbytes));
@@ -459,7 +471,7 @@ fn info(node: &NodeArg, as_json: bool) -> Result<u8> {
                     "node_type": "group",
                     "zarr_format": group.format().number(),
                     "members": members.iter().map(|(n, _)| n).collect::<Vec<_>>(),
-                    "attributes": group.attributes()?,
+                    "attributes": nczarr::user_attributes(group.attributes()?),
                 }))?;
             } else {
                 let mut out = Out::new();
@@ -491,13 +503,20 @@ fn info(node: &NodeArg, as_json: bool) -> Result<u8> {
             out.line(format!("dtype: {}", meta.dtype.to_v2()))?;
             out.line(format!("codecs: {}", s["codecs"]))?;
             out.line(format!("fill value: {}", s["fill_value"]))?;
-            if let Some(names) = array.dimension_names()? {
-                let names: Vec<String> = names
+            let missing = match &s["missing_value"] {
+                Value::Null => "none".to_string(),
+                value => value.to_string(),
+            };
+            out.line(format!("missing value: {missing}"))?;
+            let names = match array.dimension_names()? {
+                Some(names) => names
                     .into_iter()
                     .map(|n| n.unwrap_or_else(|| "~".into()))
-                    .collect();
-                out.line(format!("dimension names: {}", names.join(", ")))?;
-            }
+                    .collect::<Vec<String>>()
+                    .join(", "),
+                None => "none".into(),
+            };
+            out.line(format!("dimension names: {names}"))?;
             out.line(format!("bytes: {}", s["nbytes"]))?;
             out.line(format!("stored bytes: {}", s["stored_bytes"]))?;
             out.line(format!("ratio: {}", s["ratio"]))?;
@@ -671,9 +690,8 @@ fn attrs(action: AttrsAction) -> Result<u8> {
     match action {
         AttrsAction::Get { node } => {
             let store = open(&node.store, false)?;
-            print_json(&Value::Object(
-                open_node(store, &node.path, false)?.attributes()?,
-            ))?;
+            let attributes = open_node(store, &node.path, false)?.attributes()?;
+            print_json(&Value::Object(nczarr::user_attributes(attributes)))?;
             Ok(0)
         }
         AttrsAction::Set {
@@ -1366,7 +1384,8 @@ fn copy(
                     } else {
                         Mode::CreateNew
                     };
-                    Group::open_with(dst.clone(), &to_path, mode, format, &group.attributes()?)?;
+                    let attributes = nczarr::user_attributes(group.attributes()?);
+                    Group::open_with(dst.clone(), &to_path, mode, format, &attributes)?;
                 }
             } else {
                 eprintln!("would create group {}", display(&to_path));
@@ -1376,7 +1395,8 @@ fn copy(
         let array = Array::open(src.clone(), path, Mode::Read)?;
         let format = settings.format.unwrap_or(array.format().for_copies());
         let mut meta = target_meta(&array.metadata(), settings, format)?;
-        let mut attrs = array.attributes()?;
+        // NCZarr's keys describe the source's netCDF model, which the copy does not have.
+        let mut attrs = nczarr::user_attributes(array.attributes()?);
         carry_dimension_names(&array, &mut meta, &mut attrs, format)?;
         carry_missing_value(&array, &mut meta, &mut attrs, format)?;
         let Some(dst) = &dst else {
@@ -1446,9 +1466,28 @@ fn carry_missing_value(
     if from.format().is_v3() == format.is_v3() {
         return Ok(());
     }
-    match from.missing_value()? {
-        Some(value) => {
-            let encoded = cf::encode(value, &meta.dtype, format, from.path())?;
+    // An integer fill value outside v3 is the missing value exactly (a 64-bit one, as
+    // netCDF's default int64 fill, may have no double).
+    let source = from.metadata();
+    let integer = matches!(source.dtype.kind, DataKind::Int(_) | DataKind::UInt(_));
+    let exact = match &source.fill_value {
+        Some(fill) if integer && !from.format().is_v3() => Some(cf::encode_bytes(
+            fill.clone(),
+            &meta.dtype,
+            format,
+            from.path(),
+        )?),
+        _ => None,
+    };
+    let encoded = match exact {
+        Some(encoded) => Some(encoded),
+        None => from
+            .missing_value()?
+            .map(|value| cf::encode(value, &meta.dtype, format, from.path()))
+            .transpose()?,
+    };
+    match encoded {
+        Some(encoded) => {
             meta.fill_value = Some(encoded.fill);
             match encoded.attribute {
                 Some(attribute) => attrs.insert(cf::FILL_ATTRIBUTE.into(), attribute),
@@ -1744,7 +1783,8 @@ fn diff(left: &str, left_path: &str, right: &str, right_path: &str, attrs: bool)
                     open_node(ls.clone(), &lpath, false)?,
                     open_node(rs.clone(), &rpath, false)?,
                 );
-                if attrs && lnode.attributes()? != rnode.attributes()? {
+                let user = |node: &dyn Node| node.attributes().map(nczarr::user_attributes);
+                if attrs && user(lnode.as_ref())? != user(rnode.as_ref())? {
                     out.push(format!("{shown}: attributes differ"));
                 }
                 if *kind == NodeKind::Array {
