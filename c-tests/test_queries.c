@@ -122,7 +122,7 @@ static void test_builder_array(void) {
     CHECK_CONTAINS(meta, "\"order\": \"C\"");
     CHECK_CONTAINS(meta, "\"filters\": null");
     CHECK_CONTAINS(meta, little_endian() ? "\"dtype\": \"<f4\"" : "\"dtype\": \">f4\"");
-    CHECK_CONTAINS(meta, "\"cname\": \"lz4\""); /* the default compressor: blosc lz4 */
+    CHECK_CONTAINS(meta, "\"cname\": \"zstd\""); /* the default compressor: blosc zstd */
     char raw[2048];
     size_t raw_len = 0;
     CHECK_OK(zarr_store_get(s, "grp/q/.zarray", raw, sizeof raw - 1, &raw_len));

@@ -1699,6 +1699,10 @@ fn netcdf4_import_matches_ncdump() {
     let meta: serde_json::Value =
         serde_json::from_str(&ok(&["meta", &v2, "imported/nofill"])).unwrap();
     assert_eq!(meta["fill_value"], serde_json::Value::Null);
+    // Strings too: xarray would take a "" fill for a missing value and mask empty strings.
+    let meta: serde_json::Value =
+        serde_json::from_str(&ok(&["meta", &v2, "imported/label"])).unwrap();
+    assert_eq!(meta["fill_value"], serde_json::Value::Null);
     assert_eq!(
         ok(&["attrs", "get", &v2, "imported/sub/v"]),
         "{\n  \"note\": \"in a group\",\n  \"_ARRAY_DIMENSIONS\": [\n    \"n\",\n    \"lon\"\n  ]\n}\n"

@@ -340,7 +340,7 @@ fn zarrtool_refuses_huge_items_under_an_address_space_limit() {
     for (format, reason) in [
         (
             "2",
-            "1073742177 bytes for reading the rendered metadata back",
+            "1073742184 bytes for reading the rendered metadata back",
         ),
         ("3", "1073741824 bytes for the fill value"),
     ] {

@@ -32,8 +32,8 @@ enum FillSpec {
 /// at the top of a store) unless [`ArrayBuilder::zarr_format`] chooses. Other defaults:
 /// chunk shape guessed from the shape (zarr-python's guess), C order, the fill value xarray
 /// writes (v2: NaN for floats, `""` for strings, `null` for other types; v3: 0, or `""` for
-/// strings); v3: chunk keys `c/0/1` and zstd level 0 (zarr-python 3's); v2: `.` separator
-/// and blosc lz4 level 5 with byte shuffle (zarr-python 2's).
+/// strings); v3: chunk keys `c/0/1`; v2: `.` separator; both: blosc zstd level 1 with byte
+/// shuffle in 1 MiB blocks ([`Format::default_compressor`](crate::meta::Format::default_compressor)).
 #[derive(Debug, Clone)]
 pub struct ArrayBuilder {
     shape: Vec<u64>,

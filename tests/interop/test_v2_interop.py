@@ -1208,8 +1208,9 @@ def test_zarr_python_default_compressor_libzarr_reads(tool, tmp_path):
 
 def test_builder_defaults_follow_zarr_python_2(tool, tmp_path):
     """zarr_array_builder_new defaults: chunks guessed as zarr-python 2 does, fill NaN for
-    floats (as xarray writes, so no real 0 is masked), C order, "." separator, blosc lz4
-    level 5 with byte shuffle."""
+    floats (as xarray writes, so no real 0 is masked), C order, "." separator, and
+    libzarr's own compressor, blosc zstd level 1 with byte shuffle in 1 MiB blocks, which
+    zarr-python and tensorstore read."""
     shape = (700, 900)
     a = np.arange(math.prod(shape), dtype="<f4").reshape(shape)
     store = tmp_path / "store"
@@ -1217,7 +1218,7 @@ def test_builder_defaults_follow_zarr_python_2(tool, tmp_path):
                fill="-", order="-", sep="-", compressor="-", data=native(a).tobytes(),
                buf_order="C")
     doc = json.loads((store / "arr" / ".zarray").read_text())
-    assert doc["compressor"] == _blosc("lz4", 5, 1)
+    assert doc["compressor"] == _blosc("zstd", 1, 1, blocksize=1 << 20)
     assert doc["fill_value"] == "NaN"
     assert doc["order"] == "C"
     assert doc.get("dimension_separator", ".") == "."
@@ -1228,6 +1229,9 @@ def test_builder_defaults_follow_zarr_python_2(tool, tmp_path):
     assert tuple(doc["chunks"]) == tuple(guess_chunks(shape, 4))
     _, got = zarr_python_read(store, "arr")
     assert_arrays_identical(got, a, "zarr-python read of a default-built array")
+    if ts is not None:
+        assert_arrays_identical(ts_read(store, "arr"), a,
+                                "tensorstore read of a default-built array")
 
 
 def test_nat_fill_value_string(tool, tmp_path):

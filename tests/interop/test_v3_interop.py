@@ -617,3 +617,21 @@ def test_unnamed_and_empty_dimension_names_both_ways(tool, tmp_path, monkeypatch
     dumped = run_tree(tool, tmp_path, [("store", "S", f"dir:{theirs}", "r"),
                                        ("dump", "S", "", str(tmp_path / "out.bin"))])
     assert [d["dims"] for d in dumped if "dims" in d] == [["", None]]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int16", "uint8"])
+def test_default_compressor_read_by_peers(tool, tmp_path, monkeypatch, dtype):
+    """A v3 array built without a compressor gets libzarr's default, blosc zstd level 1
+    with byte shuffle in 1 MiB blocks (typesize the item size): zarr-python 3 and
+    tensorstore read it exactly."""
+    monkeypatch.setenv("ZARR_TOOL_FORMAT", "3")
+    a = make_data(dtype, (40, 70), seed=5)
+    store = tmp_path / "store"
+    tool.build(tmp_path / "s", store, "arr", dtype=np.dtype(dtype).str, shape=a.shape,
+               chunks="16,32", fill="0", order="C", sep="/", compressor="-",
+               data=native_bytes(a), buf_order="C")
+    doc = json.loads((store / "arr" / "zarr.json").read_text())
+    assert doc["codecs"][1:] == [{"name": "blosc", "configuration": {
+        "cname": "zstd", "clevel": 1, "shuffle": "shuffle", "typesize": a.itemsize,
+        "blocksize": 1 << 20}}]
+    _peers_read_exactly(store / "arr", a)

@@ -1231,9 +1231,10 @@ array is created in (Zarr v3 at the top of a store) unless
 `zarr_array_builder_set_zarr_format` chooses. Other defaults: chunks guessed from the
 shape, C order, no attributes, the fill value xarray writes (v2: NaN for floats, ""
 for strings, null for other types, so no real value is masked; v3: 0, or "" for
-strings); v3: chunk keys "c/0/1", zstd level 0 (zarr-python 3's); v2: "." separator,
-blosc lz4 level 5 with shuffle (zarr-python 2's). A v2 scalar gets the empty
-`_ARRAY_DIMENSIONS` list xarray needs.
+strings); v3: chunk keys "c/0/1"; v2: "." separator; both: blosc zstd level 1 with
+byte shuffle in 1 MiB blocks (`{"id": "blosc", "cname": "zstd", "clevel": 1, "shuffle":
+1, "blocksize": 1048576}`), which zarr-python 2 and 3 and tensorstore read. A v2
+scalar gets the empty `_ARRAY_DIMENSIONS` list xarray needs.
 `ZARR_DTYPE_RAW` starts as `|V1`: give the real type with
 `zarr_array_builder_set_dtype_name`.
 

@@ -631,6 +631,11 @@ fn variable(f: &File, ncid: c_int, varid: c_int, group: &str, settings: &Setting
             let text = take_strings(f, &mut ptrs)?.remove(0);
             builder.fill_value_bytes(ElementType::String, text);
         }
+        // xarray takes a v2 fill value for the CF missing value: the default "" would mask
+        // the empty strings netCDF shows. A null fill (xarray's own for strings) masks none.
+        Kind::String if !settings.format.requires_fill() => {
+            builder.fill_value_json(Value::Null);
+        }
         Kind::Char(_) | Kind::String => {}
     }
     let names: Vec<String> = zdims.iter().map(|d| d.0.clone()).collect();
