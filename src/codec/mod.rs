@@ -385,6 +385,27 @@ mod tests {
     }
 
     #[test]
+    fn codecs_left_out_of_the_build_say_so() {
+        for (id, built) in [
+            ("zfp", cfg!(feature = "zfp")),
+            ("zfpy", cfg!(feature = "zfp")),
+            ("pcodec", cfg!(feature = "pcodec")),
+        ] {
+            let result = from_config(json!({"id": id}).as_object().unwrap(), 4);
+            assert_eq!(TYPED.contains(&id), built, "{id}");
+            match result {
+                Err(Error::CodecUnsupported(m)) if !built => {
+                    assert!(m.contains("built without"), "{id}: {m}")
+                }
+                // zfp needs its mode; numcodecs' zfpy and pcodec have defaults.
+                Err(Error::Metadata(m)) if built && id == "zfp" => assert!(m.contains("mode")),
+                Ok(c) if built => assert!(c.typed().is_some()),
+                other => panic!("{id}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
     fn unknown_and_malformed_configs_are_errors() {
         let err = from_config(json!({"id": "nope"}).as_object().unwrap(), 1).unwrap_err();
         assert!(matches!(err, Error::CodecUnsupported(ref m) if m.contains("nope")));
