@@ -194,6 +194,7 @@ impl Config<'_> {
     }
 
     /// A number parameter, or `default` when absent or null.
+    #[cfg(feature = "zfp")]
     pub fn number(&self, key: &str, default: f64) -> Result<f64> {
         match self.map.get(key) {
             None | Some(Value::Null) => Ok(default),

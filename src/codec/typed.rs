@@ -4,8 +4,11 @@
 //! the bytes→bytes codecs, right after a `bytes` codec that hands them the items in a known
 //! byte order, and the chain gives them the item type and the stored chunk shape.
 
-use crate::dtype::{swap_bytes, ByteOrder, DType};
+use crate::dtype::DType;
+#[cfg(any(feature = "zfp", feature = "pcodec"))]
+use crate::dtype::{swap_bytes, ByteOrder};
 use crate::error::{Error, Result};
+#[cfg(any(feature = "zfp", feature = "pcodec"))]
 use crate::io::cast::Native;
 
 /// A codec of typed chunks.
@@ -34,6 +37,7 @@ pub(crate) fn misplaced(id: &str) -> Error {
     ))
 }
 
+#[cfg(any(feature = "zfp", feature = "pcodec"))]
 /// A vector of `n` default values, allocated fallibly.
 pub(crate) fn zeroed<T: Default + Clone>(n: usize, what: &str) -> Result<Vec<T>> {
     let mut v = Vec::new();
@@ -43,11 +47,13 @@ pub(crate) fn zeroed<T: Default + Clone>(n: usize, what: &str) -> Result<Vec<T>>
     Ok(v)
 }
 
+#[cfg(any(feature = "zfp", feature = "pcodec"))]
 /// Whether items in `order` are not in this machine's byte order.
 fn swapped(order: ByteOrder) -> bool {
     order != ByteOrder::NotApplicable && order != ByteOrder::NATIVE
 }
 
+#[cfg(any(feature = "zfp", feature = "pcodec"))]
 /// The numbers `data` holds (items of `T`'s size in `order`).
 pub(crate) fn load<T: Native + Default>(data: &[u8], order: ByteOrder) -> Result<Vec<T>> {
     let mut values = zeroed::<T>(data.len() / T::SIZE, "a chunk")?;
@@ -66,6 +72,7 @@ pub(crate) fn load<T: Native + Default>(data: &[u8], order: ByteOrder) -> Result
     Ok(values)
 }
 
+#[cfg(any(feature = "zfp", feature = "pcodec"))]
 /// Writes `values` into `out` in `order`.
 pub(crate) fn store<T: Native>(values: &[T], out: &mut [u8], order: ByteOrder) {
     for (v, b) in values.iter().zip(out.chunks_exact_mut(T::SIZE)) {
@@ -76,6 +83,7 @@ pub(crate) fn store<T: Native>(values: &[T], out: &mut [u8], order: ByteOrder) {
     }
 }
 
+#[cfg(feature = "zfp")]
 /// The number of items in a chunk of `shape`, checked.
 pub(crate) fn element_count(shape: &[u64]) -> Result<usize> {
     shape
