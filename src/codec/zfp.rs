@@ -245,12 +245,7 @@ impl Zfp {
         }
         out.clear();
         crate::error::try_reserve(out, size, "a zfp stream")?;
-        let bytes: Vec<u8> = buf
-            .iter()
-            .flat_map(|w| w.to_ne_bytes())
-            .take(size)
-            .collect();
-        out.extend_from_slice(&bytes);
+        out.extend(buf.iter().flat_map(|w| w.to_ne_bytes()).take(size));
         Ok(())
     }
 
@@ -290,6 +285,18 @@ impl Zfp {
                 sys::zfp_field_dimensionality(field.ptr()),
             )
         };
+        // Every block takes at least minbits: a stream shorter than that is truncated, and a
+        // header's large minbits must not make the padding large.
+        let least = (blocks as u64)
+            .saturating_mul(u64::from(minbits))
+            .saturating_add(header_bits);
+        if least > 8 * data.len() as u64 {
+            return Err(Error::Codec(format!(
+                "{} data is truncated: {} bytes for {blocks} blocks of at least {minbits} bits",
+                self.id(),
+                data.len()
+            )));
+        }
         let planes = 8 * T::SIZE as u64;
         let values = 1u64 << (2 * rank.clamp(1, 4));
         let coder = planes * (2 * values + 2) + 256;
