@@ -651,3 +651,63 @@ impl Drop for Field {
         unsafe { sys::zfp_field_free(self.0.as_ptr()) }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A zfpy stream of only a header (in expert mode, every block at least `minbits`) for
+    /// `n` float32 numbers in one dimension.
+    fn header_only(n: usize, minbits: u32) -> Vec<u8> {
+        let stream = Stream::new().unwrap();
+        let field = Field::new(std::ptr::null_mut(), sys::zfp_type_zfp_type_float, &[n]).unwrap();
+        let mut buf = [0u64; 8];
+        let bits = stream.attach(&mut buf).unwrap();
+        // SAFETY: valid stream and field; the header fits in `buf`.
+        let written = unsafe {
+            assert_ne!(
+                sys::zfp_stream_set_params(
+                    stream.zfp.as_ptr(),
+                    minbits,
+                    sys::ZFP_MAX_BITS,
+                    32,
+                    -149
+                ),
+                0
+            );
+            let written =
+                sys::zfp_write_header(stream.zfp.as_ptr(), field.ptr(), sys::ZFP_HEADER_FULL);
+            sys::zfp_stream_flush(stream.zfp.as_ptr());
+            written
+        };
+        drop(bits);
+        assert!(written > 96, "a full header with expert parameters");
+        buf.iter()
+            .flat_map(|w| w.to_ne_bytes())
+            .take(written.div_ceil(8))
+            .collect()
+    }
+
+    #[test]
+    fn a_stream_shorter_than_its_blocks_minimum_is_refused_before_padding() {
+        let codec =
+            super::super::from_config(json!({"id": "zfpy"}).as_object().unwrap(), 4).unwrap();
+        let typed = codec.typed().unwrap();
+        let dtype = DType::parse_v2("<f4").unwrap();
+        // 2^20 numbers in 2^18 blocks of at least 16658 bits: 545 MB the stream does not have.
+        let n = 1 << 20;
+        let stream = header_only(n, sys::ZFP_MAX_BITS);
+        let mut out = vec![0u8; n * 4];
+        let err = typed
+            .decode_typed(&stream, &dtype, &[n as u64], &mut out)
+            .unwrap_err();
+        assert!(err.to_string().contains("truncated"), "{err}");
+        // The same header with a small minimum is refused as truncated by zfp's reading.
+        let stream = header_only(n, 1);
+        let err = typed
+            .decode_typed(&stream, &dtype, &[n as u64], &mut out)
+            .unwrap_err();
+        assert!(matches!(err, Error::Codec(_)), "{err}");
+    }
+}
