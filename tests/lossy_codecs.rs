@@ -58,6 +58,8 @@ fn native(elem: ElementType, values: &[f64]) -> Vec<u8> {
     values
         .iter()
         .flat_map(|&v| match elem {
+            ElementType::Int8 => ((v * 4.0) as i8).to_ne_bytes().to_vec(),
+            ElementType::UInt8 => ((v * 8.0) as u8).to_ne_bytes().to_vec(),
             ElementType::Int16 => ((v * 100.0) as i16).to_ne_bytes().to_vec(),
             ElementType::UInt16 => ((v * 100.0) as u16).to_ne_bytes().to_vec(),
             ElementType::Int32 => ((v * 1000.0) as i32).to_ne_bytes().to_vec(),
@@ -111,8 +113,21 @@ fn lossless_modes_round_trip_exactly() {
         json!({"name": "numcodecs.pcodec", "configuration": {"delta_spec": "none"}}),
     ];
     for codec in reversible {
-        let is_zfp = codec.to_string().contains("zfp");
-        let types: &[ElementType] = if is_zfp {
+        let types: &[ElementType] = if codec["name"] == "zfp" {
+            // The registered codec promotes narrow and unsigned integers.
+            &[
+                ElementType::Int8,
+                ElementType::UInt8,
+                ElementType::Int16,
+                ElementType::UInt16,
+                ElementType::Int32,
+                ElementType::UInt32,
+                ElementType::Int64,
+                ElementType::UInt64,
+                ElementType::Float32,
+                ElementType::Float64,
+            ]
+        } else if codec.to_string().contains("zfp") {
             &[
                 ElementType::Int32,
                 ElementType::Int64,
@@ -303,9 +318,10 @@ fn sharded_and_high_rank_chunks() {
 fn unsupported_types_and_settings_are_refused() {
     let zfp = json!({"name": "zfp", "configuration": {"mode": "reversible"}});
     for (elem, codec) in [
-        (ElementType::Int8, zfp.clone()),
-        (ElementType::UInt32, zfp.clone()),
+        (ElementType::Int8, json!({"id": "zfpy", "mode": 5})),
+        (ElementType::UInt32, json!({"id": "zfpy", "mode": 5})),
         (ElementType::Float16, zfp.clone()),
+        (ElementType::Bool, zfp.clone()),
         (ElementType::Int8, json!({"id": "pcodec"})),
         (ElementType::Bool, json!({"id": "pcodec"})),
     ] {
@@ -440,4 +456,31 @@ fn a_header_that_lies_is_refused_before_decoding() {
         matches!(err, Error::Codec(ref m) if m.contains("zfpy data")),
         "{err}"
     );
+}
+
+#[test]
+fn narrow_and_unsigned_integers_are_promoted_as_the_registered_codec_says() {
+    // uint8 0..=255 and int16 extremes survive reversible mode exactly; uint32 above
+    // int32's range is clamped (the spec's promotion), in every mode.
+    let zfp = json!({"name": "zfp", "configuration": {"mode": "reversible"}});
+    let (store, a) = create(ElementType::UInt8, zfp.clone(), 3, &[16]);
+    let a = a.unwrap();
+    let n = count(&a.metadata().shape);
+    let data: Vec<u8> = (0..n).map(|i| (i * 97 % 256) as u8).collect();
+    assert_eq!(write_read(&store, &a, ElementType::UInt8, &data), data);
+    let (store, a) = create(ElementType::Int16, zfp.clone(), 3, &[16]);
+    let a = a.unwrap();
+    let values: Vec<i16> = (0..n).map(|i| [i16::MIN, i16::MAX, 0, -1][i % 4]).collect();
+    let data: Vec<u8> = values.iter().flat_map(|v| v.to_ne_bytes()).collect();
+    assert_eq!(write_read(&store, &a, ElementType::Int16, &data), data);
+    let (store, a) = create(ElementType::UInt32, zfp, 3, &[16]);
+    let a = a.unwrap();
+    let values: Vec<u32> = (0..n).map(|i| [0, 7, u32::MAX, 1 << 31][i % 4]).collect();
+    let data: Vec<u8> = values.iter().flat_map(|v| v.to_ne_bytes()).collect();
+    let back = write_read(&store, &a, ElementType::UInt32, &data);
+    let expected: Vec<u8> = values
+        .iter()
+        .flat_map(|&v| v.min(i32::MAX as u32).to_ne_bytes())
+        .collect();
+    assert_eq!(back, expected);
 }

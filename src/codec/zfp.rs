@@ -1,9 +1,10 @@
 //! zfp, the compressed number format for 1–4 dimensional blocks of int32, int64, float32
 //! and float64 (lossy in its fixed-rate, fixed-precision and fixed-accuracy modes, lossless
-//! in reversible mode), through the zfp C library. Two forms: the registered Zarr v3 `zfp`
-//! codec (mode named by a string, no zfp header: the metadata says everything) and
-//! numcodecs' `zfpy` (mode by zfp's number, a full zfp header before the stream, as
-//! `zfpy.compress_numpy` writes it).
+//! in reversible mode), through the zfp C library. The registered codec also encodes 8- and
+//! 16-bit and unsigned integers, promoted to int32 or int64 as its specification says.
+//! Two forms: the registered Zarr v3 `zfp` codec (mode named by a string, no zfp header:
+//! the metadata says everything) and numcodecs' `zfpy` (mode by zfp's number, a full zfp
+//! header before the stream, as `zfpy.compress_numpy` writes it).
 //!
 //! Decoding never trusts the stream: a header's type and size must be the chunk's, and the
 //! stream is read from a zero-padded copy long enough for the most bits the decoder can
@@ -210,15 +211,22 @@ impl Zfp {
         Ok(())
     }
 
-    fn encode_numbers<T: Native + Default>(
+    /// Encodes items of `S` as zfp's `T` (`ztype`), promoted by `up`.
+    #[allow(clippy::too_many_arguments)]
+    fn encode_numbers<S: Native + Default, T: Native + Default>(
         &self,
         data: &[u8],
         item: &DType,
+        up: impl Fn(S) -> T,
         ztype: sys::zfp_type,
         dims: &[usize],
         out: &mut Vec<u8>,
     ) -> Result<()> {
-        let mut values = typed::load::<T>(data, item.order)?;
+        let stored = typed::load::<S>(data, item.order)?;
+        let mut values = typed::zeroed::<T>(stored.len(), "a chunk")?;
+        for (v, s) in values.iter_mut().zip(stored) {
+            *v = up(s);
+        }
         let field = Field::new(values.as_mut_ptr().cast(), ztype, dims)?;
         let stream = Stream::new()?;
         self.set_mode(&stream, ztype, dims.len())?;
@@ -249,15 +257,18 @@ impl Zfp {
         Ok(())
     }
 
-    fn decode_numbers<T: Native + Default>(
+    /// Decodes zfp's `T` (`ztype`) into items of `S`, demoted by `down`.
+    #[allow(clippy::too_many_arguments)]
+    fn decode_numbers<S: Native + Default, T: Native + Default>(
         &self,
         data: &[u8],
         item: &DType,
+        down: impl Fn(T) -> S,
         ztype: sys::zfp_type,
         dims: &[usize],
         out: &mut [u8],
     ) -> Result<()> {
-        let n = out.len() / T::SIZE;
+        let n = out.len() / S::SIZE;
         let stream = Stream::new()?;
         let (field, header_bits) = if self.header {
             self.read_header(data, &stream, ztype, n)?
@@ -340,7 +351,11 @@ impl Zfp {
                 data.len()
             )));
         }
-        typed::store(&values, out, item.order);
+        let mut stored = typed::zeroed::<S>(n, "a decoded chunk")?;
+        for (s, v) in stored.iter_mut().zip(values) {
+            *s = down(v);
+        }
+        typed::store(&stored, out, item.order);
         Ok(())
     }
 
@@ -450,15 +465,68 @@ fn expert(cfg: &Config) -> Result<Mode> {
     })
 }
 
-/// zfp's type for items of `item`.
+/// zfp's type for items of `item`: int32, int64, float32 and float64 as they are, narrower
+/// and unsigned integers promoted (the registered codec's rules).
 fn zfp_type(item: &DType) -> Option<sys::zfp_type> {
     match item.kind {
-        DataKind::Int(4) => Some(sys::zfp_type_zfp_type_int32),
-        DataKind::Int(8) => Some(sys::zfp_type_zfp_type_int64),
+        DataKind::Int(1 | 2 | 4) | DataKind::UInt(1 | 2 | 4) => Some(sys::zfp_type_zfp_type_int32),
+        DataKind::Int(8) | DataKind::UInt(8) => Some(sys::zfp_type_zfp_type_int64),
         DataKind::Float(4) => Some(sys::zfp_type_zfp_type_float),
         DataKind::Float(8) => Some(sys::zfp_type_zfp_type_double),
         _ => None,
     }
+}
+
+/// Whether items of `item` are one of zfp's own types (all numcodecs' zfpy encodes).
+fn zfp_native(item: &DType) -> bool {
+    matches!(item.kind, DataKind::Int(4 | 8) | DataKind::Float(4 | 8))
+}
+
+/// Runs `$body` with `$s` the stored number type of `$item`, `$t` zfp's, and `$up`/`$down`
+/// the promotion to zfp's type and back: an N-bit integer shifted to the top of an int32
+/// (unsigned ones first centred on zero), demoted with clamping; uint32 and uint64 clamped
+/// into int32 and int64. `$other` for types zfp cannot encode.
+macro_rules! with_zfp_number {
+    ($item:expr, |$s:ident, $t:ident, $up:ident, $down:ident| $body:expr, $other:expr) => {
+        match $item.kind {
+            DataKind::Int(4) => with_zfp_number!(@ i32, i32, |v: i32| v, |v: i32| v,
+                $s, $t, $up, $down, $body),
+            DataKind::Int(8) => with_zfp_number!(@ i64, i64, |v: i64| v, |v: i64| v,
+                $s, $t, $up, $down, $body),
+            DataKind::Float(4) => with_zfp_number!(@ f32, f32, |v: f32| v, |v: f32| v,
+                $s, $t, $up, $down, $body),
+            DataKind::Float(8) => with_zfp_number!(@ f64, f64, |v: f64| v, |v: f64| v,
+                $s, $t, $up, $down, $body),
+            DataKind::Int(1) => with_zfp_number!(@ i8, i32,
+                |v: i8| i32::from(v) << 23,
+                |v: i32| (v >> 23).clamp(-0x80, 0x7f) as i8, $s, $t, $up, $down, $body),
+            DataKind::UInt(1) => with_zfp_number!(@ u8, i32,
+                |v: u8| (i32::from(v) - 0x80) << 23,
+                |v: i32| ((v >> 23) + 0x80).clamp(0, 0xff) as u8, $s, $t, $up, $down, $body),
+            DataKind::Int(2) => with_zfp_number!(@ i16, i32,
+                |v: i16| i32::from(v) << 15,
+                |v: i32| (v >> 15).clamp(-0x8000, 0x7fff) as i16, $s, $t, $up, $down, $body),
+            DataKind::UInt(2) => with_zfp_number!(@ u16, i32,
+                |v: u16| (i32::from(v) - 0x8000) << 15,
+                |v: i32| ((v >> 15) + 0x8000).clamp(0, 0xffff) as u16,
+                $s, $t, $up, $down, $body),
+            DataKind::UInt(4) => with_zfp_number!(@ u32, i32,
+                |v: u32| v.min(i32::MAX as u32) as i32,
+                |v: i32| v.max(0) as u32, $s, $t, $up, $down, $body),
+            DataKind::UInt(8) => with_zfp_number!(@ u64, i64,
+                |v: u64| v.min(i64::MAX as u64) as i64,
+                |v: i64| v.max(0) as u64, $s, $t, $up, $down, $body),
+            _ => $other,
+        }
+    };
+    (@ $st:ty, $tt:ty, $upf:expr, $downf:expr,
+     $s:ident, $t:ident, $up:ident, $down:ident, $body:expr) => {{
+        type $s = $st;
+        type $t = $tt;
+        let $up = $upf;
+        let $down = $downf;
+        $body
+    }};
 }
 
 fn type_name(t: sys::zfp_type) -> &'static str {
@@ -491,9 +559,14 @@ impl Codec for Zfp {
 
 impl TypedCodec for Zfp {
     fn check(&self, item: &DType, rank: usize) -> Result<()> {
-        if zfp_type(item).is_none() {
+        if zfp_type(item).is_none() || (self.header && !zfp_native(item)) {
+            let types = if self.header {
+                "int32, int64, float32 and float64"
+            } else {
+                "8- to 64-bit integers, float32 and float64"
+            };
             return Err(Error::CodecUnsupported(format!(
-                "{} encodes int32, int64, float32 and float64 items, not {}",
+                "{} encodes {types} items, not {}",
                 self.id(),
                 item.element_type().name()
             )));
@@ -514,19 +587,15 @@ impl TypedCodec for Zfp {
         out: &mut Vec<u8>,
     ) -> Result<()> {
         let dims = self.dims(shape)?;
-        match zfp_type(item) {
-            Some(t @ sys::zfp_type_zfp_type_int32) => {
-                self.encode_numbers::<i32>(data, item, t, &dims, out)
-            }
-            Some(t @ sys::zfp_type_zfp_type_int64) => {
-                self.encode_numbers::<i64>(data, item, t, &dims, out)
-            }
-            Some(t @ sys::zfp_type_zfp_type_float) => {
-                self.encode_numbers::<f32>(data, item, t, &dims, out)
-            }
-            Some(t) => self.encode_numbers::<f64>(data, item, t, &dims, out),
-            None => self.check(item, shape.len()),
-        }
+        let ztype = zfp_type(item);
+        with_zfp_number!(
+            item,
+            |S, T, up, _down| {
+                let ztype = ztype.expect("a zfp type");
+                self.encode_numbers::<S, T>(data, item, up, ztype, &dims, out)
+            },
+            self.check(item, shape.len())
+        )
     }
 
     fn decode_typed(&self, data: &[u8], item: &DType, shape: &[u64], out: &mut [u8]) -> Result<()> {
@@ -538,19 +607,15 @@ impl TypedCodec for Zfp {
                 out.len()
             )));
         }
-        match zfp_type(item) {
-            Some(t @ sys::zfp_type_zfp_type_int32) => {
-                self.decode_numbers::<i32>(data, item, t, &dims, out)
-            }
-            Some(t @ sys::zfp_type_zfp_type_int64) => {
-                self.decode_numbers::<i64>(data, item, t, &dims, out)
-            }
-            Some(t @ sys::zfp_type_zfp_type_float) => {
-                self.decode_numbers::<f32>(data, item, t, &dims, out)
-            }
-            Some(t) => self.decode_numbers::<f64>(data, item, t, &dims, out),
-            None => self.check(item, shape.len()),
-        }
+        let ztype = zfp_type(item);
+        with_zfp_number!(
+            item,
+            |S, T, _up, down| {
+                let ztype = ztype.expect("a zfp type");
+                self.decode_numbers::<S, T>(data, item, down, ztype, &dims, out)
+            },
+            self.check(item, shape.len())
+        )
     }
 }
 
