@@ -34,8 +34,9 @@
 #if ZARR_ABI_VERSION < 0
 #error "ZARR_ABI_VERSION is negative"
 #endif
-#if (ZARR_HAS_ZIP | ZARR_HAS_S3 | ZARR_HAS_GCS | ZARR_HAS_AZURE | ZARR_HAS_HTTP) != 31
-#error "the ZARR_HAS_* bits are not five distinct bits"
+#if (ZARR_HAS_ZIP | ZARR_HAS_S3 | ZARR_HAS_GCS | ZARR_HAS_AZURE | ZARR_HAS_HTTP | ZARR_HAS_ZFP | \
+     ZARR_HAS_PCODEC) != 127
+#error "the ZARR_HAS_* bits are not seven distinct bits"
 #endif
 #if ZARR_APPEND_BUFFER_BYTES != 268435456
 #error "ZARR_APPEND_BUFFER_BYTES is not the documented 256 MiB"
@@ -128,7 +129,8 @@ static const struct frozen_value frozen[] = {
 int main(void) {
     size_t i;
     uint32_t features = zarr_features();
-    uint32_t all = ZARR_HAS_ZIP | ZARR_HAS_S3 | ZARR_HAS_GCS | ZARR_HAS_AZURE | ZARR_HAS_HTTP;
+    uint32_t all = ZARR_HAS_ZIP | ZARR_HAS_S3 | ZARR_HAS_GCS | ZARR_HAS_AZURE | ZARR_HAS_HTTP |
+                   ZARR_HAS_ZFP | ZARR_HAS_PCODEC;
     zarr_status_t status;
     zarr_dtype_t dtype;
 

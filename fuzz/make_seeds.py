@@ -108,6 +108,22 @@ for i, c in enumerate(codecs):
     put("codec_decode", f"{i:02d}_{name}", bytes([i]) + struct.pack("<H", len(raw)) + bytes(enc))
     put("codec_decode", f"{i:02d}_{name}_short", bytes([i]) + struct.pack("<H", len(raw)) + bytes(enc)[: len(enc) // 2])
 
+# --- typed_decode: byte 0 selects the configuration (fuzz_targets/typed_decode.rs CODECS
+# order), then two bytes each the rank less one and every extent less one, then the stream:
+# chunks numcodecs made with zfpy and pcodec (tests/data/lossy_codec_vectors.json). ---
+with open(os.path.join(HERE, "..", "tests", "data", "lossy_codec_vectors.json")) as f:
+    vectors = json.load(f)["cases"]
+for index, (cid, dtype) in {5: ("zfpy", "<i4"), 6: ("zfpy", "<f8"), 7: ("pcodec", "<f4"),
+                            8: ("pcodec", "<i2"), 9: ("pcodec", "<u8")}.items():
+    for n, case in enumerate(c for c in vectors if c["config"]["id"] == cid and c["dtype"] == dtype):
+        if n == 2:
+            break
+        shape = case["shape"]
+        head = bytes([index]) + struct.pack("<H", len(shape) - 1) + b"".join(struct.pack("<H", d - 1) for d in shape)
+        enc = bytes.fromhex(case["encoded"])
+        put("typed_decode", f"{index:02d}_{cid}_{n}", head + enc)
+        put("typed_decode", f"{index:02d}_{cid}_{n}_short", head + enc[: len(enc) // 2])
+
 # --- shard: byte 0 selects the variant (bit 0 index at start, bit 1 crc32c, bit 2 zstd),
 # the rest is the shard (4 x 6 uint16 in 2 x 3 inner chunks). ---
 for variant in range(8):

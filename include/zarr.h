@@ -124,6 +124,16 @@
 #define ZARR_HAS_HTTP 16
 
 /**
+ * `zarr_features()` bit: the zfp codecs (Zarr v3 `zfp`, numcodecs `zfpy`).
+ */
+#define ZARR_HAS_ZFP 32
+
+/**
+ * `zarr_features()` bit: the pcodec codec (numcodecs `pcodec`, Zarr v3 `numcodecs.pcodec`).
+ */
+#define ZARR_HAS_PCODEC 64
+
+/**
  * Zarr format number of the 2022 draft of v3 in the draft's own layout: a `zarr.json`
  * entry point, `meta/PATH.array.json` and `meta/PATH.group.json` documents, chunks
  * at `data/PATH/c0/1`. Accepted by `zarr_array_builder_set_zarr_format` and

@@ -2638,3 +2638,78 @@ data:
         assert_eq!(warned_here, warned, "{var}: {err}");
     }
 }
+
+#[test]
+fn lossy_and_pcodec_codecs() {
+    let dir = tempfile::tempdir().unwrap();
+    let (raw, store) = setup(dir.path());
+    let features = ok(&["version", "--features"]);
+    if !cfg!(all(feature = "zfp", feature = "pcodec")) {
+        assert!(features.contains("lossy codecs: ") && features.contains("built without"));
+        return;
+    }
+    assert!(
+        features.contains("\nlossy codecs: zfp zfpy pcodec\n"),
+        "{features}"
+    );
+    // Import with each codec, read back exactly (lossless modes), copy re-encodes.
+    for codec in [
+        r#"{"name":"zfp","configuration":{"mode":"reversible"}}"#,
+        r#"{"id":"zfpy","mode":5}"#,
+        r#"{"id":"pcodec","level":4}"#,
+    ] {
+        let target = dir.path().join("lossy.zarr");
+        let _ = std::fs::remove_dir_all(&target);
+        ok(&[
+            "import",
+            &raw,
+            s(&target),
+            "b",
+            "--dtype",
+            "<i4",
+            "--shape",
+            "4,5",
+            "--chunks",
+            "2,3",
+            "--codec",
+            codec,
+            "--format",
+            "3",
+        ]);
+        assert_eq!(
+            ok(&["dump", s(&target), "b"]),
+            "0 1 2 3 4\n5 6 7 8 9\n10 11 12 13 14\n15 16 17 18 19\n",
+            "{codec}"
+        );
+        let doc = std::fs::read_to_string(target.join("b/zarr.json")).unwrap();
+        let name = if codec.contains("pcodec") {
+            "numcodecs.pcodec"
+        } else if codec.contains("zfpy") {
+            "numcodecs.zfpy"
+        } else {
+            "\"zfp\""
+        };
+        assert!(doc.contains(name), "{doc}");
+        let copy = dir.path().join("copy.zarr");
+        let _ = std::fs::remove_dir_all(&copy);
+        ok(&["copy", &store, s(&copy), "--codec", codec]);
+        assert_eq!(ok(&["dump", s(&copy), "a"]), ok(&["dump", &store, "a"]));
+    }
+    // A type the codec cannot encode: refused, nothing made.
+    let target = dir.path().join("int8.zarr");
+    let err = fails(
+        &[
+            "create",
+            s(&target),
+            "c",
+            "--shape",
+            "3",
+            "--dtype",
+            "int8",
+            "--codec",
+            r#"{"id":"zfpy","mode":5}"#,
+        ],
+        1,
+    );
+    assert!(err.contains("int8"), "{err}");
+}

@@ -10,6 +10,7 @@
 //! buffers, reused from chunk to chunk.
 
 use super::filter::{self, FilterRef};
+use super::typed::TypedCodec;
 use super::CodecRef;
 use crate::dtype::{swap_bytes, ByteOrder, DType};
 use crate::error::{try_resize, Error, Result};
@@ -65,6 +66,15 @@ pub struct ShardingCodec {
     pub index_endian: ByteOrder,
     /// The index is stored before the chunks (else after them).
     pub index_at_start: bool,
+}
+
+/// A chunk as the chain's codec of typed chunks receives it.
+struct TypedChunk<'c> {
+    codec: &'c dyn TypedCodec,
+    /// The items it receives: the last filter's output in the bytes codec's byte order.
+    item: DType,
+    /// The chunk's shape in stored dimension order.
+    shape: Vec<u64>,
 }
 
 /// A worker's reusable buffers for the stages of a chain.
@@ -338,6 +348,26 @@ impl Chain {
             }
         }
         let encoded = filter::output_dtype_of(self.filters(), dtype);
+        if let Some(c) = self
+            .bytes_to_bytes
+            .iter()
+            .skip(1)
+            .find(|c| c.typed().is_some())
+        {
+            return Err(super::typed::misplaced(
+                c.config().get("id").and_then(|v| v.as_str()).unwrap_or("?"),
+            ));
+        }
+        if let Some(typed) = self.typed_codec() {
+            if !matches!(self.array_to_bytes, ArrayToBytes::Bytes(_)) || dtype.is_variable() {
+                return Err(Error::CodecUnsupported(format!(
+                    "codec {} encodes fixed-size numbers, not {}",
+                    serde_json::Value::Object(self.bytes_to_bytes[0].config()),
+                    dtype.element_type().name()
+                )));
+            }
+            typed.check(&encoded, rank)?;
+        }
         match &self.array_to_bytes {
             ArrayToBytes::Vlen if !dtype.is_variable() => Err(Error::Metadata(format!(
                 "a variable-length codec cannot encode items of {}",
@@ -400,20 +430,45 @@ impl Chain {
         }
     }
 
-    /// Decodes a stored chunk into `out` (its exact decoded size, items in `dtype`'s byte
-    /// order). Every intermediate size follows from `out.len()` and the codecs, never from
-    /// the stored bytes alone; data moves through `scratch` between stages.
+    /// The codec of typed chunks (zfp, pcodec), first among the bytes→bytes codecs.
+    pub fn typed_codec(&self) -> Option<&dyn TypedCodec> {
+        self.bytes_to_bytes.first().and_then(|c| c.typed())
+    }
+
+    /// What the codec of typed chunks needs to know of a chunk of `shape` (array
+    /// dimension order) with items of `dtype`; `None` without such a codec.
+    fn typed_chunk(&self, dtype: &DType, shape: &[u64]) -> Option<TypedChunk<'_>> {
+        let codec = self.typed_codec()?;
+        let mut item = filter::output_dtype_of(self.filters(), dtype);
+        if self.bytes_order() != ByteOrder::NotApplicable {
+            item.order = self.bytes_order();
+        }
+        let shape = self
+            .permutation(shape.len())
+            .iter()
+            .map(|&d| shape[d])
+            .collect();
+        Some(TypedChunk { codec, item, shape })
+    }
+
+    /// Decodes a stored chunk of `shape` into `out` (its exact decoded size, items in
+    /// `dtype`'s byte order). Every intermediate size follows from `out.len()` and the
+    /// codecs, never from the stored bytes alone; data moves through `scratch` between
+    /// stages.
     pub fn decode_into(
         &self,
         dtype: &DType,
+        shape: &[u64],
         raw: &[u8],
         out: &mut [u8],
         scratch: &mut Scratch,
     ) -> Result<()> {
         let filtered = self.filtered_len(out.len());
         let swap = self.swap_unit(dtype);
+        let typed = self.typed_chunk(dtype, shape);
+        let typed = typed.as_ref();
         if !self.has_filters() {
-            self.decode_bytes_into(raw, out, scratch, &[Slot::B, Slot::C])?;
+            self.decode_bytes_into(raw, out, scratch, &[Slot::B, Slot::C], typed)?;
             if let Some(unit) = swap {
                 swap_bytes(out, unit);
             }
@@ -421,7 +476,7 @@ impl Chain {
         }
         try_resize(&mut scratch.a, filtered, "a filtered chunk")?;
         let mut target = std::mem::take(&mut scratch.a);
-        let result = self.decode_bytes_into(raw, &mut target, scratch, &[Slot::B, Slot::C]);
+        let result = self.decode_bytes_into(raw, &mut target, scratch, &[Slot::B, Slot::C], typed);
         scratch.a = target;
         result?;
         if let Some(unit) = swap {
@@ -449,13 +504,15 @@ impl Chain {
     }
 
     /// Undoes the bytes→bytes codecs of `raw` into `out` (exactly the size the array→bytes
-    /// codec made), passing intermediate stages through the scratch buffers `free`.
+    /// codec made), passing intermediate stages through the scratch buffers `free`; the
+    /// first codec decodes a typed chunk when it is one.
     fn decode_bytes_into(
         &self,
         raw: &[u8],
         out: &mut [u8],
         scratch: &mut Scratch,
         free: &[Slot; 2],
+        typed: Option<&TypedChunk<'_>>,
     ) -> Result<()> {
         let codecs = &self.bytes_to_bytes;
         let Some(first) = codecs.first() else {
@@ -500,7 +557,10 @@ impl Chain {
         } else {
             scratch.get(cur)
         };
-        first.decode_into(src, out)
+        match typed {
+            Some(t) => t.codec.decode_typed(src, &t.item, &t.shape, out),
+            None => first.decode_into(src, out),
+        }
     }
 
     /// Undoes the bytes→bytes codecs of a chunk whose decoded size is not known (variable
@@ -552,12 +612,13 @@ impl Chain {
         Ok(cur)
     }
 
-    /// Encodes a decoded chunk (items in `dtype`'s byte order; byte-swapped in place when
-    /// the `bytes` codec writes the other order). The result is `data` itself when the
-    /// chain changes nothing, else it lives in `scratch`.
+    /// Encodes a decoded chunk of `shape` (items in `dtype`'s byte order; byte-swapped in
+    /// place when the `bytes` codec writes the other order). The result is `data` itself
+    /// when the chain changes nothing, else it lives in `scratch`.
     pub fn encode<'a>(
         &self,
         dtype: &DType,
+        shape: &[u64],
         data: &'a mut [u8],
         scratch: &'a mut Scratch,
     ) -> Result<&'a [u8]> {
@@ -575,13 +636,14 @@ impl Chain {
                 _ => swap_bytes(&mut scratch.b, unit),
             }
         }
-        self.encode_bytes_from(&*data, cur, scratch)
+        let typed = self.typed_chunk(dtype, shape);
+        self.encode_bytes_from(&*data, cur, scratch, typed.as_ref())
     }
 
     /// Applies the bytes→bytes codecs to `data` (the array→bytes codec's output); the
     /// result is `data` itself without such codecs, else it lives in `scratch`.
     pub fn encode_bytes<'a>(&self, data: &'a [u8], scratch: &'a mut Scratch) -> Result<&'a [u8]> {
-        self.encode_bytes_from(data, Slot::Input, scratch)
+        self.encode_bytes_from(data, Slot::Input, scratch, None)
     }
 
     fn encode_bytes_from<'a>(
@@ -589,12 +651,16 @@ impl Chain {
         data: &'a [u8],
         start: Slot,
         scratch: &'a mut Scratch,
+        typed: Option<&TypedChunk<'_>>,
     ) -> Result<&'a [u8]> {
         let mut cur = start;
-        for codec in &self.bytes_to_bytes {
+        for (i, codec) in self.bytes_to_bytes.iter().enumerate() {
             let next = if cur == Slot::A { Slot::B } else { Slot::A };
             let (src, dst) = scratch.pair(data, cur, next);
-            codec.encode_into(src, dst)?;
+            match typed {
+                Some(t) if i == 0 => t.codec.encode_typed(src, &t.item, &t.shape, dst)?,
+                _ => codec.encode_into(src, dst)?,
+            }
             cur = next;
         }
         Ok(if cur == Slot::Input {

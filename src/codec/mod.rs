@@ -12,7 +12,12 @@ mod deflate;
 pub mod filter;
 mod lz4;
 mod lzma;
+#[cfg(feature = "pcodec")]
+mod pcodec;
 mod shuffle;
+pub mod typed;
+#[cfg(feature = "zfp")]
+mod zfp;
 mod zstd;
 
 use crate::error::{Error, Result};
@@ -58,6 +63,11 @@ pub trait Codec: Send + Sync + std::fmt::Debug {
     fn v2_filter(&self) -> bool {
         false
     }
+    /// The codec as one that encodes a chunk's numbers knowing their type and shape (zfp,
+    /// pcodec), which the chain then calls instead of the bytes→bytes methods.
+    fn typed(&self) -> Option<&dyn typed::TypedCodec> {
+        None
+    }
 }
 
 /// The most bytes `codec` can make of `len` bytes: its exact size when that follows from
@@ -97,6 +107,16 @@ pub const SUPPORTED: [&str; 14] = [
     "base64",
 ];
 
+/// The ids of the codecs of typed chunks this build has (by cargo feature).
+pub const TYPED: &[&str] = &[
+    #[cfg(feature = "zfp")]
+    "zfp",
+    #[cfg(feature = "zfp")]
+    "zfpy",
+    #[cfg(feature = "pcodec")]
+    "pcodec",
+];
+
 /// Builds a codec from its v2 configuration (`{"id": "zstd", "level": 3}`); `item_size`
 /// is the item size of the data it encodes (blosc's default `typesize`, shuffle's
 /// `elementsize: 0`).
@@ -122,12 +142,30 @@ pub fn from_config(config: &Map<String, Value>, item_size: usize) -> Result<Code
         }
         "shuffle" => Arc::new(shuffle::Shuffle::from_config(&cfg, item_size)?),
         "base64" => Arc::new(base64::Base64),
+        #[cfg(feature = "zfp")]
+        "zfp" => Arc::new(zfp::Zfp::from_config(&cfg)?),
+        #[cfg(feature = "zfp")]
+        "zfpy" => Arc::new(zfp::Zfp::from_numcodecs(&cfg)?),
+        #[cfg(feature = "pcodec")]
+        "pcodec" => Arc::new(pcodec::Pcodec::from_config(&cfg)?),
+        #[cfg(not(feature = "zfp"))]
+        "zfp" | "zfpy" => return Err(built_without(id, "zfp")),
+        #[cfg(not(feature = "pcodec"))]
+        "pcodec" => return Err(built_without(id, "pcodec")),
         other => {
             return Err(Error::CodecUnsupported(format!(
                 "codec id {other:?} is not supported"
             )))
         }
     })
+}
+
+/// The error for codec `id` in a build without its cargo `feature`.
+#[cfg(not(all(feature = "zfp", feature = "pcodec")))]
+fn built_without(id: &str, feature: &str) -> Error {
+    Error::CodecUnsupported(format!(
+        "codec {id:?}: this libzarr was built without {feature} (cargo feature \"{feature}\")"
+    ))
 }
 
 /// Read access to one codec configuration, with errors naming the codec and key.
@@ -152,6 +190,15 @@ impl Config<'_> {
                     &format!("an integer in {}..={}", range.start(), range.end()),
                 )
             }),
+        }
+    }
+
+    /// A number parameter, or `default` when absent or null.
+    #[cfg(feature = "zfp")]
+    pub fn number(&self, key: &str, default: f64) -> Result<f64> {
+        match self.map.get(key) {
+            None | Some(Value::Null) => Ok(default),
+            Some(v) => v.as_f64().ok_or_else(|| self.bad(key, "a number")),
         }
     }
 
@@ -335,6 +382,27 @@ mod tests {
             );
             let again = from_config(&codec.config(), 4).unwrap();
             assert_eq!(again.config(), codec.config());
+        }
+    }
+
+    #[test]
+    fn codecs_left_out_of_the_build_say_so() {
+        for (id, built) in [
+            ("zfp", cfg!(feature = "zfp")),
+            ("zfpy", cfg!(feature = "zfp")),
+            ("pcodec", cfg!(feature = "pcodec")),
+        ] {
+            let result = from_config(json!({"id": id}).as_object().unwrap(), 4);
+            assert_eq!(TYPED.contains(&id), built, "{id}");
+            match result {
+                Err(Error::CodecUnsupported(m)) if !built => {
+                    assert!(m.contains("built without"), "{id}: {m}")
+                }
+                // zfp needs its mode; numcodecs' zfpy and pcodec have defaults.
+                Err(Error::Metadata(m)) if built && id == "zfp" => assert!(m.contains("mode")),
+                Ok(c) if built => assert!(c.typed().is_some()),
+                other => panic!("{id}: {other:?}"),
+            }
         }
     }
 

@@ -116,7 +116,9 @@ pub extern "C" fn zarr_version_string() -> *const c_char {
 pub unsafe extern "C" fn zarr_codec_supported(id: *const c_char) -> bool {
     ffi_guard!(false => {
         c_str(id, "id")
-            .map(|id| crate::codec::SUPPORTED.contains(&id) || crate::codec::filter::SUPPORTED.contains(&id))
+            .map(|id| crate::codec::SUPPORTED.contains(&id)
+                || crate::codec::TYPED.contains(&id)
+                || crate::codec::filter::SUPPORTED.contains(&id))
             .unwrap_or(false)
     })
 }
@@ -139,7 +141,13 @@ pub extern "C" fn zarr_features() -> u32 {
         } else {
             0
         };
-        ZARR_HAS_ZIP | cloud
+        let zfp = if cfg!(feature = "zfp") { ZARR_HAS_ZFP } else { 0 };
+        let pcodec = if cfg!(feature = "pcodec") {
+            ZARR_HAS_PCODEC
+        } else {
+            0
+        };
+        ZARR_HAS_ZIP | cloud | zfp | pcodec
     })
 }
 

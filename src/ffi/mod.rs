@@ -273,6 +273,10 @@ pub const ZARR_HAS_GCS: u32 = 4;
 pub const ZARR_HAS_AZURE: u32 = 8;
 /// `zarr_features()` bit: read-only `http://` and `https://` stores.
 pub const ZARR_HAS_HTTP: u32 = 16;
+/// `zarr_features()` bit: the zfp codecs (Zarr v3 `zfp`, numcodecs `zfpy`).
+pub const ZARR_HAS_ZFP: u32 = 32;
+/// `zarr_features()` bit: the pcodec codec (numcodecs `pcodec`, Zarr v3 `numcodecs.pcodec`).
+pub const ZARR_HAS_PCODEC: u32 = 64;
 
 /// Zarr format number of the 2022 draft of v3 in the draft's own layout: a `zarr.json`
 /// entry point, `meta/PATH.array.json` and `meta/PATH.group.json` documents, chunks

@@ -522,7 +522,7 @@ pub(crate) fn decode_chunk(
     scratch: &mut Scratch,
 ) -> Result<()> {
     meta.chain()
-        .decode_into(&meta.dtype, raw, out, scratch)
+        .decode_into(&meta.dtype, meta.inner_chunks(), raw, out, scratch)
         .map_err(|e| match e {
             Error::Codec(m) => Error::Codec(format!("chunk \"{key}\": {m}")),
             other => other,
@@ -538,7 +538,7 @@ pub(crate) fn encode_chunk<'a>(
     scratch: &'a mut Scratch,
 ) -> Result<&'a [u8]> {
     meta.chain()
-        .encode(&meta.dtype, data, scratch)
+        .encode(&meta.dtype, meta.inner_chunks(), data, scratch)
         .map_err(|e| Error::Codec(format!("encoding chunk \"{key}\": {e}")))
 }
 

@@ -328,6 +328,12 @@ fn parse_chain(codecs: &[Value], kind: &DataKind, rank: usize) -> Result<(Chain,
                 array_to_bytes = Some(ArrayToBytes::Sharding(Box::new(sharding)));
                 inner_dtype = Some(dtype);
             }
+            // Codecs of typed chunks stand in the bytes codec's place: the chain hands them
+            // the items in little-endian order.
+            "zfp" | "numcodecs.zfpy" | "pcodec" | "numcodecs.pcodec" if first && !variable => {
+                array_to_bytes = Some(ArrayToBytes::Bytes(ByteOrder::Little));
+                bytes_configs.push(to_v2_config(name, config)?);
+            }
             _ if first && filter_id.is_some() => {
                 let mut config = config.clone();
                 let id = filter_id.expect("some");
@@ -460,7 +466,7 @@ fn to_v2_config(name: &str, config: &Map<String, Value>) -> Result<Map<String, V
             }
             "blosc"
         }
-        "gzip" | "zstd" | "crc32c" => name,
+        "gzip" | "zstd" | "crc32c" | "zfp" | "pcodec" => name,
         _ => match name.strip_prefix("numcodecs.") {
             Some(id) => id,
             None => {
@@ -503,6 +509,7 @@ fn to_v3_codec(mut config: Map<String, Value>, item_size: usize) -> Value {
             json!({"name": "zstd", "configuration": config})
         }
         "crc32c" => json!({"name": "crc32c"}),
+        "zfp" => json!({"name": "zfp", "configuration": config}),
         other => json!({"name": format!("numcodecs.{other}"), "configuration": config}),
     }
 }
@@ -655,7 +662,12 @@ fn render_chain(chain: &Chain, dtype: &DType) -> Result<Vec<Value>> {
     }
     // What the array→bytes codec receives: the output of the last array filter.
     let encoded = filter::output_dtype_of(chain.filters(), dtype);
+    // A codec of typed chunks is the array→bytes codec in Zarr v3's list.
+    let typed = chain.typed_codec().is_some();
     codecs.push(match &chain.array_to_bytes {
+        ArrayToBytes::Bytes(_) if typed => {
+            to_v3_codec(chain.bytes_to_bytes[0].config(), encoded.item_size())
+        }
         ArrayToBytes::Vlen if dtype.kind == DataKind::String => {
             json!({"name": "vlen-utf8", "configuration": {}})
         }
@@ -687,7 +699,7 @@ fn render_chain(chain: &Chain, dtype: &DType) -> Result<Vec<Value>> {
         }
         ArrayToBytes::Sharding(s) => render_sharding(s, dtype)?,
     });
-    for codec in &chain.bytes_to_bytes {
+    for codec in chain.bytes_to_bytes.iter().skip(usize::from(typed)) {
         codecs.push(to_v3_codec(codec.config(), encoded.item_size()));
     }
     Ok(codecs)

@@ -315,6 +315,15 @@ fn feature_lines() -> Vec<String> {
          shuffle base64 delta fixedscaleoffset quantize bitround packbits categorize astype transpose \
          sharding_indexed vlen-utf8 vlen-bytes vlen-array"
             .into(),
+        format!(
+            "lossy codecs: {}",
+            match (cfg!(feature = "zfp"), cfg!(feature = "pcodec")) {
+                (true, true) => "zfp zfpy pcodec",
+                (true, false) => "zfp zfpy (built without pcodec)",
+                (false, true) => "pcodec (built without zfp)",
+                (false, false) => "none (built without zfp and pcodec)",
+            }
+        ),
         netcdf_line(),
         format!("threads: {}", zarr::io::pool::num_threads()),
     ]
