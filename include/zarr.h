@@ -149,13 +149,6 @@
 #define ZARR_FORMAT_V3_DRAFT_ZARR_PYTHON 31
 
 /**
- * The block size of the default compressor's blosc (1 MiB): blosc compresses each block
- * alone, and its own choice at that level (32 KiB) cost a tenth of the ratio measured.
- * A chunk smaller than a block is one block.
- */
-#define DEFAULT_BLOSC_BLOCK_BYTES (1 << 20)
-
-/**
  * Status codes returned by every fallible function. Values never change or get reused.
  */
 enum zarr_status

@@ -19,7 +19,7 @@ use fill::FillValue;
 /// The block size of the default compressor's blosc (1 MiB): blosc compresses each block
 /// alone, and its own choice at that level (32 KiB) cost a tenth of the ratio measured.
 /// A chunk smaller than a block is one block.
-pub const DEFAULT_BLOSC_BLOCK_BYTES: u64 = 1 << 20;
+const DEFAULT_BLOSC_BLOCK_BYTES: u64 = 1 << 20;
 
 /// A metadata format version, with its document keys.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
