@@ -256,6 +256,8 @@ fn parse_key_encoding(value: Option<&Value>) -> Result<KeyEncoding> {
 enum Listed<'a> {
     Transpose(Vec<usize>),
     Filter(Map<String, Value>, &'a str),
+    /// A codec registered in zarr-extensions (`scale_offset`, `cast_value`, …).
+    Registered(Map<String, Value>, &'a str),
 }
 
 /// Parses a codec list for items of `kind` in `rank` dimensions into a chain, with the
@@ -328,6 +330,12 @@ fn parse_chain(codecs: &[Value], kind: &DataKind, rank: usize) -> Result<(Chain,
                 array_to_bytes = Some(ArrayToBytes::Sharding(Box::new(sharding)));
                 inner_dtype = Some(dtype);
             }
+            _ if first && filter::REGISTERED.contains(&name) => {
+                if codec.get("configuration").is_some_and(|c| !c.is_object()) {
+                    return Err(bad(name, "configured with an object"));
+                }
+                listed.push(Listed::Registered(config.clone(), name));
+            }
             _ if first && filter_id.is_some() => {
                 let mut config = config.clone();
                 let id = filter_id.expect("some");
@@ -349,16 +357,18 @@ fn parse_chain(codecs: &[Value], kind: &DataKind, rank: usize) -> Result<(Chain,
             bad("codecs", "a list with one \"bytes\" codec")
         }
     })?;
+    // A numcodecs filter's `dtype` says the order it receives; a registered codec's
+    // items are in this machine's order.
     let first_filter = listed.iter().find_map(|l| match l {
-        Listed::Filter(config, _) => Some(config),
+        Listed::Filter(config, _) => Some(Some(config)),
+        Listed::Registered(..) => Some(None),
         Listed::Transpose(_) => None,
     });
     let input = match (&inner_dtype, first_filter, &array_to_bytes) {
         (Some(dtype), _, _) => dtype.clone(),
         (None, Some(config), _) => {
             let order = config
-                .get("dtype")
-                .or_else(|| config.get("decode_dtype"))
+                .and_then(|c| c.get("dtype").or_else(|| c.get("decode_dtype")))
                 .and_then(Value::as_str)
                 .and_then(|t| filter::parse_dtype(t).ok())
                 .map_or(ByteOrder::NATIVE, |t| t.order);
@@ -378,6 +388,11 @@ fn parse_chain(codecs: &[Value], kind: &DataKind, rank: usize) -> Result<(Chain,
     for item in listed {
         array_to_array.push(match item {
             Listed::Transpose(p) => ArrayToArray::Transpose(p),
+            Listed::Registered(config, name) => {
+                let f = filter::from_v3(name, &config, &current)?;
+                current = f.encoded_dtype();
+                ArrayToArray::Filter(f)
+            }
             Listed::Filter(config, id) => match filter::from_config(&config, &current)? {
                 filter::Built::Array(f) => {
                     current = f.encoded_dtype();
@@ -645,12 +660,7 @@ fn render_chain(chain: &Chain, dtype: &DType) -> Result<Vec<Value>> {
             ArrayToArray::Transpose(p) => {
                 codecs.push(json!({"name": "transpose", "configuration": {"order": p}}));
             }
-            ArrayToArray::Filter(f) => {
-                let mut config = f.config();
-                let id = config.shift_remove("id").unwrap_or_default();
-                let id = id.as_str().unwrap_or_default();
-                codecs.push(json!({"name": format!("numcodecs.{id}"), "configuration": config}));
-            }
+            ArrayToArray::Filter(f) => codecs.push(f.v3_codec()),
         }
     }
     // What the array→bytes codec receives: the output of the last array filter.
