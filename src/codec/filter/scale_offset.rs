@@ -140,7 +140,7 @@ impl ScaleOffset {
         let size = self.item.size;
         if data.len() != out.len() || data.len() % size != 0 {
             return Err(Error::Codec(format!(
-                "{NAME}: encoded data has {} bytes, expected {}",
+                "{NAME}: {} bytes of data for {} bytes of output in items of {size} bytes",
                 data.len(),
                 out.len()
             )));
