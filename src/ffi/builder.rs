@@ -414,8 +414,8 @@ pub unsafe extern "C" fn zarr_array_builder_set_compressor_json(
 /// array is created.
 ///
 /// Errors: `ZARR_ERR_INVALID_ARG` (not JSON); the filters are checked by
-/// `zarr_array_create` (`ZARR_ERR_INVALID_ARG` for a bad configuration, or a registered
-/// codec in a format other than 3).
+/// `zarr_array_create` (`ZARR_ERR_INVALID_ARG` for a bad configuration,
+/// `ZARR_ERR_UNSUPPORTED` for a registered codec in a format other than 3).
 ///
 /// Ownership: nothing is kept: the builder copies what it is given.
 ///
