@@ -705,3 +705,95 @@ fn builder_writes_registered_codecs_in_v3_only() {
         "{err}"
     );
 }
+
+#[test]
+fn packbits_packs_components_least_significant_bit_first() {
+    // int8 keeps its 8 bits: the padding byte says 0.
+    let c = codec("packbits", json!({"padding_encoding": "first_byte"}), "|i1").unwrap();
+    assert_eq!(c.encode(&[1, 0xfe]).unwrap(), [0, 1, 0xfe]);
+    // int4 1, -2, 7, -8, 0: nibbles 1, e, 7, 8, 0; 20 bits and 4 padding bits.
+    let int4 = doc(
+        "int4",
+        json!(0),
+        5,
+        json!([{"name": "packbits", "configuration": {"padding_encoding": "first_byte"}}]),
+    );
+    let store = store_with(&int4);
+    let a = Array::open(store.clone(), "a", Mode::ReadWrite).unwrap();
+    let values = [1i8, -2, 7, -8, 0].map(|v| v as u8);
+    a.write(&[0], &[5], ElementType::Int4, Order::C, &values)
+        .unwrap();
+    assert_eq!(store.get("a/c/0").unwrap().unwrap(), [4, 0xe1, 0x87, 0x00]);
+    let mut out = [0u8; 5];
+    a.read(&[0], &[5], ElementType::Int4, Order::C, &mut out)
+        .unwrap();
+    assert_eq!(out, values);
+    a.resize(&[5]).unwrap();
+    let written: Value =
+        serde_json::from_slice(&store.get("a/zarr.json").unwrap().unwrap()).unwrap();
+    assert_eq!(written["codecs"], int4["codecs"]);
+    // A wrong padding byte is a codec error.
+    store.set("a/c/0", &[3, 0xe1, 0x87, 0x00]).unwrap();
+    let again = Array::open(store.clone(), "a", Mode::Read).unwrap();
+    let err = again
+        .read(&[0], &[5], ElementType::Int4, Order::C, &mut out)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("padding byte says 3 bits, expected 4"),
+        "{err}"
+    );
+
+    // uint16 bits 4..=9 (6 bits each), padding after: 0x03f0 → 0x3f, 0x0010 → 0x01.
+    let c = codec(
+        "packbits",
+        json!({"padding_encoding": "last_byte", "first_bit": 4, "last_bit": 9}),
+        "<u2",
+    )
+    .unwrap();
+    let data: Vec<u8> = [0x03f0u16, 0x0010]
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
+    // 0b111111 then 0b000001: bits 0-5 and 6-11 → 0x7f, 0x00; 4 padding bits.
+    assert_eq!(c.encode(&data).unwrap(), [0x7f, 0x00, 4]);
+    let mut back = [0u8; 4];
+    c.decode_into(&[0x7f, 0x00, 4], &mut back).unwrap();
+    assert_eq!(back.to_vec(), data);
+    // Signed: int16 bits 0..=3 of -3 (…1101) come back sign-extended.
+    let c = codec("packbits", json!({"last_bit": 3}), "<i2").unwrap();
+    assert_eq!(c.encode(&(-3i16).to_le_bytes()).unwrap(), [0x0d]);
+    let mut back = [0u8; 2];
+    c.decode_into(&[0x0d], &mut back).unwrap();
+    assert_eq!(i16::from_le_bytes(back), -3);
+    // bool: one bit each.
+    let c = codec("packbits", json!({}), "|b1").unwrap();
+    assert_eq!(
+        c.encode(&[1, 0, 1, 1, 0, 0, 0, 0, 1]).unwrap(),
+        [0x0d, 0x01]
+    );
+    for (config, dtype, expected) in [
+        (
+            json!({"padding_encoding": "middle"}),
+            "|b1",
+            "\"padding_encoding\" \"middle\"",
+        ),
+        (
+            json!({"first_bit": 3, "last_bit": 1}),
+            "<u2",
+            "less than first_bit",
+        ),
+        (
+            json!({"last_bit": 16}),
+            "<u2",
+            "\"last_bit\" 16 is not a bit of the 16-bit",
+        ),
+        (json!({"first_bit": 1, "start_bit": 1}), "<u2", "both"),
+        (json!({"order": 1}), "<u2", "unknown configuration key"),
+    ] {
+        let err = refused("packbits", config.clone(), dtype);
+        assert!(err.contains(expected), "{config}: {err}");
+    }
+    let err = refused("packbits", json!({}), "|S4");
+    assert!(err.contains("cannot encode items"), "{err}");
+}

@@ -330,6 +330,14 @@ fn parse_chain(codecs: &[Value], kind: &DataKind, rank: usize) -> Result<(Chain,
                 array_to_bytes = Some(ArrayToBytes::Sharding(Box::new(sharding)));
                 inner_dtype = Some(dtype);
             }
+            "packbits" if first && !variable => {
+                if codec.get("configuration").is_some_and(|c| !c.is_object()) {
+                    return Err(bad(name, "configured with an object"));
+                }
+                // Run as the last filter, before a bytes codec with nothing to swap.
+                listed.push(Listed::Registered(config.clone(), name));
+                array_to_bytes = Some(ArrayToBytes::Bytes(ByteOrder::NotApplicable));
+            }
             _ if first && filter::REGISTERED.contains(&name) => {
                 if codec.get("configuration").is_some_and(|c| !c.is_object()) {
                     return Err(bad(name, "configured with an object"));
@@ -660,12 +668,30 @@ fn render_chain(chain: &Chain, dtype: &DType) -> Result<Vec<Value>> {
             ArrayToArray::Transpose(p) => {
                 codecs.push(json!({"name": "transpose", "configuration": {"order": p}}));
             }
+            ArrayToArray::Filter(f) if f.array_to_bytes() => {}
             ArrayToArray::Filter(f) => codecs.push(f.v3_codec()),
         }
     }
     // What the array→bytes codec receives: the output of the last array filter.
     let encoded = filter::output_dtype_of(chain.filters(), dtype);
+    // A filter that is a v3 array→bytes codec (packbits) stands in the bytes codec's place.
+    let packing = chain.filters().position(|f| f.array_to_bytes());
+    if let Some(i) = packing {
+        if i + 1 != chain.filters().count()
+            || !matches!(chain.array_to_bytes, ArrayToBytes::Bytes(_))
+        {
+            return Err(Error::Unsupported(
+                "the packbits codec must be the last array codec, in place of the bytes codec"
+                    .into(),
+            ));
+        }
+    }
     codecs.push(match &chain.array_to_bytes {
+        ArrayToBytes::Bytes(_) if packing.is_some() => chain
+            .filters()
+            .last()
+            .map(|f| f.v3_codec())
+            .unwrap_or_default(),
         ArrayToBytes::Vlen if dtype.kind == DataKind::String => {
             json!({"name": "vlen-utf8", "configuration": {}})
         }

@@ -757,18 +757,15 @@ fn dump(node: &NodeArg, region: Option<&str>, format: DumpFormat) -> Result<u8> 
     Ok(0)
 }
 
-/// Splits a `--codec` list into its leading Zarr v3 array→array codecs (`scale_offset`,
-/// `cast_value`, `bitround`, `reshape`, `numcodecs.<filter>`), which become the filters,
-/// and the bytes→bytes codecs after them; `None` when it has no array codecs.
+/// Splits a `--codec` list into its leading Zarr v3 array codecs (`scale_offset`,
+/// `cast_value`, `bitround`, `reshape`, `packbits`, `numcodecs.<filter>`), which become the
+/// filters, and the bytes→bytes codecs after them; `None` when it has no array codecs.
 fn split_codecs(codecs: Value) -> (Option<Value>, Value) {
     let is_array_codec = |c: &Value| {
         c.get("id").is_none()
-            && c.get("name").and_then(Value::as_str).is_some_and(|name| {
-                zarr::codec::filter::REGISTERED.contains(&name)
-                    || name
-                        .strip_prefix("numcodecs.")
-                        .is_some_and(|id| zarr::codec::filter::SUPPORTED.contains(&id))
-            })
+            && c.get("name")
+                .and_then(Value::as_str)
+                .is_some_and(zarr::codec::filter::is_v3_filter_name)
     };
     match codecs {
         Value::Array(mut list) if list.first().is_some_and(is_array_codec) => {

@@ -7,8 +7,10 @@
 //! They are the array→array stages of the codec chain ([`super::chain`]): write encodes
 //! them in order before the array→bytes codec, read decodes them in reverse after it.
 //! Besides numcodecs' filters, the array→array codecs registered in zarr-extensions
-//! (`scale_offset`, `cast_value`, `bitround`, `reshape`: [`REGISTERED`]) are filters too;
-//! they have no numcodecs form, so only Zarr v3 metadata holds them.
+//! (`scale_offset`, `cast_value`, `bitround`, `reshape`: [`REGISTERED`]) are filters too,
+//! and so is its `packbits` array→bytes codec, run as the last filter before a `bytes`
+//! codec with nothing to do; they have no numcodecs form, so only Zarr v3 metadata holds
+//! them.
 
 mod bits;
 mod cast_value;
@@ -16,6 +18,7 @@ mod categorize;
 mod exact;
 mod num;
 mod numeric;
+mod packbits;
 mod reshape;
 mod scale_offset;
 
@@ -64,6 +67,11 @@ pub trait Filter: Send + Sync + std::fmt::Debug {
     fn numcodecs(&self) -> bool {
         true
     }
+    /// Whether it is an array→bytes codec of Zarr v3 (the registered `packbits`): it is
+    /// then the last filter, and v3 metadata lists it in the `bytes` codec's place.
+    fn array_to_bytes(&self) -> bool {
+        false
+    }
     /// The shape of a chunk after it, given the shape it receives (`reshape` changes it;
     /// an error when the configuration does not fit that shape).
     fn chunk_shape(&self, input: &[u64]) -> Result<Vec<u64>> {
@@ -95,10 +103,24 @@ pub const REGISTERED: [&str; 4] = [
     reshape::NAME,
 ];
 
-/// Builds a registered array→array codec (one of [`REGISTERED`]) from its Zarr v3
-/// configuration for data of type `input`.
+/// The array→bytes codecs registered in zarr-extensions that run as filters.
+pub const REGISTERED_ARRAY_TO_BYTES: [&str; 1] = [packbits::NAME];
+
+/// Whether `name` is a Zarr v3 codec that this build runs as a filter: one of
+/// [`REGISTERED`] or [`REGISTERED_ARRAY_TO_BYTES`], or `numcodecs.<id>` of a filter.
+pub fn is_v3_filter_name(name: &str) -> bool {
+    REGISTERED.contains(&name)
+        || REGISTERED_ARRAY_TO_BYTES.contains(&name)
+        || name
+            .strip_prefix("numcodecs.")
+            .is_some_and(|id| SUPPORTED.contains(&id))
+}
+
+/// Builds a registered codec (one of [`REGISTERED`] or [`REGISTERED_ARRAY_TO_BYTES`]) from
+/// its Zarr v3 configuration for data of type `input`.
 pub fn from_v3(name: &str, config: &Map<String, Value>, input: &DType) -> Result<FilterRef> {
     Ok(match name {
+        packbits::NAME => Arc::new(packbits::PackBits::from_v3(config, input)?),
         scale_offset::NAME => Arc::new(scale_offset::ScaleOffset::from_v3(config, input)?),
         cast_value::NAME => Arc::new(cast_value::CastValue::from_v3(config, input)?),
         "bitround" => Arc::new(bits::BitRound::from_v3(config, input)?),
