@@ -2610,7 +2610,7 @@ fn codec_lists_may_start_with_registered_array_codecs() {
         &[
             "copy",
             &store,
-            &s(&dir.path().join("bad.zarr")),
+            s(&dir.path().join("bad.zarr")),
             "--format",
             "3",
             "--codec",

@@ -444,6 +444,12 @@ fn hostile_configurations_are_refused_with_what_is_wrong() {
             "<f8",
             "is not an object",
         ),
+        (
+            "cast_value",
+            json!({"data_type": "uint8", "scalar_map": {"decode": vec![[0, 0]; 257]}}),
+            "<f8",
+            "at most 256",
+        ),
         ("bitround", json!({}), "<f4", "\"keepbits\" must be"),
         (
             "bitround",

@@ -18,6 +18,9 @@ pub const NAME: &str = "cast_value";
 /// Pairs of a value and what it becomes, looked up first to last.
 type ScalarMap = Vec<(Exact, Exact)>;
 
+/// Most entries of one direction of a `scalar_map`.
+const MAX_MAP_ENTRIES: usize = 256;
+
 /// `cast_value` from one integer or float type to another.
 #[derive(Debug)]
 pub struct CastValue {
@@ -57,6 +60,13 @@ fn parse_map(value: &Value, key: &str, from: &NumItem, to: &NumItem) -> Result<S
             "scalar_map {key:?} must be a list of [from, to] pairs"
         ))
     })?;
+    // Each item is looked up in the list: a long one would make every chunk slow.
+    if list.len() > MAX_MAP_ENTRIES {
+        return Err(bad(format!(
+            "scalar_map {key:?} has {} entries; at most {MAX_MAP_ENTRIES} are supported",
+            list.len()
+        )));
+    }
     list.iter()
         .map(|pair| match pair.as_array().map(Vec::as_slice) {
             Some([a, b]) => {
@@ -164,7 +174,7 @@ impl CastValue {
         map: &ScalarMap,
     ) -> Result<()> {
         let items = data.len() / from.size;
-        if data.len() % from.size != 0 || items.checked_mul(to.size) != Some(out.len()) {
+        if !data.len().is_multiple_of(from.size) || items.checked_mul(to.size) != Some(out.len()) {
             return Err(Error::Codec(format!(
                 "{NAME}: {} bytes of data for {} bytes of output",
                 data.len(),

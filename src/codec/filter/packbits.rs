@@ -244,7 +244,9 @@ impl Filter for PackBits {
 
     fn decode_into(&self, data: &[u8], out: &mut [u8]) -> Result<()> {
         let (packed, padding) = self.packed(out.len());
-        if data.len() != self.encoded_len(out.len()) || out.len() % self.component_size() != 0 {
+        if data.len() != self.encoded_len(out.len())
+            || !out.len().is_multiple_of(self.component_size())
+        {
             return Err(Error::Codec(format!(
                 "packbits: encoded data has {} bytes, expected {}",
                 data.len(),

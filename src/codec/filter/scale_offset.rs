@@ -138,7 +138,7 @@ impl ScaleOffset {
     /// Applies `op` to every item of `data`, writing into `out` (the same size).
     fn map(&self, data: &[u8], out: &mut [u8], op: impl Fn(Exact) -> Result<Exact>) -> Result<()> {
         let size = self.item.size;
-        if data.len() != out.len() || data.len() % size != 0 {
+        if data.len() != out.len() || !data.len().is_multiple_of(size) {
             return Err(Error::Codec(format!(
                 "{NAME}: {} bytes of data for {} bytes of output in items of {size} bytes",
                 data.len(),
