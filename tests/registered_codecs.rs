@@ -803,3 +803,48 @@ fn packbits_packs_components_least_significant_bit_first() {
     let err = refused("packbits", json!({}), "|S4");
     assert!(err.contains("cannot encode items"), "{err}");
 }
+
+/// The registered packbits from the builder's filters stands in the bytes codec's place.
+#[test]
+fn builder_writes_registered_packbits_in_place_of_bytes() {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let mut b = ArrayBuilder::new(vec![10], ElementType::Bool);
+    b.chunks(vec![10])
+        .filters(json!([{"name": "packbits", "configuration": {"padding_encoding": "last_byte"}}]))
+        .compressor(json!([{"name": "crc32c"}]))
+        .fill_value_json(json!(false));
+    b.zarr_format(3).unwrap();
+    let a = b.create(store.clone(), "a", Mode::CreateNew).unwrap();
+    let data = [1u8, 1, 0, 0, 0, 0, 0, 1, 0, 1];
+    a.write(&[0], &[10], ElementType::Bool, Order::C, &data)
+        .unwrap();
+    let written: Value =
+        serde_json::from_slice(&store.get("a/zarr.json").unwrap().unwrap()).unwrap();
+    assert_eq!(
+        written["codecs"],
+        json!([
+            {"name": "packbits", "configuration": {"padding_encoding": "last_byte"}},
+            {"name": "crc32c"}
+        ])
+    );
+    // Bits 0-7 then 8-9, least significant first; 6 padding bits; then the checksum.
+    let stored = store.get("a/c/0").unwrap().unwrap();
+    assert_eq!(&stored[..3], &[0x83, 0x02, 6]);
+    let mut out = [0u8; 10];
+    Array::open(store, "a", Mode::Read)
+        .unwrap()
+        .read(&[0], &[10], ElementType::Bool, Order::C, &mut out)
+        .unwrap();
+    assert_eq!(out, data);
+    // Another filter after it has no place in v3 metadata.
+    let mut b = ArrayBuilder::new(vec![10], ElementType::UInt8);
+    b.filters(
+        json!([{"name": "packbits"}, {"name": "bitround", "configuration": {"keepbits": 2}}]),
+    );
+    b.zarr_format(3).unwrap();
+    let err = b
+        .create(Arc::new(MemoryStore::new()), "a", Mode::CreateNew)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("packbits codec must be the last"), "{err}");
+}
