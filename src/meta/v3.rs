@@ -269,11 +269,26 @@ fn parse_chain(codecs: &[Value], kind: &DataKind, rank: usize) -> Result<(Chain,
     let mut inner_dtype = None;
     let mut bytes_configs = Vec::new();
     let variable = DType::new(kind.clone(), ByteOrder::Little).is_variable();
+    // A bare name stands for a codec without configuration (`"bytes"`), as the
+    // zarr-extensions examples write it.
+    let expanded: Vec<Value>;
+    let codecs = if codecs.iter().any(Value::is_string) {
+        expanded = codecs
+            .iter()
+            .map(|c| match c {
+                Value::String(name) => json!({ "name": name }),
+                c => c.clone(),
+            })
+            .collect();
+        &expanded[..]
+    } else {
+        codecs
+    };
     for codec in codecs {
         let name = codec
             .get("name")
             .and_then(Value::as_str)
-            .ok_or_else(|| bad("codecs", "a list of objects with a \"name\""))?;
+            .ok_or_else(|| bad("codecs", "a list of objects with a \"name\" (or names)"))?;
         let empty = Map::new();
         let config = codec
             .get("configuration")
