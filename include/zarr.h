@@ -690,6 +690,8 @@ typedef int32_t zarr_node_kind_t;
  */
 typedef int32_t zarr_durability_t;
 
+
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
