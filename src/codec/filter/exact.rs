@@ -461,3 +461,65 @@ pub fn same(a: Exact, b: Exact) -> bool {
 pub fn config_error(name: &str, what: String) -> Error {
     Error::Metadata(format!("codec {name:?}: {what}"))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn item(name: &str) -> NumItem {
+        NumItem::of(&crate::codec::filter::parse_dtype(name).unwrap()).unwrap()
+    }
+
+    /// Values spread over the binary exponents of float64, with signs and ties.
+    fn samples() -> Vec<f64> {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut out = Vec::new();
+        for _ in 0..20000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let exp = (state >> 52) as i32 % 80 - 40;
+            let x = f64::from_bits((state & ((1 << 52) - 1)) | (1023u64 << 52)) * 2f64.powi(exp);
+            out.push(if state & 1 == 1 { -x } else { x });
+        }
+        out
+    }
+
+    /// Nearest-even rounding agrees with the hardware (float32) and the `half` crate
+    /// (float16), both of which round to nearest, ties to even.
+    #[test]
+    fn nearest_even_matches_independent_conversions() {
+        let (f32t, f16t) = (item("<f4"), item("<f2"));
+        for x in samples() {
+            let v = Exact::Float(x);
+            let r = convert(v, &f32t, Rounding::NearestEven, OutOfRange::Clamp).unwrap();
+            assert_eq!(r, Exact::Float(x as f32 as f64), "{x}");
+            let r = convert(v, &f16t, Rounding::NearestEven, OutOfRange::Clamp).unwrap();
+            assert_eq!(r, Exact::Float(half::f16::from_f64(x).to_f64()), "{x}");
+        }
+    }
+
+    /// Directed modes give the neighbour of the nearest value on their side.
+    #[test]
+    fn directed_rounding_brackets_the_value() {
+        let t = item("<f4");
+        for x in samples() {
+            let v = Exact::Float(x);
+            let get = |mode| match convert(v, &t, mode, OutOfRange::Clamp).unwrap() {
+                Exact::Float(r) => r,
+                Exact::Int(_) => unreachable!(),
+            };
+            let (up, down, zero) = (
+                get(Rounding::TowardsPositive),
+                get(Rounding::TowardsNegative),
+                get(Rounding::TowardsZero),
+            );
+            assert!(down <= x && x <= up, "{x}: {down} {up}");
+            assert_eq!(down == up, x as f32 as f64 == x, "{x}");
+            if down != up {
+                assert_eq!((down as f32).next_up() as f64, up, "{x}");
+            }
+            assert_eq!(zero, if x < 0.0 { up } else { down }, "{x}");
+        }
+    }
+}
