@@ -615,7 +615,11 @@ fn variable(f: &File, ncid: c_int, varid: c_int, group: &str, settings: &Setting
         builder.shard_shape(shards.clone());
     }
     if let Some(c) = &settings.compressor {
-        builder.compressor(c.clone());
+        let (filters, compressors) = crate::ops::split_codecs(c.clone());
+        if let Some(filters) = filters {
+            builder.filters(filters);
+        }
+        builder.compressor(compressors);
     }
     let mut attrs = attributes(f, ncid, varid, natts, &shown)?;
     // netCDF's default fill stays implicit (xarray reading the file masks nothing there):

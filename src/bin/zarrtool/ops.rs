@@ -760,7 +760,7 @@ fn dump(node: &NodeArg, region: Option<&str>, format: DumpFormat) -> Result<u8> 
 /// Splits a `--codec` list into its leading Zarr v3 array codecs (`scale_offset`,
 /// `cast_value`, `bitround`, `reshape`, `packbits`, `numcodecs.<filter>`), which become the
 /// filters, and the bytes→bytes codecs after them; `None` when it has no array codecs.
-fn split_codecs(codecs: Value) -> (Option<Value>, Value) {
+pub(crate) fn split_codecs(codecs: Value) -> (Option<Value>, Value) {
     let is_array_codec = |c: &Value| {
         c.get("id").is_none()
             && c.get("name")
