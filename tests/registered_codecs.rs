@@ -711,6 +711,15 @@ fn builder_writes_registered_codecs_in_v3_only() {
         err.contains("Zarr v2 metadata cannot hold the Zarr v3 codec"),
         "{err}"
     );
+    // After a bytes-level filter (a checksum) a registered codec has no place.
+    let mut b = ArrayBuilder::new(vec![4], ElementType::Float32);
+    b.filters(json!([{"id": "crc32"}, filters[0]]));
+    b.zarr_format(3).unwrap();
+    let err = b
+        .create(Arc::new(MemoryStore::new()), "a", Mode::CreateNew)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("must come before checksums"), "{err}");
 }
 
 #[test]

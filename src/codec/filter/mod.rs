@@ -187,6 +187,13 @@ pub fn chain_from_json(
                 input = filter.encoded_dtype();
                 array.push(filter);
             }
+            Built::Array(filter) if !filter.numcodecs() => {
+                return Err(Error::Metadata(format!(
+                    "filters[{i}]: the Zarr v3 codec {} must come before checksums and \
+                     shuffle",
+                    filter.v3_codec()
+                )))
+            }
             Built::Array(filter) => {
                 input = filter.encoded_dtype();
                 bytes.push(Arc::new(ListedAsFilter::Array(filter)));
