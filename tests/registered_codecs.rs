@@ -629,6 +629,15 @@ fn reshape_checks_its_shape_against_the_chunks() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("transpose"), "{err}");
+    // An array codec after the bytes codec is named.
+    d["codecs"] = json!([{"name": "bytes"}, {"name": "reshape", "configuration": {"shape": [-1]}}]);
+    let err = Array::open(store_with(&d), "a", Mode::Read)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("\"reshape\" before the array-to-bytes codec"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -365,6 +365,15 @@ fn parse_chain(codecs: &[Value], kind: &DataKind, rank: usize) -> Result<(Chain,
                 config.insert("id".into(), id.into());
                 listed.push(Listed::Filter(config, id));
             }
+            _ if !first
+                && (filter::REGISTERED.contains(&name)
+                    || filter::REGISTERED_ARRAY_TO_BYTES.contains(&name)) =>
+            {
+                return Err(bad(
+                    "codecs",
+                    &format!("a list with {name:?} before the array-to-bytes codec"),
+                ))
+            }
             _ if !first => bytes_configs.push(to_v2_config(name, config)?),
             _ => {
                 return Err(Error::CodecUnsupported(format!(
