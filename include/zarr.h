@@ -700,6 +700,8 @@ typedef int32_t zarr_node_kind_t;
  */
 typedef int32_t zarr_durability_t;
 
+
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -2000,10 +2002,15 @@ zarr_status_t zarr_array_builder_set_compressor_json(zarr_array_builder_t *build
 /**
  * Sets the filter list as JSON: numcodecs configurations applied in order before the
  * compressor (`[{"id": "delta", "dtype": "<i4"}, {"id": "crc32"}]`), "null" or "[]" for
- * none. Each filter is checked against the type it receives when the array is created.
+ * none. Entries may also be Zarr v3 array codecs: those registered in zarr-extensions
+ * (`{"name": "scale_offset", "configuration": {"offset": 5, "scale": 10}}`, `cast_value`,
+ * `bitround`, `reshape`), which only Zarr v3 metadata holds, and `numcodecs.<id>` names
+ * for numcodecs' filters. Each filter is checked against the type it receives when the
+ * array is created.
  *
  * Errors: `ZARR_ERR_INVALID_ARG` (not JSON); the filters are checked by
- * `zarr_array_create`.
+ * `zarr_array_create` (`ZARR_ERR_INVALID_ARG` for a bad configuration,
+ * `ZARR_ERR_UNSUPPORTED` for a registered codec in a format other than 3).
  *
  * Ownership: nothing is kept: the builder copies what it is given.
  *
@@ -2157,8 +2164,9 @@ ZARR_API uint32_t zarr_version_number(void);
 ZARR_API const char *zarr_version_string(void);
 
 /**
- * Whether this build supports the codec or filter `id` ("blosc", "zstd", "delta", …);
- * false for NULL.
+ * Whether this build supports the codec or filter `id` ("blosc", "zstd", "delta", …, and
+ * the Zarr v3 array codecs registered in zarr-extensions: "scale_offset", "cast_value",
+ * "bitround", "reshape"); false for NULL.
  *
  * Errors: none: it returns a value, never a status.
  *

@@ -2713,3 +2713,61 @@ fn lossy_and_pcodec_codecs() {
     );
     assert!(err.contains("int8"), "{err}");
 }
+
+#[test]
+fn codec_lists_may_start_with_registered_array_codecs() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, store) = setup(dir.path());
+    let target = s(&dir.path().join("so.zarr")).to_string();
+    let codecs = r#"[{"name":"scale_offset","configuration":{"scale":2}},
+        {"name":"cast_value","configuration":{"data_type":"int8"}}]"#;
+    ok(&["copy", &store, &target, "--format", "3", "--codec", codecs]);
+    let meta: serde_json::Value = serde_json::from_str(&ok(&["meta", &target, "a"])).unwrap();
+    assert_eq!(
+        meta["codecs"],
+        serde_json::json!([
+            {"name": "scale_offset", "configuration": {"scale": 2}},
+            {"name": "cast_value", "configuration": {"data_type": "int8"}},
+            {"name": "bytes"}
+        ])
+    );
+    // Rows 0-1, columns 0-2 of 0..20 in rows of 5, doubled, one byte each.
+    assert_eq!(
+        std::fs::read(dir.path().join("so.zarr/a/c/0/0")).unwrap(),
+        [0, 2, 4, 10, 12, 14]
+    );
+    assert_eq!(ok(&["dump", &target, "a"]), ok(&["dump", &store, "a"]));
+    // 19 * 8 does not fit int8: the copy fails naming the codec.
+    let err = fails(
+        &[
+            "copy",
+            &store,
+            s(&dir.path().join("bad.zarr")),
+            "--format",
+            "3",
+            "--codec",
+            r#"[{"name":"scale_offset","configuration":{"scale":8}},{"name":"cast_value","configuration":{"data_type":"int8"}}]"#,
+        ],
+        1,
+    );
+    assert!(
+        err.contains("cast_value") && err.contains("outside -128..=127"),
+        "{err}"
+    );
+    ok(&[
+        "create",
+        &store,
+        "r",
+        "--shape",
+        "3",
+        "--dtype",
+        "float32",
+        "--format",
+        "3",
+        "--codec",
+        r#"[{"name":"bitround","configuration":{"keepbits":3}},{"name":"zstd","configuration":{"level":1}}]"#,
+    ]);
+    let meta: serde_json::Value = serde_json::from_str(&ok(&["meta", &store, "r"])).unwrap();
+    assert_eq!(meta["codecs"][0]["name"], "bitround");
+    assert_eq!(meta["codecs"][2]["name"], "zstd");
+}

@@ -812,6 +812,9 @@ fn v3_kind_of(name: &str) -> Option<DataKind> {
     match name {
         "string" => Some(DataKind::String),
         "bytes" | "variable_length_bytes" => Some(DataKind::VlenBytes),
+        // zarr-extensions' aliases of the core complex types (real, then imaginary part).
+        "complex_float32" => Some(DataKind::Complex(8)),
+        "complex_float64" => Some(DataKind::Complex(16)),
         _ => {
             let bits: usize = name.strip_prefix('r')?.parse().ok()?;
             (bits > 0 && bits.is_multiple_of(8) && bits / 8 <= MAX_ITEM_SIZE)

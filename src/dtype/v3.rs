@@ -122,6 +122,12 @@ fn parse_at(value: &Value, depth: usize, fields_left: &mut usize) -> Result<Data
             }
             Ok(DataKind::Structured(fields))
         }
+        _ if name.starts_with("complex_") && v3_kind_of(name).is_none() => {
+            Err(Error::Unsupported(format!(
+                "zarr.json: data type {name:?} is not supported: libzarr's complex types are \
+                 pairs of float32 or float64 (complex_float32, complex_float64)"
+            )))
+        }
         _ => v3_kind_of(name).ok_or_else(|| {
             Error::Unsupported(format!(
                 "zarr.json: data type {name:?} is not supported by this version of libzarr"

@@ -408,10 +408,15 @@ pub unsafe extern "C" fn zarr_array_builder_set_compressor_json(
 
 /// Sets the filter list as JSON: numcodecs configurations applied in order before the
 /// compressor (`[{"id": "delta", "dtype": "<i4"}, {"id": "crc32"}]`), "null" or "[]" for
-/// none. Each filter is checked against the type it receives when the array is created.
+/// none. Entries may also be Zarr v3 array codecs: those registered in zarr-extensions
+/// (`{"name": "scale_offset", "configuration": {"offset": 5, "scale": 10}}`, `cast_value`,
+/// `bitround`, `reshape`), which only Zarr v3 metadata holds, and `numcodecs.<id>` names
+/// for numcodecs' filters. Each filter is checked against the type it receives when the
+/// array is created.
 ///
 /// Errors: `ZARR_ERR_INVALID_ARG` (not JSON); the filters are checked by
-/// `zarr_array_create`.
+/// `zarr_array_create` (`ZARR_ERR_INVALID_ARG` for a bad configuration,
+/// `ZARR_ERR_UNSUPPORTED` for a registered codec in a format other than 3).
 ///
 /// Ownership: nothing is kept: the builder copies what it is given.
 ///

@@ -104,8 +104,9 @@ pub extern "C" fn zarr_version_string() -> *const c_char {
     })
 }
 
-/// Whether this build supports the codec or filter `id` ("blosc", "zstd", "delta", …);
-/// false for NULL.
+/// Whether this build supports the codec or filter `id` ("blosc", "zstd", "delta", …, and
+/// the Zarr v3 array codecs registered in zarr-extensions: "scale_offset", "cast_value",
+/// "bitround", "reshape"); false for NULL.
 ///
 /// Errors: none: it returns a value, never a status.
 ///
@@ -116,9 +117,12 @@ pub extern "C" fn zarr_version_string() -> *const c_char {
 pub unsafe extern "C" fn zarr_codec_supported(id: *const c_char) -> bool {
     ffi_guard!(false => {
         c_str(id, "id")
-            .map(|id| crate::codec::SUPPORTED.contains(&id)
-                || crate::codec::TYPED.contains(&id)
-                || crate::codec::filter::SUPPORTED.contains(&id))
+            .map(|id| {
+                crate::codec::SUPPORTED.contains(&id)
+                    || crate::codec::TYPED.contains(&id)
+                    || crate::codec::filter::SUPPORTED.contains(&id)
+                    || crate::codec::filter::REGISTERED.contains(&id)
+            })
             .unwrap_or(false)
     })
 }

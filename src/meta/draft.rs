@@ -301,7 +301,11 @@ pub fn parse_array(bytes: &[u8], scheme: Scheme) -> Result<ArrayMeta> {
             "filters after the object codec of a variable-length array are not supported".into(),
         ));
     }
-    let filters = filter::chain_from_json(&Value::Array(filter_list.to_vec()), &dtype)?;
+    let filters = filter::chain_from_json(
+        &Value::Array(filter_list.to_vec()),
+        &dtype,
+        filter::Forms::Numcodecs,
+    )?;
     let grid = field("chunk_grid")?;
     if grid.get("type").and_then(Value::as_str) != Some("regular") {
         return Err(Error::Unsupported(format!(

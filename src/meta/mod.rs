@@ -283,6 +283,9 @@ impl<'a> V2Fields<'a> {
         let mut seen_filter = false;
         for codec in &chain.array_to_array {
             match codec {
+                ArrayToArray::Filter(f) if !f.numcodecs() => {
+                    return cannot(&format!("the Zarr v3 codec {}", f.v3_codec()))
+                }
                 ArrayToArray::Filter(_) => seen_filter = true,
                 ArrayToArray::Transpose(_) if seen_filter => {
                     return cannot("a transpose after an array filter")
@@ -458,7 +461,53 @@ impl KeyEncoding {
     }
 }
 
+/// Checks that every filter that shapes chunks (`reshape`) fits the chunks it receives:
+/// `shape` for `chain`, each shard's inner chunk shape for the chain inside it.
+fn check_chunk_shapes(chain: &Chain, shape: &[u64]) -> Result<()> {
+    let mut shape = shape.to_vec();
+    for filter in chain.filters() {
+        shape = filter.chunk_shape(&shape)?;
+    }
+    match &chain.array_to_bytes {
+        crate::codec::chain::ArrayToBytes::Sharding(s) => {
+            check_chunk_shapes(&s.codecs, &s.chunk_shape)
+        }
+        _ => Ok(()),
+    }
+}
+
 impl ArrayMeta {
+    /// Checks that the fill value passes the registered array codecs (`cast_value`,
+    /// `scale_offset`, …) both ways, as zarr-extensions asks of `cast_value`: a fill
+    /// value they cannot encode or decode would fail every partial chunk.
+    fn check_fill_through_codecs(&self) -> Result<()> {
+        let chains = std::iter::successors(Some(&self.codecs), |c| match &c.array_to_bytes {
+            crate::codec::chain::ArrayToBytes::Sharding(s) => Some(&s.codecs),
+            _ => None,
+        });
+        let filters: Vec<_> = chains.flat_map(|c| c.filters()).collect();
+        let (Some(fill), false) = (&self.fill_value, self.dtype.is_variable()) else {
+            return Ok(());
+        };
+        if filters.iter().all(|f| f.numcodecs()) {
+            return Ok(());
+        }
+        let mut item = fill.clone();
+        for f in filters {
+            let failed = |e: Error| {
+                Error::Metadata(format!(
+                    "the fill value cannot pass codec {}: {e}",
+                    f.v3_codec()
+                ))
+            };
+            let encoded = f.encode(&item).map_err(failed)?;
+            let mut back = vec![0u8; item.len()];
+            f.decode_into(&encoded, &mut back).map_err(failed)?;
+            item = encoded;
+        }
+        Ok(())
+    }
+
     /// Checks the invariants every format relies on; errors name the field.
     pub fn validate(&self) -> Result<()> {
         if self.chunks.len() != self.shape.len() {
@@ -496,6 +545,8 @@ impl ArrayMeta {
             }
         }
         self.codecs.check(&self.dtype, self.rank())?;
+        check_chunk_shapes(&self.codecs, &self.chunks)?;
+        self.check_fill_through_codecs()?;
         let chunk_bytes = checked_product(self.inner_chunks().iter().copied(), "chunks")
             .ok()
             .and_then(|n| n.checked_mul(item))

@@ -65,7 +65,11 @@ pub fn parse_array(bytes: &[u8]) -> Result<ArrayMeta> {
              supported"
         )));
     }
-    let filters = filter::chain_from_json(&Value::Array(filter_list.to_vec()), &dtype)?;
+    let filters = filter::chain_from_json(
+        &Value::Array(filter_list.to_vec()),
+        &dtype,
+        filter::Forms::Numcodecs,
+    )?;
     // The compressor receives what the last filter produces.
     let item_size = match filters.1.is_empty() {
         true => filter::output_dtype(&filters.0, &dtype).item_size(),

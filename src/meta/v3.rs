@@ -256,6 +256,8 @@ fn parse_key_encoding(value: Option<&Value>) -> Result<KeyEncoding> {
 enum Listed<'a> {
     Transpose(Vec<usize>),
     Filter(Map<String, Value>, &'a str),
+    /// A codec registered in zarr-extensions (`scale_offset`, `cast_value`, …).
+    Registered(Map<String, Value>, &'a str),
 }
 
 /// Parses a codec list for items of `kind` in `rank` dimensions into a chain, with the
@@ -267,11 +269,26 @@ fn parse_chain(codecs: &[Value], kind: &DataKind, rank: usize) -> Result<(Chain,
     let mut inner_dtype = None;
     let mut bytes_configs = Vec::new();
     let variable = DType::new(kind.clone(), ByteOrder::Little).is_variable();
+    // A bare name stands for a codec without configuration (`"bytes"`), as the
+    // zarr-extensions examples write it.
+    let expanded: Vec<Value>;
+    let codecs = if codecs.iter().any(Value::is_string) {
+        expanded = codecs
+            .iter()
+            .map(|c| match c {
+                Value::String(name) => json!({ "name": name }),
+                c => c.clone(),
+            })
+            .collect();
+        &expanded[..]
+    } else {
+        codecs
+    };
     for codec in codecs {
         let name = codec
             .get("name")
             .and_then(Value::as_str)
-            .ok_or_else(|| bad("codecs", "a list of objects with a \"name\""))?;
+            .ok_or_else(|| bad("codecs", "a list of objects with a \"name\" (or names)"))?;
         let empty = Map::new();
         let config = codec
             .get("configuration")
@@ -334,11 +351,34 @@ fn parse_chain(codecs: &[Value], kind: &DataKind, rank: usize) -> Result<(Chain,
                 array_to_bytes = Some(ArrayToBytes::Bytes(ByteOrder::Little));
                 bytes_configs.push(to_v2_config(name, config)?);
             }
+            "packbits" if first && !variable => {
+                if codec.get("configuration").is_some_and(|c| !c.is_object()) {
+                    return Err(bad(name, "configured with an object"));
+                }
+                // Run as the last filter, before a bytes codec with nothing to swap.
+                listed.push(Listed::Registered(config.clone(), name));
+                array_to_bytes = Some(ArrayToBytes::Bytes(ByteOrder::NotApplicable));
+            }
+            _ if first && filter::REGISTERED.contains(&name) => {
+                if codec.get("configuration").is_some_and(|c| !c.is_object()) {
+                    return Err(bad(name, "configured with an object"));
+                }
+                listed.push(Listed::Registered(config.clone(), name));
+            }
             _ if first && filter_id.is_some() => {
                 let mut config = config.clone();
                 let id = filter_id.expect("some");
                 config.insert("id".into(), id.into());
                 listed.push(Listed::Filter(config, id));
+            }
+            _ if !first
+                && (filter::REGISTERED.contains(&name)
+                    || filter::REGISTERED_ARRAY_TO_BYTES.contains(&name)) =>
+            {
+                return Err(bad(
+                    "codecs",
+                    &format!("a list with {name:?} before the array-to-bytes codec"),
+                ))
             }
             _ if !first => bytes_configs.push(to_v2_config(name, config)?),
             _ => {
@@ -355,16 +395,18 @@ fn parse_chain(codecs: &[Value], kind: &DataKind, rank: usize) -> Result<(Chain,
             bad("codecs", "a list with one \"bytes\" codec")
         }
     })?;
+    // A numcodecs filter's `dtype` says the order it receives; a registered codec's
+    // items are in this machine's order.
     let first_filter = listed.iter().find_map(|l| match l {
-        Listed::Filter(config, _) => Some(config),
+        Listed::Filter(config, _) => Some(Some(config)),
+        Listed::Registered(..) => Some(None),
         Listed::Transpose(_) => None,
     });
     let input = match (&inner_dtype, first_filter, &array_to_bytes) {
         (Some(dtype), _, _) => dtype.clone(),
         (None, Some(config), _) => {
             let order = config
-                .get("dtype")
-                .or_else(|| config.get("decode_dtype"))
+                .and_then(|c| c.get("dtype").or_else(|| c.get("decode_dtype")))
                 .and_then(Value::as_str)
                 .and_then(|t| filter::parse_dtype(t).ok())
                 .map_or(ByteOrder::NATIVE, |t| t.order);
@@ -384,6 +426,11 @@ fn parse_chain(codecs: &[Value], kind: &DataKind, rank: usize) -> Result<(Chain,
     for item in listed {
         array_to_array.push(match item {
             Listed::Transpose(p) => ArrayToArray::Transpose(p),
+            Listed::Registered(config, name) => {
+                let f = filter::from_v3(name, &config, &current)?;
+                current = f.encoded_dtype();
+                ArrayToArray::Filter(f)
+            }
             Listed::Filter(config, id) => match filter::from_config(&config, &current)? {
                 filter::Built::Array(f) => {
                     current = f.encoded_dtype();
@@ -652,22 +699,36 @@ fn render_chain(chain: &Chain, dtype: &DType) -> Result<Vec<Value>> {
             ArrayToArray::Transpose(p) => {
                 codecs.push(json!({"name": "transpose", "configuration": {"order": p}}));
             }
-            ArrayToArray::Filter(f) => {
-                let mut config = f.config();
-                let id = config.shift_remove("id").unwrap_or_default();
-                let id = id.as_str().unwrap_or_default();
-                codecs.push(json!({"name": format!("numcodecs.{id}"), "configuration": config}));
-            }
+            ArrayToArray::Filter(f) if f.array_to_bytes() => {}
+            ArrayToArray::Filter(f) => codecs.push(f.v3_codec()),
         }
     }
     // What the array→bytes codec receives: the output of the last array filter.
     let encoded = filter::output_dtype_of(chain.filters(), dtype);
     // A codec of typed chunks is the array→bytes codec in Zarr v3's list.
     let typed = chain.typed_codec().is_some();
+    // A filter that is a v3 array→bytes codec (packbits) stands in the bytes codec's place.
+    let packing = chain.filters().position(|f| f.array_to_bytes());
+    if let Some(i) = packing {
+        if typed
+            || i + 1 != chain.filters().count()
+            || !matches!(chain.array_to_bytes, ArrayToBytes::Bytes(_))
+        {
+            return Err(Error::Unsupported(
+                "the packbits codec must be the last array codec, in place of the bytes codec"
+                    .into(),
+            ));
+        }
+    }
     codecs.push(match &chain.array_to_bytes {
         ArrayToBytes::Bytes(_) if typed => {
             to_v3_codec(chain.bytes_to_bytes[0].config(), encoded.item_size())
         }
+        ArrayToBytes::Bytes(_) if packing.is_some() => chain
+            .filters()
+            .last()
+            .map(|f| f.v3_codec())
+            .unwrap_or_default(),
         ArrayToBytes::Vlen if dtype.kind == DataKind::String => {
             json!({"name": "vlen-utf8", "configuration": {}})
         }

@@ -283,7 +283,8 @@ impl ArrayBuilder {
         let default_compressor = format.default_compressor();
         let filters = match &self.filters {
             list @ (Value::Null | Value::Array(_)) => {
-                filter::chain_from_json(list, &self.dtype).map_err(as_invalid_arg)?
+                filter::chain_from_json(list, &self.dtype, filter::Forms::AlsoV3)
+                    .map_err(as_invalid_arg)?
             }
             other => {
                 return Err(Error::InvalidArg(format!(

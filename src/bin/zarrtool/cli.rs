@@ -64,7 +64,9 @@ pub struct Layout {
     pub shards: Option<String>,
     /// Bytes-to-bytes codecs as JSON: one configuration, a list, or null for none, each in
     /// numcodecs' form or Zarr v3's (`{"id":"zstd","level":3}`,
-    /// `{"name":"zstd","configuration":{"level":3}}`).
+    /// `{"name":"zstd","configuration":{"level":3}}`). A list may start with Zarr v3 array
+    /// codecs (`scale_offset`, `cast_value`, `bitround`, `reshape`, `numcodecs.<filter>`),
+    /// which become the array's filters.
     #[arg(long, visible_alias = "codec", value_name = "JSON")]
     pub compressor: Option<String>,
     /// Zarr format of new arrays: 2 or 3.
@@ -253,7 +255,8 @@ pub enum Command {
         #[arg(long, value_name = "SHAPE")]
         shards: Option<String>,
         /// Bytes-to-bytes codecs as JSON (a configuration, a list, or null), in numcodecs'
-        /// form or Zarr v3's.
+        /// form or Zarr v3's; a list's leading Zarr v3 array codecs (`scale_offset`,
+        /// `cast_value`, …) replace the source's filters.
         #[arg(long, visible_alias = "codec", value_name = "JSON")]
         compressor: Option<String>,
         /// The target format: 2 or 3.

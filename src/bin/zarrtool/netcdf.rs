@@ -570,7 +570,11 @@ fn variable(f: &File, ncid: c_int, varid: c_int, group: &str, settings: &Setting
         builder.shard_shape(shards.clone());
     }
     if let Some(c) = &settings.compressor {
-        builder.compressor(c.clone());
+        let (filters, compressors) = crate::ops::split_codecs(c.clone());
+        if let Some(filters) = filters {
+            builder.filters(filters);
+        }
+        builder.compressor(compressors);
     }
     // xarray shows a v3 array's `_NCZARR_ATTR` as an attribute (and `to_netcdf` refuses it):
     // v3 arrays keep JSON's types only.

@@ -313,7 +313,7 @@ fn feature_lines() -> Vec<String> {
         format!("object stores: {cloud}"),
         "codecs: blosc gzip zlib zstd bz2 lzma lz4 crc32c crc32 adler32 fletcher32 jenkins_lookup3 \
          shuffle base64 delta fixedscaleoffset quantize bitround packbits categorize astype transpose \
-         sharding_indexed vlen-utf8 vlen-bytes vlen-array"
+         sharding_indexed vlen-utf8 vlen-bytes vlen-array scale_offset cast_value reshape"
             .into(),
         format!(
             "lossy codecs: {}",
@@ -835,7 +835,31 @@ fn dump(node: &NodeArg, region: Option<&str>, format: DumpFormat) -> Result<u8> 
     Ok(0)
 }
 
-/// Applies chunks, shards, compressor and format to a builder.
+/// Splits a `--codec` list into its leading Zarr v3 array codecs (`scale_offset`,
+/// `cast_value`, `bitround`, `reshape`, `packbits`, `numcodecs.<filter>`), which become the
+/// filters, and the bytes→bytes codecs after them; `None` when it has no array codecs.
+pub(crate) fn split_codecs(codecs: Value) -> (Option<Value>, Value) {
+    let is_array_codec = |c: &Value| {
+        c.get("id").is_none()
+            && c.get("name")
+                .and_then(Value::as_str)
+                .is_some_and(zarr::codec::filter::is_v3_filter_name)
+    };
+    match codecs {
+        Value::Array(mut list) if list.first().is_some_and(is_array_codec) => {
+            let split = list
+                .iter()
+                .position(|c| !is_array_codec(c))
+                .unwrap_or(list.len());
+            let rest = list.split_off(split);
+            (Some(Value::Array(list)), Value::Array(rest))
+        }
+        other => (None, other),
+    }
+}
+
+/// Applies chunks, shards, compressor (and filters, from `--codec`'s array codecs) and
+/// format to a builder.
 fn apply_layout(builder: &mut ArrayBuilder, layout: &Layout) -> Result<()> {
     if let Some(chunks) = &layout.chunks {
         builder.chunks(parse_shape(chunks, "--chunks")?);
@@ -844,7 +868,11 @@ fn apply_layout(builder: &mut ArrayBuilder, layout: &Layout) -> Result<()> {
         builder.shard_shape(parse_shape(shards, "--shards")?);
     }
     if let Some(c) = &layout.compressor {
-        builder.compressor(parse_json(c, "--compressor")?);
+        let (filters, compressors) = split_codecs(parse_json(c, "--compressor")?);
+        if let Some(filters) = filters {
+            builder.filters(filters);
+        }
+        builder.compressor(compressors);
     }
     if let Some(f) = layout.format {
         builder.zarr_format(f)?;
@@ -1334,16 +1362,27 @@ fn target_meta(from: &ArrayMeta, settings: &CopySettings, format: Format) -> Res
         &from.fill_value,
         &from.dtype,
     )?);
-    if let Some(c) = &settings.compressor {
-        builder.compressor(c.clone());
+    let filters = match &settings.compressor {
+        Some(c) => {
+            let (filters, compressors) = split_codecs(c.clone());
+            builder.compressor(compressors);
+            filters
+        }
+        None => None,
+    };
+    if let Some(filters) = &filters {
+        builder.filters(filters.clone());
     }
     let mut meta = builder.metadata()?;
     let source = from.codecs.innermost();
     let inner = meta.codecs.innermost_mut();
-    // The source's filters (and order) travel with the data; but Zarr v3 does not settle
-    // which order a filter that depends on the items' order (delta, packbits) sees after a
-    // transpose, and v2 holds only C and F: such copies store their chunks in C order.
-    inner.array_to_array = source.array_to_array.clone();
+    // The source's filters (and order) travel with the data, unless `--codec` gives array
+    // codecs; but Zarr v3 does not settle which order a filter that depends on the items'
+    // order (delta, packbits) sees after a transpose, and v2 holds only C and F: such
+    // copies store their chunks in C order.
+    if filters.is_none() {
+        inner.array_to_array = source.array_to_array.clone();
+    }
     let rank = from.rank();
     let permutation = inner.permutation(rank);
     let c_or_f =

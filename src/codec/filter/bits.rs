@@ -3,20 +3,29 @@
 //! the padding bits).
 
 use super::{is_float, Cfg, Filter};
-use crate::dtype::{ByteOrder, DType, DataKind};
+use crate::dtype::{ByteOrder, DType, DataKind, ExtFloat};
 use crate::error::{Error, Result};
 use serde_json::{Map, Value};
 
-/// The `bitround` filter for one float type.
+/// The `bitround` filter for one type: numcodecs' (`numcodecs.bitround`, float types)
+/// or the registered `bitround` codec, which also rounds bfloat16, complex items (each
+/// part) and integers (to `keepbits` bits from the most significant set bit, saturating
+/// at the largest value those bits can round to, as zarrs does).
 #[derive(Debug)]
 pub struct BitRound {
     keepbits: u32,
     dtype: DType,
+    /// Mantissa bits of each float part, or `None` for integers.
+    mantissa: Option<u32>,
+    /// Bytes of each rounded part (a complex item has two).
+    unit: usize,
+    /// Whether it was given as the registered `bitround` codec.
+    registered: bool,
 }
 
 impl BitRound {
-    /// Reads the configuration for data of type `input`, which must be a float type with
-    /// at least `keepbits` mantissa bits.
+    /// Reads numcodecs' configuration for data of type `input`, which must be a float
+    /// type with at least `keepbits` mantissa bits.
     pub(crate) fn from_config(cfg: &Cfg, input: &DType) -> Result<Self> {
         let keepbits = cfg
             .required("keepbits")?
@@ -28,25 +37,59 @@ impl BitRound {
                 input.to_v2()
             )));
         }
-        let max = mantissa_bits(input);
+        Self::new(keepbits, input, false)
+    }
+
+    /// Reads the registered codec's configuration (`keepbits` alone) for data of type
+    /// `input`: a float, bfloat16, complex or integer type.
+    pub fn from_v3(config: &Map<String, Value>, input: &DType) -> Result<Self> {
+        if let Some(key) = config.keys().find(|k| *k != "keepbits") {
+            return Err(Error::Metadata(format!(
+                "codec \"bitround\": unknown configuration key {key:?}"
+            )));
+        }
+        let keepbits = config
+            .get("keepbits")
+            .and_then(Value::as_u64)
+            .ok_or_else(|| {
+                Error::Metadata(
+                    "codec \"bitround\": \"keepbits\" must be a non-negative integer".into(),
+                )
+            })?;
+        Self::new(keepbits, input, true)
+    }
+
+    fn new(keepbits: u64, input: &DType, registered: bool) -> Result<Self> {
+        let (mantissa, unit) = match input.kind {
+            DataKind::Float(2) => (Some(10), 2),
+            DataKind::Float(4) => (Some(23), 4),
+            DataKind::Float(8) => (Some(52), 8),
+            DataKind::Complex(8) => (Some(23), 4),
+            DataKind::Complex(16) => (Some(52), 8),
+            DataKind::ExtFloat(ExtFloat::BFloat16) => (Some(7), 2),
+            DataKind::Int(n) | DataKind::UInt(n) => (None, n),
+            _ => {
+                return Err(Error::Metadata(format!(
+                    "codec \"bitround\" needs float, complex or integer data, but the data it \
+                     receives is {}",
+                    input.to_v2()
+                )))
+            }
+        };
+        let max = mantissa.unwrap_or(8 * unit as u32);
         if keepbits > max as u64 {
             return Err(Error::Metadata(format!(
-                "filter \"bitround\": keepbits {keepbits} is more than the {max} mantissa bits of {}",
+                "filter \"bitround\": keepbits {keepbits} is more than the {max} bits of {}",
                 input.to_v2()
             )));
         }
         Ok(BitRound {
             keepbits: keepbits as u32,
             dtype: input.clone(),
+            mantissa,
+            unit,
+            registered,
         })
-    }
-}
-
-fn mantissa_bits(dtype: &DType) -> u32 {
-    match dtype.kind {
-        DataKind::Float(2) => 10,
-        DataKind::Float(4) => 23,
-        _ => 52,
     }
 }
 
@@ -58,6 +101,18 @@ impl Filter for BitRound {
         map
     }
 
+    fn v3_codec(&self) -> Value {
+        let name = match self.registered {
+            true => "bitround",
+            false => "numcodecs.bitround",
+        };
+        serde_json::json!({"name": name, "configuration": {"keepbits": self.keepbits}})
+    }
+
+    fn numcodecs(&self) -> bool {
+        !self.registered
+    }
+
     fn encoded_dtype(&self) -> DType {
         self.dtype.clone()
     }
@@ -67,7 +122,25 @@ impl Filter for BitRound {
     }
 
     fn encode_into(&self, data: &[u8], out: &mut Vec<u8>) -> Result<()> {
-        *out = self.encoded(data)?;
+        out.clear();
+        out.extend_from_slice(data);
+        let big = self.dtype.order == ByteOrder::Big;
+        for unit in out.chunks_exact_mut(self.unit) {
+            let mut raw = [0u8; 8];
+            raw[..self.unit].copy_from_slice(unit);
+            if big {
+                raw[..self.unit].reverse();
+            }
+            let bits = u64::from_le_bytes(raw);
+            let rounded = match self.mantissa {
+                Some(m) => self.round_mantissa(bits, m),
+                None => self.round_integer(bits),
+            };
+            unit.copy_from_slice(&rounded.to_le_bytes()[..self.unit]);
+            if big {
+                unit.reverse();
+            }
+        }
         Ok(())
     }
 
@@ -77,34 +150,34 @@ impl Filter for BitRound {
 }
 
 impl BitRound {
-    /// Encodes `data` into a new buffer.
-    fn encoded(&self, data: &[u8]) -> Result<Vec<u8>> {
-        let size = self.dtype.item_size();
-        let maskbits = mantissa_bits(&self.dtype) - self.keepbits;
-        let mut out = data.to_vec();
+    /// A float's bits with the mantissa rounded to `keepbits` of its `mantissa` bits, ties
+    /// to even, as numcodecs does (the bits as a signed integer of their size).
+    fn round_mantissa(&self, bits: u64, mantissa: u32) -> u64 {
+        let maskbits = mantissa - self.keepbits;
         if maskbits == 0 {
-            return Ok(out);
+            return bits;
         }
-        let big = self.dtype.order == ByteOrder::Big;
-        let shift = 64 - 8 * size as u32;
+        let shift = 64 - 8 * self.unit as u32;
         let half_quantum = (1i64 << (maskbits - 1)) - 1;
         let mask = (-1i64 >> maskbits) << maskbits;
-        for item in out.chunks_exact_mut(size) {
-            let mut raw = [0u8; 8];
-            raw[..size].copy_from_slice(item);
-            if big {
-                raw[..size].reverse();
-            }
-            // The item as a signed integer of its size, as numcodecs views it.
-            let b = ((u64::from_le_bytes(raw) << shift) as i64) >> shift;
-            let b = b.wrapping_add(((b >> maskbits) & 1) + half_quantum) & mask;
-            let le = (b as u64).to_le_bytes();
-            item.copy_from_slice(&le[..size]);
-            if big {
-                item.reverse();
-            }
+        let b = ((bits << shift) as i64) >> shift;
+        (b.wrapping_add(((b >> maskbits) & 1) + half_quantum) & mask) as u64
+    }
+
+    /// An integer's bits rounded to `keepbits` bits from its most significant set bit
+    /// (ties to even), saturating at the unit's largest value before the mask.
+    fn round_integer(&self, bits: u64) -> u64 {
+        let width = 8 * self.unit as u32;
+        let top = width - (bits << (64 - width)).leading_zeros().min(width);
+        if self.keepbits >= top {
+            return bits;
         }
-        Ok(out)
+        let maskbits = top - self.keepbits;
+        let all = u64::MAX >> (64 - width);
+        let mask = (all >> maskbits) << maskbits;
+        let half_quantum = (1u64 << (maskbits - 1)) - 1;
+        let add = ((bits >> maskbits) & 1) + half_quantum;
+        (bits.saturating_add(add).min(all)) & mask
     }
 }
 

@@ -6,11 +6,21 @@
 //!
 //! They are the array→array stages of the codec chain ([`super::chain`]): write encodes
 //! them in order before the array→bytes codec, read decodes them in reverse after it.
+//! Besides numcodecs' filters, the array→array codecs registered in zarr-extensions
+//! (`scale_offset`, `cast_value`, `bitround`, `reshape`: [`REGISTERED`]) are filters too,
+//! and so is its `packbits` array→bytes codec, run as the last filter before a `bytes`
+//! codec with nothing to do; they have no numcodecs form, so only Zarr v3 metadata holds
+//! them.
 
 mod bits;
+mod cast_value;
 mod categorize;
+mod exact;
 mod num;
 mod numeric;
+mod packbits;
+mod reshape;
+mod scale_offset;
 
 use crate::codec::{self, CodecRef};
 use crate::dtype::{ByteOrder, DType, DataKind};
@@ -42,9 +52,30 @@ pub trait Filter: Send + Sync + std::fmt::Debug {
     /// size but `encoded_len(out.len())` is an error.
     fn decode_into(&self, data: &[u8], out: &mut [u8]) -> Result<()>;
     /// Whether it works item by item (so it commutes with a `transpose`); `delta` and
-    /// `packbits` depend on the items' order.
+    /// `packbits` depend on the items' order, and `reshape` changes the shape.
     fn elementwise(&self) -> bool {
         true
+    }
+    /// Its Zarr v3 codec object (numcodecs' filters as `numcodecs.<id>`).
+    fn v3_codec(&self) -> Value {
+        let mut config = self.config();
+        let id = config.shift_remove("id").unwrap_or_default();
+        let id = id.as_str().unwrap_or_default();
+        serde_json::json!({"name": format!("numcodecs.{id}"), "configuration": config})
+    }
+    /// Whether numcodecs has it, so that a v2 `filters` list can hold it.
+    fn numcodecs(&self) -> bool {
+        true
+    }
+    /// Whether it is an array→bytes codec of Zarr v3 (the registered `packbits`): it is
+    /// then the last filter, and v3 metadata lists it in the `bytes` codec's place.
+    fn array_to_bytes(&self) -> bool {
+        false
+    }
+    /// The shape of a chunk after it, given the shape it receives (`reshape` changes it;
+    /// an error when the configuration does not fit that shape).
+    fn chunk_shape(&self, input: &[u64]) -> Result<Vec<u64>> {
+        Ok(input.to_vec())
     }
 }
 
@@ -64,11 +95,65 @@ pub const SUPPORTED: [&str; 7] = [
     "astype",
 ];
 
-/// Builds a v2 filter list (`null`, or a list of numcodecs configurations) for an array of
-/// `dtype`, checking each filter against the type it receives: the leading array filters,
-/// and the rest from the first bytes-level filter (checksums, shuffle) on, as bytes→bytes
-/// codecs (an array filter among them works on the bytes as its own type).
-pub fn chain_from_json(filters: &Value, dtype: &DType) -> Result<(Vec<FilterRef>, Vec<CodecRef>)> {
+/// The array→array codecs registered in zarr-extensions, by their Zarr v3 names.
+pub const REGISTERED: [&str; 4] = [
+    scale_offset::NAME,
+    cast_value::NAME,
+    "bitround",
+    reshape::NAME,
+];
+
+/// The array→bytes codecs registered in zarr-extensions that run as filters.
+pub const REGISTERED_ARRAY_TO_BYTES: [&str; 1] = [packbits::NAME];
+
+/// Whether `name` is a Zarr v3 codec that this build runs as a filter: one of
+/// [`REGISTERED`] or [`REGISTERED_ARRAY_TO_BYTES`], or `numcodecs.<id>` of a filter.
+pub fn is_v3_filter_name(name: &str) -> bool {
+    REGISTERED.contains(&name)
+        || REGISTERED_ARRAY_TO_BYTES.contains(&name)
+        || name
+            .strip_prefix("numcodecs.")
+            .is_some_and(|id| SUPPORTED.contains(&id))
+}
+
+/// Builds a registered codec (one of [`REGISTERED`] or [`REGISTERED_ARRAY_TO_BYTES`]) from
+/// its Zarr v3 configuration for data of type `input`.
+pub fn from_v3(name: &str, config: &Map<String, Value>, input: &DType) -> Result<FilterRef> {
+    Ok(match name {
+        packbits::NAME => Arc::new(packbits::PackBits::from_v3(config, input)?),
+        scale_offset::NAME => Arc::new(scale_offset::ScaleOffset::from_v3(config, input)?),
+        cast_value::NAME => Arc::new(cast_value::CastValue::from_v3(config, input)?),
+        "bitround" => Arc::new(bits::BitRound::from_v3(config, input)?),
+        reshape::NAME => Arc::new(reshape::Reshape::from_v3(config, input)?),
+        other => {
+            return Err(Error::CodecUnsupported(format!(
+                "array codec {other:?} is not supported"
+            )))
+        }
+    })
+}
+
+/// Which forms a filter list may hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Forms {
+    /// numcodecs configurations alone (v1, v2 and 2022-draft documents).
+    Numcodecs,
+    /// numcodecs configurations and Zarr v3 codec objects (`{"name": "scale_offset",
+    /// "configuration": …}`; `numcodecs.<id>` names stand for numcodecs' filters), as a
+    /// new array's settings may give them.
+    AlsoV3,
+}
+
+/// Builds a v2 filter list (`null`, or a list of numcodecs configurations, and Zarr v3
+/// codec objects when `forms` allows them) for an array of `dtype`, checking each filter
+/// against the type it receives: the leading array filters, and the rest from the first
+/// bytes-level filter (checksums, shuffle) on, as bytes→bytes codecs (an array filter among
+/// them works on the bytes as its own type).
+pub fn chain_from_json(
+    filters: &Value,
+    dtype: &DType,
+    forms: Forms,
+) -> Result<(Vec<FilterRef>, Vec<CodecRef>)> {
     let list = match filters {
         Value::Null => return Ok((Vec::new(), Vec::new())),
         Value::Array(list) => list,
@@ -84,10 +169,30 @@ pub fn chain_from_json(filters: &Value, dtype: &DType) -> Result<(Vec<FilterRef>
         let config = config
             .as_object()
             .ok_or_else(|| Error::Metadata(format!("filters[{i}] is not an object: {config}")))?;
-        match from_config(config, &input)? {
+        let built = match v3_form(config) {
+            Some((name, v3_config)) if forms == Forms::AlsoV3 => {
+                match name.strip_prefix("numcodecs.") {
+                    Some(id) => {
+                        let mut config = v3_config.clone();
+                        config.insert("id".into(), id.into());
+                        from_config(&config, &input)?
+                    }
+                    None => Built::Array(from_v3(name, v3_config, &input)?),
+                }
+            }
+            _ => from_config(config, &input)?,
+        };
+        match built {
             Built::Array(filter) if bytes.is_empty() => {
                 input = filter.encoded_dtype();
                 array.push(filter);
+            }
+            Built::Array(filter) if !filter.numcodecs() => {
+                return Err(Error::Metadata(format!(
+                    "filters[{i}]: the Zarr v3 codec {} must come before checksums and \
+                     shuffle",
+                    filter.v3_codec()
+                )))
             }
             Built::Array(filter) => {
                 input = filter.encoded_dtype();
@@ -100,6 +205,21 @@ pub fn chain_from_json(filters: &Value, dtype: &DType) -> Result<(Vec<FilterRef>
         }
     }
     Ok((array, bytes))
+}
+
+/// The name and configuration of a Zarr v3 codec object (`{"name": …, "configuration":
+/// …}` without an `"id"`).
+fn v3_form(config: &Map<String, Value>) -> Option<(&str, &Map<String, Value>)> {
+    static EMPTY: std::sync::LazyLock<Map<String, Value>> = std::sync::LazyLock::new(Map::new);
+    if config.contains_key("id") {
+        return None;
+    }
+    let name = config.get("name")?.as_str()?;
+    match config.get("configuration") {
+        None => Some((name, &EMPTY)),
+        Some(Value::Object(c)) => Some((name, c)),
+        Some(_) => None,
+    }
 }
 
 /// The data type after `filters` have encoded data of `dtype`.

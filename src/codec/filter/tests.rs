@@ -141,10 +141,12 @@ fn filters_check_the_type_they_receive() {
     // A chain checks each filter against the previous one's output.
     let chain =
         json!([{"id": "delta", "dtype": "<i4", "astype": "<i2"}, {"id": "delta", "dtype": "<i4"}]);
-    let err = chain_from_json(&chain, &dt("<i4")).unwrap_err().to_string();
+    let err = chain_from_json(&chain, &dt("<i4"), Forms::Numcodecs)
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("<i4") && err.contains("<i2"), "{err}");
     let chain = json!([{"id": "delta", "dtype": "<i4", "astype": "<i2"}, {"id": "shuffle", "elementsize": 0}, {"id": "crc32"}]);
-    let (filters, bytes) = chain_from_json(&chain, &dt("<i4")).unwrap();
+    let (filters, bytes) = chain_from_json(&chain, &dt("<i4"), Forms::Numcodecs).unwrap();
     assert_eq!(
         bytes[0].config()["elementsize"],
         2,
@@ -187,8 +189,8 @@ fn unknown_filters_and_bad_configs_are_errors() {
             .unwrap()
     )
     .is_err());
-    assert!(chain_from_json(&json!([1]), &dt("<i4")).is_err());
-    assert!(chain_from_json(&json!({"id": "delta"}), &dt("<i4")).is_err());
+    assert!(chain_from_json(&json!([1]), &dt("<i4"), Forms::Numcodecs).is_err());
+    assert!(chain_from_json(&json!({"id": "delta"}), &dt("<i4"), Forms::Numcodecs).is_err());
     assert!(codec::from_config(
         json!({"id": "crc32", "location": "middle"})
             .as_object()
