@@ -307,7 +307,7 @@ fn defaults_are_what_xarray_reads_as_meant() {
         ("<M8[ns]", json!(null), json!(0)),
         ("<c8", json!(null), json!([0.0, 0.0])),
         ("|S4", json!(null), json!("AAAAAA==")),
-        ("<U2", json!(""), json!("")),
+        ("<U2", json!(null), json!("")),
     ];
     for (dtype, v2, v3) in cases {
         let store = Arc::new(MemoryStore::new());

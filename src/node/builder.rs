@@ -16,9 +16,10 @@ use std::sync::Arc;
 /// How the fill value was given.
 #[derive(Debug, Clone)]
 enum FillSpec {
-    /// No fill value given: in v2, NaN for floats, `""` for strings and `null` (no missing
-    /// value) for other types, as xarray writes; in v3, 0 (or `""`), which xarray does not
-    /// mask.
+    /// No fill value given: in v2, NaN for floats and `null` (no missing value) for other
+    /// types, strings included, as xarray writes (xarray masks a v2 fill value, so `""`
+    /// would turn empty strings into missing ones); in v3, 0 (or `""`), which xarray does
+    /// not mask.
     Default,
     /// A metadata JSON value.
     Json(Value),
@@ -31,7 +32,7 @@ enum FillSpec {
 /// Settings for a new array. The format is that of the group above the new array (Zarr v3
 /// at the top of a store) unless [`ArrayBuilder::zarr_format`] chooses. Other defaults:
 /// chunk shape guessed from the shape (zarr-python's guess), C order, the fill value xarray
-/// writes (v2: NaN for floats, `""` for strings, `null` for other types; v3: 0, or `""` for
+/// writes (v2: NaN for floats, `null` for other types, strings included; v3: 0, or `""` for
 /// strings); v3: chunk keys `c/0/1`; v2: `.` separator; both: blosc zstd level 1 with byte
 /// shuffle in 1 MiB blocks ([`Format::default_compressor`](crate::meta::Format::default_compressor)).
 #[derive(Debug, Clone)]
@@ -245,8 +246,6 @@ impl ArrayBuilder {
         let fill_value: FillValue = match &self.fill {
             FillSpec::Default if !format.requires_fill() => match self.dtype.kind {
                 DataKind::Float(_) => parse_fill(&json!("NaN"), &self.dtype)?,
-                // zarr-python's own: missing strings read as "".
-                DataKind::String | DataKind::Unicode(_) => parse_fill(&json!(""), &self.dtype)?,
                 _ => None,
             },
             FillSpec::Default => match self.dtype.kind {
