@@ -53,11 +53,17 @@ if ! $fast; then
 fi
 
 stage "rust: fmt, clippy, tests"
-# zarrtool's netCDF import (cargo feature netcdf) links the system netCDF library, which the
-# setup installs; --fast runs without it when the machine has none.
-netcdf=()
+# zarrtool's netCDF import (cargo feature netcdf) links the system netCDF library, and the zfp
+# codec (cargo feature zfp, off by default) builds zfp with cmake and libclang: the setup
+# installs them (libnetcdf-dev, cmake, clang-19); --fast runs without what the machine lacks.
+feature_list=""
+zfp=OFF
+if command -v cmake >/dev/null 2>&1; then
+  feature_list=zfp
+  zfp=ON
+fi
 if command -v nc-config >/dev/null 2>&1; then
-  netcdf=(--features netcdf)
+  feature_list="${feature_list:+$feature_list,}netcdf"
   export ZARR_TEST_NETCDF=1
 elif ! $fast; then
   echo "nc-config is missing after the setup (libnetcdf-dev)" >&2
@@ -65,6 +71,8 @@ elif ! $fast; then
 else
   echo "nc-config is not installed: zarrtool is tested without netCDF import"
 fi
+features=()
+[ -z "$feature_list" ] || features=(--features "$feature_list")
 if cargo fmt --version >/dev/null 2>&1; then
   cargo fmt --all -- --check
 else
@@ -72,11 +80,11 @@ else
 fi
 if cargo clippy --version >/dev/null 2>&1; then
   cargo clippy --all-targets -- -D warnings
-  [ ${#netcdf[@]} -eq 0 ] || cargo clippy --all-targets "${netcdf[@]}" -- -D warnings
+  [ ${#features[@]} -eq 0 ] || cargo clippy --all-targets "${features[@]}" -- -D warnings
 else
   echo "clippy is not installed: lint skipped"
 fi
-cargo test "${netcdf[@]}"
+cargo test "${features[@]}"
 # The build without object stores (CMake -DZARR_CLOUD=OFF): lint, and the tests of the core.
 if cargo clippy --version >/dev/null 2>&1; then
   cargo clippy --no-default-features --all-targets -- -D warnings
@@ -90,7 +98,7 @@ python3 bindings/julia/check.py
 python3 bindings/check_cxx.py
 
 stage "c, c++ and fortran tests (ctest)"
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DZARR_TEST_COPY_MEMORY=ON >/dev/null
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DZARR_TEST_COPY_MEMORY=ON -DZARR_ZFP=$zfp >/dev/null
 cmake --build build -j2
 ctest --test-dir build --output-on-failure
 

@@ -14,8 +14,9 @@ cd "$(dirname "$0")/../.."
 ENV_DIR="${ZARR_TEST_ENV:-$PWD/.test-env}"
 
 # With zarrtool's netCDF import when the system netCDF library is there (as CMake builds it).
-features=()
-if command -v nc-config >/dev/null 2>&1; then features=(--features netcdf); fi
+# With the zfp codec too (off by default; the setup installs cmake and libclang for it).
+features=(--features zfp)
+if command -v nc-config >/dev/null 2>&1; then features=(--features netcdf,zfp); fi
 echo "interop: cargo build --release ${features[*]}"
 if ! cargo build --release "${features[@]}"; then
   echo "interop: cargo build --release failed" >&2
