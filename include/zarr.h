@@ -139,6 +139,12 @@
 #define ZARR_FORMAT_V3_DRAFT_ZARR_PYTHON 31
 
 /**
+ * Most entries (edges and run-length pairs, over all dimensions) a rectilinear grid's
+ * document may list: more is refused when the metadata is read.
+ */
+#define MAX_GRID_ENTRIES (1 << 24)
+
+/**
  * Status codes returned by every fallible function. Values never change or get reused.
  */
 enum zarr_status
@@ -674,6 +680,11 @@ typedef int32_t zarr_order_t;
  * A synchronization kind: one of the `zarr_sync` values.
  */
 typedef int32_t zarr_sync_t;
+
+/**
+ * A chunk grid kind: one of the `zarr_chunk_grid` values.
+ */
+typedef int32_t zarr_chunk_grid_t;
 
 /**
  * An attribute kind: one of the `zarr_attr_kind` values.
@@ -1403,6 +1414,77 @@ zarr_status_t zarr_array_chunk_region(const zarr_array_t *array,
                                       uint64_t *out_count);
 
 /**
+ * Sets `*out_kind` to the layout of the chunk grid: `ZARR_CHUNK_GRID_REGULAR` or
+ * `ZARR_CHUNK_GRID_RECTILINEAR`.
+ *
+ * Errors: only the usual ones (Conventions).
+ *
+ * Ownership: nothing is kept; the result goes to the caller's output.
+ *
+ * Thread safety: any thread, at the same time as any other call; it answers from this
+ * handle's copy of the metadata (`zarr_array_refresh` reads it again).
+ */
+ZARR_API
+zarr_status_t zarr_array_chunk_grid_kind(const zarr_array_t *array,
+                                         zarr_chunk_grid_t *out_kind);
+
+/**
+ * Copies into `out_grid[0..ndim]` (`ndim` must be the rank) the number of chunks (shards
+ * when sharded) along each dimension that hold elements of the array.
+ *
+ * Errors: `ZARR_ERR_RANK_MISMATCH` (`ndim` is not the rank).
+ *
+ * Ownership: nothing is kept; the result goes to the caller's output.
+ *
+ * Thread safety: any thread, at the same time as any other call; it answers from this
+ * handle's copy of the metadata (`zarr_array_refresh` reads it again).
+ */
+ZARR_API
+zarr_status_t zarr_array_chunk_grid_shape(const zarr_array_t *array,
+                                          size_t ndim,
+                                          uint64_t *out_grid);
+
+/**
+ * Lists the edge lengths of the chunks (shards when sharded) along dimension `dim` that
+ * hold elements of the array, first to last: `*out_count` gets how many there are; they
+ * are copied to `out_edges` when `capacity` holds them all, else `ZARR_ERR_BUFFER_SIZE`
+ * (pass NULL and 0 to ask for the count). A regular grid's edges are all the chunk
+ * shape's; the last edge may reach past the array's extent.
+ *
+ * Errors: `ZARR_ERR_INVALID_ARG` (`dim` not below the rank), `ZARR_ERR_BUFFER_SIZE`
+ * (`capacity` too small; `*out_count` is set).
+ *
+ * Ownership: nothing is kept; the result goes to the caller's output.
+ *
+ * Thread safety: any thread, at the same time as any other call; it answers from this
+ * handle's copy of the metadata (`zarr_array_refresh` reads it again).
+ */
+ZARR_API
+zarr_status_t zarr_array_chunk_edges(const zarr_array_t *array,
+                                     size_t dim,
+                                     uint64_t *out_edges,
+                                     size_t capacity,
+                                     size_t *out_count);
+
+/**
+ * Copies into `out_chunk[0..ndim]` the index of the grid's chunk (shard when sharded)
+ * holding the element at `index` (`ndim` numbers, inside the array's shape).
+ *
+ * Errors: `ZARR_ERR_RANK_MISMATCH` (`ndim`), `ZARR_ERR_OUT_OF_BOUNDS` (`index` outside the
+ * array).
+ *
+ * Ownership: nothing is kept; the result goes to the caller's output.
+ *
+ * Thread safety: any thread, at the same time as any other call; it answers from this
+ * handle's copy of the metadata (`zarr_array_refresh` reads it again).
+ */
+ZARR_API
+zarr_status_t zarr_array_chunk_of(const zarr_array_t *array,
+                                  size_t ndim,
+                                  const uint64_t *index,
+                                  uint64_t *out_chunk);
+
+/**
  * Reads the array's metadata again from the store, so this handle sees the shape (and
  * the rest) that another handle or process changed since it was opened — after another
  * MPI rank resized or appended, say (each rank calls it after the barrier that follows
@@ -1817,6 +1899,26 @@ ZARR_API
 zarr_status_t zarr_array_builder_set_chunk_shape(zarr_array_builder_t *builder,
                                                  size_t ndim,
                                                  const uint64_t *chunks);
+
+/**
+ * Gives dimension `dim` the `n` chunk edge lengths at `edges` (each ≥ 1, summing to at
+ * least the extent), making the array's chunk grid rectilinear (Zarr format 3 only; Zarr v3's
+ * `rectilinear` chunk grid extension). Dimensions given no edges keep the chunk shape's
+ * length (or the guessed one). Sharding and variable-length items are refused with it.
+ *
+ * Errors: `ZARR_ERR_INVALID_ARG` (`dim` not below the rank, no edges, an edge of 0, a sum
+ * past 64 bits, more than 2^24 edges); the rest is checked by `zarr_array_create`.
+ *
+ * Ownership: nothing is kept: the builder copies what it is given.
+ *
+ * Thread safety: any thread: calls on one builder are serialised (usually one thread fills
+ * it in).
+ */
+ZARR_API
+zarr_status_t zarr_array_builder_set_chunk_edges(zarr_array_builder_t *builder,
+                                                 size_t dim,
+                                                 const uint64_t *edges,
+                                                 size_t n);
 
 /**
  * Sets the fill value from one element of type `dtype` (which must be the array's memory

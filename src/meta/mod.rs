@@ -5,6 +5,7 @@ pub mod consolidated;
 pub mod doc;
 pub mod draft;
 pub mod fill;
+pub mod grid;
 pub mod json;
 pub mod v1;
 pub mod v2;
@@ -15,6 +16,7 @@ use crate::dtype::{ByteOrder, DType};
 use crate::error::{checked_product, to_usize, Error, Result};
 use crate::store::join_key;
 use fill::FillValue;
+pub use grid::{ChunkGrid, DimEdges};
 
 /// A metadata format version, with its document keys.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -252,6 +254,7 @@ impl<'a> V2Fields<'a> {
     /// The fields of `meta`'s chain, or why `format` (its name) cannot hold it.
     pub fn of(meta: &'a ArrayMeta, format: &str) -> Result<Self> {
         use crate::codec::chain::{ArrayToArray, ArrayToBytes};
+        meta.check_regular_for(format)?;
         let chain = &meta.codecs;
         let cannot = |what: &str| {
             Err(Error::Unsupported(format!(
@@ -339,8 +342,10 @@ pub struct ArrayMeta {
     /// Array shape.
     pub shape: Vec<u64>,
     /// Shape of the chunk grid's chunks, each one stored object (a shard when sharded; same
-    /// rank, every entry ≥ 1).
+    /// rank, every entry ≥ 1); for a rectilinear grid, the largest edge of each dimension.
     pub chunks: Vec<u64>,
+    /// Whether the chunks are all of shape `chunks` or have per-dimension edges.
+    pub grid: ChunkGrid,
     /// Stored data type (its byte order: that of the items the codec chain receives).
     pub dtype: DType,
     /// Value of elements never written.
@@ -459,6 +464,7 @@ impl ArrayMeta {
         if let Some(d) = self.chunks.iter().position(|&c| c == 0) {
             return Err(Error::Metadata(format!("chunks[{d}] is 0")));
         }
+        self.validate_grid()?;
         let item = self.dtype.item_size() as u64;
         // A zero extent anywhere means no elements, whatever the other extents are.
         let shape = if self.shape.contains(&0) {
@@ -645,11 +651,130 @@ impl ArrayMeta {
 
     /// Number of stored objects (chunks, or shards) along each dimension.
     pub fn chunk_grid(&self) -> Vec<u64> {
-        self.shape
-            .iter()
-            .zip(self.storage_shape())
-            .map(|(&s, &c)| s.div_ceil(c))
-            .collect()
+        match &self.grid {
+            ChunkGrid::Regular => self
+                .shape
+                .iter()
+                .zip(self.storage_shape())
+                .map(|(&s, &c)| s.div_ceil(c))
+                .collect(),
+            ChunkGrid::Rectilinear(dims) => self
+                .shape
+                .iter()
+                .zip(dims.iter())
+                .map(|(&s, dim)| dim.chunks_along(s))
+                .collect(),
+        }
+    }
+
+    /// The chunk of the grid (a shard when sharded) holding index `i` of dimension `d`.
+    pub fn chunk_of(&self, d: usize, i: u64) -> u64 {
+        match &self.grid {
+            ChunkGrid::Regular => i / self.chunks[d],
+            ChunkGrid::Rectilinear(dims) => dims[d].chunk_of(i),
+        }
+    }
+
+    /// The first index and the edge length of chunk `c` of the grid along dimension `d`
+    /// (the edge may reach past the shape).
+    pub fn chunk_span(&self, d: usize, c: u64) -> (u64, u64) {
+        match &self.grid {
+            ChunkGrid::Regular => (c * self.chunks[d], self.chunks[d]),
+            ChunkGrid::Rectilinear(dims) => dims[d].chunk_span(c),
+        }
+    }
+
+    /// The grid's edges along dimension `d` as `(edge, count)` runs, for the chunks holding
+    /// elements of the array.
+    pub fn edge_runs(&self, d: usize) -> Vec<(u64, u64)> {
+        match &self.grid {
+            ChunkGrid::Regular => DimEdges::Regular(self.chunks[d]).runs_within(self.shape[d]),
+            ChunkGrid::Rectilinear(dims) => dims[d].runs_within(self.shape[d]),
+        }
+    }
+
+    /// Whether the grid is rectilinear.
+    pub fn is_rectilinear(&self) -> bool {
+        matches!(self.grid, ChunkGrid::Rectilinear(_))
+    }
+
+    /// A rectilinear grid of `dims` (its `chunks` become their largest edges).
+    pub fn set_rectilinear(&mut self, dims: Vec<DimEdges>) {
+        self.chunks = dims.iter().map(DimEdges::max_edge).collect();
+        self.grid = ChunkGrid::Rectilinear(std::sync::Arc::new(dims));
+    }
+
+    /// Changes the shape to `shape` (of the same rank); a rectilinear grid's explicit edges
+    /// follow it: one edge is added for what lies beyond their sum, and edges wholly beyond
+    /// a smaller shape are dropped.
+    pub fn set_shape(&mut self, shape: &[u64]) -> Result<()> {
+        if let ChunkGrid::Rectilinear(dims) = &self.grid {
+            let resized = dims
+                .iter()
+                .zip(shape)
+                .map(|(dim, &extent)| dim.resized(extent))
+                .collect::<Option<Vec<_>>>()
+                .ok_or_else(|| Error::Overflow("the chunk grid's edges overflow 64 bits".into()))?;
+            self.set_rectilinear(resized);
+        }
+        self.shape = shape.to_vec();
+        Ok(())
+    }
+
+    /// Refuses `what` on a rectilinear grid (paths that need one chunk shape).
+    pub fn require_regular(&self, what: &str) -> Result<()> {
+        match self.grid {
+            ChunkGrid::Regular => Ok(()),
+            ChunkGrid::Rectilinear(_) => Err(Error::Unsupported(format!(
+                "{what} is not supported for arrays with a rectilinear chunk grid"
+            ))),
+        }
+    }
+
+    /// Checks a rectilinear grid: its rank, that its edges reach the shape and that
+    /// `chunks` holds their largest edges; what it does not support yet is refused.
+    fn validate_grid(&self) -> Result<()> {
+        let ChunkGrid::Rectilinear(dims) = &self.grid else {
+            return Ok(());
+        };
+        if dims.len() != self.rank() {
+            return Err(Error::Metadata(format!(
+                "the rectilinear chunk grid has {} dimensions but shape has {}",
+                dims.len(),
+                self.rank()
+            )));
+        }
+        for (d, (dim, &extent)) in dims.iter().zip(&self.shape).enumerate() {
+            grid::check_reaches(dim, d, extent)?;
+            if self.chunks[d] != dim.max_edge() {
+                return Err(Error::Internal(format!(
+                    "chunks[{d}] is not the rectilinear grid's largest edge"
+                )));
+            }
+        }
+        if self.codecs.sharding().is_some() {
+            return Err(Error::Unsupported(
+                "sharding with a rectilinear chunk grid is not supported".into(),
+            ));
+        }
+        if self.dtype.is_variable() {
+            return Err(Error::Unsupported(
+                "variable-length items with a rectilinear chunk grid are not supported".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Refuses a rectilinear grid in the metadata of `format` (its name), which only Zarr
+    /// format 3 can hold.
+    pub(crate) fn check_regular_for(&self, format: &str) -> Result<()> {
+        match self.grid {
+            ChunkGrid::Regular => Ok(()),
+            ChunkGrid::Rectilinear(_) => Err(Error::Unsupported(format!(
+                "{format} metadata cannot hold a rectilinear chunk grid; write this array in \
+                 Zarr format 3"
+            ))),
+        }
     }
 
     /// Total number of chunks in the grid.
