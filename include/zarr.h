@@ -139,12 +139,6 @@
 #define ZARR_FORMAT_V3_DRAFT_ZARR_PYTHON 31
 
 /**
- * Most entries (edges and run-length pairs, over all dimensions) a rectilinear grid's
- * document may list: more is refused when the metadata is read.
- */
-#define MAX_GRID_ENTRIES (1 << 24)
-
-/**
  * Status codes returned by every fallible function. Values never change or get reused.
  */
 enum zarr_status
@@ -622,6 +616,31 @@ enum zarr_attr_kind
 typedef enum zarr_attr_kind zarr_attr_kind;
 #else
 typedef int32_t zarr_attr_kind;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * How an array's chunk grid is laid out.
+ */
+enum zarr_chunk_grid
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : int32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * Every chunk has the chunk shape (the last ones clipped by the array's shape).
+   */
+  ZARR_CHUNK_GRID_REGULAR = 0,
+  /**
+   * Chunk edge lengths per dimension (Zarr v3's `rectilinear` chunk grid).
+   */
+  ZARR_CHUNK_GRID_RECTILINEAR = 1,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum zarr_chunk_grid zarr_chunk_grid;
+#else
+typedef int32_t zarr_chunk_grid;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 

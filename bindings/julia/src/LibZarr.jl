@@ -136,6 +136,10 @@ const ZARR_ATTR_INTEGERS = zarr_attr_kind_t(5)
 const ZARR_ATTR_FLOATS = zarr_attr_kind_t(6)
 const ZARR_ATTR_OTHER = zarr_attr_kind_t(7)
 
+# enum zarr_chunk_grid
+const ZARR_CHUNK_GRID_REGULAR = zarr_chunk_grid_t(0)
+const ZARR_CHUNK_GRID_RECTILINEAR = zarr_chunk_grid_t(1)
+
 """
     zarr_array_create(builder, store, path, mode, out_array) -> zarr_status_t
 
