@@ -230,6 +230,23 @@ impl DimEdges {
     }
 }
 
+/// Parses a `chunk_shapes` list (one entry per dimension: an edge length, or a list of
+/// edges and `[edge, count]` pairs), at most [`MAX_GRID_ENTRIES`] entries in all.
+pub fn parse_chunk_shapes(value: &Value) -> Result<Vec<DimEdges>> {
+    let dims = value.as_array().ok_or_else(|| {
+        Error::Metadata(
+            "zarr.json: chunk_grid configuration.chunk_shapes must be a list, one entry per \
+             dimension"
+                .into(),
+        )
+    })?;
+    let mut entries = 0;
+    dims.iter()
+        .enumerate()
+        .map(|(d, value)| DimEdges::parse(value, d, &mut entries))
+        .collect()
+}
+
 /// Parses a rectilinear `chunk_grid` configuration for an array of `shape`: the edges of
 /// each dimension, checked to reach the shape.
 pub fn parse_rectilinear(config: &Value, shape: &[u64]) -> Result<Vec<DimEdges>> {
@@ -247,10 +264,7 @@ pub fn parse_rectilinear(config: &Value, shape: &[u64]) -> Result<Vec<DimEdges>>
         }
         None => return Err(bad("configuration.kind must be \"inline\"")),
     }
-    let dims = config
-        .get("chunk_shapes")
-        .and_then(Value::as_array)
-        .ok_or_else(|| bad("configuration.chunk_shapes must be a list, one entry per dimension"))?;
+    let dims = parse_chunk_shapes(config.get("chunk_shapes").unwrap_or(&Value::Null))?;
     if dims.len() != shape.len() {
         return Err(Error::Metadata(format!(
             "zarr.json: chunk_grid.configuration.chunk_shapes has {} dimensions but shape has {}",
@@ -258,14 +272,10 @@ pub fn parse_rectilinear(config: &Value, shape: &[u64]) -> Result<Vec<DimEdges>>
             shape.len()
         )));
     }
-    let mut entries = 0;
-    let mut edges = Vec::with_capacity(dims.len());
-    for (d, (value, &extent)) in dims.iter().zip(shape).enumerate() {
-        let dim = DimEdges::parse(value, d, &mut entries)?;
-        check_reaches(&dim, d, extent)?;
-        edges.push(dim);
+    for (d, (dim, &extent)) in dims.iter().zip(shape).enumerate() {
+        check_reaches(dim, d, extent)?;
     }
-    Ok(edges)
+    Ok(dims)
 }
 
 /// Refuses edges along dimension `d` whose sum is less than the extent.

@@ -4,7 +4,7 @@ use crate::cli::{AttrsAction, Command, DumpFormat, FileOrder, Layout, NodeArg};
 use crate::out::{self, Out};
 use crate::values::{
     csv_field, element_csv, element_text, parse_region, parse_shape, shape_text, text_room,
-    vlen_csv, vlen_text,
+    vlen_csv, vlen_text, ChunkSpec,
 };
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
@@ -12,7 +12,7 @@ use serde_json::{json, Map, Value};
 use std::io::{IsTerminal, Read, Write};
 use std::sync::Arc;
 use zarr::dtype::{swap_bytes, swap_record_fields, DType, ElementType};
-use zarr::meta::{ArrayMeta, Format, Order};
+use zarr::meta::{ArrayMeta, ChunkGrid, Format, Order};
 use zarr::node::{cf, node_kind, Array, ArrayBuilder, Group, Mode, Node, NodeKind};
 use zarr::store::{get_document, join_key, node_prefix, open_url, Store};
 use zarr::{Error, Result};
@@ -101,7 +101,7 @@ pub fn run(command: Command, cmd: &mut clap::Command) -> Result<u8> {
             let settings = CopySettings {
                 chunks: rechunk
                     .as_deref()
-                    .map(|s| parse_shape(s, "--rechunk"))
+                    .map(|s| ChunkSpec::parse(s, "--rechunk"))
                     .transpose()?,
                 shards: shards
                     .as_deref()
@@ -350,6 +350,10 @@ fn array_summary(array: &Array, full: bool) -> Result<Map<String, Value>> {
     out.insert("chunks".into(), json!(meta.inner_chunks()));
     let shards = meta.sharding().map(|_| meta.chunks.clone());
     out.insert("shards".into(), json!(shards));
+    if let ChunkGrid::Rectilinear(dims) = &meta.grid {
+        let edges: Vec<Value> = dims.iter().map(|d| d.to_json()).collect();
+        out.insert("chunk_edges".into(), Value::Array(edges));
+    }
     out.insert("dtype".into(), json!(meta.dtype.to_v2()));
     if !full {
         return Ok(out);
@@ -433,7 +437,16 @@ fn info(node: &NodeArg, as_json: bool) -> Result<u8> {
             out.line("type: array")?;
             out.line(format!("zarr format: {}", array.format().number()))?;
             out.line(format!("shape: {}", shape_text(&meta.shape)))?;
-            out.line(format!("chunks: {}", shape_text(meta.inner_chunks())))?;
+            match &s.get("chunk_edges") {
+                Some(edges) => {
+                    out.line(format!(
+                        "chunks: rectilinear, largest {}",
+                        shape_text(meta.inner_chunks())
+                    ))?;
+                    out.line(format!("chunk edges: {edges}"))?;
+                }
+                None => out.line(format!("chunks: {}", shape_text(meta.inner_chunks())))?,
+            }
             if meta.sharding().is_some() {
                 out.line(format!("shards: {}", shape_text(&meta.chunks)))?;
             }
@@ -760,7 +773,7 @@ fn dump(node: &NodeArg, region: Option<&str>, format: DumpFormat) -> Result<u8> 
 /// Applies chunks, shards, compressor and format to a builder.
 fn apply_layout(builder: &mut ArrayBuilder, layout: &Layout) -> Result<()> {
     if let Some(chunks) = &layout.chunks {
-        builder.chunks(parse_shape(chunks, "--chunks")?);
+        ChunkSpec::parse(chunks, "--chunks")?.apply(builder);
     }
     if let Some(shards) = &layout.shards {
         builder.shard_shape(parse_shape(shards, "--shards")?);
@@ -1226,7 +1239,7 @@ fn rm(node: &NodeArg, dry_run: bool) -> Result<u8> {
 
 /// How `copy` lays out the arrays it writes.
 struct CopySettings {
-    chunks: Option<Vec<u64>>,
+    chunks: Option<ChunkSpec>,
     shards: Option<Vec<u64>>,
     compressor: Option<Value>,
     format: Option<Format>,
@@ -1237,12 +1250,13 @@ fn target_meta(from: &ArrayMeta, settings: &CopySettings, format: Format) -> Res
     let mut builder = ArrayBuilder::new(from.shape.clone(), ElementType::Raw);
     builder.dtype(from.dtype.clone());
     builder.zarr_format(format.number())?;
-    builder.chunks(
-        settings
-            .chunks
-            .clone()
-            .unwrap_or_else(|| from.inner_chunks().to_vec()),
-    );
+    match (&settings.chunks, &from.grid) {
+        (Some(chunks), _) => chunks.apply(&mut builder),
+        (None, ChunkGrid::Rectilinear(dims)) => ChunkSpec::Edges(dims.to_vec()).apply(&mut builder),
+        (None, ChunkGrid::Regular) => {
+            builder.chunks(from.inner_chunks().to_vec());
+        }
+    }
     match &settings.shards {
         Some(shards) => {
             builder.shard_shape(shards.clone());
@@ -1435,6 +1449,7 @@ fn copy_array(
         let e = existing.metadata();
         if e.shape != meta.shape
             || e.chunks != meta.chunks
+            || e.grid != meta.grid
             || e.inner_chunks() != meta.inner_chunks()
             || e.dtype != meta.dtype
             || existing.format() != format
