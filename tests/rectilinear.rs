@@ -460,3 +460,58 @@ fn hostile_grids_are_refused_with_what_is_wrong() {
         [-1, -1, -1, -1, -1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9]
     );
 }
+
+#[test]
+fn variable_length_items_take_each_chunks_shape() {
+    let doc = serde_json::to_vec(&json!({
+        "zarr_format": 3,
+        "node_type": "array",
+        "shape": [5, 4],
+        "data_type": "string",
+        "chunk_grid": {"name": "rectilinear", "configuration": {
+            "kind": "inline", "chunk_shapes": [[2, 4], [[1, 1], 3]]}},
+        "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
+        "fill_value": "-",
+        "codecs": [{"name": "transpose", "configuration": {"order": [1, 0]}},
+                   {"name": "vlen-utf8"}, {"name": "zstd", "configuration": {"level": 1}}],
+        "attributes": {},
+    }))
+    .unwrap();
+    let (store, a) = memory_with(&doc);
+    let text = |i: u64, j: u64| "é".repeat((i * 4 + j) as usize % 3) + &format!("{i}{j}");
+    let all: Vec<String> = (0..5)
+        .flat_map(|i| (0..4).map(move |j| (i, j)))
+        .map(|(i, j)| text(i, j))
+        .collect();
+    let items: Vec<&[u8]> = all.iter().map(|s| s.as_bytes()).collect();
+    a.write_vlen(&[0, 0], &[5, 4], Order::C, &items).unwrap();
+    // Chunk (1, 1) holds rows 2..6 (5 is beyond the shape) and columns 1..4.
+    assert!(store.get("a/c/1/1").unwrap().is_some());
+    assert_eq!(store.list_prefix("a/c/").unwrap().len(), 4);
+    // A partial write merges into the chunks it meets.
+    a.write_vlen(&[1, 0], &[2, 2], Order::F, &[b"p", b"q", b"r", b"s"])
+        .unwrap();
+    let mut want = all.clone();
+    want[4] = "p".into();
+    want[8] = "q".into();
+    want[5] = "r".into();
+    want[9] = "s".into();
+    let again = Array::open(store.clone(), "a", Mode::Read).unwrap();
+    for (start, count) in regions(&[5, 4], 2) {
+        let got = again.read_vlen(&start, &count, Order::C).unwrap();
+        let mut expect = Vec::new();
+        for i in start[0]..start[0] + count[0] {
+            for j in start[1]..start[1] + count[1] {
+                expect.push(want[(i * 4 + j) as usize].as_bytes());
+            }
+        }
+        assert_eq!(got.slices(), expect, "{start:?} {count:?}");
+    }
+    // Missing chunks read the fill value.
+    store.erase("a/c/0/0").unwrap();
+    let got = again.read_vlen(&[0, 0], &[2, 2], Order::C).unwrap();
+    assert_eq!(
+        got.slices(),
+        vec![b"-" as &[u8], "é01".as_bytes(), b"-", b"r"]
+    );
+}

@@ -693,6 +693,19 @@ impl ArrayMeta {
         }
     }
 
+    /// The shape of the chunk the codecs encode at `index` (inner chunks when sharded):
+    /// `inner_chunks`, or on a rectilinear grid that chunk's edges.
+    pub fn chunk_shape_at(&self, index: &[u64]) -> Vec<u64> {
+        match &self.grid {
+            ChunkGrid::Regular => self.inner_chunks().to_vec(),
+            ChunkGrid::Rectilinear(dims) => dims
+                .iter()
+                .zip(index)
+                .map(|(dim, &c)| dim.chunk_span(c).1)
+                .collect(),
+        }
+    }
+
     /// Whether the grid is rectilinear.
     pub fn is_rectilinear(&self) -> bool {
         matches!(self.grid, ChunkGrid::Rectilinear(_))
@@ -755,11 +768,6 @@ impl ArrayMeta {
         if self.codecs.sharding().is_some() {
             return Err(Error::Unsupported(
                 "sharding with a rectilinear chunk grid is not supported".into(),
-            ));
-        }
-        if self.dtype.is_variable() {
-            return Err(Error::Unsupported(
-                "variable-length items with a rectilinear chunk grid are not supported".into(),
             ));
         }
         Ok(())
