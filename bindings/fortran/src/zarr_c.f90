@@ -946,7 +946,7 @@ module zarr_c
       implicit none
       type(c_ptr), value :: array
       integer(c_size_t), value :: dim
-      integer(c_int64_t), intent(out) :: out_edges
+      integer(c_int64_t), intent(out) :: out_edges(*)
       integer(c_size_t), value :: capacity
       integer(c_size_t), intent(out) :: out_count
       integer(c_int32_t) :: res
@@ -1516,7 +1516,7 @@ module zarr_c
       implicit none
       type(c_ptr), value :: builder
       integer(c_size_t), value :: dim
-      integer(c_int64_t), intent(in) :: edges
+      integer(c_int64_t), intent(in) :: edges(*)
       integer(c_size_t), value :: n
       integer(c_int32_t) :: res
     end function c_zarr_array_builder_set_chunk_edges
