@@ -1123,7 +1123,9 @@ zarr_status_t zarr_array_shape(const zarr_array_t *array,
                                uint64_t *out_shape);
 
 /**
- * Copies the chunk shape into `out_chunks[0..ndim]` (`ndim` must be the rank).
+ * Copies the chunk shape into `out_chunks[0..ndim]` (`ndim` must be the rank); on a
+ * rectilinear chunk grid, the largest edge of each dimension (`zarr_array_chunk_edges`
+ * gives every edge).
  *
  * Errors: `ZARR_ERR_RANK_MISMATCH` (`ndim` is not the rank).
  *

@@ -637,7 +637,9 @@ pub unsafe extern "C" fn zarr_array_shape(
     ffi_guard!({ copy_dims(array, ndim, out_shape, |m| &m.shape) })
 }
 
-/// Copies the chunk shape into `out_chunks[0..ndim]` (`ndim` must be the rank).
+/// Copies the chunk shape into `out_chunks[0..ndim]` (`ndim` must be the rank); on a
+/// rectilinear chunk grid, the largest edge of each dimension (`zarr_array_chunk_edges`
+/// gives every edge).
 ///
 /// Errors: `ZARR_ERR_RANK_MISMATCH` (`ndim` is not the rank).
 ///

@@ -757,6 +757,13 @@ impl ArrayMeta {
                 self.rank()
             )));
         }
+        let entries: usize = dims.iter().map(|d| d.runs().map_or(1, <[_]>::len)).sum();
+        if entries > grid::MAX_GRID_ENTRIES {
+            return Err(Error::Metadata(format!(
+                "the rectilinear chunk grid has more than {} runs of edges",
+                grid::MAX_GRID_ENTRIES
+            )));
+        }
         for (d, (dim, &extent)) in dims.iter().zip(&self.shape).enumerate() {
             grid::check_reaches(dim, d, extent)?;
             if self.chunks[d] != dim.max_edge() {

@@ -490,7 +490,9 @@ module zarr_c
       integer(c_int32_t) :: res
     end function c_zarr_array_shape
 
-    ! Copies the chunk shape into `out_chunks[0..ndim]` (`ndim` must be the rank).
+    ! Copies the chunk shape into `out_chunks[0..ndim]` (`ndim` must be the rank); on a
+    ! rectilinear chunk grid, the largest edge of each dimension (`zarr_array_chunk_edges`
+    ! gives every edge).
     !
     ! Errors: `ZARR_ERR_RANK_MISMATCH` (`ndim` is not the rank).
     !

@@ -526,7 +526,9 @@ end
 """
     zarr_array_chunk_shape(array, ndim, out_chunks) -> zarr_status_t
 
-Copies the chunk shape into `out_chunks[0..ndim]` (`ndim` must be the rank).
+Copies the chunk shape into `out_chunks[0..ndim]` (`ndim` must be the rank); on a
+rectilinear chunk grid, the largest edge of each dimension (`zarr_array_chunk_edges`
+gives every edge).
 
 Errors: `ZARR_ERR_RANK_MISMATCH` (`ndim` is not the rank).
 
