@@ -734,16 +734,6 @@ impl ArrayMeta {
         Ok(())
     }
 
-    /// Refuses `what` on a rectilinear grid (paths that need one chunk shape).
-    pub fn require_regular(&self, what: &str) -> Result<()> {
-        match self.grid {
-            ChunkGrid::Regular => Ok(()),
-            ChunkGrid::Rectilinear(_) => Err(Error::Unsupported(format!(
-                "{what} is not supported for arrays with a rectilinear chunk grid"
-            ))),
-        }
-    }
-
     /// Checks a rectilinear grid: its rank, that its edges reach the shape and that
     /// `chunks` holds their largest edges; what it does not support yet is refused.
     fn validate_grid(&self) -> Result<()> {
