@@ -2685,4 +2685,20 @@ fn rectilinear_grids_in_create_info_copy_and_validate() {
         err.contains("Zarr v2 metadata cannot hold a rectilinear chunk grid"),
         "{err}"
     );
+    let err = fails(
+        &[
+            "copy",
+            &rect,
+            &created,
+            "--rechunk",
+            "[[4],[5]]",
+            "--shards",
+            "4,5",
+        ],
+        1,
+    );
+    assert!(
+        err.contains("--rechunk with chunk edges cannot be combined with --shards"),
+        "{err}"
+    );
 }

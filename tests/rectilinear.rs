@@ -381,13 +381,6 @@ fn formats_without_the_grid_refuse_it_by_name() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("sum to 4, less than the extent 5"), "{err}");
-    builder.chunk_edges(0, &[3, 3]).unwrap();
-    builder.shard_shape(vec![2]);
-    let err = builder
-        .create(store.clone(), "sharded", Mode::CreateNew)
-        .unwrap_err()
-        .to_string();
-    assert!(err.contains("sharding"), "{err}");
 }
 
 #[test]
@@ -513,5 +506,134 @@ fn variable_length_items_take_each_chunks_shape() {
     assert_eq!(
         got.slices(),
         vec![b"-" as &[u8], "é01".as_bytes(), b"-", b"r"]
+    );
+}
+
+#[test]
+fn shards_follow_the_grid_with_regular_inner_chunks() {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let mut builder = ArrayBuilder::new(vec![12, 10], ElementType::Int32);
+    builder.zarr_format(3).unwrap();
+    builder.chunks(vec![2, 3]).shard_shape(vec![4, 6]);
+    builder.compressor(Value::Null);
+    builder.fill_value_json(json!(-1));
+    // Shards of 4, 2 and 6 rows (multiples of the inner 2); columns in shards of 6.
+    builder.chunk_edges(0, &[4, 2, 6]).unwrap();
+    let a = builder.create(store.clone(), "s", Mode::CreateNew).unwrap();
+    let meta = a.metadata();
+    assert_eq!(meta.chunk_grid(), vec![3, 2]);
+    assert_eq!(meta.inner_chunks(), &[2, 3]);
+    assert_eq!(a.chunk_region(&[1, 1]).unwrap(), (vec![4, 6], vec![2, 4]));
+    let all = expected(&[0, 0], &[12, 10], pattern);
+    write(&a, &[0, 0], &[12, 10], &all);
+    // Shard (1, 0): one row of inner chunks, two columns of them: 2 chunks of 2x3 int32,
+    // their 16-byte index entries and the index checksum.
+    let shard = store.get("s/c/1/0").unwrap().unwrap();
+    assert_eq!(shard.len(), 2 * 24 + 2 * 16 + 4);
+    // Shard (2, 1): 3 x 2 inner chunks; those past the columns' extent (10) are not stored.
+    let shard = store.get("s/c/2/1").unwrap().unwrap();
+    assert_eq!(shard.len(), 3 * 2 * 24 + 6 * 16 + 4);
+    assert_eq!(store.list_prefix("s/c/").unwrap().len(), 6);
+    let check_all = |model: &dyn Fn(u64, u64) -> i32| {
+        let again = Array::open(store.clone(), "s", Mode::Read).unwrap();
+        for (start, count) in regions(&[12, 10], 3) {
+            assert_eq!(
+                read(&again, &start, &count),
+                expected(&start, &count, model),
+                "{start:?} {count:?}"
+            );
+        }
+    };
+    check_all(&pattern);
+    // A write across shards, covering some inner chunks in part.
+    write(&a, &[3, 5], &[4, 2], &[1, 2, 3, 4, 5, 6, 7, 8]);
+    let merged = |i: u64, j: u64| match (i, j) {
+        (3..=6, 5..=6) => ((i - 3) * 2 + (j - 5) + 1) as i32,
+        _ => pattern(i, j),
+    };
+    check_all(&merged);
+    // Appends add a shard edge, which must be a multiple of the inner chunks.
+    a.append(
+        0,
+        &[2, 10],
+        ElementType::Int32,
+        Order::C,
+        &ints(expected(&[12, 0], &[2, 10], pattern)),
+    )
+    .unwrap();
+    assert_eq!(
+        a.metadata().edge_runs(0),
+        vec![(4, 1), (2, 1), (6, 1), (2, 1)]
+    );
+    assert_eq!(
+        read(&a, &[11, 0], &[3, 10]),
+        expected(&[11, 0], &[3, 10], pattern)
+    );
+    let err = a
+        .append(
+            0,
+            &[3, 10],
+            ElementType::Int32,
+            Order::C,
+            &ints(vec![0; 30]),
+        )
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("shard edge 3 of dimension 0 is not a multiple"),
+        "{err}"
+    );
+    assert_eq!(a.metadata().shape, vec![14, 10]);
+
+    // Variable-length items in shards of the grid.
+    let mut builder = ArrayBuilder::new(vec![5, 2], ElementType::String);
+    builder.zarr_format(3).unwrap();
+    builder.chunks(vec![1, 2]).shard_shape(vec![2, 2]);
+    builder.chunk_edges(0, &[2, 3]).unwrap();
+    let v = builder.create(store.clone(), "v", Mode::CreateNew).unwrap();
+    let texts: Vec<String> = (0..10).map(|k| "x".repeat(k)).collect();
+    let items: Vec<&[u8]> = texts.iter().map(|t| t.as_bytes()).collect();
+    v.write_vlen(&[0, 0], &[5, 2], Order::C, &items).unwrap();
+    v.write_vlen(&[2, 1], &[2, 1], Order::C, &[b"a", b"b"])
+        .unwrap();
+    let got = v.read_vlen(&[1, 0], &[4, 2], Order::C).unwrap();
+    let want: Vec<&[u8]> = vec![
+        items[2], items[3], items[4], b"a", items[6], b"b", items[8], items[9],
+    ];
+    assert_eq!(got.slices(), want);
+
+    // On disk (pipelined shard writes), nested shards inside the grid's shards.
+    let dir = tempfile::tempdir().unwrap();
+    let fs: Arc<dyn Store> = Arc::new(FilesystemStore::open(dir.path(), true, true).unwrap());
+    let mut builder = ArrayBuilder::new(vec![12, 10], ElementType::Int32);
+    builder.zarr_format(3).unwrap();
+    builder
+        .chunks(vec![1, 1])
+        .shard_shape(vec![4, 10])
+        .inner_shard_shape(vec![2, 5]);
+    builder.chunk_edges(0, &[4, 2, 6]).unwrap();
+    let d = builder.create(fs.clone(), "n", Mode::CreateNew).unwrap();
+    write(&d, &[0, 0], &[12, 10], &all);
+    write(&d, &[5, 3], &[2, 2], &[1, 2, 3, 4]);
+    let on_disk = |i: u64, j: u64| match (i, j) {
+        (5..=6, 3..=4) => ((i - 5) * 2 + (j - 3) + 1) as i32,
+        _ => pattern(i, j),
+    };
+    for (start, count) in regions(&[12, 10], 4) {
+        assert_eq!(read(&d, &start, &count), expected(&start, &count, on_disk));
+    }
+
+    // Edges that split inner chunks are refused.
+    let mut builder = ArrayBuilder::new(vec![12], ElementType::Int32);
+    builder.zarr_format(3).unwrap();
+    builder.chunks(vec![2]).shard_shape(vec![4]);
+    builder.chunk_edges(0, &[4, 3, 5]).unwrap();
+    let err = builder
+        .create(store.clone(), "bad", Mode::CreateNew)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("shard edge 3 of dimension 0 is not a multiple"),
+        "{err}"
     );
 }

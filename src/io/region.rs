@@ -245,7 +245,7 @@ impl<'a> Plan<'a> {
         buf_strides: Vec<usize>,
     ) -> Result<Self> {
         let chunks = meta.inner_chunks();
-        let rectilinear = meta.is_rectilinear();
+        let rectilinear = meta.chunks_vary();
         let mut first = Vec::with_capacity(meta.rank());
         let mut counts = Vec::with_capacity(meta.rank());
         for (d, &c) in chunks.iter().enumerate() {
@@ -299,7 +299,7 @@ impl<'a> Plan<'a> {
         part.buf_offset = 0;
         part.whole_chunk = true;
         part.all_in_bounds = true;
-        let rectilinear = self.meta.is_rectilinear();
+        let rectilinear = self.meta.chunks_vary();
         part.chunk_strides.clear();
         if rectilinear {
             // Each chunk has its own shape, hence its own strides and size.
@@ -336,6 +336,10 @@ impl<'a> Plan<'a> {
     fn key_of(&self, index: &[u64], key: &mut String) {
         match self.meta.sharding() {
             None => self.meta.chunk_key_into(self.base, index, key),
+            Some(_) if self.meta.is_rectilinear() => {
+                let shard_index = self.meta.shard_of_chunk(index);
+                self.meta.chunk_key_into(self.base, &shard_index, key)
+            }
             Some(shard) => {
                 let shard_index: smallvec::SmallVec<[u64; 8]> = index
                     .iter()
@@ -966,22 +970,16 @@ fn write_shards(
     guard: &WriteGuard,
 ) -> Result<()> {
     let meta = plan.meta;
-    let per_shard = sharding.chunks_per_shard(plan.chunks);
-    let per_shard_units = sharding.units_per_shard();
-    // The shards touched: the inner-chunk range of the plan, divided per shard.
-    let first: Vec<u64> = plan
-        .first
-        .iter()
-        .zip(&per_shard)
-        .map(|(f, n)| f / n)
+    // The shards touched: those holding the first and last inner chunks of the plan.
+    let first = meta.shard_of_chunk(&plan.first);
+    let last: Vec<u64> = (0..meta.rank())
+        .map(|d| (plan.first[d] + plan.counts[d]).saturating_sub(1))
         .collect();
+    let last = meta.shard_of_chunk(&last);
     let counts: Vec<u64> = (0..meta.rank())
-        .map(|d| {
-            if plan.counts[d] == 0 {
-                0
-            } else {
-                (plan.first[d] + plan.counts[d] - 1) / per_shard[d] - first[d] + 1
-            }
+        .map(|d| match plan.counts[d] {
+            0 => 0,
+            _ => last[d] - first[d] + 1,
         })
         .collect();
     let total = if counts.contains(&0) {
@@ -1002,11 +1000,12 @@ fn write_shards(
         let mut key = String::new();
         meta.chunk_key_into(plan.base, &shard_index, &mut key);
         let _lock = guard.lock(&key)?;
-        let origin: Vec<u64> = shard_index
-            .iter()
-            .zip(&per_shard)
-            .map(|(s, n)| s * n)
-            .collect();
+        // This shard's first inner chunk and shape (shards of a rectilinear grid differ).
+        let (origin, shape) = meta.shard_bounds(&shard_index);
+        let sharding = ShardLevel {
+            shape: &shape,
+            codec: sharding.codec,
+        };
         let partial = !covers(plan, &origin, sharding.shape);
         let mut old = Vec::new();
         let mut retry = Retry::default();
@@ -1016,7 +1015,7 @@ fn write_shards(
             let build = || build_shard(plan, sharding, &origin, existing, &key, buf);
             let mut bytes = pool::pool()?.install(build)?;
             if bytes.is_none() && guard.keeps_empty() {
-                bytes = Some(shard::empty(sharding, &per_shard_units)?);
+                bytes = Some(shard::empty(sharding, &sharding.units_per_shard())?);
             }
             if defer && !partial {
                 return Ok(Some((key, bytes)));

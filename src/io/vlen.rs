@@ -226,7 +226,7 @@ fn map_items(meta: &ArrayMeta, region: Region, order: Order) -> Result<ItemMap> 
     let count = count_of(region.count, "region element count")?;
     let chunk_strides = meta.chunk_strides();
     let chunks = meta.inner_chunks();
-    let rectilinear = meta.is_rectilinear();
+    let rectilinear = meta.chunks_vary();
     // The chunk holding index `at` of dimension `d`, and the index inside it.
     let locate = |d: usize, at: u64| match rectilinear {
         true => {
@@ -307,17 +307,8 @@ fn fill_item(meta: &ArrayMeta) -> Vec<u8> {
 fn object_key(path: &str, meta: &ArrayMeta, index: &[u64]) -> String {
     match meta.sharding() {
         None => join_key(path, &meta.chunk_key(index)),
-        Some(sharding) => join_key(path, &meta.chunk_key(&shard_of(meta, sharding, index))),
+        Some(_) => join_key(path, &meta.chunk_key(&meta.shard_of_chunk(index))),
     }
-}
-
-/// The index of the shard holding the chunk at `index`.
-fn shard_of(meta: &ArrayMeta, sharding: ShardLevel<'_>, index: &[u64]) -> Vec<u64> {
-    index
-        .iter()
-        .zip(sharding.chunks_per_shard(meta.inner_chunks()))
-        .map(|(i, n)| i / n)
-        .collect()
 }
 
 /// Reads the chunks of `map` in parallel (from their shards when sharded): `None` for a
@@ -458,12 +449,11 @@ pub fn write(
     let mut by_shard: std::collections::BTreeMap<Vec<u64>, Vec<&[u64]>> = Default::default();
     for index in &map.chunks {
         by_shard
-            .entry(shard_of(meta, sharding, index))
+            .entry(meta.shard_of_chunk(index))
             .or_default()
             .push(index);
     }
     let shards: Vec<_> = by_shard.into_iter().collect();
-    let per_shard = sharding.chunks_per_shard(meta.inner_chunks());
     let max_shard = meta.max_stored_len();
     let encode = |at: &[u64],
                   old: Option<&[u8]>,
@@ -484,11 +474,12 @@ pub fn write(
         };
         let key = join_key(path, &meta.chunk_key(shard_index));
         let _lock = guard.lock(&key)?;
-        let origin: Vec<u64> = shard_index
-            .iter()
-            .zip(&per_shard)
-            .map(|(s, n)| s * n)
-            .collect();
+        // This shard's first inner chunk and shape (shards of a rectilinear grid differ).
+        let (origin, shape) = meta.shard_bounds(shard_index);
+        let sharding = ShardLevel {
+            shape: &shape,
+            codec: sharding.codec,
+        };
         let (mut old, mut retry) = (Vec::new(), Retry::default());
         loop {
             let snapshot = guard.read(store, &key, true, &mut old, max_shard)?;

@@ -693,17 +693,46 @@ impl ArrayMeta {
         }
     }
 
-    /// The shape of the chunk the codecs encode at `index` (inner chunks when sharded):
-    /// `inner_chunks`, or on a rectilinear grid that chunk's edges.
+    /// The shape of the chunk the codecs encode at `index` (inner chunk grid): that chunk's
+    /// edges on an unsharded rectilinear grid, else `inner_chunks`.
     pub fn chunk_shape_at(&self, index: &[u64]) -> Vec<u64> {
         match &self.grid {
-            ChunkGrid::Regular => self.inner_chunks().to_vec(),
-            ChunkGrid::Rectilinear(dims) => dims
+            ChunkGrid::Rectilinear(dims) if self.sharding().is_none() => dims
                 .iter()
                 .zip(index)
                 .map(|(dim, &c)| dim.chunk_span(c).1)
                 .collect(),
+            _ => self.inner_chunks().to_vec(),
         }
+    }
+
+    /// Whether the chunks the codecs encode differ in shape: an unsharded rectilinear grid
+    /// (shards of one hold a regular grid of inner chunks).
+    pub fn chunks_vary(&self) -> bool {
+        self.is_rectilinear() && self.sharding().is_none()
+    }
+
+    /// The top-level shard holding the inner chunk at `at` (when sharded).
+    pub fn shard_of_chunk(&self, at: &[u64]) -> Vec<u64> {
+        let inner = self.inner_chunks();
+        (0..at.len())
+            .map(|d| match &self.grid {
+                ChunkGrid::Regular => at[d] / (self.chunks[d] / inner[d]),
+                ChunkGrid::Rectilinear(dims) => dims[d].chunk_of(at[d] * inner[d]),
+            })
+            .collect()
+    }
+
+    /// The first inner chunk (inner chunk grid) and the shape (elements) of the top-level
+    /// shard at `index` (when sharded).
+    pub fn shard_bounds(&self, index: &[u64]) -> (Vec<u64>, Vec<u64>) {
+        let inner = self.inner_chunks();
+        (0..index.len())
+            .map(|d| {
+                let (start, edge) = self.chunk_span(d, index[d]);
+                (start / inner[d], edge)
+            })
+            .unzip()
     }
 
     /// Whether the grid is rectilinear.
@@ -762,10 +791,25 @@ impl ArrayMeta {
                 )));
             }
         }
-        if self.codecs.sharding().is_some() {
-            return Err(Error::Unsupported(
-                "sharding with a rectilinear chunk grid is not supported".into(),
-            ));
+        // Shards follow the grid; their inner chunks stay one regular grid when every edge
+        // is a multiple of the inner chunk shape (zarr-python's rule).
+        if let Some(sharding) = self.sharding() {
+            let unit = sharding.unit_shape();
+            for (d, dim) in dims.iter().enumerate() {
+                let edges: Vec<u64> = match dim {
+                    DimEdges::Regular(m) => vec![*m],
+                    DimEdges::Runs(runs) => runs.iter().map(|r| r.edge).collect(),
+                };
+                if let Some(e) = edges
+                    .iter()
+                    .find(|&&e| unit.get(d).is_none_or(|&u| e % u != 0))
+                {
+                    return Err(Error::Metadata(format!(
+                        "shard edge {e} of dimension {d} is not a multiple of the inner chunk \
+                         shape {unit:?}"
+                    )));
+                }
+            }
         }
         Ok(())
     }

@@ -841,8 +841,10 @@ impl Array {
     /// writable handle of a sharded array (one level of shards), without a synchronizer,
     /// the items given in the stored type, and buffering not turned off.
     fn streams(&self, appends: &Appends, meta: &ArrayMeta, elem: ElementType) -> Result<bool> {
+        // Shards of a rectilinear grid differ in size: appends to them resize and write.
         Ok(appends.enabled
             && self.writable
+            && !meta.is_rectilinear()
             && append::buffered_level(meta).is_some()
             && elem == meta.dtype.element_type()
             && matches!(*self.guard()?, WriteGuard::None))

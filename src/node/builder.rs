@@ -115,7 +115,8 @@ impl ArrayBuilder {
 
     /// Gives dimension `dim` the chunk edge lengths `edges` (each ≥ 1, summing to at least
     /// the extent): the array gets a rectilinear chunk grid (Zarr v3 only), whose other
-    /// dimensions keep one chunk length (the chunk shape's).
+    /// dimensions keep one chunk length (the chunk shape's). When sharded, the edges are the
+    /// shards' (each a multiple of the inner chunk shape).
     pub fn chunk_edges(&mut self, dim: usize, edges: &[u64]) -> Result<&mut Self> {
         if dim >= self.shape.len() {
             return Err(Error::InvalidArg(format!(

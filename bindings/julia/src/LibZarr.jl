@@ -1392,7 +1392,8 @@ end
 Gives dimension `dim` the `n` chunk edge lengths at `edges` (each ≥ 1, summing to at
 least the extent), making the array's chunk grid rectilinear (Zarr format 3 only; Zarr v3's
 `rectilinear` chunk grid extension). Dimensions given no edges keep the chunk shape's
-length (or the guessed one). Sharding and variable-length items are refused with it.
+length (or the guessed one). When sharded the edges are the shards' and each must be a
+multiple of the inner chunk shape (inner chunks stay regular).
 
 Errors: `ZARR_ERR_INVALID_ARG` (`dim` not below the rank, no edges, an edge of 0, a sum
 past 64 bits, more than 2^24 edges); the rest is checked by `zarr_array_create`.

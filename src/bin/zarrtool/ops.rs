@@ -113,6 +113,9 @@ pub fn run(command: Command, cmd: &mut clap::Command) -> Result<u8> {
                     .transpose()?,
                 format: format.map(|f| Format::from_number(f.into())).transpose()?,
             };
+            if let Some(chunks) = &settings.chunks {
+                refuse_edges_with_shards(chunks, settings.shards.is_some(), "--rechunk")?;
+            }
             copy(&source, &from, &target, &to, &settings, overwrite, dry_run)
         }
         Command::Consolidate { node, dry_run } => consolidate(&node, dry_run),
@@ -773,7 +776,9 @@ fn dump(node: &NodeArg, region: Option<&str>, format: DumpFormat) -> Result<u8> 
 /// Applies chunks, shards, compressor and format to a builder.
 fn apply_layout(builder: &mut ArrayBuilder, layout: &Layout) -> Result<()> {
     if let Some(chunks) = &layout.chunks {
-        ChunkSpec::parse(chunks, "--chunks")?.apply(builder);
+        let chunks = ChunkSpec::parse(chunks, "--chunks")?;
+        refuse_edges_with_shards(&chunks, layout.shards.is_some(), "--chunks")?;
+        chunks.apply(builder);
     }
     if let Some(shards) = &layout.shards {
         builder.shard_shape(parse_shape(shards, "--shards")?);
@@ -1237,6 +1242,17 @@ fn rm(node: &NodeArg, dry_run: bool) -> Result<u8> {
     Ok(0)
 }
 
+/// Refuses chunk edges given with `--shards` (`what` names the option): the edges would be
+/// the shards' and the chunk shape is not given.
+fn refuse_edges_with_shards(chunks: &ChunkSpec, shards: bool, what: &str) -> Result<()> {
+    match (chunks, shards) {
+        (ChunkSpec::Edges(_), true) => Err(Error::InvalidArg(format!(
+            "{what} with chunk edges cannot be combined with --shards"
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// How `copy` lays out the arrays it writes.
 struct CopySettings {
     chunks: Option<ChunkSpec>,
@@ -1252,9 +1268,15 @@ fn target_meta(from: &ArrayMeta, settings: &CopySettings, format: Format) -> Res
     builder.zarr_format(format.number())?;
     match (&settings.chunks, &from.grid) {
         (Some(chunks), _) => chunks.apply(&mut builder),
-        (None, ChunkGrid::Rectilinear(dims)) => ChunkSpec::Edges(dims.to_vec()).apply(&mut builder),
-        (None, ChunkGrid::Regular) => {
+        (None, ChunkGrid::Rectilinear(dims)) if from.sharding().is_none() => {
+            ChunkSpec::Edges(dims.to_vec()).apply(&mut builder)
+        }
+        (None, grid) => {
             builder.chunks(from.inner_chunks().to_vec());
+            // A sharded source's edges are its shards'.
+            if let ChunkGrid::Rectilinear(dims) = grid {
+                builder.chunk_grid(dims.to_vec());
+            }
         }
     }
     match &settings.shards {
