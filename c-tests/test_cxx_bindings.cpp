@@ -292,6 +292,21 @@ static void test_regions() {
     s.write({}, {}, std::vector<double>{2.75});
     CHECK(same(s.read<double>({}, {}), std::vector<double>{2.75}));
 
+    // A rectilinear chunk grid: edges, the chunk of an element, and an append adding an edge.
+    zarr::Array r = zarr::ArrayBuilder::of<int32_t>({5, 2})
+                        .set_zarr_format(3)
+                        .set_chunk_shape({5, 2})
+                        .set_chunk_edges(0, {2, 3})
+                        .create(store, "rect", ZARR_MODE_W);
+    CHECK_EQ(r.chunk_grid_kind(), ZARR_CHUNK_GRID_RECTILINEAR);
+    CHECK((r.chunk_grid_shape() == std::vector<uint64_t>{2, 1}));
+    CHECK((r.chunk_of({3, 1}) == std::vector<uint64_t>{1, 0}));
+    r.write({0, 0}, {5, 2}, std::vector<int32_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9});
+    r.append(0, {1, 2}, std::vector<int32_t>{10, 11});
+    CHECK((r.chunk_edges(0) == std::vector<uint64_t>{2, 3, 1}));
+    CHECK(same(r.read<int32_t>({1, 0}, {5, 2}),
+               std::vector<int32_t>{2, 3, 4, 5, 6, 7, 8, 9, 10, 11}));
+
     // Append along both axes, resize, and the shapes after each.
     zarr::Array a = zarr::ArrayBuilder::of<int32_t>({2, 2}).set_chunk_shape({2, 2}).set_zarr_format(2).create(
         store, "grow", ZARR_MODE_W);

@@ -70,6 +70,10 @@ put("meta_v3", "array_transpose_v2keys", v3_array(
     codecs=[{"name": "transpose", "configuration": {"order": [1, 0]}}, {"name": "bytes", "configuration": {"endian": "big"}},
             {"name": "blosc", "configuration": {"cname": "zstd", "clevel": 3, "shuffle": "bitshuffle", "typesize": 8, "blocksize": 0}}]))
 put("meta_v3", "array_complex", v3_array(data_type="complex128", fill_value=[1.0, "-Infinity"]))
+put("meta_v3", "array_rectilinear", v3_array(chunk_grid={"name": "rectilinear", "configuration": {
+    "kind": "inline", "chunk_shapes": [[[1, 3], 3, 4], 7]}}))
+put("meta_v3", "array_rectilinear_overflow", v3_array(chunk_grid={"name": "rectilinear", "configuration": {
+    "kind": "inline", "chunk_shapes": [[4, 4, 4], [[5, 2], 6, 6]]}}))
 put("meta_v3", "group", '{"zarr_format": 3, "node_type": "group", "attributes": {"a": {"b": [true]}}}')
 
 # --- zmetadata ---

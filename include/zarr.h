@@ -630,6 +630,31 @@ typedef int32_t zarr_attr_kind;
 #endif // __cplusplus
 
 /**
+ * How an array's chunk grid is laid out.
+ */
+enum zarr_chunk_grid
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : int32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * Every chunk has the chunk shape (the last ones clipped by the array's shape).
+   */
+  ZARR_CHUNK_GRID_REGULAR = 0,
+  /**
+   * Chunk edge lengths per dimension (Zarr v3's `rectilinear` chunk grid).
+   */
+  ZARR_CHUNK_GRID_RECTILINEAR = 1,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum zarr_chunk_grid zarr_chunk_grid;
+#else
+typedef int32_t zarr_chunk_grid;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
  * Settings for a new array. Create with `zarr_array_builder_new`, adjust with the
  * `zarr_array_builder_set_*` calls, then `zarr_array_create`.
  */
@@ -684,6 +709,11 @@ typedef int32_t zarr_order_t;
  * A synchronization kind: one of the `zarr_sync` values.
  */
 typedef int32_t zarr_sync_t;
+
+/**
+ * A chunk grid kind: one of the `zarr_chunk_grid` values.
+ */
+typedef int32_t zarr_chunk_grid_t;
 
 /**
  * An attribute kind: one of the `zarr_attr_kind` values.
@@ -1105,7 +1135,9 @@ zarr_status_t zarr_array_shape(const zarr_array_t *array,
                                uint64_t *out_shape);
 
 /**
- * Copies the chunk shape into `out_chunks[0..ndim]` (`ndim` must be the rank).
+ * Copies the chunk shape into `out_chunks[0..ndim]` (`ndim` must be the rank); on a
+ * rectilinear chunk grid, the largest edge of each dimension (`zarr_array_chunk_edges`
+ * gives every edge).
  *
  * Errors: `ZARR_ERR_RANK_MISMATCH` (`ndim` is not the rank).
  *
@@ -1413,6 +1445,77 @@ zarr_status_t zarr_array_chunk_region(const zarr_array_t *array,
                                       const uint64_t *index,
                                       uint64_t *out_start,
                                       uint64_t *out_count);
+
+/**
+ * Sets `*out_kind` to the layout of the chunk grid: `ZARR_CHUNK_GRID_REGULAR` or
+ * `ZARR_CHUNK_GRID_RECTILINEAR`.
+ *
+ * Errors: only the usual ones (Conventions).
+ *
+ * Ownership: nothing is kept; the result goes to the caller's output.
+ *
+ * Thread safety: any thread, at the same time as any other call; it answers from this
+ * handle's copy of the metadata (`zarr_array_refresh` reads it again).
+ */
+ZARR_API
+zarr_status_t zarr_array_chunk_grid_kind(const zarr_array_t *array,
+                                         zarr_chunk_grid_t *out_kind);
+
+/**
+ * Copies into `out_grid[0..ndim]` (`ndim` must be the rank) the number of chunks (shards
+ * when sharded) along each dimension that hold elements of the array.
+ *
+ * Errors: `ZARR_ERR_RANK_MISMATCH` (`ndim` is not the rank).
+ *
+ * Ownership: nothing is kept; the result goes to the caller's output.
+ *
+ * Thread safety: any thread, at the same time as any other call; it answers from this
+ * handle's copy of the metadata (`zarr_array_refresh` reads it again).
+ */
+ZARR_API
+zarr_status_t zarr_array_chunk_grid_shape(const zarr_array_t *array,
+                                          size_t ndim,
+                                          uint64_t *out_grid);
+
+/**
+ * Lists the edge lengths of the chunks (shards when sharded) along dimension `dim` that
+ * hold elements of the array, first to last: `*out_count` gets how many there are; they
+ * are copied to `out_edges` when `capacity` holds them all, else `ZARR_ERR_BUFFER_SIZE`
+ * (pass NULL and 0 to ask for the count). A regular grid's edges are all the chunk
+ * shape's; the last edge may reach past the array's extent.
+ *
+ * Errors: `ZARR_ERR_INVALID_ARG` (`dim` not below the rank), `ZARR_ERR_BUFFER_SIZE`
+ * (`capacity` too small; `*out_count` is set).
+ *
+ * Ownership: nothing is kept; the result goes to the caller's output.
+ *
+ * Thread safety: any thread, at the same time as any other call; it answers from this
+ * handle's copy of the metadata (`zarr_array_refresh` reads it again).
+ */
+ZARR_API
+zarr_status_t zarr_array_chunk_edges(const zarr_array_t *array,
+                                     size_t dim,
+                                     uint64_t *out_edges,
+                                     size_t capacity,
+                                     size_t *out_count);
+
+/**
+ * Copies into `out_chunk[0..ndim]` the index of the grid's chunk (shard when sharded)
+ * holding the element at `index` (`ndim` numbers, inside the array's shape).
+ *
+ * Errors: `ZARR_ERR_RANK_MISMATCH` (`ndim`), `ZARR_ERR_OUT_OF_BOUNDS` (`index` outside the
+ * array).
+ *
+ * Ownership: nothing is kept; the result goes to the caller's output.
+ *
+ * Thread safety: any thread, at the same time as any other call; it answers from this
+ * handle's copy of the metadata (`zarr_array_refresh` reads it again).
+ */
+ZARR_API
+zarr_status_t zarr_array_chunk_of(const zarr_array_t *array,
+                                  size_t ndim,
+                                  const uint64_t *index,
+                                  uint64_t *out_chunk);
 
 /**
  * Reads the array's metadata again from the store, so this handle sees the shape (and
@@ -1832,6 +1935,27 @@ ZARR_API
 zarr_status_t zarr_array_builder_set_chunk_shape(zarr_array_builder_t *builder,
                                                  size_t ndim,
                                                  const uint64_t *chunks);
+
+/**
+ * Gives dimension `dim` the `n` chunk edge lengths at `edges` (each ≥ 1, summing to at
+ * least the extent), making the array's chunk grid rectilinear (Zarr format 3 only; Zarr v3's
+ * `rectilinear` chunk grid extension). Dimensions given no edges keep the chunk shape's
+ * length (or the guessed one). When sharded the edges are the shards' and each must be a
+ * multiple of the inner chunk shape (inner chunks stay regular).
+ *
+ * Errors: `ZARR_ERR_INVALID_ARG` (`dim` not below the rank, no edges, an edge of 0, a sum
+ * past 64 bits, more than 2^24 edges); the rest is checked by `zarr_array_create`.
+ *
+ * Ownership: nothing is kept: the builder copies what it is given.
+ *
+ * Thread safety: any thread: calls on one builder are serialised (usually one thread fills
+ * it in).
+ */
+ZARR_API
+zarr_status_t zarr_array_builder_set_chunk_edges(zarr_array_builder_t *builder,
+                                                 size_t dim,
+                                                 const uint64_t *edges,
+                                                 size_t n);
 
 /**
  * Sets the fill value from one element of type `dtype` (which must be the array's memory

@@ -938,6 +938,33 @@ class Array : public detail::TypedAttributes<Array> {
                                               count.data()));
         return {start, count};
     }
+    /* ZARR_CHUNK_GRID_REGULAR or ZARR_CHUNK_GRID_RECTILINEAR. */
+    zarr_chunk_grid_t chunk_grid_kind() const {
+        zarr_chunk_grid_t kind = 0;
+        detail::check(zarr_array_chunk_grid_kind(get(), &kind));
+        return kind;
+    }
+    /* Chunks (shards when sharded) holding elements, per dimension. */
+    std::vector<uint64_t> chunk_grid_shape() const {
+        std::vector<uint64_t> grid(rank());
+        detail::check(zarr_array_chunk_grid_shape(get(), grid.size(), grid.data()));
+        return grid;
+    }
+    /* Edge lengths of the chunks along dimension dim that hold elements. */
+    std::vector<uint64_t> chunk_edges(size_t dim) const {
+        size_t n = 0;
+        zarr_status_t status = zarr_array_chunk_edges(get(), dim, nullptr, 0, &n);
+        if (status != ZARR_ERR_BUFFER_SIZE) detail::check(status);
+        std::vector<uint64_t> edges(n);
+        detail::check(zarr_array_chunk_edges(get(), dim, edges.data(), n, &n));
+        return edges;
+    }
+    /* Index of the grid's chunk holding the element at index. */
+    std::vector<uint64_t> chunk_of(const std::vector<uint64_t> &index) const {
+        std::vector<uint64_t> chunk(index.size());
+        detail::check(zarr_array_chunk_of(get(), index.size(), index.data(), chunk.data()));
+        return chunk;
+    }
     uint64_t nchunks_initialized() const {
         uint64_t n = 0;
         detail::check(zarr_array_nchunks_initialized(get(), &n));
@@ -1014,6 +1041,11 @@ class ArrayBuilder {
     }
     ArrayBuilder &set_chunk_shape(const std::vector<uint64_t> &chunks) {
         detail::check(zarr_array_builder_set_chunk_shape(get(), chunks.size(), chunks.data()));
+        return *this;
+    }
+    /* Chunk edge lengths of dimension dim: a rectilinear chunk grid (Zarr v3). */
+    ArrayBuilder &set_chunk_edges(size_t dim, const std::vector<uint64_t> &edges) {
+        detail::check(zarr_array_builder_set_chunk_edges(get(), dim, edges.data(), edges.size()));
         return *this;
     }
     ArrayBuilder &set_shard_shape(const std::vector<uint64_t> &shape) {

@@ -1349,7 +1349,9 @@ fn stored_attrs(store: &str, path: &str) -> serde_json::Value {
     match std::fs::read(dir.join("zarr.json")) {
         Ok(doc) => {
             let doc: serde_json::Value = serde_json::from_slice(&doc).unwrap();
-            doc.get("attributes").cloned().unwrap_or(serde_json::json!({}))
+            doc.get("attributes")
+                .cloned()
+                .unwrap_or(serde_json::json!({}))
         }
         Err(_) => match std::fs::read(dir.join(".zattrs")) {
             Ok(doc) => serde_json::from_slice(&doc).unwrap(),
@@ -2770,4 +2772,125 @@ fn codec_lists_may_start_with_registered_array_codecs() {
     let meta: serde_json::Value = serde_json::from_str(&ok(&["meta", &store, "r"])).unwrap();
     assert_eq!(meta["codecs"][0]["name"], "bitround");
     assert_eq!(meta["codecs"][2]["name"], "zstd");
+}
+
+#[test]
+fn rectilinear_grids_in_create_info_copy_and_validate() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, store) = setup(dir.path());
+    let rect = s(&dir.path().join("rect.zarr")).to_string();
+    // Rows in chunks of 1 and 3, columns as a run of two 2s and a 1.
+    ok(&["copy", &store, &rect, "--rechunk", "[[1,3],[[2,2],1]]"]);
+    let meta: serde_json::Value = serde_json::from_str(&ok(&["meta", &rect, "a"])).unwrap();
+    assert_eq!(
+        meta["chunk_grid"],
+        serde_json::json!({"name": "rectilinear", "configuration": {
+            "kind": "inline", "chunk_shapes": [[1, 3], [[2, 2], 1]]}})
+    );
+    assert_eq!(ok(&["dump", &rect, "a"]), ok(&["dump", &store, "a"]));
+    let info: serde_json::Value =
+        serde_json::from_str(&ok(&["info", "--json", &rect, "a"])).unwrap();
+    assert_eq!(
+        info["chunk_edges"],
+        serde_json::json!([[1, 3], [[2, 2], 1]])
+    );
+    assert_eq!(info["chunks_total"], 6);
+    assert_eq!(info["chunks_initialized"], 6);
+    let text = ok(&["info", &rect, "a"]);
+    assert!(
+        text.contains("chunks: rectilinear, largest 3 x 2\n"),
+        "{text}"
+    );
+    assert!(text.contains("chunk edges: [[1,3],[[2,2],1]]\n"), "{text}");
+    // Chunk (1, 2) holds rows 1..4 and column 4: three int32 items.
+    let chunk = std::fs::read(dir.path().join("rect.zarr/a/c/1/2")).unwrap();
+    assert_eq!(chunk.len(), 12);
+    // Copied back to a regular grid, the data is the same.
+    let back = s(&dir.path().join("back.zarr")).to_string();
+    ok(&["copy", &rect, &back, "--rechunk", "2,2"]);
+    assert_eq!(ok(&["dump", &back, "a"]), ok(&["dump", &store, "a"]));
+    // A copy keeps the grid when no --rechunk is given.
+    let again = s(&dir.path().join("again.zarr")).to_string();
+    ok(&["copy", &rect, &again]);
+    let meta2: serde_json::Value = serde_json::from_str(&ok(&["meta", &again, "a"])).unwrap();
+    assert_eq!(meta2["chunk_grid"], meta["chunk_grid"]);
+
+    let out = tool(&["validate", &rect]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    std::fs::create_dir_all(dir.path().join("rect.zarr/a/c/2")).unwrap();
+    std::fs::write(dir.path().join("rect.zarr/a/c/2/0"), [0u8; 8]).unwrap();
+    let out = tool(&["validate", &rect]);
+    assert_eq!(out.status.code(), Some(3));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("/a: chunk \"a/c/2/0\" lies outside the array (grid 2 x 3)"),
+        "{text}"
+    );
+
+    let created = s(&dir.path().join("new.zarr")).to_string();
+    ok(&[
+        "create",
+        &created,
+        "t",
+        "--shape",
+        "10,4",
+        "--dtype",
+        "<f8",
+        "--chunks",
+        "[[4,6],4]",
+    ]);
+    let meta: serde_json::Value = serde_json::from_str(&ok(&["meta", &created, "t"])).unwrap();
+    assert_eq!(
+        meta["chunk_grid"]["configuration"]["chunk_shapes"],
+        serde_json::json!([[4, 6], 4])
+    );
+    let err = fails(
+        &[
+            "create", &created, "u", "--shape", "10", "--dtype", "<f8", "--chunks", "[[4,5]]",
+        ],
+        1,
+    );
+    assert!(err.contains("sum to 9, less than the extent 10"), "{err}");
+    let err = fails(
+        &[
+            "create",
+            &created,
+            "v",
+            "--shape",
+            "10",
+            "--dtype",
+            "<f8",
+            "--chunks",
+            "[[4,0,6]]",
+        ],
+        1,
+    );
+    assert!(err.contains("entry 1 (0)"), "{err}");
+    let err = fails(
+        &[
+            "create", &created, "w", "--shape", "10", "--dtype", "<f8", "--chunks", "[[4,6]]",
+            "--format", "2",
+        ],
+        1,
+    );
+    assert!(
+        err.contains("Zarr v2 metadata cannot hold a rectilinear chunk grid"),
+        "{err}"
+    );
+    let err = fails(
+        &[
+            "copy",
+            &rect,
+            &created,
+            "--rechunk",
+            "[[4],[5]]",
+            "--shards",
+            "4,5",
+        ],
+        1,
+    );
+    assert!(
+        err.contains("--rechunk with chunk edges cannot be combined with --shards"),
+        "{err}"
+    );
 }

@@ -26,7 +26,11 @@ BANNER = "! Generated from include/zarr.h by bindings/fortran/generate.py; do no
 NULLABLE = {("zarr_copy", "compressor_json"), ("zarr_array_set_synchronizer", "lock_dir")}
 
 # Numeric pointer parameters that are arrays in functions without an `ndim` parameter.
-ARRAYS = {("zarr_array_field_layout", "out_shape")}
+ARRAYS = {
+    ("zarr_array_field_layout", "out_shape"),
+    ("zarr_array_builder_set_chunk_edges", "edges"),
+    ("zarr_array_chunk_edges", "out_edges"),
+}
 
 # C scalar types (after resolving zarr.h's typedefs) -> Fortran kinds.
 SCALARS = {

@@ -637,7 +637,9 @@ pub unsafe extern "C" fn zarr_array_shape(
     ffi_guard!({ copy_dims(array, ndim, out_shape, |m| &m.shape) })
 }
 
-/// Copies the chunk shape into `out_chunks[0..ndim]` (`ndim` must be the rank).
+/// Copies the chunk shape into `out_chunks[0..ndim]` (`ndim` must be the rank); on a
+/// rectilinear chunk grid, the largest edge of each dimension (`zarr_array_chunk_edges`
+/// gives every edge).
 ///
 /// Errors: `ZARR_ERR_RANK_MISMATCH` (`ndim` is not the rank).
 ///
@@ -1146,6 +1148,140 @@ pub unsafe extern "C" fn zarr_array_chunk_region(
             let (start, count) = a.chunk_region(index)?;
             out_start.copy_from_slice(&start);
             out_count.copy_from_slice(&count);
+            Ok(())
+        })
+    })
+}
+
+/// Sets `*out_kind` to the layout of the chunk grid: `ZARR_CHUNK_GRID_REGULAR` or
+/// `ZARR_CHUNK_GRID_RECTILINEAR`.
+///
+/// Errors: only the usual ones (Conventions).
+///
+/// Ownership: nothing is kept; the result goes to the caller's output.
+///
+/// Thread safety: any thread, at the same time as any other call; it answers from this
+/// handle's copy of the metadata (`zarr_array_refresh` reads it again).
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_chunk_grid_kind(
+    array: *const zarr_array_t,
+    out_kind: *mut zarr_chunk_grid_t,
+) -> zarr_status_t {
+    ffi_guard!({
+        let out_kind = out(out_kind, "out_kind")?;
+        *out_kind = with_array(array, |a| {
+            Ok(match a.metadata().is_rectilinear() {
+                true => zarr_chunk_grid::ZARR_CHUNK_GRID_RECTILINEAR as i32,
+                false => zarr_chunk_grid::ZARR_CHUNK_GRID_REGULAR as i32,
+            })
+        })?;
+        Ok(())
+    })
+}
+
+/// Copies into `out_grid[0..ndim]` (`ndim` must be the rank) the number of chunks (shards
+/// when sharded) along each dimension that hold elements of the array.
+///
+/// Errors: `ZARR_ERR_RANK_MISMATCH` (`ndim` is not the rank).
+///
+/// Ownership: nothing is kept; the result goes to the caller's output.
+///
+/// Thread safety: any thread, at the same time as any other call; it answers from this
+/// handle's copy of the metadata (`zarr_array_refresh` reads it again).
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_chunk_grid_shape(
+    array: *const zarr_array_t,
+    ndim: usize,
+    out_grid: *mut u64,
+) -> zarr_status_t {
+    ffi_guard!({
+        with_array(array, |a| {
+            check_ndim(a, ndim)?;
+            let grid = a.metadata().chunk_grid();
+            slice_mut(out_grid, ndim, "out_grid")?.copy_from_slice(&grid);
+            Ok(())
+        })
+    })
+}
+
+/// Lists the edge lengths of the chunks (shards when sharded) along dimension `dim` that
+/// hold elements of the array, first to last: `*out_count` gets how many there are; they
+/// are copied to `out_edges` when `capacity` holds them all, else `ZARR_ERR_BUFFER_SIZE`
+/// (pass NULL and 0 to ask for the count). A regular grid's edges are all the chunk
+/// shape's; the last edge may reach past the array's extent.
+///
+/// Errors: `ZARR_ERR_INVALID_ARG` (`dim` not below the rank), `ZARR_ERR_BUFFER_SIZE`
+/// (`capacity` too small; `*out_count` is set).
+///
+/// Ownership: nothing is kept; the result goes to the caller's output.
+///
+/// Thread safety: any thread, at the same time as any other call; it answers from this
+/// handle's copy of the metadata (`zarr_array_refresh` reads it again).
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_chunk_edges(
+    array: *const zarr_array_t,
+    dim: usize,
+    out_edges: *mut u64,
+    capacity: usize,
+    out_count: *mut usize,
+) -> zarr_status_t {
+    ffi_guard!({
+        let out_count = out(out_count, "out_count")?;
+        with_array(array, |a| {
+            let meta = a.metadata();
+            if dim >= meta.rank() {
+                return Err(crate::Error::InvalidArg(format!(
+                    "dimension {dim} is not below the rank {}",
+                    meta.rank()
+                ))
+                .into());
+            }
+            let runs = meta.edge_runs(dim);
+            let total = runs.iter().map(|&(_, n)| n).sum::<u64>();
+            *out_count = usize::try_from(total).unwrap_or(usize::MAX);
+            if total > capacity as u64 {
+                return Err(Failure::new(
+                    ZARR_ERR_BUFFER_SIZE,
+                    format!("dimension {dim} has {total} chunks but there is room for {capacity}"),
+                ));
+            }
+            if total > 0 {
+                let dst = slice_mut(out_edges, total as usize, "out_edges")?;
+                let edges = runs
+                    .iter()
+                    .flat_map(|&(edge, n)| std::iter::repeat_n(edge, n as usize));
+                for (d, edge) in dst.iter_mut().zip(edges) {
+                    *d = edge;
+                }
+            }
+            Ok(())
+        })
+    })
+}
+
+/// Copies into `out_chunk[0..ndim]` the index of the grid's chunk (shard when sharded)
+/// holding the element at `index` (`ndim` numbers, inside the array's shape).
+///
+/// Errors: `ZARR_ERR_RANK_MISMATCH` (`ndim`), `ZARR_ERR_OUT_OF_BOUNDS` (`index` outside the
+/// array).
+///
+/// Ownership: nothing is kept; the result goes to the caller's output.
+///
+/// Thread safety: any thread, at the same time as any other call; it answers from this
+/// handle's copy of the metadata (`zarr_array_refresh` reads it again).
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_chunk_of(
+    array: *const zarr_array_t,
+    ndim: usize,
+    index: *const u64,
+    out_chunk: *mut u64,
+) -> zarr_status_t {
+    ffi_guard!({
+        with_array(array, |a| {
+            check_ndim(a, ndim)?;
+            let index = slice(index, ndim, "index")?;
+            let out_chunk = slice_mut(out_chunk, ndim, "out_chunk")?;
+            out_chunk.copy_from_slice(&a.chunk_of(index)?);
             Ok(())
         })
     })

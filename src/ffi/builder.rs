@@ -152,6 +152,35 @@ pub unsafe extern "C" fn zarr_array_builder_set_chunk_shape(
     })
 }
 
+/// Gives dimension `dim` the `n` chunk edge lengths at `edges` (each ≥ 1, summing to at
+/// least the extent), making the array's chunk grid rectilinear (Zarr format 3 only; Zarr v3's
+/// `rectilinear` chunk grid extension). Dimensions given no edges keep the chunk shape's
+/// length (or the guessed one). When sharded the edges are the shards' and each must be a
+/// multiple of the inner chunk shape (inner chunks stay regular).
+///
+/// Errors: `ZARR_ERR_INVALID_ARG` (`dim` not below the rank, no edges, an edge of 0, a sum
+/// past 64 bits, more than 2^24 edges); the rest is checked by `zarr_array_create`.
+///
+/// Ownership: nothing is kept: the builder copies what it is given.
+///
+/// Thread safety: any thread: calls on one builder are serialised (usually one thread fills
+/// it in).
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_builder_set_chunk_edges(
+    builder: *mut zarr_array_builder_t,
+    dim: usize,
+    edges: *const u64,
+    n: usize,
+) -> zarr_status_t {
+    ffi_guard!({
+        let edges = slice(edges, n, "edges")?;
+        builder_ref(builder)?.with(|b| {
+            b.chunk_edges(dim, edges)?;
+            Ok(())
+        })
+    })
+}
+
 /// Sets the fill value from one element of type `dtype` (which must be the array's memory
 /// type) of `len` bytes at `value`.
 ///

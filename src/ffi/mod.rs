@@ -208,6 +208,19 @@ pub enum zarr_order {
 /// A memory order: one of the `zarr_order` values, passed as an integer.
 pub type zarr_order_t = i32;
 
+/// How an array's chunk grid is laid out.
+#[repr(i32)]
+#[derive(Debug, Clone, Copy)]
+pub enum zarr_chunk_grid {
+    /// Every chunk has the chunk shape (the last ones clipped by the array's shape).
+    ZARR_CHUNK_GRID_REGULAR = 0,
+    /// Chunk edge lengths per dimension (Zarr v3's `rectilinear` chunk grid).
+    ZARR_CHUNK_GRID_RECTILINEAR = 1,
+}
+
+/// A chunk grid kind: one of the `zarr_chunk_grid` values.
+pub type zarr_chunk_grid_t = i32;
+
 /// How concurrent writers of one array are synchronised.
 #[repr(i32)]
 #[derive(Debug, Clone, Copy)]

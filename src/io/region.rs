@@ -180,6 +180,10 @@ pub(super) struct Part {
     extent: smallvec::SmallVec<[usize; 8]>,
     /// Offset of the overlap inside the chunk, in elements.
     chunk_offset: usize,
+    /// Element strides of the decoded chunk.
+    chunk_strides: smallvec::SmallVec<[usize; 8]>,
+    /// Bytes of the decoded chunk.
+    chunk_bytes: usize,
     /// Offset of the overlap inside the caller's buffer, in elements.
     buf_offset: usize,
     /// The overlap is the whole chunk.
@@ -226,6 +230,8 @@ pub(super) struct Plan<'a> {
     pub(super) counts: Vec<u64>,
     pub(super) total: usize,
     chunk_strides: Vec<usize>,
+    /// Bytes of one decoded chunk of the regular grid.
+    chunk_bytes: usize,
     buf_strides: Vec<usize>,
     /// One element of the fill value (zeros when it is null).
     pattern: std::borrow::Cow<'a, [u8]>,
@@ -239,6 +245,7 @@ impl<'a> Plan<'a> {
         buf_strides: Vec<usize>,
     ) -> Result<Self> {
         let chunks = meta.inner_chunks();
+        let rectilinear = meta.chunks_vary();
         let mut first = Vec::with_capacity(meta.rank());
         let mut counts = Vec::with_capacity(meta.rank());
         for (d, &c) in chunks.iter().enumerate() {
@@ -246,6 +253,10 @@ impl<'a> Plan<'a> {
             if n == 0 {
                 first.push(0);
                 counts.push(0);
+            } else if rectilinear {
+                let lo = meta.chunk_of(d, s);
+                first.push(lo);
+                counts.push(meta.chunk_of(d, s + n - 1) - lo + 1);
             } else {
                 first.push(s / c);
                 counts.push((s + n - 1) / c - s / c + 1);
@@ -261,6 +272,7 @@ impl<'a> Plan<'a> {
             counts,
             total,
             chunk_strides: meta.chunk_strides(),
+            chunk_bytes: meta.chunk_bytes(),
             buf_strides,
             pattern: fill_pattern(meta)?,
         })
@@ -287,16 +299,32 @@ impl<'a> Plan<'a> {
         part.buf_offset = 0;
         part.whole_chunk = true;
         part.all_in_bounds = true;
+        let rectilinear = self.meta.chunks_vary();
+        part.chunk_strides.clear();
+        if rectilinear {
+            // Each chunk has its own shape, hence its own strides and size.
+            let shape: smallvec::SmallVec<[u64; 8]> = (0..rank)
+                .map(|d| self.meta.chunk_span(d, part.index[d]).1)
+                .collect();
+            part.chunk_strides
+                .extend(self.meta.chain().chunk_strides(&shape));
+            part.chunk_bytes = shape.iter().product::<u64>() as usize * self.meta.item_size();
+        } else {
+            part.chunk_strides.extend_from_slice(&self.chunk_strides);
+            part.chunk_bytes = self.chunk_bytes;
+        }
         for d in 0..rank {
-            let c = self.chunks[d];
-            let origin = part.index[d] * c;
+            let (origin, c) = match rectilinear {
+                true => self.meta.chunk_span(d, part.index[d]),
+                false => (part.index[d] * self.chunks[d], self.chunks[d]),
+            };
             let lo = origin.max(self.region.start[d]);
             let hi = (origin + c)
                 .min(self.region.start[d] + self.region.count[d])
                 .max(lo);
             let in_bounds_end = (origin + c).min(self.meta.shape[d]);
             part.extent[d] = (hi - lo) as usize;
-            part.chunk_offset += (lo - origin) as usize * self.chunk_strides[d];
+            part.chunk_offset += (lo - origin) as usize * part.chunk_strides[d];
             part.buf_offset += (lo - self.region.start[d]) as usize * self.buf_strides[d];
             part.whole_chunk &= lo == origin && hi == origin + c;
             part.all_in_bounds &= lo == origin && hi == in_bounds_end;
@@ -308,6 +336,10 @@ impl<'a> Plan<'a> {
     fn key_of(&self, index: &[u64], key: &mut String) {
         match self.meta.sharding() {
             None => self.meta.chunk_key_into(self.base, index, key),
+            Some(_) if self.meta.is_rectilinear() => {
+                let shard_index = self.meta.shard_of_chunk(index);
+                self.meta.chunk_key_into(self.base, &shard_index, key)
+            }
             Some(shard) => {
                 let shard_index: smallvec::SmallVec<[u64; 8]> = index
                     .iter()
@@ -577,8 +609,6 @@ pub fn read(
     let elem = meta.item_size();
     let swap = meta.dtype.needs_swap();
     let pattern = &plan.pattern;
-    let chunk_bytes = meta.chunk_bytes();
-    let chunk_strides = &plan.chunk_strides;
     let buf_strides = &plan.buf_strides;
     let plain = meta.chain().is_plain(&meta.dtype);
     let max_stored = meta.max_encoded_chunk_len();
@@ -596,7 +626,7 @@ pub fn read(
     let scatter = |part: &Part, decoded: &[u8]| -> Result<()> {
         let src = Layout {
             offset: part.chunk_offset,
-            strides: chunk_strides,
+            strides: &part.chunk_strides,
         };
         let dst = Layout {
             offset: part.buf_offset,
@@ -642,9 +672,10 @@ pub fn read(
                 copy::fill_raw(&part.extent, pattern, out.as_mut_ptr(), out.len(), &dst)
             };
         };
+        let chunk_bytes = part.chunk_bytes;
         if started.is_none()
             && part.whole_chunk
-            && is_single_run(&part.extent, chunk_strides, buf_strides)
+            && is_single_run(&part.extent, &part.chunk_strides, buf_strides)
         {
             // SAFETY: this part's elements are one run that no other part touches.
             let target = unsafe { out.slice_mut(part.buf_offset * elem, chunk_bytes)? };
@@ -773,7 +804,7 @@ pub(super) fn merged_chunk<'w>(
     let meta = plan.meta;
     let pattern = &plan.pattern;
     let ChunkWork { chunk, scratch } = work;
-    try_resize(chunk, meta.chunk_bytes(), "a chunk")?;
+    try_resize(chunk, part.chunk_bytes, "a chunk")?;
     match existing {
         Some(raw) if !part.all_in_bounds => {
             decode_chunk(meta, label, raw, chunk, scratch)?;
@@ -791,7 +822,7 @@ pub(super) fn merged_chunk<'w>(
     };
     let dst = Layout {
         offset: part.chunk_offset,
-        strides: &plan.chunk_strides,
+        strides: &part.chunk_strides,
     };
     copy::copy(meta.item_size(), &part.extent, buf, &src, chunk, &dst)?;
     if !keep_fill && meta.fill_value.is_some() && all_equal(chunk, pattern) {
@@ -939,22 +970,16 @@ fn write_shards(
     guard: &WriteGuard,
 ) -> Result<()> {
     let meta = plan.meta;
-    let per_shard = sharding.chunks_per_shard(plan.chunks);
-    let per_shard_units = sharding.units_per_shard();
-    // The shards touched: the inner-chunk range of the plan, divided per shard.
-    let first: Vec<u64> = plan
-        .first
-        .iter()
-        .zip(&per_shard)
-        .map(|(f, n)| f / n)
+    // The shards touched: those holding the first and last inner chunks of the plan.
+    let first = meta.shard_of_chunk(&plan.first);
+    let last: Vec<u64> = (0..meta.rank())
+        .map(|d| (plan.first[d] + plan.counts[d]).saturating_sub(1))
         .collect();
+    let last = meta.shard_of_chunk(&last);
     let counts: Vec<u64> = (0..meta.rank())
-        .map(|d| {
-            if plan.counts[d] == 0 {
-                0
-            } else {
-                (plan.first[d] + plan.counts[d] - 1) / per_shard[d] - first[d] + 1
-            }
+        .map(|d| match plan.counts[d] {
+            0 => 0,
+            _ => last[d] - first[d] + 1,
         })
         .collect();
     let total = if counts.contains(&0) {
@@ -975,11 +1000,12 @@ fn write_shards(
         let mut key = String::new();
         meta.chunk_key_into(plan.base, &shard_index, &mut key);
         let _lock = guard.lock(&key)?;
-        let origin: Vec<u64> = shard_index
-            .iter()
-            .zip(&per_shard)
-            .map(|(s, n)| s * n)
-            .collect();
+        // This shard's first inner chunk and shape (shards of a rectilinear grid differ).
+        let (origin, shape) = meta.shard_bounds(&shard_index);
+        let sharding = ShardLevel {
+            shape: &shape,
+            codec: sharding.codec,
+        };
         let partial = !covers(plan, &origin, sharding.shape);
         let mut old = Vec::new();
         let mut retry = Retry::default();
@@ -989,7 +1015,7 @@ fn write_shards(
             let build = || build_shard(plan, sharding, &origin, existing, &key, buf);
             let mut bytes = pool::pool()?.install(build)?;
             if bytes.is_none() && guard.keeps_empty() {
-                bytes = Some(shard::empty(sharding, &per_shard_units)?);
+                bytes = Some(shard::empty(sharding, &sharding.units_per_shard())?);
             }
             if defer && !partial {
                 return Ok(Some((key, bytes)));

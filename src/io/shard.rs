@@ -356,7 +356,8 @@ pub fn read_inner_batch(
     cache: &IndexCache,
 ) -> Result<Vec<Prefetched>> {
     let mut out: Vec<Prefetched> = chunks.iter().map(|_| Prefetched::Later).collect();
-    if sharding.inner().is_some() {
+    // Shards of a rectilinear grid differ in size: their chunks are read one by one.
+    if sharding.inner().is_some() || meta.is_rectilinear() {
         return Ok(out);
     }
     let inner = meta.inner_chunks();
@@ -593,8 +594,14 @@ pub fn read_inner(
     cache: &IndexCache,
     buf: &mut Vec<u8>,
 ) -> Result<bool> {
+    // The shard's own shape and first inner chunk (shards of a rectilinear grid differ).
+    let (origin, shape) = meta.shard_bounds(&meta.shard_of_chunk(index));
+    let sharding = ShardLevel {
+        shape: &shape,
+        codec: sharding.codec,
+    };
     for attempt in 0..MAX_SHARD_ATTEMPTS {
-        match try_read_inner(store, key, meta, sharding, index, cache, buf)? {
+        match try_read_inner(store, key, meta, sharding, &origin, index, cache, buf)? {
             Some(found) => return Ok(found),
             None => cache.forget(key)?,
         }
@@ -610,12 +617,15 @@ pub fn read_inner(
     )))
 }
 
-/// One attempt of [`read_inner`]: `None` when the shard changed under it.
+/// One attempt of [`read_inner`] (`origin`: the shard's first inner chunk): `None` when the
+/// shard changed under it.
+#[allow(clippy::too_many_arguments)]
 fn try_read_inner(
     store: &dyn Store,
     key: &str,
     meta: &ArrayMeta,
     sharding: ShardLevel<'_>,
+    origin: &[u64],
     index: &[u64],
     cache: &IndexCache,
     buf: &mut Vec<u8>,
@@ -636,7 +646,12 @@ fn try_read_inner(
         for d in 0..index.len() {
             let per = (level.shape[d] / unit[d]) as usize;
             n *= per;
-            position = position * per + ((index[d] * chunks[d] / unit[d]) as usize) % per;
+            // Within the stored shard, from its first chunk; nested shards tile it evenly.
+            let at = match view {
+                None => index[d] - origin[d],
+                Some(_) => index[d],
+            };
+            position = position * per + ((at * chunks[d] / unit[d]) as usize) % per;
         }
         let cached = shard
             .as_ref()

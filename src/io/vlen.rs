@@ -142,16 +142,22 @@ impl Decoded {
     }
 }
 
-/// Decodes a stored variable-length chunk, checking every item.
-fn decode_chunk(meta: &ArrayMeta, key: &dyn std::fmt::Display, raw: Vec<u8>) -> Result<Decoded> {
+/// Decodes a stored variable-length chunk of `shape`, checking every item.
+fn decode_chunk(
+    meta: &ArrayMeta,
+    key: &dyn std::fmt::Display,
+    raw: Vec<u8>,
+    shape: &[u64],
+) -> Result<Decoded> {
     let result = (|| {
         let data =
             meta.chain()
                 .decode_bytes_owned(raw, MAX_VLEN_CHUNK_BYTES, &mut Scratch::default())?;
         let (data, ranges) = match meta.chain().array_to_bytes {
-            ArrayToBytes::JsonItems(_) => super::json_items::decode(&data, &meta.chunks)?,
+            ArrayToBytes::JsonItems(_) => super::json_items::decode(&data, shape)?,
             _ => {
-                let ranges = decode_items(&data, meta.chunk_elements())?;
+                let elements = shape.iter().product::<u64>() as usize;
+                let ranges = decode_items(&data, elements)?;
                 (data, ranges)
             }
         };
@@ -220,19 +226,31 @@ fn map_items(meta: &ArrayMeta, region: Region, order: Order) -> Result<ItemMap> 
     let count = count_of(region.count, "region element count")?;
     let chunk_strides = meta.chunk_strides();
     let chunks = meta.inner_chunks();
+    let rectilinear = meta.chunks_vary();
+    // The chunk holding index `at` of dimension `d`, and the index inside it.
+    let locate = |d: usize, at: u64| match rectilinear {
+        true => {
+            let c = meta.chunk_of(d, at);
+            (c, at - meta.chunk_span(d, c).0)
+        }
+        false => (at / chunks[d], at % chunks[d]),
+    };
     let dims: Vec<usize> = match order {
         Order::C => (0..rank).rev().collect(),
         Order::F => (0..rank).collect(),
     };
     // The chunks the region touches form a box: each gets a slot by its C-order place in
     // it (at most one slot per element, so the table fits), filled when first met.
-    let first: Vec<u64> = (0..rank).map(|d| region.start[d] / chunks[d]).collect();
+    let first: Vec<u64> = (0..rank).map(|d| locate(d, region.start[d]).0).collect();
     let extent: Vec<u64> = (0..rank)
         .map(|d| match region.count[d] {
             0 => 0,
-            n => (region.start[d] + n - 1) / chunks[d] - first[d] + 1,
+            n => locate(d, region.start[d] + n - 1).0 - first[d] + 1,
         })
         .collect();
+    // A rectilinear grid's chunks each have their own strides, by slot.
+    let mut slot_chunk_strides: Vec<Vec<usize>> = Vec::new();
+    let mut at_chunk = vec![(0u64, 0u64); rank];
     let slot_strides = Order::C.strides(&extent);
     let mut slots: Vec<usize> = vec![
         usize::MAX;
@@ -247,20 +265,23 @@ fn map_items(meta: &ArrayMeta, region: Region, order: Order) -> Result<ItemMap> 
     let mut index = vec![0u64; rank];
     for _ in 0..count {
         let mut slot = 0usize;
-        let mut inner = 0usize;
         for d in 0..rank {
-            let at = region.start[d] + index[d];
-            slot += (at / chunks[d] - first[d]) as usize * slot_strides[d];
-            inner += (at % chunks[d]) as usize * chunk_strides[d];
+            at_chunk[d] = locate(d, region.start[d] + index[d]);
+            slot += (at_chunk[d].0 - first[d]) as usize * slot_strides[d];
         }
         if slots[slot] == usize::MAX {
             slots[slot] = touched.len();
-            touched.push(
-                (0..rank)
-                    .map(|d| (region.start[d] + index[d]) / chunks[d])
-                    .collect(),
-            );
+            let chunk: Vec<u64> = at_chunk.iter().map(|&(c, _)| c).collect();
+            if rectilinear {
+                slot_chunk_strides.push(meta.chain().chunk_strides(&meta.chunk_shape_at(&chunk)));
+            }
+            touched.push(chunk);
         }
+        let strides = match rectilinear {
+            true => &slot_chunk_strides[slots[slot]],
+            false => &chunk_strides,
+        };
+        let inner = (0..rank).map(|d| at_chunk[d].1 as usize * strides[d]).sum();
         items.push((slots[slot], inner));
         // Advance the region index in the order asked for.
         for &d in &dims {
@@ -286,17 +307,8 @@ fn fill_item(meta: &ArrayMeta) -> Vec<u8> {
 fn object_key(path: &str, meta: &ArrayMeta, index: &[u64]) -> String {
     match meta.sharding() {
         None => join_key(path, &meta.chunk_key(index)),
-        Some(sharding) => join_key(path, &meta.chunk_key(&shard_of(meta, sharding, index))),
+        Some(_) => join_key(path, &meta.chunk_key(&meta.shard_of_chunk(index))),
     }
-}
-
-/// The index of the shard holding the chunk at `index`.
-fn shard_of(meta: &ArrayMeta, sharding: ShardLevel<'_>, index: &[u64]) -> Vec<u64> {
-    index
-        .iter()
-        .zip(sharding.chunks_per_shard(meta.inner_chunks()))
-        .map(|(i, n)| i / n)
-        .collect()
 }
 
 /// Reads the chunks of `map` in parallel (from their shards when sharded): `None` for a
@@ -319,7 +331,7 @@ fn read_chunks(
             }
         };
         match raw {
-            Some(raw) => decode_chunk(meta, &key, raw).map(Some),
+            Some(raw) => decode_chunk(meta, &key, raw, &meta.chunk_shape_at(index)).map(Some),
             None => Ok(None),
         }
     };
@@ -374,15 +386,18 @@ pub fn write(
     for (i, &(chunk, inner)) in map.items.iter().enumerate() {
         per_chunk[chunk].push((inner, i));
     }
-    let total = meta.chunk_elements();
     let fill = fill_item(meta);
-    // The chunk with `updates` applied over `old` (its stored bytes), encoded.
+    // The chunk of `shape` with `updates` applied over `old` (its stored bytes), encoded.
     let merge = |label: &dyn std::fmt::Display,
                  old: Option<&[u8]>,
-                 updates: &[(usize, usize)]|
+                 updates: &[(usize, usize)],
+                 shape: &[u64]|
      -> Result<Vec<u8>> {
+        let total = shape.iter().product::<u64>() as usize;
         let existing = match old {
-            Some(raw) if updates.len() < total => Some(decode_chunk(meta, label, raw.to_vec())?),
+            Some(raw) if updates.len() < total => {
+                Some(decode_chunk(meta, label, raw.to_vec(), shape)?)
+            }
             _ => None,
         };
         let mut chunk: Vec<Cow<[u8]>> = (0..total)
@@ -393,7 +408,7 @@ pub fn write(
         }
         let items = chunk.iter().map(|item| &item[..]);
         let encoded = match meta.chain().array_to_bytes {
-            ArrayToBytes::JsonItems(_) => super::json_items::encode(items, &meta.chunks)?,
+            ArrayToBytes::JsonItems(_) => super::json_items::encode(items, shape)?,
             _ => encode_items(items)?,
         };
         let mut scratch = Scratch::default();
@@ -406,12 +421,14 @@ pub fn write(
         let write_one = |&(index, updates): &(&Vec<u64>, &Vec<(usize, usize)>)| -> Result<()> {
             let key = join_key(path, &meta.chunk_key(index));
             let _lock = guard.lock(&key)?;
+            let shape = meta.chunk_shape_at(index);
+            let total = shape.iter().product::<u64>() as usize;
             let (mut old, mut retry) = (Vec::new(), Retry::default());
             loop {
                 let partial = updates.len() < total;
                 let max = meta.max_encoded_chunk_len();
                 let snapshot = guard.read(store, &key, partial, &mut old, max)?;
-                let merged = merge(&key, snapshot.found.then_some(&old[..]), updates)?;
+                let merged = merge(&key, snapshot.found.then_some(&old[..]), updates, &shape)?;
                 if guard.store(store, &key, Some(&merged), &snapshot)? {
                     return Ok(());
                 }
@@ -432,12 +449,11 @@ pub fn write(
     let mut by_shard: std::collections::BTreeMap<Vec<u64>, Vec<&[u64]>> = Default::default();
     for index in &map.chunks {
         by_shard
-            .entry(shard_of(meta, sharding, index))
+            .entry(meta.shard_of_chunk(index))
             .or_default()
             .push(index);
     }
     let shards: Vec<_> = by_shard.into_iter().collect();
-    let per_shard = sharding.chunks_per_shard(meta.inner_chunks());
     let max_shard = meta.max_stored_len();
     let encode = |at: &[u64],
                   old: Option<&[u8]>,
@@ -445,7 +461,7 @@ pub fn write(
                   _: &mut shard::ChunkWork|
      -> Result<Option<Vec<u8>>> {
         match updates_of.get(at) {
-            Some(updates) => merge(label, old, updates).map(Some),
+            Some(updates) => merge(label, old, updates, meta.inner_chunks()).map(Some),
             None => Ok(old.map(<[u8]>::to_vec)),
         }
     };
@@ -458,11 +474,12 @@ pub fn write(
         };
         let key = join_key(path, &meta.chunk_key(shard_index));
         let _lock = guard.lock(&key)?;
-        let origin: Vec<u64> = shard_index
-            .iter()
-            .zip(&per_shard)
-            .map(|(s, n)| s * n)
-            .collect();
+        // This shard's first inner chunk and shape (shards of a rectilinear grid differ).
+        let (origin, shape) = meta.shard_bounds(shard_index);
+        let sharding = ShardLevel {
+            shape: &shape,
+            codec: sharding.codec,
+        };
         let (mut old, mut retry) = (Vec::new(), Retry::default());
         loop {
             let snapshot = guard.read(store, &key, true, &mut old, max_shard)?;

@@ -7,7 +7,7 @@
 //! `compressor` instead of a `codecs` list. Both are read; each is written on request.
 
 use super::fill;
-use super::{doc, json, v3, ArrayMeta, KeyEncoding, Order, V2Fields};
+use super::{doc, json, v3, ArrayMeta, ChunkGrid, KeyEncoding, Order, V2Fields};
 use crate::codec;
 use crate::codec::chain::Chain;
 use crate::codec::filter;
@@ -367,6 +367,7 @@ pub fn parse_array(bytes: &[u8], scheme: Scheme) -> Result<ArrayMeta> {
     let meta = ArrayMeta {
         shape,
         chunks,
+        grid: ChunkGrid::Regular,
         dtype,
         codecs,
         fill_value,

@@ -5,6 +5,7 @@ pub mod consolidated;
 pub mod doc;
 pub mod draft;
 pub mod fill;
+pub mod grid;
 pub mod json;
 pub mod v1;
 pub mod v2;
@@ -15,6 +16,7 @@ use crate::dtype::{ByteOrder, DType};
 use crate::error::{checked_product, to_usize, Error, Result};
 use crate::store::join_key;
 use fill::FillValue;
+pub use grid::{ChunkGrid, DimEdges};
 
 /// The block size of the default compressor's blosc (1 MiB): blosc compresses each block
 /// alone, and its own choice at that level (32 KiB) cost a tenth of the ratio measured.
@@ -264,6 +266,7 @@ impl<'a> V2Fields<'a> {
     /// The fields of `meta`'s chain, or why `format` (its name) cannot hold it.
     pub fn of(meta: &'a ArrayMeta, format: &str) -> Result<Self> {
         use crate::codec::chain::{ArrayToArray, ArrayToBytes};
+        meta.check_regular_for(format)?;
         let chain = &meta.codecs;
         let cannot = |what: &str| {
             Err(Error::Unsupported(format!(
@@ -354,8 +357,10 @@ pub struct ArrayMeta {
     /// Array shape.
     pub shape: Vec<u64>,
     /// Shape of the chunk grid's chunks, each one stored object (a shard when sharded; same
-    /// rank, every entry ≥ 1).
+    /// rank, every entry ≥ 1); for a rectilinear grid, the largest edge of each dimension.
     pub chunks: Vec<u64>,
+    /// Whether the chunks are all of shape `chunks` or have per-dimension edges.
+    pub grid: ChunkGrid,
     /// Stored data type (its byte order: that of the items the codec chain receives).
     pub dtype: DType,
     /// Value of elements never written.
@@ -520,6 +525,7 @@ impl ArrayMeta {
         if let Some(d) = self.chunks.iter().position(|&c| c == 0) {
             return Err(Error::Metadata(format!("chunks[{d}] is 0")));
         }
+        self.validate_grid()?;
         let item = self.dtype.item_size() as u64;
         // A zero extent anywhere means no elements, whatever the other extents are.
         let shape = if self.shape.contains(&0) {
@@ -708,11 +714,179 @@ impl ArrayMeta {
 
     /// Number of stored objects (chunks, or shards) along each dimension.
     pub fn chunk_grid(&self) -> Vec<u64> {
-        self.shape
-            .iter()
-            .zip(self.storage_shape())
-            .map(|(&s, &c)| s.div_ceil(c))
+        match &self.grid {
+            ChunkGrid::Regular => self
+                .shape
+                .iter()
+                .zip(self.storage_shape())
+                .map(|(&s, &c)| s.div_ceil(c))
+                .collect(),
+            ChunkGrid::Rectilinear(dims) => self
+                .shape
+                .iter()
+                .zip(dims.iter())
+                .map(|(&s, dim)| dim.chunks_along(s))
+                .collect(),
+        }
+    }
+
+    /// The chunk of the grid (a shard when sharded) holding index `i` of dimension `d`.
+    pub fn chunk_of(&self, d: usize, i: u64) -> u64 {
+        match &self.grid {
+            ChunkGrid::Regular => i / self.chunks[d],
+            ChunkGrid::Rectilinear(dims) => dims[d].chunk_of(i),
+        }
+    }
+
+    /// The first index and the edge length of chunk `c` of the grid along dimension `d`
+    /// (the edge may reach past the shape).
+    pub fn chunk_span(&self, d: usize, c: u64) -> (u64, u64) {
+        match &self.grid {
+            ChunkGrid::Regular => (c * self.chunks[d], self.chunks[d]),
+            ChunkGrid::Rectilinear(dims) => dims[d].chunk_span(c),
+        }
+    }
+
+    /// The grid's edges along dimension `d` as `(edge, count)` runs, for the chunks holding
+    /// elements of the array.
+    pub fn edge_runs(&self, d: usize) -> Vec<(u64, u64)> {
+        match &self.grid {
+            ChunkGrid::Regular => DimEdges::Regular(self.chunks[d]).runs_within(self.shape[d]),
+            ChunkGrid::Rectilinear(dims) => dims[d].runs_within(self.shape[d]),
+        }
+    }
+
+    /// The shape of the chunk the codecs encode at `index` (inner chunk grid): that chunk's
+    /// edges on an unsharded rectilinear grid, else `inner_chunks`.
+    pub fn chunk_shape_at(&self, index: &[u64]) -> Vec<u64> {
+        match &self.grid {
+            ChunkGrid::Rectilinear(dims) if self.sharding().is_none() => dims
+                .iter()
+                .zip(index)
+                .map(|(dim, &c)| dim.chunk_span(c).1)
+                .collect(),
+            _ => self.inner_chunks().to_vec(),
+        }
+    }
+
+    /// Whether the chunks the codecs encode differ in shape: an unsharded rectilinear grid
+    /// (shards of one hold a regular grid of inner chunks).
+    pub fn chunks_vary(&self) -> bool {
+        self.is_rectilinear() && self.sharding().is_none()
+    }
+
+    /// The top-level shard holding the inner chunk at `at` (when sharded).
+    pub fn shard_of_chunk(&self, at: &[u64]) -> Vec<u64> {
+        let inner = self.inner_chunks();
+        (0..at.len())
+            .map(|d| match &self.grid {
+                ChunkGrid::Regular => at[d] / (self.chunks[d] / inner[d]),
+                ChunkGrid::Rectilinear(dims) => dims[d].chunk_of(at[d] * inner[d]),
+            })
             .collect()
+    }
+
+    /// The first inner chunk (inner chunk grid) and the shape (elements) of the top-level
+    /// shard at `index` (when sharded).
+    pub fn shard_bounds(&self, index: &[u64]) -> (Vec<u64>, Vec<u64>) {
+        let inner = self.inner_chunks();
+        (0..index.len())
+            .map(|d| {
+                let (start, edge) = self.chunk_span(d, index[d]);
+                (start / inner[d], edge)
+            })
+            .unzip()
+    }
+
+    /// Whether the grid is rectilinear.
+    pub fn is_rectilinear(&self) -> bool {
+        matches!(self.grid, ChunkGrid::Rectilinear(_))
+    }
+
+    /// A rectilinear grid of `dims` (its `chunks` become their largest edges).
+    pub fn set_rectilinear(&mut self, dims: Vec<DimEdges>) {
+        self.chunks = dims.iter().map(DimEdges::max_edge).collect();
+        self.grid = ChunkGrid::Rectilinear(std::sync::Arc::new(dims));
+    }
+
+    /// Changes the shape to `shape` (of the same rank); a rectilinear grid's explicit edges
+    /// follow it: one edge is added for what lies beyond their sum, and edges wholly beyond
+    /// a smaller shape are dropped.
+    pub fn set_shape(&mut self, shape: &[u64]) -> Result<()> {
+        if let ChunkGrid::Rectilinear(dims) = &self.grid {
+            let resized = dims
+                .iter()
+                .zip(shape)
+                .map(|(dim, &extent)| dim.resized(extent))
+                .collect::<Option<Vec<_>>>()
+                .ok_or_else(|| Error::Overflow("the chunk grid's edges overflow 64 bits".into()))?;
+            self.set_rectilinear(resized);
+        }
+        self.shape = shape.to_vec();
+        Ok(())
+    }
+
+    /// Checks a rectilinear grid: its rank, that its edges reach the shape and that
+    /// `chunks` holds their largest edges; what it does not support yet is refused.
+    fn validate_grid(&self) -> Result<()> {
+        let ChunkGrid::Rectilinear(dims) = &self.grid else {
+            return Ok(());
+        };
+        if dims.len() != self.rank() {
+            return Err(Error::Metadata(format!(
+                "the rectilinear chunk grid has {} dimensions but shape has {}",
+                dims.len(),
+                self.rank()
+            )));
+        }
+        let entries: usize = dims.iter().map(|d| d.runs().map_or(1, <[_]>::len)).sum();
+        if entries > grid::MAX_GRID_ENTRIES {
+            return Err(Error::Metadata(format!(
+                "the rectilinear chunk grid has more than {} runs of edges",
+                grid::MAX_GRID_ENTRIES
+            )));
+        }
+        for (d, (dim, &extent)) in dims.iter().zip(&self.shape).enumerate() {
+            grid::check_reaches(dim, d, extent)?;
+            if self.chunks[d] != dim.max_edge() {
+                return Err(Error::Internal(format!(
+                    "chunks[{d}] is not the rectilinear grid's largest edge"
+                )));
+            }
+        }
+        // Shards follow the grid; their inner chunks stay one regular grid when every edge
+        // is a multiple of the inner chunk shape (zarr-python's rule).
+        if let Some(sharding) = self.sharding() {
+            let unit = sharding.unit_shape();
+            for (d, dim) in dims.iter().enumerate() {
+                let edges: Vec<u64> = match dim {
+                    DimEdges::Regular(m) => vec![*m],
+                    DimEdges::Runs(runs) => runs.iter().map(|r| r.edge).collect(),
+                };
+                if let Some(e) = edges
+                    .iter()
+                    .find(|&&e| unit.get(d).is_none_or(|&u| e % u != 0))
+                {
+                    return Err(Error::Metadata(format!(
+                        "shard edge {e} of dimension {d} is not a multiple of the inner chunk \
+                         shape {unit:?}"
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Refuses a rectilinear grid in the metadata of `format` (its name), which only Zarr
+    /// format 3 can hold.
+    pub(crate) fn check_regular_for(&self, format: &str) -> Result<()> {
+        match self.grid {
+            ChunkGrid::Regular => Ok(()),
+            ChunkGrid::Rectilinear(_) => Err(Error::Unsupported(format!(
+                "{format} metadata cannot hold a rectilinear chunk grid; write this array in \
+                 Zarr format 3"
+            ))),
+        }
     }
 
     /// Total number of chunks in the grid.

@@ -4,7 +4,7 @@
 
 use super::doc::Doc;
 use super::fill::{parse_fill, render_fill};
-use super::{ArrayMeta, KeyEncoding, Order, V2Fields};
+use super::{ArrayMeta, ChunkGrid, KeyEncoding, Order, V2Fields};
 use crate::codec;
 use crate::codec::chain::Chain;
 use crate::dtype::DType;
@@ -56,6 +56,7 @@ pub fn parse_array(bytes: &[u8]) -> Result<ArrayMeta> {
     let meta = ArrayMeta {
         shape,
         chunks: dims("chunks")?,
+        grid: ChunkGrid::Regular,
         fill_value: parse_fill(field("fill_value")?, &dtype)?,
         codecs: Chain::from_v2(
             order.transpose(rank),

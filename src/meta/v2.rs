@@ -2,7 +2,7 @@
 
 use super::doc::Doc;
 use super::fill::{parse_fill, render_fill};
-use super::{json, ArrayMeta, KeyEncoding, Order, V2Fields};
+use super::{json, ArrayMeta, ChunkGrid, KeyEncoding, Order, V2Fields};
 use crate::codec;
 use crate::codec::chain::Chain;
 use crate::codec::filter;
@@ -92,6 +92,7 @@ pub fn parse_array(bytes: &[u8]) -> Result<ArrayMeta> {
     let meta = ArrayMeta {
         shape,
         chunks,
+        grid: ChunkGrid::Regular,
         dtype,
         fill_value,
         codecs,

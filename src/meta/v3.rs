@@ -5,7 +5,7 @@
 //! `crc32c`, `numcodecs.*`).
 
 use super::fill::FillValue;
-use super::{doc, json, ArrayMeta, KeyEncoding};
+use super::{doc, json, ArrayMeta, ChunkGrid, DimEdges, KeyEncoding};
 use crate::codec;
 use crate::codec::chain::{ArrayToArray, ArrayToBytes, Chain, ShardingCodec};
 use crate::codec::filter;
@@ -99,17 +99,28 @@ fn parse_array(obj: &Map<String, Value>) -> Result<ArrayMeta> {
     }
     let kind = parse_data_type(field("data_type")?)?;
     let grid = field("chunk_grid")?;
-    if grid.get("name").and_then(Value::as_str) != Some("regular") {
-        return Err(Error::Unsupported(format!(
-            "zarr.json: chunk grid {grid} is not supported (only \"regular\")"
-        )));
-    }
-    let chunks = u64_list(
-        grid.get("configuration")
-            .and_then(|c| c.get("chunk_shape"))
-            .ok_or_else(|| bad("chunk_grid", "regular with a chunk_shape"))?,
-        "chunk_grid.configuration.chunk_shape",
-    )?;
+    let (chunks, rectilinear) = match grid.get("name").and_then(Value::as_str) {
+        Some("regular") => {
+            let chunks = u64_list(
+                grid.get("configuration")
+                    .and_then(|c| c.get("chunk_shape"))
+                    .ok_or_else(|| bad("chunk_grid", "regular with a chunk_shape"))?,
+                "chunk_grid.configuration.chunk_shape",
+            )?;
+            (chunks, None)
+        }
+        Some("rectilinear") => {
+            let config = grid.get("configuration").unwrap_or(&Value::Null);
+            let dims = super::grid::parse_rectilinear(config, &shape)?;
+            (dims.iter().map(DimEdges::max_edge).collect(), Some(dims))
+        }
+        _ => {
+            return Err(Error::Unsupported(format!(
+                "zarr.json: chunk grid {grid} is not supported (only \"regular\" and \
+                 \"rectilinear\")"
+            )))
+        }
+    };
     let key_encoding = parse_key_encoding(obj.get("chunk_key_encoding"))?;
     let codecs = field("codecs")?
         .as_array()
@@ -130,15 +141,19 @@ fn parse_array(obj: &Map<String, Value>) -> Result<ArrayMeta> {
         ),
         Some(_) => return Err(bad("dimension_names", "a list of strings or nulls")),
     };
-    let meta = ArrayMeta {
+    let mut meta = ArrayMeta {
         shape,
         chunks,
+        grid: ChunkGrid::Regular,
         dtype,
         fill_value,
         codecs,
         key_encoding,
         dimension_names,
     };
+    if let Some(dims) = rectilinear {
+        meta.set_rectilinear(dims);
+    }
     meta.validate()?;
     Ok(meta)
 }
@@ -791,7 +806,12 @@ fn render_sharding(shard: &ShardingCodec, dtype: &DType) -> Result<Value> {
 /// Renders an array's `zarr.json` with `attributes`.
 pub fn render_array(meta: &ArrayMeta, attributes: &Map<String, Value>) -> Result<Vec<u8>> {
     let codecs = render_chain(&meta.codecs, &meta.dtype)?;
-    let grid_shape = meta.chunks.clone();
+    let grid = match &meta.grid {
+        ChunkGrid::Regular => {
+            json!({"name": "regular", "configuration": {"chunk_shape": meta.chunks}})
+        }
+        ChunkGrid::Rectilinear(dims) => super::grid::render_rectilinear(dims),
+    };
     let key_encoding = if meta.key_encoding.prefix {
         json!({"name": "default", "configuration": {"separator": meta.key_encoding.separator.to_string()}})
     } else {
@@ -802,10 +822,7 @@ pub fn render_array(meta: &ArrayMeta, attributes: &Map<String, Value>) -> Result
     doc.insert("node_type".into(), "array".into());
     doc.insert("shape".into(), meta.shape.clone().into());
     doc.insert("data_type".into(), data_type_json(&meta.dtype.kind)?);
-    doc.insert(
-        "chunk_grid".into(),
-        json!({"name": "regular", "configuration": {"chunk_shape": grid_shape}}),
-    );
+    doc.insert("chunk_grid".into(), grid);
     doc.insert("chunk_key_encoding".into(), key_encoding);
     doc.insert("fill_value".into(), render_fill(meta)?);
     doc.insert("codecs".into(), codecs.into());

@@ -327,9 +327,11 @@ impl Array {
         if count.contains(&0) {
             return Ok(Vec::new());
         }
-        let first: Vec<u64> = start.iter().zip(&meta.chunks).map(|(s, c)| s / c).collect();
+        let first: Vec<u64> = (0..meta.rank())
+            .map(|d| meta.chunk_of(d, start[d]))
+            .collect();
         let extent: Vec<u64> = (0..meta.rank())
-            .map(|d| (start[d] + count[d] - 1) / meta.chunks[d] - first[d] + 1)
+            .map(|d| meta.chunk_of(d, start[d] + count[d] - 1) - first[d] + 1)
             .collect();
         let total = crate::error::count_of(&extent, "chunks in the region")?;
         let mut chunks = Vec::new();
@@ -371,11 +373,27 @@ impl Array {
                     index[d], grid[d]
                 )));
             }
-            let first = index[d] * meta.chunks[d];
+            let (first, edge) = meta.chunk_span(d, index[d]);
             start.push(first);
-            count.push((first + meta.chunks[d]).min(meta.shape[d]) - first);
+            count.push((first + edge).min(meta.shape[d]) - first);
         }
         Ok((start, count))
+    }
+
+    /// The index of the grid's chunk (shard, when sharded) holding the element at `index`.
+    pub fn chunk_of(&self, index: &[u64]) -> Result<Vec<u64>> {
+        let meta = self.metadata();
+        let ones = vec![1; index.len()];
+        region::check_bounds(
+            &meta,
+            Region {
+                start: index,
+                count: &ones,
+            },
+        )?;
+        Ok((0..index.len())
+            .map(|d| meta.chunk_of(d, index[d]))
+            .collect())
     }
 
     /// Reads the region `start`/`count` into `buf` (elements of type `elem`, native byte
@@ -688,7 +706,7 @@ impl Array {
                 meta.rank()
             )));
         }
-        meta.shape = shape.to_vec();
+        meta.set_shape(shape)?;
         meta.validate().map_err(|e| match e {
             Error::Metadata(m) => Error::InvalidArg(format!("new shape: {m}")),
             other => other,
@@ -823,8 +841,10 @@ impl Array {
     /// writable handle of a sharded array (one level of shards), without a synchronizer,
     /// the items given in the stored type, and buffering not turned off.
     fn streams(&self, appends: &Appends, meta: &ArrayMeta, elem: ElementType) -> Result<bool> {
+        // Shards of a rectilinear grid differ in size: appends to them resize and write.
         Ok(appends.enabled
             && self.writable
+            && !meta.is_rectilinear()
             && append::buffered_level(meta).is_some()
             && elem == meta.dtype.element_type()
             && matches!(*self.guard()?, WriteGuard::None))
@@ -1260,9 +1280,11 @@ fn appended_region(meta: &ArrayMeta, axis: usize, count: &[u64]) -> Result<(Vec<
     let mut start = vec![0u64; meta.rank()];
     start[axis] = meta.shape[axis];
     let mut grown = meta.clone();
-    grown.shape[axis] = meta.shape[axis]
+    let mut shape = meta.shape.clone();
+    shape[axis] = meta.shape[axis]
         .checked_add(count[axis])
         .ok_or_else(|| Error::Overflow("appended shape overflows 64 bits".into()))?;
+    grown.set_shape(&shape)?;
     grown.validate()?;
     Ok((start, grown))
 }

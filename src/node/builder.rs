@@ -8,7 +8,7 @@ use crate::codec::filter;
 use crate::dtype::{ByteOrder, DType, DataKind, ElementType};
 use crate::error::{Error, Result};
 use crate::meta::fill::{parse_fill, FillValue};
-use crate::meta::{ArrayMeta, Format, KeyEncoding, Order};
+use crate::meta::{ArrayMeta, ChunkGrid, DimEdges, Format, KeyEncoding, Order};
 use crate::store::Store;
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
@@ -40,6 +40,8 @@ pub struct ArrayBuilder {
     shape: Vec<u64>,
     dtype: DType,
     chunks: Option<Vec<u64>>,
+    /// Explicit chunk edges per dimension (a rectilinear grid when any is set).
+    edges: Vec<Option<DimEdges>>,
     fill: FillSpec,
     order: Order,
     permutation: Option<Vec<usize>>,
@@ -72,6 +74,7 @@ impl ArrayBuilder {
                 .to_dtype(ByteOrder::NATIVE)
                 .unwrap_or_else(|| DType::new(DataKind::Raw(1), ByteOrder::NotApplicable)),
             chunks: None,
+            edges: Vec::new(),
             fill: FillSpec::Default,
             order: Order::C,
             permutation: None,
@@ -108,6 +111,40 @@ impl ArrayBuilder {
     /// Sets the chunk shape.
     pub fn chunks(&mut self, chunks: Vec<u64>) -> &mut Self {
         self.chunks = Some(chunks);
+        self
+    }
+
+    /// Gives dimension `dim` the chunk edge lengths `edges` (each ≥ 1, summing to at least
+    /// the extent): the array gets a rectilinear chunk grid (Zarr v3 only), whose other
+    /// dimensions keep one chunk length (the chunk shape's). When sharded, the edges are the
+    /// shards' (each a multiple of the inner chunk shape).
+    pub fn chunk_edges(&mut self, dim: usize, edges: &[u64]) -> Result<&mut Self> {
+        if dim >= self.shape.len() {
+            return Err(Error::InvalidArg(format!(
+                "dimension {dim} is not below the rank {}",
+                self.shape.len()
+            )));
+        }
+        if edges.len() > crate::meta::grid::MAX_GRID_ENTRIES {
+            return Err(Error::InvalidArg(format!(
+                "more than {} chunk edges",
+                crate::meta::grid::MAX_GRID_ENTRIES
+            )));
+        }
+        let dim_edges = DimEdges::from_runs(edges.iter().map(|&e| (e, 1))).ok_or_else(|| {
+            Error::InvalidArg(format!(
+                "chunk edges of dimension {dim} must be a non-empty list of lengths ≥ 1 whose \
+                 sum fits 64 bits"
+            ))
+        })?;
+        self.edges.resize(self.shape.len(), None);
+        self.edges[dim] = Some(dim_edges);
+        Ok(self)
+    }
+
+    /// Gives every dimension its edges (a rectilinear chunk grid, Zarr v3 only).
+    pub fn chunk_grid(&mut self, dims: Vec<DimEdges>) -> &mut Self {
+        self.edges = dims.into_iter().map(Some).collect();
         self
     }
 
@@ -410,15 +447,32 @@ impl ArrayBuilder {
                 bytes_to_bytes: Vec::new(),
             };
         }
-        let meta = ArrayMeta {
+        let mut meta = ArrayMeta {
             shape: self.shape.clone(),
             chunks,
+            grid: ChunkGrid::Regular,
             dtype: self.dtype.clone(),
             fill_value,
             codecs,
             key_encoding,
             dimension_names: self.dimension_names.clone(),
         };
+        if self.edges.iter().any(Option::is_some) {
+            if self.edges.len() != meta.rank() || meta.chunks.len() != meta.rank() {
+                return Err(Error::InvalidArg(format!(
+                    "chunk edges for {} dimensions but the shape has {}",
+                    self.edges.len(),
+                    meta.rank()
+                )));
+            }
+            let dims = self
+                .edges
+                .iter()
+                .zip(&meta.chunks)
+                .map(|(e, &c)| e.clone().unwrap_or(DimEdges::Regular(c)))
+                .collect();
+            meta.set_rectilinear(dims);
+        }
         meta.validate().map_err(as_invalid_arg)?;
         Ok(meta)
     }

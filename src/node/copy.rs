@@ -184,6 +184,7 @@ fn copy_array(
     let existing = to.metadata();
     if existing.shape != meta.shape
         || existing.chunks != meta.chunks
+        || existing.grid != meta.grid
         || existing.inner_chunks() != meta.inner_chunks()
         || existing.dtype != meta.dtype
         || existing.chain().permutation(meta.rank()) != meta.chain().permutation(meta.rank())

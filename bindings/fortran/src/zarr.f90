@@ -73,7 +73,7 @@ module zarr
   public :: zarr_open_store, zarr_open_zip, zarr_memory_store, zarr_open_url
   public :: zarr_create_array, zarr_open_array, zarr_open_group, zarr_members, zarr_node_kind
   public :: zarr_write, zarr_read, zarr_inquire, zarr_resize, zarr_set_dimension_names
-  public :: zarr_set_missing_value, zarr_get_missing_value
+  public :: zarr_set_missing_value, zarr_get_missing_value, zarr_chunk_edges, zarr_chunk_of
   public :: zarr_get_attrs, zarr_set_attrs, zarr_get_attr, zarr_set_attr, zarr_set_attr_json
   public :: zarr_delete_attr, zarr_get_attr_string, zarr_version, zarr_status_name
   public :: zarr_last_error
@@ -369,7 +369,7 @@ contains
 
   ! Builder settings shared by both zarr_create_array forms; rc is the first failure.
   subroutine new_builder(b, dtype, shape, chunks, shards, fill_value, compressor, attributes, &
-                         zarr_format, missing_value, rc, message)
+                         zarr_format, missing_value, edges_dim, edges, rc, message)
     type(c_ptr), intent(out) :: b
     integer, intent(in) :: dtype
     class(*), intent(in) :: shape(:)
@@ -377,6 +377,8 @@ contains
     character(*), intent(in), optional :: fill_value, compressor, attributes
     integer, intent(in), optional :: zarr_format
     real(c_double), intent(in), optional :: missing_value
+    integer, intent(in), optional :: edges_dim
+    class(*), intent(in), optional :: edges(:)
     integer(c_int32_t), intent(out) :: rc
     character(:), allocatable, intent(out) :: message
     integer(c_int64_t), allocatable :: s(:), c(:)
@@ -404,6 +406,21 @@ contains
       end if
       rc = c_zarr_array_builder_set_shard_shape(b, size(c, kind=c_size_t), reversed(c))
     end if
+    if (rc == ZARR_OK .and. present(edges)) then
+      call to_int64(edges, c, ok)
+      if (.not. ok .or. .not. present(edges_dim)) then
+        rc = ZARR_ERR_INVALID_ARG
+        message = "edges must be an integer(4) or integer(8) array, given with edges_dim"
+        return
+      end if
+      if (edges_dim < 1 .or. edges_dim > size(s)) then
+        rc = ZARR_ERR_INVALID_ARG
+        message = "edges_dim must be a dimension of the shape"
+        return
+      end if
+      rc = c_zarr_array_builder_set_chunk_edges(b, int(size(s) - edges_dim, c_size_t), c, &
+                                                size(c, kind=c_size_t))
+    end if
     if (rc == ZARR_OK .and. present(fill_value)) &
       rc = c_zarr_array_builder_set_fill_value_json(b, fill_value // c_null_char)
     if (rc == ZARR_OK .and. present(missing_value)) &
@@ -419,11 +436,12 @@ contains
   ! Options: chunks and shards (Fortran order), fill_value, compressor and attributes as
   ! JSON, zarr_format (2 or 3), mode (ZARR_MODE_W, the default, ZARR_MODE_W_MINUS or
   ! ZARR_MODE_A), missing_value (the CF _FillValue, real(c_double), written as xarray and
-  ! netCDF read it: zarr.h's zarr_array_builder_set_missing_value). Defaults are zarr.h's
-  ! zarr_array_builder_new.
+  ! netCDF read it: zarr.h's zarr_array_builder_set_missing_value), edges and edges_dim
+  ! (the chunk edge lengths of Fortran dimension edges_dim: a rectilinear chunk grid, Zarr
+  ! format 3). Defaults are zarr.h's zarr_array_builder_new.
   subroutine create_array_in_store(arr, store, path, dtype, shape, chunks, shards, fill_value, &
                                    compressor, attributes, zarr_format, mode, stat, errmsg, &
-                                   missing_value)
+                                   missing_value, edges_dim, edges)
     type(zarr_array), intent(out) :: arr
     type(zarr_store), intent(in) :: store
     character(*), intent(in) :: path
@@ -435,14 +453,16 @@ contains
     integer, intent(out), optional :: stat
     character(*), intent(inout), optional :: errmsg
     real(c_double), intent(in), optional :: missing_value
+    integer, intent(in), optional :: edges_dim
+    class(*), intent(in), optional :: edges(:)
     call create_array(arr, store%ptr, c_null_ptr, path, dtype, shape, chunks, shards, &
                       fill_value, compressor, attributes, zarr_format, mode, stat, errmsg, &
-                      missing_value)
+                      missing_value, edges_dim, edges)
   end subroutine create_array_in_store
 
   subroutine create_array_in_group(arr, group, path, dtype, shape, chunks, shards, fill_value, &
                                    compressor, attributes, zarr_format, mode, stat, errmsg, &
-                                   missing_value)
+                                   missing_value, edges_dim, edges)
     type(zarr_array), intent(out) :: arr
     type(zarr_group), intent(in) :: group
     character(*), intent(in) :: path
@@ -454,15 +474,17 @@ contains
     integer, intent(out), optional :: stat
     character(*), intent(inout), optional :: errmsg
     real(c_double), intent(in), optional :: missing_value
+    integer, intent(in), optional :: edges_dim
+    class(*), intent(in), optional :: edges(:)
     call create_array(arr, c_null_ptr, group%ptr, path, dtype, shape, chunks, shards, &
                       fill_value, compressor, attributes, zarr_format, mode, stat, errmsg, &
-                      missing_value)
+                      missing_value, edges_dim, edges)
   end subroutine create_array_in_group
 
   ! zarr_create_array in a store (group NULL) or below a group (store NULL).
   subroutine create_array(arr, store, group, path, dtype, shape, chunks, shards, fill_value, &
                           compressor, attributes, zarr_format, mode, stat, errmsg, &
-                          missing_value)
+                          missing_value, edges_dim, edges)
     type(zarr_array), intent(inout) :: arr
     type(c_ptr), intent(in) :: store, group
     character(*), intent(in) :: path
@@ -474,13 +496,15 @@ contains
     integer, intent(out), optional :: stat
     character(*), intent(inout), optional :: errmsg
     real(c_double), intent(in), optional :: missing_value
+    integer, intent(in), optional :: edges_dim
+    class(*), intent(in), optional :: edges(:)
     type(c_ptr) :: b
     integer(c_int32_t) :: rc, m
     character(:), allocatable :: message
     m = ZARR_MODE_W
     if (present(mode)) m = int(mode, c_int32_t)
     call new_builder(b, dtype, shape, chunks, shards, fill_value, compressor, attributes, &
-                     zarr_format, missing_value, rc, message)
+                     zarr_format, missing_value, edges_dim, edges, rc, message)
     if (rc == ZARR_OK) then
       if (c_associated(group)) then
         rc = c_zarr_group_create_array(group, b, c_str(path), m, arr%ptr)
@@ -558,6 +582,59 @@ contains
     end if
     call report(rc, "zarr_inquire", stat, errmsg)
   end subroutine zarr_inquire
+
+  ! The chunk edge lengths along Fortran dimension `dim` (of the chunks holding elements):
+  ! all the chunk shape's on a regular grid, each chunk's own on a rectilinear one.
+  subroutine zarr_chunk_edges(arr, dim, edges, stat, errmsg)
+    type(zarr_array), intent(in) :: arr
+    integer, intent(in) :: dim
+    integer(c_int64_t), allocatable, intent(out) :: edges(:)
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    integer(c_size_t) :: rank, n, got
+    integer(c_int64_t) :: none(1)
+    integer(c_int32_t) :: rc
+    rank = 0
+    rc = c_zarr_array_rank(arr%ptr, rank)
+    allocate(edges(0))
+    if (rc == ZARR_OK .and. (dim < 1 .or. dim > rank)) then
+      call fail(ZARR_ERR_INVALID_ARG, "dim must be a dimension of the array", &
+                "zarr_chunk_edges", stat, errmsg)
+      return
+    end if
+    n = 0
+    if (rc == ZARR_OK) rc = c_zarr_array_chunk_edges(arr%ptr, rank - dim, none, 0_c_size_t, n)
+    if (rc == ZARR_ERR_BUFFER_SIZE) then
+      deallocate(edges)
+      allocate(edges(n))
+      got = 0
+      rc = c_zarr_array_chunk_edges(arr%ptr, rank - dim, edges, n, got)
+    end if
+    call report(rc, "zarr_chunk_edges", stat, errmsg)
+  end subroutine zarr_chunk_edges
+
+  ! The index (1-based, Fortran order, as start indices) of the chunk holding the element at
+  ! `index` (1-based, Fortran order).
+  subroutine zarr_chunk_of(arr, index, chunk, stat, errmsg)
+    type(zarr_array), intent(in) :: arr
+    class(*), intent(in) :: index(:)
+    integer(c_int64_t), allocatable, intent(out) :: chunk(:)
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    integer(c_int64_t), allocatable :: i(:), c(:)
+    logical :: ok
+    call to_int64(index, i, ok)
+    if (.not. ok) then
+      call fail(ZARR_ERR_INVALID_ARG, "index must be an integer(4) or integer(8) array", &
+                "zarr_chunk_of", stat, errmsg)
+      return
+    end if
+    allocate(c(size(i)))
+    c = 0
+    call report(c_zarr_array_chunk_of(arr%ptr, size(i, kind=c_size_t), reversed(i - 1), c), &
+                "zarr_chunk_of", stat, errmsg)
+    chunk = reversed(c) + 1
+  end subroutine zarr_chunk_of
 
   ! Changes the shape (Fortran order); chunks wholly outside it are erased.
   subroutine zarr_resize(arr, shape, stat, errmsg)

@@ -490,7 +490,9 @@ module zarr_c
       integer(c_int32_t) :: res
     end function c_zarr_array_shape
 
-    ! Copies the chunk shape into `out_chunks[0..ndim]` (`ndim` must be the rank).
+    ! Copies the chunk shape into `out_chunks[0..ndim]` (`ndim` must be the rank); on a
+    ! rectilinear chunk grid, the largest edge of each dimension (`zarr_array_chunk_edges`
+    ! gives every edge).
     !
     ! Errors: `ZARR_ERR_RANK_MISMATCH` (`ndim` is not the rank).
     !
@@ -889,6 +891,90 @@ module zarr_c
       integer(c_int64_t), intent(out) :: out_count(*)
       integer(c_int32_t) :: res
     end function c_zarr_array_chunk_region
+
+    ! Sets `*out_kind` to the layout of the chunk grid: `ZARR_CHUNK_GRID_REGULAR` or
+    ! `ZARR_CHUNK_GRID_RECTILINEAR`.
+    !
+    ! Errors: only the usual ones (Conventions).
+    !
+    ! Ownership: nothing is kept; the result goes to the caller's output.
+    !
+    ! Thread safety: any thread, at the same time as any other call; it answers from this
+    ! handle's copy of the metadata (`zarr_array_refresh` reads it again).
+    function c_zarr_array_chunk_grid_kind(array, out_kind) &
+        bind(c, name="zarr_array_chunk_grid_kind") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: array
+      integer(c_int32_t), intent(out) :: out_kind
+      integer(c_int32_t) :: res
+    end function c_zarr_array_chunk_grid_kind
+
+    ! Copies into `out_grid[0..ndim]` (`ndim` must be the rank) the number of chunks (shards
+    ! when sharded) along each dimension that hold elements of the array.
+    !
+    ! Errors: `ZARR_ERR_RANK_MISMATCH` (`ndim` is not the rank).
+    !
+    ! Ownership: nothing is kept; the result goes to the caller's output.
+    !
+    ! Thread safety: any thread, at the same time as any other call; it answers from this
+    ! handle's copy of the metadata (`zarr_array_refresh` reads it again).
+    function c_zarr_array_chunk_grid_shape(array, ndim, out_grid) &
+        bind(c, name="zarr_array_chunk_grid_shape") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: array
+      integer(c_size_t), value :: ndim
+      integer(c_int64_t), intent(out) :: out_grid(*)
+      integer(c_int32_t) :: res
+    end function c_zarr_array_chunk_grid_shape
+
+    ! Lists the edge lengths of the chunks (shards when sharded) along dimension `dim` that
+    ! hold elements of the array, first to last: `*out_count` gets how many there are; they
+    ! are copied to `out_edges` when `capacity` holds them all, else `ZARR_ERR_BUFFER_SIZE`
+    ! (pass NULL and 0 to ask for the count). A regular grid's edges are all the chunk
+    ! shape's; the last edge may reach past the array's extent.
+    !
+    ! Errors: `ZARR_ERR_INVALID_ARG` (`dim` not below the rank), `ZARR_ERR_BUFFER_SIZE`
+    ! (`capacity` too small; `*out_count` is set).
+    !
+    ! Ownership: nothing is kept; the result goes to the caller's output.
+    !
+    ! Thread safety: any thread, at the same time as any other call; it answers from this
+    ! handle's copy of the metadata (`zarr_array_refresh` reads it again).
+    function c_zarr_array_chunk_edges(array, dim, out_edges, capacity, out_count) &
+        bind(c, name="zarr_array_chunk_edges") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: array
+      integer(c_size_t), value :: dim
+      integer(c_int64_t), intent(out) :: out_edges(*)
+      integer(c_size_t), value :: capacity
+      integer(c_size_t), intent(out) :: out_count
+      integer(c_int32_t) :: res
+    end function c_zarr_array_chunk_edges
+
+    ! Copies into `out_chunk[0..ndim]` the index of the grid's chunk (shard when sharded)
+    ! holding the element at `index` (`ndim` numbers, inside the array's shape).
+    !
+    ! Errors: `ZARR_ERR_RANK_MISMATCH` (`ndim`), `ZARR_ERR_OUT_OF_BOUNDS` (`index` outside
+    ! the
+    ! array).
+    !
+    ! Ownership: nothing is kept; the result goes to the caller's output.
+    !
+    ! Thread safety: any thread, at the same time as any other call; it answers from this
+    ! handle's copy of the metadata (`zarr_array_refresh` reads it again).
+    function c_zarr_array_chunk_of(array, ndim, index, out_chunk) &
+        bind(c, name="zarr_array_chunk_of") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: array
+      integer(c_size_t), value :: ndim
+      integer(c_int64_t), intent(in) :: index(*)
+      integer(c_int64_t), intent(out) :: out_chunk(*)
+      integer(c_int32_t) :: res
+    end function c_zarr_array_chunk_of
 
     ! Reads the array's metadata again from the store, so this handle sees the shape (and
     ! the rest) that another handle or process changed since it was opened — after another
@@ -1414,6 +1500,33 @@ module zarr_c
       integer(c_int64_t), intent(in) :: chunks(*)
       integer(c_int32_t) :: res
     end function c_zarr_array_builder_set_chunk_shape
+
+    ! Gives dimension `dim` the `n` chunk edge lengths at `edges` (each ≥ 1, summing to at
+    ! least the extent), making the array's chunk grid rectilinear (Zarr format 3 only; Zarr
+    ! v3's
+    ! `rectilinear` chunk grid extension). Dimensions given no edges keep the chunk shape's
+    ! length (or the guessed one). When sharded the edges are the shards' and each must be a
+    ! multiple of the inner chunk shape (inner chunks stay regular).
+    !
+    ! Errors: `ZARR_ERR_INVALID_ARG` (`dim` not below the rank, no edges, an edge of 0, a
+    ! sum
+    ! past 64 bits, more than 2^24 edges); the rest is checked by `zarr_array_create`.
+    !
+    ! Ownership: nothing is kept: the builder copies what it is given.
+    !
+    ! Thread safety: any thread: calls on one builder are serialised (usually one thread
+    ! fills
+    ! it in).
+    function c_zarr_array_builder_set_chunk_edges(builder, dim, edges, n) &
+        bind(c, name="zarr_array_builder_set_chunk_edges") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: builder
+      integer(c_size_t), value :: dim
+      integer(c_int64_t), intent(in) :: edges(*)
+      integer(c_size_t), value :: n
+      integer(c_int32_t) :: res
+    end function c_zarr_array_builder_set_chunk_edges
 
     ! Sets the fill value from one element of type `dtype` (which must be the array's memory
     ! type) of `len` bytes at `value`.

@@ -21,6 +21,7 @@ const zarr_mode_t = Int32
 const zarr_dtype_t = Int32
 const zarr_order_t = Int32
 const zarr_sync_t = Int32
+const zarr_chunk_grid_t = Int32
 const zarr_attr_kind_t = Int32
 const zarr_node_kind_t = Int32
 const zarr_durability_t = Int32
@@ -136,6 +137,10 @@ const ZARR_ATTR_STRINGS = zarr_attr_kind_t(4)
 const ZARR_ATTR_INTEGERS = zarr_attr_kind_t(5)
 const ZARR_ATTR_FLOATS = zarr_attr_kind_t(6)
 const ZARR_ATTR_OTHER = zarr_attr_kind_t(7)
+
+# enum zarr_chunk_grid
+const ZARR_CHUNK_GRID_REGULAR = zarr_chunk_grid_t(0)
+const ZARR_CHUNK_GRID_RECTILINEAR = zarr_chunk_grid_t(1)
 
 """
     zarr_array_create(builder, store, path, mode, out_array) -> zarr_status_t
@@ -523,7 +528,9 @@ end
 """
     zarr_array_chunk_shape(array, ndim, out_chunks) -> zarr_status_t
 
-Copies the chunk shape into `out_chunks[0..ndim]` (`ndim` must be the rank).
+Copies the chunk shape into `out_chunks[0..ndim]` (`ndim` must be the rank); on a
+rectilinear chunk grid, the largest edge of each dimension (`zarr_array_chunk_edges`
+gives every edge).
 
 Errors: `ZARR_ERR_RANK_MISMATCH` (`ndim` is not the rank).
 
@@ -864,6 +871,79 @@ handle's copy of the metadata (`zarr_array_refresh` reads it again).
 """
 function zarr_array_chunk_region(array, ndim, index, out_start, out_count)
     ccall((:zarr_array_chunk_region, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Csize_t, Ptr{UInt64}, Ptr{UInt64}, Ptr{UInt64}), array, ndim, index, out_start, out_count)
+end
+
+"""
+    zarr_array_chunk_grid_kind(array, out_kind) -> zarr_status_t
+
+Sets `*out_kind` to the layout of the chunk grid: `ZARR_CHUNK_GRID_REGULAR` or
+`ZARR_CHUNK_GRID_RECTILINEAR`.
+
+Errors: only the usual ones (Conventions).
+
+Ownership: nothing is kept; the result goes to the caller's output.
+
+Thread safety: any thread, at the same time as any other call; it answers from this
+handle's copy of the metadata (`zarr_array_refresh` reads it again).
+"""
+function zarr_array_chunk_grid_kind(array, out_kind)
+    ccall((:zarr_array_chunk_grid_kind, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Ptr{zarr_chunk_grid_t}), array, out_kind)
+end
+
+"""
+    zarr_array_chunk_grid_shape(array, ndim, out_grid) -> zarr_status_t
+
+Copies into `out_grid[0..ndim]` (`ndim` must be the rank) the number of chunks (shards
+when sharded) along each dimension that hold elements of the array.
+
+Errors: `ZARR_ERR_RANK_MISMATCH` (`ndim` is not the rank).
+
+Ownership: nothing is kept; the result goes to the caller's output.
+
+Thread safety: any thread, at the same time as any other call; it answers from this
+handle's copy of the metadata (`zarr_array_refresh` reads it again).
+"""
+function zarr_array_chunk_grid_shape(array, ndim, out_grid)
+    ccall((:zarr_array_chunk_grid_shape, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Csize_t, Ptr{UInt64}), array, ndim, out_grid)
+end
+
+"""
+    zarr_array_chunk_edges(array, dim, out_edges, capacity, out_count) -> zarr_status_t
+
+Lists the edge lengths of the chunks (shards when sharded) along dimension `dim` that
+hold elements of the array, first to last: `*out_count` gets how many there are; they
+are copied to `out_edges` when `capacity` holds them all, else `ZARR_ERR_BUFFER_SIZE`
+(pass NULL and 0 to ask for the count). A regular grid's edges are all the chunk
+shape's; the last edge may reach past the array's extent.
+
+Errors: `ZARR_ERR_INVALID_ARG` (`dim` not below the rank), `ZARR_ERR_BUFFER_SIZE`
+(`capacity` too small; `*out_count` is set).
+
+Ownership: nothing is kept; the result goes to the caller's output.
+
+Thread safety: any thread, at the same time as any other call; it answers from this
+handle's copy of the metadata (`zarr_array_refresh` reads it again).
+"""
+function zarr_array_chunk_edges(array, dim, out_edges, capacity, out_count)
+    ccall((:zarr_array_chunk_edges, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Csize_t, Ptr{UInt64}, Csize_t, Ptr{Csize_t}), array, dim, out_edges, capacity, out_count)
+end
+
+"""
+    zarr_array_chunk_of(array, ndim, index, out_chunk) -> zarr_status_t
+
+Copies into `out_chunk[0..ndim]` the index of the grid's chunk (shard when sharded)
+holding the element at `index` (`ndim` numbers, inside the array's shape).
+
+Errors: `ZARR_ERR_RANK_MISMATCH` (`ndim`), `ZARR_ERR_OUT_OF_BOUNDS` (`index` outside the
+array).
+
+Ownership: nothing is kept; the result goes to the caller's output.
+
+Thread safety: any thread, at the same time as any other call; it answers from this
+handle's copy of the metadata (`zarr_array_refresh` reads it again).
+"""
+function zarr_array_chunk_of(array, ndim, index, out_chunk)
+    ccall((:zarr_array_chunk_of, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Csize_t, Ptr{UInt64}, Ptr{UInt64}), array, ndim, index, out_chunk)
 end
 
 """
@@ -1309,6 +1389,27 @@ it in).
 """
 function zarr_array_builder_set_chunk_shape(builder, ndim, chunks)
     ccall((:zarr_array_builder_set_chunk_shape, libzarr), zarr_status_t, (Ptr{zarr_array_builder_t}, Csize_t, Ptr{UInt64}), builder, ndim, chunks)
+end
+
+"""
+    zarr_array_builder_set_chunk_edges(builder, dim, edges, n) -> zarr_status_t
+
+Gives dimension `dim` the `n` chunk edge lengths at `edges` (each ≥ 1, summing to at
+least the extent), making the array's chunk grid rectilinear (Zarr format 3 only; Zarr v3's
+`rectilinear` chunk grid extension). Dimensions given no edges keep the chunk shape's
+length (or the guessed one). When sharded the edges are the shards' and each must be a
+multiple of the inner chunk shape (inner chunks stay regular).
+
+Errors: `ZARR_ERR_INVALID_ARG` (`dim` not below the rank, no edges, an edge of 0, a sum
+past 64 bits, more than 2^24 edges); the rest is checked by `zarr_array_create`.
+
+Ownership: nothing is kept: the builder copies what it is given.
+
+Thread safety: any thread: calls on one builder are serialised (usually one thread fills
+it in).
+"""
+function zarr_array_builder_set_chunk_edges(builder, dim, edges, n)
+    ccall((:zarr_array_builder_set_chunk_edges, libzarr), zarr_status_t, (Ptr{zarr_array_builder_t}, Csize_t, Ptr{UInt64}, Csize_t), builder, dim, edges, n)
 end
 
 """

@@ -56,7 +56,9 @@ pub enum FileOrder {
 /// The layout settings shared by `create`, `import` and `copy`.
 #[derive(Debug, clap::Args, Default)]
 pub struct Layout {
-    /// Chunk shape, comma-separated (`100,100`).
+    /// Chunk shape, comma-separated (`100,100`); or a rectilinear chunk grid (Zarr v3) as
+    /// JSON, per dimension a list of edges and `[edge, count]` pairs or one edge length
+    /// (`[[10,20,30],100]`, `[[[5,2],7],4]`).
     #[arg(long, value_name = "SHAPE")]
     pub chunks: Option<String>,
     /// Shard shape, comma-separated, a multiple of the chunk shape (Zarr v3).
@@ -248,7 +250,8 @@ pub enum Command {
         /// The target node's path.
         #[arg(long, default_value = "")]
         to: String,
-        /// New chunk shape (for every array copied).
+        /// New chunk shape (for every array copied), comma-separated; or a rectilinear chunk
+        /// grid (Zarr v3) as JSON edges per dimension (`[[10,20,30],100]`), as `--chunks`.
         #[arg(long, value_name = "SHAPE")]
         rechunk: Option<String>,
         /// Shard shape (Zarr v3).

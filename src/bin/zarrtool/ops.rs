@@ -5,7 +5,7 @@ use crate::nczarr;
 use crate::out::{self, Out};
 use crate::values::{
     csv_field, element_csv, element_text, parse_region, parse_shape, shape_text, text_room,
-    vlen_csv, vlen_text,
+    vlen_csv, vlen_text, ChunkSpec,
 };
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
@@ -13,7 +13,7 @@ use serde_json::{json, Map, Value};
 use std::io::{IsTerminal, Read, Write};
 use std::sync::Arc;
 use zarr::dtype::{swap_bytes, swap_record_fields, DType, DataKind, ElementType};
-use zarr::meta::{ArrayMeta, Format, Order};
+use zarr::meta::{ArrayMeta, ChunkGrid, Format, Order};
 use zarr::node::{cf, node_kind, Array, ArrayBuilder, Group, Mode, Node, NodeKind};
 use zarr::store::{get_document, join_key, node_prefix, open_url, Store};
 use zarr::{Error, Result};
@@ -128,7 +128,7 @@ pub fn run(command: Command, cmd: &mut clap::Command) -> Result<u8> {
             let settings = CopySettings {
                 chunks: rechunk
                     .as_deref()
-                    .map(|s| parse_shape(s, "--rechunk"))
+                    .map(|s| ChunkSpec::parse(s, "--rechunk"))
                     .transpose()?,
                 shards: shards
                     .as_deref()
@@ -140,6 +140,9 @@ pub fn run(command: Command, cmd: &mut clap::Command) -> Result<u8> {
                     .transpose()?,
                 format: format.map(|f| Format::from_number(f.into())).transpose()?,
             };
+            if let Some(chunks) = &settings.chunks {
+                refuse_edges_with_shards(chunks, settings.shards.is_some(), "--rechunk")?;
+            }
             copy(&source, &from, &target, &to, &settings, overwrite, dry_run)
         }
         Command::Consolidate { node, dry_run } => consolidate(&node, dry_run),
@@ -430,6 +433,10 @@ fn array_summary(array: &Array, full: bool) -> Result<Map<String, Value>> {
     out.insert("chunks".into(), json!(meta.inner_chunks()));
     let shards = meta.sharding().map(|_| meta.chunks.clone());
     out.insert("shards".into(), json!(shards));
+    if let ChunkGrid::Rectilinear(dims) = &meta.grid {
+        let edges: Vec<Value> = dims.iter().map(|d| d.to_json()).collect();
+        out.insert("chunk_edges".into(), Value::Array(edges));
+    }
     out.insert("dtype".into(), json!(meta.dtype.to_v2()));
     if !full {
         return Ok(out);
@@ -505,7 +512,16 @@ fn info(node: &NodeArg, as_json: bool) -> Result<u8> {
             out.line("type: array")?;
             out.line(format!("zarr format: {}", array.format().number()))?;
             out.line(format!("shape: {}", shape_text(&meta.shape)))?;
-            out.line(format!("chunks: {}", shape_text(meta.inner_chunks())))?;
+            match &s.get("chunk_edges") {
+                Some(edges) => {
+                    out.line(format!(
+                        "chunks: rectilinear, largest {}",
+                        shape_text(meta.inner_chunks())
+                    ))?;
+                    out.line(format!("chunk edges: {edges}"))?;
+                }
+                None => out.line(format!("chunks: {}", shape_text(meta.inner_chunks())))?,
+            }
             if meta.sharding().is_some() {
                 out.line(format!("shards: {}", shape_text(&meta.chunks)))?;
             }
@@ -862,7 +878,9 @@ pub(crate) fn split_codecs(codecs: Value) -> (Option<Value>, Value) {
 /// format to a builder.
 fn apply_layout(builder: &mut ArrayBuilder, layout: &Layout) -> Result<()> {
     if let Some(chunks) = &layout.chunks {
-        builder.chunks(parse_shape(chunks, "--chunks")?);
+        let chunks = ChunkSpec::parse(chunks, "--chunks")?;
+        refuse_edges_with_shards(&chunks, layout.shards.is_some(), "--chunks")?;
+        chunks.apply(builder);
     }
     if let Some(shards) = &layout.shards {
         builder.shard_shape(parse_shape(shards, "--shards")?);
@@ -1330,9 +1348,20 @@ fn rm(node: &NodeArg, dry_run: bool) -> Result<u8> {
     Ok(0)
 }
 
+/// Refuses chunk edges given with `--shards` (`what` names the option): the edges would be
+/// the shards' and the chunk shape is not given.
+fn refuse_edges_with_shards(chunks: &ChunkSpec, shards: bool, what: &str) -> Result<()> {
+    match (chunks, shards) {
+        (ChunkSpec::Edges(_), true) => Err(Error::InvalidArg(format!(
+            "{what} with chunk edges cannot be combined with --shards"
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// How `copy` lays out the arrays it writes.
 struct CopySettings {
-    chunks: Option<Vec<u64>>,
+    chunks: Option<ChunkSpec>,
     shards: Option<Vec<u64>>,
     compressor: Option<Value>,
     format: Option<Format>,
@@ -1343,12 +1372,19 @@ fn target_meta(from: &ArrayMeta, settings: &CopySettings, format: Format) -> Res
     let mut builder = ArrayBuilder::new(from.shape.clone(), ElementType::Raw);
     builder.dtype(from.dtype.clone());
     builder.zarr_format(format.number())?;
-    builder.chunks(
-        settings
-            .chunks
-            .clone()
-            .unwrap_or_else(|| from.inner_chunks().to_vec()),
-    );
+    match (&settings.chunks, &from.grid) {
+        (Some(chunks), _) => chunks.apply(&mut builder),
+        (None, ChunkGrid::Rectilinear(dims)) if from.sharding().is_none() => {
+            ChunkSpec::Edges(dims.to_vec()).apply(&mut builder)
+        }
+        (None, grid) => {
+            builder.chunks(from.inner_chunks().to_vec());
+            // A sharded source's edges are its shards'.
+            if let ChunkGrid::Rectilinear(dims) = grid {
+                builder.chunk_grid(dims.to_vec());
+            }
+        }
+    }
     match &settings.shards {
         Some(shards) => {
             builder.shard_shape(shards.clone());
@@ -1573,6 +1609,7 @@ fn copy_array(
         let e = existing.metadata();
         if e.shape != meta.shape
             || e.chunks != meta.chunks
+            || e.grid != meta.grid
             || e.inner_chunks() != meta.inner_chunks()
             || e.dtype != meta.dtype
             || existing.format() != format

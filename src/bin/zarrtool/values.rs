@@ -1,7 +1,47 @@
 //! Shapes, regions and element values as text.
 
 use zarr::dtype::{DType, DataKind, Field};
+use zarr::meta::DimEdges;
+use zarr::node::ArrayBuilder;
 use zarr::{Error, Result};
+
+/// A chunk layout given on the command line: a chunk shape (`100,100`), or the edges of a
+/// rectilinear chunk grid as the extension's `chunk_shapes` JSON (`[[10,20,30],100]`: per
+/// dimension a list of edges and `[edge, count]` pairs, or one edge length).
+#[derive(Debug, Clone, PartialEq)]
+pub enum ChunkSpec {
+    /// One chunk shape.
+    Shape(Vec<u64>),
+    /// Edges per dimension.
+    Edges(Vec<DimEdges>),
+}
+
+impl ChunkSpec {
+    /// Parses `text` (`what` names the option in errors).
+    pub fn parse(text: &str, what: &str) -> Result<Self> {
+        if !text.trim_start().starts_with('[') {
+            return parse_shape(text, what).map(ChunkSpec::Shape);
+        }
+        let value: serde_json::Value = serde_json::from_str(text)
+            .map_err(|e| Error::InvalidArg(format!("{what} {text:?} is not JSON: {e}")))?;
+        zarr::meta::grid::parse_chunk_shapes(&value)
+            .map(ChunkSpec::Edges)
+            .map_err(|e| Error::InvalidArg(format!("{what}: {e}")))
+    }
+
+    /// Gives `builder` this layout.
+    pub fn apply(&self, builder: &mut ArrayBuilder) {
+        match self {
+            ChunkSpec::Shape(shape) => {
+                builder.chunks(shape.clone());
+            }
+            ChunkSpec::Edges(dims) => {
+                builder.chunks(dims.iter().map(DimEdges::max_edge).collect());
+                builder.chunk_grid(dims.clone());
+            }
+        }
+    }
+}
 
 /// Parses `4,5,6` into a shape (an empty string is the 0-d shape).
 pub fn parse_shape(text: &str, what: &str) -> Result<Vec<u64>> {
