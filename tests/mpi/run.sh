@@ -6,7 +6,9 @@
 # of the moto S3 server (started here on loopback), with every shard owned by one rank and
 # with shards shared by two ranks (versioned writes); zarr-python 3 reads it through obstore.
 # Then examples-c/mpi_rectilinear.c writes uneven subdomains, one chunk of a rectilinear
-# grid per rank (no synchronizer), verified by rank 0 through libzarr.
+# grid per rank (no synchronizer), verified by rank 0 through libzarr, and its Fortran
+# version examples-c/mpi_rectilinear.f90 (module zarr, built here with mpifort) does the
+# same from Fortran.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 env_dir="${ZARR_TEST_ENV:-$root/.test-env}"
@@ -19,6 +21,10 @@ for example in mpi_write mpi_write_s3 mpi_rectilinear; do
   mpicc -std=c11 -O2 -Wall -Wextra -Werror -I "$root/include" "$root/examples-c/$example.c" \
     -L "$work" -lzarr -Wl,-rpath,"$work" -o "$work/$example"
 done
+mkdir "$work/mod"
+mpifort -O2 -Wall -Werror -fcheck=all -J "$work/mod" "$root/bindings/fortran/src/zarr_c.f90" \
+  "$root/bindings/fortran/src/zarr.f90" "$root/examples-c/mpi_rectilinear.f90" \
+  -L "$work" -lzarr -Wl,-rpath,"$work" -o "$work/mpi_rectilinear_f"
 mpirun_flags=(--oversubscribe -np 4)
 [ "$(id -u)" -eq 0 ] && mpirun_flags+=(--allow-run-as-root)
 for layout in aligned unaligned; do
@@ -85,4 +91,6 @@ PY
 done
 OMPI_MCA_rmaps_base_oversubscribe=1 mpirun "${mpirun_flags[@]}" "$work/mpi_rectilinear" \
   "$work/rectilinear.zarr"
-echo "mpi: 5 passed, 0 failed"
+OMPI_MCA_rmaps_base_oversubscribe=1 mpirun "${mpirun_flags[@]}" "$work/mpi_rectilinear_f" \
+  "$work/rectilinear_f.zarr"
+echo "mpi: 6 passed, 0 failed"
