@@ -632,7 +632,9 @@ contains
     integer(c_int64_t), allocatable, intent(out) :: chunk(:)
     integer, intent(out), optional :: stat
     character(*), intent(inout), optional :: errmsg
-    integer(c_int64_t), allocatable :: i(:), c(:)
+    integer(c_int64_t), allocatable :: i(:), c(:), ashape(:)
+    integer(c_int32_t) :: rc
+    integer :: d
     logical :: ok
     call to_int64(index, i, ok)
     if (.not. ok) then
@@ -642,6 +644,27 @@ contains
     end if
     allocate(c(size(i)))
     c = 0
+    call array_shape(arr, ashape, rc)
+    if (rc /= ZARR_OK) then
+      call report(rc, "zarr_chunk_of", stat, errmsg)
+      chunk = c
+      return
+    end if
+    if (size(i) /= size(ashape)) then
+      call fail(ZARR_ERR_RANK_MISMATCH, "index has " // itoa(size(i)) // &
+                " entries but the array " // itoa(size(ashape)) // " dimensions", &
+                "zarr_chunk_of", stat, errmsg)
+      chunk = c
+      return
+    end if
+    do d = 1, size(i)
+      if (i(d) < 1 .or. i(d) > ashape(d)) then
+        call fail(ZARR_ERR_OUT_OF_BOUNDS, "dimension " // itoa(d) // ": index " // itoa(i(d)) &
+                  // " is outside 1 to " // itoa(ashape(d)), "zarr_chunk_of", stat, errmsg)
+        chunk = c
+        return
+      end if
+    end do
     call report(c_zarr_array_chunk_of(arr%ptr, size(i, kind=c_size_t), reversed(i - 1), c), &
                 "zarr_chunk_of", stat, errmsg)
     chunk = reversed(c) + 1

@@ -9,6 +9,7 @@ program test_rectilinear
   integer(8), allocatable :: edges(:), chunk(:)
   real(8) :: a(3, 10), b(3, 10)
   integer :: i, stat
+  character(100) :: msg
 
   call zarr_memory_store(store)
   ! Fortran dimension 2 (the slow one) in chunks of 1, 2, 3 and 4.
@@ -32,8 +33,11 @@ program test_rectilinear
 
   call zarr_chunk_of(arr, [3, 7], chunk)
   call check(all(chunk == [1, 4]), "element (3, 7) lies in chunk (1, 4)")
-  call zarr_chunk_of(arr, [1, 11], chunk, stat=stat)
-  call check(stat == ZARR_ERR_OUT_OF_BOUNDS, "index 11 is outside")
+  call zarr_chunk_of(arr, [1, 11], chunk, stat=stat, errmsg=msg)
+  call check(stat == ZARR_ERR_OUT_OF_BOUNDS .and. &
+             msg == "dimension 2: index 11 is outside 1 to 10", "index 11 is outside")
+  call zarr_chunk_of(arr, [1, 1, 1], chunk, stat=stat)
+  call check(stat == ZARR_ERR_RANK_MISMATCH, "three indices for two dimensions")
 
   call zarr_create_array(arr, store, "bad", ZARR_DTYPE_FLOAT64, [3, 10], zarr_format=3, &
                          edges_dim=2, edges=[4, 4], stat=stat)
