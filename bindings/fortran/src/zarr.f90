@@ -41,6 +41,22 @@
 !   gives a string attribute's text. A rank-1 character array sets and gets a list of strings
 !   (items lose trailing blanks; read back padded to the longest). zarr_set_attr_json sets
 !   any JSON value.
+! - Regions are checked here before libzarr sees them: a start, count, index or append step
+!   that does not fit the array is refused with a message in Fortran order, 1-based
+!   ("dimension 4: start 31 + count 1 - 1 is beyond the extent 30"). Errors found deeper in
+!   libzarr (codecs, storage, metadata) keep libzarr's message, which speaks of the stored
+!   (C-order, 0-based) array where it names dimensions.
+! - zarr_append(arr, data, dim, stat, errmsg, count, dtype) appends along Fortran dimension
+!   dim (default: the last, the slowest-varying one), data of the array's own type; count
+!   gives the step's extents for data of lower rank (a 2-D field onto a 3-D series:
+!   count=[nx, ny, 1]). zarr_flush stores what appends buffered; zarr_refresh lets another
+!   handle see it.
+! - Variable-length strings (ZARR_DTYPE_STRING): zarr_write, zarr_read and zarr_append take
+!   character data of any rank and length; items lose trailing blanks when written and are
+!   padded with blanks when read; a stored string longer than the data's length is refused
+!   (ZARR_ERR_BUFFER_SIZE), never cut.
+! - zarr_inquire's shape and chunks are allocatable integer(8) arrays it allocates; copy
+!   them into fixed-size arrays if needed.
 module zarr
   use, intrinsic :: iso_c_binding
   use zarr_c
