@@ -49,8 +49,15 @@ fn create(store: Arc<dyn Store>, name: &str, steps: u64) -> Arc<Array> {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).filter(|a| a != "--bench").collect();
-    let steps: u64 = if args.iter().any(|a| a == "--quick") { 8 } else { 32 };
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| a != "--bench")
+        .collect();
+    let steps: u64 = if args.iter().any(|a| a == "--quick") {
+        8
+    } else {
+        32
+    };
     let dir = args
         .iter()
         .find(|a| !a.starts_with("--"))
@@ -65,8 +72,14 @@ fn main() {
     let a = create(store.clone(), "blocking", steps);
     let started = Instant::now();
     for t in 0..steps {
-        a.write(&[t, 0, 0], &shape, ElementType::Float32, Order::C, &data[t as usize % 2])
-            .unwrap();
+        a.write(
+            &[t, 0, 0],
+            &shape,
+            ElementType::Float32,
+            Order::C,
+            &data[t as usize % 2],
+        )
+        .unwrap();
     }
     let output = started.elapsed() / steps as u32;
 
@@ -74,8 +87,14 @@ fn main() {
     let started = Instant::now();
     for t in 0..steps {
         sink += compute(output);
-        a.write(&[t, 0, 0], &shape, ElementType::Float32, Order::C, &data[t as usize % 2])
-            .unwrap();
+        a.write(
+            &[t, 0, 0],
+            &shape,
+            ElementType::Float32,
+            Order::C,
+            &data[t as usize % 2],
+        )
+        .unwrap();
     }
     let blocking = started.elapsed();
 
@@ -90,8 +109,14 @@ fn main() {
         let buf = Box::new(data[t as usize % 2].clone());
         let layout = Layout::Dense(Order::C);
         previous = Some(
-            b.write_async(vec![t, 0, 0], shape.to_vec(), ElementType::Float32, layout, buf)
-                .unwrap(),
+            b.write_async(
+                vec![t, 0, 0],
+                shape.to_vec(),
+                ElementType::Float32,
+                layout,
+                buf,
+            )
+            .unwrap(),
         );
     }
     if let Some(r) = previous {

@@ -13,14 +13,15 @@
  *   (`out_*` of type `T **`) is set to NULL first, so it is NULL after any failure, and
  *   that the buffer of a failed region read may hold part of the region.
  * - Handles (zarr_store_t, zarr_group_t, zarr_array_t, zarr_array_builder_t, zarr_strings_t,
- *   zarr_vlen_list_t) are opaque. Free each with its own `*_free` function; free(NULL) is a
+ *   zarr_vlen_list_t, zarr_request_t) are opaque. Free each with its own `*_free` function; free(NULL) is a
  *   no-op, freeing twice is undefined. Handles are reference-counted inside: an array keeps
  *   its store alive, so handles may be freed in any order.
  * - Strings passed in are UTF-8, NUL-terminated and only borrowed for the call. Buffers
- *   passed in are borrowed for the call only. String outputs use (buf, len, needed): the
- *   text is copied NUL-terminated, `*needed` (may be NULL) gets its full size including the
- *   NUL, and a buffer too small gives ZARR_ERR_BUFFER_SIZE (pass buf = NULL, len = 0 to ask
- *   for the size).
+ *   passed in are borrowed for the call only (except by the non-blocking `*_async` calls:
+ *   without ZARR_ASYNC_COPY they read the buffer until the request is done). String
+ *   outputs use (buf, len, needed): the text is copied NUL-terminated, `*needed` (may be
+ *   NULL) gets its full size including the NUL, and a buffer too small gives
+ *   ZARR_ERR_BUFFER_SIZE (pass buf = NULL, len = 0 to ask for the size).
  * - Enumerations (zarr_dtype_t, zarr_order_t, zarr_mode_t, zarr_attr_kind_t) are passed as
  *   int32_t; an unknown value gives ZARR_ERR_INVALID_ARG.
  * - Regions are `start` and `count` arrays of `ndim` uint64_t in the array's dimension

@@ -43,7 +43,13 @@ fn read_all(array: &Array) -> Vec<u8> {
     let n: u64 = shape.iter().product();
     let mut out = vec![0u8; n as usize * 4];
     array
-        .read(&vec![0; shape.len()], &shape, ElementType::Int32, Order::C, &mut out)
+        .read(
+            &vec![0; shape.len()],
+            &shape,
+            ElementType::Int32,
+            Order::C,
+            &mut out,
+        )
         .unwrap();
     out
 }
@@ -159,7 +165,11 @@ fn a_failing_request_reports_at_wait_stores_nothing_torn_and_later_ones_run() {
     later.wait().unwrap();
     let e = failing.wait().unwrap_err();
     assert!(e.to_string().contains("refused by the test"), "{e}");
-    assert_eq!(failing.wait().unwrap_err(), e, "the same outcome every time");
+    assert_eq!(
+        failing.wait().unwrap_err(),
+        e,
+        "the same outcome every time"
+    );
     assert!(matches!(outside.wait(), Err(Error::OutOfBounds(_))));
     *counting.refuse.lock().unwrap() = None;
     // Every chunk holds one write's values whole: chunk 0 the later write's, chunk 2 the
@@ -196,7 +206,11 @@ fn the_budget_bounds_the_bytes_in_flight() {
                 (0..4u64)
                     .map(|k| {
                         let chunk = t * 4 + k;
-                        write(&a, chunk * 1024, ints((0..1024).map(|v| (chunk * 10000 + v) as i32)))
+                        write(
+                            &a,
+                            chunk * 1024,
+                            ints((0..1024).map(|v| (chunk * 10000 + v) as i32)),
+                        )
                     })
                     .collect::<Vec<_>>()
             })
@@ -212,7 +226,10 @@ fn the_budget_bounds_the_bytes_in_flight() {
     let (now, peak) = pending::in_flight(false);
     assert_eq!(now, 0);
     assert!(peak <= 3 * 4096, "peak {peak} above the budget");
-    assert!(peak >= 2 * 4096, "peak {peak}: requests were not in flight together");
+    assert!(
+        peak >= 2 * 4096,
+        "peak {peak}: requests were not in flight together"
+    );
     // A request larger than the whole budget is refused at once.
     let e = a
         .write_async(

@@ -202,9 +202,8 @@ impl Shared {
                     }
                 }
             };
-            let result = catch_unwind(AssertUnwindSafe(job)).unwrap_or_else(|_| {
-                Err(Error::Internal("a non-blocking request panicked".into()))
-            });
+            let result = catch_unwind(AssertUnwindSafe(job))
+                .unwrap_or_else(|_| Err(Error::Internal("a non-blocking request panicked".into())));
             // The job (and the array it held) is gone; the budget is given back before the
             // request says it is done, so a waiter finds its bytes free.
             drop(permit);
@@ -278,7 +277,8 @@ impl Array {
         use super::Node;
         self.check_writable("write")?;
         let array = self.clone();
-        self.requests().submit(permit, Box::new(move || job(&array)))
+        self.requests()
+            .submit(permit, Box::new(move || job(&array)))
     }
 
     /// Writes `buf` into the region `start`/`count` (as [`Array::write`]) without waiting:
@@ -343,5 +343,8 @@ pub fn append_job(
     order: Order,
     buf: Payload,
 ) -> impl FnOnce(&Array) -> Result<()> + Send + 'static {
-    move |a| a.append(axis, &count, elem, order, (*buf).as_ref()).map(drop)
+    move |a| {
+        a.append(axis, &count, elem, order, (*buf).as_ref())
+            .map(drop)
+    }
 }
