@@ -84,7 +84,7 @@ pub struct Permit {
 
 /// Waits until `bytes` more fit in the budget and takes them. A request larger than the
 /// whole budget is refused (it could never fit).
-pub fn reserve(bytes: usize) -> Result<Permit> {
+pub(crate) fn reserve(bytes: usize) -> Result<Permit> {
     let mut f = flight();
     if f.budget > 0 && bytes > f.budget {
         return Err(Error::InvalidArg(format!(
@@ -268,8 +268,9 @@ pub type Payload = Box<dyn AsRef<[u8]> + Send>;
 
 impl Array {
     /// Queues `job` on this handle (behind its earlier requests) with `permit` (see
-    /// [`reserve`]); the request holds the array until it is done.
-    pub fn submit(
+    /// [`reserve`]); the request holds the array until it is done. The job must not wait
+    /// for this handle's requests (a flush would wait for itself).
+    pub(crate) fn submit(
         self: &Arc<Self>,
         permit: Permit,
         job: impl FnOnce(&Array) -> Result<()> + Send + 'static,
@@ -317,7 +318,7 @@ impl Array {
 }
 
 /// The work of a non-blocking write (see [`Array::write_async`]), for [`Array::submit`].
-pub fn write_job(
+pub(crate) fn write_job(
     start: Vec<u64>,
     count: Vec<u64>,
     elem: ElementType,
@@ -336,7 +337,7 @@ pub fn write_job(
 }
 
 /// The work of a non-blocking append (see [`Array::append_async`]), for [`Array::submit`].
-pub fn append_job(
+pub(crate) fn append_job(
     axis: usize,
     count: Vec<u64>,
     elem: ElementType,
