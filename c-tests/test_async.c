@@ -232,6 +232,34 @@ static void appends_in_order_and_flush(zarr_store_t *store) {
     zarr_array_free(other);
 }
 
+/* A fork while requests run waits for them (the request thread is inside the fork gate):
+ * the child finds no queue busy and no lock held, and uses the library at once. */
+static void fork_with_requests_in_flight(zarr_store_t *store) {
+    zarr_array_t *a = create(store, "forked", ROWS);
+    static int32_t bufs[ROWS][COLS];
+    zarr_request_t *reqs[ROWS];
+    for (int r = 0; r < ROWS; r++) reqs[r] = submit_rows(a, (uint64_t)r, 1, 0, bufs[r], ZARR_ASYNC_COPY);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int32_t row[COLS] = {0};
+        zarr_request_t *req = NULL;
+        uint64_t start[2] = {0, 0}, count[2] = {1, COLS};
+        bool done = false; /* the fork waited for the parent's queue to empty */
+        int ok = zarr_request_test(reqs[ROWS - 1], &done) == ZARR_OK && done &&
+                 zarr_array_write_async(a, 2, start, count, ZARR_DTYPE_INT32, ZARR_ORDER_C, row,
+                                        sizeof row, ZARR_ASYNC_COPY, &req) == ZARR_OK &&
+                 zarr_request_wait(req) == ZARR_OK;
+        _exit(ok ? 0 : 1);
+    }
+    CHECK(pid > 0);
+    int status = -1;
+    CHECK(waitpid(pid, &status, 0) == pid);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    CHECK_OK(zarr_request_wait_all(reqs, ROWS));
+    for (int r = 0; r < ROWS; r++) zarr_request_free(reqs[r]);
+    zarr_array_free(a);
+}
+
 int main(void) {
     char *dir = check_mkdtemp();
     zarr_store_t *store = NULL;
@@ -241,6 +269,7 @@ int main(void) {
     failing_chunk(store, dir);
     budget_and_flags(store);
     appends_in_order_and_flush(store);
+    fork_with_requests_in_flight(store);
     CHECK_OK(zarr_store_close(store));
     zarr_store_free(store);
     check_rmtree(dir);
