@@ -73,10 +73,12 @@ static void threads_waited_in_any_order(zarr_store_t *store) {
     }
     for (int t = 0; t < THREADS; t++) pthread_join(tids[t], NULL);
     /* The last thread's requests one by one from the last, then all at once. */
-    for (int k = ROWS / THREADS - 1; k >= 0; k--) CHECK_OK(zarr_request_wait(subs[THREADS - 1].requests[k]));
+    for (int k = ROWS / THREADS - 1; k >= 0; k--)
+        CHECK_OK(zarr_request_wait(subs[THREADS - 1].requests[k]));
     zarr_request_t *all[ROWS];
     for (int t = 0; t < THREADS; t++)
-        for (int k = 0; k < ROWS / THREADS; k++) all[t * (ROWS / THREADS) + k] = subs[t].requests[k];
+        for (int k = 0; k < ROWS / THREADS; k++)
+            all[t * (ROWS / THREADS) + k] = subs[t].requests[k];
     CHECK_OK(zarr_request_wait_all(all, ROWS));
     for (int i = 0; i < ROWS; i++) {
         bool done = false;
@@ -238,7 +240,8 @@ static void fork_with_requests_in_flight(zarr_store_t *store) {
     zarr_array_t *a = create(store, "forked", ROWS);
     static int32_t bufs[ROWS][COLS];
     zarr_request_t *reqs[ROWS];
-    for (int r = 0; r < ROWS; r++) reqs[r] = submit_rows(a, (uint64_t)r, 1, 0, bufs[r], ZARR_ASYNC_COPY);
+    for (int r = 0; r < ROWS; r++)
+        reqs[r] = submit_rows(a, (uint64_t)r, 1, 0, bufs[r], ZARR_ASYNC_COPY);
     pid_t pid = fork();
     if (pid == 0) {
         int32_t row[COLS] = {0};

@@ -634,7 +634,8 @@ static void test_async() {
     std::vector<zarr::Request> requests;
     requests.push_back(a.write_async<int32_t>({0, 0}, {8, 4}, lent.data(), lent.size()));
     // Copied: the temporary vector goes at once; applied after the first (submission order).
-    requests.push_back(a.write_async<int32_t>({2, 0}, {1, 4}, std::vector<int32_t>{-1, -2, -3, -4}));
+    requests.push_back(
+        a.write_async<int32_t>({2, 0}, {1, 4}, std::vector<int32_t>{-1, -2, -3, -4}));
     zarr::wait_all(requests);
     CHECK(requests[0].ready() && requests[1].ready());
     std::vector<int32_t> expected = lent;
@@ -646,7 +647,8 @@ static void test_async() {
         CHECK_THROWS(r.wait(), ZARR_ERR_OUT_OF_BOUNDS, "");
     }
     // Appends in order; detached requests still run, and flush waits for them.
-    zarr::Array g = zarr::ArrayBuilder::of<int32_t>({0, 2}).set_chunk_shape({3, 2}).create(store, "g", ZARR_MODE_W);
+    zarr::Array g =
+        zarr::ArrayBuilder::of<int32_t>({0, 2}).set_chunk_shape({3, 2}).create(store, "g", ZARR_MODE_W);
     for (int t = 0; t < 7; t++)
         g.append_async<int32_t>(0, {1, 2}, std::vector<int32_t>{t, -t}).detach();
     g.flush();
@@ -662,8 +664,8 @@ static void test_async() {
     zarr::Request s = a.write_strided_async<int32_t>({0, 1}, {8, 1}, {1, 1}, column.data(), 8);
     s.wait();
     CHECK(zarr::async_in_flight().peak <= 64);
-    CHECK_THROWS(a.write_async<int32_t>({0, 0}, {8, 4}, lent.data(), lent.size()), ZARR_ERR_INVALID_ARG,
-                 "budget");
+    CHECK_THROWS(a.write_async<int32_t>({0, 0}, {8, 4}, lent.data(), lent.size()),
+                 ZARR_ERR_INVALID_ARG, "budget");
     zarr::set_async_budget(0);
     CHECK_EQ(a.read<int32_t>({5, 1}, {1, 1})[0], 5);
 }
