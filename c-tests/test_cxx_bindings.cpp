@@ -618,6 +618,58 @@ static void test_typed() {
     CHECK_EQ(g.attr_kind("title"), ZARR_ATTR_STRING);
 }
 
+// ---- non-blocking requests ------------------------------------------------------------
+
+static void test_async() {
+    static_assert(!std::is_copy_constructible_v<zarr::Request> &&
+                      std::is_nothrow_move_constructible_v<zarr::Request>,
+                  "requests are move-only");
+    zarr::Store store = zarr::Store::memory();
+    zarr::Array a = zarr::ArrayBuilder::of<int32_t>({8, 4})
+                        .set_zarr_format(3)
+                        .set_chunk_shape({2, 4})
+                        .create(store, "w", ZARR_MODE_W);
+    std::vector<int32_t> lent(32);
+    for (size_t i = 0; i < lent.size(); i++) lent[i] = static_cast<int32_t>(i);
+    std::vector<zarr::Request> requests;
+    requests.push_back(a.write_async<int32_t>({0, 0}, {8, 4}, lent.data(), lent.size()));
+    // Copied: the temporary vector goes at once; applied after the first (submission order).
+    requests.push_back(
+        a.write_async<int32_t>({2, 0}, {1, 4}, std::vector<int32_t>{-1, -2, -3, -4}));
+    zarr::wait_all(requests);
+    CHECK(requests[0].ready() && requests[1].ready());
+    std::vector<int32_t> expected = lent;
+    for (int c = 0; c < 4; c++) expected[8 + c] = -1 - c;
+    CHECK(same(a.read<int32_t>({0, 0}, {8, 4}), expected));
+    // The destructor waits; an error comes from wait().
+    {
+        zarr::Request r = a.write_async<int32_t>({7, 0}, {2, 4}, lent.data(), 8);
+        CHECK_THROWS(r.wait(), ZARR_ERR_OUT_OF_BOUNDS, "");
+    }
+    // Appends in order; detached requests still run, and flush waits for them.
+    zarr::Array g =
+        zarr::ArrayBuilder::of<int32_t>({0, 2}).set_chunk_shape({3, 2}).create(store, "g", ZARR_MODE_W);
+    for (int t = 0; t < 7; t++)
+        g.append_async<int32_t>(0, {1, 2}, std::vector<int32_t>{t, -t}).detach();
+    g.flush();
+    std::vector<int32_t> steps;
+    for (int t = 0; t < 7; t++) {
+        steps.push_back(t);
+        steps.push_back(-t);
+    }
+    CHECK(same(g.read<int32_t>({0, 0}, {7, 2}), steps));
+    zarr::set_async_budget(64);
+    zarr::async_in_flight(true);
+    std::vector<int32_t> column(8, 5);
+    zarr::Request s = a.write_strided_async<int32_t>({0, 1}, {8, 1}, {1, 1}, column.data(), 8);
+    s.wait();
+    CHECK(zarr::async_in_flight().peak <= 64);
+    CHECK_THROWS(a.write_async<int32_t>({0, 0}, {8, 4}, lent.data(), lent.size()),
+                 ZARR_ERR_INVALID_ARG, "budget");
+    zarr::set_async_budget(0);
+    CHECK_EQ(a.read<int32_t>({5, 1}, {1, 1})[0], 5);
+}
+
 int main() {
     char *dir = check_mkdtemp();
     run("raii", test_raii);
@@ -628,6 +680,7 @@ int main() {
     run("types", test_types);
     run("library", test_library);
     run("typed", test_typed);
+    run("async", test_async);
     check_rmtree(dir);
     return CHECK_DONE();
 }

@@ -41,6 +41,9 @@
 #if ZARR_APPEND_BUFFER_BYTES != 268435456
 #error "ZARR_APPEND_BUFFER_BYTES is not the documented 256 MiB"
 #endif
+#if ZARR_ASYNC_COPY != 1
+#error "ZARR_ASYNC_COPY is not the one flag bit of the non-blocking calls"
+#endif
 #if ZARR_FORMAT_V3_DRAFT <= 3 || ZARR_FORMAT_V3_DRAFT_ZARR_PYTHON == ZARR_FORMAT_V3_DRAFT
 #error "the draft format numbers collide with real formats"
 #endif

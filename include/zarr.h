@@ -13,14 +13,15 @@
  *   (`out_*` of type `T **`) is set to NULL first, so it is NULL after any failure, and
  *   that the buffer of a failed region read may hold part of the region.
  * - Handles (zarr_store_t, zarr_group_t, zarr_array_t, zarr_array_builder_t, zarr_strings_t,
- *   zarr_vlen_list_t) are opaque. Free each with its own `*_free` function; free(NULL) is a
+ *   zarr_vlen_list_t, zarr_request_t) are opaque. Free each with its own `*_free` function; free(NULL) is a
  *   no-op, freeing twice is undefined. Handles are reference-counted inside: an array keeps
  *   its store alive, so handles may be freed in any order.
  * - Strings passed in are UTF-8, NUL-terminated and only borrowed for the call. Buffers
- *   passed in are borrowed for the call only. String outputs use (buf, len, needed): the
- *   text is copied NUL-terminated, `*needed` (may be NULL) gets its full size including the
- *   NUL, and a buffer too small gives ZARR_ERR_BUFFER_SIZE (pass buf = NULL, len = 0 to ask
- *   for the size).
+ *   passed in are borrowed for the call only (except by the non-blocking `*_async` calls:
+ *   without ZARR_ASYNC_COPY they read the buffer until the request is done). String
+ *   outputs use (buf, len, needed): the text is copied NUL-terminated, `*needed` (may be
+ *   NULL) gets its full size including the NUL, and a buffer too small gives
+ *   ZARR_ERR_BUFFER_SIZE (pass buf = NULL, len = 0 to ask for the size).
  * - Enumerations (zarr_dtype_t, zarr_order_t, zarr_mode_t, zarr_attr_kind_t) are passed as
  *   int32_t; an unknown value gives ZARR_ERR_INVALID_ARG.
  * - Regions are `start` and `count` arrays of `ndim` uint64_t in the array's dimension
@@ -147,6 +148,15 @@
  * own `zarr_format` URI and one `compressor`.
  */
 #define ZARR_FORMAT_V3_DRAFT_ZARR_PYTHON 31
+
+/**
+ * `flags` bit of the non-blocking calls: the library copies the buffer when the request is
+ * submitted, so the caller may reuse it at once. Without it the library reads the
+ * caller's buffer while the request runs: the caller must leave it untouched (and
+ * allocated) until the request is done (`zarr_request_wait` or `zarr_request_test`
+ * says so, or a flush or free of the array returned).
+ */
+#define ZARR_ASYNC_COPY 1
 
 /**
  * Status codes returned by every fallible function. Values never change or get reused.
@@ -671,6 +681,11 @@ typedef struct zarr_array_t zarr_array_t;
 typedef struct zarr_group_t zarr_group_t;
 
 /**
+ * A non-blocking request (a write or an append queued on an array handle).
+ */
+typedef struct zarr_request_t zarr_request_t;
+
+/**
  * A store handle. Arrays opened from it keep it alive, so it may be freed at any time.
  */
 typedef struct zarr_store_t zarr_store_t;
@@ -810,7 +825,9 @@ zarr_status_t zarr_array_open(const zarr_store_t *store,
                               zarr_array_t **out_array);
 
 /**
- * Releases an array handle (NULL is ignored). Appends it buffered are stored first (see
+ * Releases an array handle (NULL is ignored), once its non-blocking requests are done
+ * (it waits for them; their errors stay with the requests). Appends it buffered are
+ * stored first (see
  * `zarr_array_append`), but an error in doing so is lost and those steps may then be
  * missing: call `zarr_array_flush` before freeing to see it. Freeing syncs nothing by
  * itself; when the handle holds the last reference to its store (the store handle was
@@ -1096,7 +1113,8 @@ zarr_status_t zarr_array_append(const zarr_array_t *array,
  * through other handles and processes and survives this process being killed. A shard
  * left incomplete is stored whole again when a later append completes it, so flush
  * rarely (e.g. at checkpoints). `ZARR_ERR_READ_ONLY` on a read-only handle; nothing to
- * store is not an error.
+ * store is not an error. It first waits for the handle's non-blocking requests (their
+ * errors stay with the requests: see `zarr_request_wait`).
  *
  * Errors: `ZARR_ERR_READ_ONLY` (a read-only handle), and those of storing the shards and
  * syncing the store (`ZARR_ERR_STORAGE_IO`, `ZARR_ERR_CODEC`).
@@ -2958,6 +2976,159 @@ zarr_status_t zarr_copy(const zarr_store_t *source,
 ZARR_API zarr_status_t zarr_migrate_1to2(const zarr_store_t *store, const char *path);
 
 /**
+ * Like `zarr_array_write`, but returns at once with `*out_request`: the write runs on a
+ * thread of the array handle behind the handle's earlier non-blocking requests (writes
+ * and appends of one handle are applied in submission order), its chunks encoded on the
+ * pool. `flags` is 0 or `ZARR_ASYNC_COPY` (see there: without it, `buf` must stay
+ * untouched until the request is done). The call first waits while the requests in
+ * flight hold more than the budget allows (`zarr_set_async_budget`).
+ *
+ * Errors: at submission, `ZARR_ERR_NULL_ARG`, `ZARR_ERR_RANK_MISMATCH` (`ndim`),
+ * `ZARR_ERR_INVALID_ARG` (`flags`, `mem_dtype`, `order`, or a buffer larger than the
+ * whole budget), `ZARR_ERR_READ_ONLY`, `ZARR_ERR_NO_MEMORY` (the copy); every other error
+ * of `zarr_array_write` is the request's, given by `zarr_request_wait` or
+ * `zarr_request_test` with the same guarantee: a failed write stores no chunk torn, and
+ * later requests still run.
+ *
+ * Ownership: `*out_request` is a new handle (NULL on failure): free it with
+ * `zarr_request_free`. The request holds the array (and its store) until it is done.
+ *
+ * Thread safety: any thread, as `zarr_array_write`. Requests submitted by one thread
+ * apply in submission order; blocking calls on the handle do not wait for its requests
+ * (wait for them first when they touch the same chunks).
+ */
+ZARR_API
+zarr_status_t zarr_array_write_async(const zarr_array_t *array,
+                                     size_t ndim,
+                                     const uint64_t *start,
+                                     const uint64_t *count,
+                                     zarr_dtype_t mem_dtype,
+                                     zarr_order_t order,
+                                     const void *buf,
+                                     size_t buf_bytes,
+                                     uint32_t flags,
+                                     zarr_request_t **out_request);
+
+/**
+ * Like `zarr_array_write_strided`, but non-blocking as `zarr_array_write_async`.
+ *
+ * Errors: as `zarr_array_write_async`; the stride errors come from the request.
+ *
+ * Ownership: as `zarr_array_write_async`; `mem_strides` is copied.
+ *
+ * Thread safety: as `zarr_array_write_async`.
+ */
+ZARR_API
+zarr_status_t zarr_array_write_strided_async(const zarr_array_t *array,
+                                             size_t ndim,
+                                             const uint64_t *start,
+                                             const uint64_t *count,
+                                             const int64_t *mem_strides,
+                                             zarr_dtype_t mem_dtype,
+                                             const void *buf,
+                                             size_t buf_bytes,
+                                             uint32_t flags,
+                                             zarr_request_t **out_request);
+
+/**
+ * Like `zarr_array_append`, but non-blocking as `zarr_array_write_async`: the appends
+ * of one handle grow the array in submission order.
+ *
+ * Errors: as `zarr_array_write_async`; the other errors of `zarr_array_append` come from
+ * the request (a failed append appends nothing; later appends still run).
+ *
+ * Ownership: as `zarr_array_write_async`.
+ *
+ * Thread safety: any thread; one handle appends to an array at a time.
+ */
+ZARR_API
+zarr_status_t zarr_array_append_async(const zarr_array_t *array,
+                                      size_t axis,
+                                      size_t ndim,
+                                      const uint64_t *count,
+                                      zarr_dtype_t mem_dtype,
+                                      zarr_order_t order,
+                                      const void *buf,
+                                      size_t buf_bytes,
+                                      uint32_t flags,
+                                      zarr_request_t **out_request);
+
+/**
+ * Waits until the request is done and returns its status; a failure's message is the
+ * calling thread's last error (`zarr_last_error`). Waiting again returns the same.
+ *
+ * Errors: those of the write or append (see `zarr_array_write_async`).
+ *
+ * Ownership: the request stays the caller's.
+ *
+ * Thread safety: any thread; several may wait for one request.
+ */
+ZARR_API zarr_status_t zarr_request_wait(const zarr_request_t *request);
+
+/**
+ * Sets `*out_done` to whether the request is done, without waiting. When it is done, the
+ * status is the request's (as `zarr_request_wait` returns it); otherwise `ZARR_OK`.
+ *
+ * Errors: those of the request once done.
+ *
+ * Ownership: the request stays the caller's.
+ *
+ * Thread safety: any thread.
+ */
+ZARR_API zarr_status_t zarr_request_test(const zarr_request_t *request, bool *out_done);
+
+/**
+ * Waits for the `n` requests of `requests` (NULL entries are skipped) and returns the
+ * status of the first that failed, in the order given (its message is the last error);
+ * `ZARR_OK` when all succeeded. It always waits for all of them.
+ *
+ * Errors: those of the requests.
+ *
+ * Ownership: the requests stay the caller's.
+ *
+ * Thread safety: any thread.
+ */
+ZARR_API zarr_status_t zarr_request_wait_all(zarr_request_t *const *requests, size_t n);
+
+/**
+ * Releases a request handle (NULL is ignored). A request not yet done still runs to its
+ * end (its array's flush or free waits for it), but its error is lost.
+ *
+ * Errors: none: it returns a value, never a status.
+ *
+ * Ownership: takes the handle.
+ *
+ * Thread safety: any thread, once no other call is using the handle.
+ */
+ZARR_API void zarr_request_free(zarr_request_t *request);
+
+/**
+ * Sets the process-wide budget of bytes held by non-blocking requests in flight (their
+ * buffers, copied or borrowed; 0, the default: no limit). A submission that would pass it
+ * waits until enough requests are done; one larger than the whole budget is refused.
+ *
+ * Errors: none beyond the usual ones (Conventions).
+ *
+ * Ownership: nothing changes hands.
+ *
+ * Thread safety: any thread; submissions waiting see the new budget at once.
+ */
+ZARR_API zarr_status_t zarr_set_async_budget(size_t bytes);
+
+/**
+ * Sets `*out_bytes` to the bytes non-blocking requests hold now and `*out_peak` to the
+ * most they held at once since the last reset (either may be NULL); with `reset_peak`,
+ * then starts the peak again from the bytes held now.
+ *
+ * Errors: only the usual ones (Conventions).
+ *
+ * Ownership: nothing is kept; the results go to the caller's outputs.
+ *
+ * Thread safety: any thread.
+ */
+ZARR_API zarr_status_t zarr_async_in_flight(bool reset_peak, size_t *out_bytes, size_t *out_peak);
+
+/**
  * Opens a directory as a store. `ZARR_MODE_R` opens it read-only and `ZARR_MODE_R_PLUS`
  * read-write (both need it to exist); `ZARR_MODE_A`, `ZARR_MODE_W` and `ZARR_MODE_W_MINUS`
  * open it read-write and create it if missing (nothing is erased at store level).
@@ -3094,7 +3265,9 @@ zarr_status_t zarr_store_open_url(const char *url,
                                   zarr_store_t **out_store);
 
 /**
- * Finishes pending work and reports its errors; the store stays usable. A directory store
+ * Finishes pending work and reports its errors; the store stays usable. It first waits
+ * until no non-blocking request of the process is in flight (their errors stay with the
+ * requests). A directory store
  * is flushed as `zarr_store_flush` does. For a zip written through the handle, the new
  * archive's central directory is written, the file synced to disk and atomically renamed
  * over the zip's path: a crash before the rename leaves the old archive, after it the new
@@ -3131,7 +3304,8 @@ zarr_status_t zarr_store_set_durability(const zarr_store_t *store,
  * Syncs what the handle wrote since its last flush (under `ZARR_DURABILITY_FLUSH`: each
  * file written and each directory whose entries changed), so it survives a power loss;
  * the first failure is reported, after every file was tried. A no-op for other levels and
- * for memory and zip stores.
+ * for memory and zip stores. It first waits until no non-blocking request of the process
+ * is in flight (their errors stay with the requests).
  *
  * Errors: `ZARR_ERR_STORAGE_IO` (the first file or directory that failed).
  *
@@ -3153,7 +3327,8 @@ ZARR_API zarr_status_t zarr_store_flush(const zarr_store_t *store);
 ZARR_API zarr_status_t zarr_store_new_memory(zarr_store_t **out_store);
 
 /**
- * Releases a store handle (NULL is ignored), flushing it first as `zarr_store_flush` does;
+ * Releases a store handle (NULL is ignored), once no non-blocking request of the process
+ * is in flight, flushing it first as `zarr_store_flush` does;
  * a flush error cannot be reported here: call `zarr_store_close` first to see it. Arrays
  * opened from it stay usable; what they write afterwards is flushed when the last of them
  * is freed.

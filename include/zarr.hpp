@@ -135,6 +135,7 @@ inline void free_handle(zarr_group_t *p) noexcept { zarr_group_free(p); }
 inline void free_handle(zarr_array_builder_t *p) noexcept { zarr_array_builder_free(p); }
 inline void free_handle(zarr_strings_t *p) noexcept { zarr_strings_free(p); }
 inline void free_handle(zarr_vlen_list_t *p) noexcept { zarr_vlen_list_free(p); }
+inline void free_handle(zarr_request_t *p) noexcept { zarr_request_free(p); }
 
 /* Owns one C handle: move-only, freed once by the destructor. */
 template <class T> class Handle {
@@ -544,6 +545,66 @@ template <class Derived> class TypedAttributes {
 };
 }  // namespace detail
 
+/* ---- non-blocking requests ---------------------------------------------------------- */
+
+/* A non-blocking write or append (zarr_array_write_async): move-only; wait() throws its
+ * error, ready() says whether it is done. The destructor waits for it (errors are then
+ * lost: call wait() to see them), so a buffer lent to it outlives it when declared before
+ * it; detach() lets it run on unwaited (its error lost, the buffer still in use). */
+class Request {
+  public:
+    Request() noexcept = default;
+    explicit Request(zarr_request_t *adopt) noexcept : h_(adopt) {}
+    Request(Request &&) noexcept = default;
+    Request &operator=(Request &&other) noexcept {
+        finish();
+        h_ = std::move(other.h_);
+        return *this;
+    }
+    ~Request() { finish(); }
+
+    /* Waits until done; throws zarr::Error when the request failed. */
+    void wait() const { detail::check(zarr_request_wait(h_.get())); }
+    /* Whether the request is done (without waiting; wait() then gives its outcome). */
+    bool ready() const noexcept {
+        bool done = false;
+        zarr_request_test(h_.get(), &done);
+        return done;
+    }
+    /* Lets the request run on without this object (zarr_request_free before wait). */
+    void detach() noexcept { h_.reset(); }
+    zarr_request_t *get() const noexcept { return h_.get(); }
+
+  private:
+    void finish() noexcept {
+        if (h_.get() != nullptr)
+            zarr_request_wait(h_.get());
+    }
+    detail::Handle<zarr_request_t> h_;
+};
+
+/* Waits for every request; throws the first failure, in the order given. */
+inline void wait_all(const std::vector<Request> &requests) {
+    std::vector<zarr_request_t *> handles;
+    for (const Request &r : requests)
+        handles.push_back(r.get());
+    detail::check(zarr_request_wait_all(handles.data(), handles.size()));
+}
+
+/* The process-wide budget of bytes held by requests in flight (0: no limit). */
+inline void set_async_budget(size_t bytes) { detail::check(zarr_set_async_budget(bytes)); }
+
+/* Bytes held by requests in flight now, and the most at once (zarr_async_in_flight). */
+struct InFlight {
+    size_t bytes = 0;
+    size_t peak = 0;
+};
+inline InFlight async_in_flight(bool reset_peak = false) {
+    InFlight f;
+    detail::check(zarr_async_in_flight(reset_peak, &f.bytes, &f.peak));
+    return f;
+}
+
 /* ---- arrays ------------------------------------------------------------------------ */
 
 class Array : public detail::TypedAttributes<Array> {
@@ -770,7 +831,60 @@ class Array : public detail::TypedAttributes<Array> {
         static_assert(!std::is_same_v<T, bool>, "std::vector<bool> is packed: pass a bool pointer");
         append(axis, count, data.data(), data.size(), order);
     }
-    /* Stores buffered appends and flushes the store (see zarr_array_flush). */
+    /* Non-blocking write (zarr_array_write_async): with flags 0, `data` must stay untouched
+     * until the request is done; ZARR_ASYNC_COPY copies it at once. */
+    template <class T>
+    Request write_async(const std::vector<uint64_t> &start, const std::vector<uint64_t> &count,
+                        const T *data, size_t n, zarr_order_t order = ZARR_ORDER_C,
+                        uint32_t flags = 0) const {
+        detail::check_same_rank(start, count, "count");
+        return Request(detail::make<zarr_request_t>([&](zarr_request_t **out) {
+            return zarr_array_write_async(get(), start.size(), start.data(), count.data(),
+                                          dtype_v<T>, order, data, n * sizeof(T), flags, out);
+        }));
+    }
+    /* Non-blocking write of a vector, copied at submission (the vector may go at once). */
+    template <class T>
+    Request write_async(const std::vector<uint64_t> &start, const std::vector<uint64_t> &count,
+                        const std::vector<T> &data, zarr_order_t order = ZARR_ORDER_C) const {
+        static_assert(!std::is_same_v<T, bool>, "std::vector<bool> is packed: pass a bool pointer");
+        return write_async(start, count, data.data(), data.size(), order, ZARR_ASYNC_COPY);
+    }
+    /* Non-blocking strided write (zarr_array_write_strided_async); flags as write_async. */
+    template <class T>
+    Request write_strided_async(const std::vector<uint64_t> &start,
+                                const std::vector<uint64_t> &count,
+                                const std::vector<int64_t> &strides, const T *data, size_t n,
+                                uint32_t flags = 0) const {
+        detail::check_same_rank(start, count, "count");
+        if (strides.size() != start.size())
+            throw Error(ZARR_ERR_RANK_MISMATCH, "strides has " + std::to_string(strides.size()) +
+                                                    " entries, start " + std::to_string(start.size()));
+        return Request(detail::make<zarr_request_t>([&](zarr_request_t **out) {
+            return zarr_array_write_strided_async(get(), start.size(), start.data(), count.data(),
+                                                  strides.data(), dtype_v<T>, data, n * sizeof(T),
+                                                  flags, out);
+        }));
+    }
+    /* Non-blocking append (zarr_array_append_async): appends apply in submission order;
+     * flags as write_async. */
+    template <class T>
+    Request append_async(size_t axis, const std::vector<uint64_t> &count, const T *data, size_t n,
+                         zarr_order_t order = ZARR_ORDER_C, uint32_t flags = 0) const {
+        return Request(detail::make<zarr_request_t>([&](zarr_request_t **out) {
+            return zarr_array_append_async(get(), axis, count.size(), count.data(), dtype_v<T>,
+                                           order, data, n * sizeof(T), flags, out);
+        }));
+    }
+    /* Non-blocking append of a vector, copied at submission. */
+    template <class T>
+    Request append_async(size_t axis, const std::vector<uint64_t> &count, const std::vector<T> &data,
+                         zarr_order_t order = ZARR_ORDER_C) const {
+        static_assert(!std::is_same_v<T, bool>, "std::vector<bool> is packed: pass a bool pointer");
+        return append_async(axis, count, data.data(), data.size(), order, ZARR_ASYNC_COPY);
+    }
+    /* Stores buffered appends and flushes the store (see zarr_array_flush); waits for the
+     * handle's non-blocking requests first. */
     void flush() const { detail::check(zarr_array_flush(get())); }
     void resize(const std::vector<uint64_t> &shape) const {
         detail::check(zarr_array_resize(get(), shape.size(), shape.data()));

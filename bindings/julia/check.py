@@ -47,6 +47,7 @@ FIXED = {
     "HANDLE *": "Ptr{HANDLE}",
     "const HANDLE *": "Ptr{HANDLE}",
     "HANDLE * *": "Ptr{Ptr{HANDLE}}",
+    "HANDLE * const *": "Ptr{Ptr{HANDLE}}",
 }
 # The Julia types the typedefs of zarr.h must be bound to.
 SCALAR = {"int32_t": "Int32", "uint32_t": "UInt32", "int64_t": "Int64", "uint64_t": "UInt64"}

@@ -47,6 +47,8 @@ def julia_type(h, ctype):
     if ctype == "const void * const *":
         return "Ptr{Ptr{Cvoid}}"
     words = ctype.split()
+    if words[-2:] == ["*", "const"]:
+        return julia_type(h, " ".join(words[:-1]))  # a const pointer is a pointer
     if words[-1] == "*":
         inner = words[:-1]
         if inner and inner[0] == "const":

@@ -19,6 +19,14 @@ pub(super) fn with_array<T>(
     array: *const zarr_array_t,
     f: impl FnOnce(&Array) -> FfiResult<T>,
 ) -> FfiResult<T> {
+    with_array_arc(array, |a| f(a))
+}
+
+/// Runs `f` on the shared array behind a handle (for what outlives the call).
+pub(super) fn with_array_arc<T>(
+    array: *const zarr_array_t,
+    f: impl FnOnce(&Arc<Array>) -> FfiResult<T>,
+) -> FfiResult<T> {
     // SAFETY: the caller passes a handle from this library or NULL.
     let handle = unsafe { array.as_ref() }.ok_or_else(|| Failure::null("array"))?;
     handle.poison.run(|| f(&handle.inner))
@@ -194,7 +202,9 @@ pub unsafe extern "C" fn zarr_array_open(
     })
 }
 
-/// Releases an array handle (NULL is ignored). Appends it buffered are stored first (see
+/// Releases an array handle (NULL is ignored), once its non-blocking requests are done
+/// (it waits for them; their errors stay with the requests). Appends it buffered are
+/// stored first (see
 /// `zarr_array_append`), but an error in doing so is lost and those steps may then be
 /// missing: call `zarr_array_flush` before freeing to see it. Freeing syncs nothing by
 /// itself; when the handle holds the last reference to its store (the store handle was
@@ -212,7 +222,9 @@ pub unsafe extern "C" fn zarr_array_open(
 pub unsafe extern "C" fn zarr_array_free(array: *mut zarr_array_t) {
     ffi_guard!(() => {
         if !array.is_null() {
-            drop(Box::from_raw(array));
+            let handle = Box::from_raw(array);
+            handle.inner.wait_requests();
+            drop(handle);
         }
     })
 }
@@ -573,7 +585,8 @@ pub unsafe extern "C" fn zarr_array_append(
 /// through other handles and processes and survives this process being killed. A shard
 /// left incomplete is stored whole again when a later append completes it, so flush
 /// rarely (e.g. at checkpoints). `ZARR_ERR_READ_ONLY` on a read-only handle; nothing to
-/// store is not an error.
+/// store is not an error. It first waits for the handle's non-blocking requests (their
+/// errors stay with the requests: see `zarr_request_wait`).
 ///
 /// Errors: `ZARR_ERR_READ_ONLY` (a read-only handle), and those of storing the shards and
 /// syncing the store (`ZARR_ERR_STORAGE_IO`, `ZARR_ERR_CODEC`).

@@ -17,6 +17,7 @@ mod attrs;
 mod builder;
 mod general;
 mod group;
+mod request;
 mod store;
 mod types;
 
@@ -30,6 +31,7 @@ pub use array::*;
 pub use builder::*;
 pub use general::*;
 pub use group::*;
+pub use request::*;
 pub use store::*;
 
 /// Status codes returned by every fallible function. Values never change or get reused.

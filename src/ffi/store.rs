@@ -268,7 +268,9 @@ pub unsafe extern "C" fn zarr_store_open_url(
     })
 }
 
-/// Finishes pending work and reports its errors; the store stays usable. A directory store
+/// Finishes pending work and reports its errors; the store stays usable. It first waits
+/// until no non-blocking request of the process is in flight (their errors stay with the
+/// requests). A directory store
 /// is flushed as `zarr_store_flush` does. For a zip written through the handle, the new
 /// archive's central directory is written, the file synced to disk and atomically renamed
 /// over the zip's path: a crash before the rename leaves the old archive, after it the new
@@ -283,7 +285,11 @@ pub unsafe extern "C" fn zarr_store_open_url(
 /// closing starts a new archive).
 #[no_mangle]
 pub unsafe extern "C" fn zarr_store_close(store: *const zarr_store_t) -> zarr_status_t {
-    ffi_guard!({ Ok(store_ref(store)?.inner.close()?) })
+    ffi_guard!({
+        let store = store_ref(store)?;
+        crate::node::pending::wait_all_requests();
+        Ok(store.inner.close()?)
+    })
 }
 
 /// Sets how much of what the store writes survives a crash (see `zarr_durability`).
@@ -311,7 +317,8 @@ pub unsafe extern "C" fn zarr_store_set_durability(
 /// Syncs what the handle wrote since its last flush (under `ZARR_DURABILITY_FLUSH`: each
 /// file written and each directory whose entries changed), so it survives a power loss;
 /// the first failure is reported, after every file was tried. A no-op for other levels and
-/// for memory and zip stores.
+/// for memory and zip stores. It first waits until no non-blocking request of the process
+/// is in flight (their errors stay with the requests).
 ///
 /// Errors: `ZARR_ERR_STORAGE_IO` (the first file or directory that failed).
 ///
@@ -320,7 +327,11 @@ pub unsafe extern "C" fn zarr_store_set_durability(
 /// Thread safety: any thread; writes finishing meanwhile may be left to the next flush.
 #[no_mangle]
 pub unsafe extern "C" fn zarr_store_flush(store: *const zarr_store_t) -> zarr_status_t {
-    ffi_guard!({ Ok(store_ref(store)?.inner.flush()?) })
+    ffi_guard!({
+        let store = store_ref(store)?;
+        crate::node::pending::wait_all_requests();
+        Ok(store.inner.flush()?)
+    })
 }
 
 /// Creates an empty in-memory store.
@@ -344,7 +355,8 @@ pub unsafe extern "C" fn zarr_store_new_memory(out_store: *mut *mut zarr_store_t
     })
 }
 
-/// Releases a store handle (NULL is ignored), flushing it first as `zarr_store_flush` does;
+/// Releases a store handle (NULL is ignored), once no non-blocking request of the process
+/// is in flight, flushing it first as `zarr_store_flush` does;
 /// a flush error cannot be reported here: call `zarr_store_close` first to see it. Arrays
 /// opened from it stay usable; what they write afterwards is flushed when the last of them
 /// is freed.
@@ -360,6 +372,7 @@ pub unsafe extern "C" fn zarr_store_free(store: *mut zarr_store_t) {
     ffi_guard!(() => {
         if !store.is_null() {
             let store = Box::from_raw(store);
+            crate::node::pending::wait_all_requests();
             let _ = store.inner.flush();
         }
     })

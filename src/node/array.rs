@@ -52,6 +52,8 @@ pub struct Array {
     appends: Mutex<Appends>,
     /// Serialises appends through this handle: each reads the extent it grows.
     appending: Mutex<()>,
+    /// Non-blocking writes and appends, run in submission order.
+    requests: super::pending::Queue,
 }
 
 /// The state of streaming appends on a handle.
@@ -192,6 +194,7 @@ impl Array {
             update: Mutex::new(()),
             kept_vlen: Mutex::new(None),
             appending: Mutex::new(()),
+            requests: super::pending::Queue::default(),
             appends: Mutex::new(Appends {
                 enabled: true,
                 open: None,
@@ -933,9 +936,11 @@ impl Array {
     /// Stores what appends buffered on this handle and flushes the store (see
     /// [`Store::flush`]): every step appended before it is then readable through other
     /// handles and processes, and survives this process being killed. Open shards stay
-    /// in memory, so later appends rewrite them once more when complete.
+    /// in memory, so later appends rewrite them once more when complete. Waits first for
+    /// the handle's non-blocking requests (their errors are theirs, not the flush's).
     pub fn flush(&self) -> Result<()> {
         self.check_writable("flush")?;
+        self.wait_requests();
         let mut appends = self.appends()?;
         self.flush_appends(&mut appends, false)?;
         drop(appends);
@@ -1212,6 +1217,13 @@ impl Array {
             .iter()
             .filter(|(_, index)| index.iter().zip(&grid).all(|(i, g)| i < g))
             .count() as u64)
+    }
+}
+
+impl Array {
+    /// The queue of this handle's non-blocking requests.
+    pub(super) fn requests(&self) -> &super::pending::Queue {
+        &self.requests
     }
 }
 

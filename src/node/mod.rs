@@ -6,6 +6,7 @@ mod builder;
 pub mod cf;
 mod copy;
 mod group;
+pub mod pending;
 pub mod typed_attrs;
 
 /// How a node is opened or created (defined beside the stores, which open by it too).

@@ -98,7 +98,9 @@ module zarr_c
       integer(c_int32_t) :: res
     end function c_zarr_array_open
 
-    ! Releases an array handle (NULL is ignored). Appends it buffered are stored first (see
+    ! Releases an array handle (NULL is ignored), once its non-blocking requests are done
+    ! (it waits for them; their errors stay with the requests). Appends it buffered are
+    ! stored first (see
     ! `zarr_array_append`), but an error in doing so is lost and those steps may then be
     ! missing: call `zarr_array_flush` before freeing to see it. Freeing syncs nothing by
     ! itself; when the handle holds the last reference to its store (the store handle was
@@ -439,7 +441,8 @@ module zarr_c
     ! through other handles and processes and survives this process being killed. A shard
     ! left incomplete is stored whole again when a later append completes it, so flush
     ! rarely (e.g. at checkpoints). `ZARR_ERR_READ_ONLY` on a read-only handle; nothing to
-    ! store is not an error.
+    ! store is not an error. It first waits for the handle's non-blocking requests (their
+    ! errors stay with the requests: see `zarr_request_wait`).
     !
     ! Errors: `ZARR_ERR_READ_ONLY` (a read-only handle), and those of storing the shards and
     ! syncing the store (`ZARR_ERR_STORAGE_IO`, `ZARR_ERR_CODEC`).
@@ -2806,6 +2809,200 @@ module zarr_c
       integer(c_int32_t) :: res
     end function c_zarr_migrate_1to2
 
+    ! Like `zarr_array_write`, but returns at once with `*out_request`: the write runs on a
+    ! thread of the array handle behind the handle's earlier non-blocking requests (writes
+    ! and appends of one handle are applied in submission order), its chunks encoded on the
+    ! pool. `flags` is 0 or `ZARR_ASYNC_COPY` (see there: without it, `buf` must stay
+    ! untouched until the request is done). The call first waits while the requests in
+    ! flight hold more than the budget allows (`zarr_set_async_budget`).
+    !
+    ! Errors: at submission, `ZARR_ERR_NULL_ARG`, `ZARR_ERR_RANK_MISMATCH` (`ndim`),
+    ! `ZARR_ERR_INVALID_ARG` (`flags`, `mem_dtype`, `order`, or a buffer larger than the
+    ! whole budget), `ZARR_ERR_READ_ONLY`, `ZARR_ERR_NO_MEMORY` (the copy); every other
+    ! error
+    ! of `zarr_array_write` is the request's, given by `zarr_request_wait` or
+    ! `zarr_request_test` with the same guarantee: a failed write stores no chunk torn, and
+    ! later requests still run.
+    !
+    ! Ownership: `*out_request` is a new handle (NULL on failure): free it with
+    ! `zarr_request_free`. The request holds the array (and its store) until it is done.
+    !
+    ! Thread safety: any thread, as `zarr_array_write`. Requests submitted by one thread
+    ! apply in submission order; blocking calls on the handle do not wait for its requests
+    ! (wait for them first when they touch the same chunks).
+    function c_zarr_array_write_async(array, ndim, start, count, mem_dtype, order, buf, &
+        buf_bytes, flags, out_request) &
+        bind(c, name="zarr_array_write_async") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: array
+      integer(c_size_t), value :: ndim
+      integer(c_int64_t), intent(in) :: start(*)
+      integer(c_int64_t), intent(in) :: count(*)
+      integer(c_int32_t), value :: mem_dtype
+      integer(c_int32_t), value :: order
+      type(c_ptr), value :: buf
+      integer(c_size_t), value :: buf_bytes
+      integer(c_int32_t), value :: flags
+      type(c_ptr), intent(out) :: out_request
+      integer(c_int32_t) :: res
+    end function c_zarr_array_write_async
+
+    ! Like `zarr_array_write_strided`, but non-blocking as `zarr_array_write_async`.
+    !
+    ! Errors: as `zarr_array_write_async`; the stride errors come from the request.
+    !
+    ! Ownership: as `zarr_array_write_async`; `mem_strides` is copied.
+    !
+    ! Thread safety: as `zarr_array_write_async`.
+    function c_zarr_array_write_strided_async(array, ndim, start, count, mem_strides, &
+        mem_dtype, buf, buf_bytes, flags, out_request) &
+        bind(c, name="zarr_array_write_strided_async") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: array
+      integer(c_size_t), value :: ndim
+      integer(c_int64_t), intent(in) :: start(*)
+      integer(c_int64_t), intent(in) :: count(*)
+      integer(c_int64_t), intent(in) :: mem_strides(*)
+      integer(c_int32_t), value :: mem_dtype
+      type(c_ptr), value :: buf
+      integer(c_size_t), value :: buf_bytes
+      integer(c_int32_t), value :: flags
+      type(c_ptr), intent(out) :: out_request
+      integer(c_int32_t) :: res
+    end function c_zarr_array_write_strided_async
+
+    ! Like `zarr_array_append`, but non-blocking as `zarr_array_write_async`: the appends
+    ! of one handle grow the array in submission order.
+    !
+    ! Errors: as `zarr_array_write_async`; the other errors of `zarr_array_append` come from
+    ! the request (a failed append appends nothing; later appends still run).
+    !
+    ! Ownership: as `zarr_array_write_async`.
+    !
+    ! Thread safety: any thread; one handle appends to an array at a time.
+    function c_zarr_array_append_async(array, axis, ndim, count, mem_dtype, order, buf, &
+        buf_bytes, flags, out_request) &
+        bind(c, name="zarr_array_append_async") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: array
+      integer(c_size_t), value :: axis
+      integer(c_size_t), value :: ndim
+      integer(c_int64_t), intent(in) :: count(*)
+      integer(c_int32_t), value :: mem_dtype
+      integer(c_int32_t), value :: order
+      type(c_ptr), value :: buf
+      integer(c_size_t), value :: buf_bytes
+      integer(c_int32_t), value :: flags
+      type(c_ptr), intent(out) :: out_request
+      integer(c_int32_t) :: res
+    end function c_zarr_array_append_async
+
+    ! Waits until the request is done and returns its status; a failure's message is the
+    ! calling thread's last error (`zarr_last_error`). Waiting again returns the same.
+    !
+    ! Errors: those of the write or append (see `zarr_array_write_async`).
+    !
+    ! Ownership: the request stays the caller's.
+    !
+    ! Thread safety: any thread; several may wait for one request.
+    function c_zarr_request_wait(request) &
+        bind(c, name="zarr_request_wait") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: request
+      integer(c_int32_t) :: res
+    end function c_zarr_request_wait
+
+    ! Sets `*out_done` to whether the request is done, without waiting. When it is done, the
+    ! status is the request's (as `zarr_request_wait` returns it); otherwise `ZARR_OK`.
+    !
+    ! Errors: those of the request once done.
+    !
+    ! Ownership: the request stays the caller's.
+    !
+    ! Thread safety: any thread.
+    function c_zarr_request_test(request, out_done) &
+        bind(c, name="zarr_request_test") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: request
+      logical(c_bool), intent(out) :: out_done
+      integer(c_int32_t) :: res
+    end function c_zarr_request_test
+
+    ! Waits for the `n` requests of `requests` (NULL entries are skipped) and returns the
+    ! status of the first that failed, in the order given (its message is the last error);
+    ! `ZARR_OK` when all succeeded. It always waits for all of them.
+    !
+    ! Errors: those of the requests.
+    !
+    ! Ownership: the requests stay the caller's.
+    !
+    ! Thread safety: any thread.
+    function c_zarr_request_wait_all(requests, n) &
+        bind(c, name="zarr_request_wait_all") result(res)
+      import
+      implicit none
+      type(c_ptr), intent(out) :: requests
+      integer(c_size_t), value :: n
+      integer(c_int32_t) :: res
+    end function c_zarr_request_wait_all
+
+    ! Releases a request handle (NULL is ignored). A request not yet done still runs to its
+    ! end (its array's flush or free waits for it), but its error is lost.
+    !
+    ! Errors: none: it returns a value, never a status.
+    !
+    ! Ownership: takes the handle.
+    !
+    ! Thread safety: any thread, once no other call is using the handle.
+    subroutine c_zarr_request_free(request) &
+        bind(c, name="zarr_request_free")
+      import
+      implicit none
+      type(c_ptr), value :: request
+    end subroutine c_zarr_request_free
+
+    ! Sets the process-wide budget of bytes held by non-blocking requests in flight (their
+    ! buffers, copied or borrowed; 0, the default: no limit). A submission that would pass
+    ! it
+    ! waits until enough requests are done; one larger than the whole budget is refused.
+    !
+    ! Errors: none beyond the usual ones (Conventions).
+    !
+    ! Ownership: nothing changes hands.
+    !
+    ! Thread safety: any thread; submissions waiting see the new budget at once.
+    function c_zarr_set_async_budget(bytes) &
+        bind(c, name="zarr_set_async_budget") result(res)
+      import
+      implicit none
+      integer(c_size_t), value :: bytes
+      integer(c_int32_t) :: res
+    end function c_zarr_set_async_budget
+
+    ! Sets `*out_bytes` to the bytes non-blocking requests hold now and `*out_peak` to the
+    ! most they held at once since the last reset (either may be NULL); with `reset_peak`,
+    ! then starts the peak again from the bytes held now.
+    !
+    ! Errors: only the usual ones (Conventions).
+    !
+    ! Ownership: nothing is kept; the results go to the caller's outputs.
+    !
+    ! Thread safety: any thread.
+    function c_zarr_async_in_flight(reset_peak, out_bytes, out_peak) &
+        bind(c, name="zarr_async_in_flight") result(res)
+      import
+      implicit none
+      logical(c_bool), value :: reset_peak
+      integer(c_size_t), intent(out) :: out_bytes
+      integer(c_size_t), intent(out) :: out_peak
+      integer(c_int32_t) :: res
+    end function c_zarr_async_in_flight
+
     ! Opens a directory as a store. `ZARR_MODE_R` opens it read-only and `ZARR_MODE_R_PLUS`
     ! read-write (both need it to exist); `ZARR_MODE_A`, `ZARR_MODE_W` and
     ! `ZARR_MODE_W_MINUS`
@@ -2973,8 +3170,9 @@ module zarr_c
       integer(c_int32_t) :: res
     end function c_zarr_store_open_url
 
-    ! Finishes pending work and reports its errors; the store stays usable. A directory
-    ! store
+    ! Finishes pending work and reports its errors; the store stays usable. It first waits
+    ! until no non-blocking request of the process is in flight (their errors stay with the
+    ! requests). A directory store
     ! is flushed as `zarr_store_flush` does. For a zip written through the handle, the new
     ! archive's central directory is written, the file synced to disk and atomically renamed
     ! over the zip's path: a crash before the rename leaves the old archive, after it the
@@ -3022,7 +3220,8 @@ module zarr_c
     ! file written and each directory whose entries changed), so it survives a power loss;
     ! the first failure is reported, after every file was tried. A no-op for other levels
     ! and
-    ! for memory and zip stores.
+    ! for memory and zip stores. It first waits until no non-blocking request of the process
+    ! is in flight (their errors stay with the requests).
     !
     ! Errors: `ZARR_ERR_STORAGE_IO` (the first file or directory that failed).
     !
@@ -3052,8 +3251,8 @@ module zarr_c
       integer(c_int32_t) :: res
     end function c_zarr_store_new_memory
 
-    ! Releases a store handle (NULL is ignored), flushing it first as `zarr_store_flush`
-    ! does;
+    ! Releases a store handle (NULL is ignored), once no non-blocking request of the process
+    ! is in flight, flushing it first as `zarr_store_flush` does;
     ! a flush error cannot be reported here: call `zarr_store_close` first to see it. Arrays
     ! opened from it stay usable; what they write afterwards is flushed when the last of
     ! them

@@ -11,6 +11,7 @@ const libzarr = get(ENV, "LIBZARR", "libzarr")
 mutable struct zarr_array_builder_t end
 mutable struct zarr_array_t end
 mutable struct zarr_group_t end
+mutable struct zarr_request_t end
 mutable struct zarr_store_t end
 mutable struct zarr_strings_t end
 mutable struct zarr_vlen_list_t end
@@ -41,6 +42,7 @@ const ZARR_HAS_ZFP = 32
 const ZARR_HAS_PCODEC = 64
 const ZARR_FORMAT_V3_DRAFT = 30
 const ZARR_FORMAT_V3_DRAFT_ZARR_PYTHON = 31
+const ZARR_ASYNC_COPY = 1
 
 # enum zarr_status
 const ZARR_OK = zarr_status_t(0)
@@ -216,7 +218,9 @@ end
 """
     zarr_array_free(array) -> Cvoid
 
-Releases an array handle (NULL is ignored). Appends it buffered are stored first (see
+Releases an array handle (NULL is ignored), once its non-blocking requests are done
+(it waits for them; their errors stay with the requests). Appends it buffered are
+stored first (see
 `zarr_array_append`), but an error in doing so is lost and those steps may then be
 missing: call `zarr_array_flush` before freeing to see it. Freeing syncs nothing by
 itself; when the handle holds the last reference to its store (the store handle was
@@ -480,7 +484,8 @@ flushes the store (`zarr_store_flush`): every step appended before it is then re
 through other handles and processes and survives this process being killed. A shard
 left incomplete is stored whole again when a later append completes it, so flush
 rarely (e.g. at checkpoints). `ZARR_ERR_READ_ONLY` on a read-only handle; nothing to
-store is not an error.
+store is not an error. It first waits for the handle's non-blocking requests (their
+errors stay with the requests: see `zarr_request_wait`).
 
 Errors: `ZARR_ERR_READ_ONLY` (a read-only handle), and those of storing the shards and
 syncing the store (`ZARR_ERR_STORAGE_IO`, `ZARR_ERR_CODEC`).
@@ -2510,6 +2515,165 @@ function zarr_migrate_1to2(store, path)
 end
 
 """
+    zarr_array_write_async(array, ndim, start, count, mem_dtype, order, buf, buf_bytes, flags, out_request) -> zarr_status_t
+
+Like `zarr_array_write`, but returns at once with `*out_request`: the write runs on a
+thread of the array handle behind the handle's earlier non-blocking requests (writes
+and appends of one handle are applied in submission order), its chunks encoded on the
+pool. `flags` is 0 or `ZARR_ASYNC_COPY` (see there: without it, `buf` must stay
+untouched until the request is done). The call first waits while the requests in
+flight hold more than the budget allows (`zarr_set_async_budget`).
+
+Errors: at submission, `ZARR_ERR_NULL_ARG`, `ZARR_ERR_RANK_MISMATCH` (`ndim`),
+`ZARR_ERR_INVALID_ARG` (`flags`, `mem_dtype`, `order`, or a buffer larger than the
+whole budget), `ZARR_ERR_READ_ONLY`, `ZARR_ERR_NO_MEMORY` (the copy); every other error
+of `zarr_array_write` is the request's, given by `zarr_request_wait` or
+`zarr_request_test` with the same guarantee: a failed write stores no chunk torn, and
+later requests still run.
+
+Ownership: `*out_request` is a new handle (NULL on failure): free it with
+`zarr_request_free`. The request holds the array (and its store) until it is done.
+
+Thread safety: any thread, as `zarr_array_write`. Requests submitted by one thread
+apply in submission order; blocking calls on the handle do not wait for its requests
+(wait for them first when they touch the same chunks).
+"""
+function zarr_array_write_async(array, ndim, start, count, mem_dtype, order, buf, buf_bytes, flags, out_request)
+    ccall((:zarr_array_write_async, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Csize_t, Ptr{UInt64}, Ptr{UInt64}, zarr_dtype_t, zarr_order_t, Ptr{Cvoid}, Csize_t, UInt32, Ptr{Ptr{zarr_request_t}}), array, ndim, start, count, mem_dtype, order, buf, buf_bytes, flags, out_request)
+end
+
+"""
+    zarr_array_write_strided_async(array, ndim, start, count, mem_strides, mem_dtype, buf, buf_bytes, flags, out_request) -> zarr_status_t
+
+Like `zarr_array_write_strided`, but non-blocking as `zarr_array_write_async`.
+
+Errors: as `zarr_array_write_async`; the stride errors come from the request.
+
+Ownership: as `zarr_array_write_async`; `mem_strides` is copied.
+
+Thread safety: as `zarr_array_write_async`.
+"""
+function zarr_array_write_strided_async(array, ndim, start, count, mem_strides, mem_dtype, buf, buf_bytes, flags, out_request)
+    ccall((:zarr_array_write_strided_async, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Csize_t, Ptr{UInt64}, Ptr{UInt64}, Ptr{Int64}, zarr_dtype_t, Ptr{Cvoid}, Csize_t, UInt32, Ptr{Ptr{zarr_request_t}}), array, ndim, start, count, mem_strides, mem_dtype, buf, buf_bytes, flags, out_request)
+end
+
+"""
+    zarr_array_append_async(array, axis, ndim, count, mem_dtype, order, buf, buf_bytes, flags, out_request) -> zarr_status_t
+
+Like `zarr_array_append`, but non-blocking as `zarr_array_write_async`: the appends
+of one handle grow the array in submission order.
+
+Errors: as `zarr_array_write_async`; the other errors of `zarr_array_append` come from
+the request (a failed append appends nothing; later appends still run).
+
+Ownership: as `zarr_array_write_async`.
+
+Thread safety: any thread; one handle appends to an array at a time.
+"""
+function zarr_array_append_async(array, axis, ndim, count, mem_dtype, order, buf, buf_bytes, flags, out_request)
+    ccall((:zarr_array_append_async, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Csize_t, Csize_t, Ptr{UInt64}, zarr_dtype_t, zarr_order_t, Ptr{Cvoid}, Csize_t, UInt32, Ptr{Ptr{zarr_request_t}}), array, axis, ndim, count, mem_dtype, order, buf, buf_bytes, flags, out_request)
+end
+
+"""
+    zarr_request_wait(request) -> zarr_status_t
+
+Waits until the request is done and returns its status; a failure's message is the
+calling thread's last error (`zarr_last_error`). Waiting again returns the same.
+
+Errors: those of the write or append (see `zarr_array_write_async`).
+
+Ownership: the request stays the caller's.
+
+Thread safety: any thread; several may wait for one request.
+"""
+function zarr_request_wait(request)
+    ccall((:zarr_request_wait, libzarr), zarr_status_t, (Ptr{zarr_request_t},), request)
+end
+
+"""
+    zarr_request_test(request, out_done) -> zarr_status_t
+
+Sets `*out_done` to whether the request is done, without waiting. When it is done, the
+status is the request's (as `zarr_request_wait` returns it); otherwise `ZARR_OK`.
+
+Errors: those of the request once done.
+
+Ownership: the request stays the caller's.
+
+Thread safety: any thread.
+"""
+function zarr_request_test(request, out_done)
+    ccall((:zarr_request_test, libzarr), zarr_status_t, (Ptr{zarr_request_t}, Ptr{Bool}), request, out_done)
+end
+
+"""
+    zarr_request_wait_all(requests, n) -> zarr_status_t
+
+Waits for the `n` requests of `requests` (NULL entries are skipped) and returns the
+status of the first that failed, in the order given (its message is the last error);
+`ZARR_OK` when all succeeded. It always waits for all of them.
+
+Errors: those of the requests.
+
+Ownership: the requests stay the caller's.
+
+Thread safety: any thread.
+"""
+function zarr_request_wait_all(requests, n)
+    ccall((:zarr_request_wait_all, libzarr), zarr_status_t, (Ptr{Ptr{zarr_request_t}}, Csize_t), requests, n)
+end
+
+"""
+    zarr_request_free(request) -> Cvoid
+
+Releases a request handle (NULL is ignored). A request not yet done still runs to its
+end (its array's flush or free waits for it), but its error is lost.
+
+Errors: none: it returns a value, never a status.
+
+Ownership: takes the handle.
+
+Thread safety: any thread, once no other call is using the handle.
+"""
+function zarr_request_free(request)
+    ccall((:zarr_request_free, libzarr), Cvoid, (Ptr{zarr_request_t},), request)
+end
+
+"""
+    zarr_set_async_budget(bytes) -> zarr_status_t
+
+Sets the process-wide budget of bytes held by non-blocking requests in flight (their
+buffers, copied or borrowed; 0, the default: no limit). A submission that would pass it
+waits until enough requests are done; one larger than the whole budget is refused.
+
+Errors: none beyond the usual ones (Conventions).
+
+Ownership: nothing changes hands.
+
+Thread safety: any thread; submissions waiting see the new budget at once.
+"""
+function zarr_set_async_budget(bytes)
+    ccall((:zarr_set_async_budget, libzarr), zarr_status_t, (Csize_t,), bytes)
+end
+
+"""
+    zarr_async_in_flight(reset_peak, out_bytes, out_peak) -> zarr_status_t
+
+Sets `*out_bytes` to the bytes non-blocking requests hold now and `*out_peak` to the
+most they held at once since the last reset (either may be NULL); with `reset_peak`,
+then starts the peak again from the bytes held now.
+
+Errors: only the usual ones (Conventions).
+
+Ownership: nothing is kept; the results go to the caller's outputs.
+
+Thread safety: any thread.
+"""
+function zarr_async_in_flight(reset_peak, out_bytes, out_peak)
+    ccall((:zarr_async_in_flight, libzarr), zarr_status_t, (Bool, Ptr{Csize_t}, Ptr{Csize_t}), reset_peak, out_bytes, out_peak)
+end
+
+"""
     zarr_store_open_fs(path, mode, out_store) -> zarr_status_t
 
 Opens a directory as a store. `ZARR_MODE_R` opens it read-only and `ZARR_MODE_R_PLUS`
@@ -2649,7 +2813,9 @@ end
 """
     zarr_store_close(store) -> zarr_status_t
 
-Finishes pending work and reports its errors; the store stays usable. A directory store
+Finishes pending work and reports its errors; the store stays usable. It first waits
+until no non-blocking request of the process is in flight (their errors stay with the
+requests). A directory store
 is flushed as `zarr_store_flush` does. For a zip written through the handle, the new
 archive's central directory is written, the file synced to disk and atomically renamed
 over the zip's path: a crash before the rename leaves the old archive, after it the new
@@ -2692,7 +2858,8 @@ end
 Syncs what the handle wrote since its last flush (under `ZARR_DURABILITY_FLUSH`: each
 file written and each directory whose entries changed), so it survives a power loss;
 the first failure is reported, after every file was tried. A no-op for other levels and
-for memory and zip stores.
+for memory and zip stores. It first waits until no non-blocking request of the process
+is in flight (their errors stay with the requests).
 
 Errors: `ZARR_ERR_STORAGE_IO` (the first file or directory that failed).
 
@@ -2722,7 +2889,8 @@ end
 """
     zarr_store_free(store) -> Cvoid
 
-Releases a store handle (NULL is ignored), flushing it first as `zarr_store_flush` does;
+Releases a store handle (NULL is ignored), once no non-blocking request of the process
+is in flight, flushing it first as `zarr_store_flush` does;
 a flush error cannot be reported here: call `zarr_store_close` first to see it. Arrays
 opened from it stay usable; what they write afterwards is flushed when the last of them
 is freed.

@@ -1,0 +1,309 @@
+//! Non-blocking writes and appends: many requests in flight from several threads, waited
+//! for in any order; submission order per handle; errors at wait with nothing torn and
+//! later requests unaffected; the budget of bytes in flight; requests dropped unwaited;
+//! flush waiting for them.
+
+mod common;
+
+use common::counting::Counting;
+use serde_json::json;
+use std::sync::{Arc, Mutex, MutexGuard};
+use zarr::dtype::ElementType;
+use zarr::meta::Order;
+use zarr::node::pending::{self, Layout, Request};
+use zarr::node::{Array, ArrayBuilder, Mode};
+use zarr::store::{MemoryStore, Store};
+use zarr::Error;
+
+/// The budget and its counts are the process's: tests run one at a time.
+fn serial() -> MutexGuard<'static, ()> {
+    static SERIAL: Mutex<()> = Mutex::new(());
+    let guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    pending::set_budget(0);
+    guard
+}
+
+fn ints(values: impl IntoIterator<Item = i32>) -> Vec<u8> {
+    values.into_iter().flat_map(i32::to_ne_bytes).collect()
+}
+
+/// A v3 array of int32 of `shape`, chunks of `chunks`, fill value -1, zstd.
+fn array(store: Arc<dyn Store>, shape: Vec<u64>, chunks: Vec<u64>) -> Arc<Array> {
+    let mut builder = ArrayBuilder::new(shape, ElementType::Int32);
+    builder.zarr_format(3).unwrap();
+    builder
+        .chunks(chunks)
+        .fill_value_json(json!(-1))
+        .compressor(json!({"id": "zstd", "level": 1}));
+    Arc::new(builder.create(store, "a", Mode::Overwrite).unwrap())
+}
+
+fn read_all(array: &Array) -> Vec<u8> {
+    let shape = array.metadata().shape.clone();
+    let n: u64 = shape.iter().product();
+    let mut out = vec![0u8; n as usize * 4];
+    array
+        .read(
+            &vec![0; shape.len()],
+            &shape,
+            ElementType::Int32,
+            Order::C,
+            &mut out,
+        )
+        .unwrap();
+    out
+}
+
+fn write(array: &Arc<Array>, start: u64, values: Vec<u8>) -> Request {
+    let count = (values.len() / 4) as u64;
+    array
+        .write_async(
+            vec![start],
+            vec![count],
+            ElementType::Int32,
+            Layout::Dense(Order::C),
+            Box::new(values),
+        )
+        .unwrap()
+}
+
+#[test]
+fn requests_from_several_threads_land_exactly_waited_in_any_order() {
+    let _serial = serial();
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let a = array(store.clone(), vec![64, 16], vec![8, 8]);
+    let threads: Vec<_> = (0..4u64)
+        .map(|t| {
+            let a = a.clone();
+            std::thread::spawn(move || {
+                // Thread t writes rows 16t..16t+16, one row per request.
+                (16 * t..16 * t + 16)
+                    .map(|row| {
+                        let values = ints((0..16).map(|c| (row * 100 + c) as i32));
+                        a.write_async(
+                            vec![row, 0],
+                            vec![1, 16],
+                            ElementType::Int32,
+                            Layout::Dense(Order::C),
+                            Box::new(values),
+                        )
+                        .unwrap()
+                    })
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    let mut requests: Vec<Request> = threads
+        .into_iter()
+        .flat_map(|t| t.join().unwrap())
+        .collect();
+    // Waited for last first, then every other one, then the rest.
+    requests.reverse();
+    for r in requests.iter().step_by(2) {
+        r.wait().unwrap();
+    }
+    for r in &requests {
+        r.wait().unwrap();
+        assert_eq!(r.test(), Some(Ok(())));
+    }
+    let other = Array::open(store, "a", Mode::Read).unwrap();
+    assert_eq!(
+        read_all(&other),
+        ints((0..64).flat_map(|r| (0..16).map(move |c| r * 100 + c)))
+    );
+}
+
+#[test]
+fn overlapping_writes_and_strided_writes_apply_in_submission_order() {
+    let _serial = serial();
+    let a = array(Arc::new(MemoryStore::new()), vec![30], vec![7]);
+    let mut requests = Vec::new();
+    for i in 0..40 {
+        // Each write covers [i % 10, i % 10 + 20) with the value i.
+        requests.push(write(&a, i % 10, ints(std::iter::repeat_n(i as i32, 20))));
+    }
+    // A strided write last: elements 0, 2, ..., 28 of a buffer of 30 into [0, 15).
+    let strided = ints((0..30).map(|v| 1000 + v));
+    requests.push(
+        a.write_async(
+            vec![0],
+            vec![15],
+            ElementType::Int32,
+            Layout::Strided(vec![2]),
+            Box::new(strided),
+        )
+        .unwrap(),
+    );
+    requests.last().unwrap().wait().unwrap();
+    for r in &requests {
+        assert_eq!(r.test(), Some(Ok(())), "done in order: the last is done");
+    }
+    // What a blocking sequence of the same writes leaves.
+    let mut expected = vec![-1i32; 30];
+    for i in 0..40usize {
+        expected[i % 10..i % 10 + 20].fill(i as i32);
+    }
+    for (k, e) in expected.iter_mut().take(15).enumerate() {
+        *e = 1000 + 2 * k as i32;
+    }
+    assert_eq!(read_all(&a), ints(expected));
+}
+
+#[test]
+fn a_failing_request_reports_at_wait_stores_nothing_torn_and_later_ones_run() {
+    let _serial = serial();
+    let counting = Arc::new(Counting::default());
+    let store: Arc<dyn Store> = counting.clone();
+    let a = array(store.clone(), vec![40], vec![10]);
+    let first = write(&a, 0, ints(0..40));
+    first.wait().unwrap();
+    *counting.refuse.lock().unwrap() = Some("a/c/2".into());
+    let failing = write(&a, 0, ints(100..140));
+    let later = write(&a, 0, ints(200..210));
+    // An out-of-bounds region fails at wait too, changing nothing.
+    let outside = write(&a, 35, ints(0..10));
+    later.wait().unwrap();
+    let e = failing.wait().unwrap_err();
+    assert!(e.to_string().contains("refused by the test"), "{e}");
+    assert_eq!(
+        failing.wait().unwrap_err(),
+        e,
+        "the same outcome every time"
+    );
+    assert!(matches!(outside.wait(), Err(Error::OutOfBounds(_))));
+    *counting.refuse.lock().unwrap() = None;
+    // Every chunk holds one write's values whole: chunk 0 the later write's, chunk 2 the
+    // first's, chunks 1 and 3 the first's or the failing one's (as a blocking write that
+    // fails leaves them).
+    let got = read_all(&a);
+    let chunk = |c: usize| &got[c * 40..c * 40 + 40];
+    assert_eq!(chunk(0), ints(200..210));
+    assert_eq!(chunk(2), ints(20..30));
+    for c in [1, 3] {
+        let (old, new) = (c as i32 * 10, 100 + c as i32 * 10);
+        assert!(
+            chunk(c) == ints(old..old + 10) || chunk(c) == ints(new..new + 10),
+            "chunk {c} torn: {:?}",
+            chunk(c)
+        );
+    }
+}
+
+#[test]
+fn the_budget_bounds_the_bytes_in_flight() {
+    let _serial = serial();
+    let counting = Arc::new(Counting::default());
+    let store: Arc<dyn Store> = counting.clone();
+    let a = array(store.clone(), vec![8 * 1024], vec![1024]);
+    *counting.slow.lock().unwrap() = Some("a/c/".into());
+    // Three requests of 4 KiB fit; the others wait at submission until some are done.
+    pending::set_budget(3 * 4096);
+    pending::in_flight(true);
+    let submitters: Vec<_> = (0..2u64)
+        .map(|t| {
+            let a = a.clone();
+            std::thread::spawn(move || {
+                (0..4u64)
+                    .map(|k| {
+                        let chunk = t * 4 + k;
+                        write(
+                            &a,
+                            chunk * 1024,
+                            ints((0..1024).map(|v| (chunk * 10000 + v) as i32)),
+                        )
+                    })
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    let requests: Vec<Request> = submitters
+        .into_iter()
+        .flat_map(|t| t.join().unwrap())
+        .collect();
+    for r in &requests {
+        r.wait().unwrap();
+    }
+    let (now, peak) = pending::in_flight(false);
+    assert_eq!(now, 0);
+    assert!(peak <= 3 * 4096, "peak {peak} above the budget");
+    assert!(
+        peak >= 2 * 4096,
+        "peak {peak}: requests were not in flight together"
+    );
+    // A request larger than the whole budget is refused at once.
+    let e = a
+        .write_async(
+            vec![0],
+            vec![4096],
+            ElementType::Int32,
+            Layout::Dense(Order::C),
+            Box::new(vec![0u8; 16384]),
+        )
+        .unwrap_err();
+    assert!(matches!(e, Error::InvalidArg(_)), "{e}");
+    pending::set_budget(0);
+    *counting.slow.lock().unwrap() = None;
+    assert_eq!(
+        read_all(&a),
+        ints((0..8).flat_map(|c| (0..1024).map(move |v| c * 10000 + v)))
+    );
+}
+
+#[test]
+fn dropped_requests_still_run_and_flush_waits_for_them() {
+    let _serial = serial();
+    let counting = Arc::new(Counting::default());
+    let store: Arc<dyn Store> = counting.clone();
+    let a = array(store.clone(), vec![20], vec![10]);
+    *counting.slow.lock().unwrap() = Some("a/c/".into());
+    drop(write(&a, 0, ints(0..10)));
+    let kept = write(&a, 10, ints(10..20));
+    assert_eq!(kept.test(), None, "a slow store keeps it in flight");
+    a.flush().unwrap();
+    assert_eq!(kept.test(), Some(Ok(())), "flush waited");
+    *counting.slow.lock().unwrap() = None;
+    let other = Array::open(store.clone(), "a", Mode::Read).unwrap();
+    assert_eq!(read_all(&other), ints(0..20));
+    // Dropping the last handle with a request in flight: the request holds the array.
+    drop(write(&a, 0, ints(50..60)));
+    drop(a);
+    pending::wait_all_requests();
+    let other = Array::open(store, "a", Mode::Read).unwrap();
+    assert_eq!(read_all(&other), ints((50..60).chain(10..20)));
+}
+
+#[test]
+fn appends_apply_in_submission_order_streamed_or_not() {
+    let _serial = serial();
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    for sharded in [false, true] {
+        let mut builder = ArrayBuilder::new(vec![0, 6], ElementType::Int32);
+        builder.zarr_format(3).unwrap();
+        builder.chunks(vec![1, 3]).fill_value_json(json!(0));
+        if sharded {
+            builder.shard_shape(vec![4, 6]);
+        }
+        let a = Arc::new(builder.create(store.clone(), "g", Mode::Overwrite).unwrap());
+        let requests: Vec<Request> = (0..11)
+            .map(|t| {
+                a.append_async(
+                    0,
+                    vec![1, 6],
+                    ElementType::Int32,
+                    Order::C,
+                    Box::new(ints((0..6).map(|v| t * 10 + v + 1))),
+                )
+                .unwrap()
+            })
+            .collect();
+        requests[10].wait().unwrap();
+        a.flush().unwrap();
+        let other = Array::open(store.clone(), "g", Mode::Read).unwrap();
+        assert_eq!(other.metadata().shape, vec![11, 6], "sharded: {sharded}");
+        assert_eq!(
+            read_all(&other),
+            ints((0..11).flat_map(|t| (0..6).map(move |v| t * 10 + v + 1))),
+            "sharded: {sharded}"
+        );
+    }
+}
