@@ -191,7 +191,8 @@ static void strings(int format) {
     bool is_null = true;
     CHECK_STATUS(zarr_array_fill_value(a, fill, 0, &is_null), ZARR_ERR_DTYPE_MISMATCH);
     CHECK_OK(zarr_array_fill_value_json(a, fill, sizeof fill, NULL));
-    CHECK_STR(fill, "\"\"");
+    /* v2: null, as xarray writes (it masks a v2 ""); v3: "". */
+    CHECK_STR(fill, format == 2 ? "null" : "\"\"");
     const char *words[5] = {"", "alpha", "h\xc3\xa9llo", "\xf0\x9f\x98\x80", "nul\0in"};
     const size_t lengths[5] = {0, 5, 6, 4, 6};
     const void *items[5];
