@@ -552,16 +552,33 @@ fn zfp_codes_each_chunk_of_a_rectilinear_grid_at_its_own_shape() {
         json!({"name": "zfp", "configuration": {"mode": "reversible"}}),
         json!({"name": "numcodecs.zfpy", "configuration": {"mode": 5}}),
     ] {
-        let (store, a) = v3_array(&[7, 5], rectilinear(json!([[4, 2, 1], [3, 2]])), json!([codec]));
+        let (store, a) = v3_array(
+            &[7, 5],
+            rectilinear(json!([[4, 2, 1], [3, 2]])),
+            json!([codec]),
+        );
         let a = a.unwrap();
         let data = native(ElementType::Float32, &field(35));
-        assert!(write_read(&store, &a, ElementType::Float32, &data) == data, "{codec}");
+        assert!(
+            write_read(&store, &a, ElementType::Float32, &data) == data,
+            "{codec}"
+        );
         // The 1x2 corner chunk is the field a regular array of 1x2 chunks makes of it.
         let (one, b) = v3_array(&[1, 2], regular(&[1, 2]), json!([codec]));
         b.unwrap()
-            .write(&[0, 0], &[1, 2], ElementType::Float32, Order::C, &data[33 * 4..])
+            .write(
+                &[0, 0],
+                &[1, 2],
+                ElementType::Float32,
+                Order::C,
+                &data[33 * 4..],
+            )
             .unwrap();
-        assert_eq!(stored(&store, "a/c/2/1"), stored(&one, "a/c/0/0"), "{codec}");
+        assert_eq!(
+            stored(&store, "a/c/2/1"),
+            stored(&one, "a/c/0/0"),
+            "{codec}"
+        );
         // A copy with another compressor decodes each chunk at its shape.
         let target: Arc<dyn Store> = Arc::new(MemoryStore::new());
         zarr::node::copy(
@@ -587,7 +604,11 @@ fn reshape_gives_zfp_the_shape_it_encodes() {
     let reshape = |shape: Value| json!({"name": "reshape", "configuration": {"shape": shape}});
     // Chunks of 8x4x4 reshaped to 32x4: the stored chunk is a 2-D zfp field, as a 2-D
     // array of 32x4 chunks stores it.
-    let (store, a) = v3_array(&[8, 4, 4], regular(&[8, 4, 4]), json!([reshape(json!([[0, 1], [2]])), zfp]));
+    let (store, a) = v3_array(
+        &[8, 4, 4],
+        regular(&[8, 4, 4]),
+        json!([reshape(json!([[0, 1], [2]])), zfp]),
+    );
     let a = a.unwrap();
     let data = native(ElementType::Float32, &field(128));
     assert!(write_read(&store, &a, ElementType::Float32, &data) == data);
@@ -597,7 +618,10 @@ fn reshape_gives_zfp_the_shape_it_encodes() {
         .unwrap();
     assert_eq!(stored(&store, "a/c/0/0/0"), stored(&flat, "a/c/0/0"));
     // Five dimensions of more than one item reshaped to the four zfp and zfpy take.
-    for codec in [zfp.clone(), json!({"name": "numcodecs.zfpy", "configuration": {"mode": 5}})] {
+    for codec in [
+        zfp.clone(),
+        json!({"name": "numcodecs.zfpy", "configuration": {"mode": 5}}),
+    ] {
         let (store, a) = v3_array(
             &[4, 4, 2, 2, 2],
             regular(&[2, 2, 2, 2, 2]),
@@ -605,7 +629,10 @@ fn reshape_gives_zfp_the_shape_it_encodes() {
         );
         let a = a.unwrap();
         let data = native(ElementType::Float32, &field(128));
-        assert!(write_read(&store, &a, ElementType::Float32, &data) == data, "{codec}");
+        assert!(
+            write_read(&store, &a, ElementType::Float32, &data) == data,
+            "{codec}"
+        );
     }
     // A transpose hands zfp the transposed 3x2 chunk, as a 3x2 array of its items stores it.
     let (store, a) = v3_array(
@@ -622,16 +649,30 @@ fn reshape_gives_zfp_the_shape_it_encodes() {
         .collect();
     let (flat, b) = v3_array(&[3, 2], regular(&[3, 2]), json!([zfp]));
     b.unwrap()
-        .write(&[0, 0], &[3, 2], ElementType::Float32, Order::C, &transposed)
+        .write(
+            &[0, 0],
+            &[3, 2],
+            ElementType::Float32,
+            Order::C,
+            &transposed,
+        )
         .unwrap();
     assert_eq!(stored(&store, "a/c/0/0"), stored(&flat, "a/c/0/0"));
     // On a rectilinear grid every chunk shape must fit the reshape: 32x4 holds the 8x4x4
     // chunk but not the 2x4x4 one.
     let grid = rectilinear(json!([[8, 2], [4], [4]]));
-    let (_, a) = v3_array(&[10, 4, 4], grid.clone(), json!([reshape(json!([32, 4])), zfp]));
+    let (_, a) = v3_array(
+        &[10, 4, 4],
+        grid.clone(),
+        json!([reshape(json!([32, 4])), zfp]),
+    );
     let err = a.unwrap_err().to_string();
     assert!(err.contains("[2, 4, 4]"), "{err}");
-    let (store, a) = v3_array(&[10, 4, 4], grid, json!([reshape(json!([[0, 1], [2]])), zfp]));
+    let (store, a) = v3_array(
+        &[10, 4, 4],
+        grid,
+        json!([reshape(json!([[0, 1], [2]])), zfp]),
+    );
     let a = a.unwrap();
     let data = native(ElementType::Float32, &field(160));
     assert!(write_read(&store, &a, ElementType::Float32, &data) == data);

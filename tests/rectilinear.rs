@@ -385,7 +385,12 @@ fn a_copy_with_a_new_compressor_reencodes_uneven_shards() {
     builder.fill_value_json(json!(-1));
     builder.chunk_edges(0, &[2, 6, 4]).unwrap();
     let a = builder.create(store.clone(), "s", Mode::CreateNew).unwrap();
-    write(&a, &[0, 0], &[12, 10], &expected(&[0, 0], &[12, 10], pattern));
+    write(
+        &a,
+        &[0, 0],
+        &[12, 10],
+        &expected(&[0, 0], &[12, 10], pattern),
+    );
     let target: Arc<dyn Store> = Arc::new(MemoryStore::new());
     copy(
         &store,

@@ -691,7 +691,14 @@ pub fn read(
         {
             // SAFETY: this part's elements are one run that no other part touches.
             let target = unsafe { out.slice_mut(part.buf_offset * elem, chunk_bytes)? };
-            decode_chunk(meta, &key.as_str(), &part.index, raw, target, &mut work.scratch)?;
+            decode_chunk(
+                meta,
+                &key.as_str(),
+                &part.index,
+                raw,
+                target,
+                &mut work.scratch,
+            )?;
             if swap {
                 swap_bytes(target, meta.dtype.swap_unit());
             }

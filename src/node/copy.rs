@@ -226,8 +226,7 @@ fn copy_array(
                 }
                 // Each chunk of an unsharded rectilinear grid has its own size.
                 let chunk_bytes = if meta.chunks_vary() {
-                    meta.chunk_shape_at(index).iter().product::<u64>() as usize
-                        * meta.item_size()
+                    meta.chunk_shape_at(index).iter().product::<u64>() as usize * meta.item_size()
                 } else {
                     meta.chunk_bytes()
                 };
