@@ -342,6 +342,11 @@ fn unsupported_types_and_settings_are_refused() {
         json!({"id": "pcodec", "paging_spec": "exact"}),
         // A typed codec after another bytes codec.
         json!([{"id": "zstd"}, {"id": "pcodec"}]),
+        // Rates beyond a value's 64 bits (zfp sizes its output by them).
+        json!({"name": "zfp", "configuration": {"mode": "fixed_rate", "rate": 64.5}}),
+        json!({"name": "zfp", "configuration": {"mode": "fixed_rate", "rate": 1e12}}),
+        json!({"name": "zfp", "configuration": {"mode": "fixed_rate", "rate": 0}}),
+        json!({"id": "zfpy", "mode": 2, "rate": 1e12}),
     ] {
         let (_, a) = create(ElementType::Float32, codec.clone(), 3, &CHUNKS);
         assert!(a.is_err(), "{codec}");
@@ -483,4 +488,210 @@ fn narrow_and_unsigned_integers_are_promoted_as_the_registered_codec_says() {
         .flat_map(|&v| v.min(i32::MAX as u32).to_ne_bytes())
         .collect();
     assert_eq!(back, expected);
+}
+
+/// A float32 Zarr v3 array "a" of `shape` with the chunk grid `grid` and `codecs`, in a new
+/// store.
+fn v3_array(shape: &[u64], grid: Value, codecs: Value) -> (Arc<dyn Store>, zarr::Result<Array>) {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let doc = json!({
+        "zarr_format": 3,
+        "node_type": "array",
+        "shape": shape,
+        "data_type": "float32",
+        "chunk_grid": grid,
+        "chunk_key_encoding": {"name": "default", "configuration": {"separator": "/"}},
+        "fill_value": 0,
+        "codecs": codecs,
+        "attributes": {},
+    });
+    store
+        .set("a/zarr.json", &serde_json::to_vec(&doc).unwrap())
+        .unwrap();
+    let a = Array::open(store.clone(), "a", Mode::ReadWrite);
+    (store, a)
+}
+
+fn regular(chunks: &[u64]) -> Value {
+    json!({"name": "regular", "configuration": {"chunk_shape": chunks}})
+}
+
+fn rectilinear(chunk_shapes: Value) -> Value {
+    json!({"name": "rectilinear", "configuration": {"kind": "inline", "chunk_shapes": chunk_shapes}})
+}
+
+/// The stored object `key` of `store`.
+fn stored(store: &Arc<dyn Store>, key: &str) -> Vec<u8> {
+    store.get(key).unwrap().expect(key)
+}
+
+#[test]
+fn rates_up_to_64_bits_per_value_are_accepted() {
+    let (store, a) = create(
+        ElementType::Float32,
+        json!({"name": "zfp", "configuration": {"mode": "fixed_rate", "rate": 64}}),
+        3,
+        &CHUNKS,
+    );
+    let a = a.unwrap();
+    let data = native(ElementType::Float32, &field(count(&SHAPE)));
+    assert!(max_error_f32(&write_read(&store, &a, ElementType::Float32, &data), &data) < 1e-3);
+    let (_, a) = create(
+        ElementType::Float32,
+        json!({"name": "zfp", "configuration": {"mode": "fixed_rate", "rate": 64.5}}),
+        3,
+        &CHUNKS,
+    );
+    let err = a.unwrap_err().to_string();
+    assert!(err.contains("\"rate\"") && err.contains("(0, 64]"), "{err}");
+}
+
+#[test]
+fn zfp_codes_each_chunk_of_a_rectilinear_grid_at_its_own_shape() {
+    for codec in [
+        json!({"name": "zfp", "configuration": {"mode": "reversible"}}),
+        json!({"name": "numcodecs.zfpy", "configuration": {"mode": 5}}),
+    ] {
+        let (store, a) = v3_array(
+            &[7, 5],
+            rectilinear(json!([[4, 2, 1], [3, 2]])),
+            json!([codec]),
+        );
+        let a = a.unwrap();
+        let data = native(ElementType::Float32, &field(35));
+        assert!(
+            write_read(&store, &a, ElementType::Float32, &data) == data,
+            "{codec}"
+        );
+        // The 1x2 corner chunk is the field a regular array of 1x2 chunks makes of it.
+        let (one, b) = v3_array(&[1, 2], regular(&[1, 2]), json!([codec]));
+        b.unwrap()
+            .write(
+                &[0, 0],
+                &[1, 2],
+                ElementType::Float32,
+                Order::C,
+                &data[33 * 4..],
+            )
+            .unwrap();
+        assert_eq!(
+            stored(&store, "a/c/2/1"),
+            stored(&one, "a/c/0/0"),
+            "{codec}"
+        );
+        // A copy with another compressor decodes each chunk at its shape.
+        let target: Arc<dyn Store> = Arc::new(MemoryStore::new());
+        zarr::node::copy(
+            &store,
+            "a",
+            &target,
+            "a",
+            Some(&json!({"id": "zstd"})),
+            Mode::CreateNew,
+        )
+        .unwrap();
+        let c = Array::open(target, "a", Mode::Read).unwrap();
+        let mut out = vec![0u8; data.len()];
+        c.read(&[0, 0], &[7, 5], ElementType::Float32, Order::C, &mut out)
+            .unwrap();
+        assert!(out == data, "{codec}");
+    }
+}
+
+#[test]
+fn reshape_gives_zfp_the_shape_it_encodes() {
+    let zfp = json!({"name": "zfp", "configuration": {"mode": "reversible"}});
+    let reshape = |shape: Value| json!({"name": "reshape", "configuration": {"shape": shape}});
+    // Chunks of 8x4x4 reshaped to 32x4: the stored chunk is a 2-D zfp field, as a 2-D
+    // array of 32x4 chunks stores it.
+    let (store, a) = v3_array(
+        &[8, 4, 4],
+        regular(&[8, 4, 4]),
+        json!([reshape(json!([[0, 1], [2]])), zfp]),
+    );
+    let a = a.unwrap();
+    let data = native(ElementType::Float32, &field(128));
+    assert!(write_read(&store, &a, ElementType::Float32, &data) == data);
+    let (flat, b) = v3_array(&[32, 4], regular(&[32, 4]), json!([zfp]));
+    b.unwrap()
+        .write(&[0, 0], &[32, 4], ElementType::Float32, Order::C, &data)
+        .unwrap();
+    assert_eq!(stored(&store, "a/c/0/0/0"), stored(&flat, "a/c/0/0"));
+    // Five dimensions of more than one item reshaped to the four zfp and zfpy take.
+    for codec in [
+        zfp.clone(),
+        json!({"name": "numcodecs.zfpy", "configuration": {"mode": 5}}),
+    ] {
+        let (store, a) = v3_array(
+            &[4, 4, 2, 2, 2],
+            regular(&[2, 2, 2, 2, 2]),
+            json!([reshape(json!([[0, 1], [2], [3], [4]])), codec]),
+        );
+        let a = a.unwrap();
+        let data = native(ElementType::Float32, &field(128));
+        assert!(
+            write_read(&store, &a, ElementType::Float32, &data) == data,
+            "{codec}"
+        );
+    }
+    // A transpose hands zfp the transposed 3x2 chunk, as a 3x2 array of its items stores it.
+    let (store, a) = v3_array(
+        &[4, 6],
+        regular(&[2, 3]),
+        json!([{"name": "transpose", "configuration": {"order": [1, 0]}}, zfp]),
+    );
+    let a = a.unwrap();
+    let data = native(ElementType::Float32, &field(24));
+    assert!(write_read(&store, &a, ElementType::Float32, &data) == data);
+    let transposed: Vec<u8> = (0..3)
+        .flat_map(|j| (0..2).map(move |i| i * 6 + j))
+        .flat_map(|k| data[k * 4..k * 4 + 4].to_vec())
+        .collect();
+    let (flat, b) = v3_array(&[3, 2], regular(&[3, 2]), json!([zfp]));
+    b.unwrap()
+        .write(
+            &[0, 0],
+            &[3, 2],
+            ElementType::Float32,
+            Order::C,
+            &transposed,
+        )
+        .unwrap();
+    assert_eq!(stored(&store, "a/c/0/0"), stored(&flat, "a/c/0/0"));
+    // On a rectilinear grid every chunk shape must fit the reshape: 32x4 holds the 8x4x4
+    // chunk but not the 2x4x4 one.
+    let grid = rectilinear(json!([[8, 2], [4], [4]]));
+    let (_, a) = v3_array(
+        &[10, 4, 4],
+        grid.clone(),
+        json!([reshape(json!([32, 4])), zfp]),
+    );
+    let err = a.unwrap_err().to_string();
+    assert!(err.contains("[2, 4, 4]"), "{err}");
+    let (store, a) = v3_array(
+        &[10, 4, 4],
+        grid,
+        json!([reshape(json!([[0, 1], [2]])), zfp]),
+    );
+    let a = a.unwrap();
+    let data = native(ElementType::Float32, &field(160));
+    assert!(write_read(&store, &a, ElementType::Float32, &data) == data);
+}
+
+#[test]
+fn a_bytes_codec_beside_a_typed_codec_is_refused() {
+    for name in ["zfp", "pcodec"] {
+        let config = match name {
+            "zfp" => json!({"mode": "reversible"}),
+            _ => json!({}),
+        };
+        let (_, a) = v3_array(
+            &[8],
+            regular(&[8]),
+            json!([{"name": "bytes", "configuration": {"endian": "little"}},
+                   {"name": name, "configuration": config}]),
+        );
+        let err = a.unwrap_err().to_string();
+        assert!(err.contains(&format!("{name:?}")), "{err}");
+    }
 }

@@ -473,6 +473,65 @@ fn byte_orders_shards_and_empty_arrays() {
     );
 }
 
+/// 64-bit integers keep their fill values exactly (netCDF's defaults are beyond a
+/// double's integers), in both formats; a string array's `_FillValue` attribute is left
+/// out rather than refused.
+#[test]
+fn int64_fills_are_exact_and_string_fills_are_left_out() {
+    if netcdf_line().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let nc = ncgen(
+        dir.path(),
+        "big",
+        "netcdf big {\ndimensions:\n\tx = 3 ;\nvariables:\n\
+         \tint64 i(x) ;\n\t\ti:_FillValue = -9223372036854775806LL ;\n\
+         \tint64 m(x) ;\n\t\tm:_FillValue = 9223372036854775807LL ;\n\
+         \tuint64 u(x) ;\n\t\tu:_FillValue = 18446744073709551614ULL ;\n\
+         data:\n\n i = -9223372036854775807, _, 5 ;\n\n m = _, 1, 2 ;\n\n\
+         \tu = 18446744073709551615, _, 0 ;\n}\n",
+    );
+    let original = ncdump(&[], s(&nc));
+    for fill in [
+        "i:_FillValue = -9223372036854775806LL ;",
+        "m:_FillValue = 9223372036854775807LL ;",
+        "u:_FillValue = 18446744073709551614ULL ;",
+    ] {
+        assert!(original.contains(fill), "{fill} in\n{original}");
+    }
+    for format in ["2", "3"] {
+        let store = dir.path().join(format!("v{format}.zarr"));
+        quiet(&["import", s(&nc), s(&store), "--format", format]);
+        let back = dir.path().join(format!("back{format}.nc"));
+        quiet(&["export", s(&store), "-o", s(&back)]);
+        assert_eq!(ncdump(&[], s(&back)), original, "Zarr v{format}");
+    }
+    // A v3 string array with xarray's `_FillValue` attribute.
+    let store = dir.path().join("str.zarr");
+    std::fs::create_dir_all(store.join("s")).unwrap();
+    std::fs::write(
+        store.join("zarr.json"),
+        r#"{"zarr_format": 3, "node_type": "group", "attributes": {}}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        store.join("s/zarr.json"),
+        r#"{"zarr_format": 3, "node_type": "array", "shape": [2], "data_type": "string",
+            "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [2]}},
+            "chunk_key_encoding": {"name": "default"}, "fill_value": "",
+            "codecs": [{"name": "vlen-utf8"}], "attributes": {"_FillValue": ""}}"#,
+    )
+    .unwrap();
+    let out = dir.path().join("str.nc");
+    quiet(&["export", s(&store), "-o", s(&out)]);
+    let text = ncdump(&["-h"], s(&out));
+    assert!(
+        text.contains("\tstring s(s_dim0) ;") && !text.contains("_FillValue"),
+        "{text}"
+    );
+}
+
 /// What netCDF cannot hold is refused before anything is written; an existing file is
 /// replaced only with --overwrite, and never by a half-written one.
 #[test]

@@ -351,6 +351,63 @@ fn consolidated_metadata_and_copies_keep_the_grid() {
         read(&copied, &[0, 0], &[6, 4]),
         expected(&[0, 0], &[6, 4], pattern)
     );
+
+    // A new compressor decodes and encodes each chunk at its own shape.
+    let recoded: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    copy(
+        &store,
+        "a",
+        &recoded,
+        "a",
+        Some(&json!({"id": "zstd"})),
+        Mode::CreateNew,
+    )
+    .unwrap();
+    let r = Array::open(recoded.clone(), "a", Mode::Read).unwrap();
+    assert_eq!(r.metadata().grid, a.metadata().grid);
+    let zstd_magic = [0x28, 0xb5, 0x2f, 0xfd];
+    for key in ["a/c/0/0", "a/c/1/1"] {
+        assert_eq!(recoded.get(key).unwrap().unwrap()[..4], zstd_magic, "{key}");
+    }
+    assert_eq!(
+        read(&r, &[0, 0], &[6, 4]),
+        expected(&[0, 0], &[6, 4], pattern)
+    );
+}
+
+#[test]
+fn a_copy_with_a_new_compressor_reencodes_uneven_shards() {
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let mut builder = ArrayBuilder::new(vec![12, 10], ElementType::Int32);
+    builder.zarr_format(3).unwrap();
+    builder.chunks(vec![2, 5]).shard_shape(vec![4, 10]);
+    builder.compressor(Value::Null);
+    builder.fill_value_json(json!(-1));
+    builder.chunk_edges(0, &[2, 6, 4]).unwrap();
+    let a = builder.create(store.clone(), "s", Mode::CreateNew).unwrap();
+    write(
+        &a,
+        &[0, 0],
+        &[12, 10],
+        &expected(&[0, 0], &[12, 10], pattern),
+    );
+    let target: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    copy(
+        &store,
+        "s",
+        &target,
+        "s",
+        Some(&json!({"id": "zstd"})),
+        Mode::CreateNew,
+    )
+    .unwrap();
+    let c = Array::open(target.clone(), "s", Mode::Read).unwrap();
+    assert_eq!(c.metadata().grid, a.metadata().grid);
+    assert_eq!(
+        read(&c, &[0, 0], &[12, 10]),
+        expected(&[0, 0], &[12, 10], pattern)
+    );
+    assert_eq!(target.list_prefix("s/c/").unwrap().len(), 3);
 }
 
 #[test]

@@ -366,6 +366,10 @@ impl Chain {
                     dtype.element_type().name()
                 )));
             }
+            // A `reshape` before it gives its chunks another rank.
+            let rank = self
+                .filters()
+                .fold(rank, |r, f| f.reshaped_rank().unwrap_or(r));
             typed.check(&encoded, rank)?;
         }
         match &self.array_to_bytes {
@@ -435,20 +439,46 @@ impl Chain {
         self.bytes_to_bytes.first().and_then(|c| c.typed())
     }
 
+    /// Whether a filter changes the shape of chunks (`reshape`).
+    pub fn reshapes(&self) -> bool {
+        self.filters().any(|f| f.reshaped_rank().is_some())
+    }
+
+    /// The shape of a chunk of `shape` (array dimension order) as the array→bytes codec
+    /// receives it: through every transpose and filter (`reshape`), in chain order; an
+    /// error when a `reshape` does not fit it.
+    pub fn encoded_shape(&self, shape: &[u64]) -> Result<Vec<u64>> {
+        let mut shape = shape.to_vec();
+        for codec in &self.array_to_array {
+            shape = match codec {
+                ArrayToArray::Transpose(p) => p
+                    .iter()
+                    .map(|&k| {
+                        shape.get(k).copied().ok_or_else(|| {
+                            Error::Metadata(format!(
+                                "transpose order {p:?} does not fit a chunk of {shape:?}"
+                            ))
+                        })
+                    })
+                    .collect::<Result<_>>()?,
+                ArrayToArray::Filter(f) => f.chunk_shape(&shape)?,
+            };
+        }
+        Ok(shape)
+    }
+
     /// What the codec of typed chunks needs to know of a chunk of `shape` (array
     /// dimension order) with items of `dtype`; `None` without such a codec.
-    fn typed_chunk(&self, dtype: &DType, shape: &[u64]) -> Option<TypedChunk<'_>> {
-        let codec = self.typed_codec()?;
+    fn typed_chunk(&self, dtype: &DType, shape: &[u64]) -> Result<Option<TypedChunk<'_>>> {
+        let Some(codec) = self.typed_codec() else {
+            return Ok(None);
+        };
         let mut item = filter::output_dtype_of(self.filters(), dtype);
         if self.bytes_order() != ByteOrder::NotApplicable {
             item.order = self.bytes_order();
         }
-        let shape = self
-            .permutation(shape.len())
-            .iter()
-            .map(|&d| shape[d])
-            .collect();
-        Some(TypedChunk { codec, item, shape })
+        let shape = self.encoded_shape(shape)?;
+        Ok(Some(TypedChunk { codec, item, shape }))
     }
 
     /// Decodes a stored chunk of `shape` into `out` (its exact decoded size, items in
@@ -465,7 +495,7 @@ impl Chain {
     ) -> Result<()> {
         let filtered = self.filtered_len(out.len());
         let swap = self.swap_unit(dtype);
-        let typed = self.typed_chunk(dtype, shape);
+        let typed = self.typed_chunk(dtype, shape)?;
         let typed = typed.as_ref();
         if !self.has_filters() {
             self.decode_bytes_into(raw, out, scratch, &[Slot::B, Slot::C], typed)?;
@@ -636,7 +666,7 @@ impl Chain {
                 _ => swap_bytes(&mut scratch.b, unit),
             }
         }
-        let typed = self.typed_chunk(dtype, shape);
+        let typed = self.typed_chunk(dtype, shape)?;
         self.encode_bytes_from(&*data, cur, scratch, typed.as_ref())
     }
 

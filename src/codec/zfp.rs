@@ -61,7 +61,7 @@ impl Zfp {
     /// "tolerance": 0.05}`).
     pub(crate) fn from_config(cfg: &Config) -> Result<Self> {
         let mode = match cfg.string("mode", "")? {
-            "fixed_rate" => Mode::FixedRate(positive(cfg, "rate")?),
+            "fixed_rate" => Mode::FixedRate(rate_value(cfg, cfg.number("rate", f64::NAN)?)?),
             "fixed_precision" => Mode::FixedPrecision(precision(cfg, "precision")?),
             "fixed_accuracy" => Mode::FixedAccuracy(tolerance(cfg, "tolerance")?),
             "reversible" => Mode::Reversible,
@@ -121,7 +121,7 @@ impl Zfp {
         let precision = cfg.int("precision", -1, -1..=i64::from(u32::MAX))?;
         let mode = match code {
             ZFPY_FIXED_ACCURACY if tolerance >= 0.0 => Mode::FixedAccuracy(tolerance),
-            ZFPY_FIXED_RATE if rate > 0.0 => Mode::FixedRate(rate),
+            ZFPY_FIXED_RATE if rate > 0.0 => Mode::FixedRate(rate_value(cfg, rate)?),
             ZFPY_FIXED_PRECISION if precision >= 0 => {
                 Mode::FixedPrecision(precision_value(cfg, precision)?)
             }
@@ -414,13 +414,19 @@ impl Zfp {
     }
 }
 
-/// A positive number parameter.
-fn positive(cfg: &Config, key: &str) -> Result<f64> {
-    let v = cfg.number(key, f64::NAN)?;
-    if v > 0.0 && v.is_finite() {
-        Ok(v)
+/// Most bits per value of the fixed-rate mode: a value's own width at most (zfp turns
+/// `4^dims * rate` bits per block into an unsigned int, and sizes its output by it).
+const MAX_RATE: f64 = 64.0;
+
+/// A fixed rate: bits per value in (0, 64].
+fn rate_value(cfg: &Config, rate: f64) -> Result<f64> {
+    if rate > 0.0 && rate <= MAX_RATE {
+        Ok(rate)
     } else {
-        Err(cfg.bad(key, "a positive number"))
+        Err(cfg.bad(
+            "rate",
+            &format!("a number of bits per value in (0, 64], not {rate}"),
+        ))
     }
 }
 
@@ -587,6 +593,13 @@ impl TypedCodec for Zfp {
         out: &mut Vec<u8>,
     ) -> Result<()> {
         let dims = self.dims(shape)?;
+        let count = typed::element_count(shape)?;
+        if count.checked_mul(item.item_size()) != Some(data.len()) {
+            return Err(Error::Internal(format!(
+                "zfp: a chunk of {shape:?} is not {} bytes",
+                data.len()
+            )));
+        }
         let ztype = zfp_type(item);
         with_zfp_number!(
             item,

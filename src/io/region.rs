@@ -544,33 +544,45 @@ fn read_ahead(
     }
 }
 
-/// Decodes a stored chunk into `out` (its exact decoded size), still in stored byte order;
-/// errors name the chunk's `key`.
+/// The shape the codecs encode the chunk at `index` (inner chunk grid) in: its own edges
+/// on an unsharded rectilinear grid, else the inner chunk shape.
+fn coded_shape<'m>(meta: &'m ArrayMeta, index: &[u64]) -> std::borrow::Cow<'m, [u64]> {
+    if meta.chunks_vary() {
+        meta.chunk_shape_at(index).into()
+    } else {
+        meta.inner_chunks().into()
+    }
+}
+
+/// Decodes the stored chunk at `index` (inner chunk grid) into `out` (its exact decoded
+/// size), still in stored byte order; errors name the chunk's `key`.
 pub(crate) fn decode_chunk(
     meta: &ArrayMeta,
     key: &dyn std::fmt::Display,
+    index: &[u64],
     raw: &[u8],
     out: &mut [u8],
     scratch: &mut Scratch,
 ) -> Result<()> {
     meta.chain()
-        .decode_into(&meta.dtype, meta.inner_chunks(), raw, out, scratch)
+        .decode_into(&meta.dtype, &coded_shape(meta, index), raw, out, scratch)
         .map_err(|e| match e {
             Error::Codec(m) => Error::Codec(format!("chunk \"{key}\": {m}")),
             other => other,
         })
 }
 
-/// Encodes a chunk held in stored byte order (swapped in place when the `bytes` codec
-/// writes the other order); errors name the chunk's `key`.
+/// Encodes the chunk at `index` (inner chunk grid) held in stored byte order (swapped in
+/// place when the `bytes` codec writes the other order); errors name the chunk's `key`.
 pub(crate) fn encode_chunk<'a>(
     meta: &ArrayMeta,
     key: &dyn std::fmt::Display,
+    index: &[u64],
     data: &'a mut [u8],
     scratch: &'a mut Scratch,
 ) -> Result<&'a [u8]> {
     meta.chain()
-        .encode(&meta.dtype, meta.inner_chunks(), data, scratch)
+        .encode(&meta.dtype, &coded_shape(meta, index), data, scratch)
         .map_err(|e| Error::Codec(format!("encoding chunk \"{key}\": {e}")))
 }
 
@@ -679,7 +691,14 @@ pub fn read(
         {
             // SAFETY: this part's elements are one run that no other part touches.
             let target = unsafe { out.slice_mut(part.buf_offset * elem, chunk_bytes)? };
-            decode_chunk(meta, &key.as_str(), raw, target, &mut work.scratch)?;
+            decode_chunk(
+                meta,
+                &key.as_str(),
+                &part.index,
+                raw,
+                target,
+                &mut work.scratch,
+            )?;
             if swap {
                 swap_bytes(target, meta.dtype.swap_unit());
             }
@@ -691,7 +710,14 @@ pub fn read(
             raw
         } else {
             try_resize(&mut work.chunk, chunk_bytes, "a decoded chunk")?;
-            decode_chunk(meta, &key.as_str(), raw, &mut work.chunk, &mut work.scratch)?;
+            decode_chunk(
+                meta,
+                &key.as_str(),
+                &part.index,
+                raw,
+                &mut work.chunk,
+                &mut work.scratch,
+            )?;
             if swap {
                 swap_bytes(&mut work.chunk, meta.dtype.swap_unit());
             }
@@ -807,7 +833,7 @@ pub(super) fn merged_chunk<'w>(
     try_resize(chunk, part.chunk_bytes, "a chunk")?;
     match existing {
         Some(raw) if !part.all_in_bounds => {
-            decode_chunk(meta, label, raw, chunk, scratch)?;
+            decode_chunk(meta, label, &part.index, raw, chunk, scratch)?;
             if meta.dtype.needs_swap() {
                 swap_bytes(chunk, meta.dtype.swap_unit());
             }
@@ -831,7 +857,7 @@ pub(super) fn merged_chunk<'w>(
     if meta.dtype.needs_swap() {
         swap_bytes(chunk, meta.dtype.swap_unit());
     }
-    encode_chunk(meta, label, chunk, scratch).map(Some)
+    encode_chunk(meta, label, &part.index, chunk, scratch).map(Some)
 }
 
 /// Writes `buf` (native byte order, elements at `buf_strides`) into `region` of the array

@@ -466,16 +466,55 @@ impl KeyEncoding {
     }
 }
 
-/// Checks that every filter that shapes chunks (`reshape`) fits the chunks it receives:
-/// `shape` for `chain`, each shard's inner chunk shape for the chain inside it.
-fn check_chunk_shapes(chain: &Chain, shape: &[u64]) -> Result<()> {
-    let mut shape = shape.to_vec();
-    for filter in chain.filters() {
-        shape = filter.chunk_shape(&shape)?;
+/// Most distinct chunk shapes of an unsharded rectilinear grid checked against a
+/// `reshape` (every combination of the distinct edges of each dimension).
+const MAX_RESHAPED_SHAPES: usize = 4096;
+
+/// Checks that every filter that shapes chunks (`reshape`) fits the chunks it receives
+/// (after the transposes before it): every chunk shape of an unsharded rectilinear grid,
+/// else `meta.chunks` for the top-level chain and each shard's inner chunk shape for the
+/// chain inside it.
+fn check_chunk_shapes(meta: &ArrayMeta) -> Result<()> {
+    if !(meta.chunks_vary() && meta.codecs.reshapes()) {
+        return check_chain_shapes(&meta.codecs, &meta.chunks);
     }
+    let edges: Vec<Vec<u64>> = (0..meta.rank())
+        .map(|d| {
+            let mut e: Vec<u64> = meta.edge_runs(d).into_iter().map(|(e, _)| e).collect();
+            e.sort_unstable();
+            e.dedup();
+            e
+        })
+        .collect();
+    let count = edges
+        .iter()
+        .try_fold(1usize, |n, e| n.checked_mul(e.len()))
+        .filter(|&n| n <= MAX_RESHAPED_SHAPES)
+        .ok_or_else(|| {
+            Error::Unsupported(format!(
+                "a reshape codec on a rectilinear chunk grid of more than \
+                 {MAX_RESHAPED_SHAPES} distinct chunk shapes"
+            ))
+        })?;
+    let mut shape = vec![0u64; meta.rank()];
+    for flat in 0..count {
+        let mut rest = flat;
+        for (d, e) in edges.iter().enumerate().rev() {
+            shape[d] = e[rest % e.len()];
+            rest /= e.len();
+        }
+        meta.codecs.encoded_shape(&shape)?;
+    }
+    Ok(())
+}
+
+/// Checks `chain`'s filters against chunks of `shape`, and a sharding codec's inner chain
+/// against its inner chunk shape.
+fn check_chain_shapes(chain: &Chain, shape: &[u64]) -> Result<()> {
+    chain.encoded_shape(shape)?;
     match &chain.array_to_bytes {
         crate::codec::chain::ArrayToBytes::Sharding(s) => {
-            check_chunk_shapes(&s.codecs, &s.chunk_shape)
+            check_chain_shapes(&s.codecs, &s.chunk_shape)
         }
         _ => Ok(()),
     }
@@ -551,7 +590,7 @@ impl ArrayMeta {
             }
         }
         self.codecs.check(&self.dtype, self.rank())?;
-        check_chunk_shapes(&self.codecs, &self.chunks)?;
+        check_chunk_shapes(self)?;
         self.check_fill_through_codecs()?;
         let chunk_bytes = checked_product(self.inner_chunks().iter().copied(), "chunks")
             .ok()

@@ -395,6 +395,15 @@ fn parse_chain(codecs: &[Value], kind: &DataKind, rank: usize) -> Result<(Chain,
                     &format!("a list with {name:?} before the array-to-bytes codec"),
                 ))
             }
+            "zfp" | "numcodecs.zfpy" | "pcodec" | "numcodecs.pcodec" if !first => {
+                return Err(bad(
+                    "codecs",
+                    &format!(
+                        "a list with {name:?} in the array-to-bytes codec's place (it encodes \
+                         numbers, not the bytes of another array-to-bytes codec)"
+                    ),
+                ))
+            }
             _ if !first => bytes_configs.push(to_v2_config(name, config)?),
             _ => {
                 return Err(Error::CodecUnsupported(format!(

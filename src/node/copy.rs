@@ -203,7 +203,6 @@ fn copy_array(
     if reencode && (meta.sharding().is_some() || framing_differs) {
         return copy_by_regions(&from, &to, &chunks);
     }
-    let chunk_bytes = meta.chunk_bytes();
     let max_stored = source_meta.max_stored_len();
     pool::pool()?.install(|| {
         chunks
@@ -225,11 +224,17 @@ fn copy_array(
                         .to_vec();
                     return target.set(&target_key, meta.chain().encode_bytes(chunk, scratch)?);
                 }
+                // Each chunk of an unsharded rectilinear grid has its own size.
+                let chunk_bytes = if meta.chunks_vary() {
+                    meta.chunk_shape_at(index).iter().product::<u64>() as usize * meta.item_size()
+                } else {
+                    meta.chunk_bytes()
+                };
                 crate::error::try_resize(chunk, chunk_bytes, "a decoded chunk")?;
-                decode_chunk(&source_meta, &key.as_str(), &raw, chunk, scratch)?;
+                decode_chunk(&source_meta, &key.as_str(), index, &raw, chunk, scratch)?;
                 target.set(
                     &target_key,
-                    encode_chunk(&meta, &key.as_str(), chunk, scratch)?,
+                    encode_chunk(&meta, &key.as_str(), index, chunk, scratch)?,
                 )
             })
     })
@@ -242,7 +247,6 @@ fn copy_array(
 fn copy_by_regions(from: &Array, to: &Array, shards: &[(String, Vec<u64>)]) -> Result<()> {
     let meta = from.metadata();
     let elem = meta.dtype.element_type();
-    let storage = meta.storage_shape().to_vec();
     let grid = meta.chunk_grid();
     let mut buf = Vec::new();
     for (_, index) in shards {
@@ -250,9 +254,11 @@ fn copy_by_regions(from: &Array, to: &Array, shards: &[(String, Vec<u64>)]) -> R
         if index.iter().zip(&grid).any(|(i, g)| i >= g) {
             continue;
         }
-        let start: Vec<u64> = index.iter().zip(&storage).map(|(i, s)| i * s).collect();
+        let (start, edges): (Vec<u64>, Vec<u64>) = (0..meta.rank())
+            .map(|d| meta.chunk_span(d, index[d]))
+            .unzip();
         let count: Vec<u64> = (0..meta.rank())
-            .map(|d| storage[d].min(meta.shape[d].saturating_sub(start[d])))
+            .map(|d| edges[d].min(meta.shape[d].saturating_sub(start[d])))
             .collect();
         if meta.dtype.is_variable() {
             let items = from.read_vlen(&start, &count, Order::C)?;

@@ -77,6 +77,11 @@ pub trait Filter: Send + Sync + std::fmt::Debug {
     fn chunk_shape(&self, input: &[u64]) -> Result<Vec<u64>> {
         Ok(input.to_vec())
     }
+    /// The rank of the chunks after it when it changes their shape (`reshape`), else
+    /// `None`.
+    fn reshaped_rank(&self) -> Option<usize> {
+        None
+    }
 }
 
 /// A shared filter.

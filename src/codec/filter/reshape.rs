@@ -128,6 +128,10 @@ impl Filter for Reshape {
         false
     }
 
+    fn reshaped_rank(&self) -> Option<usize> {
+        Some(self.shape.len())
+    }
+
     fn chunk_shape(&self, input: &[u64]) -> Result<Vec<u64>> {
         let total = product(input)?;
         let mut out = Vec::with_capacity(self.shape.len());

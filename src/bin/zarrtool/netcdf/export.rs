@@ -7,7 +7,8 @@
 //! by the groups below, as netCDF scopes them; `--unlimited NAME` makes a dimension
 //! unlimited. Fixed-width byte strings become `char` over one more dimension, `string{n}`
 //! (as xarray names it), variable-length strings `string`. The CF missing value becomes
-//! `_FillValue` of the variable's type, written first. Attributes keep the netCDF types
+//! `_FillValue` of the variable's type, written first (an integer's exactly; a string
+//! variable's `_FillValue` is left out). Attributes keep the netCDF types
 //! recorded in NCZarr's `_NCZARR_ATTR` (as `zarrtool import` writes it); others take the
 //! type their JSON value says: text `char`, a list of strings `string`, integers `int`
 //! (`int64` or `uint64` when they do not fit), other numbers `double`, anything else its
@@ -395,22 +396,30 @@ fn plan_var(
         dims.push(resolve_dim(scopes, &format!("string{n}"), n as u64, path)?);
     }
     let attrs_json = array.attributes()?;
-    let fill = match (ty, array.missing_value()?) {
-        (VarType::Number(xtype), Some(v)) => {
-            // Zarr v2's default fill of floats, NaN, is no missing value anybody set.
-            let v2_default = v.is_nan()
-                && !array.format().is_v3()
-                && !attrs_json.contains_key(cf::FILL_ATTRIBUTE);
-            let mut bytes = Vec::new();
-            if v2_default {
-                None
-            } else {
-                push_number(xtype, Num::Float(v), &mut bytes).ok_or_else(|| {
-                    Error::Range(format!(
-                        "{shown}: missing value {v} is not a value of its type"
-                    ))
-                })?;
-                Some(bytes)
+    // An integer's missing value exactly (not through a double); none for strings, whose
+    // `_FillValue` attribute netCDF has no numeric fill for (it is left out).
+    let fill = match ty {
+        VarType::Number(xtype) => {
+            let value = crate::header::missing_value(&array, &attrs_json)?;
+            match number(&value, true) {
+                None => None,
+                // Zarr v2's default fill of floats, NaN, is no missing value anybody set.
+                Some(Num::Float(v))
+                    if v.is_nan()
+                        && !array.format().is_v3()
+                        && !attrs_json.contains_key(cf::FILL_ATTRIBUTE) =>
+                {
+                    None
+                }
+                Some(n) => {
+                    let mut bytes = Vec::new();
+                    push_number(xtype, n, &mut bytes).ok_or_else(|| {
+                        Error::Range(format!(
+                            "{shown}: missing value {value} is not a value of its type"
+                        ))
+                    })?;
+                    Some(bytes)
+                }
             }
         }
         _ => None,
