@@ -20,6 +20,10 @@
  *   (default) or F order. T must map to a zarr_dtype_t (zarr::dtype_v<T>): bool, int8_t ...
  *   uint64_t, float, double, std::complex<float>, std::complex<double>. std::vector<bool>
  *   is a bit set, so bool regions take a pointer (bool[], std::unique_ptr<bool[]>, ...).
+ * - Caller-owned memory without allocation: read and write take a zarr::span<T> (std::span
+ *   from C++20) that must hold exactly the region, or a strided zarr::View<T> (C or F order,
+ *   sub-views by zarr::Range per dimension, any strides; std::mdspan where the standard
+ *   library has it) whose shape is the region's count.
  * - Attributes and metadata are JSON text (std::string) as in the C API; set_attr and
  *   attr<T> set and read attributes as strings, numbers and vectors of them.
  * Nothing here adds behaviour: each method is one C call (see zarr.h for the semantics),
