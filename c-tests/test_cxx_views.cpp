@@ -236,13 +236,16 @@ static void test_mdspan() {
     zarr::Array a = grid(store);
 
     // layout_left (F order) of 2 x 3, and layout_stride with a padded row.
-    std::vector<double> left(6), padded(2 * 4, -1.0);
-    a.read({2, 2}, zarr::View<double>::from_mdspan(StridedMdspan<double, 2>{left.data(), {2, 3}, {1, 2}}));
+    std::vector<double> left(6), pad(2 * 4, -1.0);
+    a.read({2, 2},
+           zarr::View<double>::from_mdspan(StridedMdspan<double, 2>{left.data(), {2, 3}, {1, 2}}));
     CHECK(left == (std::vector<double>{22, 32, 23, 33, 24, 34}));
-    a.read({0, 1}, zarr::View<double>::from_mdspan(StridedMdspan<double, 2>{padded.data(), {2, 3}, {4, 1}}));
-    CHECK(padded == (std::vector<double>{1, 2, 3, -1, 11, 12, 13, -1}));
-    CHECK_THROWS(zarr::View<double>::from_mdspan(StridedMdspan<double, 2>{left.data(), {2, -3}, {1, 2}}),
-                 ZARR_ERR_INVALID_ARG, "an mdspan extent is negative");
+    a.read({0, 1},
+           zarr::View<double>::from_mdspan(StridedMdspan<double, 2>{pad.data(), {2, 3}, {4, 1}}));
+    CHECK(pad == (std::vector<double>{1, 2, 3, -1, 11, 12, 13, -1}));
+    CHECK_THROWS(
+        zarr::View<double>::from_mdspan(StridedMdspan<double, 2>{left.data(), {2, -3}, {1, 2}}),
+        ZARR_ERR_INVALID_ARG, "an mdspan extent is negative");
     CHECK_THROWS(zarr::View<double>::from_mdspan(
                      StridedMdspan<double, 2>{left.data(), {2, 3}, {1, 2}, false}),
                  ZARR_ERR_INVALID_ARG, "not strided");
@@ -252,10 +255,16 @@ static void test_mdspan() {
     std::vector<double> right(6), column(6);
     a.read({1, 0}, std::mdspan<double, std::dextents<size_t, 2>>(right.data(), 2, 3));
     CHECK(right == (std::vector<double>{10, 11, 12, 20, 21, 22}));
-    a.read({1, 0}, std::mdspan<double, std::dextents<size_t, 2>, std::layout_left>(column.data(), 2, 3));
+    a.read({1, 0},
+           std::mdspan<double, std::dextents<size_t, 2>, std::layout_left>(column.data(), 2, 3));
     CHECK(column == a.read<double>({1, 0}, {2, 3}, ZARR_ORDER_F));
     a.write({0, 0}, std::mdspan<double, std::dextents<size_t, 2>>(right.data(), 2, 3));
     CHECK(a.read<double>({0, 0}, {2, 3}) == right);
+    using Strided = std::layout_stride::mapping<std::dextents<size_t, 2>>;
+    std::vector<double> rows(2 * 4, -1.0);
+    Strided padded_rows(std::dextents<size_t, 2>(2, 3), std::array<size_t, 2>{4, 1});
+    a.read({2, 1}, std::mdspan(rows.data(), padded_rows));
+    CHECK(rows == (std::vector<double>{21, 22, 23, -1, 31, 32, 33, -1}));
 #endif
 }
 
