@@ -20,6 +20,10 @@
  *   (default) or F order. T must map to a zarr_dtype_t (zarr::dtype_v<T>): bool, int8_t ...
  *   uint64_t, float, double, std::complex<float>, std::complex<double>. std::vector<bool>
  *   is a bit set, so bool regions take a pointer (bool[], std::unique_ptr<bool[]>, ...).
+ * - Caller-owned memory without allocation: read and write take a zarr::span<T> (std::span
+ *   from C++20) that must hold exactly the region, or a strided zarr::View<T> (C or F order,
+ *   sub-views by zarr::Range per dimension, any strides; std::mdspan where the standard
+ *   library has it) whose shape is the region's count.
  * - Attributes and metadata are JSON text (std::string) as in the C API; set_attr and
  *   attr<T> set and read attributes as strings, numbers and vectors of them.
  * Nothing here adds behaviour: each method is one C call (see zarr.h for the semantics),
@@ -39,6 +43,25 @@
 #include <type_traits>
 #include <utility>
 #include <vector>
+
+/* C++20's std::span and C++23's std::mdspan, where the standard library has them. */
+#if defined(__has_include)
+#if __has_include(<version>)
+#include <version>
+#endif
+#endif
+#if defined(__cpp_lib_span) && __cpp_lib_span >= 202002L
+#include <span>
+#define ZARR_HPP_HAS_STD_SPAN 1
+#else
+#define ZARR_HPP_HAS_STD_SPAN 0
+#endif
+#if defined(__cpp_lib_mdspan) && __cpp_lib_mdspan >= 202207L
+#include <mdspan>
+#define ZARR_HPP_HAS_MDSPAN 1
+#else
+#define ZARR_HPP_HAS_MDSPAN 0
+#endif
 
 namespace zarr {
 
@@ -605,6 +628,278 @@ inline InFlight async_in_flight(bool reset_peak = false) {
     return f;
 }
 
+/* ---- spans and strided views ------------------------------------------------------- */
+
+/* zarr::span<T>: a contiguous run of caller-owned elements (pointer and size). With the
+ * standard library's std::span (C++20) it is std::span<T>; before that a minimal class with
+ * the same constructors (pointer and size, C array, any container with data() and size())
+ * and accessors. Array::read and Array::write take spans without allocating. */
+#if ZARR_HPP_HAS_STD_SPAN
+template <class T> using span = std::span<T>;
+#else
+namespace detail {
+/* Whether C& has data() and size() with elements that a T* may point at. */
+template <class C, class T, class = void> struct holds_elements_of : std::false_type {};
+template <class C, class T>
+struct holds_elements_of<C, T,
+                         std::void_t<decltype(std::declval<C &>().data()),
+                                     decltype(std::declval<C &>().size())>>
+    : std::is_convertible<std::remove_pointer_t<decltype(std::declval<C &>().data())> (*)[],
+                          T (*)[]> {};
+template <class T> class span;
+template <class C> struct is_span : std::false_type {};
+template <class T> struct is_span<span<T>> : std::true_type {};
+}  // namespace detail
+
+template <class T> class span {
+  public:
+    using element_type = T;
+    using value_type = std::remove_cv_t<T>;
+    using size_type = size_t;
+    using pointer = T *;
+    using reference = T &;
+    using iterator = T *;
+
+    constexpr span() noexcept = default;
+    constexpr span(T *data, size_t size) noexcept : data_(data), size_(size) {}
+    template <size_t N> constexpr span(T (&array)[N]) noexcept : data_(array), size_(N) {}
+    /* A container's elements: std::vector, std::array, another span. As with std::span,
+     * a temporary container is taken only for const elements (a span does not own). */
+    template <class C,
+              std::enable_if_t<detail::holds_elements_of<C, T>::value &&
+                                   (std::is_lvalue_reference_v<C> || std::is_const_v<T> ||
+                                    detail::is_span<std::remove_cv_t<C>>::value),
+                               int> = 0>
+    constexpr span(C &&container) noexcept : data_(container.data()), size_(container.size()) {}
+
+    constexpr T *data() const noexcept { return data_; }
+    constexpr size_t size() const noexcept { return size_; }
+    constexpr size_t size_bytes() const noexcept { return size_ * sizeof(T); }
+    constexpr bool empty() const noexcept { return size_ == 0; }
+    constexpr T &operator[](size_t i) const noexcept { return data_[i]; }
+    constexpr T *begin() const noexcept { return data_; }
+    constexpr T *end() const noexcept { return data_ + size_; }
+
+  private:
+    T *data_ = nullptr;
+    size_t size_ = 0;
+};
+#endif
+
+namespace detail {
+/* a * b, or Error ZARR_ERR_OVERFLOW naming `what`. */
+inline uint64_t mul_checked(uint64_t a, uint64_t b, const char *what) {
+    if (b != 0 && a > UINT64_MAX / b)
+        throw Error(ZARR_ERR_OVERFLOW, std::string(what) + " overflows 64 bits");
+    return a * b;
+}
+/* "2 x 3 x 4": extents for messages. */
+inline std::string extents_text(const std::vector<uint64_t> &extents) {
+    std::string text;
+    for (size_t d = 0; d < extents.size(); d++)
+        text += (d > 0 ? " x " : "") + std::to_string(extents[d]);
+    return extents.empty() ? std::string("(scalar)") : text;
+}
+/* A caller's buffer of `have` elements must hold exactly the region of extents `count`. */
+inline void check_span_size(size_t have, const std::vector<uint64_t> &count) {
+    size_t want = element_count(count);
+    if (have != want)
+        throw Error(ZARR_ERR_BUFFER_SIZE, "the span has " + std::to_string(have) +
+                                              " elements where the region (" +
+                                              extents_text(count) + ") has " +
+                                              std::to_string(want));
+}
+/* An mdspan index (signed or not) as a uint64_t; negative values are refused. */
+template <class I> uint64_t index_value(I value, const char *what) {
+    if constexpr (std::is_signed_v<I>) {
+        if (value < 0)
+            throw Error(ZARR_ERR_INVALID_ARG, std::string(what) + " is negative");
+    }
+    return static_cast<uint64_t>(value);
+}
+}  // namespace detail
+
+/* One dimension of a sub-view: `count` elements from `start`, every `step`-th. */
+struct Range {
+    uint64_t start = 0;
+    uint64_t count = 0;
+    uint64_t step = 1;
+};
+
+/* A strided N-d view of caller-owned elements: element (i0, i1, ...) is at
+ * data()[Σ i[d] * strides()[d]], strides in elements. Array::read(start, view) and
+ * Array::write(start, view) move the region of extents shape() at `start` through it with
+ * one zarr_array_read_strided or zarr_array_write_strided call (netCDF's imap), without
+ * allocating. View<const T> is for writes only. Elements must not overlap (the C call
+ * refuses strides that make them), and `footprint()` elements from data() must exist. */
+template <class T> class View {
+  public:
+    using element_type = T;
+
+    View() = default;
+    /* Any strided layout: `strides` in elements, one per dimension. */
+    View(T *data, std::vector<uint64_t> shape, std::vector<uint64_t> strides)
+        : data_(data), shape_(std::move(shape)), strides_(std::move(strides)) {
+        if (strides_.size() != shape_.size())
+            throw Error(ZARR_ERR_RANK_MISMATCH, "the view has " + std::to_string(strides_.size()) +
+                                                    " strides for " +
+                                                    std::to_string(shape_.size()) + " dimensions");
+        footprint_ = compute_footprint();
+        if (data_ == nullptr && footprint_ > 0)
+            throw Error(ZARR_ERR_NULL_ARG, "the view's data pointer is null");
+    }
+    /* The elements of `data`, exactly the shape's, in C (row-major: the last dimension
+     * varies fastest) or F (column-major: the first varies fastest) order. */
+    View(span<T> data, std::vector<uint64_t> shape, zarr_order_t order = ZARR_ORDER_C)
+        : View(sized_data(data, shape), shape, contiguous_strides(shape, order)) {}
+    /* An mdspan (std::mdspan, or the reference implementation's for C++17) with a strided
+     * layout (layout_right, layout_left, layout_stride) whose accessor indexes
+     * data_handle() as a plain pointer (the default accessor). */
+    template <class M> static View from_mdspan(const M &m) {
+        static_assert(std::is_same_v<typename M::data_handle_type, T *>,
+                      "the mdspan's elements must be T, reached through a T* data handle");
+        if (!m.is_strided())
+            throw Error(ZARR_ERR_INVALID_ARG, "the mdspan's layout is not strided");
+        std::vector<uint64_t> shape(M::rank()), strides(M::rank());
+        for (size_t r = 0; r < M::rank(); r++) {
+            shape[r] = detail::index_value(m.extent(r), "an mdspan extent");
+            strides[r] = detail::index_value(m.stride(r), "an mdspan stride");
+        }
+        return View(m.data_handle(), std::move(shape), std::move(strides));
+    }
+#if ZARR_HPP_HAS_MDSPAN
+    template <class E, class L>
+    View(std::mdspan<T, E, L, std::default_accessor<T>> m) : View(from_mdspan(m)) {}
+#endif
+    /* A View<U> of the same layout where a U* converts to a T* (View<double> to
+     * View<const double>, for writes). */
+    template <class U, std::enable_if_t<!std::is_same_v<U, T> &&
+                                            std::is_convertible_v<U (*)[], T (*)[]>,
+                                        int> = 0>
+    View(const View<U> &other) : View(other.data(), other.shape(), other.strides()) {}
+
+    T *data() const noexcept { return data_; }
+    size_t rank() const noexcept { return shape_.size(); }
+    const std::vector<uint64_t> &shape() const noexcept { return shape_; }
+    const std::vector<uint64_t> &strides() const noexcept { return strides_; }
+    /* Number of elements the view shows. */
+    uint64_t size() const {
+        uint64_t n = 1;
+        for (uint64_t e : shape_)
+            n = detail::mul_checked(n, e, "the view's element count");
+        return n;
+    }
+    /* Elements from data() to the last one the view shows, inclusive (0 when empty). */
+    uint64_t footprint() const noexcept { return footprint_; }
+
+    /* The element at `index` (one per dimension), bounds-checked. */
+    T &at(const std::vector<uint64_t> &index) const {
+        if (index.size() != rank())
+            throw Error(ZARR_ERR_RANK_MISMATCH, "the index has " + std::to_string(index.size()) +
+                                                    " entries, the view " +
+                                                    std::to_string(rank()) + " dimensions");
+        uint64_t offset = 0;
+        for (size_t d = 0; d < rank(); d++) {
+            if (index[d] >= shape_[d])
+                throw Error(ZARR_ERR_OUT_OF_BOUNDS,
+                            "index " + std::to_string(index[d]) + " of dimension " +
+                                std::to_string(d) + " is outside its extent " +
+                                std::to_string(shape_[d]));
+            offset += index[d] * strides_[d];  // below footprint_, which fits
+        }
+        return data_[offset];
+    }
+
+    /* The sub-view of one Range per dimension (a step multiplies the stride). */
+    View sub(const std::vector<Range> &ranges) const {
+        if (ranges.size() != rank())
+            throw Error(ZARR_ERR_RANK_MISMATCH, std::to_string(ranges.size()) +
+                                                    " ranges for a view of " +
+                                                    std::to_string(rank()) + " dimensions");
+        std::vector<uint64_t> shape(rank()), strides(rank());
+        uint64_t offset = 0;
+        bool empty = false;
+        for (size_t d = 0; d < rank(); d++) {
+            const Range &r = ranges[d];
+            if (r.step == 0)
+                throw Error(ZARR_ERR_INVALID_ARG, "range " + std::to_string(d) + " has step 0");
+            // The last index taken, start + (count - 1) * step, must be inside the extent.
+            bool inside = r.count == 0 ? r.start <= shape_[d]
+                                       : r.start < shape_[d] &&
+                                             r.count - 1 <= (shape_[d] - 1 - r.start) / r.step;
+            if (!inside)
+                throw Error(ZARR_ERR_OUT_OF_BOUNDS,
+                            "range " + std::to_string(d) + " (start " + std::to_string(r.start) +
+                                ", count " + std::to_string(r.count) + ", step " +
+                                std::to_string(r.step) + ") leaves the extent " +
+                                std::to_string(shape_[d]));
+            shape[d] = r.count;
+            strides[d] = detail::mul_checked(strides_[d], r.step, "a sub-view stride");
+            empty = empty || r.count == 0;
+            offset += r.start * strides_[d];  // an element inside footprint_ when not empty
+        }
+        return View(empty ? data_ : data_ + offset, std::move(shape), std::move(strides));
+    }
+
+    /* The strides as the C call takes them. */
+    std::vector<int64_t> c_strides() const {
+        std::vector<int64_t> out;
+        for (uint64_t s : strides_) {
+            if (s > static_cast<uint64_t>(INT64_MAX))
+                throw Error(ZARR_ERR_OVERFLOW, "a view stride exceeds int64_t");
+            out.push_back(static_cast<int64_t>(s));
+        }
+        return out;
+    }
+    /* The bytes from data() to the end of the last element, as the C call takes them. */
+    size_t footprint_bytes() const {
+        if (footprint_ > SIZE_MAX / sizeof(T))
+            throw Error(ZARR_ERR_OVERFLOW, "the view spans more bytes than size_t holds");
+        return static_cast<size_t>(footprint_) * sizeof(T);
+    }
+
+  private:
+    static T *sized_data(span<T> data, const std::vector<uint64_t> &shape) {
+        detail::check_span_size(data.size(), shape);
+        return data.data();
+    }
+    static std::vector<uint64_t> contiguous_strides(const std::vector<uint64_t> &shape,
+                                                    zarr_order_t order) {
+        if (order != ZARR_ORDER_C && order != ZARR_ORDER_F)
+            throw Error(ZARR_ERR_INVALID_ARG, "the order is neither ZARR_ORDER_C nor ZARR_ORDER_F");
+        std::vector<uint64_t> strides(shape.size());
+        uint64_t stride = 1;
+        for (size_t k = 0; k < shape.size(); k++) {
+            size_t d = order == ZARR_ORDER_C ? shape.size() - 1 - k : k;
+            strides[d] = stride;
+            stride = detail::mul_checked(stride, shape[d], "the view's element count");
+        }
+        return strides;
+    }
+    uint64_t compute_footprint() const {
+        uint64_t last = 0;  // offset of the last element
+        for (size_t d = 0; d < rank(); d++) {
+            if (shape_[d] == 0)
+                return 0;
+            uint64_t reach = detail::mul_checked(shape_[d] - 1, strides_[d], "the view's extent");
+            if (last > UINT64_MAX - 1 - reach)
+                throw Error(ZARR_ERR_OVERFLOW, "the view's extent overflows 64 bits");
+            last += reach;
+        }
+        return last + 1;
+    }
+
+    T *data_ = nullptr;
+    std::vector<uint64_t> shape_;
+    std::vector<uint64_t> strides_;
+    uint64_t footprint_ = 0;
+};
+
+namespace detail {
+template <class V> struct is_view : std::false_type {};
+template <class T> struct is_view<View<T>> : std::true_type {};
+}  // namespace detail
+
 /* ---- arrays ------------------------------------------------------------------------ */
 
 class Array : public detail::TypedAttributes<Array> {
@@ -818,6 +1113,63 @@ class Array : public detail::TypedAttributes<Array> {
         detail::check(zarr_array_write_strided(get(), start.size(), start.data(), count.data(),
                                                strides.data(), dtype_v<T>, data, n * sizeof(T)));
     }
+    /* -- spans and strided views: into and from caller-owned memory, no allocation -- */
+
+    /* The region into `out`, which must hold exactly its elements (else Error with
+     * ZARR_ERR_BUFFER_SIZE), in C or F order. */
+    template <class T>
+    void read(const std::vector<uint64_t> &start, const std::vector<uint64_t> &count, span<T> out,
+              zarr_order_t order = ZARR_ORDER_C) const {
+        static_assert(!std::is_const_v<T>, "a read needs a span of non-const elements");
+        detail::check_same_rank(start, count, "count");
+        detail::check_span_size(out.size(), count);
+        read(start, count, out.data(), out.size(), order);
+    }
+    /* The region from `data`, which must hold exactly its elements. */
+    template <class T>
+    void write(const std::vector<uint64_t> &start, const std::vector<uint64_t> &count, span<T> data,
+               zarr_order_t order = ZARR_ORDER_C) const {
+        detail::check_same_rank(start, count, "count");
+        detail::check_span_size(data.size(), count);
+        write<std::remove_const_t<T>>(start, count, data.data(), data.size(), order);
+    }
+    /* The region of extents out.shape() at `start` into the view's elements (V is a
+     * zarr::View<T>: a template so that brace lists never convert to a view). */
+    template <class V, std::enable_if_t<detail::is_view<V>::value, int> = 0>
+    void read(const std::vector<uint64_t> &start, const V &out) const {
+        using T = typename V::element_type;
+        static_assert(!std::is_const_v<T>, "a read needs a view of non-const elements");
+        check_view_rank(start, out.rank());
+        std::vector<int64_t> strides = out.c_strides();
+        detail::check(zarr_array_read_strided(get(), start.size(), start.data(),
+                                              out.shape().data(), strides.data(), dtype_v<T>,
+                                              out.data(), out.footprint_bytes()));
+    }
+    /* The region of extents data.shape() at `start` from the view's elements. */
+    template <class V, std::enable_if_t<detail::is_view<V>::value, int> = 0>
+    void write(const std::vector<uint64_t> &start, const V &data) const {
+        using T = typename V::element_type;
+        check_view_rank(start, data.rank());
+        std::vector<int64_t> strides = data.c_strides();
+        detail::check(zarr_array_write_strided(get(), start.size(), start.data(),
+                                               data.shape().data(), strides.data(),
+                                               dtype_v<std::remove_const_t<T>>, data.data(),
+                                               data.footprint_bytes()));
+    }
+#if ZARR_HPP_HAS_MDSPAN
+    /* A std::mdspan of a strided layout (layout_right, layout_left, layout_stride). */
+    template <class T, class E, class L>
+    void read(const std::vector<uint64_t> &start,
+              std::mdspan<T, E, L, std::default_accessor<T>> out) const {
+        read(start, View<T>::from_mdspan(out));
+    }
+    template <class T, class E, class L>
+    void write(const std::vector<uint64_t> &start,
+               std::mdspan<T, E, L, std::default_accessor<T>> data) const {
+        write(start, View<T>::from_mdspan(data));
+    }
+#endif
+
     /* Appends a block of extents `count` along `axis`. */
     template <class T>
     void append(size_t axis, const std::vector<uint64_t> &count, const T *data, size_t n,
@@ -1130,6 +1482,14 @@ class Array : public detail::TypedAttributes<Array> {
     explicit operator bool() const noexcept { return h_.get() != nullptr; }
 
   private:
+    /* A view's rank must be the start's (the C call takes one ndim). */
+    static void check_view_rank(const std::vector<uint64_t> &start, size_t view_rank) {
+        if (view_rank != start.size())
+            throw Error(ZARR_ERR_RANK_MISMATCH, "the view has " + std::to_string(view_rank) +
+                                                    " dimensions, start " +
+                                                    std::to_string(start.size()) + " entries");
+    }
+
     detail::Handle<zarr_array_t> h_;
 };
 
