@@ -1302,9 +1302,19 @@ fn export(node: &NodeArg, output: &str, region: Option<&str>, order: FileOrder) 
 
 fn consolidate(node: &NodeArg, dry_run: bool) -> Result<u8> {
     let store = open(&node.store, !dry_run)?;
+    let path = node.path.trim_matches('/');
+    // Only a group's metadata is consolidated: refused before anything is written.
+    let group = match node_kind(store.as_ref(), path)? {
+        NodeKind::Group => Group::open(store.clone(), path, Mode::Read)?,
+        kind => {
+            return Err(Error::InvalidArg(format!(
+                "{} is {}: only a group's metadata is consolidated",
+                display(path),
+                kind_name(kind)
+            )))
+        }
+    };
     if dry_run {
-        let path = node.path.trim_matches('/');
-        let group = Group::open(store.clone(), path, Mode::Read)?;
         let nodes = walk(&store, path)?;
         let key = match group.format() {
             f if f.is_v3() => join_key(path, "zarr.json"),
@@ -1891,6 +1901,8 @@ fn validate(node: &NodeArg) -> Result<u8> {
     let nodes = walk(&store, &node.path)?;
     let mut problems = Vec::new();
     let mut arrays = 0;
+    // Groups whose consolidated metadata is stale.
+    let mut stale = Vec::new();
     for (path, kind, _) in &nodes {
         match kind {
             NodeKind::Array => {
@@ -1904,7 +1916,12 @@ fn validate(node: &NodeArg) -> Result<u8> {
                     problems.push(format!("{}: {e}", display(path)));
                 }
                 match crate::stale::stale_entries(store.as_ref(), path, &display(path)) {
-                    Ok(stale) => problems.extend(stale),
+                    Ok(found) => {
+                        if !found.is_empty() {
+                            stale.push(path.clone());
+                        }
+                        problems.extend(found)
+                    }
                     Err(e) => problems.push(format!("{}: {e}", display(path))),
                 }
             }
@@ -1921,6 +1938,14 @@ fn validate(node: &NodeArg) -> Result<u8> {
         problems.len(),
         if problems.len() == 1 { "" } else { "s" }
     );
+    for path in &stale {
+        eprintln!(
+            "the consolidated metadata of {} is stale: `zarrtool consolidate {} {}` rewrites it",
+            display(path),
+            node.store,
+            display(path)
+        );
+    }
     Ok(if problems.is_empty() { 0 } else { FOUND })
 }
 
