@@ -1455,9 +1455,9 @@ enum Planned {
     },
     /// An array to copy (into the array the target has when `resume`).
     Array {
-        from: Array,
+        from: Box<Array>,
         to_path: String,
-        meta: ArrayMeta,
+        meta: Box<ArrayMeta>,
         attrs: Map<String, Value>,
         format: Format,
         resume: bool,
@@ -1580,9 +1580,9 @@ fn plan_array(
     format.render_array(&meta, &attrs)?;
     let resume = existing(&(&meta, format))?.is_some();
     Ok(Planned::Array {
-        from: array,
+        from: Box::new(array),
         to_path: to_path.to_string(),
-        meta,
+        meta: Box::new(meta),
         attrs,
         format,
         resume,
@@ -1686,7 +1686,7 @@ fn copy(
                 let target = if resume {
                     Array::open(dst.clone(), &to_path, Mode::ReadWrite)?
                 } else {
-                    Array::create(dst.clone(), &to_path, meta, &attrs, mode, format)?
+                    Array::create(dst.clone(), &to_path, *meta, &attrs, mode, format)?
                 };
                 copy_array(&from, &target, &dst).map_err(|e| {
                     Error::InvalidArg(format!(
