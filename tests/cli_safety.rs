@@ -287,6 +287,16 @@ fn commands_keep_consolidated_metadata_current() {
         "degC"
     );
     ok(dir, &["attrs", "del", "T.zarr", "a", "units"]);
+    // The root's own attributes (`/` names it): its document keeps its consolidated entries.
+    ok(dir, &["attrs", "set", "T.zarr", "/", "title", "\"t\""]);
+    let root: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("T.zarr/zarr.json")).expect("root"))
+            .expect("JSON");
+    assert_eq!(root["attributes"]["title"], "t");
+    assert_eq!(
+        consolidated_entry(dir, "T.zarr", "g/b")["node_type"],
+        "array"
+    );
     assert_eq!(
         consolidated_entry(dir, "T.zarr", "a")["attributes"].get("units"),
         None

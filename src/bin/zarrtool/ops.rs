@@ -722,18 +722,20 @@ fn attrs(action: AttrsAction) -> Result<u8> {
             dry_run,
         } => {
             let value = parse_json(&value, "the attribute value")?;
+            // `/` names the root as `""` does.
+            let path = path.trim_matches('/');
             let s = open(&store, !dry_run)?;
-            let node = open_node(s.clone(), &path, !dry_run)?;
+            let node = open_node(s.clone(), path, !dry_run)?;
             if dry_run {
                 let was = match node.attributes()?.get(&key) {
                     Some(old) => format!("now {old}"),
                     None => "not set now".into(),
                 };
-                eprintln!("would set {key:?} of {} to {value} ({was})", display(&path));
+                eprintln!("would set {key:?} of {} to {value} ({was})", display(path));
                 return Ok(0);
             }
             node.set_attribute(&key, value)?;
-            crate::refresh::consolidated_above(s.as_ref(), &path)?;
+            crate::refresh::consolidated_above(s.as_ref(), path)?;
             s.close()?;
             Ok(0)
         }
@@ -743,8 +745,9 @@ fn attrs(action: AttrsAction) -> Result<u8> {
             key,
             dry_run,
         } => {
+            let path = path.trim_matches('/');
             let s = open(&store, !dry_run)?;
-            let node = open_node(s.clone(), &path, !dry_run)?;
+            let node = open_node(s.clone(), path, !dry_run)?;
             if dry_run {
                 let exists = node.attributes()?.contains_key(&key);
                 eprintln!(
@@ -754,17 +757,17 @@ fn attrs(action: AttrsAction) -> Result<u8> {
                     } else {
                         "no attribute"
                     },
-                    display(&path)
+                    display(path)
                 );
                 return Ok(0);
             }
             if !node.delete_attribute(&key)? {
                 return Err(Error::NotFound(format!(
                     "no attribute {key:?} on {}",
-                    display(&path)
+                    display(path)
                 )));
             }
-            crate::refresh::consolidated_above(s.as_ref(), &path)?;
+            crate::refresh::consolidated_above(s.as_ref(), path)?;
             s.close()?;
             Ok(0)
         }
