@@ -875,15 +875,27 @@ pub(crate) fn split_codecs(codecs: Value) -> (Option<Value>, Value) {
 }
 
 /// Applies chunks, shards, compressor (and filters, from `--codec`'s array codecs) and
-/// format to a builder.
-fn apply_layout(builder: &mut ArrayBuilder, layout: &Layout) -> Result<()> {
-    if let Some(chunks) = &layout.chunks {
-        let chunks = ChunkSpec::parse(chunks, "--chunks")?;
+/// format to a builder of an array of `shape`, refusing chunks or shards of another rank.
+fn apply_layout(builder: &mut ArrayBuilder, layout: &Layout, shape: &[u64]) -> Result<()> {
+    let rank_check = |option: &str, text: &str, rank: usize| match rank == shape.len() {
+        true => Ok(()),
+        false => Err(Error::InvalidArg(format!(
+            "{option} {text} has {rank} dimension{} but the shape {} has {}",
+            if rank == 1 { "" } else { "s" },
+            shape_text(shape),
+            shape.len()
+        ))),
+    };
+    if let Some(text) = &layout.chunks {
+        let chunks = ChunkSpec::parse(text, "--chunks")?;
+        rank_check("--chunks", text, chunks.rank())?;
         refuse_edges_with_shards(&chunks, layout.shards.is_some(), "--chunks")?;
         chunks.apply(builder);
     }
-    if let Some(shards) = &layout.shards {
-        builder.shard_shape(parse_shape(shards, "--shards")?);
+    if let Some(text) = &layout.shards {
+        let shards = parse_shape(text, "--shards")?;
+        rank_check("--shards", text, shards.len())?;
+        builder.shard_shape(shards);
     }
     if let Some(c) = &layout.compressor {
         let (filters, compressors) = split_codecs(parse_json(c, "--compressor")?);
@@ -1052,9 +1064,10 @@ fn create(
             "an array needs --shape and --dtype".into(),
         ));
     };
-    let mut builder = ArrayBuilder::new(parse_shape(shape, "--shape")?, ElementType::Raw);
+    let shape = parse_shape(shape, "--shape")?;
+    let mut builder = ArrayBuilder::new(shape.clone(), ElementType::Raw);
     builder.dtype_name(dtype)?;
-    apply_layout(&mut builder, layout)?;
+    apply_layout(&mut builder, layout, &shape)?;
     if let Some(fill) = fill {
         builder.fill_value_json(parse_json(fill, "--fill")?);
     }
@@ -1174,7 +1187,7 @@ fn import(
     let shape = parse_shape(raw.shape, "--shape")?;
     let mut builder = ArrayBuilder::new(shape.clone(), ElementType::Raw);
     builder.dtype_name(raw.dtype)?;
-    apply_layout(&mut builder, layout)?;
+    apply_layout(&mut builder, layout, &shape)?;
     let dtype_meta = builder.metadata()?;
     if dtype_meta.dtype.is_variable() {
         return Err(Error::Unsupported(format!(
