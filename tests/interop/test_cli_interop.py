@@ -4,7 +4,8 @@ zarr-python writes an array, ``zarrtool copy`` converts it (v2 -> v3 with shards
 chunk shape under zarr-python 3; v3 -> v2 read by zarr-python 2), and zarr-python reads the
 copy back value for value. A netCDF-4 file made by ncgen, imported by ``zarrtool import``,
 is read by zarr-python (and xarray, where installed) with its values, dimension names,
-attributes and fill values. The binary is target/release/zarrtool (built here with
+attributes and fill values. xarray sees what ``attrs set``, ``mv`` and ``rm`` change in a
+store with consolidated metadata (which zarrtool rewrites). The binary is target/release/zarrtool (built here with
 ``cargo build --release`` unless ZARR_INTEROP_NO_BUILD=1); ZARRTOOL names another one.
 """
 
@@ -215,3 +216,24 @@ def test_netcdf_import_read_by_xarray(zarrtool, tmp_path, fmt):
     assert ds["time"].values[1] == np.datetime64("2000-01-02T12:00:00", "ns")
     assert ds.attrs["title"] == "netCDF import"
     assert list(ds["label"].values) == ["one", "tw\u00f6 \u2713"]
+
+
+@pytest.mark.skipif(ZARR_MAJOR < 3, reason="xarray is installed with zarr-python 3")
+@pytest.mark.parametrize("zarr_format", [2, 3])
+def test_xarray_sees_attrs_set_mv_rm_through_consolidated_metadata(zarrtool, tmp_path,
+                                                                   zarr_format):
+    xr = pytest.importorskip("xarray")
+    store = tmp_path / "ds.zarr"
+    ds = xr.Dataset({"t2m": (("time", "x"), np.arange(6.0).reshape(2, 3), {"units": "K"}),
+                     "tp": (("time",), np.array([1.0, 2.0]))})
+    ds.to_zarr(store, zarr_format=zarr_format, consolidated=True)
+    run(zarrtool, "attrs", "set", store, "t2m", "units", '"degC"')
+    run(zarrtool, "mv", store, "tp", "precip")
+    run(zarrtool, "attrs", "set", store, "/", "title", '"t"')
+    back = xr.open_zarr(store, consolidated=True)
+    assert back["t2m"].attrs["units"] == "degC"
+    assert sorted(back.data_vars) == ["precip", "t2m"]
+    assert back.attrs["title"] == "t"
+    np.testing.assert_array_equal(back["precip"].values, [1.0, 2.0])
+    run(zarrtool, "rm", store, "precip")
+    assert sorted(xr.open_zarr(store, consolidated=True).data_vars) == ["t2m"]

@@ -250,13 +250,18 @@ pub enum Command {
         /// The target node's path.
         #[arg(long, default_value = "")]
         to: String,
-        /// New chunk shape (for every array copied), comma-separated; or a rectilinear chunk
-        /// grid (Zarr v3) as JSON edges per dimension (`[[10,20,30],100]`), as `--chunks`.
+        /// New chunk shape, comma-separated, for every array copied of its rank (others
+        /// keep theirs); or a rectilinear chunk grid (Zarr v3) as JSON edges per dimension
+        /// (`[[10,20,30],100]`), as `--chunks`. `NAME:SHAPE` gives one array its own
+        /// (`'t2m:1,4,5;tp:1,10,10'`, or the option repeated): NAME is the array's path
+        /// relative to the copied node, or its last segment when no other copied array ends
+        /// in it.
         #[arg(long, value_name = "SHAPE")]
-        rechunk: Option<String>,
-        /// Shard shape (Zarr v3).
+        rechunk: Vec<String>,
+        /// Shard shape (Zarr v3), for every array copied of its rank, or per array as
+        /// `--rechunk` (`NAME:SHAPE`).
         #[arg(long, value_name = "SHAPE")]
-        shards: Option<String>,
+        shards: Vec<String>,
         /// Bytes-to-bytes codecs as JSON (a configuration, a list, or null), in numcodecs'
         /// form or Zarr v3's; a list's leading Zarr v3 array codecs (`scale_offset`,
         /// `cast_value`, …) replace the source's filters.

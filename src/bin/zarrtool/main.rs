@@ -4,6 +4,7 @@
 //! 1 error, 2 usage, 3 differences (`diff`) or problems found (`validate`). A reader that
 //! closes standard output early (`| head`) ends the command quietly with status 0.
 
+mod attr_diff;
 mod cli;
 mod header;
 mod nczarr;
@@ -12,6 +13,8 @@ mod netcdf;
 mod ops;
 mod out;
 mod overlap;
+mod per_array;
+mod refresh;
 mod stale;
 mod values;
 

@@ -907,6 +907,7 @@ pub fn import(
         )?;
         copy_values(&f, var, &array, &root)?;
     }
+    crate::refresh::consolidated_above(store.as_ref(), &root)?;
     store.close()?;
     Ok(0)
 }

@@ -3,6 +3,7 @@
 use crate::cli::{AttrsAction, Command, DumpFormat, ExportFormat, FileOrder, Layout, NodeArg};
 use crate::nczarr;
 use crate::out::{self, Out};
+use crate::per_array::PerArray;
 use crate::values::{
     csv_field, element_csv, element_text, parse_region, parse_shape, shape_text, text_room,
     vlen_csv, vlen_text, ChunkSpec,
@@ -126,23 +127,14 @@ pub fn run(command: Command, cmd: &mut clap::Command) -> Result<u8> {
             dry_run,
         } => {
             let settings = CopySettings {
-                chunks: rechunk
-                    .as_deref()
-                    .map(|s| ChunkSpec::parse(s, "--rechunk"))
-                    .transpose()?,
-                shards: shards
-                    .as_deref()
-                    .map(|s| parse_shape(s, "--shards"))
-                    .transpose()?,
+                chunks: PerArray::parse(&rechunk, "--rechunk", ChunkSpec::parse)?,
+                shards: PerArray::parse(&shards, "--shards", parse_shape)?,
                 compressor: compressor
                     .as_deref()
                     .map(|c| parse_json(c, "--compressor"))
                     .transpose()?,
                 format: format.map(|f| Format::from_number(f.into())).transpose()?,
             };
-            if let Some(chunks) = &settings.chunks {
-                refuse_edges_with_shards(chunks, settings.shards.is_some(), "--rechunk")?;
-            }
             copy(&source, &from, &target, &to, &settings, overwrite, dry_run)
         }
         Command::Consolidate { node, dry_run } => consolidate(&node, dry_run),
@@ -161,6 +153,7 @@ pub fn run(command: Command, cmd: &mut clap::Command) -> Result<u8> {
                 return Ok(0);
             }
             zarr::node::migrate_1to2(store.as_ref(), &node.path)?;
+            crate::refresh::consolidated_above(store.as_ref(), &node.path)?;
             store.close()?;
             Ok(0)
         }
@@ -181,6 +174,8 @@ pub fn run(command: Command, cmd: &mut clap::Command) -> Result<u8> {
                 return Ok(0);
             }
             Group::open(s.clone(), "", Mode::ReadWrite)?.rename(&from, &to)?;
+            crate::refresh::consolidated_above(s.as_ref(), &from)?;
+            crate::refresh::consolidated_above(s.as_ref(), &to)?;
             s.close()?;
             Ok(0)
         }
@@ -727,17 +722,20 @@ fn attrs(action: AttrsAction) -> Result<u8> {
             dry_run,
         } => {
             let value = parse_json(&value, "the attribute value")?;
+            // `/` names the root as `""` does.
+            let path = path.trim_matches('/');
             let s = open(&store, !dry_run)?;
-            let node = open_node(s.clone(), &path, !dry_run)?;
+            let node = open_node(s.clone(), path, !dry_run)?;
             if dry_run {
                 let was = match node.attributes()?.get(&key) {
                     Some(old) => format!("now {old}"),
                     None => "not set now".into(),
                 };
-                eprintln!("would set {key:?} of {} to {value} ({was})", display(&path));
+                eprintln!("would set {key:?} of {} to {value} ({was})", display(path));
                 return Ok(0);
             }
             node.set_attribute(&key, value)?;
+            crate::refresh::consolidated_above(s.as_ref(), path)?;
             s.close()?;
             Ok(0)
         }
@@ -747,8 +745,9 @@ fn attrs(action: AttrsAction) -> Result<u8> {
             key,
             dry_run,
         } => {
+            let path = path.trim_matches('/');
             let s = open(&store, !dry_run)?;
-            let node = open_node(s.clone(), &path, !dry_run)?;
+            let node = open_node(s.clone(), path, !dry_run)?;
             if dry_run {
                 let exists = node.attributes()?.contains_key(&key);
                 eprintln!(
@@ -758,16 +757,17 @@ fn attrs(action: AttrsAction) -> Result<u8> {
                     } else {
                         "no attribute"
                     },
-                    display(&path)
+                    display(path)
                 );
                 return Ok(0);
             }
             if !node.delete_attribute(&key)? {
                 return Err(Error::NotFound(format!(
                     "no attribute {key:?} on {}",
-                    display(&path)
+                    display(path)
                 )));
             }
+            crate::refresh::consolidated_above(s.as_ref(), path)?;
             s.close()?;
             Ok(0)
         }
@@ -875,15 +875,27 @@ pub(crate) fn split_codecs(codecs: Value) -> (Option<Value>, Value) {
 }
 
 /// Applies chunks, shards, compressor (and filters, from `--codec`'s array codecs) and
-/// format to a builder.
-fn apply_layout(builder: &mut ArrayBuilder, layout: &Layout) -> Result<()> {
-    if let Some(chunks) = &layout.chunks {
-        let chunks = ChunkSpec::parse(chunks, "--chunks")?;
+/// format to a builder of an array of `shape`, refusing chunks or shards of another rank.
+fn apply_layout(builder: &mut ArrayBuilder, layout: &Layout, shape: &[u64]) -> Result<()> {
+    let rank_check = |option: &str, text: &str, rank: usize| match rank == shape.len() {
+        true => Ok(()),
+        false => Err(Error::InvalidArg(format!(
+            "{option} {text} has {rank} dimension{} but the shape {} has {}",
+            if rank == 1 { "" } else { "s" },
+            shape_text(shape),
+            shape.len()
+        ))),
+    };
+    if let Some(text) = &layout.chunks {
+        let chunks = ChunkSpec::parse(text, "--chunks")?;
+        rank_check("--chunks", text, chunks.rank())?;
         refuse_edges_with_shards(&chunks, layout.shards.is_some(), "--chunks")?;
         chunks.apply(builder);
     }
-    if let Some(shards) = &layout.shards {
-        builder.shard_shape(parse_shape(shards, "--shards")?);
+    if let Some(text) = &layout.shards {
+        let shards = parse_shape(text, "--shards")?;
+        rank_check("--shards", text, shards.len())?;
+        builder.shard_shape(shards);
     }
     if let Some(c) = &layout.compressor {
         let (filters, compressors) = split_codecs(parse_json(c, "--compressor")?);
@@ -1043,6 +1055,7 @@ fn create(
             return Ok(0);
         };
         Group::open_with(store.clone(), &node.path, mode, format, &attributes)?;
+        crate::refresh::consolidated_above(store.as_ref(), &node.path)?;
         store.close()?;
         return Ok(0);
     }
@@ -1051,9 +1064,10 @@ fn create(
             "an array needs --shape and --dtype".into(),
         ));
     };
-    let mut builder = ArrayBuilder::new(parse_shape(shape, "--shape")?, ElementType::Raw);
+    let shape = parse_shape(shape, "--shape")?;
+    let mut builder = ArrayBuilder::new(shape.clone(), ElementType::Raw);
     builder.dtype_name(dtype)?;
-    apply_layout(&mut builder, layout)?;
+    apply_layout(&mut builder, layout, &shape)?;
     if let Some(fill) = fill {
         builder.fill_value_json(parse_json(fill, "--fill")?);
     }
@@ -1070,6 +1084,7 @@ fn create(
         return Ok(0);
     };
     builder.create(store.clone(), &node.path, mode)?;
+    crate::refresh::consolidated_above(store.as_ref(), &node.path)?;
     store.close()?;
     Ok(0)
 }
@@ -1172,7 +1187,7 @@ fn import(
     let shape = parse_shape(raw.shape, "--shape")?;
     let mut builder = ArrayBuilder::new(shape.clone(), ElementType::Raw);
     builder.dtype_name(raw.dtype)?;
-    apply_layout(&mut builder, layout)?;
+    apply_layout(&mut builder, layout, &shape)?;
     let dtype_meta = builder.metadata()?;
     if dtype_meta.dtype.is_variable() {
         return Err(Error::Unsupported(format!(
@@ -1222,6 +1237,7 @@ fn import(
         bar.inc(chunks_touched(&meta.chunks, &start, &count));
     }
     finish_progress(&bar);
+    crate::refresh::consolidated_above(store.as_ref(), &node.path)?;
     store.close()?;
     Ok(0)
 }
@@ -1302,9 +1318,19 @@ fn export(node: &NodeArg, output: &str, region: Option<&str>, order: FileOrder) 
 
 fn consolidate(node: &NodeArg, dry_run: bool) -> Result<u8> {
     let store = open(&node.store, !dry_run)?;
+    let path = node.path.trim_matches('/');
+    // Only a group's metadata is consolidated: refused before anything is written.
+    let group = match node_kind(store.as_ref(), path)? {
+        NodeKind::Group => Group::open(store.clone(), path, Mode::Read)?,
+        kind => {
+            return Err(Error::InvalidArg(format!(
+                "{} is {}: only a group's metadata is consolidated",
+                display(path),
+                kind_name(kind)
+            )))
+        }
+    };
     if dry_run {
-        let path = node.path.trim_matches('/');
-        let group = Group::open(store.clone(), path, Mode::Read)?;
         let nodes = walk(&store, path)?;
         let key = match group.format() {
             f if f.is_v3() => join_key(path, "zarr.json"),
@@ -1344,6 +1370,7 @@ fn rm(node: &NodeArg, dry_run: bool) -> Result<u8> {
     }
     let (parent, name) = path.rsplit_once('/').unwrap_or(("", path));
     Group::open(store.clone(), parent, Mode::ReadWrite)?.delete(name)?;
+    crate::refresh::consolidated_above(store.as_ref(), path)?;
     store.close()?;
     Ok(0)
 }
@@ -1361,18 +1388,18 @@ fn refuse_edges_with_shards(chunks: &ChunkSpec, shards: bool, what: &str) -> Res
 
 /// How `copy` lays out the arrays it writes.
 struct CopySettings {
-    chunks: Option<ChunkSpec>,
-    shards: Option<Vec<u64>>,
+    chunks: PerArray<ChunkSpec>,
+    shards: PerArray<Vec<u64>>,
     compressor: Option<Value>,
     format: Option<Format>,
 }
 
 /// The metadata of the copy of `from`.
-fn target_meta(from: &ArrayMeta, settings: &CopySettings, format: Format) -> Result<ArrayMeta> {
+fn target_meta(from: &ArrayMeta, settings: &ArrayLayout, format: Format) -> Result<ArrayMeta> {
     let mut builder = ArrayBuilder::new(from.shape.clone(), ElementType::Raw);
     builder.dtype(from.dtype.clone());
     builder.zarr_format(format.number())?;
-    match (&settings.chunks, &from.grid) {
+    match (settings.chunks, &from.grid) {
         (Some(chunks), _) => chunks.apply(&mut builder),
         (None, ChunkGrid::Rectilinear(dims)) if from.sharding().is_none() => {
             ChunkSpec::Edges(dims.to_vec()).apply(&mut builder)
@@ -1385,7 +1412,7 @@ fn target_meta(from: &ArrayMeta, settings: &CopySettings, format: Format) -> Res
             }
         }
     }
-    match &settings.shards {
+    match settings.shards {
         Some(shards) => {
             builder.shard_shape(shards.clone());
         }
@@ -1398,7 +1425,7 @@ fn target_meta(from: &ArrayMeta, settings: &CopySettings, format: Format) -> Res
         &from.fill_value,
         &from.dtype,
     )?);
-    let filters = match &settings.compressor {
+    let filters = match settings.compressor {
         Some(c) => {
             let (filters, compressors) = split_codecs(c.clone());
             builder.compressor(compressors);
@@ -1435,6 +1462,177 @@ fn target_meta(from: &ArrayMeta, settings: &CopySettings, format: Format) -> Res
     Ok(meta)
 }
 
+/// What `copy` writes at one target path, planned before anything is written.
+enum Planned {
+    /// A group to create (`None` when the target has it and keeps it).
+    Group {
+        to_path: String,
+        create: Option<(Format, Map<String, Value>)>,
+    },
+    /// An array to copy (into the array the target has when `resume`).
+    Array {
+        from: Box<Array>,
+        to_path: String,
+        meta: Box<ArrayMeta>,
+        attrs: Map<String, Value>,
+        format: Format,
+        resume: bool,
+    },
+}
+
+/// Names `path` in an error about it (the message keeps the error's words).
+fn about(path: &str, e: Error) -> Error {
+    Error::InvalidArg(format!("{}: {e}", display(path)))
+}
+
+/// Plans a copy: every target node's metadata built and checked (codecs, chunking, the
+/// document rendered) and every clash with what the target holds refused, before the
+/// first write. `dst` is the target store when it exists.
+fn plan_copy(
+    src: &Arc<dyn Store>,
+    from: &str,
+    dst: Option<&Arc<dyn Store>>,
+    to: &str,
+    settings: &CopySettings,
+    overwrite: bool,
+) -> Result<Vec<Planned>> {
+    let nodes = walk(src, from)?;
+    let from = from.trim_matches('/');
+    let relative = |path: &str| path[from.len()..].trim_start_matches('/').to_string();
+    let mut arrays = Vec::new();
+    for (path, kind, _) in &nodes {
+        if *kind == NodeKind::Array {
+            let array = Array::open(src.clone(), path, Mode::Read).map_err(|e| about(path, e))?;
+            arrays.push((relative(path), path.clone(), array));
+        }
+    }
+    let ranked: Vec<(String, String, usize)> = arrays
+        .iter()
+        .map(|(rel, path, a)| (rel.clone(), path.clone(), a.metadata().rank()))
+        .collect();
+    let chunks = settings.chunks.resolve(&ranked, ChunkSpec::rank)?;
+    let shards = settings.shards.resolve(&ranked, Vec::len)?;
+    let kind_at = |path: &str| match dst {
+        Some(dst) => node_kind(dst.as_ref(), path),
+        None => Ok(NodeKind::None),
+    };
+    let mut arrays = arrays.into_iter().zip(chunks.into_iter().zip(shards));
+    let mut plan = Vec::new();
+    for (path, kind, _) in &nodes {
+        let to_path = join_key(to.trim_matches('/'), &relative(path));
+        let there = kind_at(&to_path)?;
+        if *kind == NodeKind::Group {
+            let group = Group::open(src.clone(), path, Mode::Read).map_err(|e| about(path, e))?;
+            let format = settings.format.unwrap_or(group.format().for_copies());
+            let create = there != NodeKind::Group || overwrite && path == from;
+            if there == NodeKind::Array && !overwrite {
+                return Err(Error::Exists(format!(
+                    "an array at {} in the target: use --overwrite to replace it",
+                    display(&to_path)
+                )));
+            }
+            let create = match create {
+                true => Some((format, nczarr::user_attributes(group.attributes()?))),
+                false => None,
+            };
+            plan.push(Planned::Group { to_path, create });
+            continue;
+        }
+        let Some(((_, _, array), (chunks, shards))) = arrays.next() else {
+            return Err(Error::Internal("copy plan: arrays out of step".into()));
+        };
+        let layout = ArrayLayout {
+            chunks,
+            shards,
+            compressor: settings.compressor.as_ref(),
+        };
+        let planned = plan_array(array, &to_path, &layout, settings.format, |target| {
+            Ok(match there {
+                NodeKind::Array if !overwrite => Some(resume_check(dst, &to_path, target)?),
+                NodeKind::Group if !overwrite => {
+                    return Err(Error::Exists(format!(
+                        "a group at {} in the target: use --overwrite to replace it",
+                        display(&to_path)
+                    )))
+                }
+                _ => None,
+            })
+        })
+        .map_err(|e| match e {
+            Error::Exists(_) => e,
+            e => about(path, e),
+        })?;
+        plan.push(planned);
+    }
+    Ok(plan)
+}
+
+/// The layout one array is copied with.
+struct ArrayLayout<'a> {
+    chunks: Option<&'a ChunkSpec>,
+    shards: Option<&'a Vec<u64>>,
+    compressor: Option<&'a Value>,
+}
+
+/// Plans the copy of one array: its target metadata and attributes, checked; `existing`
+/// says whether the target already has it (to resume into), refusing another layout.
+fn plan_array(
+    array: Array,
+    to_path: &str,
+    layout: &ArrayLayout,
+    format: Option<Format>,
+    existing: impl FnOnce(&(&ArrayMeta, Format)) -> Result<Option<()>>,
+) -> Result<Planned> {
+    if let Some(chunks) = layout.chunks {
+        refuse_edges_with_shards(chunks, layout.shards.is_some(), "--rechunk")?;
+    }
+    let format = format.unwrap_or(array.format().for_copies());
+    let mut meta = target_meta(&array.metadata(), layout, format)?;
+    // NCZarr's keys describe the source's netCDF model, which the copy does not have.
+    let mut attrs = nczarr::user_attributes(array.attributes()?);
+    carry_dimension_names(&array, &mut meta, &mut attrs, format)?;
+    carry_missing_value(&array, &mut meta, &mut attrs, format)?;
+    meta.validate()?;
+    format.render_array(&meta, &attrs)?;
+    let resume = existing(&(&meta, format))?.is_some();
+    Ok(Planned::Array {
+        from: Box::new(array),
+        to_path: to_path.to_string(),
+        meta: Box::new(meta),
+        attrs,
+        format,
+        resume,
+    })
+}
+
+/// Checks that the array the target has at `to_path` has the layout the copy gives it,
+/// so that the copy resumes into it.
+fn resume_check(
+    dst: Option<&Arc<dyn Store>>,
+    to_path: &str,
+    (meta, format): &(&ArrayMeta, Format),
+) -> Result<()> {
+    let Some(dst) = dst else {
+        return Ok(());
+    };
+    let existing = Array::open(dst.clone(), to_path, Mode::Read)?;
+    let e = existing.metadata();
+    if e.shape != meta.shape
+        || e.chunks != meta.chunks
+        || e.grid != meta.grid
+        || e.inner_chunks() != meta.inner_chunks()
+        || e.dtype != meta.dtype
+        || existing.format() != *format
+    {
+        return Err(Error::Exists(format!(
+            "{} exists with another shape, chunks, shards, data type or format: \
+             use --overwrite to replace it",
+            display(to_path)
+        )));
+    }
+    Ok(())
+}
+
 fn copy(
     source: &str,
     from: &str,
@@ -1447,58 +1645,76 @@ fn copy(
     let src = open(source, false)?;
     // Before the target is opened for writing (which may create it inside the source).
     crate::overlap::refuse_copy_over_source(source, &src, from, target, to)?;
-    let nodes = walk(&src, from)?;
-    let dst = if dry_run {
-        None
-    } else {
-        Some(open_url(target, Mode::Append, None)?)
+    let existing = match open(target, false) {
+        Ok(store) => Some(store),
+        Err(Error::NotFound(_)) => None,
+        Err(e) => return Err(e),
     };
-    let from = from.trim_matches('/');
-    for (path, kind, _) in &nodes {
-        let relative = path[from.len()..].trim_start_matches('/');
-        let to_path = join_key(to.trim_matches('/'), relative);
-        if *kind == NodeKind::Group {
-            let group = Group::open(src.clone(), path, Mode::Read)?;
-            let format = settings.format.unwrap_or(group.format().for_copies());
-            if let Some(dst) = &dst {
-                let exists = node_kind(dst.as_ref(), &to_path)? == NodeKind::Group;
-                if !exists || overwrite && path == from {
-                    let mode = if overwrite {
-                        Mode::Overwrite
-                    } else {
-                        Mode::CreateNew
-                    };
-                    let attributes = nczarr::user_attributes(group.attributes()?);
-                    Group::open_with(dst.clone(), &to_path, mode, format, &attributes)?;
+    let plan = plan_copy(&src, from, existing.as_ref(), to, settings, overwrite)?;
+    if dry_run {
+        for planned in &plan {
+            match planned {
+                Planned::Group { to_path, .. } => {
+                    eprintln!("would create group {}", display(to_path))
                 }
-            } else {
-                eprintln!("would create group {}", display(&to_path));
+                Planned::Array {
+                    from,
+                    to_path,
+                    meta,
+                    format,
+                    ..
+                } => eprintln!(
+                    "would copy array {} to {} (Zarr v{}, {} chunks of {})",
+                    display(from.path()),
+                    display(to_path),
+                    format.number(),
+                    meta.num_chunks(),
+                    shape_text(&meta.chunks)
+                ),
             }
-            continue;
         }
-        let array = Array::open(src.clone(), path, Mode::Read)?;
-        let format = settings.format.unwrap_or(array.format().for_copies());
-        let mut meta = target_meta(&array.metadata(), settings, format)?;
-        // NCZarr's keys describe the source's netCDF model, which the copy does not have.
-        let mut attrs = nczarr::user_attributes(array.attributes()?);
-        carry_dimension_names(&array, &mut meta, &mut attrs, format)?;
-        carry_missing_value(&array, &mut meta, &mut attrs, format)?;
-        let Some(dst) = &dst else {
-            eprintln!(
-                "would copy array {} to {} (Zarr v{}, {} chunks of {})",
-                display(path),
-                display(&to_path),
-                format.number(),
-                meta.num_chunks(),
-                shape_text(&meta.chunks)
-            );
-            continue;
-        };
-        copy_array(&array, dst, &to_path, meta, &attrs, format, overwrite)?;
+        return Ok(0);
     }
-    if let Some(dst) = dst {
-        dst.close()?;
+    drop(existing);
+    let dst = open_url(target, Mode::Append, None)?;
+    let mode = if overwrite {
+        Mode::Overwrite
+    } else {
+        Mode::CreateNew
+    };
+    for planned in plan {
+        match planned {
+            Planned::Group {
+                to_path,
+                create: Some((format, attributes)),
+            } => {
+                Group::open_with(dst.clone(), &to_path, mode, format, &attributes)?;
+            }
+            Planned::Group { create: None, .. } => {}
+            Planned::Array {
+                from,
+                to_path,
+                meta,
+                attrs,
+                format,
+                resume,
+            } => {
+                let target = if resume {
+                    Array::open(dst.clone(), &to_path, Mode::ReadWrite)?
+                } else {
+                    Array::create(dst.clone(), &to_path, *meta, &attrs, mode, format)?
+                };
+                copy_array(&from, &target, &dst).map_err(|e| {
+                    Error::InvalidArg(format!(
+                        "copying {} stopped: {e} (the copy resumes when run again)",
+                        display(from.path())
+                    ))
+                })?;
+            }
+        }
     }
+    crate::refresh::consolidated_above(dst.as_ref(), to)?;
+    dst.close()?;
     Ok(0)
 }
 
@@ -1593,42 +1809,8 @@ fn carry_missing_value(
 }
 
 /// Copies one array chunk by chunk of the target's grid, skipping chunks the target holds.
-fn copy_array(
-    from: &Array,
-    dst: &Arc<dyn Store>,
-    to_path: &str,
-    meta: ArrayMeta,
-    attrs: &Map<String, Value>,
-    format: Format,
-    overwrite: bool,
-) -> Result<()> {
-    let exists = node_kind(dst.as_ref(), to_path)? != NodeKind::None;
-    let target = if exists && !overwrite {
-        // Resume: the target must have the layout this copy would give it.
-        let existing = Array::open(dst.clone(), to_path, Mode::ReadWrite)?;
-        let e = existing.metadata();
-        if e.shape != meta.shape
-            || e.chunks != meta.chunks
-            || e.grid != meta.grid
-            || e.inner_chunks() != meta.inner_chunks()
-            || e.dtype != meta.dtype
-            || existing.format() != format
-        {
-            return Err(Error::Exists(format!(
-                "{} exists with another shape, chunks, shards, data type or format: \
-                 use --overwrite to replace it",
-                display(to_path)
-            )));
-        }
-        existing
-    } else {
-        let mode = if overwrite {
-            Mode::Overwrite
-        } else {
-            Mode::CreateNew
-        };
-        Array::create(dst.clone(), to_path, meta, attrs, mode, format)?
-    };
+fn copy_array(from: &Array, target: &Array, dst: &Arc<dyn Store>) -> Result<()> {
+    let format = target.format();
     let meta = target.metadata();
     let grid = meta.chunk_grid();
     let total = zarr::error::count_of(&grid, "chunks of the target")?;
@@ -1735,6 +1917,8 @@ fn validate(node: &NodeArg) -> Result<u8> {
     let nodes = walk(&store, &node.path)?;
     let mut problems = Vec::new();
     let mut arrays = 0;
+    // Groups whose consolidated metadata is stale.
+    let mut stale = Vec::new();
     for (path, kind, _) in &nodes {
         match kind {
             NodeKind::Array => {
@@ -1748,7 +1932,12 @@ fn validate(node: &NodeArg) -> Result<u8> {
                     problems.push(format!("{}: {e}", display(path)));
                 }
                 match crate::stale::stale_entries(store.as_ref(), path, &display(path)) {
-                    Ok(stale) => problems.extend(stale),
+                    Ok(found) => {
+                        if !found.is_empty() {
+                            stale.push(path.clone());
+                        }
+                        problems.extend(found)
+                    }
                     Err(e) => problems.push(format!("{}: {e}", display(path))),
                 }
             }
@@ -1765,6 +1954,14 @@ fn validate(node: &NodeArg) -> Result<u8> {
         problems.len(),
         if problems.len() == 1 { "" } else { "s" }
     );
+    for path in &stale {
+        eprintln!(
+            "the consolidated metadata of {} is stale: `zarrtool consolidate {} {}` rewrites it",
+            display(path),
+            node.store,
+            display(path)
+        );
+    }
     Ok(if problems.is_empty() { 0 } else { FOUND })
 }
 
@@ -1842,6 +2039,16 @@ fn diff_arrays(left: &Array, right: &Array, name: &str) -> Result<Vec<String>> {
     })
 }
 
+/// A node's attributes by what they mean, for `diff --attrs`: NCZarr's keys left out, an
+/// array's dimension names and CF missing value read from whichever encoding it has.
+fn meaning(node: &dyn Node, array: Option<&Array>) -> Result<Map<String, Value>> {
+    let mut attrs = nczarr::user_attributes(node.attributes()?);
+    if let Some(array) = array {
+        crate::attr_diff::by_meaning(&mut attrs, array.dimension_names()?, array.missing_value()?);
+    }
+    Ok(attrs)
+}
+
 fn diff(left: &str, left_path: &str, right: &str, right_path: &str, attrs: bool) -> Result<u8> {
     let (ls, rs) = (open(left, false)?, open(right, false)?);
     let (lp, rp) = (left_path.trim_matches('/'), right_path.trim_matches('/'));
@@ -1868,14 +2075,28 @@ fn diff(left: &str, left_path: &str, right: &str, right_path: &str, attrs: bool)
                     open_node(ls.clone(), &lpath, false)?,
                     open_node(rs.clone(), &rpath, false)?,
                 );
-                let user = |node: &dyn Node| node.attributes().map(nczarr::user_attributes);
-                if attrs && user(lnode.as_ref())? != user(rnode.as_ref())? {
-                    out.push(format!("{shown}: attributes differ"));
+                let arrays = match kind {
+                    NodeKind::Array => Some((
+                        Array::open(ls.clone(), &lpath, Mode::Read)?,
+                        Array::open(rs.clone(), &rpath, Mode::Read)?,
+                    )),
+                    _ => None,
+                };
+                if attrs {
+                    let (l, r) = match &arrays {
+                        Some((l, r)) => (
+                            meaning(lnode.as_ref(), Some(l))?,
+                            meaning(rnode.as_ref(), Some(r))?,
+                        ),
+                        None => (
+                            meaning(lnode.as_ref(), None)?,
+                            meaning(rnode.as_ref(), None)?,
+                        ),
+                    };
+                    out.extend(crate::attr_diff::differences(&shown, &l, &r));
                 }
-                if *kind == NodeKind::Array {
-                    let l = Array::open(ls.clone(), &lpath, Mode::Read)?;
-                    let r = Array::open(rs.clone(), &rpath, Mode::Read)?;
-                    out.extend(diff_arrays(&l, &r, &shown)?);
+                if let Some((l, r)) = &arrays {
+                    out.extend(diff_arrays(l, r, &shown)?);
                 }
             }
         }

@@ -29,6 +29,14 @@ impl ChunkSpec {
             .map_err(|e| Error::InvalidArg(format!("{what}: {e}")))
     }
 
+    /// The number of dimensions it is for.
+    pub fn rank(&self) -> usize {
+        match self {
+            ChunkSpec::Shape(shape) => shape.len(),
+            ChunkSpec::Edges(dims) => dims.len(),
+        }
+    }
+
     /// Gives `builder` this layout.
     pub fn apply(&self, builder: &mut ArrayBuilder) {
         match self {
