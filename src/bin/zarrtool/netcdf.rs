@@ -666,18 +666,16 @@ fn variable(f: &File, ncid: c_int, varid: c_int, group: &str, settings: &Setting
     })
 }
 
-/// Makes `encoded` the array's CF missing value: its fill value and, in Zarr v3, the
-/// `_FillValue` attribute beside it.
+/// Makes `encoded` the array's CF missing value: its fill value and the `_FillValue`
+/// attribute beside it (see `cf::Encoded::apply`).
 fn keep_missing(
     builder: &mut ArrayBuilder,
     attrs: &mut Map<String, Value>,
     dtype: &DType,
     encoded: cf::Encoded,
 ) {
+    encoded.apply(attrs);
     builder.fill_value_bytes(dtype.element_type(), encoded.fill);
-    if let Some(attribute) = encoded.attribute {
-        attrs.insert(cf::FILL_ATTRIBUTE.into(), attribute);
-    }
 }
 
 /// Walks a netCDF group and those below it, planning groups and arrays.
