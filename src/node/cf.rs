@@ -45,7 +45,7 @@ impl Encoded {
     pub fn apply(&self, attributes: &mut Map<String, Value>) {
         match &self.attribute {
             Some(attribute) => attributes.insert(FILL_ATTRIBUTE.into(), attribute.clone()),
-            None => attributes.remove(FILL_ATTRIBUTE),
+            None => attributes.shift_remove(FILL_ATTRIBUTE),
         };
         let key = attributes
             .keys()
@@ -76,13 +76,13 @@ impl Encoded {
                     return;
                 };
                 if let Some(types) = record.get_mut("types").and_then(Value::as_object_mut) {
-                    types.remove(FILL_ATTRIBUTE);
+                    types.shift_remove(FILL_ATTRIBUTE);
                     if types.is_empty() {
-                        record.remove("types");
+                        record.shift_remove("types");
                     }
                 }
                 if record.is_empty() {
-                    attributes.remove(&key);
+                    attributes.shift_remove(&key);
                 }
             }
             (None, None) => {}
