@@ -71,8 +71,7 @@ impl Encoded {
                 types.insert(FILL_ATTRIBUTE.into(), Value::from(ty));
             }
             (None, Some(key)) => {
-                let Some(record) = attributes.get_mut(&key).and_then(Value::as_object_mut)
-                else {
+                let Some(record) = attributes.get_mut(&key).and_then(Value::as_object_mut) else {
                     return;
                 };
                 if let Some(types) = record.get_mut("types").and_then(Value::as_object_mut) {
@@ -309,15 +308,45 @@ mod tests {
         let cases = [
             ("<f8", -9999.0, json!("AAAAAICHw8A="), json!(-9999.0), "<f8"),
             (">f4", -9999.0, json!("AAAAAICHw8A="), json!(-9999.0), "<f4"),
-            ("<f4", 0.1f32 as f64, json!("AAAAoJmZuT8="), json!(0.10000000149011612), "<f4"),
+            (
+                "<f4",
+                0.1f32 as f64,
+                json!("AAAAoJmZuT8="),
+                json!(0.10000000149011612),
+                "<f4",
+            ),
             ("<f8", f64::NAN, json!("AAAAAAAA+H8="), json!("NaN"), "<f8"),
             ("<f4", f64::NAN, json!("AAAAAAAA+H8="), json!("NaN"), "<f4"),
-            ("<f4", f64::INFINITY, json!("AAAAAAAA8H8="), json!("Infinity"), "<f4"),
-            ("<f8", f64::NEG_INFINITY, json!("AAAAAAAA8P8="), json!("-Infinity"), "<f8"),
+            (
+                "<f4",
+                f64::INFINITY,
+                json!("AAAAAAAA8H8="),
+                json!("Infinity"),
+                "<f4",
+            ),
+            (
+                "<f8",
+                f64::NEG_INFINITY,
+                json!("AAAAAAAA8P8="),
+                json!("-Infinity"),
+                "<f8",
+            ),
             ("<i2", -9.0, json!(-9), json!(-9), "<i2"),
             ("|i1", -9.0, json!(-9), json!(-9), "<i1"),
-            ("<i4", -2147483648.0, json!(-2147483648i64), json!(-2147483648i64), "<i4"),
-            ("<i8", i64::MIN as f64, json!(i64::MIN), json!(i64::MIN), "<i8"),
+            (
+                "<i4",
+                -2147483648.0,
+                json!(-2147483648i64),
+                json!(-2147483648i64),
+                "<i4",
+            ),
+            (
+                "<i8",
+                i64::MIN as f64,
+                json!(i64::MIN),
+                json!(i64::MIN),
+                "<i8",
+            ),
             ("|u1", 255.0, json!(255), json!(255), "<u1"),
             ("<u2", 65535.0, json!(65535), json!(65535), "<u2"),
             ("<u4", 7.0, json!(7), json!(7), "<u4"),
@@ -371,7 +400,10 @@ mod tests {
         // Zarr v3 drops the record of `_FillValue`'s type, and the record once it is empty.
         let v3 = encode(-999.0, &f4, Format::V3, "a").unwrap();
         v3.apply(&mut attrs);
-        assert_eq!(Value::Object(attrs.clone()), json!({"_FillValue": "AAAAAAA4j8A="}));
+        assert_eq!(
+            Value::Object(attrs.clone()),
+            json!({"_FillValue": "AAAAAAA4j8A="})
+        );
         let mut attrs = json!({"_NCZARR_ATTR": {"types": {"_FillValue": "<f4", "a": "<i2"}}});
         v3.apply(attrs.as_object_mut().unwrap());
         assert_eq!(
@@ -380,7 +412,8 @@ mod tests {
         );
         // Format 1 keeps the fill value alone.
         let v1 = encode(-999.0, &f4, Format::V1, "a").unwrap();
-        let mut attrs = json!({"_FillValue": 1.0, "_NCZARR_ATTR": {"types": {"_FillValue": "<f4"}}});
+        let mut attrs =
+            json!({"_FillValue": 1.0, "_NCZARR_ATTR": {"types": {"_FillValue": "<f4"}}});
         v1.apply(attrs.as_object_mut().unwrap());
         assert_eq!(attrs, json!({}));
         // float16 has no netCDF type: the attribute goes untyped.
