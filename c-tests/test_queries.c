@@ -473,8 +473,19 @@ static void test_missing_value(void) {
     CHECK_OK(zarr_array_create(b, s, "i", ZARR_MODE_W, &a));
     CHECK_OK(zarr_array_missing_value(a, &is_set, &value));
     CHECK(!is_set && value == 0);
-    /* A _FillValue attribute that is no int16: an error, and the outputs say "none". */
-    CHECK_OK(zarr_array_attr_set(a, "_FillValue", "\"zz\""));
+    /* Setting a _FillValue attribute that is no int16 is refused, naming the array and the
+     * attribute, and nothing is written. */
+    const char *bad_fills[] = {"\"zz\"", "40000", "2.5"};
+    for (size_t i = 0; i < sizeof bad_fills / sizeof bad_fills[0]; i++) {
+        CHECK_STATUS(zarr_array_attr_set(a, "_FillValue", bad_fills[i]), ZARR_ERR_INVALID_ARG);
+        CHECK_ERROR_CONTAINS("\"i\"");
+        CHECK_ERROR_CONTAINS("_FillValue");
+        CHECK_STATUS(zarr_array_attr_get(a, "_FillValue", doc, sizeof doc, NULL),
+                     ZARR_ERR_NOT_FOUND);
+    }
+    /* One a peer wrote: the query fails, and the outputs say "none". */
+    const char *peer = "{\"_FillValue\": \"zz\"}";
+    CHECK_OK(zarr_store_set(s, "i/.zattrs", peer, strlen(peer)));
     is_set = true;
     value = 5;
     CHECK_STATUS(zarr_array_missing_value(a, &is_set, &value), ZARR_ERR_METADATA);

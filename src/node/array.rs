@@ -1233,6 +1233,13 @@ impl Node for Array {
     fn writable(&self) -> bool {
         self.writable
     }
+    /// Sets one attribute, keeping the others; a `_FillValue` that is no missing value of
+    /// the array's type is refused (see [`super::cf::check_attribute`]).
+    fn set_attribute(&self, key: &str, value: Value) -> Result<()> {
+        super::cf::check_attribute(key, &value, &self.metadata().dtype, &self.path)?;
+        self.check_writable("set an attribute")?;
+        self.attrs.set_one(self.store.as_ref(), key, value)
+    }
 }
 
 /// Refuses fixed-size arrays in the variable-length calls.

@@ -180,6 +180,42 @@ fn nczarr_type(dtype: &DType) -> Option<&'static str> {
     })
 }
 
+/// Refuses a `_FillValue` attribute (`key`) that an array of a numeric `dtype` cannot take
+/// for its missing value: text that is no number's encoding, a fraction or a value out of
+/// range for an integer type, a finite value beyond a float type's range. The error names
+/// the array and the attribute. Other keys and other types pass.
+pub fn check_attribute(key: &str, value: &Value, dtype: &DType, array: &str) -> Result<()> {
+    if key != FILL_ATTRIBUTE {
+        return Ok(());
+    }
+    let fits = match (&dtype.kind, value) {
+        (DataKind::Int(n @ 1..=8), Value::Number(v)) if v.is_i64() || v.is_u64() => {
+            let v = v.as_i64().map_or(i128::MAX, i128::from);
+            let half = 1i128 << (8 * n - 1);
+            -half <= v && v < half
+        }
+        (DataKind::UInt(n @ 1..=8), Value::Number(v)) if v.is_i64() || v.is_u64() => {
+            let v = v.as_u64().map_or(-1, i128::from);
+            0 <= v && v < 1i128 << (8 * n)
+        }
+        (DataKind::Int(1..=8) | DataKind::UInt(1..=8), _) => false,
+        (DataKind::Float(n @ (2 | 4 | 8)), _) => match attribute_as_f64(value, dtype) {
+            Some(v) if *n == 2 => !v.is_finite() || f16::from_f64(v).is_finite(),
+            Some(v) if *n == 4 => !v.is_finite() || (v as f32).is_finite(),
+            Some(_) => true,
+            None => false,
+        },
+        _ => return Ok(()),
+    };
+    if fits {
+        return Ok(());
+    }
+    Err(Error::InvalidArg(format!(
+        "array {array:?}: attribute {FILL_ATTRIBUTE} {value} is not a missing value of {}",
+        dtype.element_type().name()
+    )))
+}
+
 /// A number of an array's type.
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Number {
@@ -421,6 +457,41 @@ mod tests {
         let mut attrs = Map::new();
         f2.apply(&mut attrs);
         assert_eq!(Value::Object(attrs), json!({"_FillValue": -1.0}));
+    }
+
+    #[test]
+    fn checks_a_fill_value_attribute() {
+        let ok = [
+            ("<f4", json!(-999.0)),
+            ("<f4", json!("NaN")),
+            ("<f4", json!("AAAAAAA4j8A=")),
+            ("<f4", json!([-999])),
+            ("|u1", json!(255)),
+            ("<i8", json!(i64::MIN)),
+            ("<u8", json!(u64::MAX)),
+            ("|S4", json!("zz")),
+        ];
+        for (t, v) in ok {
+            check_attribute(FILL_ATTRIBUTE, &v, &dtype(t), "a").unwrap();
+        }
+        let bad = [
+            ("<i2", json!("zz")),
+            ("<f4", json!("zz")),
+            ("|u1", json!(300)),
+            ("|u1", json!(-1)),
+            ("<i4", json!(2.5)),
+            ("<i8", json!(u64::MAX)),
+            ("<f4", json!(1e40)),
+        ];
+        for (t, v) in bad {
+            let err = check_attribute(FILL_ATTRIBUTE, &v, &dtype(t), "grid/t").unwrap_err();
+            let text = err.to_string();
+            assert!(
+                text.contains("\"grid/t\"") && text.contains(FILL_ATTRIBUTE),
+                "{text}"
+            );
+        }
+        check_attribute("units", &json!(1e40), &dtype("<f4"), "a").unwrap();
     }
 
     #[test]

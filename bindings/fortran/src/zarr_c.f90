@@ -1126,7 +1126,10 @@ module zarr_c
 
     ! Sets attribute `key` to the JSON value `json`, keeping the others.
     !
-    ! Errors: `ZARR_ERR_READ_ONLY` (a read-only handle or store).
+    ! Errors: `ZARR_ERR_READ_ONLY` (a read-only handle or store), `ZARR_ERR_INVALID_ARG` (a
+    ! `_FillValue` that is no missing value of the array's numeric type: text that encodes
+    ! no
+    ! number, a fraction or a value out of range for integers; nothing is written).
     !
     ! Ownership: nothing is kept: arguments are only read during the call.
     !
