@@ -1,12 +1,12 @@
 //! CF missing values (`_FillValue`) in the encodings xarray, netCDF-C (NCZarr) and CF
 //! readers expect: a `fill_value` equal to it and (Zarr v2 and v3; format 1 and the 2022
-//! draft keep the fill value alone) a `_FillValue` attribute beside it. Zarr v3 writes the attribute as xarray does (a float as base64 of its 8 little-endian
-//! `f64` bytes, an integer as a JSON number). Zarr v2 writes it as NCZarr reads it (xarray
-//! takes a v2 array's missing value from `fill_value`): a JSON number, or `"NaN"`,
-//! `"Infinity"`, `"-Infinity"`, with its type recorded in NCZarr's `_NCZARR_ATTR`
-//! (`{"types": {"_FillValue": "<f4"}}`), without which NCZarr takes a float32 array's
-//! `-999.0` for a double and a `-9` for a short, and masks nothing.
-
+//! draft keep the fill value alone) a `_FillValue` attribute beside it. Zarr v3 writes the
+//! attribute as xarray does (a float as base64 of its 8 little-endian `f64` bytes, an
+//! integer as a JSON number). Zarr v2 writes it as NCZarr reads it (xarray takes a v2
+//! array's missing value from `fill_value`): a JSON number, or `"NaN"`, `"Infinity"`,
+//! `"-Infinity"`, with its type recorded in NCZarr's `_NCZARR_ATTR` (`{"types":
+//! {"_FillValue": "<f4"}}`), without which NCZarr takes a float32 array's `-999.0` for a
+//! double and its `-999` for a short, and masks nothing.
 use crate::dtype::{DType, DataKind};
 use crate::error::{Error, Result};
 use crate::meta::fill::{read_float, FillValue};
