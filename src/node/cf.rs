@@ -7,6 +7,7 @@
 //! `"-Infinity"`, with its type recorded in NCZarr's `_NCZARR_ATTR` (`{"types":
 //! {"_FillValue": "<f4"}}`), without which NCZarr takes a float32 array's `-999.0` for a
 //! double and its `-999` for a short, and masks nothing.
+
 use crate::dtype::{DType, DataKind};
 use crate::error::{Error, Result};
 use crate::meta::fill::{read_float, FillValue};
