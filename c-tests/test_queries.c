@@ -419,8 +419,14 @@ static void test_missing_value(void) {
         CHECK_OK(zarr_array_metadata_json(a, doc, sizeof doc, NULL));
         if (format == 3)
             CHECK_CONTAINS(doc, "\"_FillValue\": \"AAAAAICHw8A=\"");
-        else
+        else {
             CHECK_CONTAINS(doc, "\"fill_value\": -9999.0");
+            /* And the attribute NCZarr reads, its type recorded. */
+            CHECK_OK(zarr_array_attr_get(a, "_FillValue", doc, sizeof doc, NULL));
+            CHECK(strcmp(doc, "-9999.0") == 0);
+            CHECK_OK(zarr_array_attr_get(a, "_NCZARR_ATTR", doc, sizeof doc, NULL));
+            CHECK_CONTAINS(doc, "\"_FillValue\":\"<f4\"");
+        }
         /* Not a float32: refused, naming the array, and the value stays. */
         CHECK_STATUS(zarr_array_set_missing_value(a, 0.1), ZARR_ERR_INVALID_ARG);
         CHECK_ERROR_CONTAINS(format == 2 ? "\"t2\"" : "\"t3\"");
@@ -428,6 +434,27 @@ static void test_missing_value(void) {
         CHECK(is_set && value == -9999.0);
         zarr_array_free(a);
         zarr_array_builder_free(b);
+    }
+    /* Values the type cannot hold: refused at creation, naming the array, nothing created. */
+    const struct {
+        zarr_dtype_t dtype;
+        double value;
+    } bad[] = {{ZARR_DTYPE_UINT8, 300}, {ZARR_DTYPE_FLOAT32, 1e40}, {ZARR_DTYPE_INT32, 2.5}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        for (int32_t format = 2; format <= 3; format++) {
+            zarr_array_builder_t *b = NULL;
+            CHECK_OK(zarr_array_builder_new(bad[i].dtype, 1, shape, &b));
+            CHECK_OK(zarr_array_builder_set_zarr_format(b, format));
+            CHECK_OK(zarr_array_builder_set_missing_value(b, bad[i].value));
+            zarr_array_t *a = NULL;
+            CHECK_STATUS(zarr_array_create(b, s, "bad", ZARR_MODE_W, &a), ZARR_ERR_INVALID_ARG);
+            CHECK_ERROR_CONTAINS("\"bad\"");
+            bool exists = true;
+            CHECK_OK(zarr_store_contains(s, format == 2 ? "bad/.zarray" : "bad/zarr.json",
+                                         &exists));
+            CHECK(!exists);
+            zarr_array_builder_free(b);
+        }
     }
     /* NaN for an integer array: refused at creation, nothing created. */
     zarr_array_builder_t *b = NULL;
@@ -446,8 +473,19 @@ static void test_missing_value(void) {
     CHECK_OK(zarr_array_create(b, s, "i", ZARR_MODE_W, &a));
     CHECK_OK(zarr_array_missing_value(a, &is_set, &value));
     CHECK(!is_set && value == 0);
-    /* A _FillValue attribute that is no int16: an error, and the outputs say "none". */
-    CHECK_OK(zarr_array_attr_set(a, "_FillValue", "\"zz\""));
+    /* Setting a _FillValue attribute that is no int16 is refused, naming the array and the
+     * attribute, and nothing is written. */
+    const char *bad_fills[] = {"\"zz\"", "40000", "2.5"};
+    for (size_t i = 0; i < sizeof bad_fills / sizeof bad_fills[0]; i++) {
+        CHECK_STATUS(zarr_array_attr_set(a, "_FillValue", bad_fills[i]), ZARR_ERR_INVALID_ARG);
+        CHECK_ERROR_CONTAINS("\"i\"");
+        CHECK_ERROR_CONTAINS("_FillValue");
+        CHECK_STATUS(zarr_array_attr_get(a, "_FillValue", doc, sizeof doc, NULL),
+                     ZARR_ERR_NOT_FOUND);
+    }
+    /* One a peer wrote: the query fails, and the outputs say "none". */
+    const char *peer = "{\"_FillValue\": \"zz\"}";
+    CHECK_OK(zarr_store_set(s, "i/.zattrs", peer, strlen(peer)));
     is_set = true;
     value = 5;
     CHECK_STATUS(zarr_array_missing_value(a, &is_set, &value), ZARR_ERR_METADATA);

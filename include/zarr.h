@@ -1285,9 +1285,10 @@ zarr_status_t zarr_array_fill_value(const zarr_array_t *array,
 
 /**
  * Makes `value` the array's CF missing value: its fill value (which unwritten chunks read
- * as) and, in Zarr v3, xarray's `_FillValue` attribute beside it, written in one document
- * (see `zarr_array_builder_set_missing_value` for the encodings). Outside v3 a
- * `_FillValue` attribute is removed, since `fill_value` is the missing value there.
+ * as) and the `_FillValue` attribute beside it, in one document in Zarr v3, in Zarr v2 in
+ * `.zarray` then `.zattrs` (see `zarr_array_builder_set_missing_value` for the
+ * encodings). Format 1 and the 2022 draft keep it in the fill value alone (a `_FillValue`
+ * attribute there is removed).
  *
  * Errors: `ZARR_ERR_INVALID_ARG` (a value the type cannot hold exactly, or an array
  * without numbers: nothing is written), `ZARR_ERR_READ_ONLY`.
@@ -1302,8 +1303,8 @@ ZARR_API zarr_status_t zarr_array_set_missing_value(const zarr_array_t *array, d
 /**
  * Sets `*out_is_set` to whether the array has a CF missing value and `*out_value` to it
  * (false and 0 when none, and after a failure), whichever way the store holds it: a `_FillValue` attribute (xarray's
- * base64 form, a number, or "NaN"), as xarray, NCZarr and libzarr write it in Zarr v3,
- * or outside v3 a `fill_value` that is not null (which xarray and NCZarr read as the
+ * base64 form, a number, or "NaN"), as xarray, NCZarr and libzarr write it, or outside
+ * v3 (where it comes first) a `fill_value` that is not null (which xarray and NCZarr read as the
  * missing value).
  *
  * Errors: `ZARR_ERR_METADATA` (a `_FillValue` attribute that is no value of the type),
@@ -1649,7 +1650,9 @@ zarr_status_t zarr_array_attr_get(const zarr_array_t *array,
 /**
  * Sets attribute `key` to the JSON value `json`, keeping the others.
  *
- * Errors: `ZARR_ERR_READ_ONLY` (a read-only handle or store).
+ * Errors: `ZARR_ERR_READ_ONLY` (a read-only handle or store), `ZARR_ERR_INVALID_ARG` (a
+ * `_FillValue` that is no missing value of the array's numeric type: text that encodes no
+ * number, a fraction or a value out of range for integers; nothing is written).
  *
  * Ownership: nothing is kept: arguments are only read during the call.
  *
@@ -2012,9 +2015,11 @@ zarr_status_t zarr_array_builder_set_fill_value_json(zarr_array_builder_t *build
 
 /**
  * Makes `value` the array's CF missing value (`_FillValue`), written so that xarray,
- * netCDF-C (NCZarr) and CF readers mask it: Zarr v2 keeps it in `fill_value`; Zarr v3 in
- * `fill_value` and in xarray's `_FillValue` attribute beside it (a float as base64 of its
- * little-endian double bytes, an integer as a number). It replaces any fill value set
+ * netCDF-C (NCZarr) and CF readers mask it: Zarr v2 keeps it in `fill_value` (for xarray)
+ * and in a `_FillValue` attribute as NCZarr reads it (a number, or "NaN", "Infinity",
+ * "-Infinity", its type recorded in `_NCZARR_ATTR`: `{"types": {"_FillValue": "<f4"}}`);
+ * Zarr v3 in `fill_value` and in xarray's `_FillValue` attribute beside it (a float as
+ * base64 of its little-endian double bytes, an integer as a number). It replaces any fill value set
  * before (and a later fill value replaces it). A double holds every missing value of a
  * type up to 32 bits and 64-bit integers up to 2^53 in magnitude.
  *

@@ -72,7 +72,14 @@ fn missing_values_are_written_as_xarray_and_netcdf_read_them() {
             let what = format!("{dtype} {value} v{format}");
             if format == 2 {
                 assert_eq!(doc(&store, "v/.zarray")["fill_value"], v2_fill, "{what}");
-                assert!(store.get("v/.zattrs").unwrap().is_none(), "{what}");
+                // The attribute NCZarr reads, typed as the array is.
+                let nczarr_type = dtype.replace('|', "<");
+                assert_eq!(
+                    doc(&store, "v/.zattrs"),
+                    json!({"_FillValue": v2_fill,
+                           "_NCZARR_ATTR": {"types": {"_FillValue": nczarr_type}}}),
+                    "{what}"
+                );
             } else {
                 let meta = doc(&store, "v/zarr.json");
                 assert_eq!(meta["attributes"]["_FillValue"], v3_attr, "{what}");
@@ -156,20 +163,56 @@ fn set_missing_value_rewrites_fill_and_attribute() {
         let attrs = a.attributes().unwrap();
         assert_eq!(attrs["units"], json!("K"));
         match format {
-            2 => assert!(!attrs.contains_key("_FillValue")),
+            2 => {
+                assert_eq!(attrs["_FillValue"], json!(-9999.0));
+                assert_eq!(
+                    attrs["_NCZARR_ATTR"],
+                    json!({"types": {"_FillValue": "<f4"}})
+                );
+            }
             _ => assert_eq!(attrs["_FillValue"], json!("AAAAAICHw8A=")),
         }
+        // A new missing value replaces both, NaN as NCZarr writes it.
+        a.set_missing_value(f64::NAN).unwrap();
+        assert!(a.missing_value().unwrap().unwrap().is_nan());
+        let again = Array::open(store.clone(), "t", Mode::Read).unwrap();
+        let attrs = again.attributes().unwrap();
+        match format {
+            2 => {
+                assert_eq!(doc(&store, "t/.zarray")["fill_value"], json!("NaN"));
+                assert_eq!(attrs["_FillValue"], json!("NaN"));
+            }
+            _ => assert_eq!(attrs["_FillValue"], json!("AAAAAAAA+H8=")),
+        }
     }
-    // A v2 `_FillValue` attribute that would disagree with the new fill value goes.
+    // A v2 `_FillValue` attribute that disagrees with the new fill value is replaced, and
+    // NCZarr's other recorded types stay.
     let store = Arc::new(MemoryStore::new());
     let a = builder("<i4", 2, vec![2])
         .create(store.clone(), "n", Mode::Overwrite)
         .unwrap();
     a.set_attribute("_FillValue", json!(7)).unwrap();
+    a.set_attribute("_NCZARR_ATTR", json!({"types": {"valid_min": "<i2"}}))
+        .unwrap();
     assert_eq!(a.missing_value().unwrap(), Some(7.0));
     a.set_missing_value(-1.0).unwrap();
     assert_eq!(a.missing_value().unwrap(), Some(-1.0));
-    assert!(!a.attributes().unwrap().contains_key("_FillValue"));
+    assert_eq!(doc(&store, "n/.zarray")["fill_value"], json!(-1));
+    assert_eq!(
+        doc(&store, "n/.zattrs"),
+        json!({"_FillValue": -1,
+               "_NCZARR_ATTR": {"types": {"valid_min": "<i2", "_FillValue": "<i4"}}})
+    );
+}
+
+#[test]
+fn a_plain_fill_value_writes_no_missing_value_attribute() {
+    let store = Arc::new(MemoryStore::new());
+    let mut b = builder("<f4", 2, vec![2]);
+    b.fill_value_json(json!(-999.0));
+    b.create(store.clone(), "f", Mode::Overwrite).unwrap();
+    assert_eq!(doc(&store, "f/.zarray")["fill_value"], json!(-999.0));
+    assert!(store.get("f/.zattrs").unwrap().is_none());
 }
 
 /// Writes one v3 or v2 array document by hand, as a peer would.

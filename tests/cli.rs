@@ -1278,8 +1278,15 @@ fn numpy_code(attr: &NcAttr) -> Option<&'static str> {
 /// Checks attributes as zarrtool imported them against ncdump's (`_FillValue` is the
 /// array's fill value, checked with the values, and in Zarr v3 also the attribute xarray
 /// reads, there only when netCDF has an explicit one or a `missing_value`;
-/// `_ARRAY_DIMENSIONS` the dimensions).
-fn check_attrs(what: &str, ours: &serde_json::Value, theirs: &[(String, NcAttr)], record: bool) {
+/// `_ARRAY_DIMENSIONS` the dimensions). A v2 array's `_FillValue` is recorded with the
+/// variable's type `var_type`, as NCZarr needs it.
+fn check_attrs(
+    what: &str,
+    ours: &serde_json::Value,
+    theirs: &[(String, NcAttr)],
+    record: bool,
+    var_type: Option<&str>,
+) {
     let ours = ours.as_object().expect("attributes are an object");
     let expected: Vec<&String> = theirs
         .iter()
@@ -1292,11 +1299,28 @@ fn check_attrs(what: &str, ours: &serde_json::Value, theirs: &[(String, NcAttr)]
         .collect();
     assert_eq!(got, expected, "{what}: attribute names");
     // The numeric attributes' netCDF types, in NCZarr's record of them.
-    let types: serde_json::Map<String, serde_json::Value> = theirs
+    let mut types: serde_json::Map<String, serde_json::Value> = theirs
         .iter()
         .filter(|(k, a)| k != "_FillValue" && !a.string)
         .filter_map(|(k, a)| Some((k.clone(), serde_json::json!(numpy_code(a)?))))
         .collect();
+    let fill_code = match var_type {
+        _ if !ours.contains_key("_FillValue") => None,
+        Some("byte") => Some("<i1"),
+        Some("ubyte") => Some("<u1"),
+        Some("short") => Some("<i2"),
+        Some("ushort") => Some("<u2"),
+        Some("int") => Some("<i4"),
+        Some("uint") => Some("<u4"),
+        Some("int64") => Some("<i8"),
+        Some("uint64") => Some("<u8"),
+        Some("float") => Some("<f4"),
+        Some("double") => Some("<f8"),
+        _ => None,
+    };
+    if let Some(code) = fill_code {
+        types.insert("_FillValue".into(), serde_json::json!(code));
+    }
     // Recorded for groups and v2 arrays (xarray shows a v3 array's record as an attribute).
     let recorded = match types.is_empty() || !record {
         true => None,
@@ -1396,7 +1420,7 @@ fn check_against_ncdump(nc: &Path, store: &str, root: &str) -> NcDump {
     assert_eq!(listed, expected);
     for (path, attrs) in &d.groups {
         let ours = stored_attrs(store, &at(path));
-        check_attrs(&format!("group /{path}"), &ours, attrs, true);
+        check_attrs(&format!("group /{path}"), &ours, attrs, true, None);
     }
     for (path, var) in &d.vars {
         let what = format!("variable /{path}");
@@ -1405,7 +1429,7 @@ fn check_against_ncdump(nc: &Path, store: &str, root: &str) -> NcDump {
             serde_json::from_str(&ok(&["info", "--json", store, path])).unwrap();
         let attrs = stored_attrs(store, path);
         let v2 = Path::new(store).join(path).join(".zarray").exists();
-        check_attrs(&what, &attrs, &var.attrs, v2);
+        check_attrs(&what, &attrs, &var.attrs, v2, Some(&var.ty));
         // A char array's last dimension is its strings' length.
         let mut dims = var.dims.clone();
         let width = match var.ty.as_str() {
@@ -2507,15 +2531,20 @@ fn copy_carries_the_cf_missing_value_and_scalar_dimensions_between_formats() {
             fill,
             "{name}"
         );
+        // The missing value's attribute, typed as NCZarr reads it, beside the fill value.
         let attrs = v2.join(format!("{name}/.zattrs"));
-        if attrs.exists() {
-            assert!(
-                doc(&v2, &format!("{name}/.zattrs"))
-                    .get("_FillValue")
-                    .is_none(),
-                "{name}"
-            );
-        }
+        let attrs = match attrs.exists() {
+            true => doc(&v2, &format!("{name}/.zattrs")),
+            false => serde_json::json!({}),
+        };
+        let typed = |ty: &str| serde_json::json!({"types": {"_FillValue": ty}});
+        let (attr, types) = match name {
+            "t2m" => (Some(&fill), Some(typed("<f4"))),
+            "n" => (Some(&fill), Some(typed("<i2"))),
+            _ => (None, None),
+        };
+        assert_eq!(attrs.get("_FillValue"), attr, "{name}");
+        assert_eq!(attrs.get("_NCZARR_ATTR"), types.as_ref(), "{name}");
     }
     assert_eq!(
         doc(&v2, "crs/.zattrs"),
@@ -2531,6 +2560,7 @@ fn copy_carries_the_cf_missing_value_and_scalar_dimensions_between_formats() {
         meta["attributes"]["_FillValue"],
         serde_json::json!("AAAAAICHw8A=")
     );
+    assert!(meta["attributes"].get("_NCZARR_ATTR").is_none(), "{meta}");
     let meta = doc(&v3, "n/zarr.json");
     assert_eq!(meta["attributes"]["_FillValue"], serde_json::json!(-9));
     let meta = doc(&v3, "x/zarr.json");

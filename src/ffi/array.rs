@@ -875,9 +875,10 @@ pub unsafe extern "C" fn zarr_array_fill_value(
 }
 
 /// Makes `value` the array's CF missing value: its fill value (which unwritten chunks read
-/// as) and, in Zarr v3, xarray's `_FillValue` attribute beside it, written in one document
-/// (see `zarr_array_builder_set_missing_value` for the encodings). Outside v3 a
-/// `_FillValue` attribute is removed, since `fill_value` is the missing value there.
+/// as) and the `_FillValue` attribute beside it, in one document in Zarr v3, in Zarr v2 in
+/// `.zarray` then `.zattrs` (see `zarr_array_builder_set_missing_value` for the
+/// encodings). Format 1 and the 2022 draft keep it in the fill value alone (a `_FillValue`
+/// attribute there is removed).
 ///
 /// Errors: `ZARR_ERR_INVALID_ARG` (a value the type cannot hold exactly, or an array
 /// without numbers: nothing is written), `ZARR_ERR_READ_ONLY`.
@@ -896,8 +897,8 @@ pub unsafe extern "C" fn zarr_array_set_missing_value(
 
 /// Sets `*out_is_set` to whether the array has a CF missing value and `*out_value` to it
 /// (false and 0 when none, and after a failure), whichever way the store holds it: a `_FillValue` attribute (xarray's
-/// base64 form, a number, or "NaN"), as xarray, NCZarr and libzarr write it in Zarr v3,
-/// or outside v3 a `fill_value` that is not null (which xarray and NCZarr read as the
+/// base64 form, a number, or "NaN"), as xarray, NCZarr and libzarr write it, or outside
+/// v3 (where it comes first) a `fill_value` that is not null (which xarray and NCZarr read as the
 /// missing value).
 ///
 /// Errors: `ZARR_ERR_METADATA` (a `_FillValue` attribute that is no value of the type),
@@ -1444,7 +1445,9 @@ pub unsafe extern "C" fn zarr_array_attr_get(
 
 /// Sets attribute `key` to the JSON value `json`, keeping the others.
 ///
-/// Errors: `ZARR_ERR_READ_ONLY` (a read-only handle or store).
+/// Errors: `ZARR_ERR_READ_ONLY` (a read-only handle or store), `ZARR_ERR_INVALID_ARG` (a
+/// `_FillValue` that is no missing value of the array's numeric type: text that encodes no
+/// number, a fraction or a value out of range for integers; nothing is written).
 ///
 /// Ownership: nothing is kept: arguments are only read during the call.
 ///

@@ -234,9 +234,11 @@ pub unsafe extern "C" fn zarr_array_builder_set_fill_value_json(
 }
 
 /// Makes `value` the array's CF missing value (`_FillValue`), written so that xarray,
-/// netCDF-C (NCZarr) and CF readers mask it: Zarr v2 keeps it in `fill_value`; Zarr v3 in
-/// `fill_value` and in xarray's `_FillValue` attribute beside it (a float as base64 of its
-/// little-endian double bytes, an integer as a number). It replaces any fill value set
+/// netCDF-C (NCZarr) and CF readers mask it: Zarr v2 keeps it in `fill_value` (for xarray)
+/// and in a `_FillValue` attribute as NCZarr reads it (a number, or "NaN", "Infinity",
+/// "-Infinity", its type recorded in `_NCZARR_ATTR`: `{"types": {"_FillValue": "<f4"}}`);
+/// Zarr v3 in `fill_value` and in xarray's `_FillValue` attribute beside it (a float as
+/// base64 of its little-endian double bytes, an integer as a number). It replaces any fill value set
 /// before (and a later fill value replaces it). A double holds every missing value of a
 /// type up to 32 bits and 64-bit integers up to 2^53 in magnitude.
 ///

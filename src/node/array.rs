@@ -1118,8 +1118,9 @@ impl Array {
     }
 
     /// Makes `value` the CF missing value: the fill value (which unwritten chunks read as)
-    /// and, in Zarr v3, xarray's `_FillValue` attribute beside it, in one document. A value
-    /// the type cannot hold exactly is refused and nothing is written.
+    /// and the `_FillValue` attribute beside it (see [`super::cf`]), in one document in
+    /// Zarr v3 (in v2 the attributes' document follows the array's). A value the type
+    /// cannot hold exactly is refused and nothing is written.
     pub fn set_missing_value(&self, value: f64) -> Result<()> {
         let meta = self.metadata();
         let encoded = super::cf::encode(value, &meta.dtype, self.format, &self.path)?;
@@ -1128,21 +1129,15 @@ impl Array {
         self.flush_appends(&mut appends, false)?;
         let _guard = self.lock_update()?;
         let mut meta = ArrayMeta::clone(&self.metadata());
-        meta.fill_value = Some(encoded.fill);
         let mut attributes = self.attributes()?;
-        let stale = match encoded.attribute {
-            Some(attribute) => {
-                attributes.insert(super::cf::FILL_ATTRIBUTE.into(), attribute);
-                false
-            }
-            None => attributes.remove(super::cf::FILL_ATTRIBUTE).is_some(),
-        };
+        let before = attributes.clone();
+        encoded.apply(&mut attributes);
+        meta.fill_value = Some(encoded.fill);
         let document = self.format.render_array(&meta, &attributes)?;
         self.store
             .set(&self.format.array_key(&self.path), &document)?;
-        // Outside v3 the attributes have their own document: a `_FillValue` there that
-        // disagrees with the new fill value goes.
-        if stale && !self.format.creates_with_attributes() {
+        // Outside v3 the attributes have their own document.
+        if attributes != before && !self.format.creates_with_attributes() {
             self.attrs.set(self.store.as_ref(), &attributes)?;
         }
         self.replace_metadata(meta)
@@ -1249,6 +1244,13 @@ impl Node for Array {
     }
     fn writable(&self) -> bool {
         self.writable
+    }
+    /// Sets one attribute, keeping the others; a `_FillValue` that is no missing value of
+    /// the array's type is refused (see [`super::cf::check_attribute`]).
+    fn set_attribute(&self, key: &str, value: Value) -> Result<()> {
+        super::cf::check_attribute(key, &value, &self.metadata().dtype, &self.path)?;
+        self.check_writable("set an attribute")?;
+        self.attrs.set_one(self.store.as_ref(), key, value)
     }
 }
 

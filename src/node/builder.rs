@@ -485,10 +485,7 @@ impl ArrayBuilder {
         };
         let mut attributes = self.attributes.clone();
         if let FillSpec::Missing(v) = self.fill {
-            match cf::encode(v, &self.dtype, format, path)?.attribute {
-                Some(attribute) => attributes.insert(cf::FILL_ATTRIBUTE.into(), attribute),
-                None => attributes.remove(cf::FILL_ATTRIBUTE),
-            };
+            cf::encode(v, &self.dtype, format, path)?.apply(&mut attributes);
         }
         // xarray needs the (empty) dimension list of a v2 scalar.
         if format == Format::V2 && self.shape.is_empty() {

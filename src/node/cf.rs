@@ -1,7 +1,12 @@
 //! CF missing values (`_FillValue`) in the encodings xarray, netCDF-C (NCZarr) and CF
-//! readers expect: Zarr v2 keeps it in `fill_value` itself; Zarr v3 in xarray's
-//! `_FillValue` attribute (a float as base64 of its 8 little-endian `f64` bytes, an integer
-//! as a JSON number) beside a `fill_value` equal to it.
+//! readers expect: a `fill_value` equal to it and (Zarr v2 and v3; format 1 and the 2022
+//! draft keep the fill value alone) a `_FillValue` attribute beside it. Zarr v3 writes the
+//! attribute as xarray does (a float as base64 of its 8 little-endian `f64` bytes, an
+//! integer as a JSON number). Zarr v2 writes it as NCZarr reads it (xarray takes a v2
+//! array's missing value from `fill_value`): a JSON number, or `"NaN"`, `"Infinity"`,
+//! `"-Infinity"`, with its type recorded in NCZarr's `_NCZARR_ATTR` (`{"types":
+//! {"_FillValue": "<f4"}}`), without which NCZarr takes a float32 array's `-999.0` for a
+//! double and its `-999` for a short, and masks nothing.
 
 use crate::dtype::{DType, DataKind};
 use crate::error::{Error, Result};
@@ -15,14 +20,74 @@ use serde_json::{Map, Value};
 /// The attribute CF readers take the missing value from.
 pub const FILL_ATTRIBUTE: &str = "_FillValue";
 
-/// A missing value encoded for one array: the fill value's bytes and, in Zarr v3, the
-/// `_FillValue` attribute beside it.
+/// The attribute NCZarr keeps attribute types in (`{"types": {"_FillValue": "<f4"}}`).
+pub const NCZARR_TYPES: &str = "_NCZARR_ATTR";
+
+/// A missing value encoded for one array: the fill value's bytes and the `_FillValue`
+/// attribute beside it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Encoded {
     /// The Zarr fill value (native bytes of one element).
     pub fill: Vec<u8>,
-    /// The `_FillValue` attribute to write (Zarr v3 only).
+    /// The `_FillValue` attribute to write (Zarr v2 and v3; the other formats keep the
+    /// missing value in the fill value alone).
     pub attribute: Option<Value>,
+    /// The attribute's type as NCZarr names it, recorded in [`NCZARR_TYPES`] (Zarr v2 only;
+    /// `None` for a type netCDF lacks, as float16).
+    nczarr_type: Option<&'static str>,
+}
+
+impl Encoded {
+    /// Writes the missing value into an array's `attributes`: the `_FillValue` attribute
+    /// (removed where the format has none) and, in Zarr v2, its type among NCZarr's
+    /// recorded ones (kept beside any others). Elsewhere (in Zarr v3 xarray would show
+    /// `_NCZARR_ATTR` as an attribute) a recorded `_FillValue` type, as of a copied v2
+    /// array, goes.
+    pub fn apply(&self, attributes: &mut Map<String, Value>) {
+        match &self.attribute {
+            Some(attribute) => attributes.insert(FILL_ATTRIBUTE.into(), attribute.clone()),
+            None => attributes.shift_remove(FILL_ATTRIBUTE),
+        };
+        let key = attributes
+            .keys()
+            .find(|k| k.eq_ignore_ascii_case(NCZARR_TYPES))
+            .cloned();
+        match (self.nczarr_type, key) {
+            (Some(ty), key) => {
+                let record = attributes
+                    .entry(key.unwrap_or_else(|| NCZARR_TYPES.into()))
+                    .or_insert_with(|| Value::Object(Map::new()));
+                if !record.is_object() {
+                    *record = Value::Object(Map::new());
+                }
+                let types = record
+                    .as_object_mut()
+                    .expect("an object")
+                    .entry("types")
+                    .or_insert_with(|| Value::Object(Map::new()));
+                if !types.is_object() {
+                    *types = Value::Object(Map::new());
+                }
+                let types = types.as_object_mut().expect("an object");
+                types.insert(FILL_ATTRIBUTE.into(), Value::from(ty));
+            }
+            (None, Some(key)) => {
+                let Some(record) = attributes.get_mut(&key).and_then(Value::as_object_mut) else {
+                    return;
+                };
+                if let Some(types) = record.get_mut("types").and_then(Value::as_object_mut) {
+                    types.shift_remove(FILL_ATTRIBUTE);
+                    if types.is_empty() {
+                        record.shift_remove("types");
+                    }
+                }
+                if record.is_empty() {
+                    attributes.shift_remove(&key);
+                }
+            }
+            (None, None) => {}
+        }
+    }
 }
 
 /// Encodes `value` as the CF missing value of an array of `dtype` in `format`; `array`
@@ -66,13 +131,20 @@ pub fn encode(value: f64, dtype: &DType, format: Format, array: &str) -> Result<
 /// Encodes one element's native bytes `fill` as the CF missing value (exact for 64-bit
 /// integers, which a double may not hold); refuses types without numbers and a wrong size.
 pub fn encode_bytes(fill: Vec<u8>, dtype: &DType, format: Format, array: &str) -> Result<Encoded> {
+    let v3 = format.is_v3();
+    let v2 = format == Format::V2;
     let attribute = match fill_as_number(&Some(fill.clone()), dtype) {
         Some(_) if fill.len() != dtype.item_size() => None,
-        Some(Number::Float(v)) => {
+        Some(Number::Float(v)) if v3 => {
             // Every NaN is written as the canonical one, as numpy does.
             let v = if v.is_nan() { f64::NAN } else { v };
             Some(Value::from(BASE64.encode(v.to_le_bytes())))
         }
+        Some(Number::Float(v)) if v.is_nan() => Some(Value::from("NaN")),
+        Some(Number::Float(v)) if v.is_infinite() => {
+            Some(Value::from(if v > 0.0 { "Infinity" } else { "-Infinity" }))
+        }
+        Some(Number::Float(v)) => Some(Value::from(v)),
         Some(Number::Int(v)) => Some(Value::from(v)),
         Some(Number::UInt(v)) => Some(Value::from(v)),
         None => None,
@@ -86,8 +158,63 @@ pub fn encode_bytes(fill: Vec<u8>, dtype: &DType, format: Format, array: &str) -
     })?;
     Ok(Encoded {
         fill,
-        attribute: format.is_v3().then_some(attribute),
+        attribute: (v2 || v3).then_some(attribute),
+        nczarr_type: if v2 { nczarr_type(dtype) } else { None },
     })
+}
+
+/// NCZarr's name of a numeric type, as its `_NCZARR_ATTR` records attribute types (`None`
+/// for a type netCDF lacks).
+fn nczarr_type(dtype: &DType) -> Option<&'static str> {
+    Some(match dtype.kind {
+        DataKind::Float(4) => "<f4",
+        DataKind::Float(8) => "<f8",
+        DataKind::Int(1) => "<i1",
+        DataKind::Int(2) => "<i2",
+        DataKind::Int(4) => "<i4",
+        DataKind::Int(8) => "<i8",
+        DataKind::UInt(1) => "<u1",
+        DataKind::UInt(2) => "<u2",
+        DataKind::UInt(4) => "<u4",
+        DataKind::UInt(8) => "<u8",
+        _ => return None,
+    })
+}
+
+/// Refuses a `_FillValue` attribute (`key`) that an array of a numeric `dtype` cannot take
+/// for its missing value: text that is no number's encoding, a fraction or a value out of
+/// range for an integer type, a finite value beyond a float type's range. The error names
+/// the array and the attribute. Other keys and other types pass.
+pub fn check_attribute(key: &str, value: &Value, dtype: &DType, array: &str) -> Result<()> {
+    if key != FILL_ATTRIBUTE {
+        return Ok(());
+    }
+    let fits = match (&dtype.kind, value) {
+        (DataKind::Int(n @ 1..=8), Value::Number(v)) if v.is_i64() || v.is_u64() => {
+            let v = v.as_i64().map_or(i128::MAX, i128::from);
+            let half = 1i128 << (8 * n - 1);
+            -half <= v && v < half
+        }
+        (DataKind::UInt(n @ 1..=8), Value::Number(v)) if v.is_i64() || v.is_u64() => {
+            let v = v.as_u64().map_or(-1, i128::from);
+            0 <= v && v < 1i128 << (8 * n)
+        }
+        (DataKind::Int(1..=8) | DataKind::UInt(1..=8), _) => false,
+        (DataKind::Float(n @ (2 | 4 | 8)), _) => match attribute_as_f64(value, dtype) {
+            Some(v) if *n == 2 => !v.is_finite() || f16::from_f64(v).is_finite(),
+            Some(v) if *n == 4 => !v.is_finite() || (v as f32).is_finite(),
+            Some(_) => true,
+            None => false,
+        },
+        _ => return Ok(()),
+    };
+    if fits {
+        return Ok(());
+    }
+    Err(Error::InvalidArg(format!(
+        "array {array:?}: attribute {FILL_ATTRIBUTE} {value} is not a missing value of {}",
+        dtype.element_type().name()
+    )))
 }
 
 /// A number of an array's type.
@@ -214,35 +341,158 @@ mod tests {
 
     #[test]
     fn encodes_what_xarray_writes() {
-        // (type, value, v3 attribute)
+        // (type, value, v3 attribute, v2 attribute, NCZarr's type of the v2 one)
         let cases = [
-            ("<f8", -9999.0, json!("AAAAAICHw8A=")),
-            ("<f4", -9999.0, json!("AAAAAICHw8A=")),
-            ("<f8", f64::NAN, json!("AAAAAAAA+H8=")),
-            ("<f4", f64::NAN, json!("AAAAAAAA+H8=")),
-            ("<i2", -9.0, json!(-9)),
-            ("<i4", -2147483648.0, json!(-2147483648i64)),
-            ("<i8", i64::MIN as f64, json!(i64::MIN)),
-            ("|u1", 255.0, json!(255)),
+            ("<f8", -9999.0, json!("AAAAAICHw8A="), json!(-9999.0), "<f8"),
+            (">f4", -9999.0, json!("AAAAAICHw8A="), json!(-9999.0), "<f4"),
+            (
+                "<f4",
+                0.1f32 as f64,
+                json!("AAAAoJmZuT8="),
+                json!(0.10000000149011612),
+                "<f4",
+            ),
+            ("<f8", f64::NAN, json!("AAAAAAAA+H8="), json!("NaN"), "<f8"),
+            ("<f4", f64::NAN, json!("AAAAAAAA+H8="), json!("NaN"), "<f4"),
+            (
+                "<f4",
+                f64::INFINITY,
+                json!("AAAAAAAA8H8="),
+                json!("Infinity"),
+                "<f4",
+            ),
+            (
+                "<f8",
+                f64::NEG_INFINITY,
+                json!("AAAAAAAA8P8="),
+                json!("-Infinity"),
+                "<f8",
+            ),
+            ("<i2", -9.0, json!(-9), json!(-9), "<i2"),
+            ("|i1", -9.0, json!(-9), json!(-9), "<i1"),
+            (
+                "<i4",
+                -2147483648.0,
+                json!(-2147483648i64),
+                json!(-2147483648i64),
+                "<i4",
+            ),
+            (
+                "<i8",
+                i64::MIN as f64,
+                json!(i64::MIN),
+                json!(i64::MIN),
+                "<i8",
+            ),
+            ("|u1", 255.0, json!(255), json!(255), "<u1"),
+            ("<u2", 65535.0, json!(65535), json!(65535), "<u2"),
+            ("<u4", 7.0, json!(7), json!(7), "<u4"),
             (
                 "<u8",
                 18446744073709549568u64 as f64,
                 json!(18446744073709549568u64),
+                json!(18446744073709549568u64),
+                "<u8",
             ),
         ];
-        for (t, v, attr) in cases {
+        for (t, v, attr3, attr2, ty) in cases {
             let d = dtype(t);
             let e3 = encode(v, &d, Format::V3, "a").unwrap();
-            assert_eq!(e3.attribute, Some(attr), "{t} {v}");
+            assert_eq!(e3.attribute, Some(attr3), "{t} {v}");
+            assert_eq!(e3.nczarr_type, None);
             let e2 = encode(v, &d, Format::V2, "a").unwrap();
-            assert_eq!(e2.attribute, None);
+            assert_eq!(e2.attribute, Some(attr2), "{t} {v}");
+            assert_eq!(e2.nczarr_type, Some(ty), "{t}");
             assert_eq!(e2.fill, e3.fill);
+            assert_eq!(encode(v, &d, Format::V1, "a").unwrap().attribute, None);
             let got = fill_as_number(&Some(e2.fill), &d)
                 .unwrap()
                 .as_f64()
                 .unwrap();
             assert!(got == v || (got.is_nan() && v.is_nan()), "{t} {v} {got}");
         }
+    }
+
+    #[test]
+    fn applies_the_attribute_and_its_nczarr_type() {
+        let f4 = dtype("<f4");
+        let v2 = encode(-999.0, &f4, Format::V2, "a").unwrap();
+        // Other recorded types stay; a lower-case record (as NCZarr writes) is the one used.
+        let mut attrs = json!({"units": "K", "_nczarr_attr": {"types": {"units": "|S1"}}});
+        let attrs_map = attrs.as_object_mut().unwrap();
+        v2.apply(attrs_map);
+        assert_eq!(
+            attrs,
+            json!({"units": "K", "_FillValue": -999.0,
+                   "_nczarr_attr": {"types": {"units": "|S1", "_FillValue": "<f4"}}})
+        );
+        // A record that is no object is replaced.
+        let mut attrs = Map::new();
+        attrs.insert(NCZARR_TYPES.into(), json!(3));
+        v2.apply(&mut attrs);
+        assert_eq!(
+            Value::Object(attrs.clone()),
+            json!({"_FillValue": -999.0, "_NCZARR_ATTR": {"types": {"_FillValue": "<f4"}}})
+        );
+        // Zarr v3 drops the record of `_FillValue`'s type, and the record once it is empty.
+        let v3 = encode(-999.0, &f4, Format::V3, "a").unwrap();
+        v3.apply(&mut attrs);
+        assert_eq!(
+            Value::Object(attrs.clone()),
+            json!({"_FillValue": "AAAAAAA4j8A="})
+        );
+        let mut attrs = json!({"_NCZARR_ATTR": {"types": {"_FillValue": "<f4", "a": "<i2"}}});
+        v3.apply(attrs.as_object_mut().unwrap());
+        assert_eq!(
+            attrs,
+            json!({"_FillValue": "AAAAAAA4j8A=", "_NCZARR_ATTR": {"types": {"a": "<i2"}}})
+        );
+        // Format 1 keeps the fill value alone.
+        let v1 = encode(-999.0, &f4, Format::V1, "a").unwrap();
+        let mut attrs =
+            json!({"_FillValue": 1.0, "_NCZARR_ATTR": {"types": {"_FillValue": "<f4"}}});
+        v1.apply(attrs.as_object_mut().unwrap());
+        assert_eq!(attrs, json!({}));
+        // float16 has no netCDF type: the attribute goes untyped.
+        let f2 = encode(-1.0, &dtype("<f2"), Format::V2, "a").unwrap();
+        let mut attrs = Map::new();
+        f2.apply(&mut attrs);
+        assert_eq!(Value::Object(attrs), json!({"_FillValue": -1.0}));
+    }
+
+    #[test]
+    fn checks_a_fill_value_attribute() {
+        let ok = [
+            ("<f4", json!(-999.0)),
+            ("<f4", json!("NaN")),
+            ("<f4", json!("AAAAAAA4j8A=")),
+            ("<f4", json!([-999])),
+            ("|u1", json!(255)),
+            ("<i8", json!(i64::MIN)),
+            ("<u8", json!(u64::MAX)),
+            ("|S4", json!("zz")),
+        ];
+        for (t, v) in ok {
+            check_attribute(FILL_ATTRIBUTE, &v, &dtype(t), "a").unwrap();
+        }
+        let bad = [
+            ("<i2", json!("zz")),
+            ("<f4", json!("zz")),
+            ("|u1", json!(300)),
+            ("|u1", json!(-1)),
+            ("<i4", json!(2.5)),
+            ("<i8", json!(u64::MAX)),
+            ("<f4", json!(1e40)),
+        ];
+        for (t, v) in bad {
+            let err = check_attribute(FILL_ATTRIBUTE, &v, &dtype(t), "grid/t").unwrap_err();
+            let text = err.to_string();
+            assert!(
+                text.contains("\"grid/t\"") && text.contains(FILL_ATTRIBUTE),
+                "{text}"
+            );
+        }
+        check_attribute("units", &json!(1e40), &dtype("<f4"), "a").unwrap();
     }
 
     #[test]

@@ -186,6 +186,9 @@ def test_netcdf_import_read_by_zarr_python(zarrtool, tmp_path, fmt):
     attrs = dict(temp.attrs)
     if fmt == 2:
         assert attrs.pop("_ARRAY_DIMENSIONS") == ["time", "lat", "lon"]
+        # The missing value as NCZarr reads it: a number, typed in NCZarr's record.
+        assert attrs.pop("_FillValue") == -999.0
+        assert attrs.pop("_NCZARR_ATTR") == {"types": {"_FillValue": "<f4"}}
     else:
         assert temp.metadata.dimension_names == ("time", "lat", "lon")
         # xarray's encoding of the missing value -999.0 beside the fill value.

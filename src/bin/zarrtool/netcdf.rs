@@ -332,8 +332,8 @@ fn type_code(xtype: c_int) -> Option<&'static str> {
 }
 
 /// The attributes of a variable (or, for `NC_GLOBAL`, of a group) as JSON. A value of one
-/// item is a scalar, longer ones lists; text (`char`) is one string. `_FillValue` is left
-/// out: it becomes the array's fill value. With `record_types`, the numeric attributes'
+/// item is a scalar, longer ones lists; text (`char`) is one string. A variable's
+/// `_FillValue` is a null place holder: it becomes the array's fill value (and attribute). With `record_types`, the numeric attributes'
 /// types are kept in NCZarr's `_NCZARR_ATTR` attribute ([`TYPES_KEY`]).
 fn attributes(
     f: &File,
@@ -371,6 +371,8 @@ fn attributes(
             unsafe { ffi::nc_inq_att(ncid, varid, name.as_ptr().cast(), &mut xtype, &mut len) };
         f.check(code, what)?;
         if key == "_FillValue" && varid != ffi::NC_GLOBAL {
+            // A place holder, so that the missing value's attribute keeps netCDF's order.
+            out.insert(key, Value::Null);
             continue;
         }
         if key == TYPES_KEY {
@@ -642,6 +644,9 @@ fn variable(f: &File, ncid: c_int, varid: c_int, group: &str, settings: &Setting
         }
         Kind::Char(_) | Kind::String => {}
     }
+    if attrs.get(cf::FILL_ATTRIBUTE) == Some(&Value::Null) {
+        attrs.shift_remove(cf::FILL_ATTRIBUTE);
+    }
     let names: Vec<String> = zdims.iter().map(|d| d.0.clone()).collect();
     if settings.format.is_v3() {
         if !names.is_empty() {
@@ -666,18 +671,16 @@ fn variable(f: &File, ncid: c_int, varid: c_int, group: &str, settings: &Setting
     })
 }
 
-/// Makes `encoded` the array's CF missing value: its fill value and, in Zarr v3, the
-/// `_FillValue` attribute beside it.
+/// Makes `encoded` the array's CF missing value: its fill value and the `_FillValue`
+/// attribute beside it (see `cf::Encoded::apply`).
 fn keep_missing(
     builder: &mut ArrayBuilder,
     attrs: &mut Map<String, Value>,
     dtype: &DType,
     encoded: cf::Encoded,
 ) {
+    encoded.apply(attrs);
     builder.fill_value_bytes(dtype.element_type(), encoded.fill);
-    if let Some(attribute) = encoded.attribute {
-        attrs.insert(cf::FILL_ATTRIBUTE.into(), attribute);
-    }
 }
 
 /// Walks a netCDF group and those below it, planning groups and arrays.

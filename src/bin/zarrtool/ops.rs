@@ -1753,17 +1753,19 @@ fn carry_dimension_names(
     Ok(())
 }
 
-/// Gives the copy of `from` its CF missing value in the target's encoding when the copy
-/// goes between Zarr v3 (fill value and xarray's `_FillValue` attribute) and the other
-/// formats (`fill_value` alone). Without a missing value a v3 fill of zero becomes a null
-/// v2 fill (missing chunks still read as zeros, and xarray masks no real zero).
+/// Gives the copy of `from` its CF missing value in the target's encoding (see `cf`) when
+/// the copy goes between Zarr v3 and the other formats, or to Zarr v2 from an array with a
+/// `_FillValue` attribute (whose NCZarr type record the copy dropped with NCZarr's keys).
+/// Without a missing value a v3 fill of zero becomes a null v2 fill (missing chunks still
+/// read as zeros, and xarray masks no real zero).
 fn carry_missing_value(
     from: &Array,
     meta: &mut ArrayMeta,
     attrs: &mut Map<String, Value>,
     format: Format,
 ) -> Result<()> {
-    if from.format().is_v3() == format.is_v3() {
+    let retyped = format == Format::V2 && attrs.contains_key(cf::FILL_ATTRIBUTE);
+    if from.format().is_v3() == format.is_v3() && !retyped {
         return Ok(());
     }
     // An integer fill value outside v3 is the missing value exactly (a 64-bit one, as
@@ -1788,11 +1790,8 @@ fn carry_missing_value(
     };
     match encoded {
         Some(encoded) => {
+            encoded.apply(attrs);
             meta.fill_value = Some(encoded.fill);
-            match encoded.attribute {
-                Some(attribute) => attrs.insert(cf::FILL_ATTRIBUTE.into(), attribute),
-                None => attrs.remove(cf::FILL_ATTRIBUTE),
-            };
         }
         None if !format.requires_fill() => {
             let zero = meta
