@@ -6,34 +6,11 @@
 #![cfg(feature = "cli")]
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Command;
 
-/// The binary under test: $ZARRTOOL_BIN (an installed one), else the one cargo built.
-fn exe() -> String {
-    std::env::var("ZARRTOOL_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_zarrtool").into())
-}
+mod common;
 
-fn tool(args: &[&str]) -> Output {
-    Command::new(exe())
-        .args(args)
-        .output()
-        .expect("run zarrtool")
-}
-
-/// Runs zarrtool expecting success; returns its stdout.
-fn ok(args: &[&str]) -> String {
-    let out = tool(args);
-    assert!(
-        out.status.success(),
-        "zarrtool {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("UTF-8 output")
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().expect("UTF-8 path")
-}
+use common::zarrtool::{ok, s, tool};
 
 /// Whether ncgen and ncdump can run (required when `ZARR_TEST_NETCDF=1`).
 fn netcdf_tools() -> bool {
