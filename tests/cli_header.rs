@@ -12,13 +12,17 @@ mod common;
 
 use common::zarrtool::{ok, s, tool};
 
-/// Whether ncgen and ncdump can run (required when `ZARR_TEST_NETCDF=1`).
+/// Whether ncgen and ncdump can run (required when `ZARR_TEST_NETCDF=1`); when they cannot,
+/// says that the test is skipped.
 fn netcdf_tools() -> bool {
     let has = ["ncgen", "ncdump"]
         .iter()
         .all(|t| Command::new(t).arg("-h").output().is_ok());
     if !has && std::env::var("ZARR_TEST_NETCDF").as_deref() == Ok("1") {
         panic!("ZARR_TEST_NETCDF=1 but ncgen or ncdump is missing");
+    }
+    if !has {
+        eprintln!("ncgen or ncdump is missing: skipped");
     }
     has
 }
@@ -393,7 +397,6 @@ group: empty {
 #[test]
 fn header_of_an_nczarr_store_is_what_ncdump_prints() {
     if !netcdf_tools() {
-        eprintln!("ncgen or ncdump is missing: skipped");
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -513,7 +516,6 @@ fn header_of_an_nczarr_store_is_what_ncdump_prints() {
 #[test]
 fn header_of_a_v2_store_is_what_ncdump_prints_in_zarr_mode() {
     if !netcdf_tools() {
-        eprintln!("ncgen or ncdump is missing: skipped");
         return;
     }
     let dir = tempfile::tempdir().unwrap();
