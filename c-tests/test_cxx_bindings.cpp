@@ -4,6 +4,7 @@
 // Every check compares exact values.
 #include "check.h"
 
+#include "check_cxx.h"
 #include "zarr.hpp"
 
 #include <complex>
@@ -26,35 +27,6 @@ static_assert(zarr::dtype_v<bool> == ZARR_DTYPE_BOOL && zarr::dtype_v<int8_t> ==
                   zarr::dtype_v<float> == ZARR_DTYPE_FLOAT32 &&
                   zarr::dtype_v<std::complex<double>> == ZARR_DTYPE_COMPLEX128,
               "dtype_v");
-
-// `expr` must throw zarr::Error with status `want` and a message containing `needle`.
-#define CHECK_THROWS(expr, want, needle)                                                   \
-    do {                                                                                   \
-        try {                                                                              \
-            (void)(expr);                                                                  \
-            check_fail_header(__FILE__, __LINE__);                                         \
-            fprintf(stderr, "%s did not throw\n", #expr);                                  \
-        } catch (const zarr::Error &e) {                                                   \
-            if (e.status() == (want) && std::strstr(e.what(), (needle)) != nullptr) {      \
-                check_passed++;                                                            \
-            } else {                                                                       \
-                check_fail_header(__FILE__, __LINE__);                                     \
-                fprintf(stderr, "%s threw %s (%d) \"%s\", expected %s with \"%s\"\n", #expr, \
-                        e.status_name(), e.status(), e.what(), zarr_status_str(want),      \
-                        needle);                                                           \
-            }                                                                              \
-        }                                                                                  \
-    } while (0)
-
-// Runs a block; an unexpected exception fails the test with its message.
-template <class F> static void run(const char *name, F body) {
-    try {
-        body();
-    } catch (const std::exception &e) {
-        check_fail_header(__FILE__, __LINE__);
-        fprintf(stderr, "%s: unexpected exception: %s\n", name, e.what());
-    }
-}
 
 template <class T> static bool same(const std::vector<T> &a, const std::vector<T> &b) {
     return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0);

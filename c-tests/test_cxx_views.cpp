@@ -4,6 +4,7 @@
 // wrong sizes, ranks and ranges. Every check compares exact values.
 #include "check.h"
 
+#include "check_cxx.h"
 #include "zarr.hpp"
 
 #include <array>
@@ -35,35 +36,6 @@ static_assert(std::is_convertible_v<zarr::span<double>, zarr::span<const double>
 static_assert(std::is_convertible_v<zarr::View<double>, zarr::View<const double>> &&
                   !std::is_convertible_v<zarr::View<const double>, zarr::View<double>>,
               "view conversions");
-
-// `expr` must throw zarr::Error with status `want` and a message containing `needle`.
-#define CHECK_THROWS(expr, want, needle)                                                   \
-    do {                                                                                   \
-        try {                                                                              \
-            (void)(expr);                                                                  \
-            check_fail_header(__FILE__, __LINE__);                                         \
-            fprintf(stderr, "%s did not throw\n", #expr);                                  \
-        } catch (const zarr::Error &e) {                                                   \
-            if (e.status() == (want) && std::strstr(e.what(), (needle)) != nullptr) {      \
-                check_passed++;                                                            \
-            } else {                                                                       \
-                check_fail_header(__FILE__, __LINE__);                                     \
-                fprintf(stderr, "%s threw %s (%d) \"%s\", expected %s with \"%s\"\n", #expr, \
-                        e.status_name(), e.status(), e.what(), zarr_status_str(want),      \
-                        needle);                                                           \
-            }                                                                              \
-        }                                                                                  \
-    } while (0)
-
-// Runs a block; an unexpected exception fails the test with its message.
-template <class F> static void run(const char *name, F body) {
-    try {
-        body();
-    } catch (const std::exception &e) {
-        check_fail_header(__FILE__, __LINE__);
-        fprintf(stderr, "%s: unexpected exception: %s\n", name, e.what());
-    }
-}
 
 // A 4 x 5 float64 array (chunks 3 x 2) holding 10 * i + j at (i, j).
 static zarr::Array grid(const zarr::Store &store) {

@@ -6,52 +6,17 @@
 #![cfg(feature = "cli")]
 
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 
-/// The binary under test: $ZARRTOOL_BIN (an installed one), else the one cargo built.
-fn exe() -> String {
-    std::env::var("ZARRTOOL_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_zarrtool").into())
-}
+mod common;
 
-fn tool(args: &[&str]) -> Output {
-    Command::new(exe())
-        .args(args)
-        .output()
-        .expect("run zarrtool")
-}
-
-/// Runs zarrtool expecting failure with `code`; returns its stderr.
-fn fails(args: &[&str], code: i32) -> String {
-    let out = tool(args);
-    assert_eq!(out.status.code(), Some(code), "zarrtool {args:?}");
-    assert_eq!(out.stdout, b"", "zarrtool {args:?}");
-    String::from_utf8(out.stderr).expect("UTF-8 messages")
-}
-
-/// Runs zarrtool expecting success.
-fn succeeds(args: &[&str]) -> std::process::Output {
-    let out = tool(args);
-    assert!(
-        out.status.success(),
-        "zarrtool {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
-}
+use common::zarrtool::{exe, fails, ok, s, succeeds, tool};
 
 /// Runs zarrtool expecting success; returns its stderr (its stdout must be empty).
 fn says(args: &[&str]) -> String {
     let out = succeeds(args);
     assert_eq!(out.stdout, b"", "zarrtool {args:?}");
     String::from_utf8(out.stderr).expect("UTF-8 messages")
-}
-
-fn ok(args: &[&str]) -> String {
-    String::from_utf8(succeeds(args).stdout).expect("UTF-8 output")
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().expect("UTF-8 path")
 }
 
 /// A v3 array `a` of int32 0..20, shape 4x5, chunks 2x3, imported from a raw file.

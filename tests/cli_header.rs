@@ -6,42 +6,23 @@
 #![cfg(feature = "cli")]
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Command;
 
-/// The binary under test: $ZARRTOOL_BIN (an installed one), else the one cargo built.
-fn exe() -> String {
-    std::env::var("ZARRTOOL_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_zarrtool").into())
-}
+mod common;
 
-fn tool(args: &[&str]) -> Output {
-    Command::new(exe())
-        .args(args)
-        .output()
-        .expect("run zarrtool")
-}
+use common::zarrtool::{ok, s, tool};
 
-/// Runs zarrtool expecting success; returns its stdout.
-fn ok(args: &[&str]) -> String {
-    let out = tool(args);
-    assert!(
-        out.status.success(),
-        "zarrtool {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("UTF-8 output")
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().expect("UTF-8 path")
-}
-
-/// Whether ncgen and ncdump can run (required when `ZARR_TEST_NETCDF=1`).
+/// Whether ncgen and ncdump can run (required when `ZARR_TEST_NETCDF=1`); when they cannot,
+/// says that the test is skipped.
 fn netcdf_tools() -> bool {
     let has = ["ncgen", "ncdump"]
         .iter()
         .all(|t| Command::new(t).arg("-h").output().is_ok());
     if !has && std::env::var("ZARR_TEST_NETCDF").as_deref() == Ok("1") {
         panic!("ZARR_TEST_NETCDF=1 but ncgen or ncdump is missing");
+    }
+    if !has {
+        eprintln!("ncgen or ncdump is missing: skipped");
     }
     has
 }
@@ -416,7 +397,6 @@ group: empty {
 #[test]
 fn header_of_an_nczarr_store_is_what_ncdump_prints() {
     if !netcdf_tools() {
-        eprintln!("ncgen or ncdump is missing: skipped");
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -551,7 +531,6 @@ fn header_of_an_nczarr_store_is_what_ncdump_prints() {
 #[test]
 fn header_of_a_v2_store_is_what_ncdump_prints_in_zarr_mode() {
     if !netcdf_tools() {
-        eprintln!("ncgen or ncdump is missing: skipped");
         return;
     }
     let dir = tempfile::tempdir().unwrap();

@@ -5,28 +5,10 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::{Command, Output};
 
-fn tool(dir: &Path, args: &[&str]) -> Output {
-    let exe =
-        std::env::var("ZARRTOOL_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_zarrtool").into());
-    Command::new(exe)
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("run zarrtool")
-}
+mod common;
 
-/// Runs zarrtool in `dir` expecting success; returns its stdout.
-fn ok(dir: &Path, args: &[&str]) -> String {
-    let out = tool(dir, args);
-    assert!(
-        out.status.success(),
-        "zarrtool {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("UTF-8 output")
-}
+use common::zarrtool::{ok_in, tool_in};
 
 /// Every file below `path` (or `path` itself, a file) with its bytes; `None` when absent.
 fn snapshot(path: &Path) -> Option<BTreeMap<String, Vec<u8>>> {
@@ -60,17 +42,17 @@ fn setup(dir: &Path) {
     let bytes: Vec<u8> = (0..20i32).flat_map(|v| v.to_le_bytes()).collect();
     std::fs::write(dir.join("a.bin"), bytes).expect("write raw");
     let raw = ["--dtype", "<i4", "--shape", "4,5", "--chunks", "2,3"];
-    ok(
+    ok_in(
         dir,
         &[&["import", "a.bin", "T.zarr", "a"][..], &raw].concat(),
     );
-    ok(
+    ok_in(
         dir,
         &[&["import", "a.bin", "T.zarr", "g/b"][..], &raw].concat(),
     );
-    ok(dir, &["attrs", "set", "T.zarr", "a", "units", "\"K\""]);
-    ok(dir, &["consolidate", "T.zarr"]);
-    ok(dir, &["copy", "T.zarr", "zip://T.zip"]);
+    ok_in(dir, &["attrs", "set", "T.zarr", "a", "units", "\"K\""]);
+    ok_in(dir, &["consolidate", "T.zarr"]);
+    ok_in(dir, &["copy", "T.zarr", "zip://T.zip"]);
 }
 
 #[test]
@@ -128,7 +110,7 @@ fn failed_commands_leave_the_target_as_it_was() {
     ];
     for (args, target, words) in &cases {
         let before = snapshot(&dir.join(target));
-        let out = tool(dir, args);
+        let out = tool_in(dir, args);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "zarrtool {args:?}: {stderr}");
         assert!(
@@ -155,25 +137,25 @@ fn copy_rechunks_per_array_and_by_rank() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let dir = tmp.path();
     setup(dir);
-    ok(
+    ok_in(
         dir,
         &[
             "import", "a.bin", "T.zarr", "g/line", "--dtype", "<i4", "--shape", "20",
         ],
     );
     let chunks = |store: &str, path: &str| -> String {
-        let info = ok(dir, &["info", "--json", store, path]);
+        let info = ok_in(dir, &["info", "--json", store, path]);
         let v: serde_json::Value = serde_json::from_str(&info).expect("JSON");
         v["chunks"].to_string()
     };
     // A plain shape for the arrays of its rank; the others keep theirs.
-    ok(dir, &["copy", "T.zarr", "r.zarr", "--rechunk", "1,5"]);
+    ok_in(dir, &["copy", "T.zarr", "r.zarr", "--rechunk", "1,5"]);
     assert_eq!(chunks("r.zarr", "a"), "[1,5]");
     assert_eq!(chunks("r.zarr", "g/b"), "[1,5]");
     assert_eq!(chunks("r.zarr", "g/line"), chunks("T.zarr", "g/line"));
     // Per array, by path or by unambiguous leaf name, `;`-separated or repeated; a named
     // one wins over the plain one.
-    ok(
+    ok_in(
         dir,
         &[
             "copy",
@@ -188,28 +170,28 @@ fn copy_rechunks_per_array_and_by_rank() {
     assert_eq!(chunks("p.zarr", "a"), "[2,2]");
     assert_eq!(chunks("p.zarr", "g/b"), "[4,1]");
     assert_eq!(chunks("p.zarr", "g/line"), "[7]");
-    assert_eq!(ok(dir, &["diff", "T.zarr", "p.zarr"]), "");
+    assert_eq!(ok_in(dir, &["diff", "T.zarr", "p.zarr"]), "");
     // A leaf name two arrays end in is refused; a path wins over a leaf name.
     let raw = ["--dtype", "<i4", "--shape", "4,5"];
-    ok(
+    ok_in(
         dir,
         &[&["import", "a.bin", "T.zarr", "h/b"][..], &raw].concat(),
     );
-    let out = tool(dir, &["copy", "T.zarr", "q.zarr", "--rechunk", "b:2,2"]);
+    let out = tool_in(dir, &["copy", "T.zarr", "q.zarr", "--rechunk", "b:2,2"]);
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),
         "zarrtool: invalid argument: --rechunk \"b:2,2\": b names /g/b and /h/b: give the path\n"
     );
     assert!(!dir.join("q.zarr").exists());
-    ok(
+    ok_in(
         dir,
         &[&["import", "a.bin", "T.zarr", "h/a"][..], &raw].concat(),
     );
-    ok(dir, &["copy", "T.zarr", "q.zarr", "--rechunk", "a:1,1"]);
+    ok_in(dir, &["copy", "T.zarr", "q.zarr", "--rechunk", "a:1,1"]);
     assert_eq!(chunks("q.zarr", "a"), "[1,1]");
     assert_eq!(chunks("q.zarr", "h/a"), chunks("T.zarr", "h/a"));
     // Copying one array: its leaf name; a shape of another rank names it.
-    ok(
+    ok_in(
         dir,
         &[
             "copy",
@@ -222,7 +204,7 @@ fn copy_rechunks_per_array_and_by_rank() {
         ],
     );
     assert_eq!(chunks("one.zarr", ""), "[4]");
-    let out = tool(
+    let out = tool_in(
         dir,
         &[
             "copy",
@@ -240,7 +222,7 @@ fn copy_rechunks_per_array_and_by_rank() {
          (/g/line has 1): name the arrays with NAME:SHAPE\n"
     );
     // Shards per array.
-    ok(
+    ok_in(
         dir,
         &[
             "copy",
@@ -254,7 +236,7 @@ fn copy_rechunks_per_array_and_by_rank() {
             "b:4,5",
         ],
     );
-    let info = ok(dir, &["info", "--json", "s.zarr", "b"]);
+    let info = ok_in(dir, &["info", "--json", "s.zarr", "b"]);
     let v: serde_json::Value = serde_json::from_str(&info).expect("JSON");
     assert_eq!(v["shards"].to_string(), "[4,5]");
     assert_eq!(v["chunks"].to_string(), "[2,1]");
@@ -273,7 +255,7 @@ fn commands_keep_consolidated_metadata_current() {
     let dir = tmp.path();
     setup(dir);
     let valid = |store: &str| {
-        let out = tool(dir, &["validate", store]);
+        let out = tool_in(dir, &["validate", store]);
         assert_eq!(
             out.status.code(),
             Some(0),
@@ -281,14 +263,14 @@ fn commands_keep_consolidated_metadata_current() {
             String::from_utf8_lossy(&out.stdout)
         );
     };
-    ok(dir, &["attrs", "set", "T.zarr", "a", "units", "\"degC\""]);
+    ok_in(dir, &["attrs", "set", "T.zarr", "a", "units", "\"degC\""]);
     assert_eq!(
         consolidated_entry(dir, "T.zarr", "a")["attributes"]["units"],
         "degC"
     );
-    ok(dir, &["attrs", "del", "T.zarr", "a", "units"]);
+    ok_in(dir, &["attrs", "del", "T.zarr", "a", "units"]);
     // The root's own attributes (`/` names it): its document keeps its consolidated entries.
-    ok(dir, &["attrs", "set", "T.zarr", "/", "title", "\"t\""]);
+    ok_in(dir, &["attrs", "set", "T.zarr", "/", "title", "\"t\""]);
     let root: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.join("T.zarr/zarr.json")).expect("root"))
             .expect("JSON");
@@ -301,12 +283,12 @@ fn commands_keep_consolidated_metadata_current() {
         consolidated_entry(dir, "T.zarr", "a")["attributes"].get("units"),
         None
     );
-    ok(dir, &["mv", "T.zarr", "g/b", "c"]);
+    ok_in(dir, &["mv", "T.zarr", "g/b", "c"]);
     assert!(consolidated_entry(dir, "T.zarr", "g/b").is_null());
     assert_eq!(consolidated_entry(dir, "T.zarr", "c")["node_type"], "array");
-    ok(dir, &["rm", "T.zarr", "c"]);
+    ok_in(dir, &["rm", "T.zarr", "c"]);
     assert!(consolidated_entry(dir, "T.zarr", "c").is_null());
-    ok(
+    ok_in(
         dir,
         &["create", "T.zarr", "g/n", "--shape", "3", "--dtype", "<i2"],
     );
@@ -314,7 +296,7 @@ fn commands_keep_consolidated_metadata_current() {
         consolidated_entry(dir, "T.zarr", "g/n")["shape"],
         serde_json::json!([3])
     );
-    ok(
+    ok_in(
         dir,
         &["copy", "T.zarr", "T.zarr", "--from", "a", "--to", "g/a2"],
     );
@@ -324,9 +306,9 @@ fn commands_keep_consolidated_metadata_current() {
     );
     valid("T.zarr");
     // v2: the root's .zmetadata.
-    ok(dir, &["copy", "T.zarr", "v2.zarr", "--format", "2"]);
-    ok(dir, &["consolidate", "v2.zarr"]);
-    ok(dir, &["attrs", "set", "v2.zarr", "a", "units", "\"m\""]);
+    ok_in(dir, &["copy", "T.zarr", "v2.zarr", "--format", "2"]);
+    ok_in(dir, &["consolidate", "v2.zarr"]);
+    ok_in(dir, &["attrs", "set", "v2.zarr", "a", "units", "\"m\""]);
     let text = std::fs::read(dir.join("v2.zarr/.zmetadata")).expect(".zmetadata");
     let doc: serde_json::Value = serde_json::from_slice(&text).expect("JSON");
     assert_eq!(doc["metadata"]["a/.zattrs"]["units"], "m");
@@ -339,7 +321,7 @@ fn commands_keep_consolidated_metadata_current() {
         text.replace("\"attributes\": {}", "\"attributes\": {\"units\": \"s\"}"),
     )
     .expect("rewrite");
-    let out = tool(dir, &["validate", "T.zarr"]);
+    let out = tool_in(dir, &["validate", "T.zarr"]);
     assert_eq!(out.status.code(), Some(3));
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
@@ -356,7 +338,7 @@ fn diff_attrs_compares_meanings_and_names_keys() {
     let dir = tmp.path();
     let long = "temperature at two metres above the ground, a long name to cut";
     let attrs = format!(r#"{{"units":"K","_FillValue":-9999,"long_name":"{long}"}}"#);
-    ok(
+    ok_in(
         dir,
         &[
             "create",
@@ -373,24 +355,24 @@ fn diff_attrs_compares_meanings_and_names_keys() {
             &attrs,
         ],
     );
-    ok(dir, &["copy", "v3.zarr", "v2.zarr", "--format", "2"]);
+    ok_in(dir, &["copy", "v3.zarr", "v2.zarr", "--format", "2"]);
     // _ARRAY_DIMENSIONS against dimension_names, fill_value against _FillValue: the same.
-    let out = tool(dir, &["diff", "--attrs", "v3.zarr", "v2.zarr"]);
+    let out = tool_in(dir, &["diff", "--attrs", "v3.zarr", "v2.zarr"]);
     assert_eq!(
         out.status.code(),
         Some(0),
         "{}",
         String::from_utf8_lossy(&out.stdout)
     );
-    ok(
+    ok_in(
         dir,
         &["attrs", "set", "v2.zarr", "t2m", "units", "\"degC\""],
     );
-    ok(
+    ok_in(
         dir,
         &["attrs", "set", "v2.zarr", "t2m", "long_name", "\"x\""],
     );
-    ok(
+    ok_in(
         dir,
         &[
             "attrs",
@@ -401,9 +383,9 @@ fn diff_attrs_compares_meanings_and_names_keys() {
             "[\"t\",\"x\"]",
         ],
     );
-    ok(dir, &["attrs", "set", "v2.zarr", "t2m", "extra", "[1,2]"]);
-    ok(dir, &["attrs", "set", "v3.zarr", "t2m", "only3", "true"]);
-    let out = tool(dir, &["diff", "--attrs", "v3.zarr", "v2.zarr"]);
+    ok_in(dir, &["attrs", "set", "v2.zarr", "t2m", "extra", "[1,2]"]);
+    ok_in(dir, &["attrs", "set", "v3.zarr", "t2m", "only3", "true"]);
+    let out = tool_in(dir, &["diff", "--attrs", "v3.zarr", "v2.zarr"]);
     assert_eq!(out.status.code(), Some(3));
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),

@@ -5,19 +5,11 @@
 #![cfg(feature = "cli")]
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
-/// The binary under test: $ZARRTOOL_BIN (an installed one), else the one cargo built.
-fn exe() -> String {
-    std::env::var("ZARRTOOL_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_zarrtool").into())
-}
+mod common;
 
-fn tool(args: &[&str]) -> Output {
-    Command::new(exe())
-        .args(args)
-        .output()
-        .expect("run zarrtool")
-}
+use common::zarrtool::{exe, s, tool};
 
 /// Runs zarrtool expecting success with nothing printed.
 fn quiet(args: &[&str]) {
@@ -33,10 +25,7 @@ fn quiet(args: &[&str]) {
 
 /// Runs zarrtool expecting failure (status 1, nothing on stdout); returns its stderr.
 fn fails(args: &[&str]) -> String {
-    let out = tool(args);
-    assert_eq!(out.status.code(), Some(1), "zarrtool {args:?}");
-    assert_eq!(out.stdout, b"", "zarrtool {args:?}");
-    String::from_utf8(out.stderr).expect("UTF-8 messages")
+    common::zarrtool::fails(args, 1)
 }
 
 /// The `netcdf:` line of `zarrtool version --features` when the binary exports netCDF
@@ -53,10 +42,6 @@ fn netcdf_line() -> Option<String> {
         panic!("ZARR_TEST_NETCDF=1 but {} has no netCDF export", exe());
     }
     line
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().expect("UTF-8 path")
 }
 
 /// Makes the netCDF-4 file `name`.nc in `dir` from CDL with ncgen.

@@ -8,23 +8,10 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::{Command, Output};
 
-/// The binary under test: $ZARRTOOL_BIN (an installed one), else the one cargo built.
-fn exe() -> String {
-    std::env::var("ZARRTOOL_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_zarrtool").into())
-}
+mod common;
 
-fn tool(args: &[&str]) -> Output {
-    Command::new(exe())
-        .args(args)
-        .output()
-        .expect("run zarrtool")
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().expect("UTF-8 path")
-}
+use common::zarrtool::{exe, s, tool};
 
 /// Whether the binary under test imports netCDF files (a failure when `ZARR_TEST_NETCDF=1`
 /// and it does not).

@@ -593,13 +593,7 @@ impl TypedCodec for Zfp {
         out: &mut Vec<u8>,
     ) -> Result<()> {
         let dims = self.dims(shape)?;
-        let count = typed::element_count(shape)?;
-        if count.checked_mul(item.item_size()) != Some(data.len()) {
-            return Err(Error::Internal(format!(
-                "zfp: a chunk of {shape:?} is not {} bytes",
-                data.len()
-            )));
-        }
+        check_chunk_bytes(item, shape, data.len())?;
         let ztype = zfp_type(item);
         with_zfp_number!(
             item,
@@ -613,13 +607,7 @@ impl TypedCodec for Zfp {
 
     fn decode_typed(&self, data: &[u8], item: &DType, shape: &[u64], out: &mut [u8]) -> Result<()> {
         let dims = self.dims(shape)?;
-        let count = typed::element_count(shape)?;
-        if count.checked_mul(item.item_size()) != Some(out.len()) {
-            return Err(Error::Internal(format!(
-                "zfp: a chunk of {shape:?} is not {} bytes",
-                out.len()
-            )));
-        }
+        check_chunk_bytes(item, shape, out.len())?;
         let ztype = zfp_type(item);
         with_zfp_number!(
             item,
@@ -630,6 +618,17 @@ impl TypedCodec for Zfp {
             self.check(item, shape.len())
         )
     }
+}
+
+/// Checks that `len` bytes are exactly a chunk of `shape` holding items of `item`.
+fn check_chunk_bytes(item: &DType, shape: &[u64], len: usize) -> Result<()> {
+    let count = typed::element_count(shape)?;
+    if count.checked_mul(item.item_size()) != Some(len) {
+        return Err(Error::Internal(format!(
+            "zfp: a chunk of {shape:?} is not {len} bytes"
+        )));
+    }
+    Ok(())
 }
 
 /// An open zfp stream.

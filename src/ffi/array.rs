@@ -52,7 +52,7 @@ pub(crate) fn store_arc(store: *const zarr_store_t) -> FfiResult<Arc<dyn crate::
 
 /// The arguments every region call shares, checked in order: `ndim` against the rank
 /// (before any pointer is read), then `start`, `count` and the memory type.
-unsafe fn region_args<'a>(
+pub(super) unsafe fn region_args<'a>(
     array: &Array,
     ndim: usize,
     start: *const u64,

@@ -1,6 +1,6 @@
 //! Non-blocking writes and appends from C: submit, then wait for or test the request.
 
-use super::array::{check_ndim, with_array_arc};
+use super::array::{check_ndim, region_args, with_array_arc};
 use super::*;
 use crate::node::pending::{self, append_job, write_job, Layout, Payload, Request};
 use std::ffi::c_void;
@@ -105,10 +105,8 @@ pub unsafe extern "C" fn zarr_array_write_async(
     ffi_guard!({
         clear_out(out_request, "out_request")?;
         with_array_arc(array, |a| {
-            check_ndim(a, ndim)?;
-            let start = slice(start, ndim, "start")?.to_vec();
-            let count = slice(count, ndim, "count")?.to_vec();
-            let elem = element_type(mem_dtype)?;
+            let (start, count, elem) = region_args(a, ndim, start, count, mem_dtype)?;
+            let (start, count) = (start.to_vec(), count.to_vec());
             let layout = Layout::Dense(super::order(order)?);
             let (permit, buf) = payload(buf, buf_bytes, flags)?;
             let request = a.submit(permit, write_job(start, count, elem, layout, buf))?;
@@ -141,11 +139,9 @@ pub unsafe extern "C" fn zarr_array_write_strided_async(
     ffi_guard!({
         clear_out(out_request, "out_request")?;
         with_array_arc(array, |a| {
-            check_ndim(a, ndim)?;
-            let start = slice(start, ndim, "start")?.to_vec();
-            let count = slice(count, ndim, "count")?.to_vec();
+            let (start, count, elem) = region_args(a, ndim, start, count, mem_dtype)?;
+            let (start, count) = (start.to_vec(), count.to_vec());
             let strides = slice(mem_strides, ndim, "mem_strides")?.to_vec();
-            let elem = element_type(mem_dtype)?;
             let (permit, buf) = payload(buf, buf_bytes, flags)?;
             let job = write_job(start, count, elem, Layout::Strided(strides), buf);
             give_request(out_request, a.submit(permit, job)?);

@@ -1,11 +1,14 @@
 //! What the integration tests share: servers started on loopback (moto, s3s-fs) and
 //! stopped when dropped, raw HTTP requests to them, a proxy that counts, delays and breaks
-//! requests on their way to a server, and a store that counts requests.
+//! requests on their way to a server, a store that counts requests, and runs of the
+//! `zarrtool` binary.
 #![allow(dead_code)]
 
 pub mod counting;
 pub mod hostile;
 pub mod proxy;
+#[cfg(feature = "cli")]
+pub mod zarrtool;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};

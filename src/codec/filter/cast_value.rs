@@ -199,10 +199,7 @@ impl CastValue {
 
 impl Filter for CastValue {
     fn config(&self) -> Map<String, Value> {
-        let mut map = Map::new();
-        map.insert("id".into(), NAME.into());
-        map.extend(self.config.clone());
-        map
+        super::config_with_id(NAME, &self.config)
     }
 
     fn v3_codec(&self) -> Value {

@@ -399,6 +399,23 @@ fn is_float(dtype: &DType) -> bool {
     matches!(dtype.kind, DataKind::Float(_))
 }
 
+/// The numcodecs-style form of a filter that keeps its configuration as given: `id`, then
+/// the configuration's keys.
+fn config_with_id(name: &str, config: &Map<String, Value>) -> Map<String, Value> {
+    let mut map = Map::new();
+    map.insert("id".into(), name.into());
+    map.extend(config.clone());
+    map
+}
+
+/// The Zarr v3 codec entry of `name` with `config`; an empty configuration is left out.
+fn v3_entry(name: &str, config: &Map<String, Value>) -> Value {
+    match config.is_empty() {
+        true => serde_json::json!({"name": name}),
+        false => serde_json::json!({"name": name, "configuration": config}),
+    }
+}
+
 #[cfg(test)]
 mod tests;
 

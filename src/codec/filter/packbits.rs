@@ -16,7 +16,7 @@
 use super::Filter;
 use crate::dtype::{ByteOrder, DType, DataKind};
 use crate::error::{Error, Result};
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 /// The codec's name.
 pub const NAME: &str = "packbits";
@@ -45,7 +45,7 @@ pub struct PackBits {
 }
 
 fn bad(what: String) -> Error {
-    Error::Metadata(format!("codec \"packbits\": {what}"))
+    super::exact::config_error(NAME, what)
 }
 
 /// The bits of a component, the components of an item and whether it is a signed
@@ -175,17 +175,11 @@ impl PackBits {
 
 impl Filter for PackBits {
     fn config(&self) -> Map<String, Value> {
-        let mut map = Map::new();
-        map.insert("id".into(), NAME.into());
-        map.extend(self.config.clone());
-        map
+        super::config_with_id(NAME, &self.config)
     }
 
     fn v3_codec(&self) -> Value {
-        match self.config.is_empty() {
-            true => json!({"name": NAME}),
-            false => json!({"name": NAME, "configuration": self.config}),
-        }
+        super::v3_entry(NAME, &self.config)
     }
 
     fn numcodecs(&self) -> bool {

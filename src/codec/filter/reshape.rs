@@ -30,7 +30,7 @@ pub struct Reshape {
 }
 
 fn bad(what: String) -> Error {
-    Error::Metadata(format!("codec \"reshape\": {what}"))
+    super::exact::config_error(NAME, what)
 }
 
 /// Most output dimensions accepted.
@@ -109,10 +109,7 @@ fn product(extents: &[u64]) -> Result<u64> {
 
 impl Filter for Reshape {
     fn config(&self) -> Map<String, Value> {
-        let mut map = Map::new();
-        map.insert("id".into(), NAME.into());
-        map.extend(self.config.clone());
-        map
+        super::config_with_id(NAME, &self.config)
     }
 
     fn v3_codec(&self) -> Value {

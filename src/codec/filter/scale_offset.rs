@@ -9,7 +9,7 @@ use super::exact::{self, Exact, NumItem, OutOfRange, Rounding};
 use super::Filter;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 /// The codec's name.
 pub const NAME: &str = "scale_offset";
@@ -154,17 +154,11 @@ impl ScaleOffset {
 
 impl Filter for ScaleOffset {
     fn config(&self) -> Map<String, Value> {
-        let mut map = Map::new();
-        map.insert("id".into(), NAME.into());
-        map.extend(self.config.clone());
-        map
+        super::config_with_id(NAME, &self.config)
     }
 
     fn v3_codec(&self) -> Value {
-        match self.config.is_empty() {
-            true => json!({"name": NAME}),
-            false => json!({"name": NAME, "configuration": self.config}),
-        }
+        super::v3_entry(NAME, &self.config)
     }
 
     fn numcodecs(&self) -> bool {
