@@ -587,8 +587,9 @@ contains
     integer(c_size_t) :: n
     integer(c_int64_t), allocatable :: c(:)
     integer(c_int32_t) :: rc, value
-    n = 0
     rc = c_zarr_array_rank(arr%ptr, n)
+    ! The rank is an intent(out) argument: unset when the call fails.
+    if (rc /= ZARR_OK) n = 0
     allocate(c(n))
     if (present(rank)) rank = int(n)
     if (rc == ZARR_OK .and. present(shape)) then
@@ -621,8 +622,8 @@ contains
     integer(c_size_t) :: rank, n, got
     integer(c_int64_t) :: none(1)
     integer(c_int32_t) :: rc
-    rank = 0
     rc = c_zarr_array_rank(arr%ptr, rank)
+    if (rc /= ZARR_OK) rank = 0
     allocate(edges(0))
     if (rc == ZARR_OK .and. (dim < 1 .or. dim > rank)) then
       call fail(ZARR_ERR_INVALID_ARG, "dim must be a dimension of the array", &
@@ -836,8 +837,9 @@ contains
     integer(c_int32_t), intent(out) :: rc
     integer(c_size_t) :: n
     integer(c_int64_t), allocatable :: c(:)
-    n = 0
     rc = c_zarr_array_rank(arr%ptr, n)
+    ! The rank is an intent(out) argument: unset when the call fails.
+    if (rc /= ZARR_OK) n = 0
     allocate(c(n))
     if (rc == ZARR_OK) rc = c_zarr_array_shape(arr%ptr, n, c)
     ashape = reversed(c)
