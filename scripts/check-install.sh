@@ -94,13 +94,17 @@ if grep -q '^ZARR_TOOL:BOOL=ON' "$build/CMakeCache.txt"; then
   done
   cmp -s "$prefix/share/man/man1/zarrtool.1" <("$prefix/bin/zarrtool" man) ||
     fail "the installed man page differs from zarrtool man"
-  # The command line's tests, run on the installed command; its netCDF tests must run when
-  # the build has netCDF support (the same features as scripts/test.sh's cargo test).
+  # The command line's tests, run on the installed command with the features the CMake
+  # build chose (netCDF, zfp): its netCDF tests must run when the build has netCDF support,
+  # and its codec tests expect what the binary reports.
   netcdf=0
   grep -q '^ZARR_NETCDF:BOOL=ON' "$build/CMakeCache.txt" && netcdf=1
-  step "tests/cli.rs, netcdf_hostile.rs and netcdf_export.rs on the installed bin/zarrtool (netCDF: $netcdf)"
+  features=""
+  [ $netcdf = 1 ] && features=netcdf
+  grep -q '^ZARR_ZFP:BOOL=ON' "$build/CMakeCache.txt" && features="${features:+$features,}zfp"
+  step "tests/cli.rs, netcdf_hostile.rs and netcdf_export.rs on the installed bin/zarrtool (netCDF: $netcdf; features: ${features:-default})"
   (cd "$here" && ZARRTOOL_BIN="$prefix/bin/zarrtool" ZARR_TEST_NETCDF=$netcdf \
-     cargo test --quiet $([ $netcdf = 1 ] && echo --features netcdf) --test cli \
+     cargo test --quiet ${features:+--features "$features"} --test cli \
        --test netcdf_hostile --test netcdf_export) \
     >"$work/cli-tests.log" 2>&1 ||
     { cat "$work/cli-tests.log" >&2; fail "the CLI tests failed on the installed zarrtool"; }
