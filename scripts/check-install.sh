@@ -159,8 +159,9 @@ run() {
 # Whether an executable records libzarr as a shared library dependency.
 needs_libzarr() { readelf -d "$1" | grep -q 'NEEDED.*\[libzarr\.so'; }
 
-# Examples that include <mpi.h> are built (when MPI is available) but run only under
-# mpirun, which is tests/mpi/run.sh's job; the others are built and run every way.
+# Examples that include <mpi.h> (in Fortran, `use mpi`) are built (when MPI is available)
+# but run only under mpirun, which is tests/mpi/run.sh's job; the others are built and run
+# every way.
 examples=()
 mpi_examples=()
 for src in "$here"/examples-c/*.c; do
@@ -170,7 +171,12 @@ done
 cxx_examples=("$here"/examples-c/*.cpp)
 [ "${#cxx_examples[@]}" -gt 0 ] || fail "no examples-c/*.cpp"
 f90_examples=()
-[ -z "$fc" ] || f90_examples=("$here"/examples-c/*.f90)
+mpi_f90_examples=()
+if [ -n "$fc" ]; then
+  for src in "$here"/examples-c/*.f90; do
+    if grep -q '^ *use mpi *$' "$src"; then mpi_f90_examples+=("$src"); else f90_examples+=("$src"); fi
+  done
+fi
 
 # --- (a) and (b): CMake find_package ----------------------------------------------------
 
@@ -220,6 +226,15 @@ for src in "${mpi_examples[@]}"; do
   name="$(basename "$src" .c)"
   if grep -q "Skipping example $name" "$work/cmake-configure.log"; then
     step "$name: MPI not found, not built"
+  else
+    [ -x "$work/cmake-build/$name" ] || fail "examples-c did not build $name"
+    step "$name: built (MPI programs run under mpirun in tests/mpi)"
+  fi
+done
+for src in "${mpi_f90_examples[@]}"; do
+  name="$(basename "$src" .f90)_fortran"
+  if grep -q "Skipping example $name" "$work/cmake-configure.log"; then
+    step "$name: MPI (Fortran) not found, not built"
   else
     [ -x "$work/cmake-build/$name" ] || fail "examples-c did not build $name"
     step "$name: built (MPI programs run under mpirun in tests/mpi)"
