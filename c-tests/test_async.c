@@ -242,8 +242,11 @@ static void fork_with_requests_in_flight(zarr_store_t *store) {
     zarr_request_t *reqs[ROWS];
     for (int r = 0; r < ROWS; r++)
         reqs[r] = submit_rows(a, (uint64_t)r, 1, 0, bufs[r], ZARR_ASYNC_COPY);
+    int fds[2];
+    CHECK(pipe(fds) == 0);
     pid_t pid = fork();
     if (pid == 0) {
+        close(fds[0]);
         int32_t row[COLS] = {0};
         zarr_request_t *req = NULL;
         uint64_t start[2] = {0, 0}, count[2] = {1, COLS};
@@ -252,12 +255,14 @@ static void fork_with_requests_in_flight(zarr_store_t *store) {
                  zarr_array_write_async(a, 2, start, count, ZARR_DTYPE_INT32, ZARR_ORDER_C, row,
                                         sizeof row, ZARR_ASYNC_COPY, &req) == ZARR_OK &&
                  zarr_request_wait(req) == ZARR_OK;
-        _exit(ok ? 0 : 1);
+        check_child_report(fds[1], ok);
+        _exit(0);
     }
+    close(fds[1]);
     CHECK(pid > 0);
     int status = -1;
     CHECK(waitpid(pid, &status, 0) == pid);
-    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    CHECK(check_child_passed(fds[0], status));
     CHECK_OK(zarr_request_wait_all(reqs, ROWS));
     for (int r = 0; r < ROWS; r++) zarr_request_free(reqs[r]);
     zarr_array_free(a);
