@@ -154,20 +154,21 @@ pub fn http(port: u16, method: &str, path: &str, body: &[u8]) -> (u16, Vec<u8>) 
     (status, body)
 }
 
-/// The moto S3 server with bucket `zarr-test`, or `None` (with the reason printed) when it
-/// is not installed.
+/// The moto S3 server (its conditional writes made atomic by `moto_server.py`) with
+/// bucket `zarr-test`, or `None` (with the reason printed) when it is not installed.
 pub fn moto() -> Option<Server> {
-    let binary = env_dir().join("objstore/bin/moto_server");
-    if !binary.exists() {
+    let python = env_dir().join("objstore/bin/python3");
+    if !env_dir().join("objstore/bin/moto_server").exists() {
         missing(
-            &binary.display().to_string(),
-            "scripts/setup-test-env.sh installs it",
+            &python.display().to_string(),
+            "scripts/setup-test-env.sh installs moto",
         );
         return None;
     }
     let port = free_port();
-    let mut command = Command::new(binary);
-    command.args(["-H", "127.0.0.1", "-p", &port.to_string()]);
+    let mut command = Command::new(python);
+    let launcher = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/common/moto_server.py");
+    command.args([launcher, "-H", "127.0.0.1", "-p", &port.to_string()]);
     let server = Server::spawn(command, port, None);
     let (status, body) = http(port, "PUT", "/zarr-test", b"");
     assert_eq!(

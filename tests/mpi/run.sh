@@ -45,7 +45,7 @@ done
 # Object storage: a moto server on a free loopback port, stopped on exit.
 py="$env_dir/objstore/bin/python"
 port=$("$py" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-"$env_dir/objstore/bin/moto_server" -H 127.0.0.1 -p "$port" >"$work/moto.log" 2>&1 &
+"$py" "$root/tests/common/moto_server.py" -H 127.0.0.1 -p "$port" >"$work/moto.log" 2>&1 &
 moto=$!
 trap 'kill $moto 2>/dev/null; rm -rf "$work"' EXIT
 "$py" - "$port" <<'PY'
