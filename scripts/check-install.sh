@@ -11,7 +11,8 @@
 #       zarr::fortran;
 #   (b) the same project's <target>_static executables, linked to zarr::zarr_static;
 #   (c) plain `cc` / `c++` with `pkg-config --cflags --libs zarr` (PKG_CONFIG_PATH into the
-#       prefix), and with `pkg-config --static` for a static link; Fortran with the installed
+#       prefix; run with LD_LIBRARY_PATH, and linked with an rpath and run without), and
+#       with `pkg-config --static` for a static link; Fortran with the installed
 #       module directory (include/zarr/<compiler>-<version>) and -lzarr_fortran;
 #   (d) plain `cc` against cargo's own output (-L target/release -lzarr, with an rpath).
 # Every binary is run (examples get a scratch directory as their working directory) and
@@ -261,6 +262,11 @@ for src in "${examples[@]}"; do
     fail "cc with pkg-config failed for $name"
   needs_libzarr "$work/pc-$name" || fail "pc-$name does not link libzarr.so"
   run "$work/pc-$name" "LD_LIBRARY_PATH=$libdir"
+  # As docs/guide/linking.md says: with the prefix's libdir recorded, no LD_LIBRARY_PATH.
+  "$cc" -std=c11 -Wall -Wextra -Werror -o "$work/pc-rpath-$name" "$src" "${pc_cflags[@]}" \
+    "${pc_libs[@]}" -Wl,-rpath,"$(pkg-config --variable=libdir zarr)" -lm ||
+    fail "cc with pkg-config and an rpath failed for $name"
+  run "$work/pc-rpath-$name" -u LD_LIBRARY_PATH
   "$cc" -std=c11 -Wall -Wextra -Werror -o "$work/pc-static-$name" "$src" "${pc_cflags[@]}" \
     "${pc_static_libs[@]}" -lm || fail "static cc with pkg-config --static failed for $name"
   ! needs_libzarr "$work/pc-static-$name" || fail "pc-static-$name needs libzarr.so"

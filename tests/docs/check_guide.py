@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Compiles every code snippet of the user guide (docs/guide/*.md) and runs the programs.
+"""Compiles every code snippet of the user guide (docs/guide/*.md) and of README.md and runs
+the programs.
 
 Fenced blocks whose info string starts with `c`, `cpp` or `fortran` are checked; other
 blocks (sh, text, json) are left alone. Words after the language say how:
@@ -57,7 +58,7 @@ class Block:
 
     @property
     def name(self):
-        return f"{self.page.name}:{self.line}"
+        return f"{self.page.relative_to(ROOT)}:{self.line}"
 
     def is_program(self):
         if self.language == "fortran":
@@ -170,7 +171,7 @@ class Checker:
                 return
             # Messages point at the page's lines.
             source.write_text(WRAPPERS[block.language]
-                              + f'#line {block.line + 1} "{block.page.name}"\n' + block.text)
+                              + f'#line {block.line + 1} "{block.page.relative_to(ROOT)}"\n' + block.text)
             if self.compile(what, block.language, source, exe, link=False):
                 self.counts["fragment"] += 1
                 print(f"ok   {what}: compiled")
@@ -215,7 +216,7 @@ def main():
     parser.add_argument("--keep", action="store_true", help="keep the work directory")
     parser.add_argument("--list", action="store_true", help="list the blocks and stop")
     args = parser.parse_args()
-    pages = [p.resolve() for p in args.pages] or sorted(GUIDE.glob("*.md"))
+    pages = [p.resolve() for p in args.pages] or [ROOT / "README.md", *sorted(GUIDE.glob("*.md"))]
     found = [b for page in pages for b in blocks(page)]
     if args.list:
         for b in found:
