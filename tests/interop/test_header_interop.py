@@ -12,7 +12,6 @@ attributes. The binary is target/release/zarrtool (built here with ``cargo build
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -21,33 +20,13 @@ import numpy as np
 import pytest
 import zarr
 
+from test_cli_interop import zarrtool  # noqa: F401  (the session fixture)
+from test_cli_interop import run
+
 xr = pytest.importorskip("xarray")
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[1]
 ZARR_MAJOR = int(zarr.__version__.split(".")[0])
 FORMATS = [2, 3] if ZARR_MAJOR >= 3 else [2]
-
-
-@pytest.fixture(scope="session")
-def zarrtool() -> Path:
-    if os.environ.get("ZARRTOOL"):
-        return Path(os.environ["ZARRTOOL"])
-    if not os.environ.get("ZARR_INTEROP_NO_BUILD"):
-        proc = subprocess.run(["cargo", "build", "--release", "--bin", "zarrtool"], cwd=ROOT,
-                              capture_output=True, text=True)
-        if proc.returncode != 0:
-            pytest.exit(f"cargo build --release failed:\n{proc.stderr[-4000:]}", returncode=1)
-    exe = ROOT / "target" / "release" / "zarrtool"
-    if not exe.exists():
-        pytest.exit("target/release/zarrtool is missing (cargo build --release)", returncode=1)
-    return exe
-
-
-def run(exe: Path, *args) -> str:
-    proc = subprocess.run([str(exe), *map(str, args)], capture_output=True, text=True)
-    assert proc.returncode == 0, f"zarrtool {args[0]} exited {proc.returncode}: {proc.stderr}"
-    return proc.stdout
 
 
 def to_zarr(ds, path: Path, fmt: int) -> None:
