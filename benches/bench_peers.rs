@@ -1,19 +1,25 @@
-//! libzarr beside tensorstore on the workloads users wait on, on one 1 GiB float32 array
-//! (1024 x 1024 x 256 in 64^3 chunks, on disk), each workload in a process of its own (so
-//! its peak memory is its own), next to the limits measured in the same run:
+//! libzarr beside zarrs and tensorstore on the workloads users wait on, on one 1 GiB
+//! float32 array (1024 x 1024 x 256 in 64^3 chunks, or 256^3 shards of 32^3 chunks, on
+//! disk), each workload in a process of its own (so its peak memory is its own), the
+//! median of three runs, next to the limits measured in the same run:
 //!
-//! - blosc (lz4, shuffle) and zstd (level 1) full writes and full reads, beside raw
-//!   compression and decompression of the same chunks on as many threads (and for reads,
-//!   copying the array into fresh memory, whichever is slower);
-//! - the unaligned read-modify-write of a 960 x 960 x 196 region at (32, 32, 32);
-//! - cold reads (the page cache dropped first, which needs root): the full array, and 1000
-//!   random 16^3 regions, beside plain cold reads of the same chunk files;
-//! - durable writes (every file synced before the write returns), beside plain files
-//!   written and synced.
+//! - full writes uncompressed, blosc (lz4, shuffle), zstd (level 1) and sharded blosc, in
+//!   two durability classes: unsynced (libzarr `ZARR_DURABILITY_NONE`, tensorstore without
+//!   `file_io_sync`, zarrs under eatmydata, which makes its per-file fsync a no-op) and
+//!   synced (libzarr syncing at flush, tensorstore with `file_io_sync`, zarrs as it is),
+//!   beside raw compression of the same chunks on as many threads and plain files written
+//!   (and synced);
+//! - full reads of libzarr's arrays, hot and cold (the page cache dropped before every
+//!   run, which needs root), beside raw decompression, a copy into fresh memory and plain
+//!   cold reads of the chunk files;
+//! - 1000 random 16^3 regions (hot and cold) and the unaligned read-modify-write of a
+//!   960 x 960 x 196 region at (32, 32, 32).
 //!
-//! tensorstore runs from `ZARR_BENCH_PYTHON` (default: the test environment's zp3), reading
-//! the arrays libzarr wrote and writing its own. Run: `cargo bench --bench bench_peers
-//! [-- DIR]`. Figures are printed, never asserted; `ROW` lines feed scripts/bench.sh.
+//! tensorstore runs from `ZARR_BENCH_PYTHON` (default: the test environment's zp3), zarrs
+//! from `ZARR_BENCH_ZARRS` (default: target/zarrs-peer/release/zarrs-peer, which
+//! scripts/bench.sh builds from benches/peers/zarrs-peer). Run: `cargo bench --bench
+//! bench_peers [-- DIR]`. Figures are printed, never asserted; `ROW` lines feed
+//! scripts/bench.sh.
 
 mod common;
 
@@ -35,10 +41,13 @@ const RMW_START: [u64; 3] = [32, 32, 32];
 const RMW_COUNT: [u64; 3] = [960, 960, 196];
 const RANDOM_READS: usize = 1000;
 
+/// The compressor of CODEC: `blosc` (lz4, shuffle), `zstd` (level 1), `none`, or
+/// `sharded` (blosc inside 256^3 shards of 32^3 chunks).
 fn codec(name: &str) -> serde_json::Value {
     match name {
-        "blosc" => serde_json::json!(
+        "blosc" | "sharded" => serde_json::json!(
             {"id": "blosc", "cname": "lz4", "clevel": 5, "shuffle": 1, "blocksize": 0}),
+        "none" => serde_json::Value::Null,
         _ => serde_json::json!({"id": "zstd", "level": 1}),
     }
 }
@@ -89,10 +98,18 @@ fn child(op: &str, dir: &Path, data_path: &Path, codec_name: &str, extra: &str) 
             } else {
                 Durability::Flush
             };
+            // The previous run's array is removed before the clock starts, as the peers
+            // do (tensorstore's `delete_existing`, zarrs' runner).
+            let _ = std::fs::remove_dir_all(dir);
             let s = store(dir, level);
             let mut builder = ArrayBuilder::new(SHAPE.to_vec(), ElementType::Float32);
             builder.zarr_format(3).unwrap();
-            builder.chunks(vec![CHUNK; 3]).compressor(codec(codec_name));
+            builder.compressor(codec(codec_name));
+            if codec_name == "sharded" {
+                builder.chunks(vec![32; 3]).shard_shape(vec![256; 3]);
+            } else {
+                builder.chunks(vec![CHUNK; 3]);
+            }
             started = Instant::now();
             let array = builder.create(s.clone(), "", Mode::Overwrite).unwrap();
             array
@@ -178,11 +195,14 @@ fn run(mut command: Command, cold: bool) -> Option<(f64, f64)> {
     Some((v["seconds"].as_f64()?, v["peak_mib"].as_f64()?))
 }
 
-/// The best of `runs` runs (the peak of the best).
-fn best_of(runs: usize, cold: bool, make: impl Fn() -> Command) -> Option<(f64, f64)> {
-    (0..runs)
-        .filter_map(|_| run(make(), cold))
-        .min_by(|a, b| a.0.total_cmp(&b.0))
+/// The median of `runs` runs by time (with its peak memory); a cold run drops the page
+/// cache before every repetition. `None` when a run failed.
+fn median_of(runs: usize, cold: bool, make: impl Fn() -> Command) -> Option<(f64, f64)> {
+    let mut all = (0..runs)
+        .map(|_| run(make(), cold))
+        .collect::<Option<Vec<_>>>()?;
+    all.sort_by(|a, b| a.0.total_cmp(&b.0));
+    Some(all[all.len() / 2])
 }
 
 /// The chunks of the array, each contiguous.
@@ -317,6 +337,154 @@ fn gbps(seconds: f64) -> f64 {
     TOTAL as f64 / seconds / 1e9
 }
 
+/// The peers' programs: how to run each on a workload.
+struct Peers {
+    exe: PathBuf,
+    python: String,
+    tensorstore: PathBuf,
+    zarrs: Option<PathBuf>,
+    eatmydata: Option<PathBuf>,
+    data: PathBuf,
+}
+
+/// One library doing one workload.
+#[derive(Clone, Copy, PartialEq)]
+enum Who {
+    Libzarr,
+    Zarrs,
+    Tensorstore,
+}
+
+const PEERS: [Who; 2] = [Who::Zarrs, Who::Tensorstore];
+
+impl Who {
+    fn name(self) -> &'static str {
+        match self {
+            Who::Libzarr => "libzarr",
+            Who::Zarrs => "zarrs",
+            Who::Tensorstore => "tensorstore",
+        }
+    }
+}
+
+impl Peers {
+    /// The command for `who` doing `op` on the store at `dir`; `None` when that peer is
+    /// not available. `synced` writes sync every file before they return (zarrs always
+    /// does; its unsynced runs go through eatmydata, which turns fsync into nothing).
+    fn command(
+        &self,
+        who: Who,
+        op: &str,
+        synced: bool,
+        dir: &Path,
+        codec: &str,
+        extra: &str,
+    ) -> Option<Command> {
+        let op = match (op, synced) {
+            ("write", true) if who != Who::Zarrs => "durable-write",
+            _ => op,
+        };
+        let mut c = match who {
+            Who::Libzarr => {
+                let mut c = Command::new(&self.exe);
+                c.arg("--child");
+                c
+            }
+            Who::Tensorstore => {
+                let mut c = Command::new(&self.python);
+                c.arg(&self.tensorstore);
+                c
+            }
+            Who::Zarrs => {
+                let zarrs = self.zarrs.as_ref()?;
+                if op == "write" && !synced {
+                    let mut c = Command::new(self.eatmydata.as_ref()?);
+                    c.arg(zarrs);
+                    c
+                } else {
+                    Command::new(zarrs)
+                }
+            }
+        };
+        c.arg(op).arg(dir).arg(&self.data).arg(codec);
+        if !extra.is_empty() {
+            c.arg(extra);
+        }
+        Some(c)
+    }
+}
+
+/// Where `name` is on PATH.
+fn which(name: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH")?
+        .to_str()?
+        .split(':')
+        .map(|d| Path::new(d).join(name))
+        .find(|p| p.is_file())
+}
+
+/// The table's rows: printed as they come, and as `ROW|` lines for scripts/bench.sh.
+#[derive(Default)]
+struct Table {
+    rows: Vec<String>,
+}
+
+impl Table {
+    /// One workload: libzarr's figure, each peer's, the limit, and libzarr's ratio to the
+    /// best peer (a throughput ratio for GB/s, a time ratio for seconds).
+    fn row(
+        &mut self,
+        workload: &str,
+        unit: &str,
+        results: &[(Who, Option<(f64, f64)>)],
+        limit: f64,
+    ) {
+        let value = |s: f64| if unit == "GB/s" { gbps(s) } else { s };
+        let fmt = |r: Option<(f64, f64)>| {
+            r.map_or("n/a".to_string(), |(s, _)| format!("{:.3}", value(s)))
+        };
+        let ours = results
+            .iter()
+            .find(|(w, _)| *w == Who::Libzarr)
+            .and_then(|(_, r)| *r);
+        let best = results
+            .iter()
+            .filter(|(w, _)| *w != Who::Libzarr)
+            .filter_map(|(w, r)| r.map(|r| (*w, r)))
+            .min_by(|a, b| a.1 .0.total_cmp(&b.1 .0));
+        let ratio = match (ours, best) {
+            (Some((a, _)), Some((who, (b, _)))) => format!("{:.2} ({})", b / a, who.name()),
+            _ => "n/a".into(),
+        };
+        let peers = results
+            .iter()
+            .filter(|(w, _)| *w != Who::Libzarr)
+            .map(|(w, r)| format!("{} {}", w.name(), fmt(*r)))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let peaks = results
+            .iter()
+            .map(|(_, r)| r.map_or("n/a".into(), |(_, p)| format!("{p:.0}")))
+            .collect::<Vec<_>>()
+            .join(" / ");
+        let limit = if limit > 0.0 {
+            format!("{limit:.3}")
+        } else {
+            "n/a".into()
+        };
+        println!(
+            "{workload:<40} libzarr {:>7} {unit:<4} {peers}  limit {limit}  ratio {ratio}  peak MiB {peaks}",
+            fmt(ours)
+        );
+        self.rows.push(format!(
+            "ROW|{workload} ({unit})|{}|{peers}|{limit}|{ratio}|{peaks}",
+            fmt(ours)
+        ));
+    }
+}
+
+const REPS: usize = 3;
+
 fn main() {
     let args: Vec<String> = std::env::args()
         .skip(1)
@@ -331,21 +499,19 @@ fn main() {
             args.get(5).map_or("", String::as_str),
         );
     }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let base = args
         .first()
         .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/bench-peers"));
+        .unwrap_or_else(|| root.join("target/bench-peers"));
     let _ = std::fs::remove_dir_all(&base);
     std::fs::create_dir_all(&base).unwrap();
-    let python = std::env::var("ZARR_BENCH_PYTHON").unwrap_or_else(|_| {
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join(".test-env/zp3/bin/python")
-            .display()
-            .to_string()
-    });
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/peers/tensorstore_bench.py");
+    let python = std::env::var("ZARR_BENCH_PYTHON")
+        .unwrap_or_else(|_| root.join(".test-env/zp3/bin/python").display().to_string());
+    let zarrs = std::env::var_os("ZARR_BENCH_ZARRS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target/zarrs-peer/release/zarrs-peer"));
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let exe = std::env::current_exe().unwrap();
     let data = common::field();
     let data_path = base.join("data.f32");
     std::fs::write(&data_path, &data).unwrap();
@@ -366,123 +532,116 @@ fn main() {
         .map(|s| format!("{} {} {}\n", s[0], s[1], s[2]))
         .collect();
     std::fs::write(&positions, text).unwrap();
-
-    let ours = |op: &str, dir: &Path, codec: &str| {
-        let mut c = Command::new(&exe);
-        c.arg("--child").arg(op).arg(dir).arg(&data_path).arg(codec);
-        c
+    let peers = Peers {
+        exe: std::env::current_exe().unwrap(),
+        python,
+        tensorstore: root.join("benches/peers/tensorstore_bench.py"),
+        zarrs: zarrs.is_file().then_some(zarrs),
+        eatmydata: which("eatmydata"),
+        data: data_path,
     };
-    let theirs = |op: &str, dir: &Path, codec: &str, extra: &str| {
-        let mut c = Command::new(&python);
-        c.arg(&script).arg(op).arg(dir).arg(&data_path).arg(codec);
-        if !extra.is_empty() {
-            c.arg(extra);
-        }
-        c
-    };
+    if peers.zarrs.is_none() {
+        println!("zarrs: not built (scripts/bench.sh builds benches/peers/zarrs-peer): skipped");
+    } else if peers.eatmydata.is_none() {
+        println!("zarrs: eatmydata is missing: its unsynced writes are skipped");
+    }
     let can_drop = drop_caches();
-    let mut rows: Vec<String> = Vec::new();
-    let mut row = |workload: &str,
-                   us: Option<(f64, f64)>,
-                   peer: Option<(f64, f64)>,
-                   limit: f64,
-                   unit: &str| {
-        let value = |s: f64| if unit == "GB/s" { gbps(s) } else { s };
-        let fmt = |r: Option<(f64, f64)>| {
-            r.map_or("n/a".to_string(), |(s, _)| format!("{:.3}", value(s)))
-        };
-        // Speed ratio: a time ratio for seconds, a throughput ratio for GB/s.
-        let ratio = match (us, peer) {
-            (Some((a, _)), Some((b, _))) => format!("{:.2}", b / a),
-            _ => "n/a".into(),
-        };
-        println!(
-            "{workload:<34} libzarr {:>8} {unit:<5} tensorstore {:>8}  limit {:>8.3}  libzarr/peer {ratio:>5}  peak {} / {} MiB",
-            fmt(us),
-            fmt(peer),
-            limit,
-            us.map_or("n/a".into(), |(_, p)| format!("{p:.0}")),
-            peer.map_or("n/a".into(), |(_, p)| format!("{p:.0}")),
-        );
-        // No limit measured for a workload: "n/a" in the table.
-        let limit = match limit > 0.0 {
-            true => format!("{limit:.3}"),
-            false => "n/a".into(),
-        };
-        rows.push(format!(
-            "ROW|{workload} ({unit})|{}|tensorstore {}|{limit}|{ratio}|{} / {}",
-            fmt(us),
-            fmt(peer),
-            us.map_or("n/a".into(), |(_, p)| format!("{p:.0}")),
-            peer.map_or("n/a".into(), |(_, p)| format!("{p:.0}"))
-        ));
-    };
-
+    if !can_drop {
+        println!("cold reads: skipped (dropping the page cache needs root)");
+    }
     println!(
-        "bench_peers: float32 {SHAPE:?}, chunks 64^3, {threads} threads, data in {}",
+        "bench_peers: float32 {SHAPE:?}, chunks 64^3 (sharded: 256^3 shards of 32^3), {threads} threads, median of {REPS}, data in {}",
         base.display()
     );
-    for name in ["blosc", "zstd"] {
-        let (tc, td) = raw_codec(name, &chunks, threads);
-        let dir = base.join(name);
-        let peer_dir = base.join(format!("{name}-ts"));
-        let w = best_of(2, false, || ours("write", &dir, name));
-        let pw = best_of(2, false, || theirs("write", &peer_dir, name, ""));
-        row(&format!("{name} full write"), w, pw, gbps(tc), "GB/s");
-        let r = best_of(2, false, || ours("read", &dir, name));
-        let pr = best_of(2, false, || theirs("read", &dir, name, ""));
-        row(
-            &format!("{name} full read"),
-            r,
-            pr,
-            gbps(td).min(fresh_copy),
+
+    let mut table = Table::default();
+    let everyone = |op: &str,
+                    synced: bool,
+                    cold: bool,
+                    dir: &dyn Fn(Who) -> PathBuf,
+                    codec: &str,
+                    extra: &str| {
+        [Who::Libzarr]
+            .into_iter()
+            .chain(PEERS)
+            .map(|who| {
+                let result = peers
+                    .command(who, op, synced, &dir(who), codec, extra)
+                    .and_then(|_| {
+                        median_of(REPS, cold, || {
+                            peers
+                                .command(who, op, synced, &dir(who), codec, extra)
+                                .unwrap()
+                        })
+                    });
+                (who, result)
+            })
+            .collect::<Vec<_>>()
+    };
+    let (plain_write, plain_cold) =
+        plain_files(&base.join("plain"), &chunks, threads, false, can_drop);
+    let (plain_sync, _) = plain_files(&base.join("plain"), &chunks, threads, true, false);
+    for name in ["none", "blosc", "zstd", "sharded"] {
+        let (tc, td) = match name {
+            "blosc" | "sharded" | "zstd" => raw_codec(
+                if name == "zstd" { "zstd" } else { "blosc" },
+                &chunks,
+                threads,
+            ),
+            _ => (plain_write, 0.0),
+        };
+        // Every library writes its own copy; all read libzarr's.
+        let own = |who: Who| base.join(format!("{name}-{}", who.name()));
+        let ours = |_: Who| base.join(format!("{name}-libzarr"));
+        let w = everyone("write", false, false, &own, name, "");
+        table.row(
+            &format!("{name} full write, unsynced"),
             "GB/s",
+            &w,
+            gbps(tc),
         );
+        let sw = everyone("write", true, false, &own, name, "");
+        table.row(
+            &format!("{name} full write, synced"),
+            "GB/s",
+            &sw,
+            gbps(plain_sync.max(tc)),
+        );
+        let r = everyone("read", false, false, &ours, name, "");
+        let read_limit = if td > 0.0 {
+            gbps(td).min(fresh_copy)
+        } else {
+            fresh_copy
+        };
+        table.row(&format!("{name} full read"), "GB/s", &r, read_limit);
+        if can_drop && name != "zstd" {
+            let cr = everyone("read", false, true, &ours, name, "");
+            table.row(
+                &format!("{name} cold full read"),
+                "GB/s",
+                &cr,
+                plain_cold.map_or(0.0, gbps),
+            );
+        }
         if name == "blosc" {
+            let at = positions.to_str().unwrap();
+            let q = everyone("random", false, false, &ours, name, at);
+            table.row("blosc 1000 random 16^3", "s", &q, 0.0);
             if can_drop {
-                let (_, plain_cold) =
-                    plain_files(&base.join("plain"), &chunks, threads, false, true);
-                let cr = best_of(2, true, || ours("read", &dir, name));
-                let pcr = best_of(2, true, || theirs("read", &dir, name, ""));
-                row(
-                    "blosc cold full read",
-                    cr,
-                    pcr,
-                    plain_cold.map_or(0.0, gbps),
-                    "GB/s",
-                );
-                let cq = best_of(2, true, || ours("random", &dir, name));
-                let pcq = best_of(2, true, || {
-                    theirs("random", &dir, name, positions.to_str().unwrap())
-                });
-                row("blosc cold 1000 random 16^3", cq, pcq, 0.0, "s");
-            } else {
-                println!("cold reads: skipped (dropping the page cache needs root)");
+                let cq = everyone("random", false, true, &ours, name, at);
+                table.row("blosc cold 1000 random 16^3", "s", &cq, 0.0);
             }
-            let q = best_of(2, false, || ours("random", &dir, name));
-            let pq = best_of(2, false, || {
-                theirs("random", &dir, name, positions.to_str().unwrap())
-            });
-            row("blosc 1000 random 16^3", q, pq, 0.0, "s");
             let region = format!(
                 "{}:{}",
                 RMW_START.map(|v| v.to_string()).join(","),
                 RMW_COUNT.map(|v| v.to_string()).join(",")
             );
-            let m = best_of(1, false, || ours("rmw", &dir, name));
-            let pm = best_of(1, false, || theirs("rmw", &peer_dir, name, &region));
-            row("blosc unaligned RMW 960x960x196", m, pm, 0.0, "s");
-            let (plain_sync, _) = plain_files(&base.join("plain"), &chunks, threads, true, false);
-            let d = best_of(2, false, || {
-                ours("durable-write", &base.join("durable"), name)
-            });
-            let pd = best_of(2, false, || {
-                theirs("durable-write", &base.join("durable-ts"), name, "")
-            });
-            row("blosc durable full write", d, pd, gbps(plain_sync), "GB/s");
+            // Each rewrites its own copy (written above), once per repetition.
+            let m = everyone("rmw", false, false, &own, name, &region);
+            table.row("blosc unaligned RMW 960x960x196", "s", &m, 0.0);
         }
     }
-    for r in rows {
+    for r in table.rows {
         println!("{r}");
     }
     let _ = std::fs::remove_dir_all(&base);

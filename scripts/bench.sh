@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Runs libzarr's benchmark programs on local disk and prints one table: workload, libzarr,
-# the peer doing the same work (tensorstore, zarr-python), the limit measured in the same
-# run, libzarr's ratio, and peak memory. Not part of the test suite: figures are printed,
-# never asserted. Needs the zp3 environment of scripts/setup-test-env.sh for the peers
-# ($ZARR_TEST_ENV, default .test-env) and root for the cold-read rows (the page cache is
-# dropped). About 20 minutes on 2 cores; data goes to $BENCH_DIR (default target/bench).
+# the peers doing the same work (zarrs, tensorstore, zarr-python), the limit measured in the
+# same run, libzarr's ratio to the best peer, and peak memory. Not part of the test suite:
+# figures are printed, never asserted. Needs the zp3 environment of scripts/setup-test-env.sh
+# for tensorstore ($ZARR_TEST_ENV, default .test-env), builds the zarrs peer
+# (benches/peers/zarrs-peer, crates.io) into target/zarrs-peer, installs Debian's eatmydata
+# for zarrs' unsynced writes when missing (as root), and needs root for the cold-read rows
+# (the page cache is dropped). About 30 minutes on 2 cores; data goes to $BENCH_DIR
+# (default target/bench).
 #
 #   scripts/bench.sh            # every program
 #   scripts/bench.sh --quick    # shorter appends and a smaller tree
@@ -29,8 +32,14 @@ mkdir -p "$BENCH_DIR"
 log="$BENCH_DIR/bench.log"
 : > "$log"
 
-echo "bench: building the benchmark programs (release)"
+echo "bench: building the benchmark programs (release) and the zarrs peer"
 cargo bench --no-run --quiet 2>&1 | tail -n 3
+cargo build --release --quiet --manifest-path benches/peers/zarrs-peer/Cargo.toml \
+  --target-dir target/zarrs-peer 2>&1 | tail -n 3
+export ZARR_BENCH_ZARRS="$PWD/target/zarrs-peer/release/zarrs-peer"
+if ! command -v eatmydata >/dev/null && [ "$(id -u)" = 0 ]; then
+  apt-get install -y -qq eatmydata >/dev/null || echo "bench: eatmydata could not be installed" >&2
+fi
 
 run() {  # run NAME ARGS...: one benchmark program, its output kept in the log
   local name=$1; shift

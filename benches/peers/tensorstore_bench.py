@@ -7,7 +7,8 @@ seconds it took and the process's peak resident memory (VmHWM) in MiB.
 OP: write (the whole array from the raw float32 file DATA), read (the whole array), rmw
 (write the region given as START,COUNT into the existing array), random (1000 reads of the
 16^3 regions listed in the file ARGS), durable-write (write with every file synced).
-CODEC: blosc or zstd, as bench_peers.rs writes them."""
+CODEC: blosc, zstd, none or sharded (256^3 shards of 32^3 blosc chunks), as bench_peers.rs
+writes them."""
 
 import json
 import sys
@@ -18,13 +19,17 @@ import tensorstore as ts
 
 SHAPE = [1024, 1024, 256]
 CHUNK = [64, 64, 64]
+BYTES = {"name": "bytes", "configuration": {"endian": "little"}}
+BLOSC = {"name": "blosc", "configuration": {"cname": "lz4", "clevel": 5, "shuffle": "shuffle",
+                                            "typesize": 4, "blocksize": 0}}
 CODECS = {
-    "blosc": [{"name": "bytes", "configuration": {"endian": "little"}},
-              {"name": "blosc", "configuration": {"cname": "lz4", "clevel": 5,
-                                                  "shuffle": "shuffle", "typesize": 4,
-                                                  "blocksize": 0}}],
-    "zstd": [{"name": "bytes", "configuration": {"endian": "little"}},
-             {"name": "zstd", "configuration": {"level": 1, "checksum": False}}],
+    "blosc": [BYTES, BLOSC],
+    "zstd": [BYTES, {"name": "zstd", "configuration": {"level": 1, "checksum": False}}],
+    "none": [BYTES],
+    "sharded": [{"name": "sharding_indexed",
+                 "configuration": {"chunk_shape": [32, 32, 32], "codecs": [BYTES, BLOSC],
+                                   "index_codecs": [BYTES, {"name": "crc32c"}],
+                                   "index_location": "end"}}],
 }
 
 
@@ -43,7 +48,9 @@ def open_array(path: str, codec: str, create: bool, sync: bool = False):
     if create:
         spec["metadata"] = {"shape": SHAPE, "data_type": "float32",
                             "chunk_grid": {"name": "regular",
-                                           "configuration": {"chunk_shape": CHUNK}},
+                                           "configuration": {
+                                               "chunk_shape": [256] * 3 if codec == "sharded"
+                                               else CHUNK}},
                             "chunk_key_encoding": {"name": "default"},
                             "fill_value": 0, "codecs": CODECS[codec]}
         spec["create"] = True
