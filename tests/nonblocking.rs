@@ -307,3 +307,42 @@ fn appends_apply_in_submission_order_streamed_or_not() {
         );
     }
 }
+
+#[test]
+fn a_submission_waiting_when_the_budget_drops_below_it_is_refused() {
+    let _serial = serial();
+    let counting = Arc::new(Counting::default());
+    let store: Arc<dyn Store> = counting.clone();
+    let a = array(store.clone(), vec![2048], vec![1024]);
+    *counting.slow.lock().unwrap() = Some("a/c/".into());
+    pending::set_budget(2 * 4096);
+    // 4 KiB in flight on a slow store: a submission of 8 KiB waits for it.
+    let first = write(&a, 0, ints(0..1024));
+    let (tx, rx) = std::sync::mpsc::channel();
+    let submitter = {
+        let a = a.clone();
+        std::thread::spawn(move || {
+            let r = a.write_async(
+                vec![0],
+                vec![2048],
+                ElementType::Int32,
+                Layout::Dense(Order::C),
+                Box::new(ints(0..2048)),
+            );
+            tx.send(r.map(drop)).unwrap();
+        })
+    };
+    std::thread::sleep(std::time::Duration::from_millis(30));
+    // Now it can never fit: it must be refused, not wait for ever.
+    pending::set_budget(4096);
+    let outcome = rx
+        .recv_timeout(std::time::Duration::from_secs(10))
+        .expect("the waiting submission never returned");
+    assert!(matches!(outcome, Err(Error::InvalidArg(_))), "{outcome:?}");
+    submitter.join().unwrap();
+    first.wait().unwrap();
+    pending::set_budget(0);
+    *counting.slow.lock().unwrap() = None;
+    assert_eq!(pending::in_flight(false).0, 0);
+    assert_eq!(read_all(&a), ints((0..1024).chain([-1; 1024])));
+}
