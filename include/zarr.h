@@ -39,6 +39,7 @@
  *   it returns besides the usual ones, which any function returning zarr_status_t may give:
  *   ZARR_ERR_NULL_ARG (a required pointer is NULL), ZARR_ERR_INVALID_ARG (an unknown
  *   enumeration value, a string that is not UTF-8, JSON text that does not parse),
+ *   ZARR_ERR_BUFFER_SIZE (a length no buffer can have: more than PTRDIFF_MAX bytes),
  *   ZARR_ERR_NO_MEMORY, ZARR_ERR_PANIC and ZARR_ERR_POISONED (below), and, from a call that
  *   reads or writes a store, ZARR_ERR_STORAGE_IO. "Ownership:" says what the caller gets
  *   to free, or must not free, beyond the rules above. "Thread safety:" adds to the rule
@@ -3110,7 +3111,8 @@ ZARR_API void zarr_request_free(zarr_request_t *request);
 /**
  * Sets the process-wide budget of bytes held by non-blocking requests in flight (their
  * buffers, copied or borrowed; 0, the default: no limit). A submission that would pass it
- * waits until enough requests are done; one larger than the whole budget is refused.
+ * waits until enough requests are done; one larger than the whole budget is refused, also
+ * when it was waiting as the budget dropped below it (`ZARR_ERR_INVALID_ARG`).
  *
  * Errors: none beyond the usual ones (Conventions).
  *

@@ -736,3 +736,36 @@ fn consolidated_names_that_only_normalise_onto_a_key_are_refused() {
     let inner = store_with(".zmetadata", &serde_json::to_vec(&doc).unwrap());
     ConsolidatedStore::open(inner, "").unwrap();
 }
+
+/// A shape of 2^64 - 1 elements: the last chunk reaches past 2^64, so its end is not a
+/// number; reading, writing and locating its elements must not overflow (a panic in
+/// checked builds, an empty region where sums wrap, losing the write).
+#[test]
+fn the_last_chunk_of_a_shape_near_2_pow_64_is_read_and_written() {
+    let doc = json!({
+        "zarr_format": 3, "node_type": "array", "shape": [u64::MAX], "data_type": "uint8",
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [10]}},
+        "chunk_key_encoding": {"name": "default"}, "fill_value": 3,
+        "codecs": [{"name": "bytes"}]
+    });
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    store
+        .set("a/zarr.json", &serde_json::to_vec(&doc).unwrap())
+        .unwrap();
+    let a = Array::open(store.clone(), "a", Mode::ReadWrite).unwrap();
+    let last = u64::MAX - 1;
+    a.write(&[last - 1], &[2], ElementType::UInt8, Order::C, &[7, 8])
+        .unwrap();
+    let mut out = [0u8; 3];
+    a.read(&[last - 2], &[3], ElementType::UInt8, Order::C, &mut out)
+        .unwrap();
+    assert_eq!(out, [3, 7, 8]);
+    let chunk = last / 10;
+    assert_eq!(a.chunk_of(&[last]).unwrap(), [chunk]);
+    assert_eq!(
+        a.chunk_region(&[chunk]).unwrap(),
+        (vec![chunk * 10], vec![u64::MAX - chunk * 10])
+    );
+    let stored = store.get(&format!("a/c/{chunk}")).unwrap().unwrap();
+    assert_eq!(stored, [3, 3, 3, 7, 8, 3, 3, 3, 3, 3]);
+}

@@ -307,3 +307,172 @@ fn appends_apply_in_submission_order_streamed_or_not() {
         );
     }
 }
+
+#[test]
+fn a_submission_waiting_when_the_budget_drops_below_it_is_refused() {
+    let _serial = serial();
+    let counting = Arc::new(Counting::default());
+    let store: Arc<dyn Store> = counting.clone();
+    let a = array(store.clone(), vec![2048], vec![1024]);
+    *counting.slow.lock().unwrap() = Some("a/c/".into());
+    pending::set_budget(2 * 4096);
+    // 4 KiB in flight on a slow store: a submission of 8 KiB waits for it.
+    let first = write(&a, 0, ints(0..1024));
+    let (tx, rx) = std::sync::mpsc::channel();
+    let submitter = {
+        let a = a.clone();
+        std::thread::spawn(move || {
+            let r = a.write_async(
+                vec![0],
+                vec![2048],
+                ElementType::Int32,
+                Layout::Dense(Order::C),
+                Box::new(ints(0..2048)),
+            );
+            tx.send(r.map(drop)).unwrap();
+        })
+    };
+    std::thread::sleep(std::time::Duration::from_millis(30));
+    // Now it can never fit: it must be refused, not wait for ever.
+    pending::set_budget(4096);
+    let outcome = rx
+        .recv_timeout(std::time::Duration::from_secs(10))
+        .expect("the waiting submission never returned");
+    assert!(matches!(outcome, Err(Error::InvalidArg(_))), "{outcome:?}");
+    submitter.join().unwrap();
+    first.wait().unwrap();
+    pending::set_budget(0);
+    *counting.slow.lock().unwrap() = None;
+    assert_eq!(pending::in_flight(false).0, 0);
+    assert_eq!(read_all(&a), ints((0..1024).chain([-1; 1024])));
+}
+
+/// A buffer length no buffer can have (more than `isize::MAX` bytes) is
+/// `ZARR_ERR_BUFFER_SIZE`, never taken as the length of the caller's memory.
+#[test]
+fn ffi_buffer_lengths_past_the_address_space_are_refused() {
+    use zarr::ffi::zarr_status::*;
+    use zarr::ffi::*;
+    let _serial = serial();
+    let doc = serde_json::to_vec(&json!({
+        "zarr_format": 3, "node_type": "array", "shape": [4], "data_type": "int32",
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [4]}},
+        "chunk_key_encoding": {"name": "default"}, "fill_value": 0,
+        "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}]
+    }))
+    .unwrap();
+    let values = [1i32, 2, 3, 4];
+    let (start, count) = ([0u64], [4u64]);
+    let (int32, order_c) = (
+        zarr_dtype::ZARR_DTYPE_INT32 as i32,
+        zarr_order::ZARR_ORDER_C as i32,
+    );
+    // SAFETY: valid strings, buffers and out-pointers; the handles are freed below.
+    unsafe {
+        let mut store = std::ptr::null_mut();
+        assert_eq!(zarr_store_new_memory(&mut store), ZARR_OK as i32);
+        let status = zarr_store_set(
+            store,
+            c"a/zarr.json".as_ptr(),
+            doc.as_ptr().cast(),
+            usize::MAX,
+        );
+        assert_eq!(status, ZARR_ERR_BUFFER_SIZE as i32);
+        let status = zarr_store_set(
+            store,
+            c"a/zarr.json".as_ptr(),
+            doc.as_ptr().cast(),
+            doc.len(),
+        );
+        assert_eq!(status, ZARR_OK as i32);
+        let mut array = std::ptr::null_mut();
+        let mode = zarr_mode::ZARR_MODE_R_PLUS as i32;
+        assert_eq!(
+            zarr_array_open(store, c"a".as_ptr(), mode, &mut array),
+            ZARR_OK as i32
+        );
+        let buf = values.as_ptr().cast();
+        let status = zarr_array_write(
+            array,
+            1,
+            start.as_ptr(),
+            count.as_ptr(),
+            int32,
+            order_c,
+            buf,
+            usize::MAX,
+        );
+        assert_eq!(status, ZARR_ERR_BUFFER_SIZE as i32);
+        let mut request = std::ptr::null_mut();
+        let status = zarr_array_write_async(
+            array,
+            1,
+            start.as_ptr(),
+            count.as_ptr(),
+            int32,
+            order_c,
+            buf,
+            usize::MAX,
+            0,
+            &mut request,
+        );
+        assert_eq!(status, ZARR_ERR_BUFFER_SIZE as i32);
+        assert!(request.is_null());
+        let mut out = [0i32; 4];
+        let status = zarr_array_read(
+            array,
+            1,
+            start.as_ptr(),
+            count.as_ptr(),
+            int32,
+            order_c,
+            out.as_mut_ptr().cast(),
+            usize::MAX,
+        );
+        assert_eq!(status, ZARR_ERR_BUFFER_SIZE as i32);
+        // Nothing was written; the right length still works.
+        assert_eq!(
+            zarr_array_read(
+                array,
+                1,
+                start.as_ptr(),
+                count.as_ptr(),
+                int32,
+                order_c,
+                out.as_mut_ptr().cast(),
+                16
+            ),
+            ZARR_OK as i32
+        );
+        assert_eq!(out, [0; 4]);
+        assert_eq!(
+            zarr_array_write(
+                array,
+                1,
+                start.as_ptr(),
+                count.as_ptr(),
+                int32,
+                order_c,
+                buf,
+                16
+            ),
+            ZARR_OK as i32
+        );
+        assert_eq!(
+            zarr_array_read(
+                array,
+                1,
+                start.as_ptr(),
+                count.as_ptr(),
+                int32,
+                order_c,
+                out.as_mut_ptr().cast(),
+                16
+            ),
+            ZARR_OK as i32
+        );
+        assert_eq!(out, values);
+        zarr_array_free(array);
+        zarr_store_free(store);
+    }
+}

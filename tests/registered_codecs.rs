@@ -905,3 +905,31 @@ fn cast_value_matches_the_reference_implementation() {
     }
     assert_eq!(checked, 6198);
 }
+
+/// `keepbits` 0 on 64-bit integers whose top bit is set (negative int64, uint64 from
+/// 2^63) rounds them as narrower types round theirs (to 0: no bit is kept), instead of
+/// shifting a 64-bit word by 64 (a panic, or another value where shifts wrap).
+#[test]
+fn bitround_keepbits_zero_rounds_64_bit_integers_as_narrower_ones() {
+    let i4 = codec("bitround", json!({"keepbits": 0}), "<i4").unwrap();
+    let input: Vec<u8> = [-1i32, 5, 3].iter().flat_map(|v| v.to_le_bytes()).collect();
+    let rounded: Vec<u8> = [0i32, 8, 4].iter().flat_map(|v| v.to_le_bytes()).collect();
+    assert_eq!(i4.encode(&input).unwrap(), rounded);
+    let i8 = codec("bitround", json!({"keepbits": 0}), "<i8").unwrap();
+    let input: Vec<u8> = [-1i64, 5, i64::MIN, 3]
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
+    let rounded: Vec<u8> = [0i64, 8, 0, 4]
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
+    assert_eq!(i8.encode(&input).unwrap(), rounded);
+    let u8 = codec("bitround", json!({"keepbits": 0}), ">u8").unwrap();
+    let input: Vec<u8> = [u64::MAX, 5, 1 << 63]
+        .iter()
+        .flat_map(|v| v.to_be_bytes())
+        .collect();
+    let rounded: Vec<u8> = [0u64, 8, 0].iter().flat_map(|v| v.to_be_bytes()).collect();
+    assert_eq!(u8.encode(&input).unwrap(), rounded);
+}

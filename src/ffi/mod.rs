@@ -476,6 +476,18 @@ pub(crate) unsafe fn c_str<'a>(ptr: *const c_char, arg: &str) -> FfiResult<&'a s
         .map_err(|_| Failure::invalid(format!("argument {arg} is not valid UTF-8")))
 }
 
+/// Refuses a length of `len` items of `T` that no buffer can have (more than `isize::MAX`
+/// bytes): such a length is a caller's mistake, not the size of its memory.
+fn check_len<T>(len: usize, arg: &str) -> FfiResult {
+    match len.checked_mul(std::mem::size_of::<T>()) {
+        Some(bytes) if bytes <= isize::MAX as usize => Ok(()),
+        _ => Err(Failure::new(
+            ZARR_ERR_BUFFER_SIZE,
+            format!("argument {arg}: {len} items are more than any buffer can hold"),
+        )),
+    }
+}
+
 /// A borrowed array argument of `len` items; NULL is allowed only when `len` is 0.
 pub(crate) unsafe fn slice<'a, T>(ptr: *const T, len: usize, arg: &str) -> FfiResult<&'a [T]> {
     if len == 0 {
@@ -484,6 +496,7 @@ pub(crate) unsafe fn slice<'a, T>(ptr: *const T, len: usize, arg: &str) -> FfiRe
     if ptr.is_null() {
         return Err(Failure::null(arg));
     }
+    check_len::<T>(len, arg)?;
     Ok(std::slice::from_raw_parts(ptr, len))
 }
 
@@ -499,6 +512,7 @@ pub(crate) unsafe fn slice_mut<'a, T>(
     if ptr.is_null() {
         return Err(Failure::null(arg));
     }
+    check_len::<T>(len, arg)?;
     Ok(std::slice::from_raw_parts_mut(ptr, len))
 }
 

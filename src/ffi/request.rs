@@ -273,7 +273,8 @@ pub unsafe extern "C" fn zarr_request_free(request: *mut zarr_request_t) {
 
 /// Sets the process-wide budget of bytes held by non-blocking requests in flight (their
 /// buffers, copied or borrowed; 0, the default: no limit). A submission that would pass it
-/// waits until enough requests are done; one larger than the whole budget is refused.
+/// waits until enough requests are done; one larger than the whole budget is refused, also
+/// when it was waiting as the budget dropped below it (`ZARR_ERR_INVALID_ARG`).
 ///
 /// Errors: none beyond the usual ones (Conventions).
 ///

@@ -318,15 +318,18 @@ impl<'a> Plan<'a> {
                 true => self.meta.chunk_span(d, part.index[d]),
                 false => (part.index[d] * self.chunks[d], self.chunks[d]),
             };
+            // The last chunk of a shape near 2^64 may end past it (`None`): past the shape.
+            let end = origin.checked_add(c);
             let lo = origin.max(self.region.start[d]);
-            let hi = (origin + c)
+            let hi = end
+                .unwrap_or(u64::MAX)
                 .min(self.region.start[d] + self.region.count[d])
                 .max(lo);
-            let in_bounds_end = (origin + c).min(self.meta.shape[d]);
+            let in_bounds_end = end.unwrap_or(u64::MAX).min(self.meta.shape[d]);
             part.extent[d] = (hi - lo) as usize;
             part.chunk_offset += (lo - origin) as usize * part.chunk_strides[d];
             part.buf_offset += (lo - self.region.start[d]) as usize * self.buf_strides[d];
-            part.whole_chunk &= lo == origin && hi == origin + c;
+            part.whole_chunk &= lo == origin && Some(hi) == end;
             part.all_in_bounds &= lo == origin && hi == in_bounds_end;
         }
     }

@@ -378,7 +378,7 @@ impl Array {
             }
             let (first, edge) = meta.chunk_span(d, index[d]);
             start.push(first);
-            count.push((first + edge).min(meta.shape[d]) - first);
+            count.push(first.saturating_add(edge).min(meta.shape[d]) - first);
         }
         Ok((start, count))
     }

@@ -83,17 +83,19 @@ pub struct Permit {
 }
 
 /// Waits until `bytes` more fit in the budget and takes them. A request larger than the
-/// whole budget is refused (it could never fit).
+/// whole budget is refused (it could never fit), also when the budget drops below it while
+/// it waits.
 pub(crate) fn reserve(bytes: usize) -> Result<Permit> {
     let mut f = flight();
-    if f.budget > 0 && bytes > f.budget {
-        return Err(Error::InvalidArg(format!(
-            "a request of {bytes} bytes is larger than the whole budget of bytes in flight \
-             ({} bytes, zarr_set_async_budget)",
-            f.budget
-        )));
-    }
+    // The budget may drop while this waits: a request it can no longer hold is refused.
     while f.budget > 0 && f.bytes.saturating_add(bytes) > f.budget {
+        if bytes > f.budget {
+            return Err(Error::InvalidArg(format!(
+                "a request of {bytes} bytes is larger than the whole budget of bytes in \
+                 flight ({} bytes, zarr_set_async_budget)",
+                f.budget
+            )));
+        }
         f = LANDED.wait(f).unwrap_or_else(PoisonError::into_inner);
     }
     f.bytes += bytes;

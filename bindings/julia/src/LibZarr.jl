@@ -2649,7 +2649,8 @@ end
 
 Sets the process-wide budget of bytes held by non-blocking requests in flight (their
 buffers, copied or borrowed; 0, the default: no limit). A submission that would pass it
-waits until enough requests are done; one larger than the whole budget is refused.
+waits until enough requests are done; one larger than the whole budget is refused, also
+when it was waiting as the budget dropped below it (`ZARR_ERR_INVALID_ARG`).
 
 Errors: none beyond the usual ones (Conventions).
 

@@ -173,6 +173,11 @@ impl BitRound {
             return bits;
         }
         let maskbits = top - self.keepbits;
+        if maskbits == width {
+            // No bit is kept (the mask below would be empty): shifting a 64-bit word by
+            // its width would overflow.
+            return 0;
+        }
         let all = u64::MAX >> (64 - width);
         let mask = (all >> maskbits) << maskbits;
         let half_quantum = (1u64 << (maskbits - 1)) - 1;
