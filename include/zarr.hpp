@@ -415,7 +415,8 @@ class Store {
         detail::check(status);
         return ListDir{k.to_vector(), p.to_vector()};
     }
-    /* Icechunk repositories (icechunk:///PATH; ZARR_ERR_UNSUPPORTED on other stores).
+    /* Icechunk repositories (icechunk:///PATH, icechunk+s3://; ZARR_ERR_UNSUPPORTED on
+       other stores).
        Commits everything written since the last commit, atomically, and returns the new
        snapshot's id; another writer's commit meanwhile throws ZARR_ERR_CONFLICT (rebase(),
        then commit again). A store destroyed without a commit commits nothing. */

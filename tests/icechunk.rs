@@ -3,6 +3,8 @@
 //! two writers on one branch; and hostile URLs and damaged repositories.
 #![cfg(feature = "icechunk")]
 
+mod common;
+
 use serde_json::{json, Map, Value};
 use std::path::Path;
 use std::sync::Arc;
@@ -453,10 +455,22 @@ fn hostile_urls_are_clear_errors() {
         open_url(&url(&repo, ""), Mode::Read, Some(r#"{"region": "x"}"#)),
         Err(Error::InvalidArg(_))
     ));
-    assert!(matches!(
-        open_url("icechunk+s3://bucket/prefix", Mode::Read, None),
-        Err(Error::Unsupported(_))
-    ));
+    for (bad, options) in [
+        ("icechunk+s3:///prefix", None),
+        ("icechunk+s3://bucket/p", Some(r#"{"timeout_ms": 5}"#)),
+        (
+            "icechunk+s3://bucket/p",
+            Some(r#"{"access_key_id": "only"}"#),
+        ),
+    ] {
+        assert!(
+            matches!(
+                open_url(bad, Mode::Read, options),
+                Err(Error::InvalidArg(_))
+            ),
+            "{bad} {options:?}"
+        );
+    }
     // Stores that keep no history refuse the versioning calls.
     let plain = open_url("memory://", Mode::Append, None).unwrap();
     assert!(matches!(
@@ -551,4 +565,43 @@ fn damaged_repositories_give_errors_not_panics() {
             }
         }
     }
+}
+
+#[test]
+fn repositories_on_s3() {
+    let Some(server) = common::moto() else { return };
+    let options = format!(
+        r#"{{"endpoint": "http://127.0.0.1:{}", "region": "us-east-1",
+            "access_key_id": "testing", "secret_access_key": "testing-secret"}}"#,
+        server.port
+    );
+    let at = |query: &str, mode: Mode| {
+        open_url(
+            &format!("icechunk+s3://zarr-test/runs/one{query}"),
+            mode,
+            Some(&options),
+        )
+    };
+    assert!(matches!(at("", Mode::Read), Err(Error::NotFound(_))));
+    let writer = at("", Mode::Append).unwrap();
+    write_step(&writer, 1);
+    let first = commit(&writer, "step 1");
+    repository_of(writer.as_ref())
+        .unwrap()
+        .create_tag("v1")
+        .unwrap();
+    write_step(&writer, 2);
+    commit(&writer, "step 2");
+    check_step(&at("", Mode::Read).unwrap(), 2);
+    check_step(&at("?tag=v1", Mode::Read).unwrap(), 1);
+    check_step(&at(&format!("?snapshot={first}"), Mode::Read).unwrap(), 1);
+
+    // Two writers: S3's conditional write lets one commit of the two through.
+    let other = at("", Mode::ReadWrite).unwrap();
+    write_step(&writer, 3);
+    write_step(&other, 4);
+    commit(&writer, "step 3");
+    let versions = repository_of(other.as_ref()).unwrap();
+    assert!(matches!(versions.commit("step 4"), Err(Error::Conflict(_))));
+    check_step(&at("", Mode::Read).unwrap(), 3);
 }

@@ -1,5 +1,5 @@
 //! Commits, branches and tags of Icechunk repositories opened as stores
-//! (`zarr_store_open_url` with `icechunk:///PATH`).
+//! (`zarr_store_open_url` with `icechunk:///PATH` or `icechunk+s3://BUCKET/PREFIX`).
 
 use super::store::store_ref;
 use super::*;
@@ -34,10 +34,11 @@ unsafe fn check_id_buf(id_buf: *mut c_char, id_len: usize) -> FfiResult {
 ///
 /// Another writer's commit on the branch since this store's session began gives
 /// `ZARR_ERR_CONFLICT` and commits nothing: call `zarr_store_rebase`, then commit again.
-/// Within one process commits run one at a time, so of two racing commits on a branch
-/// exactly one succeeds; on a local disk two processes committing at the same instant
-/// are not told apart (Icechunk moves the branch there without a conditional write) and
-/// one commit may be lost: have one process commit to a branch at a time.
+/// On S3 the branch moves by a conditional write: of racing commits from anywhere exactly
+/// one succeeds. On a local disk, within one process commits run one at a time, so of two
+/// racing commits on a branch exactly one succeeds; two processes committing at the same
+/// instant are not told apart (Icechunk moves the branch there without a conditional
+/// write) and one commit may be lost: have one process commit to a branch at a time.
 ///
 /// Errors: `ZARR_ERR_CONFLICT` (see above), `ZARR_ERR_INVALID_ARG` (nothing was written
 /// since the last commit), `ZARR_ERR_READ_ONLY` (opened read-only, or at a tag or

@@ -1,15 +1,17 @@
-//! Icechunk repositories as stores (`icechunk:///path/to/repo`): the [`Store`] calls run on
-//! an Icechunk session (writes stay uncommitted, invisible to every other reader, until
-//! [`Repository::commit`]), through the `icechunk` crate on its local-filesystem backend.
+//! Icechunk repositories as stores (`icechunk:///path/to/repo` on local disk,
+//! `icechunk+s3://bucket/prefix` on S3): the [`Store`] calls run on an Icechunk session
+//! (writes stay uncommitted, invisible to every other reader, until
+//! [`Repository::commit`]), through the `icechunk` crate on its `object_store` backends.
 //!
 //! The crate is asynchronous: each call runs on the process's I/O runtime (the one object
 //! stores use) and waits for it. Icechunk holds Zarr v3 only: v2 documents are refused.
 //!
 //! Concurrent commits: Icechunk refuses a commit whose parent is no longer the branch's
-//! head ([`Error::Conflict`]). On a local disk the crate moves the branch without a
-//! conditional write, so two processes committing at the same instant may both succeed
-//! and one commit be lost; within one process libzarr runs commits one at a time, so of
-//! two racing commits on one branch exactly one succeeds.
+//! head ([`Error::Conflict`]). On S3 the branch moves by a conditional write, so of
+//! commits racing from anywhere exactly one succeeds. On a local disk the crate moves the
+//! branch without a conditional write, so two processes committing at the same instant may
+//! both succeed and one commit be lost; within one process libzarr runs commits one at a
+//! time, so of two racing commits on one branch exactly one succeeds.
 
 use super::cloud::block_on;
 use super::repository::{Repository, Snapshot};
@@ -24,8 +26,11 @@ use icechunk::format::{ByteRange, IcechunkFormatErrorKind, SnapshotId};
 use icechunk::refs::RefErrorKind;
 use icechunk::repository::{RepositoryErrorKind, VersionInfo};
 use icechunk::session::{Session, SessionErrorKind};
+use icechunk::storage::{S3Credentials, S3Options, S3StaticCredentials};
 use icechunk::store::StoreErrorKind;
-use std::path::{Path, PathBuf};
+use icechunk::Storage;
+use serde_json::{Map, Value};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use tokio::sync::RwLock;
 
@@ -38,6 +43,20 @@ pub enum At {
     Tag(String),
     /// A snapshot by id: read-only.
     Snapshot(String),
+}
+
+/// Where a repository lives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Place {
+    /// A directory on local disk.
+    Disk(PathBuf),
+    /// A bucket and a key prefix (without a trailing `/`) on S3 or an S3-compatible server.
+    S3 {
+        /// The bucket.
+        bucket: String,
+        /// The prefix of the repository's objects.
+        prefix: String,
+    },
 }
 
 /// A store on one session of an Icechunk repository.
@@ -63,22 +82,42 @@ impl std::fmt::Debug for IcechunkStore {
 /// Commits of this process run one at a time (see the module's documentation).
 static COMMITS: Mutex<()> = Mutex::new(());
 
-/// Splits `icechunk:///path?branch=NAME` (or `?tag=`, `?snapshot=`) into the path and the
-/// place in the history (the branch `main` when no query names one).
-pub fn parse_url(url: &str) -> Result<(PathBuf, At)> {
-    let rest = url
+/// Splits `icechunk:///path?branch=NAME` or `icechunk+s3://bucket/prefix?branch=NAME` (or
+/// `?tag=`, `?snapshot=`) into the repository's place and the place in its history (the
+/// branch `main` when no query names one).
+pub fn parse_url(url: &str) -> Result<(Place, At)> {
+    let (scheme, rest) = url
         .split_once("://")
-        .map(|(_, rest)| rest)
         .ok_or_else(|| Error::InvalidArg(format!("{url:?} is not an icechunk:// URL")))?;
-    let (path, query) = rest.split_once('?').unwrap_or((rest, ""));
-    let path = path
-        .strip_prefix("localhost/")
-        .map_or(path, |_| &path["localhost".len()..]);
-    if path.is_empty() {
-        return Err(Error::InvalidArg(format!(
-            "{url:?} names no repository path"
-        )));
-    }
+    let (location, query) = rest.split_once('?').unwrap_or((rest, ""));
+    let place = match scheme.to_ascii_lowercase().as_str() {
+        "icechunk" => {
+            let path = location
+                .strip_prefix("localhost/")
+                .map_or(location, |_| &location["localhost".len()..]);
+            if path.is_empty() {
+                return Err(Error::InvalidArg(format!(
+                    "{url:?} names no repository path"
+                )));
+            }
+            Place::Disk(PathBuf::from(path))
+        }
+        "icechunk+s3" => {
+            let (bucket, prefix) = location.split_once('/').unwrap_or((location, ""));
+            if bucket.is_empty() {
+                return Err(Error::InvalidArg(format!("{url:?} names no bucket")));
+            }
+            Place::S3 {
+                bucket: bucket.to_string(),
+                prefix: prefix.trim_end_matches('/').to_string(),
+            }
+        }
+        other => {
+            return Err(Error::InvalidArg(format!(
+                "{url:?}: {other:?} is not an Icechunk scheme (icechunk, icechunk+s3)"
+            )))
+        }
+    };
     let mut at = None;
     for pair in query.split('&').filter(|p| !p.is_empty()) {
         let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
@@ -101,18 +140,98 @@ pub fn parse_url(url: &str) -> Result<(PathBuf, At)> {
             )));
         }
     }
-    Ok((PathBuf::from(path), at.unwrap_or(At::Branch("main".into()))))
+    Ok((place, at.unwrap_or(At::Branch("main".into()))))
+}
+
+/// The options of an `icechunk+s3://` repository: `endpoint`, `region`,
+/// `access_key_id`, `secret_access_key`, `session_token`, `allow_http` and `anonymous`
+/// (without keys, credentials come from the `AWS_*` environment variables).
+fn s3_settings(options: Option<&Map<String, Value>>) -> Result<(S3Options, S3Credentials)> {
+    let empty = Map::new();
+    let options = options.unwrap_or(&empty);
+    let text = |name: &str| -> Result<Option<String>> {
+        match options.get(name) {
+            None => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(_) => Err(Error::InvalidArg(format!("option {name} must be a string"))),
+        }
+    };
+    let flag = |name: &str| -> Result<bool> {
+        match options.get(name) {
+            None => Ok(false),
+            Some(Value::Bool(b)) => Ok(*b),
+            Some(_) => Err(Error::InvalidArg(format!(
+                "option {name} must be true or false"
+            ))),
+        }
+    };
+    const KNOWN: [&str; 7] = [
+        "endpoint",
+        "region",
+        "access_key_id",
+        "secret_access_key",
+        "session_token",
+        "allow_http",
+        "anonymous",
+    ];
+    if let Some(name) = options.keys().find(|k| !KNOWN.contains(&k.as_str())) {
+        return Err(Error::InvalidArg(format!(
+            "option {name:?} does not apply to icechunk+s3:// (known: {})",
+            KNOWN.join(", ")
+        )));
+    }
+    let endpoint = text("endpoint")?;
+    let mut settings = S3Options::default();
+    settings.region = text("region")?;
+    settings.allow_http = flag("allow_http")?
+        || endpoint
+            .as_deref()
+            .is_some_and(|e| e.starts_with("http://"));
+    settings.anonymous = flag("anonymous")?;
+    // Servers other than AWS (MinIO, Ceph, moto) name buckets in the path.
+    settings.force_path_style = endpoint.is_some();
+    settings.endpoint_url = endpoint;
+    let credentials = match (text("access_key_id")?, text("secret_access_key")?) {
+        (Some(access_key_id), Some(secret_access_key)) => {
+            S3Credentials::Static(S3StaticCredentials {
+                access_key_id,
+                secret_access_key,
+                session_token: text("session_token")?,
+                expires_after: None,
+            })
+        }
+        (None, None) if settings.anonymous => S3Credentials::Anonymous,
+        (None, None) => S3Credentials::FromEnv,
+        _ => {
+            return Err(Error::InvalidArg(
+                "options access_key_id and secret_access_key go together".into(),
+            ))
+        }
+    };
+    Ok((settings, credentials))
 }
 
 impl IcechunkStore {
     /// Opens the repository `url` names ([`parse_url`]) with `mode`: `r` opens a read-only
     /// session; `r+` a writable one on the branch (the repository must exist); `a`, `w`
-    /// and `w-` a writable one, creating the repository (in a missing or empty directory)
-    /// when there is none. Nothing is erased at store level. Tags and snapshots open
-    /// read-only only; a missing repository, branch, tag or snapshot is
-    /// [`Error::NotFound`] naming it.
-    pub fn open(url: &str, mode: Mode) -> Result<Self> {
-        let (path, at) = parse_url(url)?;
+    /// and `w-` a writable one, creating the repository (in a missing or empty directory,
+    /// or an empty prefix) when there is none. Nothing is erased at store level. Tags and
+    /// snapshots open read-only only; a missing repository, branch, tag or snapshot is
+    /// [`Error::NotFound`] naming it. `options` apply to S3 only: `endpoint`, `region`,
+    /// `access_key_id`, `secret_access_key`, `session_token`, `allow_http`, `anonymous`.
+    pub fn open(url: &str, mode: Mode, options: Option<&Map<String, Value>>) -> Result<Self> {
+        let (place, at) = parse_url(url)?;
+        let s3 = match &place {
+            Place::Disk(_) => {
+                if let Some(name) = options.and_then(|o| o.keys().next()) {
+                    return Err(Error::InvalidArg(format!(
+                        "option {name:?} does not apply to {url:?}"
+                    )));
+                }
+                None
+            }
+            Place::S3 { .. } => Some(s3_settings(options)?),
+        };
         let shown = url.to_string();
         let writable = mode != Mode::Read;
         if writable && !matches!(at, At::Branch(_)) {
@@ -134,7 +253,8 @@ impl IcechunkStore {
         };
         let task_url = shown.clone();
         let (repo, session) = block_on(async move {
-            open_session(&task_url, &path, create, &at, snapshot, writable).await
+            let storage = open_storage(&task_url, place, s3, create).await?;
+            open_session(&task_url, storage, create, &at, snapshot, writable).await
         })??;
         let session = Arc::new(RwLock::new(session));
         let concurrency = repo.config().get_partial_values_concurrency();
@@ -198,25 +318,53 @@ impl IcechunkStore {
     }
 }
 
-/// Opens (or creates) the repository at `path` and the session `at` names.
+/// The crate's storage for `place` (a directory is created when missing and `create`).
+async fn open_storage(
+    url: &str,
+    place: Place,
+    s3: Option<(S3Options, S3Credentials)>,
+    create: bool,
+) -> Result<Arc<dyn Storage + Send + Sync>> {
+    match (place, s3) {
+        (Place::Disk(path), _) => {
+            if !path.is_dir() {
+                if !create {
+                    return Err(Error::NotFound(format!("no Icechunk repository at {url}")));
+                }
+                std::fs::create_dir_all(&path)
+                    .map_err(|e| Error::io(format!("{url}: cannot create the directory"), e))?;
+            }
+            icechunk::new_local_filesystem_storage(&path).await
+        }
+        (Place::S3 { bucket, prefix }, Some((settings, credentials))) => {
+            super::cloud::install_crypto();
+            let prefix = (!prefix.is_empty()).then_some(prefix);
+            icechunk::storage::new_s3_object_store_storage(
+                settings,
+                bucket,
+                prefix,
+                Some(credentials),
+                Vec::new(),
+                Vec::new(),
+            )
+            .await
+        }
+        (Place::S3 { .. }, None) => {
+            return Err(Error::Internal("S3 settings were not parsed".into()))
+        }
+    }
+    .map_err(|e| Error::Io(format!("{url}: cannot open the storage: {}", e.kind)))
+}
+
+/// Opens (or creates) the repository in `storage` and the session `at` names.
 async fn open_session(
     url: &str,
-    path: &Path,
+    storage: Arc<dyn Storage + Send + Sync>,
     create: bool,
     at: &At,
     snapshot: Option<SnapshotId>,
     writable: bool,
 ) -> Result<(icechunk::Repository, Session)> {
-    if !path.is_dir() {
-        if !create {
-            return Err(Error::NotFound(format!("no Icechunk repository at {url}")));
-        }
-        std::fs::create_dir_all(path)
-            .map_err(|e| Error::io(format!("{url}: cannot create the directory"), e))?;
-    }
-    let storage = icechunk::new_local_filesystem_storage(path)
-        .await
-        .map_err(|e| Error::Io(format!("{url}: cannot open the directory: {}", e.kind)))?;
     let exists = icechunk::Repository::exists(storage.clone(), None)
         .await
         .map_err(|e| repo_error(url, "cannot read the repository", e.kind))?;
@@ -619,7 +767,20 @@ mod tests {
     fn urls_name_a_path_and_a_place_in_the_history() {
         assert_eq!(
             parse_url("icechunk:///data/repo").unwrap(),
-            (PathBuf::from("/data/repo"), At::Branch("main".into()))
+            (
+                Place::Disk(PathBuf::from("/data/repo")),
+                At::Branch("main".into())
+            )
+        );
+        assert_eq!(
+            parse_url("icechunk+s3://bucket/runs/a/?branch=dev").unwrap(),
+            (
+                Place::S3 {
+                    bucket: "bucket".into(),
+                    prefix: "runs/a".into()
+                },
+                At::Branch("dev".into())
+            )
         );
         assert_eq!(
             parse_url("icechunk:///r?tag=v1").unwrap().1,
@@ -627,10 +788,11 @@ mod tests {
         );
         assert_eq!(
             parse_url("icechunk://localhost/r?snapshot=ABC").unwrap(),
-            (PathBuf::from("/r"), At::Snapshot("ABC".into()))
+            (Place::Disk(PathBuf::from("/r")), At::Snapshot("ABC".into()))
         );
         for bad in [
             "icechunk://",
+            "icechunk+s3:///prefix",
             "icechunk:///r?tag=a&branch=b",
             "icechunk:///r?colour=red",
             "icechunk:///r?branch=",

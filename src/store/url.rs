@@ -29,9 +29,9 @@ enum Kind {
 /// - `s3://BUCKET/PREFIX`, `gs://BUCKET/PREFIX`, `az://CONTAINER/PREFIX`,
 ///   `abfs[s]://CONTAINER@ACCOUNT.dfs.core.windows.net/PREFIX`, and `http(s)://…`
 ///   (read-only) with the `cloud` feature;
-/// - `icechunk:///PATH` with the `icechunk` feature: an Icechunk repository on local disk
-///   (queries `?branch=NAME`, default `main`, `?tag=NAME`, `?snapshot=ID`; modes as
-///   [`super::IcechunkStore::open`]).
+/// - `icechunk:///PATH` and `icechunk+s3://BUCKET/PREFIX` with the `icechunk` feature: an
+///   Icechunk repository on local disk or S3 (queries `?branch=NAME`, default `main`,
+///   `?tag=NAME`, `?snapshot=ID`; modes and options as [`super::IcechunkStore::open`]).
 ///
 /// `options` is `None` or a JSON object of settings (see `zarr_store_open_url` in the C
 /// API for the names); a setting a store kind does not use is an error.
@@ -84,10 +84,7 @@ pub fn open_url(url: &str, mode: Mode, options: Option<&str>) -> Result<Arc<dyn 
             Ok(Arc::new(ZipStore::open(rest, zip_mode, deflate)?))
         }
         Kind::Cloud => open_cloud(url, writable, options.as_ref()),
-        Kind::Icechunk => {
-            refuse_options(options.as_ref(), &[], url)?;
-            open_icechunk(url, mode)
-        }
+        Kind::Icechunk => open_icechunk(url, mode, options.as_ref()),
     }
 }
 
@@ -131,11 +128,7 @@ fn classify(url: &str) -> Result<(Kind, &str)> {
         "file" => local_path(Kind::Directory),
         "zip" => local_path(Kind::Zip),
         "memory" => Ok((Kind::Memory, rest)),
-        "icechunk" => Ok((Kind::Icechunk, rest)),
-        "icechunk+s3" => Err(Error::Unsupported(format!(
-            "{url:?}: Icechunk repositories on object stores are not supported yet (only \
-             icechunk:///PATH on local disk)"
-        ))),
+        "icechunk" | "icechunk+s3" => Ok((Kind::Icechunk, rest)),
         "s3" | "s3a" | "gs" | "gcs" | "az" | "azure" | "abfs" | "abfss" | "adl" | "http"
         | "https" => Ok((Kind::Cloud, rest)),
         other => Err(Error::InvalidArg(format!(
@@ -159,12 +152,20 @@ fn refuse_options(options: Option<&Map<String, Value>>, allowed: &[&str], url: &
 }
 
 #[cfg(feature = "icechunk")]
-fn open_icechunk(url: &str, mode: Mode) -> Result<Arc<dyn Store>> {
-    Ok(Arc::new(super::IcechunkStore::open(url, mode)?))
+fn open_icechunk(
+    url: &str,
+    mode: Mode,
+    options: Option<&Map<String, Value>>,
+) -> Result<Arc<dyn Store>> {
+    Ok(Arc::new(super::IcechunkStore::open(url, mode, options)?))
 }
 
 #[cfg(not(feature = "icechunk"))]
-fn open_icechunk(url: &str, _mode: Mode) -> Result<Arc<dyn Store>> {
+fn open_icechunk(
+    url: &str,
+    _mode: Mode,
+    _options: Option<&Map<String, Value>>,
+) -> Result<Arc<dyn Store>> {
     Err(Error::Unsupported(format!(
         "{url:?}: this build of libzarr has no Icechunk repositories (built without the \
          icechunk feature)"

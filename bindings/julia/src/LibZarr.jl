@@ -1739,10 +1739,11 @@ repository's garbage collection).
 
 Another writer's commit on the branch since this store's session began gives
 `ZARR_ERR_CONFLICT` and commits nothing: call `zarr_store_rebase`, then commit again.
-Within one process commits run one at a time, so of two racing commits on a branch
-exactly one succeeds; on a local disk two processes committing at the same instant
-are not told apart (Icechunk moves the branch there without a conditional write) and
-one commit may be lost: have one process commit to a branch at a time.
+On S3 the branch moves by a conditional write: of racing commits from anywhere exactly
+one succeeds. On a local disk, within one process commits run one at a time, so of two
+racing commits on a branch exactly one succeeds; two processes committing at the same
+instant are not told apart (Icechunk moves the branch there without a conditional
+write) and one commit may be lost: have one process commit to a branch at a time.
 
 Errors: `ZARR_ERR_CONFLICT` (see above), `ZARR_ERR_INVALID_ARG` (nothing was written
 since the last commit), `ZARR_ERR_READ_ONLY` (opened read-only, or at a tag or
@@ -2941,17 +2942,18 @@ several writers at once may be lost (the last PUT wins) unless the array's synch
 `ZARR_SYNC_VERSIONED` (ETag-checked conditional writes); mode `ZARR_MODE_W_MINUS` creates
 with a conditional PUT, so of several creators exactly one succeeds.
 
-`icechunk:///PATH` opens the Icechunk repository in the directory PATH (builds with
-`ZARR_HAS_ICECHUNK`): queries `?branch=NAME` (default `main`), `?tag=NAME` or
+`icechunk:///PATH` opens the Icechunk repository in the directory PATH, and
+`icechunk+s3://BUCKET/PREFIX` the one at a prefix on S3 (builds with
+`ZARR_HAS_ICECHUNK`; options `endpoint`, `region`, `access_key_id`,
+`secret_access_key`, `session_token`, `allow_http`, `anonymous`, as for `s3://`): queries `?branch=NAME` (default `main`), `?tag=NAME` or
 `?snapshot=ID` say where in its history. `ZARR_MODE_R` reads (a tag and a snapshot
 open in this mode only); the other modes write to the branch, `ZARR_MODE_R_PLUS` needing
 the repository to exist, `ZARR_MODE_A`, `ZARR_MODE_W` and `ZARR_MODE_W_MINUS` creating
-it in a missing or empty directory (nothing is erased). What is written stays invisible
+it in a missing or empty directory or prefix (nothing is erased). What is written stays invisible
 to every other reader until `zarr_store_commit`; a store freed without a commit commits
 nothing. Icechunk holds Zarr v3 only: v2 metadata is refused with
 `ZARR_ERR_UNSUPPORTED`. A missing repository, branch, tag or snapshot gives
-`ZARR_ERR_NOT_FOUND` naming it; no options apply. `icechunk+s3://` gives
-`ZARR_ERR_UNSUPPORTED` (not supported yet).
+`ZARR_ERR_NOT_FOUND` naming it; no options apply to local repositories.
 
 A build without object stores (see `zarr_features`) gives `ZARR_ERR_UNSUPPORTED` for
 their URLs; an unknown scheme or malformed URL gives `ZARR_ERR_INVALID_ARG`.
