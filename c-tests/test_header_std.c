@@ -41,6 +41,9 @@
 #if ZARR_APPEND_BUFFER_BYTES != 268435456
 #error "ZARR_APPEND_BUFFER_BYTES is not the documented 256 MiB"
 #endif
+#if ZARR_SNAPSHOT_ID_BYTES != 21
+#error "ZARR_SNAPSHOT_ID_BYTES is not a 20-character snapshot id and its NUL"
+#endif
 #if ZARR_ASYNC_COPY != 1
 #error "ZARR_ASYNC_COPY is not the one flag bit of the non-blocking calls"
 #endif
