@@ -429,10 +429,10 @@ fn hostile_urls_are_clear_errors() {
     assert!(open_url(&url(&busy, ""), Mode::Append, None).is_err());
     assert_eq!(std::fs::read(busy.join("notes.txt")).unwrap(), b"mine");
 
-    let missing_id = if id.starts_with('0') {
-        format!("1{}", &id[1..])
-    } else {
-        format!("0{}", &id[1..])
+    // The same length and alphabet, another first character.
+    let missing_id = match id.strip_prefix('0') {
+        Some(rest) => format!("1{rest}"),
+        None => format!("0{}", &id[1..]),
     };
     for (query, what) in [
         (format!("?snapshot={missing_id}"), "missing snapshot"),
