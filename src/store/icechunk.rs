@@ -212,7 +212,7 @@ fn s3_settings(options: Option<&Map<String, Value>>) -> Result<(S3Options, S3Cre
 }
 
 impl IcechunkStore {
-    /// Opens the repository `url` names ([`parse_url`]) with `mode`: `r` opens a read-only
+    /// Opens the repository `url` names (see `parse_url`) with `mode`: `r` opens a read-only
     /// session; `r+` a writable one on the branch (the repository must exist); `a`, `w`
     /// and `w-` a writable one, creating the repository (in a missing or empty directory,
     /// or an empty prefix) when there is none. Nothing is erased at store level. Tags and

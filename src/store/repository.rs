@@ -1,6 +1,6 @@
 //! Stores with a history: commits of everything written since the last one, branches and
-//! tags (Icechunk repositories, [`super::IcechunkStore`]). Other stores have none:
-//! [`repository_of`] refuses them with [`Error::Unsupported`].
+//! tags (Icechunk repositories: `IcechunkStore`, with the `icechunk` feature). Other stores
+//! have none: [`repository_of`] refuses them with [`Error::Unsupported`].
 
 use super::Store;
 use crate::error::{Error, Result};

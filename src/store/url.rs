@@ -31,7 +31,7 @@ enum Kind {
 ///   (read-only) with the `cloud` feature;
 /// - `icechunk:///PATH` and `icechunk+s3://BUCKET/PREFIX` with the `icechunk` feature: an
 ///   Icechunk repository on local disk or S3 (queries `?branch=NAME`, default `main`,
-///   `?tag=NAME`, `?snapshot=ID`; modes and options as [`super::IcechunkStore::open`]).
+///   `?tag=NAME`, `?snapshot=ID`; modes and options as `IcechunkStore::open` says).
 ///
 /// `options` is `None` or a JSON object of settings (see `zarr_store_open_url` in the C
 /// API for the names); a setting a store kind does not use is an error.
