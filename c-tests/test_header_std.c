@@ -35,11 +35,14 @@
 #error "ZARR_ABI_VERSION is negative"
 #endif
 #if (ZARR_HAS_ZIP | ZARR_HAS_S3 | ZARR_HAS_GCS | ZARR_HAS_AZURE | ZARR_HAS_HTTP | ZARR_HAS_ZFP | \
-     ZARR_HAS_PCODEC) != 127
-#error "the ZARR_HAS_* bits are not seven distinct bits"
+     ZARR_HAS_PCODEC | ZARR_HAS_ICECHUNK) != 255
+#error "the ZARR_HAS_* bits are not eight distinct bits"
 #endif
 #if ZARR_APPEND_BUFFER_BYTES != 268435456
 #error "ZARR_APPEND_BUFFER_BYTES is not the documented 256 MiB"
+#endif
+#if ZARR_SNAPSHOT_ID_BYTES != 21
+#error "ZARR_SNAPSHOT_ID_BYTES is not a 20-character snapshot id and its NUL"
 #endif
 #if ZARR_ASYNC_COPY != 1
 #error "ZARR_ASYNC_COPY is not the one flag bit of the non-blocking calls"
@@ -73,7 +76,7 @@ static const struct named statuses[] = {
     NAMED(ZARR_ERR_STORAGE_IO), NAMED(ZARR_ERR_READ_ONLY), NAMED(ZARR_ERR_UNSUPPORTED),
     NAMED(ZARR_ERR_PANIC), NAMED(ZARR_ERR_POISONED), NAMED(ZARR_ERR_INTERNAL),
     NAMED(ZARR_ERR_INVALID_KEY), NAMED(ZARR_ERR_OVERFLOW), NAMED(ZARR_ERR_NODE_TYPE),
-    NAMED(ZARR_ERR_NO_MEMORY), NAMED(ZARR_ERR_RANGE),
+    NAMED(ZARR_ERR_NO_MEMORY), NAMED(ZARR_ERR_RANGE), NAMED(ZARR_ERR_CONFLICT),
 };
 
 /* Element types with their v3 names (the names zarr_dtype_name gives). */
@@ -134,7 +137,7 @@ int main(void) {
     size_t i;
     uint32_t features = zarr_features();
     uint32_t all = ZARR_HAS_ZIP | ZARR_HAS_S3 | ZARR_HAS_GCS | ZARR_HAS_AZURE | ZARR_HAS_HTTP |
-                   ZARR_HAS_ZFP | ZARR_HAS_PCODEC;
+                   ZARR_HAS_ZFP | ZARR_HAS_PCODEC | ZARR_HAS_ICECHUNK;
     zarr_status_t status;
     zarr_dtype_t dtype;
 

@@ -169,14 +169,15 @@ static void test_status_names(void) {
         {ZARR_ERR_NODE_TYPE, "ZARR_ERR_NODE_TYPE"},
         {ZARR_ERR_NO_MEMORY, "ZARR_ERR_NO_MEMORY"},
         {ZARR_ERR_RANGE, "ZARR_ERR_RANGE"},
+        {ZARR_ERR_CONFLICT, "ZARR_ERR_CONFLICT"},
     };
     size_t n = sizeof statuses / sizeof statuses[0];
-    CHECK_EQ(n, 23);
+    CHECK_EQ(n, 24);
     for (size_t i = 0; i < n; i++) {
-        CHECK_EQ(statuses[i].code, -(zarr_status_t)i); /* values are frozen: 0..-22 */
+        CHECK_EQ(statuses[i].code, -(zarr_status_t)i); /* values are frozen: 0..-23 */
         CHECK_STR(zarr_status_str(statuses[i].code), statuses[i].name);
     }
-    const zarr_status_t unknown[] = {1, -23, 42, -1000, INT32_MIN, INT32_MAX};
+    const zarr_status_t unknown[] = {1, -24, 42, -1000, INT32_MIN, INT32_MAX};
     for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++)
         CHECK_STR(zarr_status_str(unknown[i]), "ZARR_UNKNOWN_STATUS");
 }

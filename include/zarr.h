@@ -136,6 +136,12 @@
 #define ZARR_HAS_PCODEC 64
 
 /**
+ * `zarr_features()` bit: Icechunk repositories as stores (`icechunk:///PATH` URLs and
+ * the commit, branch and tag calls).
+ */
+#define ZARR_HAS_ICECHUNK 128
+
+/**
  * Zarr format number of the 2022 draft of v3 in the draft's own layout: a `zarr.json`
  * entry point, `meta/PATH.array.json` and `meta/PATH.group.json` documents, chunks
  * at `data/PATH/c0/1`. Accepted by `zarr_array_builder_set_zarr_format` and
@@ -149,6 +155,12 @@
  * own `zarr_format` URI and one `compressor`.
  */
 #define ZARR_FORMAT_V3_DRAFT_ZARR_PYTHON 31
+
+/**
+ * Bytes a snapshot id takes with its NUL: the size of the `id_buf` of
+ * `zarr_store_commit` and `zarr_store_snapshot_id`.
+ */
+#define ZARR_SNAPSHOT_ID_BYTES 21
 
 /**
  * `flags` bit of the non-blocking calls: the library copies the buffer when the request is
@@ -261,6 +273,11 @@ enum zarr_status
    * `NC_ERANGE`); what the call did with the others is in its documentation.
    */
   ZARR_ERR_RANGE = -22,
+  /**
+   * A commit or rebase of an Icechunk repository met another writer's commit on the
+   * branch: nothing was committed; `zarr_store_rebase`, then commit again.
+   */
+  ZARR_ERR_CONFLICT = -23,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -2261,6 +2278,130 @@ zarr_status_t zarr_array_builder_set_dimension_names(zarr_array_builder_t *build
                                                      const char *const *names);
 
 /**
+ * Commits everything written through `store` since its last commit (or its opening) as
+ * one new snapshot of its branch, atomically, with `message`: readers of the repository
+ * see all of it or none of it. The new snapshot's id (20 characters) goes to `id_buf`
+ * (`id_len` at least `ZARR_SNAPSHOT_ID_BYTES`, checked before committing; NULL with
+ * `id_len` 0 when not wanted). A store freed without a commit commits nothing: what it
+ * wrote is dropped (the chunks it stored stay as unreferenced files until the
+ * repository's garbage collection).
+ *
+ * Another writer's commit on the branch since this store's session began gives
+ * `ZARR_ERR_CONFLICT` and commits nothing: call `zarr_store_rebase`, then commit again.
+ * On S3 the branch moves by a conditional write: of racing commits from anywhere exactly
+ * one succeeds. On a local disk, within one process commits run one at a time, so of two
+ * racing commits on a branch exactly one succeeds; two processes committing at the same
+ * instant are not told apart (Icechunk moves the branch there without a conditional
+ * write) and one commit may be lost: have one process commit to a branch at a time.
+ *
+ * Errors: `ZARR_ERR_CONFLICT` (see above), `ZARR_ERR_INVALID_ARG` (nothing was written
+ * since the last commit), `ZARR_ERR_READ_ONLY` (opened read-only, or at a tag or
+ * snapshot), `ZARR_ERR_BUFFER_SIZE` (`id_len` too small; nothing committed),
+ * `ZARR_ERR_UNSUPPORTED` (not an Icechunk repository), `ZARR_ERR_STORAGE_IO`.
+ *
+ * Ownership: the message is copied; the id is copied into the caller's `id_buf`.
+ *
+ * Thread safety: any thread, once writes through the store are done.
+ */
+ZARR_API
+zarr_status_t zarr_store_commit(const zarr_store_t *store,
+                                const char *message,
+                                char *id_buf,
+                                size_t id_len);
+
+/**
+ * Copies the id of the snapshot `store` reads (the last commit through it, or the one
+ * it was opened at) into `id_buf` (`id_len` at least `ZARR_SNAPSHOT_ID_BYTES`).
+ *
+ * Errors: `ZARR_ERR_BUFFER_SIZE`, `ZARR_ERR_NULL_ARG`, `ZARR_ERR_UNSUPPORTED` (not an
+ * Icechunk repository).
+ *
+ * Ownership: the id is copied into the caller's `id_buf`.
+ *
+ * Thread safety: any thread, at the same time as any other call.
+ */
+ZARR_API
+zarr_status_t zarr_store_snapshot_id(const zarr_store_t *store,
+                                     char *id_buf,
+                                     size_t id_len);
+
+/**
+ * Drops everything written through `store` since its last commit (or its opening): it
+ * reads its branch as last committed again. Arrays opened before may hold metadata that
+ * no longer exists: open them again.
+ *
+ * Errors: `ZARR_ERR_READ_ONLY`, `ZARR_ERR_UNSUPPORTED` (not an Icechunk repository).
+ *
+ * Ownership: nothing changes hands.
+ *
+ * Thread safety: any thread, once writes through the store are done.
+ */
+ZARR_API zarr_status_t zarr_store_discard(const zarr_store_t *store);
+
+/**
+ * Moves what `store` wrote since its last commit onto its branch's newest snapshot, after
+ * `zarr_store_commit` gave `ZARR_ERR_CONFLICT`: it succeeds when the commits made on the
+ * branch meanwhile changed no array, group or chunk that this store changed, and the
+ * store then reads those commits too; commit again afterwards. Overlapping changes give
+ * `ZARR_ERR_CONFLICT` (the message lists them) and keep this store's changes as they were.
+ *
+ * Errors: `ZARR_ERR_CONFLICT`, `ZARR_ERR_READ_ONLY`, `ZARR_ERR_UNSUPPORTED` (not an
+ * Icechunk repository), `ZARR_ERR_STORAGE_IO`.
+ *
+ * Ownership: nothing changes hands.
+ *
+ * Thread safety: any thread, once writes through the store are done.
+ */
+ZARR_API zarr_status_t zarr_store_rebase(const zarr_store_t *store);
+
+/**
+ * Creates the tag `name` at the snapshot `store` reads (its last commit, or the snapshot
+ * it was opened at). Tags never move: open one with `icechunk:///PATH?tag=NAME`.
+ *
+ * Errors: `ZARR_ERR_EXISTS` (the tag exists, or existed), `ZARR_ERR_INVALID_ARG` (a name
+ * Icechunk refuses), `ZARR_ERR_UNSUPPORTED` (not an Icechunk repository),
+ * `ZARR_ERR_STORAGE_IO`.
+ *
+ * Ownership: the name is copied.
+ *
+ * Thread safety: any thread, at the same time as any other call.
+ */
+ZARR_API zarr_status_t zarr_store_create_tag(const zarr_store_t *store, const char *name);
+
+/**
+ * Creates the branch `name` at the snapshot `store` reads. Write to it by opening
+ * `icechunk:///PATH?branch=NAME`.
+ *
+ * Errors: `ZARR_ERR_EXISTS` (the branch exists), `ZARR_ERR_INVALID_ARG` (a name Icechunk
+ * refuses), `ZARR_ERR_UNSUPPORTED` (not an Icechunk repository), `ZARR_ERR_STORAGE_IO`.
+ *
+ * Ownership: the name is copied.
+ *
+ * Thread safety: any thread, at the same time as any other call.
+ */
+ZARR_API zarr_status_t zarr_store_create_branch(const zarr_store_t *store, const char *name);
+
+/**
+ * Copies the history of the snapshot `store` reads, newest first, into `buf` as JSON text:
+ * an array of objects `{"id", "parent", "time", "message"}` (`parent` null for the
+ * repository's first snapshot; `time` RFC 3339 in UTC). String output convention: `len`
+ * bytes, NUL-terminated; `*needed` (may be NULL) gets the full size; pass `buf = NULL,
+ * len = 0` to ask the size.
+ *
+ * Errors: `ZARR_ERR_BUFFER_SIZE` (the text was truncated), `ZARR_ERR_UNSUPPORTED` (not an
+ * Icechunk repository), `ZARR_ERR_STORAGE_IO`.
+ *
+ * Ownership: the text is copied into the caller's `buf`.
+ *
+ * Thread safety: any thread, at the same time as any other call.
+ */
+ZARR_API
+zarr_status_t zarr_store_history_json(const zarr_store_t *store,
+                                      char *buf,
+                                      size_t len,
+                                      size_t *needed);
+
+/**
  * The fixed name of a status code (`"ZARR_ERR_NOT_FOUND"`); never NULL, "ZARR_UNKNOWN_STATUS"
  * for values that are not statuses. The string is static: do not free it.
  *
@@ -3252,6 +3393,19 @@ zarr_status_t zarr_store_open_zip(const char *path,
  * `ZARR_SYNC_VERSIONED` (ETag-checked conditional writes); mode `ZARR_MODE_W_MINUS` creates
  * with a conditional PUT, so of several creators exactly one succeeds.
  *
+ * `icechunk:///PATH` opens the Icechunk repository in the directory PATH, and
+ * `icechunk+s3://BUCKET/PREFIX` the one at a prefix on S3 (builds with
+ * `ZARR_HAS_ICECHUNK`; options `endpoint`, `region`, `access_key_id`,
+ * `secret_access_key`, `session_token`, `allow_http`, `anonymous`, as for `s3://`): queries `?branch=NAME` (default `main`), `?tag=NAME` or
+ * `?snapshot=ID` say where in its history. `ZARR_MODE_R` reads (a tag and a snapshot
+ * open in this mode only); the other modes write to the branch, `ZARR_MODE_R_PLUS` needing
+ * the repository to exist, `ZARR_MODE_A`, `ZARR_MODE_W` and `ZARR_MODE_W_MINUS` creating
+ * it in a missing or empty directory or prefix (nothing is erased). What is written stays invisible
+ * to every other reader until `zarr_store_commit`; a store freed without a commit commits
+ * nothing. Icechunk holds Zarr v3 only: v2 metadata is refused with
+ * `ZARR_ERR_UNSUPPORTED`. A missing repository, branch, tag or snapshot gives
+ * `ZARR_ERR_NOT_FOUND` naming it; no options apply to local repositories.
+ *
  * A build without object stores (see `zarr_features`) gives `ZARR_ERR_UNSUPPORTED` for
  * their URLs; an unknown scheme or malformed URL gives `ZARR_ERR_INVALID_ARG`.
  *
@@ -3339,6 +3493,8 @@ ZARR_API zarr_status_t zarr_store_new_memory(zarr_store_t **out_store);
  * a flush error cannot be reported here: call `zarr_store_close` first to see it. Arrays
  * opened from it stay usable; what they write afterwards is flushed when the last of them
  * is freed.
+ *
+ * An Icechunk repository's uncommitted writes are dropped, never committed.
  *
  * Errors: none: it returns a value, never a status. A flush error is lost (see above).
  *

@@ -350,7 +350,8 @@ class Store {
         }));
     }
     /** Opens a store by URL (path, file://, memory://, zip://, s3://, gs://, az://, abfs://,
-     *  http(s)://); `options_json` may be empty for none (see zarr_store_open_url). */
+     *  http(s)://, icechunk://); `options_json` may be empty for none (see
+     *  zarr_store_open_url). */
     static Store open_url(const std::string &url, zarr_mode_t mode,
                           const std::string &options_json = std::string()) {
         return Store(detail::make<zarr_store_t>([&](zarr_store_t **out) {
@@ -414,6 +415,41 @@ class Store {
         detail::check(status);
         return ListDir{k.to_vector(), p.to_vector()};
     }
+    /* Icechunk repositories (icechunk:///PATH, icechunk+s3://; ZARR_ERR_UNSUPPORTED on
+       other stores).
+       Commits everything written since the last commit, atomically, and returns the new
+       snapshot's id; another writer's commit meanwhile throws ZARR_ERR_CONFLICT (rebase(),
+       then commit again). A store destroyed without a commit commits nothing. */
+    std::string commit(const std::string &message) const {
+        char id[ZARR_SNAPSHOT_ID_BYTES] = {0};
+        detail::check(zarr_store_commit(get(), message.c_str(), id, sizeof id));
+        return id;
+    }
+    /* The id of the snapshot the store reads. */
+    std::string snapshot_id() const {
+        char id[ZARR_SNAPSHOT_ID_BYTES] = {0};
+        detail::check(zarr_store_snapshot_id(get(), id, sizeof id));
+        return id;
+    }
+    /* Drops what was written since the last commit. */
+    void discard() const { detail::check(zarr_store_discard(get())); }
+    /* Moves the uncommitted changes onto the branch's newest snapshot (ZARR_ERR_CONFLICT
+       when they overlap what was committed meanwhile). */
+    void rebase() const { detail::check(zarr_store_rebase(get())); }
+    /* Creates a tag or a branch at the snapshot the store reads. */
+    void create_tag(const std::string &name) const {
+        detail::check(zarr_store_create_tag(get(), name.c_str()));
+    }
+    void create_branch(const std::string &name) const {
+        detail::check(zarr_store_create_branch(get(), name.c_str()));
+    }
+    /* The history, newest first, as JSON text (see zarr_store_history_json). */
+    std::string history_json() const {
+        return detail::get_text([&](char *buf, size_t len, size_t *needed) {
+            return zarr_store_history_json(get(), buf, len, needed);
+        });
+    }
+
     /* What is at `path`: ZARR_NODE_NONE, ZARR_NODE_ARRAY or ZARR_NODE_GROUP. */
     zarr_node_kind_t node_kind(const std::string &path) const {
         zarr_node_kind_t kind = 0;

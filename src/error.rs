@@ -56,6 +56,10 @@ pub enum Error {
     /// Values do not fit the element type they are converted to (netCDF's `NC_ERANGE`).
     #[error("out of range: {0}")]
     Range(String),
+    /// A commit or rebase of a repository met another writer's commit on the branch (the
+    /// message says what to do).
+    #[error("conflict: {0}")]
+    Conflict(String),
     /// A buffer could not be allocated (the message says how large and what for).
     #[error("out of memory: {0}")]
     NoMemory(String),

@@ -39,6 +39,7 @@ pub extern "C" fn zarr_status_str(status: zarr_status_t) -> *const c_char {
             -20 => c"ZARR_ERR_NODE_TYPE",
             -21 => c"ZARR_ERR_NO_MEMORY",
             -22 => c"ZARR_ERR_RANGE",
+            -23 => c"ZARR_ERR_CONFLICT",
             _ => c"ZARR_UNKNOWN_STATUS",
         };
         name.as_ptr()
@@ -151,7 +152,12 @@ pub extern "C" fn zarr_features() -> u32 {
         } else {
             0
         };
-        ZARR_HAS_ZIP | cloud | zfp | pcodec
+        let icechunk = if cfg!(feature = "icechunk") {
+            ZARR_HAS_ICECHUNK
+        } else {
+            0
+        };
+        ZARR_HAS_ZIP | cloud | zfp | pcodec | icechunk
     })
 }
 

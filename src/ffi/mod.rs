@@ -15,6 +15,7 @@
 mod array;
 mod attrs;
 mod builder;
+mod commits;
 mod general;
 mod group;
 mod request;
@@ -29,6 +30,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 pub use array::*;
 pub use builder::*;
+pub use commits::*;
 pub use general::*;
 pub use group::*;
 pub use request::*;
@@ -86,6 +88,9 @@ pub enum zarr_status {
     /// Some values did not fit the element type they were converted to (as netCDF's
     /// `NC_ERANGE`); what the call did with the others is in its documentation.
     ZARR_ERR_RANGE = -22,
+    /// A commit or rebase of an Icechunk repository met another writer's commit on the
+    /// branch: nothing was committed; `zarr_store_rebase`, then commit again.
+    ZARR_ERR_CONFLICT = -23,
 }
 
 /// A status code: one of the `zarr_status` values.
@@ -292,6 +297,9 @@ pub const ZARR_HAS_HTTP: u32 = 16;
 pub const ZARR_HAS_ZFP: u32 = 32;
 /// `zarr_features()` bit: the pcodec codec (numcodecs `pcodec`, Zarr v3 `numcodecs.pcodec`).
 pub const ZARR_HAS_PCODEC: u32 = 64;
+/// `zarr_features()` bit: Icechunk repositories as stores (`icechunk:///PATH` URLs and
+/// the commit, branch and tag calls).
+pub const ZARR_HAS_ICECHUNK: u32 = 128;
 
 /// Zarr format number of the 2022 draft of v3 in the draft's own layout: a `zarr.json`
 /// entry point, `meta/PATH.array.json` and `meta/PATH.group.json` documents, chunks
@@ -349,6 +357,7 @@ impl From<Error> for Failure {
             Error::NodeType(_) => ZARR_ERR_NODE_TYPE,
             Error::NoMemory(_) => ZARR_ERR_NO_MEMORY,
             Error::Range(_) => ZARR_ERR_RANGE,
+            Error::Conflict(_) => ZARR_ERR_CONFLICT,
             Error::Internal(_) => ZARR_ERR_INTERNAL,
         };
         Failure::new(status, e.to_string())

@@ -234,6 +234,19 @@ pub unsafe extern "C" fn zarr_store_open_zip(
 /// `ZARR_SYNC_VERSIONED` (ETag-checked conditional writes); mode `ZARR_MODE_W_MINUS` creates
 /// with a conditional PUT, so of several creators exactly one succeeds.
 ///
+/// `icechunk:///PATH` opens the Icechunk repository in the directory PATH, and
+/// `icechunk+s3://BUCKET/PREFIX` the one at a prefix on S3 (builds with
+/// `ZARR_HAS_ICECHUNK`; options `endpoint`, `region`, `access_key_id`,
+/// `secret_access_key`, `session_token`, `allow_http`, `anonymous`, as for `s3://`): queries `?branch=NAME` (default `main`), `?tag=NAME` or
+/// `?snapshot=ID` say where in its history. `ZARR_MODE_R` reads (a tag and a snapshot
+/// open in this mode only); the other modes write to the branch, `ZARR_MODE_R_PLUS` needing
+/// the repository to exist, `ZARR_MODE_A`, `ZARR_MODE_W` and `ZARR_MODE_W_MINUS` creating
+/// it in a missing or empty directory or prefix (nothing is erased). What is written stays invisible
+/// to every other reader until `zarr_store_commit`; a store freed without a commit commits
+/// nothing. Icechunk holds Zarr v3 only: v2 metadata is refused with
+/// `ZARR_ERR_UNSUPPORTED`. A missing repository, branch, tag or snapshot gives
+/// `ZARR_ERR_NOT_FOUND` naming it; no options apply to local repositories.
+///
 /// A build without object stores (see `zarr_features`) gives `ZARR_ERR_UNSUPPORTED` for
 /// their URLs; an unknown scheme or malformed URL gives `ZARR_ERR_INVALID_ARG`.
 ///
@@ -360,6 +373,8 @@ pub unsafe extern "C" fn zarr_store_new_memory(out_store: *mut *mut zarr_store_t
 /// a flush error cannot be reported here: call `zarr_store_close` first to see it. Arrays
 /// opened from it stay usable; what they write afterwards is flushed when the last of them
 /// is freed.
+///
+/// An Icechunk repository's uncommitted writes are dropped, never committed.
 ///
 /// Errors: none: it returns a value, never a status. A flush error is lost (see above).
 ///

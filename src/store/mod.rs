@@ -4,15 +4,21 @@
 #[cfg(feature = "cloud")]
 mod cloud;
 mod filesystem;
+#[cfg(feature = "icechunk")]
+mod icechunk;
 mod memo;
 mod memory;
+pub mod repository;
 mod url;
 pub mod writes;
 mod zip;
 
 pub use filesystem::FilesystemStore;
+#[cfg(feature = "icechunk")]
+pub use icechunk::{At, IcechunkStore};
 pub(crate) use memo::Memo;
 pub use memory::MemoryStore;
+pub use repository::{repository_of, Repository, Snapshot};
 pub use url::{local_path, open_url};
 pub use zip::{ZipMode, ZipStore};
 
@@ -354,6 +360,12 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// node then looks for that format's documents first, so that on an object store an
     /// array or a consolidated hierarchy of that format opens with one request.
     fn zarr_format_hint(&self) -> Option<u8> {
+        None
+    }
+
+    /// The store's commits, branches and tags, when it keeps a history (an Icechunk
+    /// repository); see [`repository_of`].
+    fn repository(&self) -> Option<&dyn Repository> {
         None
     }
 

@@ -14,6 +14,7 @@ enum Kind {
     Memory,
     Zip,
     Cloud,
+    Icechunk,
 }
 
 /// Opens the store that `url` names with `mode` (`r` read-only; `r+` read-write, needing
@@ -27,7 +28,10 @@ enum Kind {
 ///   entries);
 /// - `s3://BUCKET/PREFIX`, `gs://BUCKET/PREFIX`, `az://CONTAINER/PREFIX`,
 ///   `abfs[s]://CONTAINER@ACCOUNT.dfs.core.windows.net/PREFIX`, and `http(s)://…`
-///   (read-only) with the `cloud` feature.
+///   (read-only) with the `cloud` feature;
+/// - `icechunk:///PATH` and `icechunk+s3://BUCKET/PREFIX` with the `icechunk` feature: an
+///   Icechunk repository on local disk or S3 (queries `?branch=NAME`, default `main`,
+///   `?tag=NAME`, `?snapshot=ID`; modes and options as `IcechunkStore::open` says).
 ///
 /// `options` is `None` or a JSON object of settings (see `zarr_store_open_url` in the C
 /// API for the names); a setting a store kind does not use is an error.
@@ -80,6 +84,7 @@ pub fn open_url(url: &str, mode: Mode, options: Option<&str>) -> Result<Arc<dyn 
             Ok(Arc::new(ZipStore::open(rest, zip_mode, deflate)?))
         }
         Kind::Cloud => open_cloud(url, writable, options.as_ref()),
+        Kind::Icechunk => open_icechunk(url, mode, options.as_ref()),
     }
 }
 
@@ -123,11 +128,12 @@ fn classify(url: &str) -> Result<(Kind, &str)> {
         "file" => local_path(Kind::Directory),
         "zip" => local_path(Kind::Zip),
         "memory" => Ok((Kind::Memory, rest)),
+        "icechunk" | "icechunk+s3" => Ok((Kind::Icechunk, rest)),
         "s3" | "s3a" | "gs" | "gcs" | "az" | "azure" | "abfs" | "abfss" | "adl" | "http"
         | "https" => Ok((Kind::Cloud, rest)),
         other => Err(Error::InvalidArg(format!(
             "unknown URL scheme {other:?} in {url:?} (known: file, memory, zip, s3, gs, az, \
-             abfs, abfss, http, https)"
+             abfs, abfss, http, https, icechunk)"
         ))),
     }
 }
@@ -143,6 +149,27 @@ fn refuse_options(options: Option<&Map<String, Value>>, allowed: &[&str], url: &
         )));
     }
     Ok(())
+}
+
+#[cfg(feature = "icechunk")]
+fn open_icechunk(
+    url: &str,
+    mode: Mode,
+    options: Option<&Map<String, Value>>,
+) -> Result<Arc<dyn Store>> {
+    Ok(Arc::new(super::IcechunkStore::open(url, mode, options)?))
+}
+
+#[cfg(not(feature = "icechunk"))]
+fn open_icechunk(
+    url: &str,
+    _mode: Mode,
+    _options: Option<&Map<String, Value>>,
+) -> Result<Arc<dyn Store>> {
+    Err(Error::Unsupported(format!(
+        "{url:?}: this build of libzarr has no Icechunk repositories (built without the \
+         icechunk feature)"
+    )))
 }
 
 #[cfg(feature = "cloud")]

@@ -93,6 +93,7 @@ module zarr
   public :: zarr_get_attrs, zarr_set_attrs, zarr_get_attr, zarr_set_attr, zarr_set_attr_json
   public :: zarr_delete_attr, zarr_get_attr_string, zarr_version, zarr_status_name
   public :: zarr_last_error, zarr_append, zarr_flush, zarr_refresh, zarr_set_synchronizer
+  public :: zarr_commit, zarr_discard, zarr_rebase, zarr_create_tag, zarr_create_branch
   public :: zarr_set_cache_bytes, zarr_set_num_threads, zarr_get_num_threads
   public :: zarr_consolidate, zarr_delete, zarr_get_dimension_names
 
@@ -2088,6 +2089,68 @@ contains
     character(*), intent(inout), optional :: errmsg
     call report(c_zarr_store_flush(store%ptr), "zarr_flush", stat, errmsg)
   end subroutine flush_store
+
+  ! Commits everything written through an Icechunk store (icechunk:///PATH) since its last
+  ! commit as one snapshot, atomically (zarr_store_commit); `id` gets the snapshot's id (20
+  ! characters). Another writer's commit meanwhile gives ZARR_ERR_CONFLICT: zarr_rebase,
+  ! then commit again. A store freed without a commit commits nothing.
+  subroutine zarr_commit(store, message, id, stat, errmsg)
+    type(zarr_store), intent(in) :: store
+    character(*), intent(in) :: message
+    character(*), intent(out), optional :: id
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    character(kind=c_char), target :: buf(ZARR_SNAPSHOT_ID_BYTES)
+    integer :: i
+    buf = c_null_char
+    call report(c_zarr_store_commit(store%ptr, c_str(message), c_loc(buf), &
+                                    int(size(buf), c_size_t)), "zarr_commit", stat, errmsg)
+    if (present(id)) then
+      id = ""
+      do i = 1, min(len(id), size(buf) - 1)
+        if (buf(i) == c_null_char) exit
+        id(i:i) = buf(i)
+      end do
+    end if
+  end subroutine zarr_commit
+
+  ! Drops what was written through an Icechunk store since its last commit
+  ! (zarr_store_discard).
+  subroutine zarr_discard(store, stat, errmsg)
+    type(zarr_store), intent(in) :: store
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    call report(c_zarr_store_discard(store%ptr), "zarr_discard", stat, errmsg)
+  end subroutine zarr_discard
+
+  ! Moves the uncommitted changes onto the branch's newest snapshot when they do not overlap
+  ! what was committed meanwhile (zarr_store_rebase; ZARR_ERR_CONFLICT when they do).
+  subroutine zarr_rebase(store, stat, errmsg)
+    type(zarr_store), intent(in) :: store
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    call report(c_zarr_store_rebase(store%ptr), "zarr_rebase", stat, errmsg)
+  end subroutine zarr_rebase
+
+  ! Creates a tag at the snapshot the Icechunk store reads (zarr_store_create_tag).
+  subroutine zarr_create_tag(store, name, stat, errmsg)
+    type(zarr_store), intent(in) :: store
+    character(*), intent(in) :: name
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    call report(c_zarr_store_create_tag(store%ptr, c_str(name)), "zarr_create_tag", stat, &
+                errmsg)
+  end subroutine zarr_create_tag
+
+  ! Creates a branch at the snapshot the Icechunk store reads (zarr_store_create_branch).
+  subroutine zarr_create_branch(store, name, stat, errmsg)
+    type(zarr_store), intent(in) :: store
+    character(*), intent(in) :: name
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    call report(c_zarr_store_create_branch(store%ptr, c_str(name)), "zarr_create_branch", &
+                stat, errmsg)
+  end subroutine zarr_create_branch
 
   ! Reads the array's metadata again, to see a shape another handle or MPI rank changed.
   subroutine zarr_refresh(arr, stat, errmsg)

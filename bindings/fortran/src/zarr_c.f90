@@ -1896,6 +1896,161 @@ module zarr_c
       integer(c_int32_t) :: res
     end function c_zarr_array_builder_set_dimension_names
 
+    ! Commits everything written through `store` since its last commit (or its opening) as
+    ! one new snapshot of its branch, atomically, with `message`: readers of the repository
+    ! see all of it or none of it. The new snapshot's id (20 characters) goes to `id_buf`
+    ! (`id_len` at least `ZARR_SNAPSHOT_ID_BYTES`, checked before committing; NULL with
+    ! `id_len` 0 when not wanted). A store freed without a commit commits nothing: what it
+    ! wrote is dropped (the chunks it stored stay as unreferenced files until the
+    ! repository's garbage collection).
+    !
+    ! Another writer's commit on the branch since this store's session began gives
+    ! `ZARR_ERR_CONFLICT` and commits nothing: call `zarr_store_rebase`, then commit again.
+    ! On S3 the branch moves by a conditional write: of racing commits from anywhere exactly
+    ! one succeeds. On a local disk, within one process commits run one at a time, so of two
+    ! racing commits on a branch exactly one succeeds; two processes committing at the same
+    ! instant are not told apart (Icechunk moves the branch there without a conditional
+    ! write) and one commit may be lost: have one process commit to a branch at a time.
+    !
+    ! Errors: `ZARR_ERR_CONFLICT` (see above), `ZARR_ERR_INVALID_ARG` (nothing was written
+    ! since the last commit), `ZARR_ERR_READ_ONLY` (opened read-only, or at a tag or
+    ! snapshot), `ZARR_ERR_BUFFER_SIZE` (`id_len` too small; nothing committed),
+    ! `ZARR_ERR_UNSUPPORTED` (not an Icechunk repository), `ZARR_ERR_STORAGE_IO`.
+    !
+    ! Ownership: the message is copied; the id is copied into the caller's `id_buf`.
+    !
+    ! Thread safety: any thread, once writes through the store are done.
+    function c_zarr_store_commit(store, message, id_buf, id_len) &
+        bind(c, name="zarr_store_commit") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: store
+      character(kind=c_char), intent(in) :: message(*)
+      type(c_ptr), value :: id_buf
+      integer(c_size_t), value :: id_len
+      integer(c_int32_t) :: res
+    end function c_zarr_store_commit
+
+    ! Copies the id of the snapshot `store` reads (the last commit through it, or the one
+    ! it was opened at) into `id_buf` (`id_len` at least `ZARR_SNAPSHOT_ID_BYTES`).
+    !
+    ! Errors: `ZARR_ERR_BUFFER_SIZE`, `ZARR_ERR_NULL_ARG`, `ZARR_ERR_UNSUPPORTED` (not an
+    ! Icechunk repository).
+    !
+    ! Ownership: the id is copied into the caller's `id_buf`.
+    !
+    ! Thread safety: any thread, at the same time as any other call.
+    function c_zarr_store_snapshot_id(store, id_buf, id_len) &
+        bind(c, name="zarr_store_snapshot_id") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: store
+      type(c_ptr), value :: id_buf
+      integer(c_size_t), value :: id_len
+      integer(c_int32_t) :: res
+    end function c_zarr_store_snapshot_id
+
+    ! Drops everything written through `store` since its last commit (or its opening): it
+    ! reads its branch as last committed again. Arrays opened before may hold metadata that
+    ! no longer exists: open them again.
+    !
+    ! Errors: `ZARR_ERR_READ_ONLY`, `ZARR_ERR_UNSUPPORTED` (not an Icechunk repository).
+    !
+    ! Ownership: nothing changes hands.
+    !
+    ! Thread safety: any thread, once writes through the store are done.
+    function c_zarr_store_discard(store) &
+        bind(c, name="zarr_store_discard") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: store
+      integer(c_int32_t) :: res
+    end function c_zarr_store_discard
+
+    ! Moves what `store` wrote since its last commit onto its branch's newest snapshot,
+    ! after
+    ! `zarr_store_commit` gave `ZARR_ERR_CONFLICT`: it succeeds when the commits made on the
+    ! branch meanwhile changed no array, group or chunk that this store changed, and the
+    ! store then reads those commits too; commit again afterwards. Overlapping changes give
+    ! `ZARR_ERR_CONFLICT` (the message lists them) and keep this store's changes as they
+    ! were.
+    !
+    ! Errors: `ZARR_ERR_CONFLICT`, `ZARR_ERR_READ_ONLY`, `ZARR_ERR_UNSUPPORTED` (not an
+    ! Icechunk repository), `ZARR_ERR_STORAGE_IO`.
+    !
+    ! Ownership: nothing changes hands.
+    !
+    ! Thread safety: any thread, once writes through the store are done.
+    function c_zarr_store_rebase(store) &
+        bind(c, name="zarr_store_rebase") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: store
+      integer(c_int32_t) :: res
+    end function c_zarr_store_rebase
+
+    ! Creates the tag `name` at the snapshot `store` reads (its last commit, or the snapshot
+    ! it was opened at). Tags never move: open one with `icechunk:///PATH?tag=NAME`.
+    !
+    ! Errors: `ZARR_ERR_EXISTS` (the tag exists, or existed), `ZARR_ERR_INVALID_ARG` (a name
+    ! Icechunk refuses), `ZARR_ERR_UNSUPPORTED` (not an Icechunk repository),
+    ! `ZARR_ERR_STORAGE_IO`.
+    !
+    ! Ownership: the name is copied.
+    !
+    ! Thread safety: any thread, at the same time as any other call.
+    function c_zarr_store_create_tag(store, name) &
+        bind(c, name="zarr_store_create_tag") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: store
+      character(kind=c_char), intent(in) :: name(*)
+      integer(c_int32_t) :: res
+    end function c_zarr_store_create_tag
+
+    ! Creates the branch `name` at the snapshot `store` reads. Write to it by opening
+    ! `icechunk:///PATH?branch=NAME`.
+    !
+    ! Errors: `ZARR_ERR_EXISTS` (the branch exists), `ZARR_ERR_INVALID_ARG` (a name Icechunk
+    ! refuses), `ZARR_ERR_UNSUPPORTED` (not an Icechunk repository), `ZARR_ERR_STORAGE_IO`.
+    !
+    ! Ownership: the name is copied.
+    !
+    ! Thread safety: any thread, at the same time as any other call.
+    function c_zarr_store_create_branch(store, name) &
+        bind(c, name="zarr_store_create_branch") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: store
+      character(kind=c_char), intent(in) :: name(*)
+      integer(c_int32_t) :: res
+    end function c_zarr_store_create_branch
+
+    ! Copies the history of the snapshot `store` reads, newest first, into `buf` as JSON
+    ! text:
+    ! an array of objects `{"id", "parent", "time", "message"}` (`parent` null for the
+    ! repository's first snapshot; `time` RFC 3339 in UTC). String output convention: `len`
+    ! bytes, NUL-terminated; `*needed` (may be NULL) gets the full size; pass `buf = NULL,
+    ! len = 0` to ask the size.
+    !
+    ! Errors: `ZARR_ERR_BUFFER_SIZE` (the text was truncated), `ZARR_ERR_UNSUPPORTED` (not
+    ! an
+    ! Icechunk repository), `ZARR_ERR_STORAGE_IO`.
+    !
+    ! Ownership: the text is copied into the caller's `buf`.
+    !
+    ! Thread safety: any thread, at the same time as any other call.
+    function c_zarr_store_history_json(store, buf, len, needed) &
+        bind(c, name="zarr_store_history_json") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: store
+      type(c_ptr), value :: buf
+      integer(c_size_t), value :: len
+      integer(c_size_t), intent(out) :: needed
+      integer(c_int32_t) :: res
+    end function c_zarr_store_history_json
+
     ! The fixed name of a status code (`"ZARR_ERR_NOT_FOUND"`); never NULL,
     ! "ZARR_UNKNOWN_STATUS"
     ! for values that are not statuses. The string is static: do not free it.
@@ -3157,6 +3312,23 @@ module zarr_c
     ! creates
     ! with a conditional PUT, so of several creators exactly one succeeds.
     !
+    ! `icechunk:///PATH` opens the Icechunk repository in the directory PATH, and
+    ! `icechunk+s3://BUCKET/PREFIX` the one at a prefix on S3 (builds with
+    ! `ZARR_HAS_ICECHUNK`; options `endpoint`, `region`, `access_key_id`,
+    ! `secret_access_key`, `session_token`, `allow_http`, `anonymous`, as for `s3://`):
+    ! queries `?branch=NAME` (default `main`), `?tag=NAME` or
+    ! `?snapshot=ID` say where in its history. `ZARR_MODE_R` reads (a tag and a snapshot
+    ! open in this mode only); the other modes write to the branch, `ZARR_MODE_R_PLUS`
+    ! needing
+    ! the repository to exist, `ZARR_MODE_A`, `ZARR_MODE_W` and `ZARR_MODE_W_MINUS` creating
+    ! it in a missing or empty directory or prefix (nothing is erased). What is written
+    ! stays invisible
+    ! to every other reader until `zarr_store_commit`; a store freed without a commit
+    ! commits
+    ! nothing. Icechunk holds Zarr v3 only: v2 metadata is refused with
+    ! `ZARR_ERR_UNSUPPORTED`. A missing repository, branch, tag or snapshot gives
+    ! `ZARR_ERR_NOT_FOUND` naming it; no options apply to local repositories.
+    !
     ! A build without object stores (see `zarr_features`) gives `ZARR_ERR_UNSUPPORTED` for
     ! their URLs; an unknown scheme or malformed URL gives `ZARR_ERR_INVALID_ARG`.
     !
@@ -3268,6 +3440,8 @@ module zarr_c
     ! opened from it stay usable; what they write afterwards is flushed when the last of
     ! them
     ! is freed.
+    !
+    ! An Icechunk repository's uncommitted writes are dropped, never committed.
     !
     ! Errors: none: it returns a value, never a status. A flush error is lost (see above).
     !

@@ -40,8 +40,10 @@ const ZARR_HAS_AZURE = 8
 const ZARR_HAS_HTTP = 16
 const ZARR_HAS_ZFP = 32
 const ZARR_HAS_PCODEC = 64
+const ZARR_HAS_ICECHUNK = 128
 const ZARR_FORMAT_V3_DRAFT = 30
 const ZARR_FORMAT_V3_DRAFT_ZARR_PYTHON = 31
+const ZARR_SNAPSHOT_ID_BYTES = 21
 const ZARR_ASYNC_COPY = 1
 
 # enum zarr_status
@@ -68,6 +70,7 @@ const ZARR_ERR_OVERFLOW = zarr_status_t(-19)
 const ZARR_ERR_NODE_TYPE = zarr_status_t(-20)
 const ZARR_ERR_NO_MEMORY = zarr_status_t(-21)
 const ZARR_ERR_RANGE = zarr_status_t(-22)
+const ZARR_ERR_CONFLICT = zarr_status_t(-23)
 
 # enum zarr_dtype
 const ZARR_DTYPE_BOOL = zarr_dtype_t(1)
@@ -1724,6 +1727,147 @@ function zarr_array_builder_set_dimension_names(builder, ndim, names)
 end
 
 """
+    zarr_store_commit(store, message, id_buf, id_len) -> zarr_status_t
+
+Commits everything written through `store` since its last commit (or its opening) as
+one new snapshot of its branch, atomically, with `message`: readers of the repository
+see all of it or none of it. The new snapshot's id (20 characters) goes to `id_buf`
+(`id_len` at least `ZARR_SNAPSHOT_ID_BYTES`, checked before committing; NULL with
+`id_len` 0 when not wanted). A store freed without a commit commits nothing: what it
+wrote is dropped (the chunks it stored stay as unreferenced files until the
+repository's garbage collection).
+
+Another writer's commit on the branch since this store's session began gives
+`ZARR_ERR_CONFLICT` and commits nothing: call `zarr_store_rebase`, then commit again.
+On S3 the branch moves by a conditional write: of racing commits from anywhere exactly
+one succeeds. On a local disk, within one process commits run one at a time, so of two
+racing commits on a branch exactly one succeeds; two processes committing at the same
+instant are not told apart (Icechunk moves the branch there without a conditional
+write) and one commit may be lost: have one process commit to a branch at a time.
+
+Errors: `ZARR_ERR_CONFLICT` (see above), `ZARR_ERR_INVALID_ARG` (nothing was written
+since the last commit), `ZARR_ERR_READ_ONLY` (opened read-only, or at a tag or
+snapshot), `ZARR_ERR_BUFFER_SIZE` (`id_len` too small; nothing committed),
+`ZARR_ERR_UNSUPPORTED` (not an Icechunk repository), `ZARR_ERR_STORAGE_IO`.
+
+Ownership: the message is copied; the id is copied into the caller's `id_buf`.
+
+Thread safety: any thread, once writes through the store are done.
+"""
+function zarr_store_commit(store, message, id_buf, id_len)
+    ccall((:zarr_store_commit, libzarr), zarr_status_t, (Ptr{zarr_store_t}, Cstring, Ptr{UInt8}, Csize_t), store, message, id_buf, id_len)
+end
+
+"""
+    zarr_store_snapshot_id(store, id_buf, id_len) -> zarr_status_t
+
+Copies the id of the snapshot `store` reads (the last commit through it, or the one
+it was opened at) into `id_buf` (`id_len` at least `ZARR_SNAPSHOT_ID_BYTES`).
+
+Errors: `ZARR_ERR_BUFFER_SIZE`, `ZARR_ERR_NULL_ARG`, `ZARR_ERR_UNSUPPORTED` (not an
+Icechunk repository).
+
+Ownership: the id is copied into the caller's `id_buf`.
+
+Thread safety: any thread, at the same time as any other call.
+"""
+function zarr_store_snapshot_id(store, id_buf, id_len)
+    ccall((:zarr_store_snapshot_id, libzarr), zarr_status_t, (Ptr{zarr_store_t}, Ptr{UInt8}, Csize_t), store, id_buf, id_len)
+end
+
+"""
+    zarr_store_discard(store) -> zarr_status_t
+
+Drops everything written through `store` since its last commit (or its opening): it
+reads its branch as last committed again. Arrays opened before may hold metadata that
+no longer exists: open them again.
+
+Errors: `ZARR_ERR_READ_ONLY`, `ZARR_ERR_UNSUPPORTED` (not an Icechunk repository).
+
+Ownership: nothing changes hands.
+
+Thread safety: any thread, once writes through the store are done.
+"""
+function zarr_store_discard(store)
+    ccall((:zarr_store_discard, libzarr), zarr_status_t, (Ptr{zarr_store_t},), store)
+end
+
+"""
+    zarr_store_rebase(store) -> zarr_status_t
+
+Moves what `store` wrote since its last commit onto its branch's newest snapshot, after
+`zarr_store_commit` gave `ZARR_ERR_CONFLICT`: it succeeds when the commits made on the
+branch meanwhile changed no array, group or chunk that this store changed, and the
+store then reads those commits too; commit again afterwards. Overlapping changes give
+`ZARR_ERR_CONFLICT` (the message lists them) and keep this store's changes as they were.
+
+Errors: `ZARR_ERR_CONFLICT`, `ZARR_ERR_READ_ONLY`, `ZARR_ERR_UNSUPPORTED` (not an
+Icechunk repository), `ZARR_ERR_STORAGE_IO`.
+
+Ownership: nothing changes hands.
+
+Thread safety: any thread, once writes through the store are done.
+"""
+function zarr_store_rebase(store)
+    ccall((:zarr_store_rebase, libzarr), zarr_status_t, (Ptr{zarr_store_t},), store)
+end
+
+"""
+    zarr_store_create_tag(store, name) -> zarr_status_t
+
+Creates the tag `name` at the snapshot `store` reads (its last commit, or the snapshot
+it was opened at). Tags never move: open one with `icechunk:///PATH?tag=NAME`.
+
+Errors: `ZARR_ERR_EXISTS` (the tag exists, or existed), `ZARR_ERR_INVALID_ARG` (a name
+Icechunk refuses), `ZARR_ERR_UNSUPPORTED` (not an Icechunk repository),
+`ZARR_ERR_STORAGE_IO`.
+
+Ownership: the name is copied.
+
+Thread safety: any thread, at the same time as any other call.
+"""
+function zarr_store_create_tag(store, name)
+    ccall((:zarr_store_create_tag, libzarr), zarr_status_t, (Ptr{zarr_store_t}, Cstring), store, name)
+end
+
+"""
+    zarr_store_create_branch(store, name) -> zarr_status_t
+
+Creates the branch `name` at the snapshot `store` reads. Write to it by opening
+`icechunk:///PATH?branch=NAME`.
+
+Errors: `ZARR_ERR_EXISTS` (the branch exists), `ZARR_ERR_INVALID_ARG` (a name Icechunk
+refuses), `ZARR_ERR_UNSUPPORTED` (not an Icechunk repository), `ZARR_ERR_STORAGE_IO`.
+
+Ownership: the name is copied.
+
+Thread safety: any thread, at the same time as any other call.
+"""
+function zarr_store_create_branch(store, name)
+    ccall((:zarr_store_create_branch, libzarr), zarr_status_t, (Ptr{zarr_store_t}, Cstring), store, name)
+end
+
+"""
+    zarr_store_history_json(store, buf, len, needed) -> zarr_status_t
+
+Copies the history of the snapshot `store` reads, newest first, into `buf` as JSON text:
+an array of objects `{"id", "parent", "time", "message"}` (`parent` null for the
+repository's first snapshot; `time` RFC 3339 in UTC). String output convention: `len`
+bytes, NUL-terminated; `*needed` (may be NULL) gets the full size; pass `buf = NULL,
+len = 0` to ask the size.
+
+Errors: `ZARR_ERR_BUFFER_SIZE` (the text was truncated), `ZARR_ERR_UNSUPPORTED` (not an
+Icechunk repository), `ZARR_ERR_STORAGE_IO`.
+
+Ownership: the text is copied into the caller's `buf`.
+
+Thread safety: any thread, at the same time as any other call.
+"""
+function zarr_store_history_json(store, buf, len, needed)
+    ccall((:zarr_store_history_json, libzarr), zarr_status_t, (Ptr{zarr_store_t}, Ptr{UInt8}, Csize_t, Ptr{Csize_t}), store, buf, len, needed)
+end
+
+"""
     zarr_status_str(status) -> Cstring
 
 The fixed name of a status code (`"ZARR_ERR_NOT_FOUND"`); never NULL, "ZARR_UNKNOWN_STATUS"
@@ -2799,6 +2943,19 @@ several writers at once may be lost (the last PUT wins) unless the array's synch
 `ZARR_SYNC_VERSIONED` (ETag-checked conditional writes); mode `ZARR_MODE_W_MINUS` creates
 with a conditional PUT, so of several creators exactly one succeeds.
 
+`icechunk:///PATH` opens the Icechunk repository in the directory PATH, and
+`icechunk+s3://BUCKET/PREFIX` the one at a prefix on S3 (builds with
+`ZARR_HAS_ICECHUNK`; options `endpoint`, `region`, `access_key_id`,
+`secret_access_key`, `session_token`, `allow_http`, `anonymous`, as for `s3://`): queries `?branch=NAME` (default `main`), `?tag=NAME` or
+`?snapshot=ID` say where in its history. `ZARR_MODE_R` reads (a tag and a snapshot
+open in this mode only); the other modes write to the branch, `ZARR_MODE_R_PLUS` needing
+the repository to exist, `ZARR_MODE_A`, `ZARR_MODE_W` and `ZARR_MODE_W_MINUS` creating
+it in a missing or empty directory or prefix (nothing is erased). What is written stays invisible
+to every other reader until `zarr_store_commit`; a store freed without a commit commits
+nothing. Icechunk holds Zarr v3 only: v2 metadata is refused with
+`ZARR_ERR_UNSUPPORTED`. A missing repository, branch, tag or snapshot gives
+`ZARR_ERR_NOT_FOUND` naming it; no options apply to local repositories.
+
 A build without object stores (see `zarr_features`) gives `ZARR_ERR_UNSUPPORTED` for
 their URLs; an unknown scheme or malformed URL gives `ZARR_ERR_INVALID_ARG`.
 
@@ -2900,6 +3057,8 @@ is in flight, flushing it first as `zarr_store_flush` does;
 a flush error cannot be reported here: call `zarr_store_close` first to see it. Arrays
 opened from it stay usable; what they write afterwards is flushed when the last of them
 is freed.
+
+An Icechunk repository's uncommitted writes are dropped, never committed.
 
 Errors: none: it returns a value, never a status. A flush error is lost (see above).
 

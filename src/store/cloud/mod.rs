@@ -33,6 +33,8 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::Semaphore;
 
 pub(crate) use redact::mask_urls;
+#[cfg(feature = "icechunk")]
+pub(crate) use runtime::{block_on, install_crypto};
 
 /// `url` as messages may quote it: without user information and query values.
 pub(crate) fn shown_url(url: &str) -> String {

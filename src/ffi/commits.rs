@@ -1,0 +1,208 @@
+//! Commits, branches and tags of Icechunk repositories opened as stores
+//! (`zarr_store_open_url` with `icechunk:///PATH` or `icechunk+s3://BUCKET/PREFIX`).
+
+use super::store::store_ref;
+use super::*;
+use crate::store::repository_of;
+
+/// Bytes a snapshot id takes with its NUL: the size of the `id_buf` of
+/// `zarr_store_commit` and `zarr_store_snapshot_id`.
+pub const ZARR_SNAPSHOT_ID_BYTES: u32 = 21;
+
+/// Checks a snapshot id buffer before anything is done: NULL with `id_len` 0 is allowed
+/// (the id is not wanted), else it must hold `ZARR_SNAPSHOT_ID_BYTES`.
+unsafe fn check_id_buf(id_buf: *mut c_char, id_len: usize) -> FfiResult {
+    if id_buf.is_null() && id_len > 0 {
+        return Err(Failure::null("id_buf"));
+    }
+    if !id_buf.is_null() && id_len < ZARR_SNAPSHOT_ID_BYTES as usize {
+        return Err(Failure::new(
+            ZARR_ERR_BUFFER_SIZE,
+            format!("id_buf has {id_len} bytes; a snapshot id needs {ZARR_SNAPSHOT_ID_BYTES}"),
+        ));
+    }
+    Ok(())
+}
+
+/// Commits everything written through `store` since its last commit (or its opening) as
+/// one new snapshot of its branch, atomically, with `message`: readers of the repository
+/// see all of it or none of it. The new snapshot's id (20 characters) goes to `id_buf`
+/// (`id_len` at least `ZARR_SNAPSHOT_ID_BYTES`, checked before committing; NULL with
+/// `id_len` 0 when not wanted). A store freed without a commit commits nothing: what it
+/// wrote is dropped (the chunks it stored stay as unreferenced files until the
+/// repository's garbage collection).
+///
+/// Another writer's commit on the branch since this store's session began gives
+/// `ZARR_ERR_CONFLICT` and commits nothing: call `zarr_store_rebase`, then commit again.
+/// On S3 the branch moves by a conditional write: of racing commits from anywhere exactly
+/// one succeeds. On a local disk, within one process commits run one at a time, so of two
+/// racing commits on a branch exactly one succeeds; two processes committing at the same
+/// instant are not told apart (Icechunk moves the branch there without a conditional
+/// write) and one commit may be lost: have one process commit to a branch at a time.
+///
+/// Errors: `ZARR_ERR_CONFLICT` (see above), `ZARR_ERR_INVALID_ARG` (nothing was written
+/// since the last commit), `ZARR_ERR_READ_ONLY` (opened read-only, or at a tag or
+/// snapshot), `ZARR_ERR_BUFFER_SIZE` (`id_len` too small; nothing committed),
+/// `ZARR_ERR_UNSUPPORTED` (not an Icechunk repository), `ZARR_ERR_STORAGE_IO`.
+///
+/// Ownership: the message is copied; the id is copied into the caller's `id_buf`.
+///
+/// Thread safety: any thread, once writes through the store are done.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_store_commit(
+    store: *const zarr_store_t,
+    message: *const c_char,
+    id_buf: *mut c_char,
+    id_len: usize,
+) -> zarr_status_t {
+    ffi_guard!({
+        let store = &store_ref(store)?.inner;
+        let message = c_str(message, "message")?;
+        check_id_buf(id_buf, id_len)?;
+        crate::node::pending::wait_all_requests();
+        let id = repository_of(store.as_ref())?.commit(message)?;
+        if !id_buf.is_null() {
+            write_text(&id, id_buf, id_len, std::ptr::null_mut())?;
+        }
+        Ok(())
+    })
+}
+
+/// Copies the id of the snapshot `store` reads (the last commit through it, or the one
+/// it was opened at) into `id_buf` (`id_len` at least `ZARR_SNAPSHOT_ID_BYTES`).
+///
+/// Errors: `ZARR_ERR_BUFFER_SIZE`, `ZARR_ERR_NULL_ARG`, `ZARR_ERR_UNSUPPORTED` (not an
+/// Icechunk repository).
+///
+/// Ownership: the id is copied into the caller's `id_buf`.
+///
+/// Thread safety: any thread, at the same time as any other call.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_store_snapshot_id(
+    store: *const zarr_store_t,
+    id_buf: *mut c_char,
+    id_len: usize,
+) -> zarr_status_t {
+    ffi_guard!({
+        let store = &store_ref(store)?.inner;
+        if id_buf.is_null() {
+            return Err(Failure::null("id_buf"));
+        }
+        check_id_buf(id_buf, id_len)?;
+        let id = repository_of(store.as_ref())?.snapshot_id()?;
+        write_text(&id, id_buf, id_len, std::ptr::null_mut())
+    })
+}
+
+/// Drops everything written through `store` since its last commit (or its opening): it
+/// reads its branch as last committed again. Arrays opened before may hold metadata that
+/// no longer exists: open them again.
+///
+/// Errors: `ZARR_ERR_READ_ONLY`, `ZARR_ERR_UNSUPPORTED` (not an Icechunk repository).
+///
+/// Ownership: nothing changes hands.
+///
+/// Thread safety: any thread, once writes through the store are done.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_store_discard(store: *const zarr_store_t) -> zarr_status_t {
+    ffi_guard!({
+        let store = &store_ref(store)?.inner;
+        crate::node::pending::wait_all_requests();
+        Ok(repository_of(store.as_ref())?.discard()?)
+    })
+}
+
+/// Moves what `store` wrote since its last commit onto its branch's newest snapshot, after
+/// `zarr_store_commit` gave `ZARR_ERR_CONFLICT`: it succeeds when the commits made on the
+/// branch meanwhile changed no array, group or chunk that this store changed, and the
+/// store then reads those commits too; commit again afterwards. Overlapping changes give
+/// `ZARR_ERR_CONFLICT` (the message lists them) and keep this store's changes as they were.
+///
+/// Errors: `ZARR_ERR_CONFLICT`, `ZARR_ERR_READ_ONLY`, `ZARR_ERR_UNSUPPORTED` (not an
+/// Icechunk repository), `ZARR_ERR_STORAGE_IO`.
+///
+/// Ownership: nothing changes hands.
+///
+/// Thread safety: any thread, once writes through the store are done.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_store_rebase(store: *const zarr_store_t) -> zarr_status_t {
+    ffi_guard!({
+        let store = &store_ref(store)?.inner;
+        crate::node::pending::wait_all_requests();
+        Ok(repository_of(store.as_ref())?.rebase()?)
+    })
+}
+
+/// Creates the tag `name` at the snapshot `store` reads (its last commit, or the snapshot
+/// it was opened at). Tags never move: open one with `icechunk:///PATH?tag=NAME`.
+///
+/// Errors: `ZARR_ERR_EXISTS` (the tag exists, or existed), `ZARR_ERR_INVALID_ARG` (a name
+/// Icechunk refuses), `ZARR_ERR_UNSUPPORTED` (not an Icechunk repository),
+/// `ZARR_ERR_STORAGE_IO`.
+///
+/// Ownership: the name is copied.
+///
+/// Thread safety: any thread, at the same time as any other call.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_store_create_tag(
+    store: *const zarr_store_t,
+    name: *const c_char,
+) -> zarr_status_t {
+    ffi_guard!({
+        let store = &store_ref(store)?.inner;
+        let name = c_str(name, "name")?;
+        Ok(repository_of(store.as_ref())?.create_tag(name)?)
+    })
+}
+
+/// Creates the branch `name` at the snapshot `store` reads. Write to it by opening
+/// `icechunk:///PATH?branch=NAME`.
+///
+/// Errors: `ZARR_ERR_EXISTS` (the branch exists), `ZARR_ERR_INVALID_ARG` (a name Icechunk
+/// refuses), `ZARR_ERR_UNSUPPORTED` (not an Icechunk repository), `ZARR_ERR_STORAGE_IO`.
+///
+/// Ownership: the name is copied.
+///
+/// Thread safety: any thread, at the same time as any other call.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_store_create_branch(
+    store: *const zarr_store_t,
+    name: *const c_char,
+) -> zarr_status_t {
+    ffi_guard!({
+        let store = &store_ref(store)?.inner;
+        let name = c_str(name, "name")?;
+        Ok(repository_of(store.as_ref())?.create_branch(name)?)
+    })
+}
+
+/// Copies the history of the snapshot `store` reads, newest first, into `buf` as JSON text:
+/// an array of objects `{"id", "parent", "time", "message"}` (`parent` null for the
+/// repository's first snapshot; `time` RFC 3339 in UTC). String output convention: `len`
+/// bytes, NUL-terminated; `*needed` (may be NULL) gets the full size; pass `buf = NULL,
+/// len = 0` to ask the size.
+///
+/// Errors: `ZARR_ERR_BUFFER_SIZE` (the text was truncated), `ZARR_ERR_UNSUPPORTED` (not an
+/// Icechunk repository), `ZARR_ERR_STORAGE_IO`.
+///
+/// Ownership: the text is copied into the caller's `buf`.
+///
+/// Thread safety: any thread, at the same time as any other call.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_store_history_json(
+    store: *const zarr_store_t,
+    buf: *mut c_char,
+    len: usize,
+    needed: *mut usize,
+) -> zarr_status_t {
+    ffi_guard!({
+        let store = &store_ref(store)?.inner;
+        let history = repository_of(store.as_ref())?.history()?;
+        write_text(
+            &crate::store::repository::history_json(&history),
+            buf,
+            len,
+            needed,
+        )
+    })
+}

@@ -1,0 +1,803 @@
+//! Icechunk repositories as stores (`icechunk:///path/to/repo` on local disk,
+//! `icechunk+s3://bucket/prefix` on S3): the [`Store`] calls run on an Icechunk session
+//! (writes stay uncommitted, invisible to every other reader, until
+//! [`Repository::commit`]), through the `icechunk` crate on its `object_store` backends.
+//!
+//! The crate is asynchronous: each call runs on the process's I/O runtime (the one object
+//! stores use) and waits for it. Icechunk holds Zarr v3 only: v2 documents are refused.
+//!
+//! Concurrent commits: Icechunk refuses a commit whose parent is no longer the branch's
+//! head ([`Error::Conflict`]). On S3 the branch moves by a conditional write, so of
+//! commits racing from anywhere exactly one succeeds. On a local disk the crate moves the
+//! branch without a conditional write, so two processes committing at the same instant may
+//! both succeed and one commit be lost; within one process libzarr runs commits one at a
+//! time, so of two racing commits on one branch exactly one succeeds.
+
+use super::cloud::block_on;
+use super::repository::{Repository, Snapshot};
+use super::{
+    listing_of, validate_dir_prefix, validate_key, validate_prefix, DirListing, Mode, Store,
+};
+use crate::error::{Error, Result};
+use bytes::Bytes;
+use futures_util::{StreamExt, TryStreamExt};
+use icechunk::conflicts::detector::ConflictDetector;
+use icechunk::format::{ByteRange, IcechunkFormatErrorKind, SnapshotId};
+use icechunk::refs::RefErrorKind;
+use icechunk::repository::{RepositoryErrorKind, VersionInfo};
+use icechunk::session::{Session, SessionErrorKind};
+use icechunk::storage::{S3Credentials, S3Options, S3StaticCredentials};
+use icechunk::store::StoreErrorKind;
+use icechunk::Storage;
+use serde_json::{Map, Value};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use tokio::sync::RwLock;
+
+/// Where in a repository's history a store is opened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum At {
+    /// The head of a branch: writable unless opened read-only.
+    Branch(String),
+    /// A tag: read-only.
+    Tag(String),
+    /// A snapshot by id: read-only.
+    Snapshot(String),
+}
+
+/// Where a repository lives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Place {
+    /// A directory on local disk.
+    Disk(PathBuf),
+    /// A bucket and a key prefix (without a trailing `/`) on S3 or an S3-compatible server.
+    S3 {
+        /// The bucket.
+        bucket: String,
+        /// The prefix of the repository's objects.
+        prefix: String,
+    },
+}
+
+/// A store on one session of an Icechunk repository.
+pub struct IcechunkStore {
+    /// The URL as given, for messages.
+    url: String,
+    repo: Arc<icechunk::Repository>,
+    session: Arc<RwLock<Session>>,
+    store: icechunk::Store,
+    /// The branch written to (`None` when read-only).
+    branch: Option<String>,
+}
+
+impl std::fmt::Debug for IcechunkStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IcechunkStore")
+            .field("url", &self.url)
+            .field("branch", &self.branch)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Commits of this process run one at a time (see the module's documentation).
+static COMMITS: Mutex<()> = Mutex::new(());
+
+/// Splits `icechunk:///path?branch=NAME` or `icechunk+s3://bucket/prefix?branch=NAME` (or
+/// `?tag=`, `?snapshot=`) into the repository's place and the place in its history (the
+/// branch `main` when no query names one).
+pub fn parse_url(url: &str) -> Result<(Place, At)> {
+    let (scheme, rest) = url
+        .split_once("://")
+        .ok_or_else(|| Error::InvalidArg(format!("{url:?} is not an icechunk:// URL")))?;
+    let (location, query) = rest.split_once('?').unwrap_or((rest, ""));
+    let place = match scheme.to_ascii_lowercase().as_str() {
+        "icechunk" => {
+            let path = location
+                .strip_prefix("localhost/")
+                .map_or(location, |_| &location["localhost".len()..]);
+            if path.is_empty() {
+                return Err(Error::InvalidArg(format!(
+                    "{url:?} names no repository path"
+                )));
+            }
+            Place::Disk(PathBuf::from(path))
+        }
+        "icechunk+s3" => {
+            let (bucket, prefix) = location.split_once('/').unwrap_or((location, ""));
+            if bucket.is_empty() {
+                return Err(Error::InvalidArg(format!("{url:?} names no bucket")));
+            }
+            Place::S3 {
+                bucket: bucket.to_string(),
+                prefix: prefix.trim_end_matches('/').to_string(),
+            }
+        }
+        other => {
+            return Err(Error::InvalidArg(format!(
+                "{url:?}: {other:?} is not an Icechunk scheme (icechunk, icechunk+s3)"
+            )))
+        }
+    };
+    let mut at = None;
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+        if value.is_empty() {
+            return Err(Error::InvalidArg(format!("{url:?}: {name:?} has no value")));
+        }
+        let chosen = match name {
+            "branch" => At::Branch(value.to_string()),
+            "tag" => At::Tag(value.to_string()),
+            "snapshot" => At::Snapshot(value.to_string()),
+            other => {
+                return Err(Error::InvalidArg(format!(
+                    "{url:?}: unknown query {other:?} (known: branch, tag, snapshot)"
+                )))
+            }
+        };
+        if at.replace(chosen).is_some() {
+            return Err(Error::InvalidArg(format!(
+                "{url:?} names more than one of branch, tag and snapshot"
+            )));
+        }
+    }
+    Ok((place, at.unwrap_or(At::Branch("main".into()))))
+}
+
+/// The options of an `icechunk+s3://` repository: `endpoint`, `region`,
+/// `access_key_id`, `secret_access_key`, `session_token`, `allow_http` and `anonymous`
+/// (without keys, credentials come from the `AWS_*` environment variables).
+fn s3_settings(options: Option<&Map<String, Value>>) -> Result<(S3Options, S3Credentials)> {
+    let empty = Map::new();
+    let options = options.unwrap_or(&empty);
+    let text = |name: &str| -> Result<Option<String>> {
+        match options.get(name) {
+            None => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(_) => Err(Error::InvalidArg(format!("option {name} must be a string"))),
+        }
+    };
+    let flag = |name: &str| -> Result<bool> {
+        match options.get(name) {
+            None => Ok(false),
+            Some(Value::Bool(b)) => Ok(*b),
+            Some(_) => Err(Error::InvalidArg(format!(
+                "option {name} must be true or false"
+            ))),
+        }
+    };
+    const KNOWN: [&str; 7] = [
+        "endpoint",
+        "region",
+        "access_key_id",
+        "secret_access_key",
+        "session_token",
+        "allow_http",
+        "anonymous",
+    ];
+    if let Some(name) = options.keys().find(|k| !KNOWN.contains(&k.as_str())) {
+        return Err(Error::InvalidArg(format!(
+            "option {name:?} does not apply to icechunk+s3:// (known: {})",
+            KNOWN.join(", ")
+        )));
+    }
+    let endpoint = text("endpoint")?;
+    let mut settings = S3Options::default();
+    settings.region = text("region")?;
+    settings.allow_http = flag("allow_http")?
+        || endpoint
+            .as_deref()
+            .is_some_and(|e| e.starts_with("http://"));
+    settings.anonymous = flag("anonymous")?;
+    // Servers other than AWS (MinIO, Ceph, moto) name buckets in the path.
+    settings.force_path_style = endpoint.is_some();
+    settings.endpoint_url = endpoint;
+    let credentials = match (text("access_key_id")?, text("secret_access_key")?) {
+        (Some(access_key_id), Some(secret_access_key)) => {
+            S3Credentials::Static(S3StaticCredentials {
+                access_key_id,
+                secret_access_key,
+                session_token: text("session_token")?,
+                expires_after: None,
+            })
+        }
+        (None, None) if settings.anonymous => S3Credentials::Anonymous,
+        (None, None) => S3Credentials::FromEnv,
+        _ => {
+            return Err(Error::InvalidArg(
+                "options access_key_id and secret_access_key go together".into(),
+            ))
+        }
+    };
+    Ok((settings, credentials))
+}
+
+impl IcechunkStore {
+    /// Opens the repository `url` names (see `parse_url`) with `mode`: `r` opens a read-only
+    /// session; `r+` a writable one on the branch (the repository must exist); `a`, `w`
+    /// and `w-` a writable one, creating the repository (in a missing or empty directory,
+    /// or an empty prefix) when there is none. Nothing is erased at store level. Tags and
+    /// snapshots open read-only only; a missing repository, branch, tag or snapshot is
+    /// [`Error::NotFound`] naming it. `options` apply to S3 only: `endpoint`, `region`,
+    /// `access_key_id`, `secret_access_key`, `session_token`, `allow_http`, `anonymous`.
+    pub fn open(url: &str, mode: Mode, options: Option<&Map<String, Value>>) -> Result<Self> {
+        let (place, at) = parse_url(url)?;
+        let s3 = match &place {
+            Place::Disk(_) => {
+                if let Some(name) = options.and_then(|o| o.keys().next()) {
+                    return Err(Error::InvalidArg(format!(
+                        "option {name:?} does not apply to {url:?}"
+                    )));
+                }
+                None
+            }
+            Place::S3 { .. } => Some(s3_settings(options)?),
+        };
+        let shown = url.to_string();
+        let writable = mode != Mode::Read;
+        if writable && !matches!(at, At::Branch(_)) {
+            return Err(Error::ReadOnly(format!(
+                "{shown}: a tag or snapshot can only be opened read-only (open a branch to write)"
+            )));
+        }
+        let create = !matches!(mode, Mode::Read | Mode::ReadWrite);
+        let snapshot =
+            match &at {
+                At::Snapshot(id) => Some(SnapshotId::try_from(id.as_str()).map_err(|_| {
+                    Error::InvalidArg(format!("{shown}: {id:?} is not a snapshot id"))
+                })?),
+                _ => None,
+            };
+        let branch = match (&at, writable) {
+            (At::Branch(name), true) => Some(name.clone()),
+            _ => None,
+        };
+        let task_url = shown.clone();
+        let (repo, session) = block_on(async move {
+            let storage = open_storage(&task_url, place, s3, create).await?;
+            open_session(&task_url, storage, create, &at, snapshot, writable).await
+        })??;
+        let session = Arc::new(RwLock::new(session));
+        let concurrency = repo.config().get_partial_values_concurrency();
+        let store = icechunk::Store::from_session_and_config(session.clone(), concurrency);
+        Ok(IcechunkStore {
+            url: shown,
+            repo: Arc::new(repo),
+            session,
+            store,
+            branch,
+        })
+    }
+
+    /// Runs `call` with the crate's store on the runtime and waits for it.
+    fn run<T, F, Fut>(&self, call: F) -> Result<T>
+    where
+        F: FnOnce(icechunk::Store, String) -> Fut,
+        Fut: std::future::Future<Output = Result<T>> + Send + 'static,
+        T: Send + 'static,
+    {
+        block_on(call(self.store.clone(), self.url.clone()))?
+    }
+
+    /// The value at `key` in `range`, `None` when the key does not exist.
+    fn read(&self, key: &str, range: ByteRange) -> Result<Option<Bytes>> {
+        let key = validate_key(key)?.into_owned();
+        self.run(move |store, url| async move {
+            match store.get(&key, &range).await {
+                Ok(bytes) => Ok(Some(bytes)),
+                Err(e) if absent(&e.kind) => Ok(None),
+                Err(e) => Err(store_error(&url, &format!("cannot read {key:?}"), e.kind)),
+            }
+        })
+    }
+
+    /// Every key of the session, sorted.
+    fn all_keys(&self) -> Result<Vec<String>> {
+        self.run(|store, url| async move {
+            let listing = store
+                .list()
+                .await
+                .map_err(|e| store_error(&url, "cannot list the keys", e.kind))?;
+            let mut keys: Vec<String> = listing
+                .map_ok(|key| key.trim_start_matches('/').to_string())
+                .try_collect()
+                .await
+                .map_err(|e| store_error(&url, "cannot list the keys", e.kind))?;
+            keys.sort();
+            Ok(keys)
+        })
+    }
+
+    /// The writable branch, or [`Error::ReadOnly`] naming `what`.
+    fn branch(&self, what: &str) -> Result<&str> {
+        self.branch.as_deref().ok_or_else(|| {
+            Error::ReadOnly(format!(
+                "{}: cannot {what}: the repository is open read-only",
+                self.url
+            ))
+        })
+    }
+}
+
+/// The crate's storage for `place` (a directory is created when missing and `create`).
+async fn open_storage(
+    url: &str,
+    place: Place,
+    s3: Option<(S3Options, S3Credentials)>,
+    create: bool,
+) -> Result<Arc<dyn Storage + Send + Sync>> {
+    match (place, s3) {
+        (Place::Disk(path), _) => {
+            if !path.is_dir() {
+                if !create {
+                    return Err(Error::NotFound(format!("no Icechunk repository at {url}")));
+                }
+                std::fs::create_dir_all(&path)
+                    .map_err(|e| Error::io(format!("{url}: cannot create the directory"), e))?;
+            }
+            icechunk::new_local_filesystem_storage(&path).await
+        }
+        (Place::S3 { bucket, prefix }, Some((settings, credentials))) => {
+            super::cloud::install_crypto();
+            let prefix = (!prefix.is_empty()).then_some(prefix);
+            icechunk::storage::new_s3_object_store_storage(
+                settings,
+                bucket,
+                prefix,
+                Some(credentials),
+                Vec::new(),
+                Vec::new(),
+            )
+            .await
+        }
+        (Place::S3 { .. }, None) => {
+            return Err(Error::Internal("S3 settings were not parsed".into()))
+        }
+    }
+    .map_err(|e| Error::Io(format!("{url}: cannot open the storage: {}", e.kind)))
+}
+
+/// Opens (or creates) the repository in `storage` and the session `at` names.
+async fn open_session(
+    url: &str,
+    storage: Arc<dyn Storage + Send + Sync>,
+    create: bool,
+    at: &At,
+    snapshot: Option<SnapshotId>,
+    writable: bool,
+) -> Result<(icechunk::Repository, Session)> {
+    let exists = icechunk::Repository::exists(storage.clone(), None)
+        .await
+        .map_err(|e| repo_error(url, "cannot read the repository", e.kind))?;
+    let repo = match (exists, create) {
+        (true, _) => icechunk::Repository::open(storage).execute().await,
+        (false, true) => icechunk::Repository::create(storage).execute().await,
+        (false, false) => return Err(Error::NotFound(format!("no Icechunk repository at {url}"))),
+    }
+    .map_err(|e| repo_error(url, "cannot open the repository", e.kind))?;
+    let session = match (at, writable) {
+        (At::Branch(branch), true) => repo.writable_session(branch).await,
+        (At::Branch(branch), false) => {
+            repo.readonly_session(&VersionInfo::BranchTipRef(branch.clone()))
+                .await
+        }
+        (At::Tag(tag), _) => {
+            repo.readonly_session(&VersionInfo::TagRef(tag.clone()))
+                .await
+        }
+        (At::Snapshot(_), _) => {
+            let id = snapshot.ok_or_else(|| Error::Internal("snapshot id not parsed".into()))?;
+            repo.lookup_snapshot(&id)
+                .await
+                .map_err(|e| repo_error(url, &format!("no snapshot {id}"), e.kind))?;
+            repo.readonly_session(&VersionInfo::SnapshotId(id)).await
+        }
+    }
+    .map_err(|e| repo_error(url, &format!("cannot open {at:?}"), e.kind))?;
+    Ok((repo, session))
+}
+
+/// The length of a range read, checked: a range past a value's end is an error.
+fn checked_range(key: &str, offset: u64, len: u64) -> Result<ByteRange> {
+    offset
+        .checked_add(len)
+        .map(|end| ByteRange::Bounded(offset..end))
+        .ok_or_else(|| Error::OutOfBounds(format!("range {offset}+{len} of {key:?} overflows")))
+}
+
+/// Refuses a `zarr.json` whose `node_type` the crate cannot store (it takes "array" and
+/// "group" only).
+fn check_document(key: &str, value: &[u8]) -> Result<()> {
+    if key != "zarr.json" && !key.ends_with("/zarr.json") {
+        return Ok(());
+    }
+    let node_type = serde_json::from_slice::<serde_json::Value>(value)
+        .ok()
+        .and_then(|doc| {
+            doc.get("node_type")
+                .and_then(|t| t.as_str().map(String::from))
+        });
+    match node_type.as_deref() {
+        Some("array" | "group") => Ok(()),
+        _ => Err(Error::Metadata(format!(
+            "{key:?} is not a Zarr v3 array or group document"
+        ))),
+    }
+}
+
+impl Store for IcechunkStore {
+    fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
+        Ok(self.read(key, ByteRange::From(0))?.map(|b| b.to_vec()))
+    }
+
+    fn get_range(&self, key: &str, offset: u64, len: u64) -> Result<Option<Vec<u8>>> {
+        let range = checked_range(key, offset, len)?;
+        let Some(bytes) = self.read(key, range)? else {
+            return Ok(None);
+        };
+        if bytes.len() as u64 != len {
+            return Err(Error::Io(format!(
+                "range {offset}+{len} of {key:?} is past its end"
+            )));
+        }
+        Ok(Some(bytes.to_vec()))
+    }
+
+    fn set(&self, key: &str, value: &[u8]) -> Result<()> {
+        super::check_writable(self, "write")?;
+        let _write = super::writes::Write::begin(self.location());
+        let key = validate_key(key)?.into_owned();
+        check_document(&key, value)?;
+        let value = Bytes::copy_from_slice(value);
+        self.run(move |store, url| async move {
+            store
+                .set(&key, value)
+                .await
+                .map_err(|e| store_error(&url, &format!("cannot write {key:?}"), e.kind))
+        })
+    }
+
+    fn erase(&self, key: &str) -> Result<bool> {
+        super::check_writable(self, "erase")?;
+        let _write = super::writes::Write::begin(self.location());
+        let key = validate_key(key)?.into_owned();
+        self.run(move |store, url| async move {
+            let what = format!("cannot erase {key:?}");
+            let existed = match store.exists(&key).await {
+                Ok(existed) => existed,
+                Err(e) if absent(&e.kind) => false,
+                Err(e) => return Err(store_error(&url, &what, e.kind)),
+            };
+            if existed {
+                store
+                    .delete(&key)
+                    .await
+                    .map_err(|e| store_error(&url, &what, e.kind))?;
+            }
+            Ok(existed)
+        })
+    }
+
+    fn erase_prefix(&self, prefix: &str) -> Result<()> {
+        super::check_writable(self, "erase")?;
+        let _write = super::writes::Write::begin(self.location());
+        let prefix = validate_prefix(prefix)?;
+        if prefix.is_empty() || prefix.ends_with('/') {
+            // A node's directory: the crate drops the node and everything below it.
+            return self.run(move |store, url| async move {
+                let what = format!("cannot erase {prefix:?}");
+                match prefix.is_empty() {
+                    true => store.clear().await,
+                    false => store.delete_dir(&prefix).await,
+                }
+                .map_err(|e| store_error(&url, &what, e.kind))
+            });
+        }
+        for key in self.list_prefix(&prefix)? {
+            self.erase(&key)?;
+        }
+        Ok(())
+    }
+
+    fn list_prefix(&self, prefix: &str) -> Result<Vec<String>> {
+        let prefix = validate_prefix(prefix)?;
+        let mut keys = self.all_keys()?;
+        keys.retain(|k| k.starts_with(&prefix));
+        Ok(keys)
+    }
+
+    fn list_dir(&self, prefix: &str) -> Result<DirListing> {
+        let prefix = validate_dir_prefix(prefix)?;
+        let keys = self.list_prefix(&prefix)?;
+        Ok(listing_of(&prefix, keys.iter().map(String::as_str)))
+    }
+
+    fn size(&self, key: &str) -> Result<Option<u64>> {
+        let key = validate_key(key)?.into_owned();
+        self.run(move |store, url| async move {
+            match store.getsize(&key).await {
+                Ok(size) => Ok(Some(size)),
+                Err(e) if absent(&e.kind) => Ok(None),
+                Err(e) => Err(store_error(&url, &format!("cannot size {key:?}"), e.kind)),
+            }
+        })
+    }
+
+    fn writable(&self) -> bool {
+        self.branch.is_some()
+    }
+
+    fn zarr_format_hint(&self) -> Option<u8> {
+        Some(3)
+    }
+
+    fn repository(&self) -> Option<&dyn Repository> {
+        Some(self)
+    }
+}
+
+impl Repository for IcechunkStore {
+    fn commit(&self, message: &str) -> Result<String> {
+        let _one_at_a_time = COMMITS.lock().unwrap_or_else(|p| p.into_inner());
+        let (repo, session, url) = (self.repo.clone(), self.session.clone(), self.url.clone());
+        let branch = self.branch("commit")?.to_string();
+        let message = message.to_string();
+        block_on(async move {
+            let mut session = session.write().await;
+            if !session.has_uncommitted_changes() {
+                return Err(Error::InvalidArg(format!(
+                    "{url}: nothing to commit: nothing was written since the last commit"
+                )));
+            }
+            let id = session
+                .commit(message)
+                .execute()
+                .await
+                .map_err(|e| session_error(&url, "cannot commit", e.kind))?;
+            // A committed session only reads: writing goes on in a new one at the commit.
+            *session = repo
+                .writable_session(&branch)
+                .await
+                .map_err(|e| repo_error(&url, "committed, but cannot go on writing", e.kind))?;
+            Ok(id.to_string())
+        })?
+    }
+
+    fn discard(&self) -> Result<()> {
+        self.branch("discard changes")?;
+        let _write = super::writes::Write::begin(self.location());
+        let session = self.session.clone();
+        let url = self.url.clone();
+        block_on(async move {
+            session
+                .write()
+                .await
+                .discard_changes()
+                .map_err(|e| session_error(&url, "cannot discard the changes", e.kind))
+        })?
+    }
+
+    fn rebase(&self) -> Result<()> {
+        self.branch("rebase")?;
+        let _write = super::writes::Write::begin(self.location());
+        let session = self.session.clone();
+        let url = self.url.clone();
+        block_on(async move {
+            session
+                .write()
+                .await
+                .rebase(&ConflictDetector)
+                .await
+                .map_err(|e| session_error(&url, "cannot rebase", e.kind))
+        })?
+    }
+
+    fn create_tag(&self, name: &str) -> Result<()> {
+        let (repo, session, url) = (self.repo.clone(), self.session.clone(), self.url.clone());
+        let name = name.to_string();
+        block_on(async move {
+            let id = session.read().await.snapshot_id().clone();
+            repo.create_tag(&name, &id)
+                .await
+                .map_err(|e| repo_error(&url, &format!("cannot create tag {name:?}"), e.kind))
+        })?
+    }
+
+    fn create_branch(&self, name: &str) -> Result<()> {
+        let (repo, session, url) = (self.repo.clone(), self.session.clone(), self.url.clone());
+        let name = name.to_string();
+        block_on(async move {
+            let id = session.read().await.snapshot_id().clone();
+            repo.create_branch(&name, &id)
+                .await
+                .map_err(|e| repo_error(&url, &format!("cannot create branch {name:?}"), e.kind))
+        })?
+    }
+
+    fn snapshot_id(&self) -> Result<String> {
+        let session = self.session.clone();
+        block_on(async move { session.read().await.snapshot_id().to_string() })
+    }
+
+    fn history(&self) -> Result<Vec<Snapshot>> {
+        let (repo, session, url) = (self.repo.clone(), self.session.clone(), self.url.clone());
+        block_on(async move {
+            let id = session.read().await.snapshot_id().clone();
+            let what = "cannot read the history";
+            let ancestry = repo
+                .ancestry(&VersionInfo::SnapshotId(id))
+                .await
+                .map_err(|e| repo_error(&url, what, e.kind))?;
+            ancestry
+                .map(|info| {
+                    info.map(|info| Snapshot {
+                        id: info.id.to_string(),
+                        parent: info.parent_id.map(|p| p.to_string()),
+                        time: info.flushed_at.to_rfc3339(),
+                        message: info.message,
+                    })
+                    .map_err(|e| repo_error(&url, what, e.kind))
+                })
+                .try_collect()
+                .await
+        })?
+    }
+}
+
+/// Whether a read failed only because the key holds nothing: it is missing, or it is not a
+/// key of the Zarr v3 layout Icechunk holds (the documents of other formats that opening a
+/// node looks for), which therefore cannot exist.
+fn absent(kind: &StoreErrorKind) -> bool {
+    matches!(
+        kind,
+        StoreErrorKind::NotFound(_) | StoreErrorKind::InvalidKey { .. }
+    )
+}
+
+/// The library's error for a failed store call of the crate.
+fn store_error(url: &str, what: &str, kind: StoreErrorKind) -> Error {
+    match kind {
+        StoreErrorKind::SessionError(kind) => session_error(url, what, kind),
+        StoreErrorKind::RepositoryError(kind) => repo_error(url, what, kind),
+        StoreErrorKind::RefError(kind) => ref_error(url, what, kind),
+        StoreErrorKind::ReadOnly => Error::ReadOnly(format!("{url}: {what}: {kind}")),
+        StoreErrorKind::Unimplemented(_) => Error::Unsupported(format!(
+            "{url}: {what}: {kind} (an Icechunk repository holds Zarr v3 only)"
+        )),
+        StoreErrorKind::InvalidKey { .. }
+        | StoreErrorKind::PathError(_)
+        | StoreErrorKind::BadKeyPrefix { .. } => {
+            Error::InvalidKey(format!("{url}: {what}: {kind}"))
+        }
+        StoreErrorKind::InvalidIndex { .. } => Error::OutOfBounds(format!("{url}: {what}: {kind}")),
+        StoreErrorKind::BadMetadata(_) | StoreErrorKind::BadChunkGridMetadata(_) => {
+            Error::Metadata(format!("{url}: {what}: {kind}"))
+        }
+        StoreErrorKind::NotFound(_) => Error::NotFound(format!("{url}: {what}: {kind}")),
+        kind => Error::Io(format!("{url}: {what}: {kind}")),
+    }
+}
+
+/// The library's error for a failed session call of the crate.
+fn session_error(url: &str, what: &str, kind: SessionErrorKind) -> Error {
+    match kind {
+        SessionErrorKind::RepositoryError(kind) => repo_error(url, what, kind),
+        SessionErrorKind::FormatError(kind) => format_error(url, what, kind),
+        SessionErrorKind::RefError(kind) => ref_error(url, what, kind),
+        SessionErrorKind::Conflict { .. } => Error::Conflict(format!(
+            "{url}: {what}: another writer committed on the branch since this session \
+             started ({kind}); rebase, then commit again"
+        )),
+        SessionErrorKind::RebaseFailed { ref conflicts, .. } => Error::Conflict(format!(
+            "{url}: {what}: the changes overlap those committed meanwhile: {conflicts:?}"
+        )),
+        SessionErrorKind::ReadOnlySession => Error::ReadOnly(format!("{url}: {what}: {kind}")),
+        SessionErrorKind::NoChangesToCommit => Error::InvalidArg(format!("{url}: {what}: {kind}")),
+        SessionErrorKind::SnapshotNotFound { .. } | SessionErrorKind::NodeNotFound { .. } => {
+            Error::NotFound(format!("{url}: {what}: {kind}"))
+        }
+        SessionErrorKind::AlreadyExists { .. } => Error::Exists(format!("{url}: {what}: {kind}")),
+        SessionErrorKind::InvalidIndex { .. } => {
+            Error::OutOfBounds(format!("{url}: {what}: {kind}"))
+        }
+        kind => Error::Io(format!("{url}: {what}: {kind}")),
+    }
+}
+
+/// The library's error for a failed repository call of the crate.
+fn repo_error(url: &str, what: &str, kind: RepositoryErrorKind) -> Error {
+    match kind {
+        RepositoryErrorKind::FormatError(kind) => format_error(url, what, kind),
+        RepositoryErrorKind::Ref(kind) => ref_error(url, what, kind),
+        RepositoryErrorKind::Conflict { .. } => Error::Conflict(format!(
+            "{url}: {what}: another writer moved the branch ({kind})"
+        )),
+        RepositoryErrorKind::SnapshotNotFound { .. }
+        | RepositoryErrorKind::RepositoryDoesntExist => {
+            Error::NotFound(format!("{url}: {what}: {kind}"))
+        }
+        RepositoryErrorKind::InvalidSnapshotId(_) => {
+            Error::InvalidArg(format!("{url}: {what}: {kind}"))
+        }
+        RepositoryErrorKind::ParentDirectoryNotClean => Error::Exists(format!(
+            "{url}: {what}: the directory holds other files (a repository is created only \
+             in a missing or empty directory)"
+        )),
+        RepositoryErrorKind::ReadonlyStorage(_) | RepositoryErrorKind::ReadonlyRepository(_) => {
+            Error::ReadOnly(format!("{url}: {what}: {kind}"))
+        }
+        kind => Error::Io(format!("{url}: {what}: {kind}")),
+    }
+}
+
+/// The library's error for a failed branch or tag call of the crate.
+fn ref_error(url: &str, what: &str, kind: RefErrorKind) -> Error {
+    match kind {
+        RefErrorKind::RefNotFound(_) => Error::NotFound(format!("{url}: {what}: {kind}")),
+        RefErrorKind::TagAlreadyExists(_) => Error::Exists(format!("{url}: {what}: {kind}")),
+        RefErrorKind::InvalidRefName(_) | RefErrorKind::InvalidRefType(_) => {
+            Error::InvalidArg(format!("{url}: {what}: {kind}"))
+        }
+        kind => Error::Io(format!("{url}: {what}: {kind}")),
+    }
+}
+
+/// The library's error for a format-level failure of the crate.
+fn format_error(url: &str, what: &str, kind: IcechunkFormatErrorKind) -> Error {
+    match kind {
+        IcechunkFormatErrorKind::SnapshotIdNotFound { .. }
+        | IcechunkFormatErrorKind::BranchNotFound { .. }
+        | IcechunkFormatErrorKind::TagNotFound { .. }
+        | IcechunkFormatErrorKind::NodeNotFound { .. } => {
+            Error::NotFound(format!("{url}: {what}: {kind}"))
+        }
+        IcechunkFormatErrorKind::BranchAlreadyExists { .. }
+        | IcechunkFormatErrorKind::TagAlreadyExists { .. }
+        | IcechunkFormatErrorKind::TagPreviouslyDeleted { .. } => {
+            Error::Exists(format!("{url}: {what}: {kind}"))
+        }
+        kind => Error::Io(format!("{url}: {what}: {kind}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_name_a_path_and_a_place_in_the_history() {
+        assert_eq!(
+            parse_url("icechunk:///data/repo").unwrap(),
+            (
+                Place::Disk(PathBuf::from("/data/repo")),
+                At::Branch("main".into())
+            )
+        );
+        assert_eq!(
+            parse_url("icechunk+s3://bucket/runs/a/?branch=dev").unwrap(),
+            (
+                Place::S3 {
+                    bucket: "bucket".into(),
+                    prefix: "runs/a".into()
+                },
+                At::Branch("dev".into())
+            )
+        );
+        assert_eq!(
+            parse_url("icechunk:///r?tag=v1").unwrap().1,
+            At::Tag("v1".into())
+        );
+        assert_eq!(
+            parse_url("icechunk://localhost/r?snapshot=ABC").unwrap(),
+            (Place::Disk(PathBuf::from("/r")), At::Snapshot("ABC".into()))
+        );
+        for bad in [
+            "icechunk://",
+            "icechunk+s3:///prefix",
+            "icechunk:///r?tag=a&branch=b",
+            "icechunk:///r?colour=red",
+            "icechunk:///r?branch=",
+        ] {
+            assert!(matches!(parse_url(bad), Err(Error::InvalidArg(_))), "{bad}");
+        }
+    }
+}

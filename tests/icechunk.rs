@@ -1,0 +1,607 @@
+//! Icechunk repositories as stores (`icechunk:///PATH`): arrays and groups committed and
+//! read back at a branch, a tag and a snapshot; time travel over a long history; discard;
+//! two writers on one branch; and hostile URLs and damaged repositories.
+#![cfg(feature = "icechunk")]
+
+mod common;
+
+use serde_json::{json, Map, Value};
+use std::path::Path;
+use std::sync::Arc;
+use zarr::dtype::ElementType;
+use zarr::meta::{Format, Order};
+use zarr::node::{Array, ArrayBuilder, Group, Mode};
+use zarr::store::{open_url, repository_of, Store};
+use zarr::Error;
+
+fn url(dir: &Path, query: &str) -> String {
+    format!("icechunk://{}{query}", dir.display())
+}
+
+fn open(dir: &Path, query: &str, mode: Mode) -> Arc<dyn Store> {
+    open_url(&url(dir, query), mode, None).unwrap()
+}
+
+fn commit(store: &Arc<dyn Store>, message: &str) -> String {
+    repository_of(store.as_ref())
+        .unwrap()
+        .commit(message)
+        .unwrap()
+}
+
+fn int32s(values: impl IntoIterator<Item = i32>) -> Vec<u8> {
+    values.into_iter().flat_map(i32::to_ne_bytes).collect()
+}
+
+/// Values no compressor shrinks much, so that chunks are stored as files of their own
+/// (Icechunk keeps chunks under 512 bytes inside its manifests).
+fn noisy(n: usize, seed: u64) -> Vec<u8> {
+    let mut state = seed;
+    (0..n)
+        .flat_map(|_| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((state >> 11) as f64).to_ne_bytes()
+        })
+        .collect()
+}
+
+fn read_all(array: &Array, elem: ElementType, item: usize) -> Vec<u8> {
+    let shape = array.metadata().shape.clone();
+    let n: u64 = shape.iter().product();
+    let mut buf = vec![0u8; n as usize * item];
+    array
+        .read(&vec![0; shape.len()], &shape, elem, Order::C, &mut buf)
+        .unwrap();
+    buf
+}
+
+fn attributes(store: &dyn Store, key: &str) -> Value {
+    let doc: Value = serde_json::from_slice(&store.get(key).unwrap().unwrap()).unwrap();
+    doc["attributes"].clone()
+}
+
+/// A group `sim` (with attributes) holding `temperature` (int32, zstd) and `pressure`
+/// (float64, sharded), written through `store`.
+fn write_step(store: &Arc<dyn Store>, step: i32) {
+    let mut attrs = Map::new();
+    attrs.insert("step".into(), json!(step));
+    Group::open_with(store.clone(), "sim", Mode::Append, Format::V3, &attrs).unwrap();
+    let mut builder = ArrayBuilder::new(vec![4, 6], ElementType::Int32);
+    builder.zarr_format(3).unwrap();
+    builder
+        .chunks(vec![2, 3])
+        .fill_value_json(json!(-1))
+        .compressor(json!({"id": "zstd", "level": 1}));
+    let mut units = Map::new();
+    units.insert("units".into(), json!("K"));
+    builder.attributes(units);
+    let temperature = builder
+        .create(store.clone(), "sim/temperature", Mode::Overwrite)
+        .unwrap();
+    temperature
+        .write(
+            &[0, 0],
+            &[4, 6],
+            ElementType::Int32,
+            Order::C,
+            &int32s((0..24).map(|v| v + 100 * step)),
+        )
+        .unwrap();
+    let mut builder = ArrayBuilder::new(vec![64, 64], ElementType::Float64);
+    builder.zarr_format(3).unwrap();
+    builder
+        .chunks(vec![8, 8])
+        .shard_shape(vec![32, 32])
+        .fill_value_json(json!(0.0))
+        .compressor(json!({"id": "zstd", "level": 1}));
+    let pressure = builder
+        .create(store.clone(), "sim/pressure", Mode::Overwrite)
+        .unwrap();
+    pressure
+        .write(
+            &[0, 0],
+            &[64, 64],
+            ElementType::Float64,
+            Order::C,
+            &noisy(64 * 64, step as u64),
+        )
+        .unwrap();
+}
+
+/// Checks what [`write_step`] wrote for `step`, read through `store`.
+fn check_step(store: &Arc<dyn Store>, step: i32) {
+    let temperature = Array::open(store.clone(), "sim/temperature", Mode::Read).unwrap();
+    assert_eq!(
+        read_all(&temperature, ElementType::Int32, 4),
+        int32s((0..24).map(|v| v + 100 * step))
+    );
+    let pressure = Array::open(store.clone(), "sim/pressure", Mode::Read).unwrap();
+    assert_eq!(
+        read_all(&pressure, ElementType::Float64, 8),
+        noisy(64 * 64, step as u64)
+    );
+    // A part of one shard: the inner chunks are read by range.
+    let mut part = vec![0u8; 3 * 5 * 8];
+    pressure
+        .read(&[9, 17], &[3, 5], ElementType::Float64, Order::C, &mut part)
+        .unwrap();
+    let whole = noisy(64 * 64, step as u64);
+    let expected: Vec<u8> = (9..12)
+        .flat_map(|row| whole[(row * 64 + 17) * 8..(row * 64 + 22) * 8].to_vec())
+        .collect();
+    assert_eq!(part, expected);
+    assert_eq!(
+        attributes(store.as_ref(), "sim/zarr.json"),
+        json!({"step": step})
+    );
+    assert_eq!(
+        attributes(store.as_ref(), "sim/temperature/zarr.json"),
+        json!({"units": "K"})
+    );
+}
+
+#[test]
+fn commits_read_back_at_branch_tag_and_snapshot() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    let writer = open(&repo, "", Mode::Append);
+    write_step(&writer, 1);
+    check_step(&writer, 1);
+    // Nothing is visible to other readers before the commit.
+    let before = open(&repo, "", Mode::Read);
+    assert!(matches!(
+        Array::open(before, "sim/temperature", Mode::Read),
+        Err(Error::NotFound(_))
+    ));
+    let first = commit(&writer, "step 1");
+    assert_eq!(first.len(), 20);
+    repository_of(writer.as_ref())
+        .unwrap()
+        .create_tag("v1")
+        .unwrap();
+    for query in [
+        "".to_string(),
+        "?branch=main".into(),
+        "?tag=v1".into(),
+        format!("?snapshot={first}"),
+    ] {
+        let reader = open(&repo, &query, Mode::Read);
+        assert!(!reader.writable(), "{query}");
+        check_step(&reader, 1);
+        assert_eq!(
+            reader.list_dir("sim/").unwrap().prefixes,
+            vec!["pressure".to_string(), "temperature".to_string()]
+        );
+        assert_eq!(
+            reader.list_dir("sim/").unwrap().keys,
+            vec!["zarr.json".to_string()]
+        );
+        assert!(reader
+            .list_prefix("sim/temperature/")
+            .unwrap()
+            .contains(&"sim/temperature/c/1/1".to_string()));
+    }
+
+    // The next step replaces the values; a member is deleted; the tag keeps step 1.
+    write_step(&writer, 2);
+    let group = Group::open(writer.clone(), "sim", Mode::ReadWrite).unwrap();
+    let mut builder = ArrayBuilder::new(vec![3], ElementType::Int32);
+    builder.zarr_format(3).unwrap();
+    group
+        .create_array("scratch", &builder, Mode::CreateNew)
+        .unwrap();
+    commit(&writer, "step 2 with scratch");
+    group.delete("scratch").unwrap();
+    let second = commit(&writer, "step 2");
+    let head = open(&repo, "", Mode::Read);
+    check_step(&head, 2);
+    assert!(matches!(
+        Array::open(head.clone(), "sim/scratch", Mode::Read),
+        Err(Error::NotFound(_))
+    ));
+    check_step(&open(&repo, "?tag=v1", Mode::Read), 1);
+    check_step(&open(&repo, &format!("?snapshot={second}"), Mode::Read), 2);
+
+    // A branch made at the tag's snapshot, written and committed on its own.
+    let at_tag = open(&repo, "?tag=v1", Mode::Read);
+    repository_of(at_tag.as_ref())
+        .unwrap()
+        .create_branch("rerun")
+        .unwrap();
+    let rerun = open(&repo, "?branch=rerun", Mode::ReadWrite);
+    check_step(&rerun, 1);
+    write_step(&rerun, 7);
+    commit(&rerun, "rerun step 7");
+    check_step(&open(&repo, "?branch=rerun", Mode::Read), 7);
+    check_step(&open(&repo, "", Mode::Read), 2);
+
+    // Read-only places refuse writes and commits.
+    let tag = open(&repo, "?tag=v1", Mode::Read);
+    assert!(matches!(
+        tag.set("x/zarr.json", b"{}"),
+        Err(Error::ReadOnly(_))
+    ));
+    assert!(matches!(
+        repository_of(tag.as_ref()).unwrap().commit("no"),
+        Err(Error::ReadOnly(_))
+    ));
+    assert!(matches!(
+        open_url(&url(&repo, "?tag=v1"), Mode::Append, None),
+        Err(Error::ReadOnly(_))
+    ));
+    assert!(matches!(
+        repository_of(tag.as_ref()).unwrap().create_tag("v1"),
+        Err(Error::Exists(_))
+    ));
+}
+
+#[test]
+fn v2_metadata_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(&dir.path().join("repo"), "", Mode::Append);
+    let mut builder = ArrayBuilder::new(vec![4], ElementType::Int32);
+    builder.zarr_format(2).unwrap();
+    let refused = builder.create(store.clone(), "old", Mode::Overwrite);
+    assert!(matches!(refused, Err(Error::Unsupported(_))), "{refused:?}");
+    assert!(matches!(
+        store.set(
+            "x/zarr.json",
+            br#"{"zarr_format": 3, "node_type": "nonsense"}"#
+        ),
+        Err(Error::Metadata(_))
+    ));
+}
+
+#[test]
+fn time_travel_over_a_long_history() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    let store = open(&repo, "", Mode::Append);
+    let mut builder = ArrayBuilder::new(vec![0], ElementType::Int64);
+    builder.zarr_format(3).unwrap();
+    builder.chunks(vec![5]);
+    let series = builder
+        .create(store.clone(), "series", Mode::CreateNew)
+        .unwrap();
+    let mut ids = Vec::new();
+    for step in 0..22i64 {
+        let values: Vec<u8> = (0..3)
+            .flat_map(|i| (step * 1000 + i).to_ne_bytes())
+            .collect();
+        series
+            .append(0, &[3], ElementType::Int64, Order::C, &values)
+            .unwrap();
+        ids.push(commit(&store, &format!("step {step}")));
+    }
+    for (step, id) in ids.iter().enumerate() {
+        let reader = open(&repo, &format!("?snapshot={id}"), Mode::Read);
+        let array = Array::open(reader, "series", Mode::Read).unwrap();
+        let expected: Vec<u8> = (0..=step as i64)
+            .flat_map(|s| (0..3).map(move |i| s * 1000 + i))
+            .flat_map(i64::to_ne_bytes)
+            .collect();
+        assert_eq!(array.metadata().shape, vec![3 * (step as u64 + 1)]);
+        assert_eq!(
+            read_all(&array, ElementType::Int64, 8),
+            expected,
+            "step {step}"
+        );
+    }
+    let history = repository_of(store.as_ref()).unwrap().history().unwrap();
+    // Newest first, back to the repository's first snapshot.
+    assert_eq!(history.len(), 23);
+    for (step, id) in ids.iter().rev().enumerate() {
+        assert_eq!(&history[step].id, id);
+        assert_eq!(history[step].message, format!("step {}", 21 - step));
+        assert_eq!(history[step].parent.as_ref(), Some(&history[step + 1].id));
+    }
+    assert_eq!(history[22].parent, None);
+    let json: Value =
+        serde_json::from_str(&zarr::store::repository::history_json(&history)).unwrap();
+    assert_eq!(json[0]["message"], "step 21");
+    assert_eq!(json[22]["parent"], Value::Null);
+}
+
+#[test]
+fn discard_drops_what_was_not_committed() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    let store = open(&repo, "", Mode::Append);
+    write_step(&store, 1);
+    commit(&store, "step 1");
+    write_step(&store, 2);
+    let mut builder = ArrayBuilder::new(vec![2], ElementType::Int32);
+    builder.zarr_format(3).unwrap();
+    builder
+        .create(store.clone(), "sim/extra", Mode::CreateNew)
+        .unwrap();
+    let versions = repository_of(store.as_ref()).unwrap();
+    versions.discard().unwrap();
+    check_step(&store, 1);
+    assert!(!store.contains("sim/extra/zarr.json").unwrap());
+    assert!(matches!(
+        versions.commit("nothing"),
+        Err(Error::InvalidArg(_))
+    ));
+    // A store dropped without a commit commits nothing.
+    let dropped = open(&repo, "", Mode::ReadWrite);
+    write_step(&dropped, 3);
+    drop(dropped);
+    check_step(&open(&repo, "", Mode::Read), 1);
+    assert_eq!(
+        repository_of(open(&repo, "", Mode::Read).as_ref())
+            .unwrap()
+            .history()
+            .unwrap()
+            .len(),
+        2
+    );
+}
+
+fn write_ones(store: &Arc<dyn Store>, path: &str, value: i32) {
+    let array = Array::open(store.clone(), path, Mode::ReadWrite).unwrap();
+    array
+        .write(
+            &[0],
+            &[4],
+            ElementType::Int32,
+            Order::C,
+            &int32s([value; 4]),
+        )
+        .unwrap();
+}
+
+#[test]
+fn two_writers_on_one_branch() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    let setup = open(&repo, "", Mode::Append);
+    for name in ["a", "b"] {
+        let mut builder = ArrayBuilder::new(vec![4], ElementType::Int32);
+        builder.zarr_format(3).unwrap();
+        builder.chunks(vec![4]).fill_value_json(json!(0));
+        builder
+            .create(setup.clone(), name, Mode::CreateNew)
+            .unwrap();
+    }
+    commit(&setup, "arrays");
+
+    // Disjoint changes: the second commit conflicts, rebases, then commits.
+    let first = open(&repo, "", Mode::ReadWrite);
+    let second = open(&repo, "", Mode::ReadWrite);
+    write_ones(&first, "a", 1);
+    write_ones(&second, "b", 2);
+    commit(&first, "a = 1");
+    let versions = repository_of(second.as_ref()).unwrap();
+    assert!(matches!(versions.commit("b = 2"), Err(Error::Conflict(_))));
+    versions.rebase().unwrap();
+    versions.commit("b = 2").unwrap();
+    let head = open(&repo, "", Mode::Read);
+    for (name, value) in [("a", 1), ("b", 2)] {
+        let array = Array::open(head.clone(), name, Mode::Read).unwrap();
+        assert_eq!(read_all(&array, ElementType::Int32, 4), int32s([value; 4]));
+    }
+
+    // Overlapping changes: the rebase fails and keeps the second writer's changes.
+    let first = open(&repo, "", Mode::ReadWrite);
+    let second = open(&repo, "", Mode::ReadWrite);
+    write_ones(&first, "a", 3);
+    write_ones(&second, "a", 4);
+    commit(&first, "a = 3");
+    let versions = repository_of(second.as_ref()).unwrap();
+    assert!(matches!(versions.commit("a = 4"), Err(Error::Conflict(_))));
+    assert!(matches!(versions.rebase(), Err(Error::Conflict(_))));
+    let mine = Array::open(second.clone(), "a", Mode::Read).unwrap();
+    assert_eq!(read_all(&mine, ElementType::Int32, 4), int32s([4; 4]));
+    let head = Array::open(open(&repo, "", Mode::Read), "a", Mode::Read).unwrap();
+    assert_eq!(read_all(&head, ElementType::Int32, 4), int32s([3; 4]));
+}
+
+#[test]
+fn hostile_urls_are_clear_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    // Reading a repository that does not exist names it.
+    match open_url(&url(&repo, ""), Mode::Read, None) {
+        Err(Error::NotFound(message)) => assert!(message.contains("repo"), "{message}"),
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(
+        open_url(&url(&repo, ""), Mode::ReadWrite, None),
+        Err(Error::NotFound(_))
+    ));
+    let store = open(&repo, "", Mode::Append);
+    write_step(&store, 1);
+    let id = commit(&store, "step 1");
+    // An empty directory without a repository is not one either.
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    assert!(matches!(
+        open_url(&url(&empty, ""), Mode::Read, None),
+        Err(Error::NotFound(_))
+    ));
+    // A directory with other files in it is not made a repository.
+    let busy = dir.path().join("busy");
+    std::fs::create_dir(&busy).unwrap();
+    std::fs::write(busy.join("notes.txt"), b"mine").unwrap();
+    assert!(open_url(&url(&busy, ""), Mode::Append, None).is_err());
+    assert_eq!(std::fs::read(busy.join("notes.txt")).unwrap(), b"mine");
+
+    // The same length and alphabet, another first character.
+    let missing_id = match id.strip_prefix('0') {
+        Some(rest) => format!("1{rest}"),
+        None => format!("0{}", &id[1..]),
+    };
+    for (query, what) in [
+        (format!("?snapshot={missing_id}"), "missing snapshot"),
+        ("?tag=nope".to_string(), "missing tag"),
+        ("?branch=nope".to_string(), "missing branch"),
+    ] {
+        let opened = open_url(&url(&repo, &query), Mode::Read, None);
+        assert!(
+            matches!(opened, Err(Error::NotFound(_))),
+            "{what}: {opened:?}"
+        );
+    }
+    for query in ["?snapshot=not-an-id!", "?tag=a&tag=b", "?when=now"] {
+        assert!(matches!(
+            open_url(&url(&repo, query), Mode::Read, None),
+            Err(Error::InvalidArg(_))
+        ));
+    }
+    assert!(matches!(
+        open_url(&url(&repo, ""), Mode::Read, Some(r#"{"region": "x"}"#)),
+        Err(Error::InvalidArg(_))
+    ));
+    for (bad, options) in [
+        ("icechunk+s3:///prefix", None),
+        ("icechunk+s3://bucket/p", Some(r#"{"timeout_ms": 5}"#)),
+        (
+            "icechunk+s3://bucket/p",
+            Some(r#"{"access_key_id": "only"}"#),
+        ),
+    ] {
+        assert!(
+            matches!(
+                open_url(bad, Mode::Read, options),
+                Err(Error::InvalidArg(_))
+            ),
+            "{bad} {options:?}"
+        );
+    }
+    // Stores that keep no history refuse the versioning calls.
+    let plain = open_url("memory://", Mode::Append, None).unwrap();
+    assert!(matches!(
+        repository_of(plain.as_ref()),
+        Err(Error::Unsupported(_))
+    ));
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+/// Replaces every file under `dir` with bytes of the same length, or removes it.
+fn damage(dir: &Path, remove: bool) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            damage(&path, remove);
+        } else if remove {
+            std::fs::remove_file(&path).unwrap();
+        } else {
+            let len = std::fs::metadata(&path).unwrap().len() as usize;
+            std::fs::write(&path, vec![0xA5u8; len]).unwrap();
+        }
+    }
+}
+
+/// Opens the repository and reads everything of step 1; the first error, if any.
+fn try_read_step(repo: &Path) -> zarr::Result<()> {
+    let store = open_url(&url(repo, ""), Mode::Read, None)?;
+    for (path, elem, item) in [
+        ("sim/temperature", ElementType::Int32, 4usize),
+        ("sim/pressure", ElementType::Float64, 8),
+    ] {
+        let array = Array::open(store.clone(), path, Mode::Read)?;
+        let shape = array.metadata().shape.clone();
+        let n: u64 = shape.iter().product();
+        let mut buf = vec![0u8; n as usize * item];
+        array.read(&[0, 0], &shape, elem, Order::C, &mut buf)?;
+    }
+    store.list_prefix("")?;
+    Ok(())
+}
+
+#[test]
+fn damaged_repositories_give_errors_not_panics() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("good");
+    let store = open(&good, "", Mode::Append);
+    write_step(&store, 1);
+    commit(&store, "step 1");
+    try_read_step(&good).unwrap();
+    let mut entries: Vec<String> = std::fs::read_dir(&good)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    entries.sort();
+    for needed in ["chunks", "manifests", "repo", "snapshots"] {
+        assert!(entries.iter().any(|e| e == needed), "{entries:?}");
+    }
+    for entry in entries {
+        for remove in [false, true] {
+            let copy = dir.path().join(format!("{entry}-{remove}"));
+            copy_dir(&good, &copy);
+            let target = copy.join(&entry);
+            if target.is_dir() {
+                damage(&target, remove);
+            } else if remove {
+                std::fs::remove_file(&target).unwrap();
+            } else {
+                let len = std::fs::metadata(&target).unwrap().len() as usize;
+                std::fs::write(&target, vec![0xA5u8; len]).unwrap();
+            }
+            let outcome = try_read_step(&copy);
+            let how = if remove { "removed" } else { "garbled" };
+            match outcome {
+                Err(e) => assert!(!e.to_string().contains("panicked"), "{entry} {how}: {e}"),
+                // Transaction logs and the record of overwritten refs are not read here.
+                Ok(()) => assert!(
+                    ["transactions", "overwritten"].contains(&entry.as_str()),
+                    "{entry} {how}: read without an error"
+                ),
+            }
+        }
+    }
+}
+
+#[test]
+fn repositories_on_s3() {
+    let Some(server) = common::moto() else { return };
+    let options = format!(
+        r#"{{"endpoint": "http://127.0.0.1:{}", "region": "us-east-1",
+            "access_key_id": "testing", "secret_access_key": "testing-secret"}}"#,
+        server.port
+    );
+    let at = |query: &str, mode: Mode| {
+        open_url(
+            &format!("icechunk+s3://zarr-test/runs/one{query}"),
+            mode,
+            Some(&options),
+        )
+    };
+    assert!(matches!(at("", Mode::Read), Err(Error::NotFound(_))));
+    let writer = at("", Mode::Append).unwrap();
+    write_step(&writer, 1);
+    let first = commit(&writer, "step 1");
+    repository_of(writer.as_ref())
+        .unwrap()
+        .create_tag("v1")
+        .unwrap();
+    write_step(&writer, 2);
+    commit(&writer, "step 2");
+    check_step(&at("", Mode::Read).unwrap(), 2);
+    check_step(&at("?tag=v1", Mode::Read).unwrap(), 1);
+    check_step(&at(&format!("?snapshot={first}"), Mode::Read).unwrap(), 1);
+
+    // Two writers: S3's conditional write lets one commit of the two through.
+    let other = at("", Mode::ReadWrite).unwrap();
+    write_step(&writer, 3);
+    write_step(&other, 4);
+    commit(&writer, "step 3");
+    let versions = repository_of(other.as_ref()).unwrap();
+    assert!(matches!(versions.commit("step 4"), Err(Error::Conflict(_))));
+    check_step(&at("", Mode::Read).unwrap(), 3);
+}
