@@ -399,6 +399,44 @@ fn two_writers_on_one_branch() {
     assert_eq!(read_all(&head, ElementType::Int32, 4), int32s([3; 4]));
 }
 
+/// On local disk a commit takes an exclusive `flock` on the repository's directory (which
+/// another process's libzarr holds while it commits): held here through a descriptor of
+/// its own, the commit waits for it and then succeeds.
+#[cfg(unix)]
+#[test]
+fn a_local_commit_waits_for_the_repository_lock() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    let store = open(&repo, "", Mode::Append);
+    let mut builder = ArrayBuilder::new(vec![4], ElementType::Int32);
+    builder.zarr_format(3).unwrap();
+    builder.chunks(vec![4]).fill_value_json(json!(0));
+    builder.create(store.clone(), "a", Mode::CreateNew).unwrap();
+    write_ones(&store, "a", 7);
+
+    let held = std::fs::File::open(&repo).unwrap();
+    rustix::fs::flock(&held, rustix::fs::FlockOperation::LockExclusive).unwrap();
+    let committing = {
+        let store = store.clone();
+        std::thread::spawn(move || {
+            repository_of(store.as_ref())
+                .unwrap()
+                .commit("while locked")
+        })
+    };
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(
+        !committing.is_finished(),
+        "the commit did not wait for the lock"
+    );
+    drop(held);
+    let id = committing.join().unwrap().unwrap();
+
+    let reader = open(&repo, &format!("?snapshot={id}"), Mode::Read);
+    let array = Array::open(reader, "a", Mode::Read).unwrap();
+    assert_eq!(read_all(&array, ElementType::Int32, 4), int32s([7; 4]));
+}
+
 #[test]
 fn hostile_urls_are_clear_errors() {
     let dir = tempfile::tempdir().unwrap();

@@ -35,10 +35,11 @@ unsafe fn check_id_buf(id_buf: *mut c_char, id_len: usize) -> FfiResult {
 /// Another writer's commit on the branch since this store's session began gives
 /// `ZARR_ERR_CONFLICT` and commits nothing: call `zarr_store_rebase`, then commit again.
 /// On S3 the branch moves by a conditional write: of racing commits from anywhere exactly
-/// one succeeds. On a local disk, within one process commits run one at a time, so of two
-/// racing commits on a branch exactly one succeeds; two processes committing at the same
-/// instant are not told apart (Icechunk moves the branch there without a conditional
-/// write) and one commit may be lost: have one process commit to a branch at a time.
+/// one succeeds. On a local disk Icechunk moves the branch without a conditional write;
+/// libzarr makes the move exclusive itself (one at a time in the process, and an exclusive
+/// `flock` on the repository's directory across processes), so of racing libzarr commits
+/// exactly one succeeds. Other programs (Python's icechunk) do not take that lock: a commit
+/// of theirs at the same instant as one of libzarr's on a local disk may still be lost.
 ///
 /// Errors: `ZARR_ERR_CONFLICT` (see above), `ZARR_ERR_INVALID_ARG` (nothing was written
 /// since the last commit), `ZARR_ERR_READ_ONLY` (opened read-only, or at a tag or

@@ -9,9 +9,13 @@
 //! Concurrent commits: Icechunk refuses a commit whose parent is no longer the branch's
 //! head ([`Error::Conflict`]). On S3 the branch moves by a conditional write, so of
 //! commits racing from anywhere exactly one succeeds. On a local disk the crate moves the
-//! branch without a conditional write, so two processes committing at the same instant may
-//! both succeed and one commit be lost; within one process libzarr runs commits one at a
-//! time, so of two racing commits on one branch exactly one succeeds.
+//! branch without a conditional write (it reads the repository's branches, checks the
+//! parent, and writes them back), so libzarr makes that step exclusive itself: commits,
+//! tags and branches of one process run one at a time, and each holds an exclusive
+//! `flock` on the repository's directory while it updates the repository, so of two
+//! libzarr processes racing on one branch exactly one succeeds. Other programs (Python's
+//! icechunk) do not take that lock: a commit of theirs at the same instant as one of
+//! libzarr's on a local disk may still be lost; object storage has no such gap.
 
 use super::cloud::block_on;
 use super::repository::{Repository, Snapshot};
@@ -68,6 +72,9 @@ pub struct IcechunkStore {
     store: icechunk::Store,
     /// The branch written to (`None` when read-only).
     branch: Option<String>,
+    /// The repository's directory when it is on local disk: locked while the repository's
+    /// branches and tags are updated.
+    directory: Option<PathBuf>,
 }
 
 impl std::fmt::Debug for IcechunkStore {
@@ -79,8 +86,43 @@ impl std::fmt::Debug for IcechunkStore {
     }
 }
 
-/// Commits of this process run one at a time (see the module's documentation).
+/// Commits, tags and branches of this process run one at a time (see the module's
+/// documentation).
 static COMMITS: Mutex<()> = Mutex::new(());
+
+/// Holds the right to update a repository's branches and tags: this process's turn and,
+/// for a repository on local disk, an exclusive `flock` on its directory (released when
+/// dropped, with the descriptor).
+struct UpdateTurn {
+    _process: std::sync::MutexGuard<'static, ()>,
+    _directory: Option<std::fs::File>,
+}
+
+impl UpdateTurn {
+    /// Waits for the turn to update the repository at `directory` (`url` in messages).
+    fn take(directory: Option<&PathBuf>, url: &str) -> Result<UpdateTurn> {
+        let process = COMMITS.lock().unwrap_or_else(|p| p.into_inner());
+        let locked = match directory {
+            None => None,
+            Some(dir) => {
+                let fail = |e: &dyn std::fmt::Display| {
+                    Error::Io(format!(
+                        "{url}: cannot lock the repository's directory: {e}"
+                    ))
+                };
+                let file = std::fs::File::open(dir).map_err(|e| fail(&e))?;
+                #[cfg(unix)]
+                rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)
+                    .map_err(|e| fail(&e))?;
+                Some(file)
+            }
+        };
+        Ok(UpdateTurn {
+            _process: process,
+            _directory: locked,
+        })
+    }
+}
 
 /// Splits `icechunk:///path?branch=NAME` or `icechunk+s3://bucket/prefix?branch=NAME` (or
 /// `?tag=`, `?snapshot=`) into the repository's place and the place in its history (the
@@ -221,6 +263,10 @@ impl IcechunkStore {
     /// `access_key_id`, `secret_access_key`, `session_token`, `allow_http`, `anonymous`.
     pub fn open(url: &str, mode: Mode, options: Option<&Map<String, Value>>) -> Result<Self> {
         let (place, at) = parse_url(url)?;
+        let directory = match &place {
+            Place::Disk(path) => Some(path.clone()),
+            Place::S3 { .. } => None,
+        };
         let s3 = match &place {
             Place::Disk(_) => {
                 if let Some(name) = options.and_then(|o| o.keys().next()) {
@@ -265,6 +311,7 @@ impl IcechunkStore {
             session,
             store,
             branch,
+            directory,
         })
     }
 
@@ -537,7 +584,7 @@ impl Store for IcechunkStore {
 
 impl Repository for IcechunkStore {
     fn commit(&self, message: &str) -> Result<String> {
-        let _one_at_a_time = COMMITS.lock().unwrap_or_else(|p| p.into_inner());
+        let _turn = UpdateTurn::take(self.directory.as_ref(), &self.url)?;
         let (repo, session, url) = (self.repo.clone(), self.session.clone(), self.url.clone());
         let branch = self.branch("commit")?.to_string();
         let message = message.to_string();
@@ -592,6 +639,7 @@ impl Repository for IcechunkStore {
     }
 
     fn create_tag(&self, name: &str) -> Result<()> {
+        let _turn = UpdateTurn::take(self.directory.as_ref(), &self.url)?;
         let (repo, session, url) = (self.repo.clone(), self.session.clone(), self.url.clone());
         let name = name.to_string();
         block_on(async move {
@@ -603,6 +651,7 @@ impl Repository for IcechunkStore {
     }
 
     fn create_branch(&self, name: &str) -> Result<()> {
+        let _turn = UpdateTurn::take(self.directory.as_ref(), &self.url)?;
         let (repo, session, url) = (self.repo.clone(), self.session.clone(), self.url.clone());
         let name = name.to_string();
         block_on(async move {
