@@ -2955,7 +2955,7 @@ module zarr_c
         bind(c, name="zarr_request_wait_all") result(res)
       import
       implicit none
-      type(c_ptr), intent(out) :: requests
+      type(c_ptr), intent(in) :: requests(*)
       integer(c_size_t), value :: n
       integer(c_int32_t) :: res
     end function c_zarr_request_wait_all
