@@ -57,6 +57,11 @@
 !   (ZARR_ERR_BUFFER_SIZE), never cut.
 ! - zarr_inquire's shape and chunks are allocatable integer(8) arrays it allocates; copy
 !   them into fixed-size arrays if needed.
+! - zarr_iwrite(arr, data, req, ...) and zarr_iappend(arr, data, req, ...) are the
+!   non-blocking forms (as MPI_Isend): they return a zarr_request at once; zarr_wait,
+!   zarr_test or zarr_wait_all give the outcome as the blocking call would, and
+!   zarr_request_free releases it. The data is lent until the wait (or copied at once
+!   with copy=.true.); it must be contiguous and of the array's own type.
 module zarr
   use, intrinsic :: iso_c_binding
   use zarr_c
