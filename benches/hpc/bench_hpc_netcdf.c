@@ -83,7 +83,7 @@ int main(int argc, char **argv) {
     NC(nc_close(ncid));
     unsigned long long total = 0, mine = bad;
     MPI_Allreduce(&mine, &total, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
-    print_row(&r, "netCDF-4", wall, output, -1, (size_t)total);
+    print_row(&r, "netCDF-4", wall, output, -1, -1, (size_t)total);
     free(buf);
     free(scratch);
     free(r.base);

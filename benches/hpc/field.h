@@ -116,17 +116,18 @@ static inline double max_over_ranks(double value) {
 
 /*
  * Prints the result row (rank 0): variant, ranks, wall seconds, MiB/s of raw data, the
- * output seconds per step (the slowest rank's mean), the fraction of the step the compute
- * waited on output (non-blocking only, else -1) and the values found wrong at read-back.
+ * output seconds per step (the slowest rank's mean), the simulated computation's seconds
+ * per step and the fraction of the step the computation waited on output (non-blocking
+ * only, else -1), and the values found wrong at read-back.
  */
-static inline void print_row(const struct run *r, const char *library, double wall, double output,
-                      double wait_fraction, size_t bad) {
+static inline void print_row(const struct run *r, const char *library, double wall,
+                             double output, double compute, double wait_fraction, size_t bad) {
     if (r->rank != 0)
         return;
     double mib = (double)r->steps * (double)r->nz * (double)r->ny * (double)r->nx * 4.0 /
                  1048576.0;
-    printf("ROW|%s|%s|%s|%d|%.2f|%.1f|%.4f|%.3f|%zu\n", library, r->mode, r->codec, r->ranks,
-           wall, mib / wall, output / r->steps, wait_fraction, bad);
+    printf("ROW|%s|%s|%s|%d|%.2f|%.1f|%.4f|%.4f|%.3f|%zu\n", library, r->mode, r->codec,
+           r->ranks, wall, mib / wall, output / r->steps, compute, wait_fraction, bad);
 }
 
 #endif
