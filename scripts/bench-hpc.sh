@@ -9,10 +9,10 @@
 # is read back and checked bit for bit by the program that wrote it. Figures are printed,
 # never asserted.
 #
-# Builds libzarr (release) and the programs (mpicc -Wall -Wextra -Werror), so run it under
-# the build lock when other builds may run:
+# Builds libzarr (release) and the programs (mpicc -Wall -Wextra -Werror); run it while no
+# other build or benchmark runs, as the figures depend on idle cores:
 #
-#   flock /tmp/libzarr-build.lock bash scripts/bench-hpc.sh [--quick]
+#   scripts/bench-hpc.sh [--quick]      # --quick: 20 steps instead of 100
 #
 # Installs with apt what is missing: MPI (openmpi-bin, libopenmpi-dev) and Debian's
 # parallel netCDF (libnetcdf-mpi-dev, with libhdf5-openmpi-dev), which sits beside the
