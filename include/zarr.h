@@ -3015,6 +3015,31 @@ zarr_status_t zarr_array_write_async(const zarr_array_t *array,
                                      zarr_request_t **out_request);
 
 /**
+ * Like `zarr_array_write_from`, but non-blocking as `zarr_array_write_async`: `buf` holds
+ * elements of the numeric type `mem_dtype`, converted to the array's type when the
+ * request runs (as netCDF's `nc_put_vara_*`).
+ *
+ * Errors: as `zarr_array_write_async`; the request's also `ZARR_ERR_RANGE` (a value does
+ * not fit the array's type: nothing is written) and `ZARR_ERR_DTYPE_MISMATCH` (a type
+ * that is not numeric).
+ *
+ * Ownership: as `zarr_array_write_async`.
+ *
+ * Thread safety: as `zarr_array_write_async`.
+ */
+ZARR_API
+zarr_status_t zarr_array_write_from_async(const zarr_array_t *array,
+                                          size_t ndim,
+                                          const uint64_t *start,
+                                          const uint64_t *count,
+                                          zarr_dtype_t mem_dtype,
+                                          zarr_order_t order,
+                                          const void *buf,
+                                          size_t buf_bytes,
+                                          uint32_t flags,
+                                          zarr_request_t **out_request);
+
+/**
  * Like `zarr_array_write_strided`, but non-blocking as `zarr_array_write_async`.
  *
  * Errors: as `zarr_array_write_async`; the stride errors come from the request.

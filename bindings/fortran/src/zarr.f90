@@ -61,7 +61,9 @@
 !   non-blocking forms (as MPI_Isend): they return a zarr_request at once; zarr_wait,
 !   zarr_test or zarr_wait_all give the outcome as the blocking call would, and
 !   zarr_request_free releases it. The data is lent until the wait (or copied at once
-!   with copy=.true.); it must be contiguous and of the array's own type.
+!   with copy=.true.); it must be contiguous. zarr_iwrite converts types as zarr_write
+!   does (a value out of range fails at the wait, nothing stored); zarr_iappend takes the
+!   array's own type, as zarr_append.
 module zarr
   use, intrinsic :: iso_c_binding
   use zarr_c
@@ -1966,7 +1968,8 @@ contains
   end subroutine check_unused
 
   ! Submits a non-blocking write of `data` (elements of `dtype`, shape `dshape`) into the
-  ! region `start`/`count`, checked here as zarr_write checks it.
+  ! region `start`/`count`, checked here as zarr_write checks it; another numeric type than
+  ! the array's is converted when the request runs, as zarr_write converts it.
   subroutine submit_write(arr, data, dtype, dshape, flags, req, start, count, stat, errmsg)
     type(zarr_array), intent(in) :: arr
     type(*), intent(in), target :: data(..)  ! contiguous (async_flags checks it)
@@ -1988,11 +1991,11 @@ contains
     end if
     buf = c_null_ptr
     if (size(data) > 0) buf = c_loc(data)
-    call report(c_zarr_array_write_async(arr%ptr, size(first, kind=c_size_t), &
-                                         reversed(first - 1), reversed(extents), dtype, &
-                                         ZARR_ORDER_C, buf, &
-                                         size(data, kind=c_size_t) * c_zarr_dtype_size(dtype), &
-                                         flags, req%ptr), &
+    call report(c_zarr_array_write_from_async(arr%ptr, size(first, kind=c_size_t), &
+                                              reversed(first - 1), reversed(extents), &
+                                              dtype, ZARR_ORDER_C, buf, &
+                                              size(data, kind=c_size_t) * &
+                                              c_zarr_dtype_size(dtype), flags, req%ptr), &
                 "zarr_iwrite", stat, errmsg)
   end subroutine submit_write
 

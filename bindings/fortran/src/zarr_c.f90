@@ -2857,6 +2857,36 @@ module zarr_c
       integer(c_int32_t) :: res
     end function c_zarr_array_write_async
 
+    ! Like `zarr_array_write_from`, but non-blocking as `zarr_array_write_async`: `buf`
+    ! holds
+    ! elements of the numeric type `mem_dtype`, converted to the array's type when the
+    ! request runs (as netCDF's `nc_put_vara_*`).
+    !
+    ! Errors: as `zarr_array_write_async`; the request's also `ZARR_ERR_RANGE` (a value does
+    ! not fit the array's type: nothing is written) and `ZARR_ERR_DTYPE_MISMATCH` (a type
+    ! that is not numeric).
+    !
+    ! Ownership: as `zarr_array_write_async`.
+    !
+    ! Thread safety: as `zarr_array_write_async`.
+    function c_zarr_array_write_from_async(array, ndim, start, count, mem_dtype, order, buf, &
+        buf_bytes, flags, out_request) &
+        bind(c, name="zarr_array_write_from_async") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: array
+      integer(c_size_t), value :: ndim
+      integer(c_int64_t), intent(in) :: start(*)
+      integer(c_int64_t), intent(in) :: count(*)
+      integer(c_int32_t), value :: mem_dtype
+      integer(c_int32_t), value :: order
+      type(c_ptr), value :: buf
+      integer(c_size_t), value :: buf_bytes
+      integer(c_int32_t), value :: flags
+      type(c_ptr), intent(out) :: out_request
+      integer(c_int32_t) :: res
+    end function c_zarr_array_write_from_async
+
     ! Like `zarr_array_write_strided`, but non-blocking as `zarr_array_write_async`.
     !
     ! Errors: as `zarr_array_write_async`; the stride errors come from the request.

@@ -2548,6 +2548,25 @@ function zarr_array_write_async(array, ndim, start, count, mem_dtype, order, buf
 end
 
 """
+    zarr_array_write_from_async(array, ndim, start, count, mem_dtype, order, buf, buf_bytes, flags, out_request) -> zarr_status_t
+
+Like `zarr_array_write_from`, but non-blocking as `zarr_array_write_async`: `buf` holds
+elements of the numeric type `mem_dtype`, converted to the array's type when the
+request runs (as netCDF's `nc_put_vara_*`).
+
+Errors: as `zarr_array_write_async`; the request's also `ZARR_ERR_RANGE` (a value does
+not fit the array's type: nothing is written) and `ZARR_ERR_DTYPE_MISMATCH` (a type
+that is not numeric).
+
+Ownership: as `zarr_array_write_async`.
+
+Thread safety: as `zarr_array_write_async`.
+"""
+function zarr_array_write_from_async(array, ndim, start, count, mem_dtype, order, buf, buf_bytes, flags, out_request)
+    ccall((:zarr_array_write_from_async, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Csize_t, Ptr{UInt64}, Ptr{UInt64}, zarr_dtype_t, zarr_order_t, Ptr{Cvoid}, Csize_t, UInt32, Ptr{Ptr{zarr_request_t}}), array, ndim, start, count, mem_dtype, order, buf, buf_bytes, flags, out_request)
+end
+
+"""
     zarr_array_write_strided_async(array, ndim, start, count, mem_strides, mem_dtype, buf, buf_bytes, flags, out_request) -> zarr_status_t
 
 Like `zarr_array_write_strided`, but non-blocking as `zarr_array_write_async`.
