@@ -2,7 +2,8 @@
  * Non-blocking writes and appends: requests from several threads waited for in any order,
  * submission order of overlapping writes and of appends, a store that fails on one chunk
  * (the error at wait, no chunk torn, later requests unaffected), the budget of bytes in
- * flight (its peak measured), requests freed before waiting, flush and close waiting.
+ * flight (its peak measured), converting writes (a value that does not fit fails at the
+ * wait), requests freed before waiting, flush and close waiting.
  */
 #include "check.h"
 
@@ -200,6 +201,32 @@ static void budget_and_flags(zarr_store_t *store) {
     zarr_array_free(a);
 }
 
+/* Converting writes: doubles into the int32 array, truncated when the request runs; a
+ * value that does not fit fails at the wait and stores nothing; the next request runs. */
+static void converting_writes(zarr_store_t *store) {
+    zarr_array_t *a = create(store, "converted", ROWS);
+    static const double fits[COLS] = {1.9, -2.9, 3.0, 40000.5};
+    static const double too_big[COLS] = {5.0, 3e9, 7.0, 8.0};
+    static const double after[COLS] = {-6.5, 7.25, 0.0, 9.0};
+    const double *bufs[3] = {fits, too_big, after};
+    zarr_request_t *reqs[3];
+    for (int i = 0; i < 3; i++) {
+        uint64_t start[2] = {(uint64_t)i, 0}, count[2] = {1, COLS};
+        CHECK_OK(zarr_array_write_from_async(a, 2, start, count, ZARR_DTYPE_FLOAT64,
+                                             ZARR_ORDER_C, bufs[i], sizeof fits, 0, &reqs[i]));
+    }
+    CHECK_OK(zarr_request_wait(reqs[0]));
+    CHECK_STATUS(zarr_request_wait(reqs[1]), ZARR_ERR_RANGE);
+    CHECK_OK(zarr_request_wait(reqs[2]));
+    for (int i = 0; i < 3; i++) zarr_request_free(reqs[i]);
+    static int32_t got[ROWS * COLS];
+    read_all(a, ROWS, got);
+    const int32_t want[3][COLS] = {{1, -2, 3, 40000}, {-1, -1, -1, -1}, {-6, 7, 0, 9}};
+    for (int r = 0; r < 3; r++)
+        for (int c = 0; c < COLS; c++) CHECK_EQ(got[r * COLS + c], want[r][c]);
+    zarr_array_free(a);
+}
+
 /* Appends freed unwaited still run, in order; flush waits for them. */
 static void appends_in_order_and_flush(zarr_store_t *store) {
     zarr_array_t *a = create(store, "grow", 0);
@@ -276,6 +303,7 @@ int main(void) {
     overlapping_writes_in_order(store);
     failing_chunk(store, dir);
     budget_and_flags(store);
+    converting_writes(store);
     appends_in_order_and_flush(store);
     fork_with_requests_in_flight(store);
     CHECK_OK(zarr_store_close(store));

@@ -618,6 +618,14 @@ static void test_async() {
         zarr::Request r = a.write_async<int32_t>({7, 0}, {2, 4}, lent.data(), 8);
         CHECK_THROWS(r.wait(), ZARR_ERR_OUT_OF_BOUNDS, "");
     }
+    // Converting: doubles truncated into the int32 array; one that does not fit throws.
+    std::vector<double> doubles = {1.9, -2.9, 3.0, 4e4, 5.5, 3e9, 7.0, 8.0};
+    zarr::Request fits = a.write_converted_async<double>({3, 0}, {1, 4}, doubles.data(), 4);
+    zarr::Request too_big = a.write_converted_async<double>({4, 0}, {1, 4}, doubles.data() + 4, 4);
+    fits.wait();
+    CHECK_THROWS(too_big.wait(), ZARR_ERR_RANGE, "");
+    CHECK(same(a.read<int32_t>({3, 0}, {2, 4}),
+               std::vector<int32_t>{1, -2, 3, 40000, 16, 17, 18, 19}));
     // Appends in order; detached requests still run, and flush waits for them.
     zarr::Array g =
         zarr::ArrayBuilder::of<int32_t>({0, 2}).set_chunk_shape({3, 2}).create(store, "g", ZARR_MODE_W);

@@ -2289,10 +2289,11 @@ zarr_status_t zarr_array_builder_set_dimension_names(zarr_array_builder_t *build
  * Another writer's commit on the branch since this store's session began gives
  * `ZARR_ERR_CONFLICT` and commits nothing: call `zarr_store_rebase`, then commit again.
  * On S3 the branch moves by a conditional write: of racing commits from anywhere exactly
- * one succeeds. On a local disk, within one process commits run one at a time, so of two
- * racing commits on a branch exactly one succeeds; two processes committing at the same
- * instant are not told apart (Icechunk moves the branch there without a conditional
- * write) and one commit may be lost: have one process commit to a branch at a time.
+ * one succeeds. On a local disk Icechunk moves the branch without a conditional write;
+ * libzarr makes the move exclusive itself (one at a time in the process, and an exclusive
+ * `flock` on the repository's directory across processes), so of racing libzarr commits
+ * exactly one succeeds. Other programs (Python's icechunk) do not take that lock: a commit
+ * of theirs at the same instant as one of libzarr's on a local disk may still be lost.
  *
  * Errors: `ZARR_ERR_CONFLICT` (see above), `ZARR_ERR_INVALID_ARG` (nothing was written
  * since the last commit), `ZARR_ERR_READ_ONLY` (opened read-only, or at a tag or
@@ -3155,6 +3156,31 @@ zarr_status_t zarr_array_write_async(const zarr_array_t *array,
                                      size_t buf_bytes,
                                      uint32_t flags,
                                      zarr_request_t **out_request);
+
+/**
+ * Like `zarr_array_write_from`, but non-blocking as `zarr_array_write_async`: `buf` holds
+ * elements of the numeric type `mem_dtype`, converted to the array's type when the
+ * request runs (as netCDF's `nc_put_vara_*`).
+ *
+ * Errors: as `zarr_array_write_async`; the request's also `ZARR_ERR_RANGE` (a value does
+ * not fit the array's type: nothing is written) and `ZARR_ERR_DTYPE_MISMATCH` (a type
+ * that is not numeric).
+ *
+ * Ownership: as `zarr_array_write_async`.
+ *
+ * Thread safety: as `zarr_array_write_async`.
+ */
+ZARR_API
+zarr_status_t zarr_array_write_from_async(const zarr_array_t *array,
+                                          size_t ndim,
+                                          const uint64_t *start,
+                                          const uint64_t *count,
+                                          zarr_dtype_t mem_dtype,
+                                          zarr_order_t order,
+                                          const void *buf,
+                                          size_t buf_bytes,
+                                          uint32_t flags,
+                                          zarr_request_t **out_request);
 
 /**
  * Like `zarr_array_write_strided`, but non-blocking as `zarr_array_write_async`.

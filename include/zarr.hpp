@@ -1238,6 +1238,20 @@ class Array : public detail::TypedAttributes<Array> {
         static_assert(!std::is_same_v<T, bool>, "std::vector<bool> is packed: pass a bool pointer");
         return write_async(start, count, data.data(), data.size(), order, ZARR_ASYNC_COPY);
     }
+    /* Non-blocking converting write (zarr_array_write_from_async): elements of T converted
+     * to the array's numeric type when the request runs, as write_converted; a value that
+     * does not fit makes wait() throw ZARR_ERR_RANGE (nothing stored). Flags as write_async. */
+    template <class T>
+    Request write_converted_async(const std::vector<uint64_t> &start,
+                                  const std::vector<uint64_t> &count, const T *data, size_t n,
+                                  zarr_order_t order = ZARR_ORDER_C, uint32_t flags = 0) const {
+        detail::check_same_rank(start, count, "count");
+        return Request(detail::make<zarr_request_t>([&](zarr_request_t **out) {
+            return zarr_array_write_from_async(get(), start.size(), start.data(), count.data(),
+                                               dtype_v<T>, order, data, n * sizeof(T), flags,
+                                               out);
+        }));
+    }
     /* Non-blocking strided write (zarr_array_write_strided_async); flags as write_async. */
     template <class T>
     Request write_strided_async(const std::vector<uint64_t> &start,

@@ -476,3 +476,43 @@ fn ffi_buffer_lengths_past_the_address_space_are_refused() {
         zarr_store_free(store);
     }
 }
+
+#[test]
+fn converting_writes_convert_when_they_run_and_refuse_values_that_do_not_fit() {
+    let _serial = serial();
+    let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    let a = array(store, vec![8], vec![4]);
+    let doubles =
+        |values: &[f64]| -> Vec<u8> { values.iter().flat_map(|v| v.to_ne_bytes()).collect() };
+    let submit = |start: u64, values: &[f64]| {
+        a.write_async(
+            vec![start],
+            vec![values.len() as u64],
+            ElementType::Float64,
+            Layout::Converted(Order::C),
+            Box::new(doubles(values)),
+        )
+        .unwrap()
+    };
+    // float64 into int32: truncated toward zero, as nc_put_vara_double.
+    let fits = submit(0, &[1.9, -2.9, 3.0, 40000.5]);
+    // 3e9 does not fit int32: the request fails at wait and stores nothing.
+    let too_big = submit(4, &[5.0, 3e9, 7.0, 8.0]);
+    let after = submit(6, &[-6.5, 7.25]);
+    fits.wait().unwrap();
+    assert!(matches!(too_big.wait(), Err(Error::Range(_))));
+    after.wait().unwrap();
+    assert_eq!(read_all(&a), ints([1, -2, 3, 40000, -1, -1, -6, 7]));
+    // The same type goes through unchanged.
+    let same = a
+        .write_async(
+            vec![4],
+            vec![2],
+            ElementType::Int32,
+            Layout::Converted(Order::C),
+            Box::new(ints([50, 51])),
+        )
+        .unwrap();
+    same.wait().unwrap();
+    assert_eq!(read_all(&a), ints([1, -2, 3, 40000, 50, 51, -6, 7]));
+}

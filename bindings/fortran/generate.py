@@ -77,6 +77,8 @@ def dummy(h, f, p):
     if base in h.opaque:
         if t.count("*") == 1:  # a handle passed in
             return f"type(c_ptr), value :: {p.name}"
+        if "const" in t[t.index("*"):]:  # T *const *: an array of handles passed in
+            return f"type(c_ptr), intent(in) :: {p.name}(*)"
         return f"type(c_ptr), intent(out) :: {p.name}"  # T **: a handle output
     intent = "in" if t[0] == "const" else "out"
     # Numeric pointers are arrays of `ndim` elements in functions taking ndim, else scalars.

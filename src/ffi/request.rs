@@ -116,6 +116,44 @@ pub unsafe extern "C" fn zarr_array_write_async(
     })
 }
 
+/// Like `zarr_array_write_from`, but non-blocking as `zarr_array_write_async`: `buf` holds
+/// elements of the numeric type `mem_dtype`, converted to the array's type when the
+/// request runs (as netCDF's `nc_put_vara_*`).
+///
+/// Errors: as `zarr_array_write_async`; the request's also `ZARR_ERR_RANGE` (a value does
+/// not fit the array's type: nothing is written) and `ZARR_ERR_DTYPE_MISMATCH` (a type
+/// that is not numeric).
+///
+/// Ownership: as `zarr_array_write_async`.
+///
+/// Thread safety: as `zarr_array_write_async`.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_write_from_async(
+    array: *const zarr_array_t,
+    ndim: usize,
+    start: *const u64,
+    count: *const u64,
+    mem_dtype: zarr_dtype_t,
+    order: zarr_order_t,
+    buf: *const c_void,
+    buf_bytes: usize,
+    flags: u32,
+    out_request: *mut *mut zarr_request_t,
+) -> zarr_status_t {
+    ffi_guard!({
+        clear_out(out_request, "out_request")?;
+        with_array_arc(array, |a| {
+            let (start, count, elem) = region_args(a, ndim, start, count, mem_dtype)?;
+            let (start, count) = (start.to_vec(), count.to_vec());
+            let layout = Layout::Converted(super::order(order)?);
+            let (permit, buf) = payload(buf, buf_bytes, flags)?;
+            let request = a.submit(permit, write_job(start, count, elem, layout, buf))?;
+            give_request(out_request, request);
+            Ok(())
+        })
+    })
+}
+
 /// Like `zarr_array_write_strided`, but non-blocking as `zarr_array_write_async`.
 ///
 /// Errors: as `zarr_array_write_async`; the stride errors come from the request.

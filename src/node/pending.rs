@@ -261,6 +261,9 @@ impl Queue {
 pub enum Layout {
     /// Dense, in C or F order.
     Dense(Order),
+    /// Dense, in C or F order, of a numeric type converted to the array's as
+    /// [`Array::write_from`] does (nothing is stored when a value does not fit).
+    Converted(Order),
     /// Element strides per dimension, as for a strided write.
     Strided(Vec<i64>),
 }
@@ -331,6 +334,7 @@ pub(crate) fn write_job(
         let bytes = (*buf).as_ref();
         match &layout {
             Layout::Dense(order) => a.write(&start, &count, elem, *order, bytes),
+            Layout::Converted(order) => a.write_from(&start, &count, elem, *order, bytes),
             Layout::Strided(strides) => {
                 a.write(&start, &count, elem, MemLayout::Strided(strides), bytes)
             }

@@ -57,6 +57,13 @@
 !   (ZARR_ERR_BUFFER_SIZE), never cut.
 ! - zarr_inquire's shape and chunks are allocatable integer(8) arrays it allocates; copy
 !   them into fixed-size arrays if needed.
+! - zarr_iwrite(arr, data, req, ...) and zarr_iappend(arr, data, req, ...) are the
+!   non-blocking forms (as MPI_Isend): they return a zarr_request at once; zarr_wait,
+!   zarr_test or zarr_wait_all give the outcome as the blocking call would, and
+!   zarr_request_free releases it. The data is lent until the wait (or copied at once
+!   with copy=.true.); it must be contiguous. zarr_iwrite converts types as zarr_write
+!   does (a value out of range fails at the wait, nothing stored); zarr_iappend takes the
+!   array's own type, as zarr_append.
 module zarr
   use, intrinsic :: iso_c_binding
   use zarr_c
@@ -86,6 +93,12 @@ module zarr
     procedure :: close => array_close
   end type zarr_array
 
+  ! A non-blocking write or append (zarr_iwrite, zarr_iappend), as an MPI request: wait for
+  ! it (zarr_wait, zarr_test, zarr_wait_all), then release it (zarr_request_free).
+  type, public :: zarr_request
+    type(c_ptr) :: ptr = c_null_ptr
+  end type zarr_request
+
   public :: zarr_open_store, zarr_open_zip, zarr_memory_store, zarr_open_url
   public :: zarr_create_array, zarr_open_array, zarr_open_group, zarr_members, zarr_node_kind
   public :: zarr_write, zarr_read, zarr_inquire, zarr_resize, zarr_set_dimension_names
@@ -96,6 +109,8 @@ module zarr
   public :: zarr_commit, zarr_discard, zarr_rebase, zarr_create_tag, zarr_create_branch
   public :: zarr_set_cache_bytes, zarr_set_num_threads, zarr_get_num_threads
   public :: zarr_consolidate, zarr_delete, zarr_get_dimension_names
+  public :: zarr_iwrite, zarr_iappend, zarr_wait, zarr_test, zarr_wait_all, zarr_request_free
+  public :: zarr_set_async_budget
 
   interface zarr_create_array
     module procedure create_array_in_store, create_array_in_group
@@ -120,6 +135,14 @@ module zarr
   interface zarr_append
     module procedure append_i1, append_i2, append_i4, append_i8, append_r4, append_r8, &
                      append_c4, append_c8, append_l, append_strings
+  end interface
+  interface zarr_iwrite
+    module procedure iwrite_i1, iwrite_i2, iwrite_i4, iwrite_i8, iwrite_r4, iwrite_r8, &
+                     iwrite_c4, iwrite_c8, iwrite_l
+  end interface
+  interface zarr_iappend
+    module procedure iappend_i1, iappend_i2, iappend_i4, iappend_i8, iappend_r4, iappend_r8, &
+                     iappend_c4, iappend_c8, iappend_l
   end interface
   interface zarr_flush
     module procedure flush_array, flush_store
@@ -1909,6 +1932,487 @@ contains
     call append_data(arr, bytes, memory_dtype(ZARR_DTYPE_BOOL, dtype), &
                      shape(data, kind=c_int64_t), dim, count, stat, errmsg)
   end subroutine append_l
+
+  ! ---- non-blocking writes and appends ---------------------------------------------------
+
+  ! The flags of a submission: ZARR_ASYNC_COPY with copy=.true. (libzarr copies the data at
+  ! once), else 0 (the data is lent until the request is done). Either way the data must be
+  ! contiguous, as libzarr reads it at its address: a section's copy made by the compiler
+  ! would be gone when the call returns. `ok` is false when refused (reported as `what`).
+  subroutine async_flags(is_contiguous_data, copy, flags, ok, what, stat, errmsg)
+    logical, intent(in) :: is_contiguous_data
+    logical, intent(in), optional :: copy
+    integer(c_int32_t), intent(out) :: flags
+    logical, intent(out) :: ok
+    character(*), intent(in) :: what
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    flags = 0
+    if (present(copy)) then
+      if (copy) flags = ZARR_ASYNC_COPY
+    end if
+    ok = is_contiguous_data
+    if (.not. ok) call fail(ZARR_ERR_INVALID_ARG, "the data is not contiguous (a section " // &
+                            "with strides): non-blocking calls take contiguous arrays only", &
+                            what, stat, errmsg)
+  end subroutine async_flags
+
+  ! Refuses a request variable that still holds a request (rc and message say so).
+  subroutine check_unused(req, rc, message)
+    type(zarr_request), intent(in) :: req
+    integer(c_int32_t), intent(inout) :: rc
+    character(:), allocatable, intent(inout) :: message
+    if (rc == ZARR_OK .and. c_associated(req%ptr)) then
+      rc = ZARR_ERR_INVALID_ARG
+      message = "req still holds a request: zarr_request_free it first"
+    end if
+  end subroutine check_unused
+
+  ! Submits a non-blocking write of `data` (elements of `dtype`, shape `dshape`) into the
+  ! region `start`/`count`, checked here as zarr_write checks it; another numeric type than
+  ! the array's is converted when the request runs, as zarr_write converts it.
+  subroutine submit_write(arr, data, dtype, dshape, flags, req, start, count, stat, errmsg)
+    type(zarr_array), intent(in) :: arr
+    type(*), intent(in), target :: data(..)  ! contiguous (async_flags checks it)
+    integer(c_int32_t), intent(in) :: dtype, flags
+    integer(c_int64_t), intent(in) :: dshape(:)
+    type(zarr_request), intent(inout) :: req
+    class(*), intent(in), optional :: start(:), count(:)
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    integer(c_int64_t), allocatable :: first(:), extents(:)
+    character(:), allocatable :: message
+    integer(c_int32_t) :: rc
+    type(c_ptr) :: buf
+    call region_args(arr, dshape, start, count, first, extents, rc, message)
+    call check_unused(req, rc, message)
+    if (rc /= ZARR_OK) then
+      call fail(rc, message, "zarr_iwrite", stat, errmsg)
+      return
+    end if
+    buf = c_null_ptr
+    if (size(data) > 0) buf = c_loc(data)
+    call report(c_zarr_array_write_from_async(arr%ptr, size(first, kind=c_size_t), &
+                                              reversed(first - 1), reversed(extents), &
+                                              dtype, ZARR_ORDER_C, buf, &
+                                              size(data, kind=c_size_t) * &
+                                              c_zarr_dtype_size(dtype), flags, req%ptr), &
+                "zarr_iwrite", stat, errmsg)
+  end subroutine submit_write
+
+  ! Submits a non-blocking append of `data` along Fortran dimension `dim`, checked here as
+  ! zarr_append checks it.
+  subroutine submit_append(arr, data, dtype, dshape, flags, req, dim, count, stat, errmsg)
+    type(zarr_array), intent(in) :: arr
+    type(*), intent(in), target :: data(..)  ! contiguous (async_flags checks it)
+    integer(c_int32_t), intent(in) :: dtype, flags
+    integer(c_int64_t), intent(in) :: dshape(:)
+    type(zarr_request), intent(inout) :: req
+    integer, intent(in), optional :: dim
+    class(*), intent(in), optional :: count(:)
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    integer(c_int64_t), allocatable :: extents(:)
+    character(:), allocatable :: message
+    integer(c_int32_t) :: rc
+    integer :: axis
+    type(c_ptr) :: buf
+    call append_args(arr, dshape, dim, count, axis, extents, rc, message)
+    call check_unused(req, rc, message)
+    if (rc /= ZARR_OK) then
+      call fail(rc, message, "zarr_iappend", stat, errmsg)
+      return
+    end if
+    buf = c_null_ptr
+    if (size(data) > 0) buf = c_loc(data)
+    call report(c_zarr_array_append_async(arr%ptr, int(size(extents) - axis, c_size_t), &
+                                          size(extents, kind=c_size_t), reversed(extents), &
+                                          dtype, ZARR_ORDER_C, buf, &
+                                          size(data, kind=c_size_t) * c_zarr_dtype_size(dtype), &
+                                          flags, req%ptr), &
+                "zarr_iappend", stat, errmsg)
+  end subroutine submit_append
+
+  ! One zarr_iwrite and one zarr_iappend per element type: `data` is lent to libzarr until
+  ! the request is done (or copied at once with copy=.true.).
+
+  subroutine iwrite_i1(arr, data, req, start, stat, errmsg, count, dtype, copy)
+    type(zarr_array), intent(in) :: arr
+    integer(c_int8_t), intent(in), target, asynchronous :: data(..)
+    type(zarr_request), intent(inout) :: req
+    class(*), intent(in), optional :: start(:), count(:)
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    integer, intent(in), optional :: dtype
+    logical, intent(in), optional :: copy
+    integer(c_int32_t) :: flags
+    logical :: ok
+    call async_flags(is_contiguous(data), copy, flags, ok, "zarr_iwrite", stat, errmsg)
+    if (ok) call submit_write(arr, data, memory_dtype(ZARR_DTYPE_INT8, dtype), &
+                              shape(data, kind=c_int64_t), flags, req, start, count, stat, errmsg)
+  end subroutine iwrite_i1
+
+  subroutine iappend_i1(arr, data, req, dim, stat, errmsg, count, dtype, copy)
+    type(zarr_array), intent(in) :: arr
+    integer(c_int8_t), intent(in), target, asynchronous :: data(..)
+    type(zarr_request), intent(inout) :: req
+    integer, intent(in), optional :: dim
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    class(*), intent(in), optional :: count(:)
+    integer, intent(in), optional :: dtype
+    logical, intent(in), optional :: copy
+    integer(c_int32_t) :: flags
+    logical :: ok
+    call async_flags(is_contiguous(data), copy, flags, ok, "zarr_iappend", stat, errmsg)
+    if (ok) call submit_append(arr, data, memory_dtype(ZARR_DTYPE_INT8, dtype), &
+                               shape(data, kind=c_int64_t), flags, req, dim, count, stat, errmsg)
+  end subroutine iappend_i1
+
+  subroutine iwrite_i2(arr, data, req, start, stat, errmsg, count, dtype, copy)
+    type(zarr_array), intent(in) :: arr
+    integer(c_int16_t), intent(in), target, asynchronous :: data(..)
+    type(zarr_request), intent(inout) :: req
+    class(*), intent(in), optional :: start(:), count(:)
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    integer, intent(in), optional :: dtype
+    logical, intent(in), optional :: copy
+    integer(c_int32_t) :: flags
+    logical :: ok
+    call async_flags(is_contiguous(data), copy, flags, ok, "zarr_iwrite", stat, errmsg)
+    if (ok) call submit_write(arr, data, memory_dtype(ZARR_DTYPE_INT16, dtype), &
+                              shape(data, kind=c_int64_t), flags, req, start, count, stat, errmsg)
+  end subroutine iwrite_i2
+
+  subroutine iappend_i2(arr, data, req, dim, stat, errmsg, count, dtype, copy)
+    type(zarr_array), intent(in) :: arr
+    integer(c_int16_t), intent(in), target, asynchronous :: data(..)
+    type(zarr_request), intent(inout) :: req
+    integer, intent(in), optional :: dim
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    class(*), intent(in), optional :: count(:)
+    integer, intent(in), optional :: dtype
+    logical, intent(in), optional :: copy
+    integer(c_int32_t) :: flags
+    logical :: ok
+    call async_flags(is_contiguous(data), copy, flags, ok, "zarr_iappend", stat, errmsg)
+    if (ok) call submit_append(arr, data, memory_dtype(ZARR_DTYPE_INT16, dtype), &
+                               shape(data, kind=c_int64_t), flags, req, dim, count, stat, errmsg)
+  end subroutine iappend_i2
+
+  subroutine iwrite_i4(arr, data, req, start, stat, errmsg, count, dtype, copy)
+    type(zarr_array), intent(in) :: arr
+    integer(c_int32_t), intent(in), target, asynchronous :: data(..)
+    type(zarr_request), intent(inout) :: req
+    class(*), intent(in), optional :: start(:), count(:)
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    integer, intent(in), optional :: dtype
+    logical, intent(in), optional :: copy
+    integer(c_int32_t) :: flags
+    logical :: ok
+    call async_flags(is_contiguous(data), copy, flags, ok, "zarr_iwrite", stat, errmsg)
+    if (ok) call submit_write(arr, data, memory_dtype(ZARR_DTYPE_INT32, dtype), &
+                              shape(data, kind=c_int64_t), flags, req, start, count, stat, errmsg)
+  end subroutine iwrite_i4
+
+  subroutine iappend_i4(arr, data, req, dim, stat, errmsg, count, dtype, copy)
+    type(zarr_array), intent(in) :: arr
+    integer(c_int32_t), intent(in), target, asynchronous :: data(..)
+    type(zarr_request), intent(inout) :: req
+    integer, intent(in), optional :: dim
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    class(*), intent(in), optional :: count(:)
+    integer, intent(in), optional :: dtype
+    logical, intent(in), optional :: copy
+    integer(c_int32_t) :: flags
+    logical :: ok
+    call async_flags(is_contiguous(data), copy, flags, ok, "zarr_iappend", stat, errmsg)
+    if (ok) call submit_append(arr, data, memory_dtype(ZARR_DTYPE_INT32, dtype), &
+                               shape(data, kind=c_int64_t), flags, req, dim, count, stat, errmsg)
+  end subroutine iappend_i4
+
+  subroutine iwrite_i8(arr, data, req, start, stat, errmsg, count, dtype, copy)
+    type(zarr_array), intent(in) :: arr
+    integer(c_int64_t), intent(in), target, asynchronous :: data(..)
+    type(zarr_request), intent(inout) :: req
+    class(*), intent(in), optional :: start(:), count(:)
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    integer, intent(in), optional :: dtype
+    logical, intent(in), optional :: copy
+    integer(c_int32_t) :: flags
+    logical :: ok
+    call async_flags(is_contiguous(data), copy, flags, ok, "zarr_iwrite", stat, errmsg)
+    if (ok) call submit_write(arr, data, memory_dtype(ZARR_DTYPE_INT64, dtype), &
+                              shape(data, kind=c_int64_t), flags, req, start, count, stat, errmsg)
+  end subroutine iwrite_i8
+
+  subroutine iappend_i8(arr, data, req, dim, stat, errmsg, count, dtype, copy)
+    type(zarr_array), intent(in) :: arr
+    integer(c_int64_t), intent(in), target, asynchronous :: data(..)
+    type(zarr_request), intent(inout) :: req
+    integer, intent(in), optional :: dim
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    class(*), intent(in), optional :: count(:)
+    integer, intent(in), optional :: dtype
+    logical, intent(in), optional :: copy
+    integer(c_int32_t) :: flags
+    logical :: ok
+    call async_flags(is_contiguous(data), copy, flags, ok, "zarr_iappend", stat, errmsg)
+    if (ok) call submit_append(arr, data, memory_dtype(ZARR_DTYPE_INT64, dtype), &
+                               shape(data, kind=c_int64_t), flags, req, dim, count, stat, errmsg)
+  end subroutine iappend_i8
+
+  subroutine iwrite_r4(arr, data, req, start, stat, errmsg, count, dtype, copy)
+    type(zarr_array), intent(in) :: arr
+    real(c_float), intent(in), target, asynchronous :: data(..)
+    type(zarr_request), intent(inout) :: req
+    class(*), intent(in), optional :: start(:), count(:)
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    integer, intent(in), optional :: dtype
+    logical, intent(in), optional :: copy
+    integer(c_int32_t) :: flags
+    logical :: ok
+    call async_flags(is_contiguous(data), copy, flags, ok, "zarr_iwrite", stat, errmsg)
+    if (ok) call submit_write(arr, data, memory_dtype(ZARR_DTYPE_FLOAT32, dtype), &
+                              shape(data, kind=c_int64_t), flags, req, start, count, stat, errmsg)
+  end subroutine iwrite_r4
+
+  subroutine iappend_r4(arr, data, req, dim, stat, errmsg, count, dtype, copy)
+    type(zarr_array), intent(in) :: arr
+    real(c_float), intent(in), target, asynchronous :: data(..)
+    type(zarr_request), intent(inout) :: req
+    integer, intent(in), optional :: dim
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    class(*), intent(in), optional :: count(:)
+    integer, intent(in), optional :: dtype
+    logical, intent(in), optional :: copy
+    integer(c_int32_t) :: flags
+    logical :: ok
+    call async_flags(is_contiguous(data), copy, flags, ok, "zarr_iappend", stat, errmsg)
+    if (ok) call submit_append(arr, data, memory_dtype(ZARR_DTYPE_FLOAT32, dtype), &
+                               shape(data, kind=c_int64_t), flags, req, dim, count, stat, errmsg)
+  end subroutine iappend_r4
+
+  subroutine iwrite_r8(arr, data, req, start, stat, errmsg, count, dtype, copy)
+    type(zarr_array), intent(in) :: arr
+    real(c_double), intent(in), target, asynchronous :: data(..)
+    type(zarr_request), intent(inout) :: req
+    class(*), intent(in), optional :: start(:), count(:)
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    integer, intent(in), optional :: dtype
+    logical, intent(in), optional :: copy
+    integer(c_int32_t) :: flags
+    logical :: ok
+    call async_flags(is_contiguous(data), copy, flags, ok, "zarr_iwrite", stat, errmsg)
+    if (ok) call submit_write(arr, data, memory_dtype(ZARR_DTYPE_FLOAT64, dtype), &
+                              shape(data, kind=c_int64_t), flags, req, start, count, stat, errmsg)
+  end subroutine iwrite_r8
+
+  subroutine iappend_r8(arr, data, req, dim, stat, errmsg, count, dtype, copy)
+    type(zarr_array), intent(in) :: arr
+    real(c_double), intent(in), target, asynchronous :: data(..)
+    type(zarr_request), intent(inout) :: req
+    integer, intent(in), optional :: dim
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    class(*), intent(in), optional :: count(:)
+    integer, intent(in), optional :: dtype
+    logical, intent(in), optional :: copy
+    integer(c_int32_t) :: flags
+    logical :: ok
+    call async_flags(is_contiguous(data), copy, flags, ok, "zarr_iappend", stat, errmsg)
+    if (ok) call submit_append(arr, data, memory_dtype(ZARR_DTYPE_FLOAT64, dtype), &
+                               shape(data, kind=c_int64_t), flags, req, dim, count, stat, errmsg)
+  end subroutine iappend_r8
+
+  subroutine iwrite_c4(arr, data, req, start, stat, errmsg, count, dtype, copy)
+    type(zarr_array), intent(in) :: arr
+    complex(c_float_complex), intent(in), target, asynchronous :: data(..)
+    type(zarr_request), intent(inout) :: req
+    class(*), intent(in), optional :: start(:), count(:)
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    integer, intent(in), optional :: dtype
+    logical, intent(in), optional :: copy
+    integer(c_int32_t) :: flags
+    logical :: ok
+    call async_flags(is_contiguous(data), copy, flags, ok, "zarr_iwrite", stat, errmsg)
+    if (ok) call submit_write(arr, data, memory_dtype(ZARR_DTYPE_COMPLEX64, dtype), &
+                              shape(data, kind=c_int64_t), flags, req, start, count, stat, errmsg)
+  end subroutine iwrite_c4
+
+  subroutine iappend_c4(arr, data, req, dim, stat, errmsg, count, dtype, copy)
+    type(zarr_array), intent(in) :: arr
+    complex(c_float_complex), intent(in), target, asynchronous :: data(..)
+    type(zarr_request), intent(inout) :: req
+    integer, intent(in), optional :: dim
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    class(*), intent(in), optional :: count(:)
+    integer, intent(in), optional :: dtype
+    logical, intent(in), optional :: copy
+    integer(c_int32_t) :: flags
+    logical :: ok
+    call async_flags(is_contiguous(data), copy, flags, ok, "zarr_iappend", stat, errmsg)
+    if (ok) call submit_append(arr, data, memory_dtype(ZARR_DTYPE_COMPLEX64, dtype), &
+                               shape(data, kind=c_int64_t), flags, req, dim, count, stat, errmsg)
+  end subroutine iappend_c4
+
+  subroutine iwrite_c8(arr, data, req, start, stat, errmsg, count, dtype, copy)
+    type(zarr_array), intent(in) :: arr
+    complex(c_double_complex), intent(in), target, asynchronous :: data(..)
+    type(zarr_request), intent(inout) :: req
+    class(*), intent(in), optional :: start(:), count(:)
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    integer, intent(in), optional :: dtype
+    logical, intent(in), optional :: copy
+    integer(c_int32_t) :: flags
+    logical :: ok
+    call async_flags(is_contiguous(data), copy, flags, ok, "zarr_iwrite", stat, errmsg)
+    if (ok) call submit_write(arr, data, memory_dtype(ZARR_DTYPE_COMPLEX128, dtype), &
+                              shape(data, kind=c_int64_t), flags, req, start, count, stat, errmsg)
+  end subroutine iwrite_c8
+
+  subroutine iappend_c8(arr, data, req, dim, stat, errmsg, count, dtype, copy)
+    type(zarr_array), intent(in) :: arr
+    complex(c_double_complex), intent(in), target, asynchronous :: data(..)
+    type(zarr_request), intent(inout) :: req
+    integer, intent(in), optional :: dim
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    class(*), intent(in), optional :: count(:)
+    integer, intent(in), optional :: dtype
+    logical, intent(in), optional :: copy
+    integer(c_int32_t) :: flags
+    logical :: ok
+    call async_flags(is_contiguous(data), copy, flags, ok, "zarr_iappend", stat, errmsg)
+    if (ok) call submit_append(arr, data, memory_dtype(ZARR_DTYPE_COMPLEX128, dtype), &
+                               shape(data, kind=c_int64_t), flags, req, dim, count, stat, errmsg)
+  end subroutine iappend_c8
+
+  ! Logical data goes through a 1-byte copy, which libzarr copies again (ZARR_ASYNC_COPY):
+  ! the caller may change `data` at once; `copy` changes nothing.
+  subroutine iwrite_l(arr, data, req, start, stat, errmsg, count, dtype, copy)
+    type(zarr_array), intent(in) :: arr
+    logical, intent(in), target, contiguous :: data(..)
+    type(zarr_request), intent(inout) :: req
+    class(*), intent(in), optional :: start(:), count(:)
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    integer, intent(in), optional :: dtype
+    logical, intent(in), optional :: copy
+    logical, pointer :: flat(:)
+    integer(c_int8_t), allocatable :: bytes(:)
+    if (present(copy)) continue  ! accepted as for the other types: the bytes are copied anyway
+    allocate(bytes(size(data)))
+    if (size(data) > 0) then
+      call c_f_pointer(c_loc(data), flat, [size(data)])
+      bytes = merge(1_c_int8_t, 0_c_int8_t, flat)
+    end if
+    call submit_write(arr, bytes, memory_dtype(ZARR_DTYPE_BOOL, dtype), &
+                      shape(data, kind=c_int64_t), ZARR_ASYNC_COPY, req, start, count, stat, errmsg)
+  end subroutine iwrite_l
+
+  subroutine iappend_l(arr, data, req, dim, stat, errmsg, count, dtype, copy)
+    type(zarr_array), intent(in) :: arr
+    logical, intent(in), target, contiguous :: data(..)
+    type(zarr_request), intent(inout) :: req
+    integer, intent(in), optional :: dim
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    class(*), intent(in), optional :: count(:)
+    integer, intent(in), optional :: dtype
+    logical, intent(in), optional :: copy
+    logical, pointer :: flat(:)
+    integer(c_int8_t), allocatable :: bytes(:)
+    if (present(copy)) continue  ! accepted as for the other types: the bytes are copied anyway
+    allocate(bytes(size(data)))
+    if (size(data) > 0) then
+      call c_f_pointer(c_loc(data), flat, [size(data)])
+      bytes = merge(1_c_int8_t, 0_c_int8_t, flat)
+    end if
+    call submit_append(arr, bytes, memory_dtype(ZARR_DTYPE_BOOL, dtype), &
+                       shape(data, kind=c_int64_t), ZARR_ASYNC_COPY, req, dim, count, stat, errmsg)
+  end subroutine iappend_l
+
+  ! Waits until the request is done; its failure is reported as a blocking call's (stat,
+  ! errmsg, or error stop). Waiting again gives the same; a request variable that holds
+  ! no request (never submitted, refused, or freed) is done at once.
+  subroutine zarr_wait(req, stat, errmsg)
+    type(zarr_request), intent(in) :: req
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    if (.not. c_associated(req%ptr)) then
+      if (present(stat)) stat = ZARR_OK
+      return
+    end if
+    call report(c_zarr_request_wait(req%ptr), "zarr_wait", stat, errmsg)
+  end subroutine zarr_wait
+
+  ! Sets `done` to whether the request is done, without waiting; once done, its failure is
+  ! reported as by zarr_wait.
+  subroutine zarr_test(req, done, stat, errmsg)
+    type(zarr_request), intent(in) :: req
+    logical, intent(out) :: done
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    logical(c_bool) :: flag
+    done = .true.
+    if (.not. c_associated(req%ptr)) then
+      if (present(stat)) stat = ZARR_OK
+      return
+    end if
+    flag = .false.
+    call report(c_zarr_request_test(req%ptr, flag), "zarr_test", stat, errmsg)
+    done = flag
+  end subroutine zarr_test
+
+  ! Waits for every request of `reqs` and reports the first that failed, in their order.
+  subroutine zarr_wait_all(reqs, stat, errmsg)
+    type(zarr_request), intent(in) :: reqs(:)
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    type(c_ptr) :: ptrs(size(reqs))
+    integer :: i
+    do i = 1, size(reqs)
+      ptrs(i) = reqs(i)%ptr
+    end do
+    call report(c_zarr_request_wait_all(ptrs, size(reqs, kind=c_size_t)), "zarr_wait_all", &
+                stat, errmsg)
+  end subroutine zarr_wait_all
+
+  ! Releases the request (nothing when it holds none). A request not yet done runs on, but
+  ! its error is lost: wait first.
+  subroutine zarr_request_free(req)
+    type(zarr_request), intent(inout) :: req
+    call c_zarr_request_free(req%ptr)
+    req%ptr = c_null_ptr
+  end subroutine zarr_request_free
+
+  ! Bounds the bytes that requests in flight hold, the whole process (0: no bound); a
+  ! submission past it waits until enough requests are done.
+  subroutine zarr_set_async_budget(bytes, stat, errmsg)
+    integer(c_int64_t), intent(in) :: bytes
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    if (bytes < 0) then
+      call fail(ZARR_ERR_INVALID_ARG, "bytes " // itoa(bytes) // " is negative", &
+                "zarr_set_async_budget", stat, errmsg)
+      return
+    end if
+    call report(c_zarr_set_async_budget(int(bytes, c_size_t)), "zarr_set_async_budget", &
+                stat, errmsg)
+  end subroutine zarr_set_async_budget
 
   ! ---- variable-length strings ----------------------------------------------------------
 

@@ -1740,10 +1740,11 @@ repository's garbage collection).
 Another writer's commit on the branch since this store's session began gives
 `ZARR_ERR_CONFLICT` and commits nothing: call `zarr_store_rebase`, then commit again.
 On S3 the branch moves by a conditional write: of racing commits from anywhere exactly
-one succeeds. On a local disk, within one process commits run one at a time, so of two
-racing commits on a branch exactly one succeeds; two processes committing at the same
-instant are not told apart (Icechunk moves the branch there without a conditional
-write) and one commit may be lost: have one process commit to a branch at a time.
+one succeeds. On a local disk Icechunk moves the branch without a conditional write;
+libzarr makes the move exclusive itself (one at a time in the process, and an exclusive
+`flock` on the repository's directory across processes), so of racing libzarr commits
+exactly one succeeds. Other programs (Python's icechunk) do not take that lock: a commit
+of theirs at the same instant as one of libzarr's on a local disk may still be lost.
 
 Errors: `ZARR_ERR_CONFLICT` (see above), `ZARR_ERR_INVALID_ARG` (nothing was written
 since the last commit), `ZARR_ERR_READ_ONLY` (opened read-only, or at a tag or
@@ -2689,6 +2690,25 @@ apply in submission order; blocking calls on the handle do not wait for its requ
 """
 function zarr_array_write_async(array, ndim, start, count, mem_dtype, order, buf, buf_bytes, flags, out_request)
     ccall((:zarr_array_write_async, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Csize_t, Ptr{UInt64}, Ptr{UInt64}, zarr_dtype_t, zarr_order_t, Ptr{Cvoid}, Csize_t, UInt32, Ptr{Ptr{zarr_request_t}}), array, ndim, start, count, mem_dtype, order, buf, buf_bytes, flags, out_request)
+end
+
+"""
+    zarr_array_write_from_async(array, ndim, start, count, mem_dtype, order, buf, buf_bytes, flags, out_request) -> zarr_status_t
+
+Like `zarr_array_write_from`, but non-blocking as `zarr_array_write_async`: `buf` holds
+elements of the numeric type `mem_dtype`, converted to the array's type when the
+request runs (as netCDF's `nc_put_vara_*`).
+
+Errors: as `zarr_array_write_async`; the request's also `ZARR_ERR_RANGE` (a value does
+not fit the array's type: nothing is written) and `ZARR_ERR_DTYPE_MISMATCH` (a type
+that is not numeric).
+
+Ownership: as `zarr_array_write_async`.
+
+Thread safety: as `zarr_array_write_async`.
+"""
+function zarr_array_write_from_async(array, ndim, start, count, mem_dtype, order, buf, buf_bytes, flags, out_request)
+    ccall((:zarr_array_write_from_async, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Csize_t, Ptr{UInt64}, Ptr{UInt64}, zarr_dtype_t, zarr_order_t, Ptr{Cvoid}, Csize_t, UInt32, Ptr{Ptr{zarr_request_t}}), array, ndim, start, count, mem_dtype, order, buf, buf_bytes, flags, out_request)
 end
 
 """
