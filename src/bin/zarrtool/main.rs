@@ -7,6 +7,7 @@
 mod attr_diff;
 mod cli;
 mod header;
+mod locate;
 mod nczarr;
 #[cfg(feature = "netcdf")]
 mod netcdf;
@@ -15,6 +16,7 @@ mod out;
 mod overlap;
 mod per_array;
 mod refresh;
+mod source;
 mod stale;
 mod values;
 

@@ -4,6 +4,7 @@ use crate::cli::{AttrsAction, Command, DumpFormat, ExportFormat, FileOrder, Layo
 use crate::nczarr;
 use crate::out::{self, Out};
 use crate::per_array::PerArray;
+use crate::source::{open_hierarchy, Hierarchy};
 use crate::values::{
     csv_field, element_csv, element_text, parse_region, parse_shape, shape_text, text_room,
     vlen_csv, vlen_text, ChunkSpec,
@@ -19,6 +20,9 @@ use zarr::node::{cf, node_kind, Array, ArrayBuilder, Group, Mode, Node, NodeKind
 use zarr::store::{get_document, join_key, node_prefix, open_url, Store};
 use zarr::{Error, Result};
 
+/// What `info` says of sizes and counts that need a listing the store cannot give.
+const UNLISTED: &str = "unknown (the store cannot be listed)";
+
 /// Exit status for differences or problems found.
 const FOUND: u8 = 3;
 
@@ -26,7 +30,8 @@ const FOUND: u8 = 3;
 pub(crate) const DIMENSIONS_KEY: &str = "_ARRAY_DIMENSIONS";
 
 /// Runs one subcommand; returns the exit status.
-pub fn run(command: Command, cmd: &mut clap::Command) -> Result<u8> {
+pub fn run(mut command: Command, cmd: &mut clap::Command) -> Result<u8> {
+    crate::locate::locate(&mut command)?;
     match command {
         Command::Info { node, json } => info(&node, json),
         Command::Ls { node, json } => ls(&node, json),
@@ -418,7 +423,8 @@ pub(crate) fn codecs(format: Format, doc: &Value) -> Value {
 }
 
 /// The description `info` and `ls --json` give of an array.
-fn array_summary(array: &Array, full: bool) -> Result<Map<String, Value>> {
+/// Without a listing (`lists` false) the stored sizes and counts are null.
+fn array_summary(array: &Array, full: bool, lists: bool) -> Result<Map<String, Value>> {
     let meta = array.metadata();
     let mut out = Map::new();
     out.insert("path".into(), json!(display(array.path())));
@@ -447,26 +453,31 @@ fn array_summary(array: &Array, full: bool) -> Result<Map<String, Value>> {
         "missing_value".into(),
         crate::header::missing_value(array, &array.attributes()?)?,
     );
-    let stored = array.nbytes_stored()?;
+    let stored = if lists {
+        Some(array.nbytes_stored()?)
+    } else {
+        None
+    };
     let nbytes = meta.nbytes();
     out.insert("nbytes".into(), json!(nbytes));
     out.insert("stored_bytes".into(), json!(stored));
-    let ratio = if stored == 0 {
-        Value::Null
-    } else {
-        json!(((nbytes as f64 / stored as f64) * 1000.0).round() / 1000.0)
+    let ratio = match stored {
+        None | Some(0) => Value::Null,
+        Some(stored) => json!(((nbytes as f64 / stored as f64) * 1000.0).round() / 1000.0),
     };
     out.insert("ratio".into(), ratio);
-    out.insert(
-        "chunks_initialized".into(),
-        json!(array.nchunks_initialized()?),
-    );
+    let initialized = if lists {
+        Some(array.nchunks_initialized()?)
+    } else {
+        None
+    };
+    out.insert("chunks_initialized".into(), json!(initialized));
     out.insert("chunks_total".into(), json!(meta.num_chunks()));
     Ok(out)
 }
 
 fn info(node: &NodeArg, as_json: bool) -> Result<u8> {
-    let store = open(&node.store, false)?;
+    let Hierarchy { store, lists } = open_hierarchy(&node.store)?;
     match node_kind(store.as_ref(), &node.path)? {
         NodeKind::None => Err(Error::NotFound(format!(
             "no array or group at {} in {}",
@@ -496,7 +507,7 @@ fn info(node: &NodeArg, as_json: bool) -> Result<u8> {
         }
         NodeKind::Array => {
             let array = Array::open(store, &node.path, Mode::Read)?;
-            let s = array_summary(&array, true)?;
+            let s = array_summary(&array, true, lists)?;
             if as_json {
                 print_json(&Value::Object(s))?;
                 return Ok(0);
@@ -538,12 +549,21 @@ fn info(node: &NodeArg, as_json: bool) -> Result<u8> {
             };
             out.line(format!("dimension names: {names}"))?;
             out.line(format!("bytes: {}", s["nbytes"]))?;
-            out.line(format!("stored bytes: {}", s["stored_bytes"]))?;
-            out.line(format!("ratio: {}", s["ratio"]))?;
-            out.line(format!(
-                "chunks initialized: {}/{}",
-                s["chunks_initialized"], s["chunks_total"]
-            ))?;
+            if lists {
+                out.line(format!("stored bytes: {}", s["stored_bytes"]))?;
+                out.line(format!("ratio: {}", s["ratio"]))?;
+                out.line(format!(
+                    "chunks initialized: {}/{}",
+                    s["chunks_initialized"], s["chunks_total"]
+                ))?;
+            } else {
+                out.line(format!("stored bytes: {UNLISTED}"))?;
+                out.line(format!("ratio: {UNLISTED}"))?;
+                out.line(format!(
+                    "chunks initialized: {UNLISTED}, of {}",
+                    s["chunks_total"]
+                ))?;
+            }
             out.finish()?;
             Ok(0)
         }
@@ -596,7 +616,7 @@ fn array_line(store: &Arc<dyn Store>, path: &str) -> Result<String> {
 }
 
 fn ls(node: &NodeArg, as_json: bool) -> Result<u8> {
-    let store = open(&node.store, false)?;
+    let store = open_hierarchy(&node.store)?.store;
     let nodes = walk(&store, &node.path)?;
     if as_json {
         let mut list = Vec::new();
@@ -605,6 +625,7 @@ fn ls(node: &NodeArg, as_json: bool) -> Result<u8> {
                 NodeKind::Array => Value::Object(array_summary(
                     &Array::open(store.clone(), path, Mode::Read)?,
                     false,
+                    true,
                 )?),
                 _ => json!({"path": display(path), "node_type": "group"}),
             });
@@ -630,7 +651,7 @@ fn ls(node: &NodeArg, as_json: bool) -> Result<u8> {
 }
 
 fn tree(node: &NodeArg) -> Result<u8> {
-    let store = open(&node.store, false)?;
+    let store = open_hierarchy(&node.store)?.store;
     let nodes = walk(&store, &node.path)?;
     // For each depth, whether a later sibling follows (to draw the vertical lines).
     let mut open_levels: Vec<bool> = Vec::new();
@@ -667,7 +688,7 @@ fn tree(node: &NodeArg) -> Result<u8> {
 }
 
 fn meta(node: &NodeArg) -> Result<u8> {
-    let store = open(&node.store, false)?;
+    let store = open_hierarchy(&node.store)?.store;
     match node_kind(store.as_ref(), &node.path)? {
         NodeKind::Array => print_json(&document(&Array::open(store, &node.path, Mode::Read)?)?)?,
         NodeKind::Group => {
@@ -709,7 +730,7 @@ fn open_node(store: Arc<dyn Store>, path: &str, write: bool) -> Result<Box<dyn N
 fn attrs(action: AttrsAction) -> Result<u8> {
     match action {
         AttrsAction::Get { node } => {
-            let store = open(&node.store, false)?;
+            let store = open_hierarchy(&node.store)?.store;
             let attributes = open_node(store, &node.path, false)?.attributes()?;
             print_json(&Value::Object(nczarr::user_attributes(attributes)))?;
             Ok(0)
@@ -2049,7 +2070,7 @@ fn meaning(node: &dyn Node, array: Option<&Array>) -> Result<Map<String, Value>>
 }
 
 fn diff(left: &str, left_path: &str, right: &str, right_path: &str, attrs: bool) -> Result<u8> {
-    let (ls, rs) = (open(left, false)?, open(right, false)?);
+    let (ls, rs) = (open_hierarchy(left)?.store, open_hierarchy(right)?.store);
     let (lp, rp) = (left_path.trim_matches('/'), right_path.trim_matches('/'));
     let rel = |base: &str, p: &str| p[base.len()..].trim_start_matches('/').to_string();
     let lnodes: Vec<(String, NodeKind)> = walk(&ls, lp)?
