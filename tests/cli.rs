@@ -2900,3 +2900,97 @@ fn rectilinear_grids_in_create_info_copy_and_validate() {
         "{err}"
     );
 }
+
+/// Runs zarrtool expecting exit status `code`; returns its stdout parsed as JSON.
+fn json_of(args: &[&str], code: i32) -> serde_json::Value {
+    let out = tool(args);
+    assert_eq!(out.status.code(), Some(code), "zarrtool {args:?}");
+    serde_json::from_slice(&out.stdout).expect("JSON output")
+}
+
+/// `--json` of validate, diff, meta, attrs get and copy: one document each, as
+/// docs/zarrtool.md describes them.
+#[test]
+fn json_for_scripts() {
+    use serde_json::json;
+    let dir = tempfile::tempdir().unwrap();
+    let (_, store) = setup(dir.path());
+    let copied = dir.path().join("c.zarr");
+    let copied = s(&copied);
+    let summary = json_of(&["copy", &store, copied, "--rechunk", "4,5", "--json"], 0);
+    assert_eq!(
+        summary,
+        json!({
+            "source": {"store": store, "path": "/"},
+            "target": {"store": copied, "path": "/"},
+            "dry_run": false,
+            "nodes": [
+                {"node_type": "group", "path": "/", "created": true},
+                {"node_type": "array", "from": "/a", "path": "/a", "zarr_format": 3,
+                 "shape": [4, 5], "chunks": [4, 5], "shards": null, "chunks_total": 1,
+                 "resumed": false},
+            ],
+        })
+    );
+    // A dry run into the copy: the array would be resumed, the root kept.
+    let planned = json_of(
+        &[
+            "copy",
+            &store,
+            copied,
+            "--rechunk",
+            "4,5",
+            "--json",
+            "--dry-run",
+        ],
+        0,
+    );
+    assert_eq!(planned["dry_run"], true);
+    assert_eq!(planned["nodes"][0]["created"], false);
+    assert_eq!(planned["nodes"][1]["resumed"], true);
+
+    let valid = json_of(&["validate", "--json", copied], 0);
+    assert_eq!(
+        valid,
+        json!({"store": copied, "path": "/", "nodes": 2, "arrays": 1, "problems": [],
+               "stale_consolidated": []})
+    );
+    std::fs::write(Path::new(copied).join("a/junk"), b"x").unwrap();
+    let invalid = json_of(&["validate", "--json", copied], 3);
+    assert_eq!(
+        invalid["problems"],
+        json!([{"path": "/a", "problem": "orphan key \"a/junk\" (not a chunk key)"}])
+    );
+
+    ok(&["attrs", "set", copied, "a", "units", "\"K\""]);
+    let same = json_of(&["diff", "--json", &store, copied], 0);
+    assert_eq!(
+        same,
+        json!({"left": {"store": store, "path": "/"}, "right": {"store": copied, "path": "/"},
+               "same": true, "differences": []})
+    );
+    let differ = json_of(&["diff", "--json", "--attrs", &store, copied], 3);
+    assert_eq!(differ["same"], false);
+    assert_eq!(
+        differ["differences"],
+        json!([{"path": "/a", "difference": "attribute \"units\" only in the second: \"K\""}])
+    );
+
+    let attrs = json_of(&["attrs", "get", "--json", copied, "a"], 0);
+    assert_eq!(
+        attrs,
+        json!({"path": "/a", "node_type": "array", "attributes": {"units": "K"}})
+    );
+    let meta = json_of(&["meta", "--json", copied, "a"], 0);
+    assert_eq!(meta["path"], "/a");
+    assert_eq!(meta["node_type"], "array");
+    assert_eq!(meta["zarr_format"], 3);
+    assert_eq!(meta["document"]["shape"], json!([4, 5]));
+    assert_eq!(
+        meta["document"],
+        serde_json::from_str::<serde_json::Value>(&ok(&["meta", copied, "a"])).unwrap()
+    );
+    let group = json_of(&["meta", "--json", copied], 0);
+    assert_eq!(group["node_type"], "group");
+    assert_eq!(group["document"]["node_type"], "group");
+}

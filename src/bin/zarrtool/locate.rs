@@ -23,7 +23,7 @@ pub(crate) fn locate(command: &mut Command) -> Result<()> {
         | Command::Ls { node, .. }
         | Command::Tree { node }
         | Command::Header { node, .. }
-        | Command::Meta { node }
+        | Command::Meta { node, .. }
         | Command::Dump { node, .. }
         | Command::Create { node, .. }
         | Command::Import { node, .. }
@@ -31,9 +31,9 @@ pub(crate) fn locate(command: &mut Command) -> Result<()> {
         | Command::Consolidate { node, .. }
         | Command::Migrate { node, .. }
         | Command::Rm { node, .. }
-        | Command::Validate { node } => split(&mut node.store, &mut node.path),
+        | Command::Validate { node, .. } => split(&mut node.store, &mut node.path),
         Command::Attrs { action } => match action {
-            AttrsAction::Get { node } => split(&mut node.store, &mut node.path),
+            AttrsAction::Get { node, .. } => split(&mut node.store, &mut node.path),
             AttrsAction::Set { store, path, .. } | AttrsAction::Del { store, path, .. } => {
                 split(store, path)
             }

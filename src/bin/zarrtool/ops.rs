@@ -41,7 +41,7 @@ pub fn run(mut command: Command, cmd: &mut clap::Command) -> Result<u8> {
             json,
             special,
         } => crate::header::header(&node, json, special),
-        Command::Meta { node } => meta(&node),
+        Command::Meta { node, json } => meta(&node, json),
         Command::Attrs { action } => attrs(action),
         Command::Dump {
             node,
@@ -130,6 +130,7 @@ pub fn run(mut command: Command, cmd: &mut clap::Command) -> Result<u8> {
             format,
             overwrite,
             dry_run,
+            json,
         } => {
             let settings = CopySettings {
                 chunks: PerArray::parse(&rechunk, "--rechunk", ChunkSpec::parse)?,
@@ -140,7 +141,12 @@ pub fn run(mut command: Command, cmd: &mut clap::Command) -> Result<u8> {
                     .transpose()?,
                 format: format.map(|f| Format::from_number(f.into())).transpose()?,
             };
-            copy(&source, &from, &target, &to, &settings, overwrite, dry_run)
+            let run = CopyRun {
+                overwrite,
+                dry_run,
+                json,
+            };
+            copy((&source, &from), (&target, &to), &settings, run)
         }
         Command::Consolidate { node, dry_run } => consolidate(&node, dry_run),
         Command::Migrate { node, dry_run } => {
@@ -184,14 +190,15 @@ pub fn run(mut command: Command, cmd: &mut clap::Command) -> Result<u8> {
             s.close()?;
             Ok(0)
         }
-        Command::Validate { node } => validate(&node),
+        Command::Validate { node, json } => validate(&node, json),
         Command::Diff {
             left,
             right,
             left_path,
             right_path,
             attrs,
-        } => diff(&left, &left_path, &right, &right_path, attrs),
+            json,
+        } => diff((&left, &left_path), (&right, &right_path), attrs, json),
         Command::Version { features } => {
             let mut out = Out::new();
             out.line(format!("zarrtool {}", env!("CARGO_PKG_VERSION")))?;
@@ -687,10 +694,22 @@ fn tree(node: &NodeArg) -> Result<u8> {
     Ok(0)
 }
 
-fn meta(node: &NodeArg) -> Result<u8> {
+fn meta(node: &NodeArg, as_json: bool) -> Result<u8> {
     let store = open_hierarchy(&node.store)?.store;
+    let wrap = |kind: NodeKind, format: Format, document: Value| match as_json {
+        true => json!({
+            "path": display(&node.path),
+            "node_type": node_type(kind),
+            "zarr_format": format.number(),
+            "document": document,
+        }),
+        false => document,
+    };
     match node_kind(store.as_ref(), &node.path)? {
-        NodeKind::Array => print_json(&document(&Array::open(store, &node.path, Mode::Read)?)?)?,
+        NodeKind::Array => {
+            let array = Array::open(store, &node.path, Mode::Read)?;
+            print_json(&wrap(NodeKind::Array, array.format(), document(&array)?))?
+        }
         NodeKind::Group => {
             let group = Group::open(store.clone(), &node.path, Mode::Read)?;
             let path = node.path.trim_matches('/');
@@ -702,7 +721,7 @@ fn meta(node: &NodeArg) -> Result<u8> {
                 .ok_or_else(|| Error::NotFound(format!("no group document at {key:?}")))?;
             let value: Value = serde_json::from_slice(&bytes)
                 .map_err(|e| Error::Metadata(format!("{key:?} is not valid JSON: {e}")))?;
-            print_json(&value)?;
+            print_json(&wrap(NodeKind::Group, group.format(), value))?;
         }
         NodeKind::None => {
             return Err(Error::NotFound(format!(
@@ -729,10 +748,19 @@ fn open_node(store: Arc<dyn Store>, path: &str, write: bool) -> Result<Box<dyn N
 
 fn attrs(action: AttrsAction) -> Result<u8> {
     match action {
-        AttrsAction::Get { node } => {
+        AttrsAction::Get { node, json } => {
             let store = open_hierarchy(&node.store)?.store;
+            let kind = node_kind(store.as_ref(), &node.path)?;
             let attributes = open_node(store, &node.path, false)?.attributes()?;
-            print_json(&Value::Object(nczarr::user_attributes(attributes)))?;
+            let attributes = Value::Object(nczarr::user_attributes(attributes));
+            match json {
+                true => print_json(&json!({
+                    "path": display(&node.path),
+                    "node_type": node_type(kind),
+                    "attributes": attributes,
+                }))?,
+                false => print_json(&attributes)?,
+            }
             Ok(0)
         }
         AttrsAction::Set {
@@ -962,6 +990,29 @@ pub(crate) fn target_store(
         )));
     }
     Ok((store, kind))
+}
+
+/// The `node_type` of a node in JSON output.
+fn node_type(kind: NodeKind) -> &'static str {
+    match kind {
+        NodeKind::Array => "array",
+        _ => "group",
+    }
+}
+
+/// A finding about the node shown as `shown` as JSON: `{"path": shown, field: text}`, the
+/// text without the `shown: ` that leads it in the lines printed.
+fn finding(shown: &str, line: &str, field: &str) -> Value {
+    let text = line
+        .strip_prefix(shown)
+        .and_then(|rest| rest.strip_prefix(": "))
+        .unwrap_or(line);
+    json!({ "path": shown, field: text })
+}
+
+/// A store and a node path in JSON output.
+fn place(store: &str, path: &str) -> Value {
+    json!({ "store": store, "path": display(path) })
 }
 
 pub(crate) fn kind_name(kind: NodeKind) -> &'static str {
@@ -1415,6 +1466,16 @@ struct CopySettings {
     format: Option<Format>,
 }
 
+/// How one `copy` runs.
+struct CopyRun {
+    /// Replace what is at the target instead of resuming into it.
+    overwrite: bool,
+    /// Say what would be copied without writing.
+    dry_run: bool,
+    /// Print what was (or would be) copied as JSON.
+    json: bool,
+}
+
 /// The metadata of the copy of `from`.
 fn target_meta(from: &ArrayMeta, settings: &ArrayLayout, format: Format) -> Result<ArrayMeta> {
     let mut builder = ArrayBuilder::new(from.shape.clone(), ElementType::Raw);
@@ -1654,16 +1715,21 @@ fn resume_check(
     Ok(())
 }
 
+/// Copies the node `(store, path)` of `source` to `target` (see
+/// [`crate::cli::Command::Copy`]).
 fn copy(
-    source: &str,
-    from: &str,
-    target: &str,
-    to: &str,
+    source: (&str, &str),
+    target: (&str, &str),
     settings: &CopySettings,
-    overwrite: bool,
-    dry_run: bool,
+    run: CopyRun,
 ) -> Result<u8> {
-    let src = open(source, false)?;
+    let ((source, from), (target, to)) = (source, target);
+    let CopyRun {
+        overwrite,
+        dry_run,
+        json,
+    } = run;
+    let src = open_hierarchy(source)?.store;
     // Before the target is opened for writing (which may create it inside the source).
     crate::overlap::refuse_copy_over_source(source, &src, from, target, to)?;
     let existing = match open(target, false) {
@@ -1672,7 +1738,19 @@ fn copy(
         Err(e) => return Err(e),
     };
     let plan = plan_copy(&src, from, existing.as_ref(), to, settings, overwrite)?;
+    let summary = json.then(|| {
+        json!({
+            "source": place(source, from),
+            "target": place(target, to),
+            "dry_run": dry_run,
+            "nodes": plan.iter().map(planned_json).collect::<Vec<_>>(),
+        })
+    });
     if dry_run {
+        if let Some(summary) = &summary {
+            print_json(summary)?;
+            return Ok(0);
+        }
         for planned in &plan {
             match planned {
                 Planned::Group { to_path, .. } => {
@@ -1736,7 +1814,39 @@ fn copy(
     }
     crate::refresh::consolidated_above(dst.as_ref(), to)?;
     dst.close()?;
+    if let Some(summary) = &summary {
+        print_json(summary)?;
+    }
     Ok(0)
+}
+
+/// What `copy --json` says of one planned node.
+fn planned_json(planned: &Planned) -> Value {
+    match planned {
+        Planned::Group { to_path, create } => json!({
+            "node_type": "group",
+            "path": display(to_path),
+            "created": create.is_some(),
+        }),
+        Planned::Array {
+            from,
+            to_path,
+            meta,
+            format,
+            resume,
+            ..
+        } => json!({
+            "node_type": "array",
+            "from": display(from.path()),
+            "path": display(to_path),
+            "zarr_format": format.number(),
+            "shape": meta.shape,
+            "chunks": meta.inner_chunks(),
+            "shards": meta.sharding().map(|_| meta.chunks.clone()),
+            "chunks_total": meta.num_chunks(),
+            "resumed": resume,
+        }),
+    }
 }
 
 /// Gives the copy of `from` its dimension names in the target's format: v3
@@ -1932,10 +2042,11 @@ fn validate_array(store: &Arc<dyn Store>, path: &str) -> Result<Vec<String>> {
     Ok(problems)
 }
 
-fn validate(node: &NodeArg) -> Result<u8> {
+fn validate(node: &NodeArg, as_json: bool) -> Result<u8> {
     let store = open(&node.store, false)?;
     let nodes = walk(&store, &node.path)?;
-    let mut problems = Vec::new();
+    // Each problem with the node it is about, as shown.
+    let mut problems: Vec<(String, String)> = Vec::new();
     let mut arrays = 0;
     // Groups whose consolidated metadata is stale.
     let mut stale = Vec::new();
@@ -1943,31 +2054,48 @@ fn validate(node: &NodeArg) -> Result<u8> {
         match kind {
             NodeKind::Array => {
                 arrays += 1;
-                problems.extend(validate_array(&store, path)?);
+                let found = validate_array(&store, path)?;
+                problems.extend(found.into_iter().map(|p| (display(path), p)));
             }
             _ => {
+                let shown = display(path);
                 if let Err(e) =
                     Group::open(store.clone(), path, Mode::Read).and_then(|g| g.attributes())
                 {
-                    problems.push(format!("{}: {e}", display(path)));
+                    problems.push((shown.clone(), format!("{shown}: {e}")));
                 }
-                match crate::stale::stale_entries(store.as_ref(), path, &display(path)) {
+                match crate::stale::stale_entries(store.as_ref(), path, &shown) {
                     Ok(found) => {
                         if !found.is_empty() {
                             stale.push(path.clone());
                         }
-                        problems.extend(found)
+                        problems.extend(found.into_iter().map(|p| (shown.clone(), p)))
                     }
-                    Err(e) => problems.push(format!("{}: {e}", display(path))),
+                    Err(e) => problems.push((shown.clone(), format!("{shown}: {e}"))),
                 }
             }
         }
     }
-    let mut out = Out::new();
-    for p in &problems {
-        out.line(p)?;
+    if as_json {
+        let listed: Vec<Value> = problems
+            .iter()
+            .map(|(shown, line)| finding(shown, line, "problem"))
+            .collect();
+        print_json(&json!({
+            "store": node.store,
+            "path": display(&node.path),
+            "nodes": nodes.len(),
+            "arrays": arrays,
+            "problems": listed,
+            "stale_consolidated": stale.iter().map(|p| display(p)).collect::<Vec<_>>(),
+        }))?;
+    } else {
+        let mut out = Out::new();
+        for (_, line) in &problems {
+            out.line(line)?;
+        }
+        out.finish()?;
     }
-    out.finish()?;
     eprintln!(
         "{} nodes ({arrays} arrays) checked: {} problem{}",
         nodes.len(),
@@ -2069,7 +2197,9 @@ fn meaning(node: &dyn Node, array: Option<&Array>) -> Result<Map<String, Value>>
     Ok(attrs)
 }
 
-fn diff(left: &str, left_path: &str, right: &str, right_path: &str, attrs: bool) -> Result<u8> {
+/// Compares the nodes `(store, path)` of `left` and `right` (see [`crate::cli::Command::Diff`]).
+fn diff(left: (&str, &str), right: (&str, &str), attrs: bool, as_json: bool) -> Result<u8> {
+    let ((left, left_path), (right, right_path)) = (left, right);
     let (ls, rs) = (open_hierarchy(left)?.store, open_hierarchy(right)?.store);
     let (lp, rp) = (left_path.trim_matches('/'), right_path.trim_matches('/'));
     let rel = |base: &str, p: &str| p[base.len()..].trim_start_matches('/').to_string();
@@ -2081,14 +2211,17 @@ fn diff(left: &str, left_path: &str, right: &str, right_path: &str, attrs: bool)
         .into_iter()
         .map(|(p, k, _)| (rel(rp, &p), k))
         .collect();
-    let mut out = Vec::new();
+    // Each difference with the node it is about, as shown.
+    let mut out: Vec<(String, String)> = Vec::new();
     for (name, kind) in &lnodes {
         let shown = display(name);
+        let about = |lines: Vec<String>| lines.into_iter().map(|l| (shown.clone(), l));
         match rnodes.iter().find(|(n, _)| n == name) {
-            None => out.push(format!("{shown}: only in the first")),
-            Some((_, k)) if k != kind => {
-                out.push(format!("{shown}: an array in one, a group in the other"))
-            }
+            None => out.push((shown.clone(), format!("{shown}: only in the first"))),
+            Some((_, k)) if k != kind => out.push((
+                shown.clone(),
+                format!("{shown}: an array in one, a group in the other"),
+            )),
             Some(_) => {
                 let (lpath, rpath) = (join_key(lp, name), join_key(rp, name));
                 let (lnode, rnode) = (
@@ -2113,23 +2246,37 @@ fn diff(left: &str, left_path: &str, right: &str, right_path: &str, attrs: bool)
                             meaning(rnode.as_ref(), None)?,
                         ),
                     };
-                    out.extend(crate::attr_diff::differences(&shown, &l, &r));
+                    out.extend(about(crate::attr_diff::differences(&shown, &l, &r)));
                 }
                 if let Some((l, r)) = &arrays {
-                    out.extend(diff_arrays(l, r, &shown)?);
+                    out.extend(about(diff_arrays(l, r, &shown)?));
                 }
             }
         }
     }
     for (name, _) in &rnodes {
         if !lnodes.iter().any(|(n, _)| n == name) {
-            out.push(format!("{}: only in the second", display(name)));
+            let shown = display(name);
+            out.push((shown.clone(), format!("{shown}: only in the second")));
         }
     }
-    let mut stdout = Out::new();
-    for line in &out {
-        stdout.line(line)?;
+    if as_json {
+        let listed: Vec<Value> = out
+            .iter()
+            .map(|(shown, line)| finding(shown, line, "difference"))
+            .collect();
+        print_json(&json!({
+            "left": place(left, left_path),
+            "right": place(right, right_path),
+            "same": out.is_empty(),
+            "differences": listed,
+        }))?;
+    } else {
+        let mut stdout = Out::new();
+        for (_, line) in &out {
+            stdout.line(line)?;
+        }
+        stdout.finish()?;
     }
-    stdout.finish()?;
     Ok(if out.is_empty() { 0 } else { FOUND })
 }
