@@ -5,6 +5,7 @@
 //! when `ZARR_TEST_NETCDF=1`; they need Debian's netcdf-bin (ncgen, ncdump).
 #![cfg(feature = "cli")]
 
+use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
@@ -498,7 +499,7 @@ fn in_terminal(
 
 /// The progress bar is drawn when stderr is a terminal (under tmux) and absent when piped.
 /// The copy may finish between two captures, so the test waits for the summary line the bar
-/// leaves; while running the bar also shows the rate and the ETA.
+/// leaves; while running the bar also shows the bytes, their rate and the ETA.
 #[test]
 fn progress_bar_in_a_terminal_only() {
     let dir = tempfile::tempdir().unwrap();
@@ -534,12 +535,13 @@ fn progress_bar_in_a_terminal_only() {
     assert!(
         seen.contains("copied-0")
             && seen.contains("/a [")
-            && seen.contains("] 4000/4000 chunks in "),
+            && seen.contains("] 4000/4000 chunks, 4.00 kB at ")
+            && seen.contains(" kB/s in "),
         "{seen}"
     );
     if let Some(line) = running {
         assert!(
-            line.contains("/4000 chunks") && line.contains("/s ETA "),
+            line.contains("/4000 chunks, ") && line.contains("B/s ETA "),
             "{line}"
         );
     }
@@ -931,7 +933,8 @@ fn import_needs_a_type_or_a_netcdf_file() {
     }
 }
 
-/// Progress bars of diff, import and export in a terminal (under tmux); nothing when piped.
+/// Progress bars of diff, import, export and a sharded copy in a terminal (under tmux), in
+/// the unit stored (chunks or shards) with bytes and their rate; nothing when piped.
 #[test]
 fn progress_bars_of_diff_import_export() {
     let dir = tempfile::tempdir().unwrap();
@@ -961,21 +964,25 @@ fn progress_bars_of_diff_import_export() {
     let q = s(&dir.path().join("q.zarr")).to_string();
     let script = format!(
         "{z} -j 1 import {raw} {q} a --shape 3000 --chunks 10 --dtype uint8 && \
-         {z} -j 1 export {q} a -o {out} && {z} -j 1 diff {store} {q}; echo done-$?",
+         {z} -j 1 export {q} a -o {out} && {z} -j 1 diff {store} {q} && \
+         {z} -j 1 copy {store} {sharded} --format 3 --rechunk 10 --shards 100; echo done-$?",
         z = exe(),
         raw = s(&raw),
         out = s(&out),
+        sharded = s(&dir.path().join("sharded.zarr")),
     );
     let Some((seen, _)) = in_terminal("bars", &script, 20, "done-", "ETA") else {
         return;
     };
     let summaries: Vec<&str> = seen
         .lines()
-        .filter(|l| l.contains("] 300/300 chunks in "))
+        .filter(|l| l.contains("] 300/300 chunks, 3.00 kB at ") && l.contains("B/s in "))
         .collect();
     assert!(seen.contains("done-0"), "{seen}");
     assert_eq!(summaries.len(), 3, "{seen}");
     assert!(summaries.iter().all(|l| l.starts_with("/a [")), "{seen}");
+    // A sharded copy counts shards.
+    assert!(seen.contains("] 30/30 shards, 3.00 kB at "), "{seen}");
 }
 
 /// Whether the binary under test imports netCDF files. With ZARR_TEST_NETCDF=1 (set by the
@@ -2993,4 +3000,66 @@ fn json_for_scripts() {
     let group = json_of(&["meta", "--json", copied], 0);
     assert_eq!(group["node_type"], "group");
     assert_eq!(group["document"]["node_type"], "group");
+}
+
+/// A raw import reads its file by rows of chunks (along the first dimension in C order,
+/// the last in Fortran order), from a file or standard input, with the same values.
+#[test]
+fn raw_imports_go_by_rows_of_chunks() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ni, nj, nk) = (3usize, 4usize, 5usize);
+    let value = |i: usize, j: usize, k: usize| ((i * nj + j) * nk + k) as i32;
+    let mut c_order = Vec::new();
+    let mut f_order = vec![0u8; ni * nj * nk * 4];
+    for i in 0..ni {
+        for j in 0..nj {
+            for k in 0..nk {
+                let v = value(i, j, k).to_be_bytes();
+                c_order.extend_from_slice(&v);
+                let f = i + ni * (j + nj * k);
+                f_order[f * 4..f * 4 + 4].copy_from_slice(&v);
+            }
+        }
+    }
+    let (c_file, f_file) = (dir.path().join("c.bin"), dir.path().join("f.bin"));
+    std::fs::write(&c_file, &c_order).unwrap();
+    std::fs::write(&f_file, &f_order).unwrap();
+    let store = dir.path().join("s.zarr");
+    let store = s(&store);
+    let layout = ["--dtype", ">i4", "--shape", "3,4,5", "--chunks", "2,3,2"];
+    let import = |file: &str, name: &str, extra: &[&str]| {
+        let mut args = vec!["import", file, store, name];
+        args.extend_from_slice(&layout);
+        args.extend_from_slice(extra);
+        ok(&args);
+    };
+    import(s(&c_file), "c", &[]);
+    import(s(&f_file), "f", &["--order", "f"]);
+    let mut child = Command::new(exe())
+        .args(["import", "-", store, "stdin"])
+        .args(layout)
+        .stdin(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(&c_order).unwrap();
+    assert!(child.wait().unwrap().success());
+    let expected: Vec<u8> = (0..60i32).flat_map(i32::to_ne_bytes).collect();
+    for name in ["c", "f", "stdin"] {
+        let out = succeeds(&["dump", "-f", "raw", store, name]);
+        assert_eq!(out.stdout, expected, "{name}");
+    }
+    // A file of the wrong length is refused before anything is written.
+    std::fs::write(&c_file, &c_order[..236]).unwrap();
+    let mut args = vec!["import", s(&c_file), store, "short"];
+    args.extend_from_slice(&layout);
+    let err = fails(&args, 1);
+    assert_eq!(
+        err,
+        format!(
+            "zarrtool: buffer size: {:?} holds 236 bytes but shape 3 x 4 x 5 of >i4 \
+             needs 240\n",
+            s(&c_file)
+        )
+    );
+    assert!(!Path::new(store).join("short").exists());
 }

@@ -15,6 +15,7 @@ mod ops;
 mod out;
 mod overlap;
 mod per_array;
+mod progress;
 mod refresh;
 mod source;
 mod stale;

@@ -4,15 +4,15 @@ use crate::cli::{AttrsAction, Command, DumpFormat, ExportFormat, FileOrder, Layo
 use crate::nczarr;
 use crate::out::{self, Out};
 use crate::per_array::PerArray;
+use crate::progress::{region_bytes, unit_of, Progress};
 use crate::source::{open_hierarchy, Hierarchy};
 use crate::values::{
     csv_field, element_csv, element_text, parse_region, parse_shape, shape_text, text_room,
     vlen_csv, vlen_text, ChunkSpec,
 };
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
 use serde_json::{json, Map, Value};
-use std::io::{IsTerminal, Read, Write};
+use std::io::{Read, Write};
 use std::sync::Arc;
 use zarr::dtype::{swap_bytes, swap_record_fields, DType, DataKind, ElementType};
 use zarr::meta::{ArrayMeta, ChunkGrid, Format, Order};
@@ -370,40 +370,6 @@ fn print_json(value: &Value) -> Result<()> {
     let text = serde_json::to_string_pretty(value)
         .map_err(|e| Error::Internal(format!("rendering JSON: {e}")))?;
     out::line(text)
-}
-
-/// A progress bar on stderr when it is a terminal, hidden otherwise.
-pub(crate) fn progress(len: u64, what: &str) -> ProgressBar {
-    if !std::io::stderr().is_terminal() {
-        return ProgressBar::hidden();
-    }
-    let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());
-    bar.set_style(
-        ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} chunks {rate} ETA {eta}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .with_key(
-                "rate",
-                |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
-                    let _ = write!(w, "{:.0}/s", state.per_sec());
-                },
-            )
-            .progress_chars("=> "),
-    );
-    bar.set_message(what.to_string());
-    bar
-}
-
-/// Ends a progress bar, leaving a one-line summary (count and time taken) in the terminal.
-pub(crate) fn finish_progress(bar: &ProgressBar) {
-    if bar.is_hidden() {
-        return;
-    }
-    if let Ok(style) =
-        ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} chunks in {elapsed}")
-    {
-        bar.set_style(style.progress_chars("=> "));
-    }
-    bar.finish();
 }
 
 /// The array's stored metadata document as JSON.
@@ -1222,6 +1188,21 @@ fn slabs(chunks: &[u64], start: &[u64], count: &[u64]) -> Vec<(Vec<u64>, Vec<u64
     out
 }
 
+/// The slabs of a raw file of `shape`, each one row of chunks of the grid `chunks` and one
+/// contiguous run of the file's bytes: along the first dimension in C order, along the last
+/// in Fortran order (each slab then in Fortran order itself).
+fn file_slabs(chunks: &[u64], shape: &[u64], fortran: bool) -> Vec<(Vec<u64>, Vec<u64>)> {
+    let zeros = vec![0; shape.len()];
+    if !fortran {
+        return slabs(chunks, &zeros, shape);
+    }
+    let reversed = |v: &[u64]| v.iter().rev().copied().collect::<Vec<u64>>();
+    slabs(&reversed(chunks), &zeros, &reversed(shape))
+        .into_iter()
+        .map(|(start, count)| (reversed(&start), reversed(&count)))
+        .collect()
+}
+
 /// How many chunks of the grid `chunks` the region `start`/`count` touches.
 fn chunks_touched(chunks: &[u64], start: &[u64], count: &[u64]) -> u64 {
     if count.contains(&0) {
@@ -1268,47 +1249,65 @@ fn import(
         )));
     }
     let item = dtype_meta.item_size();
-    let mut data = Vec::new();
-    if file == "-" {
-        std::io::stdin().read_to_end(&mut data)
-    } else {
-        std::fs::File::open(file).and_then(|mut f| f.read_to_end(&mut data))
-    }
-    .map_err(|e| Error::io(format!("reading {file:?}"), e))?;
-    let expected = zarr::error::checked_product(shape.iter().copied(), "the shape")? * item as u64;
-    if data.len() as u64 != expected {
-        return Err(Error::BufferSize(format!(
-            "{file:?} holds {} bytes but shape {} of {} needs {expected}",
-            data.len(),
+    let expected = zarr::error::checked_product(shape.iter().copied(), "the shape")?
+        .checked_mul(item as u64)
+        .ok_or_else(|| Error::Overflow(format!("shape {} is too large", shape_text(&shape))))?;
+    let wrong_size = |held: u64| {
+        Error::BufferSize(format!(
+            "{file:?} holds {held} bytes but shape {} of {} needs {expected}",
             shape_text(&shape),
             raw.dtype
-        )));
-    }
+        ))
+    };
+    let reading = |e| Error::io(format!("reading {file:?}"), e);
+    // A file is read slab by slab after its length is checked; standard input has no length
+    // to check first, so it is read whole before anything is written.
+    let mut input: Box<dyn Read> = if file == "-" {
+        let mut data = Vec::new();
+        std::io::stdin().read_to_end(&mut data).map_err(reading)?;
+        if data.len() as u64 != expected {
+            return Err(wrong_size(data.len() as u64));
+        }
+        Box::new(std::io::Cursor::new(data))
+    } else {
+        let f = std::fs::File::open(file).map_err(reading)?;
+        let held = f.metadata().map_err(reading)?.len();
+        if held != expected {
+            return Err(wrong_size(held));
+        }
+        Box::new(f)
+    };
     let Some((store, meta)) = planned_array(&mut builder, node, layout, overwrite, dry_run)? else {
         return Ok(0);
     };
-    to_native(&meta.dtype, &mut data);
-    if raw.order == FileOrder::F {
-        data = reorder(&data, &shape, item, true);
-    }
     let mode = if overwrite {
         Mode::Overwrite
     } else {
         Mode::CreateNew
     };
     let array = builder.create(store.clone(), &node.path, mode)?;
-    let zeros = vec![0; shape.len()];
-    let bar = progress(meta.num_chunks(), &display(&node.path));
-    // Row by row of chunks: each row of the file is one contiguous run of bytes.
-    let mut offset = 0;
-    for (start, count) in slabs(&meta.chunks, &zeros, &shape) {
-        let len = count.iter().product::<u64>() as usize * item;
-        let elem = meta.dtype.element_type();
-        array.write(&start, &count, elem, Order::C, &data[offset..offset + len])?;
-        offset += len;
-        bar.inc(chunks_touched(&meta.chunks, &start, &count));
+    let fortran = raw.order == FileOrder::F;
+    let elem = meta.dtype.element_type();
+    let bar = Progress::new(meta.num_chunks(), unit_of(&meta), &display(&node.path));
+    let mut buf = Vec::new();
+    for (start, count) in file_slabs(&meta.chunks, &shape, fortran) {
+        // At most one row of chunks: the slab is within the shape, whose bytes fit in u64.
+        let len = usize::try_from(region_bytes(&count, item))
+            .map_err(|_| Error::Overflow("a row of chunks is larger than memory".into()))?;
+        buf.resize(len, 0);
+        input.read_exact(&mut buf).map_err(reading)?;
+        to_native(&meta.dtype, &mut buf);
+        let slab = match fortran {
+            true => reorder(&buf, &count, item, true),
+            false => std::mem::take(&mut buf),
+        };
+        array.write(&start, &count, elem, Order::C, &slab)?;
+        if !fortran {
+            buf = slab;
+        }
+        bar.inc(chunks_touched(&meta.chunks, &start, &count), len as u64);
     }
-    finish_progress(&bar);
+    bar.finish();
     crate::refresh::consolidated_above(store.as_ref(), &node.path)?;
     store.close()?;
     Ok(0)
@@ -1361,15 +1360,16 @@ fn export(node: &NodeArg, output: &str, region: Option<&str>, order: FileOrder) 
             .map_err(|e| Error::io(format!("creating {output:?}"), e))?;
         Sink::File(std::io::BufWriter::new(file), output.to_string())
     };
-    let bar = progress(
+    let bar = Progress::new(
         chunks_touched(&meta.chunks, &start, &count),
+        unit_of(&meta),
         &display(array.path()),
     );
     // C order streams row by row of chunks; Fortran order needs the whole region first.
     let mut whole = Vec::new();
     for (s, c) in slabs(&meta.chunks, &start, &count) {
         let mut buf = read_region(&array, &s, &c)?;
-        bar.inc(chunks_touched(&meta.chunks, &s, &c));
+        bar.inc(chunks_touched(&meta.chunks, &s, &c), buf.len() as u64);
         if order == FileOrder::F {
             whole.append(&mut buf);
             continue;
@@ -1383,7 +1383,7 @@ fn export(node: &NodeArg, output: &str, region: Option<&str>, order: FileOrder) 
         to_native(&meta.dtype, &mut buf);
         sink.write(&buf)?;
     }
-    finish_progress(&bar);
+    bar.finish();
     sink.finish()?;
     Ok(0)
 }
@@ -1945,7 +1945,7 @@ fn copy_array(from: &Array, target: &Array, dst: &Arc<dyn Store>) -> Result<()> 
     let grid = meta.chunk_grid();
     let total = zarr::error::count_of(&grid, "chunks of the target")?;
     let base = format.data_base(target.path());
-    let bar = progress(total as u64, &display(from.path()));
+    let bar = Progress::new(total as u64, unit_of(&meta), &display(from.path()));
     let cells: Vec<usize> = (0..total).collect();
     let elem = meta.dtype.element_type();
     let variable = meta.dtype.is_variable();
@@ -1958,8 +1958,8 @@ fn copy_array(from: &Array, target: &Array, dst: &Arc<dyn Store>) -> Result<()> 
                 rest /= grid[d];
             }
             let key = join_key(&base, &meta.chunk_key(&index));
+            let (start, count) = target.chunk_region(&index)?;
             if dst.size(&key)?.is_none() {
-                let (start, count) = target.chunk_region(&index)?;
                 if variable {
                     let items = from.read_vlen(&start, &count, Order::C)?;
                     target.write_vlen(&start, &count, Order::C, &items.slices())?;
@@ -1968,11 +1968,11 @@ fn copy_array(from: &Array, target: &Array, dst: &Arc<dyn Store>) -> Result<()> 
                     target.write(&start, &count, elem, Order::C, &buf)?;
                 }
             }
-            bar.inc(1);
+            bar.inc(1, region_bytes(&count, meta.item_size()));
             Ok(())
         })
     })?;
-    finish_progress(&bar);
+    bar.finish();
     Ok(())
 }
 
@@ -2018,26 +2018,26 @@ fn validate_array(store: &Arc<dyn Store>, path: &str) -> Result<Vec<String>> {
             Some(index) => chunks.push((key, index)),
         }
     }
-    let bar = progress(chunks.len() as u64, &display(path));
+    let bar = Progress::new(chunks.len() as u64, unit_of(&meta), &display(path));
     let errors: Vec<String> = zarr::io::pool::pool()?.install(|| {
         chunks
             .par_iter()
             .filter_map(|(key, index)| {
                 let result = array.chunk_region(index).and_then(|(start, count)| {
+                    bar.inc(1, region_bytes(&count, meta.item_size()));
                     if meta.dtype.is_variable() {
                         array.read_vlen(&start, &count, Order::C).map(|_| ())
                     } else {
                         read_region(&array, &start, &count).map(|_| ())
                     }
                 });
-                bar.inc(1);
                 result
                     .err()
                     .map(|e| format!("{}: chunk {key:?}: {e}", display(path)))
             })
             .collect()
     });
-    finish_progress(&bar);
+    bar.finish();
     problems.extend(errors);
     Ok(problems)
 }
@@ -2133,7 +2133,7 @@ fn diff_arrays(left: &Array, right: &Array, name: &str) -> Result<Vec<String>> {
     let cells = left.region_chunks(&vec![0; a.rank()], &a.shape)?;
     let mut differing = 0u64;
     let mut first: Option<Vec<u64>> = None;
-    let bar = progress(cells.len() as u64, name);
+    let bar = Progress::new(cells.len() as u64, unit_of(&a), name);
     for index in &cells {
         let (start, count) = left.chunk_region(index)?;
         let same = if a.dtype.is_variable() {
@@ -2174,9 +2174,9 @@ fn diff_arrays(left: &Array, right: &Array, name: &str) -> Result<Vec<String>> {
             }
             first = Some(at);
         }
-        bar.inc(1);
+        bar.inc(1, region_bytes(&count, a.item_size()));
     }
-    finish_progress(&bar);
+    bar.finish();
     Ok(match first {
         None => Vec::new(),
         Some(at) => vec![format!(
