@@ -431,7 +431,18 @@ fn usage_version_completions_man() {
         "{features}"
     );
     assert!(ok(&["completions", "bash"]).contains("_zarrtool()"));
-    assert!(ok(&["man"]).starts_with(".ie \\n(.g .ds Aq \\(aq"));
+    let man = ok(&["man"]);
+    assert!(man.starts_with(".ie \\n(.g .ds Aq \\(aq"));
+    // Complete: every command's options, the exit statuses and examples.
+    for part in [
+        ".SS \"zarrtool copy\"",
+        ".SS \"zarrtool attrs del\"",
+        "\\fB\\-\\-rechunk\\fR",
+        ".SH \"EXIT STATUS\"\n.TP\n0\n",
+        ".SH EXAMPLES\n.TP\n\\fBzarrtool info data.zarr temperature\\fR\n",
+    ] {
+        assert!(man.contains(part), "{part}");
+    }
 }
 
 #[test]

@@ -366,7 +366,7 @@ pub enum Command {
         /// The shell.
         shell: clap_complete::Shell,
     },
-    /// Print the man page (roff).
+    /// Print the man page (roff): every command's options, EXIT STATUS and EXAMPLES.
     Man,
 }
 

@@ -8,6 +8,7 @@ mod attr_diff;
 mod cli;
 mod header;
 mod locate;
+mod man;
 mod nczarr;
 #[cfg(feature = "netcdf")]
 mod netcdf;

@@ -220,10 +220,8 @@ pub fn run(mut command: Command, cmd: &mut clap::Command) -> Result<u8> {
             Ok(0)
         }
         Command::Man => {
-            let mut text = Vec::new();
-            clap_mangen::Man::new(cmd.clone())
-                .render(&mut text)
-                .map_err(|e| Error::io("rendering the man page", e))?;
+            let text =
+                crate::man::render(cmd).map_err(|e| Error::io("rendering the man page", e))?;
             let mut out = Out::new();
             out.bytes(&text)?;
             out.finish()?;
