@@ -4,8 +4,9 @@
 //! such text reaches an error of the library, [`redact`]:
 //! - cuts an error body down to its `Code` and `Message` elements (S3, Azure and GCS XML,
 //!   GCS JSON `message`), at most [`BODY_LIMIT`] bytes each, or to the first line of its
-//!   text outside markup, at most [`BODY_LIMIT`] bytes, when it has neither: S3's `SignatureDoesNotMatch` body holds
-//!   the canonical request and string to sign, the session token among them;
+//!   text outside markup, at most [`BODY_LIMIT`] bytes, when it has neither: S3's
+//!   `SignatureDoesNotMatch` body holds the canonical request and string to sign, the
+//!   session token among them;
 //! - masks the user information (`user:password@`) and every query parameter value of
 //!   every URL;
 //! - masks every known secret as written, percent-encoded and in hexadecimal;
