@@ -399,6 +399,38 @@ fn two_writers_on_one_branch() {
     assert_eq!(read_all(&head, ElementType::Int32, 4), int32s([3; 4]));
 }
 
+/// Appends to a sharded array are held back on their handle elsewhere until a flush; in a
+/// repository they are stored at once, so a commit right after them holds every step.
+#[test]
+fn a_commit_holds_every_step_appended_to_a_sharded_array() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    let store = open(&repo, "", Mode::Append);
+    let mut builder = ArrayBuilder::new(vec![0, 4], ElementType::Int32);
+    builder.zarr_format(3).unwrap();
+    builder
+        .chunks(vec![1, 4])
+        .shard_shape(vec![8, 4])
+        .fill_value_json(json!(-1));
+    let array = builder.create(store.clone(), "t", Mode::CreateNew).unwrap();
+    for step in 0..3 {
+        array
+            .append(0, &[1, 4], ElementType::Int32, Order::C, &int32s([step; 4]))
+            .unwrap();
+    }
+    assert_eq!(array.append_buffer_bytes().unwrap(), 0);
+    let id = commit(&store, "three steps");
+    drop(array);
+    drop(store);
+    let reader = open(&repo, &format!("?snapshot={id}"), Mode::Read);
+    let array = Array::open(reader, "t", Mode::Read).unwrap();
+    assert_eq!(array.metadata().shape, vec![3, 4]);
+    assert_eq!(
+        read_all(&array, ElementType::Int32, 4),
+        int32s((0..3).flat_map(|s| [s; 4]))
+    );
+}
+
 /// On local disk a commit takes an exclusive `flock` on the repository's directory (which
 /// another process's libzarr holds while it commits): held here through a descriptor of
 /// its own, the commit waits for it and then succeeds.

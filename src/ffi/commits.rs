@@ -28,7 +28,10 @@ unsafe fn check_id_buf(id_buf: *mut c_char, id_len: usize) -> FfiResult {
 /// one new snapshot of its branch, atomically, with `message`: readers of the repository
 /// see all of it or none of it. The new snapshot's id (20 characters) goes to `id_buf`
 /// (`id_len` at least `ZARR_SNAPSHOT_ID_BYTES`, checked before committing; NULL with
-/// `id_len` 0 when not wanted). A store freed without a commit commits nothing: what it
+/// `id_len` 0 when not wanted). Appends to arrays in a repository are never held back
+/// on their handles (as they are for sharded arrays elsewhere until `zarr_array_flush`):
+/// a commit holds every step appended before it. A store freed without a commit commits
+/// nothing: what it
 /// wrote is dropped (the chunks it stored stay as unreferenced files until the
 /// repository's garbage collection).
 ///
@@ -36,8 +39,8 @@ unsafe fn check_id_buf(id_buf: *mut c_char, id_len: usize) -> FfiResult {
 /// `ZARR_ERR_CONFLICT` and commits nothing: call `zarr_store_rebase`, then commit again.
 /// On S3 the branch moves by a conditional write: of racing commits from anywhere exactly
 /// one succeeds. On a local disk Icechunk moves the branch without a conditional write;
-/// libzarr makes the move exclusive itself (one at a time in the process, and an exclusive
-/// `flock` on the repository's directory across processes), so of racing libzarr commits
+/// libzarr makes the move exclusive itself (an exclusive `flock` on the repository's
+/// directory, which threads and processes take in turn), so of racing libzarr commits
 /// exactly one succeeds. Other programs (Python's icechunk) do not take that lock: a commit
 /// of theirs at the same instant as one of libzarr's on a local disk may still be lost.
 ///

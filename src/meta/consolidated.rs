@@ -392,6 +392,10 @@ impl Store for ConsolidatedStore {
         self.inner.zarr_format_hint()
     }
 
+    fn repository(&self) -> Option<&dyn crate::store::Repository> {
+        self.inner.repository()
+    }
+
     fn reads_ahead(&self) -> bool {
         self.inner.reads_ahead()
     }

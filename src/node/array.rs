@@ -842,11 +842,13 @@ impl Array {
 
     /// Whether an append of items of type `elem` to the array `meta` is buffered: on a
     /// writable handle of a sharded array (one level of shards), without a synchronizer,
-    /// the items given in the stored type, and buffering not turned off.
+    /// the items given in the stored type, and buffering not turned off. Never in a
+    /// repository (Icechunk): a commit there must hold every step appended before it.
     fn streams(&self, appends: &Appends, meta: &ArrayMeta, elem: ElementType) -> Result<bool> {
         // Shards of a rectilinear grid differ in size: appends to them resize and write.
         Ok(appends.enabled
             && self.writable
+            && self.store.repository().is_none()
             && !meta.is_rectilinear()
             && append::buffered_level(meta).is_some()
             && elem == meta.dtype.element_type()

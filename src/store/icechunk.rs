@@ -11,13 +11,13 @@
 //! commits racing from anywhere exactly one succeeds. On a local disk the crate moves the
 //! branch without a conditional write (it reads the repository's branches, checks the
 //! parent, and writes them back), so libzarr makes that step exclusive itself: commits,
-//! tags and branches of one process run one at a time, and each holds an exclusive
-//! `flock` on the repository's directory while it updates the repository, so of two
-//! libzarr processes racing on one branch exactly one succeeds. Other programs (Python's
+//! tags and branches hold an exclusive `flock` on the repository's directory while they
+//! update the repository, so of two libzarr writers (threads or processes) racing on one
+//! branch exactly one succeeds. Other programs (Python's
 //! icechunk) do not take that lock: a commit of theirs at the same instant as one of
 //! libzarr's on a local disk may still be lost; object storage has no such gap.
 
-use super::cloud::block_on;
+use super::cloud::{block_on, scrubbed, shown_url};
 use super::repository::{Repository, Snapshot};
 use super::{
     listing_of, validate_dir_prefix, validate_key, validate_prefix, DirListing, Mode, Store,
@@ -35,7 +35,7 @@ use icechunk::store::StoreErrorKind;
 use icechunk::Storage;
 use serde_json::{Map, Value};
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use tokio::sync::RwLock;
 
 /// Where in a repository's history a store is opened.
@@ -86,40 +86,31 @@ impl std::fmt::Debug for IcechunkStore {
     }
 }
 
-/// Commits, tags and branches of this process run one at a time (see the module's
-/// documentation).
-static COMMITS: Mutex<()> = Mutex::new(());
-
-/// Holds the right to update a repository's branches and tags: this process's turn and,
-/// for a repository on local disk, an exclusive `flock` on its directory (released when
-/// dropped, with the descriptor).
+/// The right to update a repository's branches and tags: for a repository on local disk,
+/// an exclusive `flock` on its directory (released when dropped, with the descriptor); on
+/// object storage nothing, as the branch moves there by a conditional write.
 struct UpdateTurn {
-    _process: std::sync::MutexGuard<'static, ()>,
     _directory: Option<std::fs::File>,
 }
 
 impl UpdateTurn {
     /// Waits for the turn to update the repository at `directory` (`url` in messages).
+    /// Each turn opens the directory anew, so turns of one process exclude each other too.
     fn take(directory: Option<&PathBuf>, url: &str) -> Result<UpdateTurn> {
-        let process = COMMITS.lock().unwrap_or_else(|p| p.into_inner());
-        let locked = match directory {
-            None => None,
-            Some(dir) => {
-                let fail = |e: &dyn std::fmt::Display| {
-                    Error::Io(format!(
-                        "{url}: cannot lock the repository's directory: {e}"
-                    ))
-                };
-                let file = std::fs::File::open(dir).map_err(|e| fail(&e))?;
-                #[cfg(unix)]
-                rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)
-                    .map_err(|e| fail(&e))?;
-                Some(file)
-            }
+        let Some(dir) = directory else {
+            return Ok(UpdateTurn { _directory: None });
         };
+        let fail = |e: &dyn std::fmt::Display| {
+            Error::Io(format!(
+                "{url}: cannot lock the repository's directory: {e}"
+            ))
+        };
+        let file = std::fs::File::open(dir).map_err(|e| fail(&e))?;
+        #[cfg(unix)]
+        rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)
+            .map_err(|e| fail(&e))?;
         Ok(UpdateTurn {
-            _process: process,
-            _directory: locked,
+            _directory: Some(file),
         })
     }
 }
@@ -128,26 +119,32 @@ impl UpdateTurn {
 /// `?tag=`, `?snapshot=`) into the repository's place and the place in its history (the
 /// branch `main` when no query names one).
 pub fn parse_url(url: &str) -> Result<(Place, At)> {
+    let shown = shown_url(url);
     let (scheme, rest) = url
         .split_once("://")
-        .ok_or_else(|| Error::InvalidArg(format!("{url:?} is not an icechunk:// URL")))?;
+        .ok_or_else(|| Error::InvalidArg(format!("{shown:?} is not an icechunk:// URL")))?;
     let (location, query) = rest.split_once('?').unwrap_or((rest, ""));
     let place = match scheme.to_ascii_lowercase().as_str() {
         "icechunk" => {
-            let path = location
-                .strip_prefix("localhost/")
-                .map_or(location, |_| &location["localhost".len()..]);
-            if path.is_empty() {
+            // The authority is empty (`icechunk:///abs/path`) or `localhost`: a path that
+            // does not start with `/` would be relative to the working directory.
+            let path = location.strip_prefix("localhost").unwrap_or(location);
+            if !path.starts_with('/') {
                 return Err(Error::InvalidArg(format!(
-                    "{url:?} names no repository path"
+                    "{shown:?} names no absolute repository path (icechunk:///abs/path)"
                 )));
             }
             Place::Disk(PathBuf::from(path))
         }
         "icechunk+s3" => {
             let (bucket, prefix) = location.split_once('/').unwrap_or((location, ""));
+            if bucket.contains('@') {
+                return Err(Error::InvalidArg(format!(
+                    "{shown:?}: credentials go in the options, not in the URL"
+                )));
+            }
             if bucket.is_empty() {
-                return Err(Error::InvalidArg(format!("{url:?} names no bucket")));
+                return Err(Error::InvalidArg(format!("{shown:?} names no bucket")));
             }
             Place::S3 {
                 bucket: bucket.to_string(),
@@ -156,7 +153,7 @@ pub fn parse_url(url: &str) -> Result<(Place, At)> {
         }
         other => {
             return Err(Error::InvalidArg(format!(
-                "{url:?}: {other:?} is not an Icechunk scheme (icechunk, icechunk+s3)"
+                "{shown:?}: {other:?} is not an Icechunk scheme (icechunk, icechunk+s3)"
             )))
         }
     };
@@ -164,7 +161,9 @@ pub fn parse_url(url: &str) -> Result<(Place, At)> {
     for pair in query.split('&').filter(|p| !p.is_empty()) {
         let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
         if value.is_empty() {
-            return Err(Error::InvalidArg(format!("{url:?}: {name:?} has no value")));
+            return Err(Error::InvalidArg(format!(
+                "{shown:?}: {name:?} has no value"
+            )));
         }
         let chosen = match name {
             "branch" => At::Branch(value.to_string()),
@@ -172,13 +171,13 @@ pub fn parse_url(url: &str) -> Result<(Place, At)> {
             "snapshot" => At::Snapshot(value.to_string()),
             other => {
                 return Err(Error::InvalidArg(format!(
-                    "{url:?}: unknown query {other:?} (known: branch, tag, snapshot)"
+                    "{shown:?}: unknown query {other:?} (known: branch, tag, snapshot)"
                 )))
             }
         };
         if at.replace(chosen).is_some() {
             return Err(Error::InvalidArg(format!(
-                "{url:?} names more than one of branch, tag and snapshot"
+                "{shown:?} names more than one of branch, tag and snapshot"
             )));
         }
     }
@@ -278,7 +277,7 @@ impl IcechunkStore {
             }
             Place::S3 { .. } => Some(s3_settings(options)?),
         };
-        let shown = url.to_string();
+        let shown = shown_url(url);
         let writable = mode != Mode::Read;
         if writable && !matches!(at, At::Branch(_)) {
             return Err(Error::ReadOnly(format!(
@@ -302,6 +301,8 @@ impl IcechunkStore {
             let storage = open_storage(&task_url, place, s3, create).await?;
             open_session(&task_url, storage, create, &at, snapshot, writable).await
         })??;
+        // Locked by its real path, whatever the working directory later becomes.
+        let directory = directory.map(|d| d.canonicalize().unwrap_or(d));
         let session = Arc::new(RwLock::new(session));
         let concurrency = repo.config().get_partial_values_concurrency();
         let store = icechunk::Store::from_session_and_config(session.clone(), concurrency);
@@ -400,7 +401,12 @@ async fn open_storage(
             return Err(Error::Internal("S3 settings were not parsed".into()))
         }
     }
-    .map_err(|e| Error::Io(format!("{url}: cannot open the storage: {}", e.kind)))
+    .map_err(|e| {
+        Error::Io(format!(
+            "{url}: cannot open the storage: {}",
+            scrubbed(&e.kind.to_string())
+        ))
+    })
 }
 
 /// Opens (or creates) the repository in `storage` and the session `at` names.
@@ -601,10 +607,11 @@ impl Repository for IcechunkStore {
                 .await
                 .map_err(|e| session_error(&url, "cannot commit", e.kind))?;
             // A committed session only reads: writing goes on in a new one at the commit.
-            *session = repo
-                .writable_session(&branch)
-                .await
-                .map_err(|e| repo_error(&url, "committed, but cannot go on writing", e.kind))?;
+            // The commit stands even when that one cannot be opened (later writes then
+            // fail as read-only, and reopening the store goes on from the commit).
+            if let Ok(next) = repo.writable_session(&branch).await {
+                *session = next;
+            }
             Ok(id.to_string())
         })?
     }
@@ -704,107 +711,114 @@ fn absent(kind: &StoreErrorKind) -> bool {
 
 /// The library's error for a failed store call of the crate.
 fn store_error(url: &str, what: &str, kind: StoreErrorKind) -> Error {
+    let shown = scrubbed(&kind.to_string());
     match kind {
         StoreErrorKind::SessionError(kind) => session_error(url, what, kind),
         StoreErrorKind::RepositoryError(kind) => repo_error(url, what, kind),
         StoreErrorKind::RefError(kind) => ref_error(url, what, kind),
-        StoreErrorKind::ReadOnly => Error::ReadOnly(format!("{url}: {what}: {kind}")),
+        StoreErrorKind::ReadOnly => Error::ReadOnly(format!("{url}: {what}: {shown}")),
         StoreErrorKind::Unimplemented(_) => Error::Unsupported(format!(
-            "{url}: {what}: {kind} (an Icechunk repository holds Zarr v3 only)"
+            "{url}: {what}: {shown} (an Icechunk repository holds Zarr v3 only)"
         )),
         StoreErrorKind::InvalidKey { .. }
         | StoreErrorKind::PathError(_)
         | StoreErrorKind::BadKeyPrefix { .. } => {
-            Error::InvalidKey(format!("{url}: {what}: {kind}"))
+            Error::InvalidKey(format!("{url}: {what}: {shown}"))
         }
-        StoreErrorKind::InvalidIndex { .. } => Error::OutOfBounds(format!("{url}: {what}: {kind}")),
+        StoreErrorKind::InvalidIndex { .. } => {
+            Error::OutOfBounds(format!("{url}: {what}: {shown}"))
+        }
         StoreErrorKind::BadMetadata(_) | StoreErrorKind::BadChunkGridMetadata(_) => {
-            Error::Metadata(format!("{url}: {what}: {kind}"))
+            Error::Metadata(format!("{url}: {what}: {shown}"))
         }
-        StoreErrorKind::NotFound(_) => Error::NotFound(format!("{url}: {what}: {kind}")),
-        kind => Error::Io(format!("{url}: {what}: {kind}")),
+        StoreErrorKind::NotFound(_) => Error::NotFound(format!("{url}: {what}: {shown}")),
+        _ => Error::Io(format!("{url}: {what}: {shown}")),
     }
 }
 
 /// The library's error for a failed session call of the crate.
 fn session_error(url: &str, what: &str, kind: SessionErrorKind) -> Error {
+    let shown = scrubbed(&kind.to_string());
     match kind {
         SessionErrorKind::RepositoryError(kind) => repo_error(url, what, kind),
         SessionErrorKind::FormatError(kind) => format_error(url, what, kind),
         SessionErrorKind::RefError(kind) => ref_error(url, what, kind),
         SessionErrorKind::Conflict { .. } => Error::Conflict(format!(
             "{url}: {what}: another writer committed on the branch since this session \
-             started ({kind}); rebase, then commit again"
+             started ({shown}); rebase, then commit again"
         )),
         SessionErrorKind::RebaseFailed { ref conflicts, .. } => Error::Conflict(format!(
             "{url}: {what}: the changes overlap those committed meanwhile: {conflicts:?}"
         )),
-        SessionErrorKind::ReadOnlySession => Error::ReadOnly(format!("{url}: {what}: {kind}")),
-        SessionErrorKind::NoChangesToCommit => Error::InvalidArg(format!("{url}: {what}: {kind}")),
+        SessionErrorKind::ReadOnlySession => Error::ReadOnly(format!("{url}: {what}: {shown}")),
+        SessionErrorKind::NoChangesToCommit => Error::InvalidArg(format!("{url}: {what}: {shown}")),
         SessionErrorKind::SnapshotNotFound { .. } | SessionErrorKind::NodeNotFound { .. } => {
-            Error::NotFound(format!("{url}: {what}: {kind}"))
+            Error::NotFound(format!("{url}: {what}: {shown}"))
         }
-        SessionErrorKind::AlreadyExists { .. } => Error::Exists(format!("{url}: {what}: {kind}")),
+        SessionErrorKind::AlreadyExists { .. } => Error::Exists(format!("{url}: {what}: {shown}")),
         SessionErrorKind::InvalidIndex { .. } => {
-            Error::OutOfBounds(format!("{url}: {what}: {kind}"))
+            Error::OutOfBounds(format!("{url}: {what}: {shown}"))
         }
-        kind => Error::Io(format!("{url}: {what}: {kind}")),
+        _ => Error::Io(format!("{url}: {what}: {shown}")),
     }
 }
 
 /// The library's error for a failed repository call of the crate.
 fn repo_error(url: &str, what: &str, kind: RepositoryErrorKind) -> Error {
+    let shown = scrubbed(&kind.to_string());
     match kind {
         RepositoryErrorKind::FormatError(kind) => format_error(url, what, kind),
         RepositoryErrorKind::Ref(kind) => ref_error(url, what, kind),
         RepositoryErrorKind::Conflict { .. } => Error::Conflict(format!(
-            "{url}: {what}: another writer moved the branch ({kind})"
+            "{url}: {what}: another writer moved the branch ({shown})"
         )),
         RepositoryErrorKind::SnapshotNotFound { .. }
         | RepositoryErrorKind::RepositoryDoesntExist => {
-            Error::NotFound(format!("{url}: {what}: {kind}"))
+            Error::NotFound(format!("{url}: {what}: {shown}"))
         }
         RepositoryErrorKind::InvalidSnapshotId(_) => {
-            Error::InvalidArg(format!("{url}: {what}: {kind}"))
+            Error::InvalidArg(format!("{url}: {what}: {shown}"))
         }
         RepositoryErrorKind::ParentDirectoryNotClean => Error::Exists(format!(
             "{url}: {what}: the directory holds other files (a repository is created only \
              in a missing or empty directory)"
         )),
         RepositoryErrorKind::ReadonlyStorage(_) | RepositoryErrorKind::ReadonlyRepository(_) => {
-            Error::ReadOnly(format!("{url}: {what}: {kind}"))
+            Error::ReadOnly(format!("{url}: {what}: {shown}"))
         }
-        kind => Error::Io(format!("{url}: {what}: {kind}")),
+        _ => Error::Io(format!("{url}: {what}: {shown}")),
     }
 }
 
 /// The library's error for a failed branch or tag call of the crate.
 fn ref_error(url: &str, what: &str, kind: RefErrorKind) -> Error {
+    let shown = scrubbed(&kind.to_string());
     match kind {
-        RefErrorKind::RefNotFound(_) => Error::NotFound(format!("{url}: {what}: {kind}")),
-        RefErrorKind::TagAlreadyExists(_) => Error::Exists(format!("{url}: {what}: {kind}")),
+        RefErrorKind::RefNotFound(_) => Error::NotFound(format!("{url}: {what}: {shown}")),
+        RefErrorKind::TagAlreadyExists(_) => Error::Exists(format!("{url}: {what}: {shown}")),
         RefErrorKind::InvalidRefName(_) | RefErrorKind::InvalidRefType(_) => {
-            Error::InvalidArg(format!("{url}: {what}: {kind}"))
+            Error::InvalidArg(format!("{url}: {what}: {shown}"))
         }
-        kind => Error::Io(format!("{url}: {what}: {kind}")),
+        _ => Error::Io(format!("{url}: {what}: {shown}")),
     }
 }
 
 /// The library's error for a format-level failure of the crate.
 fn format_error(url: &str, what: &str, kind: IcechunkFormatErrorKind) -> Error {
+    let shown = scrubbed(&kind.to_string());
     match kind {
         IcechunkFormatErrorKind::SnapshotIdNotFound { .. }
         | IcechunkFormatErrorKind::BranchNotFound { .. }
         | IcechunkFormatErrorKind::TagNotFound { .. }
         | IcechunkFormatErrorKind::NodeNotFound { .. } => {
-            Error::NotFound(format!("{url}: {what}: {kind}"))
+            Error::NotFound(format!("{url}: {what}: {shown}"))
         }
         IcechunkFormatErrorKind::BranchAlreadyExists { .. }
         | IcechunkFormatErrorKind::TagAlreadyExists { .. }
         | IcechunkFormatErrorKind::TagPreviouslyDeleted { .. } => {
-            Error::Exists(format!("{url}: {what}: {kind}"))
+            Error::Exists(format!("{url}: {what}: {shown}"))
         }
-        kind => Error::Io(format!("{url}: {what}: {kind}")),
+        _ => Error::Io(format!("{url}: {what}: {shown}")),
     }
 }
 
@@ -845,8 +859,15 @@ mod tests {
             "icechunk:///r?tag=a&branch=b",
             "icechunk:///r?colour=red",
             "icechunk:///r?branch=",
+            // A host or a relative path would name a directory below the working one.
+            "icechunk://data/repo",
+            "icechunk://localhost",
+            "icechunk+s3://key:secret@bucket/p",
         ] {
-            assert!(matches!(parse_url(bad), Err(Error::InvalidArg(_))), "{bad}");
+            match parse_url(bad) {
+                Err(Error::InvalidArg(m)) => assert!(!m.contains("secret"), "{m}"),
+                other => panic!("{bad}: {other:?}"),
+            }
         }
     }
 }

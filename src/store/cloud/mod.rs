@@ -41,6 +41,14 @@ pub(crate) fn shown_url(url: &str) -> String {
     redact::redact(url, &[])
 }
 
+/// A message of another library about object storage as the library's messages may quote
+/// it: error bodies cut to their code and message, URLs without user information and query
+/// values, signing parameters masked (see `redact`).
+#[cfg(feature = "icechunk")]
+pub(crate) fn scrubbed(message: &str) -> String {
+    redact::redact(message, &[])
+}
+
 /// The refusal of a web server to list, when that is what `err` comes from.
 fn no_listing(err: &object_store::Error) -> Option<&connector::NoListing> {
     let first: &(dyn std::error::Error + 'static) = err;
