@@ -399,6 +399,26 @@ fn two_writers_on_one_branch() {
     assert_eq!(read_all(&head, ElementType::Int32, 4), int32s([3; 4]));
 }
 
+/// Erasing a prefix that is no node (an array written without the group above it) erases
+/// every key below it.
+#[test]
+fn erasing_a_prefix_that_is_no_node_erases_what_lies_below() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(&dir.path().join("repo"), "", Mode::Append);
+    let array_doc = json!({"zarr_format": 3, "node_type": "array", "shape": [4],
+        "data_type": "int32", "chunk_grid": {"name": "regular",
+        "configuration": {"chunk_shape": [4]}}, "chunk_key_encoding": {"name": "default"},
+        "fill_value": 0, "codecs": [{"name": "bytes",
+        "configuration": {"endian": "little"}}]});
+    store
+        .set("x/a/zarr.json", array_doc.to_string().as_bytes())
+        .unwrap();
+    store.set("x/a/c/0", &int32s([1, 2, 3, 4])).unwrap();
+    store.erase_prefix("x/").unwrap();
+    assert_eq!(store.list_prefix("x/").unwrap(), Vec::<String>::new());
+    assert_eq!(store.get("x/a/c/0").unwrap(), None);
+}
+
 /// Appends to a sharded array are held back on their handle elsewhere until a flush; in a
 /// repository they are stored at once, so a commit right after them holds every step.
 #[test]

@@ -536,15 +536,18 @@ impl Store for IcechunkStore {
         let prefix = validate_prefix(prefix)?;
         if prefix.is_empty() || prefix.ends_with('/') {
             // A node's directory: the crate drops the node and everything below it.
-            return self.run(move |store, url| async move {
-                let what = format!("cannot erase {prefix:?}");
-                match prefix.is_empty() {
+            let dir = prefix.clone();
+            self.run(move |store, url| async move {
+                let what = format!("cannot erase {dir:?}");
+                match dir.is_empty() {
                     true => store.clear().await,
-                    false => store.delete_dir(&prefix).await,
+                    false => store.delete_dir(&dir).await,
                 }
                 .map_err(|e| store_error(&url, &what, e.kind))
-            });
+            })?;
         }
+        // What the crate leaves (keys below a prefix that is no node: nodes written
+        // without the groups above them) goes key by key.
         for key in self.list_prefix(&prefix)? {
             self.erase(&key)?;
         }
@@ -699,13 +702,15 @@ impl Repository for IcechunkStore {
     }
 }
 
-/// Whether a read failed only because the key holds nothing: it is missing, or it is not a
-/// key of the Zarr v3 layout Icechunk holds (the documents of other formats that opening a
+/// Whether a read failed only because the key holds nothing: it is missing (or the node
+/// it would belong to is), or it is not a key of the Zarr v3 layout Icechunk holds (the documents of other formats that opening a
 /// node looks for), which therefore cannot exist.
 fn absent(kind: &StoreErrorKind) -> bool {
     matches!(
         kind,
-        StoreErrorKind::NotFound(_) | StoreErrorKind::InvalidKey { .. }
+        StoreErrorKind::NotFound(_)
+            | StoreErrorKind::InvalidKey { .. }
+            | StoreErrorKind::SessionError(SessionErrorKind::NodeNotFound { .. })
     )
 }
 
