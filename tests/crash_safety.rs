@@ -72,7 +72,11 @@ fn main() {
         return;
     }
     if let Ok(dir) = std::env::var("ZARR_CRASH_APPEND") {
-        append_writer(Path::new(&dir));
+        append_writer(Path::new(&dir), false);
+        return;
+    }
+    if let Ok(dir) = std::env::var("ZARR_CRASH_APPEND_ASYNC") {
+        append_writer(Path::new(&dir), true);
         return;
     }
     let kills: u64 = std::env::var("ZARR_CRASH_KILLS")
@@ -564,6 +568,28 @@ fn driver(kills: u64) {
         "crash safety: {append_kills} kills of a streaming appender, {appended} steps kept, \
          {append_checks} checks"
     );
+    // The same with non-blocking appends: every step whose request was waited for and
+    // flushed reads back exactly, whatever was in flight when the writer was killed.
+    let async_dir = dir.path().join("append-async");
+    create_appended(&async_dir);
+    let (mut async_kills, mut async_steps, mut async_checks) = (0u64, 0u64, 0u64);
+    for _ in 0..(kills / ZIP_EVERY).max(4) {
+        let lines = run_and_kill(("ZARR_CRASH_APPEND_ASYNC", &async_dir), 0, &mut rng);
+        let flushed = lines
+            .iter()
+            .filter_map(|l| l.strip_prefix("@flushed ")?.parse::<u64>().ok())
+            .max()
+            .unwrap_or(0);
+        let (steps, n) = verify_appended(&async_dir, flushed);
+        async_kills += 1;
+        async_steps = steps;
+        async_checks += n;
+    }
+    checks += async_checks;
+    println!(
+        "crash safety: {async_kills} kills of a non-blocking appender, {async_steps} steps \
+         kept, {async_checks} checks"
+    );
     let leftovers = count_temp_files(dir.path());
     println!(
         "crash safety: {kills} kills ({in_flight_kills} during an operation; {zip_kills} of a \
@@ -601,23 +627,46 @@ fn appended_step(t: u64) -> Vec<u32> {
 
 /// Appends steps from the stored shape on, flushing after a random 1-6 steps and saying
 /// so (`@flushed <steps>`).
-fn append_writer(dir: &Path) {
+/// Appends steps until killed, flushing after a random number of them and saying so;
+/// `nonblocking`: each round submits one to four non-blocking appends, waits for them in
+/// reverse order, then flushes.
+fn append_writer(dir: &Path, nonblocking: bool) {
     let seed: u64 = std::env::var("ZARR_CRASH_SEED").unwrap().parse().unwrap();
     let store: Arc<dyn Store> = Arc::new(FilesystemStore::open(dir, true, false).unwrap());
-    let array = Array::open(store, "t", Mode::ReadWrite).unwrap();
+    let array = Arc::new(Array::open(store, "t", Mode::ReadWrite).unwrap());
     let mut rng = Rng(seed | 1);
     let mut out = std::io::stdout().lock();
     writeln!(out, "@start").unwrap();
     out.flush().unwrap();
+    let step_bytes = |t: u64| -> Vec<u8> {
+        appended_step(t)
+            .iter()
+            .flat_map(|v| v.to_ne_bytes())
+            .collect()
+    };
     let mut until_flush = 1 + rng.below(6);
     loop {
         let t = array.metadata().shape[0];
-        let data: Vec<u8> = appended_step(t)
-            .iter()
-            .flat_map(|v| v.to_ne_bytes())
-            .collect();
+        if nonblocking {
+            let k = 1 + rng.below(4);
+            let requests: Vec<_> = (t..t + k)
+                .map(|step| {
+                    let data = Box::new(step_bytes(step));
+                    array
+                        .append_async(0, vec![1, 8, 8], ElementType::UInt32, Order::C, data)
+                        .unwrap()
+                })
+                .collect();
+            for request in requests.iter().rev() {
+                request.wait().unwrap();
+            }
+            array.flush().unwrap();
+            writeln!(out, "@flushed {}", t + k).unwrap();
+            out.flush().unwrap();
+            continue;
+        }
         array
-            .append(0, &[1, 8, 8], ElementType::UInt32, Order::C, &data)
+            .append(0, &[1, 8, 8], ElementType::UInt32, Order::C, &step_bytes(t))
             .unwrap();
         until_flush -= 1;
         if until_flush == 0 {
