@@ -79,6 +79,11 @@ fn main() {
         append_writer(Path::new(&dir), true);
         return;
     }
+    #[cfg(feature = "icechunk")]
+    if let Ok(dir) = std::env::var("ZARR_CRASH_ICECHUNK") {
+        icechunk::committer(Path::new(&dir));
+        return;
+    }
     let kills: u64 = std::env::var("ZARR_CRASH_KILLS")
         .ok()
         .and_then(|v| v.parse().ok())
@@ -590,6 +595,10 @@ fn driver(kills: u64) {
         "crash safety: {async_kills} kills of a non-blocking appender, {async_steps} steps \
          kept, {async_checks} checks"
     );
+    #[cfg(feature = "icechunk")]
+    {
+        checks += icechunk::drive((kills / ZIP_EVERY).max(4), dir.path(), &mut rng);
+    }
     let leftovers = count_temp_files(dir.path());
     println!(
         "crash safety: {kills} kills ({in_flight_kills} during an operation; {zip_kills} of a \
@@ -682,6 +691,12 @@ fn append_writer(dir: &Path, nonblocking: bool) {
 /// every step it holds is exact. Returns the steps and the checks made.
 fn verify_appended(dir: &Path, flushed: u64) -> (u64, u64) {
     let store: Arc<dyn Store> = Arc::new(FilesystemStore::open(dir, false, false).unwrap());
+    verify_steps(store, flushed)
+}
+
+/// Checks the array `t` of `store`: it holds at least `flushed` steps, each exact. Returns
+/// the steps and the checks made.
+fn verify_steps(store: Arc<dyn Store>, flushed: u64) -> (u64, u64) {
     let array = Array::open(store, "t", Mode::Read).unwrap();
     let steps = array.metadata().shape[0];
     assert!(steps >= flushed, "{steps} steps stored, {flushed} flushed");
@@ -723,4 +738,74 @@ fn count_temp_files(dir: &Path) -> usize {
             }
         })
         .sum()
+}
+
+/// An Icechunk repository's writer killed while it appends and commits: the branch head is
+/// always a complete commit, at least the last one announced, every step of it exact.
+#[cfg(feature = "icechunk")]
+mod icechunk {
+    use super::*;
+    use zarr::store::{open_url, repository_of};
+
+    fn url(dir: &Path) -> String {
+        format!("icechunk://{}", dir.display())
+    }
+
+    /// Appends a step and commits it, over and over, announcing each commit.
+    pub fn committer(dir: &Path) {
+        let store = open_url(&url(dir), Mode::Append, None).unwrap();
+        let array = Array::open(store.clone(), "t", Mode::ReadWrite).unwrap();
+        let repo = repository_of(store.as_ref()).unwrap();
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "@start").unwrap();
+        out.flush().unwrap();
+        loop {
+            let t = array.metadata().shape[0];
+            let data: Vec<u8> = appended_step(t)
+                .iter()
+                .flat_map(|v| v.to_ne_bytes())
+                .collect();
+            array
+                .append(0, &[1, 8, 8], ElementType::UInt32, Order::C, &data)
+                .unwrap();
+            repo.commit(&format!("step {}", t + 1)).unwrap();
+            writeln!(out, "@committed {}", t + 1).unwrap();
+            out.flush().unwrap();
+        }
+    }
+
+    /// Kills the committer `kills` times; returns the checks made.
+    pub fn drive(kills: u64, base: &Path, rng: &mut Rng) -> u64 {
+        let dir = base.join("icechunk");
+        let store = open_url(&url(&dir), Mode::Append, None).unwrap();
+        let mut builder = ArrayBuilder::new(vec![0, 8, 8], ElementType::UInt32);
+        builder.zarr_format(3).unwrap();
+        builder.chunks(vec![1, 8, 8]).fill_value_json(json!(0));
+        builder.create(store.clone(), "t", Mode::Overwrite).unwrap();
+        repository_of(store.as_ref())
+            .unwrap()
+            .commit("created")
+            .unwrap();
+        drop(store);
+        let (mut steps, mut checks) = (0, 0);
+        for _ in 0..kills {
+            let lines = run_and_kill(("ZARR_CRASH_ICECHUNK", &dir), 0, rng);
+            let committed = lines
+                .iter()
+                .filter_map(|l| l.strip_prefix("@committed ")?.parse::<u64>().ok())
+                .max()
+                .unwrap_or(0);
+            let head = open_url(&url(&dir), Mode::Read, None).unwrap();
+            let (kept, n) = verify_steps(head, committed);
+            // The head is the last commit or the one after it (committed, not announced).
+            assert!(
+                kept <= committed.max(steps) + 1,
+                "{kept} steps, {committed} announced"
+            );
+            steps = kept;
+            checks += n;
+        }
+        println!("crash safety: {kills} kills of an Icechunk committer, {steps} steps committed, {checks} checks");
+        checks
+    }
 }
