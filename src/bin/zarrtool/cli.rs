@@ -276,6 +276,35 @@ pub enum Command {
         /// Say what would be copied without writing.
         #[arg(long)]
         dry_run: bool,
+        /// Commit the copy with this message (the target an Icechunk repository,
+        /// icechunk:///PATH), printing the new snapshot's id.
+        #[arg(long, value_name = "MESSAGE")]
+        commit: Option<String>,
+    },
+    /// Print the history of an Icechunk repository (icechunk:///PATH, ?branch=NAME, ?tag=NAME
+    /// or ?snapshot=ID), newest first: id, time and message per snapshot.
+    Log {
+        /// The repository's URL.
+        url: String,
+        /// Print JSON: [{"id", "parent", "time", "message"}, ...].
+        #[arg(long)]
+        json: bool,
+    },
+    /// Tag the snapshot an Icechunk repository URL reads (its branch's newest by default);
+    /// prints the snapshot's id.
+    Tag {
+        /// The repository's URL.
+        url: String,
+        /// The new tag's name.
+        name: String,
+    },
+    /// Create a branch at the snapshot an Icechunk repository URL reads; prints the
+    /// snapshot's id.
+    Branch {
+        /// The repository's URL.
+        url: String,
+        /// The new branch's name.
+        name: String,
     },
     /// Consolidate the metadata of a hierarchy.
     Consolidate {

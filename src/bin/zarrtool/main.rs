@@ -15,6 +15,7 @@ mod out;
 mod overlap;
 mod per_array;
 mod refresh;
+mod repo;
 mod stale;
 mod values;
 

@@ -125,6 +125,7 @@ pub fn run(command: Command, cmd: &mut clap::Command) -> Result<u8> {
             format,
             overwrite,
             dry_run,
+            commit,
         } => {
             let settings = CopySettings {
                 chunks: PerArray::parse(&rechunk, "--rechunk", ChunkSpec::parse)?,
@@ -135,8 +136,14 @@ pub fn run(command: Command, cmd: &mut clap::Command) -> Result<u8> {
                     .transpose()?,
                 format: format.map(|f| Format::from_number(f.into())).transpose()?,
             };
-            copy(&source, &from, &target, &to, &settings, overwrite, dry_run)
+            let commit = commit.as_deref();
+            copy(
+                &source, &from, &target, &to, &settings, overwrite, dry_run, commit,
+            )
         }
+        Command::Log { url, json } => crate::repo::log(&url, json),
+        Command::Tag { url, name } => crate::repo::tag(&url, &name),
+        Command::Branch { url, name } => crate::repo::branch(&url, &name),
         Command::Consolidate { node, dry_run } => consolidate(&node, dry_run),
         Command::Migrate { node, dry_run } => {
             let store = open(&node.store, !dry_run)?;
@@ -1633,6 +1640,7 @@ fn resume_check(
     Ok(())
 }
 
+#[allow(clippy::too_many_arguments)]
 fn copy(
     source: &str,
     from: &str,
@@ -1641,6 +1649,7 @@ fn copy(
     settings: &CopySettings,
     overwrite: bool,
     dry_run: bool,
+    commit: Option<&str>,
 ) -> Result<u8> {
     let src = open(source, false)?;
     // Before the target is opened for writing (which may create it inside the source).
@@ -1677,6 +1686,9 @@ fn copy(
     }
     drop(existing);
     let dst = open_url(target, Mode::Append, None)?;
+    if commit.is_some() {
+        crate::repo::check_committable(&dst)?;
+    }
     let mode = if overwrite {
         Mode::Overwrite
     } else {
@@ -1714,6 +1726,9 @@ fn copy(
         }
     }
     crate::refresh::consolidated_above(dst.as_ref(), to)?;
+    if let Some(message) = commit {
+        crate::repo::commit(&dst, message)?;
+    }
     dst.close()?;
     Ok(0)
 }
