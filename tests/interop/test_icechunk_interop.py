@@ -9,6 +9,7 @@ repositories under the chroot's /tmp (the same files seen from here).
   uint16 sharded, then a region overwritten) and a tag; Python's icechunk opens the main
   branch, the tag and every snapshot and must read exactly those values, attributes and the
   history (ids and messages) libzarr reports.
+- `zarrtool copy --commit` and `zarrtool tag` into a repository: Python reads the copy exactly.
 - Python's icechunk writes two commits and a tag; libzarr must read each snapshot, the tag
   and the branch exactly, with the same attributes and history.
 
@@ -61,7 +62,8 @@ def built_with_icechunk(tool):
     """Fails (never skips) when the library under test lacks the icechunk feature."""
     import ctypes
 
-    found = re.search(r"#define ZARR_HAS_ICECHUNK (\d+)", (ROOT / "include" / "zarr.h").read_text())
+    header = (ROOT / "include" / "zarr.h").read_text()
+    found = re.search(r"#define ZARR_HAS_ICECHUNK (\d+)", header)
     assert found, "zarr.h defines no ZARR_HAS_ICECHUNK"
     lib = ctypes.CDLL(str(tool.exe.parent / "lib" / "libzarr.so"))
     lib.zarr_features.restype = ctypes.c_uint32
@@ -166,7 +168,8 @@ def test_python_icechunk_reads_libzarr_repository(tool, tmp_path, peer_dir):
     nodes["floats"] = floats
     step("floats", create(tool, tmp_path, repo, "floats", doc, floats, "floats"), nodes)
     shard_codec = {"name": "sharding_indexed", "configuration": {
-        "chunk_shape": [4, 3], "codecs": [BYTES_LE, {"name": "gzip", "configuration": {"level": 5}}],
+        "chunk_shape": [4, 3],
+        "codecs": [BYTES_LE, {"name": "gzip", "configuration": {"level": 5}}],
         "index_codecs": [BYTES_LE, {"name": "crc32c"}], "index_location": "end"}}
     doc = v3_doc("uint16", sharded.shape, (8, 6), [shard_codec], 7)
     nodes["sim/sharded"] = sharded
@@ -222,7 +225,8 @@ def test_libzarr_reads_python_icechunk_repository(tool, tmp_path, peer_dir):
     for commit_name, queries in refs.items():
         for query in queries:
             for path in arrays[commit_name]:
-                want = np.load(peer_dir / "expect" / commit_name / (path.replace("/", "__") + ".npy"))
+                name = path.replace("/", "__") + ".npy"
+                want = np.load(peer_dir / "expect" / commit_name / name)
                 out = tmp_path / "dump.bin"
                 info = json.loads(tool.run("dump", url(repo, query), path, out, "C"))
                 assert info["shape"] == list(want.shape), (query, path)
@@ -240,3 +244,39 @@ def test_libzarr_reads_python_icechunk_repository(tool, tmp_path, peer_dir):
     assert [h["parent"] for h in lz_history] == [a["parent_id"] for a in report["ancestry"]]
     assert lz_history[0]["id"] == report["second"] and lz_history[1]["id"] == report["first"]
     assert history(tool, url(repo, "?tag=first"))[0]["id"] == report["first"]
+
+
+def test_python_icechunk_reads_zarrtool_copy_commit(tool, tmp_path, peer_dir):
+    """`zarrtool copy SRC icechunk:///REPO --commit MESSAGE`, then `zarrtool tag`: Python's
+    icechunk reads the copy exactly at the branch and the tag, with that message."""
+    zarrtool = ROOT / "target" / "release" / "zarrtool"
+    assert zarrtool.exists(), "target/release/zarrtool is missing (cargo build --release)"
+    src = tmp_path / "src.zarr"
+    values = (np.arange(30 * 40, dtype="<f8").reshape(30, 40) * 0.5 - 100.0)
+    doc = v3_doc("float64", values.shape, (8, 16), [BYTES_LE, {"name": "zstd",
+                                                               "configuration": {"level": 1}}], 0.0)
+    (tmp_path / "meta.json").write_text(json.dumps(doc))
+    (tmp_path / "data.bin").write_bytes(native(values))
+    tool.run("create", src, "t", tmp_path / "meta.json", tmp_path / "data.bin", "C")
+    repo = peer_dir / "repo"
+
+    def run(*args):
+        proc = subprocess.run([str(zarrtool), *map(str, args)], capture_output=True, text=True,
+                              timeout=120)
+        assert proc.returncode == 0, f"zarrtool {args[0]} failed:\n{proc.stderr}"
+        return proc.stdout.strip()
+
+    snapshot = run("copy", src, url(repo), "--commit", "copied by zarrtool")
+    assert run("tag", url(repo), "copied") == snapshot
+    (peer_dir / "plan.json").write_text(json.dumps({
+        "repo": inside(repo), "refs": {"main": {"branch": "main"}, "tag": {"tag": "copied"}}}))
+    report = run_peer("read", peer_dir)
+    assert report["ancestry"][0]["id"] == snapshot
+    assert report["ancestry"][0]["message"] == "copied by zarrtool"
+    assert len(report["ancestry"]) == 2
+    for label in ("main", "tag"):
+        got = report["refs"][label]
+        assert got["snapshot"] == snapshot
+        assert got["nodes"]["t"]["shape"] == [30, 40]
+        read = np.load(peer_dir / "out" / label / "t.npy")
+        assert read.dtype == np.float64 and np.array_equal(read, values), label
