@@ -56,10 +56,17 @@ stage "rust: fmt, clippy, tests"
 # zarrtool's netCDF import (cargo feature netcdf) links the system netCDF library, and the zfp
 # codec (cargo feature zfp, off by default) builds zfp with cmake and libclang: the setup
 # installs them (libnetcdf-dev, cmake, clang-19); --fast runs without what the machine lacks.
+# Icechunk repositories (cargo feature icechunk, off by default: Rust 1.95 and aws-lc-sys's C
+# build) are tested whenever the toolchain is new enough.
 feature_list=""
 zfp=OFF
+icechunk=OFF
+if rustc --version | awk '{ split($2, v, "."); exit !(v[1] > 1 || v[2] >= 95) }'; then
+  feature_list=icechunk
+  icechunk=ON
+fi
 if command -v cmake >/dev/null 2>&1; then
-  feature_list=zfp
+  feature_list="${feature_list:+$feature_list,}zfp"
   zfp=ON
 fi
 if command -v nc-config >/dev/null 2>&1; then
@@ -98,7 +105,8 @@ python3 bindings/julia/check.py
 python3 bindings/check_cxx.py
 
 stage "c, c++ and fortran tests (ctest)"
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DZARR_TEST_COPY_MEMORY=ON -DZARR_ZFP=$zfp >/dev/null
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DZARR_TEST_COPY_MEMORY=ON -DZARR_ZFP=$zfp \
+  -DZARR_ICECHUNK=$icechunk >/dev/null
 cmake --build build -j2
 ctest --test-dir build --output-on-failure
 

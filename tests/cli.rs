@@ -5,6 +5,7 @@
 //! when `ZARR_TEST_NETCDF=1`; they need Debian's netcdf-bin (ncgen, ncdump).
 #![cfg(feature = "cli")]
 
+use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
@@ -430,7 +431,18 @@ fn usage_version_completions_man() {
         "{features}"
     );
     assert!(ok(&["completions", "bash"]).contains("_zarrtool()"));
-    assert!(ok(&["man"]).starts_with(".ie \\n(.g .ds Aq \\(aq"));
+    let man = ok(&["man"]);
+    assert!(man.starts_with(".ie \\n(.g .ds Aq \\(aq"));
+    // Complete: every command's options, the exit statuses and examples.
+    for part in [
+        ".SS \"zarrtool copy\"",
+        ".SS \"zarrtool attrs del\"",
+        "\\fB\\-\\-rechunk\\fR",
+        ".SH \"EXIT STATUS\"\n.TP\n0\n",
+        ".SH EXAMPLES\n.TP\n\\fBzarrtool info data.zarr temperature\\fR\n",
+    ] {
+        assert!(man.contains(part), "{part}");
+    }
 }
 
 #[test]
@@ -498,7 +510,7 @@ fn in_terminal(
 
 /// The progress bar is drawn when stderr is a terminal (under tmux) and absent when piped.
 /// The copy may finish between two captures, so the test waits for the summary line the bar
-/// leaves; while running the bar also shows the rate and the ETA.
+/// leaves; while running the bar also shows the bytes, their rate and the ETA.
 #[test]
 fn progress_bar_in_a_terminal_only() {
     let dir = tempfile::tempdir().unwrap();
@@ -534,12 +546,13 @@ fn progress_bar_in_a_terminal_only() {
     assert!(
         seen.contains("copied-0")
             && seen.contains("/a [")
-            && seen.contains("] 4000/4000 chunks in "),
+            && seen.contains("] 4000/4000 chunks, 4.00 kB at ")
+            && seen.contains(" kB/s in "),
         "{seen}"
     );
     if let Some(line) = running {
         assert!(
-            line.contains("/4000 chunks") && line.contains("/s ETA "),
+            line.contains("/4000 chunks, ") && line.contains("B/s ETA "),
             "{line}"
         );
     }
@@ -931,7 +944,8 @@ fn import_needs_a_type_or_a_netcdf_file() {
     }
 }
 
-/// Progress bars of diff, import and export in a terminal (under tmux); nothing when piped.
+/// Progress bars of diff, import, export and a sharded copy in a terminal (under tmux), in
+/// the unit stored (chunks or shards) with bytes and their rate; nothing when piped.
 #[test]
 fn progress_bars_of_diff_import_export() {
     let dir = tempfile::tempdir().unwrap();
@@ -961,21 +975,25 @@ fn progress_bars_of_diff_import_export() {
     let q = s(&dir.path().join("q.zarr")).to_string();
     let script = format!(
         "{z} -j 1 import {raw} {q} a --shape 3000 --chunks 10 --dtype uint8 && \
-         {z} -j 1 export {q} a -o {out} && {z} -j 1 diff {store} {q}; echo done-$?",
+         {z} -j 1 export {q} a -o {out} && {z} -j 1 diff {store} {q} && \
+         {z} -j 1 copy {store} {sharded} --format 3 --rechunk 10 --shards 100; echo done-$?",
         z = exe(),
         raw = s(&raw),
         out = s(&out),
+        sharded = s(&dir.path().join("sharded.zarr")),
     );
     let Some((seen, _)) = in_terminal("bars", &script, 20, "done-", "ETA") else {
         return;
     };
     let summaries: Vec<&str> = seen
         .lines()
-        .filter(|l| l.contains("] 300/300 chunks in "))
+        .filter(|l| l.contains("] 300/300 chunks, 3.00 kB at ") && l.contains("B/s in "))
         .collect();
     assert!(seen.contains("done-0"), "{seen}");
     assert_eq!(summaries.len(), 3, "{seen}");
     assert!(summaries.iter().all(|l| l.starts_with("/a [")), "{seen}");
+    // A sharded copy counts shards.
+    assert!(seen.contains("] 30/30 shards, 3.00 kB at "), "{seen}");
 }
 
 /// Whether the binary under test imports netCDF files. With ZARR_TEST_NETCDF=1 (set by the
@@ -2899,4 +2917,160 @@ fn rectilinear_grids_in_create_info_copy_and_validate() {
         err.contains("--rechunk with chunk edges cannot be combined with --shards"),
         "{err}"
     );
+}
+
+/// Runs zarrtool expecting exit status `code`; returns its stdout parsed as JSON.
+fn json_of(args: &[&str], code: i32) -> serde_json::Value {
+    let out = tool(args);
+    assert_eq!(out.status.code(), Some(code), "zarrtool {args:?}");
+    serde_json::from_slice(&out.stdout).expect("JSON output")
+}
+
+/// `--json` of validate, diff, meta, attrs get and copy: one document each, as
+/// docs/zarrtool.md describes them.
+#[test]
+fn json_for_scripts() {
+    use serde_json::json;
+    let dir = tempfile::tempdir().unwrap();
+    let (_, store) = setup(dir.path());
+    let copied = dir.path().join("c.zarr");
+    let copied = s(&copied);
+    let summary = json_of(&["copy", &store, copied, "--rechunk", "4,5", "--json"], 0);
+    assert_eq!(
+        summary,
+        json!({
+            "source": {"store": store, "path": "/"},
+            "target": {"store": copied, "path": "/"},
+            "dry_run": false,
+            "nodes": [
+                {"node_type": "group", "path": "/", "created": true},
+                {"node_type": "array", "from": "/a", "path": "/a", "zarr_format": 3,
+                 "shape": [4, 5], "chunks": [4, 5], "shards": null, "chunks_total": 1,
+                 "resumed": false},
+            ],
+        })
+    );
+    // A dry run into the copy: the array would be resumed, the root kept.
+    let planned = json_of(
+        &[
+            "copy",
+            &store,
+            copied,
+            "--rechunk",
+            "4,5",
+            "--json",
+            "--dry-run",
+        ],
+        0,
+    );
+    assert_eq!(planned["dry_run"], true);
+    assert_eq!(planned["nodes"][0]["created"], false);
+    assert_eq!(planned["nodes"][1]["resumed"], true);
+
+    let valid = json_of(&["validate", "--json", copied], 0);
+    assert_eq!(
+        valid,
+        json!({"store": copied, "path": "/", "nodes": 2, "arrays": 1, "problems": [],
+               "stale_consolidated": []})
+    );
+    std::fs::write(Path::new(copied).join("a/junk"), b"x").unwrap();
+    let invalid = json_of(&["validate", "--json", copied], 3);
+    assert_eq!(
+        invalid["problems"],
+        json!([{"path": "/a", "problem": "orphan key \"a/junk\" (not a chunk key)"}])
+    );
+
+    ok(&["attrs", "set", copied, "a", "units", "\"K\""]);
+    let same = json_of(&["diff", "--json", &store, copied], 0);
+    assert_eq!(
+        same,
+        json!({"left": {"store": store, "path": "/"}, "right": {"store": copied, "path": "/"},
+               "same": true, "differences": []})
+    );
+    let differ = json_of(&["diff", "--json", "--attrs", &store, copied], 3);
+    assert_eq!(differ["same"], false);
+    assert_eq!(
+        differ["differences"],
+        json!([{"path": "/a", "difference": "attribute \"units\" only in the second: \"K\""}])
+    );
+
+    let attrs = json_of(&["attrs", "get", "--json", copied, "a"], 0);
+    assert_eq!(
+        attrs,
+        json!({"path": "/a", "node_type": "array", "attributes": {"units": "K"}})
+    );
+    let meta = json_of(&["meta", "--json", copied, "a"], 0);
+    assert_eq!(meta["path"], "/a");
+    assert_eq!(meta["node_type"], "array");
+    assert_eq!(meta["zarr_format"], 3);
+    assert_eq!(meta["document"]["shape"], json!([4, 5]));
+    assert_eq!(
+        meta["document"],
+        serde_json::from_str::<serde_json::Value>(&ok(&["meta", copied, "a"])).unwrap()
+    );
+    let group = json_of(&["meta", "--json", copied], 0);
+    assert_eq!(group["node_type"], "group");
+    assert_eq!(group["document"]["node_type"], "group");
+}
+
+/// A raw import reads its file by rows of chunks (along the first dimension in C order,
+/// the last in Fortran order), from a file or standard input, with the same values.
+#[test]
+fn raw_imports_go_by_rows_of_chunks() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ni, nj, nk) = (3usize, 4usize, 5usize);
+    let value = |i: usize, j: usize, k: usize| ((i * nj + j) * nk + k) as i32;
+    let mut c_order = Vec::new();
+    let mut f_order = vec![0u8; ni * nj * nk * 4];
+    for i in 0..ni {
+        for j in 0..nj {
+            for k in 0..nk {
+                let v = value(i, j, k).to_be_bytes();
+                c_order.extend_from_slice(&v);
+                let f = i + ni * (j + nj * k);
+                f_order[f * 4..f * 4 + 4].copy_from_slice(&v);
+            }
+        }
+    }
+    let (c_file, f_file) = (dir.path().join("c.bin"), dir.path().join("f.bin"));
+    std::fs::write(&c_file, &c_order).unwrap();
+    std::fs::write(&f_file, &f_order).unwrap();
+    let store = dir.path().join("s.zarr");
+    let store = s(&store);
+    let layout = ["--dtype", ">i4", "--shape", "3,4,5", "--chunks", "2,3,2"];
+    let import = |file: &str, name: &str, extra: &[&str]| {
+        let mut args = vec!["import", file, store, name];
+        args.extend_from_slice(&layout);
+        args.extend_from_slice(extra);
+        ok(&args);
+    };
+    import(s(&c_file), "c", &[]);
+    import(s(&f_file), "f", &["--order", "f"]);
+    let mut child = Command::new(exe())
+        .args(["import", "-", store, "stdin"])
+        .args(layout)
+        .stdin(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(&c_order).unwrap();
+    assert!(child.wait().unwrap().success());
+    let expected: Vec<u8> = (0..60i32).flat_map(i32::to_ne_bytes).collect();
+    for name in ["c", "f", "stdin"] {
+        let out = succeeds(&["dump", "-f", "raw", store, name]);
+        assert_eq!(out.stdout, expected, "{name}");
+    }
+    // A file of the wrong length is refused before anything is written.
+    std::fs::write(&c_file, &c_order[..236]).unwrap();
+    let mut args = vec!["import", s(&c_file), store, "short"];
+    args.extend_from_slice(&layout);
+    let err = fails(&args, 1);
+    assert_eq!(
+        err,
+        format!(
+            "zarrtool: buffer size: {:?} holds 236 bytes but shape 3 x 4 x 5 of >i4 \
+             needs 240\n",
+            s(&c_file)
+        )
+    );
+    assert!(!Path::new(store).join("short").exists());
 }

@@ -97,7 +97,8 @@ fn copy_commit_log_tag_and_branch() {
         first
     );
     assert_eq!(history(&format!("{repo}?branch=dev")), main[1..].to_vec());
-    let third = snapshot_id(&ok(&[
+    // With --json the id is the summary's "snapshot".
+    let summary: serde_json::Value = serde_json::from_str(&ok(&[
         "copy",
         &src,
         &format!("{repo}?branch=dev"),
@@ -107,7 +108,13 @@ fn copy_commit_log_tag_and_branch() {
         "c",
         "--commit",
         "on dev",
-    ]));
+        "--json",
+    ]))
+    .unwrap();
+    assert_eq!(summary["nodes"][0]["path"], "/c");
+    let third = summary["snapshot"].as_str().unwrap().to_string();
+    assert_eq!(third.len(), 20);
+    assert_eq!(ok(&["dump", &format!("{repo}?branch=dev"), "c"]), want);
     assert_eq!(
         history(&format!("{repo}?branch=dev"))[0]["parent"],
         first.as_str()

@@ -101,7 +101,7 @@ impl Server {
         let log = self.log.lock().unwrap();
         log.iter()
             .filter_map(|line| {
-                ["GET ", "HEAD ", "PUT ", "POST ", "DELETE "]
+                ["GET ", "HEAD ", "PUT ", "POST ", "DELETE ", "PROPFIND "]
                     .iter()
                     .find_map(|m| line.find(m).map(|at| &line[at..]))
                     .map(|r| r.split(" HTTP/").next().unwrap_or(r).to_string())

@@ -123,10 +123,14 @@ pub enum Command {
         #[arg(long, short = 's')]
         special: bool,
     },
-    /// Print a node's metadata document as stored.
+    /// Print a node's metadata document as stored. --json wraps it: {"path", "node_type",
+    /// "zarr_format", "document"}.
     Meta {
         #[command(flatten)]
         node: NodeArg,
+        /// Print JSON for scripts.
+        #[arg(long)]
+        json: bool,
     },
     /// Print, set or delete attributes.
     Attrs {
@@ -276,6 +280,13 @@ pub enum Command {
         /// Say what would be copied without writing.
         #[arg(long)]
         dry_run: bool,
+        /// Print what was copied (or with --dry-run would be) as JSON: {"source": {"store",
+        /// "path"}, "target": {"store", "path"}, "dry_run", "nodes": [{"node_type":
+        /// "group", "path", "created"} or {"node_type": "array", "from", "path",
+        /// "zarr_format", "shape", "chunks", "shards", "chunks_total", "resumed"}]}, with
+        /// "snapshot" (the new snapshot's id) after --commit.
+        #[arg(long)]
+        json: bool,
         /// Commit the copy with this message (the target an Icechunk repository,
         /// icechunk:///PATH), printing the new snapshot's id.
         #[arg(long, value_name = "MESSAGE")]
@@ -344,12 +355,18 @@ pub enum Command {
     },
     /// Decode every chunk and check metadata, checksums, orphan chunks, chunks outside the
     /// array and consolidated metadata gone stale. Exits with 3 when a problem is found.
+    /// --json prints {"store", "path", "nodes", "arrays", "problems": [{"path",
+    /// "problem"}], "stale_consolidated": [group path]}.
     Validate {
         #[command(flatten)]
         node: NodeArg,
+        /// Print JSON for scripts.
+        #[arg(long)]
+        json: bool,
     },
     /// Compare two arrays or trees by value (codecs and chunking may differ). Exits with 3
-    /// when they differ.
+    /// when they differ. --json prints {"left": {"store", "path"}, "right": {"store",
+    /// "path"}, "same", "differences": [{"path", "difference"}]}.
     Diff {
         /// The first store.
         left: String,
@@ -364,6 +381,9 @@ pub enum Command {
         /// Also compare attributes.
         #[arg(long)]
         attrs: bool,
+        /// Print JSON for scripts.
+        #[arg(long)]
+        json: bool,
     },
     /// Print the version and, with --features, what this build supports.
     Version {
@@ -376,17 +396,21 @@ pub enum Command {
         /// The shell.
         shell: clap_complete::Shell,
     },
-    /// Print the man page (roff).
+    /// Print the man page (roff): every command's options, EXIT STATUS and EXAMPLES.
     Man,
 }
 
 /// `attrs` subcommands.
 #[derive(Debug, Subcommand)]
 pub enum AttrsAction {
-    /// Print all attributes as JSON.
+    /// Print all attributes as JSON. --json wraps them: {"path", "node_type",
+    /// "attributes"}.
     Get {
         #[command(flatten)]
         node: NodeArg,
+        /// Print JSON for scripts.
+        #[arg(long)]
+        json: bool,
     },
     /// Set one attribute to a JSON value.
     Set {

@@ -15,7 +15,7 @@
 
 use crate::cli::NodeArg;
 use crate::nczarr;
-use crate::ops::{codecs, display, document, open};
+use crate::ops::{codecs, display, document};
 use crate::out::Out;
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
@@ -496,7 +496,7 @@ struct GroupModel {
 
 /// `zarrtool header`: prints the model of the node's subtree as CDL, or JSON.
 pub fn header(node: &NodeArg, as_json: bool, special: bool) -> Result<u8> {
-    let store = open(&node.store, false)?;
+    let store = crate::source::open_hierarchy(&node.store)?.store;
     let path = node.path.trim_matches('/');
     let model = match node_kind(store.as_ref(), path)? {
         NodeKind::None => {

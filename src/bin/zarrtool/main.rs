@@ -7,6 +7,8 @@
 mod attr_diff;
 mod cli;
 mod header;
+mod locate;
+mod man;
 mod nczarr;
 #[cfg(feature = "netcdf")]
 mod netcdf;
@@ -14,8 +16,10 @@ mod ops;
 mod out;
 mod overlap;
 mod per_array;
+mod progress;
 mod refresh;
 mod repo;
+mod source;
 mod stale;
 mod values;
 

@@ -20,10 +20,8 @@ pub mod export;
 mod ffi;
 
 use crate::cli::{Layout, NodeArg};
-use crate::ops::{
-    array_text, display, finish_progress, parse_json, progress, target_store, would_create,
-    DIMENSIONS_KEY,
-};
+use crate::ops::{array_text, display, parse_json, target_store, would_create, DIMENSIONS_KEY};
+use crate::progress::{region_bytes, unit_of, Progress};
 use crate::values::parse_shape;
 use serde_json::{Map, Value};
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
@@ -737,7 +735,7 @@ fn copy_values(f: &File, var: &Var, array: &zarr::node::Array, root: &str) -> Re
     let rank = var.meta.rank();
     let cells = array.region_chunks(&vec![0; rank], &var.meta.shape)?;
     let shown = display(&join_key(root, &var.path));
-    let bar = progress(cells.len() as u64, &shown);
+    let bar = Progress::new(cells.len() as u64, unit_of(&array.metadata()), &shown);
     for index in &cells {
         let (start, count) = array.chunk_region(index)?;
         let what = format!("a chunk of {shown}");
@@ -806,9 +804,9 @@ fn copy_values(f: &File, var: &Var, array: &zarr::node::Array, root: &str) -> Re
                 array.write(&start, &count, elem, Order::C, &buf)?;
             }
         }
-        bar.inc(1);
+        bar.inc(1, region_bytes(&count, var.meta.item_size()));
     }
-    finish_progress(&bar);
+    bar.finish();
     Ok(())
 }
 

@@ -4,20 +4,24 @@ use crate::cli::{AttrsAction, Command, DumpFormat, ExportFormat, FileOrder, Layo
 use crate::nczarr;
 use crate::out::{self, Out};
 use crate::per_array::PerArray;
+use crate::progress::{region_bytes, unit_of, Progress};
+use crate::source::{open_hierarchy, Hierarchy};
 use crate::values::{
     csv_field, element_csv, element_text, parse_region, parse_shape, shape_text, text_room,
     vlen_csv, vlen_text, ChunkSpec,
 };
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
 use serde_json::{json, Map, Value};
-use std::io::{IsTerminal, Read, Write};
+use std::io::{Read, Write};
 use std::sync::Arc;
 use zarr::dtype::{swap_bytes, swap_record_fields, DType, DataKind, ElementType};
 use zarr::meta::{ArrayMeta, ChunkGrid, Format, Order};
 use zarr::node::{cf, node_kind, Array, ArrayBuilder, Group, Mode, Node, NodeKind};
 use zarr::store::{get_document, join_key, node_prefix, open_url, Store};
 use zarr::{Error, Result};
+
+/// What `info` says of sizes and counts that need a listing the store cannot give.
+const UNLISTED: &str = "unknown (the store cannot be listed)";
 
 /// Exit status for differences or problems found.
 const FOUND: u8 = 3;
@@ -26,7 +30,8 @@ const FOUND: u8 = 3;
 pub(crate) const DIMENSIONS_KEY: &str = "_ARRAY_DIMENSIONS";
 
 /// Runs one subcommand; returns the exit status.
-pub fn run(command: Command, cmd: &mut clap::Command) -> Result<u8> {
+pub fn run(mut command: Command, cmd: &mut clap::Command) -> Result<u8> {
+    crate::locate::locate(&mut command)?;
     match command {
         Command::Info { node, json } => info(&node, json),
         Command::Ls { node, json } => ls(&node, json),
@@ -36,7 +41,7 @@ pub fn run(command: Command, cmd: &mut clap::Command) -> Result<u8> {
             json,
             special,
         } => crate::header::header(&node, json, special),
-        Command::Meta { node } => meta(&node),
+        Command::Meta { node, json } => meta(&node, json),
         Command::Attrs { action } => attrs(action),
         Command::Dump {
             node,
@@ -125,6 +130,7 @@ pub fn run(command: Command, cmd: &mut clap::Command) -> Result<u8> {
             format,
             overwrite,
             dry_run,
+            json,
             commit,
         } => {
             let settings = CopySettings {
@@ -136,10 +142,13 @@ pub fn run(command: Command, cmd: &mut clap::Command) -> Result<u8> {
                     .transpose()?,
                 format: format.map(|f| Format::from_number(f.into())).transpose()?,
             };
-            let commit = commit.as_deref();
-            copy(
-                &source, &from, &target, &to, &settings, overwrite, dry_run, commit,
-            )
+            let run = CopyRun {
+                overwrite,
+                dry_run,
+                json,
+                commit,
+            };
+            copy((&source, &from), (&target, &to), &settings, run)
         }
         Command::Log { url, json } => crate::repo::log(&url, json),
         Command::Tag { url, name } => crate::repo::tag(&url, &name),
@@ -186,14 +195,15 @@ pub fn run(command: Command, cmd: &mut clap::Command) -> Result<u8> {
             s.close()?;
             Ok(0)
         }
-        Command::Validate { node } => validate(&node),
+        Command::Validate { node, json } => validate(&node, json),
         Command::Diff {
             left,
             right,
             left_path,
             right_path,
             attrs,
-        } => diff(&left, &left_path, &right, &right_path, attrs),
+            json,
+        } => diff((&left, &left_path), (&right, &right_path), attrs, json),
         Command::Version { features } => {
             let mut out = Out::new();
             out.line(format!("zarrtool {}", env!("CARGO_PKG_VERSION")))?;
@@ -215,10 +225,8 @@ pub fn run(command: Command, cmd: &mut clap::Command) -> Result<u8> {
             Ok(0)
         }
         Command::Man => {
-            let mut text = Vec::new();
-            clap_mangen::Man::new(cmd.clone())
-                .render(&mut text)
-                .map_err(|e| Error::io("rendering the man page", e))?;
+            let text =
+                crate::man::render(cmd).map_err(|e| Error::io("rendering the man page", e))?;
             let mut out = Out::new();
             out.bytes(&text)?;
             out.finish()?;
@@ -367,40 +375,6 @@ fn print_json(value: &Value) -> Result<()> {
     out::line(text)
 }
 
-/// A progress bar on stderr when it is a terminal, hidden otherwise.
-pub(crate) fn progress(len: u64, what: &str) -> ProgressBar {
-    if !std::io::stderr().is_terminal() {
-        return ProgressBar::hidden();
-    }
-    let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());
-    bar.set_style(
-        ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} chunks {rate} ETA {eta}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .with_key(
-                "rate",
-                |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
-                    let _ = write!(w, "{:.0}/s", state.per_sec());
-                },
-            )
-            .progress_chars("=> "),
-    );
-    bar.set_message(what.to_string());
-    bar
-}
-
-/// Ends a progress bar, leaving a one-line summary (count and time taken) in the terminal.
-pub(crate) fn finish_progress(bar: &ProgressBar) {
-    if bar.is_hidden() {
-        return;
-    }
-    if let Ok(style) =
-        ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} chunks in {elapsed}")
-    {
-        bar.set_style(style.progress_chars("=> "));
-    }
-    bar.finish();
-}
-
 /// The array's stored metadata document as JSON.
 pub(crate) fn document(array: &Array) -> Result<Value> {
     let key = array.format().array_key(array.path());
@@ -425,7 +399,8 @@ pub(crate) fn codecs(format: Format, doc: &Value) -> Value {
 }
 
 /// The description `info` and `ls --json` give of an array.
-fn array_summary(array: &Array, full: bool) -> Result<Map<String, Value>> {
+/// Without a listing (`lists` false) the stored sizes and counts are null.
+fn array_summary(array: &Array, full: bool, lists: bool) -> Result<Map<String, Value>> {
     let meta = array.metadata();
     let mut out = Map::new();
     out.insert("path".into(), json!(display(array.path())));
@@ -454,26 +429,31 @@ fn array_summary(array: &Array, full: bool) -> Result<Map<String, Value>> {
         "missing_value".into(),
         crate::header::missing_value(array, &array.attributes()?)?,
     );
-    let stored = array.nbytes_stored()?;
+    let stored = if lists {
+        Some(array.nbytes_stored()?)
+    } else {
+        None
+    };
     let nbytes = meta.nbytes();
     out.insert("nbytes".into(), json!(nbytes));
     out.insert("stored_bytes".into(), json!(stored));
-    let ratio = if stored == 0 {
-        Value::Null
-    } else {
-        json!(((nbytes as f64 / stored as f64) * 1000.0).round() / 1000.0)
+    let ratio = match stored {
+        None | Some(0) => Value::Null,
+        Some(stored) => json!(((nbytes as f64 / stored as f64) * 1000.0).round() / 1000.0),
     };
     out.insert("ratio".into(), ratio);
-    out.insert(
-        "chunks_initialized".into(),
-        json!(array.nchunks_initialized()?),
-    );
+    let initialized = if lists {
+        Some(array.nchunks_initialized()?)
+    } else {
+        None
+    };
+    out.insert("chunks_initialized".into(), json!(initialized));
     out.insert("chunks_total".into(), json!(meta.num_chunks()));
     Ok(out)
 }
 
 fn info(node: &NodeArg, as_json: bool) -> Result<u8> {
-    let store = open(&node.store, false)?;
+    let Hierarchy { store, lists } = open_hierarchy(&node.store)?;
     match node_kind(store.as_ref(), &node.path)? {
         NodeKind::None => Err(Error::NotFound(format!(
             "no array or group at {} in {}",
@@ -503,7 +483,7 @@ fn info(node: &NodeArg, as_json: bool) -> Result<u8> {
         }
         NodeKind::Array => {
             let array = Array::open(store, &node.path, Mode::Read)?;
-            let s = array_summary(&array, true)?;
+            let s = array_summary(&array, true, lists)?;
             if as_json {
                 print_json(&Value::Object(s))?;
                 return Ok(0);
@@ -545,12 +525,21 @@ fn info(node: &NodeArg, as_json: bool) -> Result<u8> {
             };
             out.line(format!("dimension names: {names}"))?;
             out.line(format!("bytes: {}", s["nbytes"]))?;
-            out.line(format!("stored bytes: {}", s["stored_bytes"]))?;
-            out.line(format!("ratio: {}", s["ratio"]))?;
-            out.line(format!(
-                "chunks initialized: {}/{}",
-                s["chunks_initialized"], s["chunks_total"]
-            ))?;
+            if lists {
+                out.line(format!("stored bytes: {}", s["stored_bytes"]))?;
+                out.line(format!("ratio: {}", s["ratio"]))?;
+                out.line(format!(
+                    "chunks initialized: {}/{}",
+                    s["chunks_initialized"], s["chunks_total"]
+                ))?;
+            } else {
+                out.line(format!("stored bytes: {UNLISTED}"))?;
+                out.line(format!("ratio: {UNLISTED}"))?;
+                out.line(format!(
+                    "chunks initialized: {UNLISTED}, of {}",
+                    s["chunks_total"]
+                ))?;
+            }
             out.finish()?;
             Ok(0)
         }
@@ -603,7 +592,7 @@ fn array_line(store: &Arc<dyn Store>, path: &str) -> Result<String> {
 }
 
 fn ls(node: &NodeArg, as_json: bool) -> Result<u8> {
-    let store = open(&node.store, false)?;
+    let store = open_hierarchy(&node.store)?.store;
     let nodes = walk(&store, &node.path)?;
     if as_json {
         let mut list = Vec::new();
@@ -612,6 +601,7 @@ fn ls(node: &NodeArg, as_json: bool) -> Result<u8> {
                 NodeKind::Array => Value::Object(array_summary(
                     &Array::open(store.clone(), path, Mode::Read)?,
                     false,
+                    true,
                 )?),
                 _ => json!({"path": display(path), "node_type": "group"}),
             });
@@ -637,7 +627,7 @@ fn ls(node: &NodeArg, as_json: bool) -> Result<u8> {
 }
 
 fn tree(node: &NodeArg) -> Result<u8> {
-    let store = open(&node.store, false)?;
+    let store = open_hierarchy(&node.store)?.store;
     let nodes = walk(&store, &node.path)?;
     // For each depth, whether a later sibling follows (to draw the vertical lines).
     let mut open_levels: Vec<bool> = Vec::new();
@@ -673,10 +663,22 @@ fn tree(node: &NodeArg) -> Result<u8> {
     Ok(0)
 }
 
-fn meta(node: &NodeArg) -> Result<u8> {
-    let store = open(&node.store, false)?;
+fn meta(node: &NodeArg, as_json: bool) -> Result<u8> {
+    let store = open_hierarchy(&node.store)?.store;
+    let wrap = |kind: NodeKind, format: Format, document: Value| match as_json {
+        true => json!({
+            "path": display(&node.path),
+            "node_type": node_type(kind),
+            "zarr_format": format.number(),
+            "document": document,
+        }),
+        false => document,
+    };
     match node_kind(store.as_ref(), &node.path)? {
-        NodeKind::Array => print_json(&document(&Array::open(store, &node.path, Mode::Read)?)?)?,
+        NodeKind::Array => {
+            let array = Array::open(store, &node.path, Mode::Read)?;
+            print_json(&wrap(NodeKind::Array, array.format(), document(&array)?))?
+        }
         NodeKind::Group => {
             let group = Group::open(store.clone(), &node.path, Mode::Read)?;
             let path = node.path.trim_matches('/');
@@ -688,7 +690,7 @@ fn meta(node: &NodeArg) -> Result<u8> {
                 .ok_or_else(|| Error::NotFound(format!("no group document at {key:?}")))?;
             let value: Value = serde_json::from_slice(&bytes)
                 .map_err(|e| Error::Metadata(format!("{key:?} is not valid JSON: {e}")))?;
-            print_json(&value)?;
+            print_json(&wrap(NodeKind::Group, group.format(), value))?;
         }
         NodeKind::None => {
             return Err(Error::NotFound(format!(
@@ -715,10 +717,19 @@ fn open_node(store: Arc<dyn Store>, path: &str, write: bool) -> Result<Box<dyn N
 
 fn attrs(action: AttrsAction) -> Result<u8> {
     match action {
-        AttrsAction::Get { node } => {
-            let store = open(&node.store, false)?;
+        AttrsAction::Get { node, json } => {
+            let store = open_hierarchy(&node.store)?.store;
+            let kind = node_kind(store.as_ref(), &node.path)?;
             let attributes = open_node(store, &node.path, false)?.attributes()?;
-            print_json(&Value::Object(nczarr::user_attributes(attributes)))?;
+            let attributes = Value::Object(nczarr::user_attributes(attributes));
+            match json {
+                true => print_json(&json!({
+                    "path": display(&node.path),
+                    "node_type": node_type(kind),
+                    "attributes": attributes,
+                }))?,
+                false => print_json(&attributes)?,
+            }
             Ok(0)
         }
         AttrsAction::Set {
@@ -950,6 +961,29 @@ pub(crate) fn target_store(
     Ok((store, kind))
 }
 
+/// The `node_type` of a node in JSON output.
+fn node_type(kind: NodeKind) -> &'static str {
+    match kind {
+        NodeKind::Array => "array",
+        _ => "group",
+    }
+}
+
+/// A finding about the node shown as `shown` as JSON: `{"path": shown, field: text}`, the
+/// text without the `shown: ` that leads it in the lines printed.
+fn finding(shown: &str, line: &str, field: &str) -> Value {
+    let text = line
+        .strip_prefix(shown)
+        .and_then(|rest| rest.strip_prefix(": "))
+        .unwrap_or(line);
+    json!({ "path": shown, field: text })
+}
+
+/// A store and a node path in JSON output.
+fn place(store: &str, path: &str) -> Value {
+    json!({ "store": store, "path": display(path) })
+}
+
 pub(crate) fn kind_name(kind: NodeKind) -> &'static str {
     match kind {
         NodeKind::Array => "an array",
@@ -1157,6 +1191,21 @@ fn slabs(chunks: &[u64], start: &[u64], count: &[u64]) -> Vec<(Vec<u64>, Vec<u64
     out
 }
 
+/// The slabs of a raw file of `shape`, each one row of chunks of the grid `chunks` and one
+/// contiguous run of the file's bytes: along the first dimension in C order, along the last
+/// in Fortran order (each slab then in Fortran order itself).
+fn file_slabs(chunks: &[u64], shape: &[u64], fortran: bool) -> Vec<(Vec<u64>, Vec<u64>)> {
+    let zeros = vec![0; shape.len()];
+    if !fortran {
+        return slabs(chunks, &zeros, shape);
+    }
+    let reversed = |v: &[u64]| v.iter().rev().copied().collect::<Vec<u64>>();
+    slabs(&reversed(chunks), &zeros, &reversed(shape))
+        .into_iter()
+        .map(|(start, count)| (reversed(&start), reversed(&count)))
+        .collect()
+}
+
 /// How many chunks of the grid `chunks` the region `start`/`count` touches.
 fn chunks_touched(chunks: &[u64], start: &[u64], count: &[u64]) -> u64 {
     if count.contains(&0) {
@@ -1203,47 +1252,65 @@ fn import(
         )));
     }
     let item = dtype_meta.item_size();
-    let mut data = Vec::new();
-    if file == "-" {
-        std::io::stdin().read_to_end(&mut data)
-    } else {
-        std::fs::File::open(file).and_then(|mut f| f.read_to_end(&mut data))
-    }
-    .map_err(|e| Error::io(format!("reading {file:?}"), e))?;
-    let expected = zarr::error::checked_product(shape.iter().copied(), "the shape")? * item as u64;
-    if data.len() as u64 != expected {
-        return Err(Error::BufferSize(format!(
-            "{file:?} holds {} bytes but shape {} of {} needs {expected}",
-            data.len(),
+    let expected = zarr::error::checked_product(shape.iter().copied(), "the shape")?
+        .checked_mul(item as u64)
+        .ok_or_else(|| Error::Overflow(format!("shape {} is too large", shape_text(&shape))))?;
+    let wrong_size = |held: u64| {
+        Error::BufferSize(format!(
+            "{file:?} holds {held} bytes but shape {} of {} needs {expected}",
             shape_text(&shape),
             raw.dtype
-        )));
-    }
+        ))
+    };
+    let reading = |e| Error::io(format!("reading {file:?}"), e);
+    // A file is read slab by slab after its length is checked; standard input has no length
+    // to check first, so it is read whole before anything is written.
+    let mut input: Box<dyn Read> = if file == "-" {
+        let mut data = Vec::new();
+        std::io::stdin().read_to_end(&mut data).map_err(reading)?;
+        if data.len() as u64 != expected {
+            return Err(wrong_size(data.len() as u64));
+        }
+        Box::new(std::io::Cursor::new(data))
+    } else {
+        let f = std::fs::File::open(file).map_err(reading)?;
+        let held = f.metadata().map_err(reading)?.len();
+        if held != expected {
+            return Err(wrong_size(held));
+        }
+        Box::new(f)
+    };
     let Some((store, meta)) = planned_array(&mut builder, node, layout, overwrite, dry_run)? else {
         return Ok(0);
     };
-    to_native(&meta.dtype, &mut data);
-    if raw.order == FileOrder::F {
-        data = reorder(&data, &shape, item, true);
-    }
     let mode = if overwrite {
         Mode::Overwrite
     } else {
         Mode::CreateNew
     };
     let array = builder.create(store.clone(), &node.path, mode)?;
-    let zeros = vec![0; shape.len()];
-    let bar = progress(meta.num_chunks(), &display(&node.path));
-    // Row by row of chunks: each row of the file is one contiguous run of bytes.
-    let mut offset = 0;
-    for (start, count) in slabs(&meta.chunks, &zeros, &shape) {
-        let len = count.iter().product::<u64>() as usize * item;
-        let elem = meta.dtype.element_type();
-        array.write(&start, &count, elem, Order::C, &data[offset..offset + len])?;
-        offset += len;
-        bar.inc(chunks_touched(&meta.chunks, &start, &count));
+    let fortran = raw.order == FileOrder::F;
+    let elem = meta.dtype.element_type();
+    let bar = Progress::new(meta.num_chunks(), unit_of(&meta), &display(&node.path));
+    let mut buf = Vec::new();
+    for (start, count) in file_slabs(&meta.chunks, &shape, fortran) {
+        // At most one row of chunks: the slab is within the shape, whose bytes fit in u64.
+        let len = usize::try_from(region_bytes(&count, item))
+            .map_err(|_| Error::Overflow("a row of chunks is larger than memory".into()))?;
+        buf.resize(len, 0);
+        input.read_exact(&mut buf).map_err(reading)?;
+        to_native(&meta.dtype, &mut buf);
+        let slab = match fortran {
+            true => reorder(&buf, &count, item, true),
+            false => std::mem::take(&mut buf),
+        };
+        array.write(&start, &count, elem, Order::C, &slab)?;
+        if !fortran {
+            buf = slab;
+        }
+        bar.inc(chunks_touched(&meta.chunks, &start, &count), len as u64);
     }
-    finish_progress(&bar);
+    bar.finish();
     crate::refresh::consolidated_above(store.as_ref(), &node.path)?;
     store.close()?;
     Ok(0)
@@ -1296,15 +1363,16 @@ fn export(node: &NodeArg, output: &str, region: Option<&str>, order: FileOrder) 
             .map_err(|e| Error::io(format!("creating {output:?}"), e))?;
         Sink::File(std::io::BufWriter::new(file), output.to_string())
     };
-    let bar = progress(
+    let bar = Progress::new(
         chunks_touched(&meta.chunks, &start, &count),
+        unit_of(&meta),
         &display(array.path()),
     );
     // C order streams row by row of chunks; Fortran order needs the whole region first.
     let mut whole = Vec::new();
     for (s, c) in slabs(&meta.chunks, &start, &count) {
         let mut buf = read_region(&array, &s, &c)?;
-        bar.inc(chunks_touched(&meta.chunks, &s, &c));
+        bar.inc(chunks_touched(&meta.chunks, &s, &c), buf.len() as u64);
         if order == FileOrder::F {
             whole.append(&mut buf);
             continue;
@@ -1318,7 +1386,7 @@ fn export(node: &NodeArg, output: &str, region: Option<&str>, order: FileOrder) 
         to_native(&meta.dtype, &mut buf);
         sink.write(&buf)?;
     }
-    finish_progress(&bar);
+    bar.finish();
     sink.finish()?;
     Ok(0)
 }
@@ -1399,6 +1467,18 @@ struct CopySettings {
     shards: PerArray<Vec<u64>>,
     compressor: Option<Value>,
     format: Option<Format>,
+}
+
+/// How one `copy` runs.
+struct CopyRun {
+    /// Replace what is at the target instead of resuming into it.
+    overwrite: bool,
+    /// Say what would be copied without writing.
+    dry_run: bool,
+    /// Print what was (or would be) copied as JSON.
+    json: bool,
+    /// Commit the copy with this message (the target an Icechunk repository).
+    commit: Option<String>,
 }
 
 /// The metadata of the copy of `from`.
@@ -1640,18 +1720,22 @@ fn resume_check(
     Ok(())
 }
 
-#[allow(clippy::too_many_arguments)]
+/// Copies the node `(store, path)` of `source` to `target` (see
+/// [`crate::cli::Command::Copy`]).
 fn copy(
-    source: &str,
-    from: &str,
-    target: &str,
-    to: &str,
+    source: (&str, &str),
+    target: (&str, &str),
     settings: &CopySettings,
-    overwrite: bool,
-    dry_run: bool,
-    commit: Option<&str>,
+    run: CopyRun,
 ) -> Result<u8> {
-    let src = open(source, false)?;
+    let ((source, from), (target, to)) = (source, target);
+    let CopyRun {
+        overwrite,
+        dry_run,
+        json,
+        commit,
+    } = run;
+    let src = open_hierarchy(source)?.store;
     // Before the target is opened for writing (which may create it inside the source).
     crate::overlap::refuse_copy_over_source(source, &src, from, target, to)?;
     let existing = match open(target, false) {
@@ -1660,7 +1744,19 @@ fn copy(
         Err(e) => return Err(e),
     };
     let plan = plan_copy(&src, from, existing.as_ref(), to, settings, overwrite)?;
+    let summary = json.then(|| {
+        json!({
+            "source": place(source, from),
+            "target": place(target, to),
+            "dry_run": dry_run,
+            "nodes": plan.iter().map(planned_json).collect::<Vec<_>>(),
+        })
+    });
     if dry_run {
+        if let Some(summary) = &summary {
+            print_json(summary)?;
+            return Ok(0);
+        }
         for planned in &plan {
             match planned {
                 Planned::Group { to_path, .. } => {
@@ -1726,11 +1822,51 @@ fn copy(
         }
     }
     crate::refresh::consolidated_above(dst.as_ref(), to)?;
-    if let Some(message) = commit {
-        crate::repo::commit(&dst, message)?;
-    }
+    let snapshot = commit
+        .as_deref()
+        .map(|message| crate::repo::commit(&dst, message))
+        .transpose()?;
     dst.close()?;
+    match (summary, snapshot) {
+        (Some(mut summary), snapshot) => {
+            if let Some(id) = snapshot {
+                summary["snapshot"] = json!(id);
+            }
+            print_json(&summary)?;
+        }
+        (None, Some(id)) => out::line(id)?,
+        (None, None) => {}
+    }
     Ok(0)
+}
+
+/// What `copy --json` says of one planned node.
+fn planned_json(planned: &Planned) -> Value {
+    match planned {
+        Planned::Group { to_path, create } => json!({
+            "node_type": "group",
+            "path": display(to_path),
+            "created": create.is_some(),
+        }),
+        Planned::Array {
+            from,
+            to_path,
+            meta,
+            format,
+            resume,
+            ..
+        } => json!({
+            "node_type": "array",
+            "from": display(from.path()),
+            "path": display(to_path),
+            "zarr_format": format.number(),
+            "shape": meta.shape,
+            "chunks": meta.inner_chunks(),
+            "shards": meta.sharding().map(|_| meta.chunks.clone()),
+            "chunks_total": meta.num_chunks(),
+            "resumed": resume,
+        }),
+    }
 }
 
 /// Gives the copy of `from` its dimension names in the target's format: v3
@@ -1829,7 +1965,7 @@ fn copy_array(from: &Array, target: &Array, dst: &Arc<dyn Store>) -> Result<()> 
     let grid = meta.chunk_grid();
     let total = zarr::error::count_of(&grid, "chunks of the target")?;
     let base = format.data_base(target.path());
-    let bar = progress(total as u64, &display(from.path()));
+    let bar = Progress::new(total as u64, unit_of(&meta), &display(from.path()));
     let cells: Vec<usize> = (0..total).collect();
     let elem = meta.dtype.element_type();
     let variable = meta.dtype.is_variable();
@@ -1842,8 +1978,8 @@ fn copy_array(from: &Array, target: &Array, dst: &Arc<dyn Store>) -> Result<()> 
                 rest /= grid[d];
             }
             let key = join_key(&base, &meta.chunk_key(&index));
+            let (start, count) = target.chunk_region(&index)?;
             if dst.size(&key)?.is_none() {
-                let (start, count) = target.chunk_region(&index)?;
                 if variable {
                     let items = from.read_vlen(&start, &count, Order::C)?;
                     target.write_vlen(&start, &count, Order::C, &items.slices())?;
@@ -1852,11 +1988,11 @@ fn copy_array(from: &Array, target: &Array, dst: &Arc<dyn Store>) -> Result<()> 
                     target.write(&start, &count, elem, Order::C, &buf)?;
                 }
             }
-            bar.inc(1);
+            bar.inc(1, region_bytes(&count, meta.item_size()));
             Ok(())
         })
     })?;
-    finish_progress(&bar);
+    bar.finish();
     Ok(())
 }
 
@@ -1902,34 +2038,35 @@ fn validate_array(store: &Arc<dyn Store>, path: &str) -> Result<Vec<String>> {
             Some(index) => chunks.push((key, index)),
         }
     }
-    let bar = progress(chunks.len() as u64, &display(path));
+    let bar = Progress::new(chunks.len() as u64, unit_of(&meta), &display(path));
     let errors: Vec<String> = zarr::io::pool::pool()?.install(|| {
         chunks
             .par_iter()
             .filter_map(|(key, index)| {
                 let result = array.chunk_region(index).and_then(|(start, count)| {
+                    bar.inc(1, region_bytes(&count, meta.item_size()));
                     if meta.dtype.is_variable() {
                         array.read_vlen(&start, &count, Order::C).map(|_| ())
                     } else {
                         read_region(&array, &start, &count).map(|_| ())
                     }
                 });
-                bar.inc(1);
                 result
                     .err()
                     .map(|e| format!("{}: chunk {key:?}: {e}", display(path)))
             })
             .collect()
     });
-    finish_progress(&bar);
+    bar.finish();
     problems.extend(errors);
     Ok(problems)
 }
 
-fn validate(node: &NodeArg) -> Result<u8> {
+fn validate(node: &NodeArg, as_json: bool) -> Result<u8> {
     let store = open(&node.store, false)?;
     let nodes = walk(&store, &node.path)?;
-    let mut problems = Vec::new();
+    // Each problem with the node it is about, as shown.
+    let mut problems: Vec<(String, String)> = Vec::new();
     let mut arrays = 0;
     // Groups whose consolidated metadata is stale.
     let mut stale = Vec::new();
@@ -1937,31 +2074,48 @@ fn validate(node: &NodeArg) -> Result<u8> {
         match kind {
             NodeKind::Array => {
                 arrays += 1;
-                problems.extend(validate_array(&store, path)?);
+                let found = validate_array(&store, path)?;
+                problems.extend(found.into_iter().map(|p| (display(path), p)));
             }
             _ => {
+                let shown = display(path);
                 if let Err(e) =
                     Group::open(store.clone(), path, Mode::Read).and_then(|g| g.attributes())
                 {
-                    problems.push(format!("{}: {e}", display(path)));
+                    problems.push((shown.clone(), format!("{shown}: {e}")));
                 }
-                match crate::stale::stale_entries(store.as_ref(), path, &display(path)) {
+                match crate::stale::stale_entries(store.as_ref(), path, &shown) {
                     Ok(found) => {
                         if !found.is_empty() {
                             stale.push(path.clone());
                         }
-                        problems.extend(found)
+                        problems.extend(found.into_iter().map(|p| (shown.clone(), p)))
                     }
-                    Err(e) => problems.push(format!("{}: {e}", display(path))),
+                    Err(e) => problems.push((shown.clone(), format!("{shown}: {e}"))),
                 }
             }
         }
     }
-    let mut out = Out::new();
-    for p in &problems {
-        out.line(p)?;
+    if as_json {
+        let listed: Vec<Value> = problems
+            .iter()
+            .map(|(shown, line)| finding(shown, line, "problem"))
+            .collect();
+        print_json(&json!({
+            "store": node.store,
+            "path": display(&node.path),
+            "nodes": nodes.len(),
+            "arrays": arrays,
+            "problems": listed,
+            "stale_consolidated": stale.iter().map(|p| display(p)).collect::<Vec<_>>(),
+        }))?;
+    } else {
+        let mut out = Out::new();
+        for (_, line) in &problems {
+            out.line(line)?;
+        }
+        out.finish()?;
     }
-    out.finish()?;
     eprintln!(
         "{} nodes ({arrays} arrays) checked: {} problem{}",
         nodes.len(),
@@ -1999,7 +2153,7 @@ fn diff_arrays(left: &Array, right: &Array, name: &str) -> Result<Vec<String>> {
     let cells = left.region_chunks(&vec![0; a.rank()], &a.shape)?;
     let mut differing = 0u64;
     let mut first: Option<Vec<u64>> = None;
-    let bar = progress(cells.len() as u64, name);
+    let bar = Progress::new(cells.len() as u64, unit_of(&a), name);
     for index in &cells {
         let (start, count) = left.chunk_region(index)?;
         let same = if a.dtype.is_variable() {
@@ -2040,9 +2194,9 @@ fn diff_arrays(left: &Array, right: &Array, name: &str) -> Result<Vec<String>> {
             }
             first = Some(at);
         }
-        bar.inc(1);
+        bar.inc(1, region_bytes(&count, a.item_size()));
     }
-    finish_progress(&bar);
+    bar.finish();
     Ok(match first {
         None => Vec::new(),
         Some(at) => vec![format!(
@@ -2063,8 +2217,10 @@ fn meaning(node: &dyn Node, array: Option<&Array>) -> Result<Map<String, Value>>
     Ok(attrs)
 }
 
-fn diff(left: &str, left_path: &str, right: &str, right_path: &str, attrs: bool) -> Result<u8> {
-    let (ls, rs) = (open(left, false)?, open(right, false)?);
+/// Compares the nodes `(store, path)` of `left` and `right` (see [`crate::cli::Command::Diff`]).
+fn diff(left: (&str, &str), right: (&str, &str), attrs: bool, as_json: bool) -> Result<u8> {
+    let ((left, left_path), (right, right_path)) = (left, right);
+    let (ls, rs) = (open_hierarchy(left)?.store, open_hierarchy(right)?.store);
     let (lp, rp) = (left_path.trim_matches('/'), right_path.trim_matches('/'));
     let rel = |base: &str, p: &str| p[base.len()..].trim_start_matches('/').to_string();
     let lnodes: Vec<(String, NodeKind)> = walk(&ls, lp)?
@@ -2075,14 +2231,17 @@ fn diff(left: &str, left_path: &str, right: &str, right_path: &str, attrs: bool)
         .into_iter()
         .map(|(p, k, _)| (rel(rp, &p), k))
         .collect();
-    let mut out = Vec::new();
+    // Each difference with the node it is about, as shown.
+    let mut out: Vec<(String, String)> = Vec::new();
     for (name, kind) in &lnodes {
         let shown = display(name);
+        let about = |lines: Vec<String>| lines.into_iter().map(|l| (shown.clone(), l));
         match rnodes.iter().find(|(n, _)| n == name) {
-            None => out.push(format!("{shown}: only in the first")),
-            Some((_, k)) if k != kind => {
-                out.push(format!("{shown}: an array in one, a group in the other"))
-            }
+            None => out.push((shown.clone(), format!("{shown}: only in the first"))),
+            Some((_, k)) if k != kind => out.push((
+                shown.clone(),
+                format!("{shown}: an array in one, a group in the other"),
+            )),
             Some(_) => {
                 let (lpath, rpath) = (join_key(lp, name), join_key(rp, name));
                 let (lnode, rnode) = (
@@ -2107,23 +2266,37 @@ fn diff(left: &str, left_path: &str, right: &str, right_path: &str, attrs: bool)
                             meaning(rnode.as_ref(), None)?,
                         ),
                     };
-                    out.extend(crate::attr_diff::differences(&shown, &l, &r));
+                    out.extend(about(crate::attr_diff::differences(&shown, &l, &r)));
                 }
                 if let Some((l, r)) = &arrays {
-                    out.extend(diff_arrays(l, r, &shown)?);
+                    out.extend(about(diff_arrays(l, r, &shown)?));
                 }
             }
         }
     }
     for (name, _) in &rnodes {
         if !lnodes.iter().any(|(n, _)| n == name) {
-            out.push(format!("{}: only in the second", display(name)));
+            let shown = display(name);
+            out.push((shown.clone(), format!("{shown}: only in the second")));
         }
     }
-    let mut stdout = Out::new();
-    for line in &out {
-        stdout.line(line)?;
+    if as_json {
+        let listed: Vec<Value> = out
+            .iter()
+            .map(|(shown, line)| finding(shown, line, "difference"))
+            .collect();
+        print_json(&json!({
+            "left": place(left, left_path),
+            "right": place(right, right_path),
+            "same": out.is_empty(),
+            "differences": listed,
+        }))?;
+    } else {
+        let mut stdout = Out::new();
+        for (_, line) in &out {
+            stdout.line(line)?;
+        }
+        stdout.finish()?;
     }
-    stdout.finish()?;
     Ok(if out.is_empty() { 0 } else { FOUND })
 }

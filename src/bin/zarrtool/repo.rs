@@ -53,8 +53,7 @@ pub(crate) fn check_committable(target: &Arc<dyn Store>) -> Result<()> {
     repository_of(target.as_ref()).map(|_| ())
 }
 
-/// Commits what a copy wrote into `target` with `message` and prints the new snapshot's id.
-pub(crate) fn commit(target: &Arc<dyn Store>, message: &str) -> Result<()> {
-    let id = repository_of(target.as_ref())?.commit(message)?;
-    out::line(id)
+/// Commits what a copy wrote into `target` with `message`; returns the new snapshot's id.
+pub(crate) fn commit(target: &Arc<dyn Store>, message: &str) -> Result<String> {
+    repository_of(target.as_ref())?.commit(message)
 }

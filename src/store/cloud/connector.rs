@@ -88,8 +88,17 @@ impl HttpService for Bounded {
         Self: 'b,
     {
         let content = req.method().as_str() == "GET" && !is_listing(&req);
+        let propfind = req.method().as_str() == "PROPFIND";
         Box::pin(async move {
             let response = self.0.call(req).await?;
+            let status = response.status();
+            if propfind && matches!(status.as_u16(), 405 | 501) {
+                // Not retried (object_store retries every 5xx): the server will not list.
+                return Err(HttpError::new(
+                    HttpErrorKind::Unknown,
+                    NoListing(status.to_string()),
+                ));
+            }
             let ok = response.status().is_success();
             if ok && content {
                 return Ok(response);
@@ -122,6 +131,23 @@ impl HttpService for Bounded {
         })
     }
 }
+
+/// A web server's answer to a listing (WebDAV's PROPFIND) saying it does not list
+/// directories: 405 Method Not Allowed or 501 Not Implemented, as plain file servers answer.
+#[derive(Debug)]
+pub(super) struct NoListing(pub String);
+
+impl std::fmt::Display for NoListing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the web server does not list directories (it answered the listing with {})",
+            self.0
+        )
+    }
+}
+
+impl std::error::Error for NoListing {}
 
 /// Whether `req` asks for a listing (S3 `list-type`, Azure `comp=list`, GCS's JSON API
 /// `…/o`, a web server's PROPFIND).

@@ -41,6 +41,12 @@ pub(crate) fn shown_url(url: &str) -> String {
     redact::redact(url, &[])
 }
 
+/// The refusal of a web server to list, when that is what `err` comes from.
+fn no_listing(err: &object_store::Error) -> Option<&connector::NoListing> {
+    let first: &(dyn std::error::Error + 'static) = err;
+    std::iter::successors(Some(first), |e| e.source()).find_map(|e| e.downcast_ref())
+}
+
 /// A store on an object-storage service or web server.
 pub struct CloudStore {
     /// The store's URL as given (without user information), for messages.
@@ -172,6 +178,11 @@ impl CloudStore {
             return Error::Io(format!(
                 "{place}: the server redirected the request elsewhere ({status}); a redirect \
                  to another scheme, host or port is not followed"
+            ));
+        }
+        if let Some(no) = no_listing(&err) {
+            return Error::Unsupported(format!(
+                "{place}: {no}; a hierarchy with consolidated metadata opens without listings"
             ));
         }
         use object_store::Error as E;

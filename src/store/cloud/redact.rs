@@ -3,9 +3,10 @@
 //! Messages of `object_store` quote request URLs and the bodies of error answers. Before
 //! such text reaches an error of the library, [`redact`]:
 //! - cuts an error body down to its `Code` and `Message` elements (S3, Azure and GCS XML,
-//!   GCS JSON `message`), at most [`BODY_LIMIT`] bytes each, or to its first
-//!   [`BODY_LIMIT`] bytes when it has neither: S3's `SignatureDoesNotMatch` body holds
-//!   the canonical request and string to sign, the session token among them;
+//!   GCS JSON `message`), at most [`BODY_LIMIT`] bytes each, or to the first line of its
+//!   text outside markup, at most [`BODY_LIMIT`] bytes, when it has neither: S3's
+//!   `SignatureDoesNotMatch` body holds the canonical request and string to sign, the
+//!   session token among them;
 //! - masks the user information (`user:password@`) and every query parameter value of
 //!   every URL;
 //! - masks every known secret as written, percent-encoded and in hexadecimal;
@@ -130,8 +131,29 @@ fn summary(body: &str) -> String {
             .and_then(|m| m.as_str());
         return bounded(message.unwrap_or(""), BODY_LIMIT).to_string();
     }
-    let line: String = body.split_whitespace().collect::<Vec<_>>().join(" ");
-    bounded(&line, BODY_LIMIT).to_string()
+    bounded(first_text_line(body), BODY_LIMIT).to_string()
+}
+
+/// The first line of `body` that holds text outside markup: web servers answer errors with
+/// whole HTML pages, of which a message quotes only that line.
+fn first_text_line(body: &str) -> &str {
+    let mut rest = body;
+    loop {
+        let (text, after) = match rest.find('<') {
+            Some(open) => (
+                &rest[..open],
+                rest[open..].find('>').map(|end| &rest[open + end + 1..]),
+            ),
+            None => (rest, None),
+        };
+        if let Some(line) = text.lines().map(str::trim).find(|l| !l.is_empty()) {
+            return line;
+        }
+        match after {
+            Some(after) => rest = after,
+            None => return "",
+        }
+    }
 }
 
 /// Whether `c` ends a URL quoted in a message: white space and the quotes messages put
@@ -286,6 +308,27 @@ mod tests {
             m.ends_with("403 Forbidden: SignatureDoesNotMatch: no match"),
             "{m}"
         );
+    }
+
+    #[test]
+    fn error_pages_keep_their_first_line_of_text() {
+        let page = "<!DOCTYPE HTML>\n<html lang=\"en\">\n<head>\n<title>Error response</title>\n\
+                    </head>\n<body><p>Message: Unsupported method ('PROPFIND').</p>\n</body>";
+        let m = redact(
+            &format!("Error performing PROPFIND http://h/d - Server returned non-2xx status code: 501 Not Implemented: {page}"),
+            &[],
+        );
+        assert_eq!(
+            m,
+            "Error performing PROPFIND http://h/d - Server returned non-2xx status code: \
+             501 Not Implemented: Error response"
+        );
+        let long = format!("first line {}\nsecond line", "x".repeat(400));
+        assert_eq!(
+            summary(&long),
+            format!("first line {}", "x".repeat(BODY_LIMIT - 11))
+        );
+        assert_eq!(summary("<p></p>\n \n"), "");
     }
 
     #[test]

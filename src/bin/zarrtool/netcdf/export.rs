@@ -22,7 +22,8 @@
 
 use super::{ffi, nc_message, TYPES_KEY};
 use crate::cli::NodeArg;
-use crate::ops::{display, finish_progress, progress};
+use crate::ops::display;
+use crate::progress::{region_bytes, unit_of, Progress};
 use serde_json::{Map, Value};
 use std::ffi::{c_char, c_int, c_void, CString};
 use std::path::{Path, PathBuf};
@@ -752,7 +753,7 @@ fn copy_values(file: &Created, var: &Defined) -> Result<()> {
     let rank = meta.rank();
     let cells = array.region_chunks(&vec![0; rank], &meta.shape)?;
     let shown = display(&var.path);
-    let bar = progress(cells.len() as u64, &shown);
+    let bar = Progress::new(cells.len() as u64, unit_of(&meta), &shown);
     for index in &cells {
         let (start, count) = array.chunk_region(index)?;
         let what = format!("a chunk of {shown}");
@@ -815,9 +816,9 @@ fn copy_values(file: &Created, var: &Defined) -> Result<()> {
                 }
             }
         }
-        bar.inc(1);
+        bar.inc(1, region_bytes(&count, meta.item_size()));
     }
-    finish_progress(&bar);
+    bar.finish();
     Ok(())
 }
 
