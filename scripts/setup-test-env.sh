@@ -9,8 +9,8 @@
 # interop tests, and a third with the pinned moto S3 server and zarr-python 3 with obstore for
 # the object-store tests (tests/object_store.rs, tests/interop/test_s3_interop.py), and the
 # pinned Azurite (npm) for the Azure Blob Storage tests; and a Debian 13 (trixie) chroot with
-# Python 3.13 holding zarr-python 3.4 (which needs Python >= 3.12) for
-# tests/interop/test_zp34_interop.py.
+# Python 3.13 holding zarr-python 3.4 (which needs Python >= 3.12) and Python's icechunk for
+# tests/interop/test_zp34_interop.py and tests/interop/test_icechunk_interop.py.
 # Idempotent: a second run only checks that everything is present.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -93,8 +93,12 @@ fi
 # mounts (numpy and zarr need neither /proc nor more of /dev than debootstrap makes); the tests
 # put their data under "$ENV_DIR/trixie/tmp". zfpy is pinned to 1.0.1: numcodecs 0.17.1 reads
 # zfpy's version as integers separated by dots, so 1.0.1.post0 makes `import numcodecs` fail.
+# icechunk 2.3.0 is the newest Python release of the 2.3 line of the icechunk crate libzarr
+# uses (2.3.1, which has no Python release): both write and read the same on-disk format.
+# A changed pin list changes the stamp, so an existing chroot gets a new venv with every pin.
 TRIXIE_BASE="debian trixie minbase python3 python3-venv"
-ZP34_PINS=(zarr==3.4.2 numcodecs==0.17.1 numpy==2.5.5 pcodec==1.1.0 zfpy==1.0.1 cast-value-rs==0.5.1)
+ZP34_PINS=(zarr==3.4.2 numcodecs==0.17.1 numpy==2.5.5 pcodec==1.1.0 zfpy==1.0.1 cast-value-rs==0.5.1
+  icechunk==2.3.0)
 trixie="$ENV_DIR/trixie"
 if [ ! -f "$trixie/.pins" ] || [ "$(cat "$trixie/.pins")" != "$TRIXIE_BASE ${ZP34_PINS[*]}" ]; then
   start=$(date +%s)

@@ -340,6 +340,38 @@ fn discard_drops_what_was_not_committed() {
     );
 }
 
+/// The crate sizes a chunk never written as 0 bytes; the store must say it is missing
+/// (copies resume by the sizes of the target's chunks).
+#[test]
+fn chunks_never_written_have_no_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    let store = open(&repo, "", Mode::Append);
+    let mut builder = ArrayBuilder::new(vec![4, 6], ElementType::Int32);
+    builder.zarr_format(3).unwrap();
+    builder.chunks(vec![2, 3]);
+    let array = builder.create(store.clone(), "a", Mode::CreateNew).unwrap();
+    array
+        .write(
+            &[0, 0],
+            &[2, 3],
+            ElementType::Int32,
+            Order::C,
+            &int32s(0..6),
+        )
+        .unwrap();
+    commit(&store, "one chunk");
+    for store in [store, open(&repo, "", Mode::Read)] {
+        let written = store.get("a/c/0/0").unwrap().unwrap().len() as u64;
+        assert!(written > 0);
+        assert_eq!(store.size("a/c/0/0").unwrap(), Some(written));
+        assert_eq!(store.size("a/c/1/1").unwrap(), None);
+        assert_eq!(store.size("b/c/0/0").unwrap(), None);
+        assert_eq!(store.size("b/zarr.json").unwrap(), None);
+        assert!(store.size("a/zarr.json").unwrap().unwrap() > 0);
+    }
+}
+
 fn write_ones(store: &Arc<dyn Store>, path: &str, value: i32) {
     let array = Array::open(store.clone(), path, Mode::ReadWrite).unwrap();
     array

@@ -570,6 +570,13 @@ impl Store for IcechunkStore {
     fn size(&self, key: &str) -> Result<Option<u64>> {
         let key = validate_key(key)?.into_owned();
         self.run(move |store, url| async move {
+            // The crate sizes a chunk never written as 0 bytes: ask whether it exists first.
+            match store.exists(&key).await {
+                Ok(true) => {}
+                Ok(false) => return Ok(None),
+                Err(e) if absent(&e.kind) => return Ok(None),
+                Err(e) => return Err(store_error(&url, &format!("cannot find {key:?}"), e.kind)),
+            }
             match store.getsize(&key).await {
                 Ok(size) => Ok(Some(size)),
                 Err(e) if absent(&e.kind) => Ok(None),

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs the Zarr v2 interop tests (tests/interop) under both Python environments made by
 # scripts/setup-test-env.sh: zp2 (zarr-python 2.18) and zp3 (zarr-python 3 + tensorstore);
-# then the zarr-python 3.4 interop test (test_zp34_interop.py: zp3's pytest drives zarr-python
-# 3.4 in the Debian 13 chroot $ZARR_TEST_ENV/trixie), then the S3 interop test
+# then the zarr-python 3.4 and Icechunk interop tests (test_zp34_interop.py and
+# test_icechunk_interop.py: zp3's pytest drives zarr-python 3.4 and Python's icechunk in the
+# Debian 13 chroot $ZARR_TEST_ENV/trixie), then the S3 interop test
 # (test_s3_interop.py) under objstore (moto, zarr-python 3, obstore).
 # $ZARR_TEST_ENV overrides the directory holding them (default: .test-env in the repo).
 # Extra arguments go to pytest (e.g. -k lz4, -x). Exits non-zero if anything fails.
@@ -14,9 +15,16 @@ cd "$(dirname "$0")/../.."
 ENV_DIR="${ZARR_TEST_ENV:-$PWD/.test-env}"
 
 # With zarrtool's netCDF import when the system netCDF library is there (as CMake builds it).
-# With the zfp codec too (off by default; the setup installs cmake and libclang for it).
-features=(--features zfp)
-if command -v nc-config >/dev/null 2>&1; then features=(--features netcdf,zfp); fi
+# With the zfp codec too (off by default; the setup installs cmake and libclang for it), and
+# Icechunk repositories (off by default) whenever the toolchain is Rust 1.95 or newer, as the
+# crate needs: test_icechunk_interop.py then must run (ZARR_INTEROP_ICECHUNK=1).
+list=zfp
+if rustc --version | awk '{ split($2, v, "."); exit !(v[1] > 1 || v[2] >= 95) }'; then
+  list=zfp,icechunk
+  export ZARR_INTEROP_ICECHUNK=1
+fi
+if command -v nc-config >/dev/null 2>&1; then list=netcdf,$list; fi
+features=(--features "$list")
 echo "interop: cargo build --release ${features[*]}"
 if ! cargo build --release "${features[@]}"; then
   echo "interop: cargo build --release failed" >&2
@@ -46,7 +54,8 @@ print(f"zarr {zarr.__version__} numcodecs {numcodecs.__version__} numpy {numpy._
   start=$(date +%s)
   log=$(mktemp)
   PYTHONDONTWRITEBYTECODE=1 "$py" -m pytest -q -rsx -p no:cacheprovider tests/interop \
-    --ignore=tests/interop/test_zp34_interop.py "$@" 2>&1 | tee "$log"
+    --ignore=tests/interop/test_zp34_interop.py --ignore=tests/interop/test_icechunk_interop.py \
+    "$@" 2>&1 | tee "$log"
   rc=${PIPESTATUS[0]}
   secs=$(( $(date +%s) - start ))
   last=$(grep -E '(passed|failed|error|skipped|deselected|no tests ran)' "$log" | tail -n 1)
@@ -55,19 +64,21 @@ print(f"zarr {zarr.__version__} numcodecs {numcodecs.__version__} numpy {numpy._
   [ "$rc" -eq 0 ] || status=1
 done
 
-# zarr-python 3.4 both ways, once (its own Python runs in the chroot; pytest runs under zp3).
+# zarr-python 3.4 and Python's icechunk both ways, once (their Python runs in the chroot;
+# pytest runs under zp3).
 py="$ENV_DIR/zp3/bin/python"
 if [ -x "$py" ]; then
-  echo "interop: === zp34: zarr-python 3.4 in $ENV_DIR/trixie ==="
+  echo "interop: === zp34: zarr-python 3.4 and icechunk in $ENV_DIR/trixie ==="
   start=$(date +%s)
   log=$(mktemp)
   PYTHONDONTWRITEBYTECODE=1 ZARR_TEST_ENV="$ENV_DIR" "$py" -m pytest -q -rsx -p no:cacheprovider \
-    tests/interop/test_zp34_interop.py "$@" 2>&1 | tee "$log"
+    tests/interop/test_zp34_interop.py tests/interop/test_icechunk_interop.py "$@" 2>&1 \
+    | tee "$log"
   rc=${PIPESTATUS[0]}
   secs=$(( $(date +%s) - start ))
   last=$(grep -E '(passed|failed|error|skipped|deselected|no tests ran)' "$log" | tail -n 1)
   rm -f "$log"
-  summary+=("zp34 (zarr-python 3.4 in the Debian 13 chroot): ${last:-no pytest summary} [exit $rc, ${secs}s]")
+  summary+=("zp34 (zarr-python 3.4 and icechunk in the Debian 13 chroot): ${last:-no pytest summary} [exit $rc, ${secs}s]")
   # Exit 5: the module skipped itself (no chroot, or not root), which it does only outside CI.
   [ "$rc" -eq 0 ] || [ "$rc" -eq 5 ] || status=1
 fi

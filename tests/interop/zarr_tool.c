@@ -11,6 +11,15 @@
  *   zarr_tool write-region <store> <path> <start> <count> <data.bin> <C|F>
  *   zarr_tool resize      <store> <path> <shape>
  *   zarr_tool append      <store> <path> <axis> <count> <data.bin> <C|F>
+ *   zarr_tool group       <store> <path> <attributes.json>
+ *   zarr_tool tag         <store> <name>
+ *   zarr_tool history     <store>
+ *   zarr_tool attrs       <store> <group path>
+ *
+ * Icechunk repositories (icechunk:///PATH): when ZARR_TOOL_COMMIT is set, create,
+ * write-region and group commit what they wrote with that message and print
+ * {"snapshot": ID}; `tag` tags the snapshot the store URL reads and `history` prints
+ * zarr_store_history_json; `attrs` prints a group's attributes (JSON).
  *
  * Lists (<shape>, <chunks>, <start>, <count>) are comma-separated integers; an empty
  * string is a list of length 0 (a 0-d array). For `build`, every setting may be "-" to
@@ -280,6 +289,67 @@ static zarr_store_t *open_store(const char *dir, zarr_mode_t mode) {
     return store;
 }
 
+/* With ZARR_TOOL_COMMIT set, commits what was written through `store` (an Icechunk
+   repository) with that message and prints the new snapshot's id as JSON. */
+static void commit_if_asked(zarr_store_t *store) {
+    const char *message = getenv("ZARR_TOOL_COMMIT");
+    if (message == NULL) return;
+    char id[ZARR_SNAPSHOT_ID_BYTES];
+    CHECK(zarr_store_commit(store, message, id, sizeof id));
+    printf("{\"snapshot\": \"%s\"}\n", id);
+}
+
+static int cmd_group(char **argv) {
+    size_t len = 0;
+    char *attrs = (char *)read_file(argv[2], &len);
+    zarr_store_t *store = open_store(argv[0], ZARR_MODE_A);
+    zarr_group_t *group = NULL;
+    CHECK(zarr_group_create_with_attrs(store, argv[1], ZARR_MODE_W, 3, attrs, &group));
+    free(attrs);
+    zarr_group_free(group);
+    commit_if_asked(store);
+    zarr_store_free(store);
+    return 0;
+}
+
+static int cmd_tag(char **argv) {
+    zarr_store_t *store = open_store(argv[0], ZARR_MODE_R);
+    CHECK(zarr_store_create_tag(store, argv[1]));
+    zarr_store_free(store);
+    return 0;
+}
+
+static int cmd_history(char **argv) {
+    zarr_store_t *store = open_store(argv[0], ZARR_MODE_R);
+    size_t needed = 0;
+    zarr_status_t st = zarr_store_history_json(store, NULL, 0, &needed);
+    if (st != ZARR_OK && st != ZARR_ERR_BUFFER_SIZE) fail_status(st, "zarr_store_history_json");
+    char *text = malloc(needed);
+    if (text == NULL) die("out of memory for %s", "the history");
+    CHECK(zarr_store_history_json(store, text, needed, NULL));
+    printf("%s\n", text);
+    free(text);
+    zarr_store_free(store);
+    return 0;
+}
+
+static int cmd_attrs(char **argv) {
+    zarr_store_t *store = open_store(argv[0], ZARR_MODE_R);
+    zarr_group_t *group = NULL;
+    CHECK(zarr_group_open(store, argv[1], ZARR_MODE_R, &group));
+    size_t needed = 0;
+    zarr_status_t st = zarr_group_attrs_get(group, NULL, 0, &needed);
+    if (st != ZARR_OK && st != ZARR_ERR_BUFFER_SIZE) fail_status(st, "zarr_group_attrs_get");
+    char *text = malloc(needed);
+    if (text == NULL) die("out of memory for %s", "the attributes");
+    CHECK(zarr_group_attrs_get(group, text, needed, NULL));
+    printf("%s\n", text);
+    free(text);
+    zarr_group_free(group);
+    zarr_store_free(store);
+    return 0;
+}
+
 static int cmd_dump(char **argv) {
     zarr_store_t *store = open_store(argv[0], ZARR_MODE_R);
     zarr_array_t *array = NULL;
@@ -319,9 +389,10 @@ static int cmd_create(char **argv) {
     zarr_array_t *array = NULL;
     CHECK(zarr_array_create_json(store, argv[1], json, ZARR_MODE_W, &array));
     free(json);
-    zarr_store_free(store); /* the array keeps the store alive */
     write_all(array, argv[3], order);
     zarr_array_free(array);
+    commit_if_asked(store);
+    zarr_store_free(store);
     return 0;
 }
 
@@ -442,6 +513,7 @@ static int cmd_write_region(char **argv) {
     if (n1 != n2) die("start and count differ in length (%s)", argv[2]);
     write_region(array, n1, start, count, argv[4], parse_order(argv[5]));
     zarr_array_free(array);
+    commit_if_asked(store);
     zarr_store_free(store);
     return 0;
 }
@@ -488,6 +560,10 @@ static const struct {
     {"write-region", 6, cmd_write_region},
     {"resize", 3, cmd_resize},
     {"append", 6, cmd_append},
+    {"group", 3, cmd_group},
+    {"tag", 2, cmd_tag},
+    {"history", 1, cmd_history},
+    {"attrs", 2, cmd_attrs},
 };
 
 int main(int argc, char **argv) {
@@ -509,7 +585,8 @@ int main(int argc, char **argv) {
             }
         }
     }
-    fprintf(stderr, "usage: zarr_tool dump|read-region|create|build|write-region|resize|append ... "
+    fprintf(stderr, "usage: zarr_tool dump|read-region|create|build|write-region|resize|append|group|tag|"
+                    "history|attrs ... "
                     "(see zarr_tool.c)\n");
     return 2;
 }

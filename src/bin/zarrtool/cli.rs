@@ -283,9 +283,39 @@ pub enum Command {
         /// Print what was copied (or with --dry-run would be) as JSON: {"source": {"store",
         /// "path"}, "target": {"store", "path"}, "dry_run", "nodes": [{"node_type":
         /// "group", "path", "created"} or {"node_type": "array", "from", "path",
-        /// "zarr_format", "shape", "chunks", "shards", "chunks_total", "resumed"}]}.
+        /// "zarr_format", "shape", "chunks", "shards", "chunks_total", "resumed"}]}, with
+        /// "snapshot" (the new snapshot's id) after --commit.
         #[arg(long)]
         json: bool,
+        /// Commit the copy with this message (the target an Icechunk repository,
+        /// icechunk:///PATH), printing the new snapshot's id.
+        #[arg(long, value_name = "MESSAGE")]
+        commit: Option<String>,
+    },
+    /// Print the history of an Icechunk repository (icechunk:///PATH, ?branch=NAME, ?tag=NAME
+    /// or ?snapshot=ID), newest first: id, time and message per snapshot.
+    Log {
+        /// The repository's URL.
+        url: String,
+        /// Print JSON: [{"id", "parent", "time", "message"}, ...].
+        #[arg(long)]
+        json: bool,
+    },
+    /// Tag the snapshot an Icechunk repository URL reads (its branch's newest by default);
+    /// prints the snapshot's id.
+    Tag {
+        /// The repository's URL.
+        url: String,
+        /// The new tag's name.
+        name: String,
+    },
+    /// Create a branch at the snapshot an Icechunk repository URL reads; prints the
+    /// snapshot's id.
+    Branch {
+        /// The repository's URL.
+        url: String,
+        /// The new branch's name.
+        name: String,
     },
     /// Consolidate the metadata of a hierarchy.
     Consolidate {

@@ -66,6 +66,8 @@ pub(crate) fn locate(command: &mut Command) -> Result<()> {
             split(left, left_path)?;
             split(right, right_path)
         }
+        // Repository URLs name a repository's root and a reference, never a node.
+        Command::Log { .. } | Command::Tag { .. } | Command::Branch { .. } => Ok(()),
         Command::Version { .. } | Command::Completions { .. } | Command::Man => Ok(()),
     }
 }

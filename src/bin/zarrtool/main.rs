@@ -18,6 +18,7 @@ mod overlap;
 mod per_array;
 mod progress;
 mod refresh;
+mod repo;
 mod source;
 mod stale;
 mod values;

@@ -62,6 +62,22 @@ pub(crate) const EXAMPLES: &[(&str, &str)] = &[
         "Copy to a zip file as Zarr v3, rechunked, with a JSON summary.",
     ),
     (
+        "copy in.zarr icechunk:///data/repo --commit 'first import'",
+        "Copy into an Icechunk repository and commit (builds with Icechunk).",
+    ),
+    (
+        "log icechunk:///data/repo",
+        "Print the repository's history, newest first.",
+    ),
+    (
+        "tag icechunk:///data/repo v1",
+        "Tag the newest snapshot of the branch main.",
+    ),
+    (
+        "branch 'icechunk:///data/repo?tag=v1' dev",
+        "Create a branch at a tag.",
+    ),
+    (
         "consolidate data.zarr",
         "Consolidate the hierarchy's metadata.",
     ),

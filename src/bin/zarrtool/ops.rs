@@ -131,6 +131,7 @@ pub fn run(mut command: Command, cmd: &mut clap::Command) -> Result<u8> {
             overwrite,
             dry_run,
             json,
+            commit,
         } => {
             let settings = CopySettings {
                 chunks: PerArray::parse(&rechunk, "--rechunk", ChunkSpec::parse)?,
@@ -145,9 +146,13 @@ pub fn run(mut command: Command, cmd: &mut clap::Command) -> Result<u8> {
                 overwrite,
                 dry_run,
                 json,
+                commit,
             };
             copy((&source, &from), (&target, &to), &settings, run)
         }
+        Command::Log { url, json } => crate::repo::log(&url, json),
+        Command::Tag { url, name } => crate::repo::tag(&url, &name),
+        Command::Branch { url, name } => crate::repo::branch(&url, &name),
         Command::Consolidate { node, dry_run } => consolidate(&node, dry_run),
         Command::Migrate { node, dry_run } => {
             let store = open(&node.store, !dry_run)?;
@@ -1472,6 +1477,8 @@ struct CopyRun {
     dry_run: bool,
     /// Print what was (or would be) copied as JSON.
     json: bool,
+    /// Commit the copy with this message (the target an Icechunk repository).
+    commit: Option<String>,
 }
 
 /// The metadata of the copy of `from`.
@@ -1726,6 +1733,7 @@ fn copy(
         overwrite,
         dry_run,
         json,
+        commit,
     } = run;
     let src = open_hierarchy(source)?.store;
     // Before the target is opened for writing (which may create it inside the source).
@@ -1774,6 +1782,9 @@ fn copy(
     }
     drop(existing);
     let dst = open_url(target, Mode::Append, None)?;
+    if commit.is_some() {
+        crate::repo::check_committable(&dst)?;
+    }
     let mode = if overwrite {
         Mode::Overwrite
     } else {
@@ -1811,9 +1822,20 @@ fn copy(
         }
     }
     crate::refresh::consolidated_above(dst.as_ref(), to)?;
+    let snapshot = commit
+        .as_deref()
+        .map(|message| crate::repo::commit(&dst, message))
+        .transpose()?;
     dst.close()?;
-    if let Some(summary) = &summary {
-        print_json(summary)?;
+    match (summary, snapshot) {
+        (Some(mut summary), snapshot) => {
+            if let Some(id) = snapshot {
+                summary["snapshot"] = json!(id);
+            }
+            print_json(&summary)?;
+        }
+        (None, Some(id)) => out::line(id)?,
+        (None, None) => {}
     }
     Ok(0)
 }

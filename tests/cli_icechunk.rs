@@ -1,0 +1,157 @@
+//! `zarrtool` on Icechunk repositories: `copy --commit` into `icechunk:///PATH`, `log`,
+//! `tag` and `branch`, then reading each snapshot, tag and branch back exactly; and the
+//! refusals (a store without history, a tag that exists).
+#![cfg(all(feature = "cli", feature = "icechunk"))]
+
+use std::path::Path;
+
+mod common;
+
+use common::zarrtool::{fails, ok, s};
+
+/// A directory store holding the v3 array `a`: int32 0..20, shape 4x5, chunks 2x3.
+fn source(dir: &Path) -> String {
+    let raw = dir.join("a.bin");
+    let bytes: Vec<u8> = (0..20i32).flat_map(|v| v.to_le_bytes()).collect();
+    std::fs::write(&raw, bytes).unwrap();
+    let store = dir.join("s.zarr");
+    ok(&[
+        "import",
+        s(&raw),
+        s(&store),
+        "a",
+        "--dtype",
+        "<i4",
+        "--shape",
+        "4,5",
+        "--chunks",
+        "2,3",
+    ]);
+    s(&store).to_string()
+}
+
+/// The one line `zarrtool` printed: a snapshot id.
+fn snapshot_id(stdout: &str) -> String {
+    let id = stdout.strip_suffix('\n').expect("one line");
+    assert_eq!(id.len(), 20, "a snapshot id: {stdout:?}");
+    assert!(id.bytes().all(|b| b.is_ascii_alphanumeric()), "{id}");
+    id.to_string()
+}
+
+fn history(url: &str) -> Vec<serde_json::Value> {
+    serde_json::from_str(&ok(&["log", "--json", url])).unwrap()
+}
+
+#[test]
+fn copy_commit_log_tag_and_branch() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = source(dir.path());
+    let want = ok(&["dump", &src, "a"]);
+    assert_eq!(want.lines().next(), Some("0 1 2 3 4"));
+    let repo = format!("icechunk://{}", s(&dir.path().join("repo")));
+
+    let first = snapshot_id(&ok(&["copy", &src, &repo, "--commit", "copy a"]));
+    assert_eq!(ok(&["dump", &repo, "a"]), want);
+    assert_eq!(snapshot_id(&ok(&["tag", &repo, "v1"])), first);
+    let second = snapshot_id(&ok(&[
+        "copy",
+        &src,
+        &repo,
+        "--from",
+        "a",
+        "--to",
+        "b",
+        "--commit",
+        "copy a to b\nsecond line",
+    ]));
+
+    let log = ok(&["log", &repo]);
+    let lines: Vec<&str> = log.lines().collect();
+    assert_eq!(lines.len(), 3, "{log}");
+    assert!(lines[0].starts_with(&format!("{second}  ")), "{log}");
+    assert!(lines[0].ends_with("  copy a to b second line"), "{log}");
+    assert!(lines[1].starts_with(&format!("{first}  ")), "{log}");
+    assert!(lines[1].ends_with("  copy a"), "{log}");
+
+    let main = history(&repo);
+    assert_eq!(main.len(), 3);
+    assert_eq!(main[0]["id"], second.as_str());
+    assert_eq!(main[0]["parent"], first.as_str());
+    assert_eq!(main[0]["message"], "copy a to b\nsecond line");
+    assert_eq!(main[1]["id"], first.as_str());
+    assert_eq!(main[2]["parent"], serde_json::Value::Null);
+    let tagged = history(&format!("{repo}?tag=v1"));
+    assert_eq!(tagged, main[1..].to_vec());
+
+    // Every reference reads exactly what it held.
+    assert_eq!(ok(&["dump", &format!("{repo}?tag=v1"), "a"]), want);
+    assert_eq!(
+        ok(&["dump", &format!("{repo}?snapshot={second}"), "b"]),
+        want
+    );
+    let missing = fails(&["dump", &format!("{repo}?snapshot={first}"), "b"], 1);
+    assert_eq!(missing, "zarrtool: not found: no array at \"b\"\n");
+
+    assert_eq!(
+        snapshot_id(&ok(&["branch", &format!("{repo}?tag=v1"), "dev"])),
+        first
+    );
+    assert_eq!(history(&format!("{repo}?branch=dev")), main[1..].to_vec());
+    // With --json the id is the summary's "snapshot".
+    let summary: serde_json::Value = serde_json::from_str(&ok(&[
+        "copy",
+        &src,
+        &format!("{repo}?branch=dev"),
+        "--from",
+        "a",
+        "--to",
+        "c",
+        "--commit",
+        "on dev",
+        "--json",
+    ]))
+    .unwrap();
+    assert_eq!(summary["nodes"][0]["path"], "/c");
+    let third = summary["snapshot"].as_str().unwrap().to_string();
+    assert_eq!(third.len(), 20);
+    assert_eq!(ok(&["dump", &format!("{repo}?branch=dev"), "c"]), want);
+    assert_eq!(
+        history(&format!("{repo}?branch=dev"))[0]["parent"],
+        first.as_str()
+    );
+    assert_eq!(
+        history(&format!("{repo}?branch=dev"))[0]["id"],
+        third.as_str()
+    );
+    assert_eq!(
+        history(&repo)[0]["id"],
+        second.as_str(),
+        "main did not move"
+    );
+    let dev_only = fails(&["dump", &repo, "c"], 1);
+    assert_eq!(dev_only, "zarrtool: not found: no array at \"c\"\n");
+
+    let again = fails(&["tag", &repo, "v1"], 1);
+    assert!(again.contains("v1"), "{again}");
+}
+
+#[test]
+fn refuses_stores_without_history() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = source(dir.path());
+    for args in [
+        vec!["log", &src],
+        vec!["tag", &src, "t"],
+        vec!["branch", &src, "b"],
+    ] {
+        let err = fails(&args, 1);
+        assert!(
+            err.contains("not an Icechunk repository"),
+            "{args:?}: {err}"
+        );
+    }
+    let plain = dir.path().join("plain.zarr");
+    let err = fails(&["copy", &src, s(&plain), "--commit", "m"], 1);
+    assert!(err.contains("not an Icechunk repository"), "{err}");
+    assert!(!plain.join("a").exists(), "nothing copied");
+}

@@ -1,0 +1,111 @@
+"""Runs inside the Debian 13 chroot that scripts/setup-test-env.sh makes, with Python's icechunk
+and zarr-python 3.4: `python icechunk_peer.py write|read DIR`. tests/interop/
+test_icechunk_interop.py copies this file into the chroot and reads what it leaves in DIR.
+
+read: opens the repository named in DIR/plan.json at each of its references (a branch, a
+tag or a snapshot id), walks the hierarchy, saves every array as
+DIR/out/<label>/<path with / as __>.npy and prints one JSON object: per label the nodes
+(kind, attributes, dtype, shape) and the snapshot read, plus the main branch's ancestry.
+
+write: creates the repository DIR/repo with icechunk, commits twice and tags the first commit
+`first`, saving the expected arrays of each commit as DIR/expect/<commit>/<name>.npy; prints
+the snapshot ids and the ancestry as JSON.
+"""
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+
+def ancestry(repo, **ref):
+    return [{"id": s.id, "parent_id": s.parent_id, "message": s.message}
+            for s in repo.ancestry(**ref)]
+
+
+def walk(group, prefix, out, nodes):
+    """Saves every array under `group` and records every node's kind and attributes."""
+    import zarr
+
+    for name, node in sorted(group.members(), key=lambda m: m[0]):
+        path = f"{prefix}{name}"
+        if isinstance(node, zarr.Array):
+            np.save(out / (path.replace("/", "__") + ".npy"), node[...])
+            nodes[path] = {"kind": "array", "attrs": dict(node.attrs), "dtype": str(node.dtype),
+                           "shape": list(node.shape)}
+        else:
+            nodes[path] = {"kind": "group", "attrs": dict(node.attrs)}
+            walk(node, f"{path}/", out, nodes)
+
+
+def read(base: Path):
+    import icechunk
+    import zarr
+
+    plan = json.loads((base / "plan.json").read_text())
+    repo = icechunk.Repository.open(icechunk.local_filesystem_storage(plan["repo"]))
+    report = {"ancestry": ancestry(repo, branch="main"), "refs": {}}
+    for label, ref in plan["refs"].items():
+        session = repo.readonly_session(**ref)
+        out = base / "out" / label
+        out.mkdir(parents=True, exist_ok=True)
+        root = zarr.open_group(session.store, mode="r")
+        nodes = {"": {"kind": "group", "attrs": dict(root.attrs)}}
+        walk(root, "", out, nodes)
+        report["refs"][label] = {"snapshot": session.snapshot_id, "nodes": nodes}
+    print(json.dumps(report))
+
+
+def expected(base: Path, commit: str, arrays: dict):
+    out = base / "expect" / commit
+    out.mkdir(parents=True, exist_ok=True)
+    for name, a in arrays.items():
+        np.save(out / (name.replace("/", "__") + ".npy"), a)
+
+
+def write(base: Path):
+    import icechunk
+    import zarr
+
+    repo = icechunk.Repository.create(icechunk.local_filesystem_storage(str(base / "repo")))
+    session = repo.writable_session("main")
+    root = zarr.open_group(session.store, mode="a")
+    obs = root.create_group("obs", attributes={"source": "icechunk-python", "n": 3,
+                                               "levels": [1.5, -2.0]})
+    rng = np.random.default_rng(7)
+    temp = (rng.standard_normal((50, 70)) * 10).astype("<f4")
+    t = obs.create_array("temp", shape=temp.shape, chunks=(20, 30), dtype="<f4",
+                         fill_value=-9999.0, attributes={"units": "K"})
+    t[...] = temp
+    counts = np.arange(1000, dtype="<i8") * 7919 % 100003 - 50000
+    c = root.create_array("counts", shape=counts.shape, chunks=(50,), shards=(200,),
+                          dtype="<i8", fill_value=0)
+    c[...] = counts
+    first = session.commit("python: obs/temp and counts")
+    expected(base, "first", {"obs/temp": temp, "counts": counts})
+    repo.create_tag("first", snapshot_id=first)
+
+    session = repo.writable_session("main")
+    root = zarr.open_group(session.store, mode="a")
+    temp[10:30, 5:65] = np.float32(1.25)
+    root["obs/temp"][10:30, 5:65] = np.float32(1.25)
+    counts[250:420] = -1
+    root["counts"][250:420] = -1
+    flags = (np.arange(300) % 7).astype("|u1")
+    f = root.create_array("obs/flags", shape=flags.shape, chunks=(64,), dtype="|u1",
+                          fill_value=255)
+    f[...] = flags
+    second = session.commit("python: overwrite regions, add obs/flags")
+    expected(base, "second", {"obs/temp": temp, "counts": counts, "obs/flags": flags})
+    print(json.dumps({"first": first, "second": second,
+                      "ancestry": ancestry(repo, branch="main")}))
+
+
+def main():
+    action, base = sys.argv[1], Path(sys.argv[2])
+    (write if action == "write" else read)(base)
+
+
+if __name__ == "__main__":
+    main()
