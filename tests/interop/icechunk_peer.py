@@ -1,11 +1,15 @@
 """Runs inside the Debian 13 chroot that scripts/setup-test-env.sh makes, with Python's icechunk
-and zarr-python 3.4: `python icechunk_peer.py write|read DIR`. tests/interop/
+and zarr-python 3.4: `python icechunk_peer.py write|read|xarray DIR`. tests/interop/
 test_icechunk_interop.py copies this file into the chroot and reads what it leaves in DIR.
 
 read: opens the repository named in DIR/plan.json at each of its references (a branch, a
 tag or a snapshot id), walks the hierarchy, saves every array as
 DIR/out/<label>/<path with / as __>.npy and prints one JSON object: per label the nodes
 (kind, attributes, dtype, shape) and the snapshot read, plus the main branch's ancestry.
+
+xarray: opens the branch main of the repository named in DIR/plan.json with
+`xr.open_zarr(session.store)` (decoding and masking on), saves every variable as
+DIR/xr/<name>.npy and prints its dimensions and attributes as JSON.
 
 write: creates the repository DIR/repo with icechunk, commits twice and tags the first commit
 `first`, saving the expected arrays of each commit as DIR/expect/<commit>/<name>.npy; prints
@@ -102,9 +106,26 @@ def write(base: Path):
                       "ancestry": ancestry(repo, branch="main")}))
 
 
+def xarray(base: Path):
+    import icechunk
+    import xarray as xr
+
+    plan = json.loads((base / "plan.json").read_text())
+    repo = icechunk.Repository.open(icechunk.local_filesystem_storage(plan["repo"]))
+    ds = xr.open_zarr(repo.readonly_session(branch="main").store, consolidated=False)
+    out = base / "xr"
+    out.mkdir(parents=True, exist_ok=True)
+    report = {}
+    for name, var in ds.variables.items():
+        np.save(out / f"{name}.npy", var.values)
+        report[name] = {"dims": list(var.dims),
+                        "attrs": json.loads(json.dumps(dict(var.attrs), default=str))}
+    print(json.dumps(report))
+
+
 def main():
     action, base = sys.argv[1], Path(sys.argv[2])
-    (write if action == "write" else read)(base)
+    {"write": write, "read": read, "xarray": xarray}[action](base)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,8 @@ repositories under the chroot's /tmp (the same files seen from here).
 - Python's icechunk writes two commits and a tag; libzarr must read each snapshot, the tag
   and the branch exactly, with the same attributes and history.
 
-xarray is not installed in the chroot's venv, so xr.open_zarr over a session is not tested.
+xarray (2026.9 in the chroot) opens, through a session's store, what toy_model.c wrote and
+zarrtool copied into a repository, and means there what xarray here reads in the source.
 Needs libzarr built with the `icechunk` feature, which tests/interop/run.sh does whenever the
 toolchain is Rust 1.95 or newer (and then the tests must run); otherwise they are skipped.
 Without the chroot the module is skipped, except under CI=true, where that is an error.
@@ -30,6 +31,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from test_toy_model_xarray import toy_model  # noqa: F401  (the module fixture)
 from test_v2_interop import ROOT, tool  # noqa: F401  (the session fixture)
 
 ENV_DIR = Path(os.environ.get("ZARR_TEST_ENV", ROOT / ".test-env"))
@@ -285,3 +287,30 @@ def test_python_icechunk_reads_zarrtool_copy_commit(tool, tmp_path, peer_dir):
         assert got["nodes"]["t"]["shape"] == [30, 40]
         read = np.load(peer_dir / "out" / label / "t.npy")
         assert read.dtype == np.float64 and np.array_equal(read, values), label
+
+
+def test_xarray_reads_a_simulation_committed_to_a_repository(tool, toy_model, tmp_path,
+                                                             peer_dir):
+    """toy_model.c's CF store (v3), copied into a repository by `zarrtool copy --commit`:
+    xarray over Python icechunk's session gives the same variables, dimensions, attributes
+    and values (missing cells NaN, time decoded) as xarray here reading the source."""
+    xr = pytest.importorskip("xarray")
+    zarrtool = ROOT / "target" / "release" / "zarrtool"
+    src = tmp_path / "toy.zarr"
+    subprocess.run([str(toy_model), str(src), "3"], check=True, timeout=120)
+    repo = peer_dir / "repo"
+    proc = subprocess.run([str(zarrtool), "copy", str(src), url(repo), "--commit", "run 1"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    (peer_dir / "plan.json").write_text(json.dumps({"repo": inside(repo)}))
+    report = run_peer("xarray", peer_dir)
+    here = xr.open_zarr(src, consolidated=False)
+    assert sorted(report) == sorted(here.variables)
+    for name, var in here.variables.items():
+        got = report[name]
+        assert got["dims"] == list(var.dims), name
+        want_attrs = json.loads(json.dumps(dict(var.attrs), default=str))
+        assert got["attrs"] == want_attrs, name
+        values = np.load(peer_dir / "xr" / f"{name}.npy", allow_pickle=False)
+        assert values.dtype == var.values.dtype, name
+        assert np.array_equal(values, var.values, equal_nan=values.dtype.kind in "fc"), name
