@@ -17,7 +17,7 @@ use std::sync::Arc;
 use zarr::dtype::{swap_bytes, swap_record_fields, DType, DataKind, ElementType};
 use zarr::meta::{ArrayMeta, ChunkGrid, Format, Order};
 use zarr::node::{cf, node_kind, Array, ArrayBuilder, Group, Mode, Node, NodeKind};
-use zarr::store::{get_document, join_key, node_prefix, open_url, Store};
+use zarr::store::{get_document, join_key, mask_urls, node_prefix, open_url, Store};
 use zarr::{Error, Result};
 
 /// What `info` says of sizes and counts that need a listing the store cannot give.
@@ -974,9 +974,10 @@ fn finding(shown: &str, line: &str, field: &str) -> Value {
     json!({ "path": shown, field: text })
 }
 
-/// A store and a node path in JSON output.
+/// A store (its URL's user information and query values masked) and a node path in JSON
+/// output.
 fn place(store: &str, path: &str) -> Value {
-    json!({ "store": store, "path": display(path) })
+    json!({ "store": mask_urls(store), "path": display(path) })
 }
 
 pub(crate) fn kind_name(kind: NodeKind) -> &'static str {
@@ -2080,7 +2081,7 @@ fn validate(node: &NodeArg, as_json: bool) -> Result<u8> {
             .map(|(shown, line)| finding(shown, line, "problem"))
             .collect();
         print_json(&json!({
-            "store": node.store,
+            "store": mask_urls(&node.store),
             "path": display(&node.path),
             "nodes": nodes.len(),
             "arrays": arrays,
