@@ -1260,12 +1260,27 @@ fn import(
     };
     let reading = |e| Error::io(format!("reading {file:?}"), e);
     // A file is read slab by slab after its length is checked; standard input has no length
-    // to check first, so it is read whole before anything is written.
+    // to check first, so it is read whole before anything is written: at most one byte more
+    // than the shape needs (to tell a longer stream), into a buffer reserved up front.
     let mut input: Box<dyn Read> = if file == "-" {
         let mut data = Vec::new();
-        std::io::stdin().read_to_end(&mut data).map_err(reading)?;
-        if data.len() as u64 != expected {
-            return Err(wrong_size(data.len() as u64));
+        let len = zarr::error::to_usize(expected, "the size of standard input")?;
+        data.try_reserve_exact(len)
+            .map_err(|_| zarr::error::no_memory(len, "standard input"))?;
+        std::io::stdin()
+            .take(expected.saturating_add(1))
+            .read_to_end(&mut data)
+            .map_err(reading)?;
+        let held = data.len() as u64;
+        if held > expected {
+            return Err(Error::BufferSize(format!(
+                "standard input holds more than the {expected} bytes shape {} of {} needs",
+                shape_text(&shape),
+                raw.dtype
+            )));
+        }
+        if held < expected {
+            return Err(wrong_size(held));
         }
         Box::new(std::io::Cursor::new(data))
     } else {
