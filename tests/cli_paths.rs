@@ -152,17 +152,17 @@ fn paths_reach_into_local_stores() {
     ] {
         assert_eq!(ok(&args), "{\n  \"units\": \"K\"\n}\n", "{args:?}");
     }
-    // A path below a node that is not there splits at the deepest root: the group `g`.
+    // A path below a node that is not there splits at the outermost root of the hierarchy.
     let err = fails(&["info", &format!("{store}/g/b/c")], 1);
     assert_eq!(
         err,
-        format!("zarrtool: not found: no array or group at /b/c in {store}/g\n")
+        format!("zarrtool: not found: no array or group at /g/b/c in {store}\n")
     );
     // Under a store's root with no documents of its own (a chunk directory).
     let chunk_dir = format!("{store}/g/a/c");
     assert_eq!(
         fails(&["ls", &chunk_dir], 1),
-        "zarrtool: not found: no array or group at /c\n"
+        "zarrtool: not found: no array or group at /g/a/c\n"
     );
     // A zip file splits as a directory does.
     let zip = dir.path().join("s.zip");
@@ -183,6 +183,50 @@ fn paths_reach_into_local_stores() {
     let fresh = dir.path().join("new.zarr");
     ok(&["create", s(&fresh), "--group"]);
     assert!(fresh.join("zarr.json").is_file());
+}
+
+/// A write through a path into a consolidated hierarchy addresses the node inside it: the
+/// consolidated metadata (v2 `.zmetadata`, v3 root `zarr.json`) is refreshed, and `rm`
+/// removes only the node named.
+#[test]
+fn writes_through_a_path_refresh_the_hierarchy() {
+    let dir = tempfile::tempdir().unwrap();
+    setup(dir.path(), true);
+    let read = |p: &Path| -> serde_json::Value {
+        serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap()
+    };
+    for (name, consolidated, key) in [
+        (
+            "s.zarr",
+            "zarr.json",
+            "/consolidated_metadata/metadata/g~1a/attributes/units",
+        ),
+        ("v2.zarr", ".zmetadata", "/metadata/g~1a~1.zattrs/units"),
+    ] {
+        let store = dir.path().join(name);
+        let node = format!("{}/g/a", s(&store));
+        ok(&["attrs", "set", &node, "/", "units", "\"K\""]);
+        let doc = read(&store.join(consolidated));
+        assert_eq!(
+            doc.pointer(key),
+            Some(&serde_json::json!("K")),
+            "{name}: {doc}"
+        );
+        assert_eq!(
+            ok(&["attrs", "get", s(&store), "g/a"]),
+            "{\n  \"units\": \"K\"\n}\n"
+        );
+        // rm through a path removes the node only, and the consolidated metadata follows.
+        ok(&["rm", &node]);
+        assert!(!store.join("g/a").exists(), "{name}");
+        assert!(store.join("g").is_dir(), "{name}");
+        let text = std::fs::read_to_string(store.join(consolidated)).unwrap();
+        assert!(!text.contains("g/a"), "{name}: {text}");
+        assert_eq!(ok(&["ls", s(&store)]), "/   group\n/g  group\n", "{name}");
+        // The store's own root is never removed by a path.
+        fails(&["rm", s(&store)], 1);
+        assert!(store.join(consolidated).is_file(), "{name}");
+    }
 }
 
 #[test]

@@ -60,8 +60,11 @@
 ! - zarr_iwrite(arr, data, req, ...) and zarr_iappend(arr, data, req, ...) are the
 !   non-blocking forms (as MPI_Isend): they return a zarr_request at once; zarr_wait,
 !   zarr_test or zarr_wait_all give the outcome as the blocking call would, and
-!   zarr_request_free releases it. The data is lent until the wait (or copied at once
-!   with copy=.true.); it must be contiguous. zarr_iwrite converts types as zarr_write
+!   zarr_request_free releases it. The data is copied at submission by default, so any
+!   actual argument (an expression, whose temporary is gone when the call returns) is
+!   safe; copy=.false. lends it instead until the wait: it must then be a variable (not
+!   an expression) declared `target` or `asynchronous`, kept allocated and unchanged
+!   until the wait. Either way it must be contiguous. zarr_iwrite converts types as zarr_write
 !   does (a value out of range fails at the wait, nothing stored); zarr_iappend takes the
 !   array's own type, as zarr_append.
 module zarr
@@ -1935,8 +1938,9 @@ contains
 
   ! ---- non-blocking writes and appends ---------------------------------------------------
 
-  ! The flags of a submission: ZARR_ASYNC_COPY with copy=.true. (libzarr copies the data at
-  ! once), else 0 (the data is lent until the request is done). Either way the data must be
+  ! The flags of a submission: ZARR_ASYNC_COPY unless copy=.false. (libzarr copies the data
+  ! at once, so a compiler temporary of an expression may go when the call returns), 0 with
+  ! copy=.false. (the data is lent until the request is done). Either way the data must be
   ! contiguous, as libzarr reads it at its address: a section's copy made by the compiler
   ! would be gone when the call returns. `ok` is false when refused (reported as `what`).
   subroutine async_flags(is_contiguous_data, copy, flags, ok, what, stat, errmsg)
@@ -1947,9 +1951,9 @@ contains
     character(*), intent(in) :: what
     integer, intent(out), optional :: stat
     character(*), intent(inout), optional :: errmsg
-    flags = 0
+    flags = ZARR_ASYNC_COPY
     if (present(copy)) then
-      if (copy) flags = ZARR_ASYNC_COPY
+      if (.not. copy) flags = 0
     end if
     ok = is_contiguous_data
     if (.not. ok) call fail(ZARR_ERR_INVALID_ARG, "the data is not contiguous (a section " // &
@@ -2033,8 +2037,8 @@ contains
                 "zarr_iappend", stat, errmsg)
   end subroutine submit_append
 
-  ! One zarr_iwrite and one zarr_iappend per element type: `data` is lent to libzarr until
-  ! the request is done (or copied at once with copy=.true.).
+  ! One zarr_iwrite and one zarr_iappend per element type: `data` is copied at submission,
+  ! or with copy=.false. lent to libzarr until the request is done.
 
   subroutine iwrite_i1(arr, data, req, start, stat, errmsg, count, dtype, copy)
     type(zarr_array), intent(in) :: arr

@@ -1,7 +1,8 @@
 ! Non-blocking writes and appends (zarr_iwrite, zarr_iappend) and their requests: many in
 ! flight at once, waited for in any order (zarr_wait, zarr_test, zarr_wait_all), a failing
 ! write's error given at the wait, refusals at submission in Fortran order, appends in
-! submission order, copy=, logical data, ranks 1 and 7. Every value read back exactly.
+! submission order, lending (copy=.false.) and the default copy (an expression's temporary
+! gone before the wait), logical data, ranks 1 and 7. Every value read back exactly.
 ! Files go to the current directory (ctest gives the test its own).
 program test_async
   use zarr
@@ -22,7 +23,8 @@ program test_async
 
 contains
 
-  ! Ten slabs in flight at once, waited for in reverse order, then read back.
+  ! Ten slabs in flight at once (lent, copy=.false.), waited for in reverse order, then
+  ! read back.
   subroutine many_in_flight()
     integer, parameter :: nx = 40, ny = 24, nt = 10
     real(4), allocatable, target, asynchronous :: slabs(:, :, :)
@@ -42,7 +44,7 @@ contains
                            chunks=[16, 8, 1])
     do t = 1, nt
       call zarr_iwrite(arr, slabs(:, :, t), reqs(t), start=[1, 1, t], count=[nx, ny, 1], &
-                       stat=stat)
+                       copy=.false., stat=stat)
       call check(stat == ZARR_OK, "slab submitted")
     end do
     do t = nt, 1, -1
@@ -183,8 +185,8 @@ contains
     call arr%close()
   end subroutine failures
 
-  ! Steps appended without waiting, from buffers changed only after their wait, onto a
-  ! sharded series: every step lands in submission order.
+  ! Steps appended without waiting, from buffers lent (copy=.false.) and changed only after
+  ! their wait, onto a sharded series: every step lands in submission order.
   subroutine ordered_appends()
     integer, parameter :: nx = 12, ny = 5, steps = 23
     integer(2), target :: buffers(nx, ny, 2)
@@ -204,7 +206,8 @@ contains
           buffers(i, j, slot) = int(t * 1000 + j * 20 + i, 2)
         end do
       end do
-      call zarr_iappend(arr, buffers(:, :, slot), reqs(slot), count=[nx, ny, 1], stat=stat)
+      call zarr_iappend(arr, buffers(:, :, slot), reqs(slot), count=[nx, ny, 1], &
+                        copy=.false., stat=stat)
       call check(stat == ZARR_OK, "step submitted")
     end do
     call zarr_wait_all(reqs)
@@ -235,9 +238,11 @@ contains
     call arr%close()
   end subroutine ordered_appends
 
-  ! copy= (the buffer reused at once), logical data, rank 1 and rank 7.
+  ! copy=.true. and the default copy (the buffer reused at once; an expression whose
+  ! temporary is gone before the wait), logical data, rank 1 and rank 7.
   subroutine other_kinds()
     integer(8), target :: line(50), line_back(50)
+    real(8) :: halves_back(50)
     complex(8), target, allocatable :: seven(:, :, :, :, :, :, :)
     complex(8), allocatable :: seven_back(:, :, :, :, :, :, :)
     logical :: flags(7, 3), flags_back(7, 3)
@@ -254,6 +259,32 @@ contains
     call zarr_read(arr, line_back)
     call check(all(line_back == [(int(i, 8) * 10000000000_8, i = 1, 50)]), &
                "copy=: the values at submission are stored")
+    call arr%close()
+
+    ! An expression without copy=: its temporary is freed when the call returns and the
+    ! memory reused before the wait; the default copy stores the values given.
+    line = [(int(i, 8), i = 1, 50)]
+    call zarr_create_array(arr, store, "halves", ZARR_DTYPE_FLOAT64, [50], chunks=[7])
+    call zarr_iwrite(arr, real(line, 8) * 0.5_8 + 1, req)
+    call scribble()
+    line = -1
+    call zarr_wait(req)
+    call zarr_request_free(req)
+    call zarr_read(arr, halves_back)
+    call check(all(halves_back == [(real(i, 8) * 0.5_8 + 1, i = 1, 50)]), &
+               "an expression's values are stored (copied by default)")
+    call arr%close()
+
+    ! The default copy for a variable too: changed at once after the submission.
+    line = [(int(i, 8) * 3, i = 1, 50)]
+    call zarr_open_array(arr, store, "line", ZARR_MODE_R_PLUS)
+    call zarr_iwrite(arr, line, req)
+    line = -1
+    call zarr_wait(req)
+    call zarr_request_free(req)
+    call zarr_read(arr, line_back)
+    call check(all(line_back == [(int(i, 8) * 3, i = 1, 50)]), &
+               "without copy=: the values at submission are stored")
     call arr%close()
 
     flags = reshape([(mod(i, 3) == 0, i = 1, 21)], [7, 3])
@@ -277,5 +308,18 @@ contains
     call check(all(seven_back == seven), "rank 7 read back")
     call arr%close()
   end subroutine other_kinds
+
+  ! Fills freshly allocated memory of the size of a freed temporary with other values, so a
+  ! lent temporary would be read back wrong.
+  subroutine scribble()
+    real(8), allocatable :: junk(:, :)
+    integer :: k
+    do k = 1, 8
+      allocate(junk(50, k))
+      junk = -7
+      call check(all(junk == -7), "scribbled")
+      deallocate(junk)
+    end do
+  end subroutine scribble
 
 end program test_async

@@ -1,10 +1,11 @@
 //! Paths into stores: `zarrtool info data.zarr/g/a` names the node `g/a` of the store
 //! `data.zarr`, as zarr-python and ncdump users write it, beside the two-argument form
-//! (`data.zarr g/a`). A store argument that is not itself a store's root is split at its
-//! deepest ancestor that is one: a directory (or URL) holding a metadata document
-//! (`zarr.json`, `.zgroup`, `.zarray`, `.zattrs`), or a zip file; the rest leads the node
-//! path. A store argument that is a root, or has no such ancestor among the parts written,
-//! is taken as given (a new store, or a missing one the command then reports).
+//! (`data.zarr g/a`). A store argument is split at its deepest part that is a store's
+//! root: a directory (or URL) holding a metadata document (`zarr.json`, `.zgroup`,
+//! `.zarray`, `.zattrs`), or a zip file; a local directory is then cut further up while
+//! its parent directory is a group of the same hierarchy, so a node is always addressed
+//! inside its hierarchy. The rest leads the node path. A store argument with no root among
+//! the parts written is taken as given (a new store, or a missing one the command reports).
 
 use crate::cli::{AttrsAction, Command};
 use std::io::Read;
@@ -89,7 +90,7 @@ fn join(base: &str, path: &str) -> String {
     }
 }
 
-/// Cuts `store` back to its deepest ancestor that is a store's root; returns the node path
+/// Cuts `store` back to the root it reaches into (see the module); returns the node path
 /// cut off (`""` when `store` is kept).
 fn split_store(store: &mut String) -> String {
     match store.split_once("://") {
@@ -107,30 +108,54 @@ fn is_object_store(scheme: &str) -> bool {
     )
 }
 
-/// [`split_store`] for a local path.
+/// [`split_store`] for a local path: cut back to its deepest root, then further up while
+/// the parent directory is a group of the same hierarchy, so that a node of a hierarchy is
+/// addressed inside it (and writes refresh its consolidated metadata).
 fn split_local(store: &mut String) -> String {
-    let mut at = Path::new(store.as_str());
-    if is_local_root(at) {
-        return String::new();
-    }
+    let given = store.clone();
+    let mut at = Path::new(&given);
     let mut below = Vec::new();
-    while let (Some(parent), Some(name)) = (at.parent(), at.file_name()) {
-        let Some(name) = name.to_str() else {
+    while !is_local_root(at) {
+        let Some((parent, name)) = step_up(at) else {
             return String::new();
         };
-        if parent.as_os_str().is_empty() {
-            return String::new();
-        }
-        below.push(name.to_string());
+        below.push(name);
         at = parent;
-        if is_local_root(at) {
-            below.reverse();
-            let root = at.to_string_lossy().into_owned();
-            *store = root;
-            return below.join("/");
-        }
     }
-    String::new()
+    while let Some((parent, name)) = step_up(at).filter(|(parent, _)| is_parent_group(parent, at)) {
+        below.push(name);
+        at = parent;
+    }
+    if below.is_empty() {
+        return String::new();
+    }
+    below.reverse();
+    *store = at.to_string_lossy().into_owned();
+    below.join("/")
+}
+
+/// The parent of `path` and the name of `path`, among the parts written; `None` at the
+/// first part or for a name that is not UTF-8.
+fn step_up(path: &Path) -> Option<(&Path, String)> {
+    let (parent, name) = (path.parent()?, path.file_name()?.to_str()?);
+    (!parent.as_os_str().is_empty()).then(|| (parent, name.to_string()))
+}
+
+/// Whether the directory `parent` is a group of the same hierarchy as the node directory
+/// `child`: a v3 group (`zarr.json` with `node_type` `group`) above a v3 node, or a v2
+/// group (`.zgroup`) above a v2 node.
+fn is_parent_group(parent: &Path, child: &Path) -> bool {
+    if !child.is_dir() {
+        return false;
+    }
+    if child.join("zarr.json").is_file() {
+        let Ok(text) = std::fs::read(parent.join("zarr.json")) else {
+            return false;
+        };
+        return serde_json::from_slice::<serde_json::Value>(&text)
+            .is_ok_and(|doc| doc["node_type"] == "group");
+    }
+    parent.join(".zgroup").is_file()
 }
 
 /// Whether the local `path` is a store's root: a directory holding a metadata document,
@@ -204,7 +229,7 @@ mod tests {
     }
 
     #[test]
-    fn local_paths_split_at_their_deepest_root() {
+    fn local_paths_split_at_their_outermost_root() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join("s.zarr");
         std::fs::create_dir_all(root.join("g/a/c")).unwrap();
@@ -223,5 +248,15 @@ mod tests {
         assert_eq!(cut(&root.join("x/y")), (shown(&root), "x/y".to_string()));
         let plain = dir.path().join("new.zarr");
         assert_eq!(cut(&plain), (shown(&plain), String::new()));
+        // Under a group of the same hierarchy, the cut goes up to the outermost one.
+        let group = r#"{"zarr_format": 3, "node_type": "group"}"#;
+        std::fs::write(root.join("zarr.json"), group).unwrap();
+        assert_eq!(cut(&root), (shown(&root), String::new()));
+        assert_eq!(cut(&g), (shown(&root), "g".to_string()));
+        assert_eq!(cut(&g.join("a/c")), (shown(&root), "g/a/c".to_string()));
+        // A v2 node under a v3 group is a hierarchy of its own.
+        std::fs::remove_file(root.join("g/zarr.json")).unwrap();
+        std::fs::write(root.join("g/.zgroup"), r#"{"zarr_format": 2}"#).unwrap();
+        assert_eq!(cut(&g), (shown(&g), String::new()));
     }
 }

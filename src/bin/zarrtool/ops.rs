@@ -17,7 +17,7 @@ use std::sync::Arc;
 use zarr::dtype::{swap_bytes, swap_record_fields, DType, DataKind, ElementType};
 use zarr::meta::{ArrayMeta, ChunkGrid, Format, Order};
 use zarr::node::{cf, node_kind, Array, ArrayBuilder, Group, Mode, Node, NodeKind};
-use zarr::store::{get_document, join_key, node_prefix, open_url, Store};
+use zarr::store::{get_document, join_key, mask_urls, node_prefix, open_url, Store};
 use zarr::{Error, Result};
 
 /// What `info` says of sizes and counts that need a listing the store cannot give.
@@ -979,9 +979,10 @@ fn finding(shown: &str, line: &str, field: &str) -> Value {
     json!({ "path": shown, field: text })
 }
 
-/// A store and a node path in JSON output.
+/// A store (its URL's user information and query values masked) and a node path in JSON
+/// output.
 fn place(store: &str, path: &str) -> Value {
-    json!({ "store": store, "path": display(path) })
+    json!({ "store": mask_urls(store), "path": display(path) })
 }
 
 pub(crate) fn kind_name(kind: NodeKind) -> &'static str {
@@ -1264,12 +1265,27 @@ fn import(
     };
     let reading = |e| Error::io(format!("reading {file:?}"), e);
     // A file is read slab by slab after its length is checked; standard input has no length
-    // to check first, so it is read whole before anything is written.
+    // to check first, so it is read whole before anything is written: at most one byte more
+    // than the shape needs (to tell a longer stream), into a buffer reserved up front.
     let mut input: Box<dyn Read> = if file == "-" {
         let mut data = Vec::new();
-        std::io::stdin().read_to_end(&mut data).map_err(reading)?;
-        if data.len() as u64 != expected {
-            return Err(wrong_size(data.len() as u64));
+        let len = zarr::error::to_usize(expected, "the size of standard input")?;
+        data.try_reserve_exact(len)
+            .map_err(|_| zarr::error::no_memory(len, "standard input"))?;
+        std::io::stdin()
+            .take(expected.saturating_add(1))
+            .read_to_end(&mut data)
+            .map_err(reading)?;
+        let held = data.len() as u64;
+        if held > expected {
+            return Err(Error::BufferSize(format!(
+                "standard input holds more than the {expected} bytes shape {} of {} needs",
+                shape_text(&shape),
+                raw.dtype
+            )));
+        }
+        if held < expected {
+            return Err(wrong_size(held));
         }
         Box::new(std::io::Cursor::new(data))
     } else {
@@ -2102,7 +2118,7 @@ fn validate(node: &NodeArg, as_json: bool) -> Result<u8> {
             .map(|(shown, line)| finding(shown, line, "problem"))
             .collect();
         print_json(&json!({
-            "store": node.store,
+            "store": mask_urls(&node.store),
             "path": display(&node.path),
             "nodes": nodes.len(),
             "arrays": arrays,
