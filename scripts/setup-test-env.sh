@@ -98,7 +98,7 @@ fi
 # A changed pin list changes the stamp, so an existing chroot gets a new venv with every pin.
 TRIXIE_BASE="debian trixie minbase python3 python3-venv"
 ZP34_PINS=(zarr==3.4.2 numcodecs==0.17.1 numpy==2.5.5 pcodec==1.1.0 zfpy==1.0.1 cast-value-rs==0.5.1
-  icechunk==2.3.0)
+  icechunk==2.3.0 xarray==2026.9.0 pandas==3.1.1)
 trixie="$ENV_DIR/trixie"
 if [ ! -f "$trixie/.pins" ] || [ "$(cat "$trixie/.pins")" != "$TRIXIE_BASE ${ZP34_PINS[*]}" ]; then
   start=$(date +%s)
