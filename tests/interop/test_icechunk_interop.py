@@ -33,31 +33,11 @@ import pytest
 
 from test_toy_model_xarray import toy_model  # noqa: F401  (the module fixture)
 from test_v2_interop import ROOT, tool  # noqa: F401  (the session fixture)
+from trixie import CHROOT, CHROOT_EXE, PEER_PYTHON, require
 
-ENV_DIR = Path(os.environ.get("ZARR_TEST_ENV", ROOT / ".test-env"))
-CHROOT = ENV_DIR / "trixie"
-PEER_PYTHON = "/opt/zp34/bin/python"
-PEER_PIN = "icechunk==2.3.0"
 PEER_SCRIPT = Path(__file__).resolve().parent / "icechunk_peer.py"
-CHROOT_EXE = shutil.which("chroot", path=os.environ.get("PATH", "") + ":/usr/sbin:/sbin")
 
-
-def _why_unusable():
-    stamp = CHROOT / ".pins"
-    if not stamp.exists() or not (CHROOT / PEER_PYTHON.lstrip("/")).exists():
-        return f"{CHROOT} holds no zarr-python 3.4 environment (run scripts/setup-test-env.sh)"
-    if PEER_PIN not in stamp.read_text().split():
-        return f"{CHROOT} has no {PEER_PIN} (run scripts/setup-test-env.sh)"
-    if os.geteuid() != 0 or CHROOT_EXE is None:
-        return "running Python in the chroot needs root and chroot(8)"
-    return None
-
-
-_UNUSABLE = _why_unusable()
-if _UNUSABLE:
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"the icechunk interop tests cannot run: {_UNUSABLE}", pytrace=False)
-    pytest.skip(_UNUSABLE, allow_module_level=True)
+require("icechunk==2.3.0", "icechunk interop")
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -30,32 +30,12 @@ import numpy as np
 import pytest
 
 from test_v2_interop import ROOT, ToolError, tool  # noqa: F401  (the session fixture)
+from trixie import CHROOT, CHROOT_EXE, PEER_PYTHON, require
 from zp34_peer import make_data
 
-ENV_DIR = Path(os.environ.get("ZARR_TEST_ENV", ROOT / ".test-env"))
-CHROOT = ENV_DIR / "trixie"
-PEER_PYTHON = "/opt/zp34/bin/python"
-PEER_PIN = "zarr==3.4.2"
 PEER_SCRIPT = Path(__file__).resolve().parent / "zp34_peer.py"
-CHROOT_EXE = shutil.which("chroot", path=os.environ.get("PATH", "") + ":/usr/sbin:/sbin")
 
-
-def _why_unusable():
-    stamp = CHROOT / ".pins"
-    if not stamp.exists() or not (CHROOT / PEER_PYTHON.lstrip("/")).exists():
-        return f"{CHROOT} holds no zarr-python 3.4 environment (run scripts/setup-test-env.sh)"
-    if PEER_PIN not in stamp.read_text().split():
-        return f"{CHROOT} is not the {PEER_PIN} environment (run scripts/setup-test-env.sh)"
-    if os.geteuid() != 0 or CHROOT_EXE is None:
-        return "running Python in the chroot needs root and chroot(8)"
-    return None
-
-
-_UNUSABLE = _why_unusable()
-if _UNUSABLE:
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"the zarr-python 3.4 interop tests cannot run: {_UNUSABLE}", pytrace=False)
-    pytest.skip(_UNUSABLE, allow_module_level=True)
+require("zarr==3.4.2", "zarr-python 3.4 interop")
 
 # Codecs that are cargo features of libzarr, by the ZARR_HAS_* bit zarr_features() reports them
 # with: the cases of a codec the library under test was built without are skipped, saying so.
