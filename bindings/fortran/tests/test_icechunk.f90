@@ -1,7 +1,8 @@
 ! Icechunk repositories from Fortran: an array written, committed (with its snapshot id),
 ! tagged, changed and discarded, a branch made, and the statuses of an empty commit and of
 ! a store that keeps no history. Exits 77 (skipped) in builds without Icechunk. The
-! repository goes to the current directory (ctest gives the test its own).
+! repository goes to the current directory (ctest gives the test its own), named by its
+! absolute path as icechunk:// URLs require.
 program test_icechunk
   use zarr
   use zarr_c, only: c_zarr_features
@@ -11,13 +12,18 @@ program test_icechunk
   type(zarr_array) :: arr, old
   character(20) :: id
   character(200) :: msg
+  character(4096) :: cwd
+  character(:), allocatable :: url
   integer :: stat, back(4)
 
   if (iand(c_zarr_features(), ZARR_HAS_ICECHUNK) == 0) then
     write (*, "(a)") "test_icechunk: built without Icechunk, skipped"
     stop 77
   end if
-  call zarr_open_url(store, "icechunk://repo", ZARR_MODE_A)
+  call getcwd(cwd, stat)
+  call check(stat == 0, "the working directory")
+  url = "icechunk://" // trim(cwd) // "/repo"
+  call zarr_open_url(store, url, ZARR_MODE_A)
   call zarr_create_array(arr, store, "a", ZARR_DTYPE_INT32, [4], zarr_format=3)
   call zarr_write(arr, [1, 2, 3, 4])
   call zarr_commit(store, "first", id)
@@ -35,7 +41,7 @@ program test_icechunk
   ! The tag keeps the first commit while the branch moves on.
   call zarr_write(arr, [5, 6, 7, 8])
   call zarr_commit(store, "second")
-  call zarr_open_url(tagged, "icechunk://repo?tag=v1", ZARR_MODE_R)
+  call zarr_open_url(tagged, url // "?tag=v1", ZARR_MODE_R)
   call zarr_open_array(old, tagged, "a", ZARR_MODE_R)
   call zarr_read(old, back)
   call check(all(back == [1, 2, 3, 4]), "the tagged values")
