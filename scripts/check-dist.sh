@@ -85,9 +85,11 @@ step "extracted: $(du -sh "$src" | cut -f1), $(find "$src/vendor" -mindepth 1 -m
 
 # --- 2. no network --------------------------------------------------------------------
 
-# Runs a command with no network, an empty cargo home and the target directory in $work.
+# Runs a command with no network (the loopback interface up, for the tests' own servers),
+# an empty cargo home and the target directory in $work.
 offline() {
-  "${netns[@]}" env CARGO_HOME="$cargo_home" CARGO_TARGET_DIR="$work/target" CARGO_NET_RETRY=0 "$@" </dev/null
+  "${netns[@]}" sh -c 'ip link set lo up 2>/dev/null || true; exec "$@"' offline \
+    env CARGO_HOME="$cargo_home" CARGO_TARGET_DIR="$work/target" CARGO_NET_RETRY=0 "$@" </dev/null
 }
 
 # /proc/net/dev lists the interfaces of the reader's namespace (/sys/class/net would show

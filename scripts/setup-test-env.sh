@@ -28,6 +28,8 @@ python3 -c 'import yaml' >/dev/null 2>&1 || need_apt+=(python3-yaml)
 # Doxygen builds the API reference from zarr.h (docs/api/build.sh).
 command -v doxygen >/dev/null 2>&1 || need_apt+=(doxygen)
 command -v debootstrap >/dev/null 2>&1 || [ -x /usr/sbin/debootstrap ] || need_apt+=(debootstrap)
+# ip brings up the loopback interface of the release check's network namespace.
+command -v ip >/dev/null 2>&1 || [ -x /usr/sbin/ip ] || need_apt+=(iproute2)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "setup: installing system packages (missing: ${need_apt[*]})"
   SUDO=""
@@ -35,7 +37,7 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   $SUDO apt-get update -qq
   pkgs=(cmake pkg-config build-essential gfortran openmpi-bin libopenmpi-dev valgrind nginx-light tmux
-        libssl-dev clang-19 python3-yaml libnetcdf-dev netcdf-bin doxygen debootstrap)
+        libssl-dev clang-19 python3-yaml libnetcdf-dev netcdf-bin doxygen debootstrap iproute2)
   # Node.js may come from elsewhere than Debian (its npm then conflicts with Debian's npm):
   # Debian's packages only when npm is missing.
   command -v npm >/dev/null 2>&1 || pkgs+=(nodejs npm)
