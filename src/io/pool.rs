@@ -1,13 +1,46 @@
 //! libzarr's own thread pool (never rayon's global one), sized by `zarr_set_num_threads`,
 //! the `ZARR_NUM_THREADS` environment variable, or the cores this process may use.
+//!
+//! Worker threads start and end only inside calls: a new pool returns once every worker
+//! has started and run a first job (a worker's first job allocates its per-thread state),
+//! and a pool replaced by `set_num_threads` is joined when its last user drops it. Between
+//! calls the workers sleep, so a `fork()` (which `io::gate` lets happen only between calls)
+//! never copies a worker in the middle of starting, ending or allocating.
 
 use crate::error::{Error, Result};
 use rayon::{ThreadPool, ThreadPoolBuilder};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::thread::JoinHandle;
+
+/// A rayon pool with the handles of its worker threads, which its drop joins.
+pub struct Workers {
+    pool: Option<ThreadPool>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+impl std::ops::Deref for Workers {
+    type Target = ThreadPool;
+    fn deref(&self) -> &ThreadPool {
+        self.pool.as_ref().expect("the pool lives until dropped")
+    }
+}
+
+impl Drop for Workers {
+    fn drop(&mut self) {
+        drop(self.pool.take()); // tells the workers to end
+        let me = std::thread::current().id();
+        for thread in self.threads.drain(..) {
+            // A worker dropping its own pool cannot wait for itself.
+            if thread.thread().id() != me {
+                let _ = thread.join();
+            }
+        }
+    }
+}
 
 /// The pool and the process that built it: a child made by `fork()` has none of its
 /// worker threads, so it builds its own.
-static POOL: RwLock<Option<(u32, Arc<ThreadPool>)>> = RwLock::new(None);
+static POOL: RwLock<Option<(u32, Arc<Workers>)>> = RwLock::new(None);
 
 /// The default size: `ZARR_NUM_THREADS` if set to a positive integer, else the number of
 /// cores available to this process (which respects CPU affinity masks).
@@ -23,19 +56,37 @@ pub fn default_num_threads() -> usize {
         })
 }
 
-fn build(threads: usize) -> Result<Arc<ThreadPool>> {
-    ThreadPoolBuilder::new()
+/// Starts a pool of `threads` workers and returns once each has run a first job.
+fn build(threads: usize) -> Result<Arc<Workers>> {
+    let handles = Mutex::new(Vec::with_capacity(threads));
+    let pool = ThreadPoolBuilder::new()
         .num_threads(threads)
-        .thread_name(|i| format!("zarr-worker-{i}"))
+        .spawn_handler(|worker| {
+            let name = format!("zarr-worker-{}", worker.index());
+            let mut builder = std::thread::Builder::new().name(name);
+            if let Some(size) = worker.stack_size() {
+                builder = builder.stack_size(size);
+            }
+            let handle = builder.spawn(|| worker.run())?;
+            handles
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push(handle);
+            Ok(())
+        })
         .build()
-        .map(Arc::new)
-        .map_err(|e| Error::Internal(format!("cannot start the thread pool: {e}")))
+        .map_err(|e| Error::Internal(format!("cannot start the thread pool: {e}")))?;
+    pool.broadcast(|_| ());
+    Ok(Arc::new(Workers {
+        pool: Some(pool),
+        threads: handles.into_inner().unwrap_or_else(PoisonError::into_inner),
+    }))
 }
 
 /// The pool, created on first use.
-pub fn pool() -> Result<Arc<ThreadPool>> {
+pub fn pool() -> Result<Arc<Workers>> {
     let pid = std::process::id();
-    let current = |slot: &Option<(u32, Arc<ThreadPool>)>| {
+    let current = |slot: &Option<(u32, Arc<Workers>)>| {
         slot.as_ref()
             .filter(|(owner, _)| *owner == pid)
             .map(|(_, pool)| pool.clone())
@@ -64,7 +115,8 @@ pub fn pool() -> Result<Arc<ThreadPool>> {
 }
 
 /// Replaces the pool with one of `threads` workers (0 = the default size). Work already
-/// running finishes on the old pool.
+/// running finishes on the old pool, whose workers end when its last user is done (at
+/// once when nothing uses it).
 pub fn set_num_threads(threads: usize) -> Result<()> {
     if threads > 4096 {
         return Err(Error::InvalidArg(format!(
@@ -77,10 +129,15 @@ pub fn set_num_threads(threads: usize) -> Result<()> {
         threads
     };
     let pool = build(n)?;
-    *POOL
+    let old = POOL
         .write()
-        .map_err(|_| Error::Internal("thread pool lock poisoned".into()))? =
-        Some((std::process::id(), pool));
+        .map_err(|_| Error::Internal("thread pool lock poisoned".into()))?
+        .replace((std::process::id(), pool));
+    match old {
+        // A fork() child's copy of the parent's pool has no threads here.
+        Some((owner, old)) if owner != std::process::id() => std::mem::forget(old),
+        old => drop(old), // joined here unless a call still uses it
+    }
     Ok(())
 }
 
