@@ -269,12 +269,15 @@ impl Open {
         let thread = std::thread::Builder::new()
             .name("zarr-append".into())
             .spawn(move || {
-                let _held = held;
-                match receive.recv() {
+                let outcome = match receive.recv() {
                     Ok(completed) => store_shards(store.as_ref(), &base, &meta, &completed)
                         .map_err(|e| (e, completed)),
                     Err(_) => Ok(()),
-                }
+                };
+                // What the thread owns is freed before it leaves the gate.
+                drop((receive, store, meta, base));
+                drop(held);
+                outcome
             })
             .map_err(|e| Error::Internal(format!("cannot start a shard-storing thread: {e}")))?;
         complete.sort_unstable();

@@ -1,7 +1,9 @@
 //! The call gate that makes `fork()` safe for the C API's handles. Every C call runs inside
 //! the gate (entered by the FFI guard), and so does each thread a call leaves working behind
 //! it (the shard-storing thread of appends, the thread running an array handle's
-//! non-blocking requests). A `fork()` (its `pthread_atfork` prepare
+//! non-blocking requests; they free what they own before leaving). The thread pool's
+//! workers work only for calls inside and sleep between them (`io::pool` starts and
+//! joins them inside calls). A `fork()` (its `pthread_atfork` prepare
 //! handler) closes the gate and waits until no thread is inside, then keeps it closed until
 //! the fork is done: no thread of the parent holds a lock of a handle, a store, a cache or
 //! the pool at that moment, so the child, whose only thread is the one that forked, never

@@ -232,8 +232,10 @@ impl Queue {
             std::thread::Builder::new()
                 .name("zarr-requests".into())
                 .spawn(move || {
-                    let _held = held;
                     shared.run();
+                    // What the thread owns is freed before it leaves the gate.
+                    drop(shared);
+                    drop(held);
                 })
                 .map_err(|e| Error::Internal(format!("cannot start a request thread: {e}")))?;
             state.running = true;
