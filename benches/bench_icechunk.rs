@@ -17,6 +17,7 @@
 //! printed, never asserted.
 
 use serde_json::Value;
+use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
@@ -46,8 +47,8 @@ struct Proxy {
 }
 
 impl Proxy {
-    /// The requests (all kinds) the proxy has passed on so far.
-    fn requests(&self) -> u64 {
+    /// The requests the proxy has passed on so far, by kind (GET, PUT, LIST, ...).
+    fn counts(&self) -> Counts {
         let mut stream = TcpStream::connect(&self.host_port).expect("connect to the proxy");
         write!(
             stream,
@@ -71,16 +72,42 @@ impl Proxy {
         let mut body = vec![0u8; length];
         stream.read_exact(&mut body).unwrap();
         let stats: Value = serde_json::from_slice(&body).expect("the proxy's stats");
-        stats["requests"].as_u64().expect("a request count")
+        stats["kinds"]
+            .as_object()
+            .expect("request counts by kind")
+            .iter()
+            .map(|(kind, n)| (kind.clone(), n.as_u64().expect("a request count")))
+            .collect()
     }
+}
+
+/// S3 requests by kind.
+type Counts = BTreeMap<String, u64>;
+
+/// Adds the requests counted from `before` to `after` to `total`.
+fn add_since(total: &mut Counts, before: &Counts, after: &Counts) {
+    for (kind, n) in after {
+        *total.entry(kind.clone()).or_default() += n - before.get(kind).copied().unwrap_or(0);
+    }
+}
+
+/// `counts` per step, as "KIND n.n, ...", and their sum per step.
+fn per_step(counts: &Counts, steps: u64) -> (String, f64) {
+    let per = |n: u64| n as f64 / steps as f64;
+    let kinds: Vec<String> = counts
+        .iter()
+        .filter(|(_, n)| **n > 0)
+        .map(|(kind, n)| format!("{kind} {:.1}", per(*n)))
+        .collect();
+    (kinds.join(", "), per(counts.values().sum()))
 }
 
 /// What one target measured over every step.
 struct Figures {
     steps: Vec<Duration>,
     commits: Vec<Duration>,
-    requests: u64,
-    commit_requests: u64,
+    requests: Counts,
+    commit_requests: Counts,
 }
 
 /// The values of array `k` at `step`: smooth, with noise in the low bits.
@@ -133,11 +160,11 @@ fn run(target: &Target, steps: u64, proxy: Option<&Proxy>) -> Figures {
     let mut figures = Figures {
         steps: Vec::new(),
         commits: Vec::new(),
-        requests: 0,
-        commit_requests: 0,
+        requests: Counts::new(),
+        commit_requests: Counts::new(),
     };
     for (step, values) in data.iter().enumerate() {
-        let before = proxy.map_or(0, Proxy::requests);
+        let before = proxy.map(Proxy::counts).unwrap_or_default();
         let started = Instant::now();
         for (array, values) in arrays.iter().zip(values) {
             array
@@ -147,16 +174,18 @@ fn run(target: &Target, steps: u64, proxy: Option<&Proxy>) -> Figures {
         let mut took = started.elapsed();
         if target.committed {
             // Counts are read outside the timed calls.
-            let appended = proxy.map_or(0, Proxy::requests);
+            let appended = proxy.map(Proxy::counts).unwrap_or_default();
             let committing = Instant::now();
             commit(&store, &format!("step {step}"));
             let commit_took = committing.elapsed();
             figures.commits.push(commit_took);
             took += commit_took;
-            figures.commit_requests += proxy.map_or(0, Proxy::requests) - appended;
+            let committed = proxy.map(Proxy::counts).unwrap_or_default();
+            add_since(&mut figures.commit_requests, &appended, &committed);
         }
         figures.steps.push(took);
-        figures.requests += proxy.map_or(0, Proxy::requests) - before;
+        let after = proxy.map(Proxy::counts).unwrap_or_default();
+        add_since(&mut figures.requests, &before, &after);
     }
     drop(arrays);
     check(target, steps, &data[data.len() - 1]);
@@ -267,6 +296,7 @@ fn main() {
         "{:<22} {:>12} {:>12} {:>12} {:>12} {:>10} {:>10}",
         "store", "ms/step", "ms/step p50", "commit ms", "commit p50", "req/step", "in commit"
     );
+    let mut kinds_lines = Vec::new();
     for target in &targets {
         let on_s3 = target.options.is_some();
         let figures = run(target, steps, if on_s3 { proxy.as_ref() } else { None });
@@ -278,18 +308,19 @@ fn main() {
         } else {
             ("-".into(), "-".into())
         };
-        let (requests, in_commit) = if on_s3 {
-            (
-                format!("{:.1}", figures.requests as f64 / steps as f64),
-                if target.committed {
-                    format!("{:.1}", figures.commit_requests as f64 / steps as f64)
-                } else {
-                    "-".into()
-                },
-            )
-        } else {
-            ("-".into(), "-".into())
+        let (kinds, requests) = per_step(&figures.requests, steps);
+        let (commit_kinds, commit_requests) = per_step(&figures.commit_requests, steps);
+        let (requests, in_commit) = match (on_s3, target.committed) {
+            (false, _) => ("-".into(), "-".into()),
+            (true, false) => (format!("{requests:.1}"), "-".into()),
+            (true, true) => (format!("{requests:.1}"), format!("{commit_requests:.1}")),
         };
+        if on_s3 {
+            kinds_lines.push(format!("{}: {kinds}", target.label));
+            if target.committed {
+                kinds_lines.push(format!("{}, commit call: {commit_kinds}", target.label));
+            }
+        }
         println!(
             "{:<22} {:>12.2} {:>12.2} {:>12} {:>12} {:>10} {:>10}",
             target.label,
@@ -300,5 +331,11 @@ fn main() {
             requests,
             in_commit
         );
+    }
+    if !kinds_lines.is_empty() {
+        println!("S3 requests per step by kind (counted by the proxy):");
+        for line in kinds_lines {
+            println!("  {line}");
+        }
     }
 }

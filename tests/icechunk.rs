@@ -393,6 +393,16 @@ fn commit_steps(repo: &Path) {
     }
 }
 
+/// A child process, killed and waited for when dropped (when a check fails while it runs).
+struct Reaped(std::process::Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// A process commits [`VISIBILITY_STEPS`] times, each commit changing four arrays (two in
 /// a group) together; meanwhile this process opens the branch head again and again, each
 /// time through a new read-only store, and reads every array: all of them always hold one
@@ -410,22 +420,24 @@ fn readers_in_another_process_see_whole_commits_in_order() {
     commit(&setup, "step 0");
     drop(setup);
 
-    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "readers_in_another_process_see_whole_commits_in_order",
-            "--test-threads=1",
-            "--quiet",
-        ])
-        .env(COMMITTER, &repo)
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = Reaped(
+        std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "readers_in_another_process_see_whole_commits_in_order",
+                "--test-threads=1",
+                "--quiet",
+            ])
+            .env(COMMITTER, &repo)
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
     let mut last = 0;
     let mut reads = 0;
     let mut seen = std::collections::BTreeSet::new();
     let status = loop {
-        let finished = child.try_wait().unwrap();
+        let finished = child.0.try_wait().unwrap();
         let step = step_together(&open(&repo, "", Mode::Read));
         assert!(
             step >= last,
