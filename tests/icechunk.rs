@@ -1,5 +1,6 @@
 //! Icechunk repositories as stores (`icechunk:///PATH`): arrays and groups committed and
-//! read back at a branch, a tag and a snapshot; time travel over a long history; discard;
+//! read back at a branch, a tag and a snapshot; time travel over a long history; readers in
+//! another process seeing only whole commits, in order; discard;
 //! two writers on one branch; and hostile URLs and damaged repositories.
 #![cfg(feature = "icechunk")]
 
@@ -254,6 +255,9 @@ fn v2_metadata_is_refused() {
     ));
 }
 
+/// Commits in the long-history test: each appends a step to one array.
+const HISTORY_STEPS: i64 = 100;
+
 #[test]
 fn time_travel_over_a_long_history() {
     let dir = tempfile::tempdir().unwrap();
@@ -266,7 +270,7 @@ fn time_travel_over_a_long_history() {
         .create(store.clone(), "series", Mode::CreateNew)
         .unwrap();
     let mut ids = Vec::new();
-    for step in 0..22i64 {
+    for step in 0..HISTORY_STEPS {
         let values: Vec<u8> = (0..3)
             .flat_map(|i| (step * 1000 + i).to_ne_bytes())
             .collect();
@@ -291,17 +295,178 @@ fn time_travel_over_a_long_history() {
     }
     let history = repository_of(store.as_ref()).unwrap().history().unwrap();
     // Newest first, back to the repository's first snapshot.
-    assert_eq!(history.len(), 23);
-    for (step, id) in ids.iter().rev().enumerate() {
-        assert_eq!(&history[step].id, id);
-        assert_eq!(history[step].message, format!("step {}", 21 - step));
-        assert_eq!(history[step].parent.as_ref(), Some(&history[step + 1].id));
+    let steps = HISTORY_STEPS as usize;
+    assert_eq!(history.len(), steps + 1);
+    for (at, id) in ids.iter().rev().enumerate() {
+        assert_eq!(&history[at].id, id);
+        assert_eq!(history[at].message, format!("step {}", steps - 1 - at));
+        assert_eq!(history[at].parent.as_ref(), Some(&history[at + 1].id));
     }
-    assert_eq!(history[22].parent, None);
+    assert_eq!(history[steps].parent, None);
     let json: Value =
         serde_json::from_str(&zarr::store::repository::history_json(&history)).unwrap();
-    assert_eq!(json[0]["message"], "step 21");
-    assert_eq!(json[22]["parent"], Value::Null);
+    assert_eq!(json[0]["message"], format!("step {}", steps - 1));
+    assert_eq!(json[steps]["parent"], Value::Null);
+}
+
+/// Names the repository a child process of the cross-process visibility test commits to.
+const COMMITTER: &str = "ZARR_ICECHUNK_COMMITTER";
+/// Commits that child makes, after the repository's setup commit (step 0).
+const VISIBILITY_STEPS: i32 = 200;
+/// The arrays every commit of that test changes together, with their shapes and chunks.
+const TOGETHER: [(&str, u64, u64); 4] = [
+    ("a", 8, 4),
+    ("b", 6, 3),
+    ("grid/c", 10, 5),
+    ("grid/d", 4, 4),
+];
+
+/// The values of array number `k` (length `len`) at `step`: each element names both, so
+/// one element tells which step it came from.
+fn step_values(step: i32, k: usize, len: u64) -> Vec<i32> {
+    (0..len as i32)
+        .map(|i| step * 1000 + k as i32 * 100 + i)
+        .collect()
+}
+
+/// Writes every array of [`TOGETHER`] with its values at `step` (creating them first at
+/// step 0).
+fn write_together(store: &Arc<dyn Store>, step: i32) {
+    if step == 0 {
+        Group::open_with(store.clone(), "grid", Mode::Append, Format::V3, &Map::new()).unwrap();
+    }
+    for (k, (path, len, chunk)) in TOGETHER.iter().enumerate() {
+        let array = if step == 0 {
+            let mut builder = ArrayBuilder::new(vec![*len], ElementType::Int32);
+            builder.zarr_format(3).unwrap();
+            builder.chunks(vec![*chunk]).fill_value_json(json!(-1));
+            builder
+                .create(store.clone(), path, Mode::CreateNew)
+                .unwrap()
+        } else {
+            Array::open(store.clone(), path, Mode::ReadWrite).unwrap()
+        };
+        array
+            .write(
+                &[0],
+                &[*len],
+                ElementType::Int32,
+                Order::C,
+                &int32s(step_values(step, k, *len)),
+            )
+            .unwrap();
+    }
+}
+
+/// The step every array of [`TOGETHER`] holds through `store`; fails when any element of
+/// any array belongs to another step.
+fn step_together(store: &Arc<dyn Store>) -> i32 {
+    let steps: Vec<i32> = TOGETHER
+        .iter()
+        .enumerate()
+        .map(|(k, (path, len, _))| {
+            let array = Array::open(store.clone(), path, Mode::Read).unwrap();
+            let bytes = read_all(&array, ElementType::Int32, 4);
+            let step = i32::from_ne_bytes(bytes[..4].try_into().unwrap()) / 1000;
+            assert_eq!(
+                bytes,
+                int32s(step_values(step, k, *len)),
+                "{path} mixes steps"
+            );
+            step
+        })
+        .collect();
+    assert!(
+        steps.iter().all(|s| *s == steps[0]),
+        "one read saw the arrays at steps {steps:?}"
+    );
+    steps[0]
+}
+
+/// The child of [`readers_in_another_process_see_whole_commits_in_order`]: one commit per
+/// step, each rewriting every array of [`TOGETHER`].
+fn commit_steps(repo: &Path) {
+    let store = open(repo, "", Mode::ReadWrite);
+    for step in 1..=VISIBILITY_STEPS {
+        write_together(&store, step);
+        commit(&store, &format!("step {step}"));
+    }
+}
+
+/// A child process, killed and waited for when dropped (when a check fails while it runs).
+struct Reaped(std::process::Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A process commits [`VISIBILITY_STEPS`] times, each commit changing four arrays (two in
+/// a group) together; meanwhile this process opens the branch head again and again, each
+/// time through a new read-only store, and reads every array: all of them always hold one
+/// and the same step, and the step seen never goes back.
+#[test]
+fn readers_in_another_process_see_whole_commits_in_order() {
+    if let Ok(repo) = std::env::var(COMMITTER) {
+        commit_steps(Path::new(&repo));
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    let setup = open(&repo, "", Mode::Append);
+    write_together(&setup, 0);
+    commit(&setup, "step 0");
+    drop(setup);
+
+    let mut child = Reaped(
+        std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "readers_in_another_process_see_whole_commits_in_order",
+                "--test-threads=1",
+                "--quiet",
+            ])
+            .env(COMMITTER, &repo)
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let mut last = 0;
+    let mut reads = 0;
+    let mut seen = std::collections::BTreeSet::new();
+    let status = loop {
+        let finished = child.0.try_wait().unwrap();
+        let step = step_together(&open(&repo, "", Mode::Read));
+        assert!(
+            step >= last,
+            "the head went back from step {last} to {step}"
+        );
+        last = step;
+        reads += 1;
+        seen.insert(step);
+        if let Some(status) = finished {
+            break status;
+        }
+    };
+    assert!(status.success(), "the committing process failed");
+    // Read after the child ended: the last commit.
+    assert_eq!(last, VISIBILITY_STEPS);
+    let between = seen
+        .iter()
+        .filter(|s| **s > 0 && **s < VISIBILITY_STEPS)
+        .count();
+    eprintln!("{reads} reads saw {between} steps while they were being committed");
+    assert!(
+        between >= 10,
+        "the reads saw only steps {seen:?}: none raced the commits"
+    );
+    let history = repository_of(open(&repo, "", Mode::Read).as_ref())
+        .unwrap()
+        .history()
+        .unwrap();
+    assert_eq!(history.len(), VISIBILITY_STEPS as usize + 2);
 }
 
 #[test]
