@@ -433,15 +433,152 @@ fn usage_version_completions_man() {
     assert!(ok(&["completions", "bash"]).contains("_zarrtool()"));
     let man = ok(&["man"]);
     assert!(man.starts_with(".ie \\n(.g .ds Aq \\(aq"));
-    // Complete: every command's options, the exit statuses and examples.
+    // The commands' pages named, the exit statuses and every example.
     for part in [
-        ".SS \"zarrtool copy\"",
-        ".SS \"zarrtool attrs del\"",
-        "\\fB\\-\\-rechunk\\fR",
+        "\\fB\\%zarrtool\\-copy\\fR(1)",
+        "\\fB\\%zarrtool\\-attrs\\-del\\fR(1)",
+        "\\fB\\-\\-jobs\\fR",
         ".SH \"EXIT STATUS\"\n.TP\n0\n",
         ".SH EXAMPLES\n.TP\n\\fBzarrtool info data.zarr temperature\\fR\n",
+        "\\fBzarrtool attrs set data.zarr temperature units",
     ] {
         assert!(man.contains(part), "{part}");
+    }
+}
+
+/// The commands `zarrtool WORDS --help` lists (clap's `help` left out).
+fn commands_of(words: &[&str]) -> Vec<String> {
+    let help = ok(&[words, &["--help"]].concat());
+    help.lines()
+        .skip_while(|line| *line != "Commands:")
+        .skip(1)
+        .take_while(|line| line.starts_with("  "))
+        // A name's line; a long description goes on in lines indented further.
+        .filter(|line| !line.starts_with("   "))
+        .filter_map(|line| line.split_whitespace().next())
+        .filter(|name| *name != "help")
+        .map(String::from)
+        .collect()
+}
+
+/// The file names of the pages of `words`' commands and of theirs: `zarrtool-attrs-get.1`.
+fn expected_pages(words: &[&str], pages: &mut Vec<String>) {
+    for name in commands_of(words) {
+        let path = [words, &[name.as_str()]].concat();
+        pages.push(format!("zarrtool-{}.1", path.join("-")));
+        expected_pages(&path, pages);
+    }
+}
+
+/// Every `zarrtool-NAME(1)` a page's roff refers to, as `zarrtool-NAME`.
+fn page_references(roff: &str) -> Vec<String> {
+    let text = roff
+        .replace("\\-", "-")
+        .replace("\\fB", "")
+        .replace("\\fR", "")
+        .replace("\\fI", "")
+        .replace("\\%", "");
+    let mut found = Vec::new();
+    for (at, _) in text.match_indices("zarrtool-") {
+        let name: String = text[at..]
+            .chars()
+            .take_while(|c| c.is_ascii_lowercase() || *c == '-')
+            .collect();
+        if text[at + name.len()..].starts_with("(1)") {
+            found.push(name);
+        }
+    }
+    found
+}
+
+#[test]
+fn man_pages_one_per_command_all_references_resolve() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("man1");
+    assert_eq!(ok(&["man", "--dir", s(&out)]), "");
+    let mut want = vec!["zarrtool.1".to_string()];
+    expected_pages(&[], &mut want);
+    assert!(
+        want.contains(&"zarrtool-attrs-get.1".to_string()),
+        "{want:?}"
+    );
+    assert!(want.len() > 25, "{want:?}");
+    let mut have: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().into_string().unwrap())
+        .collect();
+    have.sort();
+    want.sort();
+    assert_eq!(have, want);
+    // The main page as `zarrtool man` prints it.
+    assert_eq!(
+        std::fs::read_to_string(out.join("zarrtool.1")).unwrap(),
+        ok(&["man"])
+    );
+    for name in &have {
+        let page = std::fs::read_to_string(out.join(name)).unwrap();
+        for heading in [
+            ".SH NAME\n",
+            ".SH SYNOPSIS\n",
+            ".SH DESCRIPTION\n",
+            ".SH OPTIONS\n",
+            ".SH \"EXIT STATUS\"\n",
+            ".SH EXAMPLES\n.TP\n\\fBzarrtool ",
+            ".SH \"SEE ALSO\"\n",
+        ] {
+            assert!(page.contains(heading), "{name} has no {heading:?}");
+        }
+        if name != "zarrtool.1" {
+            assert!(
+                page.contains(".SH \"SEE ALSO\"\n\\fB\\%zarrtool\\fR(1)"),
+                "{name}"
+            );
+        }
+        for reference in page_references(&page) {
+            assert!(
+                have.contains(&format!("{reference}.1")),
+                "{name} refers to {reference}(1), which has no page"
+            );
+        }
+    }
+    // Each command's page shows its own examples only.
+    let get = std::fs::read_to_string(out.join("zarrtool-attrs-get.1")).unwrap();
+    assert!(get.contains(
+        ".SH EXAMPLES\n.TP\n\\fBzarrtool attrs get data.zarr temperature\\fR\nPrint its attributes.\n.SH"
+    ));
+    assert!(
+        get.contains("zarrtool\\-attrs\\-get \\- Print all attributes as JSON"),
+        "{get}"
+    );
+    // man renders every page without a warning, where it is installed.
+    let has_man = Command::new("sh")
+        .args(["-c", "command -v man"])
+        .output()
+        .is_ok_and(|out| out.status.success());
+    if !has_man {
+        eprintln!("skipped: man is not installed; the pages were not rendered");
+        return;
+    }
+    for name in &have {
+        let shown = Command::new("man")
+            .args(["--warnings", "-l"])
+            .arg(out.join(name))
+            .env("MANWIDTH", "80")
+            .env("MANPAGER", "cat")
+            .env("PAGER", "cat")
+            .output()
+            .expect("run man");
+        assert!(shown.status.success(), "man -l {name}");
+        assert_eq!(
+            String::from_utf8_lossy(&shown.stderr),
+            "",
+            "man -l {name} warned"
+        );
+        let text = String::from_utf8_lossy(&shown.stdout);
+        assert!(
+            text.contains("EXIT STATUS") && text.contains("SEE ALSO"),
+            "{name}: {text}"
+        );
     }
 }
 

@@ -224,9 +224,13 @@ pub fn run(mut command: Command, cmd: &mut clap::Command) -> Result<u8> {
             out.finish()?;
             Ok(0)
         }
-        Command::Man => {
+        Command::Man { dir: Some(dir) } => {
+            crate::man::write_pages(cmd, &dir)?;
+            Ok(0)
+        }
+        Command::Man { dir: None } => {
             let text =
-                crate::man::render(cmd).map_err(|e| Error::io("rendering the man page", e))?;
+                crate::man::main_page(cmd).map_err(|e| Error::io("rendering the man page", e))?;
             let mut out = Out::new();
             out.bytes(&text)?;
             out.finish()?;
