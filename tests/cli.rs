@@ -3316,3 +3316,63 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
     }
     files
 }
+
+#[test]
+fn attrs_set_and_del_json_print_the_attributes_they_leave() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, store) = setup(dir.path());
+    let set = json_of(
+        &["attrs", "set", &store, "a", "units", "\"K\"", "--json"],
+        0,
+    );
+    let want = serde_json::json!({
+        "path": "/a",
+        "node_type": "array",
+        "attributes": {"units": "K"},
+    });
+    assert_eq!(set, want);
+    assert_eq!(json_of(&["attrs", "get", "--json", &store, "a"], 0), want);
+    // A dry run prints what the change would leave and writes nothing.
+    let would = json_of(
+        &[
+            "attrs",
+            "set",
+            &store,
+            "/a",
+            "n",
+            "[1, 2]",
+            "--dry-run",
+            "--json",
+        ],
+        0,
+    );
+    assert_eq!(
+        would["attributes"],
+        serde_json::json!({"units": "K", "n": [1, 2]})
+    );
+    assert_eq!(json_of(&["attrs", "get", "--json", &store, "a"], 0), want);
+    let would = json_of(
+        &["attrs", "del", &store, "a", "units", "--dry-run", "--json"],
+        0,
+    );
+    assert_eq!(would["attributes"], serde_json::json!({}));
+    assert_eq!(json_of(&["attrs", "get", "--json", &store, "a"], 0), want);
+    // The root group, and a deletion.
+    let root = json_of(&["attrs", "set", &store, "", "title", "\"t\"", "--json"], 0);
+    assert_eq!(
+        root,
+        serde_json::json!({"path": "/", "node_type": "group", "attributes": {"title": "t"}})
+    );
+    let del = json_of(&["attrs", "del", &store, "a", "units", "--json"], 0);
+    assert_eq!(
+        del,
+        serde_json::json!({"path": "/a", "node_type": "array", "attributes": {}})
+    );
+    assert_eq!(ok(&["attrs", "get", &store, "a"]), "{}\n");
+    // A missing attribute is an error, with nothing on stdout.
+    let message = fails(&["attrs", "del", &store, "a", "units", "--json"], 1);
+    assert!(
+        message.contains("no attribute \"units\" on /a"),
+        "{message}"
+    );
+}

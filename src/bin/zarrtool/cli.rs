@@ -418,7 +418,9 @@ pub enum AttrsAction {
         #[arg(long)]
         json: bool,
     },
-    /// Set one attribute to a JSON value.
+    /// Set one attribute to a JSON value. --json prints the attributes it leaves (with
+    /// --dry-run, would leave) as `attrs get --json` does: {"path", "node_type",
+    /// "attributes"}.
     Set {
         /// The store.
         store: String,
@@ -431,8 +433,12 @@ pub enum AttrsAction {
         /// Say what would change without writing.
         #[arg(long)]
         dry_run: bool,
+        /// Print JSON for scripts.
+        #[arg(long)]
+        json: bool,
     },
-    /// Delete one attribute.
+    /// Delete one attribute. --json prints the attributes it leaves (with --dry-run, would
+    /// leave) as `attrs get --json` does: {"path", "node_type", "attributes"}.
     Del {
         /// The store.
         store: String,
@@ -443,5 +449,8 @@ pub enum AttrsAction {
         /// Say whether it exists without deleting it.
         #[arg(long)]
         dry_run: bool,
+        /// Print JSON for scripts.
+        #[arg(long)]
+        json: bool,
     },
 }
