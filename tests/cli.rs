@@ -11,7 +11,7 @@ use std::process::{Command, Stdio};
 
 mod common;
 
-use common::zarrtool::{exe, fails, ok, s, succeeds, tool};
+use common::zarrtool::{exe, fails, import_sample, ok, s, succeeds, tool};
 
 /// Runs zarrtool expecting success; returns its stderr (its stdout must be empty).
 fn says(args: &[&str]) -> String {
@@ -20,27 +20,10 @@ fn says(args: &[&str]) -> String {
     String::from_utf8(out.stderr).expect("UTF-8 messages")
 }
 
-/// A v3 array `a` of int32 0..20, shape 4x5, chunks 2x3, imported from a raw file.
+/// A v3 array `a` of int32 0..20, shape 4x5, chunks 2x3, uncompressed, imported from a raw
+/// file; the raw file's and the store's paths.
 fn setup(dir: &Path) -> (String, String) {
-    let raw = dir.join("a.bin");
-    let bytes: Vec<u8> = (0..20i32).flat_map(|v| v.to_le_bytes()).collect();
-    std::fs::write(&raw, bytes).unwrap();
-    let store = dir.join("s.zarr");
-    ok(&[
-        "import",
-        s(&raw),
-        s(&store),
-        "a",
-        "--dtype",
-        "<i4",
-        "--shape",
-        "4,5",
-        "--chunks",
-        "2,3",
-        "--compressor",
-        "null",
-    ]);
-    (s(&raw).to_string(), s(&store).to_string())
+    import_sample(dir, "a", &["--compressor", "null"])
 }
 
 #[test]
