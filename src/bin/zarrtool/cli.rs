@@ -396,9 +396,10 @@ pub enum Command {
         /// The shell.
         shell: clap_complete::Shell,
     },
-    /// Print the man page zarrtool(1) (roff), or with --dir write it and one page per
-    /// command (zarrtool-info.1, zarrtool-attrs-get.1, ...), each with its options, EXIT
-    /// STATUS and EXAMPLES.
+    /// Print the man page zarrtool(1) (roff), or with --dir write every page.
+    ///
+    /// With --dir: zarrtool.1 and one page per command (zarrtool-info.1, zarrtool-attrs.1,
+    /// zarrtool-attrs-get.1, ...), each with its options, EXIT STATUS and EXAMPLES.
     Man {
         /// Write every page into this directory (created when missing) instead.
         #[arg(long, value_name = "DIR")]
