@@ -95,6 +95,18 @@ if grep -q '^ZARR_TOOL:BOOL=ON' "$build/CMakeCache.txt"; then
   done
   cmp -s "$prefix/share/man/man1/zarrtool.1" <("$prefix/bin/zarrtool" man) ||
     fail "the installed man page differs from zarrtool man"
+  # One page per command, each as `zarrtool man --dir` writes it, and no other.
+  pages="$(mktemp -d)"
+  "$prefix/bin/zarrtool" man --dir "$pages" || fail "zarrtool man --dir failed"
+  for page in "$pages"/*.1; do
+    cmp -s "$page" "$prefix/share/man/man1/${page##*/}" ||
+      fail "the installed man page ${page##*/} is missing or differs from zarrtool man --dir"
+  done
+  for page in "$prefix"/share/man/man1/zarrtool*.1; do
+    [ -f "$pages/${page##*/}" ] || fail "the installed man page ${page##*/} is no command's"
+  done
+  step "share/man/man1 has the $(ls "$pages" | wc -l) pages of zarrtool man --dir"
+  rm -rf "$pages"
   # The command line's tests, run on the installed command with the features the CMake
   # build chose (netCDF, zfp): its netCDF tests must run when the build has netCDF support,
   # and its codec tests expect what the binary reports.

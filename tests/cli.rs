@@ -11,7 +11,7 @@ use std::process::{Command, Stdio};
 
 mod common;
 
-use common::zarrtool::{exe, fails, ok, s, succeeds, tool};
+use common::zarrtool::{exe, fails, import_sample, ok, s, succeeds, tool};
 
 /// Runs zarrtool expecting success; returns its stderr (its stdout must be empty).
 fn says(args: &[&str]) -> String {
@@ -20,27 +20,10 @@ fn says(args: &[&str]) -> String {
     String::from_utf8(out.stderr).expect("UTF-8 messages")
 }
 
-/// A v3 array `a` of int32 0..20, shape 4x5, chunks 2x3, imported from a raw file.
+/// A v3 array `a` of int32 0..20, shape 4x5, chunks 2x3, uncompressed, imported from a raw
+/// file; the raw file's and the store's paths.
 fn setup(dir: &Path) -> (String, String) {
-    let raw = dir.join("a.bin");
-    let bytes: Vec<u8> = (0..20i32).flat_map(|v| v.to_le_bytes()).collect();
-    std::fs::write(&raw, bytes).unwrap();
-    let store = dir.join("s.zarr");
-    ok(&[
-        "import",
-        s(&raw),
-        s(&store),
-        "a",
-        "--dtype",
-        "<i4",
-        "--shape",
-        "4,5",
-        "--chunks",
-        "2,3",
-        "--compressor",
-        "null",
-    ]);
-    (s(&raw).to_string(), s(&store).to_string())
+    import_sample(dir, "a", &["--compressor", "null"])
 }
 
 #[test]
@@ -433,15 +416,152 @@ fn usage_version_completions_man() {
     assert!(ok(&["completions", "bash"]).contains("_zarrtool()"));
     let man = ok(&["man"]);
     assert!(man.starts_with(".ie \\n(.g .ds Aq \\(aq"));
-    // Complete: every command's options, the exit statuses and examples.
+    // The commands' pages named, the exit statuses and every example.
     for part in [
-        ".SS \"zarrtool copy\"",
-        ".SS \"zarrtool attrs del\"",
-        "\\fB\\-\\-rechunk\\fR",
+        "\\fB\\%zarrtool\\-copy\\fR(1)",
+        "\\fB\\%zarrtool\\-attrs\\-del\\fR(1)",
+        "\\fB\\-\\-jobs\\fR",
         ".SH \"EXIT STATUS\"\n.TP\n0\n",
         ".SH EXAMPLES\n.TP\n\\fBzarrtool info data.zarr temperature\\fR\n",
+        "\\fBzarrtool attrs set data.zarr temperature units",
     ] {
         assert!(man.contains(part), "{part}");
+    }
+}
+
+/// The commands `zarrtool WORDS --help` lists (clap's `help` left out).
+fn commands_of(words: &[&str]) -> Vec<String> {
+    let help = ok(&[words, &["--help"]].concat());
+    help.lines()
+        .skip_while(|line| *line != "Commands:")
+        .skip(1)
+        .take_while(|line| line.starts_with("  "))
+        // A name's line; a long description goes on in lines indented further.
+        .filter(|line| !line.starts_with("   "))
+        .filter_map(|line| line.split_whitespace().next())
+        .filter(|name| *name != "help")
+        .map(String::from)
+        .collect()
+}
+
+/// The file names of the pages of `words`' commands and of theirs: `zarrtool-attrs-get.1`.
+fn expected_pages(words: &[&str], pages: &mut Vec<String>) {
+    for name in commands_of(words) {
+        let path = [words, &[name.as_str()]].concat();
+        pages.push(format!("zarrtool-{}.1", path.join("-")));
+        expected_pages(&path, pages);
+    }
+}
+
+/// Every `zarrtool-NAME(1)` a page's roff refers to, as `zarrtool-NAME`.
+fn page_references(roff: &str) -> Vec<String> {
+    let text = roff
+        .replace("\\-", "-")
+        .replace("\\fB", "")
+        .replace("\\fR", "")
+        .replace("\\fI", "")
+        .replace("\\%", "");
+    let mut found = Vec::new();
+    for (at, _) in text.match_indices("zarrtool-") {
+        let name: String = text[at..]
+            .chars()
+            .take_while(|c| c.is_ascii_lowercase() || *c == '-')
+            .collect();
+        if text[at + name.len()..].starts_with("(1)") {
+            found.push(name);
+        }
+    }
+    found
+}
+
+#[test]
+fn man_pages_one_per_command_all_references_resolve() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("man1");
+    assert_eq!(ok(&["man", "--dir", s(&out)]), "");
+    let mut want = vec!["zarrtool.1".to_string()];
+    expected_pages(&[], &mut want);
+    assert!(
+        want.contains(&"zarrtool-attrs-get.1".to_string()),
+        "{want:?}"
+    );
+    assert!(want.len() > 25, "{want:?}");
+    let mut have: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().into_string().unwrap())
+        .collect();
+    have.sort();
+    want.sort();
+    assert_eq!(have, want);
+    // The main page as `zarrtool man` prints it.
+    assert_eq!(
+        std::fs::read_to_string(out.join("zarrtool.1")).unwrap(),
+        ok(&["man"])
+    );
+    for name in &have {
+        let page = std::fs::read_to_string(out.join(name)).unwrap();
+        for heading in [
+            ".SH NAME\n",
+            ".SH SYNOPSIS\n",
+            ".SH DESCRIPTION\n",
+            ".SH OPTIONS\n",
+            ".SH \"EXIT STATUS\"\n",
+            ".SH EXAMPLES\n.TP\n\\fBzarrtool ",
+            ".SH \"SEE ALSO\"\n",
+        ] {
+            assert!(page.contains(heading), "{name} has no {heading:?}");
+        }
+        if name != "zarrtool.1" {
+            assert!(
+                page.contains(".SH \"SEE ALSO\"\n\\fB\\%zarrtool\\fR(1)"),
+                "{name}"
+            );
+        }
+        for reference in page_references(&page) {
+            assert!(
+                have.contains(&format!("{reference}.1")),
+                "{name} refers to {reference}(1), which has no page"
+            );
+        }
+    }
+    // Each command's page shows its own examples only.
+    let get = std::fs::read_to_string(out.join("zarrtool-attrs-get.1")).unwrap();
+    assert!(get.contains(
+        ".SH EXAMPLES\n.TP\n\\fBzarrtool attrs get data.zarr temperature\\fR\nPrint its attributes.\n.SH"
+    ));
+    assert!(
+        get.contains("zarrtool\\-attrs\\-get \\- Print all attributes as JSON"),
+        "{get}"
+    );
+    // man renders every page without a warning, where it is installed.
+    let has_man = Command::new("sh")
+        .args(["-c", "command -v man"])
+        .output()
+        .is_ok_and(|out| out.status.success());
+    if !has_man {
+        eprintln!("skipped: man is not installed; the pages were not rendered");
+        return;
+    }
+    for name in &have {
+        let shown = Command::new("man")
+            .args(["--warnings", "-l"])
+            .arg(out.join(name))
+            .env("MANWIDTH", "80")
+            .env("MANPAGER", "cat")
+            .env("PAGER", "cat")
+            .output()
+            .expect("run man");
+        assert!(shown.status.success(), "man -l {name}");
+        assert_eq!(
+            String::from_utf8_lossy(&shown.stderr),
+            "",
+            "man -l {name} warned"
+        );
+        let text = String::from_utf8_lossy(&shown.stdout);
+        assert!(
+            text.contains("EXIT STATUS") && text.contains("SEE ALSO"),
+            "{name}: {text}"
+        );
     }
 }
 
@@ -3178,4 +3298,64 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
         }
     }
     files
+}
+
+#[test]
+fn attrs_set_and_del_json_print_the_attributes_they_leave() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, store) = setup(dir.path());
+    let set = json_of(
+        &["attrs", "set", &store, "a", "units", "\"K\"", "--json"],
+        0,
+    );
+    let want = serde_json::json!({
+        "path": "/a",
+        "node_type": "array",
+        "attributes": {"units": "K"},
+    });
+    assert_eq!(set, want);
+    assert_eq!(json_of(&["attrs", "get", "--json", &store, "a"], 0), want);
+    // A dry run prints what the change would leave and writes nothing.
+    let would = json_of(
+        &[
+            "attrs",
+            "set",
+            &store,
+            "/a",
+            "n",
+            "[1, 2]",
+            "--dry-run",
+            "--json",
+        ],
+        0,
+    );
+    assert_eq!(
+        would["attributes"],
+        serde_json::json!({"units": "K", "n": [1, 2]})
+    );
+    assert_eq!(json_of(&["attrs", "get", "--json", &store, "a"], 0), want);
+    let would = json_of(
+        &["attrs", "del", &store, "a", "units", "--dry-run", "--json"],
+        0,
+    );
+    assert_eq!(would["attributes"], serde_json::json!({}));
+    assert_eq!(json_of(&["attrs", "get", "--json", &store, "a"], 0), want);
+    // The root group, and a deletion.
+    let root = json_of(&["attrs", "set", &store, "", "title", "\"t\"", "--json"], 0);
+    assert_eq!(
+        root,
+        serde_json::json!({"path": "/", "node_type": "group", "attributes": {"title": "t"}})
+    );
+    let del = json_of(&["attrs", "del", &store, "a", "units", "--json"], 0);
+    assert_eq!(
+        del,
+        serde_json::json!({"path": "/a", "node_type": "array", "attributes": {}})
+    );
+    assert_eq!(ok(&["attrs", "get", &store, "a"]), "{}\n");
+    // A missing attribute is an error, with nothing on stdout.
+    let message = fails(&["attrs", "del", &store, "a", "units", "--json"], 1);
+    assert!(
+        message.contains("no attribute \"units\" on /a"),
+        "{message}"
+    );
 }

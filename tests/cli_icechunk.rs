@@ -7,27 +7,11 @@ use std::path::Path;
 
 mod common;
 
-use common::zarrtool::{fails, ok, s};
+use common::zarrtool::{fails, import_sample, ok, s};
 
 /// A directory store holding the v3 array `a`: int32 0..20, shape 4x5, chunks 2x3.
 fn source(dir: &Path) -> String {
-    let raw = dir.join("a.bin");
-    let bytes: Vec<u8> = (0..20i32).flat_map(|v| v.to_le_bytes()).collect();
-    std::fs::write(&raw, bytes).unwrap();
-    let store = dir.join("s.zarr");
-    ok(&[
-        "import",
-        s(&raw),
-        s(&store),
-        "a",
-        "--dtype",
-        "<i4",
-        "--shape",
-        "4,5",
-        "--chunks",
-        "2,3",
-    ]);
-    s(&store).to_string()
+    import_sample(dir, "a", &[]).1
 }
 
 /// The one line `zarrtool` printed: a snapshot id.

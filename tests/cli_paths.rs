@@ -8,36 +8,17 @@ use std::process::Command;
 
 mod common;
 
-use common::zarrtool::{fails, ok, s};
+use common::zarrtool::{fails, import_sample, ok, s};
 use common::{free_port, Server};
 
 /// A v3 hierarchy `s.zarr` with the int32 array `g/a` (0..20, shape 4x5, chunks 2x3,
 /// uncompressed), and a v2 copy `v2.zarr`; both consolidated when `consolidated`.
 fn setup(dir: &Path, consolidated: bool) {
-    let raw = dir.join("a.bin");
-    let bytes: Vec<u8> = (0..20i32).flat_map(|v| v.to_le_bytes()).collect();
-    std::fs::write(&raw, bytes).unwrap();
-    let store = dir.join("s.zarr");
-    ok(&[
-        "import",
-        s(&raw),
-        s(&store),
-        "g/a",
-        "--dtype",
-        "<i4",
-        "--shape",
-        "4,5",
-        "--chunks",
-        "2,3",
-        "--compressor",
-        "null",
-        "--format",
-        "3",
-    ]);
+    let (_, store) = import_sample(dir, "g/a", &["--compressor", "null", "--format", "3"]);
     let v2 = dir.join("v2.zarr");
-    ok(&["copy", s(&store), s(&v2), "--format", "2"]);
+    ok(&["copy", &store, s(&v2), "--format", "2"]);
     if consolidated {
-        ok(&["consolidate", s(&store)]);
+        ok(&["consolidate", &store]);
         ok(&["consolidate", s(&v2)]);
     }
 }

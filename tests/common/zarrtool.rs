@@ -62,3 +62,27 @@ pub fn fails(args: &[&str], code: i32) -> String {
 pub fn s(p: &Path) -> &str {
     p.to_str().expect("UTF-8 path")
 }
+
+/// Writes the int32 values 0..20 (little-endian) to `dir/a.bin` and imports them into the
+/// store `dir/s.zarr` at `node` as an array of shape 4x5 and chunks 2x3, with the further
+/// options `extra`; returns the raw file's and the store's paths.
+pub fn import_sample(dir: &Path, node: &str, extra: &[&str]) -> (String, String) {
+    let raw = dir.join("a.bin");
+    let bytes: Vec<u8> = (0..20i32).flat_map(|v| v.to_le_bytes()).collect();
+    std::fs::write(&raw, bytes).expect("write the raw file");
+    let store = dir.join("s.zarr");
+    let args = [
+        "import",
+        s(&raw),
+        s(&store),
+        node,
+        "--dtype",
+        "<i4",
+        "--shape",
+        "4,5",
+        "--chunks",
+        "2,3",
+    ];
+    ok(&[&args[..], extra].concat());
+    (s(&raw).to_string(), s(&store).to_string())
+}

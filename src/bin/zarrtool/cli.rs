@@ -396,8 +396,15 @@ pub enum Command {
         /// The shell.
         shell: clap_complete::Shell,
     },
-    /// Print the man page (roff): every command's options, EXIT STATUS and EXAMPLES.
-    Man,
+    /// Print the man page zarrtool(1) (roff), or with --dir write every page.
+    ///
+    /// With --dir: zarrtool.1 and one page per command (zarrtool-info.1, zarrtool-attrs.1,
+    /// zarrtool-attrs-get.1, ...), each with its options, EXIT STATUS and EXAMPLES.
+    Man {
+        /// Write every page into this directory (created when missing) instead.
+        #[arg(long, value_name = "DIR")]
+        dir: Option<std::path::PathBuf>,
+    },
 }
 
 /// `attrs` subcommands.
@@ -412,7 +419,9 @@ pub enum AttrsAction {
         #[arg(long)]
         json: bool,
     },
-    /// Set one attribute to a JSON value.
+    /// Set one attribute to a JSON value. --json prints the attributes it leaves (with
+    /// --dry-run, would leave) as `attrs get --json` does: {"path", "node_type",
+    /// "attributes"}.
     Set {
         /// The store.
         store: String,
@@ -425,8 +434,12 @@ pub enum AttrsAction {
         /// Say what would change without writing.
         #[arg(long)]
         dry_run: bool,
+        /// Print JSON for scripts.
+        #[arg(long)]
+        json: bool,
     },
-    /// Delete one attribute.
+    /// Delete one attribute. --json prints the attributes it leaves (with --dry-run, would
+    /// leave) as `attrs get --json` does: {"path", "node_type", "attributes"}.
     Del {
         /// The store.
         store: String,
@@ -437,5 +450,8 @@ pub enum AttrsAction {
         /// Say whether it exists without deleting it.
         #[arg(long)]
         dry_run: bool,
+        /// Print JSON for scripts.
+        #[arg(long)]
+        json: bool,
     },
 }

@@ -69,7 +69,7 @@ pub(crate) fn locate(command: &mut Command) -> Result<()> {
         }
         // Repository URLs name a repository's root and a reference, never a node.
         Command::Log { .. } | Command::Tag { .. } | Command::Branch { .. } => Ok(()),
-        Command::Version { .. } | Command::Completions { .. } | Command::Man => Ok(()),
+        Command::Version { .. } | Command::Completions { .. } | Command::Man { .. } => Ok(()),
     }
 }
 

@@ -224,9 +224,13 @@ pub fn run(mut command: Command, cmd: &mut clap::Command) -> Result<u8> {
             out.finish()?;
             Ok(0)
         }
-        Command::Man => {
+        Command::Man { dir: Some(dir) } => {
+            crate::man::write_pages(cmd, &dir)?;
+            Ok(0)
+        }
+        Command::Man { dir: None } => {
             let text =
-                crate::man::render(cmd).map_err(|e| Error::io("rendering the man page", e))?;
+                crate::man::main_page(cmd).map_err(|e| Error::io("rendering the man page", e))?;
             let mut out = Out::new();
             out.bytes(&text)?;
             out.finish()?;
@@ -721,14 +725,9 @@ fn attrs(action: AttrsAction) -> Result<u8> {
             let store = open_hierarchy(&node.store)?.store;
             let kind = node_kind(store.as_ref(), &node.path)?;
             let attributes = open_node(store, &node.path, false)?.attributes()?;
-            let attributes = Value::Object(nczarr::user_attributes(attributes));
             match json {
-                true => print_json(&json!({
-                    "path": display(&node.path),
-                    "node_type": node_type(kind),
-                    "attributes": attributes,
-                }))?,
-                false => print_json(&attributes)?,
+                true => print_attributes_json(&node.path, kind, attributes)?,
+                false => print_json(&Value::Object(nczarr::user_attributes(attributes)))?,
             }
             Ok(0)
         }
@@ -738,23 +737,33 @@ fn attrs(action: AttrsAction) -> Result<u8> {
             key,
             value,
             dry_run,
+            json,
         } => {
             let value = parse_json(&value, "the attribute value")?;
             // `/` names the root as `""` does.
             let path = path.trim_matches('/');
             let s = open(&store, !dry_run)?;
+            let kind = node_kind(s.as_ref(), path)?;
             let node = open_node(s.clone(), path, !dry_run)?;
-            if dry_run {
-                let was = match node.attributes()?.get(&key) {
+            let attributes = if dry_run {
+                let mut attributes = node.attributes()?;
+                let was = match attributes.get(&key) {
                     Some(old) => format!("now {old}"),
                     None => "not set now".into(),
                 };
                 eprintln!("would set {key:?} of {} to {value} ({was})", display(path));
-                return Ok(0);
+                attributes.insert(key, value);
+                attributes
+            } else {
+                node.set_attribute(&key, value)?;
+                crate::refresh::consolidated_above(s.as_ref(), path)?;
+                let attributes = node.attributes()?;
+                s.close()?;
+                attributes
+            };
+            if json {
+                print_attributes_json(path, kind, attributes)?;
             }
-            node.set_attribute(&key, value)?;
-            crate::refresh::consolidated_above(s.as_ref(), path)?;
-            s.close()?;
             Ok(0)
         }
         AttrsAction::Del {
@@ -762,12 +771,15 @@ fn attrs(action: AttrsAction) -> Result<u8> {
             path,
             key,
             dry_run,
+            json,
         } => {
             let path = path.trim_matches('/');
             let s = open(&store, !dry_run)?;
+            let kind = node_kind(s.as_ref(), path)?;
             let node = open_node(s.clone(), path, !dry_run)?;
-            if dry_run {
-                let exists = node.attributes()?.contains_key(&key);
+            let attributes = if dry_run {
+                let mut attributes = node.attributes()?;
+                let exists = attributes.remove(&key).is_some();
                 eprintln!(
                     "{} {key:?} of {}",
                     if exists {
@@ -777,19 +789,35 @@ fn attrs(action: AttrsAction) -> Result<u8> {
                     },
                     display(path)
                 );
-                return Ok(0);
+                attributes
+            } else {
+                if !node.delete_attribute(&key)? {
+                    return Err(Error::NotFound(format!(
+                        "no attribute {key:?} on {}",
+                        display(path)
+                    )));
+                }
+                crate::refresh::consolidated_above(s.as_ref(), path)?;
+                let attributes = node.attributes()?;
+                s.close()?;
+                attributes
+            };
+            if json {
+                print_attributes_json(path, kind, attributes)?;
             }
-            if !node.delete_attribute(&key)? {
-                return Err(Error::NotFound(format!(
-                    "no attribute {key:?} on {}",
-                    display(path)
-                )));
-            }
-            crate::refresh::consolidated_above(s.as_ref(), path)?;
-            s.close()?;
             Ok(0)
         }
     }
+}
+
+/// Prints what `attrs --json` prints of the node at `path` (a `kind`) with `attributes`:
+/// {"path", "node_type", "attributes"}, the attributes without NCZarr's own.
+fn print_attributes_json(path: &str, kind: NodeKind, attributes: Map<String, Value>) -> Result<()> {
+    print_json(&json!({
+        "path": display(path),
+        "node_type": node_type(kind),
+        "attributes": Value::Object(nczarr::user_attributes(attributes)),
+    }))
 }
 
 /// Reads a region in C order, native byte order.
