@@ -884,6 +884,16 @@ fn merging_refuses_what_it_cannot_merge() {
             Err(Error::ReadOnly(_))
         ));
     }
+    // A new repository's first snapshot is every repository's: nothing is merged there.
+    let fresh = open(&dir.path().join("fresh"), "", Mode::Append);
+    match repository_of(fresh.as_ref())
+        .unwrap()
+        .merge_changes(&changes)
+    {
+        Err(Error::InvalidArg(m)) => assert!(m.contains("first snapshot"), "{m}"),
+        other => panic!("{other:?}"),
+    }
+
     // Plain stores have no changes to merge.
     let plain = zarr::store::MemoryStore::new();
     assert!(matches!(repository_of(&plain), Err(Error::Unsupported(_))));

@@ -86,6 +86,13 @@ impl std::fmt::Debug for IcechunkStore {
     }
 }
 
+/// The kinds of reference `IcechunkStore::create_ref` creates.
+#[derive(Debug, Clone, Copy)]
+enum Ref {
+    Tag,
+    Branch,
+}
+
 /// The right to update a repository's branches and tags: for a repository on local disk,
 /// an exclusive `flock` on its directory (released when dropped, with the descriptor); on
 /// object storage nothing, as the branch moves there by a conditional write.
@@ -363,6 +370,22 @@ impl IcechunkStore {
                 self.url
             ))
         })
+    }
+
+    /// Creates the tag or branch `name` at the current snapshot, in the update turn.
+    fn create_ref(&self, kind: Ref, name: &str) -> Result<()> {
+        let _turn = UpdateTurn::take(self.directory.as_ref(), &self.url)?;
+        let (repo, session, url) = (self.repo.clone(), self.session.clone(), self.url.clone());
+        let name = name.to_string();
+        block_on(async move {
+            let id = session.read().await.snapshot_id().clone();
+            let (created, what) = match kind {
+                Ref::Tag => (repo.create_tag(&name, &id).await, "tag"),
+                Ref::Branch => (repo.create_branch(&name, &id).await, "branch"),
+            };
+            let what = format!("cannot create {what} {name:?}");
+            created.map_err(|e| repo_error(&url, &what, e.kind))
+        })?
     }
 }
 
@@ -722,6 +745,14 @@ impl Repository for IcechunkStore {
                     ))
                 })?;
             let mut session = session.write().await;
+            if session.snapshot_id().is_initial() {
+                // Every repository starts at the same snapshot id: changes written there
+                // could name chunks of another repository.
+                return Err(Error::InvalidArg(format!(
+                    "{url}: {what}: the store is at the repository's first snapshot; \
+                     commit the arrays and groups first, then let the writers start"
+                )));
+            }
             if other.snapshot_id() != session.snapshot_id() {
                 return Err(Error::Conflict(format!(
                     "{url}: {what}: they were written on snapshot {}, this store is on {}: \
@@ -735,30 +766,6 @@ impl Repository for IcechunkStore {
                 .merge(other)
                 .await
                 .map_err(|e| session_error(&url, what, e.kind))
-        })?
-    }
-}
-
-/// The kinds of reference `IcechunkStore::create_ref` creates.
-#[derive(Debug, Clone, Copy)]
-enum Ref {
-    Tag,
-    Branch,
-}
-
-impl IcechunkStore {
-    /// Creates the tag or branch `name` at the current snapshot, in the update turn.
-    fn create_ref(&self, kind: Ref, name: &str) -> Result<()> {
-        let _turn = UpdateTurn::take(self.directory.as_ref(), &self.url)?;
-        let (repo, session, url) = (self.repo.clone(), self.session.clone(), self.url.clone());
-        let name = name.to_string();
-        block_on(async move {
-            let id = session.read().await.snapshot_id().clone();
-            let (created, what) = match kind {
-                Ref::Tag => (repo.create_tag(&name, &id).await, "tag"),
-                Ref::Branch => (repo.create_branch(&name, &id).await, "branch"),
-            };
-            created.map_err(|e| repo_error(&url, &format!("cannot create {what} {name:?}"), e.kind))
         })?
     }
 }
