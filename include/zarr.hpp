@@ -456,7 +456,8 @@ class Store {
         void *bytes = nullptr;
         size_t len = 0;
         detail::check(zarr_store_changes_export(get(), &bytes, &len));
-        std::unique_ptr<void, void (*)(void *)> owned(bytes, zarr_bytes_free);
+        auto release = [](void *p) { zarr_bytes_free(p); };
+        std::unique_ptr<void, decltype(release)> owned(bytes, release);
         const uint8_t *start = static_cast<const uint8_t *>(owned.get());
         return std::vector<uint8_t>(start, start + len);
     }

@@ -300,6 +300,8 @@ pub unsafe extern "C" fn zarr_store_changes_merge(
 
 /// Frees a buffer of bytes libzarr gave (`zarr_store_changes_export`). NULL is a no-op.
 ///
+/// Errors: none: it returns nothing, never a status.
+///
 /// Ownership: `bytes` is released; do not use it afterwards.
 ///
 /// Thread safety: any thread, once no other call is using the buffer.

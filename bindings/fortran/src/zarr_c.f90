@@ -2097,8 +2097,10 @@ module zarr_c
     ! differently
     ! give `ZARR_ERR_CONFLICT` too (create arrays and groups in a commit before the writers
     ! start); of a chunk two stores wrote, the one merged last wins, so writers write
-    ! disjoint chunks. Bytes that are no exported changes give `ZARR_ERR_INVALID_ARG`. On
-    ! every error nothing changes in `store`.
+    ! disjoint chunks. Bytes that are no exported changes give `ZARR_ERR_INVALID_ARG`, and
+    ! so
+    ! does a store still at the repository's first snapshot (which every repository shares:
+    ! commit the arrays first). On every error nothing changes in `store`.
     !
     ! Errors: `ZARR_ERR_CONFLICT`, `ZARR_ERR_INVALID_ARG`, `ZARR_ERR_READ_ONLY` (opened
     ! read-only, or at a tag or snapshot), `ZARR_ERR_UNSUPPORTED` (not an Icechunk
@@ -2119,6 +2121,8 @@ module zarr_c
     end function c_zarr_store_changes_merge
 
     ! Frees a buffer of bytes libzarr gave (`zarr_store_changes_export`). NULL is a no-op.
+    !
+    ! Errors: none: it returns nothing, never a status.
     !
     ! Ownership: `bytes` is released; do not use it afterwards.
     !

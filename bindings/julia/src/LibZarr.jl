@@ -1911,8 +1911,9 @@ between) give `ZARR_ERR_CONFLICT` and merge nothing; the writers then discard, r
 and write again. Two stores that created or changed the same array or group differently
 give `ZARR_ERR_CONFLICT` too (create arrays and groups in a commit before the writers
 start); of a chunk two stores wrote, the one merged last wins, so writers write
-disjoint chunks. Bytes that are no exported changes give `ZARR_ERR_INVALID_ARG`. On
-every error nothing changes in `store`.
+disjoint chunks. Bytes that are no exported changes give `ZARR_ERR_INVALID_ARG`, and so
+does a store still at the repository's first snapshot (which every repository shares:
+commit the arrays first). On every error nothing changes in `store`.
 
 Errors: `ZARR_ERR_CONFLICT`, `ZARR_ERR_INVALID_ARG`, `ZARR_ERR_READ_ONLY` (opened
 read-only, or at a tag or snapshot), `ZARR_ERR_UNSUPPORTED` (not an Icechunk
@@ -1931,6 +1932,8 @@ end
     zarr_bytes_free(bytes) -> Cvoid
 
 Frees a buffer of bytes libzarr gave (`zarr_store_changes_export`). NULL is a no-op.
+
+Errors: none: it returns nothing, never a status.
 
 Ownership: `bytes` is released; do not use it afterwards.
 
