@@ -1,6 +1,7 @@
 // include/zarr.hpp, the C++17 binding: RAII handles (moves, any free order, adoption),
 // zarr::Error (status and message) for several kinds of failure, every region call in C
-// and F order for every element type, groups, stores, attributes and Zarr v3 arrays.
+// and F order for every element type, groups, stores, attributes, Zarr v3 arrays and the
+// export and merge of an Icechunk store's changes.
 // Every check compares exact values.
 #include "check.h"
 
@@ -650,6 +651,28 @@ static void test_async() {
     CHECK_EQ(a.read<int32_t>({5, 1}, {1, 1})[0], 5);
 }
 
+// Icechunk: a second store's changes exported and merged into the first's commit (builds with
+// Icechunk only).
+static void test_merge(const char *dir) {
+    if ((zarr::features() & ZARR_HAS_ICECHUNK) == 0) return;
+    const std::string url = std::string("icechunk://") + dir + "/merge-repo";
+    zarr::Store first = zarr::Store::open_url(url, ZARR_MODE_A);
+    for (const char *name : {"a", "b"})
+        zarr::ArrayBuilder::of<int32_t>({4}).set_zarr_format(3).create(first, name, ZARR_MODE_W_MINUS);
+    first.commit("arrays");
+    zarr::Store second = zarr::Store::open_url(url, ZARR_MODE_R_PLUS);
+    zarr::Array::open(first, "a", ZARR_MODE_R_PLUS).write({0}, {4}, std::vector<int32_t>{1, 2, 3, 4});
+    zarr::Array::open(second, "b", ZARR_MODE_R_PLUS).write({0}, {4}, std::vector<int32_t>{5, 6, 7, 8});
+    std::vector<uint8_t> changes = second.export_changes();
+    CHECK(!changes.empty());
+    CHECK_THROWS(first.merge_changes(std::vector<uint8_t>{1, 2, 3}), ZARR_ERR_INVALID_ARG, "not the changes");
+    first.merge_changes(changes);
+    first.commit("both");
+    zarr::Store head = zarr::Store::open_url(url, ZARR_MODE_R);
+    CHECK(same(zarr::Array::open(head, "a", ZARR_MODE_R).read<int32_t>({0}, {4}), std::vector<int32_t>{1, 2, 3, 4}));
+    CHECK(same(zarr::Array::open(head, "b", ZARR_MODE_R).read<int32_t>({0}, {4}), std::vector<int32_t>{5, 6, 7, 8}));
+}
+
 int main() {
     char *dir = check_mkdtemp();
     run("raii", test_raii);
@@ -661,6 +684,7 @@ int main() {
     run("library", test_library);
     run("typed", test_typed);
     run("async", test_async);
+    run("merge", [&] { test_merge(dir); });
     check_rmtree(dir);
     return CHECK_DONE();
 }

@@ -1,7 +1,8 @@
 /*
  * Icechunk repositories from C: arrays written through icechunk:/// stores, committed and
  * read back at the branch, a tag and a snapshot; discard; a second writer's conflict and
- * rebase; history as JSON; branches; and the statuses of stores that keep no history.
+ * rebase; one writer's changes merged into another's commit; history as JSON; branches;
+ * and the statuses of stores that keep no history.
  * Exits 77 (skipped) in builds without Icechunk.
  */
 #include "check.h"
@@ -135,6 +136,66 @@ static void two_writers(const char *repo) {
     zarr_store_free(first);
 }
 
+/* The number of snapshots in the history `store` reads. */
+static size_t history_length(zarr_store_t *store) {
+    size_t needed = 0, count = 0;
+    CHECK_STATUS(zarr_store_history_json(store, NULL, 0, &needed), ZARR_ERR_BUFFER_SIZE);
+    char *history = malloc(needed);
+    CHECK(history != NULL);
+    CHECK_OK(zarr_store_history_json(store, history, needed, NULL));
+    for (const char *at = history; (at = strstr(at, "\"id\":")) != NULL; at++) count++;
+    free(history);
+    return count;
+}
+
+/* Two writers on one branch: the second exports its changes, the first merges them and
+ * commits both as one snapshot. Garbage bytes and read-only stores are refused. */
+static void changes_merged_into_one_commit(const char *repo) {
+    zarr_store_t *first = open_at(repo, "", ZARR_MODE_R_PLUS);
+    zarr_store_t *second = open_at(repo, "", ZARR_MODE_R_PLUS);
+    size_t before = history_length(first);
+    write_values(first, "temperature", 3000);
+    write_values(second, "pressure", 4000);
+    void *bytes = (void *)1;
+    size_t len = 1;
+    CHECK_OK(zarr_store_changes_export(second, &bytes, &len));
+    CHECK(bytes != NULL);
+    CHECK(len > 0);
+
+    /* Garbage, a truncated export and NULL are refused, and merge nothing. */
+    const char garbage[] = "not the changes of a store";
+    CHECK_STATUS(zarr_store_changes_merge(first, garbage, sizeof garbage), ZARR_ERR_INVALID_ARG);
+    CHECK_ERROR_CONTAINS("not the changes");
+    CHECK_STATUS(zarr_store_changes_merge(first, bytes, len / 2), ZARR_ERR_INVALID_ARG);
+    CHECK_STATUS(zarr_store_changes_merge(first, NULL, 8), ZARR_ERR_NULL_ARG);
+    zarr_store_t *reader = open_at(repo, "", ZARR_MODE_R);
+    CHECK_STATUS(zarr_store_changes_merge(reader, bytes, len), ZARR_ERR_READ_ONLY);
+    void *none = (void *)1;
+    size_t none_len = 1;
+    CHECK_STATUS(zarr_store_changes_export(reader, &none, &none_len), ZARR_ERR_READ_ONLY);
+    CHECK(none == NULL);
+    CHECK_EQ(none_len, 0);
+    check_values(reader, "pressure", 2000);
+
+    CHECK_OK(zarr_store_changes_merge(first, bytes, len));
+    zarr_bytes_free(bytes);
+    zarr_bytes_free(NULL);
+    CHECK_OK(zarr_store_commit(first, "both writers", NULL, 0));
+    zarr_store_t *head = open_at(repo, "", ZARR_MODE_R);
+    check_values(head, "temperature", 3000);
+    check_values(head, "pressure", 4000);
+    CHECK_EQ(history_length(head), before + 1);
+
+    /* The second writer goes on at that commit: discard, rebase. */
+    CHECK_OK(zarr_store_discard(second));
+    CHECK_OK(zarr_store_rebase(second));
+    check_values(second, "temperature", 3000);
+    zarr_store_free(head);
+    zarr_store_free(reader);
+    zarr_store_free(second);
+    zarr_store_free(first);
+}
+
 static void missing_and_plain(const char *dir) {
     zarr_store_t *s = NULL;
     char *missing = check_join(dir, "missing");
@@ -156,6 +217,10 @@ static void missing_and_plain(const char *dir) {
     CHECK_STATUS(zarr_store_create_tag(s, "t"), ZARR_ERR_UNSUPPORTED);
     CHECK_STATUS(zarr_store_create_branch(s, "b"), ZARR_ERR_UNSUPPORTED);
     CHECK_STATUS(zarr_store_history_json(s, NULL, 0, NULL), ZARR_ERR_UNSUPPORTED);
+    void *bytes = NULL;
+    size_t len = 0;
+    CHECK_STATUS(zarr_store_changes_export(s, &bytes, &len), ZARR_ERR_UNSUPPORTED);
+    CHECK_STATUS(zarr_store_changes_merge(s, "x", 1), ZARR_ERR_UNSUPPORTED);
     zarr_store_free(s);
 }
 
@@ -168,6 +233,7 @@ int main(void) {
     char *repo = check_join(dir, "repo");
     commits_tags_and_snapshots(repo);
     two_writers(repo);
+    changes_merged_into_one_commit(repo);
     missing_and_plain(dir);
     free(repo);
     check_rmtree(dir);

@@ -2406,6 +2406,72 @@ zarr_status_t zarr_store_history_json(const zarr_store_t *store,
                                       size_t *needed);
 
 /**
+ * Serializes everything written through `store` since its last commit (or its opening)
+ * into a new buffer `*out_bytes` of `*out_len` bytes, for `zarr_store_changes_merge` on
+ * another store of the same repository: the way several processes (MPI ranks) write one
+ * commit. Each writer opens the branch after the commit that created the arrays, writes
+ * chunks of its own only (no array or group created or resized), exports and does not
+ * commit; one store merges every writer's bytes and commits once. The chunks are in the
+ * repository already; the bytes name them (and carry chunks small enough to be kept
+ * inline), so they are small. The store keeps its changes: discard them
+ * (`zarr_store_discard`) and rebase (`zarr_store_rebase`) to go on at the new commit.
+ *
+ * The bytes also hold the repository's storage settings, S3 credentials given as options
+ * included: pass them only between the job's own processes.
+ *
+ * Errors: `ZARR_ERR_READ_ONLY` (opened read-only, or at a tag or snapshot),
+ * `ZARR_ERR_UNSUPPORTED` (not an Icechunk repository), `ZARR_ERR_NULL_ARG`.
+ *
+ * Ownership: `*out_bytes` is new: free it with `zarr_bytes_free`; it is NULL (and
+ * `*out_len` 0) after a failure.
+ *
+ * Thread safety: any thread, once writes through the store are done.
+ */
+ZARR_API
+zarr_status_t zarr_store_changes_export(const zarr_store_t *store,
+                                        void **out_bytes,
+                                        size_t *out_len);
+
+/**
+ * Adds the changes another store exported (`zarr_store_changes_export`: `len` bytes at
+ * `bytes`) to what `store` wrote since its last commit, so that its next
+ * `zarr_store_commit` holds both as one snapshot. Merge every writer's bytes, then commit.
+ *
+ * Both stores must read the same snapshot: changes written on another one (a commit came
+ * between) give `ZARR_ERR_CONFLICT` and merge nothing; the writers then discard, rebase
+ * and write again. Two stores that created or changed the same array or group differently
+ * give `ZARR_ERR_CONFLICT` too (create arrays and groups in a commit before the writers
+ * start); of a chunk two stores wrote, the one merged last wins, so writers write
+ * disjoint chunks. Bytes that are no exported changes give `ZARR_ERR_INVALID_ARG`, and so
+ * does a store still at the repository's first snapshot (which every repository shares:
+ * commit the arrays first). On every error nothing changes in `store`.
+ *
+ * Errors: `ZARR_ERR_CONFLICT`, `ZARR_ERR_INVALID_ARG`, `ZARR_ERR_READ_ONLY` (opened
+ * read-only, or at a tag or snapshot), `ZARR_ERR_UNSUPPORTED` (not an Icechunk
+ * repository), `ZARR_ERR_NULL_ARG` (`bytes` NULL with `len` above 0),
+ * `ZARR_ERR_BUFFER_SIZE` (`len` larger than any buffer).
+ *
+ * Ownership: the bytes are only read.
+ *
+ * Thread safety: any thread, once writes through the store are done.
+ */
+ZARR_API
+zarr_status_t zarr_store_changes_merge(const zarr_store_t *store,
+                                       const void *bytes,
+                                       size_t len);
+
+/**
+ * Frees a buffer of bytes libzarr gave (`zarr_store_changes_export`). NULL is a no-op.
+ *
+ * Errors: none: it returns nothing, never a status.
+ *
+ * Ownership: `bytes` is released; do not use it afterwards.
+ *
+ * Thread safety: any thread, once no other call is using the buffer.
+ */
+ZARR_API void zarr_bytes_free(void *bytes);
+
+/**
  * The fixed name of a status code (`"ZARR_ERR_NOT_FOUND"`); never NULL, "ZARR_UNKNOWN_STATUS"
  * for values that are not statuses. The string is static: do not free it.
  *

@@ -37,6 +37,7 @@
 #include <complex>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -448,6 +449,22 @@ class Store {
         return detail::get_text([&](char *buf, size_t len, size_t *needed) {
             return zarr_store_history_json(get(), buf, len, needed);
         });
+    }
+    /* What was written since the last commit, as bytes another store of the repository
+       merges (see zarr_store_changes_export). */
+    std::vector<uint8_t> export_changes() const {
+        void *bytes = nullptr;
+        size_t len = 0;
+        detail::check(zarr_store_changes_export(get(), &bytes, &len));
+        auto release = [](void *p) { zarr_bytes_free(p); };
+        std::unique_ptr<void, decltype(release)> owned(bytes, release);
+        const uint8_t *start = static_cast<const uint8_t *>(owned.get());
+        return std::vector<uint8_t>(start, start + len);
+    }
+    /* Adds changes another store exported to this store's next commit (see
+       zarr_store_changes_merge). */
+    void merge_changes(const std::vector<uint8_t> &bytes) const {
+        detail::check(zarr_store_changes_merge(get(), bytes.data(), bytes.size()));
     }
 
     /* What is at `path`: ZARR_NODE_NONE, ZARR_NODE_ARRAY or ZARR_NODE_GROUP. */

@@ -892,3 +892,207 @@ fn repositories_on_s3() {
     assert!(matches!(versions.commit("step 4"), Err(Error::Conflict(_))));
     check_step(&at("", Mode::Read).unwrap(), 3);
 }
+
+const WRITERS: u64 = 4;
+
+/// The int32 values writer `rank` stores in its two rows of `t` at `step`.
+fn rank_rows(step: i32, rank: u64) -> Vec<i32> {
+    (0..2 * 64)
+        .map(|i| step * 1000 + rank as i32 * 200 + i)
+        .collect()
+}
+
+/// Writer `rank`'s two rows of `t` (int32, chunks small enough to be kept inline) and of
+/// `p` (float64 noise, chunks stored as files of their own) at `step`, through `store`.
+fn write_rank_rows(store: &Arc<dyn Store>, step: i32, rank: u64) {
+    let t = Array::open(store.clone(), "t", Mode::ReadWrite).unwrap();
+    let origin = [2 * rank, 0];
+    let rows = int32s(rank_rows(step, rank));
+    t.write(&origin, &[2, 64], ElementType::Int32, Order::C, &rows)
+        .unwrap();
+    let p = Array::open(store.clone(), "p", Mode::ReadWrite).unwrap();
+    let noise = noisy(2 * 64, step as u64 * 10 + rank);
+    p.write(&origin, &[2, 64], ElementType::Float64, Order::C, &noise)
+        .unwrap();
+}
+
+/// Whether `store` reads every writer's rows of `step`.
+fn check_all_rows(store: &Arc<dyn Store>, step: i32) {
+    let t = Array::open(store.clone(), "t", Mode::Read).unwrap();
+    let p = Array::open(store.clone(), "p", Mode::Read).unwrap();
+    let want_t: Vec<u8> = (0..WRITERS)
+        .flat_map(|r| int32s(rank_rows(step, r)))
+        .collect();
+    let want_p: Vec<u8> = (0..WRITERS)
+        .flat_map(|r| noisy(2 * 64, step as u64 * 10 + r))
+        .collect();
+    assert_eq!(read_all(&t, ElementType::Int32, 4), want_t, "step {step}");
+    assert_eq!(read_all(&p, ElementType::Float64, 8), want_p, "step {step}");
+}
+
+/// Creates `t` and `p` (8 x 64, chunks of 2 rows) and commits them.
+fn create_rank_arrays(repo: &Path) {
+    let setup = open(repo, "", Mode::Append);
+    for (name, elem) in [("t", ElementType::Int32), ("p", ElementType::Float64)] {
+        let mut builder = ArrayBuilder::new(vec![2 * WRITERS, 64], elem);
+        builder.zarr_format(3).unwrap();
+        builder.chunks(vec![2, 64]).fill_value_json(json!(0));
+        builder
+            .create(setup.clone(), name, Mode::CreateNew)
+            .unwrap();
+    }
+    commit(&setup, "arrays");
+}
+
+/// Four writers on one branch write their rows in stores of their own, export their
+/// changes, and the first merges them all and commits once per step; the others discard
+/// and rebase to go on at that commit.
+#[test]
+fn writers_merge_their_changes_into_one_commit() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    create_rank_arrays(&repo);
+    let stores: Vec<Arc<dyn Store>> = (0..WRITERS)
+        .map(|_| open(&repo, "", Mode::ReadWrite))
+        .collect();
+    let before = repository_of(stores[0].as_ref())
+        .unwrap()
+        .history()
+        .unwrap();
+    for step in 1..=3 {
+        let exported: Vec<Vec<u8>> = std::thread::scope(|scope| {
+            let writers: Vec<_> = stores
+                .iter()
+                .enumerate()
+                .map(|(rank, store)| {
+                    scope.spawn(move || {
+                        write_rank_rows(store, step, rank as u64);
+                        repository_of(store.as_ref())
+                            .unwrap()
+                            .export_changes()
+                            .unwrap()
+                    })
+                })
+                .collect();
+            writers.into_iter().map(|w| w.join().unwrap()).collect()
+        });
+        let root = repository_of(stores[0].as_ref()).unwrap();
+        for changes in &exported[1..] {
+            root.merge_changes(changes).unwrap();
+        }
+        let id = root.commit(&format!("step {step}")).unwrap();
+        for store in &stores[1..] {
+            let versions = repository_of(store.as_ref()).unwrap();
+            versions.discard().unwrap();
+            versions.rebase().unwrap();
+            assert_eq!(versions.snapshot_id().unwrap(), id);
+        }
+        check_all_rows(&open(&repo, "", Mode::Read), step);
+    }
+    let history = repository_of(open(&repo, "", Mode::Read).as_ref())
+        .unwrap()
+        .history()
+        .unwrap();
+    assert_eq!(history.len(), before.len() + 3);
+    let messages: Vec<&str> = history[..3].iter().map(|s| s.message.as_str()).collect();
+    assert_eq!(messages, ["step 3", "step 2", "step 1"]);
+    assert_eq!(history[3], before[0]);
+    // Each step stays readable at its snapshot.
+    for (snapshot, step) in history[..3].iter().zip([3, 2, 1]) {
+        check_all_rows(
+            &open(&repo, &format!("?snapshot={}", snapshot.id), Mode::Read),
+            step,
+        );
+    }
+}
+
+/// Bytes that are no exported changes, changes of another snapshot, clashing arrays and
+/// stores that cannot write are refused, and nothing changes.
+#[test]
+fn merging_refuses_what_it_cannot_merge() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    create_rank_arrays(&repo);
+    let root = open(&repo, "", Mode::ReadWrite);
+    let writer = open(&repo, "", Mode::ReadWrite);
+    write_rank_rows(&writer, 1, 1);
+    let versions = repository_of(root.as_ref()).unwrap();
+    let changes = repository_of(writer.as_ref())
+        .unwrap()
+        .export_changes()
+        .unwrap();
+
+    let garbage = [b"".to_vec(), b"not changes".to_vec(), vec![0xff; 4096]];
+    let truncated = [changes[..changes.len() / 2].to_vec(), changes[..1].to_vec()];
+    for bytes in garbage.iter().chain(&truncated) {
+        match versions.merge_changes(bytes) {
+            Err(Error::InvalidArg(m)) => assert!(m.contains("not the changes"), "{m}"),
+            other => panic!("{} bytes: {other:?}", bytes.len()),
+        }
+    }
+    // Nothing was merged: there is nothing to commit.
+    assert!(matches!(versions.commit("none"), Err(Error::InvalidArg(_))));
+
+    // Read-only stores neither export nor merge.
+    for query in [
+        "",
+        &format!("?snapshot={}", versions.snapshot_id().unwrap()),
+    ] {
+        let reader = open(&repo, query, Mode::Read);
+        let read_only = repository_of(reader.as_ref()).unwrap();
+        assert!(matches!(
+            read_only.merge_changes(&changes),
+            Err(Error::ReadOnly(_))
+        ));
+        assert!(matches!(
+            read_only.export_changes(),
+            Err(Error::ReadOnly(_))
+        ));
+    }
+    // A new repository's first snapshot is every repository's: nothing is merged there.
+    let fresh = open(&dir.path().join("fresh"), "", Mode::Append);
+    match repository_of(fresh.as_ref())
+        .unwrap()
+        .merge_changes(&changes)
+    {
+        Err(Error::InvalidArg(m)) => assert!(m.contains("first snapshot"), "{m}"),
+        other => panic!("{other:?}"),
+    }
+
+    // Plain stores have no changes to merge.
+    let plain = zarr::store::MemoryStore::new();
+    assert!(matches!(repository_of(&plain), Err(Error::Unsupported(_))));
+
+    // Changes written on an older snapshot than the store's.
+    write_rank_rows(&root, 1, 0);
+    versions.commit("row 0").unwrap();
+    match versions.merge_changes(&changes) {
+        Err(Error::Conflict(m)) => assert!(m.contains("same commit"), "{m}"),
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(versions.commit("none"), Err(Error::InvalidArg(_))));
+
+    // Two writers creating the same array differently clash.
+    let (first, second) = (
+        open(&repo, "", Mode::ReadWrite),
+        open(&repo, "", Mode::ReadWrite),
+    );
+    for (store, size) in [(&first, 4), (&second, 5)] {
+        let mut builder = ArrayBuilder::new(vec![size], ElementType::Int32);
+        builder.zarr_format(3).unwrap();
+        builder
+            .create(store.clone(), "new", Mode::CreateNew)
+            .unwrap();
+    }
+    let theirs = repository_of(second.as_ref())
+        .unwrap()
+        .export_changes()
+        .unwrap();
+    let mine = repository_of(first.as_ref()).unwrap();
+    assert!(matches!(
+        mine.merge_changes(&theirs),
+        Err(Error::Conflict(_))
+    ));
+    let new = Array::open(first.clone(), "new", Mode::Read).unwrap();
+    assert_eq!(new.metadata().shape, [4]);
+}

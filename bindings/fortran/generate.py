@@ -70,6 +70,8 @@ def dummy(h, f, p):
         return f"type(c_ptr), intent(in) :: {p.name}(*)"
     if p.ctype in ("char *", "void *", "const void *"):
         return f"type(c_ptr), value :: {p.name}"
+    if p.ctype == "void * *":  # a buffer libzarr allocates, freed with zarr_bytes_free
+        return f"type(c_ptr), intent(out) :: {p.name}"
     base = [w for w in t if w not in ("const", "*")]
     if len(base) != 1:
         raise SystemExit(f"generate.py: no Fortran type for {p.ctype} {p.name} in {f.name}")

@@ -33,6 +33,7 @@ FIXED = {
     "char *": "Ptr{UInt8}",
     "const char * const *": "Ptr{Cstring}",
     "const void * const *": "Ptr{Ptr{Cvoid}}",
+    "void * *": "Ptr{Ptr{Cvoid}}",
     "const size_t *": "Ptr{Csize_t}",
     "void *": "Ptr{Cvoid}",
     "const void *": "Ptr{Cvoid}",

@@ -210,3 +210,111 @@ pub unsafe extern "C" fn zarr_store_history_json(
         )
     })
 }
+
+/// Bytes before an exported buffer that hold its length, so `zarr_bytes_free` needs only
+/// the pointer.
+const LENGTH_PREFIX: usize = std::mem::size_of::<usize>();
+
+/// Hands `bytes` to the caller as a buffer `zarr_bytes_free` releases.
+fn give_bytes(bytes: &[u8]) -> *mut std::ffi::c_void {
+    let mut buf = Vec::with_capacity(LENGTH_PREFIX + bytes.len());
+    buf.extend_from_slice(&bytes.len().to_ne_bytes());
+    buf.extend_from_slice(bytes);
+    let buf = Box::into_raw(buf.into_boxed_slice()).cast::<u8>();
+    // SAFETY: the allocation holds LENGTH_PREFIX bytes before the data.
+    unsafe { buf.add(LENGTH_PREFIX).cast() }
+}
+
+/// Serializes everything written through `store` since its last commit (or its opening)
+/// into a new buffer `*out_bytes` of `*out_len` bytes, for `zarr_store_changes_merge` on
+/// another store of the same repository: the way several processes (MPI ranks) write one
+/// commit. Each writer opens the branch after the commit that created the arrays, writes
+/// chunks of its own only (no array or group created or resized), exports and does not
+/// commit; one store merges every writer's bytes and commits once. The chunks are in the
+/// repository already; the bytes name them (and carry chunks small enough to be kept
+/// inline), so they are small. The store keeps its changes: discard them
+/// (`zarr_store_discard`) and rebase (`zarr_store_rebase`) to go on at the new commit.
+///
+/// The bytes also hold the repository's storage settings, S3 credentials given as options
+/// included: pass them only between the job's own processes.
+///
+/// Errors: `ZARR_ERR_READ_ONLY` (opened read-only, or at a tag or snapshot),
+/// `ZARR_ERR_UNSUPPORTED` (not an Icechunk repository), `ZARR_ERR_NULL_ARG`.
+///
+/// Ownership: `*out_bytes` is new: free it with `zarr_bytes_free`; it is NULL (and
+/// `*out_len` 0) after a failure.
+///
+/// Thread safety: any thread, once writes through the store are done.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_store_changes_export(
+    store: *const zarr_store_t,
+    out_bytes: *mut *mut std::ffi::c_void,
+    out_len: *mut usize,
+) -> zarr_status_t {
+    ffi_guard!({
+        clear_out(out_bytes, "out_bytes")?;
+        *out(out_len, "out_len")? = 0;
+        let store = &store_ref(store)?.inner;
+        crate::node::pending::wait_all_requests();
+        let bytes = repository_of(store.as_ref())?.export_changes()?;
+        *out_bytes = give_bytes(&bytes);
+        *out_len = bytes.len();
+        Ok(())
+    })
+}
+
+/// Adds the changes another store exported (`zarr_store_changes_export`: `len` bytes at
+/// `bytes`) to what `store` wrote since its last commit, so that its next
+/// `zarr_store_commit` holds both as one snapshot. Merge every writer's bytes, then commit.
+///
+/// Both stores must read the same snapshot: changes written on another one (a commit came
+/// between) give `ZARR_ERR_CONFLICT` and merge nothing; the writers then discard, rebase
+/// and write again. Two stores that created or changed the same array or group differently
+/// give `ZARR_ERR_CONFLICT` too (create arrays and groups in a commit before the writers
+/// start); of a chunk two stores wrote, the one merged last wins, so writers write
+/// disjoint chunks. Bytes that are no exported changes give `ZARR_ERR_INVALID_ARG`, and so
+/// does a store still at the repository's first snapshot (which every repository shares:
+/// commit the arrays first). On every error nothing changes in `store`.
+///
+/// Errors: `ZARR_ERR_CONFLICT`, `ZARR_ERR_INVALID_ARG`, `ZARR_ERR_READ_ONLY` (opened
+/// read-only, or at a tag or snapshot), `ZARR_ERR_UNSUPPORTED` (not an Icechunk
+/// repository), `ZARR_ERR_NULL_ARG` (`bytes` NULL with `len` above 0),
+/// `ZARR_ERR_BUFFER_SIZE` (`len` larger than any buffer).
+///
+/// Ownership: the bytes are only read.
+///
+/// Thread safety: any thread, once writes through the store are done.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_store_changes_merge(
+    store: *const zarr_store_t,
+    bytes: *const std::ffi::c_void,
+    len: usize,
+) -> zarr_status_t {
+    ffi_guard!({
+        let store = &store_ref(store)?.inner;
+        let bytes = slice(bytes.cast::<u8>(), len, "bytes")?;
+        crate::node::pending::wait_all_requests();
+        Ok(repository_of(store.as_ref())?.merge_changes(bytes)?)
+    })
+}
+
+/// Frees a buffer of bytes libzarr gave (`zarr_store_changes_export`). NULL is a no-op.
+///
+/// Errors: none: it returns nothing, never a status.
+///
+/// Ownership: `bytes` is released; do not use it afterwards.
+///
+/// Thread safety: any thread, once no other call is using the buffer.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_bytes_free(bytes: *mut std::ffi::c_void) {
+    ffi_guard!(() => {
+        if bytes.is_null() {
+            return;
+        }
+        let start = bytes.cast::<u8>().sub(LENGTH_PREFIX);
+        let mut len = [0u8; LENGTH_PREFIX];
+        std::ptr::copy_nonoverlapping(start, len.as_mut_ptr(), LENGTH_PREFIX);
+        let total = LENGTH_PREFIX + usize::from_ne_bytes(len);
+        drop(Box::from_raw(std::ptr::slice_from_raw_parts_mut(start, total)));
+    })
+}

@@ -86,6 +86,13 @@ impl std::fmt::Debug for IcechunkStore {
     }
 }
 
+/// The kinds of reference `IcechunkStore::create_ref` creates.
+#[derive(Debug, Clone, Copy)]
+enum Ref {
+    Tag,
+    Branch,
+}
+
 /// The right to update a repository's branches and tags: for a repository on local disk,
 /// an exclusive `flock` on its directory (released when dropped, with the descriptor); on
 /// object storage nothing, as the branch moves there by a conditional write.
@@ -363,6 +370,22 @@ impl IcechunkStore {
                 self.url
             ))
         })
+    }
+
+    /// Creates the tag or branch `name` at the current snapshot, in the update turn.
+    fn create_ref(&self, kind: Ref, name: &str) -> Result<()> {
+        let _turn = UpdateTurn::take(self.directory.as_ref(), &self.url)?;
+        let (repo, session, url) = (self.repo.clone(), self.session.clone(), self.url.clone());
+        let name = name.to_string();
+        block_on(async move {
+            let id = session.read().await.snapshot_id().clone();
+            let (created, what) = match kind {
+                Ref::Tag => (repo.create_tag(&name, &id).await, "tag"),
+                Ref::Branch => (repo.create_branch(&name, &id).await, "branch"),
+            };
+            let what = format!("cannot create {what} {name:?}");
+            created.map_err(|e| repo_error(&url, &what, e.kind))
+        })?
     }
 }
 
@@ -656,27 +679,11 @@ impl Repository for IcechunkStore {
     }
 
     fn create_tag(&self, name: &str) -> Result<()> {
-        let _turn = UpdateTurn::take(self.directory.as_ref(), &self.url)?;
-        let (repo, session, url) = (self.repo.clone(), self.session.clone(), self.url.clone());
-        let name = name.to_string();
-        block_on(async move {
-            let id = session.read().await.snapshot_id().clone();
-            repo.create_tag(&name, &id)
-                .await
-                .map_err(|e| repo_error(&url, &format!("cannot create tag {name:?}"), e.kind))
-        })?
+        self.create_ref(Ref::Tag, name)
     }
 
     fn create_branch(&self, name: &str) -> Result<()> {
-        let _turn = UpdateTurn::take(self.directory.as_ref(), &self.url)?;
-        let (repo, session, url) = (self.repo.clone(), self.session.clone(), self.url.clone());
-        let name = name.to_string();
-        block_on(async move {
-            let id = session.read().await.snapshot_id().clone();
-            repo.create_branch(&name, &id)
-                .await
-                .map_err(|e| repo_error(&url, &format!("cannot create branch {name:?}"), e.kind))
-        })?
+        self.create_ref(Ref::Branch, name)
     }
 
     fn snapshot_id(&self) -> Result<String> {
@@ -705,6 +712,60 @@ impl Repository for IcechunkStore {
                 })
                 .try_collect()
                 .await
+        })?
+    }
+
+    fn export_changes(&self) -> Result<Vec<u8>> {
+        self.branch("export changes")?;
+        let (session, url) = (self.session.clone(), self.url.clone());
+        block_on(async move {
+            session
+                .read()
+                .await
+                .as_bytes()
+                .map_err(|e| session_error(&url, "cannot export the changes", e.kind))
+        })?
+    }
+
+    fn merge_changes(&self, changes: &[u8]) -> Result<()> {
+        self.branch("merge changes")?;
+        let _write = super::writes::Write::begin(self.location());
+        let (session, url) = (self.session.clone(), self.url.clone());
+        let changes = changes.to_vec();
+        block_on(async move {
+            let what = "cannot merge changes";
+            let other = Session::from_bytes(&changes)
+                .ok()
+                .filter(|other| !other.read_only() && other.branch().is_some())
+                .ok_or_else(|| {
+                    Error::InvalidArg(format!(
+                        "{url}: {what}: the {} bytes are not the changes a writable \
+                         Icechunk store exported",
+                        changes.len()
+                    ))
+                })?;
+            let mut session = session.write().await;
+            if session.snapshot_id().is_initial() {
+                // Every repository starts at the same snapshot id: changes written there
+                // could name chunks of another repository.
+                return Err(Error::InvalidArg(format!(
+                    "{url}: {what}: the store is at the repository's first snapshot; \
+                     commit the arrays and groups first, then let the writers start"
+                )));
+            }
+            if other.snapshot_id() != session.snapshot_id() {
+                return Err(Error::Conflict(format!(
+                    "{url}: {what}: they were written on snapshot {}, this store is on {}: \
+                     every writer must start from the same commit (commit here after the \
+                     merges, then let each writer discard and rebase)",
+                    other.snapshot_id(),
+                    session.snapshot_id()
+                )));
+            }
+            session
+                .merge(other)
+                .await
+                .map_err(|e| session_error(&url, what, e.kind))
         })?
     }
 }
@@ -761,6 +822,10 @@ fn session_error(url: &str, what: &str, kind: SessionErrorKind) -> Error {
         )),
         SessionErrorKind::RebaseFailed { ref conflicts, .. } => Error::Conflict(format!(
             "{url}: {what}: the changes overlap those committed meanwhile: {conflicts:?}"
+        )),
+        SessionErrorKind::SessionMerge(_) => Error::Conflict(format!(
+            "{url}: {what}: the writers changed the same array or group differently \
+             ({shown}); create arrays and groups in a commit before the writers start"
         )),
         SessionErrorKind::ReadOnlySession => Error::ReadOnly(format!("{url}: {what}: {shown}")),
         SessionErrorKind::NoChangesToCommit => Error::InvalidArg(format!("{url}: {what}: {shown}")),

@@ -41,6 +41,21 @@ pub trait Repository: Send + Sync {
     fn snapshot_id(&self) -> Result<String>;
     /// The snapshots from the current one back to the first, newest first.
     fn history(&self) -> Result<Vec<Snapshot>>;
+    /// Everything written since the last commit, serialized for
+    /// [`Repository::merge_changes`] of another store of the repository (the written
+    /// chunks themselves are already in the repository; the bytes name them). The changes
+    /// stay here too. The bytes also hold the repository's storage settings, S3
+    /// credentials given as options included: pass them only between trusted processes.
+    /// [`Error::ReadOnly`] when the store cannot write.
+    fn export_changes(&self) -> Result<Vec<u8>>;
+    /// Adds the changes another store exported to this store's uncommitted changes, so one
+    /// commit here holds both. Both stores must be on the same snapshot
+    /// ([`Error::Conflict`] otherwise); two stores creating or changing the same array or
+    /// group differently are [`Error::Conflict`] too; of a chunk both wrote, the merged
+    /// one wins. Bytes that are no exported changes, and a store still at the repository's
+    /// first snapshot (the same in every repository), are [`Error::InvalidArg`]. On any
+    /// error nothing changes.
+    fn merge_changes(&self, changes: &[u8]) -> Result<()>;
 }
 
 /// `store`'s versioning calls, or [`Error::Unsupported`] when it keeps no history.

@@ -8,16 +8,25 @@
 # Then examples-c/mpi_rectilinear.c writes uneven subdomains, one chunk of a rectilinear
 # grid per rank (no synchronizer), verified by rank 0 through libzarr, and its Fortran
 # version examples-c/mpi_rectilinear.f90 (module zarr, built here with mpifort) does the
-# same from Fortran.
+# same from Fortran. When the toolchain builds Icechunk (Rust 1.95 or newer, as
+# scripts/test.sh decides), the library is built with it and examples-c/mpi_icechunk.c has the
+# ranks write each step in sessions of their own that rank 0 merges and commits as one
+# snapshot; rank 0 checks the history and the values.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 env_dir="${ZARR_TEST_ENV:-$root/.test-env}"
-cargo build --release --quiet --manifest-path "$root/Cargo.toml"
+examples=(mpi_write mpi_write_s3 mpi_rectilinear)
+features=()
+if rustc --version | awk '{ split($2, v, "."); exit !(v[1] > 1 || v[2] >= 95) }'; then
+  features=(--features icechunk)
+  examples+=(mpi_icechunk)
+fi
+cargo build --release --quiet "${features[@]}" --manifest-path "$root/Cargo.toml"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cp "$root/target/release/libzarr.so" "$work/libzarr.so"
 ln -sf libzarr.so "$work/libzarr.so.0"
-for example in mpi_write mpi_write_s3 mpi_rectilinear; do
+for example in "${examples[@]}"; do
   mpicc -std=c11 -O2 -Wall -Wextra -Werror -I "$root/include" "$root/examples-c/$example.c" \
     -L "$work" -lzarr -Wl,-rpath,"$work" -o "$work/$example"
 done
@@ -93,4 +102,12 @@ OMPI_MCA_rmaps_base_oversubscribe=1 mpirun "${mpirun_flags[@]}" "$work/mpi_recti
   "$work/rectilinear.zarr"
 OMPI_MCA_rmaps_base_oversubscribe=1 mpirun "${mpirun_flags[@]}" "$work/mpi_rectilinear_f" \
   "$work/rectilinear_f.zarr"
-echo "mpi: 6 passed, 0 failed"
+passed=6
+if [ -x "$work/mpi_icechunk" ]; then
+  OMPI_MCA_rmaps_base_oversubscribe=1 mpirun "${mpirun_flags[@]}" "$work/mpi_icechunk" \
+    "$work/icechunk-repo"
+  passed=7
+else
+  echo "mpi: mpi_icechunk skipped (Icechunk needs Rust 1.95 or newer)"
+fi
+echo "mpi: $passed passed, 0 failed"

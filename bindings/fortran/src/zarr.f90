@@ -110,6 +110,7 @@ module zarr
   public :: zarr_delete_attr, zarr_get_attr_string, zarr_version, zarr_status_name
   public :: zarr_last_error, zarr_append, zarr_flush, zarr_refresh, zarr_set_synchronizer
   public :: zarr_commit, zarr_discard, zarr_rebase, zarr_create_tag, zarr_create_branch
+  public :: zarr_export_changes, zarr_merge_changes
   public :: zarr_set_cache_bytes, zarr_set_num_threads, zarr_get_num_threads
   public :: zarr_consolidate, zarr_delete, zarr_get_dimension_names
   public :: zarr_iwrite, zarr_iappend, zarr_wait, zarr_test, zarr_wait_all, zarr_request_free
@@ -2639,6 +2640,45 @@ contains
     character(*), intent(inout), optional :: errmsg
     call report(c_zarr_store_rebase(store%ptr), "zarr_rebase", stat, errmsg)
   end subroutine zarr_rebase
+
+  ! What was written through an Icechunk store since its last commit, as bytes another store
+  ! of the repository merges (zarr_store_changes_export): each MPI rank exports, rank 0
+  ! merges every rank's bytes and commits once. The store keeps its changes.
+  subroutine zarr_export_changes(store, bytes, stat, errmsg)
+    type(zarr_store), intent(in) :: store
+    integer(c_int8_t), allocatable, intent(out) :: bytes(:)
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    type(c_ptr) :: buf
+    integer(c_size_t) :: n
+    integer(c_int8_t), pointer :: view(:)
+    integer(c_int32_t) :: status
+    status = c_zarr_store_changes_export(store%ptr, buf, n)
+    if (status == ZARR_OK) then
+      call c_f_pointer(buf, view, [n])
+      bytes = view
+      call c_zarr_bytes_free(buf)
+    else
+      allocate (bytes(0))
+    end if
+    call report(status, "zarr_export_changes", stat, errmsg)
+  end subroutine zarr_export_changes
+
+  ! Adds the changes another Icechunk store exported to this store's next commit
+  ! (zarr_store_changes_merge): ZARR_ERR_CONFLICT when they were written on another snapshot
+  ! or change an array this store changed differently, ZARR_ERR_INVALID_ARG for bytes that
+  ! are no exported changes; nothing changes on an error.
+  subroutine zarr_merge_changes(store, bytes, stat, errmsg)
+    type(zarr_store), intent(in) :: store
+    integer(c_int8_t), intent(in), target, contiguous :: bytes(:)
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    type(c_ptr) :: start
+    start = c_null_ptr
+    if (size(bytes) > 0) start = c_loc(bytes)
+    call report(c_zarr_store_changes_merge(store%ptr, start, int(size(bytes), c_size_t)), &
+                "zarr_merge_changes", stat, errmsg)
+  end subroutine zarr_merge_changes
 
   ! Creates a tag at the snapshot the Icechunk store reads (zarr_store_create_tag).
   subroutine zarr_create_tag(store, name, stat, errmsg)

@@ -1,15 +1,18 @@
 ! Icechunk repositories from Fortran: an array written, committed (with its snapshot id),
-! tagged, changed and discarded, a branch made, and the statuses of an empty commit and of
+! tagged, changed and discarded, a branch made, a second writer's changes exported and
+! merged into the first's commit, and the statuses of an empty commit and of
 ! a store that keeps no history. Exits 77 (skipped) in builds without Icechunk. The
 ! repository goes to the current directory (ctest gives the test its own), named by its
 ! absolute path as icechunk:// URLs require.
 program test_icechunk
+  use, intrinsic :: iso_c_binding, only: c_int8_t
   use zarr
   use zarr_c, only: c_zarr_features
   use testing
   implicit none
-  type(zarr_store) :: store, memory, tagged
-  type(zarr_array) :: arr, old
+  type(zarr_store) :: store, memory, tagged, second
+  type(zarr_array) :: arr, old, other, created, merged
+  integer(c_int8_t), allocatable :: changes(:)
   character(20) :: id
   character(200) :: msg
   character(4096) :: cwd
@@ -47,6 +50,27 @@ program test_icechunk
   call check(all(back == [1, 2, 3, 4]), "the tagged values")
   call zarr_create_branch(tagged, "rerun")
   call zarr_rebase(store)
+
+  ! A second writer's changes, exported and merged, go into the first writer's commit.
+  call zarr_create_array(created, store, "b", ZARR_DTYPE_INT32, [4], zarr_format=3)
+  call zarr_commit(store, "b")
+  call zarr_open_url(second, url, ZARR_MODE_R_PLUS)
+  call zarr_open_array(other, second, "b", ZARR_MODE_R_PLUS)
+  call zarr_write(other, [40, 41, 42, 43])
+  call zarr_write(arr, [10, 11, 12, 13])
+  call zarr_export_changes(second, changes)
+  call check(size(changes) > 0, "exported changes")
+  call zarr_merge_changes(store, changes(1:size(changes) / 2), stat=stat, errmsg=msg)
+  call check(stat == ZARR_ERR_INVALID_ARG, "truncated changes")
+  call zarr_merge_changes(store, changes)
+  call zarr_commit(store, "both")
+  call zarr_open_array(merged, store, "b", ZARR_MODE_R)
+  call zarr_read(merged, back)
+  call check(all(back == [40, 41, 42, 43]), "the merged values")
+  call zarr_read(arr, back)
+  call check(all(back == [10, 11, 12, 13]), "the first writer's values")
+  call zarr_export_changes(tagged, changes, stat=stat)
+  call check(stat == ZARR_ERR_READ_ONLY .and. size(changes) == 0, "export from a tag")
 
   ! Stores that keep no history.
   call zarr_memory_store(memory)
