@@ -44,6 +44,12 @@ unsafe fn check_id_buf(id_buf: *mut c_char, id_len: usize) -> FfiResult {
 /// exactly one succeeds. Other programs (Python's icechunk) do not take that lock: a commit
 /// of theirs at the same instant as one of libzarr's on a local disk may still be lost.
 ///
+/// Durability: on a local disk (where Icechunk syncs no file) the repository's filesystem
+/// is synced before the commit, so no snapshot names a chunk not yet on disk, and after
+/// it, so the commit is on disk when the call returns (Linux; `syncfs`). A failed sync
+/// after the commit is `ZARR_ERR_STORAGE_IO` whose message gives the snapshot id. On S3
+/// every object is durable when written.
+///
 /// Errors: `ZARR_ERR_CONFLICT` (see above), `ZARR_ERR_INVALID_ARG` (nothing was written
 /// since the last commit), `ZARR_ERR_READ_ONLY` (opened read-only, or at a tag or
 /// snapshot), `ZARR_ERR_BUFFER_SIZE` (`id_len` too small; nothing committed),
@@ -138,7 +144,8 @@ pub unsafe extern "C" fn zarr_store_rebase(store: *const zarr_store_t) -> zarr_s
 }
 
 /// Creates the tag `name` at the snapshot `store` reads (its last commit, or the snapshot
-/// it was opened at). Tags never move: open one with `icechunk:///PATH?tag=NAME`.
+/// it was opened at). Tags never move: open one with `icechunk:///PATH?tag=NAME`. On a
+/// local disk the tag is synced to disk before the call returns, as a commit is.
 ///
 /// Errors: `ZARR_ERR_EXISTS` (the tag exists, or existed), `ZARR_ERR_INVALID_ARG` (a name
 /// Icechunk refuses), `ZARR_ERR_UNSUPPORTED` (not an Icechunk repository),
@@ -160,7 +167,8 @@ pub unsafe extern "C" fn zarr_store_create_tag(
 }
 
 /// Creates the branch `name` at the snapshot `store` reads. Write to it by opening
-/// `icechunk:///PATH?branch=NAME`.
+/// `icechunk:///PATH?branch=NAME`. On a local disk the branch is synced to disk before
+/// the call returns, as a commit is.
 ///
 /// Errors: `ZARR_ERR_EXISTS` (the branch exists), `ZARR_ERR_INVALID_ARG` (a name Icechunk
 /// refuses), `ZARR_ERR_UNSUPPORTED` (not an Icechunk repository), `ZARR_ERR_STORAGE_IO`.

@@ -97,7 +97,7 @@ enum Ref {
 /// an exclusive `flock` on its directory (released when dropped, with the descriptor); on
 /// object storage nothing, as the branch moves there by a conditional write.
 struct UpdateTurn {
-    _directory: Option<std::fs::File>,
+    directory: Option<std::fs::File>,
 }
 
 impl UpdateTurn {
@@ -105,7 +105,7 @@ impl UpdateTurn {
     /// Each turn opens the directory anew, so turns of one process exclude each other too.
     fn take(directory: Option<&PathBuf>, url: &str) -> Result<UpdateTurn> {
         let Some(dir) = directory else {
-            return Ok(UpdateTurn { _directory: None });
+            return Ok(UpdateTurn { directory: None });
         };
         let fail = |e: &dyn std::fmt::Display| {
             Error::Io(format!(
@@ -117,8 +117,24 @@ impl UpdateTurn {
         rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)
             .map_err(|e| fail(&e))?;
         Ok(UpdateTurn {
-            _directory: Some(file),
+            directory: Some(file),
         })
+    }
+
+    /// Makes what was written to a repository on local disk durable, by `syncfs` of its
+    /// filesystem (the crate's local storage syncs no file): before a commit, so that no
+    /// snapshot names a chunk still in memory, and after, so that the update is on disk
+    /// when the call returns. `failure` says what the error means.
+    fn sync(&self, url: &str, failure: &str) -> Result<()> {
+        #[cfg(target_os = "linux")]
+        if let Some(directory) = &self.directory {
+            rustix::fs::syncfs(directory).map_err(|e| {
+                Error::Io(format!(
+                    "{url}: {failure}: the repository's disk could not be synced: {e}"
+                ))
+            })?;
+        }
+        Ok(())
     }
 }
 
@@ -374,18 +390,20 @@ impl IcechunkStore {
 
     /// Creates the tag or branch `name` at the current snapshot, in the update turn.
     fn create_ref(&self, kind: Ref, name: &str) -> Result<()> {
-        let _turn = UpdateTurn::take(self.directory.as_ref(), &self.url)?;
+        let turn = UpdateTurn::take(self.directory.as_ref(), &self.url)?;
         let (repo, session, url) = (self.repo.clone(), self.session.clone(), self.url.clone());
-        let name = name.to_string();
-        block_on(async move {
+        let owned = name.to_string();
+        let what = block_on(async move {
             let id = session.read().await.snapshot_id().clone();
             let (created, what) = match kind {
-                Ref::Tag => (repo.create_tag(&name, &id).await, "tag"),
-                Ref::Branch => (repo.create_branch(&name, &id).await, "branch"),
+                Ref::Tag => (repo.create_tag(&owned, &id).await, "tag"),
+                Ref::Branch => (repo.create_branch(&owned, &id).await, "branch"),
             };
-            let what = format!("cannot create {what} {name:?}");
-            created.map_err(|e| repo_error(&url, &what, e.kind))
-        })?
+            created
+                .map(|_| what)
+                .map_err(|e| repo_error(&url, &format!("cannot create {what} {owned:?}"), e.kind))
+        })??;
+        turn.sync(&self.url, &format!("{what} {name:?} was created"))
     }
 }
 
@@ -623,11 +641,12 @@ impl Store for IcechunkStore {
 
 impl Repository for IcechunkStore {
     fn commit(&self, message: &str) -> Result<String> {
-        let _turn = UpdateTurn::take(self.directory.as_ref(), &self.url)?;
+        let turn = UpdateTurn::take(self.directory.as_ref(), &self.url)?;
         let (repo, session, url) = (self.repo.clone(), self.session.clone(), self.url.clone());
         let branch = self.branch("commit")?.to_string();
+        turn.sync(&self.url, "nothing was committed")?;
         let message = message.to_string();
-        block_on(async move {
+        let id = block_on(async move {
             let mut session = session.write().await;
             if !session.has_uncommitted_changes() {
                 return Err(Error::InvalidArg(format!(
@@ -646,7 +665,9 @@ impl Repository for IcechunkStore {
                 *session = next;
             }
             Ok(id.to_string())
-        })?
+        })??;
+        turn.sync(&self.url, &format!("committed as {id}"))?;
+        Ok(id)
     }
 
     fn discard(&self) -> Result<()> {

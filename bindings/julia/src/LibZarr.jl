@@ -1749,6 +1749,12 @@ directory, which threads and processes take in turn), so of racing libzarr commi
 exactly one succeeds. Other programs (Python's icechunk) do not take that lock: a commit
 of theirs at the same instant as one of libzarr's on a local disk may still be lost.
 
+Durability: on a local disk (where Icechunk syncs no file) the repository's filesystem
+is synced before the commit, so no snapshot names a chunk not yet on disk, and after
+it, so the commit is on disk when the call returns (Linux; `syncfs`). A failed sync
+after the commit is `ZARR_ERR_STORAGE_IO` whose message gives the snapshot id. On S3
+every object is durable when written.
+
 Errors: `ZARR_ERR_CONFLICT` (see above), `ZARR_ERR_INVALID_ARG` (nothing was written
 since the last commit), `ZARR_ERR_READ_ONLY` (opened read-only, or at a tag or
 snapshot), `ZARR_ERR_BUFFER_SIZE` (`id_len` too small; nothing committed),
@@ -1820,7 +1826,8 @@ end
     zarr_store_create_tag(store, name) -> zarr_status_t
 
 Creates the tag `name` at the snapshot `store` reads (its last commit, or the snapshot
-it was opened at). Tags never move: open one with `icechunk:///PATH?tag=NAME`.
+it was opened at). Tags never move: open one with `icechunk:///PATH?tag=NAME`. On a
+local disk the tag is synced to disk before the call returns, as a commit is.
 
 Errors: `ZARR_ERR_EXISTS` (the tag exists, or existed), `ZARR_ERR_INVALID_ARG` (a name
 Icechunk refuses), `ZARR_ERR_UNSUPPORTED` (not an Icechunk repository),
@@ -1838,7 +1845,8 @@ end
     zarr_store_create_branch(store, name) -> zarr_status_t
 
 Creates the branch `name` at the snapshot `store` reads. Write to it by opening
-`icechunk:///PATH?branch=NAME`.
+`icechunk:///PATH?branch=NAME`. On a local disk the branch is synced to disk before
+the call returns, as a commit is.
 
 Errors: `ZARR_ERR_EXISTS` (the branch exists), `ZARR_ERR_INVALID_ARG` (a name Icechunk
 refuses), `ZARR_ERR_UNSUPPORTED` (not an Icechunk repository), `ZARR_ERR_STORAGE_IO`.
