@@ -2424,8 +2424,8 @@ zarr_status_t zarr_store_history_json(const zarr_store_t *store,
  * inline), so they are small. The store keeps its changes: discard them
  * (`zarr_store_discard`) and rebase (`zarr_store_rebase`) to go on at the new commit.
  *
- * The bytes also hold the repository's storage settings, S3 credentials given as options
- * included: pass them only between the job's own processes.
+ * The bytes also hold the repository's storage settings (bucket, prefix, endpoint), with
+ * S3 keys given as options overwritten by `*`: the merging store uses its own.
  *
  * Errors: `ZARR_ERR_READ_ONLY` (opened read-only, or at a tag or snapshot),
  * `ZARR_ERR_UNSUPPORTED` (not an Icechunk repository), `ZARR_ERR_NULL_ARG`.

@@ -891,6 +891,22 @@ fn repositories_on_s3() {
     let versions = repository_of(other.as_ref()).unwrap();
     assert!(matches!(versions.commit("step 4"), Err(Error::Conflict(_))));
     check_step(&at("", Mode::Read).unwrap(), 3);
+
+    // Exported changes carry none of the credentials given as options (the serialized
+    // session holds its storage's), and still merge into another writer's session.
+    let part = at("", Mode::ReadWrite).unwrap();
+    write_step(&part, 5);
+    let changes = repository_of(part.as_ref())
+        .unwrap()
+        .export_changes()
+        .unwrap();
+    let holds = |needle: &[u8]| changes.windows(needle.len()).any(|w| w == needle);
+    assert!(!holds(b"testing-secret") && !holds(b"-secret") && !holds(b"testing"));
+    let merger = at("", Mode::ReadWrite).unwrap();
+    let merging = repository_of(merger.as_ref()).unwrap();
+    merging.merge_changes(&changes).unwrap();
+    merging.commit("step 5").unwrap();
+    check_step(&at("", Mode::Read).unwrap(), 5);
 }
 
 const WRITERS: u64 = 4;

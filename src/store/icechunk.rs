@@ -75,6 +75,8 @@ pub struct IcechunkStore {
     /// The repository's directory when it is on local disk: locked while the repository's
     /// branches and tags are updated.
     directory: Option<PathBuf>,
+    /// The credentials given as options, masked in exported changes.
+    secrets: Vec<String>,
 }
 
 impl std::fmt::Debug for IcechunkStore {
@@ -300,6 +302,19 @@ impl IcechunkStore {
             }
             Place::S3 { .. } => Some(s3_settings(options)?),
         };
+        let secrets = match &s3 {
+            Some((_, S3Credentials::Static(keys))) => [
+                Some(&keys.access_key_id),
+                Some(&keys.secret_access_key),
+                keys.session_token.as_ref(),
+            ]
+            .into_iter()
+            .flatten()
+            .filter(|key| !key.is_empty())
+            .cloned()
+            .collect(),
+            _ => Vec::new(),
+        };
         let shown = shown_url(url);
         let writable = mode != Mode::Read;
         if writable && !matches!(at, At::Branch(_)) {
@@ -336,6 +351,7 @@ impl IcechunkStore {
             store,
             branch,
             directory,
+            secrets,
         })
     }
 
@@ -404,6 +420,27 @@ impl IcechunkStore {
                 .map_err(|e| repo_error(&url, &format!("cannot create {what} {owned:?}"), e.kind))
         })??;
         turn.sync(&self.url, &format!("{what} {name:?} was created"))
+    }
+}
+
+/// Overwrites each of `secrets` in `bytes` with as many `*`: a serialized session holds
+/// its storage's credentials, which a merge never uses, and the same length keeps the
+/// serialization valid.
+fn mask(bytes: &mut [u8], secrets: &[String]) {
+    // Longest first: a shorter one inside a longer one would leave the longer's rest.
+    let mut secrets: Vec<&[u8]> = secrets.iter().map(String::as_bytes).collect();
+    secrets.retain(|secret| !secret.is_empty());
+    secrets.sort_by_key(|secret| std::cmp::Reverse(secret.len()));
+    for secret in secrets {
+        let mut from = 0;
+        while let Some(at) = bytes[from..]
+            .windows(secret.len())
+            .position(|window| window == secret)
+        {
+            let start = from + at;
+            bytes[start..start + secret.len()].fill(b'*');
+            from = start + secret.len();
+        }
     }
 }
 
@@ -739,13 +776,15 @@ impl Repository for IcechunkStore {
     fn export_changes(&self) -> Result<Vec<u8>> {
         self.branch("export changes")?;
         let (session, url) = (self.session.clone(), self.url.clone());
-        block_on(async move {
+        let mut bytes = block_on(async move {
             session
                 .read()
                 .await
                 .as_bytes()
                 .map_err(|e| session_error(&url, "cannot export the changes", e.kind))
-        })?
+        })??;
+        mask(&mut bytes, &self.secrets);
+        Ok(bytes)
     }
 
     fn merge_changes(&self, changes: &[u8]) -> Result<()> {
@@ -923,6 +962,17 @@ fn format_error(url: &str, what: &str, kind: IcechunkFormatErrorKind) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn exported_bytes_lose_every_credential_even_nested_ones() {
+        let mut bytes = b"id testing, key testing-secret, token t, again testing-secret".to_vec();
+        let keys = ["testing", "testing-secret", ""].map(String::from);
+        mask(&mut bytes, &keys);
+        assert_eq!(
+            bytes,
+            b"id *******, key **************, token t, again **************".to_vec()
+        );
+    }
 
     #[test]
     fn urls_name_a_path_and_a_place_in_the_history() {

@@ -44,8 +44,8 @@ pub trait Repository: Send + Sync {
     /// Everything written since the last commit, serialized for
     /// [`Repository::merge_changes`] of another store of the repository (the written
     /// chunks themselves are already in the repository; the bytes name them). The changes
-    /// stay here too. The bytes also hold the repository's storage settings, S3
-    /// credentials given as options included: pass them only between trusted processes.
+    /// stay here too. The bytes also hold the repository's storage settings, with S3
+    /// keys given as options overwritten by `*` (a merge uses the merging store's own).
     /// [`Error::ReadOnly`] when the store cannot write.
     fn export_changes(&self) -> Result<Vec<u8>>;
     /// Adds the changes another store exported to this store's uncommitted changes, so one
