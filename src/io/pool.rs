@@ -28,9 +28,11 @@ impl std::ops::Deref for Workers {
 impl Drop for Workers {
     fn drop(&mut self) {
         drop(self.pool.take()); // tells the workers to end
+                                // Every user holds its `Arc` for a whole `install`, so the last one is dropped by a
+                                // thread outside this pool after its work is done: the workers are idle here.
         let me = std::thread::current().id();
         for thread in self.threads.drain(..) {
-            // A worker dropping its own pool cannot wait for itself.
+            // Defensive: a worker dropping its own pool cannot wait for itself.
             if thread.thread().id() != me {
                 let _ = thread.join();
             }

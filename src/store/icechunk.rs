@@ -123,21 +123,43 @@ impl UpdateTurn {
         })
     }
 
-    /// Makes what was written to a repository on local disk durable, by `syncfs` of its
-    /// filesystem (the crate's local storage syncs no file): before a commit, so that no
-    /// snapshot names a chunk still in memory, and after, so that the update is on disk
-    /// when the call returns. `failure` says what the error means.
+    /// Makes what was written to a repository on local disk durable (see [`sync_disk`]):
+    /// before a commit, so that no snapshot names a chunk still in memory, and after, so
+    /// that the update is on disk when the call returns. `failure` says what an error means.
     fn sync(&self, url: &str, failure: &str) -> Result<()> {
-        #[cfg(target_os = "linux")]
-        if let Some(directory) = &self.directory {
-            rustix::fs::syncfs(directory).map_err(|e| {
-                Error::Io(format!(
-                    "{url}: {failure}: the repository's disk could not be synced: {e}"
-                ))
-            })?;
+        match &self.directory {
+            Some(directory) => sync_disk(directory, url, failure),
+            None => Ok(()),
         }
-        Ok(())
     }
+}
+
+/// `syncfs` of the filesystem holding a repository on local disk, whose directory is open
+/// as `directory` (the crate's local storage syncs no file); `failure` says what an error
+/// means. Linux only: elsewhere nothing is synced.
+fn sync_disk(directory: &std::fs::File, url: &str, failure: &str) -> Result<()> {
+    #[cfg(target_os = "linux")]
+    rustix::fs::syncfs(directory).map_err(|e| {
+        Error::Io(format!(
+            "{url}: {failure}: the repository's disk could not be synced: {e}"
+        ))
+    })?;
+    #[cfg(not(target_os = "linux"))]
+    let _ = (directory, url, failure);
+    Ok(())
+}
+
+/// [`sync_disk`] of the repository at `directory`, if it is on local disk.
+fn sync_directory(directory: Option<&PathBuf>, url: &str, failure: &str) -> Result<()> {
+    let Some(directory) = directory else {
+        return Ok(());
+    };
+    let opened = std::fs::File::open(directory).map_err(|e| {
+        Error::Io(format!(
+            "{url}: {failure}: cannot open the repository's directory: {e}"
+        ))
+    })?;
+    sync_disk(&opened, url, failure)
 }
 
 /// Splits `icechunk:///path?branch=NAME` or `icechunk+s3://bucket/prefix?branch=NAME` (or
@@ -775,6 +797,8 @@ impl Repository for IcechunkStore {
 
     fn export_changes(&self) -> Result<Vec<u8>> {
         self.branch("export changes")?;
+        // The chunks the bytes name reach the disk before any commit names them.
+        sync_directory(self.directory.as_ref(), &self.url, "nothing was exported")?;
         let (session, url) = (self.session.clone(), self.url.clone());
         let mut bytes = block_on(async move {
             session

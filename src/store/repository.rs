@@ -51,8 +51,8 @@ pub trait Repository: Send + Sync {
     /// Adds the changes another store exported to this store's uncommitted changes, so one
     /// commit here holds both. Both stores must be on the same snapshot
     /// ([`Error::Conflict`] otherwise); two stores creating or changing the same array or
-    /// group differently are [`Error::Conflict`] too; of a chunk both wrote, the merged
-    /// one wins. Bytes that are no exported changes, and a store still at the repository's
+    /// group differently are [`Error::Conflict`] too; of a stored object (a chunk, or a
+    /// whole shard) both wrote, the merged one wins. Bytes that are no exported changes, and a store still at the repository's
     /// first snapshot (the same in every repository), are [`Error::InvalidArg`]. On any
     /// error nothing changes.
     fn merge_changes(&self, changes: &[u8]) -> Result<()>;

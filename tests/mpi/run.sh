@@ -21,7 +21,7 @@ if rustc --version | awk '{ split($2, v, "."); exit !(v[1] > 1 || v[2] >= 95) }'
   features=(--features icechunk)
   examples+=(mpi_icechunk)
 fi
-cargo build --release --quiet "${features[@]}" --manifest-path "$root/Cargo.toml"
+cargo build --release --quiet ${features[@]+"${features[@]}"} --manifest-path "$root/Cargo.toml"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cp "$root/target/release/libzarr.so" "$work/libzarr.so"

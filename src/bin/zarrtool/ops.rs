@@ -743,7 +743,8 @@ fn attrs(action: AttrsAction) -> Result<u8> {
             // `/` names the root as `""` does.
             let path = path.trim_matches('/');
             let s = open(&store, !dry_run)?;
-            let kind = node_kind(s.as_ref(), path)?;
+            // Only the JSON report names the node's kind: no lookup without it.
+            let kind = json.then(|| node_kind(s.as_ref(), path)).transpose()?;
             let node = open_node(s.clone(), path, !dry_run)?;
             let attributes = if dry_run {
                 let mut attributes = node.attributes()?;
@@ -761,7 +762,7 @@ fn attrs(action: AttrsAction) -> Result<u8> {
                 s.close()?;
                 attributes
             };
-            if json {
+            if let Some(kind) = kind {
                 print_attributes_json(path, kind, attributes)?;
             }
             Ok(0)
@@ -775,7 +776,8 @@ fn attrs(action: AttrsAction) -> Result<u8> {
         } => {
             let path = path.trim_matches('/');
             let s = open(&store, !dry_run)?;
-            let kind = node_kind(s.as_ref(), path)?;
+            // Only the JSON report names the node's kind: no lookup without it.
+            let kind = json.then(|| node_kind(s.as_ref(), path)).transpose()?;
             let node = open_node(s.clone(), path, !dry_run)?;
             let attributes = if dry_run {
                 let mut attributes = node.attributes()?;
@@ -802,7 +804,7 @@ fn attrs(action: AttrsAction) -> Result<u8> {
                 s.close()?;
                 attributes
             };
-            if json {
+            if let Some(kind) = kind {
                 print_attributes_json(path, kind, attributes)?;
             }
             Ok(0)
