@@ -76,6 +76,40 @@ impl Error {
     pub fn io(what: impl std::fmt::Display, err: std::io::Error) -> Self {
         Error::Io(format!("{what}: {err}"))
     }
+
+    /// The same kind of error with its message passed through `f` (to add what a caller
+    /// knows).
+    pub fn map_message(self, f: impl FnOnce(String) -> String) -> Self {
+        macro_rules! each {
+            ($($kind:ident),*) => {
+                match self {
+                    $(Error::$kind(message) => Error::$kind(f(message)),)*
+                }
+            };
+        }
+        each!(
+            InvalidArg,
+            RankMismatch,
+            OutOfBounds,
+            DtypeMismatch,
+            BufferSize,
+            NotFound,
+            NodeType,
+            Exists,
+            Metadata,
+            CodecUnsupported,
+            Codec,
+            Io,
+            ReadOnly,
+            Unsupported,
+            InvalidKey,
+            Overflow,
+            Range,
+            Conflict,
+            NoMemory,
+            Internal
+        )
+    }
 }
 
 /// Checked product of sizes, reporting `what` on overflow.

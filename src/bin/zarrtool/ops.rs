@@ -1326,9 +1326,13 @@ fn import(
         }
         Box::new(f)
     };
+    let new_store = zarr::store::local_path(&node.store)?
+        .map(std::path::PathBuf::from)
+        .filter(|p| !p.exists());
     let Some((store, meta)) = planned_array(&mut builder, node, layout, overwrite, dry_run)? else {
         return Ok(0);
     };
+    let made = Made::before(store.as_ref(), &node.path, new_store)?;
     let mode = if overwrite {
         Mode::Overwrite
     } else {
@@ -1339,27 +1343,83 @@ fn import(
     let elem = meta.dtype.element_type();
     let bar = Progress::new(meta.num_chunks(), unit_of(&meta), &display(&node.path));
     let mut buf = Vec::new();
-    for (start, count) in file_slabs(&meta.chunks, &shape, fortran) {
-        // At most one row of chunks: the slab is within the shape, whose bytes fit in u64.
-        let len = usize::try_from(region_bytes(&count, item))
-            .map_err(|_| Error::Overflow("a row of chunks is larger than memory".into()))?;
-        buf.resize(len, 0);
-        input.read_exact(&mut buf).map_err(reading)?;
-        to_native(&meta.dtype, &mut buf);
-        let slab = match fortran {
-            true => reorder(&buf, &count, item, true),
-            false => std::mem::take(&mut buf),
-        };
-        array.write(&start, &count, elem, Order::C, &slab)?;
-        if !fortran {
-            buf = slab;
+    let mut fill = || -> Result<()> {
+        for (start, count) in file_slabs(&meta.chunks, &shape, fortran) {
+            // At most one row of chunks: the slab is within the shape, whose bytes fit in u64.
+            let len = usize::try_from(region_bytes(&count, item))
+                .map_err(|_| Error::Overflow("a row of chunks is larger than memory".into()))?;
+            buf.resize(len, 0);
+            input.read_exact(&mut buf).map_err(reading)?;
+            to_native(&meta.dtype, &mut buf);
+            let slab = match fortran {
+                true => reorder(&buf, &count, item, true),
+                false => std::mem::take(&mut buf),
+            };
+            array.write(&start, &count, elem, Order::C, &slab)?;
+            if !fortran {
+                buf = slab;
+            }
+            bar.inc(chunks_touched(&meta.chunks, &start, &count), len as u64);
         }
-        bar.inc(chunks_touched(&meta.chunks, &start, &count), len as u64);
+        bar.finish();
+        crate::refresh::consolidated_above(store.as_ref(), &node.path)
+    };
+    if let Err(error) = fill() {
+        drop(array);
+        return Err(made.undo(store, &node.path, overwrite, error));
     }
-    bar.finish();
-    crate::refresh::consolidated_above(store.as_ref(), &node.path)?;
     store.close()?;
     Ok(0)
+}
+
+/// What an import is about to create, to take back when it fails midway: the groups above
+/// the array that do not exist yet, and the store's directory when there is none yet.
+struct Made {
+    groups: Vec<String>,
+    store_dir: Option<std::path::PathBuf>,
+}
+
+impl Made {
+    /// Notes what is missing above `path` in `store` (`store_dir`: a directory the store
+    /// was just created in).
+    fn before(
+        store: &dyn Store,
+        path: &str,
+        store_dir: Option<std::path::PathBuf>,
+    ) -> Result<Made> {
+        let mut groups = Vec::new();
+        let mut prefix = String::new();
+        let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+        for segment in segments.iter().take(segments.len().saturating_sub(1)) {
+            prefix = zarr::store::join_key(&prefix, segment);
+            if node_kind(store, &prefix)? == NodeKind::None {
+                groups.push(prefix.clone());
+            }
+        }
+        Ok(Made { groups, store_dir })
+    }
+
+    /// Removes the partly written array at `path`, the groups and the store directory the
+    /// import created, and returns `error` saying what is left.
+    fn undo(self, store: Arc<dyn Store>, path: &str, overwrite: bool, error: Error) -> Error {
+        let shown = display(path);
+        let mut cleaned = zarr::node::erase_node(store.as_ref(), path);
+        for group in self.groups.iter().rev() {
+            cleaned = cleaned.and_then(|()| zarr::node::erase_node(store.as_ref(), group));
+        }
+        cleaned = cleaned.and_then(|()| crate::refresh::consolidated_above(store.as_ref(), path));
+        drop(store);
+        if let (Ok(()), Some(dir)) = (&cleaned, &self.store_dir) {
+            cleaned = std::fs::remove_dir_all(dir)
+                .map_err(|e| Error::io(format!("removing {}", dir.display()), e));
+        }
+        let left = match (cleaned, overwrite) {
+            (Ok(()), false) => "nothing of it was kept".to_string(),
+            (Ok(()), true) => format!("the array {shown} it replaced is gone (--overwrite)"),
+            (Err(e), _) => format!("the partly written array {shown} could not be removed: {e}"),
+        };
+        error.map_message(|message| format!("{message}; the import failed midway: {left}"))
+    }
 }
 
 /// Where `export` writes: a file or standard output.
