@@ -311,7 +311,14 @@ impl Zfp {
         let planes = 8 * T::SIZE as u64;
         let values = 1u64 << (2 * rank.clamp(1, 4));
         let coder = planes * (2 * values + 2) + 256;
-        let per_block = u64::from(minbits).max(coder.min(u64::from(maxbits)));
+        // A float block spends a few bits (under 32: zero test, exponent or precision)
+        // before its integers, whose limit zfp computes as maxbits less those bits,
+        // unsigned: a smaller maxbits wraps around and lifts the limit, so it caps nothing.
+        let capped = match maxbits {
+            0..64 => coder,
+            _ => coder.min(u64::from(maxbits)),
+        };
+        let per_block = u64::from(minbits).max(capped);
         let bound = (blocks as u64)
             .checked_mul(per_block)
             .and_then(|b| b.checked_add(header_bits + 64))
