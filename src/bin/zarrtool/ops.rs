@@ -706,25 +706,54 @@ fn meta(node: &NodeArg, as_json: bool) -> Result<u8> {
     Ok(0)
 }
 
-/// Opens the node at `path` as a trait object, for its attributes.
-fn open_node(store: Arc<dyn Store>, path: &str, write: bool) -> Result<Box<dyn Node>> {
+/// Opens the node at `path` as a trait object, for its attributes, with its kind.
+fn open_node(store: Arc<dyn Store>, path: &str, write: bool) -> Result<(Box<dyn Node>, NodeKind)> {
     let mode = if write { Mode::ReadWrite } else { Mode::Read };
-    match node_kind(store.as_ref(), path)? {
-        NodeKind::Array => Ok(Box::new(Array::open(store, path, mode)?)),
-        NodeKind::Group => Ok(Box::new(Group::open(store, path, mode)?)),
-        NodeKind::None => Err(Error::NotFound(format!(
-            "no array or group at {}",
-            display(path)
-        ))),
+    let kind = node_kind(store.as_ref(), path)?;
+    let node: Box<dyn Node> = match kind {
+        NodeKind::Array => Box::new(Array::open(store, path, mode)?),
+        NodeKind::Group => Box::new(Group::open(store, path, mode)?),
+        NodeKind::None => {
+            return Err(Error::NotFound(format!(
+                "no array or group at {}",
+                display(path)
+            )))
+        }
+    };
+    Ok((node, kind))
+}
+
+/// Ends `attrs set` or `attrs del` on `node` at `path` in `s`: unless `dry_run` (whose
+/// `attributes` are those it would leave), the consolidated metadata above it rewritten and
+/// the store closed; with `json`, the attributes left printed.
+fn end_attrs_change(
+    s: &dyn Store,
+    (node, kind): (Box<dyn Node>, NodeKind),
+    path: &str,
+    dry_run: Option<Map<String, Value>>,
+    json: bool,
+) -> Result<u8> {
+    let attributes = match dry_run {
+        Some(attributes) => Some(attributes),
+        None => {
+            crate::refresh::consolidated_above(s, path)?;
+            let attributes = json.then(|| node.attributes()).transpose()?;
+            s.close()?;
+            attributes
+        }
+    };
+    if let Some(attributes) = attributes.filter(|_| json) {
+        print_attributes_json(path, kind, attributes)?;
     }
+    Ok(0)
 }
 
 fn attrs(action: AttrsAction) -> Result<u8> {
     match action {
         AttrsAction::Get { node, json } => {
             let store = open_hierarchy(&node.store)?.store;
-            let kind = node_kind(store.as_ref(), &node.path)?;
-            let attributes = open_node(store, &node.path, false)?.attributes()?;
+            let (opened, kind) = open_node(store, &node.path, false)?;
+            let attributes = opened.attributes()?;
             match json {
                 true => print_attributes_json(&node.path, kind, attributes)?,
                 false => print_json(&Value::Object(nczarr::user_attributes(attributes)))?,
@@ -743,29 +772,21 @@ fn attrs(action: AttrsAction) -> Result<u8> {
             // `/` names the root as `""` does.
             let path = path.trim_matches('/');
             let s = open(&store, !dry_run)?;
-            // Only the JSON report names the node's kind: no lookup without it.
-            let kind = json.then(|| node_kind(s.as_ref(), path)).transpose()?;
             let node = open_node(s.clone(), path, !dry_run)?;
-            let attributes = if dry_run {
-                let mut attributes = node.attributes()?;
+            let would_leave = if dry_run {
+                let mut attributes = node.0.attributes()?;
                 let was = match attributes.get(&key) {
                     Some(old) => format!("now {old}"),
                     None => "not set now".into(),
                 };
                 eprintln!("would set {key:?} of {} to {value} ({was})", display(path));
                 attributes.insert(key, value);
-                attributes
+                Some(attributes)
             } else {
-                node.set_attribute(&key, value)?;
-                crate::refresh::consolidated_above(s.as_ref(), path)?;
-                let attributes = node.attributes()?;
-                s.close()?;
-                attributes
+                node.0.set_attribute(&key, value)?;
+                None
             };
-            if let Some(kind) = kind {
-                print_attributes_json(path, kind, attributes)?;
-            }
-            Ok(0)
+            end_attrs_change(s.as_ref(), node, path, would_leave, json)
         }
         AttrsAction::Del {
             store,
@@ -776,11 +797,9 @@ fn attrs(action: AttrsAction) -> Result<u8> {
         } => {
             let path = path.trim_matches('/');
             let s = open(&store, !dry_run)?;
-            // Only the JSON report names the node's kind: no lookup without it.
-            let kind = json.then(|| node_kind(s.as_ref(), path)).transpose()?;
             let node = open_node(s.clone(), path, !dry_run)?;
-            let attributes = if dry_run {
-                let mut attributes = node.attributes()?;
+            let would_leave = if dry_run {
+                let mut attributes = node.0.attributes()?;
                 let exists = attributes.remove(&key).is_some();
                 eprintln!(
                     "{} {key:?} of {}",
@@ -791,23 +810,17 @@ fn attrs(action: AttrsAction) -> Result<u8> {
                     },
                     display(path)
                 );
-                attributes
+                Some(attributes)
             } else {
-                if !node.delete_attribute(&key)? {
+                if !node.0.delete_attribute(&key)? {
                     return Err(Error::NotFound(format!(
                         "no attribute {key:?} on {}",
                         display(path)
                     )));
                 }
-                crate::refresh::consolidated_above(s.as_ref(), path)?;
-                let attributes = node.attributes()?;
-                s.close()?;
-                attributes
+                None
             };
-            if let Some(kind) = kind {
-                print_attributes_json(path, kind, attributes)?;
-            }
-            Ok(0)
+            end_attrs_change(s.as_ref(), node, path, would_leave, json)
         }
     }
 }
@@ -2351,8 +2364,8 @@ fn diff(left: (&str, &str), right: (&str, &str), attrs: bool, as_json: bool) -> 
             Some(_) => {
                 let (lpath, rpath) = (join_key(lp, name), join_key(rp, name));
                 let (lnode, rnode) = (
-                    open_node(ls.clone(), &lpath, false)?,
-                    open_node(rs.clone(), &rpath, false)?,
+                    open_node(ls.clone(), &lpath, false)?.0,
+                    open_node(rs.clone(), &rpath, false)?.0,
                 );
                 let arrays = match kind {
                     NodeKind::Array => Some((
