@@ -22,43 +22,17 @@ mkdir -p "$BENCH_DIR/logs"
 echo "bench-icechunk: building the benchmark (release)"
 cargo bench --features icechunk --bench bench_icechunk --no-run --quiet 2>&1 | tail -n 3
 
-PIDS=()
+source benches/s3/servers.sh
 cleanup() {
   for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
   wait 2>/dev/null || true
 }
 trap cleanup EXIT INT TERM
 
-free_port() {
-  "$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-wait_port() {
-  for _ in $(seq 300); do
-    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
-    sleep 0.1
-  done
-  echo "bench-icechunk: nothing listens on port $1 (see $BENCH_DIR/logs)" >&2
-  exit 1
-}
-start() {  # start NAME PORT COMMAND...: runs COMMAND in the background, logging to NAME.log
-  local name=$1 port=$2; shift 2
-  "$@" >"$BENCH_DIR/logs/$name.log" 2>&1 &
-  PIDS+=($!)
-  wait_port "$port"
-}
-
 if [ -x "$PY" ] && [ -x "$ENV_DIR/objstore/bin/moto_server" ]; then
   MOTO_PORT=$(free_port)
   start moto "$MOTO_PORT" "$PY" tests/common/moto_server.py -H 127.0.0.1 -p "$MOTO_PORT"
-  # moto does not check signatures but wants one; its bucket is made here.
-  "$PY" - "$MOTO_PORT" <<'PYEOF'
-import sys, urllib.request
-auth = ("AWS4-HMAC-SHA256 Credential=bench-key/20260101/us-east-1/s3/aws4_request, "
-        "SignedHeaders=host, Signature=00")
-req = urllib.request.Request(f"http://127.0.0.1:{sys.argv[1]}/bench", method="PUT", data=b"",
-                             headers={"Authorization": auth})
-urllib.request.urlopen(req, timeout=30).close()
-PYEOF
+  make_moto_bucket "$MOTO_PORT"
   PROXY_PORT=$(free_port)
   start proxy "$PROXY_PORT" "$PY" benches/s3/proxy.py --listen "$PROXY_PORT" \
     --upstream "127.0.0.1:$MOTO_PORT" --delay-ms 0

@@ -33,7 +33,7 @@ mkdir -p "$BENCH_DIR/s3s/bench" "$BENCH_DIR/logs"
 
 KEY=bench-key
 SECRET=bench-secret
-PIDS=()
+source benches/s3/servers.sh
 cleanup() {
   for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
   wait 2>/dev/null || true
@@ -41,38 +41,12 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-free_port() {
-  "$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-wait_port() {
-  for _ in $(seq 300); do
-    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
-    sleep 0.1
-  done
-  echo "bench-s3: nothing listens on port $1 (see $BENCH_DIR/logs)" >&2
-  exit 1
-}
-start() {  # start NAME PORT COMMAND...: runs COMMAND in the background, logging to NAME.log
-  local name=$1 port=$2; shift 2
-  "$@" >"$BENCH_DIR/logs/$name.log" 2>&1 &
-  PIDS+=($!)
-  wait_port "$port"
-}
-
 S3S_PORT=$(free_port)
 start s3s-fs "$S3S_PORT" "$S3S" --host 127.0.0.1 --port "$S3S_PORT" \
   --access-key "$KEY" --secret-key "$SECRET" "$BENCH_DIR/s3s"
 MOTO_PORT=$(free_port)
 start moto "$MOTO_PORT" "$MOTO" -H 127.0.0.1 -p "$MOTO_PORT"
-# moto does not check signatures but wants one; its bucket is made here.
-"$PY" - "$MOTO_PORT" <<'EOF'
-import sys, urllib.request
-auth = ("AWS4-HMAC-SHA256 Credential=bench-key/20260101/us-east-1/s3/aws4_request, "
-        "SignedHeaders=host, Signature=00")
-req = urllib.request.Request(f"http://127.0.0.1:{sys.argv[1]}/bench", method="PUT", data=b"",
-                             headers={"Authorization": auth})
-urllib.request.urlopen(req, timeout=30).close()
-EOF
+make_moto_bucket "$MOTO_PORT"
 
 proxy() {  # proxy NAME UPSTREAM_PORT DELAY_MS: starts a proxy on port $PROXY_PORT
   PROXY_PORT=$(free_port)
