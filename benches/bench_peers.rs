@@ -1,7 +1,9 @@
 //! libzarr beside zarrs and tensorstore on the workloads users wait on, on one 1 GiB
 //! float32 array (1024 x 1024 x 256 in 64^3 chunks, or 256^3 shards of 32^3 chunks, on
 //! disk), each workload in a process of its own (so its peak memory is its own), the
-//! median of three runs, next to the limits measured in the same run:
+//! median of five runs taken in turns (libzarr, zarrs, tensorstore, then again), every run
+//! starting with the data of the ones before on disk, next to the limits measured in the
+//! same run:
 //!
 //! - full writes uncompressed, blosc (lz4, shuffle), zstd (level 1) and sharded blosc, in
 //!   two durability classes: unsynced (libzarr `ZARR_DURABILITY_NONE`, tensorstore without
@@ -180,10 +182,16 @@ fn region_values(data: &[u8]) -> Vec<u8> {
     out
 }
 
-/// Runs a workload in a child process: (seconds, peak MiB), or `None` when it failed.
+/// Runs a workload in a child process: (seconds, peak MiB), or `None` when it failed. A
+/// cold run drops the page cache first; every run starts with the previous runs' data on
+/// disk (`sync`), so that no run pays for another's write-back.
 fn run(mut command: Command, cold: bool) -> Option<(f64, f64)> {
-    if cold && !drop_caches() {
-        return None;
+    if cold {
+        if !drop_caches() {
+            return None;
+        }
+    } else {
+        let _ = Command::new("sync").status();
     }
     let out = command.output().ok()?;
     if !out.status.success() {
@@ -195,14 +203,29 @@ fn run(mut command: Command, cold: bool) -> Option<(f64, f64)> {
     Some((v["seconds"].as_f64()?, v["peak_mib"].as_f64()?))
 }
 
-/// The median of `runs` runs by time (with its peak memory); a cold run drops the page
-/// cache before every repetition. `None` when a run failed.
-fn median_of(runs: usize, cold: bool, make: impl Fn() -> Command) -> Option<(f64, f64)> {
-    let mut all = (0..runs)
-        .map(|_| run(make(), cold))
-        .collect::<Option<Vec<_>>>()?;
-    all.sort_by(|a, b| a.0.total_cmp(&b.0));
-    Some(all[all.len() / 2])
+/// Each command's median of `REPS` runs by time (with its peak memory), the commands taking
+/// turns (one run of each, then the next round), so that a slow spell of the machine falls
+/// on all of them; `None` for a command that is missing or failed.
+fn medians(commands: &[Option<&dyn Fn() -> Command>], cold: bool) -> Vec<Option<(f64, f64)>> {
+    let mut runs: Vec<Option<Vec<(f64, f64)>>> =
+        commands.iter().map(|c| c.map(|_| Vec::new())).collect();
+    for _ in 0..REPS {
+        for (make, done) in commands.iter().zip(&mut runs) {
+            if let (Some(make), Some(list)) = (make, done.as_mut()) {
+                match run(make(), cold) {
+                    Some(r) => list.push(r),
+                    None => *done = None,
+                }
+            }
+        }
+    }
+    runs.into_iter()
+        .map(|list| {
+            let mut all = list?;
+            all.sort_by(|a, b| a.0.total_cmp(&b.0));
+            Some(all[all.len() / 2])
+        })
+        .collect()
 }
 
 /// The chunks of the array, each contiguous.
@@ -483,7 +506,8 @@ impl Table {
     }
 }
 
-const REPS: usize = 3;
+/// Runs of every workload; each figure is their median.
+const REPS: usize = 5;
 
 fn main() {
     let args: Vec<String> = std::env::args()
@@ -561,21 +585,23 @@ fn main() {
                     dir: &dyn Fn(Who) -> PathBuf,
                     codec: &str,
                     extra: &str| {
-        [Who::Libzarr]
-            .into_iter()
-            .chain(PEERS)
-            .map(|who| {
-                let result = peers
-                    .command(who, op, synced, &dir(who), codec, extra)
-                    .and_then(|_| {
-                        median_of(REPS, cold, || {
-                            peers
-                                .command(who, op, synced, &dir(who), codec, extra)
-                                .unwrap()
-                        })
-                    });
-                (who, result)
+        let who: Vec<Who> = [Who::Libzarr].into_iter().chain(PEERS).collect();
+        let makers: Vec<_> = who
+            .iter()
+            .map(|&w| {
+                let dir = dir(w);
+                let peers = &peers;
+                peers
+                    .command(w, op, synced, &dir, codec, extra)
+                    .map(|_| move || peers.command(w, op, synced, &dir, codec, extra).unwrap())
             })
+            .collect();
+        let commands: Vec<Option<&dyn Fn() -> Command>> = makers
+            .iter()
+            .map(|m| m.as_ref().map(|m| m as &dyn Fn() -> Command))
+            .collect();
+        who.into_iter()
+            .zip(medians(&commands, cold))
             .collect::<Vec<_>>()
     };
     let (plain_write, plain_cold) =

@@ -957,3 +957,93 @@ fn synchronized_appends_are_not_buffered() {
         step(0)
     );
 }
+
+/// The index entries of a shard whose index (16 bytes per unit, then a 4-byte checksum when
+/// `checksum`) is at its start or its end.
+fn index_entries(shard: &[u8], n: usize, at_start: bool, checksum: bool) -> Vec<(u64, u64)> {
+    let len = 16 * n;
+    let tail = if checksum { 4 } else { 0 };
+    let index = if at_start {
+        &shard[..len]
+    } else {
+        &shard[shard.len() - len - tail..shard.len() - tail]
+    };
+    index
+        .chunks(16)
+        .map(|e| {
+            (
+                u64::from_le_bytes(e[..8].try_into().unwrap()),
+                u64::from_le_bytes(e[8..].try_into().unwrap()),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn shards_built_over_several_windows_are_exact() {
+    // 27 inner chunks of 1 MiB in one shard: more than one window of units is built (the
+    // windows hold 8 MiB), each appended in Morton order; the index leads or ends it.
+    for (at_start, checksum, codec) in [
+        (false, true, json!({"id": "zstd", "level": 1})),
+        (true, true, serde_json::Value::Null),
+        (true, false, json!({"id": "zstd", "level": 1})),
+        (false, false, serde_json::Value::Null),
+    ] {
+        let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+        let mut builder = ArrayBuilder::new(vec![192, 192, 64], ElementType::Int32);
+        builder.zarr_format(3).unwrap();
+        builder
+            .chunks(vec![64, 64, 64])
+            .shard_shape(vec![192, 192, 64])
+            .shard_index(at_start, checksum)
+            .compressor(codec.clone());
+        let array = builder.create(store.clone(), "w", Mode::Overwrite).unwrap();
+        let data = values(192 * 192 * 64, 7);
+        array
+            .write(
+                &[0; 3],
+                &[192, 192, 64],
+                ElementType::Int32,
+                Order::C,
+                &data,
+            )
+            .unwrap();
+        let mut back = vec![0u8; data.len()];
+        array
+            .read(
+                &[0; 3],
+                &[192, 192, 64],
+                ElementType::Int32,
+                Order::C,
+                &mut back,
+            )
+            .unwrap();
+        assert!(back == data, "{at_start} {checksum} {codec}");
+
+        let shard = store.get("w/c/0/0/0").unwrap().unwrap();
+        let entries = index_entries(&shard, 9, at_start, checksum);
+        let index_len = 16 * 9 + if checksum { 4 } else { 0 };
+        // Morton order of 3 x 3 x 1 units (zarr-python's): the units follow one another
+        // from the start of the data, without gaps.
+        let mut at = if at_start { index_len as u64 } else { 0 };
+        for position in [0, 3, 1, 4, 6, 7, 2, 5, 8] {
+            let (offset, len) = entries[position];
+            assert_eq!(
+                offset, at,
+                "unit {position} ({at_start} {checksum} {codec})"
+            );
+            at += len;
+        }
+        let data_end = if at_start {
+            shard.len()
+        } else {
+            shard.len() - index_len
+        };
+        assert_eq!(at as usize, data_end);
+        if codec.is_null() {
+            // Uncompressed units are the data itself: the first unit's first row.
+            let first = entries[0].0 as usize;
+            assert_eq!(shard[first..first + 256], data[..256]);
+        }
+    }
+}

@@ -4,7 +4,8 @@ seconds it took and the process's peak resident memory (VmHWM) in MiB.
 
     python tensorstore_bench.py OP STORE DATA CODEC [ARGS]
 
-OP: write (the whole array from the raw float32 file DATA), read (the whole array), rmw
+OP: write (the whole array from the raw float32 file DATA), read (the whole array into
+memory tensorstore allocates, as the other libraries do; checked after the clock stops), rmw
 (write the region given as START,COUNT into the existing array), random (1000 reads of the
 16^3 regions listed in the file ARGS), durable-write (write with every file synced).
 CODEC: blosc, zstd, none or sharded (256^3 shards of 32^3 blosc chunks), as bench_peers.rs
@@ -68,10 +69,12 @@ def main() -> None:
         t.write(data).result()
     elif op == "read":
         t = open_array(path, codec, False)
-        out = np.empty(SHAPE, dtype="<f4")
         start = time.perf_counter()
-        out[...] = t.read().result()
+        out = t.read().result()
+        seconds = time.perf_counter() - start
         assert np.array_equal(out, data), "tensorstore read other data"
+        print(json.dumps({"seconds": seconds, "peak_mib": peak_mib()}))
+        return
     elif op == "rmw":
         first, count = ([int(v) for v in s.split(",")] for s in extra[0].split(":"))
         region = tuple(slice(f, f + c) for f, c in zip(first, count))

@@ -909,7 +909,15 @@ pub fn write(
             retry.again(key)?;
         }
     };
-    if !pipelines(store, guard, plan.total) {
+    // A chunk the region covers in part is read first: its edge chunks (the first and the
+    // last part) tell whether any is.
+    let reads = plan.total > 1
+        && [0, plan.total - 1].iter().any(|&flat| {
+            let mut part = Part::default();
+            plan.part(flat, &mut part);
+            !part.all_in_bounds
+        });
+    if !pipelines(store, guard, plan.total, reads) {
         return plan.run(|buffers| write_one(buffers, false).map(drop));
     }
     let per_batch = batch_len(store, max_stored);
@@ -945,10 +953,12 @@ type Upload = (String, Option<Vec<u8>>);
 
 /// Whether a write of `units` chunks or shards goes by pipelined batches, the pool encoding
 /// one batch while the store writes the one before: on stores whose requests wait on the
-/// network or that write better behind the encoding (local files), without locks or
-/// conditional writes (which store each chunk as they rewrite it).
-fn pipelines(store: &dyn Store, guard: &WriteGuard, units: usize) -> bool {
-    (store.concurrency() > 1 || store.writes_behind())
+/// network or that write better behind the encoding (synced local files), or that read
+/// ahead when the write `reads` chunks (local files: the next batch's are read in while
+/// this one is merged), without locks or conditional writes (which store each chunk as
+/// they rewrite it).
+fn pipelines(store: &dyn Store, guard: &WriteGuard, units: usize, reads: bool) -> bool {
+    (store.concurrency() > 1 || store.writes_behind() || (reads && store.reads_ahead()))
         && units > 1
         && matches!(guard, WriteGuard::None)
 }
@@ -1062,7 +1072,7 @@ fn write_shards(
         return (0..total).try_for_each(|flat| write_one(flat, false).map(drop));
     }
     let pool = pool::pool()?;
-    if !pipelines(store, guard, total) {
+    if !pipelines(store, guard, total, false) {
         return pool.install(|| {
             (0..total)
                 .into_par_iter()

@@ -778,12 +778,90 @@ pub fn rebuild(
         };
         Ok(unit.map(Cow::Owned))
     };
+    // Units are built a window at a time in Morton order (in parallel within a window) and
+    // appended to the shard as each window ends, so the shard's encoded units are held once.
+    let unit_bytes = unit_chunks
+        .iter()
+        .fold(meta.max_encoded_chunk_len(), |acc, &c| {
+            acc.saturating_mul(c)
+        });
+    let window = ((WINDOW_BYTES / unit_bytes.max(1)) as usize)
+        .max(2 * rayon::current_num_threads())
+        .min(n.max(1));
     let reuse = super::pool::Reuse::<ChunkWork>::default();
-    let units: Vec<Option<Cow<[u8]>>> = (0..n)
-        .into_par_iter()
-        .map_init(|| reuse.lease(), |work, j| build(work, j))
-        .collect::<Result<_>>()?;
-    assemble(sharding, &per_shard, &units)
+    let mut shard = Assembly::new(sharding, n)?;
+    for positions in morton_order(&per_shard).chunks(window) {
+        let units: Vec<Option<Cow<[u8]>>> = positions
+            .par_iter()
+            .map_init(|| reuse.lease(), |work, &j| build(work, j))
+            .collect::<Result<_>>()?;
+        for (&j, unit) in positions.iter().zip(&units) {
+            shard.push(j, unit.as_deref())?;
+        }
+    }
+    shard.finish()
+}
+
+/// Encoded units of a shard built at a time by [`rebuild`] (a few per thread, at least).
+const WINDOW_BYTES: u64 = 8 << 20;
+
+/// A shard laid out unit by unit in Morton order (as zarr-python writes them): each unit's
+/// bytes appended as it comes, the index written when the last has come (into the room
+/// left for it when it leads the shard).
+struct Assembly<'s> {
+    sharding: ShardLevel<'s>,
+    out: Vec<u8>,
+    /// Each unit's (offset, length), by C-order position; `EMPTY` when not stored.
+    entries: Vec<(u64, u64)>,
+    /// Whether any unit is stored.
+    stored: bool,
+}
+
+impl<'s> Assembly<'s> {
+    /// An empty shard of `n` units.
+    fn new(sharding: ShardLevel<'s>, n: usize) -> Result<Self> {
+        let mut out = Vec::new();
+        if sharding.codec.index_at_start {
+            out = crate::error::try_zeroed(index_len(sharding, n), "a shard index")?;
+        }
+        Ok(Self {
+            sharding,
+            out,
+            entries: vec![(EMPTY, EMPTY); n],
+            stored: false,
+        })
+    }
+
+    /// Appends the unit at C-order `position` (`None`: not stored).
+    fn push(&mut self, position: usize, unit: Option<&[u8]>) -> Result<()> {
+        let Some(bytes) = unit else {
+            return Ok(());
+        };
+        self.entries[position] = (self.out.len() as u64, bytes.len() as u64);
+        crate::error::try_reserve(&mut self.out, bytes.len(), "a shard")?;
+        self.out.extend_from_slice(bytes);
+        self.stored = true;
+        Ok(())
+    }
+
+    /// The shard's bytes with its index; `None` when no unit is stored.
+    fn finish(mut self) -> Result<Option<Vec<u8>>> {
+        if !self.stored {
+            return Ok(None);
+        }
+        if self.sharding.codec.index_at_start {
+            let mut index = Vec::new();
+            encode_index(self.sharding, &self.entries, &mut index)?;
+            let room = index_len(self.sharding, self.entries.len());
+            if index.len() != room {
+                return Err(Error::Internal("a shard index of another length".into()));
+            }
+            self.out[..room].copy_from_slice(&index);
+        } else {
+            encode_index(self.sharding, &self.entries, &mut self.out)?;
+        }
+        Ok(Some(self.out))
+    }
 }
 
 /// The C-order positions of the units of a shard of `per_shard` units, in Morton order
@@ -838,39 +916,11 @@ pub fn assemble<T: AsRef<[u8]>>(
     per_shard: &[u64],
     chunks: &[Option<T>],
 ) -> Result<Option<Vec<u8>>> {
-    if chunks.iter().all(Option::is_none) {
-        return Ok(None);
+    let mut shard = Assembly::new(sharding, chunks.len())?;
+    for position in morton_order(per_shard) {
+        shard.push(position, chunks[position].as_ref().map(AsRef::as_ref))?;
     }
-    let index_len = index_len(sharding, chunks.len());
-    let base = if sharding.codec.index_at_start {
-        index_len as u64
-    } else {
-        0
-    };
-    let data_len: usize = chunks.iter().flatten().map(|c| c.as_ref().len()).sum();
-    let mut entries = vec![(EMPTY, EMPTY); chunks.len()];
-    let mut offset = base;
-    let order = morton_order(per_shard);
-    for &position in &order {
-        if let Some(bytes) = &chunks[position] {
-            entries[position] = (offset, bytes.as_ref().len() as u64);
-            offset += bytes.as_ref().len() as u64;
-        }
-    }
-    let mut out = crate::error::try_zeroed(0, "a shard")?;
-    crate::error::try_reserve(&mut out, data_len + index_len, "a shard")?;
-    if sharding.codec.index_at_start {
-        encode_index(sharding, &entries, &mut out)?;
-    }
-    for &position in &order {
-        if let Some(bytes) = &chunks[position] {
-            out.extend_from_slice(bytes.as_ref());
-        }
-    }
-    if !sharding.codec.index_at_start {
-        encode_index(sharding, &entries, &mut out)?;
-    }
-    Ok(Some(out))
+    shard.finish()
 }
 
 #[cfg(test)]

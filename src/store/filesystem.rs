@@ -573,8 +573,10 @@ impl Store for FilesystemStore {
         }
     }
 
+    /// Only when files are synced: unsynced, a file's write is a copy into the page cache,
+    /// done best by the thread that encoded it (no batch held, no second copy).
     fn writes_behind(&self) -> bool {
-        true
+        self.level() != Durability::None
     }
 
     /// Several files written at once on threads of their own (each synced there before it

@@ -284,8 +284,8 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// Tells the store that `key` will be read soon, so that it may start reading it now.
     fn will_read(&self, _key: &str) {}
     /// Whether writes of many values go better through [`Store::put_many`] from a thread
-    /// of their own while the caller encodes the next ones (local files: creating and
-    /// renaming files waits on the filesystem, not the processor).
+    /// of their own while the caller encodes the next ones (local files that are synced:
+    /// the sync waits on the device, not the processor).
     fn writes_behind(&self) -> bool {
         false
     }
