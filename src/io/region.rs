@@ -355,8 +355,9 @@ impl<'a> Plan<'a> {
     }
 
     /// The part numbers `parts` in batches of about `per_batch` parts for a pipelined read:
-    /// in their order, or when sharded each shard's parts together (a batch holds at least
-    /// one shard), so that each shard is read with as few requests as it allows.
+    /// in their order, or when sharded each shard's parts together (shards of fewer parts
+    /// share a batch, a shard of more is split), so that each shard is read with as few
+    /// requests as it allows and a batch holds about `per_batch` parts.
     fn batches(&self, parts: &[usize], per_batch: usize) -> Vec<Vec<usize>> {
         if self.meta.sharding().is_none() {
             return parts.chunks(per_batch).map(<[usize]>::to_vec).collect();
@@ -376,11 +377,37 @@ impl<'a> Plan<'a> {
                 }
             }
         }
+        // A shard split over batches is split in the order its chunks are stored (Morton
+        // order, one level of a regular grid), so that each batch reads one run of it.
+        let mut split_order = match self.meta.sharding() {
+            Some(level) if level.inner().is_none() && !self.meta.is_rectilinear() => {
+                let per_shard = level.units_per_shard();
+                let ranks = shard::morton_ranks(&per_shard);
+                let mut part = Part::default();
+                Some(move |i: usize| {
+                    self.part(i, &mut part);
+                    let position = part
+                        .index
+                        .iter()
+                        .zip(&per_shard)
+                        .fold(0, |at, (&c, &per)| at * per + c % per);
+                    ranks[position as usize]
+                })
+            }
+            _ => None,
+        };
         let mut batches: Vec<Vec<usize>> = Vec::new();
-        for parts in by_shard {
+        for mut parts in by_shard {
             match batches.last_mut() {
                 Some(last) if last.len() + parts.len() <= per_batch => last.extend(parts),
-                _ => batches.push(parts),
+                _ => {
+                    if parts.len() > per_batch {
+                        if let Some(rank) = split_order.as_mut() {
+                            parts.sort_by_cached_key(|&i| rank(i));
+                        }
+                    }
+                    batches.extend(parts.chunks(per_batch.max(1)).map(<[usize]>::to_vec));
+                }
             }
         }
         batches
@@ -453,9 +480,17 @@ impl<'a> Plan<'a> {
     }
 }
 
-/// The most bytes of chunks one batch of a region read fetches before they are decoded
-/// (two batches are held at a time: one decoding, the next arriving).
+/// The most bytes of chunks one batch of a pipelined write holds (two are held at a time:
+/// one encoding, the one before being stored).
 const MAX_BATCH_BYTES: u64 = 256 << 20;
+
+/// The most bytes of chunks one batch of a region read from an object store fetches before
+/// they are decoded; [`READS_IN_FLIGHT`] batches arrive while the one before is decoded.
+const READ_BATCH_BYTES: u64 = 16 << 20;
+
+/// Batches of a region read from an object store fetched at once, so that requests stay in
+/// flight while a batch's last ones finish.
+const READS_IN_FLIGHT: usize = 3;
 
 /// How far ahead of the decoding a read of local files asks the kernel to read them in.
 const READ_AHEAD_BYTES: u64 = 64 << 20;
@@ -768,9 +803,13 @@ pub fn read(
     // requests (object stores), or the kernel is asked to read its files in (local files),
     // while the pool decodes the batch before it. Shards' chunks are fetched with a request
     // or two per shard, so a batch of them is bounded by bytes alone.
-    let per_batch = match meta.sharding() {
-        Some(_) if store.concurrency() > 1 => (MAX_BATCH_BYTES / max_stored.max(1)).max(1) as usize,
-        _ => batch_len(store, max_stored),
+    let (per_batch, in_flight) = match store.concurrency() {
+        0 | 1 => (batch_len(store, max_stored), 1),
+        _ => (
+            (READ_BATCH_BYTES / max_stored.max(1)).clamp(1, 4 * store.concurrency() as u64)
+                as usize,
+            READS_IN_FLIGHT,
+        ),
     };
     let batches = plan.batches(&parts, per_batch);
     let plan = &plan;
@@ -778,14 +817,17 @@ pub fn read(
         let batches = &batches;
         let start =
             |b: usize| scope.spawn(move || prefetch(store, plan, &batches[b], shards, &held));
-        let mut next = Some(start(0));
+        let mut arriving: std::collections::VecDeque<_> =
+            (0..in_flight.min(batches.len())).map(start).collect();
         for (b, batch) in batches.iter().enumerate() {
-            let fetched = next
-                .take()
+            let fetched = arriving
+                .pop_front()
                 .expect("a batch in flight")
                 .join()
                 .map_err(|_| Error::Internal("a prefetching thread panicked".into()))??;
-            next = (b + 1 < batches.len()).then(|| start(b + 1));
+            if b + in_flight < batches.len() {
+                arriving.push_back(start(b + in_flight));
+            }
             plan.run_list(batch, |buffers, n| {
                 plan.key_of(&buffers.part.index, &mut buffers.key);
                 if from_cache(buffers)? {

@@ -864,6 +864,18 @@ impl<'s> Assembly<'s> {
     }
 }
 
+/// Each unit's place in the Morton order of a shard of `per_shard` units, by its C-order
+/// position: the order its bytes follow one another in the shards zarr-python and libzarr
+/// write.
+pub(crate) fn morton_ranks(per_shard: &[u64]) -> Vec<usize> {
+    let order = morton_order(per_shard);
+    let mut ranks = vec![0; order.len()];
+    for (rank, &position) in order.iter().enumerate() {
+        ranks[position] = rank;
+    }
+    ranks
+}
+
 /// The C-order positions of the units of a shard of `per_shard` units, in Morton order
 /// as zarr-python writes them: each coordinate's bits interleaved, lowest bit first,
 /// dimension 0 first, dimensions whose extent needs fewer bits dropping out.

@@ -177,10 +177,20 @@ pub enum Fetched {
 #[cfg_attr(not(feature = "cloud"), allow(dead_code))]
 pub(crate) const MERGE_GAP: u64 = 1 << 20;
 
-/// Groups `ranges` (offset, length) into requests: each `(start, end, members)` covers the
-/// ranges listed (by position) with gaps of at most `gap` bytes between them.
+/// The longest request merged ranges make: longer runs are read by several requests in
+/// flight at once, which object stores serve faster than one stream.
 #[cfg_attr(not(feature = "cloud"), allow(dead_code))]
-pub(crate) fn merge_ranges(ranges: &[(u64, u64)], gap: u64) -> Vec<(u64, u64, Vec<usize>)> {
+pub(crate) const MERGED_MAX: u64 = 2 << 20;
+
+/// Groups `ranges` (offset, length) into requests: each `(start, end, members)` covers the
+/// ranges listed (by position) with gaps of at most `gap` bytes between them, and spans at
+/// most `max_len` bytes unless one range alone is longer.
+#[cfg_attr(not(feature = "cloud"), allow(dead_code))]
+pub(crate) fn merge_ranges(
+    ranges: &[(u64, u64)],
+    gap: u64,
+    max_len: u64,
+) -> Vec<(u64, u64, Vec<usize>)> {
     let mut order: Vec<usize> = (0..ranges.len()).collect();
     order.sort_by_key(|&i| ranges[i].0);
     let mut merged: Vec<(u64, u64, Vec<usize>)> = Vec::new();
@@ -188,7 +198,9 @@ pub(crate) fn merge_ranges(ranges: &[(u64, u64)], gap: u64) -> Vec<(u64, u64, Ve
         let (offset, len) = ranges[i];
         let end = offset.saturating_add(len);
         match merged.last_mut() {
-            Some(last) if offset <= last.1.saturating_add(gap) => {
+            Some(last)
+                if offset <= last.1.saturating_add(gap) && end.max(last.1) - last.0 <= max_len =>
+            {
                 last.1 = last.1.max(end);
                 last.2.push(i);
             }
@@ -685,12 +697,22 @@ mod tests {
         // Out of order, one overlapping, one far away, one empty.
         let ranges = [(100, 10), (0, 50), (2_000_000, 5), (60, 45), (50, 0)];
         assert_eq!(
-            merge_ranges(&ranges, 16),
+            merge_ranges(&ranges, 16, u64::MAX),
             vec![(0, 110, vec![1, 4, 3, 0]), (2_000_000, 2_000_005, vec![2])]
         );
         // Without a gap only touching and overlapping ranges merge.
-        assert_eq!(merge_ranges(&ranges, 0).len(), 3);
-        assert!(merge_ranges(&[], 16).is_empty());
+        assert_eq!(merge_ranges(&ranges, 0, u64::MAX).len(), 3);
+        assert!(merge_ranges(&[], 16, u64::MAX).is_empty());
+        // A request spans at most the longest length, unless one range alone is longer.
+        assert_eq!(
+            merge_ranges(&ranges, 16, 100),
+            vec![
+                (0, 50, vec![1, 4]),
+                (60, 110, vec![3, 0]),
+                (2_000_000, 2_000_005, vec![2])
+            ]
+        );
+        assert_eq!(merge_ranges(&[(0, 500)], 16, 100), vec![(0, 500, vec![0])]);
     }
 
     #[test]

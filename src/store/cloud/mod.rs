@@ -652,7 +652,9 @@ impl Store for CloudStore {
                 Fetch::Ranges(_, ranges, version) => {
                     results[i] = Some(Ok(Fetched::Ranges(Ok(vec![Vec::new(); ranges.len()]))));
                     let e_tag = version.as_ref().map(|v| e_tag_of(v).to_string());
-                    for (start, end, members) in super::merge_ranges(ranges, super::MERGE_GAP) {
+                    for (start, end, members) in
+                        super::merge_ranges(ranges, super::MERGE_GAP, super::MERGED_MAX)
+                    {
                         if start == end {
                             continue;
                         }
