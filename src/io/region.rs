@@ -480,9 +480,13 @@ impl<'a> Plan<'a> {
     }
 }
 
-/// The most bytes of chunks one batch of a pipelined write holds (two are held at a time:
-/// one encoding, the one before being stored).
-const MAX_BATCH_BYTES: u64 = 256 << 20;
+/// The most bytes of chunks one batch of a pipelined write holds (at least one chunk or
+/// shard; two on local files).
+const WRITE_BATCH_BYTES: u64 = 16 << 20;
+
+/// The most bytes of batches of a pipelined write being stored while the next is encoded
+/// (at least one batch).
+const WRITES_IN_FLIGHT_BYTES: u64 = 48 << 20;
 
 /// The most bytes of chunks one batch of a region read from an object store fetches before
 /// they are decoded; [`READS_IN_FLIGHT`] batches arrive while the one before is decoded.
@@ -804,7 +808,7 @@ pub fn read(
     // while the pool decodes the batch before it. Shards' chunks are fetched with a request
     // or two per shard, so a batch of them is bounded by bytes alone.
     let (per_batch, in_flight) = match store.concurrency() {
-        0 | 1 => (batch_len(store, max_stored), 1),
+        0 | 1 => (read_ahead_len(max_stored), 1),
         _ => (
             (READ_BATCH_BYTES / max_stored.max(1)).clamp(1, 4 * store.concurrency() as u64)
                 as usize,
@@ -962,11 +966,11 @@ pub fn write(
     if !pipelines(store, guard, plan.total, reads) {
         return plan.run(|buffers| write_one(buffers, false).map(drop));
     }
-    let per_batch = batch_len(store, max_stored);
+    let per_batch = write_batch_len(store, max_stored);
     // Local files: the chunks of the next batch that must be read (covered in part) are
     // read ahead while this batch is merged and encoded.
     let to_merge = |part: &Part, _: &str| !part.all_in_bounds;
-    pipelined(store, plan.total, per_batch, |parts| {
+    pipelined(store, plan.total, per_batch, max_stored, |parts| {
         if store.reads_ahead() {
             if parts.start == 0 {
                 read_ahead(store, &plan, parts.clone(), to_merge);
@@ -1005,38 +1009,55 @@ fn pipelines(store: &dyn Store, guard: &WriteGuard, units: usize, reads: bool) -
         && matches!(guard, WriteGuard::None)
 }
 
-/// Chunks (or shards) of at most `max_len` stored bytes per batch of a pipelined read or
-/// write: up to 4 per request in flight, up to [`MAX_BATCH_BYTES`]; for local files (one
-/// request at a time), [`READ_AHEAD_BYTES`] of them.
-fn batch_len(store: &dyn Store, max_len: u64) -> usize {
-    if store.concurrency() <= 1 {
-        return (READ_AHEAD_BYTES / max_len.max(1)).clamp(2, 1024) as usize;
-    }
-    (MAX_BATCH_BYTES / max_len.max(1)).clamp(1, 4 * store.concurrency() as u64) as usize
+/// Chunks (or shards) of at most `max_len` stored bytes per batch of a read of local files:
+/// [`READ_AHEAD_BYTES`] of them, at least two.
+fn read_ahead_len(max_len: u64) -> usize {
+    (READ_AHEAD_BYTES / max_len.max(1)).clamp(2, 1024) as usize
 }
 
-/// Writes `total` units by batches of `per_batch`: `encode` makes a batch's uploads (on the
-/// pool), and they go to the store with one [`Store::put_many`] (every request in flight
-/// at once) while the next batch is encoded. At most two batches are held.
-fn pipelined<F>(store: &dyn Store, total: usize, per_batch: usize, encode: F) -> Result<()>
+/// Chunks (or shards) of at most `max_len` stored bytes per batch of a pipelined write:
+/// [`WRITE_BATCH_BYTES`] of them, up to 4 per request in flight (at least two on local
+/// files, which the pool encodes in parallel).
+fn write_batch_len(store: &dyn Store, max_len: u64) -> usize {
+    let fit = WRITE_BATCH_BYTES / max_len.max(1);
+    match store.concurrency() {
+        0 | 1 => fit.clamp(2, 1024) as usize,
+        requests => fit.clamp(1, 4 * requests as u64) as usize,
+    }
+}
+
+/// Writes `total` units of at most `max_len` stored bytes by batches of `per_batch`:
+/// `encode` makes a batch's uploads (on the pool), and they go to the store with one
+/// [`Store::put_many`] (every request in flight at once) on a thread of their own while
+/// the next batch is encoded; batches are stored at once up to [`WRITES_IN_FLIGHT_BYTES`]
+/// (at least one), so that requests stay in flight while a batch's last ones finish.
+fn pipelined<F>(
+    store: &dyn Store,
+    total: usize,
+    per_batch: usize,
+    max_len: u64,
+    encode: F,
+) -> Result<()>
 where
     F: Fn(std::ops::Range<usize>) -> Result<Vec<Upload>> + Sync,
 {
-    type Sending<'s> = Option<std::thread::ScopedJoinHandle<'s, Result<()>>>;
-    let finish = |sending: Sending<'_>| {
-        sending.map_or(Ok(()), |s| {
-            s.join()
-                .map_err(|_| Error::Internal("an uploading thread panicked".into()))?
-        })
+    let in_flight =
+        (WRITES_IN_FLIGHT_BYTES / (per_batch as u64).saturating_mul(max_len).max(1)).max(1);
+    let finish = |sending: std::thread::ScopedJoinHandle<'_, Result<()>>| {
+        sending
+            .join()
+            .map_err(|_| Error::Internal("an uploading thread panicked".into()))?
     };
     std::thread::scope(|scope| -> Result<()> {
-        let mut sending: Sending<'_> = None;
+        let mut sending = std::collections::VecDeque::new();
         for lo in (0..total).step_by(per_batch) {
             let uploads = encode(lo..(lo + per_batch).min(total))?;
-            finish(sending.take())?;
-            sending = Some(scope.spawn(move || store.put_many(uploads)));
+            while sending.len() as u64 >= in_flight {
+                finish(sending.pop_front().expect("a batch being stored"))?;
+            }
+            sending.push_back(scope.spawn(move || store.put_many(uploads)));
         }
-        finish(sending)
+        sending.into_iter().try_for_each(finish)
     })
 }
 
@@ -1121,15 +1142,21 @@ fn write_shards(
                 .try_for_each(|flat| write_one(flat, false).map(drop))
         });
     }
-    pipelined(store, total, batch_len(store, max_shard), |shards| {
-        let uploads: Vec<Option<Upload>> = pool.install(|| {
-            shards
-                .into_par_iter()
-                .map(|flat| write_one(flat, true))
-                .collect::<Result<_>>()
-        })?;
-        Ok(uploads.into_iter().flatten().collect())
-    })
+    pipelined(
+        store,
+        total,
+        write_batch_len(store, max_shard),
+        max_shard,
+        |shards| {
+            let uploads: Vec<Option<Upload>> = pool.install(|| {
+                shards
+                    .into_par_iter()
+                    .map(|flat| write_one(flat, true))
+                    .collect::<Result<_>>()
+            })?;
+            Ok(uploads.into_iter().flatten().collect())
+        },
+    )
 }
 
 /// The element box of `shape` whose first chunk is `origin` (chunk grid), clipped to the
