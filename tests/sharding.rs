@@ -280,16 +280,7 @@ fn ints(bytes: &[u8]) -> Vec<i32> {
 
 /// The (offset, size) entries of a little-endian index with crc32c at the end of `shard`.
 fn end_index(shard: &[u8], n: usize) -> Vec<(u64, u64)> {
-    let index = &shard[shard.len() - 16 * n - 4..shard.len() - 4];
-    index
-        .chunks(16)
-        .map(|e| {
-            (
-                u64::from_le_bytes(e[..8].try_into().unwrap()),
-                u64::from_le_bytes(e[8..].try_into().unwrap()),
-            )
-        })
-        .collect()
+    index_entries(shard, n, false, true)
 }
 
 #[test]
