@@ -1571,50 +1571,49 @@ fn s3_node_creation_reads_each_document_once() {
 #[test]
 fn s3_shards_larger_than_a_read_batch_are_read_in_stored_order() {
     // A shard of 32 MiB (2 x 2 x 8 uncompressed inner chunks of 1 MiB) is more than one
-    // batch of a read from an object store: it is split in the order its chunks are stored
-    // (in C order, every other stored chunk would fall in the first batch, and each batch
-    // would read the whole shard), each batch reading its run with ranged requests of at
-    // most 2 MiB, and every byte is read once.
+    // batch of a read from an object store. With its index at the end it is split in the
+    // order its chunks are stored (in C order, every other stored chunk would fall in the
+    // first batch, and each batch would read the whole shard), each batch reading its run
+    // with ranged requests of at most 2 MiB: every byte is read once. With its index at the
+    // start (which batches read only whole) it is read whole, in one request.
     let Some(server) = moto() else { return };
     let store = s3(server.port, "big-shards", Mode::Append);
-    let mut builder = ArrayBuilder::new(vec![128, 128, 512], ElementType::Float32);
-    builder.zarr_format(3).unwrap();
-    builder
-        .chunks(vec![64, 64, 64])
-        .shard_shape(vec![128, 128, 512])
-        .compressor(serde_json::Value::Null);
-    let array = builder.create(store.clone(), "a", Mode::CreateNew).unwrap();
+    let shape = [128, 128, 512];
     let data: Vec<u8> = (0..128 * 128 * 512u32)
         .flat_map(|v| (v as f32).to_ne_bytes())
         .collect();
-    array
-        .write(
-            &[0; 3],
-            &[128, 128, 512],
-            ElementType::Float32,
-            Order::C,
-            &data,
-        )
-        .unwrap();
-    let fresh = Array::open(store.clone(), "a", Mode::Read).unwrap();
-    server.clear_log();
-    let mut back = vec![0u8; data.len()];
-    fresh
-        .read(
-            &[0; 3],
-            &[128, 128, 512],
-            ElementType::Float32,
-            Order::C,
-            &mut back,
-        )
-        .unwrap();
-    assert!(back == data, "the array read back differs");
-    let requests = server.settled_requests();
-    let gets: Vec<&String> = requests.iter().filter(|r| r.starts_with("GET ")).collect();
-    // The index (once per batch at most), then 16 ranges of 2 MiB: no byte read twice.
-    assert!(
-        (17..=18).contains(&gets.len()),
-        "{} GETs: {gets:?}",
-        gets.len()
-    );
+    for (at_start, name) in [(false, "end"), (true, "start")] {
+        let mut builder = ArrayBuilder::new(shape.to_vec(), ElementType::Float32);
+        builder.zarr_format(3).unwrap();
+        builder
+            .chunks(vec![64, 64, 64])
+            .shard_shape(shape.to_vec())
+            .shard_index(at_start, true)
+            .compressor(serde_json::Value::Null);
+        let array = builder
+            .create(store.clone(), name, Mode::CreateNew)
+            .unwrap();
+        array
+            .write(&[0; 3], &shape, ElementType::Float32, Order::C, &data)
+            .unwrap();
+        let fresh = Array::open(store.clone(), name, Mode::Read).unwrap();
+        server.clear_log();
+        let mut back = vec![0u8; data.len()];
+        fresh
+            .read(&[0; 3], &shape, ElementType::Float32, Order::C, &mut back)
+            .unwrap();
+        assert!(
+            back == data,
+            "the array read back differs (index at the {name})"
+        );
+        let requests = server.settled_requests();
+        let gets: Vec<&String> = requests.iter().filter(|r| r.starts_with("GET ")).collect();
+        // At the end: the index (once per batch at most), then 16 ranges of 2 MiB.
+        let expected = if at_start { 1..=1 } else { 17..=18 };
+        assert!(
+            expected.contains(&gets.len()),
+            "index at the {name}: {} GETs: {gets:?}",
+            gets.len()
+        );
+    }
 }

@@ -972,8 +972,9 @@ fn index_entries(shard: &[u8], n: usize, at_start: bool, checksum: bool) -> Vec<
 
 #[test]
 fn shards_built_over_several_windows_are_exact() {
-    // 27 inner chunks of 1 MiB in one shard: more than one window of units is built (the
-    // windows hold 8 MiB), each appended in Morton order; the index leads or ends it.
+    // 36 inner chunks of 1 MiB in one shard: more than one window of units is built (the
+    // windows hold 8 MiB, or two units per thread of up to 16 threads), each appended in
+    // Morton order; the index leads or ends the shard.
     for (at_start, checksum, codec) in [
         (false, true, json!({"id": "zstd", "level": 1})),
         (true, true, serde_json::Value::Null),
@@ -981,44 +982,37 @@ fn shards_built_over_several_windows_are_exact() {
         (false, false, serde_json::Value::Null),
     ] {
         let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
-        let mut builder = ArrayBuilder::new(vec![192, 192, 64], ElementType::Int32);
+        let shape = vec![192, 192, 256];
+        let mut builder = ArrayBuilder::new(shape.clone(), ElementType::Int32);
         builder.zarr_format(3).unwrap();
         builder
             .chunks(vec![64, 64, 64])
-            .shard_shape(vec![192, 192, 64])
+            .shard_shape(shape.clone())
             .shard_index(at_start, checksum)
             .compressor(codec.clone());
         let array = builder.create(store.clone(), "w", Mode::Overwrite).unwrap();
-        let data = values(192 * 192 * 64, 7);
+        let data = values(192 * 192 * 256, 7);
         array
-            .write(
-                &[0; 3],
-                &[192, 192, 64],
-                ElementType::Int32,
-                Order::C,
-                &data,
-            )
+            .write(&[0; 3], &shape, ElementType::Int32, Order::C, &data)
             .unwrap();
         let mut back = vec![0u8; data.len()];
         array
-            .read(
-                &[0; 3],
-                &[192, 192, 64],
-                ElementType::Int32,
-                Order::C,
-                &mut back,
-            )
+            .read(&[0; 3], &shape, ElementType::Int32, Order::C, &mut back)
             .unwrap();
         assert!(back == data, "{at_start} {checksum} {codec}");
 
+        // The units follow one another from the start of the data, without gaps, in
+        // Morton order (3 x 3 x 4 units: dimension 0's lowest bit first, zarr-python's).
         let shard = store.get("w/c/0/0/0").unwrap().unwrap();
-        let entries = index_entries(&shard, 9, at_start, checksum);
-        let index_len = 16 * 9 + if checksum { 4 } else { 0 };
-        // Morton order of 3 x 3 x 1 units (zarr-python's): the units follow one another
-        // from the start of the data, without gaps.
+        let mut entries: Vec<(u64, u64, usize)> = index_entries(&shard, 36, at_start, checksum)
+            .into_iter()
+            .enumerate()
+            .map(|(position, (offset, len))| (offset, len, position))
+            .collect();
+        entries.sort();
+        let index_len = 16 * 36 + if checksum { 4 } else { 0 };
         let mut at = if at_start { index_len as u64 } else { 0 };
-        for position in [0, 3, 1, 4, 6, 7, 2, 5, 8] {
-            let (offset, len) = entries[position];
+        for &(offset, len, position) in &entries {
             assert_eq!(
                 offset, at,
                 "unit {position} ({at_start} {checksum} {codec})"
@@ -1031,6 +1025,8 @@ fn shards_built_over_several_windows_are_exact() {
             shard.len() - index_len
         };
         assert_eq!(at as usize, data_end);
+        let stored: Vec<usize> = entries.iter().map(|e| e.2).take(4).collect();
+        assert_eq!(stored, [0, 12, 4, 16], "{at_start} {checksum} {codec}");
         if codec.is_null() {
             // Uncompressed units are the data itself: the first unit's first row.
             let first = entries[0].0 as usize;

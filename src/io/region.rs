@@ -377,37 +377,37 @@ impl<'a> Plan<'a> {
                 }
             }
         }
-        // A shard split over batches is split in the order its chunks are stored (Morton
-        // order, one level of a regular grid), so that each batch reads one run of it.
-        let mut split_order = match self.meta.sharding() {
-            Some(level) if level.inner().is_none() && !self.meta.is_rectilinear() => {
-                let per_shard = level.units_per_shard();
-                let ranks = shard::morton_ranks(&per_shard);
-                let mut part = Part::default();
-                Some(move |i: usize| {
-                    self.part(i, &mut part);
-                    let position = part
-                        .index
-                        .iter()
-                        .zip(&per_shard)
-                        .fold(0, |at, (&c, &per)| at * per + c % per);
-                    ranks[position as usize]
-                })
-            }
-            _ => None,
-        };
+        // A shard of more parts than a batch is split in the order its chunks are stored
+        // (Morton order), so that each batch reads one run of it with ranged requests: one
+        // level of shards of a regular grid with the index at the end, which batches read in
+        // parts; other shards stay whole in one batch.
+        let level = self.meta.sharding();
+        let splits = level.is_some_and(|level| {
+            level.inner().is_none() && !level.codec.index_at_start && !self.meta.is_rectilinear()
+        });
+        let per_shard = level
+            .map(|level| level.units_per_shard())
+            .unwrap_or_default();
+        let mut ranks: Option<Vec<usize>> = None;
+        let mut part = Part::default();
         let mut batches: Vec<Vec<usize>> = Vec::new();
         for mut parts in by_shard {
             match batches.last_mut() {
                 Some(last) if last.len() + parts.len() <= per_batch => last.extend(parts),
-                _ => {
-                    if parts.len() > per_batch {
-                        if let Some(rank) = split_order.as_mut() {
-                            parts.sort_by_cached_key(|&i| rank(i));
-                        }
-                    }
+                _ if splits && parts.len() > per_batch => {
+                    let ranks = ranks.get_or_insert_with(|| shard::morton_ranks(&per_shard));
+                    parts.sort_by_cached_key(|&i| {
+                        self.part(i, &mut part);
+                        let position = part
+                            .index
+                            .iter()
+                            .zip(&per_shard)
+                            .fold(0, |at, (&c, &per)| at * per + c % per);
+                        ranks[position as usize]
+                    });
                     batches.extend(parts.chunks(per_batch.max(1)).map(<[usize]>::to_vec));
                 }
+                _ => batches.push(parts),
             }
         }
         batches
@@ -803,10 +803,10 @@ pub fn read(
             place(buffers, found)
         });
     }
-    // The parts in batches (whole shards together): each batch is fetched by concurrent
-    // requests (object stores), or the kernel is asked to read its files in (local files),
-    // while the pool decodes the batch before it. Shards' chunks are fetched with a request
-    // or two per shard, so a batch of them is bounded by bytes alone.
+    // The parts in batches (a shard's together, unless it is larger than a batch): each
+    // batch is fetched by concurrent requests (object stores: several batches at once), or
+    // the kernel is asked to read its files in (local files), while the pool decodes the
+    // batch before it.
     let (per_batch, in_flight) = match store.concurrency() {
         0 | 1 => (read_ahead_len(max_stored), 1),
         _ => (

@@ -779,7 +779,8 @@ pub fn rebuild(
         Ok(unit.map(Cow::Owned))
     };
     // Units are built a window at a time in Morton order (in parallel within a window) and
-    // appended to the shard as each window ends, so the shard's encoded units are held once.
+    // appended to the shard as each window ends, so that they are not all held twice (as
+    // units, then assembled).
     let unit_bytes = unit_chunks
         .iter()
         .fold(meta.max_encoded_chunk_len(), |acc, &c| {
@@ -789,7 +790,8 @@ pub fn rebuild(
         .max(2 * rayon::current_num_threads())
         .min(n.max(1));
     let reuse = super::pool::Reuse::<ChunkWork>::default();
-    let mut shard = Assembly::new(sharding, n)?;
+    // The shard's old length is the guess at its new one.
+    let mut shard = Assembly::new(sharding, n, old.map_or(0, <[u8]>::len))?;
     for positions in morton_order(&per_shard).chunks(window) {
         let units: Vec<Option<Cow<[u8]>>> = positions
             .par_iter()
@@ -818,11 +820,12 @@ struct Assembly<'s> {
 }
 
 impl<'s> Assembly<'s> {
-    /// An empty shard of `n` units.
-    fn new(sharding: ShardLevel<'s>, n: usize) -> Result<Self> {
+    /// An empty shard of `n` units, with room for `expected` bytes in all.
+    fn new(sharding: ShardLevel<'s>, n: usize, expected: usize) -> Result<Self> {
         let mut out = Vec::new();
+        crate::error::try_reserve(&mut out, expected, "a shard")?;
         if sharding.codec.index_at_start {
-            out = crate::error::try_zeroed(index_len(sharding, n), "a shard index")?;
+            out.resize(index_len(sharding, n), 0);
         }
         Ok(Self {
             sharding,
@@ -928,7 +931,9 @@ pub fn assemble<T: AsRef<[u8]>>(
     per_shard: &[u64],
     chunks: &[Option<T>],
 ) -> Result<Option<Vec<u8>>> {
-    let mut shard = Assembly::new(sharding, chunks.len())?;
+    let stored: usize = chunks.iter().flatten().map(|c| c.as_ref().len()).sum();
+    let expected = stored + index_len(sharding, chunks.len());
+    let mut shard = Assembly::new(sharding, chunks.len(), expected)?;
     for position in morton_order(per_shard) {
         shard.push(position, chunks[position].as_ref().map(AsRef::as_ref))?;
     }
