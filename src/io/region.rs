@@ -11,7 +11,7 @@ use crate::codec::chain::Scratch;
 use crate::dtype::{swap_bytes, ElementType};
 use crate::error::{checked_product, count_of, try_resize, Error, Result};
 use crate::meta::{ArrayMeta, Order, ShardLevel};
-use crate::store::{Fetch, Fetched, Store};
+use crate::store::{Fetch, Fetched, Spares, Store};
 use rayon::prelude::*;
 
 /// A hyperrectangle of an array: first index and extent per dimension.
@@ -490,11 +490,11 @@ const WRITES_IN_FLIGHT_BYTES: u64 = 48 << 20;
 
 /// The most bytes of chunks one batch of a region read from an object store fetches before
 /// they are decoded; [`READS_IN_FLIGHT`] batches arrive while the one before is decoded.
-const READ_BATCH_BYTES: u64 = 16 << 20;
+const READ_BATCH_BYTES: u64 = 8 << 20;
 
 /// Batches of a region read from an object store fetched at once, so that requests stay in
 /// flight while a batch's last ones finish.
-const READS_IN_FLIGHT: usize = 3;
+const READS_IN_FLIGHT: usize = 6;
 
 /// How far ahead of the decoding a read of local files asks the kernel to read them in.
 const READ_AHEAD_BYTES: u64 = 64 << 20;
@@ -508,6 +508,7 @@ fn prefetch(
     parts: &[usize],
     shards: &shard::IndexCache,
     held: &(dyn Fn(&str, &[u64]) -> bool + Sync),
+    spares: &Spares,
 ) -> Result<Vec<std::sync::Mutex<Prefetched>>> {
     let meta = plan.meta;
     let mut part = Part::default();
@@ -542,13 +543,13 @@ fn prefetch(
                 .map(String::as_str)
                 .zip(indices.iter().map(|i| i.as_slice()))
                 .collect();
-            shard::read_inner_batch(store, meta, sharding, &chunks, shards)?
+            shard::read_inner_batch(store, meta, sharding, &chunks, shards, spares)?
         }
         None => {
             let max = meta.max_encoded_chunk_len();
             let batch: Vec<Fetch> = keys.into_iter().map(|k| Fetch::Whole(k, max)).collect();
             store
-                .fetch_many(&batch)
+                .fetch_many(&batch, spares)
                 .into_iter()
                 .map(|fetched| match fetched? {
                     Fetched::Whole(Some(bytes)) => Ok(Prefetched::Bytes(bytes)),
@@ -817,10 +818,14 @@ pub fn read(
     };
     let batches = plan.batches(&parts, per_batch);
     let plan = &plan;
+    // The buffers of a decoded batch are filled again by the batches fetched after it (a
+    // batch's worth kept, and as much again for the batches' differing sizes).
+    let spares = &Spares::holding(2 * READ_BATCH_BYTES as usize);
     std::thread::scope(|scope| -> Result<()> {
         let batches = &batches;
-        let start =
-            |b: usize| scope.spawn(move || prefetch(store, plan, &batches[b], shards, &held));
+        let start = |b: usize| {
+            scope.spawn(move || prefetch(store, plan, &batches[b], shards, &held, spares))
+        };
         let mut arriving: std::collections::VecDeque<_> =
             (0..in_flight.min(batches.len())).map(start).collect();
         for (b, batch) in batches.iter().enumerate() {
@@ -845,12 +850,15 @@ pub fn read(
                 );
                 let found = match taken {
                     Prefetched::Bytes(bytes) => {
-                        buffers.raw = bytes;
+                        spares.give(std::mem::replace(&mut buffers.raw, bytes));
                         true
                     }
                     Prefetched::Within(shard, range) => {
                         buffers.raw.clear();
                         buffers.raw.extend_from_slice(&shard[range]);
+                        if let Some(bytes) = std::sync::Arc::into_inner(shard) {
+                            spares.give(bytes);
+                        }
                         true
                     }
                     Prefetched::Missing => false,

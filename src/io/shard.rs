@@ -7,11 +7,11 @@
 use crate::dtype::ByteOrder;
 use crate::error::{Error, Result};
 use crate::meta::{ArrayMeta, ShardLevel};
-use crate::store::{Fetch, Fetched, Ranged, Store, Version};
+use crate::store::{Fetch, Fetched, Ranged, Spares, Store, Version};
 use rayon::prelude::*;
 use std::borrow::Cow;
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Condvar, Mutex};
 
 /// Offset and size of an inner chunk that is not stored.
 pub(crate) const EMPTY: u64 = u64::MAX;
@@ -27,13 +27,37 @@ type Index = Arc<Vec<(u64, u64)>>;
 /// chunk is not stored is believed only from an index read in the same call: no chunk read
 /// would notice a shard rewritten since.
 #[derive(Debug, Default)]
-pub struct IndexCache(Mutex<CacheState>);
+pub struct IndexCache {
+    state: Mutex<CacheState>,
+    /// Signalled when a thread ends reading the indexes it claimed.
+    read: Condvar,
+}
 
 #[derive(Debug, Default)]
 struct CacheState {
     shards: HashMap<String, Shard>,
     /// Index entries held, over all shards and views.
     entries: usize,
+    /// Shards whose index a thread is reading ([`IndexCache::claim`]): the others wait for
+    /// it rather than read it too.
+    reading: HashSet<String>,
+}
+
+/// The shards whose index one thread reads; they are free again when it is dropped.
+struct Claim<'a> {
+    cache: &'a IndexCache,
+    keys: Vec<String>,
+}
+
+impl Drop for Claim<'_> {
+    fn drop(&mut self) {
+        if let Ok(mut state) = self.cache.state.lock() {
+            for key in &self.keys {
+                state.reading.remove(key);
+            }
+        }
+        self.cache.read.notify_all();
+    }
 }
 
 /// What is known of one stored shard.
@@ -60,9 +84,45 @@ const MAX_SHARD_ATTEMPTS: usize = 64;
 
 impl IndexCache {
     fn state(&self) -> Result<std::sync::MutexGuard<'_, CacheState>> {
-        self.0
+        self.state
             .lock()
             .map_err(|_| Error::Internal("shard cache poisoned".into()))
+    }
+
+    /// Claims the reading of the whole-shard indexes of `keys`: the positions in `keys` of
+    /// those this thread is to read (no other thread reads them and none is cached), and
+    /// the claim, which frees them when dropped. The others are being read or were just
+    /// read: [`IndexCache::wait_read`] waits for them.
+    fn claim(&self, keys: &[&str]) -> Result<(Vec<usize>, Claim<'_>)> {
+        let mut state = self.state()?;
+        let mut mine = Vec::new();
+        let mut claim = Claim {
+            cache: self,
+            keys: Vec::new(),
+        };
+        for (n, &key) in keys.iter().enumerate() {
+            let cached = state
+                .shards
+                .get(key)
+                .is_some_and(|shard| shard.views.contains_key(&WHOLE));
+            if !cached && state.reading.insert(key.to_string()) {
+                mine.push(n);
+                claim.keys.push(key.to_string());
+            }
+        }
+        Ok((mine, claim))
+    }
+
+    /// Waits until no thread is reading the index of the shard at `key`.
+    fn wait_read(&self, key: &str) -> Result<()> {
+        let mut state = self.state()?;
+        while state.reading.contains(key) {
+            state = self
+                .read
+                .wait(state)
+                .map_err(|_| Error::Internal("shard cache poisoned".into()))?;
+        }
+        Ok(())
     }
 
     /// Starts a call: what only the last call could trust is forgotten.
@@ -347,13 +407,15 @@ pub enum Prefetched {
 /// A shard whose every chunk is wanted is read whole in the first batch instead (one
 /// request, its index taken from its bytes). Chunks of nested shards, of shards with the
 /// index at the start (unless read whole) and of shards rewritten in between are left
-/// [`Prefetched::Later`].
+/// [`Prefetched::Later`]. Bytes read may fill buffers from `spares`; an index being read
+/// by another thread is waited for rather than read again.
 pub fn read_inner_batch(
     store: &dyn Store,
     meta: &ArrayMeta,
     sharding: ShardLevel<'_>,
     chunks: &[(&str, &[u64])],
     cache: &IndexCache,
+    spares: &Spares,
 ) -> Result<Vec<Prefetched>> {
     let mut out: Vec<Prefetched> = chunks.iter().map(|_| Prefetched::Later).collect();
     // Shards of a rectilinear grid differ in size: their chunks are read one by one.
@@ -395,7 +457,7 @@ pub fn read_inner_batch(
         .map(|&s| Fetch::Whole(shards[s].0.to_string(), max_shard))
         .collect();
     let mut done = vec![false; shards.len()];
-    for (&s, fetched) in whole.iter().zip(store.fetch_many(&batch)) {
+    for (&s, fetched) in whole.iter().zip(store.fetch_many(&batch, spares)) {
         let (key, members) = &shards[s];
         let bytes = match fetched? {
             Fetched::Whole(Some(bytes)) => bytes,
@@ -448,6 +510,12 @@ pub fn read_inner_batch(
     // Indexes: cached, or read in one batch.
     // Each shard's index and version, and whether that version is known current.
     type Known = (Option<Index>, Option<Version>, bool);
+    let cached = |key: &str| -> Result<Option<Known>> {
+        Ok(cache.get(key)?.and_then(|shard| {
+            let index = shard.views.get(&WHOLE).cloned()?;
+            Some((index, shard.version, shard.fresh))
+        }))
+    };
     let mut indexes: Vec<Option<Known>> = Vec::new();
     let mut missing = Vec::new();
     for (s, (key, _)) in shards.iter().enumerate() {
@@ -455,20 +523,21 @@ pub fn read_inner_batch(
             indexes.push(None);
             continue;
         }
-        let cached = cache.get(key)?.and_then(|shard| {
-            let index = shard.views.get(&WHOLE).cloned()?;
-            Some((index, shard.version, shard.fresh))
-        });
+        let cached = cached(key)?;
         if cached.is_none() {
             missing.push(s);
         }
         indexes.push(cached);
     }
-    let batch: Vec<Fetch> = missing
+    // Each index is read by one thread: those another thread is reading are waited for.
+    let keys: Vec<&str> = missing.iter().map(|&s| shards[s].0).collect();
+    let (mine, claim) = cache.claim(&keys)?;
+    let batch: Vec<Fetch> = mine
         .iter()
-        .map(|&s| Fetch::Tail(shards[s].0.to_string(), len))
+        .map(|&m| Fetch::Tail(keys[m].to_string(), len))
         .collect();
-    for (&s, fetched) in missing.iter().zip(store.fetch_many(&batch)) {
+    for (&m, fetched) in mine.iter().zip(store.fetch_many(&batch, spares)) {
+        let s = missing[m];
         let key = shards[s].0;
         let (index, version) = match fetched {
             Ok(Fetched::Tail(Some(tail))) => {
@@ -481,6 +550,15 @@ pub fn read_inner_batch(
         };
         cache.put(key, version.as_ref(), WHOLE, index.clone())?;
         indexes[s] = Some((index, version, true));
+    }
+    drop(claim);
+    for (m, &s) in missing.iter().enumerate() {
+        if indexes[s].is_none() {
+            // Read by another thread (if it failed, or the cache was emptied since, the
+            // chunks are read one by one later).
+            cache.wait_read(keys[m])?;
+            indexes[s] = cached(keys[m])?;
+        }
     }
     // The chunks' ranges, shard by shard, in one batch.
     let max = meta.max_encoded_chunk_len();
@@ -516,12 +594,12 @@ pub fn read_inner_batch(
             wanted.push((s, reading));
         }
     }
-    for ((s, reading), fetched) in wanted.into_iter().zip(store.fetch_many(&batch)) {
+    for ((s, reading), fetched) in wanted.into_iter().zip(store.fetch_many(&batch, spares)) {
         match fetched? {
             Fetched::Ranges(Ok(parts)) => {
                 cache.confirm(shards[s].0)?;
-                for (i, part) in reading.into_iter().zip(parts) {
-                    out[i] = Prefetched::Bytes(part);
+                for (i, (bytes, range)) in reading.into_iter().zip(parts) {
+                    out[i] = Prefetched::Within(bytes, range);
                 }
             }
             // Rewritten or erased since its index was read: read_inner starts again.

@@ -408,9 +408,13 @@ impl Store for ConsolidatedStore {
         self.inner.writes_behind()
     }
 
-    fn fetch_many(&self, batch: &[crate::store::Fetch]) -> Vec<Result<crate::store::Fetched>> {
+    fn fetch_many(
+        &self,
+        batch: &[crate::store::Fetch],
+        spares: &crate::store::Spares,
+    ) -> Vec<Result<crate::store::Fetched>> {
         // Chunks only: the batched reads of a region never ask for documents.
-        self.inner.fetch_many(batch)
+        self.inner.fetch_many(batch, spares)
     }
 
     fn put_many(&self, batch: Vec<(String, Option<Vec<u8>>)>) -> Result<()> {

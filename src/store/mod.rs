@@ -9,6 +9,7 @@ mod icechunk;
 mod memo;
 mod memory;
 pub mod repository;
+mod spares;
 mod url;
 pub mod writes;
 mod zip;
@@ -19,6 +20,7 @@ pub use icechunk::{At, IcechunkStore};
 pub(crate) use memo::Memo;
 pub use memory::MemoryStore;
 pub use repository::{repository_of, Repository, Snapshot};
+pub use spares::Spares;
 pub use url::{local_path, open_url};
 pub use zip::{ZipMode, ZipStore};
 
@@ -169,8 +171,12 @@ pub enum Fetched {
     /// The tail, or `None` when the key does not exist.
     Tail(Option<Tail>),
     /// The bytes of each range, in the order asked, or what kept them from being read.
-    Ranges(std::result::Result<Vec<Vec<u8>>, Ranged>),
+    Ranges(std::result::Result<Vec<Piece>, Ranged>),
 }
+
+/// The bytes of one range read: a part of a buffer that the ranges read by one request
+/// share (no copy of each).
+pub type Piece = (std::sync::Arc<Vec<u8>>, std::ops::Range<usize>);
 
 /// Ranges of one value closer than this are read by one request (the bytes between are
 /// read and dropped): on object stores one more request costs more than a MiB.
@@ -302,9 +308,9 @@ pub trait Store: Send + Sync + std::fmt::Debug {
         false
     }
     /// Runs a batch of reads, concurrently where the store can ([`Store::concurrency`]);
-    /// each has its own outcome, in the order given. Stores read them one by one unless
-    /// they do better.
-    fn fetch_many(&self, batch: &[Fetch]) -> Vec<Result<Fetched>> {
+    /// each has its own outcome, in the order given. Values read may fill buffers taken
+    /// from `spares`. Stores read them one by one unless they do better.
+    fn fetch_many(&self, batch: &[Fetch], _spares: &Spares) -> Vec<Result<Fetched>> {
         fetch_one_by_one(self, batch)
     }
     /// Stores each value of the batch at its key (`None`: erases the key), concurrently
@@ -442,7 +448,8 @@ pub fn fetch_one_by_one<S: Store + ?Sized>(store: &S, batch: &[Fetch]) -> Vec<Re
                     if read != Ranged::Read {
                         return Ok(Fetched::Ranges(Err(read)));
                     }
-                    parts.push(part);
+                    let len = part.len();
+                    parts.push((std::sync::Arc::new(part), 0..len));
                 }
                 Ok(Fetched::Ranges(Ok(parts)))
             }

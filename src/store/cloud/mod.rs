@@ -17,7 +17,7 @@ pub use config::{parse_ini, Provider, Settings};
 
 use super::{
     validate_dir_prefix, validate_key, validate_prefix, DirListing, Durability, Expect, Fetch,
-    Fetched, Ranged, Store, Tail, Version,
+    Fetched, Ranged, Spares, Store, Tail, Version,
 };
 use crate::error::{Error, Result};
 use futures_util::StreamExt;
@@ -295,7 +295,7 @@ impl CloudStore {
         let taken = std::mem::take(buf);
         let label = self.place(&key);
         let (found, taken) = self.run(&key, move |store| {
-            reads::whole(store, path, label, max_len, taken)
+            reads::whole(store, path, label, max_len, taken, Spares::default())
         })?;
         *buf = taken;
         Ok(found)
@@ -376,14 +376,14 @@ impl CloudStore {
         let label = self.place(&key);
         let e_tag = version.map(|v| e_tag_of(v).to_string());
         let ranged = self.run(&key, move |store| {
-            reads::range(store, path, label, offset, len, e_tag)
+            reads::range(store, path, label, offset, len, e_tag, Spares::default())
         });
         match ranged {
             Err(e) if range_refused(&e) => {
                 // The server answered with the whole value (200): the range is cut from
                 // it as it arrives (such a server gives no versions to check either).
                 Ok(match self.window(&key, Window::Range(offset, len))? {
-                    Some((_, bytes)) => Part::Bytes(bytes.into()),
+                    Some((_, bytes)) => Part::Bytes(bytes),
                     None => Part::Missing,
                 })
             }
@@ -604,7 +604,7 @@ impl Store for CloudStore {
     /// object that lie close together (within a mebibyte) go as one request. Reads the
     /// server answers in a way only the single-read methods handle (a whole value for a
     /// range; Azure tails) are done by those afterwards.
-    fn fetch_many(&self, batch: &[Fetch]) -> Vec<Result<Fetched>> {
+    fn fetch_many(&self, batch: &[Fetch], spares: &Spares) -> Vec<Result<Fetched>> {
         /// Where each request's answer goes: the batch entry, and for a merged range
         /// request the first byte it read and the ranges it holds.
         enum Slot {
@@ -639,7 +639,14 @@ impl Store for CloudStore {
             let label = self.place(&key);
             match fetch {
                 Fetch::Whole(_, max_len) => {
-                    let job = reads::whole(store.clone(), path, label, *max_len, Vec::new());
+                    let job = reads::whole(
+                        store.clone(),
+                        path,
+                        label,
+                        *max_len,
+                        Vec::new(),
+                        spares.clone(),
+                    );
                     jobs.push((key, Box::pin(async move { job.await.map(Answer::Whole) })));
                     slots.push(Slot::Whole(i));
                 }
@@ -650,7 +657,10 @@ impl Store for CloudStore {
                 }
                 Fetch::Tail(..) => {}
                 Fetch::Ranges(_, ranges, version) => {
-                    results[i] = Some(Ok(Fetched::Ranges(Ok(vec![Vec::new(); ranges.len()]))));
+                    results[i] = Some(Ok(Fetched::Ranges(Ok(vec![
+                        Default::default();
+                        ranges.len()
+                    ]))));
                     let e_tag = version.as_ref().map(|v| e_tag_of(v).to_string());
                     for (start, end, members) in
                         super::merge_ranges(ranges, super::MERGE_GAP, super::MERGED_MAX)
@@ -665,6 +675,7 @@ impl Store for CloudStore {
                             start,
                             end - start,
                             e_tag.clone(),
+                            spares.clone(),
                         );
                         jobs.push((
                             key.clone(),
@@ -691,11 +702,12 @@ impl Store for CloudStore {
                         continue; // already failed or changed
                     };
                     match part {
+                        // The ranges one request read share its buffer.
                         Part::Bytes(bytes) => {
+                            let bytes = std::sync::Arc::new(bytes);
                             for m in members {
-                                let (offset, len) = ranges[m];
-                                let at = (offset - start) as usize;
-                                parts[m] = bytes[at..at + len as usize].to_vec();
+                                let at = (ranges[m].0 - start) as usize;
+                                parts[m] = (bytes.clone(), at..at + ranges[m].1 as usize);
                             }
                         }
                         Part::Missing => {
@@ -849,9 +861,7 @@ impl Store for CloudStore {
         }
         Ok(match self.range(key, offset, len, Some(version))? {
             Part::Bytes(bytes) => {
-                buf.clear();
-                crate::error::try_reserve(buf, bytes.len(), key)?;
-                buf.extend_from_slice(&bytes);
+                *buf = bytes;
                 Ranged::Read
             }
             Part::Missing => Ranged::Missing,
@@ -872,7 +882,7 @@ impl Store for CloudStore {
             return Ok(Some(Vec::new()));
         }
         Ok(match self.range(key, offset, len, None)? {
-            Part::Bytes(bytes) => Some(bytes.to_vec()),
+            Part::Bytes(bytes) => Some(bytes),
             // Without a version to insist on nothing can have changed.
             Part::Missing | Part::Changed => None,
         })

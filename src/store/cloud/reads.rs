@@ -4,7 +4,7 @@
 
 use super::{missing_or, version_of, Failure};
 use crate::error::Error;
-use crate::store::{too_large, Tail};
+use crate::store::{too_large, Spares, Tail};
 use futures_util::StreamExt;
 use object_store::path::Path;
 use object_store::{GetOptions, GetRange, ObjectStore, UpdateVersion};
@@ -21,6 +21,7 @@ pub(super) async fn whole(
     label: String,
     max_len: u64,
     mut buf: Vec<u8>,
+    spares: Spares,
 ) -> Answer<(Option<UpdateVersion>, Vec<u8>)> {
     let got = match store.get_opts(&path, GetOptions::default()).await {
         Ok(got) => got,
@@ -37,7 +38,9 @@ pub(super) async fn whole(
     buf.clear();
     let want = usize::try_from(size)
         .map_err(|_| Failure::Lib(crate::error::no_memory(usize::MAX, &label)))?;
-    crate::error::try_reserve(&mut buf, want, &label).map_err(Failure::Lib)?;
+    if buf.capacity() < want {
+        buf = spares.take_or_new(want, &label).map_err(Failure::Lib)?;
+    }
     let mut stream = got.into_stream();
     while let Some(chunk) = stream.next().await {
         let chunk = chunk.map_err(Failure::Store)?;
@@ -76,7 +79,7 @@ pub(super) async fn tail(
     let size = got.meta.size;
     let range = got.range.clone();
     let version = version_of(got.meta.e_tag.clone(), got.meta.version.clone());
-    let bytes = exactly(got, len, &label).await?;
+    let bytes = exactly(got, len, &label, &Spares::default()).await?;
     if size < len || bytes.len() as u64 != len || range.end != size {
         return Err(Failure::Lib(Error::Io(format!(
             "{label}: the last {len} bytes were asked of a value of {size} bytes \
@@ -94,7 +97,7 @@ pub(super) async fn tail(
 /// What a range request found.
 pub(super) enum Part {
     /// The bytes asked for.
-    Bytes(bytes::Bytes),
+    Bytes(Vec<u8>),
     /// The key does not exist.
     Missing,
     /// The object is not the version asked for (`If-Match` failed).
@@ -110,6 +113,7 @@ pub(super) async fn range(
     offset: u64,
     len: u64,
     e_tag: Option<String>,
+    spares: Spares,
 ) -> Answer<Part> {
     let end = offset
         .checked_add(len)
@@ -145,23 +149,28 @@ pub(super) async fn range(
         }
     };
     let size = got.meta.size;
-    let bytes = exactly(got, len, &label).await?;
+    let bytes = exactly(got, len, &label, &spares).await?;
     if bytes.len() as u64 != len {
         return Err(Failure::Lib(Error::Io(format!(
             "{label}: range {offset}+{len} is past its end ({size} bytes)"
         ))));
     }
-    Ok(Part::Bytes(bytes.into()))
+    Ok(Part::Bytes(bytes))
 }
 
 /// The body of a range answer that should hold `len` bytes: fewer are returned as they
 /// are (the caller names the shortfall), more are an error as soon as they arrive, so a
-/// server sending more than asked costs no more memory than what was asked.
-async fn exactly(got: object_store::GetResult, len: u64, label: &str) -> Answer<Vec<u8>> {
-    let mut kept = Vec::new();
+/// server sending more than asked costs no more memory than what was asked. The bytes go
+/// to a buffer from `spares` when one has room.
+async fn exactly(
+    got: object_store::GetResult,
+    len: u64,
+    label: &str,
+    spares: &Spares,
+) -> Answer<Vec<u8>> {
     let want = usize::try_from(len)
         .map_err(|_| Failure::Lib(crate::error::no_memory(usize::MAX, label)))?;
-    crate::error::try_reserve(&mut kept, want, label).map_err(Failure::Lib)?;
+    let mut kept = spares.take_or_new(want, label).map_err(Failure::Lib)?;
     let mut stream = got.into_stream();
     while let Some(chunk) = stream.next().await {
         let chunk = chunk.map_err(Failure::Store)?;
