@@ -1618,3 +1618,47 @@ fn s3_shards_larger_than_a_read_batch_are_read_in_stored_order() {
         );
     }
 }
+
+#[test]
+fn s3_sparse_chunks_of_a_shard_are_read_exactly_by_one_request() {
+    // A column of 8 inner chunks of 2 KiB lies spread over the first 148 KiB of its shard
+    // (Morton order): one request reads that span after the index, and each chunk's bytes
+    // are cut out of it (they fill less than half of it) — exactly, and with nothing else
+    // of the span kept.
+    let Some(server) = moto() else { return };
+    let store = s3(server.port, "sparse", Mode::Append);
+    let shape = [64u64, 64, 64];
+    let data: Vec<u8> = (0..64 * 64 * 64u32)
+        .flat_map(|v| (v as f32).to_ne_bytes())
+        .collect();
+    let mut builder = ArrayBuilder::new(shape.to_vec(), ElementType::Float32);
+    builder.zarr_format(3).unwrap();
+    builder
+        .chunks(vec![8, 8, 8])
+        .shard_shape(shape.to_vec())
+        .compressor(serde_json::Value::Null);
+    let array = builder.create(store.clone(), "a", Mode::CreateNew).unwrap();
+    array
+        .write(&[0; 3], &shape, ElementType::Float32, Order::C, &data)
+        .unwrap();
+    let fresh = Array::open(store.clone(), "a", Mode::Read).unwrap();
+    server.clear_log();
+    let mut column = vec![0u8; 64 * 8 * 8 * 4];
+    fresh
+        .read(
+            &[0; 3],
+            &[64, 8, 8],
+            ElementType::Float32,
+            Order::C,
+            &mut column,
+        )
+        .unwrap();
+    let expected: Vec<u8> = (0..64u32)
+        .flat_map(|i| (0..8u32).flat_map(move |j| (0..8u32).map(move |k| (i, j, k))))
+        .flat_map(|(i, j, k)| ((i * 64 * 64 + j * 64 + k) as f32).to_ne_bytes())
+        .collect();
+    assert!(column == expected, "the column read back differs");
+    let requests = server.settled_requests();
+    let gets: Vec<&String> = requests.iter().filter(|r| r.starts_with("GET ")).collect();
+    assert_eq!(gets.len(), 2, "the index, then one ranged read: {gets:?}");
+}

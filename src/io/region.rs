@@ -493,8 +493,14 @@ const WRITES_IN_FLIGHT_BYTES: u64 = 48 << 20;
 const READ_BATCH_BYTES: u64 = 8 << 20;
 
 /// Batches of a region read from an object store fetched at once, so that requests stay in
-/// flight while a batch's last ones finish.
-const READS_IN_FLIGHT: usize = 6;
+/// flight while a batch's last ones finish: as many as fit in [`READS_IN_FLIGHT_BYTES`],
+/// between three and six.
+const READS_IN_FLIGHT: std::ops::RangeInclusive<u64> = 3..=6;
+
+/// The most bytes of batches of a region read from an object store fetched at once (more
+/// when [`READS_IN_FLIGHT`]'s least number of batches, each at least one chunk or shard,
+/// take more).
+const READS_IN_FLIGHT_BYTES: u64 = 48 << 20;
 
 /// How far ahead of the decoding a read of local files asks the kernel to read them in.
 const READ_AHEAD_BYTES: u64 = 64 << 20;
@@ -808,15 +814,23 @@ pub fn read(
     // batch is fetched by concurrent requests (object stores: several batches at once), or
     // the kernel is asked to read its files in (local files), while the pool decodes the
     // batch before it.
-    let (per_batch, in_flight) = match store.concurrency() {
-        0 | 1 => (read_ahead_len(max_stored), 1),
-        _ => (
-            (READ_BATCH_BYTES / max_stored.max(1)).clamp(1, 4 * store.concurrency() as u64)
-                as usize,
-            READS_IN_FLIGHT,
-        ),
+    let local = store.concurrency() <= 1;
+    let per_batch = match local {
+        true => read_ahead_len(max_stored),
+        false => {
+            (READ_BATCH_BYTES / max_stored.max(1)).clamp(1, 4 * store.concurrency() as u64) as usize
+        }
     };
     let batches = plan.batches(&parts, per_batch);
+    // As many batches in flight as READS_IN_FLIGHT_BYTES holds of the largest (larger than
+    // `per_batch` parts when it is a whole shard).
+    let largest =
+        (batches.iter().map(Vec::len).max().unwrap_or(1) as u64).saturating_mul(max_stored);
+    let in_flight = match local {
+        true => 1,
+        false => (READS_IN_FLIGHT_BYTES / largest.max(1))
+            .clamp(*READS_IN_FLIGHT.start(), *READS_IN_FLIGHT.end()) as usize,
+    };
     let plan = &plan;
     // The buffers of a decoded batch are filled again by the batches fetched after it (a
     // batch's worth kept, and as much again for the batches' differing sizes).

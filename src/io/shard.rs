@@ -94,12 +94,14 @@ impl IndexCache {
     /// the claim, which frees them when dropped. The others are being read or were just
     /// read: [`IndexCache::wait_read`] waits for them.
     fn claim(&self, keys: &[&str]) -> Result<(Vec<usize>, Claim<'_>)> {
-        let mut state = self.state()?;
-        let mut mine = Vec::new();
+        // Made before the lock is taken, so that it is dropped after the lock is released
+        // (its drop takes the lock) should anything below unwind.
         let mut claim = Claim {
             cache: self,
             keys: Vec::new(),
         };
+        let mut state = self.state()?;
+        let mut mine = Vec::new();
         for (n, &key) in keys.iter().enumerate() {
             let cached = state
                 .shards
@@ -391,7 +393,8 @@ fn top_index(
 pub enum Prefetched {
     /// The chunk's encoded bytes.
     Bytes(Vec<u8>),
-    /// The chunk's encoded bytes, a range of a whole shard read once for all its chunks
+    /// The chunk's encoded bytes, a range of a buffer other chunks share: a whole shard
+    /// read once for all its chunks, or one request's answer to several merged ranges
     /// (copied out by the worker that decodes it, into its own buffer).
     Within(Arc<Vec<u8>>, std::ops::Range<usize>),
     /// The chunk is not stored.

@@ -42,15 +42,19 @@ impl Spares {
         Some(buf)
     }
 
-    /// An empty buffer with room for `len` bytes: [`Spares::take`]'s, or a new one whose
-    /// room is rounded up (to an eighth of a power of two) so that it serves later reads of
-    /// about the same size when it comes back.
+    /// An empty buffer with room for `len` bytes: [`Spares::take`]'s, or a new one. A new
+    /// one's room is rounded up (to an eighth of a power of two, at most a quarter more) when
+    /// there is a pool, so that it serves later reads of about the same size when it comes
+    /// back.
     pub fn take_or_new(&self, len: usize, label: &str) -> crate::error::Result<Vec<u8>> {
         if let Some(buf) = self.take(len) {
             return Ok(buf);
         }
         let mut buf = Vec::new();
-        let step = (len.next_power_of_two() / 8).max(1);
+        let step = match self.0 {
+            Some(_) => (len.next_power_of_two() / 8).max(1),
+            None => 1,
+        };
         let room = len.div_ceil(step).saturating_mul(step);
         crate::error::try_reserve(&mut buf, room, label)?;
         Ok(buf)
@@ -108,8 +112,9 @@ mod tests {
         // New buffers have room for others of about their size.
         assert_eq!(spares.take_or_new(1000, "x").unwrap().capacity(), 1024);
         assert_eq!(spares.take_or_new(1025, "x").unwrap().capacity(), 1280);
-        // The default pool keeps nothing.
+        // The default pool keeps nothing, and rounds nothing up.
         let none = Spares::default();
+        assert_eq!(none.take_or_new(1025, "x").unwrap().capacity(), 1025);
         none.give(Vec::with_capacity(10));
         assert!(none.take(1).is_none());
     }

@@ -702,12 +702,26 @@ impl Store for CloudStore {
                         continue; // already failed or changed
                     };
                     match part {
-                        // The ranges one request read share its buffer.
+                        // The ranges one request read share its buffer when they fill
+                        // most of it; else each is copied out, so that no piece keeps
+                        // alive bytes nobody asked for.
                         Part::Bytes(bytes) => {
+                            let wanted: u64 = members.iter().map(|&m| ranges[m].1).sum();
+                            let shared = wanted.saturating_mul(2) >= bytes.len() as u64;
                             let bytes = std::sync::Arc::new(bytes);
                             for m in members {
                                 let at = (ranges[m].0 - start) as usize;
-                                parts[m] = (bytes.clone(), at..at + ranges[m].1 as usize);
+                                let range = at..at + ranges[m].1 as usize;
+                                parts[m] = match shared {
+                                    true => (bytes.clone(), range),
+                                    false => {
+                                        let len = range.len();
+                                        (std::sync::Arc::new(bytes[range].to_vec()), 0..len)
+                                    }
+                                };
+                            }
+                            if let Some(bytes) = std::sync::Arc::into_inner(bytes) {
+                                spares.give(bytes);
                             }
                         }
                         Part::Missing => {

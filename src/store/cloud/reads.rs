@@ -160,8 +160,8 @@ pub(super) async fn range(
 
 /// The body of a range answer that should hold `len` bytes: fewer are returned as they
 /// are (the caller names the shortfall), more are an error as soon as they arrive, so a
-/// server sending more than asked costs no more memory than what was asked. The bytes go
-/// to a buffer from `spares` when one has room.
+/// server sending more than asked costs no more memory than the room reserved for what was
+/// asked. The bytes go to a buffer from `spares` ([`Spares::take_or_new`]).
 async fn exactly(
     got: object_store::GetResult,
     len: u64,
