@@ -381,29 +381,24 @@ impl<'a> Plan<'a> {
         // (Morton order), so that each batch reads one run of it with ranged requests: one
         // level of shards of a regular grid with the index at the end, which batches read in
         // parts; other shards stay whole in one batch.
-        let level = self.meta.sharding();
-        let splits = level.is_some_and(|level| {
+        let splits = self.meta.sharding().filter(|level| {
             level.inner().is_none() && !level.codec.index_at_start && !self.meta.is_rectilinear()
         });
-        let per_shard = level
+        let per_shard = splits
             .map(|level| level.units_per_shard())
             .unwrap_or_default();
         let mut ranks: Option<Vec<usize>> = None;
         let mut part = Part::default();
         let mut batches: Vec<Vec<usize>> = Vec::new();
         for mut parts in by_shard {
-            match batches.last_mut() {
-                Some(last) if last.len() + parts.len() <= per_batch => last.extend(parts),
-                _ if splits && parts.len() > per_batch => {
+            match (batches.last_mut(), splits) {
+                (Some(last), _) if last.len() + parts.len() <= per_batch => last.extend(parts),
+                (_, Some(level)) if parts.len() > per_batch => {
                     let ranks = ranks.get_or_insert_with(|| shard::morton_ranks(&per_shard));
+                    let inner = self.meta.inner_chunks();
                     parts.sort_by_cached_key(|&i| {
                         self.part(i, &mut part);
-                        let position = part
-                            .index
-                            .iter()
-                            .zip(&per_shard)
-                            .fold(0, |at, (&c, &per)| at * per + c % per);
-                        ranks[position as usize]
+                        ranks[shard::position_in_shard(level, inner, &part.index)]
                     });
                     batches.extend(parts.chunks(per_batch.max(1)).map(<[usize]>::to_vec));
                 }

@@ -426,7 +426,6 @@ pub fn read_inner_batch(
         return Ok(out);
     }
     let inner = meta.inner_chunks();
-    let unit = sharding.unit_shape();
     let n: usize = sharding.units_per_shard().iter().product::<u64>() as usize;
     let len = index_len(sharding, n) as u64;
     // The shards, in first-seen order, and each one's chunks.
@@ -441,15 +440,7 @@ pub fn read_inner_batch(
             }
         }
     }
-    // Position of each chunk in its shard's index.
-    let position = |at: &[u64]| {
-        let mut position = 0usize;
-        for d in 0..at.len() {
-            let per = (sharding.shape[d] / unit[d]) as usize;
-            position = position * per + ((at[d] * inner[d] / unit[d]) as usize) % per;
-        }
-        position
-    };
+    let position = |at: &[u64]| position_in_shard(sharding, inner, at);
     // Shards read whole: every chunk of theirs inside the array is wanted.
     let whole: Vec<usize> = (0..shards.len())
         .filter(|&s| shards[s].1.len() == chunks_inside(meta, sharding, chunks[shards[s].1[0]].1))
@@ -946,6 +937,19 @@ impl<'s> Assembly<'s> {
         }
         Ok(Some(self.out))
     }
+}
+
+/// The C-order position, in the index of a shard of layout `sharding` (of a regular grid),
+/// of the unit holding the inner chunk at `at` (inner chunk grid; `inner`: the inner chunk
+/// shape).
+pub(crate) fn position_in_shard(sharding: ShardLevel<'_>, inner: &[u64], at: &[u64]) -> usize {
+    let unit = sharding.unit_shape();
+    let mut position = 0usize;
+    for d in 0..at.len() {
+        let per = (sharding.shape[d] / unit[d]) as usize;
+        position = position * per + ((at[d] * inner[d] / unit[d]) as usize) % per;
+    }
+    position
 }
 
 /// Each unit's place in the Morton order of a shard of `per_shard` units, by its C-order
