@@ -713,18 +713,19 @@ fn try_read_inner(
     let mut view = None;
     loop {
         let unit = level.unit_shape();
-        // Units per shard, and the unit holding the chunk counted in C order within it.
-        let (mut n, mut position) = (1usize, 0usize);
-        for d in 0..index.len() {
-            let per = (level.shape[d] / unit[d]) as usize;
-            n *= per;
-            // Within the stored shard, from its first chunk; nested shards tile it evenly.
-            let at = match view {
-                None => index[d] - origin[d],
-                Some(_) => index[d],
-            };
-            position = position * per + ((at * chunks[d] / unit[d]) as usize) % per;
-        }
+        // Units per shard, and the unit holding the chunk counted in C order within it:
+        // within the stored shard from its first chunk; nested shards tile it evenly.
+        let n: usize = (0..index.len())
+            .map(|d| (level.shape[d] / unit[d]) as usize)
+            .product();
+        let position = match view {
+            None => {
+                let at: smallvec::SmallVec<[u64; 8]> =
+                    index.iter().zip(origin).map(|(i, o)| i - o).collect();
+                position_in_shard(level, chunks, &at)
+            }
+            Some(_) => position_in_shard(level, chunks, index),
+        };
         let cached = shard
             .as_ref()
             .and_then(|s| s.views.get(&view.unwrap_or(WHOLE)).cloned());
@@ -939,9 +940,9 @@ impl<'s> Assembly<'s> {
     }
 }
 
-/// The C-order position, in the index of a shard of layout `sharding` (of a regular grid),
-/// of the unit holding the inner chunk at `at` (inner chunk grid; `inner`: the inner chunk
-/// shape).
+/// The C-order position, in the index of a shard of layout `sharding`, of the unit holding
+/// the inner chunk at `at` (`inner`: the inner chunk shape): `at` counts inner chunks from
+/// the shard's first one, or from any multiple of the shard shape (a regular grid's origin).
 pub(crate) fn position_in_shard(sharding: ShardLevel<'_>, inner: &[u64], at: &[u64]) -> usize {
     let unit = sharding.unit_shape();
     let mut position = 0usize;
