@@ -10,7 +10,7 @@ use std::sync::Arc;
 use zarr::dtype::ElementType;
 use zarr::meta::Order;
 use zarr::node::{Array, ArrayBuilder, Mode};
-use zarr::store::{MemoryStore, Store};
+use zarr::store::{Durability, FilesystemStore, MemoryStore, Store};
 
 fn values(n: usize, offset: i32) -> Vec<u8> {
     (0..n as i32)
@@ -974,14 +974,39 @@ fn index_entries(shard: &[u8], n: usize, at_start: bool, checksum: bool) -> Vec<
 fn shards_built_over_several_windows_are_exact() {
     // 36 inner chunks of 1 MiB in one shard: more than one window of units is built (the
     // windows hold 8 MiB, or two units per thread of up to 16 threads), each appended in
-    // Morton order; the index leads or ends the shard.
-    for (at_start, checksum, codec) in [
+    // Morton order; the index leads or ends the shard. In memory the shard is assembled
+    // whole; in a directory it is written into its file window by window (at every
+    // durability level), and no temporary file is left.
+    let dir = tempfile::tempdir().unwrap();
+    let stores: Vec<(String, Arc<dyn Store>)> = std::iter::once((
+        "memory".to_string(),
+        Arc::new(MemoryStore::new()) as Arc<dyn Store>,
+    ))
+    .chain(
+        [Durability::None, Durability::Flush, Durability::EachWrite]
+            .into_iter()
+            .map(|level| {
+                let store = FilesystemStore::open(dir.path(), true, true).unwrap();
+                store.set_durability(level).unwrap();
+                (format!("{level:?}"), Arc::new(store) as Arc<dyn Store>)
+            }),
+    )
+    .collect();
+    let mut round = 0;
+    for ((at_start, checksum, codec), (kind, store)) in [
         (false, true, json!({"id": "zstd", "level": 1})),
         (true, true, serde_json::Value::Null),
         (true, false, json!({"id": "zstd", "level": 1})),
         (false, false, serde_json::Value::Null),
-    ] {
-        let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+    ]
+    .into_iter()
+    .flat_map(|case| {
+        stores
+            .iter()
+            .map(move |store| (case.clone(), store.clone()))
+    }) {
+        let codec = &codec;
+        round += 1;
         let shape = vec![192, 192, 256];
         let mut builder = ArrayBuilder::new(shape.clone(), ElementType::Int32);
         builder.zarr_format(3).unwrap();
@@ -991,15 +1016,24 @@ fn shards_built_over_several_windows_are_exact() {
             .shard_index(at_start, checksum)
             .compressor(codec.clone());
         let array = builder.create(store.clone(), "w", Mode::Overwrite).unwrap();
-        let data = values(192 * 192 * 256, 7);
-        array
-            .write(&[0; 3], &shape, ElementType::Int32, Order::C, &data)
-            .unwrap();
+        // The shard is written twice: the second replaces the first.
+        let data = values(192 * 192 * 256, round);
+        for data in [values(192 * 192 * 256, -round), data.clone()] {
+            array
+                .write(&[0; 3], &shape, ElementType::Int32, Order::C, &data)
+                .unwrap();
+        }
         let mut back = vec![0u8; data.len()];
         array
             .read(&[0; 3], &shape, ElementType::Int32, Order::C, &mut back)
             .unwrap();
-        assert!(back == data, "{at_start} {checksum} {codec}");
+        assert!(back == data, "{kind} {at_start} {checksum} {codec}");
+        store.flush().unwrap();
+        let temporary = walk(dir.path())
+            .into_iter()
+            .filter(|name| name.contains(".zarr-tmp."))
+            .count();
+        assert_eq!(temporary, 0, "{kind}");
 
         // The units follow one another from the start of the data, without gaps, in
         // Morton order (3 x 3 x 4 units: dimension 0's lowest bit first, zarr-python's).
@@ -1032,5 +1066,56 @@ fn shards_built_over_several_windows_are_exact() {
             let first = entries[0].0 as usize;
             assert_eq!(shard[first..first + 256], data[..256]);
         }
+    }
+}
+
+/// Every file below `dir`, by path.
+fn walk(dir: &std::path::Path) -> Vec<String> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            files.extend(walk(&path));
+        } else {
+            files.push(path.display().to_string());
+        }
+    }
+    files
+}
+
+#[test]
+fn shards_of_fill_values_leave_nothing_in_a_directory() {
+    // Shards are written into their files as they are laid out; a shard that turns out to
+    // hold only the fill value is not stored, and leaves no file or directory behind.
+    let dir = tempfile::tempdir().unwrap();
+    for level in [Durability::None, Durability::Flush] {
+        let store = FilesystemStore::open(dir.path(), true, true).unwrap();
+        store.set_durability(level).unwrap();
+        let store: Arc<dyn Store> = Arc::new(store);
+        let mut builder = ArrayBuilder::new(vec![8, 8], ElementType::Int32);
+        builder.zarr_format(3).unwrap();
+        builder.chunks(vec![2, 2]).shard_shape(vec![4, 4]);
+        let array = builder.create(store.clone(), "f", Mode::Overwrite).unwrap();
+        // Rows 0-3 (shards (0, *)) hold values; rows 4-7 (shards (1, *)) the fill value.
+        let data: Vec<u8> = (0..64i32)
+            .flat_map(|i| if i < 32 { i + 1 } else { 0 }.to_ne_bytes())
+            .collect();
+        array
+            .write(&[0, 0], &[8, 8], ElementType::Int32, Order::C, &data)
+            .unwrap();
+        store.flush().unwrap();
+        assert_eq!(
+            store.list_prefix("f/c/").unwrap(),
+            vec!["f/c/0/0", "f/c/0/1"],
+            "{level:?}"
+        );
+        assert_eq!(store.list_dir("f/c/").unwrap().prefixes, vec!["0"]);
+        assert!(!dir.path().join("f/c/1").exists(), "{level:?}");
+        assert!(walk(dir.path()).iter().all(|f| !f.contains(".zarr-tmp.")));
+        let mut back = vec![0u8; data.len()];
+        array
+            .read(&[0, 0], &[8, 8], ElementType::Int32, Order::C, &mut back)
+            .unwrap();
+        assert_eq!(back, data);
     }
 }

@@ -67,6 +67,13 @@ pub struct Snapshot {
     expect: Option<Option<Version>>,
 }
 
+impl Snapshot {
+    /// Whether the rewrite replaces the value whatever it holds (no version to check).
+    pub fn unconditional(&self) -> bool {
+        self.expect.is_none()
+    }
+}
+
 /// Most attempts at a conditional rewrite before giving up.
 const MAX_ATTEMPTS: u32 = 64;
 

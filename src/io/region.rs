@@ -6,12 +6,12 @@ use super::cache::ChunkCache;
 use super::copy::{self, all_equal, is_single_run, Layout, SharedBuf};
 use super::lock::{Retry, WriteGuard};
 use super::pool;
-use super::shard::{self, ChunkWork, Prefetched};
+use super::shard::{self, ChunkWork, Prefetched, ShardSink};
 use crate::codec::chain::Scratch;
 use crate::dtype::{swap_bytes, ElementType};
 use crate::error::{checked_product, count_of, try_resize, Error, Result};
 use crate::meta::{ArrayMeta, Order, ShardLevel};
-use crate::store::{Fetch, Fetched, Spares, Store};
+use crate::store::{Fetch, Fetched, Spares, Store, ValueWriter};
 use rayon::prelude::*;
 
 /// A hyperrectangle of an array: first index and extent per dimension.
@@ -964,7 +964,8 @@ pub fn write(
             let label = key.as_str();
             let merged = merged_chunk(&plan, part, existing, &label, buf, work, keep_fill)?;
             if defer {
-                return Ok(Some((key.clone(), merged.map(<[u8]>::to_vec))));
+                let merged = merged.map(<[u8]>::to_vec);
+                return Ok(Some(Upload::Whole(key.clone(), merged)));
             }
             if guard.store(store, key, merged, &snapshot)? {
                 return Ok(None);
@@ -1011,8 +1012,36 @@ pub fn write(
     })
 }
 
-/// A value to store at a key (`None`: erase the key), handed to [`Store::put_many`].
-type Upload = (String, Option<Vec<u8>>);
+/// What a pipelined write hands to the thread storing a batch.
+enum Upload<'s> {
+    /// A value to store at a key (`None`: erase the key), with [`Store::put_many`].
+    Whole(String, Option<Vec<u8>>),
+    /// A value written already ([`Store::write_value`]), to commit.
+    Written(Box<dyn ValueWriter + 's>),
+}
+
+/// Stores a batch of uploads: the whole values with one [`Store::put_many`], then the
+/// written ones committed; every upload is tried and the first error returned.
+fn store_batch<'s>(store: &'s dyn Store, uploads: Vec<Upload<'s>>) -> Result<()> {
+    let (mut whole, mut written) = (Vec::new(), Vec::new());
+    for upload in uploads {
+        match upload {
+            Upload::Whole(key, value) => whole.push((key, value)),
+            Upload::Written(value) => written.push(value),
+        }
+    }
+    let mut first = match whole.is_empty() {
+        true => Ok(()),
+        false => store.put_many(whole),
+    };
+    for value in written {
+        let committed = value.commit();
+        if first.is_ok() {
+            first = committed;
+        }
+    }
+    first
+}
 
 /// Whether a write of `units` chunks or shards goes by pipelined batches, the pool encoding
 /// one batch while the store writes the one before: on stores whose requests wait on the
@@ -1048,15 +1077,15 @@ fn write_batch_len(store: &dyn Store, max_len: u64) -> usize {
 /// [`Store::put_many`] (every request in flight at once) on a thread of their own while
 /// the next batch is encoded; batches are stored at once up to [`WRITES_IN_FLIGHT_BYTES`]
 /// (at least one), so that requests stay in flight while a batch's last ones finish.
-fn pipelined<F>(
-    store: &dyn Store,
+fn pipelined<'s, F>(
+    store: &'s dyn Store,
     total: usize,
     per_batch: usize,
     max_len: u64,
     encode: F,
 ) -> Result<()>
 where
-    F: Fn(std::ops::Range<usize>) -> Result<Vec<Upload>> + Sync,
+    F: Fn(std::ops::Range<usize>) -> Result<Vec<Upload<'s>>> + Sync,
 {
     let in_flight =
         (WRITES_IN_FLIGHT_BYTES / (per_batch as u64).saturating_mul(max_len).max(1)).max(1);
@@ -1072,7 +1101,7 @@ where
             while sending.len() as u64 >= in_flight {
                 finish(sending.pop_front().expect("a batch being stored"))?;
             }
-            sending.push_back(scope.spawn(move || store.put_many(uploads)));
+            sending.push_back(scope.spawn(move || store_batch(store, uploads)));
         }
         sending.into_iter().try_for_each(finish)
     })
@@ -1131,13 +1160,36 @@ fn write_shards(
         loop {
             let snapshot = guard.read(store, &key, partial, &mut old, max_shard)?;
             let existing = snapshot.found.then_some(old.as_slice());
-            let build = || build_shard(plan, sharding, &origin, existing, &key, buf);
-            let mut bytes = pool::pool()?.install(build)?;
+            let pool = pool::pool()?;
+            // Stored whatever it holds, a shard goes into the store as it is laid out where
+            // the store takes values so: it is never held whole.
+            let writer = match snapshot.unconditional() {
+                true => store.write_value(&key)?,
+                false => None,
+            };
+            let mut bytes = match writer {
+                Some(writer) => {
+                    let build =
+                        || build_shard(plan, sharding, &origin, existing, &key, buf, writer);
+                    match pool.install(build)? {
+                        Some(written) if defer && !partial => {
+                            return Ok(Some(Upload::Written(written)))
+                        }
+                        Some(written) => return written.commit().map(|()| None),
+                        None => None,
+                    }
+                }
+                None => {
+                    let build =
+                        || build_shard(plan, sharding, &origin, existing, &key, buf, Vec::new());
+                    pool.install(build)?
+                }
+            };
             if bytes.is_none() && guard.keeps_empty() {
                 bytes = Some(shard::empty(sharding, &sharding.units_per_shard())?);
             }
             if defer && !partial {
-                return Ok(Some((key, bytes)));
+                return Ok(Some(Upload::Whole(key, bytes)));
             }
             if guard.store(store, &key, bytes.as_deref(), &snapshot)? {
                 return Ok(None);
@@ -1205,17 +1257,18 @@ fn meets(plan: &Plan, origin: &[u64], shape: &[u64]) -> bool {
         .all(|(d, &(lo, hi))| region.start[d] < hi && region.start[d] + region.count[d] > lo)
 }
 
-/// Encodes the shard of layout `sharding` whose first chunk is `origin` (chunk grid):
-/// `old` holds its stored bytes (if any); chunks the region meets are merged and re-encoded,
-/// the other units keep their bytes.
-fn build_shard(
+/// Encodes the shard of layout `sharding` whose first chunk is `origin` (chunk grid) into
+/// `out`: `old` holds its stored bytes (if any); chunks the region meets are merged and
+/// re-encoded, the other units keep their bytes. `None` when no unit is stored.
+fn build_shard<S: ShardSink>(
     plan: &Plan,
     sharding: ShardLevel<'_>,
     origin: &[u64],
     old: Option<&[u8]>,
     label: &str,
     buf: &[u8],
-) -> Result<Option<Vec<u8>>> {
+    out: S,
+) -> Result<Option<S>> {
     let touches = |at: &[u64], unit: &[u64]| meets(plan, at, unit);
     let encode = |at: &[u64],
                   old: Option<&[u8]>,
@@ -1229,5 +1282,6 @@ fn build_shard(
         plan.locate(&mut part);
         Ok(merged_chunk(plan, &part, old, label, buf, work, false)?.map(<[u8]>::to_vec))
     };
-    shard::rebuild(plan.meta, sharding, origin, old, label, &touches, &encode)
+    let meta = plan.meta;
+    shard::rebuild_into(meta, sharding, origin, old, label, &touches, &encode, out)
 }

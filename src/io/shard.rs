@@ -7,7 +7,7 @@
 use crate::dtype::ByteOrder;
 use crate::error::{Error, Result};
 use crate::meta::{ArrayMeta, ShardLevel};
-use crate::store::{Fetch, Fetched, Ranged, Spares, Store, Version};
+use crate::store::{Fetch, Fetched, Ranged, Spares, Store, ValueWriter, Version};
 use rayon::prelude::*;
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
@@ -813,6 +813,23 @@ pub fn rebuild(
     touches: &(dyn Fn(&[u64], &[u64]) -> bool + Sync),
     encode: &EncodeChunk<'_>,
 ) -> Result<Option<Vec<u8>>> {
+    let out = Vec::new();
+    rebuild_into(meta, sharding, origin, old, label, touches, encode, out)
+}
+
+/// [`rebuild`], laying the shard out into `out` (a buffer, or a value being written): `out`
+/// back when a unit is stored.
+#[allow(clippy::too_many_arguments)]
+pub fn rebuild_into<S: ShardSink>(
+    meta: &ArrayMeta,
+    sharding: ShardLevel<'_>,
+    origin: &[u64],
+    old: Option<&[u8]>,
+    label: &str,
+    touches: &(dyn Fn(&[u64], &[u64]) -> bool + Sync),
+    encode: &EncodeChunk<'_>,
+    out: S,
+) -> Result<Option<S>> {
     let rank = meta.rank();
     let per_shard = sharding.units_per_shard();
     let unit = sharding.unit_shape();
@@ -864,7 +881,7 @@ pub fn rebuild(
         .min(n.max(1));
     let reuse = super::pool::Reuse::<ChunkWork>::default();
     // The shard's old length is the guess at its new one.
-    let mut shard = Assembly::new(sharding, n, old.map_or(0, <[u8]>::len))?;
+    let mut shard = Assembly::new(sharding, n, old.map_or(0, <[u8]>::len), out)?;
     for positions in morton_order(&per_shard).chunks(window) {
         let units: Vec<Option<Cow<[u8]>>> = positions
             .par_iter()
@@ -880,29 +897,81 @@ pub fn rebuild(
 /// Encoded units of a shard built at a time by [`rebuild`] (a few per thread, at least).
 const WINDOW_BYTES: u64 = 8 << 20;
 
+/// Where the bytes of a shard go as [`rebuild_into`] lays it out: a buffer, or a value
+/// being written into a store (so that a large shard is never held whole).
+pub trait ShardSink {
+    /// Makes room for `len` more bytes, where the sink holds them.
+    fn reserve(&mut self, len: usize) -> Result<()>;
+    /// Appends `bytes`.
+    fn append(&mut self, bytes: &[u8]) -> Result<()>;
+    /// Replaces the first bytes (appended already) with `bytes`.
+    fn overwrite_start(&mut self, bytes: &[u8]) -> Result<()>;
+}
+
+impl ShardSink for Vec<u8> {
+    fn reserve(&mut self, len: usize) -> Result<()> {
+        crate::error::try_reserve(self, len, "a shard")
+    }
+
+    fn append(&mut self, bytes: &[u8]) -> Result<()> {
+        ShardSink::reserve(self, bytes.len())?;
+        self.extend_from_slice(bytes);
+        Ok(())
+    }
+
+    fn overwrite_start(&mut self, bytes: &[u8]) -> Result<()> {
+        match self.get_mut(..bytes.len()) {
+            Some(start) => {
+                start.copy_from_slice(bytes);
+                Ok(())
+            }
+            None => Err(Error::Internal("a shard shorter than its index".into())),
+        }
+    }
+}
+
+impl ShardSink for Box<dyn ValueWriter + '_> {
+    fn reserve(&mut self, _: usize) -> Result<()> {
+        Ok(())
+    }
+
+    fn append(&mut self, bytes: &[u8]) -> Result<()> {
+        ValueWriter::append(self.as_mut(), bytes)
+    }
+
+    fn overwrite_start(&mut self, bytes: &[u8]) -> Result<()> {
+        self.overwrite(0, bytes)
+    }
+}
+
 /// A shard laid out unit by unit in Morton order (as zarr-python writes them): each unit's
-/// bytes appended as it comes, the index written when the last has come (into the room
-/// left for it when it leads the shard).
-struct Assembly<'s> {
+/// bytes appended to `out` as it comes, the index written when the last has come (into the
+/// room left for it when it leads the shard).
+struct Assembly<'s, S> {
     sharding: ShardLevel<'s>,
-    out: Vec<u8>,
+    out: S,
+    /// The bytes appended to `out`.
+    len: u64,
     /// Each unit's (offset, length), by C-order position; `EMPTY` when not stored.
     entries: Vec<(u64, u64)>,
     /// Whether any unit is stored.
     stored: bool,
 }
 
-impl<'s> Assembly<'s> {
-    /// An empty shard of `n` units, with room for `expected` bytes in all.
-    fn new(sharding: ShardLevel<'s>, n: usize, expected: usize) -> Result<Self> {
-        let mut out = Vec::new();
-        crate::error::try_reserve(&mut out, expected, "a shard")?;
+impl<'s, S: ShardSink> Assembly<'s, S> {
+    /// An empty shard of `n` units into `out`, with room for `expected` bytes in all.
+    fn new(sharding: ShardLevel<'s>, n: usize, expected: usize, mut out: S) -> Result<Self> {
+        out.reserve(expected)?;
+        let mut len = 0;
         if sharding.codec.index_at_start {
-            out.resize(index_len(sharding, n), 0);
+            let room = index_len(sharding, n);
+            out.append(&vec![0; room])?;
+            len = room as u64;
         }
         Ok(Self {
             sharding,
             out,
+            len,
             entries: vec![(EMPTY, EMPTY); n],
             stored: false,
         })
@@ -913,28 +982,28 @@ impl<'s> Assembly<'s> {
         let Some(bytes) = unit else {
             return Ok(());
         };
-        self.entries[position] = (self.out.len() as u64, bytes.len() as u64);
-        crate::error::try_reserve(&mut self.out, bytes.len(), "a shard")?;
-        self.out.extend_from_slice(bytes);
+        self.entries[position] = (self.len, bytes.len() as u64);
+        self.out.append(bytes)?;
+        self.len += bytes.len() as u64;
         self.stored = true;
         Ok(())
     }
 
-    /// The shard's bytes with its index; `None` when no unit is stored.
-    fn finish(mut self) -> Result<Option<Vec<u8>>> {
+    /// The shard with its index; `None` when no unit is stored.
+    fn finish(mut self) -> Result<Option<S>> {
         if !self.stored {
             return Ok(None);
         }
+        let mut index = Vec::new();
+        encode_index(self.sharding, &self.entries, &mut index)?;
         if self.sharding.codec.index_at_start {
-            let mut index = Vec::new();
-            encode_index(self.sharding, &self.entries, &mut index)?;
             let room = index_len(self.sharding, self.entries.len());
             if index.len() != room {
                 return Err(Error::Internal("a shard index of another length".into()));
             }
-            self.out[..room].copy_from_slice(&index);
+            self.out.overwrite_start(&index)?;
         } else {
-            encode_index(self.sharding, &self.entries, &mut self.out)?;
+            self.out.append(&index)?;
         }
         Ok(Some(self.out))
     }
@@ -1019,7 +1088,7 @@ pub fn assemble<T: AsRef<[u8]>>(
 ) -> Result<Option<Vec<u8>>> {
     let stored: usize = chunks.iter().flatten().map(|c| c.as_ref().len()).sum();
     let expected = stored + index_len(sharding, chunks.len());
-    let mut shard = Assembly::new(sharding, chunks.len(), expected)?;
+    let mut shard = Assembly::new(sharding, chunks.len(), expected, Vec::new())?;
     for position in morton_order(per_shard) {
         shard.push(position, chunks[position].as_ref().map(AsRef::as_ref))?;
     }

@@ -431,6 +431,14 @@ impl Store for ConsolidatedStore {
         self.inner.put_many(batch)
     }
 
+    fn write_value(&self, key: &str) -> Result<Option<Box<dyn crate::store::ValueWriter + '_>>> {
+        // Documents go through `set`, which keeps the consolidated view current.
+        if is_metadata_key(key) {
+            return Ok(None);
+        }
+        self.inner.write_value(key)
+    }
+
     fn get_range(&self, key: &str, offset: u64, len: u64) -> Result<Option<Vec<u8>>> {
         let key = crate::store::validate_key(key)?;
         match self.cached(&key) {

@@ -24,12 +24,13 @@
 
 use super::{
     check_writable, too_large, validate_dir_prefix, validate_key, validate_prefix, DirListing,
-    Durability, Expect, Ranged, Store, Tail, Version,
+    Durability, Expect, Ranged, Store, Tail, ValueWriter, Version,
 };
 use crate::error::{to_usize, try_reserve, try_resize, Error, Result};
 use cap_fs_ext::MetadataExt;
 use cap_std::ambient_authority;
 use cap_std::fs::{Dir, DirEntry, OpenOptions};
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::fs::File;
 use std::io::{self, ErrorKind, Read, Seek, SeekFrom, Write};
@@ -41,7 +42,8 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 const TEMP_PREFIX: &str = ".zarr-tmp.";
 
 /// How often `set` starts over when its directory is removed under it (by an erasure that
-/// emptied it) between creating the directory and renaming the value into place.
+/// emptied it) between creating the directory and creating the value's temporary file in
+/// it (which keeps it from being pruned).
 const SET_ATTEMPTS: usize = 64;
 
 /// Under [`Durability::Flush`], how many files and directories a handle remembers before a
@@ -253,21 +255,15 @@ impl FilesystemStore {
         }
     }
 
-    /// One attempt at storing `value` as `name` in the directory `parent` (`key` in
-    /// errors), creating the directory if missing; under [`Durability::EachWrite`] the file
-    /// is synced before it is renamed into place. With `replace` false an existing value is
-    /// kept and the attempt fails with [`ErrorKind::AlreadyExists`]: the file is linked into
-    /// place, which no other writer can do at the same time. Returns the directory and
-    /// whether it was created.
-    fn try_set(
+    /// A new temporary file in the directory `parent` (created if missing) for the value
+    /// `name` (which `key` names): the directory, whether it was created, the file's name and
+    /// the file. While the file is there no erasure prunes the directory.
+    fn create_temp(
         &self,
         parent: &str,
         name: &str,
         key: &str,
-        value: &[u8],
-        sync_now: bool,
-        replace: bool,
-    ) -> io::Result<(Dir, bool)> {
+    ) -> io::Result<(Dir, bool, String, File)> {
         let (dir, created) = self.open_or_create_dir(parent)?;
         self.refuse_link_outside(&dir, name, key)?;
         let temp = format!(
@@ -277,55 +273,59 @@ impl FilesystemStore {
         );
         let mut options = OpenOptions::new();
         options.write(true).create_new(true);
-        let mut file = dir.open_with(&temp, &options)?.into_std();
-        let stored = file
-            .write_all(value)
-            .and_then(|()| if sync_now { file.sync_all() } else { Ok(()) })
-            .and_then(|()| {
-                if replace {
-                    return dir.rename(&temp, &dir, name);
+        let file = dir.open_with(&temp, &options)?.into_std();
+        Ok((dir, created, temp, file))
+    }
+
+    /// [`Self::create_temp`] for the checked `key`, started over while an erasure prunes
+    /// the directory under it.
+    fn create_temp_retrying(&self, key: &str) -> Result<(Dir, bool, String, File)> {
+        let (parent, name) = split_key(key);
+        let mut attempt = 1;
+        loop {
+            match self.create_temp(parent, name, key) {
+                // The directory was pruned by an erasure between creating it and using it.
+                Err(e) if e.kind() == ErrorKind::NotFound && attempt < SET_ATTEMPTS => {
+                    attempt += 1;
                 }
-                let linked = match dir.hard_link(&temp, &dir, name) {
-                    // A filesystem without hard links: checked, then renamed (not atomic).
-                    Err(e) if e.kind() != ErrorKind::AlreadyExists && !is_missing(&e) => {
-                        match dir.symlink_metadata(name) {
-                            Ok(_) => Err(ErrorKind::AlreadyExists.into()),
-                            Err(_) => dir.rename(&temp, &dir, name),
-                        }
-                    }
-                    linked => linked,
-                };
-                let _ = dir.remove_file(&temp);
-                linked
-            });
-        if stored.is_err() {
-            let _ = dir.remove_file(&temp);
+                result => return result.map_err(|e| self.fail("writing", key, e)),
+            }
         }
-        stored.map(|()| (dir, created))
     }
 
     /// Stores `value` at `key` (replacing a value only when `replace`); `false` when a
-    /// value was there and is kept. With `sync_now`, a file to be synced later (under
-    /// [`Durability::Flush`]) is synced before it is renamed into place instead (writes
-    /// behind the encoding sync on their own threads, so the device works meanwhile); its
-    /// directory is still synced at the flush.
-    fn store(&self, key: &str, value: &[u8], replace: bool, sync_now: bool) -> Result<bool> {
+    /// value was there and is kept. The value goes to a temporary file that is then renamed
+    /// into place, or linked when not `replace` (which no other writer can do at the same
+    /// time). With `sync_now`, a file to be synced later (under [`Durability::Flush`]) is
+    /// synced before it is renamed into place instead (writes behind the encoding sync on
+    /// their own threads, so the device works meanwhile); its directory is still synced at
+    /// the flush. An owned value is freed once it is in the file, before the file is
+    /// synced, so that files waiting on the device hold no memory.
+    fn store(
+        &self,
+        key: &str,
+        value: Cow<'_, [u8]>,
+        replace: bool,
+        sync_now: bool,
+    ) -> Result<bool> {
         check_writable(self, &format!("write {key:?}"))?;
         let key = self.checked_key(key)?;
         let (parent, name) = split_key(&key);
         let level = self.level();
         let synced = level == Durability::EachWrite || (sync_now && level == Durability::Flush);
-        let mut attempt = 1;
-        let (dir, created) = loop {
-            match self.try_set(parent, name, &key, value, synced, replace) {
-                // The directory was pruned by an erasure between creating it and using it.
-                Err(e) if e.kind() == ErrorKind::NotFound && attempt < SET_ATTEMPTS => {
-                    attempt += 1;
-                }
-                Err(e) if e.kind() == ErrorKind::AlreadyExists && !replace => return Ok(false),
-                result => break result.map_err(|e| self.fail("writing", &key, e))?,
-            }
-        };
+        let (dir, created, temp, mut file) = self.create_temp_retrying(&key)?;
+        let written = file.write_all(&value);
+        drop(value);
+        let placed = written
+            .and_then(|()| if synced { file.sync_all() } else { Ok(()) })
+            .and_then(|()| place(&dir, &temp, name, replace));
+        if placed.is_err() {
+            let _ = dir.remove_file(&temp);
+        }
+        match placed {
+            Err(e) if e.kind() == ErrorKind::AlreadyExists && !replace => return Ok(false),
+            placed => placed.map_err(|e| self.fail("writing", &key, e))?,
+        }
         let file = (!synced).then_some(key.as_ref());
         self.changed(level, file, &dir, parent, created)?;
         Ok(true)
@@ -580,13 +580,13 @@ impl Store for FilesystemStore {
     }
 
     /// Several files written at once on threads of their own (each synced there before it
-    /// is renamed into place when the durability level syncs at all); every value is tried
-    /// and the first error returned.
+    /// is renamed into place when the durability level syncs at all, its value freed
+    /// before the sync); every value is tried and the first error returned.
     fn put_many(&self, batch: Vec<(String, Option<Vec<u8>>)>) -> Result<()> {
         let _write = super::writes::Write::begin(self.location());
-        in_parallel(&batch, WRITE_THREADS, |(key, value)| match value {
-            Some(value) => self.store(key, value, true, true).map(drop),
-            None => self.erase(key).map(drop),
+        in_parallel(batch, WRITE_THREADS, |(key, value)| match value {
+            Some(value) => self.store(&key, Cow::Owned(value), true, true).map(drop),
+            None => self.erase(&key).map(drop),
         })
     }
 
@@ -651,9 +651,29 @@ impl Store for FilesystemStore {
         Ok(Ranged::Read)
     }
 
+    /// The value goes to a temporary file as it comes; committing syncs it (unless the
+    /// durability level is [`Durability::None`]) and renames it into place.
+    fn write_value(&self, key: &str) -> Result<Option<Box<dyn ValueWriter + '_>>> {
+        let write = super::writes::Write::begin(self.location());
+        check_writable(self, &format!("write {key:?}"))?;
+        let key = self.checked_key(key)?;
+        let (dir, created, temp, file) = self.create_temp_retrying(&key)?;
+        Ok(Some(Box::new(FileValue {
+            store: self,
+            key,
+            dir,
+            created,
+            temp,
+            file,
+            placed: false,
+            _write: write,
+        })))
+    }
+
     fn set(&self, key: &str, value: &[u8]) -> Result<()> {
         let _write = super::writes::Write::begin(self.location());
-        self.store(key, value, true, false).map(|_| ())
+        self.store(key, Cow::Borrowed(value), true, false)
+            .map(|_| ())
     }
 
     /// Creates keys atomically (a second creator finds the first's value); refuses to
@@ -661,7 +681,7 @@ impl Store for FilesystemStore {
     fn set_if(&self, key: &str, value: &[u8], expect: Expect<'_>) -> Result<bool> {
         let _write = super::writes::Write::begin(self.location());
         match expect {
-            Expect::Absent => self.store(key, value, false, false),
+            Expect::Absent => self.store(key, Cow::Borrowed(value), false, false),
             Expect::Version(_) => Err(Error::Unsupported(
                 "a directory store keeps no versions of its files: synchronise writers \
                  with lock files instead"
@@ -775,10 +795,10 @@ impl Store for FilesystemStore {
         // them); every file and directory is tried, and a failure is reported.
         let files: Vec<String> = files.into_iter().collect();
         let dirs: Vec<String> = dirs.into_iter().collect();
-        let synced_files = in_parallel(&files, SYNC_THREADS, |key| self.sync_file(key));
-        let synced_dirs = in_parallel(&dirs, SYNC_THREADS, |path| {
-            self.sync_dir(path)
-                .map_err(|e| self.fail("syncing the directory", path, e))
+        let synced_files = in_parallel(files, SYNC_THREADS, |key| self.sync_file(&key));
+        let synced_dirs = in_parallel(dirs, SYNC_THREADS, |path| {
+            self.sync_dir(&path)
+                .map_err(|e| self.fail("syncing the directory", &path, e))
         });
         synced_files.and(synced_dirs)
     }
@@ -796,37 +816,111 @@ impl Drop for FilesystemStore {
     }
 }
 
+/// A value of a [`FilesystemStore`] being written ([`Store::write_value`]): a temporary
+/// file next to its key, renamed into place when committed and removed when dropped before.
+struct FileValue<'s> {
+    store: &'s FilesystemStore,
+    /// The checked key.
+    key: String,
+    /// The key's directory, and whether it was created for the value.
+    dir: Dir,
+    created: bool,
+    /// The temporary file and its name.
+    temp: String,
+    file: File,
+    /// Renamed into place: nothing to remove.
+    placed: bool,
+    _write: super::writes::Write,
+}
+
+impl ValueWriter for FileValue<'_> {
+    fn append(&mut self, bytes: &[u8]) -> Result<()> {
+        self.file
+            .write_all(bytes)
+            .map_err(|e| self.store.fail("writing", &self.key, e))
+    }
+
+    fn overwrite(&mut self, offset: u64, bytes: &[u8]) -> Result<()> {
+        let end = self
+            .file
+            .stream_position()
+            .map_err(|e| self.store.fail("writing", &self.key, e))?;
+        if offset
+            .checked_add(bytes.len() as u64)
+            .is_none_or(|last| last > end)
+        {
+            return Err(Error::Internal(format!(
+                "overwriting bytes of {:?} not written yet",
+                self.key
+            )));
+        }
+        self.file
+            .seek(SeekFrom::Start(offset))
+            .and_then(|_| self.file.write_all(bytes))
+            .and_then(|()| self.file.seek(SeekFrom::Start(end)))
+            .map(drop)
+            .map_err(|e| self.store.fail("writing", &self.key, e))
+    }
+
+    fn commit(mut self: Box<Self>) -> Result<()> {
+        let level = self.store.level();
+        let (parent, name) = split_key(&self.key);
+        if level != Durability::None {
+            self.file
+                .sync_all()
+                .map_err(|e| self.store.fail("syncing", &self.key, e))?;
+        }
+        place(&self.dir, &self.temp, name, true)
+            .map_err(|e| self.store.fail("writing", &self.key, e))?;
+        self.placed = true;
+        // The file is synced already (or never is); its directory is synced as the level says.
+        self.store
+            .changed(level, None, &self.dir, parent, self.created)
+    }
+}
+
+impl Drop for FileValue<'_> {
+    /// A value never committed leaves nothing behind: neither its file nor the directories
+    /// it leaves empty (made for it, or for another value dropped meanwhile).
+    fn drop(&mut self) {
+        if !self.placed {
+            let _ = self.dir.remove_file(&self.temp);
+            self.store.prune_empty_dirs(split_key(&self.key).0);
+        }
+    }
+}
+
 /// The most threads syncing files at once.
 const SYNC_THREADS: usize = 16;
 
 /// The most threads writing files of one [`Store::put_many`] at once.
 const WRITE_THREADS: usize = 4;
 
-/// Runs `work` for every item on up to `threads` threads of their own; every item is tried
-/// and the first error is returned.
-fn in_parallel<T: Sync>(
-    items: &[T],
+/// Runs `work` for every item on up to `threads` threads of their own, each item handed
+/// over whole (so that it is freed as soon as its work is done with it); every item is
+/// tried and the first error is returned.
+fn in_parallel<T: Send>(
+    items: Vec<T>,
     threads: usize,
-    work: impl Fn(&T) -> Result<()> + Sync,
+    work: impl Fn(T) -> Result<()> + Sync,
 ) -> Result<()> {
     if items.len() <= 1 {
-        return items.iter().map(&work).fold(Ok(()), Result::and);
+        return items.into_iter().map(&work).fold(Ok(()), Result::and);
     }
-    let next = std::sync::atomic::AtomicUsize::new(0);
+    let workers = items.len().min(threads);
+    let queue = Mutex::new(items.into_iter());
     let worker = || {
         let mut first = Ok(());
         loop {
-            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let Some(item) = items.get(i) else {
+            let next = queue.lock().unwrap_or_else(PoisonError::into_inner).next();
+            let Some(item) = next else {
                 return first;
             };
             first = first.and(work(item));
         }
     };
     std::thread::scope(|scope| {
-        let running: Vec<_> = (0..items.len().min(threads))
-            .map(|_| scope.spawn(worker))
-            .collect();
+        let running: Vec<_> = (0..workers).map(|_| scope.spawn(worker)).collect();
         running
             .into_iter()
             .map(|t| {
@@ -835,6 +929,27 @@ fn in_parallel<T: Sync>(
             })
             .fold(Ok(()), Result::and)
     })
+}
+
+/// Puts the written temporary file `temp` of `dir` in place as `name`: renamed over any
+/// value there when `replace`, else linked, failing with [`ErrorKind::AlreadyExists`] when
+/// a value is there (on a filesystem without hard links: checked, then renamed, which is
+/// not atomic).
+fn place(dir: &Dir, temp: &str, name: &str, replace: bool) -> io::Result<()> {
+    if replace {
+        return dir.rename(temp, dir, name);
+    }
+    let linked = match dir.hard_link(temp, dir, name) {
+        Err(e) if e.kind() != ErrorKind::AlreadyExists && !is_missing(&e) => {
+            match dir.symlink_metadata(name) {
+                Ok(_) => Err(ErrorKind::AlreadyExists.into()),
+                Err(_) => dir.rename(temp, dir, name),
+            }
+        }
+        linked => linked,
+    };
+    let _ = dir.remove_file(temp);
+    linked
 }
 
 /// A key's directory (`""` at the root) and name.
@@ -1182,5 +1297,67 @@ mod tests {
         ));
         store.erase_prefix("a/").unwrap();
         assert_eq!(store.list().unwrap(), Vec::<String>::new());
+    }
+
+    /// The names in `dir`, sorted.
+    fn names(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn values_written_piece_by_piece_replace_the_old_one_only_when_committed() {
+        let dir = tempfile::tempdir().unwrap();
+        for level in [Durability::None, Durability::Flush, Durability::EachWrite] {
+            let store = FilesystemStore::open(dir.path(), true, false).unwrap();
+            store.set_durability(level).unwrap();
+            store.set("a/0", b"old").unwrap();
+            let mut value = store.write_value("a/0").unwrap().unwrap();
+            value.append(b"xxxxx ").unwrap();
+            value.append(b"world").unwrap();
+            value.overwrite(0, b"hello").unwrap();
+            // Past what was appended: refused, and the value is as it was.
+            assert!(matches!(
+                value.overwrite(8, b"1234"),
+                Err(Error::Internal(_))
+            ));
+            value.append(b"!").unwrap();
+            // Nothing is in place before the commit, and listings skip the temporary file.
+            assert_eq!(store.get("a/0").unwrap().unwrap(), b"old");
+            assert_eq!(store.list().unwrap(), vec!["a/0"]);
+            value.commit().unwrap();
+            assert_eq!(
+                store.get("a/0").unwrap().unwrap(),
+                b"hello world!",
+                "{level:?}"
+            );
+            // A value dropped before its commit leaves the old one and no file behind; a
+            // new key's directory too.
+            let mut value = store.write_value("a/0").unwrap().unwrap();
+            value.append(b"half").unwrap();
+            drop(value);
+            let mut value = store.write_value("b/0").unwrap().unwrap();
+            value.append(b"half").unwrap();
+            drop(value);
+            assert_eq!(store.get("a/0").unwrap().unwrap(), b"hello world!");
+            assert_eq!(names(&dir.path().join("a")), vec!["0"]);
+            assert_eq!(names(dir.path()), vec!["a"]);
+            assert_eq!(store.list().unwrap(), vec!["a/0"]);
+            store.flush().unwrap();
+            store.erase_prefix("").unwrap();
+        }
+        // Keys are checked, and a read-only store refuses.
+        let store = FilesystemStore::open(dir.path(), true, false).unwrap();
+        assert!(matches!(
+            store.write_value("../x").map(drop),
+            Err(Error::InvalidKey(_))
+        ));
+        let store = FilesystemStore::open(dir.path(), false, false).unwrap();
+        assert!(store.write_value("a/0").is_err());
+        assert_eq!(names(dir.path()), Vec::<String>::new());
     }
 }

@@ -216,6 +216,17 @@ pub(crate) fn merge_ranges(
     merged
 }
 
+/// A value being written piece by piece ([`Store::write_value`]).
+pub trait ValueWriter: Send {
+    /// Appends `bytes` to the value.
+    fn append(&mut self, bytes: &[u8]) -> Result<()>;
+    /// Replaces bytes already appended, from `offset` on (a header filled in last).
+    fn overwrite(&mut self, offset: u64, bytes: &[u8]) -> Result<()>;
+    /// Puts the value in place at its key, replacing what was there; readers see the old
+    /// or the new value, never a mix.
+    fn commit(self: Box<Self>) -> Result<()>;
+}
+
 /// A key-value store. Keys are normalised, `/`-separated strings (see [`validate_key`]).
 /// Implementations are safe to share between threads.
 pub trait Store: Send + Sync + std::fmt::Debug {
@@ -328,6 +339,14 @@ pub trait Store: Send + Sync + std::fmt::Debug {
             }
         }
         first
+    }
+    /// Starts a value at `key` written piece by piece, so that a large value is never held
+    /// whole: it replaces what was there when committed (synced first when the durability
+    /// level syncs at all), and nothing is stored if it is dropped before. `None` when the
+    /// store takes values whole only ([`Store::set`]).
+    fn write_value(&self, key: &str) -> Result<Option<Box<dyn ValueWriter + '_>>> {
+        let _ = key;
+        Ok(None)
     }
     /// Stores `value` at `key`, replacing what was there; readers see the old or the new
     /// value, never a mix.
