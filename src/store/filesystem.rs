@@ -30,7 +30,6 @@ use crate::error::{to_usize, try_reserve, try_resize, Error, Result};
 use cap_fs_ext::MetadataExt;
 use cap_std::ambient_authority;
 use cap_std::fs::{Dir, DirEntry, OpenOptions};
-use std::borrow::Cow;
 use std::collections::HashSet;
 use std::fs::File;
 use std::io::{self, ErrorKind, Read, Seek, SeekFrom, Write};
@@ -277,6 +276,24 @@ impl FilesystemStore {
         Ok((dir, created, temp, file))
     }
 
+    /// A value at `key` to write piece by piece: a temporary file next to it.
+    fn start_value(&self, key: &str) -> Result<FileValue<'_>> {
+        let write = super::writes::Write::begin(self.location());
+        check_writable(self, &format!("write {key:?}"))?;
+        let key = self.checked_key(key)?;
+        let (dir, created, temp, file) = self.create_temp_retrying(&key)?;
+        Ok(FileValue {
+            store: self,
+            key,
+            dir,
+            created,
+            temp,
+            file,
+            placed: false,
+            _write: write,
+        })
+    }
+
     /// [`Self::create_temp`] for the checked `key`, started over while an erasure prunes
     /// the directory under it.
     fn create_temp_retrying(&self, key: &str) -> Result<(Dir, bool, String, File)> {
@@ -296,27 +313,16 @@ impl FilesystemStore {
     /// Stores `value` at `key` (replacing a value only when `replace`); `false` when a
     /// value was there and is kept. The value goes to a temporary file that is then renamed
     /// into place, or linked when not `replace` (which no other writer can do at the same
-    /// time). With `sync_now`, a file to be synced later (under [`Durability::Flush`]) is
-    /// synced before it is renamed into place instead (writes behind the encoding sync on
-    /// their own threads, so the device works meanwhile); its directory is still synced at
-    /// the flush. An owned value is freed once it is in the file, before the file is
-    /// synced, so that files waiting on the device hold no memory.
-    fn store(
-        &self,
-        key: &str,
-        value: Cow<'_, [u8]>,
-        replace: bool,
-        sync_now: bool,
-    ) -> Result<bool> {
+    /// time); under [`Durability::EachWrite`] the file is synced before.
+    fn store(&self, key: &str, value: &[u8], replace: bool) -> Result<bool> {
         check_writable(self, &format!("write {key:?}"))?;
         let key = self.checked_key(key)?;
         let (parent, name) = split_key(&key);
         let level = self.level();
-        let synced = level == Durability::EachWrite || (sync_now && level == Durability::Flush);
+        let synced = level == Durability::EachWrite;
         let (dir, created, temp, mut file) = self.create_temp_retrying(&key)?;
-        let written = file.write_all(&value);
-        drop(value);
-        let placed = written
+        let placed = file
+            .write_all(value)
             .and_then(|()| if synced { file.sync_all() } else { Ok(()) })
             .and_then(|()| place(&dir, &temp, name, replace));
         if placed.is_err() {
@@ -579,15 +585,29 @@ impl Store for FilesystemStore {
         self.level() != Durability::None
     }
 
-    /// Several files written at once on threads of their own (each synced there before it
-    /// is renamed into place when the durability level syncs at all, its value freed
-    /// before the sync); every value is tried and the first error returned.
+    /// Several files written at once on threads of their own, then synced (when the
+    /// durability level syncs at all) and renamed into place: each value is freed once
+    /// written, so none is held while the device syncs. Every value is tried and the first
+    /// error returned.
     fn put_many(&self, batch: Vec<(String, Option<Vec<u8>>)>) -> Result<()> {
         let _write = super::writes::Write::begin(self.location());
-        in_parallel(batch, WRITE_THREADS, |(key, value)| match value {
-            Some(value) => self.store(&key, Cow::Owned(value), true, true).map(drop),
+        let written = Mutex::new(Vec::with_capacity(batch.len()));
+        let wrote = in_parallel(batch, WRITE_THREADS, |(key, value)| match value {
+            Some(value) => {
+                let mut file = self.start_value(&key)?;
+                file.append(&value)?;
+                drop(value);
+                written
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .push(file);
+                Ok(())
+            }
             None => self.erase(&key).map(drop),
-        })
+        });
+        let written = written.into_inner().unwrap_or_else(PoisonError::into_inner);
+        let placed = in_parallel(written, WRITE_THREADS, |mut file| file.put_in_place());
+        wrote.and(placed)
     }
 
     fn get_range(&self, key: &str, offset: u64, len: u64) -> Result<Option<Vec<u8>>> {
@@ -654,26 +674,12 @@ impl Store for FilesystemStore {
     /// The value goes to a temporary file as it comes; committing syncs it (unless the
     /// durability level is [`Durability::None`]) and renames it into place.
     fn write_value(&self, key: &str) -> Result<Option<Box<dyn ValueWriter + '_>>> {
-        let write = super::writes::Write::begin(self.location());
-        check_writable(self, &format!("write {key:?}"))?;
-        let key = self.checked_key(key)?;
-        let (dir, created, temp, file) = self.create_temp_retrying(&key)?;
-        Ok(Some(Box::new(FileValue {
-            store: self,
-            key,
-            dir,
-            created,
-            temp,
-            file,
-            placed: false,
-            _write: write,
-        })))
+        Ok(Some(Box::new(self.start_value(key)?)))
     }
 
     fn set(&self, key: &str, value: &[u8]) -> Result<()> {
         let _write = super::writes::Write::begin(self.location());
-        self.store(key, Cow::Borrowed(value), true, false)
-            .map(|_| ())
+        self.store(key, value, true).map(|_| ())
     }
 
     /// Creates keys atomically (a second creator finds the first's value); refuses to
@@ -681,7 +687,7 @@ impl Store for FilesystemStore {
     fn set_if(&self, key: &str, value: &[u8], expect: Expect<'_>) -> Result<bool> {
         let _write = super::writes::Write::begin(self.location());
         match expect {
-            Expect::Absent => self.store(key, Cow::Borrowed(value), false, false),
+            Expect::Absent => self.store(key, value, false),
             Expect::Version(_) => Err(Error::Unsupported(
                 "a directory store keeps no versions of its files: synchronise writers \
                  with lock files instead"
@@ -816,8 +822,9 @@ impl Drop for FilesystemStore {
     }
 }
 
-/// A value of a [`FilesystemStore`] being written ([`Store::write_value`]): a temporary
-/// file next to its key, renamed into place when committed and removed when dropped before.
+/// A value of a [`FilesystemStore`] being written ([`Store::write_value`], and each of
+/// [`Store::put_many`]): a temporary file next to its key, renamed into place when
+/// committed and removed when dropped before.
 struct FileValue<'s> {
     store: &'s FilesystemStore,
     /// The checked key.
@@ -863,6 +870,14 @@ impl ValueWriter for FileValue<'_> {
     }
 
     fn commit(mut self: Box<Self>) -> Result<()> {
+        self.put_in_place()
+    }
+}
+
+impl FileValue<'_> {
+    /// Syncs the file (unless the durability level is [`Durability::None`]) and renames it
+    /// into place.
+    fn put_in_place(&mut self) -> Result<()> {
         let level = self.store.level();
         let (parent, name) = split_key(&self.key);
         if level != Durability::None {
