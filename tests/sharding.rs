@@ -1119,3 +1119,140 @@ fn shards_of_fill_values_leave_nothing_in_a_directory() {
         assert_eq!(back, data);
     }
 }
+
+/// A directory store that counts how its shards are stored: values written piece by piece
+/// (and whether each was committed to be synced at once), and values stored whole.
+#[derive(Debug)]
+struct Streams {
+    inner: FilesystemStore,
+    /// Commits of values written piece by piece: (synced now, later).
+    commits: std::sync::Mutex<(usize, usize)>,
+    /// Values stored whole, by `set` or `put_many`, other than documents.
+    whole: std::sync::atomic::AtomicUsize,
+}
+
+/// A value written piece by piece through [`Streams`].
+struct Counted<'s> {
+    inner: Box<dyn zarr::store::ValueWriter + 's>,
+    commits: &'s std::sync::Mutex<(usize, usize)>,
+}
+
+impl zarr::store::ValueWriter for Counted<'_> {
+    fn append(&mut self, bytes: &[u8]) -> zarr::Result<()> {
+        self.inner.append(bytes)
+    }
+    fn overwrite(&mut self, offset: u64, bytes: &[u8]) -> zarr::Result<()> {
+        self.inner.overwrite(offset, bytes)
+    }
+    fn commit(self: Box<Self>, sync_now: bool) -> zarr::Result<()> {
+        let mut commits = self.commits.lock().unwrap();
+        match sync_now {
+            true => commits.0 += 1,
+            false => commits.1 += 1,
+        }
+        drop(commits);
+        self.inner.commit(sync_now)
+    }
+}
+
+impl Store for Streams {
+    fn get(&self, key: &str) -> zarr::Result<Option<Vec<u8>>> {
+        self.inner.get(key)
+    }
+    fn writes_behind(&self) -> bool {
+        self.inner.writes_behind()
+    }
+    fn put_many(&self, batch: Vec<(String, Option<Vec<u8>>)>) -> zarr::Result<()> {
+        let values = batch.iter().filter(|(_, v)| v.is_some()).count();
+        self.whole.fetch_add(values, Ordering::SeqCst);
+        self.inner.put_many(batch)
+    }
+    fn write_value(
+        &self,
+        key: &str,
+    ) -> zarr::Result<Option<Box<dyn zarr::store::ValueWriter + '_>>> {
+        Ok(self.inner.write_value(key)?.map(|inner| {
+            Box::new(Counted {
+                inner,
+                commits: &self.commits,
+            }) as Box<dyn zarr::store::ValueWriter>
+        }))
+    }
+    fn set(&self, key: &str, value: &[u8]) -> zarr::Result<()> {
+        if !key.ends_with("zarr.json") {
+            self.whole.fetch_add(1, Ordering::SeqCst);
+        }
+        self.inner.set(key, value)
+    }
+    fn erase(&self, key: &str) -> zarr::Result<bool> {
+        self.inner.erase(key)
+    }
+    fn erase_prefix(&self, prefix: &str) -> zarr::Result<()> {
+        self.inner.erase_prefix(prefix)
+    }
+    fn list_prefix(&self, prefix: &str) -> zarr::Result<Vec<String>> {
+        self.inner.list_prefix(prefix)
+    }
+    fn list_dir(&self, prefix: &str) -> zarr::Result<zarr::store::DirListing> {
+        self.inner.list_dir(prefix)
+    }
+    fn size(&self, key: &str) -> zarr::Result<Option<u64>> {
+        self.inner.size(key)
+    }
+    fn writable(&self) -> bool {
+        true
+    }
+    fn flush(&self) -> zarr::Result<()> {
+        self.inner.flush()
+    }
+}
+
+#[test]
+fn large_shards_are_written_into_their_files_as_they_are_laid_out() {
+    // Two shards of 4 MiB (32^3 inner chunks, index at the start and at the end). Synced
+    // at the flush or at each write, the write goes by batches: both shards are written
+    // piece by piece and committed (synced) by the storing thread. Unsynced, each is
+    // committed where it is built. No shard is stored whole, and zarr-python's layout is kept (exact data back).
+    for (level, at_start, expected) in [
+        (Durability::Flush, false, (2, 0)),
+        (Durability::Flush, true, (2, 0)),
+        (Durability::None, false, (0, 2)),
+        (Durability::EachWrite, true, (2, 0)),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let inner = FilesystemStore::open(dir.path(), true, true).unwrap();
+        inner.set_durability(level).unwrap();
+        let streams = Arc::new(Streams {
+            inner,
+            commits: Default::default(),
+            whole: Default::default(),
+        });
+        let store: Arc<dyn Store> = streams.clone();
+        let shape = vec![256, 128, 64];
+        let mut builder = ArrayBuilder::new(shape.clone(), ElementType::Int32);
+        builder.zarr_format(3).unwrap();
+        builder
+            .chunks(vec![32, 32, 32])
+            .shard_shape(vec![128, 128, 64])
+            .shard_index(at_start, true)
+            .compressor(json!({"id": "zstd", "level": 1}));
+        let array = builder.create(store.clone(), "s", Mode::Overwrite).unwrap();
+        let data = values(256 * 128 * 64, 11);
+        array
+            .write(&[0; 3], &shape, ElementType::Int32, Order::C, &data)
+            .unwrap();
+        store.flush().unwrap();
+        let commits = *streams.commits.lock().unwrap();
+        assert_eq!(commits, expected, "{level:?} {at_start}");
+        assert_eq!(streams.whole.load(Ordering::SeqCst), 0, "{level:?}");
+        let reopened: Arc<dyn Store> =
+            Arc::new(FilesystemStore::open(dir.path(), false, false).unwrap());
+        let array = Array::open(reopened, "s", Mode::Read).unwrap();
+        let mut back = vec![0u8; data.len()];
+        array
+            .read(&[0; 3], &shape, ElementType::Int32, Order::C, &mut back)
+            .unwrap();
+        assert!(back == data, "{level:?} {at_start}");
+        assert!(walk(dir.path()).iter().all(|f| !f.contains(".zarr-tmp.")));
+    }
+}

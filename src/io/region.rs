@@ -483,6 +483,11 @@ const WRITE_BATCH_BYTES: u64 = 16 << 20;
 /// (at least one batch).
 const WRITES_IN_FLIGHT_BYTES: u64 = 48 << 20;
 
+/// Shards that may be this long or longer are written into the store as they are laid
+/// out, where it can ([`Store::write_value`]); smaller ones are assembled in memory (a
+/// value written so stays open until committed, and a batch holds many small ones).
+const STREAMED_SHARD_BYTES: u64 = 4 << 20;
+
 /// The most bytes of chunks one batch of a region read from an object store fetches before
 /// they are decoded; [`READS_IN_FLIGHT`] batches arrive while the one before is decoded.
 const READ_BATCH_BYTES: u64 = 8 << 20;
@@ -1021,7 +1026,8 @@ enum Upload<'s> {
 }
 
 /// Stores a batch of uploads: the whole values with one [`Store::put_many`], then the
-/// written ones committed; every upload is tried and the first error returned.
+/// written ones committed (synced now, each on a thread of its own); every upload is tried
+/// and the first error returned.
 fn store_batch<'s>(store: &'s dyn Store, uploads: Vec<Upload<'s>>) -> Result<()> {
     let (mut whole, mut written) = (Vec::new(), Vec::new());
     for upload in uploads {
@@ -1030,17 +1036,24 @@ fn store_batch<'s>(store: &'s dyn Store, uploads: Vec<Upload<'s>>) -> Result<()>
             Upload::Written(value) => written.push(value),
         }
     }
-    let mut first = match whole.is_empty() {
+    let first = match whole.is_empty() {
         true => Ok(()),
         false => store.put_many(whole),
     };
-    for value in written {
-        let committed = value.commit();
-        if first.is_ok() {
-            first = committed;
-        }
-    }
-    first
+    let committed = std::thread::scope(|scope| {
+        let committing: Vec<_> = written
+            .into_iter()
+            .map(|value| scope.spawn(move || value.commit(true)))
+            .collect();
+        committing
+            .into_iter()
+            .map(|t| {
+                t.join()
+                    .unwrap_or_else(|_| Err(Error::Internal("a committing thread panicked".into())))
+            })
+            .fold(Ok(()), Result::and)
+    });
+    first.and(committed)
 }
 
 /// Whether a write of `units` chunks or shards goes by pipelined batches, the pool encoding
@@ -1073,9 +1086,9 @@ fn write_batch_len(store: &dyn Store, max_len: u64) -> usize {
 }
 
 /// Writes `total` units of at most `max_len` stored bytes by batches of `per_batch`:
-/// `encode` makes a batch's uploads (on the pool), and they go to the store with one
-/// [`Store::put_many`] (every request in flight at once) on a thread of their own while
-/// the next batch is encoded; batches are stored at once up to [`WRITES_IN_FLIGHT_BYTES`]
+/// `encode` makes a batch's uploads (on the pool), and they are stored ([`store_batch`]:
+/// one [`Store::put_many`], every request in flight at once) on a thread of their own
+/// while the next batch is encoded; batches are stored at once up to [`WRITES_IN_FLIGHT_BYTES`]
 /// (at least one), so that requests stay in flight while a batch's last ones finish.
 fn pipelined<'s, F>(
     store: &'s dyn Store,
@@ -1161,9 +1174,9 @@ fn write_shards(
             let snapshot = guard.read(store, &key, partial, &mut old, max_shard)?;
             let existing = snapshot.found.then_some(old.as_slice());
             let pool = pool::pool()?;
-            // Stored whatever it holds, a shard goes into the store as it is laid out where
-            // the store takes values so: it is never held whole.
-            let writer = match snapshot.unconditional() {
+            // Stored whatever it holds, a shard that may be large goes into the store as it
+            // is laid out where the store takes values so: it is never held whole.
+            let writer = match snapshot.unconditional() && max_shard >= STREAMED_SHARD_BYTES {
                 true => store.write_value(&key)?,
                 false => None,
             };
@@ -1175,7 +1188,7 @@ fn write_shards(
                         Some(written) if defer && !partial => {
                             return Ok(Some(Upload::Written(written)))
                         }
-                        Some(written) => return written.commit().map(|()| None),
+                        Some(written) => return written.commit(false).map(|()| None),
                         None => None,
                     }
                 }

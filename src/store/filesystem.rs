@@ -313,25 +313,34 @@ impl FilesystemStore {
     /// Stores `value` at `key` (replacing a value only when `replace`); `false` when a
     /// value was there and is kept. The value goes to a temporary file that is then renamed
     /// into place, or linked when not `replace` (which no other writer can do at the same
-    /// time); under [`Durability::EachWrite`] the file is synced before.
+    /// time); under [`Durability::EachWrite`] the file is synced before. An attempt whose
+    /// directory an erasure removed meanwhile starts over.
     fn store(&self, key: &str, value: &[u8], replace: bool) -> Result<bool> {
         check_writable(self, &format!("write {key:?}"))?;
         let key = self.checked_key(key)?;
         let (parent, name) = split_key(&key);
         let level = self.level();
         let synced = level == Durability::EachWrite;
-        let (dir, created, temp, mut file) = self.create_temp_retrying(&key)?;
-        let placed = file
-            .write_all(value)
-            .and_then(|()| if synced { file.sync_all() } else { Ok(()) })
-            .and_then(|()| place(&dir, &temp, name, replace));
-        if placed.is_err() {
-            let _ = dir.remove_file(&temp);
+        let mut attempt = 1;
+        let (dir, created) = loop {
+            let (dir, created, temp, mut file) = self.create_temp_retrying(&key)?;
+            let placed = file
+                .write_all(value)
+                .and_then(|()| if synced { file.sync_all() } else { Ok(()) })
+                .and_then(|()| place(&dir, &temp, name, replace));
+            if placed.is_err() {
+                let _ = dir.remove_file(&temp);
+            }
+            match placed {
+                // The directory was erased, the temporary file with it.
+                Err(e) if e.kind() == ErrorKind::NotFound && attempt < SET_ATTEMPTS => {
+                    attempt += 1;
+                }
+                Err(e) if e.kind() == ErrorKind::AlreadyExists && !replace => return Ok(false),
+                placed => break placed.map(|()| (dir, created)),
+            }
         }
-        match placed {
-            Err(e) if e.kind() == ErrorKind::AlreadyExists && !replace => return Ok(false),
-            placed => placed.map_err(|e| self.fail("writing", &key, e))?,
-        }
+        .map_err(|e| self.fail("writing", &key, e))?;
         let file = (!synced).then_some(key.as_ref());
         self.changed(level, file, &dir, parent, created)?;
         Ok(true)
@@ -586,28 +595,34 @@ impl Store for FilesystemStore {
     }
 
     /// Several files written at once on threads of their own, then synced (when the
-    /// durability level syncs at all) and renamed into place: each value is freed once
-    /// written, so none is held while the device syncs. Every value is tried and the first
-    /// error returned.
+    /// durability level syncs at all) and renamed into place, [`PUT_GROUP`] at a time:
+    /// each value is freed once written, so none is held while the device syncs, and at
+    /// most a group's files are open. Every value is tried and the first error returned.
     fn put_many(&self, batch: Vec<(String, Option<Vec<u8>>)>) -> Result<()> {
         let _write = super::writes::Write::begin(self.location());
-        let written = Mutex::new(Vec::with_capacity(batch.len()));
-        let wrote = in_parallel(batch, WRITE_THREADS, |(key, value)| match value {
-            Some(value) => {
-                let mut file = self.start_value(&key)?;
-                file.append(&value)?;
-                drop(value);
-                written
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .push(file);
-                Ok(())
-            }
-            None => self.erase(&key).map(drop),
-        });
-        let written = written.into_inner().unwrap_or_else(PoisonError::into_inner);
-        let placed = in_parallel(written, WRITE_THREADS, |mut file| file.put_in_place());
-        wrote.and(placed)
+        let mut first = Ok(());
+        let mut rest = batch.into_iter().peekable();
+        while rest.peek().is_some() {
+            let group: Vec<_> = rest.by_ref().take(PUT_GROUP).collect();
+            let written = Mutex::new(Vec::with_capacity(group.len()));
+            let wrote = in_parallel(group, WRITE_THREADS, |(key, value)| match value {
+                Some(value) => {
+                    let mut file = self.start_value(&key)?;
+                    file.append(&value)?;
+                    drop(value);
+                    written
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .push(file);
+                    Ok(())
+                }
+                None => self.erase(&key).map(drop),
+            });
+            let written = written.into_inner().unwrap_or_else(PoisonError::into_inner);
+            let placed = in_parallel(written, WRITE_THREADS, |mut file| file.put_in_place(true));
+            first = first.and(wrote).and(placed);
+        }
+        first
     }
 
     fn get_range(&self, key: &str, offset: u64, len: u64) -> Result<Option<Vec<u8>>> {
@@ -869,18 +884,19 @@ impl ValueWriter for FileValue<'_> {
             .map_err(|e| self.store.fail("writing", &self.key, e))
     }
 
-    fn commit(mut self: Box<Self>) -> Result<()> {
-        self.put_in_place()
+    fn commit(mut self: Box<Self>, sync_now: bool) -> Result<()> {
+        self.put_in_place(sync_now)
     }
 }
 
 impl FileValue<'_> {
-    /// Syncs the file (unless the durability level is [`Durability::None`]) and renames it
-    /// into place.
-    fn put_in_place(&mut self) -> Result<()> {
+    /// Renames the file into place, synced before under [`Durability::EachWrite`], and
+    /// under [`Durability::Flush`] too with `sync_now` (else at the flush).
+    fn put_in_place(&mut self, sync_now: bool) -> Result<()> {
         let level = self.store.level();
         let (parent, name) = split_key(&self.key);
-        if level != Durability::None {
+        let synced = level == Durability::EachWrite || (sync_now && level == Durability::Flush);
+        if synced {
             self.file
                 .sync_all()
                 .map_err(|e| self.store.fail("syncing", &self.key, e))?;
@@ -888,9 +904,9 @@ impl FileValue<'_> {
         place(&self.dir, &self.temp, name, true)
             .map_err(|e| self.store.fail("writing", &self.key, e))?;
         self.placed = true;
-        // The file is synced already (or never is); its directory is synced as the level says.
+        let file = (!synced).then_some(self.key.as_str());
         self.store
-            .changed(level, None, &self.dir, parent, self.created)
+            .changed(level, file, &self.dir, parent, self.created)
     }
 }
 
@@ -910,6 +926,10 @@ const SYNC_THREADS: usize = 16;
 
 /// The most threads writing files of one [`Store::put_many`] at once.
 const WRITE_THREADS: usize = 4;
+
+/// The most files of one [`Store::put_many`] written before they are synced and renamed
+/// (each open until then).
+const PUT_GROUP: usize = 16;
 
 /// Runs `work` for every item on up to `threads` threads of their own, each item handed
 /// over whole (so that it is freed as soon as its work is done with it); every item is
@@ -1344,7 +1364,7 @@ mod tests {
             // Nothing is in place before the commit, and listings skip the temporary file.
             assert_eq!(store.get("a/0").unwrap().unwrap(), b"old");
             assert_eq!(store.list().unwrap(), vec!["a/0"]);
-            value.commit().unwrap();
+            value.commit(false).unwrap();
             assert_eq!(
                 store.get("a/0").unwrap().unwrap(),
                 b"hello world!",
@@ -1374,5 +1394,30 @@ mod tests {
         let store = FilesystemStore::open(dir.path(), false, false).unwrap();
         assert!(store.write_value("a/0").is_err());
         assert_eq!(names(dir.path()), Vec::<String>::new());
+    }
+
+    #[test]
+    fn many_values_are_stored_by_groups_and_erasures_among_them_done() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = FilesystemStore::open(dir.path(), true, false).unwrap();
+        for i in 0..40 {
+            store.set(&format!("c/{i}"), b"old").unwrap();
+        }
+        // More values than a group, every fourth key erased.
+        let batch: Vec<(String, Option<Vec<u8>>)> = (0..2 * PUT_GROUP + 8)
+            .map(|i| (format!("c/{i}"), (i % 4 != 0).then(|| vec![i as u8; i + 1])))
+            .collect();
+        store.put_many(batch).unwrap();
+        for i in 0..40 {
+            let expected = match i {
+                i if i < 2 * PUT_GROUP + 8 && i % 4 == 0 => None,
+                i if i < 2 * PUT_GROUP + 8 => Some(vec![i as u8; i + 1]),
+                _ => Some(b"old".to_vec()),
+            };
+            assert_eq!(store.get(&format!("c/{i}")).unwrap(), expected, "{i}");
+        }
+        assert!(names(&dir.path().join("c"))
+            .iter()
+            .all(|n| !n.starts_with(TEMP_PREFIX)));
     }
 }

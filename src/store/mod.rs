@@ -223,8 +223,10 @@ pub trait ValueWriter: Send {
     /// Replaces bytes already appended, from `offset` on (a header filled in last).
     fn overwrite(&mut self, offset: u64, bytes: &[u8]) -> Result<()>;
     /// Puts the value in place at its key, replacing what was there; readers see the old
-    /// or the new value, never a mix.
-    fn commit(self: Box<Self>) -> Result<()>;
+    /// or the new value, never a mix. It is made durable as the store's durability level
+    /// says; with `sync_now`, a value the level syncs at the flush is synced now instead
+    /// (by a thread that stores behind the encoding, so that the device works meanwhile).
+    fn commit(self: Box<Self>, sync_now: bool) -> Result<()>;
 }
 
 /// A key-value store. Keys are normalised, `/`-separated strings (see [`validate_key`]).
@@ -341,9 +343,8 @@ pub trait Store: Send + Sync + std::fmt::Debug {
         first
     }
     /// Starts a value at `key` written piece by piece, so that a large value is never held
-    /// whole: it replaces what was there when committed (synced first when the durability
-    /// level syncs at all), and nothing is stored if it is dropped before. `None` when the
-    /// store takes values whole only ([`Store::set`]).
+    /// whole: it replaces what was there when committed, and nothing is stored if it is
+    /// dropped before. `None` when the store takes values whole only ([`Store::set`]).
     fn write_value(&self, key: &str) -> Result<Option<Box<dyn ValueWriter + '_>>> {
         let _ = key;
         Ok(None)
