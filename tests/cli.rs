@@ -3253,7 +3253,7 @@ fn json_output_masks_a_urls_query_values() {
     let (_, store) = setup(dir.path());
     ok(&["consolidate", &store]);
     let server = common::hostile::Hostile::start();
-    for entry in walk(Path::new(&store)) {
+    for entry in common::files_below(Path::new(&store)) {
         let key = entry
             .strip_prefix(&store)
             .unwrap()
@@ -3286,21 +3286,6 @@ fn json_output_masks_a_urls_query_values() {
             "{args:?}"
         );
     }
-}
-
-/// Every file below `dir`.
-#[cfg(feature = "cloud")]
-fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
-    let mut files = Vec::new();
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            files.extend(walk(&path));
-        } else {
-            files.push(path);
-        }
-    }
-    files
 }
 
 #[test]

@@ -1029,11 +1029,7 @@ fn shards_built_over_several_windows_are_exact() {
             .unwrap();
         assert!(back == data, "{kind} {at_start} {checksum} {codec}");
         store.flush().unwrap();
-        let temporary = walk(dir.path())
-            .into_iter()
-            .filter(|name| name.contains(".zarr-tmp."))
-            .count();
-        assert_eq!(temporary, 0, "{kind}");
+        assert_eq!(temporary_files(dir.path()), 0, "{kind}");
 
         // The units follow one another from the start of the data, without gaps, in
         // Morton order (3 x 3 x 4 units: dimension 0's lowest bit first, zarr-python's).
@@ -1069,18 +1065,12 @@ fn shards_built_over_several_windows_are_exact() {
     }
 }
 
-/// Every file below `dir`, by path.
-fn walk(dir: &std::path::Path) -> Vec<String> {
-    let mut files = Vec::new();
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            files.extend(walk(&path));
-        } else {
-            files.push(path.display().to_string());
-        }
-    }
-    files
+/// The temporary files below `dir`.
+fn temporary_files(dir: &std::path::Path) -> usize {
+    common::files_below(dir)
+        .iter()
+        .filter(|f| f.to_string_lossy().contains(".zarr-tmp."))
+        .count()
 }
 
 #[test]
@@ -1111,7 +1101,7 @@ fn shards_of_fill_values_leave_nothing_in_a_directory() {
         );
         assert_eq!(store.list_dir("f/c/").unwrap().prefixes, vec!["0"]);
         assert!(!dir.path().join("f/c/1").exists(), "{level:?}");
-        assert!(walk(dir.path()).iter().all(|f| !f.contains(".zarr-tmp.")));
+        assert_eq!(temporary_files(dir.path()), 0);
         let mut back = vec![0u8; data.len()];
         array
             .read(&[0, 0], &[8, 8], ElementType::Int32, Order::C, &mut back)
@@ -1253,6 +1243,6 @@ fn large_shards_are_written_into_their_files_as_they_are_laid_out() {
             .read(&[0; 3], &shape, ElementType::Int32, Order::C, &mut back)
             .unwrap();
         assert!(back == data, "{level:?} {at_start}");
-        assert!(walk(dir.path()).iter().all(|f| !f.contains(".zarr-tmp.")));
+        assert_eq!(temporary_files(dir.path()), 0);
     }
 }

@@ -1296,5 +1296,5 @@ fn build_shard<S: ShardSink>(
         Ok(merged_chunk(plan, &part, old, label, buf, work, false)?.map(<[u8]>::to_vec))
     };
     let meta = plan.meta;
-    shard::rebuild_into(meta, sharding, origin, old, label, &touches, &encode, out)
+    shard::rebuild(meta, sharding, origin, old, label, &touches, &encode, out)
 }

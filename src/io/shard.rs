@@ -800,27 +800,13 @@ pub struct ChunkWork {
 }
 
 /// Rebuilds the shard of layout `sharding` whose first chunk is `origin` (chunk grid) of an
-/// array of `meta`: `old` holds its stored bytes (if any). Units for which `touches(first
-/// chunk, unit shape in elements)` holds are rebuilt — nested shards recursively, chunks by
-/// `encode(chunk index, old encoded bytes, label, worker buffers)` (`None`: not stored) — in parallel; the
-/// others keep their bytes. `None`: no unit is stored.
-pub fn rebuild(
-    meta: &ArrayMeta,
-    sharding: ShardLevel<'_>,
-    origin: &[u64],
-    old: Option<&[u8]>,
-    label: &str,
-    touches: &(dyn Fn(&[u64], &[u64]) -> bool + Sync),
-    encode: &EncodeChunk<'_>,
-) -> Result<Option<Vec<u8>>> {
-    let out = Vec::new();
-    rebuild_into(meta, sharding, origin, old, label, touches, encode, out)
-}
-
-/// [`rebuild`], laying the shard out into `out` (a buffer, or a value being written): `out`
-/// back when a unit is stored.
+/// array of `meta` into `out` (a buffer, or a value being written): `old` holds its stored
+/// bytes (if any). Units for which `touches(first chunk, unit shape in elements)` holds
+/// are rebuilt — nested shards recursively, chunks by `encode(chunk index, old encoded
+/// bytes, label, worker buffers)` (`None`: not stored) — in parallel; the others keep
+/// their bytes. `out` back with the shard, or `None` when no unit is stored.
 #[allow(clippy::too_many_arguments)]
-pub fn rebuild_into<S: ShardSink>(
+pub fn rebuild<S: ShardSink>(
     meta: &ArrayMeta,
     sharding: ShardLevel<'_>,
     origin: &[u64],
@@ -862,7 +848,8 @@ pub fn rebuild_into<S: ShardSink>(
         let unit = match sharding.inner() {
             Some(inner) => {
                 let label = format!("{label}[{j}]");
-                rebuild(meta, inner, &at, old_unit(j), &label, touches, encode)?
+                let out = Vec::new();
+                rebuild(meta, inner, &at, old_unit(j), &label, touches, encode, out)?
             }
             None => encode(&at, old_unit(j), &format_args!("{label}[{j}]"), work)?,
         };
@@ -897,7 +884,7 @@ pub fn rebuild_into<S: ShardSink>(
 /// Encoded units of a shard built at a time by [`rebuild`] (a few per thread, at least).
 const WINDOW_BYTES: u64 = 8 << 20;
 
-/// Where the bytes of a shard go as [`rebuild_into`] lays it out: a buffer, or a value
+/// Where the bytes of a shard go as [`rebuild`] lays it out: a buffer, or a value
 /// being written into a store (so that a large shard is never held whole).
 pub trait ShardSink {
     /// Makes room for `len` more bytes, where the sink holds them.

@@ -484,8 +484,18 @@ pub fn write(
         loop {
             let snapshot = guard.read(store, &key, true, &mut old, max_shard)?;
             let existing = snapshot.found.then_some(&old[..]);
-            let rebuild =
-                || shard::rebuild(meta, sharding, &origin, existing, &key, &touches, &encode);
+            let rebuild = || {
+                shard::rebuild(
+                    meta,
+                    sharding,
+                    &origin,
+                    existing,
+                    &key,
+                    &touches,
+                    &encode,
+                    Vec::new(),
+                )
+            };
             let mut bytes = pool::pool()?.install(rebuild)?;
             if bytes.is_none() && guard.keeps_empty() {
                 bytes = Some(shard::empty(sharding, &sharding.units_per_shard())?);

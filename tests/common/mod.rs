@@ -1,7 +1,7 @@
 //! What the integration tests share: servers started on loopback (moto, s3s-fs) and
 //! stopped when dropped, raw HTTP requests to them, a proxy that counts, delays and breaks
-//! requests on their way to a server, a store that counts requests, and runs of the
-//! `zarrtool` binary.
+//! requests on their way to a server, a store that counts requests, runs of the
+//! `zarrtool` binary, and the files below a directory.
 #![allow(dead_code)]
 
 pub mod counting;
@@ -18,6 +18,20 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use zarr::node::Mode;
 use zarr::store::{open_url, Store};
+
+/// Every file below `dir`.
+pub fn files_below(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            files.extend(files_below(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
+}
 
 /// Whether a missing server fails the test instead of skipping it: under CI every server
 /// must be there.
