@@ -40,9 +40,9 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 /// Temporary files start with this; listings skip them.
 const TEMP_PREFIX: &str = ".zarr-tmp.";
 
-/// How often `set` starts over when its directory is removed under it (by an erasure that
-/// emptied it) between creating the directory and creating the value's temporary file in
-/// it (which keeps it from being pruned).
+/// How often creating a value's temporary file starts over when its directory is removed
+/// under it (by an erasure that emptied it), and how often `set` does when an erasure of
+/// the directory removes the temporary file with it.
 const SET_ATTEMPTS: usize = 64;
 
 /// Under [`Durability::Flush`], how many files and directories a handle remembers before a
