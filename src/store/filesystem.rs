@@ -595,7 +595,7 @@ impl Store for FilesystemStore {
     }
 
     /// Several files written at once on threads of their own, then synced (when the
-    /// durability level syncs at all) and renamed into place, [`PUT_GROUP`] at a time:
+    /// durability level syncs at all) and renamed into place, 16 at a time:
     /// each value is freed once written, so none is held while the device syncs, and at
     /// most a group's files are open. Every value is tried and the first error returned.
     fn put_many(&self, batch: Vec<(String, Option<Vec<u8>>)>) -> Result<()> {
