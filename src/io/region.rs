@@ -1168,6 +1168,7 @@ fn write_shards(
             codec: sharding.codec,
         };
         let partial = !covers(plan, &origin, sharding.shape);
+        let deferred = defer && !partial;
         let mut old = Vec::new();
         let mut retry = Retry::default();
         loop {
@@ -1185,9 +1186,7 @@ fn write_shards(
                     let build =
                         || build_shard(plan, sharding, &origin, existing, &key, buf, writer);
                     match pool.install(build)? {
-                        Some(written) if defer && !partial => {
-                            return Ok(Some(Upload::Written(written)))
-                        }
+                        Some(written) if deferred => return Ok(Some(Upload::Written(written))),
                         Some(written) => return written.commit(false).map(|()| None),
                         None => None,
                     }
@@ -1201,7 +1200,7 @@ fn write_shards(
             if bytes.is_none() && guard.keeps_empty() {
                 bytes = Some(shard::empty(sharding, &sharding.units_per_shard())?);
             }
-            if defer && !partial {
+            if deferred {
                 return Ok(Some(Upload::Whole(key, bytes)));
             }
             if guard.store(store, &key, bytes.as_deref(), &snapshot)? {

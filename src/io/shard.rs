@@ -712,12 +712,9 @@ fn try_read_inner(
     let mut level = sharding;
     let mut view = None;
     loop {
-        let unit = level.unit_shape();
         // Units per shard, and the unit holding the chunk counted in C order within it:
         // within the stored shard from its first chunk; nested shards tile it evenly.
-        let n: usize = (0..index.len())
-            .map(|d| (level.shape[d] / unit[d]) as usize)
-            .product();
+        let n = level.units_per_shard().iter().product::<u64>() as usize;
         let position = match view {
             None => {
                 let at: smallvec::SmallVec<[u64; 8]> =

@@ -311,39 +311,25 @@ impl FilesystemStore {
     }
 
     /// Stores `value` at `key` (replacing a value only when `replace`); `false` when a
-    /// value was there and is kept. The value goes to a temporary file that is then renamed
-    /// into place, or linked when not `replace` (which no other writer can do at the same
-    /// time); under [`Durability::EachWrite`] the file is synced before. An attempt whose
-    /// directory an erasure removed meanwhile starts over.
+    /// value was there and is kept. The value goes to a temporary file that is then put in
+    /// place ([`FileValue::try_put_in_place`]), synced before under
+    /// [`Durability::EachWrite`], else at the flush. An attempt whose directory an erasure
+    /// removed meanwhile starts over.
     fn store(&self, key: &str, value: &[u8], replace: bool) -> Result<bool> {
-        check_writable(self, &format!("write {key:?}"))?;
-        let key = self.checked_key(key)?;
-        let (parent, name) = split_key(&key);
-        let level = self.level();
-        let synced = level == Durability::EachWrite;
         let mut attempt = 1;
-        let (dir, created) = loop {
-            let (dir, created, temp, mut file) = self.create_temp_retrying(&key)?;
-            let placed = file
-                .write_all(value)
-                .and_then(|()| if synced { file.sync_all() } else { Ok(()) })
-                .and_then(|()| place(&dir, &temp, name, replace));
-            if placed.is_err() {
-                let _ = dir.remove_file(&temp);
-            }
-            match placed {
+        loop {
+            let mut file = self.start_value(key)?;
+            file.append(value)?;
+            match file.try_put_in_place(false, replace) {
                 // The directory was erased, the temporary file with it.
                 Err(e) if e.kind() == ErrorKind::NotFound && attempt < SET_ATTEMPTS => {
                     attempt += 1;
                 }
                 Err(e) if e.kind() == ErrorKind::AlreadyExists && !replace => return Ok(false),
-                placed => break placed.map(|()| (dir, created)),
+                Err(e) => return Err(self.fail("writing", &file.key, e)),
+                Ok(synced) => return file.placed(synced).map(|()| true),
             }
         }
-        .map_err(|e| self.fail("writing", &key, e))?;
-        let file = (!synced).then_some(key.as_ref());
-        self.changed(level, file, &dir, parent, created)?;
-        Ok(true)
     }
 
     /// The handle's synchronisation state.
@@ -686,8 +672,7 @@ impl Store for FilesystemStore {
         Ok(Ranged::Read)
     }
 
-    /// The value goes to a temporary file as it comes; committing syncs it (unless the
-    /// durability level is [`Durability::None`]) and renames it into place.
+    /// The value goes to a temporary file as it comes; committing renames it into place.
     fn write_value(&self, key: &str) -> Result<Option<Box<dyn ValueWriter + '_>>> {
         Ok(Some(Box::new(self.start_value(key)?)))
     }
@@ -890,23 +875,37 @@ impl ValueWriter for FileValue<'_> {
 }
 
 impl FileValue<'_> {
-    /// Renames the file into place, synced before under [`Durability::EachWrite`], and
-    /// under [`Durability::Flush`] too with `sync_now` (else at the flush).
-    fn put_in_place(&mut self, sync_now: bool) -> Result<()> {
+    /// Renames the file into place (see [`place`] for `replace` false), synced before
+    /// under [`Durability::EachWrite`], and under [`Durability::Flush`] too with
+    /// `sync_now`; whether it was synced.
+    fn try_put_in_place(&mut self, sync_now: bool, replace: bool) -> io::Result<bool> {
         let level = self.store.level();
-        let (parent, name) = split_key(&self.key);
         let synced = level == Durability::EachWrite || (sync_now && level == Durability::Flush);
         if synced {
-            self.file
-                .sync_all()
-                .map_err(|e| self.store.fail("syncing", &self.key, e))?;
+            self.file.sync_all()?;
         }
-        place(&self.dir, &self.temp, name, true)
-            .map_err(|e| self.store.fail("writing", &self.key, e))?;
+        place(&self.dir, &self.temp, split_key(&self.key).1, replace)?;
         self.placed = true;
+        Ok(synced)
+    }
+
+    /// Makes the value put in place durable as the level says: the file (unless `synced`
+    /// already) and its directory are synced at the flush, or now under
+    /// [`Durability::EachWrite`].
+    fn placed(&self, synced: bool) -> Result<()> {
         let file = (!synced).then_some(self.key.as_str());
+        let parent = split_key(&self.key).0;
+        let level = self.store.level();
         self.store
             .changed(level, file, &self.dir, parent, self.created)
+    }
+
+    /// [`Self::try_put_in_place`], replacing any value, then [`Self::placed`].
+    fn put_in_place(&mut self, sync_now: bool) -> Result<()> {
+        let synced = self
+            .try_put_in_place(sync_now, true)
+            .map_err(|e| self.store.fail("writing", &self.key, e))?;
+        self.placed(synced)
     }
 }
 
