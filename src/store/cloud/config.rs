@@ -137,6 +137,7 @@ impl Settings {
             // An endpoint written with http:// says plainly what the caller wants.
             settings.allow_http = true;
         }
+        settings.check_sent_values()?;
         settings.secrets = settings
             .config
             .iter()
@@ -153,6 +154,52 @@ impl Settings {
                 .extend(password.into_iter().chain(values).filter(|v| v.len() >= 4));
         }
         Ok(settings)
+    }
+
+    /// Refuses the values, wherever they came from (options, environment, profile), that
+    /// cannot go into a request: an endpoint that is not an http(s) URL with a host, and
+    /// a control or non-ASCII character in a value sent in a header. The client would
+    /// fail on them only at the first request, some by panicking.
+    fn check_sent_values(&self) -> Result<()> {
+        for key in ["aws_endpoint", "azure_storage_endpoint", "google_base_url"] {
+            let Some(value) = self.config.get(key) else {
+                continue;
+            };
+            let shown = super::shown_url(value);
+            match ::url::Url::parse(value) {
+                Ok(url) if matches!(url.scheme(), "http" | "https") && url.has_host() => {}
+                Ok(_) => {
+                    return Err(Error::InvalidArg(format!(
+                        "endpoint {shown:?} ({key}) is not an http:// or https:// URL with a host"
+                    )))
+                }
+                Err(e) => {
+                    return Err(Error::InvalidArg(format!(
+                        "endpoint {shown:?} ({key}) is a malformed URL: {e}"
+                    )))
+                }
+            }
+        }
+        const IN_HEADERS: [&str; 5] = [
+            "aws_access_key_id",
+            "aws_session_token",
+            "aws_region",
+            "azure_storage_account_name",
+            "azure_storage_token",
+        ];
+        for key in IN_HEADERS {
+            // What an HTTP header value may hold: visible ASCII, spaces and tabs.
+            let sendable = |c: char| c == '\t' || (' '..='~').contains(&c);
+            if let Some(value) = self.config.get(key) {
+                if !value.chars().all(sendable) {
+                    return Err(Error::InvalidArg(format!(
+                        "{key} holds a control or non-ASCII character, which cannot be sent \
+                         in a request header"
+                    )));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Applies one option of the caller's JSON.
