@@ -500,7 +500,7 @@ const READS_IN_FLIGHT: std::ops::RangeInclusive<u64> = 3..=6;
 /// The most bytes of batches of a region read from an object store fetched at once (more
 /// when [`READS_IN_FLIGHT`]'s least number of batches, each at least one chunk or shard,
 /// take more).
-const READS_IN_FLIGHT_BYTES: u64 = 48 << 20;
+const READS_IN_FLIGHT_BYTES: u64 = 40 << 20;
 
 /// How far ahead of the decoding a read of local files asks the kernel to read them in.
 const READ_AHEAD_BYTES: u64 = 64 << 20;
