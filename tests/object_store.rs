@@ -307,13 +307,37 @@ fn urls_and_options_are_checked() {
     assert!(invalid("memory://", Some("{\"endpoint\": \"x\"}")).contains("does not apply"));
     // Values the client would take and fail on (some by panicking) at the first request.
     for (url, options, says) in [
-        ("s3://b/p", r#"{"endpoint": "http://127.0.0.1:x"}"#, "malformed URL"),
-        ("s3://b/p", r#"{"endpoint": "localhost:9000"}"#, "not an http"),
+        (
+            "s3://b/p",
+            r#"{"endpoint": "http://127.0.0.1:x"}"#,
+            "malformed URL",
+        ),
+        (
+            "s3://b/p",
+            r#"{"endpoint": "localhost:9000"}"#,
+            "not an http",
+        ),
         ("gs://b/p", r#"{"endpoint": "ftp://host/"}"#, "not an http"),
-        ("az://c/p", r#"{"endpoint": "http://[::1"}"#, "malformed URL"),
-        ("s3://b/p", r#"{"region": "eu\r\nX-Injected: 1"}"#, "aws_region"),
-        ("s3://b/p", r#"{"access_key_id": "AKÄ"}"#, "aws_access_key_id"),
-        ("az://c/p", r#"{"azure_storage_account_name": "acct\n"}"#, "account_name"),
+        (
+            "az://c/p",
+            r#"{"endpoint": "http://[::1"}"#,
+            "malformed URL",
+        ),
+        (
+            "s3://b/p",
+            r#"{"region": "eu\r\nX-Injected: 1"}"#,
+            "aws_region",
+        ),
+        (
+            "s3://b/p",
+            r#"{"access_key_id": "AKÄ"}"#,
+            "aws_access_key_id",
+        ),
+        (
+            "az://c/p",
+            r#"{"azure_storage_account_name": "acct\n"}"#,
+            "account_name",
+        ),
     ] {
         let message = invalid(url, Some(options));
         assert!(message.contains(says), "{options}: {message}");
@@ -323,7 +347,10 @@ fn urls_and_options_are_checked() {
         Some(r#"{"session_token": "TOKEN-SECRET-1234\n"}"#),
     );
     assert!(message.contains("aws_session_token"), "{message}");
-    assert!(!message.contains("TOKEN-SECRET"), "the message shows the token: {message}");
+    assert!(
+        !message.contains("TOKEN-SECRET"),
+        "the message shows the token: {message}"
+    );
     assert!(
         invalid("s3://b/p", Some("{\"profile\": \"no-such-profile\"}")).contains("no-such-profile")
     );
