@@ -164,3 +164,12 @@ pub fn try_zeroed(len: usize, what: &str) -> Result<Vec<u8>> {
 pub fn no_memory(len: usize, what: &str) -> Error {
     Error::NoMemory(format!("cannot allocate {len} bytes for {what}"))
 }
+
+/// The text a panic was raised with (`panic!`'s message), for an error that reports it.
+pub(crate) fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into())
+}

@@ -384,12 +384,7 @@ pub(crate) fn last_error() -> String {
 }
 
 fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    let detail = payload
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "unknown panic".into());
-    format!("libzarr panicked: {detail}")
+    format!("libzarr panicked: {}", crate::error::panic_text(payload))
 }
 
 /// Keeps panics quiet: the C caller gets `ZARR_ERR_PANIC` and the message through

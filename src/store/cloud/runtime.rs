@@ -62,12 +62,42 @@ where
     F: Future<Output = T> + Send + 'static,
     T: Send + 'static,
 {
+    use futures_util::FutureExt;
     let runtime = runtime()?;
     let (sender, receiver) = std::sync::mpsc::sync_channel(1);
     runtime.spawn(async move {
-        let _ = sender.send(future.await);
+        let _ = sender.send(std::panic::AssertUnwindSafe(future).catch_unwind().await);
     });
-    receiver.recv().map_err(|_| {
-        Error::Internal("an object-store request ended without an answer (it panicked)".into())
-    })
+    match receiver.recv() {
+        Ok(Ok(output)) => Ok(output),
+        // The client's own text, its URLs and signing parameters masked as in every
+        // message of object stores.
+        Ok(Err(payload)) => Err(Error::Internal(format!(
+            "an object-store request panicked: {}",
+            super::redact::redact(&crate::error::panic_text(payload.as_ref()), &[])
+        ))),
+        Err(_) => Err(Error::Internal(
+            "an object-store request ended without an answer".into(),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_request_that_panics_is_an_error_with_the_panic_text_redacted() {
+        let answer: Result<()> = block_on(async {
+            panic!("cannot sign https://user:hunter22@example.invalid/k?X-Amz-Signature=abcdef")
+        });
+        let Err(Error::Internal(message)) = answer else {
+            panic!("not an internal error: {answer:?}")
+        };
+        assert!(message.contains("panicked: cannot sign"), "{message}");
+        assert!(!message.contains("hunter22"), "{message}");
+        assert!(!message.contains("abcdef"), "{message}");
+        // The runtime goes on serving requests.
+        assert_eq!(block_on(async { 7 }).unwrap(), 7);
+    }
 }
