@@ -44,6 +44,7 @@ trap cleanup EXIT INT TERM
 S3S_PORT=$(free_port)
 start s3s-fs "$S3S_PORT" "$S3S" --host 127.0.0.1 --port "$S3S_PORT" \
   --access-key "$KEY" --secret-key "$SECRET" "$BENCH_DIR/s3s"
+S3S_PID=${PIDS[-1]}
 MOTO_PORT=$(free_port)
 start moto "$MOTO_PORT" "$MOTO" -H 127.0.0.1 -p "$MOTO_PORT"
 make_moto_bucket "$MOTO_PORT"
@@ -58,7 +59,7 @@ proxy s3s-20ms "$S3S_PORT" 20; P20=$PROXY_PORT
 proxy moto-0ms "$MOTO_PORT" 0; PM=$PROXY_PORT
 
 "$PY" benches/s3/bench.py --lib "$LIB" --work-dir "$BENCH_DIR" \
-  --server "$(cat "$ENV_DIR/s3s/.pins")" --setup "http://127.0.0.1:$P0" \
+  --server "$(cat "$ENV_DIR/s3s/.pins")" --server-pid "$S3S_PID" --setup "http://127.0.0.1:$P0" \
   --key "$KEY" --secret "$SECRET" \
   --proxy "0=http://127.0.0.1:$P0" --proxy "20=http://127.0.0.1:$P20" \
   --raw "s3s-fs, direct=http://127.0.0.1:$S3S_PORT" \

@@ -107,7 +107,7 @@ def proxy_stats(endpoint: str) -> dict:
     """The proxy's counters (zeros when `endpoint` is the server itself)."""
     if endpoint is None:
         return {"kinds": {}, "statuses": {}, "requests": 0, "bytes_down": 0, "bytes_up": 0,
-                "max_in_flight": 0}
+                "max_in_flight": 0, "cpu_seconds": 0.0}
     with urllib.request.urlopen(f"{endpoint}/__proxy__/stats", timeout=30) as r:
         return json.load(r)
 
@@ -121,7 +121,35 @@ def stats_delta(before: dict, after: dict) -> dict:
             "statuses": {k: v for k, v in statuses.items() if v},
             "bytes_down": after["bytes_down"] - before["bytes_down"],
             "bytes_up": after["bytes_up"] - before["bytes_up"],
-            "max_in_flight": after["max_in_flight"]}
+            "max_in_flight": after["max_in_flight"],
+            "proxy_cpu": after["cpu_seconds"] - before["cpu_seconds"]}
+
+
+def cpu_bound(r: dict) -> float:
+    """The least wall time the CPU seconds of a run's timed work (its process's, the
+    server's and the proxy's) take on this machine's cores: a run near it is bound by the
+    CPU, not by the network or the library's waiting. The server's and the proxy's are
+    counted over the whole process, which asks nothing of them outside the timed work but
+    for the open."""
+    cpu = r["timed_cpu"] + r.get("server_cpu", 0.0) + r["stats"].get("proxy_cpu", 0.0)
+    return cpu / (os.cpu_count() or 1)
+
+
+def cpu_shares(r: dict) -> str:
+    """The CPU seconds of a run's timed work and the bound they set, when known."""
+    if r.get("timed_cpu") is None:
+        return ""
+    return (f" (timed {r['timed_cpu']:.1f}s +server {r['server_cpu']:.1f}s +proxy "
+            f"{r['stats']['proxy_cpu']:.1f}s ≥{cpu_bound(r):.2f}s)")
+
+
+def process_cpu(pid) -> float:
+    """CPU seconds (user and system) process `pid` has used so far; 0 without a pid."""
+    if not pid:
+        return 0.0
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 # ---- libzarr through its C API ---------------------------------------------------------------
@@ -351,12 +379,13 @@ def run_child(job: dict) -> dict:
         data = np.fromfile(job["data"], dtype=np.float32).reshape(shape)
     backend = BACKEND_CLASSES[job["backend"]](job)
     before = proxy_stats(proxy)
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), time.process_time()
     if job["workload"] == "write":
         backend.create()
         backend.write_all(data)
         seconds = time.perf_counter() - t0
-        return {"seconds": seconds, "stats": stats_delta(before, proxy_stats(proxy))}
+        return {"seconds": seconds, "timed_cpu": time.process_time() - cpu0,
+                "stats": stats_delta(before, proxy_stats(proxy))}
     backend.open()
     t_open = time.perf_counter() - t0
     opened = proxy_stats(proxy)
@@ -364,6 +393,7 @@ def run_child(job: dict) -> dict:
     if job["workload"] == "read":
         out = backend.read([0, 0, 0], shape)
         seconds = time.perf_counter() - t0
+        timed_cpu = time.process_time() - cpu0
         h.update(memoryview(np.ascontiguousarray(out)).cast("B"))
     else:
         if job["workload"] == "regions":
@@ -378,7 +408,10 @@ def run_child(job: dict) -> dict:
             seconds += time.perf_counter() - t
             h.update(np.ascontiguousarray(out).tobytes())  # not timed
     after = proxy_stats(proxy)
-    return {"seconds": seconds, "open_seconds": t_open, "digest": h.hexdigest(),
+    if job["workload"] != "read":
+        timed_cpu = None  # the timed reads are interleaved with untimed hashing
+    return {"seconds": seconds, "timed_cpu": timed_cpu, "open_seconds": t_open,
+            "digest": h.hexdigest(),
             "open_requests": stats_delta(before, opened)["requests"],
             "stats": stats_delta(before, after)}
 
@@ -517,7 +550,9 @@ class Runner:
             self.remove_prefix(prefix)
         else:
             prefix = f"ref/{layout}"
+        server_cpu = process_cpu(self.args.server_pid)
         r = self.child(self.job(backend, workload, layout, endpoint, prefix, **extra))
+        r["server_cpu"] = process_cpu(self.args.server_pid) - server_cpu
         if workload == "write":
             self.remove_prefix(prefix)
         else:
@@ -529,7 +564,7 @@ class Runner:
         args = self.args
         for layout in layouts(self.shape):
             for workload in args.workloads:
-                # The best of several runs, the backends taking turns (the machine is
+                # The median of several runs, the backends taking turns (the machine is
                 # shared): full writes and reads, and at 0 ms the 1000 reads too (short,
                 # so as easily slowed by other work); at 20 ms those take half a minute
                 # or more of round trips and run once.
@@ -545,10 +580,11 @@ class Runner:
                               f"{r['rss_mib']:6.0f} MiB {r['cpu_seconds']:6.1f} s CPU{flag}",
                               flush=True)
                 for backend, rs in runs.items():
-                    best = min(rs, key=lambda r: r["seconds"])
-                    best["ok"] = all(r.get("ok", True) for r in rs)
-                    best["all_seconds"] = [r["seconds"] for r in rs]
-                    self.results[(latency, workload, layout, backend)] = best
+                    # The median run (the faster of the middle two for an even count).
+                    median = sorted(rs, key=lambda r: r["seconds"])[(len(rs) - 1) // 2]
+                    median["ok"] = all(r.get("ok", True) for r in rs)
+                    median["all_seconds"] = [r["seconds"] for r in rs]
+                    self.results[(latency, workload, layout, backend)] = median
         self.table(latency)
 
     def table(self, latency: int) -> None:
@@ -557,7 +593,7 @@ class Runner:
         shape = "x".join(map(str, self.shape))
         print(f"\n== {latency} ms per request: {shape} float32 ({nbytes(self.shape) / 2 ** 30:g} "
               f"GiB), zstd {ZSTD_LEVEL}, server {args.server} ==")
-        runs = f"best of {args.repeat} runs" + ("" if latency == 0 else " for write and read")
+        runs = f"median of {args.repeat} runs" + ("" if latency == 0 else " for write and read")
         print(f"speed ({runs}): MB/s for write and read (MB = 10^6 bytes of the array), "
               f"reads/s for regions and chunks; req: requests (the open included for reads); "
               f"RSS: peak MiB")
@@ -592,8 +628,11 @@ class Runner:
                     fewest = min(reqs[b] for b in peers)
                     line += f" {speeds['libzarr'] / best:5.2f}x {reqs['libzarr']:>3d}/{fewest:<3d}"
                 print(line)
-        print("per run: requests by kind (the open's requests of reads), MB each way, most "
-              "requests in flight, CPU seconds (" + " | ".join(args.backends) + "):")
+        print("the median runs: requests by kind (the open's requests of reads), MB each way, "
+              "most requests in flight, CPU seconds of the backend's process (and for full "
+              "writes and reads: of its timed work, the server and the proxy, and the least "
+              f"time those CPU seconds take on this machine's {os.cpu_count()} cores) ("
+              + " | ".join(args.backends) + "):")
         for workload in args.workloads:
             for layout in layouts(self.shape):
                 parts = []
@@ -606,7 +645,8 @@ class Runner:
                                      + f" MB↓{r['stats']['bytes_down'] / 1e6:.0f}"
                                      + f" MB↑{r['stats']['bytes_up'] / 1e6:.0f}"
                                      + f" in-flight≤{r['stats']['max_in_flight']}"
-                                     + f" CPU {r['cpu_seconds']:.1f}s")
+                                     + f" CPU {r['cpu_seconds']:.1f}s"
+                                     + cpu_shares(r))
                 print(f"  {workload:8s} {layout:6s} " + " | ".join(parts))
         if problems:
             print("DATA CHECK FAILED: " + "; ".join(problems))
@@ -700,6 +740,8 @@ def main() -> None:
                    help="a proxy adding MS milliseconds per request (repeatable)")
     p.add_argument("--raw", action="append", default=[], metavar="LABEL=URL",
                    help="an endpoint whose raw GET/PUT throughput is printed (repeatable)")
+    p.add_argument("--server-pid", type=int,
+                   help="process id of the S3 server, whose CPU time each run reports")
     p.add_argument("--key", default="bench-key")
     p.add_argument("--secret", default="bench-secret")
     p.add_argument("--quick", action="store_true", help="256^3 (64 MiB) and 200 reads")
@@ -707,8 +749,9 @@ def main() -> None:
     p.add_argument("--workloads", default=",".join(WORKLOADS))
     p.add_argument("--sweep", default=",".join(map(str, SWEEP)),
                    help="max_requests values for libzarr ('' for no sweep)")
-    p.add_argument("--repeat", type=int, default=2,
-                   help="runs of each full write and read (and sweep point); the best counts")
+    p.add_argument("--repeat", type=int, default=3,
+                   help="runs of each full write and read (and sweep point): the median counts "
+                        "(the best in the sweep)")
     p.add_argument("--reuse-reference", action="store_true",
                    help="keep the reference arrays found in the bucket (for iteration)")
     args = p.parse_args()

@@ -7,7 +7,7 @@ on, so each request costs one added round trip of latency. Request and response 
 streamed through (Content-Length or chunked; keep-alive connections carry any number of
 requests). `GET /__proxy__/stats` is answered by the proxy itself: the counters as JSON
 (requests by kind and status, bytes each way, most requests in flight at once -- sent on
-and not yet answered in full -- since the last reading).
+and not yet answered in full -- since the last reading, the proxy's own CPU seconds).
 
 Usage: python proxy.py --listen PORT --upstream HOST:PORT [--delay-ms MS] [--host 127.0.0.1]
                        [--log FILE]
@@ -18,6 +18,7 @@ import asyncio
 import json
 import socket
 import sys
+import time
 from collections import Counter
 from urllib.parse import parse_qs, urlsplit
 
@@ -41,6 +42,7 @@ class Stats:
             "bytes_up": self.bytes_up, "bytes_down": self.bytes_down,
             "max_in_flight": self.max_in_flight, "connections": self.connections,
             "requests": sum(self.kinds.values()),
+            "cpu_seconds": time.process_time(),
         }).encode()
 
 
