@@ -305,52 +305,98 @@ fn urls_and_options_are_checked() {
     assert!(invalid("s3://b/p", Some("not json")).contains("not valid JSON"));
     assert!(invalid("s3://b/p", Some("{\"timeout_ms\": \"soon\"}")).contains("timeout_ms"));
     assert!(invalid("memory://", Some("{\"endpoint\": \"x\"}")).contains("does not apply"));
-    // Values the client would take and fail on (some by panicking) at the first request.
+    // Values the client would take and fail on (some by panicking) at the first request,
+    // or that would send the request elsewhere.
     for (url, options, says) in [
         (
             "s3://b/p",
             r#"{"endpoint": "http://127.0.0.1:x"}"#,
-            "malformed URL",
+            "aws_endpoint is not",
         ),
         (
             "s3://b/p",
             r#"{"endpoint": "localhost:9000"}"#,
-            "not an http",
+            "aws_endpoint is not",
         ),
-        ("gs://b/p", r#"{"endpoint": "ftp://host/"}"#, "not an http"),
+        (
+            "s3://b/p",
+            r#"{"endpoint": "http://h:9000/a b"}"#,
+            "aws_endpoint is not",
+        ),
+        (
+            "s3://b/p",
+            r#"{"endpoint": "http://h:9000\n"}"#,
+            "control character",
+        ),
+        (
+            "s3://b/p",
+            r#"{"aws_endpoint_url_s3": "h:1"}"#,
+            "aws_endpoint_url_s3 is not",
+        ),
+        (
+            "s3://b/p",
+            r#"{"aws_endpoint_url_sts": "ftp://h/"}"#,
+            "aws_endpoint_url_sts",
+        ),
+        (
+            "gs://b/p",
+            r#"{"endpoint": "ftp://host/"}"#,
+            "google_base_url is not",
+        ),
         (
             "az://c/p",
             r#"{"endpoint": "http://[::1"}"#,
-            "malformed URL",
+            "azure_storage_endpoint is not",
         ),
         (
             "s3://b/p",
             r#"{"region": "eu\r\nX-Injected: 1"}"#,
-            "aws_region",
+            "control character",
+        ),
+        (
+            "s3://b/p",
+            r#"{"region": "us east-1"}"#,
+            "aws_region holds other",
+        ),
+        (
+            "s3://b/p",
+            r#"{"region": "x@evil.example/"}"#,
+            "aws_region holds other",
         ),
         (
             "s3://b/p",
             r#"{"access_key_id": "AKÄ"}"#,
-            "aws_access_key_id",
+            "aws_access_key_id holds a non-ASCII",
         ),
         (
             "az://c/p",
-            r#"{"azure_storage_account_name": "acct\n"}"#,
+            r#"{"azure_storage_account_name": "a@evil.example/"}"#,
             "account_name",
+        ),
+        (
+            "az://c/p",
+            r#"{"azure_storage_tenant_id": "t/../x"}"#,
+            "tenant_id",
         ),
     ] {
         let message = invalid(url, Some(options));
         assert!(message.contains(says), "{options}: {message}");
     }
-    let message = invalid(
-        "s3://b/p",
-        Some(r#"{"session_token": "TOKEN-SECRET-1234\n"}"#),
-    );
-    assert!(message.contains("aws_session_token"), "{message}");
-    assert!(
-        !message.contains("TOKEN-SECRET"),
-        "the message shows the token: {message}"
-    );
+    // Messages never show the value: a token, or a password in what is not a URL.
+    for (options, secret) in [
+        (
+            r#"{"session_token": "TOKEN-SECRET-1234\n"}"#,
+            "TOKEN-SECRET",
+        ),
+        (r#"{"endpoint": "minio:hunter22@host:9000"}"#, "hunter22"),
+        (r#"{"endpoint": "http//user:hunter22@host"}"#, "hunter22"),
+    ] {
+        let message = invalid("s3://b/p", Some(options));
+        assert!(
+            !message.contains(secret),
+            "the message shows the value: {message}"
+        );
+    }
     assert!(
         invalid("s3://b/p", Some("{\"profile\": \"no-such-profile\"}")).contains("no-such-profile")
     );

@@ -79,6 +79,54 @@ impl std::fmt::Debug for Settings {
     }
 }
 
+/// The configuration keys of the endpoints that data is read from and written to.
+const DATA_ENDPOINTS: [&str; 4] = [
+    "aws_endpoint",
+    "aws_endpoint_url_s3",
+    "azure_storage_endpoint",
+    "google_base_url",
+];
+
+/// Configuration keys holding a URL that requests are sent to.
+const URL_KEYS: [&str; 10] = [
+    "aws_endpoint",
+    "aws_endpoint_url_s3",
+    "aws_endpoint_url_sts",
+    "aws_metadata_endpoint",
+    "aws_container_credentials_full_uri",
+    "azure_storage_endpoint",
+    "azure_msi_endpoint",
+    "azure_storage_authority_host",
+    "azure_fabric_token_service_url",
+    "google_base_url",
+];
+
+/// Configuration keys holding a name that the client puts into a host name or a URL path.
+const NAME_KEYS: [&str; 7] = [
+    "aws_region",
+    "aws_default_region",
+    "aws_bucket",
+    "azure_storage_account_name",
+    "azure_container_name",
+    "azure_storage_tenant_id",
+    "google_bucket",
+];
+
+/// Configuration keys whose value the client sends in a request header.
+const HEADER_KEYS: [&str; 7] = [
+    "aws_access_key_id",
+    "aws_session_token",
+    "azure_storage_token",
+    "azure_fabric_session_token",
+    "azure_fabric_cluster_identifier",
+    "azure_fabric_workload_host",
+    "google_bearer_token",
+];
+
+/// Configuration keys whose value is a document that may hold line breaks (a service
+/// account's JSON key).
+const KEY_DOCUMENTS: [&str; 1] = ["google_service_account_key"];
+
 /// Smallest part S3 accepts in a multipart upload (except the last).
 const MIN_PART: usize = 5 << 20;
 
@@ -129,7 +177,7 @@ impl Settings {
                 settings.part_size
             )));
         }
-        let endpoint_is_http = ["aws_endpoint", "azure_storage_endpoint", "google_base_url"]
+        let endpoint_is_http = DATA_ENDPOINTS
             .iter()
             .filter_map(|k| settings.config.get(*k))
             .any(|e| e.starts_with("http://"));
@@ -157,46 +205,49 @@ impl Settings {
     }
 
     /// Refuses the values, wherever they came from (options, environment, profile), that
-    /// cannot go into a request: an endpoint that is not an http(s) URL with a host, and
-    /// a control or non-ASCII character in a value sent in a header. The client would
-    /// fail on them only at the first request, some by panicking.
+    /// cannot go into a request: a control character anywhere (but in a key document); an
+    /// endpoint that is not an http(s) URL with a host; a region, bucket or account name
+    /// that is not a plain name (it becomes part of a host name); a non-ASCII character in
+    /// a value sent in a header. The client would fail on them only at the first request,
+    /// some by panicking, and a name holding `@` or `/` would send the request, signed, to
+    /// another host. Messages name the key, never its value.
     fn check_sent_values(&self) -> Result<()> {
-        for key in ["aws_endpoint", "azure_storage_endpoint", "google_base_url"] {
+        let refused = |key: &str, what: &str| {
+            Err(Error::InvalidArg(format!(
+                "{key} {what}: the value cannot go into a request"
+            )))
+        };
+        for (key, value) in &self.config {
+            let control = value.chars().any(char::is_control);
+            if control && !KEY_DOCUMENTS.contains(&key.as_str()) {
+                return refused(key, "holds a control character");
+            }
+        }
+        for key in URL_KEYS {
             let Some(value) = self.config.get(key) else {
                 continue;
             };
-            let shown = super::shown_url(value);
-            match ::url::Url::parse(value) {
-                Ok(url) if matches!(url.scheme(), "http" | "https") && url.has_host() => {}
-                Ok(_) => {
-                    return Err(Error::InvalidArg(format!(
-                        "endpoint {shown:?} ({key}) is not an http:// or https:// URL with a host"
-                    )))
-                }
-                Err(e) => {
-                    return Err(Error::InvalidArg(format!(
-                        "endpoint {shown:?} ({key}) is a malformed URL: {e}"
-                    )))
-                }
+            // (The URL parser drops and encodes white space that the client then sends
+            // as it is.)
+            let is_url = !value.contains(char::is_whitespace)
+                && ::url::Url::parse(value)
+                    .is_ok_and(|url| matches!(url.scheme(), "http" | "https") && url.has_host());
+            if !is_url {
+                return refused(key, "is not an http:// or https:// URL with a host");
             }
         }
-        const IN_HEADERS: [&str; 5] = [
-            "aws_access_key_id",
-            "aws_session_token",
-            "aws_region",
-            "azure_storage_account_name",
-            "azure_storage_token",
-        ];
-        for key in IN_HEADERS {
-            // What an HTTP header value may hold: visible ASCII, spaces and tabs.
-            let sendable = |c: char| c == '\t' || (' '..='~').contains(&c);
-            if let Some(value) = self.config.get(key) {
-                if !value.chars().all(sendable) {
-                    return Err(Error::InvalidArg(format!(
-                        "{key} holds a control or non-ASCII character, which cannot be sent \
-                         in a request header"
-                    )));
-                }
+        for key in NAME_KEYS {
+            let plain = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_');
+            if self.config.get(key).is_some_and(|v| !v.chars().all(plain)) {
+                return refused(
+                    key,
+                    "holds other characters than letters, digits, '.', '-', '_'",
+                );
+            }
+        }
+        for key in HEADER_KEYS {
+            if self.config.get(key).is_some_and(|v| !v.is_ascii()) {
+                return refused(key, "holds a non-ASCII character (it is sent in a header)");
             }
         }
         Ok(())

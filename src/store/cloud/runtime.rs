@@ -70,8 +70,9 @@ where
     });
     match receiver.recv() {
         Ok(Ok(output)) => Ok(output),
-        // The client's own text, its URLs and signing parameters masked as in every
-        // message of object stores.
+        // The client's own text, with its URLs' user information and query values and
+        // any signing parameters masked (the store's own secrets are not known here; the
+        // client's panics seen so far name no value).
         Ok(Err(payload)) => Err(Error::Internal(format!(
             "an object-store request panicked: {}",
             super::redact::redact(&crate::error::panic_text(payload.as_ref()), &[])
