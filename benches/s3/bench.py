@@ -125,30 +125,38 @@ def stats_delta(before: dict, after: dict) -> dict:
             "proxy_cpu": after["cpu_seconds"] - before["cpu_seconds"]}
 
 
+def cores() -> int:
+    """The cores this process may run on."""
+    return len(os.sched_getaffinity(0))
+
+
 def cpu_bound(r: dict) -> float:
     """The least wall time the CPU seconds of a run's timed work (its process's, the
-    server's and the proxy's) take on this machine's cores: a run near it is bound by the
-    CPU, not by the network or the library's waiting. The server's and the proxy's are
-    counted over the whole process, which asks nothing of them outside the timed work but
-    for the open."""
-    cpu = r["timed_cpu"] + r.get("server_cpu", 0.0) + r["stats"].get("proxy_cpu", 0.0)
-    return cpu / (os.cpu_count() or 1)
+    server's and the proxy's) take on the cores: a run near it is bound by the CPU, not by
+    the network or the library's waiting. The server's and the proxy's are counted over
+    the whole backend process, which asks nothing of them outside its timed work."""
+    cpu = r["timed_cpu"] + r["server_cpu"] + r["stats"].get("proxy_cpu", 0.0)
+    return cpu / cores()
 
 
 def cpu_shares(r: dict) -> str:
     """The CPU seconds of a run's timed work and the bound they set, when known."""
-    if r.get("timed_cpu") is None:
+    if r.get("timed_cpu") is None or r.get("server_cpu") is None:
         return ""
     return (f" (timed {r['timed_cpu']:.1f}s +server {r['server_cpu']:.1f}s +proxy "
             f"{r['stats']['proxy_cpu']:.1f}s ≥{cpu_bound(r):.2f}s)")
 
 
-def process_cpu(pid) -> float:
-    """CPU seconds (user and system) process `pid` has used so far; 0 without a pid."""
+def process_cpu(pid):
+    """CPU seconds (user and system) process `pid` has used so far; None without a pid or
+    when the process is gone."""
     if not pid:
-        return 0.0
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rpartition(")")[2].split()
+        return None
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rpartition(")")[2].split()
+    except FileNotFoundError:
+        return None
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
@@ -552,7 +560,8 @@ class Runner:
             prefix = f"ref/{layout}"
         server_cpu = process_cpu(self.args.server_pid)
         r = self.child(self.job(backend, workload, layout, endpoint, prefix, **extra))
-        r["server_cpu"] = process_cpu(self.args.server_pid) - server_cpu
+        server_after = process_cpu(self.args.server_pid)
+        r["server_cpu"] = None if None in (server_cpu, server_after) else server_after - server_cpu
         if workload == "write":
             self.remove_prefix(prefix)
         else:
@@ -631,7 +640,8 @@ class Runner:
         print("the median runs: requests by kind (the open's requests of reads), MB each way, "
               "most requests in flight, CPU seconds of the backend's process (and for full "
               "writes and reads: of its timed work, the server and the proxy, and the least "
-              f"time those CPU seconds take on this machine's {os.cpu_count()} cores) ("
+              f"time those CPU seconds take on the {cores()} cores, when the server's "
+              "process id was given) ("
               + " | ".join(args.backends) + "):")
         for workload in args.workloads:
             for layout in layouts(self.shape):
