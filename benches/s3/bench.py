@@ -135,7 +135,7 @@ def cpu_bound(r: dict) -> float:
     server's and the proxy's) take on the cores: a run near it is bound by the CPU, not by
     the network or the library's waiting. The server's and the proxy's are counted over
     the whole backend process, which asks nothing of them outside its timed work."""
-    cpu = r["timed_cpu"] + r["server_cpu"] + r["stats"].get("proxy_cpu", 0.0)
+    cpu = r["timed_cpu"] + r["server_cpu"] + r["stats"]["proxy_cpu"]
     return cpu / cores()
 
 
@@ -404,6 +404,7 @@ def run_child(job: dict) -> dict:
         timed_cpu = time.process_time() - cpu0
         h.update(memoryview(np.ascontiguousarray(out)).cast("B"))
     else:
+        timed_cpu = None  # the timed reads are interleaved with untimed hashing
         if job["workload"] == "regions":
             boxes = [(s, [REGION_EDGE] * 3) for s in region_starts(shape, job["reads"])]
         else:
@@ -416,8 +417,6 @@ def run_child(job: dict) -> dict:
             seconds += time.perf_counter() - t
             h.update(np.ascontiguousarray(out).tobytes())  # not timed
     after = proxy_stats(proxy)
-    if job["workload"] != "read":
-        timed_cpu = None  # the timed reads are interleaved with untimed hashing
     return {"seconds": seconds, "timed_cpu": timed_cpu, "open_seconds": t_open,
             "digest": h.hexdigest(),
             "open_requests": stats_delta(before, opened)["requests"],

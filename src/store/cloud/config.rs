@@ -236,8 +236,8 @@ impl Settings {
                 return refused(key, "is not an http:// or https:// URL with a host");
             }
         }
+        let plain = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_');
         for key in NAME_KEYS {
-            let plain = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_');
             if self.config.get(key).is_some_and(|v| !v.chars().all(plain)) {
                 return refused(
                     key,
