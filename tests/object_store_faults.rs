@@ -1,7 +1,8 @@
 //! S3 under faults, through a proxy in front of the moto server: transient failures are
 //! retried and the call succeeds with exact data; permanent ones fail once, promptly, with
-//! a message naming the URL and the HTTP status; requests stay in flight together whatever
-//! the CPU pool's size; shard reads use suffix and plain ranges.
+//! a message naming the URL and the HTTP status; a chunk that fails in a read of many
+//! batches ends the read with its error; requests stay in flight together whatever the CPU
+//! pool's size; shard reads use suffix and plain ranges.
 #![cfg(feature = "cloud")]
 
 mod common;
@@ -197,6 +198,71 @@ fn permanent_errors_fail_once_promptly_and_clearly() {
         "{:?}",
         start.elapsed()
     );
+}
+
+#[test]
+fn a_chunk_that_fails_ends_a_read_of_many_batches_with_its_error() {
+    let Some(server) = moto() else { return };
+    let proxy = Proxy::start(server.port);
+    // Two requests at once: batches of eight chunks, so a full read is sixteen batches.
+    let store = through(&proxy, "stop", r#", "max_requests": 2"#);
+    let data: Vec<u8> = (0..128 * 64).map(|i| (i % 253) as u8 + 1).collect();
+    let read_all = |array: &Array| {
+        let mut back = vec![0u8; data.len()];
+        let start = Instant::now();
+        let read = array.read(&[0, 0], &[128, 64], ElementType::UInt8, Order::C, &mut back);
+        assert!(start.elapsed() < Duration::from_secs(20), "{read:?}");
+        read.map(|()| back)
+    };
+    for (name, shards) in [("chunks", None), ("shards", Some(vec![32, 32]))] {
+        let mut builder = ArrayBuilder::new(vec![128, 64], ElementType::UInt8);
+        builder.zarr_format(3).unwrap();
+        builder.chunks(vec![8, 8]);
+        if let Some(shards) = shards {
+            builder.shard_shape(shards);
+        }
+        let array = builder
+            .create(store.clone(), name, Mode::Overwrite)
+            .unwrap();
+        array
+            .write(&[0, 0], &[128, 64], ElementType::UInt8, Order::C, &data)
+            .unwrap();
+        assert!(read_all(&array).unwrap() == data, "{name}");
+
+        // A request the server refuses, late in the read.
+        let refused = match name {
+            "chunks" => format!("/stop/{name}/c/13/5"),
+            _ => format!("/stop/{name}/c/3/1"),
+        };
+        proxy.fail(
+            "GET",
+            &refused,
+            Fault::Status(403, "AccessDenied"),
+            usize::MAX,
+        );
+        match read_all(&array) {
+            Err(Error::Io(m)) => assert!(m.contains(&refused) && m.contains("403"), "{name}: {m}"),
+            other => panic!("{name}, a refused request: {:?}", other.map(drop)),
+        }
+        proxy.heal();
+        assert!(read_all(&array).unwrap() == data, "{name} once healed");
+    }
+
+    // A chunk that does not decode, among many that do.
+    let array = Array::open(store.clone(), "chunks", Mode::Read).unwrap();
+    store
+        .set("chunks/c/11/2", b"these bytes are not zstd")
+        .unwrap();
+    match read_all(&array) {
+        Err(Error::Codec(m)) => assert!(m.contains("c/11/2"), "{m}"),
+        other => panic!("a corrupt chunk: {:?}", other.map(drop)),
+    }
+    // The chunks around it still read.
+    let mut rows = vec![0u8; 80 * 64];
+    array
+        .read(&[0, 0], &[80, 64], ElementType::UInt8, Order::C, &mut rows)
+        .unwrap();
+    assert!(rows == data[..80 * 64]);
 }
 
 #[test]

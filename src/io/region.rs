@@ -2,6 +2,7 @@
 //! them on the thread pool — decoding straight into the caller's buffer when a chunk maps
 //! onto one contiguous run of it, otherwise through one scratch buffer per worker.
 
+use super::arrivals::Arrivals;
 use super::cache::ChunkCache;
 use super::copy::{self, all_equal, is_single_run, Layout, SharedBuf};
 use super::lock::{Retry, WriteGuard};
@@ -448,12 +449,20 @@ impl<'a> Plan<'a> {
         F: Fn(&mut Buffers, usize) -> Result<()> + Sync,
         N: Fn(usize) -> usize + Sync,
     {
-        let one = |buffers: &mut Buffers, n: usize| {
+        self.run_count(count, |buffers, n| {
             let mut part = std::mem::take(&mut buffers.part);
             self.part(number(n), &mut part);
             buffers.part = part;
             work(buffers, n)
-        };
+        })
+    }
+
+    /// Runs `work` `count` times (given the run's number), as [`Plan::run`] does; `work`
+    /// chooses its part.
+    fn run_count<F>(&self, count: usize, one: F) -> Result<()>
+    where
+        F: Fn(&mut Buffers, usize) -> Result<()> + Sync,
+    {
         let reuse = pool::Reuse::<Buffers>::default();
         match count {
             0 => Ok(()),
@@ -488,26 +497,27 @@ const WRITES_IN_FLIGHT_BYTES: u64 = 48 << 20;
 /// value written so stays open until committed, and a batch holds many small ones).
 const STREAMED_SHARD_BYTES: u64 = 4 << 20;
 
-/// The most bytes of chunks one batch of a region read from an object store fetches before
-/// they are decoded; [`READS_IN_FLIGHT`] batches arrive while the one before is decoded.
+/// The most bytes of chunks one batch of a region read from an object store asks for at
+/// once (at least one chunk, or a whole shard read whole).
 const READ_BATCH_BYTES: u64 = 8 << 20;
 
-/// Batches of a region read from an object store fetched at once, so that requests stay in
-/// flight while a batch's last ones finish: as many as fit in [`READS_IN_FLIGHT_BYTES`],
-/// between three and six.
-const READS_IN_FLIGHT: std::ops::RangeInclusive<u64> = 3..=6;
+/// Threads fetching batches of a region read from an object store at once, each waiting
+/// for room in [`READS_IN_FLIGHT_BYTES`] before it starts a batch: more than the bytes
+/// allow whole batches of, so that batches start while others' last requests finish.
+const READ_FETCHERS: usize = 8;
 
-/// The most bytes of batches of a region read from an object store fetched at once (more
-/// when [`READS_IN_FLIGHT`]'s least number of batches, each at least one chunk or shard,
-/// take more).
+/// The most bytes of chunks of a region read from an object store fetched and not yet
+/// decoded (a batch larger than this is fetched alone).
 const READS_IN_FLIGHT_BYTES: u64 = 40 << 20;
 
 /// How far ahead of the decoding a read of local files asks the kernel to read them in.
 const READ_AHEAD_BYTES: u64 = 64 << 20;
 
-/// Reads the stored bytes of the parts numbered in `parts` in one batch of concurrent
-/// requests: a whole value per chunk, or (sharded) indexes and then merged ranges. Parts
-/// for which `held` is true (their decoded chunk is cached) are not read.
+/// Reads the stored bytes of the parts numbered in `parts` from an object store in one batch
+/// of concurrent requests: a whole value per chunk, or (sharded) indexes and then merged
+/// ranges. What was found for each part goes to `each` (with the part's number) as soon as
+/// its request answers; parts for which `held` is true (their decoded chunk is cached) are
+/// not read and go at once, as [`Prefetched::Later`].
 fn prefetch(
     store: &dyn Store,
     plan: &Plan,
@@ -515,63 +525,60 @@ fn prefetch(
     shards: &shard::IndexCache,
     held: &(dyn Fn(&str, &[u64]) -> bool + Sync),
     spares: &Spares,
-) -> Result<Vec<std::sync::Mutex<Prefetched>>> {
+    each: &dyn Fn(usize, Prefetched),
+) -> Result<()> {
     let meta = plan.meta;
     let mut part = Part::default();
     let count = parts.len();
-    if store.concurrency() <= 1 {
-        // Local files: only read ahead; the workers read them.
-        read_ahead(store, plan, parts.iter().copied(), |part, key| {
-            !held(key, &part.index)
-        });
-        return Ok((0..count)
-            .map(|_| std::sync::Mutex::new(Prefetched::Later))
-            .collect());
-    }
     let mut keys = Vec::with_capacity(count);
     let mut indices = Vec::with_capacity(count);
     let mut wanted = Vec::with_capacity(count);
-    for (n, &i) in parts.iter().enumerate() {
+    for &i in parts {
         plan.part(i, &mut part);
         let mut key = String::new();
         plan.key_of(&part.index, &mut key);
         if held(&key, &part.index) {
+            each(i, Prefetched::Later);
             continue;
         }
-        wanted.push(n);
+        wanted.push(i);
         keys.push(key);
         indices.push(part.index.clone());
     }
-    let fetched = match meta.sharding() {
+    match meta.sharding() {
         Some(sharding) => {
             let chunks: Vec<(&str, &[u64])> = keys
                 .iter()
                 .map(String::as_str)
                 .zip(indices.iter().map(|i| i.as_slice()))
                 .collect();
-            shard::read_inner_batch(store, meta, sharding, &chunks, shards, spares)?
+            shard::read_inner_batch(
+                store,
+                meta,
+                sharding,
+                &chunks,
+                shards,
+                spares,
+                &mut |n, found| each(wanted[n], found),
+            )
         }
         None => {
             let max = meta.max_encoded_chunk_len();
             let batch: Vec<Fetch> = keys.into_iter().map(|k| Fetch::Whole(k, max)).collect();
-            store
-                .fetch_many(&batch, spares)
-                .into_iter()
-                .map(|fetched| match fetched? {
-                    Fetched::Whole(Some(bytes)) => Ok(Prefetched::Bytes(bytes)),
-                    Fetched::Whole(None) => Ok(Prefetched::Missing),
-                    _ => Ok(Prefetched::Later),
-                })
-                .collect::<Result<_>>()?
+            let mut failed = Ok(());
+            store.fetch_each(&batch, spares, &mut |n, fetched| match fetched {
+                Ok(Fetched::Whole(Some(bytes))) => each(wanted[n], Prefetched::Bytes(bytes)),
+                Ok(Fetched::Whole(None)) => each(wanted[n], Prefetched::Missing),
+                Ok(_) => each(wanted[n], Prefetched::Later),
+                Err(e) => {
+                    if failed.is_ok() {
+                        failed = Err(e);
+                    }
+                }
+            });
+            failed
         }
-    };
-    let mut all: Vec<std::sync::Mutex<Prefetched>> = (0..count)
-        .map(|_| std::sync::Mutex::new(Prefetched::Later))
-        .collect();
-    for (n, fetched) in wanted.into_iter().zip(fetched) {
-        all[n] = std::sync::Mutex::new(fetched);
     }
-    Ok(all)
 }
 
 /// Asks `store` to read ahead the objects holding the parts numbered `parts` that are
@@ -810,78 +817,121 @@ pub fn read(
             place(buffers, found)
         });
     }
-    // The parts in batches (a shard's together, unless it is larger than a batch): each
-    // batch is fetched by concurrent requests (object stores: several batches at once), or
-    // the kernel is asked to read its files in (local files), while the pool decodes the
-    // batch before it.
-    let local = store.concurrency() <= 1;
-    let per_batch = match local {
-        true => read_ahead_len(max_stored),
-        false => {
-            (READ_BATCH_BYTES / max_stored.max(1)).clamp(1, 4 * store.concurrency() as u64) as usize
-        }
-    };
-    let batches = plan.batches(&parts, per_batch);
-    // As many batches in flight as READS_IN_FLIGHT_BYTES holds of the largest (larger than
-    // `per_batch` parts when it is a whole shard).
-    let largest =
-        (batches.iter().map(Vec::len).max().unwrap_or(1) as u64).saturating_mul(max_stored);
-    let in_flight = match local {
-        true => 1,
-        false => (READS_IN_FLIGHT_BYTES / largest.max(1))
-            .clamp(*READS_IN_FLIGHT.start(), *READS_IN_FLIGHT.end()) as usize,
-    };
-    let plan = &plan;
-    // The buffers of a decoded batch are filled again by the batches fetched after it (a
+    // The buffers of decoded chunks are filled again by the chunks fetched after them (a
     // batch's worth kept, and as much again for the batches' differing sizes).
     let spares = &Spares::holding(2 * READ_BATCH_BYTES as usize);
-    std::thread::scope(|scope| -> Result<()> {
-        let batches = &batches;
-        let start = |b: usize| {
-            scope.spawn(move || prefetch(store, plan, &batches[b], shards, &held, spares))
-        };
-        let mut arriving: std::collections::VecDeque<_> =
-            (0..in_flight.min(batches.len())).map(start).collect();
-        for (b, batch) in batches.iter().enumerate() {
-            let fetched = arriving
-                .pop_front()
-                .expect("a batch in flight")
-                .join()
-                .map_err(|_| Error::Internal("a prefetching thread panicked".into()))??;
-            if b + in_flight < batches.len() {
-                arriving.push_back(start(b + in_flight));
-            }
-            plan.run_list(batch, |buffers, n| {
-                plan.key_of(&buffers.part.index, &mut buffers.key);
-                if from_cache(buffers)? {
-                    return Ok(());
-                }
-                let taken = std::mem::replace(
-                    &mut *fetched[n]
-                        .lock()
-                        .map_err(|_| Error::Internal("prefetch poisoned".into()))?,
-                    Prefetched::Later,
-                );
-                let found = match taken {
-                    Prefetched::Bytes(bytes) => {
-                        spares.give(std::mem::replace(&mut buffers.raw, bytes));
-                        true
-                    }
-                    Prefetched::Within(shard, range) => {
-                        buffers.raw.clear();
-                        buffers.raw.extend_from_slice(&shard[range]);
-                        if let Some(bytes) = std::sync::Arc::into_inner(shard) {
-                            spares.give(bytes);
-                        }
-                        true
-                    }
-                    Prefetched::Missing => false,
-                    Prefetched::Later => fetch(buffers)?,
-                };
-                place(buffers, found)
-            })?;
+    // Places a part from what was fetched for it.
+    let use_fetched = |buffers: &mut Buffers, fetched: Prefetched| -> Result<()> {
+        plan.key_of(&buffers.part.index, &mut buffers.key);
+        if from_cache(buffers)? {
+            return Ok(());
         }
-        Ok(())
+        let found = match fetched {
+            Prefetched::Bytes(bytes) => {
+                spares.give(std::mem::replace(&mut buffers.raw, bytes));
+                true
+            }
+            Prefetched::Within(shard, range) => {
+                buffers.raw.clear();
+                buffers.raw.extend_from_slice(&shard[range]);
+                if let Some(bytes) = std::sync::Arc::into_inner(shard) {
+                    spares.give(bytes);
+                }
+                true
+            }
+            Prefetched::Missing => false,
+            Prefetched::Later => fetch(buffers)?,
+        };
+        place(buffers, found)
+    };
+    if store.concurrency() <= 1 {
+        // Local files in batches (a shard's together, unless it is larger than a batch):
+        // the kernel is asked to read each batch's files in while the pool decodes the
+        // batch before it.
+        let batches = plan.batches(&parts, read_ahead_len(max_stored));
+        let ask = |b: usize| {
+            read_ahead(store, &plan, batches[b].iter().copied(), |part, key| {
+                !held(key, &part.index)
+            })
+        };
+        return std::thread::scope(|scope| {
+            let mut asking = Some(scope.spawn(|| ask(0)));
+            for (b, batch) in batches.iter().enumerate() {
+                // The files of batch `b` are asked for (opening files and asking may wait on
+                // the device, so a thread of its own asks while the pool decodes).
+                if let Some(asked) = asking.take() {
+                    asked
+                        .join()
+                        .map_err(|_| Error::Internal("a read-ahead thread panicked".into()))?;
+                }
+                if b + 1 < batches.len() {
+                    asking = Some(scope.spawn(move || ask(b + 1)));
+                }
+                plan.run_list(batch, |buffers, _| use_fetched(buffers, Prefetched::Later))?;
+            }
+            Ok(())
+        });
+    }
+    // Object stores: the parts in batches (a shard's together, unless it is larger than a
+    // batch), each fetched by concurrent requests; several batches are in flight, within
+    // READS_IN_FLIGHT_BYTES, and the pool decodes each part as its request answers.
+    let per_batch =
+        (READ_BATCH_BYTES / max_stored.max(1)).clamp(1, 4 * store.concurrency() as u64) as usize;
+    let batches = plan.batches(&parts, per_batch);
+    let plan = &plan;
+    let arrivals = Arrivals::new(READS_IN_FLIGHT_BYTES);
+    let next_batch = std::sync::atomic::AtomicUsize::new(0);
+    let fetch_batches = || loop {
+        let b = next_batch.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let Some(batch) = batches.get(b) else {
+            return;
+        };
+        if !arrivals.reserve((batch.len() as u64).saturating_mul(max_stored)) {
+            return;
+        }
+        let fetched = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            prefetch(store, plan, batch, shards, &held, spares, &|i, found| {
+                arrivals.arrive(i, found)
+            })
+        }));
+        match fetched {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => return arrivals.fail(e),
+            Err(panic) => {
+                return arrivals.fail(Error::Internal(format!(
+                    "fetching chunks panicked: {}",
+                    crate::error::panic_text(panic.as_ref())
+                )))
+            }
+        }
+    };
+    std::thread::scope(|scope| {
+        for _ in 0..READ_FETCHERS.min(batches.len()) {
+            scope.spawn(fetch_batches);
+        }
+        // One arrival per part, unless the read stops early.
+        let decoded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            plan.run_count(parts.len(), |buffers, _| {
+                let Some((i, fetched)) = arrivals.take() else {
+                    return Ok(());
+                };
+                let mut part = std::mem::take(&mut buffers.part);
+                plan.part(i, &mut part);
+                buffers.part = part;
+                let placed = use_fetched(buffers, fetched);
+                arrivals.release(max_stored);
+                if placed.is_err() {
+                    arrivals.stop();
+                }
+                placed
+            })
+        }));
+        // Fetchers still waiting for room return.
+        arrivals.stop();
+        match decoded {
+            Ok(decoded) => decoded.and(arrivals.failure()),
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
     })
 }
 

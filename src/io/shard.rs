@@ -7,7 +7,10 @@
 use crate::dtype::ByteOrder;
 use crate::error::{Error, Result};
 use crate::meta::{ArrayMeta, ShardLevel};
-use crate::store::{Fetch, Fetched, Ranged, Spares, Store, ValueWriter, Version};
+use crate::store::{
+    merge_ranges, Fetch, Fetched, Ranged, Spares, Store, ValueWriter, Version, MERGED_MAX,
+    MERGE_GAP,
+};
 use rayon::prelude::*;
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
@@ -412,6 +415,10 @@ pub enum Prefetched {
 /// index at the start (unless read whole) and of shards rewritten in between are left
 /// [`Prefetched::Later`]. Bytes read may fill buffers from `spares`; an index being read
 /// by another thread is waited for rather than read again.
+///
+/// What was found for each chunk (by position in `chunks`) goes to `each` as soon as it
+/// is known: the chunks of a ranged request as that request answers. Every chunk is handed
+/// on once, unless an error is returned.
 pub fn read_inner_batch(
     store: &dyn Store,
     meta: &ArrayMeta,
@@ -419,11 +426,68 @@ pub fn read_inner_batch(
     chunks: &[(&str, &[u64])],
     cache: &IndexCache,
     spares: &Spares,
-) -> Result<Vec<Prefetched>> {
+    each: &mut dyn FnMut(usize, Prefetched),
+) -> Result<()> {
+    let (mut out, reads) = found_or_ranged(store, meta, sharding, chunks, cache, spares)?;
+    let mut ranged = vec![false; chunks.len()];
+    for read in &reads {
+        for &i in &read.chunks {
+            ranged[i] = true;
+        }
+    }
+    for (i, found) in out.iter_mut().enumerate().filter(|(i, _)| !ranged[*i]) {
+        each(i, std::mem::replace(found, Prefetched::Later));
+    }
+    let batch: Vec<Fetch> = reads.iter().map(|read| read.fetch.clone()).collect();
+    let mut failed = Ok(());
+    store.fetch_each(&batch, spares, &mut |r, fetched| {
+        let RangedRead { shard, chunks, .. } = &reads[r];
+        let answer = fetched.and_then(|fetched| match fetched {
+            Fetched::Ranges(Ok(parts)) => {
+                cache.confirm(shard)?;
+                for (&i, (bytes, range)) in chunks.iter().zip(parts) {
+                    each(i, Prefetched::Within(bytes, range));
+                }
+                Ok(())
+            }
+            // Rewritten or erased since its index was read: read_inner starts again.
+            _ => {
+                cache.forget(shard)?;
+                for &i in chunks {
+                    each(i, Prefetched::Later);
+                }
+                Ok(())
+            }
+        });
+        if failed.is_ok() {
+            failed = answer;
+        }
+    });
+    failed
+}
+
+/// One request of [`read_inner_batch`] for ranges of a shard: the read, the shard's key
+/// and the chunks (by position) whose ranges it reads, in order.
+struct RangedRead<'k> {
+    fetch: Fetch,
+    shard: &'k str,
+    chunks: Vec<usize>,
+}
+
+/// The first steps of [`read_inner_batch`]: what was found for each chunk without a ranged
+/// read (or [`Prefetched::Later`]), and the ranged reads that remain, one per request.
+fn found_or_ranged<'k>(
+    store: &dyn Store,
+    meta: &ArrayMeta,
+    sharding: ShardLevel<'_>,
+    chunks: &[(&'k str, &[u64])],
+    cache: &IndexCache,
+    spares: &Spares,
+) -> Result<(Vec<Prefetched>, Vec<RangedRead<'k>>)> {
     let mut out: Vec<Prefetched> = chunks.iter().map(|_| Prefetched::Later).collect();
     // Shards of a rectilinear grid differ in size: their chunks are read one by one.
     if sharding.inner().is_some() || meta.is_rectilinear() {
-        return Ok(out);
+        return Ok((out, Vec::new()));
     }
     let inner = meta.inner_chunks();
     let n: usize = sharding.units_per_shard().iter().product::<u64>() as usize;
@@ -499,7 +563,7 @@ pub fn read_inner_batch(
         done[s] = true;
     }
     if sharding.codec.index_at_start {
-        return Ok(out);
+        return Ok((out, Vec::new()));
     }
     // Indexes: cached, or read in one batch.
     // Each shard's index and version, and whether that version is known current.
@@ -554,10 +618,11 @@ pub fn read_inner_batch(
             indexes[s] = cached(keys[m])?;
         }
     }
-    // The chunks' ranges, shard by shard, in one batch.
+    // The chunks' ranges, shard by shard; those lying close together are read by one
+    // request, and each request is a read of its own, so that its chunks can be used as
+    // soon as it answers.
     let max = meta.max_encoded_chunk_len();
-    let mut batch = Vec::new();
-    let mut wanted: Vec<(usize, Vec<usize>)> = Vec::new();
+    let mut reads = Vec::new();
     for (s, (key, members)) in shards.iter().enumerate() {
         let Some((index, version, fresh)) = &indexes[s] else {
             continue;
@@ -583,24 +648,19 @@ pub fn read_inner_batch(
             }
             // Longer than any valid encoding: left to read_inner, which says so.
         }
-        if !ranges.is_empty() {
-            batch.push(Fetch::Ranges(key.to_string(), ranges, version.clone()));
-            wanted.push((s, reading));
+        for (_, _, group) in merge_ranges(&ranges, MERGE_GAP, MERGED_MAX) {
+            reads.push(RangedRead {
+                fetch: Fetch::Ranges(
+                    key.to_string(),
+                    group.iter().map(|&m| ranges[m]).collect(),
+                    version.clone(),
+                ),
+                shard: key,
+                chunks: group.iter().map(|&m| reading[m]).collect(),
+            });
         }
     }
-    for ((s, reading), fetched) in wanted.into_iter().zip(store.fetch_many(&batch, spares)) {
-        match fetched? {
-            Fetched::Ranges(Ok(parts)) => {
-                cache.confirm(shards[s].0)?;
-                for (i, (bytes, range)) in reading.into_iter().zip(parts) {
-                    out[i] = Prefetched::Within(bytes, range);
-                }
-            }
-            // Rewritten or erased since its index was read: read_inner starts again.
-            _ => cache.forget(shards[s].0)?,
-        }
-    }
-    Ok(out)
+    Ok((out, reads))
 }
 
 /// The number of chunks of the (top-level) shard holding the chunk at `at` (inner chunk

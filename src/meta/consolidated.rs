@@ -417,6 +417,16 @@ impl Store for ConsolidatedStore {
         self.inner.fetch_many(batch, spares)
     }
 
+    fn fetch_each(
+        &self,
+        batch: &[crate::store::Fetch],
+        spares: &crate::store::Spares,
+        each: &mut dyn FnMut(usize, Result<crate::store::Fetched>),
+    ) {
+        // Chunks only, as for `fetch_many`.
+        self.inner.fetch_each(batch, spares, each)
+    }
+
     fn put_many(&self, batch: Vec<(String, Option<Vec<u8>>)>) -> Result<()> {
         // Documents go through `set` and `erase`, which keep the consolidated view current.
         if batch.iter().any(|(key, _)| is_metadata_key(key)) {

@@ -180,18 +180,15 @@ pub type Piece = (std::sync::Arc<Vec<u8>>, std::ops::Range<usize>);
 
 /// Ranges of one value closer than this are read by one request (the bytes between are
 /// read and dropped): on object stores one more request costs more than a MiB.
-#[cfg_attr(not(feature = "cloud"), allow(dead_code))]
 pub(crate) const MERGE_GAP: u64 = 1 << 20;
 
 /// The longest request merged ranges make: longer runs are read by several requests in
 /// flight at once, which object stores serve faster than one stream.
-#[cfg_attr(not(feature = "cloud"), allow(dead_code))]
 pub(crate) const MERGED_MAX: u64 = 2 << 20;
 
 /// Groups `ranges` (offset, length) into requests: each `(start, end, members)` covers the
 /// ranges listed (by position) with gaps of at most `gap` bytes between them, and spans at
 /// most `max_len` bytes unless one range alone is longer.
-#[cfg_attr(not(feature = "cloud"), allow(dead_code))]
 pub(crate) fn merge_ranges(
     ranges: &[(u64, u64)],
     gap: u64,
@@ -325,6 +322,20 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// from `spares`. Stores read them one by one unless they do better.
     fn fetch_many(&self, batch: &[Fetch], _spares: &Spares) -> Vec<Result<Fetched>> {
         fetch_one_by_one(self, batch)
+    }
+    /// Runs a batch of reads as [`Store::fetch_many`] does, handing each outcome (with its
+    /// position in the batch) to `each` as soon as it is known, so that the caller can use
+    /// the first reads while the last are in flight. Stores hand them on in order once all
+    /// are read unless they do better.
+    fn fetch_each(
+        &self,
+        batch: &[Fetch],
+        spares: &Spares,
+        each: &mut dyn FnMut(usize, Result<Fetched>),
+    ) {
+        for (i, fetched) in self.fetch_many(batch, spares).into_iter().enumerate() {
+            each(i, fetched);
+        }
     }
     /// Stores each value of the batch at its key (`None`: erases the key), concurrently
     /// where the store can ([`Store::concurrency`]); the first error is returned, after

@@ -243,49 +243,66 @@ impl CloudStore {
     /// Runs many operations at once (each `(key, future)`), each within the request limit
     /// and the time allowed, and waits for all: their outcomes in order.
     fn run_many<T: Send + 'static>(&self, jobs: Vec<(String, Job<T>)>) -> Vec<Result<T>> {
+        let mut outcomes: Vec<Option<Result<T>>> = jobs.iter().map(|_| None).collect();
+        self.run_each(jobs, |n, outcome| outcomes[n] = Some(outcome));
+        outcomes
+            .into_iter()
+            .map(|outcome| outcome.expect("every operation answers"))
+            .collect()
+    }
+
+    /// Runs many operations at once (each `(key, future)`), each within the request limit
+    /// and the time allowed, and hands each outcome (with its position) to `each` as it
+    /// comes.
+    fn run_each<T: Send + 'static>(
+        &self,
+        jobs: Vec<(String, Job<T>)>,
+        mut each: impl FnMut(usize, Result<T>),
+    ) {
         let client = match self.client() {
             Ok(client) => client,
             Err(e) => {
                 let message = e.to_string();
-                return jobs
-                    .iter()
-                    .map(|_| Err(Error::Io(message.clone())))
-                    .collect();
+                for n in 0..jobs.len() {
+                    each(n, Err(Error::Io(message.clone())));
+                }
+                return;
             }
         };
         let deadline = self.settings.retry_timeout + self.settings.timeout * 2;
         let (keys, futures): (Vec<String>, Vec<Job<T>>) = jobs.into_iter().unzip();
         let limit = client.limit;
-        let all = futures_util::future::join_all(futures.into_iter().map(|future| {
+        let futures = futures.into_iter().map(|future| {
             let limit = limit.clone();
             async move {
                 let _permit = limit.acquire_owned().await;
                 tokio::time::timeout(deadline, future).await
             }
-        }));
-        let outcomes = match runtime::block_on(all) {
-            Ok(outcomes) => outcomes,
-            Err(e) => {
-                let message = e.to_string();
-                return keys
-                    .iter()
-                    .map(|_| Err(Error::Internal(message.clone())))
-                    .collect();
+        });
+        let ran = runtime::each_as_done(futures.collect(), |n, outcome| {
+            let key = &keys[n];
+            each(
+                n,
+                match outcome {
+                    Ok(Ok(Ok(value))) => Ok(value),
+                    Ok(Ok(Err(Failure::Store(e)))) => Err(self.os_error(key, e)),
+                    Ok(Ok(Err(Failure::Lib(e)))) => Err(e),
+                    Ok(Err(_)) => Err(Error::Io(format!(
+                        "{}: no answer within {} s",
+                        self.place(key),
+                        deadline.as_secs()
+                    ))),
+                    Err(e) => Err(e),
+                },
+            )
+        });
+        if let Err(e) = ran {
+            // The runtime could not start: nothing ran.
+            let message = e.to_string();
+            for n in 0..keys.len() {
+                each(n, Err(Error::Internal(message.clone())));
             }
-        };
-        keys.iter()
-            .zip(outcomes)
-            .map(|(key, outcome)| match outcome {
-                Ok(Ok(value)) => Ok(value),
-                Ok(Err(Failure::Store(e))) => Err(self.os_error(key, e)),
-                Ok(Err(Failure::Lib(e))) => Err(e),
-                Err(_) => Err(Error::Io(format!(
-                    "{}: no answer within {} s",
-                    self.place(key),
-                    deadline.as_secs()
-                ))),
-            })
-            .collect()
+        }
     }
 
     /// Reads the value at `key` into `buf` (when it holds at most `max_len` bytes); returns
@@ -600,11 +617,25 @@ impl Store for CloudStore {
         self.settings.zarr_format
     }
 
+    fn fetch_many(&self, batch: &[Fetch], spares: &Spares) -> Vec<Result<Fetched>> {
+        let mut results: Vec<Option<Result<Fetched>>> = batch.iter().map(|_| None).collect();
+        self.fetch_each(batch, spares, &mut |i, result| results[i] = Some(result));
+        results
+            .into_iter()
+            .map(|result| result.expect("every read answers"))
+            .collect()
+    }
+
     /// Every read of the batch in flight at once (up to `max_requests`); ranges of one
     /// object that lie close together (within a mebibyte) go as one request. Reads the
     /// server answers in a way only the single-read methods handle (a whole value for a
-    /// range; Azure tails) are done by those afterwards.
-    fn fetch_many(&self, batch: &[Fetch], spares: &Spares) -> Vec<Result<Fetched>> {
+    /// range; Azure tails) are done by those when the rest of their read has answered.
+    fn fetch_each(
+        &self,
+        batch: &[Fetch],
+        spares: &Spares,
+        each: &mut dyn FnMut(usize, Result<Fetched>),
+    ) {
         /// Where each request's answer goes: the batch entry, and for a merged range
         /// request the first byte it read and the ranges it holds.
         enum Slot {
@@ -616,10 +647,10 @@ impl Store for CloudStore {
             Ok(client) => client.store,
             Err(e) => {
                 let message = e.to_string();
-                return batch
-                    .iter()
-                    .map(|_| Err(Error::Io(message.clone())))
-                    .collect();
+                for i in 0..batch.len() {
+                    each(i, Err(Error::Io(message.clone())));
+                }
+                return;
             }
         };
         let mut jobs: Vec<(String, Job<Answer>)> = Vec::new();
@@ -686,7 +717,26 @@ impl Store for CloudStore {
                 }
             }
         }
-        for (slot, answer) in slots.into_iter().zip(self.run_many(jobs)) {
+        // Requests still to answer for each read; a read is handed on when none are left.
+        let mut waiting = vec![0usize; batch.len()];
+        for slot in &slots {
+            let (Slot::Whole(i) | Slot::Tail(i) | Slot::Ranges(i, ..)) = slot;
+            waiting[*i] += 1;
+        }
+        // What the batch could not do is done one by one.
+        let finish = |i: usize, result: Option<Result<Fetched>>| match result {
+            Some(Err(e)) if range_refused(&e) => self.fetch_one(&batch[i]),
+            Some(result) => result,
+            None => self.fetch_one(&batch[i]),
+        };
+        for i in (0..batch.len()).filter(|&i| waiting[i] == 0) {
+            each(i, finish(i, results[i].take()));
+        }
+        let mut slots: Vec<Option<Slot>> = slots.into_iter().map(Some).collect();
+        self.run_each(jobs, |n, answer| {
+            let slot = slots[n].take().expect("one answer per request");
+            let (Slot::Whole(i) | Slot::Tail(i) | Slot::Ranges(i, ..)) = &slot;
+            let i = *i;
             match (slot, answer) {
                 (Slot::Whole(i), Ok(Answer::Whole((found, value)))) => {
                     results[i] = Some(Ok(Fetched::Whole(found.map(|_| value))));
@@ -698,37 +748,37 @@ impl Store for CloudStore {
                     let Fetch::Ranges(_, ranges, _) = &batch[i] else {
                         unreachable!("a range slot belongs to a range fetch")
                     };
-                    let Some(Ok(Fetched::Ranges(Ok(parts)))) = &mut results[i] else {
-                        continue; // already failed or changed
-                    };
-                    match part {
-                        // The ranges one request read share its buffer when they fill
-                        // most of it; else each is copied out, so that no piece keeps
-                        // alive bytes nobody asked for.
-                        Part::Bytes(bytes) => {
-                            let wanted: u64 = members.iter().map(|&m| ranges[m].1).sum();
-                            let shared = wanted.saturating_mul(2) >= bytes.len() as u64;
-                            let bytes = std::sync::Arc::new(bytes);
-                            for m in members {
-                                let at = (ranges[m].0 - start) as usize;
-                                let range = at..at + ranges[m].1 as usize;
-                                parts[m] = match shared {
-                                    true => (bytes.clone(), range),
-                                    false => {
-                                        let len = range.len();
-                                        (std::sync::Arc::new(bytes[range].to_vec()), 0..len)
-                                    }
-                                };
+                    // Else it already failed or changed.
+                    if let Some(Ok(Fetched::Ranges(Ok(parts)))) = &mut results[i] {
+                        match part {
+                            // The ranges one request read share its buffer when they fill
+                            // most of it; else each is copied out, so that no piece keeps
+                            // alive bytes nobody asked for.
+                            Part::Bytes(bytes) => {
+                                let wanted: u64 = members.iter().map(|&m| ranges[m].1).sum();
+                                let shared = wanted.saturating_mul(2) >= bytes.len() as u64;
+                                let bytes = std::sync::Arc::new(bytes);
+                                for m in members {
+                                    let at = (ranges[m].0 - start) as usize;
+                                    let range = at..at + ranges[m].1 as usize;
+                                    parts[m] = match shared {
+                                        true => (bytes.clone(), range),
+                                        false => {
+                                            let len = range.len();
+                                            (std::sync::Arc::new(bytes[range].to_vec()), 0..len)
+                                        }
+                                    };
+                                }
+                                if let Some(bytes) = std::sync::Arc::into_inner(bytes) {
+                                    spares.give(bytes);
+                                }
                             }
-                            if let Some(bytes) = std::sync::Arc::into_inner(bytes) {
-                                spares.give(bytes);
+                            Part::Missing => {
+                                results[i] = Some(Ok(Fetched::Ranges(Err(Ranged::Missing))))
                             }
-                        }
-                        Part::Missing => {
-                            results[i] = Some(Ok(Fetched::Ranges(Err(Ranged::Missing))))
-                        }
-                        Part::Changed => {
-                            results[i] = Some(Ok(Fetched::Ranges(Err(Ranged::Changed))))
+                            Part::Changed => {
+                                results[i] = Some(Ok(Fetched::Ranges(Err(Ranged::Changed))))
+                            }
                         }
                     }
                 }
@@ -741,17 +791,11 @@ impl Store for CloudStore {
                     results[i] = Some(Err(Error::Internal("an answer of another kind".into())));
                 }
             }
-        }
-        // What the batch could not do is done one by one.
-        batch
-            .iter()
-            .zip(results)
-            .map(|(fetch, result)| match result {
-                Some(Err(e)) if range_refused(&e) => self.fetch_one(fetch),
-                Some(result) => result,
-                None => self.fetch_one(fetch),
-            })
-            .collect()
+            waiting[i] -= 1;
+            if waiting[i] == 0 {
+                each(i, finish(i, results[i].take()));
+            }
+        });
     }
 
     fn get_into(&self, key: &str, buf: &mut Vec<u8>, max_len: u64) -> Result<bool> {

@@ -62,25 +62,58 @@ where
     F: Future<Output = T> + Send + 'static,
     T: Send + 'static,
 {
+    let mut output = None;
+    each_as_done(vec![future], |_, answer| output = Some(answer))?;
+    output.expect("one answer for one future")
+}
+
+/// Runs every future of `futures` on the runtime at once, each as a task of its own, and
+/// hands each output (with its position) to `each` on the calling thread as it finishes.
+/// A future that panics gives an error with the panic's text, and the others go on.
+pub(crate) fn each_as_done<T, F>(
+    futures: Vec<F>,
+    mut each: impl FnMut(usize, Result<T>),
+) -> Result<()>
+where
+    F: Future<Output = T> + Send + 'static,
+    T: Send + 'static,
+{
     use futures_util::FutureExt;
     let runtime = runtime()?;
-    let (sender, receiver) = std::sync::mpsc::sync_channel(1);
-    runtime.spawn(async move {
-        let _ = sender.send(std::panic::AssertUnwindSafe(future).catch_unwind().await);
-    });
-    match receiver.recv() {
-        Ok(Ok(output)) => Ok(output),
-        // The client's own text, with its URLs' user information and query values and
-        // any signing parameters masked (the store's own secrets are not known here; the
-        // client's panics seen so far name no value).
-        Ok(Err(payload)) => Err(Error::Internal(format!(
-            "an object-store request panicked: {}",
-            super::redact::redact(&crate::error::panic_text(payload.as_ref()), &[])
-        ))),
-        Err(_) => Err(Error::Internal(
-            "an object-store request ended without an answer".into(),
-        )),
+    let count = futures.len();
+    let (sender, receiver) = std::sync::mpsc::channel();
+    for (n, future) in futures.into_iter().enumerate() {
+        let sender = sender.clone();
+        runtime.spawn(async move {
+            let _ = sender.send((n, std::panic::AssertUnwindSafe(future).catch_unwind().await));
+        });
     }
+    drop(sender);
+    let mut answered = vec![false; count];
+    for (n, outcome) in receiver.iter() {
+        answered[n] = true;
+        each(n, outcome.map_err(|payload| panicked(payload.as_ref())));
+    }
+    // A task dropped unfinished (the runtime shutting down) sends nothing.
+    for (n, _) in answered.iter().enumerate().filter(|(_, done)| !**done) {
+        each(
+            n,
+            Err(Error::Internal(
+                "an object-store request ended without an answer".into(),
+            )),
+        );
+    }
+    Ok(())
+}
+
+/// The error for a request that panicked: the client's own text, with its URLs' user
+/// information and query values and any signing parameters masked (the store's own
+/// secrets are not known here; the client's panics seen so far name no value).
+fn panicked(payload: &(dyn std::any::Any + Send)) -> Error {
+    Error::Internal(format!(
+        "an object-store request panicked: {}",
+        super::redact::redact(&crate::error::panic_text(payload), &[])
+    ))
 }
 
 #[cfg(test)]
@@ -100,5 +133,39 @@ mod tests {
         assert!(!message.contains("abcdef"), "{message}");
         // The runtime goes on serving requests.
         assert_eq!(block_on(async { 7 }).unwrap(), 7);
+    }
+
+    #[test]
+    fn each_future_answers_on_its_own_and_a_panic_fails_only_its_own() {
+        // The first future answers only once the caller has seen the other two: 1 when
+        // released so, 0 when it gave up waiting.
+        let (release, released) = tokio::sync::oneshot::channel::<()>();
+        let futures: Vec<std::pin::Pin<Box<dyn Future<Output = u32> + Send>>> = vec![
+            Box::pin(async {
+                let waited = tokio::time::timeout(std::time::Duration::from_secs(20), released);
+                match waited.await {
+                    Ok(Ok(())) => 1,
+                    _ => 0,
+                }
+            }),
+            Box::pin(async { panic!("request 2 failed") }),
+            Box::pin(async { 3 }),
+        ];
+        let mut answers = Vec::new();
+        let mut release = Some(release);
+        each_as_done(futures, |n, answer| {
+            answers.push((n, answer));
+            if answers.len() == 2 {
+                let _ = release.take().expect("released once").send(());
+            }
+        })
+        .unwrap();
+        assert_eq!(answers.len(), 3);
+        answers.sort_by_key(|(n, _)| *n);
+        assert!(matches!(answers[0], (0, Ok(1))), "{:?}", answers[0]);
+        assert!(
+            matches!(&answers[1], (1, Err(Error::Internal(m))) if m.contains("request 2 failed"))
+        );
+        assert!(matches!(answers[2], (2, Ok(3))));
     }
 }

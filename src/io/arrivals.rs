@@ -1,0 +1,193 @@
+//! The hand-over between the threads that fetch the parts of a region read from an object
+//! store and the workers that decode them: parts are taken in the order they arrive, and
+//! the bytes fetched but not yet decoded are bounded.
+
+use super::shard::Prefetched;
+use crate::error::{Error, Result};
+use std::collections::VecDeque;
+use std::sync::{Condvar, Mutex, MutexGuard};
+
+/// Parts of a read that arrived and wait to be decoded, and the bytes reserved for them.
+pub(super) struct Arrivals {
+    state: Mutex<State>,
+    /// Signalled when bytes are given back (or the read stops).
+    room: Condvar,
+    /// Signalled when a part arrives (or the read stops).
+    arrived: Condvar,
+    /// The most bytes reserved at once (a single reservation may be larger).
+    budget: u64,
+}
+
+#[derive(Default)]
+struct State {
+    /// Arrived parts: their numbers and what was fetched for each.
+    queue: VecDeque<(usize, Prefetched)>,
+    /// Bytes reserved by fetches started and not yet given back by the decoding.
+    reserved: u64,
+    /// Whether the read has ended early: no more is fetched, handed over or taken.
+    stopped: bool,
+    /// The first error a fetch met, when one ended the read.
+    failure: Option<Error>,
+}
+
+impl Arrivals {
+    /// Hand-over for a read that keeps at most `budget` bytes fetched and not decoded.
+    pub(super) fn new(budget: u64) -> Self {
+        Arrivals {
+            state: Mutex::new(State::default()),
+            room: Condvar::new(),
+            arrived: Condvar::new(),
+            budget,
+        }
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        // Nothing panics while holding the lock; a poisoned one still holds sound state.
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Waits until `bytes` more fit in the budget (or nothing is reserved), then reserves
+    /// them; false (nothing reserved) once the read has failed.
+    pub(super) fn reserve(&self, bytes: u64) -> bool {
+        let mut state = self.state();
+        loop {
+            if state.stopped {
+                return false;
+            }
+            if state.reserved == 0 || state.reserved.saturating_add(bytes) <= self.budget {
+                state.reserved = state.reserved.saturating_add(bytes);
+                return true;
+            }
+            state = self
+                .room
+                .wait(state)
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+        }
+    }
+
+    /// Gives back `bytes` of a reservation (a part decoded).
+    pub(super) fn release(&self, bytes: u64) {
+        let mut state = self.state();
+        state.reserved = state.reserved.saturating_sub(bytes);
+        self.room.notify_all();
+    }
+
+    /// Hands over what was fetched for part number `part` (dropped once the read has
+    /// stopped).
+    pub(super) fn arrive(&self, part: usize, fetched: Prefetched) {
+        let mut state = self.state();
+        if !state.stopped {
+            state.queue.push_back((part, fetched));
+            self.arrived.notify_one();
+        }
+    }
+
+    /// Ends the read early: waiting fetches and takers return, and what arrived is dropped.
+    pub(super) fn stop(&self) {
+        let mut state = self.state();
+        state.stopped = true;
+        state.queue.clear();
+        self.room.notify_all();
+        self.arrived.notify_all();
+    }
+
+    /// Ends the read with a fetch's `error` (the first one is kept, and [`Arrivals::failure`]
+    /// gives it).
+    pub(super) fn fail(&self, error: Error) {
+        self.state().failure.get_or_insert(error);
+        self.stop();
+    }
+
+    /// The next part to arrive, waiting for it; `None` once the read has stopped.
+    pub(super) fn take(&self) -> Option<(usize, Prefetched)> {
+        let mut state = self.state();
+        loop {
+            if state.stopped {
+                return None;
+            }
+            if let Some(next) = state.queue.pop_front() {
+                return Some(next);
+            }
+            state = self
+                .arrived
+                .wait(state)
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+        }
+    }
+
+    /// The error of a fetch that ended the read, if one did.
+    pub(super) fn failure(&self) -> Result<()> {
+        match self.state().failure.take() {
+            Some(error) => Err(error),
+            None => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::time::Duration;
+
+    #[test]
+    fn a_reservation_waits_for_bytes_given_back() {
+        let arrivals = Arrivals::new(10);
+        assert!(arrivals.reserve(6));
+        assert!(arrivals.reserve(4));
+        let reserved = AtomicBool::new(false);
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                assert!(arrivals.reserve(5));
+                reserved.store(true, Ordering::SeqCst);
+            });
+            std::thread::sleep(Duration::from_millis(50));
+            assert!(
+                !reserved.load(Ordering::SeqCst),
+                "reserved beyond the budget"
+            );
+            arrivals.release(6);
+        });
+        assert!(reserved.load(Ordering::SeqCst));
+        // With nothing reserved, one reservation larger than the budget goes through.
+        arrivals.release(9);
+        assert!(arrivals.reserve(25));
+    }
+
+    #[test]
+    fn parts_are_taken_in_the_order_they_arrive() {
+        let arrivals = Arrivals::new(10);
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                std::thread::sleep(Duration::from_millis(20));
+                arrivals.arrive(7, Prefetched::Missing);
+                arrivals.arrive(3, Prefetched::Bytes(vec![1, 2]));
+            });
+            assert!(matches!(arrivals.take(), Some((7, Prefetched::Missing))));
+            assert!(matches!(arrivals.take(), Some((3, Prefetched::Bytes(b))) if b == [1, 2]));
+        });
+        // Stopped without an error: nothing more is taken, and nothing failed.
+        arrivals.stop();
+        arrivals.arrive(1, Prefetched::Missing);
+        assert!(arrivals.take().is_none());
+        assert!(arrivals.failure().is_ok());
+    }
+
+    #[test]
+    fn a_failure_wakes_every_waiting_thread_and_keeps_the_first_error() {
+        let arrivals = Arrivals::new(1);
+        assert!(arrivals.reserve(1));
+        std::thread::scope(|scope| {
+            let taker = scope.spawn(|| arrivals.take().is_none());
+            let fetcher = scope.spawn(|| arrivals.reserve(1));
+            std::thread::sleep(Duration::from_millis(20));
+            arrivals.fail(Error::Io("first".into()));
+            arrivals.fail(Error::Io("second".into()));
+            assert!(taker.join().unwrap());
+            assert!(!fetcher.join().unwrap());
+        });
+        assert!(matches!(arrivals.failure(), Err(Error::Io(m)) if m == "first"));
+    }
+}
