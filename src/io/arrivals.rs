@@ -49,7 +49,7 @@ impl Arrivals {
     }
 
     /// Waits until `bytes` more fit in the budget (or nothing is reserved), then reserves
-    /// them; false (nothing reserved) once the read has failed.
+    /// them; false (nothing reserved) once the read has stopped.
     pub(super) fn reserve(&self, bytes: u64) -> bool {
         let mut state = self.state();
         loop {
@@ -86,18 +86,22 @@ impl Arrivals {
 
     /// Ends the read early: waiting fetches and takers return, and what arrived is dropped.
     pub(super) fn stop(&self) {
-        let mut state = self.state();
+        self.stop_with(&mut self.state());
+    }
+
+    fn stop_with(&self, state: &mut State) {
         state.stopped = true;
         state.queue.clear();
         self.room.notify_all();
         self.arrived.notify_all();
     }
 
-    /// Ends the read with a fetch's `error` (the first one is kept, and [`Arrivals::failure`]
-    /// gives it).
+    /// Ends the read with `error` (the first one is kept, and [`Arrivals::failure`] gives
+    /// it).
     pub(super) fn fail(&self, error: Error) {
-        self.state().failure.get_or_insert(error);
-        self.stop();
+        let mut state = self.state();
+        state.failure.get_or_insert(error);
+        self.stop_with(&mut state);
     }
 
     /// The next part to arrive, waiting for it; `None` once the read has stopped.
@@ -117,7 +121,7 @@ impl Arrivals {
         }
     }
 
-    /// The error of a fetch that ended the read, if one did.
+    /// The error that ended the read, if one did.
     pub(super) fn failure(&self) -> Result<()> {
         match self.state().failure.take() {
             Some(error) => Err(error),

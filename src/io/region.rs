@@ -506,8 +506,9 @@ const READ_BATCH_BYTES: u64 = 8 << 20;
 /// allow whole batches of, so that batches start while others' last requests finish.
 const READ_FETCHERS: usize = 8;
 
-/// The most bytes of chunks of a region read from an object store fetched and not yet
-/// decoded (a batch larger than this is fetched alone).
+/// The most bytes of chunks of a region read from an object store in batches started and
+/// not yet decoded, counted at their largest encoded size (more when three of the largest
+/// batches take more, so that fetching and decoding overlap).
 const READS_IN_FLIGHT_BYTES: u64 = 40 << 20;
 
 /// How far ahead of the decoding a read of local files asks the kernel to read them in.
@@ -515,9 +516,10 @@ const READ_AHEAD_BYTES: u64 = 64 << 20;
 
 /// Reads the stored bytes of the parts numbered in `parts` from an object store in one batch
 /// of concurrent requests: a whole value per chunk, or (sharded) indexes and then merged
-/// ranges. What was found for each part goes to `each` (with the part's number) as soon as
-/// its request answers; parts for which `held` is true (their decoded chunk is cached) are
-/// not read and go at once, as [`Prefetched::Later`].
+/// ranges. What was found for each part is handed to `arrivals` as soon as its request
+/// answers, once per part: parts for which `held` is true (their decoded chunk is cached)
+/// are not read and go at once, as [`Prefetched::Later`], as do parts the store's answer
+/// left out. A request that fails ends the read at once ([`Arrivals::fail`]).
 fn prefetch(
     store: &dyn Store,
     plan: &Plan,
@@ -525,23 +527,29 @@ fn prefetch(
     shards: &shard::IndexCache,
     held: &(dyn Fn(&str, &[u64]) -> bool + Sync),
     spares: &Spares,
-    each: &dyn Fn(usize, Prefetched),
+    arrivals: &Arrivals,
 ) -> Result<()> {
     let meta = plan.meta;
     let mut part = Part::default();
     let count = parts.len();
+    let mut handed = vec![false; count];
+    let mut hand = |n: usize, found: Prefetched| {
+        if !std::mem::replace(&mut handed[n], true) {
+            arrivals.arrive(parts[n], found);
+        }
+    };
     let mut keys = Vec::with_capacity(count);
     let mut indices = Vec::with_capacity(count);
     let mut wanted = Vec::with_capacity(count);
-    for &i in parts {
+    for (n, &i) in parts.iter().enumerate() {
         plan.part(i, &mut part);
         let mut key = String::new();
         plan.key_of(&part.index, &mut key);
         if held(&key, &part.index) {
-            each(i, Prefetched::Later);
+            hand(n, Prefetched::Later);
             continue;
         }
-        wanted.push(i);
+        wanted.push(n);
         keys.push(key);
         indices.push(part.index.clone());
     }
@@ -559,26 +567,24 @@ fn prefetch(
                 &chunks,
                 shards,
                 spares,
-                &mut |n, found| each(wanted[n], found),
-            )
+                &mut |w, found| hand(wanted[w], found),
+            )?;
         }
         None => {
             let max = meta.max_encoded_chunk_len();
             let batch: Vec<Fetch> = keys.into_iter().map(|k| Fetch::Whole(k, max)).collect();
-            let mut failed = Ok(());
-            store.fetch_each(&batch, spares, &mut |n, fetched| match fetched {
-                Ok(Fetched::Whole(Some(bytes))) => each(wanted[n], Prefetched::Bytes(bytes)),
-                Ok(Fetched::Whole(None)) => each(wanted[n], Prefetched::Missing),
-                Ok(_) => each(wanted[n], Prefetched::Later),
-                Err(e) => {
-                    if failed.is_ok() {
-                        failed = Err(e);
-                    }
-                }
+            store.fetch_each(&batch, spares, &mut |w, fetched| match fetched {
+                Ok(Fetched::Whole(Some(bytes))) => hand(wanted[w], Prefetched::Bytes(bytes)),
+                Ok(Fetched::Whole(None)) => hand(wanted[w], Prefetched::Missing),
+                Ok(_) => hand(wanted[w], Prefetched::Later),
+                Err(e) => arrivals.fail(e),
             });
-            failed
         }
     }
+    for n in 0..count {
+        hand(n, Prefetched::Later);
+    }
+    Ok(())
 }
 
 /// Asks `store` to read ahead the objects holding the parts numbered `parts` that are
@@ -879,7 +885,9 @@ pub fn read(
         (READ_BATCH_BYTES / max_stored.max(1)).clamp(1, 4 * store.concurrency() as u64) as usize;
     let batches = plan.batches(&parts, per_batch);
     let plan = &plan;
-    let arrivals = Arrivals::new(READS_IN_FLIGHT_BYTES);
+    let largest =
+        (batches.iter().map(Vec::len).max().unwrap_or(1) as u64).saturating_mul(max_stored);
+    let arrivals = Arrivals::new(READS_IN_FLIGHT_BYTES.max(largest.saturating_mul(3)));
     let next_batch = std::sync::atomic::AtomicUsize::new(0);
     let fetch_batches = || loop {
         let b = next_batch.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -890,9 +898,7 @@ pub fn read(
             return;
         }
         let fetched = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            prefetch(store, plan, batch, shards, &held, spares, &|i, found| {
-                arrivals.arrive(i, found)
-            })
+            prefetch(store, plan, batch, shards, &held, spares, &arrivals)
         }));
         match fetched {
             Ok(Ok(())) => {}
@@ -909,29 +915,30 @@ pub fn read(
         for _ in 0..READ_FETCHERS.min(batches.len()) {
             scope.spawn(fetch_batches);
         }
-        // One arrival per part, unless the read stops early.
-        let decoded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            plan.run_count(parts.len(), |buffers, _| {
-                let Some((i, fetched)) = arrivals.take() else {
-                    return Ok(());
-                };
-                let mut part = std::mem::take(&mut buffers.part);
-                plan.part(i, &mut part);
-                buffers.part = part;
-                let placed = use_fetched(buffers, fetched);
-                arrivals.release(max_stored);
-                if placed.is_err() {
+        // One arrival per part, unless the read stops early. Every part taken gives its
+        // bytes back, even when placing it fails or panics.
+        let decoded = plan.run_count(parts.len(), |buffers, _| {
+            let Some((i, fetched)) = arrivals.take() else {
+                return Ok(());
+            };
+            plan.part(i, &mut buffers.part);
+            let placed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                use_fetched(buffers, fetched)
+            }));
+            arrivals.release(max_stored);
+            match placed {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => arrivals.fail(e),
+                Err(panic) => {
                     arrivals.stop();
+                    std::panic::resume_unwind(panic)
                 }
-                placed
-            })
-        }));
-        // Fetchers still waiting for room return.
+            }
+            Ok(())
+        });
+        // Fetchers still waiting for room return (when the pool could not run).
         arrivals.stop();
-        match decoded {
-            Ok(decoded) => decoded.and(arrivals.failure()),
-            Err(panic) => std::panic::resume_unwind(panic),
-        }
+        decoded.and(arrivals.failure())
     })
 }
 

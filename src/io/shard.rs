@@ -407,19 +407,22 @@ pub enum Prefetched {
 }
 
 /// Reads the encoded bytes of many inner chunks (each its shard's key and its index in the
-/// inner chunk grid) with two batches of concurrent requests ([`Store::fetch_many`]): the
-/// indexes not in `cache` (suffix ranges), then the chunks' ranges, every shard's ranges
-/// from the version of its index and those lying close together merged into one request.
-/// A shard whose every chunk is wanted is read whole in the first batch instead (one
-/// request, its index taken from its bytes). Chunks of nested shards, of shards with the
-/// index at the start (unless read whole) and of shards rewritten in between are left
-/// [`Prefetched::Later`]. Bytes read may fill buffers from `spares`; an index being read
-/// by another thread is waited for rather than read again.
+/// inner chunk grid) with concurrent requests ([`Store::fetch_each`]): the indexes not in
+/// `cache` (suffix ranges, in one batch), then the chunks' ranges, every shard's ranges from
+/// the version of its index and those lying close together merged into one request. A
+/// shard whose every chunk is wanted is read whole instead (one request, its index taken
+/// from its bytes). Chunks of nested shards, of shards with the index at the start (unless
+/// read whole) and of shards rewritten in between are left [`Prefetched::Later`]. Bytes
+/// read may fill buffers from `spares`; an index being read by another thread is waited
+/// for rather than read again.
 ///
-/// What was found for each chunk (by position in `chunks`) goes to `each` as soon as it
-/// is known: the chunks of a ranged request as that request answers. Every chunk is handed
-/// on once, unless an error is returned.
-pub fn read_inner_batch(
+/// What was found for each chunk (by position in `chunks`) goes to `each` as soon as it is
+/// known: the chunks of a request as it answers. Every chunk is handed on once, unless an
+/// error is returned. The chunks of one shard may come from two versions of it when it is
+/// rewritten during the call (each request reads one version, and the chunks whose request
+/// found the shard changed are left to [`read_inner`]), as chunks read by separate calls
+/// may.
+pub(crate) fn read_inner_batch(
     store: &dyn Store,
     meta: &ArrayMeta,
     sharding: ShardLevel<'_>,
@@ -428,42 +431,49 @@ pub fn read_inner_batch(
     spares: &Spares,
     each: &mut dyn FnMut(usize, Prefetched),
 ) -> Result<()> {
-    let (mut out, reads) = found_or_ranged(store, meta, sharding, chunks, cache, spares)?;
+    let mut handed = vec![false; chunks.len()];
+    let mut hand = |i: usize, found: Prefetched| {
+        if !std::mem::replace(&mut handed[i], true) {
+            each(i, found);
+        }
+    };
+    let reads = found_or_ranged(store, meta, sharding, chunks, cache, spares, &mut hand)?;
+    // The chunks no request reads are read one by one.
     let mut ranged = vec![false; chunks.len()];
     for read in &reads {
         for &i in &read.chunks {
             ranged[i] = true;
         }
     }
-    for (i, found) in out.iter_mut().enumerate().filter(|(i, _)| !ranged[*i]) {
-        each(i, std::mem::replace(found, Prefetched::Later));
+    for i in (0..chunks.len()).filter(|&i| !ranged[i]) {
+        hand(i, Prefetched::Later);
     }
-    let batch: Vec<Fetch> = reads.iter().map(|read| read.fetch.clone()).collect();
+    let (batch, reads): (Vec<Fetch>, Vec<(&str, Vec<usize>)>) = reads
+        .into_iter()
+        .map(|read| (read.fetch, (read.shard, read.chunks)))
+        .unzip();
     let mut failed = Ok(());
     store.fetch_each(&batch, spares, &mut |r, fetched| {
-        let RangedRead { shard, chunks, .. } = &reads[r];
+        let (shard, chunks) = &reads[r];
         let answer = fetched.and_then(|fetched| match fetched {
             Fetched::Ranges(Ok(parts)) => {
                 cache.confirm(shard)?;
                 for (&i, (bytes, range)) in chunks.iter().zip(parts) {
-                    each(i, Prefetched::Within(bytes, range));
+                    hand(i, Prefetched::Within(bytes, range));
                 }
                 Ok(())
             }
             // Rewritten or erased since its index was read: read_inner starts again.
-            _ => {
-                cache.forget(shard)?;
-                for &i in chunks {
-                    each(i, Prefetched::Later);
-                }
-                Ok(())
-            }
+            _ => cache.forget(shard),
         });
-        if failed.is_ok() {
-            failed = answer;
-        }
+        failed = std::mem::replace(&mut failed, Ok(())).and(answer);
     });
-    failed
+    failed?;
+    // Chunks of a request whose shard changed, or that a short answer left out.
+    for i in 0..chunks.len() {
+        hand(i, Prefetched::Later);
+    }
+    Ok(())
 }
 
 /// One request of [`read_inner_batch`] for ranges of a shard: the read, the shard's key
@@ -474,8 +484,9 @@ struct RangedRead<'k> {
     chunks: Vec<usize>,
 }
 
-/// The first steps of [`read_inner_batch`]: what was found for each chunk without a ranged
-/// read (or [`Prefetched::Later`]), and the ranged reads that remain, one per request.
+/// The first steps of [`read_inner_batch`]: hands on to `each` what is found for chunks
+/// without a ranged read (whole shards read, chunks not stored), and returns the ranged
+/// reads that remain, one per request.
 fn found_or_ranged<'k>(
     store: &dyn Store,
     meta: &ArrayMeta,
@@ -483,11 +494,11 @@ fn found_or_ranged<'k>(
     chunks: &[(&'k str, &[u64])],
     cache: &IndexCache,
     spares: &Spares,
-) -> Result<(Vec<Prefetched>, Vec<RangedRead<'k>>)> {
-    let mut out: Vec<Prefetched> = chunks.iter().map(|_| Prefetched::Later).collect();
+    each: &mut dyn FnMut(usize, Prefetched),
+) -> Result<Vec<RangedRead<'k>>> {
     // Shards of a rectilinear grid differ in size: their chunks are read one by one.
     if sharding.inner().is_some() || meta.is_rectilinear() {
-        return Ok((out, Vec::new()));
+        return Ok(Vec::new());
     }
     let inner = meta.inner_chunks();
     let n: usize = sharding.units_per_shard().iter().product::<u64>() as usize;
@@ -515,55 +526,65 @@ fn found_or_ranged<'k>(
         .map(|&s| Fetch::Whole(shards[s].0.to_string(), max_shard))
         .collect();
     let mut done = vec![false; shards.len()];
-    for (&s, fetched) in whole.iter().zip(store.fetch_many(&batch, spares)) {
+    let mut failed = Ok(());
+    store.fetch_each(&batch, spares, &mut |w, fetched| {
+        let s = whole[w];
         let (key, members) = &shards[s];
-        let bytes = match fetched? {
-            Fetched::Whole(Some(bytes)) => bytes,
-            Fetched::Whole(None) => {
-                for &i in members {
-                    out[i] = Prefetched::Missing;
+        let answer = fetched.and_then(|fetched| {
+            let bytes = match fetched {
+                Fetched::Whole(Some(bytes)) => bytes,
+                Fetched::Whole(None) => {
+                    for &i in members {
+                        each(i, Prefetched::Missing);
+                    }
+                    done[s] = true;
+                    return Ok(());
                 }
-                done[s] = true;
-                continue;
-            }
-            _ => continue,
-        };
-        let size = bytes.len() as u64;
-        if size < len {
-            return Err(Error::Codec(format!(
-                "shard {key:?} is shorter than its index ({size} < {len} bytes)"
-            )));
-        }
-        let at = if sharding.codec.index_at_start {
-            0
-        } else {
-            size - len
-        };
-        let index = top_index(
-            sharding,
-            key,
-            &bytes[at as usize..(at + len) as usize],
-            size,
-            n,
-        )?;
-        let bytes = Arc::new(bytes);
-        for &i in members {
-            let (offset, chunk_len) = index[position(chunks[i].1)];
-            out[i] = if offset == EMPTY {
-                Prefetched::Missing
-            } else {
-                Prefetched::Within(
-                    bytes.clone(),
-                    offset as usize..(offset + chunk_len) as usize,
-                )
+                _ => return Ok(()),
             };
-        }
-        // The index serves the rest of this call (no version came with the whole read).
-        cache.put(key, None, WHOLE, Some(index))?;
-        done[s] = true;
-    }
+            let size = bytes.len() as u64;
+            if size < len {
+                return Err(Error::Codec(format!(
+                    "shard {key:?} is shorter than its index ({size} < {len} bytes)"
+                )));
+            }
+            let at = if sharding.codec.index_at_start {
+                0
+            } else {
+                size - len
+            };
+            let index = top_index(
+                sharding,
+                key,
+                &bytes[at as usize..(at + len) as usize],
+                size,
+                n,
+            )?;
+            let bytes = Arc::new(bytes);
+            for &i in members {
+                let (offset, chunk_len) = index[position(chunks[i].1)];
+                each(
+                    i,
+                    if offset == EMPTY {
+                        Prefetched::Missing
+                    } else {
+                        Prefetched::Within(
+                            bytes.clone(),
+                            offset as usize..(offset + chunk_len) as usize,
+                        )
+                    },
+                );
+            }
+            // The index serves the rest of this call (no version came with the whole read).
+            cache.put(key, None, WHOLE, Some(index))?;
+            done[s] = true;
+            Ok(())
+        });
+        failed = std::mem::replace(&mut failed, Ok(())).and(answer);
+    });
+    failed?;
     if sharding.codec.index_at_start {
-        return Ok((out, Vec::new()));
+        return Ok(Vec::new());
     }
     // Indexes: cached, or read in one batch.
     // Each shard's index and version, and whether that version is known current.
@@ -629,7 +650,7 @@ fn found_or_ranged<'k>(
         };
         let Some(index) = index else {
             for &i in members {
-                out[i] = Prefetched::Missing;
+                each(i, Prefetched::Missing);
             }
             continue;
         };
@@ -640,7 +661,7 @@ fn found_or_ranged<'k>(
             if offset == EMPTY {
                 // Not stored, if the index is known current; else left to read_inner.
                 if *fresh {
-                    out[i] = Prefetched::Missing;
+                    each(i, Prefetched::Missing);
                 }
             } else if size <= max {
                 ranges.push((offset, size));
@@ -660,7 +681,7 @@ fn found_or_ranged<'k>(
             });
         }
     }
-    Ok((out, reads))
+    Ok(reads)
 }
 
 /// The number of chunks of the (top-level) shard holding the chunk at `at` (inner chunk

@@ -300,7 +300,7 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     }
     /// How many reads this store serves best at once: 1 for local stores (the worker pool
     /// reads them), more for object stores, whose requests wait on the network: region
-    /// reads then fetch many chunks with [`Store::fetch_many`] while the pool decodes.
+    /// reads then fetch many chunks with [`Store::fetch_each`] while the pool decodes.
     fn concurrency(&self) -> usize {
         1
     }
@@ -325,8 +325,9 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     }
     /// Runs a batch of reads as [`Store::fetch_many`] does, handing each outcome (with its
     /// position in the batch) to `each` as soon as it is known, so that the caller can use
-    /// the first reads while the last are in flight. Stores hand them on in order once all
-    /// are read unless they do better.
+    /// the first reads while the last are in flight; each read is handed on once. Stores
+    /// hand them on in order once all are read unless they do better (a store whose
+    /// `fetch_many` calls `fetch_each` must implement `fetch_each`).
     fn fetch_each(
         &self,
         batch: &[Fetch],

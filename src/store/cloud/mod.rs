@@ -292,6 +292,10 @@ impl CloudStore {
                         self.place(key),
                         deadline.as_secs()
                     ))),
+                    // A panic: named with the request's key.
+                    Err(Error::Internal(m)) => {
+                        Err(Error::Internal(format!("{}: {m}", self.place(key))))
+                    }
                     Err(e) => Err(e),
                 },
             )
@@ -643,6 +647,14 @@ impl Store for CloudStore {
             Tail(usize),
             Ranges(usize, u64, Vec<usize>),
         }
+        impl Slot {
+            /// The batch entry the answer goes to.
+            fn read(&self) -> usize {
+                match self {
+                    Slot::Whole(i) | Slot::Tail(i) | Slot::Ranges(i, ..) => *i,
+                }
+            }
+        }
         let store = match self.client() {
             Ok(client) => client.store,
             Err(e) => {
@@ -720,8 +732,7 @@ impl Store for CloudStore {
         // Requests still to answer for each read; a read is handed on when none are left.
         let mut waiting = vec![0usize; batch.len()];
         for slot in &slots {
-            let (Slot::Whole(i) | Slot::Tail(i) | Slot::Ranges(i, ..)) = slot;
-            waiting[*i] += 1;
+            waiting[slot.read()] += 1;
         }
         // What the batch could not do is done one by one.
         let finish = |i: usize, result: Option<Result<Fetched>>| match result {
@@ -729,14 +740,12 @@ impl Store for CloudStore {
             Some(result) => result,
             None => self.fetch_one(&batch[i]),
         };
-        for i in (0..batch.len()).filter(|&i| waiting[i] == 0) {
-            each(i, finish(i, results[i].take()));
-        }
+        // Reads without a request, done one by one once the requests are under way.
+        let alone: Vec<usize> = (0..batch.len()).filter(|&i| waiting[i] == 0).collect();
         let mut slots: Vec<Option<Slot>> = slots.into_iter().map(Some).collect();
         self.run_each(jobs, |n, answer| {
             let slot = slots[n].take().expect("one answer per request");
-            let (Slot::Whole(i) | Slot::Tail(i) | Slot::Ranges(i, ..)) = &slot;
-            let i = *i;
+            let i = slot.read();
             match (slot, answer) {
                 (Slot::Whole(i), Ok(Answer::Whole((found, value)))) => {
                     results[i] = Some(Ok(Fetched::Whole(found.map(|_| value))));
@@ -782,12 +791,12 @@ impl Store for CloudStore {
                         }
                     }
                 }
-                (Slot::Whole(i) | Slot::Tail(i) | Slot::Ranges(i, ..), Err(e)) => {
+                (_, Err(e)) => {
                     if !matches!(results[i], Some(Err(_))) {
                         results[i] = Some(Err(e));
                     }
                 }
-                (Slot::Whole(i) | Slot::Tail(i) | Slot::Ranges(i, ..), Ok(_)) => {
+                (_, Ok(_)) => {
                     results[i] = Some(Err(Error::Internal("an answer of another kind".into())));
                 }
             }
@@ -796,6 +805,9 @@ impl Store for CloudStore {
                 each(i, finish(i, results[i].take()));
             }
         });
+        for i in alone {
+            each(i, finish(i, results[i].take()));
+        }
     }
 
     fn get_into(&self, key: &str, buf: &mut Vec<u8>, max_len: u64) -> Result<bool> {
