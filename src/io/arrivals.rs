@@ -1,6 +1,6 @@
 //! The hand-over between the threads that fetch the parts of a region read from an object
 //! store and the workers that decode them: parts are taken in the order they arrive, and
-//! the bytes fetched but not yet decoded are bounded.
+//! the bytes reserved for parts being fetched or waiting to be decoded are bounded.
 
 use super::shard::Prefetched;
 use crate::error::{Error, Result};
@@ -26,12 +26,13 @@ struct State {
     reserved: u64,
     /// Whether the read has ended early: no more is fetched, handed over or taken.
     stopped: bool,
-    /// The first error a fetch met, when one ended the read.
+    /// The first error recorded (of a fetch or of a decoding), when one ended the read.
     failure: Option<Error>,
 }
 
 impl Arrivals {
-    /// Hand-over for a read that keeps at most `budget` bytes fetched and not decoded.
+    /// Hand-over for a read that reserves at most `budget` bytes at once for parts being
+    /// fetched or waiting to be decoded.
     pub(super) fn new(budget: u64) -> Self {
         Arrivals {
             state: Mutex::new(State::default()),
@@ -127,6 +128,21 @@ impl Arrivals {
             Some(error) => Err(error),
             None => Ok(()),
         }
+    }
+
+    /// A guard that stops the read when dropped: on every way out of the read, so that no
+    /// fetcher waits for room that will never come.
+    pub(super) fn stop_on_drop(&self) -> StopOnDrop<'_> {
+        StopOnDrop(self)
+    }
+}
+
+/// Stops the read of its [`Arrivals`] when dropped.
+pub(super) struct StopOnDrop<'a>(&'a Arrivals);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.stop();
     }
 }
 

@@ -518,8 +518,10 @@ const READ_AHEAD_BYTES: u64 = 64 << 20;
 /// of concurrent requests: a whole value per chunk, or (sharded) indexes and then merged
 /// ranges. What was found for each part is handed to `arrivals` as soon as its request
 /// answers, once per part: parts for which `held` is true (their decoded chunk is cached)
-/// are not read and go at once, as [`Prefetched::Later`], as do parts the store's answer
-/// left out. A request that fails ends the read at once ([`Arrivals::fail`]).
+/// are not read and go at once, as [`Prefetched::Later`], and parts the store's answer
+/// left out go so once the batch has answered. A chunk request that fails ends the read at
+/// once ([`Arrivals::fail`]); a sharded batch's error is returned when the batch has
+/// answered.
 fn prefetch(
     store: &dyn Store,
     plan: &Plan,
@@ -911,13 +913,16 @@ pub fn read(
             }
         }
     };
-    std::thread::scope(|scope| {
+    let decoded = std::thread::scope(|scope| {
+        // However the read ends, fetchers still waiting for room return.
+        let _stop = arrivals.stop_on_drop();
         for _ in 0..READ_FETCHERS.min(batches.len()) {
             scope.spawn(fetch_batches);
         }
         // One arrival per part, unless the read stops early. Every part taken gives its
-        // bytes back, even when placing it fails or panics.
-        let decoded = plan.run_count(parts.len(), |buffers, _| {
+        // bytes back, even when placing it fails or panics (a panic stops the read before
+        // it unwinds, since the other workers wait for parts until then).
+        plan.run_count(parts.len(), |buffers, _| {
             let Some((i, fetched)) = arrivals.take() else {
                 return Ok(());
             };
@@ -935,11 +940,10 @@ pub fn read(
                 }
             }
             Ok(())
-        });
-        // Fetchers still waiting for room return (when the pool could not run).
-        arrivals.stop();
-        decoded.and(arrivals.failure())
-    })
+        })
+    });
+    // Read once every fetcher has ended, so that no error recorded late is missed.
+    decoded.and(arrivals.failure())
 }
 
 /// Builds the new content of the chunk of `part`: the caller's elements merged over

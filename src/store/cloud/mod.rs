@@ -211,6 +211,14 @@ impl CloudStore {
         }
     }
 
+    /// An internal error of the request for `key` (a panic), named with the key.
+    fn with_key(&self, key: &str, error: Error) -> Error {
+        match error {
+            Error::Internal(m) => Error::Internal(format!("{}: {m}", self.place(key))),
+            other => other,
+        }
+    }
+
     /// Runs one operation (`make` builds its future from the client) within the request
     /// limit and the time allowed, and waits for it.
     fn run<T, F, Fut>(&self, key: &str, make: F) -> Result<T>
@@ -227,7 +235,8 @@ impl CloudStore {
         let outcome = runtime::block_on(async move {
             let _permit = limit.acquire_owned().await;
             tokio::time::timeout(deadline, future).await
-        })?;
+        })
+        .map_err(|e| self.with_key(key, e))?;
         match outcome {
             Ok(Ok(value)) => Ok(value),
             Ok(Err(Failure::Store(e))) => Err(self.os_error(key, e)),
@@ -292,11 +301,7 @@ impl CloudStore {
                         self.place(key),
                         deadline.as_secs()
                     ))),
-                    // A panic: named with the request's key.
-                    Err(Error::Internal(m)) => {
-                        Err(Error::Internal(format!("{}: {m}", self.place(key))))
-                    }
-                    Err(e) => Err(e),
+                    Err(e) => Err(self.with_key(key, e)),
                 },
             )
         });
@@ -740,20 +745,20 @@ impl Store for CloudStore {
             Some(result) => result,
             None => self.fetch_one(&batch[i]),
         };
-        // Reads without a request, done one by one once the requests are under way.
+        // Reads without a request, done one by one once the requests have answered.
         let alone: Vec<usize> = (0..batch.len()).filter(|&i| waiting[i] == 0).collect();
         let mut slots: Vec<Option<Slot>> = slots.into_iter().map(Some).collect();
         self.run_each(jobs, |n, answer| {
             let slot = slots[n].take().expect("one answer per request");
             let i = slot.read();
             match (slot, answer) {
-                (Slot::Whole(i), Ok(Answer::Whole((found, value)))) => {
+                (Slot::Whole(_), Ok(Answer::Whole((found, value)))) => {
                     results[i] = Some(Ok(Fetched::Whole(found.map(|_| value))));
                 }
-                (Slot::Tail(i), Ok(Answer::Tail(tail))) => {
+                (Slot::Tail(_), Ok(Answer::Tail(tail))) => {
                     results[i] = Some(Ok(Fetched::Tail(tail)));
                 }
-                (Slot::Ranges(i, start, members), Ok(Answer::Part(part))) => {
+                (Slot::Ranges(_, start, members), Ok(Answer::Part(part))) => {
                     let Fetch::Ranges(_, ranges, _) = &batch[i] else {
                         unreachable!("a range slot belongs to a range fetch")
                     };
