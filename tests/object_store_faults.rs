@@ -214,19 +214,15 @@ fn a_chunk_that_fails_ends_a_read_of_many_batches_with_its_error() {
         assert!(start.elapsed() < Duration::from_secs(20), "{read:?}");
         read.map(|()| back)
     };
-    for (name, shards) in [("chunks", None), ("shards", Some(vec![32, 32]))] {
-        let mut builder = ArrayBuilder::new(vec![128, 64], ElementType::UInt8);
-        builder.zarr_format(3).unwrap();
-        builder.chunks(vec![8, 8]);
-        if let Some(shards) = shards {
-            builder.shard_shape(shards);
-        }
-        let array = builder
-            .create(store.clone(), name, Mode::Overwrite)
-            .unwrap();
-        array
-            .write(&[0, 0], &[128, 64], ElementType::UInt8, Order::C, &data)
-            .unwrap();
+    for (name, shards) in [("chunks", None), ("shards", Some([32, 32]))] {
+        let array = bytes_array(
+            &store,
+            name,
+            &[128, 64],
+            &[8, 8],
+            shards.as_ref().map(|s| &s[..]),
+            &data,
+        );
         assert!(read_all(&array).unwrap() == data, "{name}");
 
         // A request the server refuses, late in the read.

@@ -1,6 +1,8 @@
 //! Region I/O against a dense reference: random shapes, chunk shapes, orders, separators
 //! and regions; every write goes to both, every read must match the reference exactly.
 
+mod common;
+
 use serde_json::json;
 use std::sync::Arc;
 use zarr::dtype::ElementType;
@@ -423,19 +425,15 @@ fn read_through_a_forgetful_store() {
     let data: Vec<u8> = (0..96u32 * 80).map(|i| (i % 249) as u8 + 1).collect();
     // Shards of four chunks: batches of sixteen chunks hold four shards, so the whole-shard
     // reads and the ranged reads of a batch are several reads each.
-    for (name, shards) in [("chunks", None), ("shards", Some(vec![16, 20]))] {
-        let mut builder = ArrayBuilder::new(vec![96, 80], ElementType::UInt8);
-        builder.zarr_format(3).unwrap();
-        builder.chunks(vec![8, 10]);
-        if let Some(shards) = shards {
-            builder.shard_shape(shards);
-        }
-        let array = builder
-            .create(store.clone(), name, Mode::Overwrite)
-            .unwrap();
-        array
-            .write(&[0, 0], &[96, 80], ElementType::UInt8, Order::C, &data)
-            .unwrap();
+    for (name, shards) in [("chunks", None), ("shards", Some([16, 20]))] {
+        let array = common::bytes_array(
+            &store,
+            name,
+            &[96, 80],
+            &[8, 10],
+            shards.as_ref().map(|s| &s[..]),
+            &data,
+        );
         // Cleared, so that a part left unwritten shows.
         let mut back = vec![0u8; data.len()];
         array

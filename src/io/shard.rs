@@ -437,21 +437,17 @@ pub(crate) fn read_inner_batch(
             each(i, found);
         }
     };
-    let reads = found_or_ranged(store, meta, sharding, chunks, cache, spares, &mut hand)?;
+    let (batch, reads) = found_or_ranged(store, meta, sharding, chunks, cache, spares, &mut hand)?;
     // The chunks no request reads are read one by one.
     let mut ranged = vec![false; chunks.len()];
-    for read in &reads {
-        for &i in &read.chunks {
+    for (_, reading) in &reads {
+        for &i in reading {
             ranged[i] = true;
         }
     }
     for i in (0..chunks.len()).filter(|&i| !ranged[i]) {
         hand(i, Prefetched::Later);
     }
-    let (batch, reads): (Vec<Fetch>, Vec<(&str, Vec<usize>)>) = reads
-        .into_iter()
-        .map(|read| (read.fetch, (read.shard, read.chunks)))
-        .unzip();
     let mut failed = Ok(());
     store.fetch_each(&batch, spares, &mut |r, fetched| {
         let (shard, chunks) = &reads[r];
@@ -476,17 +472,13 @@ pub(crate) fn read_inner_batch(
     Ok(())
 }
 
-/// One request of [`read_inner_batch`] for ranges of a shard: the read, the shard's key
-/// and the chunks (by position) whose ranges it reads, in order.
-struct RangedRead<'k> {
-    fetch: Fetch,
-    shard: &'k str,
-    chunks: Vec<usize>,
-}
+/// The ranged reads of a batch, one per request, and for each its shard's key and the
+/// chunks (by position) whose ranges it reads, in order.
+type RangedReads<'k> = (Vec<Fetch>, Vec<(&'k str, Vec<usize>)>);
 
 /// The first steps of [`read_inner_batch`]: hands on to `each` what is found for chunks
 /// without a ranged read (whole shards read, chunks not stored), and returns the ranged
-/// reads that remain, one per request.
+/// reads that remain.
 fn found_or_ranged<'k>(
     store: &dyn Store,
     meta: &ArrayMeta,
@@ -495,10 +487,10 @@ fn found_or_ranged<'k>(
     cache: &IndexCache,
     spares: &Spares,
     each: &mut dyn FnMut(usize, Prefetched),
-) -> Result<Vec<RangedRead<'k>>> {
+) -> Result<RangedReads<'k>> {
     // Shards of a rectilinear grid differ in size: their chunks are read one by one.
     if sharding.inner().is_some() || meta.is_rectilinear() {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), Vec::new()));
     }
     let inner = meta.inner_chunks();
     let n: usize = sharding.units_per_shard().iter().product::<u64>() as usize;
@@ -584,7 +576,7 @@ fn found_or_ranged<'k>(
     });
     failed?;
     if sharding.codec.index_at_start {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), Vec::new()));
     }
     // Indexes: cached, or read in one batch.
     // Each shard's index and version, and whether that version is known current.
@@ -643,7 +635,7 @@ fn found_or_ranged<'k>(
     // request, and each request is a read of its own, so that its chunks can be used as
     // soon as it answers.
     let max = meta.max_encoded_chunk_len();
-    let mut reads = Vec::new();
+    let (mut fetches, mut reads) = (Vec::new(), Vec::new());
     for (s, (key, members)) in shards.iter().enumerate() {
         let Some((index, version, fresh)) = &indexes[s] else {
             continue;
@@ -670,18 +662,15 @@ fn found_or_ranged<'k>(
             // Longer than any valid encoding: left to read_inner, which says so.
         }
         for (_, _, group) in merge_ranges(&ranges, MERGE_GAP, MERGED_MAX) {
-            reads.push(RangedRead {
-                fetch: Fetch::Ranges(
-                    key.to_string(),
-                    group.iter().map(|&m| ranges[m]).collect(),
-                    version.clone(),
-                ),
-                shard: key,
-                chunks: group.iter().map(|&m| reading[m]).collect(),
-            });
+            fetches.push(Fetch::Ranges(
+                key.to_string(),
+                group.iter().map(|&m| ranges[m]).collect(),
+                version.clone(),
+            ));
+            reads.push((*key, group.iter().map(|&m| reading[m]).collect()));
         }
     }
-    Ok(reads)
+    Ok((fetches, reads))
 }
 
 /// The number of chunks of the (top-level) shard holding the chunk at `at` (inner chunk

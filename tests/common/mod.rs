@@ -19,6 +19,39 @@ use std::time::{Duration, Instant};
 use zarr::node::Mode;
 use zarr::store::{open_url, Store};
 
+/// A Zarr v3 array of bytes named `name` in `store`, of `shape` in chunks of `chunks`
+/// (inside shards of `shards` when given), with `data` written to the whole of it.
+pub fn bytes_array(
+    store: &Arc<dyn Store>,
+    name: &str,
+    shape: &[u64],
+    chunks: &[u64],
+    shards: Option<&[u64]>,
+    data: &[u8],
+) -> zarr::node::Array {
+    let mut builder =
+        zarr::node::ArrayBuilder::new(shape.to_vec(), zarr::dtype::ElementType::UInt8);
+    builder.zarr_format(3).unwrap();
+    builder.chunks(chunks.to_vec());
+    if let Some(shards) = shards {
+        builder.shard_shape(shards.to_vec());
+    }
+    let array = builder
+        .create(store.clone(), name, Mode::Overwrite)
+        .unwrap();
+    let origin = vec![0; shape.len()];
+    array
+        .write(
+            &origin,
+            shape,
+            zarr::dtype::ElementType::UInt8,
+            zarr::meta::Order::C,
+            data,
+        )
+        .unwrap();
+    array
+}
+
 /// Every file below `dir`.
 pub fn files_below(dir: &Path) -> Vec<PathBuf> {
     let mut files = Vec::new();
