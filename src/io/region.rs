@@ -730,19 +730,14 @@ pub fn read(
         };
         scatter(&buffers.part, &hit).map(|()| true)
     };
-    // Decodes a part's stored bytes (if `found`) into the caller's buffer (and the cache).
-    let place = |buffers: &mut Buffers, found: bool| -> Result<()> {
-        let Buffers {
-            part,
-            key,
-            raw,
-            work,
-        } = buffers;
+    // Decodes a part's stored bytes (the fill value when not stored) into the caller's
+    // buffer (and the cache), with `work` as the work buffers.
+    let place = |part: &Part, key: &str, work: &mut ChunkWork, stored: Option<&[u8]>| {
         let dst = Layout {
             offset: part.buf_offset,
             strides: buf_strides,
         };
-        if !found {
+        let Some(raw) = stored else {
             // SAFETY: parts cover disjoint elements of the caller's buffer.
             return unsafe {
                 copy::fill_raw(&part.extent, pattern, out.as_mut_ptr(), out.len(), &dst)
@@ -755,14 +750,7 @@ pub fn read(
         {
             // SAFETY: this part's elements are one run that no other part touches.
             let target = unsafe { out.slice_mut(part.buf_offset * elem, chunk_bytes)? };
-            decode_chunk(
-                meta,
-                &key.as_str(),
-                &part.index,
-                raw,
-                target,
-                &mut work.scratch,
-            )?;
+            decode_chunk(meta, &key, &part.index, raw, target, &mut work.scratch)?;
             if swap {
                 swap_bytes(target, meta.dtype.swap_unit());
             }
@@ -776,7 +764,7 @@ pub fn read(
             try_resize(&mut work.chunk, chunk_bytes, "a decoded chunk")?;
             decode_chunk(
                 meta,
-                &key.as_str(),
+                &key,
                 &part.index,
                 raw,
                 &mut work.chunk,
@@ -822,7 +810,13 @@ pub fn read(
         return plan.run_list(&parts, |buffers, _| {
             plan.key_of(&buffers.part.index, &mut buffers.key);
             let found = fetch(buffers)?;
-            place(buffers, found)
+            let Buffers {
+                part,
+                key,
+                raw,
+                work,
+            } = buffers;
+            place(part, key, work, found.then_some(raw.as_slice()))
         });
     }
     // The buffers of decoded chunks are filled again by the chunks fetched after them (a
@@ -834,23 +828,37 @@ pub fn read(
         if from_cache(buffers)? {
             return Ok(());
         }
-        let found = match fetched {
+        let Buffers {
+            part,
+            key,
+            raw,
+            work,
+        } = buffers;
+        match fetched {
             Prefetched::Bytes(bytes) => {
-                spares.give(std::mem::replace(&mut buffers.raw, bytes));
-                true
+                spares.give(std::mem::replace(raw, bytes));
+                place(part, key, work, Some(raw))
             }
-            Prefetched::Within(shard, range) => {
-                buffers.raw.clear();
-                buffers.raw.extend_from_slice(&shard[range]);
-                if let Some(bytes) = std::sync::Arc::into_inner(shard) {
+            // Decoded from the shared buffer where it lies; the last of its chunks to be
+            // placed gives the buffer back.
+            Prefetched::Within(shared, range) => {
+                let placed = place(part, key, work, Some(&shared[range]));
+                if let Some(bytes) = std::sync::Arc::into_inner(shared) {
                     spares.give(bytes);
                 }
-                true
+                placed
             }
-            Prefetched::Missing => false,
-            Prefetched::Later => fetch(buffers)?,
-        };
-        place(buffers, found)
+            Prefetched::Missing => place(part, key, work, None),
+            Prefetched::Later => {
+                let found = fetch(buffers)?;
+                place(
+                    &buffers.part,
+                    &buffers.key,
+                    &mut buffers.work,
+                    found.then_some(&buffers.raw),
+                )
+            }
+        }
     };
     if store.concurrency() <= 1 {
         // Local files in batches (a shard's together, unless it is larger than a batch):

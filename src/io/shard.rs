@@ -398,7 +398,7 @@ pub enum Prefetched {
     Bytes(Vec<u8>),
     /// The chunk's encoded bytes, a range of a buffer other chunks share: a whole shard
     /// read once for all its chunks, or one request's answer to several merged ranges
-    /// (copied out by the worker that decodes it, into its own buffer).
+    /// (each chunk decoded from where it lies).
     Within(Arc<Vec<u8>>, std::ops::Range<usize>),
     /// The chunk is not stored.
     Missing,
