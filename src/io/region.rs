@@ -194,7 +194,8 @@ pub(super) struct Part {
 }
 
 /// A worker's reusable state for one call: the part it works on, the chunk's key, its
-/// stored bytes as read, one decoded chunk and the codec stages' buffers.
+/// stored bytes as read (unless they lie in an answer other chunks share), one decoded
+/// chunk and the codec stages' buffers.
 #[derive(Debug, Default)]
 struct Buffers {
     part: Part,
@@ -508,7 +509,8 @@ const READ_FETCHERS: usize = 8;
 
 /// The most bytes of chunks of a region read from an object store in batches started and
 /// not yet decoded, counted at their largest encoded size (more when three of the largest
-/// batches take more, so that fetching and decoding overlap).
+/// batches take more, so that fetching and decoding overlap). An answer several chunks
+/// share (at most 2 MiB, or a shard read whole) is kept until its last chunk is decoded.
 const READS_IN_FLIGHT_BYTES: u64 = 40 << 20;
 
 /// How far ahead of the decoding a read of local files asks the kernel to read them in.
