@@ -782,6 +782,15 @@ pub fn read(
         };
         scatter(part, decoded)
     };
+    // Places a part from the stored bytes read into the worker's buffer (if `found`).
+    let place_read = |buffers: &mut Buffers, found: bool| {
+        place(
+            &buffers.part,
+            &buffers.key,
+            &mut buffers.work,
+            found.then_some(&buffers.raw),
+        )
+    };
     // With the cache on, the parts it holds are copied out first, in the calling thread (a
     // read the cache serves whole needs no worker); the others are read below.
     let parts: Vec<usize> = match started {
@@ -812,13 +821,7 @@ pub fn read(
         return plan.run_list(&parts, |buffers, _| {
             plan.key_of(&buffers.part.index, &mut buffers.key);
             let found = fetch(buffers)?;
-            let Buffers {
-                part,
-                key,
-                raw,
-                work,
-            } = buffers;
-            place(part, key, work, found.then_some(raw.as_slice()))
+            place_read(buffers, found)
         });
     }
     // The buffers of decoded chunks are filled again by the chunks fetched after them (a
@@ -830,35 +833,29 @@ pub fn read(
         if from_cache(buffers)? {
             return Ok(());
         }
-        let Buffers {
-            part,
-            key,
-            raw,
-            work,
-        } = buffers;
         match fetched {
             Prefetched::Bytes(bytes) => {
-                spares.give(std::mem::replace(raw, bytes));
-                place(part, key, work, Some(raw))
+                spares.give(std::mem::replace(&mut buffers.raw, bytes));
+                place_read(buffers, true)
             }
             // Decoded from the shared buffer where it lies; the last of its chunks to be
             // placed gives the buffer back.
             Prefetched::Within(shared, range) => {
-                let placed = place(part, key, work, Some(&shared[range]));
+                let placed = place(
+                    &buffers.part,
+                    &buffers.key,
+                    &mut buffers.work,
+                    Some(&shared[range]),
+                );
                 if let Some(bytes) = std::sync::Arc::into_inner(shared) {
                     spares.give(bytes);
                 }
                 placed
             }
-            Prefetched::Missing => place(part, key, work, None),
+            Prefetched::Missing => place_read(buffers, false),
             Prefetched::Later => {
                 let found = fetch(buffers)?;
-                place(
-                    &buffers.part,
-                    &buffers.key,
-                    &mut buffers.work,
-                    found.then_some(&buffers.raw),
-                )
+                place_read(buffers, found)
             }
         }
     };
