@@ -442,22 +442,45 @@ fn read_through_a_forgetful_store() {
         assert!(back == data, "{name}");
         // Regions taking some chunks of each shard: ranged reads.
         for (start, count) in [([7, 9], [50, 33]), ([0, 15], [96, 10])] {
-            let mut part = vec![0u8; count[0] * count[1]];
-            array
-                .read(
-                    &[start[0] as u64, start[1] as u64],
-                    &[count[0] as u64, count[1] as u64],
-                    ElementType::UInt8,
-                    Order::C,
-                    &mut part,
-                )
-                .unwrap();
-            let expected: Vec<u8> = (start[0]..start[0] + count[0])
-                .flat_map(|r| data[r * 80 + start[1]..r * 80 + start[1] + count[1]].to_vec())
-                .collect();
-            assert!(part == expected, "{name}, {count:?} at {start:?}");
+            let part = read_rows(&array, ElementType::UInt8, start, count);
+            assert!(
+                part == rows_of(&data, 80, 1, start, count),
+                "{name}, {count:?} at {start:?}"
+            );
         }
     }
+}
+
+/// The `count` region at `start` of a 2-d array, read as `elem` in C order.
+fn read_rows(array: &Array, elem: ElementType, start: [usize; 2], count: [usize; 2]) -> Vec<u8> {
+    let mut part = vec![0u8; count[0] * count[1] * elem.size()];
+    array
+        .read(
+            &[start[0] as u64, start[1] as u64],
+            &[count[0] as u64, count[1] as u64],
+            elem,
+            Order::C,
+            &mut part,
+        )
+        .unwrap();
+    part
+}
+
+/// The `count` region at `start` of `data`, a C-order 2-d array of `columns` items of
+/// `item` bytes per row.
+fn rows_of(
+    data: &[u8],
+    columns: usize,
+    item: usize,
+    start: [usize; 2],
+    count: [usize; 2],
+) -> Vec<u8> {
+    (start[0]..start[0] + count[0])
+        .flat_map(|r| {
+            &data[(r * columns + start[1]) * item..(r * columns + start[1] + count[1]) * item]
+        })
+        .copied()
+        .collect()
 }
 
 /// Chunks decoded from answers several chunks share (a shard read whole, for a full read)
@@ -502,21 +525,11 @@ fn batched_sharded_reads_of_big_endian_chunks_are_exact_with_and_without_the_cac
                     )
                     .unwrap();
                 assert!(back == data, "{name}, cache {cache}");
-                let (start, count) = ([7u64, 9u64], [50usize, 33usize]);
-                let mut part = vec![0u8; count[0] * count[1] * 8];
-                reader
-                    .read(
-                        &start,
-                        &[count[0] as u64, count[1] as u64],
-                        ElementType::Float64,
-                        Order::C,
-                        &mut part,
-                    )
-                    .unwrap();
-                let expected: Vec<u8> = (7..7 + count[0])
-                    .flat_map(|r| data[(r * 80 + 9) * 8..(r * 80 + 9 + count[1]) * 8].to_vec())
-                    .collect();
-                assert!(part == expected, "{name}, cache {cache}: region");
+                let part = read_rows(&reader, ElementType::Float64, [7, 9], [50, 33]);
+                assert!(
+                    part == rows_of(&data, 80, 8, [7, 9], [50, 33]),
+                    "{name}, cache {cache}: region"
+                );
             }
         }
     }
