@@ -1,6 +1,8 @@
 //! The hand-over between the threads that fetch the parts of a region read from an object
 //! store and the workers that decode them: parts are taken in the order they arrive, and
-//! the bytes reserved for parts being fetched or waiting to be decoded are bounded.
+//! the bytes reserved for parts being fetched or waiting to be decoded are bounded. A part
+//! reserves what it may hold before its request starts (its length when known, else the
+//! most it may take) and counts, once it arrives, at what it holds.
 
 use super::shard::Prefetched;
 use crate::error::{Error, Result};
@@ -20,8 +22,9 @@ pub(super) struct Arrivals {
 
 #[derive(Default)]
 struct State {
-    /// Arrived parts: their numbers and what was fetched for each.
-    queue: VecDeque<(usize, Prefetched)>,
+    /// Arrived parts: their numbers, what was fetched for each and the bytes still reserved
+    /// for it.
+    queue: VecDeque<(usize, Prefetched, u64)>,
     /// Bytes reserved by fetches started and not yet given back by the decoding.
     reserved: u64,
     /// Whether the read has ended early: no more is fetched, handed over or taken.
@@ -71,16 +74,30 @@ impl Arrivals {
     /// Gives back `bytes` of a reservation (a part decoded).
     pub(super) fn release(&self, bytes: u64) {
         let mut state = self.state();
-        state.reserved = state.reserved.saturating_sub(bytes);
-        self.room.notify_all();
+        self.release_with(&mut state, bytes);
     }
 
-    /// Hands over what was fetched for part number `part` (dropped once the read has
-    /// stopped).
-    pub(super) fn arrive(&self, part: usize, fetched: Prefetched) {
+    fn release_with(&self, state: &mut State, bytes: u64) {
+        if bytes > 0 {
+            state.reserved = state.reserved.saturating_sub(bytes);
+            self.room.notify_all();
+        }
+    }
+
+    /// Hands over what was fetched for part number `part`, for which `reserved` bytes were
+    /// reserved: from now on it counts at the bytes it holds (what it does not hold is given
+    /// back, what it holds beyond is added) until [`Arrivals::release`] (dropped once the
+    /// read has stopped).
+    pub(super) fn arrive(&self, part: usize, fetched: Prefetched, reserved: u64) {
         let mut state = self.state();
         if !state.stopped {
-            state.queue.push_back((part, fetched));
+            let held = fetched.held_len().unwrap_or(reserved);
+            if held > reserved {
+                state.reserved = state.reserved.saturating_add(held - reserved);
+            } else {
+                self.release_with(&mut state, reserved - held);
+            }
+            state.queue.push_back((part, fetched, held));
             self.arrived.notify_one();
         }
     }
@@ -105,8 +122,9 @@ impl Arrivals {
         self.stop_with(&mut state);
     }
 
-    /// The next part to arrive, waiting for it; `None` once the read has stopped.
-    pub(super) fn take(&self) -> Option<(usize, Prefetched)> {
+    /// The next part to arrive and the bytes reserved for it, waiting for it; `None` once
+    /// the read has stopped.
+    pub(super) fn take(&self) -> Option<(usize, Prefetched, u64)> {
         let mut state = self.state();
         loop {
             if state.stopped {
@@ -182,17 +200,48 @@ mod tests {
         std::thread::scope(|scope| {
             scope.spawn(|| {
                 std::thread::sleep(Duration::from_millis(20));
-                arrivals.arrive(7, Prefetched::Missing);
-                arrivals.arrive(3, Prefetched::Bytes(vec![1, 2]));
+                arrivals.arrive(7, Prefetched::Missing, 0);
+                arrivals.arrive(3, Prefetched::Bytes(vec![1, 2]), 2);
             });
-            assert!(matches!(arrivals.take(), Some((7, Prefetched::Missing))));
-            assert!(matches!(arrivals.take(), Some((3, Prefetched::Bytes(b))) if b == [1, 2]));
+            assert!(matches!(arrivals.take(), Some((7, Prefetched::Missing, 0))));
+            assert!(matches!(arrivals.take(), Some((3, Prefetched::Bytes(b), 2)) if b == [1, 2]));
         });
         // Stopped without an error: nothing more is taken, and nothing failed.
         arrivals.stop();
-        arrivals.arrive(1, Prefetched::Missing);
+        arrivals.arrive(1, Prefetched::Missing, 0);
         assert!(arrivals.take().is_none());
         assert!(arrivals.failure().is_ok());
+    }
+
+    #[test]
+    fn an_arrival_counts_at_the_bytes_it_holds() {
+        let arrivals = Arrivals::new(10);
+        assert!(arrivals.reserve(4));
+        assert!(arrivals.reserve(6));
+        // Reserved at 4, it holds 2: 2 are given back (8 reserved).
+        arrivals.arrive(0, Prefetched::Bytes(vec![1, 2]), 4);
+        // Not read yet: the reservation stays.
+        arrivals.arrive(1, Prefetched::Later, 3);
+        assert!(matches!(arrivals.take(), Some((0, _, 2))));
+        assert!(matches!(arrivals.take(), Some((1, _, 3))));
+        assert!(arrivals.reserve(1), "the bytes given back make room");
+        // Reserved at 3, it holds 5: 2 more are counted (11 reserved).
+        arrivals.arrive(2, Prefetched::Bytes(vec![0; 5]), 3);
+        assert!(matches!(arrivals.take(), Some((2, _, 5))));
+        let reserved = AtomicBool::new(false);
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                assert!(arrivals.reserve(1));
+                reserved.store(true, Ordering::SeqCst);
+            });
+            std::thread::sleep(Duration::from_millis(50));
+            assert!(
+                !reserved.load(Ordering::SeqCst),
+                "the bytes held beyond the reservation were not counted"
+            );
+            arrivals.release(2);
+        });
+        assert!(reserved.load(Ordering::SeqCst));
     }
 
     #[test]

@@ -508,9 +508,11 @@ const READ_BATCH_BYTES: u64 = 8 << 20;
 const READ_FETCHERS: usize = 8;
 
 /// The most bytes of chunks of a region read from an object store in batches started and
-/// not yet decoded, counted at their largest encoded size (more when three of the largest
-/// batches take more, so that fetching and decoding overlap). An answer several chunks
-/// share (at most 2 MiB, or a shard read whole) is kept until its last chunk is decoded.
+/// not yet decoded (more when three of the largest batches take more, so that fetching and
+/// decoding overlap). A chunk counts, until it arrives, at its length where a cached shard
+/// index tells it, else at its largest encoded size; once arrived, at its stored length.
+/// An answer several chunks share (at most 2 MiB, or a shard read whole) is kept until its
+/// last chunk is decoded.
 const READS_IN_FLIGHT_BYTES: u64 = 40 << 20;
 
 /// How far ahead of the decoding a read of local files asks the kernel to read them in.
@@ -518,12 +520,14 @@ const READ_AHEAD_BYTES: u64 = 64 << 20;
 
 /// Reads the stored bytes of the parts numbered in `parts` from an object store in one batch
 /// of concurrent requests: a whole value per chunk, or (sharded) indexes and then merged
-/// ranges. What was found for each part is handed to `arrivals` as soon as its request
-/// answers, once per part: parts for which `held` is true (their decoded chunk is cached)
-/// are not read and go at once, as [`Prefetched::Later`], and parts the store's answer
-/// left out go so once the batch has answered. A chunk request that fails ends the read at
-/// once ([`Arrivals::fail`]); a sharded batch's error is returned when the batch has
-/// answered.
+/// ranges. The batch first reserves room in `arrivals` for what its parts may hold (false:
+/// the read stopped before it started): a chunk's length where a cached shard index tells
+/// it, else the largest a chunk may take. What was found for each part is handed to
+/// `arrivals` as soon as its request answers, once per part: parts for which `held` is true
+/// (their decoded chunk is cached) are not read and go at once, as [`Prefetched::Later`],
+/// and parts the store's answer left out go so once the batch has answered. A chunk request
+/// that fails ends the read at once ([`Arrivals::fail`]); a sharded batch's error is
+/// returned when the batch has answered.
 fn prefetch(
     store: &dyn Store,
     plan: &Plan,
@@ -532,30 +536,43 @@ fn prefetch(
     held: &(dyn Fn(&str, &[u64]) -> bool + Sync),
     spares: &Spares,
     arrivals: &Arrivals,
-) -> Result<()> {
+) -> Result<bool> {
     let meta = plan.meta;
+    let max_stored = meta.max_encoded_chunk_len();
     let mut part = Part::default();
     let count = parts.len();
-    let mut handed = vec![false; count];
-    let mut hand = |n: usize, found: Prefetched| {
-        if !std::mem::replace(&mut handed[n], true) {
-            arrivals.arrive(parts[n], found);
-        }
-    };
     let mut keys = Vec::with_capacity(count);
     let mut indices = Vec::with_capacity(count);
     let mut wanted = Vec::with_capacity(count);
+    let mut cached = Vec::new();
+    let mut reserved = vec![0; count];
     for (n, &i) in parts.iter().enumerate() {
         plan.part(i, &mut part);
         let mut key = String::new();
         plan.key_of(&part.index, &mut key);
         if held(&key, &part.index) {
-            hand(n, Prefetched::Later);
+            cached.push(n);
             continue;
         }
+        reserved[n] = meta
+            .sharding()
+            .and_then(|sharding| shard::cached_chunk_len(meta, sharding, shards, &key, &part.index))
+            .unwrap_or(max_stored);
         wanted.push(n);
         keys.push(key);
         indices.push(part.index.clone());
+    }
+    if !arrivals.reserve(reserved.iter().sum()) {
+        return Ok(false);
+    }
+    let mut handed = vec![false; count];
+    let mut hand = |n: usize, found: Prefetched| {
+        if !std::mem::replace(&mut handed[n], true) {
+            arrivals.arrive(parts[n], found, reserved[n]);
+        }
+    };
+    for n in cached {
+        hand(n, Prefetched::Later);
     }
     match meta.sharding() {
         Some(sharding) => {
@@ -575,8 +592,10 @@ fn prefetch(
             )?;
         }
         None => {
-            let max = meta.max_encoded_chunk_len();
-            let batch: Vec<Fetch> = keys.into_iter().map(|k| Fetch::Whole(k, max)).collect();
+            let batch: Vec<Fetch> = keys
+                .into_iter()
+                .map(|k| Fetch::Whole(k, max_stored))
+                .collect();
             store.fetch_each(&batch, spares, &mut |w, fetched| match fetched {
                 Ok(Fetched::Whole(Some(bytes))) => hand(wanted[w], Prefetched::Bytes(bytes)),
                 Ok(Fetched::Whole(None)) => hand(wanted[w], Prefetched::Missing),
@@ -585,10 +604,11 @@ fn prefetch(
             });
         }
     }
+    // Parts the store's answer left out.
     for n in 0..count {
         hand(n, Prefetched::Later);
     }
-    Ok(())
+    Ok(true)
 }
 
 /// Asks `store` to read ahead the objects holding the parts numbered `parts` that are
@@ -903,14 +923,12 @@ pub fn read(
         let Some(batch) = batches.get(b) else {
             return;
         };
-        if !arrivals.reserve((batch.len() as u64).saturating_mul(max_stored)) {
-            return;
-        }
         let fetched = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             prefetch(store, plan, batch, shards, &held, spares, &arrivals)
         }));
         match fetched {
-            Ok(Ok(())) => {}
+            Ok(Ok(true)) => {}
+            Ok(Ok(false)) => return,
             Ok(Err(e)) => return arrivals.fail(e),
             Err(panic) => {
                 return arrivals.fail(Error::Internal(format!(
@@ -930,14 +948,14 @@ pub fn read(
         // bytes back, even when placing it fails or panics (a panic stops the read before
         // it unwinds, since the other workers wait for parts until then).
         plan.run_count(parts.len(), |buffers, _| {
-            let Some((i, fetched)) = arrivals.take() else {
+            let Some((i, fetched, reserved)) = arrivals.take() else {
                 return Ok(());
             };
             plan.part(i, &mut buffers.part);
             let placed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 use_fetched(buffers, fetched)
             }));
-            arrivals.release(max_stored);
+            arrivals.release(reserved);
             match placed {
                 Ok(Ok(())) => {}
                 Ok(Err(e)) => arrivals.fail(e),

@@ -184,6 +184,20 @@ impl IndexCache {
         Ok(())
     }
 
+    /// The stored length of the chunk at `position` (C order) of the shard at `key` by its
+    /// cached whole-shard index, whatever version that is (0: not stored); `None` when no
+    /// such index is cached.
+    fn chunk_len(&self, key: &str, position: usize) -> Option<u64> {
+        let state = self.state().ok()?;
+        match state.shards.get(key)?.views.get(&WHOLE)? {
+            None => Some(0),
+            Some(index) => {
+                let &(offset, len) = index.get(position)?;
+                Some(if offset == EMPTY { 0 } else { len })
+            }
+        }
+    }
+
     /// Notes that a read of the cached version of the shard at `key` succeeded in this call.
     fn confirm(&self, key: &str) -> Result<()> {
         if let Some(shard) = self.state()?.shards.get_mut(key) {
@@ -404,6 +418,37 @@ pub enum Prefetched {
     Missing,
     /// Not read here: [`read_inner`] reads it.
     Later,
+}
+
+impl Prefetched {
+    /// The stored bytes it holds for its chunk until the chunk is decoded; `None` for
+    /// [`Prefetched::Later`], whose bytes are read when it is decoded.
+    pub(crate) fn held_len(&self) -> Option<u64> {
+        match self {
+            Prefetched::Bytes(bytes) => Some(bytes.len() as u64),
+            Prefetched::Within(_, range) => Some(range.len() as u64),
+            Prefetched::Missing => Some(0),
+            Prefetched::Later => None,
+        }
+    }
+}
+
+/// The stored length of the inner chunk at `at` (inner chunk grid) of the shard at `key`
+/// by the shard's index in `cache` (0: not stored), known before the chunk is read; `None`
+/// when no index of the shard is cached, or when [`read_inner_batch`] reads its chunks one
+/// by one (nested shards, rectilinear grids). The shard may have changed since: an
+/// estimate of what a read of it holds, not a bound.
+pub(crate) fn cached_chunk_len(
+    meta: &ArrayMeta,
+    sharding: ShardLevel<'_>,
+    cache: &IndexCache,
+    key: &str,
+    at: &[u64],
+) -> Option<u64> {
+    if sharding.inner().is_some() || meta.is_rectilinear() {
+        return None;
+    }
+    cache.chunk_len(key, position_in_shard(sharding, meta.inner_chunks(), at))
 }
 
 /// Reads the encoded bytes of many inner chunks (each its shard's key and its index in the
@@ -1151,7 +1196,28 @@ pub fn assemble<T: AsRef<[u8]>>(
 
 #[cfg(test)]
 mod tests {
-    use super::morton_order;
+    use super::{morton_order, IndexCache, EMPTY, WHOLE};
+    use std::sync::Arc;
+
+    #[test]
+    fn cached_indexes_tell_chunk_lengths_before_a_read() {
+        let cache = IndexCache::default();
+        let index = Arc::new(vec![(0, 10), (EMPTY, EMPTY), (10, 5)]);
+        cache.put("s", None, WHOLE, Some(index.clone())).unwrap();
+        cache.put("gone", None, WHOLE, None).unwrap();
+        cache.put("nested", None, (0, 15), Some(index)).unwrap();
+        assert_eq!(cache.chunk_len("s", 0), Some(10));
+        assert_eq!(cache.chunk_len("s", 1), Some(0), "a chunk not stored");
+        assert_eq!(cache.chunk_len("s", 2), Some(5));
+        assert_eq!(cache.chunk_len("s", 3), None, "beyond the index");
+        assert_eq!(cache.chunk_len("gone", 0), Some(0), "a shard not stored");
+        assert_eq!(
+            cache.chunk_len("nested", 0),
+            None,
+            "only a nested shard's index"
+        );
+        assert_eq!(cache.chunk_len("other", 0), None, "nothing cached");
+    }
 
     #[test]
     fn morton_order_matches_zarr_python() {
