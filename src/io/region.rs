@@ -557,12 +557,12 @@ fn prefetch(
         reserved[n] = meta
             .sharding()
             .and_then(|sharding| shard::cached_chunk_len(meta, sharding, shards, &key, &part.index))
-            .unwrap_or(max_stored);
+            .map_or(max_stored, |len| len.min(max_stored));
         wanted.push(n);
         keys.push(key);
         indices.push(part.index.clone());
     }
-    if !arrivals.reserve(reserved.iter().sum()) {
+    if !arrivals.reserve(reserved.iter().fold(0, |sum, &n| sum.saturating_add(n))) {
         return Ok(false);
     }
     let mut handed = vec![false; count];
