@@ -170,25 +170,28 @@ mod tests {
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::time::Duration;
 
+    /// Asserts that reserving `bytes` waits (`why`: what it would mean if not) until
+    /// `given_back` bytes are released, and then goes through.
+    fn assert_waits_for_room(arrivals: &Arrivals, bytes: u64, given_back: u64, why: &str) {
+        let reserved = AtomicBool::new(false);
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                assert!(arrivals.reserve(bytes));
+                reserved.store(true, Ordering::SeqCst);
+            });
+            std::thread::sleep(Duration::from_millis(50));
+            assert!(!reserved.load(Ordering::SeqCst), "{why}");
+            arrivals.release(given_back);
+        });
+        assert!(reserved.load(Ordering::SeqCst));
+    }
+
     #[test]
     fn a_reservation_waits_for_bytes_given_back() {
         let arrivals = Arrivals::new(10);
         assert!(arrivals.reserve(6));
         assert!(arrivals.reserve(4));
-        let reserved = AtomicBool::new(false);
-        std::thread::scope(|scope| {
-            scope.spawn(|| {
-                assert!(arrivals.reserve(5));
-                reserved.store(true, Ordering::SeqCst);
-            });
-            std::thread::sleep(Duration::from_millis(50));
-            assert!(
-                !reserved.load(Ordering::SeqCst),
-                "reserved beyond the budget"
-            );
-            arrivals.release(6);
-        });
-        assert!(reserved.load(Ordering::SeqCst));
+        assert_waits_for_room(&arrivals, 5, 6, "reserved beyond the budget");
         // With nothing reserved, one reservation larger than the budget goes through.
         arrivals.release(9);
         assert!(arrivals.reserve(25));
@@ -228,20 +231,12 @@ mod tests {
         // Reserved at 3, it holds 5: 2 more are counted (11 reserved).
         arrivals.arrive(2, Prefetched::Bytes(vec![0; 5]), 3);
         assert!(matches!(arrivals.take(), Some((2, _, 5))));
-        let reserved = AtomicBool::new(false);
-        std::thread::scope(|scope| {
-            scope.spawn(|| {
-                assert!(arrivals.reserve(1));
-                reserved.store(true, Ordering::SeqCst);
-            });
-            std::thread::sleep(Duration::from_millis(50));
-            assert!(
-                !reserved.load(Ordering::SeqCst),
-                "the bytes held beyond the reservation were not counted"
-            );
-            arrivals.release(2);
-        });
-        assert!(reserved.load(Ordering::SeqCst));
+        assert_waits_for_room(
+            &arrivals,
+            1,
+            2,
+            "the bytes held beyond the reservation were not counted",
+        );
     }
 
     #[test]
