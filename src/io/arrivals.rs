@@ -52,15 +52,18 @@ impl Arrivals {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Waits until `bytes` more fit in the budget (or nothing is reserved), then reserves
-    /// them; false (nothing reserved) once the read has stopped.
+    /// Waits until `bytes` more fit in the budget (or nothing is reserved, or `bytes` is 0),
+    /// then reserves them; false (nothing reserved) once the read has stopped.
     pub(super) fn reserve(&self, bytes: u64) -> bool {
         let mut state = self.state();
         loop {
             if state.stopped {
                 return false;
             }
-            if state.reserved == 0 || state.reserved.saturating_add(bytes) <= self.budget {
+            if bytes == 0
+                || state.reserved == 0
+                || state.reserved.saturating_add(bytes) <= self.budget
+            {
                 state.reserved = state.reserved.saturating_add(bytes);
                 return true;
             }
@@ -140,6 +143,11 @@ impl Arrivals {
         }
     }
 
+    /// The bytes reserved now: none once every part reserved for was decoded.
+    pub(super) fn reserved(&self) -> u64 {
+        self.state().reserved
+    }
+
     /// The error that ended the read, if one did.
     pub(super) fn failure(&self) -> Result<()> {
         match self.state().failure.take() {
@@ -186,6 +194,24 @@ mod tests {
         assert!(reserved.load(Ordering::SeqCst));
     }
 
+    /// Asserts that reserving `bytes` goes through at once (`why`: what it shows); a
+    /// reservation still waiting after 50 ms is ended by stopping the read.
+    fn assert_room_for(arrivals: &Arrivals, bytes: u64, why: &str) {
+        let reserved = AtomicBool::new(false);
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                if arrivals.reserve(bytes) {
+                    reserved.store(true, Ordering::SeqCst);
+                }
+            });
+            std::thread::sleep(Duration::from_millis(50));
+            if !reserved.load(Ordering::SeqCst) {
+                arrivals.stop();
+            }
+        });
+        assert!(reserved.load(Ordering::SeqCst), "{why}");
+    }
+
     #[test]
     fn a_reservation_waits_for_bytes_given_back() {
         let arrivals = Arrivals::new(10);
@@ -219,6 +245,7 @@ mod tests {
     #[test]
     fn an_arrival_counts_at_the_bytes_it_holds() {
         let arrivals = Arrivals::new(10);
+        // Part 0 reserves 4; parts 1 and 2 reserve 3 each.
         assert!(arrivals.reserve(4));
         assert!(arrivals.reserve(6));
         // Reserved at 4, it holds 2: 2 are given back (8 reserved).
@@ -227,7 +254,7 @@ mod tests {
         arrivals.arrive(1, Prefetched::Later, 3);
         assert!(matches!(arrivals.take(), Some((0, _, 2))));
         assert!(matches!(arrivals.take(), Some((1, _, 3))));
-        assert!(arrivals.reserve(1), "the bytes given back make room");
+        assert_room_for(&arrivals, 1, "the bytes not held were not given back");
         // Reserved at 3, it holds 5: 2 more are counted (11 reserved).
         arrivals.arrive(2, Prefetched::Bytes(vec![0; 5]), 3);
         assert!(matches!(arrivals.take(), Some((2, _, 5))));

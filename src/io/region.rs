@@ -383,9 +383,10 @@ impl<'a> Plan<'a> {
         // (Morton order), so that each batch reads one run of it with ranged requests: one
         // level of shards of a regular grid with the index at the end, which batches read in
         // parts; other shards stay whole in one batch.
-        let splits = self.meta.sharding().filter(|level| {
-            level.inner().is_none() && !level.codec.index_at_start && !self.meta.is_rectilinear()
-        });
+        let splits = self
+            .meta
+            .sharding()
+            .filter(|&level| shard::reads_ranges(self.meta, level));
         let per_shard = splits
             .map(|level| level.units_per_shard())
             .unwrap_or_default();
@@ -504,15 +505,17 @@ const READ_BATCH_BYTES: u64 = 8 << 20;
 
 /// Threads fetching batches of a region read from an object store at once, each waiting
 /// for room in [`READS_IN_FLIGHT_BYTES`] before it starts a batch: more than the bytes
-/// allow whole batches of, so that batches start while others' last requests finish.
+/// allow batches of at their largest, so that batches start while others' last requests
+/// finish, and chunks of known lengths fill the bytes.
 const READ_FETCHERS: usize = 8;
 
 /// The most bytes of chunks of a region read from an object store in batches started and
 /// not yet decoded (more when three of the largest batches take more, so that fetching and
 /// decoding overlap). A chunk counts, until it arrives, at its length where a cached shard
-/// index tells it, else at its largest encoded size; once arrived, at its stored length.
-/// An answer several chunks share (at most 2 MiB, or a shard read whole) is kept until its
-/// last chunk is decoded.
+/// index tells it, else at its largest encoded size; once arrived, at its stored length
+/// (when left to be read one by one, at what it reserved). An answer several chunks share
+/// (at most 2 MiB, or a shard read whole) is kept until its last chunk is decoded, and
+/// holds at most twice what they count ([`crate::store::pieces`]).
 const READS_IN_FLIGHT_BYTES: u64 = 40 << 20;
 
 /// How far ahead of the decoding a read of local files asks the kernel to read them in.
@@ -968,7 +971,12 @@ pub fn read(
         })
     });
     // Read once every fetcher has ended, so that no error recorded late is missed.
-    decoded.and(arrivals.failure())
+    let read = decoded.and(arrivals.failure());
+    debug_assert!(
+        read.is_err() || arrivals.reserved() == 0,
+        "a read that decoded every part gave back every byte it reserved"
+    );
+    read
 }
 
 /// Builds the new content of the chunk of `part`: the caller's elements merged over

@@ -8,7 +8,7 @@ use crate::dtype::ByteOrder;
 use crate::error::{Error, Result};
 use crate::meta::{ArrayMeta, ShardLevel};
 use crate::store::{
-    merge_ranges, Fetch, Fetched, Ranged, Spares, Store, ValueWriter, Version, MERGED_MAX,
+    merge_ranges, pieces, Fetch, Fetched, Ranged, Spares, Store, ValueWriter, Version, MERGED_MAX,
     MERGE_GAP,
 };
 use rayon::prelude::*;
@@ -433,10 +433,17 @@ impl Prefetched {
     }
 }
 
+/// Whether [`read_inner_batch`] reads some chunks of `meta`'s shards by their byte ranges:
+/// one level of shards of a regular grid with the index at the end. Other shards are read
+/// whole when a batch wants every chunk of one, and their other chunks one by one.
+pub(crate) fn reads_ranges(meta: &ArrayMeta, sharding: ShardLevel<'_>) -> bool {
+    sharding.inner().is_none() && !sharding.codec.index_at_start && !meta.is_rectilinear()
+}
+
 /// The stored length of the inner chunk at `at` (inner chunk grid) of the shard at `key`
 /// by the shard's index in `cache` (0: not stored), known before the chunk is read; `None`
-/// when no index of the shard is cached, or when [`read_inner_batch`] reads its chunks one
-/// by one (nested shards, rectilinear grids). The shard may have changed since: an
+/// when no index of the shard is cached, or when [`read_inner_batch`] does not read chunks
+/// of these shards by ranges ([`reads_ranges`]). The shard may have changed since: an
 /// estimate of what a read of it holds, not a bound.
 pub(crate) fn cached_chunk_len(
     meta: &ArrayMeta,
@@ -445,7 +452,7 @@ pub(crate) fn cached_chunk_len(
     key: &str,
     at: &[u64],
 ) -> Option<u64> {
-    if sharding.inner().is_some() || meta.is_rectilinear() {
+    if !reads_ranges(meta, sharding) {
         return None;
     }
     cache.chunk_len(key, position_in_shard(sharding, meta.inner_chunks(), at))
@@ -597,20 +604,21 @@ fn found_or_ranged<'k>(
                 size,
                 n,
             )?;
-            let bytes = Arc::new(bytes);
+            // The chunks stored share the shard's buffer, or are copied out of it when they
+            // fill less than half of it (bytes no index entry points to).
+            let mut stored = Vec::with_capacity(members.len());
+            let mut ranges = Vec::with_capacity(members.len());
             for &i in members {
-                let (offset, chunk_len) = index[position(chunks[i].1)];
-                each(
-                    i,
-                    if offset == EMPTY {
-                        Prefetched::Missing
-                    } else {
-                        Prefetched::Within(
-                            bytes.clone(),
-                            offset as usize..(offset + chunk_len) as usize,
-                        )
-                    },
-                );
+                match index[position(chunks[i].1)] {
+                    (EMPTY, _) => each(i, Prefetched::Missing),
+                    (offset, chunk_len) => {
+                        stored.push(i);
+                        ranges.push(offset as usize..(offset + chunk_len) as usize);
+                    }
+                }
+            }
+            for (i, (buffer, range)) in stored.into_iter().zip(pieces(bytes, &ranges, spares)) {
+                each(i, Prefetched::Within(buffer, range));
             }
             // The index serves the rest of this call (no version came with the whole read).
             cache.put(key, None, WHOLE, Some(index))?;

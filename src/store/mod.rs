@@ -178,6 +178,28 @@ pub enum Fetched {
 /// share (no copy of each).
 pub type Piece = (std::sync::Arc<Vec<u8>>, std::ops::Range<usize>);
 
+/// The pieces of `bytes` at `ranges` (within it, not overlapping): sharing its buffer when
+/// they fill at least half of it, else each copied out and the buffer given back to
+/// `spares`, so that no piece keeps alive more than as many bytes again that nobody asked
+/// for.
+pub(crate) fn pieces(
+    bytes: Vec<u8>,
+    ranges: &[std::ops::Range<usize>],
+    spares: &Spares,
+) -> Vec<Piece> {
+    let wanted: usize = ranges.iter().map(|r| r.len()).sum();
+    if wanted.saturating_mul(2) >= bytes.len() {
+        let bytes = std::sync::Arc::new(bytes);
+        return ranges.iter().map(|r| (bytes.clone(), r.clone())).collect();
+    }
+    let copied = ranges
+        .iter()
+        .map(|r| (std::sync::Arc::new(bytes[r.clone()].to_vec()), 0..r.len()))
+        .collect();
+    spares.give(bytes);
+    copied
+}
+
 /// Ranges of one value closer than this are read by one request (the bytes between are
 /// read and dropped): on object stores one more request costs more than a MiB.
 pub(crate) const MERGE_GAP: u64 = 1 << 20;
@@ -717,6 +739,25 @@ pub fn node_prefix(path: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pieces_share_a_buffer_they_fill_at_least_half_of() {
+        let spares = Spares::holding(1 << 20);
+        let bytes: Vec<u8> = (0..100).collect();
+        // 50 of 100 bytes wanted: shared, and nothing is given back.
+        let shared = pieces(bytes.clone(), &[10..40, 60..80], &spares);
+        assert!(std::sync::Arc::ptr_eq(&shared[0].0, &shared[1].0));
+        assert_eq!(shared[0].0[shared[0].1.clone()], bytes[10..40]);
+        assert_eq!(shared[1].0[shared[1].1.clone()], bytes[60..80]);
+        assert!(spares.take(1).is_none());
+        // 49 of 100: each copied out, and the buffer given back.
+        let copied = pieces(bytes.clone(), &[10..40, 60..79], &spares);
+        assert_eq!((copied[0].0.len(), copied[0].1.clone()), (30, 0..30));
+        assert_eq!(copied[0].0[..], bytes[10..40]);
+        assert_eq!((copied[1].0.len(), copied[1].1.clone()), (19, 0..19));
+        assert_eq!(copied[1].0[..], bytes[60..79]);
+        assert!(spares.take(100).is_some_and(|b| b.capacity() >= 100));
+    }
 
     #[test]
     fn paths_normalise_as_the_spec_says() {

@@ -765,26 +765,21 @@ impl Store for CloudStore {
                     // Else it already failed or changed.
                     if let Some(Ok(Fetched::Ranges(Ok(parts)))) = &mut results[i] {
                         match part {
-                            // The ranges one request read share its buffer when they fill
-                            // most of it; else each is copied out, so that no piece keeps
-                            // alive bytes nobody asked for.
+                            // The ranges one request read share its buffer, or are copied
+                            // out of it when they fill less than half of it.
                             Part::Bytes(bytes) => {
-                                let wanted: u64 = members.iter().map(|&m| ranges[m].1).sum();
-                                let shared = wanted.saturating_mul(2) >= bytes.len() as u64;
-                                let bytes = std::sync::Arc::new(bytes);
-                                for m in members {
-                                    let at = (ranges[m].0 - start) as usize;
-                                    let range = at..at + ranges[m].1 as usize;
-                                    parts[m] = match shared {
-                                        true => (bytes.clone(), range),
-                                        false => {
-                                            let len = range.len();
-                                            (std::sync::Arc::new(bytes[range].to_vec()), 0..len)
-                                        }
-                                    };
-                                }
-                                if let Some(bytes) = std::sync::Arc::into_inner(bytes) {
-                                    spares.give(bytes);
+                                let within: Vec<_> = members
+                                    .iter()
+                                    .map(|&m| {
+                                        let at = (ranges[m].0 - start) as usize;
+                                        at..at + ranges[m].1 as usize
+                                    })
+                                    .collect();
+                                for (m, piece) in members
+                                    .into_iter()
+                                    .zip(super::pieces(bytes, &within, spares))
+                                {
+                                    parts[m] = piece;
                                 }
                             }
                             Part::Missing => {
