@@ -22,8 +22,8 @@ pub(super) struct Arrivals {
 
 #[derive(Default)]
 struct State {
-    /// Arrived parts: their numbers, what was fetched for each and the bytes still reserved
-    /// for it.
+    /// Arrived parts: their numbers, what was fetched for each and the bytes it counts at
+    /// (given back once it is decoded).
     queue: VecDeque<(usize, Prefetched, u64)>,
     /// Bytes reserved by fetches started and not yet given back by the decoding.
     reserved: u64,
@@ -125,8 +125,8 @@ impl Arrivals {
         self.stop_with(&mut state);
     }
 
-    /// The next part to arrive and the bytes reserved for it, waiting for it; `None` once
-    /// the read has stopped.
+    /// The next part to arrive and the bytes it counts at, waiting for it; `None` once the
+    /// read has stopped.
     pub(super) fn take(&self) -> Option<(usize, Prefetched, u64)> {
         let mut state = self.state();
         loop {
