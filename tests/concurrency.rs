@@ -12,7 +12,7 @@ use zarr::io::lock::Synchronization;
 use zarr::io::region::MemLayout;
 use zarr::meta::Order;
 use zarr::node::{Array, ArrayBuilder, Mode};
-use zarr::store::{FilesystemStore, MemoryStore, Store};
+use zarr::store::{Durability, FilesystemStore, MemoryStore, Store};
 
 const ROWS: u64 = 8 * 13;
 const COLS: u64 = 37;
@@ -341,6 +341,43 @@ fn strided_buffers_write_and_read_a_block_interior() {
         &mut padded,
     );
     assert!(negative.is_err());
+}
+
+/// Keys of one directory stored and erased over and over by threads of their own: a store
+/// creates the directory while erasures prune it, and no store or erasure fails (creating
+/// a directory that another writer created and an erasure pruned in between once failed
+/// with "File exists").
+#[test]
+fn stores_and_erasures_racing_in_one_directory_never_fail() {
+    const THREADS: usize = 8;
+    const ROUNDS: usize = 25_000;
+    let dir = tempfile::tempdir().unwrap();
+    let store = FilesystemStore::open(dir.path(), true, true).unwrap();
+    store.set_durability(Durability::None).unwrap();
+    let errors = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for t in 0..THREADS {
+            let (store, errors) = (&store, &errors);
+            s.spawn(move || {
+                let key = format!("d/k{t}");
+                for _ in 0..ROUNDS {
+                    let stored = store.set(&key, b"x");
+                    let erased = store.erase(&key).map(drop);
+                    for error in [stored, erased].into_iter().filter_map(Result::err) {
+                        errors.lock().unwrap().push(error.to_string());
+                    }
+                }
+            });
+        }
+    });
+    let errors = errors.into_inner().unwrap();
+    assert!(
+        errors.is_empty(),
+        "{} failed: {:?}",
+        errors.len(),
+        &errors[..errors.len().min(3)]
+    );
+    assert!(store.list_prefix("").unwrap().is_empty());
 }
 
 #[test]

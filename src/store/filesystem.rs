@@ -244,10 +244,17 @@ impl FilesystemStore {
     }
 
     /// The directory at `path`, created (with its parents) if missing; also whether it was.
+    /// `NotFound` when an erasure prunes it again before it is opened.
     fn open_or_create_dir(&self, path: &str) -> io::Result<(Dir, bool)> {
         match self.open_dir(path) {
             Err(e) if e.kind() == ErrorKind::NotFound => {
-                self.dir.create_dir_all(path)?;
+                match self.dir.create_dir_all(path) {
+                    // Another writer created it, and an erasure may have pruned it since
+                    // (`create_dir_all` then says it exists though it is gone): opening
+                    // it tells.
+                    Err(e) if e.kind() == ErrorKind::AlreadyExists => {}
+                    created => created?,
+                }
                 Ok((self.open_dir(path)?, true))
             }
             opened => Ok((opened?, false)),
