@@ -247,18 +247,20 @@ impl FilesystemStore {
     /// `NotFound` when an erasure prunes it again before it is opened.
     fn open_or_create_dir(&self, path: &str) -> io::Result<(Dir, bool)> {
         match self.open_dir(path) {
-            Err(e) if e.kind() == ErrorKind::NotFound => {
-                match self.dir.create_dir_all(path) {
-                    // Another writer created it, and an erasure may have pruned it since
-                    // (`create_dir_all` then says it exists though it is gone): opening
-                    // it tells.
-                    Err(e) if e.kind() == ErrorKind::AlreadyExists => {}
-                    created => created?,
-                }
-                Ok((self.open_dir(path)?, true))
-            }
-            opened => Ok((opened?, false)),
+            Err(e) if e.kind() == ErrorKind::NotFound => {}
+            opened => return Ok((opened?, false)),
         }
+        match self.dir.create_dir_all(path) {
+            Ok(()) => {}
+            // Another writer created it, and an erasure may have pruned it since
+            // (`create_dir_all` then says it exists though it is gone): opening it tells.
+            // Only something else in its place (a link to nothing) keeps the error.
+            Err(e)
+                if e.kind() == ErrorKind::AlreadyExists
+                    && !self.dir.symlink_metadata(path).is_ok_and(|m| !m.is_dir()) => {}
+            Err(e) => return Err(e),
+        }
+        Ok((self.open_dir(path)?, true))
     }
 
     /// A new temporary file in the directory `parent` (created if missing) for the value
@@ -1256,6 +1258,13 @@ mod tests {
             store.get("a/dangling_out"),
             Err(Error::InvalidKey(_))
         ));
+        // A value below a dangling link is refused at once, naming its key, and nothing
+        // is created where the link leads.
+        match store.set("dangling/k", b"v") {
+            Err(Error::Io(m)) => assert!(m.contains("dangling/k") && m.contains("exists"), "{m}"),
+            other => panic!("{other:?}"),
+        }
+        assert!(!root.join("missing").exists());
     }
 
     #[test]
