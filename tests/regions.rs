@@ -434,11 +434,8 @@ fn read_through_a_forgetful_store() {
             shards.as_ref().map(|s| &s[..]),
             &data,
         );
-        // Cleared, so that a part left unwritten shows.
-        let mut back = vec![0u8; data.len()];
-        array
-            .read(&[0, 0], &[96, 80], ElementType::UInt8, Order::C, &mut back)
-            .unwrap();
+        // Read into a cleared buffer, so that a part left unwritten shows.
+        let back = read_rows(&array, ElementType::UInt8, [0, 0], [96, 80]);
         assert!(back == data, "{name}");
         // Regions taking some chunks of each shard: ranged reads.
         for (start, count) in [([7, 9], [50, 33]), ([0, 15], [96, 10])] {
@@ -451,7 +448,8 @@ fn read_through_a_forgetful_store() {
     }
 }
 
-/// The `count` region at `start` of a 2-d array, read as `elem` in C order.
+/// The `count` region at `start` of a 2-d array, read as `elem` in C order into a cleared
+/// buffer.
 fn read_rows(array: &Array, elem: ElementType, start: [usize; 2], count: [usize; 2]) -> Vec<u8> {
     let mut part = vec![0u8; count[0] * count[1] * elem.size()];
     array
@@ -514,16 +512,7 @@ fn batched_sharded_reads_of_big_endian_chunks_are_exact_with_and_without_the_cac
             reader.set_cache_bytes(cache);
             // Twice: with the cache on, the second read is served from it.
             for _ in 0..2 {
-                let mut back = vec![0u8; data.len()];
-                reader
-                    .read(
-                        &[0, 0],
-                        &[96, 80],
-                        ElementType::Float64,
-                        Order::C,
-                        &mut back,
-                    )
-                    .unwrap();
+                let back = read_rows(&reader, ElementType::Float64, [0, 0], [96, 80]);
                 assert!(back == data, "{name}, cache {cache}");
                 let part = read_rows(&reader, ElementType::Float64, [7, 9], [50, 33]);
                 assert!(

@@ -542,6 +542,7 @@ fn prefetch(
 ) -> Result<bool> {
     let meta = plan.meta;
     let max_stored = meta.max_encoded_chunk_len();
+    let sharding = meta.sharding();
     let mut part = Part::default();
     let count = parts.len();
     let mut keys = Vec::with_capacity(count);
@@ -557,8 +558,7 @@ fn prefetch(
             cached.push(n);
             continue;
         }
-        reserved[n] = meta
-            .sharding()
+        reserved[n] = sharding
             .and_then(|sharding| shard::cached_chunk_len(meta, sharding, shards, &key, &part.index))
             .map_or(max_stored, |len| len.min(max_stored));
         wanted.push(n);
@@ -577,7 +577,7 @@ fn prefetch(
     for n in cached {
         hand(n, Prefetched::Later);
     }
-    match meta.sharding() {
+    match sharding {
         Some(sharding) => {
             let chunks: Vec<(&str, &[u64])> = keys
                 .iter()
