@@ -75,6 +75,10 @@ struct SyncState {
     files: HashSet<String>,
     /// Directories (below the root; `""` is the root) whose entries changed.
     dirs: HashSet<String>,
+    /// Directories whose entry in their parent, and every directory's above, this handle
+    /// has synced under [`Durability::EachWrite`] since it last removed them: a value
+    /// written into one of them needs only its own directory synced.
+    settled: HashSet<String>,
 }
 
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -353,9 +357,11 @@ impl FilesystemStore {
 
     /// Makes a change durable as `level` says: `file` (a key, synced already under
     /// [`Durability::EachWrite`]) was written or removed in `dir`, the directory at `path`,
-    /// and with `above` the directories above it changed too (created or pruned). Under
-    /// [`Durability::Flush`], once the handle remembers `max_unsynced` files and directories
-    /// they are flushed.
+    /// and with `above` the directories above it may have changed too (created, by this
+    /// handle or another, or pruned). Under [`Durability::Flush`] the directories above are
+    /// always synced at the flush, since another handle may have created `path` and not yet
+    /// synced it; once the handle remembers `max_unsynced` files and directories they are
+    /// flushed.
     fn changed(
         &self,
         level: Durability,
@@ -365,15 +371,17 @@ impl FilesystemStore {
         above: bool,
     ) -> Result<()> {
         let fail = |e| self.fail("syncing", file.unwrap_or(path), e);
-        let mut above = ancestors(path).take_while(|_| above);
         match level {
             Durability::None => Ok(()),
             Durability::Flush => {
                 let full = {
                     let mut state = self.sync_state();
                     state.files.extend(file.map(str::to_string));
-                    state.dirs.insert(path.to_string());
-                    state.dirs.extend(above.map(str::to_string));
+                    for changed in std::iter::once(path).chain(ancestors(path)) {
+                        if !state.dirs.contains(changed) {
+                            state.dirs.insert(changed.to_string());
+                        }
+                    }
                     state.files.len() + state.dirs.len() >= self.max_unsynced
                 };
                 if full {
@@ -383,8 +391,35 @@ impl FilesystemStore {
                 }
             }
             Durability::EachWrite => sys::sync_dir(dir)
-                .and_then(|()| above.try_for_each(|path| self.sync_dir(path)))
+                .and_then(|()| {
+                    ancestors(path)
+                        .take_while(|_| above)
+                        .try_for_each(|path| self.sync_dir(path))
+                })
                 .map_err(fail),
+        }
+    }
+
+    /// Whether this handle has not synced the entries leading to the directory at `path`
+    /// ([`SyncState::settled`]).
+    fn unsettled(&self, path: &str) -> bool {
+        !self.sync_state().settled.contains(path)
+    }
+
+    /// Remembers that the entries leading to the directory at `path` are synced.
+    fn settle(&self, path: &str) {
+        let mut state = self.sync_state();
+        if !state.settled.contains(path) {
+            state.settled.insert(path.to_string());
+        }
+    }
+
+    /// Forgets that the directory at `path` and those below it were settled: they were
+    /// removed.
+    fn unsettle(&self, path: &str) {
+        let mut state = self.sync_state();
+        if !state.settled.is_empty() {
+            state.settled.retain(|dir| !is_within(dir, path));
         }
     }
 
@@ -408,14 +443,17 @@ impl FilesystemStore {
     /// Removes the directories at `path` and above that have become empty, up to the root,
     /// so listings never show prefixes without keys; returns whether it removed any.
     fn prune_empty_dirs(&self, path: &str) -> bool {
-        let mut pruned = false;
+        let mut pruned = None;
         for dir in std::iter::once(path).chain(ancestors(path)) {
             if dir.is_empty() || self.dir.remove_dir(dir).is_err() {
                 break;
             }
-            pruned = true;
+            pruned = Some(dir);
         }
-        pruned
+        if let Some(highest) = pruned {
+            self.unsettle(highest);
+        }
+        pruned.is_some()
     }
 
     /// Removes everything in the directory `prefix` (`""` or ending in `/`), then the
@@ -443,6 +481,7 @@ impl FilesystemStore {
                 _ => {}
             }
         }
+        self.unsettle(path);
         let pruned = self.prune_empty_dirs(path);
         self.changed(level, None, &dir, path, pruned)
     }
@@ -901,12 +940,19 @@ impl FileValue<'_> {
     /// Makes the value put in place durable as the level says: the file (unless `synced`
     /// already) and its directory are synced at the flush, or now under
     /// [`Durability::EachWrite`].
+    /// A directory another writer created may not be synced in its parent yet, so under
+    /// [`Durability::EachWrite`] the directories above are synced unless this handle
+    /// already did since it last removed the directory.
     fn placed(&self, synced: bool) -> Result<()> {
         let file = (!synced).then_some(self.key.as_str());
         let parent = split_key(&self.key).0;
         let level = self.store.level();
-        self.store
-            .changed(level, file, &self.dir, parent, self.created)
+        let above = self.created || self.store.unsettled(parent);
+        self.store.changed(level, file, &self.dir, parent, above)?;
+        if level == Durability::EachWrite {
+            self.store.settle(parent);
+        }
+        Ok(())
     }
 
     /// [`Self::try_put_in_place`], replacing any value, then [`Self::placed`].
@@ -1006,6 +1052,14 @@ fn ancestors(path: &str) -> impl Iterator<Item = &str> {
     path.rmatch_indices('/')
         .map(|(i, _)| &path[..i])
         .chain((!path.is_empty()).then_some(""))
+}
+
+/// Whether the directory at `dir` is the one at `path` or below it.
+fn is_within(dir: &str, path: &str) -> bool {
+    path.is_empty()
+        || dir
+            .strip_prefix(path)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
 }
 
 /// Whether `err` says nothing is at a path (or a component of it is not a directory).
@@ -1289,9 +1343,9 @@ mod tests {
         assert_eq!(pending().1, vec!["", "a", "a/b"]);
         store.flush().unwrap();
         assert_eq!(pending(), (vec![], vec![]));
-        // An erasure that prunes directories records the directories above.
+        // An erasure records its directory and those above (pruned ones among them).
         store.erase("a/b/c").unwrap();
-        assert_eq!(pending(), (vec![], vec!["a/b".to_string()]));
+        assert_eq!(pending().1, vec!["", "a", "a/b"]);
         store.erase("a/b/d").unwrap();
         assert_eq!(pending().1, vec!["", "a", "a/b"]);
         // Files erased or replaced since they were written are skipped by the flush.
@@ -1315,6 +1369,42 @@ mod tests {
             assert_eq!(pending(), (vec![], vec![]), "{level:?}");
         }
         assert_eq!(store.list().unwrap(), vec!["top"]);
+    }
+
+    #[test]
+    fn writes_into_directories_another_handle_made_sync_the_directories_above() {
+        let dir = tempfile::tempdir().unwrap();
+        let maker = FilesystemStore::open(dir.path(), true, false).unwrap();
+        let store = FilesystemStore::open(dir.path(), true, false).unwrap();
+        // The maker has created `a/b` and not flushed: the other handle's flush must sync
+        // the entries leading to it too.
+        maker.set("a/b/c", b"1").unwrap();
+        store.set("a/b/d", b"2").unwrap();
+        let mut dirs: Vec<String> = store.sync_state().dirs.iter().cloned().collect();
+        dirs.sort();
+        assert_eq!(dirs, vec!["", "a", "a/b"]);
+        store.flush().unwrap();
+        // Under EachWrite the directories above are synced by the first write into a
+        // directory, remembered, and forgotten when the directory is removed.
+        store.set_durability(Durability::EachWrite).unwrap();
+        assert!(store.unsettled("a/b"));
+        store.set("a/b/e", b"3").unwrap();
+        assert!(!store.unsettled("a/b"));
+        store.set("a/b/x/y", b"4").unwrap();
+        assert!(!store.unsettled("a/b/x"));
+        for key in ["a/b/x/y", "a/b/c", "a/b/d"] {
+            assert!(store.erase(key).unwrap());
+        }
+        assert!(store.unsettled("a/b/x") && !store.unsettled("a/b"));
+        assert!(store.erase("a/b/e").unwrap());
+        assert!(store.unsettled("a/b"));
+        store.set("a/b/f", b"5").unwrap();
+        store.set("a/g", b"6").unwrap();
+        store.erase_prefix("a/").unwrap();
+        assert!(store.unsettled("a/b") && store.unsettled("a"));
+        assert!(store.list().unwrap().is_empty());
+        assert!(is_within("a/b", "a") && is_within("a", "a") && is_within("a", ""));
+        assert!(!is_within("ab", "a") && !is_within("a", "a/b"));
     }
 
     #[test]
