@@ -7,7 +7,9 @@ Workloads: full write (each backend its own new prefix), full read, 1000 random 
 regions and 1000 random inner chunks, one call after another (the reads on the array
 libzarr wrote, each from a freshly opened array; every backend's bytes are checked against
 the source data). Each (backend, workload) runs in its own process: its peak RSS is the
-process's own high-water mark (VmHWM), its requests come from the proxy's counters. Also printed: what the machine allows
+process's own high-water mark (VmHWM), its requests come from the proxy's counters. Beside
+each full read, taking turns with the backends, the transfer limit: every object of the
+array fetched whole with nothing decoded. Also printed: what the machine allows
 (memcpy, zstd, the S3 servers' raw GET/PUT of 1 MiB objects with many in flight) and a
 sweep of libzarr's `max_requests`.
 
@@ -36,6 +38,8 @@ WORKLOADS = ("write", "read", "regions", "chunks")
 REGION_EDGE = 16
 ZSTD_LEVEL = 1
 SWEEP = (8, 16, 32, 64, 128)
+# The transfer limit measured beside every full read ([`get_all`]), as if a backend.
+GET_ALL = "get-all"
 
 
 # ---- the data and what reading it must give ------------------------------------------------
@@ -380,8 +384,43 @@ def peak_rss_mib() -> float:
     return float("nan")
 
 
+def get_all(job: dict) -> dict:
+    """The transfer limit of a full read, in this (child) process: every object under the
+    array's prefix (listed first, untimed) fetched whole by obstore with 64 requests in
+    flight, nothing decoded or copied out. No client reading the array through this
+    endpoint can be faster by much."""
+    import obstore
+    from obstore.store import S3Store
+    proxy = job.get("proxy")
+    store = S3Store(BUCKET, prefix=job["prefix"], endpoint=job["endpoint"], region=REGION,
+                    access_key_id=job["key"], secret_access_key=job["secret"],
+                    client_options={"allow_http": True})
+    objects = [meta for batch in obstore.list(store) for meta in batch]
+    limit = asyncio.Semaphore(64)
+
+    async def get(path) -> int:
+        async with limit:
+            return len(await (await obstore.get_async(store, path)).bytes_async())
+
+    async def get_every() -> int:
+        return sum(await asyncio.gather(*(get(meta["path"]) for meta in objects)))
+
+    loop = asyncio.new_event_loop()
+    before = proxy_stats(proxy)
+    t0, cpu0 = time.perf_counter(), time.process_time()
+    got = loop.run_until_complete(get_every())
+    seconds, timed_cpu = time.perf_counter() - t0, time.process_time() - cpu0
+    stored = sum(meta["size"] for meta in objects)
+    if got != stored:
+        raise RuntimeError(f"fetched {got} bytes of objects listed at {stored}")
+    return {"seconds": seconds, "timed_cpu": timed_cpu, "stored_bytes": stored,
+            "stats": stats_delta(before, proxy_stats(proxy))}
+
+
 def run_child(job: dict) -> dict:
     """One workload of one backend, in this (child) process."""
+    if job["backend"] == GET_ALL:
+        return get_all(job)
     shape, proxy = tuple(job["shape"]), job.get("proxy")
     if job["workload"] == "write":
         data = np.fromfile(job["data"], dtype=np.float32).reshape(shape)
@@ -563,7 +602,7 @@ class Runner:
         r["server_cpu"] = None if None in (server_cpu, server_after) else server_after - server_cpu
         if workload == "write":
             self.remove_prefix(prefix)
-        else:
+        elif backend != GET_ALL:
             key = f"chunks/{layout}" if workload == "chunks" else workload
             r["ok"] = r["digest"] == self.expected[key]
         return r
@@ -577,9 +616,10 @@ class Runner:
                 # so as easily slowed by other work); at 20 ms those take half a minute
                 # or more of round trips and run once.
                 repeat = args.repeat if workload in ("write", "read") or latency == 0 else 1
-                runs = {b: [] for b in args.backends}
+                takers = list(args.backends) + ([GET_ALL] if workload == "read" else [])
+                runs = {b: [] for b in takers}
                 for _ in range(repeat):
-                    for backend in args.backends:
+                    for backend in takers:
                         r = self.run(backend, workload, layout, endpoint, latency)
                         runs[backend].append(r)
                         flag = "" if r.get("ok", True) else "  DATA DIFFERS"
@@ -608,10 +648,10 @@ class Runner:
         head = f"{'workload':8s} {'layout':6s} |"
         for b in args.backends:
             head += f" {b:^30s} |"
-        print(head + " libzarr/best peer")
+        print(head + " libzarr/best peer | transfer limit")
         sub = f"{'':15s} |" + "".join(f" {'s':>6s} {'speed':>8s} {'req':>6s} {'RSS':>6s} |"
                                        for _ in args.backends)
-        print(sub + f" {'speed':>6s} {'req':>6s}")
+        print(sub + f" {'speed':>6s} {'req':>7s} | {'s':>6s} {'libzarr':>7s}")
         problems = []
         for workload in args.workloads:
             for layout in layouts(self.shape):
@@ -634,18 +674,29 @@ class Runner:
                 if "libzarr" in speeds and peers:
                     best = max(speeds[b] for b in peers)
                     fewest = min(reqs[b] for b in peers)
-                    line += f" {speeds['libzarr'] / best:5.2f}x {reqs['libzarr']:>3d}/{fewest:<3d}"
+                    line += f" {speeds['libzarr'] / best:5.2f}x {reqs['libzarr']:>4d}/{fewest:<4d}"
+                else:
+                    line += f" {'':16s}"
+                limit = self.results.get((latency, workload, layout, GET_ALL))
+                if limit is not None:
+                    line += f"| {limit['seconds']:6.2f}"
+                    ours = self.results.get((latency, workload, layout, "libzarr"))
+                    if ours is not None:
+                        line += f" {limit['seconds'] / ours['seconds']:6.2f}x"
                 print(line)
+        print("transfer limit: every object of the array fetched whole by obstore, 64 "
+              "requests in flight, nothing decoded (median run); libzarr: its speed as a "
+              "share of that limit")
         print("the median runs: requests by kind (the open's requests of reads), MB each way, "
               "most requests in flight, CPU seconds of the backend's process (and for full "
               "writes and reads: of its timed work, the server and the proxy, and the least "
               f"time those CPU seconds take on the {cores()} cores, when the server's "
               "process id was given) ("
-              + " | ".join(args.backends) + "):")
+              + " | ".join(args.backends) + " | transfer limit):")
         for workload in args.workloads:
             for layout in layouts(self.shape):
                 parts = []
-                for b in args.backends:
+                for b in list(args.backends) + [GET_ALL]:
                     r = self.results.get((latency, workload, layout, b))
                     if r:
                         kinds = " ".join(f"{k}:{v}" for k, v in sorted(r["stats"]["kinds"].items()))
