@@ -49,6 +49,39 @@ const SET_ATTEMPTS: usize = 64;
 /// write flushes them, so a long run of writes without a flush keeps its memory bounded.
 const MAX_UNSYNCED: usize = 16384;
 
+/// What a change did to the directory it was made in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum DirChange {
+    /// It was there and stays.
+    Kept,
+    /// A write created it (with any missing above it).
+    Created,
+    /// An erasure left it empty and removed it (with any emptied above it).
+    Pruned,
+}
+
+impl DirChange {
+    fn after_write(created: bool) -> Self {
+        if created {
+            Self::Created
+        } else {
+            Self::Kept
+        }
+    }
+
+    fn after_erasure(pruned: bool) -> Self {
+        if pruned {
+            Self::Pruned
+        } else {
+            Self::Kept
+        }
+    }
+}
+
+/// The most directories a handle remembers as settled ([`SyncState::settled`]); past it
+/// the set starts again from nothing (forgetting costs only syncs).
+const MAX_SETTLED: usize = 1 << 16;
+
 /// A store rooted at a directory.
 #[derive(Debug)]
 pub struct FilesystemStore {
@@ -62,6 +95,8 @@ pub struct FilesystemStore {
     writable: bool,
     /// The durability level and what is still to sync at the next flush.
     sync: Mutex<SyncState>,
+    /// Held by a flush from start to end.
+    flushing: Mutex<()>,
     /// How many files and directories the handle remembers before a write flushes them.
     max_unsynced: usize,
 }
@@ -76,9 +111,12 @@ struct SyncState {
     /// Directories (below the root; `""` is the root) whose entries changed.
     dirs: HashSet<String>,
     /// Directories whose entry in their parent, and every directory's above, this handle
-    /// has synced under [`Durability::EachWrite`] since it last removed them: a value
-    /// written into one of them needs only its own directory synced.
+    /// has synced under [`Durability::EachWrite`] since it last removed them: a change in
+    /// one of them needs only its own directory synced (at most [`MAX_SETTLED`]).
     settled: HashSet<String>,
+    /// Directories this handle has removed so far: a sync settles its directory only when
+    /// none was removed while it ran.
+    removals: u64,
 }
 
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -127,6 +165,7 @@ impl FilesystemStore {
             dir,
             writable,
             sync: Mutex::default(),
+            flushing: Mutex::default(),
             max_unsynced: MAX_UNSYNCED,
         })
     }
@@ -357,27 +396,29 @@ impl FilesystemStore {
 
     /// Makes a change durable as `level` says: `file` (a key, synced already under
     /// [`Durability::EachWrite`]) was written or removed in `dir`, the directory at `path`,
-    /// and with `above` the directories above it may have changed too (created, by this
-    /// handle or another, or pruned). Under [`Durability::Flush`] the directories above are
-    /// always synced at the flush, since another handle may have created `path` and not yet
-    /// synced it; once the handle remembers `max_unsynced` files and directories they are
-    /// flushed.
+    /// which the change kept, created or pruned (`how`). Synced with it are the directories
+    /// above it up to the first one this handle has settled, or all of them when it was
+    /// created or pruned ([`leading_to`]): another writer may have created `path` and not
+    /// synced it yet. Under [`Durability::Flush`] they are synced at the flush, and once
+    /// the handle remembers `max_unsynced` files and directories they are flushed; under
+    /// [`Durability::EachWrite`] now, and the directory, unless pruned, is settled.
     fn changed(
         &self,
         level: Durability,
         file: Option<&str>,
         dir: &Dir,
         path: &str,
-        above: bool,
+        how: DirChange,
     ) -> Result<()> {
         let fail = |e| self.fail("syncing", file.unwrap_or(path), e);
+        let above = how != DirChange::Kept;
         match level {
             Durability::None => Ok(()),
             Durability::Flush => {
                 let full = {
                     let mut state = self.sync_state();
                     state.files.extend(file.map(str::to_string));
-                    for changed in std::iter::once(path).chain(ancestors(path)) {
+                    for changed in leading_to(&state, path, above) {
                         if !state.dirs.contains(changed) {
                             state.dirs.insert(changed.to_string());
                         }
@@ -390,37 +431,36 @@ impl FilesystemStore {
                     Ok(())
                 }
             }
-            Durability::EachWrite => sys::sync_dir(dir)
-                .and_then(|()| {
-                    ancestors(path)
-                        .take_while(|_| above)
-                        .try_for_each(|path| self.sync_dir(path))
-                })
-                .map_err(fail),
+            Durability::EachWrite => {
+                let (leading, removals) = {
+                    let state = self.sync_state();
+                    (leading_to(&state, path, above), state.removals)
+                };
+                sys::sync_dir(dir)
+                    .and_then(|()| leading[1..].iter().try_for_each(|dir| self.sync_dir(dir)))
+                    .map_err(fail)?;
+                let mut state = self.sync_state();
+                // A directory removed meanwhile may have been this one.
+                if how != DirChange::Pruned
+                    && state.removals == removals
+                    && !state.settled.contains(path)
+                {
+                    if state.settled.len() >= MAX_SETTLED {
+                        state.settled.clear();
+                    }
+                    state.settled.insert(path.to_string());
+                }
+                Ok(())
+            }
         }
     }
 
-    /// Whether this handle has not synced the entries leading to the directory at `path`
-    /// ([`SyncState::settled`]).
-    fn unsettled(&self, path: &str) -> bool {
-        !self.sync_state().settled.contains(path)
-    }
-
-    /// Remembers that the entries leading to the directory at `path` are synced.
-    fn settle(&self, path: &str) {
-        let mut state = self.sync_state();
-        if !state.settled.contains(path) {
-            state.settled.insert(path.to_string());
-        }
-    }
-
-    /// Forgets that the directory at `path` and those below it were settled: they were
-    /// removed.
+    /// Forgets that the directory at `path` and those under it were settled: they are
+    /// about to be removed.
     fn unsettle(&self, path: &str) {
         let mut state = self.sync_state();
-        if !state.settled.is_empty() {
-            state.settled.retain(|dir| !is_within(dir, path));
-        }
+        state.removals += 1;
+        state.settled.retain(|dir| !is_within(dir, path));
     }
 
     /// Syncs the file at `key`, if it is still there.
@@ -443,17 +483,21 @@ impl FilesystemStore {
     /// Removes the directories at `path` and above that have become empty, up to the root,
     /// so listings never show prefixes without keys; returns whether it removed any.
     fn prune_empty_dirs(&self, path: &str) -> bool {
-        let mut pruned = None;
+        let mut pruned = false;
         for dir in std::iter::once(path).chain(ancestors(path)) {
-            if dir.is_empty() || self.dir.remove_dir(dir).is_err() {
+            if dir.is_empty() {
                 break;
             }
-            pruned = Some(dir);
+            // Removed and forgotten under the lock: no write finds it settled once gone.
+            let mut state = self.sync_state();
+            if self.dir.remove_dir(dir).is_err() {
+                break;
+            }
+            state.removals += 1;
+            state.settled.remove(dir);
+            pruned = true;
         }
-        if let Some(highest) = pruned {
-            self.unsettle(highest);
-        }
-        pruned.is_some()
+        pruned
     }
 
     /// Removes everything in the directory `prefix` (`""` or ending in `/`), then the
@@ -467,6 +511,7 @@ impl FilesystemStore {
             Err(e) => return Err(fail(e)),
         };
         let level = self.level();
+        self.unsettle(path);
         for entry in dir.entries().map_err(fail)? {
             let entry = entry.map_err(fail)?;
             let name = entry.file_name();
@@ -481,9 +526,8 @@ impl FilesystemStore {
                 _ => {}
             }
         }
-        self.unsettle(path);
         let pruned = self.prune_empty_dirs(path);
-        self.changed(level, None, &dir, path, pruned)
+        self.changed(level, None, &dir, path, DirChange::after_erasure(pruned))
     }
 
     /// The directory `prefix` (`""` or ending in `/`), or `None` when it does not exist.
@@ -763,7 +807,7 @@ impl Store for FilesystemStore {
             Err(e) => return Err(fail(e)),
         }
         let pruned = self.prune_empty_dirs(parent);
-        self.changed(level, None, &dir, parent, pruned)?;
+        self.changed(level, None, &dir, parent, DirChange::after_erasure(pruned))?;
         Ok(true)
     }
 
@@ -834,6 +878,9 @@ impl Store for FilesystemStore {
     }
 
     fn flush(&self) -> Result<()> {
+        // One flush at a time: a flush that finds nothing to sync returns only when the one
+        // syncing what it took is done, and one that fails leaves what it took to the next.
+        let _one_at_a_time = self.flushing.lock().unwrap_or_else(PoisonError::into_inner);
         let (files, dirs) = {
             let mut state = self.sync_state();
             (
@@ -847,14 +894,20 @@ impl Store for FilesystemStore {
         // Files, then the directories naming them, each many at once on threads of their
         // own (a sync waits on the device, not the processor: many in flight let it merge
         // them); every file and directory is tried, and a failure is reported.
-        let files: Vec<String> = files.into_iter().collect();
-        let dirs: Vec<String> = dirs.into_iter().collect();
-        let synced_files = in_parallel(files, SYNC_THREADS, |key| self.sync_file(&key));
-        let synced_dirs = in_parallel(dirs, SYNC_THREADS, |path| {
-            self.sync_dir(&path)
-                .map_err(|e| self.fail("syncing the directory", &path, e))
+        let synced_files = in_parallel(files.iter().collect(), SYNC_THREADS, |key| {
+            self.sync_file(key)
         });
-        synced_files.and(synced_dirs)
+        let synced_dirs = in_parallel(dirs.iter().collect(), SYNC_THREADS, |path| {
+            self.sync_dir(path)
+                .map_err(|e| self.fail("syncing the directory", path, e))
+        });
+        let synced = synced_files.and(synced_dirs);
+        if synced.is_err() {
+            let mut state = self.sync_state();
+            state.files.extend(files);
+            state.dirs.extend(dirs);
+        }
+        synced
     }
 
     fn set_durability(&self, level: Durability) -> Result<()> {
@@ -939,20 +992,19 @@ impl FileValue<'_> {
 
     /// Makes the value put in place durable as the level says: the file (unless `synced`
     /// already) and its directory are synced at the flush, or now under
-    /// [`Durability::EachWrite`].
-    /// A directory another writer created may not be synced in its parent yet, so under
-    /// [`Durability::EachWrite`] the directories above are synced unless this handle
-    /// already did since it last removed the directory.
+    /// [`Durability::EachWrite`], with the directories leading to it
+    /// ([`FilesystemStore::changed`]).
     fn placed(&self, synced: bool) -> Result<()> {
         let file = (!synced).then_some(self.key.as_str());
         let parent = split_key(&self.key).0;
         let level = self.store.level();
-        let above = self.created || self.store.unsettled(parent);
-        self.store.changed(level, file, &self.dir, parent, above)?;
-        if level == Durability::EachWrite {
-            self.store.settle(parent);
-        }
-        Ok(())
+        self.store.changed(
+            level,
+            file,
+            &self.dir,
+            parent,
+            DirChange::after_write(self.created),
+        )
     }
 
     /// [`Self::try_put_in_place`], replacing any value, then [`Self::placed`].
@@ -1052,6 +1104,22 @@ fn ancestors(path: &str) -> impl Iterator<Item = &str> {
     path.rmatch_indices('/')
         .map(|(i, _)| &path[..i])
         .chain((!path.is_empty()).then_some(""))
+}
+
+/// The directory at `path` and those above it whose entries lead to it, up to and with the
+/// first one `state` says is settled; all of them (the root last) when `above` (the
+/// directories above changed) or none is settled.
+fn leading_to<'p>(state: &SyncState, path: &'p str, above: bool) -> Vec<&'p str> {
+    let mut leading = vec![path];
+    if above || !state.settled.contains(path) {
+        for dir in ancestors(path) {
+            leading.push(dir);
+            if !above && state.settled.contains(dir) {
+                break;
+            }
+        }
+    }
+    leading
 }
 
 /// Whether the directory at `dir` is the one at `path` or below it.
@@ -1385,26 +1453,65 @@ mod tests {
         assert_eq!(dirs, vec!["", "a", "a/b"]);
         store.flush().unwrap();
         // Under EachWrite the directories above are synced by the first write into a
-        // directory, remembered, and forgotten when the directory is removed.
+        // directory, up to one settled, remembered, and forgotten when removed.
         store.set_durability(Durability::EachWrite).unwrap();
-        assert!(store.unsettled("a/b"));
+        let settled = || {
+            let mut dirs: Vec<String> = store.sync_state().settled.iter().cloned().collect();
+            dirs.sort();
+            dirs
+        };
+        let leading = |path| leading_to(&store.sync_state(), path, false);
+        assert_eq!(leading("a/b"), vec!["a/b", "a", ""]);
         store.set("a/b/e", b"3").unwrap();
-        assert!(!store.unsettled("a/b"));
+        assert_eq!(settled(), vec!["a/b"]);
+        assert_eq!(leading("a/b"), vec!["a/b"]);
+        assert_eq!(leading("a/b/x"), vec!["a/b/x", "a/b"]);
+        assert_eq!(
+            leading_to(&store.sync_state(), "a/b/x", true),
+            vec!["a/b/x", "a/b", "a", ""]
+        );
         store.set("a/b/x/y", b"4").unwrap();
-        assert!(!store.unsettled("a/b/x"));
-        for key in ["a/b/x/y", "a/b/c", "a/b/d"] {
+        assert_eq!(settled(), vec!["a/b", "a/b/x"]);
+        assert!(store.erase("a/b/x/y").unwrap());
+        assert_eq!(settled(), vec!["a/b"]);
+        for key in ["a/b/c", "a/b/d", "a/b/e"] {
             assert!(store.erase(key).unwrap());
         }
-        assert!(store.unsettled("a/b/x") && !store.unsettled("a/b"));
-        assert!(store.erase("a/b/e").unwrap());
-        assert!(store.unsettled("a/b"));
+        assert!(settled().is_empty());
         store.set("a/b/f", b"5").unwrap();
         store.set("a/g", b"6").unwrap();
+        assert_eq!(settled(), vec!["a", "a/b"]);
         store.erase_prefix("a/").unwrap();
-        assert!(store.unsettled("a/b") && store.unsettled("a"));
+        assert!(settled().is_empty());
         assert!(store.list().unwrap().is_empty());
         assert!(is_within("a/b", "a") && is_within("a", "a") && is_within("a", ""));
         assert!(!is_within("ab", "a") && !is_within("a", "a/b"));
+    }
+
+    #[test]
+    fn writers_and_erasers_racing_never_leave_a_removed_directory_settled() {
+        const THREADS: usize = 4;
+        const ROUNDS: usize = 300;
+        let dir = tempfile::tempdir().unwrap();
+        let store = FilesystemStore::open(dir.path(), true, false).unwrap();
+        store.set_durability(Durability::EachWrite).unwrap();
+        std::thread::scope(|s| {
+            for t in 0..THREADS {
+                let store = &store;
+                // Each erases its neighbour's value, maybe while that write still syncs.
+                s.spawn(move || {
+                    for _ in 0..ROUNDS {
+                        store.set(&format!("d/e/k{t}"), b"x").unwrap();
+                        store.erase(&format!("d/e/k{}", (t + 1) % THREADS)).unwrap();
+                    }
+                });
+            }
+        });
+        for t in 0..THREADS {
+            store.erase(&format!("d/e/k{t}")).unwrap();
+        }
+        assert!(!dir.path().join("d").exists());
+        assert!(store.sync_state().settled.is_empty());
     }
 
     #[test]
