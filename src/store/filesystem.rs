@@ -54,7 +54,7 @@ const MAX_UNSYNCED: usize = 16384;
 enum DirChange {
     /// It was there and stays.
     Kept,
-    /// A write created it (with any missing above it).
+    /// A write created it (with any missing above it), or found it just made by another.
     Created,
     /// An erasure left it empty and removed it (with any emptied above it).
     Pruned,
@@ -93,7 +93,8 @@ pub struct FilesystemStore {
     /// The longest file name the root's filesystem allows, when the system tells.
     name_max: Option<u64>,
     writable: bool,
-    /// The durability level and what is still to sync at the next flush.
+    /// The durability level, what is still to sync at the next flush, and the settled
+    /// directories.
     sync: Mutex<SyncState>,
     /// Held by a flush from start to end.
     flushing: Mutex<()>,
@@ -101,8 +102,8 @@ pub struct FilesystemStore {
     max_unsynced: usize,
 }
 
-/// A handle's durability level and, under [`Durability::Flush`], what it changed since its
-/// last flush.
+/// A handle's durability level, under [`Durability::Flush`] what it changed since its last
+/// flush, and under [`Durability::EachWrite`] which directories it need not sync above.
 #[derive(Debug, Default)]
 struct SyncState {
     level: Durability,
@@ -114,8 +115,8 @@ struct SyncState {
     /// has synced under [`Durability::EachWrite`] since it last removed them: a change in
     /// one of them needs only its own directory synced (at most [`MAX_SETTLED`]).
     settled: HashSet<String>,
-    /// Directories this handle has removed so far: a sync settles its directory only when
-    /// none was removed while it ran.
+    /// Bumped by every removal of directories through this handle: a change settles its
+    /// directory only when the count has not moved since before the change touched it.
     removals: u64,
 }
 
@@ -333,12 +334,14 @@ impl FilesystemStore {
         let write = super::writes::Write::begin(self.location());
         check_writable(self, &format!("write {key:?}"))?;
         let key = self.checked_key(key)?;
+        let since = self.removals();
         let (dir, created, temp, file) = self.create_temp_retrying(&key)?;
         Ok(FileValue {
             store: self,
             key,
             dir,
             created,
+            since,
             temp,
             file,
             placed: false,
@@ -401,7 +404,8 @@ impl FilesystemStore {
     /// created or pruned ([`leading_to`]): another writer may have created `path` and not
     /// synced it yet. Under [`Durability::Flush`] they are synced at the flush, and once
     /// the handle remembers `max_unsynced` files and directories they are flushed; under
-    /// [`Durability::EachWrite`] now, and the directory, unless pruned, is settled.
+    /// [`Durability::EachWrite`] now, and the directory is settled unless pruned, or unless
+    /// any directory was removed since `since` ([`Self::removals`] before the change).
     fn changed(
         &self,
         level: Durability,
@@ -409,6 +413,7 @@ impl FilesystemStore {
         dir: &Dir,
         path: &str,
         how: DirChange,
+        since: u64,
     ) -> Result<()> {
         let fail = |e| self.fail("syncing", file.unwrap_or(path), e);
         let above = how != DirChange::Kept;
@@ -432,17 +437,14 @@ impl FilesystemStore {
                 }
             }
             Durability::EachWrite => {
-                let (leading, removals) = {
-                    let state = self.sync_state();
-                    (leading_to(&state, path, above), state.removals)
-                };
+                let leading = leading_to(&self.sync_state(), path, above);
                 sys::sync_dir(dir)
                     .and_then(|()| leading[1..].iter().try_for_each(|dir| self.sync_dir(dir)))
                     .map_err(fail)?;
                 let mut state = self.sync_state();
-                // A directory removed meanwhile may have been this one.
+                // A directory removed since the change began may have been this one.
                 if how != DirChange::Pruned
-                    && state.removals == removals
+                    && state.removals == since
                     && !state.settled.contains(path)
                 {
                     if state.settled.len() >= MAX_SETTLED {
@@ -455,8 +457,14 @@ impl FilesystemStore {
         }
     }
 
+    /// The count of removals ([`SyncState::removals`]), read before a change touches its
+    /// directory.
+    fn removals(&self) -> u64 {
+        self.sync_state().removals
+    }
+
     /// Forgets that the directory at `path` and those under it were settled: they are
-    /// about to be removed.
+    /// being removed.
     fn unsettle(&self, path: &str) {
         let mut state = self.sync_state();
         state.removals += 1;
@@ -505,13 +513,33 @@ impl FilesystemStore {
     fn erase_dir(&self, prefix: &str) -> Result<()> {
         let path = prefix.trim_end_matches('/');
         let fail = |e| self.fail("erasing", prefix, e);
+        let since = self.removals();
         let dir = match self.open_dir(path) {
             Ok(dir) => dir,
             Err(e) if is_missing(&e) => return Ok(()),
             Err(e) => return Err(fail(e)),
         };
         let level = self.level();
+        // Forgotten before and after: a write may settle one in between.
         self.unsettle(path);
+        let removed = self.remove_entries(&dir, prefix);
+        self.unsettle(path);
+        removed?;
+        let pruned = self.prune_empty_dirs(path);
+        self.changed(
+            level,
+            None,
+            &dir,
+            path,
+            DirChange::after_erasure(pruned),
+            since,
+        )
+    }
+
+    /// Removes every entry of `dir` (the directory `prefix`); links are removed, never
+    /// followed.
+    fn remove_entries(&self, dir: &Dir, prefix: &str) -> Result<()> {
+        let fail = |e| self.fail("erasing", prefix, e);
         for entry in dir.entries().map_err(fail)? {
             let entry = entry.map_err(fail)?;
             let name = entry.file_name();
@@ -526,8 +554,7 @@ impl FilesystemStore {
                 _ => {}
             }
         }
-        let pruned = self.prune_empty_dirs(path);
-        self.changed(level, None, &dir, path, DirChange::after_erasure(pruned))
+        Ok(())
     }
 
     /// The directory `prefix` (`""` or ending in `/`), or `None` when it does not exist.
@@ -794,6 +821,7 @@ impl Store for FilesystemStore {
         let key = self.checked_key(key)?;
         let (parent, name) = split_key(&key);
         let fail = |e| self.fail("erasing", &key, e);
+        let since = self.removals();
         let dir = match self.open_dir(parent) {
             Ok(dir) => dir,
             Err(e) if is_missing(&e) => return Ok(false),
@@ -807,7 +835,14 @@ impl Store for FilesystemStore {
             Err(e) => return Err(fail(e)),
         }
         let pruned = self.prune_empty_dirs(parent);
-        self.changed(level, None, &dir, parent, DirChange::after_erasure(pruned))?;
+        self.changed(
+            level,
+            None,
+            &dir,
+            parent,
+            DirChange::after_erasure(pruned),
+            since,
+        )?;
         Ok(true)
     }
 
@@ -879,7 +914,7 @@ impl Store for FilesystemStore {
 
     fn flush(&self) -> Result<()> {
         // One flush at a time: a flush that finds nothing to sync returns only when the one
-        // syncing what it took is done, and one that fails leaves what it took to the next.
+        // syncing what it took is done; the syncs that fail are left to the next one.
         let _one_at_a_time = self.flushing.lock().unwrap_or_else(PoisonError::into_inner);
         let (files, dirs) = {
             let mut state = self.sync_state();
@@ -894,20 +929,23 @@ impl Store for FilesystemStore {
         // Files, then the directories naming them, each many at once on threads of their
         // own (a sync waits on the device, not the processor: many in flight let it merge
         // them); every file and directory is tried, and a failure is reported.
-        let synced_files = in_parallel(files.iter().collect(), SYNC_THREADS, |key| {
-            self.sync_file(key)
+        let failed = Mutex::new((Vec::new(), Vec::new()));
+        let lock_failed = || failed.lock().unwrap_or_else(PoisonError::into_inner);
+        let synced_files = in_parallel(files.into_iter().collect(), SYNC_THREADS, |key| {
+            self.sync_file(&key)
+                .inspect_err(|_| lock_failed().0.push(key.clone()))
         });
-        let synced_dirs = in_parallel(dirs.iter().collect(), SYNC_THREADS, |path| {
-            self.sync_dir(path)
-                .map_err(|e| self.fail("syncing the directory", path, e))
+        let synced_dirs = in_parallel(dirs.into_iter().collect(), SYNC_THREADS, |path| {
+            self.sync_dir(&path)
+                .map_err(|e| self.fail("syncing the directory", &path, e))
+                .inspect_err(|_| lock_failed().1.push(path.clone()))
         });
-        let synced = synced_files.and(synced_dirs);
-        if synced.is_err() {
-            let mut state = self.sync_state();
-            state.files.extend(files);
-            state.dirs.extend(dirs);
-        }
-        synced
+        let (failed_files, failed_dirs) =
+            failed.into_inner().unwrap_or_else(PoisonError::into_inner);
+        let mut state = self.sync_state();
+        state.files.extend(failed_files);
+        state.dirs.extend(failed_dirs);
+        synced_files.and(synced_dirs)
     }
 
     fn set_durability(&self, level: Durability) -> Result<()> {
@@ -933,6 +971,8 @@ struct FileValue<'s> {
     /// The key's directory, and whether it was created for the value.
     dir: Dir,
     created: bool,
+    /// [`FilesystemStore::removals`] before the directory was opened.
+    since: u64,
     /// The temporary file and its name.
     temp: String,
     file: File,
@@ -1004,6 +1044,7 @@ impl FileValue<'_> {
             &self.dir,
             parent,
             DirChange::after_write(self.created),
+            self.since,
         )
     }
 
@@ -1507,11 +1548,38 @@ mod tests {
                 });
             }
         });
+        // Every directory still settled is there.
+        for settled in store.sync_state().settled.iter() {
+            assert!(dir.path().join(settled).is_dir(), "{settled}");
+        }
         for t in 0..THREADS {
             store.erase(&format!("d/e/k{t}")).unwrap();
         }
         assert!(!dir.path().join("d").exists());
         assert!(store.sync_state().settled.is_empty());
+    }
+
+    #[test]
+    fn a_flush_that_fails_leaves_only_the_failed_syncs_to_the_next() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = FilesystemStore::open(dir.path(), true, false).unwrap();
+        store.set("a/f", b"1").unwrap();
+        store.set("a/g", b"2").unwrap();
+        // A FIFO now stands where `a/f` was: it cannot be synced as a value.
+        std::fs::remove_file(dir.path().join("a/f")).unwrap();
+        let made = std::process::Command::new("mkfifo")
+            .arg(dir.path().join("a/f"))
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let err = store.flush().unwrap_err().to_string();
+        assert!(err.contains("a/f"), "{err}");
+        let pending = |state: &SyncState| (state.files.len(), state.dirs.len());
+        assert_eq!(pending(&store.sync_state()), (1, 0));
+        assert!(store.sync_state().files.contains("a/f"));
+        std::fs::remove_file(dir.path().join("a/f")).unwrap();
+        store.flush().unwrap();
+        assert_eq!(pending(&store.sync_state()), (0, 0));
     }
 
     #[test]
