@@ -17,9 +17,9 @@
 //! a path component longer than the filesystem allows is an invalid key.
 //!
 //! What survives a power loss is the handle's [`Durability`] (by default
-//! [`Durability::Flush`]): the handle remembers the files it wrote and the directories
-//! whose entries it changed, and syncs exactly those, so flushing never waits for other
-//! users' data on a shared filesystem (as `syncfs` would). It remembers at most
+//! [`Durability::Flush`]): the handle remembers the files it wrote, the directories whose
+//! entries it changed and those leading to them, and syncs exactly those, so flushing never
+//! waits for other users' data on a shared filesystem (as `syncfs` would). It remembers at most
 //! [`MAX_UNSYNCED`] of them: the write that reaches that many flushes them.
 
 use super::{
@@ -48,35 +48,6 @@ const SET_ATTEMPTS: usize = 64;
 /// Under [`Durability::Flush`], how many files and directories a handle remembers before a
 /// write flushes them, so a long run of writes without a flush keeps its memory bounded.
 const MAX_UNSYNCED: usize = 16384;
-
-/// What a change did to the directory it was made in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum DirChange {
-    /// It was there and stays.
-    Kept,
-    /// A write created it (with any missing above it), or found it just made by another.
-    Created,
-    /// An erasure left it empty and removed it (with any emptied above it).
-    Pruned,
-}
-
-impl DirChange {
-    fn after_write(created: bool) -> Self {
-        if created {
-            Self::Created
-        } else {
-            Self::Kept
-        }
-    }
-
-    fn after_erasure(pruned: bool) -> Self {
-        if pruned {
-            Self::Pruned
-        } else {
-            Self::Kept
-        }
-    }
-}
 
 /// The most directories a handle remembers as settled ([`SyncState::settled`]); past it
 /// the set starts again from nothing (forgetting costs only syncs).
@@ -118,6 +89,9 @@ struct SyncState {
     /// Bumped by every removal of directories through this handle: a change settles its
     /// directory only when the count has not moved since before the change touched it.
     removals: u64,
+    /// Removals of whole directories under way ([`FilesystemStore::removing`]): nothing is
+    /// settled meanwhile.
+    erasing: usize,
 }
 
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -399,24 +373,23 @@ impl FilesystemStore {
 
     /// Makes a change durable as `level` says: `file` (a key, synced already under
     /// [`Durability::EachWrite`]) was written or removed in `dir`, the directory at `path`,
-    /// which the change kept, created or pruned (`how`). Synced with it are the directories
-    /// above it up to the first one this handle has settled, or all of them when it was
-    /// created or pruned ([`leading_to`]): another writer may have created `path` and not
-    /// synced it yet. Under [`Durability::Flush`] they are synced at the flush, and once
-    /// the handle remembers `max_unsynced` files and directories they are flushed; under
-    /// [`Durability::EachWrite`] now, and the directory is settled unless pruned, or unless
-    /// any directory was removed since `since` ([`Self::removals`] before the change).
+    /// and with `above` the directories above it changed too (created or pruned). Synced
+    /// with it are the directories above it up to the first one this handle has settled,
+    /// or all of them with `above` ([`leading_to`]): another writer may have created `path`
+    /// and not synced it yet. Under [`Durability::Flush`] they are synced at the flush, and
+    /// once the handle remembers `max_unsynced` files and directories they are flushed;
+    /// under [`Durability::EachWrite`] now, and the directory is settled unless a directory
+    /// was removed since `since` ([`Self::removals`] before the change) or is being removed.
     fn changed(
         &self,
         level: Durability,
         file: Option<&str>,
         dir: &Dir,
         path: &str,
-        how: DirChange,
+        above: bool,
         since: u64,
     ) -> Result<()> {
         let fail = |e| self.fail("syncing", file.unwrap_or(path), e);
-        let above = how != DirChange::Kept;
         match level {
             Durability::None => Ok(()),
             Durability::Flush => {
@@ -442,11 +415,9 @@ impl FilesystemStore {
                     .and_then(|()| leading[1..].iter().try_for_each(|dir| self.sync_dir(dir)))
                     .map_err(fail)?;
                 let mut state = self.sync_state();
-                // A directory removed since the change began may have been this one.
-                if how != DirChange::Pruned
-                    && state.removals == since
-                    && !state.settled.contains(path)
-                {
+                // A directory removed since the change began, or being removed now, may be
+                // this one (a pruned one always is).
+                if state.removals == since && state.erasing == 0 && !state.settled.contains(path) {
                     if state.settled.len() >= MAX_SETTLED {
                         state.settled.clear();
                     }
@@ -463,12 +434,18 @@ impl FilesystemStore {
         self.sync_state().removals
     }
 
-    /// Forgets that the directory at `path` and those under it were settled: they are
-    /// being removed.
-    fn unsettle(&self, path: &str) {
+    /// Forgets that the directory at `path` and those under it were settled, before they
+    /// are removed; nothing is settled until [`Self::removed`].
+    fn removing(&self, path: &str) {
         let mut state = self.sync_state();
         state.removals += 1;
+        state.erasing += 1;
         state.settled.retain(|dir| !is_within(dir, path));
+    }
+
+    /// The removal [`Self::removing`] announced is done.
+    fn removed(&self) {
+        self.sync_state().erasing -= 1;
     }
 
     /// Syncs the file at `key`, if it is still there.
@@ -520,20 +497,12 @@ impl FilesystemStore {
             Err(e) => return Err(fail(e)),
         };
         let level = self.level();
-        // Forgotten before and after: a write may settle one in between.
-        self.unsettle(path);
+        self.removing(path);
         let removed = self.remove_entries(&dir, prefix);
-        self.unsettle(path);
+        self.removed();
         removed?;
         let pruned = self.prune_empty_dirs(path);
-        self.changed(
-            level,
-            None,
-            &dir,
-            path,
-            DirChange::after_erasure(pruned),
-            since,
-        )
+        self.changed(level, None, &dir, path, pruned, since)
     }
 
     /// Removes every entry of `dir` (the directory `prefix`); links are removed, never
@@ -835,14 +804,7 @@ impl Store for FilesystemStore {
             Err(e) => return Err(fail(e)),
         }
         let pruned = self.prune_empty_dirs(parent);
-        self.changed(
-            level,
-            None,
-            &dir,
-            parent,
-            DirChange::after_erasure(pruned),
-            since,
-        )?;
+        self.changed(level, None, &dir, parent, pruned, since)?;
         Ok(true)
     }
 
@@ -1038,14 +1000,8 @@ impl FileValue<'_> {
         let file = (!synced).then_some(self.key.as_str());
         let parent = split_key(&self.key).0;
         let level = self.store.level();
-        self.store.changed(
-            level,
-            file,
-            &self.dir,
-            parent,
-            DirChange::after_write(self.created),
-            self.since,
-        )
+        self.store
+            .changed(level, file, &self.dir, parent, self.created, self.since)
     }
 
     /// [`Self::try_put_in_place`], replacing any value, then [`Self::placed`].
@@ -1536,22 +1492,30 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = FilesystemStore::open(dir.path(), true, false).unwrap();
         store.set_durability(Durability::EachWrite).unwrap();
+        let done = std::sync::atomic::AtomicUsize::new(0);
+        let mut checks = 0;
         std::thread::scope(|s| {
             for t in 0..THREADS {
-                let store = &store;
+                let (store, done) = (&store, &done);
                 // Each erases its neighbour's value, maybe while that write still syncs.
                 s.spawn(move || {
                     for _ in 0..ROUNDS {
                         store.set(&format!("d/e/k{t}"), b"x").unwrap();
                         store.erase(&format!("d/e/k{}", (t + 1) % THREADS)).unwrap();
                     }
+                    done.fetch_add(1, Ordering::Relaxed);
                 });
             }
+            // Directories are removed under the lock: holding it, every settled one is there.
+            while done.load(Ordering::Relaxed) < THREADS {
+                let state = store.sync_state();
+                for settled in state.settled.iter() {
+                    assert!(dir.path().join(settled).is_dir(), "{settled} is gone");
+                }
+                checks += 1;
+            }
         });
-        // Every directory still settled is there.
-        for settled in store.sync_state().settled.iter() {
-            assert!(dir.path().join(settled).is_dir(), "{settled}");
-        }
+        assert!(checks > 0);
         for t in 0..THREADS {
             store.erase(&format!("d/e/k{t}")).unwrap();
         }

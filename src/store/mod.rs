@@ -102,7 +102,7 @@ pub enum Durability {
     /// holds its old value, or is missing if it was new), and on some filesystems a value
     /// renamed into place shortly before may be empty.
     None,
-    /// What the handle wrote (files and the directories holding them) is synced by
+    /// What the handle wrote (files, the directories holding them and those above) is synced by
     /// [`Store::flush`] and [`Store::close`], and when the store is dropped: once one of
     /// them returns, everything written before it survives a power loss. Writes after it
     /// are as under `None` until the next.
