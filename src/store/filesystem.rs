@@ -1000,6 +1000,12 @@ impl FileValue<'_> {
         let file = (!synced).then_some(self.key.as_str());
         let parent = split_key(&self.key).0;
         let level = self.store.level();
+        if level == Durability::EachWrite && !synced {
+            // The level was raised since the file was put in place.
+            self.file
+                .sync_all()
+                .map_err(|e| self.store.fail("syncing", &self.key, e))?;
+        }
         self.store
             .changed(level, file, &self.dir, parent, self.created, self.since)
     }
