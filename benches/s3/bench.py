@@ -42,6 +42,14 @@ SWEEP = (8, 16, 32, 64, 128)
 GET_ALL = "get-all"
 
 
+def s3_store(endpoint: str, key: str, secret: str, prefix=None):
+    """An obstore store on the benchmark's bucket at `endpoint` (plain HTTP), under `prefix`."""
+    from obstore.store import S3Store
+    return S3Store(BUCKET, prefix=prefix, endpoint=endpoint, region=REGION,
+                   access_key_id=key, secret_access_key=secret,
+                   client_options={"allow_http": True})
+
+
 # ---- the data and what reading it must give ------------------------------------------------
 
 # The array: 1024 x 512 x 512 float32 (1 GiB); --quick: 256^3 (64 MiB) with every edge of
@@ -309,12 +317,10 @@ class ZarrPythonBackend(Backend):
         super().__init__(job)
         global zarr
         import zarr
-        from obstore.store import S3Store
         from zarr.storage import ObjectStore
-        self.make_store = lambda read_only: ObjectStore(S3Store(
-            BUCKET, prefix=job["prefix"], endpoint=job["endpoint"], region=REGION,
-            access_key_id=job["key"], secret_access_key=job["secret"],
-            client_options={"allow_http": True}), read_only=read_only)
+        self.make_store = lambda read_only: ObjectStore(
+            s3_store(job["endpoint"], job["key"], job["secret"], job["prefix"]),
+            read_only=read_only)
 
     def create(self):
         from zarr.codecs import ZstdCodec
@@ -390,11 +396,8 @@ def get_all(job: dict) -> dict:
     flight, nothing decoded or copied out. No client reading the array through this
     endpoint can be faster by much."""
     import obstore
-    from obstore.store import S3Store
     proxy = job.get("proxy")
-    store = S3Store(BUCKET, prefix=job["prefix"], endpoint=job["endpoint"], region=REGION,
-                    access_key_id=job["key"], secret_access_key=job["secret"],
-                    client_options={"allow_http": True})
+    store = s3_store(job["endpoint"], job["key"], job["secret"], job["prefix"])
     objects = [meta for batch in obstore.list(store) for meta in batch]
     limit = asyncio.Semaphore(64)
 
@@ -506,22 +509,16 @@ class Runner:
 
     def remove_prefix(self, prefix: str) -> None:
         """Erases a prefix (between measurements: not counted)."""
-        from obstore.store import S3Store
         import obstore
-        store = S3Store(BUCKET, prefix=prefix, endpoint=self.args.setup, region=REGION,
-                        access_key_id=self.args.key, secret_access_key=self.args.secret,
-                        client_options={"allow_http": True})
+        store = s3_store(self.args.setup, self.args.key, self.args.secret, prefix)
         paths = [m["path"] for batch in obstore.list(store) for m in batch]
         for i in range(0, len(paths), 1000):
             obstore.delete(store, paths[i:i + 1000])
 
     def reference_present(self, layout: str) -> bool:
         """Whether the bucket holds the reference array of `layout` with this run's shape."""
-        from obstore.store import S3Store
         import obstore
-        store = S3Store(BUCKET, endpoint=self.args.setup, region=REGION,
-                        access_key_id=self.args.key, secret_access_key=self.args.secret,
-                        client_options={"allow_http": True})
+        store = s3_store(self.args.setup, self.args.key, self.args.secret)
         try:
             doc = json.loads(bytes(obstore.get(store, f"ref/{layout}/zarr.json").bytes()))
         except FileNotFoundError:
@@ -758,10 +755,7 @@ class Runner:
 async def raw_throughput(args, endpoint: str, prefix: str) -> tuple:
     """PUT then GET 256 objects of 1 MiB with 64 in flight through obstore: MB/s each way."""
     import obstore
-    from obstore.store import S3Store
-    store = S3Store(BUCKET, prefix=prefix, endpoint=endpoint, region=REGION,
-                    access_key_id=args.key, secret_access_key=args.secret,
-                    client_options={"allow_http": True})
+    store = s3_store(endpoint, args.key, args.secret, prefix)
     payload = os.urandom(1 << 20)
     count, limit = 256, asyncio.Semaphore(64)
 
