@@ -1322,6 +1322,11 @@ class Array : public detail::TypedAttributes<Array> {
         detail::check(
             zarr_array_set_synchronizer(get(), sync, lock_dir ? lock_dir->c_str() : nullptr));
     }
+    /* Turns the append lock on (the default) or off for this handle: off only for writers
+       that coordinate by other means (zarr_array_set_append_lock). */
+    void set_append_lock(bool on) const {
+        detail::check(zarr_array_set_append_lock(get(), on));
+    }
 
     /* -- queries -- */
 

@@ -56,8 +56,9 @@ pub enum Error {
     /// Values do not fit the element type they are converted to (netCDF's `NC_ERANGE`).
     #[error("out of range: {0}")]
     Range(String),
-    /// A commit or rebase of a repository met another writer's commit on the branch (the
-    /// message says what to do).
+    /// Another writer was first: a commit or rebase of a repository met another writer's
+    /// commit on the branch, or another writer holds an array's append lock (the message
+    /// says what to do).
     #[error("conflict: {0}")]
     Conflict(String),
     /// A buffer could not be allocated (the message says how large and what for).
@@ -172,4 +173,15 @@ pub(crate) fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
         .map(|s| s.to_string())
         .or_else(|| payload.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "unknown panic".into())
+}
+
+/// Tells the user something no call can return: a notice on standard error, prefixed
+/// `libzarr:` (an append lock taken over from a dead process, a buffer that could not be
+/// stored at exit). Setting `ZARR_QUIET` to a non-empty value silences it.
+pub fn notice(message: &str) {
+    if std::env::var_os("ZARR_QUIET").is_some_and(|v| !v.is_empty()) {
+        return;
+    }
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "libzarr: {message}");
 }

@@ -186,7 +186,11 @@ fn resize_and_append_keep_data_and_erase_outside_chunks() {
         .unwrap();
     assert_eq!(array.nchunks_initialized().unwrap(), 4);
     array.resize(&[2, 4]).unwrap();
-    assert_eq!(store.list().unwrap(), vec![".zarray", "0.0", "0.1"]);
+    // The resizing handle holds the array's append lock until it is dropped.
+    assert_eq!(
+        store.list().unwrap(),
+        vec![".zarr-append.lock", ".zarray", "0.0", "0.1"]
+    );
     let extra: Vec<u8> = (100..108i32).flat_map(|v| v.to_ne_bytes()).collect();
     let shape = array
         .append(0, &[2, 4], ElementType::Int32, Order::C, &extra)

@@ -606,6 +606,8 @@ fn append_step(array: &Array, t: usize) {
 /// Every key under `prefix` with its bytes.
 fn contents(store: &dyn Store, prefix: &str) -> Vec<(String, Vec<u8>)> {
     let mut keys = store.list_prefix(prefix).unwrap();
+    // The append lock of a handle still open is no part of the array's data.
+    keys.retain(|k| !k.ends_with("/.zarr-append.lock"));
     keys.sort();
     keys.into_iter()
         .map(|k| {

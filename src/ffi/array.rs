@@ -33,10 +33,12 @@ pub(super) fn with_array_arc<T>(
 }
 
 pub(crate) unsafe fn give_array(out_array: *mut *mut zarr_array_t, array: Array) {
+    let array = Arc::new(array);
+    crate::node::exit::watch_array(&array);
     give(
         out_array,
         zarr_array_t {
-            inner: Arc::new(array),
+            inner: array,
             poison: Poison::default(),
         },
     );
@@ -206,10 +208,16 @@ pub unsafe extern "C" fn zarr_array_open(
 /// (it waits for them; their errors stay with the requests). Appends it buffered are
 /// stored first (see
 /// `zarr_array_append`), but an error in doing so is lost and those steps may then be
-/// missing: call `zarr_array_flush` before freeing to see it. Freeing syncs nothing by
-/// itself; when the handle holds the last reference to its store (the store handle was
-/// freed), the store is released and flushed as `zarr_store_free` does (see
-/// `zarr_durability`).
+/// missing: call `zarr_array_flush` before freeing to see it. The append lock the handle
+/// holds is released. Freeing syncs nothing by itself; when the handle holds the last
+/// reference to its store (the store handle was freed), the store is released and flushed
+/// as `zarr_store_free` does (see `zarr_durability`).
+///
+/// A handle still open when the process ends normally (`exit()`, a return from `main`,
+/// Fortran's `end program`) is finished as freeing it would: its requests are waited for,
+/// its buffered appends stored, its lock released and its store flushed (an error then is
+/// printed on standard error, unless `ZARR_QUIET` is set). `_exit`, a signal or a crash lose what was not flushed; a
+/// `fork()` child's `exit()` leaves its parent's handles alone.
 ///
 /// Errors: none: it returns a value, never a status. An error storing buffered appends is
 /// lost (see above).
@@ -500,10 +508,46 @@ pub unsafe extern "C" fn zarr_array_set_synchronizer(
     })
 }
 
-/// Changes the array's shape; chunks wholly outside the new shape are erased.
+/// Turns the array's append lock on (`on` true, the default) or off for this handle.
+///
+/// Appending and resizing take the array's append lock at the handle's first append or
+/// resize and keep it until the handle is freed, so that a second appender (another
+/// process, or another handle of this one) is refused with `ZARR_ERR_CONFLICT` naming the
+/// holder, instead of both being told every step was stored while half of them are lost
+/// (netCDF-4 refuses a second writer likewise). On directory stores the lock is the file
+/// `.zarr-append.lock` in the array's directory, naming the holder's host and process; on
+/// object stores the same object, created by a conditional PUT. Icechunk repositories need
+/// none (their commits refuse a conflicting writer), and zip archives, written whole by one
+/// handle, have none. A lock left by a process that no longer runs on the same host is
+/// taken over, with a notice on standard error (set `ZARR_QUIET` to silence it); a lock of
+/// another host names the file to remove once its process is known to be gone. Taking the lock reads the array's metadata
+/// again, so an appender continues after the steps of the one before. Region writes
+/// (`zarr_array_write`) never take it.
+///
+/// Writers that coordinate by other means turn it off on every such handle before their
+/// first append or resize (turning it off releases a lock this handle holds): MPI ranks
+/// of which one resizes while the others write regions, or handles that resize in turn
+/// under their own locking.
+///
+/// Errors: only the usual ones (Conventions).
+///
+/// Ownership: nothing is kept.
+///
+/// Thread safety: any thread; set it before the handle's appends and resizes start.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_set_append_lock(
+    array: *const zarr_array_t,
+    on: bool,
+) -> zarr_status_t {
+    ffi_guard!({ with_array(array, |a| Ok(a.set_append_lock(on)?)) })
+}
+
+/// Changes the array's shape; chunks wholly outside the new shape are erased. The handle
+/// takes the array's append lock (see `zarr_array_set_append_lock`).
 ///
 /// Errors: `ZARR_ERR_RANK_MISMATCH` (`ndim`), `ZARR_ERR_INVALID_ARG` (a shape the metadata
-/// refuses), `ZARR_ERR_READ_ONLY`.
+/// refuses), `ZARR_ERR_READ_ONLY`, `ZARR_ERR_CONFLICT` (another handle or process holds the
+/// append lock: the message names it).
 ///
 /// Ownership: nothing is kept: arguments are only read during the call.
 ///
@@ -545,11 +589,17 @@ pub unsafe extern "C" fn zarr_array_resize(
 /// that completes shards) or the flush returns the error, and that append appends
 /// nothing; the shards stay buffered and the next flush stores them again.
 ///
-/// Only one handle should append to an array at a time (other handles may read).
+/// One handle appends to an array at a time (other handles may read): the first append
+/// takes the array's append lock, held until the handle is freed, and an append through
+/// another handle or process meanwhile is refused (see `zarr_array_set_append_lock`). A
+/// program that ends without freeing the handle still stores what it buffered (see
+/// `zarr_array_free`).
 ///
 /// Errors: `ZARR_ERR_RANK_MISMATCH` (`ndim`), `ZARR_ERR_INVALID_ARG` (`axis` not below the
 /// rank, or another extent differs from the array's), `ZARR_ERR_DTYPE_MISMATCH`,
-/// `ZARR_ERR_BUFFER_SIZE`, `ZARR_ERR_OVERFLOW`, `ZARR_ERR_READ_ONLY`, `ZARR_ERR_CODEC`.
+/// `ZARR_ERR_BUFFER_SIZE`, `ZARR_ERR_OVERFLOW`, `ZARR_ERR_READ_ONLY`, `ZARR_ERR_CODEC`,
+/// `ZARR_ERR_CONFLICT` (another handle or process holds the append lock: the message names
+/// it; nothing is appended).
 ///
 /// Ownership: `buf` is only read during the call; a streaming handle keeps the step's
 /// encoded chunks (at most `ZARR_APPEND_BUFFER_BYTES` in all) until it stores them.

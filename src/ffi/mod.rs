@@ -88,8 +88,10 @@ pub enum zarr_status {
     /// Some values did not fit the element type they were converted to (as netCDF's
     /// `NC_ERANGE`); what the call did with the others is in its documentation.
     ZARR_ERR_RANGE = -22,
-    /// A commit or rebase of an Icechunk repository met another writer's commit on the
-    /// branch: nothing was committed; `zarr_store_rebase`, then commit again.
+    /// Another writer was first: a commit or rebase of an Icechunk repository met another
+    /// writer's commit on the branch (nothing was committed; `zarr_store_rebase`, then
+    /// commit again), or another handle or process holds the array's append lock (nothing
+    /// was appended or resized; see `zarr_array_set_append_lock`).
     ZARR_ERR_CONFLICT = -23,
 }
 

@@ -11,6 +11,13 @@ pub struct zarr_store_t {
     pub(crate) inner: Arc<dyn Store>,
 }
 
+/// Hands `store` to the caller as a new handle, flushed at process exit if still open then
+/// (`node::exit`).
+unsafe fn give_store(out_store: *mut *mut zarr_store_t, store: Arc<dyn Store>) {
+    crate::node::exit::watch_store(&store);
+    give(out_store, zarr_store_t { inner: store });
+}
+
 /// How much of what a store writes survives a crash (`zarr_store_set_durability`). At every
 /// level a process killed at any moment leaves each key with its old or its new value,
 /// never a mix, because values are written to a temporary file and renamed into place (a
@@ -109,12 +116,7 @@ pub unsafe extern "C" fn zarr_store_open_fs(
         let writable = mode != Mode::Read;
         let create = !matches!(mode, Mode::Read | Mode::ReadWrite);
         let store = FilesystemStore::open(path, writable, create)?;
-        give(
-            out_store,
-            zarr_store_t {
-                inner: Arc::new(store),
-            },
-        );
+        give_store(out_store, Arc::new(store));
         Ok(())
     })
 }
@@ -172,11 +174,9 @@ pub unsafe extern "C" fn zarr_store_open_zip(
                 return Err(crate::Error::NotFound(format!("zip {path} does not exist")).into())
             }
         };
-        give(
+        give_store(
             out_store,
-            zarr_store_t {
-                inner: Arc::new(ZipStore::open(path, zip_mode, deflate)?),
-            },
+            Arc::new(ZipStore::open(path, zip_mode, deflate)?),
         );
         Ok(())
     })
@@ -276,7 +276,7 @@ pub unsafe extern "C" fn zarr_store_open_url(
             Some(c_str(options_json, "options_json")?)
         };
         let store = crate::store::open_url(url, mode, options)?;
-        give(out_store, zarr_store_t { inner: store });
+        give_store(out_store, store);
         Ok(())
     })
 }
@@ -358,12 +358,7 @@ pub unsafe extern "C" fn zarr_store_flush(store: *const zarr_store_t) -> zarr_st
 pub unsafe extern "C" fn zarr_store_new_memory(out_store: *mut *mut zarr_store_t) -> zarr_status_t {
     ffi_guard!({
         clear_out(out_store, "out_store")?;
-        give(
-            out_store,
-            zarr_store_t {
-                inner: Arc::new(MemoryStore::new()),
-            },
-        );
+        give_store(out_store, Arc::new(MemoryStore::new()));
         Ok(())
     })
 }

@@ -4,6 +4,7 @@
 //! wait until no call holds a lock.
 
 pub mod append;
+pub mod append_lock;
 mod arrivals;
 pub mod cache;
 pub mod cast;

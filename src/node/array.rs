@@ -9,6 +9,7 @@ use super::{
 use crate::dtype::ElementType;
 use crate::error::{Error, Result};
 use crate::io::append::{self, Open};
+use crate::io::append_lock::AppendLock;
 use crate::io::cache::ChunkCache;
 use crate::io::cast;
 use crate::io::convert;
@@ -54,6 +55,19 @@ pub struct Array {
     appending: Mutex<()>,
     /// Non-blocking writes and appends, run in submission order.
     requests: super::pending::Queue,
+    /// The append lock of this handle (see [`crate::io::append_lock`]).
+    appender: Mutex<Appender>,
+}
+
+/// Whether a handle holds the array's append lock.
+#[derive(Debug, Default)]
+struct Appender {
+    /// The caller turned the lock off: its writers coordinate by other means.
+    off: bool,
+    /// The lock was taken (at the first append or resize); `lock` is `None` on stores that
+    /// need none.
+    taken: bool,
+    lock: Option<AppendLock>,
 }
 
 /// The state of streaming appends on a handle.
@@ -195,6 +209,7 @@ impl Array {
             kept_vlen: Mutex::new(None),
             appending: Mutex::new(()),
             requests: super::pending::Queue::default(),
+            appender: Mutex::default(),
             appends: Mutex::new(Appends {
                 enabled: true,
                 open: None,
@@ -309,6 +324,12 @@ impl Array {
     pub fn refresh(&self) -> Result<()> {
         let mut appends = self.appends()?;
         self.flush_appends(&mut appends, true)?;
+        self.reload_metadata()
+    }
+
+    /// Reads the metadata document again and replaces the handle's copy (nothing buffered
+    /// is stored first).
+    fn reload_metadata(&self) -> Result<()> {
         let _guard = self.lock_update()?;
         let key = self.format.array_key(&self.path);
         let bytes = get_document(self.store.as_ref(), &key)?.ok_or_else(|| {
@@ -700,6 +721,7 @@ impl Array {
         self.check_writable("resize")?;
         let mut appends = self.appends()?;
         self.flush_appends(&mut appends, true)?;
+        self.take_append_lock()?;
         let _guard = self.lock_update()?;
         let mut meta = ArrayMeta::clone(&self.metadata());
         if shape.len() != meta.rank() {
@@ -744,6 +766,7 @@ impl Array {
         self.check_writable("append")?;
         let _appending = self.appending()?;
         let mut appends = self.appends()?;
+        self.take_append_lock()?;
         let meta = self.metadata();
         let (start, grown) = appended_region(&meta, axis, count)?;
         let new_shape = grown.shape.clone();
@@ -1218,6 +1241,59 @@ impl Array {
 }
 
 impl Array {
+    /// Takes the array's append lock for this handle at its first append or resize (unless
+    /// turned off), then reads the metadata again: another writer may have grown the array
+    /// since this handle read it.
+    fn take_append_lock(&self) -> Result<()> {
+        let mut appender = self.appender()?;
+        if appender.off || appender.taken {
+            return Ok(());
+        }
+        appender.lock = AppendLock::take(&self.store, &self.path)?;
+        appender.taken = true;
+        drop(appender);
+        self.reload_metadata()
+    }
+
+    /// Releases the append lock if this handle holds it; the next append or resize takes it
+    /// again.
+    fn release_append_lock(&self) -> Result<()> {
+        let mut appender = self.appender()?;
+        appender.taken = false;
+        match appender.lock.take() {
+            Some(lock) => lock.release(),
+            None => Ok(()),
+        }
+    }
+
+    /// Turns the append lock on (the default) or off for this handle. Off, appends and
+    /// resizes take no lock (and one held is released): for writers that coordinate by
+    /// other means, such as MPI ranks of which one resizes, or handles under a
+    /// synchronizer that never append at once.
+    pub fn set_append_lock(&self, on: bool) -> Result<()> {
+        self.release_append_lock()?;
+        self.appender()?.off = !on;
+        Ok(())
+    }
+
+    /// Finishes the handle as freeing it would, reporting errors: waits for its
+    /// non-blocking requests, stores what appends buffered and releases the append lock.
+    /// The handle stays usable. Used at process exit ([`super::exit`]).
+    pub(crate) fn finish(&self) -> Result<()> {
+        self.wait_requests();
+        let stored = self
+            .appends()
+            .and_then(|mut appends| self.flush_appends(&mut appends, true));
+        let released = self.release_append_lock();
+        stored.and(released)
+    }
+
+    fn appender(&self) -> Result<std::sync::MutexGuard<'_, Appender>> {
+        self.appender
+            .lock()
+            .map_err(|_| Error::Internal("append lock state poisoned".into()))
+    }
+
     /// The queue of this handle's non-blocking requests.
     pub(super) fn requests(&self) -> &super::pending::Queue {
         &self.requests
@@ -1225,12 +1301,14 @@ impl Array {
 }
 
 impl Drop for Array {
-    /// Stores what appends buffered; an error here is lost (call [`Array::flush`] first to
-    /// see it), and the buffered steps may then be missing from the store.
+    /// Stores what appends buffered and releases the append lock; an error here is lost
+    /// (call [`Array::flush`] first to see it), and the buffered steps may then be missing
+    /// from the store.
     fn drop(&mut self) {
         if let Ok(mut appends) = self.appends.lock() {
             let _ = self.flush_appends(&mut appends, true);
         }
+        let _ = self.release_append_lock();
     }
 }
 

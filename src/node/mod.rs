@@ -5,6 +5,7 @@ mod attrs;
 mod builder;
 pub mod cf;
 mod copy;
+pub mod exit;
 mod group;
 pub mod pending;
 pub mod typed_attrs;

@@ -109,6 +109,7 @@ module zarr
   public :: zarr_get_attrs, zarr_set_attrs, zarr_get_attr, zarr_set_attr, zarr_set_attr_json
   public :: zarr_delete_attr, zarr_get_attr_string, zarr_version, zarr_status_name
   public :: zarr_last_error, zarr_append, zarr_flush, zarr_refresh, zarr_set_synchronizer
+  public :: zarr_set_append_lock
   public :: zarr_commit, zarr_discard, zarr_rebase, zarr_create_tag, zarr_create_branch
   public :: zarr_export_changes, zarr_merge_changes
   public :: zarr_set_cache_bytes, zarr_set_num_threads, zarr_get_num_threads
@@ -2726,6 +2727,17 @@ contains
                   "zarr_set_synchronizer", stat, errmsg)
     end if
   end subroutine zarr_set_synchronizer
+
+  ! Turns the array's append lock on (the default) or off for this handle: off only on
+  ! handles of writers that coordinate by other means (MPI ranks of which one resizes).
+  subroutine zarr_set_append_lock(arr, on, stat, errmsg)
+    type(zarr_array), intent(in) :: arr
+    logical, intent(in) :: on
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    call report(c_zarr_array_set_append_lock(arr%ptr, logical(on, c_bool)), &
+                "zarr_set_append_lock", stat, errmsg)
+  end subroutine zarr_set_append_lock
 
   ! Keeps up to `bytes` of decoded chunks on the handle for later reads (0: none).
   subroutine zarr_set_cache_bytes(arr, bytes, stat, errmsg)
