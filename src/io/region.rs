@@ -237,6 +237,10 @@ pub(super) struct Plan<'a> {
     buf_strides: Vec<usize>,
     /// One element of the fill value (zeros when it is null).
     pattern: std::borrow::Cow<'a, [u8]>,
+    /// The workers' buffers, kept from one run of the plan to the next (a read or write in
+    /// batches runs the plan once per batch), so that a chunk's memory is allocated and
+    /// faulted in once per worker and call, not once per batch.
+    reuse: pool::Reuse<Buffers>,
 }
 
 impl<'a> Plan<'a> {
@@ -277,6 +281,7 @@ impl<'a> Plan<'a> {
             chunk_bytes: meta.chunk_bytes(),
             buf_strides,
             pattern: fill_pattern(meta)?,
+            reuse: pool::Reuse::default(),
         })
     }
 
@@ -465,7 +470,7 @@ impl<'a> Plan<'a> {
     where
         F: Fn(&mut Buffers, usize) -> Result<()> + Sync,
     {
-        let reuse = pool::Reuse::<Buffers>::default();
+        let reuse = &self.reuse;
         match count {
             0 => Ok(()),
             1 => {
