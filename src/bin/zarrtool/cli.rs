@@ -239,6 +239,11 @@ pub enum Command {
         /// netCDF: replace an existing file.
         #[arg(long)]
         overwrite: bool,
+        /// netCDF: the most bytes of fill values written for chunks not stored where
+        /// netCDF's fill for the variable is not the array's fill value (K, M, G, T: powers
+        /// of 1024); a larger export is refused before anything is written.
+        #[arg(long, value_name = "SIZE", default_value = "1G", value_parser = parse_size)]
+        max_fill: u64,
     },
     /// Copy an array or a tree between any stores, optionally rechunked, resharded,
     /// recompressed or converted to another format. Interrupted copies resume: chunks
@@ -454,4 +459,26 @@ pub enum AttrsAction {
         #[arg(long)]
         json: bool,
     },
+}
+
+/// A size in bytes: digits, optionally followed by K, M, G or T (powers of 1024).
+fn parse_size(text: &str) -> Result<u64, String> {
+    let (digits, shift) = match text.char_indices().last() {
+        Some((at, unit)) if unit.is_ascii_alphabetic() => {
+            let shift = match unit.to_ascii_uppercase() {
+                'K' => 10,
+                'M' => 20,
+                'G' => 30,
+                'T' => 40,
+                _ => return Err(format!("{text:?}: the unit is K, M, G or T")),
+            };
+            (&text[..at], shift)
+        }
+        _ => (text, 0),
+    };
+    digits
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(1 << shift))
+        .ok_or_else(|| format!("{text:?} is not a size in bytes (digits, then K, M, G or T)"))
 }

@@ -122,6 +122,11 @@ const EXIT_STATUS: &[(&str, &str, &[&str])] = &[
         "diff found differences, or validate found problems.",
         &["diff", "validate"],
     ),
+    (
+        "129, 130, 143",
+        "A netCDF export ended by SIGHUP, SIGINT or SIGTERM: its temporary file removed.",
+        &["export"],
+    ),
 ];
 
 /// Text quoted for roff: backslashes and hyphens escaped, a leading dot or quote guarded.

@@ -102,6 +102,7 @@ pub fn run(mut command: Command, cmd: &mut clap::Command) -> Result<u8> {
             deflate,
             no_shuffle,
             overwrite,
+            max_fill,
         } => {
             let netcdf = match format {
                 Some(f) => f == ExportFormat::Netcdf4,
@@ -117,7 +118,15 @@ pub fn run(mut command: Command, cmd: &mut clap::Command) -> Result<u8> {
                         .into(),
                 ));
             }
-            export_netcdf(&node, &output, unlimited, deflate, !no_shuffle, overwrite)
+            export_netcdf(
+                &node,
+                &output,
+                unlimited,
+                deflate,
+                !no_shuffle,
+                overwrite,
+                max_fill,
+            )
         }
         Command::Copy {
             source,
@@ -296,6 +305,7 @@ fn export_netcdf(
     deflate: u8,
     shuffle: bool,
     overwrite: bool,
+    max_fill: u64,
 ) -> Result<u8> {
     #[cfg(feature = "netcdf")]
     {
@@ -304,12 +314,13 @@ fn export_netcdf(
             unlimited,
             deflate,
             shuffle,
+            max_fill,
         };
         crate::netcdf::export::export(node, output, &settings)
     }
     #[cfg(not(feature = "netcdf"))]
     {
-        let _ = (node, unlimited, deflate, shuffle, overwrite);
+        let _ = (node, unlimited, deflate, shuffle, overwrite, max_fill);
         Err(Error::Unsupported(format!(
             "{output:?}: this zarrtool writes no netCDF files (it needs the system netCDF \
              library: cargo feature netcdf, CMake option ZARR_NETCDF); give --format raw for \
