@@ -359,15 +359,21 @@ pub enum Command {
         dry_run: bool,
     },
     /// Decode every chunk and check metadata, checksums, orphan chunks, chunks outside the
-    /// array and consolidated metadata gone stale. Exits with 3 when a problem is found.
-    /// --json prints {"store", "path", "nodes", "arrays", "problems": [{"path",
-    /// "problem"}], "stale_consolidated": [group path]}.
+    /// array, consolidated metadata gone stale and temporary files left by killed writers.
+    /// Exits with 3 when a problem is found. --json prints {"store", "path", "nodes",
+    /// "arrays", "problems": [{"path", "problem"}], "stale_consolidated": [group path],
+    /// "removed": [temporary file]}.
     Validate {
         #[command(flatten)]
         node: NodeArg,
         /// Print JSON for scripts.
         #[arg(long)]
         json: bool,
+        /// Remove the temporary files that killed writers left in a directory store: those
+        /// whose process is not running on this host and that have not changed for 10
+        /// minutes (others are left alone).
+        #[arg(long)]
+        repair: bool,
     },
     /// Compare two arrays or trees by value (codecs and chunking may differ). Exits with 3
     /// when they differ. --json prints {"left": {"store", "path"}, "right": {"store",

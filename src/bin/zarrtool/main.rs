@@ -22,6 +22,7 @@ mod refresh;
 mod repo;
 mod source;
 mod stale;
+mod strays;
 mod values;
 
 use clap::{CommandFactory, Parser};

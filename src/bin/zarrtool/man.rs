@@ -95,6 +95,10 @@ pub(crate) const EXAMPLES: &[(&str, &str)] = &[
         "Check every chunk; exit status 3 when a problem is found.",
     ),
     (
+        "validate --repair data.zarr",
+        "Check, and remove the temporary files of writers killed midway.",
+    ),
+    (
         "diff a.zarr b.zarr --attrs",
         "Compare two hierarchies by value and attributes.",
     ),
