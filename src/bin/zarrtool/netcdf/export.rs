@@ -17,8 +17,10 @@
 //!
 //! Everything is planned and checked before the file is made, so an array netCDF has no
 //! type for is refused before anything is written; the file is written beside the target
-//! under a temporary name and renamed over it only when complete. Values are copied chunk
-//! by chunk of each array's grid.
+//! under a temporary name and renamed over it only when complete (a signal meanwhile
+//! removes it: `interrupt.rs`). Values are copied chunk by chunk of each array's grid: the
+//! stored chunks only when netCDF reads unwritten values as the array's fill value, else
+//! every chunk, the fill values written bounded by `--max-fill`.
 
 use super::{ffi, nc_message, TYPES_KEY};
 use crate::cli::NodeArg;
