@@ -1051,3 +1051,137 @@ fn interrupted_exports_leave_no_file() {
     quiet(&["export", s(&store), "-o", s(&target), "--overwrite"]);
     assert!(ncdump(&["-h"], s(&target)).contains("\tint a(a_dim0, a_dim1) ;\n"));
 }
+
+/// The files of a store: each path in the store and its bytes.
+type Files<'a> = Vec<(&'a str, Vec<u8>)>;
+
+/// Writes the documents and chunks `files` of a store.
+fn write_store(store: &Path, files: &[(&str, Vec<u8>)]) {
+    for (path, bytes) in files {
+        let path = store.join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, bytes).unwrap();
+    }
+}
+
+/// Floats, strings and chars: chunks not stored read back from the netCDF file as the array reads
+/// them, whether left to netCDF's fill (float32 at netCDF's default) or written (Zarr v2's
+/// NaN; strings always, netCDF-C failing to read strings never written).
+#[test]
+fn chunks_not_stored_read_back_as_the_fill_value_for_floats_and_strings() {
+    if netcdf_line().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let floats = |values: &[f64], size: usize| -> Vec<u8> {
+        values
+            .iter()
+            .flat_map(|&v| match size {
+                4 => (v as f32).to_le_bytes().to_vec(),
+                _ => v.to_le_bytes().to_vec(),
+            })
+            .collect()
+    };
+    let v3 = |data_type: &str, fill: &str, codec: &str| {
+        format!(
+            r#"{{"zarr_format": 3, "node_type": "array", "shape": [6], "data_type": "{data_type}",
+                "chunk_grid": {{"name": "regular", "configuration": {{"chunk_shape": [2]}}}},
+                "chunk_key_encoding": {{"name": "default"}}, "fill_value": {fill},
+                "codecs": [{codec}], "attributes": {{}}}}"#
+        )
+        .into_bytes()
+    };
+    let group = br#"{"zarr_format": 3, "node_type": "group", "attributes": {}}"#.to_vec();
+    let bytes = r#"{"name": "bytes", "configuration": {"endian": "little"}}"#;
+    let vlen = r#"{"name": "vlen-utf8"}"#;
+    // numcodecs' variable-length layout: the count, then each item's length and bytes.
+    let strings = b"\x02\x00\x00\x00\x02\x00\x00\x00ab\x01\x00\x00\x00c".to_vec();
+    // (store, its files, the variable, the data ncdump shows, left to netCDF's fill)
+    let cases: [(&str, Files, &str, &str, bool); 4] = [
+        (
+            "nan",
+            vec![
+                (".zgroup", br#"{"zarr_format": 2}"#.to_vec()),
+                (
+                    "f/.zarray",
+                    br#"{"zarr_format": 2, "shape": [6], "chunks": [2], "dtype": "<f8",
+                         "compressor": null, "fill_value": "NaN", "filters": null,
+                         "order": "C"}"#
+                        .to_vec(),
+                ),
+                ("f/1", floats(&[1.5, 2.5], 8)),
+            ],
+            "f",
+            "NaN, NaN, 1.5, 2.5, NaN, NaN",
+            false,
+        ),
+        (
+            "default",
+            vec![
+                ("zarr.json", group.clone()),
+                ("f/zarr.json", v3("float32", "9.969209968386869e36", bytes)),
+                ("f/c/1", floats(&[1.5, 2.5], 4)),
+            ],
+            "f",
+            "_, _, 1.5, 2.5, _, _",
+            true,
+        ),
+        (
+            "empty",
+            vec![
+                ("zarr.json", group.clone()),
+                ("s/zarr.json", v3("string", "\"\"", vlen)),
+                ("s/c/1", strings.clone()),
+            ],
+            "s",
+            // "" is netCDF's fill for strings: ncdump shows it as `_`.
+            "_, _, \"ab\", \"c\", _, _",
+            false,
+        ),
+        (
+            "zz",
+            vec![
+                ("zarr.json", group.clone()),
+                ("s/zarr.json", v3("string", "\"zz\"", vlen)),
+                ("s/c/1", strings.clone()),
+            ],
+            "s",
+            "\"zz\", \"zz\", \"ab\", \"c\", \"zz\", \"zz\"",
+            false,
+        ),
+    ];
+    for (name, files, var, data, left) in cases {
+        let store = dir.path().join(format!("{name}.zarr"));
+        write_store(&store, &files);
+        let nc = dir.path().join(format!("{name}.nc"));
+        quiet(&["export", s(&store), "-o", s(&nc)]);
+        let text = ncdump(&["-v", var], s(&nc));
+        let shown = text.split("data:\n\n").nth(1).unwrap();
+        assert_eq!(shown, format!(" {var} = {data} ;\n}}\n"), "{name}");
+        let other = dir.path().join(format!("{name}-0.nc"));
+        let out = tool(&["export", s(&store), "-o", s(&other), "--max-fill", "0"]);
+        assert_eq!(out.status.success(), left, "{name}");
+    }
+    // Fixed-width byte strings, netCDF's fill \0 being Zarr's "": left to netCDF.
+    let store = dir.path().join("char.zarr");
+    write_store(
+        &store,
+        &[
+            (".zgroup", br#"{"zarr_format": 2}"#.to_vec()),
+            (
+                "c/.zarray",
+                br#"{"zarr_format": 2, "shape": [6], "chunks": [2], "dtype": "|S2",
+                     "compressor": null, "fill_value": "", "filters": null, "order": "C"}"#
+                    .to_vec(),
+            ),
+            ("c/1", b"abcd".to_vec()),
+        ],
+    );
+    let nc = dir.path().join("char.nc");
+    quiet(&["export", s(&store), "-o", s(&nc), "--max-fill", "0"]);
+    let text = ncdump(&["-v", "c"], s(&nc));
+    assert_eq!(
+        text.split("data:\n\n").nth(1).unwrap(),
+        " c =\n  \"\",\n  \"\",\n  \"ab\",\n  \"cd\",\n  \"\",\n  \"\" ;\n}\n"
+    );
+}

@@ -486,8 +486,9 @@ fn default_fill(xtype: c_int) -> Vec<u8> {
 }
 
 /// Whether what netCDF reads where nothing was written (the variable's `_FillValue`
-/// `fill`, else netCDF's default: `\0` for `char`, `""` for `string`) is exactly what the
-/// array `meta` reads where no chunk is stored (its fill value, zeros when null).
+/// `fill`, else netCDF's default: `\0` for `char`) is exactly what the array `meta` reads
+/// where no chunk is stored (its fill value, zeros when null). Never for `string`:
+/// netCDF-C 4.9 fails reading strings never written (an HDF error), so they are written.
 fn netcdf_fills_as_zarr(meta: &ArrayMeta, ty: VarType, fill: Option<&[u8]>) -> bool {
     let zarr = meta.fill_value.as_deref();
     match ty {
@@ -499,7 +500,7 @@ fn netcdf_fills_as_zarr(meta: &ArrayMeta, ty: VarType, fill: Option<&[u8]>) -> b
             }
         }
         VarType::Char(_) => zarr.is_none_or(|b| b.iter().all(|&c| c == 0)),
-        VarType::String => zarr.is_none_or(<[u8]>::is_empty),
+        VarType::String => false,
     }
 }
 
