@@ -26,16 +26,16 @@ use super::{ffi, nc_message, TYPES_KEY};
 use crate::cli::NodeArg;
 use crate::ops::display;
 use crate::progress::{region_bytes, unit_of, Progress};
+use crate::source::{open_hierarchy, Hierarchy};
 use serde_json::{Map, Value};
 use std::ffi::{c_char, c_int, c_void, CString};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use zarr::dtype::DataKind;
 use zarr::error::{count_of, try_zeroed};
 use zarr::meta::json::as_non_finite;
 use zarr::meta::{ArrayMeta, Order};
 use zarr::node::{cf, node_kind, Array, Group, Mode, Node, NodeKind, DIMENSIONS_KEY};
-use zarr::store::{join_key, open_url, Store};
+use zarr::store::join_key;
 use zarr::{Error, Result};
 
 /// How the file is written.
@@ -376,15 +376,10 @@ fn resolve_dim(scopes: &mut Scopes, name: &str, len: u64, array: &str) -> Result
     })
 }
 
-/// Plans the variable of the array at `path`, named `name`, in the innermost group of
-/// `scopes`.
-fn plan_var(
-    store: &Arc<dyn Store>,
-    path: &str,
-    name: &str,
-    scopes: &mut Scopes,
-) -> Result<VarPlan> {
-    let array = Array::open(store.clone(), path, Mode::Read)?;
+/// Plans the variable of the array at `path` of `source`, named `name`, in the innermost
+/// group of `scopes`.
+fn plan_var(source: &Hierarchy, path: &str, name: &str, scopes: &mut Scopes) -> Result<VarPlan> {
+    let array = Array::open(source.store.clone(), path, Mode::Read)?;
     let meta = array.metadata();
     let shown = format!("array {}", display(path));
     let ty = var_type(&meta.dtype.kind).ok_or_else(|| {
@@ -450,10 +445,17 @@ fn plan_var(
         }
         c
     });
-    let stored = array.stored_chunks()?;
-    let (written, fill_bytes) = match netcdf_fills_as_zarr(&meta, ty, fill.as_deref()) {
-        true => (Some(stored), 0),
-        false => (None, missing_bytes(&array, ty, &stored)?),
+    // A store that cannot list (a web server) has every chunk read, as the array reads it:
+    // which are stored is not known, nor what they would leave to fill.
+    let (written, fill_bytes) = match source.lists {
+        false => (None, 0),
+        true => {
+            let stored = array.stored_chunks()?;
+            match netcdf_fills_as_zarr(&meta, ty, fill.as_deref()) {
+                true => (Some(stored), 0),
+                false => (None, missing_bytes(&array, ty, &stored)?),
+            }
+        }
     };
     Ok(VarPlan {
         attrs: attributes(&attrs_json, &shown)?,
@@ -521,14 +523,14 @@ fn missing_bytes(array: &Array, ty: VarType, stored: &[Vec<u64>]) -> Result<u64>
     Ok(u64::try_from(total.saturating_sub(held).saturating_mul(item as u128)).unwrap_or(u64::MAX))
 }
 
-/// Plans the group at `path` (named `name`) and everything below it.
+/// Plans the group at `path` of `source` (named `name`) and everything below it.
 fn plan_group(
-    store: &Arc<dyn Store>,
+    source: &Hierarchy,
     path: &str,
     name: &str,
     scopes: &mut Scopes,
 ) -> Result<GroupPlan> {
-    let group = Group::open(store.clone(), path, Mode::Read)?;
+    let group = Group::open(source.store.clone(), path, Mode::Read)?;
     let shown = format!("group {}", display(path));
     scopes.push(Vec::new());
     let mut plan = GroupPlan {
@@ -541,13 +543,13 @@ fn plan_group(
     let members = group.members()?;
     for (member, kind) in &members {
         if *kind == NodeKind::Array {
-            let var = plan_var(store, &join_key(path, member), member, scopes)?;
+            let var = plan_var(source, &join_key(path, member), member, scopes)?;
             plan.vars.push(var);
         }
     }
     for (member, kind) in &members {
         if *kind == NodeKind::Group {
-            let below = plan_group(store, &join_key(path, member), member, scopes)?;
+            let below = plan_group(source, &join_key(path, member), member, scopes)?;
             plan.groups.push(below);
         }
     }
@@ -974,8 +976,9 @@ fn put_region(file: &Created, var: &Defined, start: &[u64], count: &[u64]) -> Re
 /// Exports the node of `node` (a group and everything below it, or one array) as the
 /// netCDF-4 file `output` (see the module's text).
 pub fn export(node: &NodeArg, output: &str, settings: &Settings) -> Result<u8> {
-    let store = open_url(&node.store, Mode::Read, None)?;
-    crate::overlap::refuse_export_over_source(output, &store, &node.path)?;
+    let source = open_hierarchy(&node.store)?;
+    let store = &source.store;
+    crate::overlap::refuse_export_over_source(output, store, &node.path)?;
     if !settings.overwrite && Path::new(output).exists() {
         return Err(Error::Exists(format!(
             "{output:?} exists: give --overwrite to replace it"
@@ -985,11 +988,11 @@ pub fn export(node: &NodeArg, output: &str, settings: &Settings) -> Result<u8> {
     let mut scopes: Scopes = Vec::new();
     // The plan, and the path the file's root group stands for (an array's group).
     let (plan, root) = match node_kind(store.as_ref(), path)? {
-        NodeKind::Group => (plan_group(&store, path, "", &mut scopes)?, path),
+        NodeKind::Group => (plan_group(&source, path, "", &mut scopes)?, path),
         NodeKind::Array => {
             scopes.push(Vec::new());
             let (parent, name) = path.rsplit_once('/').unwrap_or(("", path));
-            let var = plan_var(&store, path, name, &mut scopes)?;
+            let var = plan_var(&source, path, name, &mut scopes)?;
             let plan = GroupPlan {
                 name: String::new(),
                 attrs: Vec::new(),
