@@ -897,7 +897,7 @@ fn print_group(out: &mut Out, group: &GroupModel, level: usize) -> Result<()> {
                 let others: Vec<String> = dim
                     .others
                     .iter()
-                    .map(|(len, var)| format!("{len} in {var}"))
+                    .map(|(len, var)| format!("{len} in {}", escape_name(var)))
                     .collect();
                 line.push_str(&format!(" // also {}", others.join(", ")));
             }
