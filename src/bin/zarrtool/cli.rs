@@ -488,3 +488,29 @@ fn parse_size(text: &str) -> Result<u64, String> {
         .and_then(|n| n.checked_mul(1 << shift))
         .ok_or_else(|| format!("{text:?} is not a size in bytes (digits, then K, M, G or T)"))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::parse_size;
+
+    #[test]
+    fn sizes_take_binary_units() {
+        assert_eq!(parse_size("0"), Ok(0));
+        assert_eq!(parse_size("1G"), Ok(1 << 30));
+        assert_eq!(parse_size("12k"), Ok(12 << 10));
+        assert_eq!(parse_size("3T"), Ok(3 << 40));
+        assert_eq!(
+            parse_size("12Q"),
+            Err("\"12Q\": the unit is K, M, G or T".into())
+        );
+        for bad in ["", "G", "-1", "1.5G", "99999999T"] {
+            assert_eq!(
+                parse_size(bad),
+                Err(format!(
+                    "{bad:?} is not a size in bytes (digits, then K, M, G or T)"
+                )),
+                "{bad}"
+            );
+        }
+    }
+}
