@@ -3094,7 +3094,7 @@ fn json_for_scripts() {
     assert_eq!(
         valid,
         json!({"store": copied, "path": "/", "nodes": 2, "arrays": 1, "problems": [],
-               "stale_consolidated": []})
+               "stale_consolidated": [], "removed": []})
     );
     std::fs::write(Path::new(copied).join("a/junk"), b"x").unwrap();
     let invalid = json_of(&["validate", "--json", copied], 3);

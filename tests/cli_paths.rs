@@ -85,7 +85,29 @@ fn a_web_server_without_listings_serves_a_consolidated_hierarchy() {
             ok(&["dump", &url, "g/a"]),
             "0 1 2 3 4\n5 6 7 8 9\n10 11 12 13 14\n15 16 17 18 19\n"
         );
+        // A netCDF export reads every chunk, the stored ones not being known: the file is
+        // the local copy's.
+        if let Some(values) = exported_values(&url, "g/a") {
+            assert_eq!(values, exported_values(s(&local), "g/a").unwrap(), "{name}");
+            assert!(values.contains(" a =\n  0, 1, 2, 3, 4,\n"), "{values}");
+        }
     }
+}
+
+/// `ncdump` of the netCDF export of the array `path` of `store`, after its first line; None
+/// when this zarrtool exports no netCDF or ncdump is missing.
+fn exported_values(store: &str, path: &str) -> Option<String> {
+    let exports = ok(&["version", "--features"]).contains("export to netCDF-4");
+    if !exports || Command::new("ncdump").output().is_err() {
+        return None;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let nc = dir.path().join("a.nc");
+    ok(&["export", store, path, "-o", s(&nc)]);
+    let out = Command::new("ncdump").arg(&nc).output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    Some(text.split_once('\n').unwrap().1.to_string())
 }
 
 #[test]
@@ -116,6 +138,10 @@ fn a_refused_listing_is_not_retried_and_quotes_no_page() {
     // A node opens by its path; only the listing of chunks is missing.
     let info = ok(&["info", &url, "g/a"]);
     assert!(info.contains("\nstored bytes: unknown (the store cannot be listed)\n"));
+    if let Some(values) = exported_values(&url, "g/a") {
+        let local = dir.path().join("s.zarr");
+        assert_eq!(values, exported_values(s(&local), "g/a").unwrap());
+    }
 }
 
 #[test]

@@ -439,3 +439,118 @@ fn diff_attrs_compares_meanings_and_names_keys() {
          /t2m: attribute \"units\": \"K\" != \"degC\"\n"
     );
 }
+
+/// `validate` reports the temporary files killed writers left in a directory store (each
+/// named, exit 3) and `--repair` removes them, leaving alone those a writer may still use:
+/// of a running process, or changed in the last 10 minutes.
+#[test]
+fn validate_reports_and_repairs_stray_temporary_files() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let dir = dir.path();
+    setup(dir);
+    // The id of a process that has ended.
+    let mut child = std::process::Command::new("true")
+        .spawn()
+        .expect("run true");
+    child.wait().expect("true ends");
+    let gone = child.id();
+    let me = std::process::id();
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    let plant = |key: &str, modified: std::time::SystemTime| {
+        let path = dir.join("T.zarr").join(key);
+        std::fs::write(&path, b"half a chunk").expect("write");
+        let file = std::fs::File::options()
+            .write(true)
+            .open(&path)
+            .expect("open");
+        file.set_modified(modified).expect("set the time");
+    };
+    let stale = [
+        format!(".zarr-tmp.{gone}.7"),
+        format!("a/c/0/.zarr-tmp.{gone}.1"),
+        "g/b/.zarr-tmp.junk".to_string(),
+    ];
+    let live = [format!(".zarr-tmp.{me}.3"), format!("a/.zarr-tmp.{gone}.2")];
+    for key in &stale {
+        plant(key, old);
+    }
+    plant(&live[0], old);
+    plant(&live[1], std::time::SystemTime::now());
+    let before = snapshot(&dir.join("T.zarr")).expect("the store");
+    let gone_text = |p| format!("process {p} is not running, unchanged for 10 minutes or more");
+    let found = [
+        format!(
+            "/: stray temporary file \".zarr-tmp.{gone}.7\" of a writer that is gone ({}): \
+             --repair removes it",
+            gone_text(gone)
+        ),
+        format!(
+            "/a: stray temporary file \"a/c/0/.zarr-tmp.{gone}.1\" of a writer that is gone \
+             ({}): --repair removes it",
+            gone_text(gone)
+        ),
+        "/g/b: stray temporary file \"g/b/.zarr-tmp.junk\" of a writer that is gone (no \
+         process id in its name, unchanged for 10 minutes or more): --repair removes it"
+            .to_string(),
+    ];
+    let left_alone = format!(
+        "zarrtool: /: temporary file \".zarr-tmp.{me}.3\" left alone: a writer may be using it \
+         (process {me} is running)\n\
+         zarrtool: /a: temporary file \"a/.zarr-tmp.{gone}.2\" left alone: a writer may be \
+         using it (changed less than 10 minutes ago)\n"
+    );
+    let out = tool_in(dir, &["validate", "T.zarr"]);
+    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        found.join("\n") + "\n"
+    );
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        format!("{left_alone}4 nodes (2 arrays) checked: 3 problems\n")
+    );
+    // Validating a node looks below it only.
+    let out = tool_in(dir, &["validate", "T.zarr/a"]);
+    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        format!("{}\n", found[1])
+    );
+    let out = tool_in(dir, &["validate", "--json", "T.zarr"]);
+    assert_eq!(out.status.code(), Some(3));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["problems"][1]["path"], "/a");
+    assert_eq!(
+        json["problems"][1]["problem"],
+        found[1].trim_start_matches("/a: ")
+    );
+    assert_eq!(json["removed"], serde_json::json!([]));
+    assert_eq!(snapshot(&dir.join("T.zarr")).expect("the store"), before);
+    // --repair removes the stale ones only, and says so.
+    let out = tool_in(dir, &["validate", "--repair", "--json", "T.zarr"]);
+    assert_eq!(out.status.code(), Some(0));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["problems"], serde_json::json!([]));
+    assert_eq!(json["removed"], serde_json::json!(stale));
+    let mut after = before.clone();
+    for key in &stale {
+        after.remove(key).expect("planted");
+    }
+    assert_eq!(snapshot(&dir.join("T.zarr")).expect("the store"), after);
+    let text = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        text.contains(&format!(
+            "zarrtool: /: temporary file \".zarr-tmp.{me}.3\" left alone"
+        )) && text.contains(&format!(
+            "/a: removed the stray temporary file \"a/c/0/.zarr-tmp.{gone}.1\" ({})\n",
+            gone_text(gone)
+        )),
+        "{text}"
+    );
+    let out = tool_in(dir, &["validate", "T.zarr"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(out.stdout, b"");
+    for key in &live {
+        assert!(dir.join("T.zarr").join(key).exists(), "{key}");
+    }
+}

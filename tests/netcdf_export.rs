@@ -783,3 +783,437 @@ fn nczarr_reads_the_v2_import() {
     );
     assert_eq!(ncdump(&[], s(&back)), moved);
 }
+
+/// Writes a Zarr v3 array of int32 (raw little-endian chunks) at `name` in the store
+/// `store` (a group made when missing): `shape`, `chunks`, the fill value and attributes
+/// as JSON text, and the chunks stored as (key under `c/`, values).
+fn v3_int32(store: &Path, name: &str, meta: (&str, &str, &str, &str), chunks: &[(&str, &[i32])]) {
+    let (shape, chunk_shape, fill, attributes) = meta;
+    std::fs::create_dir_all(store.join(name).join("c")).unwrap();
+    std::fs::write(
+        store.join("zarr.json"),
+        r#"{"zarr_format": 3, "node_type": "group", "attributes": {}}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        store.join(name).join("zarr.json"),
+        format!(
+            r#"{{"zarr_format": 3, "node_type": "array", "shape": {shape},
+                "data_type": "int32", "chunk_grid": {{"name": "regular",
+                "configuration": {{"chunk_shape": {chunk_shape}}}}},
+                "chunk_key_encoding": {{"name": "default"}}, "fill_value": {fill},
+                "codecs": [{{"name": "bytes", "configuration": {{"endian": "little"}}}}],
+                "attributes": {attributes}}}"#
+        ),
+    )
+    .unwrap();
+    for (key, values) in chunks {
+        let path = store.join(name).join("c").join(key);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+        std::fs::write(path, bytes).unwrap();
+    }
+}
+
+/// The names in `dir`, sorted.
+fn names_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    names
+}
+
+/// Chunks not stored are left to netCDF's fill when it is the array's fill value (the
+/// variable's `_FillValue`, or netCDF's default), else written with the array's fill
+/// value: either way every value reads back as the array reads it. An unlimited dimension
+/// keeps its length when its last chunks are not stored.
+#[test]
+fn chunks_not_stored_read_back_as_the_fill_value() {
+    if netcdf_line().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let stored: &[(&str, &[i32])] = &[("1", &[1, 2]), ("3", &[3, 4])];
+    // (fill value, attributes, the data ncdump shows, the size of the file's data when
+    // only the stored chunks are written, else None)
+    let cases = [
+        // netCDF's default fill for int: left unwritten, shown as `_`.
+        ("-2147483647", "{}", "_, _, 1, 2, _, _, 3, 4, _, _", true),
+        // Another fill value without _FillValue: written, read back as 0.
+        ("0", "{}", "0, 0, 1, 2, 0, 0, 3, 4, 0, 0", false),
+        // _FillValue the fill value: left unwritten, `_` being 7.
+        (
+            "7",
+            r#"{"_FillValue": 7}"#,
+            "_, _, 1, 2, _, _, 3, 4, _, _",
+            true,
+        ),
+        // _FillValue other than the fill value: the fill value written.
+        (
+            "5",
+            r#"{"_FillValue": 9}"#,
+            "5, 5, 1, 2, 5, 5, 3, 4, 5, 5",
+            false,
+        ),
+    ];
+    for (i, (fill, attrs, data, left)) in cases.iter().enumerate() {
+        let store = dir.path().join(format!("s{i}.zarr"));
+        v3_int32(&store, "a", ("[10]", "[2]", fill, attrs), stored);
+        let nc = dir.path().join(format!("s{i}.nc"));
+        quiet(&["export", s(&store), "-o", s(&nc)]);
+        let text = ncdump(&["-v", "a"], s(&nc));
+        let shown = text.split("data:\n\n").nth(1).unwrap();
+        assert_eq!(
+            shown,
+            format!(" a = {data} ;\n}}\n"),
+            "fill {fill}, {attrs}"
+        );
+        // Written or not, the fill values cost nothing with --max-fill 0 only when left.
+        let other = dir.path().join(format!("t{i}.nc"));
+        let out = tool(&["export", s(&store), "-o", s(&other), "--max-fill", "0"]);
+        assert_eq!(out.status.success(), *left, "fill {fill}, {attrs}");
+        if !left {
+            assert_eq!(
+                String::from_utf8(out.stderr).unwrap(),
+                format!(
+                    "zarrtool: invalid argument: array /a: 24 bytes of its elements are in no \
+                     stored chunk and read as its fill value {fill}, which netCDF would not \
+                     give back unwritten (the variable's fill is netCDF's default or its \
+                     _FillValue): writing them (24 bytes in all) would pass --max-fill 0. \
+                     Give a larger --max-fill, or set the array's _FillValue attribute to \
+                     its fill value so that netCDF fills them\n"
+                )
+            );
+            assert!(!other.exists());
+        }
+    }
+    // An unlimited dimension whose last chunks are not stored keeps its length.
+    let store = dir.path().join("u.zarr");
+    v3_int32(
+        &store,
+        "a",
+        (
+            "[10]",
+            "[2]",
+            "-2147483647",
+            r#"{"_ARRAY_DIMENSIONS": ["t"]}"#,
+        ),
+        &[("1", &[1, 2])],
+    );
+    std::fs::write(
+        store.join("a/zarr.json"),
+        std::fs::read_to_string(store.join("a/zarr.json"))
+            .unwrap()
+            .replace(
+                r#""attributes": {"_ARRAY_DIMENSIONS": ["t"]}"#,
+                r#""dimension_names": ["t"], "attributes": {}"#,
+            ),
+    )
+    .unwrap();
+    let nc = dir.path().join("u.nc");
+    quiet(&["export", s(&store), "-o", s(&nc), "--unlimited", "t"]);
+    let text = ncdump(&[], s(&nc));
+    assert!(
+        text.contains("\tt = UNLIMITED ; // (10 currently)\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains(" a = _, _, 1, 2, _, _, _, _, _, _ ;\n"),
+        "{text}"
+    );
+}
+
+/// A 300-byte store declaring 2^40 elements and storing no chunk: exported at once into a
+/// small file when netCDF's fill is the array's, refused before anything is written
+/// (naming the size) when the 4 TiB of fill values would have to be written.
+#[test]
+fn huge_arrays_without_chunks_cost_what_is_stored() {
+    if netcdf_line().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let huge = dir.path().join("huge.zarr");
+    v3_int32(
+        &huge,
+        "a",
+        ("[1099511627776]", "[1048576]", "-2147483647", "{}"),
+        &[],
+    );
+    let nc = dir.path().join("huge.nc");
+    let started = std::time::Instant::now();
+    quiet(&["export", s(&huge), "-o", s(&nc)]);
+    assert!(started.elapsed().as_secs() < 30, "{:?}", started.elapsed());
+    let size = std::fs::metadata(&nc).unwrap().len();
+    assert!(size < 100_000, "{size} bytes");
+    assert!(
+        ncdump(&["-h"], s(&nc)).contains("\ta_dim0 = 1099511627776 ;\n"),
+        "{}",
+        ncdump(&["-h"], s(&nc))
+    );
+    let zero = dir.path().join("zero.zarr");
+    v3_int32(&zero, "a", ("[1099511627776]", "[1048576]", "0", "{}"), &[]);
+    let out = dir.path().join("zero.nc");
+    let err = fails(&["export", s(&zero), "-o", s(&out)]);
+    assert!(
+        err.starts_with(
+            "zarrtool: invalid argument: array /a: 4398046511104 bytes of its elements are \
+             in no stored chunk"
+        ) && err.contains("would pass --max-fill 1073741824."),
+        "{err}"
+    );
+    assert_eq!(names_in(dir.path()), ["huge.nc", "huge.zarr", "zero.zarr"]);
+}
+
+/// SIGTERM, SIGINT or SIGHUP during an export removes the temporary file and ends with
+/// 128 + the signal's number; the file an `--overwrite` would have replaced is unchanged.
+/// A signal ignored when the export starts stays ignored.
+#[cfg(unix)]
+#[test]
+fn interrupted_exports_leave_no_file() {
+    if netcdf_line().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // 4 MB of values that do not compress, in 400 chunks.
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    let values: Vec<u8> = (0..1_000_000)
+        .flat_map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x as i32).to_le_bytes()
+        })
+        .collect();
+    let raw = dir.path().join("a.bin");
+    std::fs::write(&raw, values).unwrap();
+    let store = dir.path().join("s.zarr");
+    common::zarrtool::succeeds(&[
+        "import",
+        s(&raw),
+        s(&store),
+        "a",
+        "--dtype",
+        "<i4",
+        "--shape",
+        "1000,1000",
+        "--chunks",
+        "50,50",
+    ]);
+    let target = dir.path().join("out.nc");
+    std::fs::write(&target, b"the old file").unwrap();
+    let signal = |name: &str, pid: u32| {
+        let status = Command::new("kill")
+            .args([format!("-{name}"), pid.to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success(), "kill -{name} {pid}");
+    };
+    // (signal, exit status; None: ignored when the export starts, as under nohup)
+    let runs = [
+        ("TERM", Some(143)),
+        ("INT", Some(130)),
+        ("HUP", Some(129)),
+        ("HUP", None),
+    ];
+    for (name, code) in runs {
+        let mut command = Command::new(exe());
+        command
+            .args(["export", s(&store), "-o", s(&target), "--overwrite"])
+            .args(["--deflate", "9"])
+            .stderr(std::process::Stdio::null());
+        let ignore_hup = code.is_none();
+        // The signals' handling as the test needs it, whatever the test runner's is (a
+        // background job ignores SIGINT).
+        // SAFETY: only signal(2), async-signal-safe, between fork and exec.
+        unsafe {
+            std::os::unix::process::CommandExt::pre_exec(&mut command, move || {
+                for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+                    let ignored = ignore_hup && sig == libc::SIGHUP;
+                    libc::signal(
+                        sig,
+                        if ignored {
+                            libc::SIG_IGN
+                        } else {
+                            libc::SIG_DFL
+                        },
+                    );
+                }
+                Ok(())
+            });
+        }
+        let mut child = command.spawn().unwrap();
+        // Stopped as soon as its temporary file is there: the signal comes mid-export.
+        let temp = format!(".out.nc.{}.tmp", child.id());
+        let started = std::time::Instant::now();
+        while !dir.path().join(&temp).exists() {
+            assert!(
+                child.try_wait().unwrap().is_none(),
+                "the export ended before its temporary file was seen"
+            );
+            assert!(started.elapsed().as_secs() < 60, "no {temp}");
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        signal("STOP", child.id());
+        assert!(
+            dir.path().join(&temp).exists(),
+            "{temp} gone before the signal"
+        );
+        signal(name, child.id());
+        signal("CONT", child.id());
+        let status = child.wait().unwrap();
+        if code.is_none() {
+            // Ignored: the export went on and replaced the file.
+            assert!(status.success(), "ignored SIG{name}: {status:?}");
+            assert!(ncdump(&["-h"], s(&target)).contains("\tint a(a_dim0, a_dim1) ;\n"));
+            assert_eq!(names_in(dir.path()), ["a.bin", "out.nc", "s.zarr"]);
+            continue;
+        }
+        assert_eq!(status.code(), code, "SIG{name}: {status:?}");
+        assert_eq!(
+            names_in(dir.path()),
+            ["a.bin", "out.nc", "s.zarr"],
+            "SIG{name}"
+        );
+        assert_eq!(
+            std::fs::read(&target).unwrap(),
+            b"the old file",
+            "SIG{name}"
+        );
+    }
+}
+
+/// The files of a store: each path in the store and its bytes.
+type Files<'a> = Vec<(&'a str, Vec<u8>)>;
+
+/// Writes the documents and chunks `files` of a store.
+fn write_store(store: &Path, files: &[(&str, Vec<u8>)]) {
+    for (path, bytes) in files {
+        let path = store.join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, bytes).unwrap();
+    }
+}
+
+/// Floats, strings and chars: chunks not stored read back from the netCDF file as the array reads
+/// them, whether left to netCDF's fill (float32 at netCDF's default) or written (Zarr v2's
+/// NaN; strings always, netCDF-C failing to read strings never written).
+#[test]
+fn chunks_not_stored_read_back_as_the_fill_value_for_floats_and_strings() {
+    if netcdf_line().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let floats = |values: &[f64], size: usize| -> Vec<u8> {
+        values
+            .iter()
+            .flat_map(|&v| match size {
+                4 => (v as f32).to_le_bytes().to_vec(),
+                _ => v.to_le_bytes().to_vec(),
+            })
+            .collect()
+    };
+    let v3 = |data_type: &str, fill: &str, codec: &str| {
+        format!(
+            r#"{{"zarr_format": 3, "node_type": "array", "shape": [6], "data_type": "{data_type}",
+                "chunk_grid": {{"name": "regular", "configuration": {{"chunk_shape": [2]}}}},
+                "chunk_key_encoding": {{"name": "default"}}, "fill_value": {fill},
+                "codecs": [{codec}], "attributes": {{}}}}"#
+        )
+        .into_bytes()
+    };
+    let group = br#"{"zarr_format": 3, "node_type": "group", "attributes": {}}"#.to_vec();
+    let bytes = r#"{"name": "bytes", "configuration": {"endian": "little"}}"#;
+    let vlen = r#"{"name": "vlen-utf8"}"#;
+    // numcodecs' variable-length layout: the count, then each item's length and bytes.
+    let strings = b"\x02\x00\x00\x00\x02\x00\x00\x00ab\x01\x00\x00\x00c".to_vec();
+    // (store, its files, the variable, the data ncdump shows, left to netCDF's fill)
+    let cases: [(&str, Files, &str, &str, bool); 4] = [
+        (
+            "nan",
+            vec![
+                (".zgroup", br#"{"zarr_format": 2}"#.to_vec()),
+                (
+                    "f/.zarray",
+                    br#"{"zarr_format": 2, "shape": [6], "chunks": [2], "dtype": "<f8",
+                         "compressor": null, "fill_value": "NaN", "filters": null,
+                         "order": "C"}"#
+                        .to_vec(),
+                ),
+                ("f/1", floats(&[1.5, 2.5], 8)),
+            ],
+            "f",
+            "NaN, NaN, 1.5, 2.5, NaN, NaN",
+            false,
+        ),
+        (
+            "default",
+            vec![
+                ("zarr.json", group.clone()),
+                ("f/zarr.json", v3("float32", "9.969209968386869e36", bytes)),
+                ("f/c/1", floats(&[1.5, 2.5], 4)),
+            ],
+            "f",
+            "_, _, 1.5, 2.5, _, _",
+            true,
+        ),
+        (
+            "empty",
+            vec![
+                ("zarr.json", group.clone()),
+                ("s/zarr.json", v3("string", "\"\"", vlen)),
+                ("s/c/1", strings.clone()),
+            ],
+            "s",
+            // "" is netCDF's fill for strings: ncdump shows it as `_`.
+            "_, _, \"ab\", \"c\", _, _",
+            false,
+        ),
+        (
+            "zz",
+            vec![
+                ("zarr.json", group.clone()),
+                ("s/zarr.json", v3("string", "\"zz\"", vlen)),
+                ("s/c/1", strings.clone()),
+            ],
+            "s",
+            "\"zz\", \"zz\", \"ab\", \"c\", \"zz\", \"zz\"",
+            false,
+        ),
+    ];
+    for (name, files, var, data, left) in cases {
+        let store = dir.path().join(format!("{name}.zarr"));
+        write_store(&store, &files);
+        let nc = dir.path().join(format!("{name}.nc"));
+        quiet(&["export", s(&store), "-o", s(&nc)]);
+        let text = ncdump(&["-v", var], s(&nc));
+        let shown = text.split("data:\n\n").nth(1).unwrap();
+        assert_eq!(shown, format!(" {var} = {data} ;\n}}\n"), "{name}");
+        let other = dir.path().join(format!("{name}-0.nc"));
+        let out = tool(&["export", s(&store), "-o", s(&other), "--max-fill", "0"]);
+        assert_eq!(out.status.success(), left, "{name}");
+    }
+    // Fixed-width byte strings, netCDF's fill \0 being Zarr's "": left to netCDF.
+    let store = dir.path().join("char.zarr");
+    write_store(
+        &store,
+        &[
+            (".zgroup", br#"{"zarr_format": 2}"#.to_vec()),
+            (
+                "c/.zarray",
+                br#"{"zarr_format": 2, "shape": [6], "chunks": [2], "dtype": "|S2",
+                     "compressor": null, "fill_value": "", "filters": null, "order": "C"}"#
+                    .to_vec(),
+            ),
+            ("c/1", b"abcd".to_vec()),
+        ],
+    );
+    let nc = dir.path().join("char.nc");
+    quiet(&["export", s(&store), "-o", s(&nc), "--max-fill", "0"]);
+    let text = ncdump(&["-v", "c"], s(&nc));
+    assert_eq!(
+        text.split("data:\n\n").nth(1).unwrap(),
+        " c =\n  \"\",\n  \"\",\n  \"ab\",\n  \"cd\",\n  \"\",\n  \"\" ;\n}\n"
+    );
+}

@@ -1227,6 +1227,24 @@ impl Array {
         Ok(total)
     }
 
+    /// The indices of the grid's chunks (shards, when sharded) that are stored, in C order:
+    /// the others read as the fill value. Found by listing the store, so the time it takes
+    /// follows the stored chunks, not the size of the grid.
+    pub fn stored_chunks(&self) -> Result<Vec<Vec<u64>>> {
+        self.settle()?;
+        let meta = self.metadata();
+        let grid = meta.chunk_grid();
+        let mut chunks: Vec<Vec<u64>> = self
+            .chunk_keys(&meta)?
+            .into_iter()
+            .map(|(_, index)| index)
+            .filter(|index| index.iter().zip(&grid).all(|(i, g)| i < g))
+            .collect();
+        chunks.sort_unstable();
+        chunks.dedup();
+        Ok(chunks)
+    }
+
     /// Number of chunks inside the grid that are stored.
     pub fn nchunks_initialized(&self) -> Result<u64> {
         self.settle()?;

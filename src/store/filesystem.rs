@@ -40,6 +40,20 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 /// Temporary files start with this; listings skip them.
 const TEMP_PREFIX: &str = ".zarr-tmp.";
 
+/// Whether `name` (a file's name, without its directory) is that of a temporary file of
+/// the filesystem store's writes, which listings skip and no key may name.
+pub fn is_temp_name(name: &str) -> bool {
+    name.starts_with(TEMP_PREFIX)
+}
+
+/// The id of the process that made the temporary file named `name` (`.zarr-tmp.<pid>.<n>`,
+/// as a write names it); `None` for a name of another form.
+pub fn temp_file_writer(name: &str) -> Option<u32> {
+    let (pid, n) = name.strip_prefix(TEMP_PREFIX)?.split_once('.')?;
+    n.parse::<u64>().ok()?;
+    pid.parse().ok()
+}
+
 /// How often creating a value's temporary file starts over when its directory is removed
 /// under it (by an erasure that emptied it), and how often `set` does when an erasure of
 /// the directory removes the temporary file with it.

@@ -14,7 +14,7 @@ mod url;
 pub mod writes;
 mod zip;
 
-pub use filesystem::FilesystemStore;
+pub use filesystem::{is_temp_name, temp_file_writer, FilesystemStore};
 #[cfg(feature = "icechunk")]
 pub use icechunk::{At, IcechunkStore};
 pub(crate) use memo::Memo;

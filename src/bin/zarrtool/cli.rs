@@ -239,6 +239,11 @@ pub enum Command {
         /// netCDF: replace an existing file.
         #[arg(long)]
         overwrite: bool,
+        /// netCDF: the most bytes of fill values written for chunks not stored where
+        /// netCDF's fill for the variable is not the array's fill value (K, M, G, T: powers
+        /// of 1024); a larger export is refused before anything is written.
+        #[arg(long, value_name = "SIZE", default_value = "1G", value_parser = parse_size)]
+        max_fill: u64,
     },
     /// Copy an array or a tree between any stores, optionally rechunked, resharded,
     /// recompressed or converted to another format. Interrupted copies resume: chunks
@@ -354,15 +359,21 @@ pub enum Command {
         dry_run: bool,
     },
     /// Decode every chunk and check metadata, checksums, orphan chunks, chunks outside the
-    /// array and consolidated metadata gone stale. Exits with 3 when a problem is found.
-    /// --json prints {"store", "path", "nodes", "arrays", "problems": [{"path",
-    /// "problem"}], "stale_consolidated": [group path]}.
+    /// array, consolidated metadata gone stale and temporary files left by killed writers.
+    /// Exits with 3 when a problem is found. --json prints {"store", "path", "nodes",
+    /// "arrays", "problems": [{"path", "problem"}], "stale_consolidated": [group path],
+    /// "removed": [temporary file]}.
     Validate {
         #[command(flatten)]
         node: NodeArg,
         /// Print JSON for scripts.
         #[arg(long)]
         json: bool,
+        /// Remove the temporary files that killed writers left in a directory store: those
+        /// whose process is not running on this host and that have not changed for 10
+        /// minutes (others are left alone).
+        #[arg(long)]
+        repair: bool,
     },
     /// Compare two arrays or trees by value (codecs and chunking may differ). Exits with 3
     /// when they differ. --json prints {"left": {"store", "path"}, "right": {"store",
@@ -454,4 +465,52 @@ pub enum AttrsAction {
         #[arg(long)]
         json: bool,
     },
+}
+
+/// A size in bytes: digits, optionally followed by K, M, G or T (powers of 1024).
+fn parse_size(text: &str) -> Result<u64, String> {
+    let (digits, shift) = match text.char_indices().last() {
+        Some((at, unit)) if unit.is_ascii_alphabetic() => {
+            let shift = match unit.to_ascii_uppercase() {
+                'K' => 10,
+                'M' => 20,
+                'G' => 30,
+                'T' => 40,
+                _ => return Err(format!("{text:?}: the unit is K, M, G or T")),
+            };
+            (&text[..at], shift)
+        }
+        _ => (text, 0),
+    };
+    digits
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(1 << shift))
+        .ok_or_else(|| format!("{text:?} is not a size in bytes (digits, then K, M, G or T)"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_size;
+
+    #[test]
+    fn sizes_take_binary_units() {
+        assert_eq!(parse_size("0"), Ok(0));
+        assert_eq!(parse_size("1G"), Ok(1 << 30));
+        assert_eq!(parse_size("12k"), Ok(12 << 10));
+        assert_eq!(parse_size("3T"), Ok(3 << 40));
+        assert_eq!(
+            parse_size("12Q"),
+            Err("\"12Q\": the unit is K, M, G or T".into())
+        );
+        for bad in ["", "G", "-1", "1.5G", "99999999T"] {
+            assert_eq!(
+                parse_size(bad),
+                Err(format!(
+                    "{bad:?} is not a size in bytes (digits, then K, M, G or T)"
+                )),
+                "{bad}"
+            );
+        }
+    }
 }

@@ -381,15 +381,42 @@ fn escape_text(text: &str) -> String {
     out
 }
 
-/// A name in CDL: characters CDL gives a meaning to are escaped with a backslash.
+/// A name in CDL, escaped as `ncdump` escapes names so that `ncgen` reads it back:
+/// a leading digit and the characters CDL gives a meaning to (space and
+/// `` !"#$%&'()*,:;<=>?[\]^`{|}~ ``) get a backslash; an ASCII control character (newline,
+/// tab, DEL, ...) becomes `\%xx`, its two hex digits. netCDF holds no name with a control
+/// character, a `/`, a trailing space or a first character other than a letter, a digit,
+/// `_` or a non-ASCII one; such names are printed as the nearest names it holds, so that
+/// every declaration stays one line that `ncgen` accepts: `/` and a trailing space take
+/// the `\%xx` form too (which `ncgen` reads as the text `%xx`), and a name that starts
+/// with another character, or is empty or `_` (`ncgen`'s fill mark), gets a leading `_`.
 fn escape_name(name: &str) -> String {
-    let mut out = String::with_capacity(name.len());
-    for (i, c) in name.chars().enumerate() {
-        let plain = c.is_alphanumeric() || "_.@+-".contains(c) || !c.is_ascii();
-        if !plain || (i == 0 && c.is_ascii_digit()) {
-            out.push('\\');
+    let mut out = String::with_capacity(name.len() + 4);
+    let first = name.chars().next();
+    if !first.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || !c.is_ascii()) || name == "_"
+    {
+        out.push('_');
+    }
+    if name.is_empty() {
+        out.push('_');
+    }
+    let last = name.len().saturating_sub(1);
+    for (i, c) in name.char_indices() {
+        match c {
+            c if c.is_ascii_control() || c == '/' || (c == ' ' && i == last) => {
+                out.push_str(&format!("\\%{:02x}", c as u32))
+            }
+            c if i == 0 && c.is_ascii_digit() => {
+                out.push('\\');
+                out.push(c);
+            }
+            ' ' | '!' | '"' | '#' | '$' | '%' | '&' | '\'' | '(' | ')' | '*' | ',' | ':' | ';'
+            | '<' | '=' | '>' | '?' | '[' | '\\' | ']' | '^' | '`' | '{' | '|' | '}' | '~' => {
+                out.push('\\');
+                out.push(c);
+            }
+            c => out.push(c),
         }
-        out.push(c);
     }
     out
 }
@@ -870,7 +897,7 @@ fn print_group(out: &mut Out, group: &GroupModel, level: usize) -> Result<()> {
                 let others: Vec<String> = dim
                     .others
                     .iter()
-                    .map(|(len, var)| format!("{len} in {var}"))
+                    .map(|(len, var)| format!("{len} in {}", escape_name(var)))
                     .collect();
                 line.push_str(&format!(" // also {}", others.join(", ")));
             }
@@ -1075,5 +1102,13 @@ mod tests {
         assert_eq!(escape_name("my var"), "my\\ var");
         assert_eq!(escape_name("2x"), "\\2x");
         assert_eq!(escape_name("_x.y-z"), "_x.y-z");
+        assert_eq!(escape_name("a\nb\tc\u{7f}"), "a\\%0ab\\%09c\\%7f");
+        assert_eq!(escape_name("a/b"), "a\\%2fb");
+        assert_eq!(escape_name(" x "), "_\\ x\\%20");
+        assert_eq!(escape_name("\"q\\%"), "_\\\"q\\\\\\%");
+        assert_eq!(escape_name("-x"), "_-x");
+        assert_eq!(escape_name(""), "__");
+        assert_eq!(escape_name("_"), "__");
+        assert_eq!(escape_name("été ✓"), "été\\ ✓");
     }
 }

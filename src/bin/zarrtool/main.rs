@@ -1,8 +1,9 @@
 //! `zarrtool`: inspect, convert, copy and check Zarr stores from the command line.
 //!
 //! Data and `--json` go to stdout; messages and progress to stderr. Exit status: 0 success,
-//! 1 error, 2 usage, 3 differences (`diff`) or problems found (`validate`). A reader that
-//! closes standard output early (`| head`) ends the command quietly with status 0.
+//! 1 error, 2 usage, 3 differences (`diff`) or problems found (`validate`); 129, 130, 143:
+//! a netCDF export ended by a signal. A reader that closes standard output early (`| head`)
+//! ends the command quietly with status 0.
 
 mod attr_diff;
 mod cli;
@@ -21,6 +22,7 @@ mod refresh;
 mod repo;
 mod source;
 mod stale;
+mod strays;
 mod values;
 
 use clap::{CommandFactory, Parser};

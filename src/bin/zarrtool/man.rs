@@ -95,6 +95,10 @@ pub(crate) const EXAMPLES: &[(&str, &str)] = &[
         "Check every chunk; exit status 3 when a problem is found.",
     ),
     (
+        "validate --repair data.zarr",
+        "Check, and remove the temporary files of writers killed midway.",
+    ),
+    (
         "diff a.zarr b.zarr --attrs",
         "Compare two hierarchies by value and attributes.",
     ),
@@ -121,6 +125,11 @@ const EXIT_STATUS: &[(&str, &str, &[&str])] = &[
         "3",
         "diff found differences, or validate found problems.",
         &["diff", "validate"],
+    ),
+    (
+        "129, 130, 143",
+        "A netCDF export ended by SIGHUP, SIGINT or SIGTERM: its temporary file removed.",
+        &["export"],
     ),
 ];
 

@@ -18,6 +18,8 @@
 mod classic;
 pub mod export;
 mod ffi;
+#[cfg(unix)]
+mod interrupt;
 
 use crate::cli::{Layout, NodeArg};
 use crate::ops::{array_text, display, parse_json, target_store, would_create, DIMENSIONS_KEY};

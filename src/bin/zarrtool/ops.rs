@@ -102,6 +102,7 @@ pub fn run(mut command: Command, cmd: &mut clap::Command) -> Result<u8> {
             deflate,
             no_shuffle,
             overwrite,
+            max_fill,
         } => {
             let netcdf = match format {
                 Some(f) => f == ExportFormat::Netcdf4,
@@ -117,7 +118,15 @@ pub fn run(mut command: Command, cmd: &mut clap::Command) -> Result<u8> {
                         .into(),
                 ));
             }
-            export_netcdf(&node, &output, unlimited, deflate, !no_shuffle, overwrite)
+            export_netcdf(
+                &node,
+                &output,
+                unlimited,
+                deflate,
+                !no_shuffle,
+                overwrite,
+                max_fill,
+            )
         }
         Command::Copy {
             source,
@@ -195,7 +204,7 @@ pub fn run(mut command: Command, cmd: &mut clap::Command) -> Result<u8> {
             s.close()?;
             Ok(0)
         }
-        Command::Validate { node, json } => validate(&node, json),
+        Command::Validate { node, json, repair } => validate(&node, json, repair),
         Command::Diff {
             left,
             right,
@@ -296,6 +305,7 @@ fn export_netcdf(
     deflate: u8,
     shuffle: bool,
     overwrite: bool,
+    max_fill: u64,
 ) -> Result<u8> {
     #[cfg(feature = "netcdf")]
     {
@@ -304,12 +314,13 @@ fn export_netcdf(
             unlimited,
             deflate,
             shuffle,
+            max_fill,
         };
         crate::netcdf::export::export(node, output, &settings)
     }
     #[cfg(not(feature = "netcdf"))]
     {
-        let _ = (node, unlimited, deflate, shuffle, overwrite);
+        let _ = (node, unlimited, deflate, shuffle, overwrite, max_fill);
         Err(Error::Unsupported(format!(
             "{output:?}: this zarrtool writes no netCDF files (it needs the system netCDF \
              library: cargo feature netcdf, CMake option ZARR_NETCDF); give --format raw for \
@@ -2181,7 +2192,62 @@ fn validate_array(store: &Arc<dyn Store>, path: &str) -> Result<Vec<String>> {
     Ok(problems)
 }
 
-fn validate(node: &NodeArg, as_json: bool) -> Result<u8> {
+/// The temporary files killed writers left under the node of a directory store (see
+/// [`crate::strays`]): stale ones are problems, or removed with `repair` (their keys
+/// returned); those a writer may be using are named on stderr and left alone.
+fn stray_files(
+    node: &NodeArg,
+    nodes: &[(String, NodeKind, usize)],
+    repair: bool,
+    problems: &mut Vec<(String, String)>,
+) -> Result<Vec<String>> {
+    let mut removed = Vec::new();
+    let Some(root) =
+        zarr::store::local_path(&node.store)?.filter(|p| std::path::Path::new(p).is_dir())
+    else {
+        return Ok(removed);
+    };
+    for temp in crate::strays::find(std::path::Path::new(root), &node.path)? {
+        // The deepest node whose directory holds it.
+        let owner = nodes
+            .iter()
+            .map(|(path, _, _)| path.trim_matches('/'))
+            .filter(|p| p.is_empty() || temp.key.starts_with(&format!("{p}/")))
+            .max_by_key(|p| p.len())
+            .map_or_else(|| display(&node.path), display);
+        let key = &temp.key;
+        match (&temp.live, repair) {
+            (Some(why), _) => eprintln!(
+                "zarrtool: {owner}: temporary file {key:?} left alone: a writer may be using \
+                 it ({why})"
+            ),
+            (None, true) => match std::fs::remove_file(&temp.path) {
+                Ok(()) => {
+                    eprintln!(
+                        "{owner}: removed the stray temporary file {key:?} ({})",
+                        temp.writer
+                    );
+                    removed.push(key.clone());
+                }
+                Err(e) => problems.push((
+                    owner.clone(),
+                    format!("{owner}: stray temporary file {key:?}: cannot remove it: {e}"),
+                )),
+            },
+            (None, false) => problems.push((
+                owner.clone(),
+                format!(
+                    "{owner}: stray temporary file {key:?} of a writer that is gone ({}): \
+                     --repair removes it",
+                    temp.writer
+                ),
+            )),
+        }
+    }
+    Ok(removed)
+}
+
+fn validate(node: &NodeArg, as_json: bool, repair: bool) -> Result<u8> {
     let store = open(&node.store, false)?;
     let nodes = walk(&store, &node.path)?;
     // Each problem with the node it is about, as shown.
@@ -2215,6 +2281,7 @@ fn validate(node: &NodeArg, as_json: bool) -> Result<u8> {
             }
         }
     }
+    let removed = stray_files(node, &nodes, repair, &mut problems)?;
     if as_json {
         let listed: Vec<Value> = problems
             .iter()
@@ -2227,6 +2294,7 @@ fn validate(node: &NodeArg, as_json: bool) -> Result<u8> {
             "arrays": arrays,
             "problems": listed,
             "stale_consolidated": stale.iter().map(|p| display(p)).collect::<Vec<_>>(),
+            "removed": removed,
         }))?;
     } else {
         let mut out = Out::new();

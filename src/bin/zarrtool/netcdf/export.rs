@@ -17,23 +17,25 @@
 //!
 //! Everything is planned and checked before the file is made, so an array netCDF has no
 //! type for is refused before anything is written; the file is written beside the target
-//! under a temporary name and renamed over it only when complete. Values are copied chunk
-//! by chunk of each array's grid.
+//! under a temporary name and renamed over it only when complete (a signal meanwhile
+//! removes it: `interrupt.rs`). Values are copied chunk by chunk of each array's grid: the
+//! stored chunks only when netCDF reads unwritten values as the array's fill value, else
+//! every chunk, the fill values written bounded by `--max-fill`.
 
 use super::{ffi, nc_message, TYPES_KEY};
 use crate::cli::NodeArg;
 use crate::ops::display;
 use crate::progress::{region_bytes, unit_of, Progress};
+use crate::source::{open_hierarchy, Hierarchy};
 use serde_json::{Map, Value};
 use std::ffi::{c_char, c_int, c_void, CString};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use zarr::dtype::DataKind;
 use zarr::error::{count_of, try_zeroed};
 use zarr::meta::json::as_non_finite;
-use zarr::meta::Order;
+use zarr::meta::{ArrayMeta, Order};
 use zarr::node::{cf, node_kind, Array, Group, Mode, Node, NodeKind, DIMENSIONS_KEY};
-use zarr::store::{join_key, open_url, Store};
+use zarr::store::join_key;
 use zarr::{Error, Result};
 
 /// How the file is written.
@@ -46,6 +48,8 @@ pub struct Settings {
     pub deflate: u8,
     /// Shuffle the bytes before deflate.
     pub shuffle: bool,
+    /// The most bytes of fill values written for chunks not stored, over the whole file.
+    pub max_fill: u64,
 }
 
 /// An attribute's netCDF type and values.
@@ -86,6 +90,12 @@ struct VarPlan {
     /// `_FillValue`: one item of the variable's type, native bytes.
     fill: Option<Vec<u8>>,
     attrs: Vec<(String, Attr)>,
+    /// The chunks written: the stored ones when netCDF's fill for the variable is the
+    /// array's fill value (the others are left unwritten, and read as it); `None` for every
+    /// chunk of the grid.
+    written: Option<Vec<Vec<u64>>>,
+    /// The bytes of fill values written for chunks not stored.
+    fill_bytes: u64,
 }
 
 /// A group and what it holds.
@@ -366,15 +376,10 @@ fn resolve_dim(scopes: &mut Scopes, name: &str, len: u64, array: &str) -> Result
     })
 }
 
-/// Plans the variable of the array at `path`, named `name`, in the innermost group of
-/// `scopes`.
-fn plan_var(
-    store: &Arc<dyn Store>,
-    path: &str,
-    name: &str,
-    scopes: &mut Scopes,
-) -> Result<VarPlan> {
-    let array = Array::open(store.clone(), path, Mode::Read)?;
+/// Plans the variable of the array at `path` of `source`, named `name`, in the innermost
+/// group of `scopes`.
+fn plan_var(source: &Hierarchy, path: &str, name: &str, scopes: &mut Scopes) -> Result<VarPlan> {
+    let array = Array::open(source.store.clone(), path, Mode::Read)?;
     let meta = array.metadata();
     let shown = format!("array {}", display(path));
     let ty = var_type(&meta.dtype.kind).ok_or_else(|| {
@@ -440,6 +445,18 @@ fn plan_var(
         }
         c
     });
+    // A store that cannot list (a web server) has every chunk read, as the array reads it:
+    // which are stored is not known, nor what they would leave to fill.
+    let (written, fill_bytes) = match source.lists {
+        false => (None, 0),
+        true => {
+            let stored = array.stored_chunks()?;
+            match netcdf_fills_as_zarr(&meta, ty, fill.as_deref()) {
+                true => (Some(stored), 0),
+                false => (None, missing_bytes(&array, ty, &stored)?),
+            }
+        }
+    };
     Ok(VarPlan {
         attrs: attributes(&attrs_json, &shown)?,
         array,
@@ -448,17 +465,72 @@ fn plan_var(
         dims,
         chunks,
         fill,
+        written,
+        fill_bytes,
     })
 }
 
-/// Plans the group at `path` (named `name`) and everything below it.
+/// netCDF's default fill value of the numeric type `xtype` (`NC_FILL_*` of `netcdf.h`),
+/// native bytes.
+fn default_fill(xtype: c_int) -> Vec<u8> {
+    match xtype {
+        ffi::NC_BYTE => (-127i8).to_ne_bytes().to_vec(),
+        ffi::NC_UBYTE => u8::MAX.to_ne_bytes().to_vec(),
+        ffi::NC_SHORT => (-32767i16).to_ne_bytes().to_vec(),
+        ffi::NC_USHORT => u16::MAX.to_ne_bytes().to_vec(),
+        ffi::NC_INT => (-2147483647i32).to_ne_bytes().to_vec(),
+        ffi::NC_UINT => u32::MAX.to_ne_bytes().to_vec(),
+        ffi::NC_INT64 => (-9223372036854775806i64).to_ne_bytes().to_vec(),
+        ffi::NC_UINT64 => (u64::MAX - 1).to_ne_bytes().to_vec(),
+        ffi::NC_FLOAT => 9.969_21e36_f32.to_ne_bytes().to_vec(),
+        _ => 9.969_209_968_386_869e36f64.to_ne_bytes().to_vec(),
+    }
+}
+
+/// Whether what netCDF reads where nothing was written (the variable's `_FillValue`
+/// `fill`, else netCDF's default: `\0` for `char`) is exactly what the array `meta` reads
+/// where no chunk is stored (its fill value, zeros when null). Never for `string`:
+/// netCDF-C 4.9 fails reading strings never written (an HDF error), so they are written.
+fn netcdf_fills_as_zarr(meta: &ArrayMeta, ty: VarType, fill: Option<&[u8]>) -> bool {
+    let zarr = meta.fill_value.as_deref();
+    match ty {
+        VarType::Number(xtype) => {
+            let netcdf = fill.map_or_else(|| default_fill(xtype), <[u8]>::to_vec);
+            match zarr {
+                Some(bytes) => bytes == netcdf.as_slice(),
+                None => netcdf.iter().all(|&b| b == 0),
+            }
+        }
+        VarType::Char(_) => zarr.is_none_or(|b| b.iter().all(|&c| c == 0)),
+        VarType::String => false,
+    }
+}
+
+/// The bytes of fill values written for the elements of `array` in no stored chunk (the
+/// chunks `stored`): one item each (a string's fill value and its NUL).
+fn missing_bytes(array: &Array, ty: VarType, stored: &[Vec<u64>]) -> Result<u64> {
+    let meta = array.metadata();
+    let total = meta.shape.iter().map(|&n| n as u128).product::<u128>();
+    let mut held = 0u128;
+    for index in stored {
+        let (_, count) = array.chunk_region(index)?;
+        held += count.iter().map(|&n| n as u128).product::<u128>();
+    }
+    let item = match ty {
+        VarType::String => meta.fill_value.as_ref().map_or(0, Vec::len) + 1,
+        _ => meta.item_size(),
+    };
+    Ok(u64::try_from(total.saturating_sub(held).saturating_mul(item as u128)).unwrap_or(u64::MAX))
+}
+
+/// Plans the group at `path` of `source` (named `name`) and everything below it.
 fn plan_group(
-    store: &Arc<dyn Store>,
+    source: &Hierarchy,
     path: &str,
     name: &str,
     scopes: &mut Scopes,
 ) -> Result<GroupPlan> {
-    let group = Group::open(store.clone(), path, Mode::Read)?;
+    let group = Group::open(source.store.clone(), path, Mode::Read)?;
     let shown = format!("group {}", display(path));
     scopes.push(Vec::new());
     let mut plan = GroupPlan {
@@ -471,18 +543,49 @@ fn plan_group(
     let members = group.members()?;
     for (member, kind) in &members {
         if *kind == NodeKind::Array {
-            let var = plan_var(store, &join_key(path, member), member, scopes)?;
+            let var = plan_var(source, &join_key(path, member), member, scopes)?;
             plan.vars.push(var);
         }
     }
     for (member, kind) in &members {
         if *kind == NodeKind::Group {
-            let below = plan_group(store, &join_key(path, member), member, scopes)?;
+            let below = plan_group(source, &join_key(path, member), member, scopes)?;
             plan.groups.push(below);
         }
     }
     plan.dims = scopes.pop().unwrap_or_default();
     Ok(plan)
+}
+
+/// Refuses a plan that would write more than `max_fill` bytes of fill values for chunks
+/// not stored, naming the largest such array.
+fn refuse_too_much_fill(plan: &GroupPlan, max_fill: u64) -> Result<()> {
+    fn each<'a>(plan: &'a GroupPlan, out: &mut Vec<&'a VarPlan>) {
+        out.extend(plan.vars.iter().filter(|v| v.fill_bytes > 0));
+        plan.groups.iter().for_each(|g| each(g, out));
+    }
+    let mut vars = Vec::new();
+    each(plan, &mut vars);
+    let total = vars
+        .iter()
+        .fold(0u64, |t, v| t.saturating_add(v.fill_bytes));
+    let Some(largest) = vars.iter().max_by_key(|v| v.fill_bytes) else {
+        return Ok(());
+    };
+    if total <= max_fill {
+        return Ok(());
+    }
+    let array = &largest.array;
+    let fill = array.fill_value_json()?;
+    Err(Error::InvalidArg(format!(
+        "array {}: {} bytes of its elements are in no stored chunk and read as its fill \
+         value {fill}, which netCDF would not give back unwritten (the variable's fill is \
+         netCDF's default or its _FillValue): writing them ({total} bytes in all) would pass \
+         --max-fill {max_fill}. Give a larger --max-fill, or set the array's _FillValue \
+         attribute to its fill value so that netCDF fills them",
+        display(array.path()),
+        largest.fill_bytes,
+    )))
 }
 
 /// Every dimension name a plan defines.
@@ -492,12 +595,15 @@ fn dim_names(plan: &GroupPlan, out: &mut Vec<String>) {
 }
 
 /// The netCDF file being written under a temporary name: closed and removed when dropped
-/// before [`Created::finish`].
+/// before [`Created::finish`], or by SIGINT, SIGTERM and SIGHUP meanwhile.
 struct Created {
     ncid: c_int,
     temp: PathBuf,
     target: String,
     open: bool,
+    /// Removes the temporary file when a signal ends the process.
+    #[cfg(unix)]
+    interrupt: super::interrupt::Guard,
 }
 
 impl Created {
@@ -513,6 +619,8 @@ impl Created {
             .to_str()
             .and_then(|p| CString::new(p).ok())
             .ok_or_else(|| Error::InvalidArg(format!("{target:?} is not a UTF-8 C string")))?;
+        #[cfg(unix)]
+        let interrupt = super::interrupt::Guard::new(&c_path);
         let mut ncid = 0;
         // SAFETY: a valid C string and a valid out pointer.
         let code = unsafe {
@@ -534,6 +642,8 @@ impl Created {
             temp,
             target: target.into(),
             open: true,
+            #[cfg(unix)]
+            interrupt,
         })
     }
 
@@ -563,6 +673,8 @@ impl Created {
             )
         })?;
         self.temp = PathBuf::new();
+        #[cfg(unix)]
+        self.interrupt.release();
         Ok(())
     }
 }
@@ -746,87 +858,127 @@ fn define<'a>(
     Ok(())
 }
 
-/// Copies a variable's values, chunk by chunk of its array's grid.
-fn copy_values(file: &Created, var: &Defined) -> Result<()> {
+/// The chunks of a grid of `grid` chunks per dimension, in C order, one at a time.
+fn every_chunk(grid: &[u64]) -> impl Iterator<Item = Vec<u64>> + '_ {
+    let mut next = (!grid.contains(&0)).then(|| vec![0; grid.len()]);
+    std::iter::from_fn(move || {
+        let index = next.take()?;
+        let mut after = index.clone();
+        for d in (0..grid.len()).rev() {
+            after[d] += 1;
+            if after[d] < grid[d] {
+                next = Some(after);
+                break;
+            }
+            after[d] = 0;
+        }
+        Some(index)
+    })
+}
+
+/// Copies a variable's values, chunk by chunk of its array's grid: the stored chunks, and
+/// the others too when netCDF would not read them as the array's fill value. With
+/// `unlimited` (the variable has an unlimited dimension), its last element is written
+/// when no stored chunk holds it, so that the dimension has its length.
+fn copy_values(file: &Created, var: &Defined, unlimited: bool) -> Result<()> {
     let array = &var.plan.array;
     let meta = array.metadata();
-    let rank = meta.rank();
-    let cells = array.region_chunks(&vec![0; rank], &meta.shape)?;
+    let grid = meta.chunk_grid();
     let shown = display(&var.path);
-    let bar = Progress::new(cells.len() as u64, unit_of(&meta), &shown);
-    for index in &cells {
-        let (start, count) = array.chunk_region(index)?;
-        let what = format!("a chunk of {shown}");
-        let n = count_of(&count, &what)?;
-        let mut nc_start: Vec<usize> = start.iter().map(|&s| s as usize).collect();
-        let mut nc_count: Vec<usize> = count.iter().map(|&c| c as usize).collect();
-        if let VarType::Char(width) = var.plan.ty {
-            nc_start.push(0);
-            nc_count.push(width);
-        }
-        // A scalar's start and count are not read, but must point somewhere.
-        if nc_start.is_empty() {
-            nc_start.push(0);
-            nc_count.push(1);
-        }
-        let put = |data: *const c_void| {
-            // SAFETY: start and count have one entry per netCDF dimension (or one for a
-            // scalar), and `data` holds the region's items.
-            let code = unsafe {
-                ffi::nc_put_vara(
-                    var.ncid,
-                    var.varid,
-                    nc_start.as_ptr(),
-                    nc_count.as_ptr(),
-                    data,
-                )
-            };
-            file.check(code, || format!("writing {shown}"))
-        };
-        match var.plan.ty {
-            VarType::String => {
-                let items = array.read_vlen(&start, &count, Order::C)?;
-                let mut texts = Vec::with_capacity(n);
-                for w in items.offsets.windows(2) {
-                    let bytes = &items.data[w[0] as usize..w[1] as usize];
-                    let text = CString::new(bytes).map_err(|_| {
-                        Error::InvalidArg(format!(
-                            "{shown}: a string holds a NUL, which netCDF strings cannot"
-                        ))
-                    })?;
-                    texts.push(text);
-                }
-                let pointers: Vec<*const c_char> = texts.iter().map(|t| t.as_ptr()).collect();
-                put(pointers.as_ptr().cast())?;
-            }
-            _ => {
-                let bytes = n
-                    .checked_mul(meta.item_size())
-                    .ok_or_else(|| Error::Overflow(format!("{what} has more bytes than memory")))?;
-                let mut buf = try_zeroed(bytes, &what)?;
-                if n > 0 && bytes > 0 {
-                    array.read(
-                        &start,
-                        &count,
-                        meta.dtype.element_type(),
-                        Order::C,
-                        &mut buf,
-                    )?;
-                    put(buf.as_ptr().cast())?;
-                }
-            }
-        }
+    let (total, cells): (u64, Box<dyn Iterator<Item = Vec<u64>>>) = match &var.plan.written {
+        Some(stored) => (stored.len() as u64, Box::new(stored.iter().cloned())),
+        None => (
+            grid.iter().fold(1u64, |n, &g| n.saturating_mul(g)),
+            Box::new(every_chunk(&grid)),
+        ),
+    };
+    let bar = Progress::new(total, unit_of(&meta), &shown);
+    for index in cells {
+        let (start, count) = array.chunk_region(&index)?;
+        put_region(file, var, &start, &count)?;
         bar.inc(1, region_bytes(&count, meta.item_size()));
     }
     bar.finish();
+    if let (true, Some(stored)) = (unlimited, &var.plan.written) {
+        let last: Vec<u64> = grid.iter().map(|g| g.saturating_sub(1)).collect();
+        if !grid.contains(&0) && stored.binary_search(&last).is_err() {
+            // Its fill value, as the array reads it: also what netCDF fills the rest with.
+            let start: Vec<u64> = meta.shape.iter().map(|&n| n - 1).collect();
+            put_region(file, var, &start, &vec![1; start.len()])?;
+        }
+    }
     Ok(())
+}
+
+/// Writes the region `start`/`count` of a variable's array (as the array reads it) to the
+/// variable.
+fn put_region(file: &Created, var: &Defined, start: &[u64], count: &[u64]) -> Result<()> {
+    let array = &var.plan.array;
+    let meta = array.metadata();
+    let shown = display(&var.path);
+    let what = format!("a chunk of {shown}");
+    let n = count_of(count, &what)?;
+    let mut nc_start: Vec<usize> = start.iter().map(|&s| s as usize).collect();
+    let mut nc_count: Vec<usize> = count.iter().map(|&c| c as usize).collect();
+    if let VarType::Char(width) = var.plan.ty {
+        nc_start.push(0);
+        nc_count.push(width);
+    }
+    // A scalar's start and count are not read, but must point somewhere.
+    if nc_start.is_empty() {
+        nc_start.push(0);
+        nc_count.push(1);
+    }
+    let put = |data: *const c_void| {
+        // SAFETY: start and count have one entry per netCDF dimension (or one for a
+        // scalar), and `data` holds the region's items.
+        let code = unsafe {
+            ffi::nc_put_vara(
+                var.ncid,
+                var.varid,
+                nc_start.as_ptr(),
+                nc_count.as_ptr(),
+                data,
+            )
+        };
+        file.check(code, || format!("writing {shown}"))
+    };
+    match var.plan.ty {
+        VarType::String => {
+            let items = array.read_vlen(start, count, Order::C)?;
+            let mut texts = Vec::with_capacity(n);
+            for w in items.offsets.windows(2) {
+                let bytes = &items.data[w[0] as usize..w[1] as usize];
+                let text = CString::new(bytes).map_err(|_| {
+                    Error::InvalidArg(format!(
+                        "{shown}: a string holds a NUL, which netCDF strings cannot"
+                    ))
+                })?;
+                texts.push(text);
+            }
+            let pointers: Vec<*const c_char> = texts.iter().map(|t| t.as_ptr()).collect();
+            put(pointers.as_ptr().cast())
+        }
+        _ => {
+            let bytes = n
+                .checked_mul(meta.item_size())
+                .ok_or_else(|| Error::Overflow(format!("{what} has more bytes than memory")))?;
+            let mut buf = try_zeroed(bytes, &what)?;
+            if n > 0 && bytes > 0 {
+                array.read(start, count, meta.dtype.element_type(), Order::C, &mut buf)?;
+                put(buf.as_ptr().cast())?;
+            }
+            Ok(())
+        }
+    }
 }
 
 /// Exports the node of `node` (a group and everything below it, or one array) as the
 /// netCDF-4 file `output` (see the module's text).
 pub fn export(node: &NodeArg, output: &str, settings: &Settings) -> Result<u8> {
-    let store = open_url(&node.store, Mode::Read, None)?;
-    crate::overlap::refuse_export_over_source(output, &store, &node.path)?;
+    let source = open_hierarchy(&node.store)?;
+    let store = &source.store;
+    crate::overlap::refuse_export_over_source(output, store, &node.path)?;
     if !settings.overwrite && Path::new(output).exists() {
         return Err(Error::Exists(format!(
             "{output:?} exists: give --overwrite to replace it"
@@ -836,11 +988,11 @@ pub fn export(node: &NodeArg, output: &str, settings: &Settings) -> Result<u8> {
     let mut scopes: Scopes = Vec::new();
     // The plan, and the path the file's root group stands for (an array's group).
     let (plan, root) = match node_kind(store.as_ref(), path)? {
-        NodeKind::Group => (plan_group(&store, path, "", &mut scopes)?, path),
+        NodeKind::Group => (plan_group(&source, path, "", &mut scopes)?, path),
         NodeKind::Array => {
             scopes.push(Vec::new());
             let (parent, name) = path.rsplit_once('/').unwrap_or(("", path));
-            let var = plan_var(&store, path, name, &mut scopes)?;
+            let var = plan_var(&source, path, name, &mut scopes)?;
             let plan = GroupPlan {
                 name: String::new(),
                 attrs: Vec::new(),
@@ -864,6 +1016,7 @@ pub fn export(node: &NodeArg, output: &str, settings: &Settings) -> Result<u8> {
             "--unlimited {missing}: no exported array has a dimension of that name"
         )));
     }
+    refuse_too_much_fill(&plan, settings.max_fill)?;
     let file = Created::new(output)?;
     let mut defined = Vec::new();
     define(
@@ -879,7 +1032,12 @@ pub fn export(node: &NodeArg, output: &str, settings: &Settings) -> Result<u8> {
     let code = unsafe { ffi::nc_enddef(file.ncid) };
     file.check(code, || "ending its definitions".into())?;
     for var in &defined {
-        copy_values(&file, var)?;
+        let unlimited = var
+            .plan
+            .dims
+            .iter()
+            .any(|d| settings.unlimited.contains(&d.name));
+        copy_values(&file, var, unlimited)?;
     }
     file.finish()?;
     Ok(0)
