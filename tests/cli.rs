@@ -316,6 +316,8 @@ fn validate_finds_corrupt_orphan_and_outside_chunks() {
     std::fs::create_dir(dir.path().join("s.zarr/a/c/9")).unwrap();
     std::fs::write(dir.path().join("s.zarr/a/c/9/0"), [0u8; 24]).unwrap();
     std::fs::write(dir.path().join("s.zarr/a/stray"), b"x").unwrap();
+    // The append lock of a writer is no orphan.
+    std::fs::write(dir.path().join("s.zarr/a/.zarr-append.lock"), b"{}").unwrap();
     let out = tool(&["validate", &store]);
     assert_eq!(out.status.code(), Some(3));
     let text = String::from_utf8_lossy(&out.stdout);

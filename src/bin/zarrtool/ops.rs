@@ -2148,6 +2148,8 @@ fn validate_array(store: &Arc<dyn Store>, path: &str) -> Result<Vec<String>> {
         "meta",
         "attrs",
         ".zgroup",
+        // A writer appending to the array holds it (not data; see io::append_lock).
+        zarr::io::append_lock::LOCK_NAME,
     ];
     let mut chunks = Vec::new();
     for key in store.list_prefix(&prefix)? {
