@@ -14,6 +14,7 @@ every operation up to the last one whose directory was fsynced (or up to a syncf
 """
 
 import argparse
+import bisect
 import hashlib
 import os
 import re
@@ -46,6 +47,9 @@ SCENARIOS = {
     "fs-flush": {"states": FS_STATES, "atomic": False, "damage": True, "steps": FS_STEPS},
     # EACH_WRITE: every write that returned holds; the one in flight leaves old or new.
     "fs-each-write": {"states": FS_STATES, "atomic": False, "damage": False, "steps": FS_STEPS},
+    # The control: writes at NONE claimed durable as under EACH_WRITE. The checker must
+    # find states that break the claim, or it proves nothing.
+    "control": {"states": FS_STATES, "atomic": False, "damage": False, "steps": FS_STEPS, "control": True},
     # Appends (FLUSH level): the flushed steps hold, exactly; later steps as under NONE.
     "append": {
         "states": [
@@ -140,23 +144,27 @@ def iov_bytes(a):
 
 
 def parse_trace(path):
-    """Yields (name, args, ret) in completion order; ret as text."""
+    """Yields (name, args, ret, start, end) in completion order: ret as text, start and end
+    the trace lines where the call began and returned (they differ for calls that other
+    threads' calls interrupted)."""
     pending = {}
     line_re = re.compile(r"^(\d+) +(.*)$")
     call_re = re.compile(r"^(\w+)\((.*)\) += (.*)$", re.S)
     with open(path, encoding="latin-1") as f:
-        for line in f:
+        for lineno, line in enumerate(f):
             line = line.rstrip("\n")
             m = line_re.match(line)
             if not m:
                 continue
             pid, rest = m.group(1), m.group(2)
             if rest.endswith("<unfinished ...>"):
-                pending[pid] = rest[: -len("<unfinished ...>")].rstrip()
+                pending[pid] = (rest[: -len("<unfinished ...>")].rstrip(), lineno)
                 continue
+            start = lineno
             r = re.match(r"^<\.\.\. \w+ resumed>(.*)$", rest)
             if r:
-                rest = pending.pop(pid, "") + r.group(1)
+                head, start = pending.pop(pid, ("", lineno))
+                rest = head + r.group(1)
             if rest.startswith("+++") or rest.startswith("---"):
                 continue
             c = call_re.match(rest)
@@ -164,7 +172,7 @@ def parse_trace(path):
                 if "(" in rest and "?" in rest:
                     continue  # a call cut short by the process's end
                 raise Unsupported(f"cannot parse trace line: {line[:120]}")
-            yield c.group(1), split_args(c.group(2)), c.group(3)
+            yield c.group(1), split_args(c.group(2)), c.group(3), start, lineno
 
 
 class Recording:
@@ -458,25 +466,30 @@ class Model:
         """Yields (point, prefix, choices, their files, state) for each crash point and choice."""
         ev = self.events
         meta_idx = [i for i, e in enumerate(ev) if e["kind"] == "meta"]
-        # The event from which each namespace operation is durable: a later fsync of one of
-        # its directories, or a syncfs.
+        # A sync covers what returned before it began (calls of other threads still running
+        # when it began may be missed): the number of events that had ended by then.
+        ends = [e["end"] for e in ev]
+        covers = {k: bisect.bisect_left(ends, e["start"]) for k, e in enumerate(ev) if "sync" in e["kind"]}
+        # The event from which each namespace operation is durable: a later fsync of its
+        # directory, or a syncfs.
         durable_at = {}
         for i in meta_idx:
             durable_at[i] = next(
-                (k for k in range(i + 1, len(ev))
-                 if ev[k]["kind"] == "syncfs" or (ev[k]["kind"] == "dirsync" and ev[k]["dir"] in ev[i]["dirs"])),
+                (k for k in covers
+                 if covers[k] > i and (ev[k]["kind"] == "syncfs" or (ev[k]["kind"] == "dirsync" and ev[k]["dir"] in ev[i]["dirs"]))),
                 len(ev) + 1,
             )
         for p in range(len(ev) + 1):
             metas = [i for i in meta_idx if i < p]
             # Metadata reaches the journal in order: everything before a durable one is too.
             durable = max((j + 1 for j, i in enumerate(metas) if durable_at[i] < p), default=0)
+            # Per inode (and "all" for syncfs): the events whose data a sync made durable.
             last_sync = {}
             for k in range(p):
                 if ev[k]["kind"] == "filesync":
-                    last_sync[ev[k]["inode"]] = k
+                    last_sync[ev[k]["inode"]] = max(last_sync.get(ev[k]["inode"], 0), covers[k])
                 elif ev[k]["kind"] == "syncfs":
-                    last_sync["all"] = k
+                    last_sync["all"] = max(last_sync.get("all", 0), covers[k])
             for m in range(durable, len(metas) + 1):
                 ns = dict(self.rec.snapshot)
                 forced = {}
@@ -491,7 +504,7 @@ class Model:
                     ino = entry[1]
                     if ino in files:
                         continue
-                    d = max(last_sync.get(ino, -1), last_sync.get("all", -1), forced.get(ino, -1)) + 1
+                    d = max(last_sync.get(ino, 0), last_sync.get("all", 0), forced.get(ino, -1) + 1)
                     cur = self.contents(ino, p)
                     dur = self.contents(ino, d)
                     opts = {"all": cur}
@@ -602,13 +615,13 @@ def judge(spec, obs, d, s):
     return "; ".join(bad) or None
 
 
-def run_scenario(name, driver, scratch, build_env):
+def run_scenario(name, driver, scratch):
     spec = SCENARIOS[name]
     base = os.path.join(scratch, name)
     root = os.path.join(base, "rec")
     os.makedirs(root)
     target = os.path.join(root, TARGETS.get(name, "store"))
-    env = dict(os.environ, **build_env)
+    env = dict(os.environ)
     subprocess.run([driver, name, "setup", target], check=True, env=env, cwd=root)
     rec = Recording(root, root)
     trace = os.path.join(base, "trace")
@@ -617,8 +630,11 @@ def run_scenario(name, driver, scratch, build_env):
          "-e", f"trace={TRACED}", "-o", trace, driver, name, "run", target],
         check=True, env=env, cwd=root, stderr=subprocess.DEVNULL,
     )
-    for call in parse_trace(trace):
-        rec.add(*call)
+    for call, args, ret, start, end in parse_trace(trace):
+        first = len(rec.events)
+        rec.add(call, args, ret)
+        for e in rec.events[first:]:
+            e["start"], e["end"] = start, end
     ev = rec.events
     marks = [e for e in ev if e["kind"] == "mark"]
     if not marks:
@@ -673,8 +689,11 @@ def run_scenario(name, driver, scratch, build_env):
         why = judge(spec, obs, d, s)
         if why:
             failures.append((p, prefix, detail, key, d, s, obs, errors, why))
+    verdict = "breaking the false claim (expected)" if spec.get("control") else "failing"
     print(f"{name}: {len(ev)} events, {len(points)} crash points, {len(instances)} crash states checked, "
-          f"{len(distinct)} distinct, {len(failures)} failing")
+          f"{len(distinct)} distinct, {len(failures)} {verdict}")
+    if spec.get("control"):
+        return len(instances), len(distinct), len(failures)
     shown = set()
     for p, prefix, detail, key, d, s, obs, errors, why in failures:
         if (key, why) in shown or len(shown) >= 5:
@@ -684,6 +703,22 @@ def run_scenario(name, driver, scratch, build_env):
         print(f"FAIL {name}: during step {s} ({steps[s]}; step {d} ({steps[d]}) had returned): {why}")
         print(f"  read: {' '.join(f'{k}={v}' for k, v in sorted(obs.items()))}" + (f" ({errors})" if errors else ""))
         print(describe(ev, p, prefix, detail, inode_paths))
+    if failures:
+        # What the failing states share, to name the cause at a glance.
+        by_step, last_op, lost = {}, {}, {}
+        metas = [i for i, e in enumerate(ev) if e["kind"] == "meta"]
+        for p, prefix, detail, key, d, s, obs, errors, why in failures:
+            by_step[s] = by_step.get(s, 0) + 1
+            m = prefix[0]
+            op = event_text(ev[metas[m - 1]], inode_paths) if m else "none"
+            last_op[op] = last_op.get(op, 0) + 1
+            for paths, _, _ in detail.values():
+                for where in {os.path.dirname(q) or q for q in paths}:
+                    lost[where] = lost.get(where, 0) + 1
+        steps = spec["steps"]
+        print(f"{name}: failing states by step: " + ", ".join(f"{steps[k]}: {n}" for k, n in sorted(by_step.items())))
+        print(f"{name}: last namespace operation persisted in them: " + ", ".join(f"{k} ({n})" for k, n in sorted(last_op.items(), key=lambda x: -x[1])[:4]))
+        print(f"{name}: file data not persisted in them, by directory: " + (", ".join(f"{k}/ ({n})" for k, n in sorted(lost.items(), key=lambda x: -x[1])) or "none"))
     return len(instances), len(distinct), len(failures)
 
 
@@ -693,14 +728,17 @@ def main():
     ap.add_argument("--scratch", required=True)
     ap.add_argument("scenarios", nargs="*", default=list(SCENARIOS))
     args = ap.parse_args()
-    total = distinct = failing = 0
+    total = distinct = 0
     failed = []
     for name in args.scenarios or list(SCENARIOS):
         if name not in SCENARIOS:
             sys.exit(f"unknown scenario {name}")
-        n, dn, f = run_scenario(name, os.path.abspath(args.driver), os.path.abspath(args.scratch), {})
-        total, distinct, failing = total + n, distinct + dn, failing + f
-        if f:
+        n, dn, f = run_scenario(name, os.path.abspath(args.driver), os.path.abspath(args.scratch))
+        total, distinct = total + n, distinct + dn
+        if SCENARIOS[name].get("control"):
+            if not f:
+                failed.append(f"{name} (found nothing wrong in writes that were never synced)")
+        elif f:
             failed.append(name)
         shutil.rmtree(os.path.join(args.scratch, name))
     print(f"{total} crash states checked, {distinct} distinct")

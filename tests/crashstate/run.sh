@@ -3,7 +3,8 @@
 # file-system calls under strace, builds every state a power cut may leave and checks each
 # through the library. Exits non-zero, describing the state, when one fails.
 #
-#   bash tests/crashstate/run.sh [SCENARIO...]   (fs-none fs-flush fs-each-write append zip icechunk)
+#   bash tests/crashstate/run.sh [SCENARIO...]
+#     (fs-none fs-flush fs-each-write control append zip icechunk; default: all)
 #
 # ZARR_LIB_DIR=DIR checks the libzarr.so in DIR (e.g. another checkout's target/release)
 # instead of building this checkout; otherwise the library is built with cargo
@@ -22,7 +23,7 @@ else
   lib_dir=$(cd "$root" && cargo metadata --format-version 1 --no-deps |
     python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')/debug
   if [ ${#scenarios[@]} -eq 0 ]; then
-    scenarios=(fs-none fs-flush fs-each-write append zip)
+    scenarios=(fs-none fs-flush fs-each-write control append zip)
     case ",$features," in
       *,icechunk,*) scenarios+=(icechunk) ;;
       *) echo "crash states: built without the icechunk feature, Icechunk scenario skipped" ;;
