@@ -662,18 +662,25 @@ def run_scenario(name, driver, scratch):
     rel_target = os.path.relpath(target, root)
     paths = [os.path.join(states_dir, str(i), rel_target) for i in range(len(distinct))]
     observed = {}
-    for start in range(0, len(paths), 200):
-        out = subprocess.run([driver, name, "check"] + paths[start : start + 200], env=env,
+    batches = [list(range(i, min(i + 200, len(paths)))) for i in range(0, len(paths), 200)]
+    while batches:
+        batch = batches.pop()
+        out = subprocess.run([driver, name, "check"] + [paths[i] for i in batch], env=env,
                              capture_output=True, text=True)
         if out.returncode != 0:
-            raise Unsupported(f"driver check died ({out.returncode}): {out.stderr.strip()[-400:]}")
+            if len(batch) > 1:
+                batches += [[i] for i in batch]  # find the state that kills the check
+            else:
+                why = out.stderr.strip().splitlines()[-1:] or [f"exit status {out.returncode}"]
+                observed[batch[0]] = ({"check": "died"}, why[0][:300])
+            continue
         for line in out.stdout.splitlines():
             head, _, errors = line.partition(" |")
             fields = head.split()
             obs = dict(f.split("=", 1) for f in fields[1:])
             if "open" in obs:
                 obs = {k: "E" for st in spec["states"] for k in st}
-            observed[start + int(fields[0])] = (obs, errors.strip())
+            observed[batch[int(fields[0])]] = (obs, errors.strip())
     if len(observed) != len(paths):
         raise Unsupported("driver check answered for fewer states than asked")
     failures = []
@@ -713,7 +720,7 @@ def run_scenario(name, driver, scratch):
             op = event_text(ev[metas[m - 1]], inode_paths) if m else "none"
             last_op[op] = last_op.get(op, 0) + 1
             for paths, _, _ in detail.values():
-                for where in {os.path.dirname(q) or q for q in paths}:
+                for where in {os.path.dirname(q) or "." for q in paths}:
                     lost[where] = lost.get(where, 0) + 1
         steps = spec["steps"]
         print(f"{name}: failing states by step: " + ", ".join(f"{steps[k]}: {n}" for k, n in sorted(by_step.items())))
@@ -733,7 +740,10 @@ def main():
     for name in args.scenarios or list(SCENARIOS):
         if name not in SCENARIOS:
             sys.exit(f"unknown scenario {name}")
-        n, dn, f = run_scenario(name, os.path.abspath(args.driver), os.path.abspath(args.scratch))
+        try:
+            n, dn, f = run_scenario(name, os.path.abspath(args.driver), os.path.abspath(args.scratch))
+        except (Unsupported, subprocess.CalledProcessError) as e:
+            sys.exit(f"{name}: cannot check: {e}")
         total, distinct = total + n, distinct + dn
         if SCENARIOS[name].get("control"):
             if not f:
