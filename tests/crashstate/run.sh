@@ -34,7 +34,12 @@ fi
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+# The library under both names the driver may look for (a build dir need not hold the
+# soname link).
+mkdir "$work/lib"
+ln -s "$lib_dir/libzarr.so" "$work/lib/libzarr.so"
+ln -s "$lib_dir/libzarr.so" "$work/lib/libzarr.so.0"
 cc -std=c11 -Wall -Wextra -Werror -O1 -I"$root/include" "$here/driver.c" -o "$work/driver" \
-  -L"$lib_dir" -lzarr -Wl,-rpath,"$lib_dir"
+  -L"$work/lib" -lzarr -Wl,-rpath,"$work/lib"
 echo "crash states: library $lib_dir/libzarr.so"
 python3 "$here/crashstate.py" --driver "$work/driver" --scratch "$work/scratch" "${scenarios[@]}"
