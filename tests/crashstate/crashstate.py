@@ -26,7 +26,7 @@ TRACED = (
     "open,openat,openat2,creat,write,pwrite64,writev,pwritev,pwritev2,lseek,ftruncate,truncate,"
     "fallocate,fsync,fdatasync,syncfs,sync,sync_file_range,rename,renameat,renameat2,mkdir,"
     "mkdirat,unlink,unlinkat,rmdir,link,linkat,symlink,symlinkat,close,dup,dup2,dup3,fcntl,"
-    "copy_file_range,sendfile,splice"
+    "read,readv,copy_file_range,sendfile,splice"
 )
 
 # Known-good states of each scenario, item by item ("-": absent or fill value), and how a
@@ -66,6 +66,16 @@ SCENARIOS = {
         "damage": False,
         "steps": ["setup", "write and close the zip at gen 1"],
     },
+    # Zip append: the archive with or without the new array, whole.
+    "zip-append": {
+        "states": [
+            {"attr": 0, "c0": 0, "c1": 0},
+            {"attr": 0, "c0": 0, "c1": 0, "b.attr": 1, "b.c0": 1, "b.c1": 1},
+        ],
+        "atomic": True,
+        "damage": False,
+        "steps": ["setup", "add array b at gen 1 and close"],
+    },
     # Icechunk: each commit, tag and branch holds once its call returned; before, the
     # previous state, never an error.
     "icechunk": {
@@ -82,7 +92,7 @@ SCENARIOS = {
     },
 }
 # Where each scenario's target lives inside the recorded directory.
-TARGETS = {"zip": "data.zip"}
+TARGETS = {"zip": "data.zip", "zip-append": "data.zip"}
 
 
 class Unsupported(Exception):
@@ -397,13 +407,48 @@ class Recording:
                 rel = self.resolve(args[1], string_arg(args[2]))
             if rel is not None:
                 self.meta("symlink", path=rel, target=target, dirs={self.parent_dir(rel)})
-        elif name in ("copy_file_range", "sendfile", "splice"):
+        elif name in ("read", "readv"):
+            f = self.file_fd(args[0])
+            if f is not None:
+                f["pos"] += int(ret.split()[0])
+        elif name == "copy_file_range":
+            src, dst = self.file_fd(args[0]), self.file_fd(args[2])
+            n = int(ret.split()[0])
+            if dst is None:
+                if src is not None:
+                    src["pos"] += n
+                return
+            if src is None or args[1] != "NULL" or args[3] != "NULL" or dst["append"]:
+                raise Unsupported("copy_file_range into the recorded directory from elsewhere")
+            data = bytearray(self.base.get(src["inode"], b""))
+            for e in self.events:
+                if e["kind"] == "data" and e["inode"] == src["inode"]:
+                    apply_data(data, e)
+            raw = bytes(data[src["pos"] : src["pos"] + n])
+            src["pos"] += n
+            self.data(dst["inode"], op="write", offset=dst["pos"], bytes=raw)
+            dst["pos"] += n
+        elif name in ("sendfile", "splice"):
             for a in args:
                 fd, path = fd_arg(a)
                 if path is not None and self.rel(path) is not None:
-                    raise Unsupported(f"{name} into the recorded directory")
+                    raise Unsupported(f"{name} in the recorded directory")
         else:
             raise Unsupported(f"call {name} not modelled")
+
+
+def apply_data(data, e):
+    """Applies one data event to a file's bytes (a bytearray)."""
+    if e["op"] == "truncate":
+        del data[e["size"] :]
+        data.extend(b"\0" * (e["size"] - len(data)))
+    elif e["op"] == "extend":
+        data.extend(b"\0" * max(0, e["size"] - len(data)))
+    else:
+        off = len(data) if e["op"] == "append" else e["offset"]
+        if off > len(data):
+            data.extend(b"\0" * (off - len(data)))
+        data[off : off + len(e["bytes"])] = e["bytes"]
 
 
 def apply_meta(ns, e):
@@ -443,19 +488,8 @@ class Model:
             return self.cache[key]
         data = bytearray(self.rec.base.get(inode, b""))
         for e in self.events[:upto]:
-            if e["kind"] != "data" or e["inode"] != inode:
-                continue
-            if e["op"] == "truncate":
-                del data[e["size"] :]
-                data.extend(b"\0" * (e["size"] - len(data)))
-            elif e["op"] == "extend":
-                data.extend(b"\0" * max(0, e["size"] - len(data)))
-            else:
-                off = len(data) if e["op"] == "append" else e["offset"]
-                b = e["bytes"]
-                if off > len(data):
-                    data.extend(b"\0" * (off - len(data)))
-                data[off : off + len(b)] = b
+            if e["kind"] == "data" and e["inode"] == inode:
+                apply_data(data, e)
         self.cache[key] = bytes(data)
         return self.cache[key]
 

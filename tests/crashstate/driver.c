@@ -72,9 +72,10 @@ static void write_gen(zarr_array_t *a, size_t start, size_t n, int gen) {
 }
 
 
-/* A 1-D int32 array of `len` elements in zstd-compressed chunks of CHUNK at "a", with the
- * attributes `attrs` (JSON) unless NULL. */
-static zarr_array_t *create_array(zarr_store_t *s, size_t len, const char *attrs) {
+/* A 1-D int32 array of `len` elements in zstd-compressed chunks of CHUNK at `path`, with
+ * the attributes `attrs` (JSON) unless NULL. */
+static zarr_array_t *create_array(zarr_store_t *s, const char *path, size_t len,
+                                  const char *attrs) {
     zarr_array_builder_t *b = NULL;
     zarr_array_t *a = NULL;
     const uint64_t shape[1] = {len}, chunks[1] = {CHUNK};
@@ -83,7 +84,7 @@ static zarr_array_t *create_array(zarr_store_t *s, size_t len, const char *attrs
     OK(zarr_array_builder_set_zarr_format(b, 3));
     OK(zarr_array_builder_set_compressor_json(b, "{\"id\": \"zstd\", \"level\": 1}"));
     if (attrs) OK(zarr_array_builder_set_attributes_json(b, attrs));
-    OK(zarr_array_create(b, s, "a", ZARR_MODE_W, &a));
+    OK(zarr_array_create(b, s, path, ZARR_MODE_W, &a));
     zarr_array_builder_free(b);
     return a;
 }
@@ -110,23 +111,27 @@ static void put(const char *name, int gen, char *errors, size_t cap) {
 
 enum { ERROR = -3 };
 
-/* Reads the attribute "gen" and each chunk of "a" (n elements) as items. */
-static void report_array(zarr_store_t *s, size_t n, char *errors, size_t cap) {
+/* Reads the attribute "gen" and each chunk of the array at `path` (n elements) as items
+ * named `prefix` + "attr", "c0", "c1", ...; an array that is not there has no items. */
+static void report_array(zarr_store_t *s, const char *path, const char *prefix, size_t n,
+                         char *errors, size_t cap) {
     zarr_array_t *a = NULL;
-    if (zarr_array_open(s, "a", ZARR_MODE_R, &a) != ZARR_OK) {
-        put("open", ERROR, errors, cap);
-        return;
-    }
+    zarr_status_t st = zarr_array_open(s, path, ZARR_MODE_R, &a);
+    char name[32];
+    if (st == ZARR_ERR_NOT_FOUND) return;
+    snprintf(name, sizeof name, "%sattr", prefix);
     int32_t v = 0;
-    put("attr", zarr_array_attr_get_number(a, "gen", ZARR_DTYPE_INT32, &v) == ZARR_OK ? v : ERROR,
+    put(name,
+        st == ZARR_OK && zarr_array_attr_get_number(a, "gen", ZARR_DTYPE_INT32, &v) == ZARR_OK
+            ? v
+            : ERROR,
         errors, cap);
     for (size_t c = 0; c < n / CHUNK; c++) {
         int32_t buf[CHUNK];
         uint64_t origin[1] = {c * CHUNK}, shape[1] = {CHUNK};
-        char name[24];
-        snprintf(name, sizeof name, "c%zu", c);
-        if (zarr_array_read(a, 1, origin, shape, ZARR_DTYPE_INT32, ZARR_ORDER_C, buf,
-                            sizeof buf) != ZARR_OK)
+        snprintf(name, sizeof name, "%sc%zu", prefix, c);
+        if (st != ZARR_OK || zarr_array_read(a, 1, origin, shape, ZARR_DTYPE_INT32,
+                                             ZARR_ORDER_C, buf, sizeof buf) != ZARR_OK)
             put(name, ERROR, errors, cap);
         else
             put(name, generation(buf, c * CHUNK, CHUNK), errors, cap);
@@ -139,7 +144,7 @@ static void report_array(zarr_store_t *s, size_t n, char *errors, size_t cap) {
 static void fs_setup(const char *dir) {
     zarr_store_t *s = NULL;
     OK(zarr_store_open_fs(dir, ZARR_MODE_W, &s));
-    zarr_array_t *a = create_array(s, LEN, "{\"gen\": 0}");
+    zarr_array_t *a = create_array(s, "a", LEN, "{\"gen\": 0}");
     write_gen(a, 0, 3 * CHUNK, 0);
     zarr_array_free(a);
     OK(zarr_store_close(s));
@@ -179,7 +184,7 @@ static void fs_check(const char *dir, char *errors, size_t cap) {
         put("open", ERROR, errors, cap);
         return;
     }
-    report_array(s, LEN, errors, cap);
+    report_array(s, "a", "", LEN, errors, cap);
     zarr_store_free(s);
 }
 
@@ -257,22 +262,23 @@ static void append_check(const char *dir, char *errors, size_t cap) {
     zarr_store_free(s);
 }
 
-/* A zip written whole at gen 0, then replaced by one at gen 1 (ZARR_MODE_W, close). */
-static void zip_write(const char *path, int gen) {
+/* Zip close. "zip": a zip written whole at gen 0, then replaced by one at gen 1
+ * (ZARR_MODE_W). "zip-append": array "b" at gen 1 added to it (ZARR_MODE_A). */
+static void zip_write(const char *path, zarr_mode_t mode, const char *array, int gen) {
     zarr_store_t *s = NULL;
-    OK(zarr_store_open_zip(path, ZARR_MODE_W, false, &s));
+    OK(zarr_store_open_zip(path, mode, false, &s));
     char attrs[32];
     snprintf(attrs, sizeof attrs, "{\"gen\": %d}", gen);
-    zarr_array_t *a = create_array(s, 2 * CHUNK, attrs);
+    zarr_array_t *a = create_array(s, array, 2 * CHUNK, attrs);
     write_gen(a, 0, 2 * CHUNK, gen);
     zarr_array_free(a);
     OK(zarr_store_close(s));
     zarr_store_free(s);
 }
 
-static void zip_run(const char *path) {
+static void zip_run(const char *path, bool append) {
     mark("begin", 1);
-    zip_write(path, 1);
+    zip_write(path, append ? ZARR_MODE_A : ZARR_MODE_W, append ? "b" : "a", 1);
     mark("durable", 1);
 }
 
@@ -286,7 +292,8 @@ static void zip_check(const char *path, char *errors, size_t cap) {
         put("open", ERROR, errors, cap);
         return;
     }
-    report_array(s, 2 * CHUNK, errors, cap);
+    report_array(s, "a", "", 2 * CHUNK, errors, cap);
+    report_array(s, "b", "b.", 2 * CHUNK, errors, cap);
     zarr_store_free(s);
 }
 
@@ -303,7 +310,7 @@ static zarr_store_t *open_repo(const char *dir, const char *query, zarr_mode_t m
 
 static void icechunk_write(zarr_store_t *s, int gen) {
     zarr_array_t *a = NULL;
-    if (zarr_array_open(s, "a", ZARR_MODE_R_PLUS, &a) != ZARR_OK) a = create_array(s, 2 * CHUNK, NULL);
+    if (zarr_array_open(s, "a", ZARR_MODE_R_PLUS, &a) != ZARR_OK) a = create_array(s, "a", 2 * CHUNK, NULL);
     write_gen(a, 0, 2 * CHUNK, gen);
     zarr_array_free(a);
     OK(zarr_store_commit(s, gen ? "next generation" : "first generation", NULL, 0));
@@ -378,7 +385,8 @@ int main(int argc, char **argv) {
     int level = -1;
     for (size_t i = 0; i < sizeof levels / sizeof *levels; i++)
         if (strcmp(scenario, levels[i].name) == 0) level = (int)i;
-    bool append = strcmp(scenario, "append") == 0, zip = strcmp(scenario, "zip") == 0,
+    bool append = strcmp(scenario, "append") == 0, zip_append = strcmp(scenario, "zip-append") == 0,
+         zip = zip_append || strcmp(scenario, "zip") == 0,
          icechunk = strcmp(scenario, "icechunk") == 0;
     if (level < 0 && !append && !zip && !icechunk) {
         fprintf(stderr, "driver: unknown scenario %s\n", scenario);
@@ -387,12 +395,12 @@ int main(int argc, char **argv) {
     if (strcmp(action, "setup") == 0) {
         if (level >= 0) fs_setup(argv[3]);
         if (append) append_setup(argv[3]);
-        if (zip) zip_write(argv[3], 0);
+        if (zip) zip_write(argv[3], ZARR_MODE_W, "a", 0);
         if (icechunk) icechunk_setup(argv[3]);
     } else if (strcmp(action, "run") == 0) {
         if (level >= 0) fs_run(argv[3], levels[level].level, levels[level].claimed);
         if (append) append_run(argv[3]);
-        if (zip) zip_run(argv[3]);
+        if (zip) zip_run(argv[3], zip_append);
         if (icechunk) icechunk_run(argv[3]);
     } else if (strcmp(action, "check") == 0) {
         for (int i = 3; i < argc; i++) {

@@ -4,7 +4,7 @@
 # through the library. Exits non-zero, describing the state, when one fails.
 #
 #   bash tests/crashstate/run.sh [SCENARIO...]
-#     (fs-none fs-flush fs-each-write control append zip icechunk; default: all)
+#     (fs-none fs-flush fs-each-write control append zip zip-append icechunk; default: all)
 #
 # ZARR_LIB_DIR=DIR checks the libzarr.so in DIR (e.g. another checkout's target/release)
 # instead of building this checkout; otherwise the library is built with cargo
@@ -23,7 +23,7 @@ else
   lib_dir=$(cd "$root" && cargo metadata --format-version 1 --no-deps |
     python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')/debug
   if [ ${#scenarios[@]} -eq 0 ]; then
-    scenarios=(fs-none fs-flush fs-each-write control append zip)
+    scenarios=(fs-none fs-flush fs-each-write control append zip zip-append)
     case ",$features," in
       *,icechunk,*) scenarios+=(icechunk) ;;
       *) echo "crash states: built without the icechunk feature, Icechunk scenario skipped" ;;
