@@ -37,8 +37,10 @@ FS_STATES = [
     {"attr": 0, "c0": 1, "c1": 1, "c2": 1, "c3": 1},
     {"attr": 0, "c0": 2, "c1": 2, "c2": 1, "c3": 1},
     {"attr": 3, "c0": 2, "c1": 2, "c2": 1, "c3": 1},
+    {"attr": 3, "c0": 2, "c1": 2, "c2": 1, "c3": 1, "n.attr": 4, "n.c0": 4, "n.c1": 4},
 ]
-FS_STEPS = ["setup", "write gen 1 to chunks 0-3", "write gen 2 to chunks 0-1", "set attribute gen 3"]
+FS_STEPS = ["setup", "write gen 1 to chunks 0-3", "write gen 2 to chunks 0-1",
+            "set attribute gen 3", "create array g/n and write gen 4"]
 SCENARIOS = {
     # NONE: after a power loss a key holds its old value, is missing if new, or (some
     # filesystems) holds an empty or truncated file: never another value, never a mix.

@@ -140,7 +140,8 @@ static void report_array(zarr_store_t *s, const char *path, const char *prefix, 
 }
 
 /* Directory store at a durability level: chunks 0-2 and attribute gen 0 before; then
- * gen 1 over all four chunks (chunk 3 is new), gen 2 over chunks 0-1, attribute gen 3. */
+ * gen 1 over all four chunks (chunk 3 is new), gen 2 over chunks 0-1, attribute gen 3, a
+ * new array g/n (new directories) at gen 4. */
 static void fs_setup(const char *dir) {
     zarr_store_t *s = NULL;
     OK(zarr_store_open_fs(dir, ZARR_MODE_W, &s));
@@ -159,13 +160,18 @@ static void fs_run(const char *dir, zarr_durability level, zarr_durability claim
     OK(zarr_store_open_fs(dir, ZARR_MODE_R_PLUS, &s));
     OK(zarr_store_set_durability(s, level));
     OK(zarr_array_open(s, "a", ZARR_MODE_R_PLUS, &a));
-    for (int k = 1; k <= 3; k++) {
+    for (int k = 1; k <= 4; k++) {
         mark("begin", k);
         if (k == 1) write_gen(a, 0, LEN, 1);
         if (k == 2) write_gen(a, 0, 2 * CHUNK, 2);
         if (k == 3) {
             const int32_t gen = 3;
             OK(zarr_array_attr_set_number(a, "gen", ZARR_DTYPE_INT32, &gen));
+        }
+        if (k == 4) {
+            zarr_array_t *n = create_array(s, "g/n", 2 * CHUNK, "{\"gen\": 4}");
+            write_gen(n, 0, 2 * CHUNK, 4);
+            zarr_array_free(n);
         }
         if (claimed == ZARR_DURABILITY_EACH_WRITE) mark("durable", k);
         if (claimed == ZARR_DURABILITY_FLUSH) {
@@ -185,6 +191,7 @@ static void fs_check(const char *dir, char *errors, size_t cap) {
         return;
     }
     report_array(s, "a", "", LEN, errors, cap);
+    report_array(s, "g/n", "n.", 2 * CHUNK, errors, cap);
     zarr_store_free(s);
 }
 
