@@ -39,8 +39,13 @@ FS_STATES = [
     {"attr": 3, "c0": 2, "c1": 2, "c2": 1, "c3": 1},
     {"attr": 3, "c0": 2, "c1": 2, "c2": 1, "c3": 1, "n.attr": 4, "n.c0": 4, "n.c1": 4},
 ]
-FS_STEPS = ["setup", "write gen 1 to chunks 0-3", "write gen 2 to chunks 0-1",
-            "set attribute gen 3", "create array g/n and write gen 4"]
+FS_STEPS = [
+    "setup",
+    "write gen 1 to chunks 0-3",
+    "write gen 2 to chunks 0-1",
+    "set attribute gen 3",
+    "create array g/n and write gen 4",
+]
 SCENARIOS = {
     # NONE: after a power loss a key holds its old value, is missing if new, or (some
     # filesystems) holds an empty or truncated file: never another value, never a mix.
@@ -51,7 +56,13 @@ SCENARIOS = {
     "fs-each-write": {"states": FS_STATES, "atomic": False, "damage": False, "steps": FS_STEPS},
     # The control: writes at NONE claimed durable as under EACH_WRITE. The checker must
     # find states that break the claim, or it proves nothing.
-    "control": {"states": FS_STATES, "atomic": False, "damage": False, "steps": FS_STEPS, "control": True},
+    "control": {
+        "states": FS_STATES,
+        "atomic": False,
+        "damage": False,
+        "steps": FS_STEPS,
+        "control": True,
+    },
     # Appends (FLUSH level): the flushed steps hold, exactly; later steps as under NONE.
     "append": {
         "states": [
@@ -152,7 +163,9 @@ def fd_arg(a):
 
 
 def iov_bytes(a):
-    return b"".join(string_arg(x) for x in re.findall(r'iov_base=("(?:\\x[0-9a-f]{2})*"(?:\.\.\.)?)', a))
+    return b"".join(
+        string_arg(x) for x in re.findall(r'iov_base=("(?:\\x[0-9a-f]{2})*"(?:\.\.\.)?)', a)
+    )
 
 
 def parse_trace(path):
@@ -192,7 +205,7 @@ class Recording:
 
     def __init__(self, root, cwd):
         self.root = os.path.realpath(root)
-        self.cwd = cwd
+        self.cwd = os.path.realpath(cwd)
         self.events = []  # dicts with "kind" and what it needs
         self.ns = {}  # live namespace: relative path -> ("d", id) | ("f", inode) | ("l", target)
         self.base = {}  # inode -> contents at the snapshot
@@ -357,7 +370,9 @@ class Recording:
                 self.events.append(dict(kind="close"))
         elif name in ("rename", "renameat", "renameat2"):
             if name == "rename":
-                old, new = self.resolve(None, string_arg(args[0])), self.resolve(None, string_arg(args[1]))
+                old, new = self.resolve(None, string_arg(args[0])), self.resolve(
+                    None, string_arg(args[1])
+                )
             else:
                 old = self.resolve(args[0], string_arg(args[1]))
                 new = self.resolve(args[2], string_arg(args[3]))
@@ -380,7 +395,10 @@ class Recording:
                 forces=src[1] if over else None,
             )
         elif name in ("mkdir", "mkdirat"):
-            rel = self.resolve(args[0] if name == "mkdirat" else None, string_arg(args[1 if name == "mkdirat" else 0]))
+            rel = self.resolve(
+                args[0] if name == "mkdirat" else None,
+                string_arg(args[1 if name == "mkdirat" else 0]),
+            )
             if rel is not None:
                 self.meta("mkdir", path=rel, dir=self.new_id(), dirs={self.parent_dir(rel)})
         elif name in ("unlink", "unlinkat", "rmdir"):
@@ -392,7 +410,9 @@ class Recording:
                 self.meta("unlink", path=rel, dirs={self.parent_dir(rel)})
         elif name in ("link", "linkat"):
             if name == "link":
-                old, new = self.resolve(None, string_arg(args[0])), self.resolve(None, string_arg(args[1]))
+                old, new = self.resolve(None, string_arg(args[0])), self.resolve(
+                    None, string_arg(args[1])
+                )
             else:
                 old = self.resolve(args[0], string_arg(args[1]))
                 new = self.resolve(args[2], string_arg(args[3]))
@@ -496,7 +516,11 @@ class Model:
         return self.cache[key]
 
     def data_indices(self, inode, lo, hi):
-        return [i for i in range(lo, hi) if self.events[i]["kind"] == "data" and self.events[i]["inode"] == inode]
+        return [
+            i
+            for i in range(lo, hi)
+            if self.events[i]["kind"] == "data" and self.events[i]["inode"] == inode
+        ]
 
     def crash_states(self):
         """Yields (point, prefix, choices, their files, state) for each crash point and choice."""
@@ -505,14 +529,23 @@ class Model:
         # A sync covers what returned before it began (calls of other threads still running
         # when it began may be missed): the number of events that had ended by then.
         ends = [e["end"] for e in ev]
-        covers = {k: bisect.bisect_left(ends, e["start"]) for k, e in enumerate(ev) if "sync" in e["kind"]}
+        covers = {
+            k: bisect.bisect_left(ends, e["start"]) for k, e in enumerate(ev) if "sync" in e["kind"]
+        }
         # The event from which each namespace operation is durable: a later fsync of its
         # directory, or a syncfs.
         durable_at = {}
         for i in meta_idx:
             durable_at[i] = next(
-                (k for k in covers
-                 if covers[k] > i and (ev[k]["kind"] == "syncfs" or (ev[k]["kind"] == "dirsync" and ev[k]["dir"] in ev[i]["dirs"]))),
+                (
+                    k
+                    for k in covers
+                    if covers[k] > i
+                    and (
+                        ev[k]["kind"] == "syncfs"
+                        or (ev[k]["kind"] == "dirsync" and ev[k]["dir"] in ev[i]["dirs"])
+                    )
+                ),
                 len(ev) + 1,
             )
         for p in range(len(ev) + 1):
@@ -562,7 +595,11 @@ class Model:
                             choices.append({j: "lost" for j in dirty if j != i})
                 for choice in choices:
                     detail = {
-                        i: (sorted(q for q, v in ns.items() if v == ("f", i)), len(files[i][how]), len(files[i]["all"]))
+                        i: (
+                            sorted(q for q, v in ns.items() if v == ("f", i)),
+                            len(files[i][how]),
+                            len(files[i]["all"]),
+                        )
                         for i, how in choice.items()
                     }
                     state = {}
@@ -583,7 +620,9 @@ def describe(ev, p, prefix, detail, inode_paths):
     for e in metas[m:]:
         lines.append(f"    not persisted: {event_text(e, inode_paths)}")
     for paths, size, full in detail.values():
-        lines.append(f"    file data not persisted: {', '.join(paths)} holds {size} of {full} bytes")
+        lines.append(
+            f"    file data not persisted: {', '.join(paths)} holds {size} of {full} bytes"
+        )
     return "\n".join(lines)
 
 
@@ -662,9 +701,30 @@ def run_scenario(name, driver, scratch):
     rec = Recording(root, root)
     trace = os.path.join(base, "trace")
     subprocess.run(
-        ["strace", "-f", "-y", "-xx", "-v", "-qq", "-s", "16777216", "-e", "signal=none",
-         "-e", f"trace={TRACED}", "-o", trace, driver, name, "run", target],
-        check=True, env=env, cwd=root, stderr=subprocess.DEVNULL,
+        [
+            "strace",
+            "-f",
+            "-y",
+            "-xx",
+            "-v",
+            "-qq",
+            "-s",
+            "16777216",
+            "-e",
+            "signal=none",
+            "-e",
+            f"trace={TRACED}",
+            "-o",
+            trace,
+            driver,
+            name,
+            "run",
+            target,
+        ],
+        check=True,
+        env=env,
+        cwd=root,
+        stderr=subprocess.DEVNULL,
     )
     for call, args, ret, start, end in parse_trace(trace):
         first = len(rec.events)
@@ -701,8 +761,12 @@ def run_scenario(name, driver, scratch):
     batches = [list(range(i, min(i + 200, len(paths)))) for i in range(0, len(paths), 200)]
     while batches:
         batch = batches.pop()
-        out = subprocess.run([driver, name, "check"] + [paths[i] for i in batch], env=env,
-                             capture_output=True, text=True)
+        out = subprocess.run(
+            [driver, name, "check"] + [paths[i] for i in batch],
+            env=env,
+            capture_output=True,
+            text=True,
+        )
         if out.returncode != 0:
             if len(batch) > 1:
                 batches += [[i] for i in batch]  # find the state that kills the check
@@ -733,8 +797,10 @@ def run_scenario(name, driver, scratch):
         if why:
             failures.append((p, prefix, detail, key, d, s, obs, errors, why))
     verdict = "breaking the false claim (expected)" if spec.get("control") else "failing"
-    print(f"{name}: {len(ev)} events, {len(points)} crash points, {len(instances)} crash states checked, "
-          f"{len(distinct)} distinct, {len(failures)} {verdict}")
+    print(
+        f"{name}: {len(ev)} events, {len(points)} crash points, "
+        f"{len(instances)} crash states checked, {len(distinct)} distinct, {len(failures)} {verdict}"
+    )
     if spec.get("control"):
         return len(instances), len(distinct), len(failures)
     shown = set()
@@ -743,8 +809,13 @@ def run_scenario(name, driver, scratch):
             continue
         shown.add((key, why))
         steps = spec["steps"]
-        print(f"FAIL {name}: during step {s} ({steps[s]}; step {d} ({steps[d]}) had returned): {why}")
-        print(f"  read: {' '.join(f'{k}={v}' for k, v in sorted(obs.items()))}" + (f" ({errors})" if errors else ""))
+        print(
+            f"FAIL {name}: during step {s} ({steps[s]}; step {d} ({steps[d]}) had returned): {why}"
+        )
+        print(
+            f"  read: {' '.join(f'{k}={v}' for k, v in sorted(obs.items()))}"
+            + (f" ({errors})" if errors else "")
+        )
         print(describe(ev, p, prefix, detail, inode_paths))
     if failures:
         # What the failing states share, to name the cause at a glance.
@@ -759,9 +830,21 @@ def run_scenario(name, driver, scratch):
                 for where in {os.path.dirname(q) or "." for q in paths}:
                     lost[where] = lost.get(where, 0) + 1
         steps = spec["steps"]
-        print(f"{name}: failing states by step: " + ", ".join(f"{steps[k]}: {n}" for k, n in sorted(by_step.items())))
-        print(f"{name}: last namespace operation persisted in them: " + ", ".join(f"{k} ({n})" for k, n in sorted(last_op.items(), key=lambda x: -x[1])[:4]))
-        print(f"{name}: file data not persisted in them, by directory: " + (", ".join(f"{k}/ ({n})" for k, n in sorted(lost.items(), key=lambda x: -x[1])) or "none"))
+        print(
+            f"{name}: failing states by step: "
+            + ", ".join(f"{steps[k]}: {n}" for k, n in sorted(by_step.items()))
+        )
+        print(
+            f"{name}: last namespace operation persisted in them: "
+            + ", ".join(f"{k} ({n})" for k, n in sorted(last_op.items(), key=lambda x: -x[1])[:4])
+        )
+        print(
+            f"{name}: file data not persisted in them, by directory: "
+            + (
+                ", ".join(f"{k}/ ({n})" for k, n in sorted(lost.items(), key=lambda x: -x[1]))
+                or "none"
+            )
+        )
     return len(instances), len(distinct), len(failures)
 
 
@@ -777,7 +860,9 @@ def main():
         if name not in SCENARIOS:
             sys.exit(f"unknown scenario {name}")
         try:
-            n, dn, f = run_scenario(name, os.path.abspath(args.driver), os.path.abspath(args.scratch))
+            n, dn, f = run_scenario(
+                name, os.path.abspath(args.driver), os.path.abspath(args.scratch)
+            )
         except (Unsupported, subprocess.CalledProcessError) as e:
             sys.exit(f"{name}: cannot check: {e}")
         total, distinct = total + n, distinct + dn
