@@ -5,6 +5,7 @@
  *   driver SCENARIO setup TARGET       makes the state before the operation (not recorded)
  *   driver SCENARIO run TARGET         the operation, recorded under strace
  *   driver SCENARIO check TARGET...    one line per TARGET: what it holds, item by item
+ *   driver SCENARIO supported .        exits 77 if the library cannot run the scenario
  *
  * `run` announces its steps on stderr with raw write(2) calls, which strace records in
  * order with the file-system calls: "@@crashstate begin K" before the call that may lead
@@ -317,7 +318,8 @@ static zarr_store_t *open_repo(const char *dir, const char *query, zarr_mode_t m
 
 static void icechunk_write(zarr_store_t *s, int gen) {
     zarr_array_t *a = NULL;
-    if (zarr_array_open(s, "a", ZARR_MODE_R_PLUS, &a) != ZARR_OK) a = create_array(s, "a", 2 * CHUNK, NULL);
+    if (zarr_array_open(s, "a", ZARR_MODE_R_PLUS, &a) != ZARR_OK)
+        a = create_array(s, "a", 2 * CHUNK, NULL);
     write_gen(a, 0, 2 * CHUNK, gen);
     zarr_array_free(a);
     OK(zarr_store_commit(s, gen ? "next generation" : "first generation", NULL, 0));
@@ -378,7 +380,7 @@ static void icechunk_check(const char *dir, char *errors, size_t cap) {
 
 int main(int argc, char **argv) {
     if (argc < 4) {
-        fprintf(stderr, "usage: %s SCENARIO setup|run|check TARGET...\n", argv[0]);
+        fprintf(stderr, "usage: %s SCENARIO setup|run|check|supported TARGET...\n", argv[0]);
         return 2;
     }
     const char *scenario = argv[1], *action = argv[2];
@@ -399,7 +401,9 @@ int main(int argc, char **argv) {
         fprintf(stderr, "driver: unknown scenario %s\n", scenario);
         return 2;
     }
-    if (strcmp(action, "setup") == 0) {
+    if (strcmp(action, "supported") == 0) {
+        return icechunk && !(zarr_features() & ZARR_HAS_ICECHUNK) ? 77 : 0;
+    } else if (strcmp(action, "setup") == 0) {
         if (level >= 0) fs_setup(argv[3]);
         if (append) append_setup(argv[3]);
         if (zip) zip_write(argv[3], ZARR_MODE_W, "a", 0);
