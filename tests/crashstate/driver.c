@@ -26,7 +26,7 @@
 
 #include "zarr.h"
 
-enum { LEN = 1024, CHUNK = 256, NCHUNKS = LEN / CHUNK, STEP = 16, STEPS = 10 };
+enum { LEN = 1024, CHUNK = 256, STEP = 16, STEPS = 10 };
 
 static void die(const char *what) {
     char msg[1024] = "";
@@ -59,6 +59,7 @@ static int generation(const int32_t *buf, size_t start, size_t n) {
         return -1;
     }
     int gen = (buf[0] - (int32_t)start - 1) / 100000;
+    if (gen < 0) return -2;
     for (size_t i = 0; i < n; i++)
         if (buf[i] != (int32_t)(gen * 100000 + (int)(start + i) + 1)) return -2;
     return gen;
