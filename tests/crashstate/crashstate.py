@@ -641,6 +641,25 @@ def event_text(e, inode_paths):
     return k
 
 
+def disk_state(root):
+    """A directory tree as a state: relative path -> (kind, contents or link target)."""
+    state = {"": ("d", None)}
+    for dirpath, dirnames, filenames in os.walk(root):
+        rel = os.path.relpath(dirpath, root)
+        for name in dirnames + filenames:
+            p = os.path.join(dirpath, name)
+            r = name if rel == "." else os.path.join(rel, name)
+            if os.path.islink(p):
+                state[r] = ("l", os.readlink(p))
+            elif os.path.isdir(p):
+                state[r] = ("d", None)
+            else:
+                with open(p, "rb") as f:
+                    state[r] = ("f", f.read())
+        dirnames[:] = [d for d in dirnames if not os.path.islink(os.path.join(dirpath, d))]
+    return state
+
+
 def materialize(state, where):
     os.makedirs(where)
     for path in sorted(state):
@@ -700,41 +719,46 @@ def run_scenario(name, driver, scratch):
     subprocess.run([driver, name, "setup", target], check=True, env=env, cwd=root)
     rec = Recording(root, root)
     trace = os.path.join(base, "trace")
-    subprocess.run(
-        [
-            "strace",
-            "-f",
-            "-y",
-            "-xx",
-            "-v",
-            "-qq",
-            "-s",
-            "16777216",
-            "-e",
-            "signal=none",
-            "-e",
-            f"trace={TRACED}",
-            "-o",
-            trace,
-            driver,
-            name,
-            "run",
-            target,
-        ],
-        check=True,
+    strace = ["strace", "-f", "-y", "-xx", "-v", "-qq", "-s", "16777216", "-e", "signal=none"]
+    out = subprocess.run(
+        strace + ["-e", f"trace={TRACED}", "-o", trace, driver, name, "run", target],
         env=env,
         cwd=root,
-        stderr=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
     )
+    if out.returncode != 0:
+        said = [l for l in out.stderr.splitlines() if not l.startswith("@@crashstate")]
+        raise Unsupported(f"the recorded run failed: {' '.join(said)[-400:]}")
     for call, args, ret, start, end in parse_trace(trace):
         first = len(rec.events)
         rec.add(call, args, ret)
         for e in rec.events[first:]:
             e["start"], e["end"] = start, end
     ev = rec.events
-    marks = [e for e in ev if e["kind"] == "mark"]
-    if not marks:
+    if not any(e["kind"] == "mark" for e in ev):
         raise Unsupported("no step markers recorded")
+    # The recording must explain the directory as the run left it: a call that wrote
+    # without being recorded would make every state wrong.
+    model = Model(rec)
+    final = dict(rec.snapshot)
+    for e in ev:
+        if e["kind"] == "meta":
+            apply_meta(final, e)
+    final = {
+        path: (
+            ("f", model.contents(v[1], len(ev)))
+            if v[0] == "f"
+            else (v[0], v[1] if v[0] == "l" else None)
+        )
+        for path, v in final.items()
+    }
+    actual = disk_state(root)
+    if state_key(final) != state_key(actual):
+        differ = sorted(p for p in set(final) | set(actual) if final.get(p) != actual.get(p))
+        raise Unsupported(
+            f"the recording does not explain the directory after the run: {differ[:5]}"
+        )
     inode_paths = {}
     ns = dict(rec.snapshot)
     for e in ev:
@@ -743,7 +767,6 @@ def run_scenario(name, driver, scratch):
         for path, entry in ns.items():
             if entry[0] == "f":
                 inode_paths.setdefault(entry[1], path)
-    model = Model(rec)
     distinct = {}  # key -> index
     instances = []  # (p, prefix, choice, key, state or None)
     states_dir = os.path.join(base, "states")
