@@ -35,7 +35,7 @@ trap 'rm -rf "$work"' EXIT
 mkdir "$work/lib"
 ln -s "$lib_dir/libzarr.so" "$work/lib/libzarr.so"
 ln -s "$lib_dir/libzarr.so" "$work/lib/libzarr.so.0"
-cc -std=c11 -Wall -Wextra -Werror -O1 -I"$root/include" "$here/driver.c" -o "$work/driver" \
+cc -std=c11 -Wall -Wextra -Wpedantic -Werror -O1 -I"$root/include" "$here/driver.c" -o "$work/driver" \
   -L"$work/lib" -lzarr -Wl,-rpath,"$work/lib"
 echo "crash states: library $lib_dir/libzarr.so"
 
