@@ -16,6 +16,7 @@ every operation up to the last one whose directory was fsynced (or up to a syncf
 import argparse
 import bisect
 import hashlib
+import itertools
 import os
 import re
 import shutil
@@ -104,6 +105,8 @@ SCENARIOS = {
         "steps": ["setup", "commit gen 1", "tag t1", "commit gen 2", "branch b2"],
     },
 }
+# Files whose data may be lost: every combination is tried up to this many at a crash point.
+SUBSETS = 4
 # Where each scenario's target lives inside the recorded directory.
 TARGETS = {"zip": "data.zip", "zip-append": "data.zip"}
 
@@ -584,15 +587,21 @@ class Model:
                             opts["half"] = self.contents(ino, pending[len(pending) // 2])
                     files[ino] = opts
                 dirty = sorted(i for i, o in files.items() if len(o) > 1)
-                choices = [{}]
-                if dirty:
-                    choices.append({i: "lost" for i in dirty})
+                # Which files lose their data: every subset of up to SUBSETS files, beyond
+                # that all, none, each one alone and all but each one; and each file half
+                # written alone.
+                if len(dirty) <= SUBSETS:
+                    choices = [
+                        {i: "lost" for i in c}
+                        for n in range(len(dirty) + 1)
+                        for c in itertools.combinations(dirty, n)
+                    ]
+                else:
+                    choices = [{}, {i: "lost" for i in dirty}]
                     for i in dirty:
                         choices.append({i: "lost"})
-                        if "half" in files[i]:
-                            choices.append({i: "half"})
-                        if len(dirty) > 1:
-                            choices.append({j: "lost" for j in dirty if j != i})
+                        choices.append({j: "lost" for j in dirty if j != i})
+                choices += [{i: "half"} for i in dirty if "half" in files[i]]
                 for choice in choices:
                     detail = {
                         i: (
