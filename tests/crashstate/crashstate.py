@@ -793,18 +793,19 @@ def run_scenario(name, driver, scratch):
     batches = [list(range(i, min(i + 200, len(paths)))) for i in range(0, len(paths), 200)]
     while batches:
         batch = batches.pop()
-        out = subprocess.run(
-            [driver, name, "check"] + [paths[i] for i in batch],
-            env=env,
-            capture_output=True,
-            text=True,
-        )
-        if out.returncode != 0:
+        cmd = [driver, name, "check"] + [paths[i] for i in batch]
+        try:
+            # A state takes milliseconds to check: minutes mean the check hangs.
+            out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+            verdict, said = ("died", out.stderr) if out.returncode != 0 else (None, "")
+        except subprocess.TimeoutExpired:
+            verdict, said = "hung", "no answer within 120 s"
+        if verdict:
             if len(batch) > 1:
                 batches += [[i] for i in batch]  # find the state that kills the check
             else:
-                why = out.stderr.strip().splitlines()[-1:] or [f"exit status {out.returncode}"]
-                observed[batch[0]] = ({"check": "died"}, why[0][:300])
+                why = said.strip().splitlines()[-1:] or [f"exit status {out.returncode}"]
+                observed[batch[0]] = ({"check": verdict}, why[0][:300])
             continue
         for line in out.stdout.splitlines():
             head, _, errors = line.partition(" |")
