@@ -30,6 +30,26 @@ TRACED = (
     "read,readv,copy_file_range,sendfile,splice"
 )
 
+# Calls that change the namespace.
+NAMESPACE = {
+    "open",
+    "openat",
+    "openat2",
+    "creat",
+    "rename",
+    "renameat",
+    "renameat2",
+    "mkdir",
+    "mkdirat",
+    "unlink",
+    "unlinkat",
+    "rmdir",
+    "link",
+    "linkat",
+    "symlink",
+    "symlinkat",
+}
+
 # Known-good states of each scenario, item by item ("-": absent or fill value), and how a
 # state is judged: `atomic` (every item from one state), `damage` (an item changed since
 # the last durable state may read as an error: what the level's documentation allows).
@@ -113,6 +133,11 @@ TARGETS = {"zip": "data.zip", "zip-append": "data.zip"}
 
 class Unsupported(Exception):
     """A call the model cannot replay: the run fails rather than guess."""
+
+
+class NotYet(Unsupported):
+    """A call naming a file that another thread's call, still in flight in the recording,
+    creates: strace may print that call's return after this one's."""
 
 
 def unhex(s):
@@ -230,6 +255,8 @@ class Recording:
             dirnames[:] = [d for d in dirnames if not os.path.islink(os.path.join(dirpath, d))]
         self.snapshot = dict(self.ns)
         self.fds = {}  # fd -> {"dir": id} | {"inode", "pos", "append"} (shared on dup)
+        self.opened = {}  # fd -> the trace line where it got its current file
+        self.span = (0, 0)  # trace lines where the call being added began and returned
 
     def new_id(self):
         self.next_id += 1
@@ -259,7 +286,7 @@ class Recording:
         parent = os.path.dirname(rel)
         entry = self.ns.get(parent)
         if entry is None or entry[0] != "d":
-            raise Unsupported(f"{rel}: parent directory not known")
+            raise NotYet(f"{rel}: parent directory not known")
         return entry[1]
 
     def meta(self, op, **kw):
@@ -298,21 +325,26 @@ class Recording:
             entry = self.ns.get(rel)
             if entry is None:
                 if "O_CREAT" not in flags:
-                    raise Unsupported(f"open of {rel}, unknown to the model")
+                    raise NotYet(f"open of {rel}, unknown to the model")
                 ino = self.new_id()
                 self.meta("create", path=rel, inode=ino, dirs={self.parent_dir(rel)})
                 entry = self.ns[rel]
             if entry[0] == "d":
                 self.fds[retfd] = {"dir": entry[1]}
+                self.opened[retfd] = self.span[1]
                 return
             if entry[0] != "f":
                 raise Unsupported(f"open of {rel}: not a file")
             self.fds[retfd] = {"inode": entry[1], "pos": 0, "append": "O_APPEND" in flags}
+            self.opened[retfd] = self.span[1]
             if "O_TRUNC" in flags:
                 self.data(entry[1], op="truncate", size=0)
         elif name == "close":
             fd, _ = fd_arg(args[0])
-            if self.fds.pop(fd, None) is not None:
+            # A close that began before the current file got this number (another thread's
+            # open, printed first) closed the previous file of that number.
+            if fd in self.fds and self.opened[fd] < self.span[0]:
+                del self.fds[fd]
                 self.events.append(dict(kind="close"))
         elif name in ("dup", "dup2", "dup3", "fcntl"):
             if name == "fcntl" and "F_DUPFD" not in args[1]:
@@ -321,6 +353,7 @@ class Recording:
             self.fds.pop(retfd, None)
             if fd in self.fds:
                 self.fds[retfd] = self.fds[fd]
+                self.opened[retfd] = self.span[1]
         elif name in ("write", "writev", "pwrite64", "pwritev", "pwritev2"):
             f = self.file_fd(args[0])
             if f is None:
@@ -387,7 +420,7 @@ class Recording:
                 raise Unsupported(f"rename across the recorded directory: {old} -> {new}")
             src, dst = self.ns.get(old), self.ns.get(new)
             if src is None:
-                raise Unsupported(f"rename of {old}, unknown to the model")
+                raise NotYet(f"rename of {old}, unknown to the model")
             over = src[0] == "f" and dst is not None and dst[0] == "f"
             self.meta(
                 "rename",
@@ -410,6 +443,8 @@ class Recording:
             else:
                 rel = self.resolve(None, string_arg(args[0]))
             if rel is not None:
+                if rel not in self.ns:
+                    raise NotYet(f"unlink of {rel}, unknown to the model")
                 self.meta("unlink", path=rel, dirs={self.parent_dir(rel)})
         elif name in ("link", "linkat"):
             if name == "link":
@@ -421,7 +456,9 @@ class Recording:
                 new = self.resolve(args[2], string_arg(args[3]))
             if old is None and new is None:
                 return
-            if old is None or new is None or self.ns.get(old, ("?",))[0] != "f":
+            if old is not None and old not in self.ns:
+                raise NotYet(f"link of {old}, unknown to the model")
+            if old is None or new is None or self.ns[old][0] != "f":
                 raise Unsupported(f"link {old} -> {new}")
             self.meta("link", path=new, inode=self.ns[old][1], dirs={self.parent_dir(new)})
         elif name in ("symlink", "symlinkat"):
@@ -739,11 +776,32 @@ def run_scenario(name, driver, scratch):
     if out.returncode != 0:
         said = [l for l in out.stderr.splitlines() if not l.startswith("@@crashstate")]
         raise Unsupported(f"the recorded run failed: {' '.join(said)[-400:]}")
-    for call, args, ret, start, end in parse_trace(trace):
+    calls = list(parse_trace(trace))
+    i = 0
+    while i < len(calls):
+        call, args, ret, start, end = calls[i]
         first = len(rec.events)
-        rec.add(call, args, ret)
+        try:
+            rec.span = (start, end)
+            rec.add(call, args, ret)
+        except NotYet:
+            # Replay first the call of another thread that was in flight meanwhile and
+            # changes the namespace (it returned first, whatever strace printed first).
+            later = next(
+                (
+                    j
+                    for j in range(i + 1, len(calls))
+                    if calls[j][3] < end and calls[j][0] in NAMESPACE
+                ),
+                None,
+            )
+            if later is None:
+                raise
+            calls.insert(i, calls.pop(later))
+            continue
         for e in rec.events[first:]:
             e["start"], e["end"] = start, end
+        i += 1
     ev = rec.events
     if not any(e["kind"] == "mark" for e in ev):
         raise Unsupported("no step markers recorded")
