@@ -14,7 +14,6 @@ every operation up to the last one whose directory was fsynced (or up to a syncf
 """
 
 import argparse
-import bisect
 import hashlib
 import itertools
 import os
@@ -567,10 +566,11 @@ class Model:
         ev = self.events
         meta_idx = [i for i, e in enumerate(ev) if e["kind"] == "meta"]
         # A sync covers what returned before it began (calls of other threads still running
-        # when it began may be missed): the number of events that had ended by then.
-        ends = [e["end"] for e in ev]
+        # when it began may be missed): the events before the first one that had not ended.
         covers = {
-            k: bisect.bisect_left(ends, e["start"]) for k, e in enumerate(ev) if "sync" in e["kind"]
+            k: next((i for i, x in enumerate(ev) if x["end"] >= e["start"]), len(ev))
+            for k, e in enumerate(ev)
+            if "sync" in e["kind"]
         }
         # The event from which each namespace operation is durable: a later fsync of its
         # directory, or a syncfs.
