@@ -683,7 +683,9 @@ def event_text(e, inode_paths):
     if k == "filesync":
         return f"fsync {inode_paths.get(e['inode'], e['inode'])}"
     if k == "dirsync":
-        return "fsync of a directory"
+        return f"fsync of the directory {inode_paths.get(e['dir'], e['dir'])}"
+    if k == "mark":
+        return f"step {e['k']} {'begins' if e['what'] == 'begin' else 'returned'}"
     return k
 
 
@@ -826,14 +828,14 @@ def run_scenario(name, driver, scratch):
         raise Unsupported(
             f"the recording does not explain the directory after the run: {differ[:5]}"
         )
-    inode_paths = {}
+    inode_paths = {}  # file or directory id -> its first path, for messages
     ns = dict(rec.snapshot)
-    for e in ev:
-        if e["kind"] == "meta":
+    for e in [None] + ev:
+        if e and e["kind"] == "meta":
             apply_meta(ns, e)
         for path, entry in ns.items():
-            if entry[0] == "f":
-                inode_paths.setdefault(entry[1], path)
+            if entry[0] in "fd":
+                inode_paths.setdefault(entry[1], path or ".")
     distinct = {}  # key -> index
     instances = []  # (p, prefix, choice, key, state or None)
     states_dir = os.path.join(base, "states")
@@ -900,9 +902,7 @@ def run_scenario(name, driver, scratch):
             continue
         shown.add((key, why))
         steps = spec["steps"]
-        print(
-            f"FAIL {name}: during step {s} ({steps[s]}; step {d} ({steps[d]}) had returned): {why}"
-        )
+        print(f"FAIL {name}: step {s} ({steps[s]}) begun, step {d} ({steps[d]}) returned: {why}")
         print(
             f"  read: {' '.join(f'{k}={v}' for k, v in sorted(obs.items()))}"
             + (f" ({errors})" if errors else "")
