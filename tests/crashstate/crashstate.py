@@ -904,7 +904,7 @@ def run_scenario(name, driver, scratch):
         steps = spec["steps"]
         print(f"FAIL {name}: step {s} ({steps[s]}) begun, step {d} ({steps[d]}) returned: {why}")
         print(
-            f"  read: {' '.join(f'{k}={v}' for k, v in sorted(obs.items()))}"
+            f"  states/{distinct[key]} reads: {' '.join(f'{k}={v}' for k, v in sorted(obs.items()))}"
             + (f" ({errors})" if errors else "")
         )
         print(describe(ev, p, prefix, detail, inode_paths))
@@ -962,6 +962,7 @@ def main():
                 failed.append(f"{name} (found nothing wrong in writes that were never synced)")
         elif f:
             failed.append(name)
+            continue  # its recording and states stay for a look
         shutil.rmtree(os.path.join(args.scratch, name))
     print(f"{total} crash states checked, {distinct} distinct")
     if failed:

@@ -9,7 +9,8 @@
 #
 # ZARR_LIB_DIR=DIR checks the libzarr.so in DIR (e.g. another checkout's target/release)
 # instead of building this checkout with cargo (features: CRASHSTATE_FEATURES, default
-# "icechunk").
+# "icechunk"). CRASHSTATE_KEEP=1 keeps the temporary directory: the recording (trace) and
+# the states (states/N, as numbered in the messages) of each failing scenario.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -29,7 +30,11 @@ fi
 [ -f "$lib_dir/libzarr.so" ] || { echo "no libzarr.so in $lib_dir" >&2; exit 1; }
 
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+if [ -n "${CRASHSTATE_KEEP:-}" ]; then
+  echo "crash states: keeping the recordings and failing states in $work"
+else
+  trap 'rm -rf "$work"' EXIT
+fi
 # The library under both names the driver may look for (a build dir need not hold the
 # soname link).
 mkdir "$work/lib"
