@@ -4,7 +4,8 @@
 # sanitizer stage, nginx-light as the web server of the HTTP store tests, tmux for the
 # progress-bar test, OpenSSL's headers for the system-TLS build check, clang 19 for the
 # full-C23 header test, PyYAML for the conda recipe check, the netCDF library and its
-# ncgen/ncdump for zarrtool's netCDF import, debootstrap for the Debian 13 chroot below), two Python
+# ncgen/ncdump for zarrtool's netCDF import, debootstrap for the Debian 13 chroot below, strace
+# for the crash-state checker's recordings), two Python
 # virtual environments with pinned zarr-python 2.18 and zarr-python 3.x + tensorstore for the
 # interop tests, and a third with the pinned moto S3 server and zarr-python 3 with obstore for
 # the object-store tests (tests/object_store.rs, tests/interop/test_s3_interop.py), and the
@@ -18,7 +19,7 @@ cd "$(dirname "$0")/.."
 ENV_DIR="${ZARR_TEST_ENV:-$PWD/.test-env}"
 
 need_apt=()
-for tool in cmake pkg-config cc c++ gfortran make mpicc mpirun valgrind nginx npm tmux nc-config ncgen; do
+for tool in cmake pkg-config cc c++ gfortran make mpicc mpirun valgrind nginx npm tmux nc-config ncgen strace; do
   command -v "$tool" >/dev/null 2>&1 || need_apt+=("$tool")
 done
 pkg-config --exists openssl 2>/dev/null || need_apt+=(libssl-dev)
@@ -37,7 +38,7 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   $SUDO apt-get update -qq
   pkgs=(cmake pkg-config build-essential gfortran openmpi-bin libopenmpi-dev valgrind nginx-light tmux
-        libssl-dev clang-19 python3-yaml libnetcdf-dev netcdf-bin doxygen debootstrap iproute2)
+        libssl-dev clang-19 python3-yaml libnetcdf-dev netcdf-bin doxygen debootstrap iproute2 strace)
   # Node.js may come from elsewhere than Debian (its npm then conflicts with Debian's npm):
   # Debian's packages only when npm is missing.
   command -v npm >/dev/null 2>&1 || pkgs+=(nodejs npm)

@@ -22,7 +22,9 @@
 #   9. fuzz (bounded): every cargo-fuzz target in fuzz/ for FUZZ_SECONDS (default 20) each
 #  10. sanitizers: the C tests under ASan+UBSan (leaks detected) and valgrind memcheck
 #  11. crash safety: a writer SIGKILLed ZARR_CRASH_KILLS (500) times; every chunk old or new
-# (docs/RELIABILITY.md describes the last three.)
+#  12. crash states: the file-system calls of directory, zip and Icechunk writes recorded under
+#      strace and every state a power cut may leave checked (tests/crashstate/run.sh)
+# (docs/RELIABILITY.md describes the last four.)
 #
 # `scripts/test.sh --fast` is for iterating: it skips the installs and runs stages 2-4 only
 # (format, lint, Rust tests, bindings, ctest), on what the machine already has.
@@ -151,5 +153,8 @@ bash scripts/sanitize.sh
 
 stage "crash safety"
 ZARR_CRASH_KILLS=${ZARR_CRASH_KILLS:-500} cargo test --test crash_safety
+
+stage "crash states: power cuts replayed from recorded file-system calls"
+CRASHSTATE_FEATURES="$feature_list" bash tests/crashstate/run.sh
 
 stage "all stages passed"
