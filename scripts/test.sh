@@ -152,7 +152,8 @@ stage "sanitizers: ASan+UBSan, valgrind"
 bash scripts/sanitize.sh
 
 stage "crash safety"
-ZARR_CRASH_KILLS=${ZARR_CRASH_KILLS:-500} cargo test --test crash_safety
+# With the features of the Rust stage, so the library built there is reused.
+ZARR_CRASH_KILLS=${ZARR_CRASH_KILLS:-500} cargo test "${features[@]}" --test crash_safety
 
 stage "crash states: power cuts replayed from recorded file-system calls"
 CRASHSTATE_FEATURES="$feature_list" bash tests/crashstate/run.sh
