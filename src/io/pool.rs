@@ -173,16 +173,31 @@ pub struct Reuse<T>(std::sync::Mutex<Vec<T>>);
 impl<T: Default> Reuse<T> {
     /// A value to work with, returned here when the lease is dropped.
     pub fn lease(&self) -> Lease<'_, T> {
+        self.lease_or(T::default)
+    }
+
+    /// As [`Reuse::lease`], with `fresh()` when none is free.
+    pub fn lease_or(&self, fresh: impl FnOnce() -> T) -> Lease<'_, T> {
         let value = self
             .0
             .lock()
             .ok()
             .and_then(|mut free| free.pop())
-            .unwrap_or_default();
+            .unwrap_or_else(fresh);
         Lease {
             value: Some(value),
             home: self,
         }
+    }
+}
+
+impl<T> Reuse<T> {
+    /// The values returned so far, leaving none.
+    pub fn take_all(&self) -> Vec<T> {
+        self.0
+            .lock()
+            .map(|mut free| std::mem::take(&mut *free))
+            .unwrap_or_default()
     }
 }
 

@@ -220,6 +220,35 @@ thread_local! {
     static SPARE: std::cell::RefCell<Option<Buffers>> = const { std::cell::RefCell::new(None) };
 }
 
+/// The most bytes of buffers one worker keeps between multi-chunk calls: a 32 MiB chunk's
+/// stored bytes, decoded chunk and encoded output fit.
+const MAX_KEPT_BYTES: usize = 128 << 20;
+
+/// The workers' buffers kept from one multi-chunk call to the next (at most
+/// [`MAX_KEPT_BYTES`] each, and as many as the pool has workers), so that a loop of calls
+/// over a few large chunks each (a row of chunks at a time) does not allocate and fault in
+/// its chunks' memory in every call.
+static KEPT: std::sync::Mutex<Vec<Buffers>> = std::sync::Mutex::new(Vec::new());
+
+/// Buffers kept by an earlier call, or new ones.
+fn kept_or_new() -> Buffers {
+    KEPT.lock()
+        .ok()
+        .and_then(|mut kept| kept.pop())
+        .unwrap_or_default()
+}
+
+/// Keeps `buffers` for later calls, within the bounds of [`KEPT`].
+fn keep(buffers: Vec<Buffers>) {
+    let Ok(mut kept) = KEPT.lock() else { return };
+    let room = pool::num_threads();
+    for b in buffers {
+        if kept.len() < room && b.capacity() <= MAX_KEPT_BYTES {
+            kept.push(b);
+        }
+    }
+}
+
 /// The per-chunk plan of a region.
 pub(super) struct Plan<'a> {
     meta: &'a ArrayMeta,
@@ -485,9 +514,16 @@ impl<'a> Plan<'a> {
             _ => pool::pool()?.install(|| {
                 (0..count)
                     .into_par_iter()
-                    .try_for_each_init(|| reuse.lease(), |buffers, n| one(buffers, n))
+                    .try_for_each_init(|| reuse.lease_or(kept_or_new), |buffers, n| one(buffers, n))
             }),
         }
+    }
+}
+
+impl Drop for Plan<'_> {
+    /// Keeps the workers' buffers for the next call (see [`KEPT`]).
+    fn drop(&mut self) {
+        keep(self.reuse.take_all());
     }
 }
 
