@@ -44,11 +44,12 @@ unsafe fn check_id_buf(id_buf: *mut c_char, id_len: usize) -> FfiResult {
 /// exactly one succeeds. Other programs (Python's icechunk) do not take that lock: a commit
 /// of theirs at the same instant as one of libzarr's on a local disk may still be lost.
 ///
-/// Durability: on a local disk (where Icechunk syncs no file) the repository's filesystem
-/// is synced before the commit, so no snapshot names a chunk not yet on disk, and after
-/// it, so the commit is on disk when the call returns (Linux; `syncfs`). A failed sync
-/// after the commit is `ZARR_ERR_STORAGE_IO` whose message gives the snapshot id. On S3
-/// every object is durable when written.
+/// Durability: on a local disk (where Icechunk itself syncs no file) libzarr syncs each
+/// file the commit names (chunks, manifests, transaction log, snapshot; each file, then
+/// its directory) before the branch file that names them is written, and the branch file
+/// before the call returns, so a power cut leaves the branch at this commit or the one
+/// before, never naming a missing file. A failed sync is `ZARR_ERR_STORAGE_IO` naming the
+/// file. On S3 every object is durable when written.
 ///
 /// Errors: `ZARR_ERR_CONFLICT` (see above), `ZARR_ERR_INVALID_ARG` (nothing was written
 /// since the last commit), `ZARR_ERR_READ_ONLY` (opened read-only, or at a tag or

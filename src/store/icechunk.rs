@@ -6,6 +6,10 @@
 //! The crate is asynchronous: each call runs on the process's I/O runtime (the one object
 //! stores use) and waits for it. Icechunk holds Zarr v3 only: v2 documents are refused.
 //!
+//! On local disk the crate's storage runs under [`LocalDisk`], which refuses links out of
+//! the repository and files that are not regular, and syncs each file before the branch
+//! file names it (see `icechunk_disk`).
+//!
 //! Concurrent commits: Icechunk refuses a commit whose parent is no longer the branch's
 //! head ([`Error::Conflict`]). On S3 the branch moves by a conditional write, so of
 //! commits racing from anywhere exactly one succeeds. On a local disk the crate moves the
@@ -18,6 +22,7 @@
 //! libzarr's on a local disk may still be lost; object storage has no such gap.
 
 use super::cloud::{block_on, scrubbed, shown_url};
+use super::icechunk_disk::LocalDisk;
 use super::repository::{Repository, Snapshot};
 use super::{
     listing_of, validate_dir_prefix, validate_key, validate_prefix, DirListing, Mode, Store,
@@ -77,6 +82,8 @@ pub struct IcechunkStore {
     directory: Option<PathBuf>,
     /// The credentials given as options, masked in exported changes.
     secrets: Vec<String>,
+    /// The storage of a repository on local disk, which syncs what it writes.
+    disk: Option<Arc<LocalDisk>>,
 }
 
 impl std::fmt::Debug for IcechunkStore {
@@ -99,7 +106,8 @@ enum Ref {
 /// an exclusive `flock` on its directory (released when dropped, with the descriptor); on
 /// object storage nothing, as the branch moves there by a conditional write.
 struct UpdateTurn {
-    directory: Option<std::fs::File>,
+    /// The locked directory, held until the turn ends.
+    _directory: Option<std::fs::File>,
 }
 
 impl UpdateTurn {
@@ -107,7 +115,7 @@ impl UpdateTurn {
     /// Each turn opens the directory anew, so turns of one process exclude each other too.
     fn take(directory: Option<&PathBuf>, url: &str) -> Result<UpdateTurn> {
         let Some(dir) = directory else {
-            return Ok(UpdateTurn { directory: None });
+            return Ok(UpdateTurn { _directory: None });
         };
         let fail = |e: &dyn std::fmt::Display| {
             Error::Io(format!(
@@ -119,47 +127,9 @@ impl UpdateTurn {
         rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)
             .map_err(|e| fail(&e))?;
         Ok(UpdateTurn {
-            directory: Some(file),
+            _directory: Some(file),
         })
     }
-
-    /// Makes what was written to a repository on local disk durable (see [`sync_disk`]):
-    /// before a commit, so that no snapshot names a chunk still in memory, and after, so
-    /// that the update is on disk when the call returns. `failure` says what an error means.
-    fn sync(&self, url: &str, failure: &str) -> Result<()> {
-        match &self.directory {
-            Some(directory) => sync_disk(directory, url, failure),
-            None => Ok(()),
-        }
-    }
-}
-
-/// `syncfs` of the filesystem holding a repository on local disk, whose directory is open
-/// as `directory` (the crate's local storage syncs no file); `failure` says what an error
-/// means. Linux only: elsewhere nothing is synced.
-fn sync_disk(directory: &std::fs::File, url: &str, failure: &str) -> Result<()> {
-    #[cfg(target_os = "linux")]
-    rustix::fs::syncfs(directory).map_err(|e| {
-        Error::Io(format!(
-            "{url}: {failure}: the repository's disk could not be synced: {e}"
-        ))
-    })?;
-    #[cfg(not(target_os = "linux"))]
-    let _ = (directory, url, failure);
-    Ok(())
-}
-
-/// [`sync_disk`] of the repository at `directory`, if it is on local disk.
-fn sync_directory(directory: Option<&PathBuf>, url: &str, failure: &str) -> Result<()> {
-    let Some(directory) = directory else {
-        return Ok(());
-    };
-    let opened = std::fs::File::open(directory).map_err(|e| {
-        Error::Io(format!(
-            "{url}: {failure}: cannot open the repository's directory: {e}"
-        ))
-    })?;
-    sync_disk(&opened, url, failure)
 }
 
 /// Splits `icechunk:///path?branch=NAME` or `icechunk+s3://bucket/prefix?branch=NAME` (or
@@ -357,9 +327,11 @@ impl IcechunkStore {
             _ => None,
         };
         let task_url = shown.clone();
-        let (repo, session) = block_on(async move {
-            let storage = open_storage(&task_url, place, s3, create).await?;
-            open_session(&task_url, storage, create, &at, snapshot, writable).await
+        let (repo, session, disk) = block_on(async move {
+            let (storage, disk) = open_storage(&task_url, place, s3, create).await?;
+            let (repo, session) =
+                open_session(&task_url, storage, create, &at, snapshot, writable).await?;
+            Ok::<_, Error>((repo, session, disk))
         })??;
         // Locked by its real path, whatever the working directory later becomes.
         let directory = directory.map(|d| d.canonicalize().unwrap_or(d));
@@ -374,6 +346,7 @@ impl IcechunkStore {
             branch,
             directory,
             secrets,
+            disk,
         })
     }
 
@@ -428,20 +401,19 @@ impl IcechunkStore {
 
     /// Creates the tag or branch `name` at the current snapshot, in the update turn.
     fn create_ref(&self, kind: Ref, name: &str) -> Result<()> {
-        let turn = UpdateTurn::take(self.directory.as_ref(), &self.url)?;
+        let _turn = UpdateTurn::take(self.directory.as_ref(), &self.url)?;
         let (repo, session, url) = (self.repo.clone(), self.session.clone(), self.url.clone());
         let owned = name.to_string();
-        let what = block_on(async move {
+        block_on(async move {
             let id = session.read().await.snapshot_id().clone();
             let (created, what) = match kind {
                 Ref::Tag => (repo.create_tag(&owned, &id).await, "tag"),
                 Ref::Branch => (repo.create_branch(&owned, &id).await, "branch"),
             };
             created
-                .map(|_| what)
+                .map(|_| ())
                 .map_err(|e| repo_error(&url, &format!("cannot create {what} {owned:?}"), e.kind))
-        })??;
-        turn.sync(&self.url, &format!("{what} {name:?} was created"))
+        })?
     }
 }
 
@@ -466,13 +438,20 @@ fn mask(bytes: &mut [u8], secrets: &[String]) {
     }
 }
 
-/// The crate's storage for `place` (a directory is created when missing and `create`).
+/// The crate's storage for `place` (a directory is created when missing and `create`),
+/// and, on local disk, the same as libzarr's layer over it.
 async fn open_storage(
     url: &str,
     place: Place,
     s3: Option<(S3Options, S3Credentials)>,
     create: bool,
-) -> Result<Arc<dyn Storage + Send + Sync>> {
+) -> Result<(Arc<dyn Storage + Send + Sync>, Option<Arc<LocalDisk>>)> {
+    let failed = |e: icechunk::StorageError| {
+        Error::Io(format!(
+            "{url}: cannot open the storage: {}",
+            scrubbed(&e.kind.to_string())
+        ))
+    };
     match (place, s3) {
         (Place::Disk(path), _) => {
             if !path.is_dir() {
@@ -482,12 +461,13 @@ async fn open_storage(
                 std::fs::create_dir_all(&path)
                     .map_err(|e| Error::io(format!("{url}: cannot create the directory"), e))?;
             }
-            icechunk::new_local_filesystem_storage(&path).await
+            let disk = Arc::new(LocalDisk::new(&path).await.map_err(failed)?);
+            Ok((disk.clone(), Some(disk)))
         }
         (Place::S3 { bucket, prefix }, Some((settings, credentials))) => {
             super::cloud::install_crypto();
             let prefix = (!prefix.is_empty()).then_some(prefix);
-            icechunk::storage::new_s3_object_store_storage(
+            let storage = icechunk::storage::new_s3_object_store_storage(
                 settings,
                 bucket,
                 prefix,
@@ -496,17 +476,11 @@ async fn open_storage(
                 Vec::new(),
             )
             .await
+            .map_err(failed)?;
+            Ok((storage, None))
         }
-        (Place::S3 { .. }, None) => {
-            return Err(Error::Internal("S3 settings were not parsed".into()))
-        }
+        (Place::S3 { .. }, None) => Err(Error::Internal("S3 settings were not parsed".into())),
     }
-    .map_err(|e| {
-        Error::Io(format!(
-            "{url}: cannot open the storage: {}",
-            scrubbed(&e.kind.to_string())
-        ))
-    })
 }
 
 /// Opens (or creates) the repository in `storage` and the session `at` names.
@@ -700,10 +674,11 @@ impl Store for IcechunkStore {
 
 impl Repository for IcechunkStore {
     fn commit(&self, message: &str) -> Result<String> {
-        let turn = UpdateTurn::take(self.directory.as_ref(), &self.url)?;
+        // The storage on local disk syncs each file the commit writes before the next,
+        // which may name it, and the branch file before the commit returns.
+        let _turn = UpdateTurn::take(self.directory.as_ref(), &self.url)?;
         let (repo, session, url) = (self.repo.clone(), self.session.clone(), self.url.clone());
         let branch = self.branch("commit")?.to_string();
-        turn.sync(&self.url, "nothing was committed")?;
         let message = message.to_string();
         let id = block_on(async move {
             let mut session = session.write().await;
@@ -725,7 +700,6 @@ impl Repository for IcechunkStore {
             }
             Ok(id.to_string())
         })??;
-        turn.sync(&self.url, &format!("committed as {id}"))?;
         Ok(id)
     }
 
@@ -798,7 +772,17 @@ impl Repository for IcechunkStore {
     fn export_changes(&self) -> Result<Vec<u8>> {
         self.branch("export changes")?;
         // The chunks the bytes name reach the disk before any commit names them.
-        sync_directory(self.directory.as_ref(), &self.url, "nothing was exported")?;
+        if let Some(disk) = self.disk.clone() {
+            let url = self.url.clone();
+            block_on(async move {
+                disk.sync_pending().await.map_err(|e| {
+                    Error::Io(format!(
+                        "{url}: nothing was exported: {}",
+                        scrubbed(&e.kind.to_string())
+                    ))
+                })
+            })??;
+        }
         let (session, url) = (self.session.clone(), self.url.clone());
         let mut bytes = block_on(async move {
             session
@@ -996,6 +980,62 @@ mod tests {
             bytes,
             b"id *******, key **************, token t, again **************".to_vec()
         );
+    }
+
+    /// A one-dimensional array of 1000 bytes in one chunk, stored as a file of its own
+    /// (Icechunk keeps chunks under 512 bytes inside its manifests).
+    const ARRAY: &[u8] = br#"{"zarr_format":3,"node_type":"array","shape":[1000],"data_type":"uint8","chunk_grid":{"name":"regular","configuration":{"chunk_shape":[1000]}},"chunk_key_encoding":{"name":"default","configuration":{"separator":"/"}},"fill_value":0,"codecs":[{"name":"bytes"}]}"#;
+
+    #[test]
+    fn a_commit_syncs_each_file_before_the_branch_file_names_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("icechunk://{}", dir.path().join("repo").display());
+        let store = IcechunkStore::open(&url, Mode::Append, None).unwrap();
+        store
+            .set("zarr.json", br#"{"zarr_format":3,"node_type":"group"}"#)
+            .unwrap();
+        store.set("a/zarr.json", ARRAY).unwrap();
+        let chunk: Vec<u8> = (0..1000u32).map(|i| (i * 7 % 251) as u8).collect();
+        store.set("a/c/0", &chunk).unwrap();
+        let disk = store.disk.clone().unwrap();
+        let before = disk.journal().len();
+        let id = store.commit("one").unwrap();
+        let journal = disk.journal();
+        let journal = &journal[before - 1..];
+        let at = |entry: &str| {
+            journal
+                .iter()
+                .position(|e| e == entry)
+                .unwrap_or_else(|| panic!("no {entry:?} in {journal:#?}"))
+        };
+        let written: Vec<&str> = journal
+            .iter()
+            .filter_map(|e| e.strip_prefix("write "))
+            .collect();
+        // The chunk was written before the commit, which synced it (and the directory
+        // `chunks/`, which it created, and the root) before writing any other file.
+        let chunk = journal[0].strip_prefix("write chunks/").unwrap();
+        let first_other = at(&format!("write {}", written[1]));
+        assert_eq!(
+            journal[1..first_other],
+            [
+                format!("sync chunks/{chunk}"),
+                "sync chunks/".to_string(),
+                "sync ./".to_string()
+            ]
+        );
+        // Every file of the commit was synced before the branch file was written last,
+        // and the branch file and the root's entries after it.
+        let branch = at("write repo");
+        assert_eq!(written.last(), Some(&"repo"));
+        for kind in ["manifests/", "transactions/", "snapshots/"] {
+            assert!(written.iter().any(|w| w.starts_with(kind)), "{journal:#?}");
+        }
+        for file in &written[..written.len() - 1] {
+            assert!(at(&format!("sync {file}")) < branch, "{file}: {journal:#?}");
+        }
+        assert!(at(&format!("sync snapshots/{id}")) < branch);
+        assert_eq!(journal[branch + 1..], ["sync repo", "sync ./"]);
     }
 
     #[test]

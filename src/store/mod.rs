@@ -6,6 +6,8 @@ mod cloud;
 mod filesystem;
 #[cfg(feature = "icechunk")]
 mod icechunk;
+#[cfg(feature = "icechunk")]
+mod icechunk_disk;
 mod memo;
 mod memory;
 pub mod repository;

@@ -1,0 +1,480 @@
+//! The storage of Icechunk repositories on local disk (`icechunk:///path`): the crate's
+//! own local storage (`object_store`'s `LocalFileSystem`) under a layer that
+//!
+//! - resolves every path of each call beneath the repository's root first (through a
+//!   handle on the root, component by component, as the directory store does), and
+//!   refuses a symbolic link that leads out of the root, or any absolute one, for reads,
+//!   listings, writes and deletions, with an error naming the path relative to the
+//!   root; links that stay inside are followed;
+//! - refuses to read (or list) anything but a regular file (a FIFO, socket or device),
+//!   without opening it, so that nothing ever waits for a writer;
+//! - makes every file it writes durable before the next file that could name it is
+//!   written: chunks are synced (file, then the directories whose entries changed)
+//!   before the first file that is no chunk (a manifest, transaction log, snapshot or
+//!   the repository's branches and tags) is written, and each of those is synced before
+//!   its write returns, so the branch file never names a file not yet on disk, and a
+//!   commit is on disk when it returns.
+//!
+//! The checks run before each access: a link put in place by another process between a
+//! check and the crate's access is not caught (the directory store has no such gap; a
+//! repository is not meant to be shared with writers of other users).
+
+use super::filesystem::{is_escape, is_missing};
+use async_trait::async_trait;
+use bytes::Bytes;
+use cap_std::fs::Dir;
+use chrono::{DateTime, Utc};
+use futures_util::stream::{BoxStream, Stream, StreamExt, TryStreamExt};
+use icechunk::storage::{
+    DeleteObjectsResult, GetModifiedResult, ListInfo, ObjectStorage, RepositoryCreation, Settings,
+    Storage, StorageContext, StorageError, StorageErrorKind, StorageInfo, StorageResult,
+    VersionInfo, VersionedUpdateResult,
+};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
+use std::fmt;
+use std::io;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::sync::{Arc, OnceLock};
+
+/// The crate's storage of a repository on local disk, checked and synced (see the module).
+#[derive(Debug, Serialize, Deserialize)]
+pub struct LocalDisk {
+    /// The repository's directory, canonical.
+    root: PathBuf,
+    /// The crate's local storage of `root`.
+    backend: ObjectStorage,
+    /// A handle on `root`, through which every path is resolved.
+    #[serde(skip)]
+    dir: OnceLock<Arc<Dir>>,
+    /// Chunks written and not yet synced, each with the directories to sync after it;
+    /// held while they are synced, so that no other file is written meanwhile.
+    #[serde(skip)]
+    pending: tokio::sync::Mutex<Vec<Written>>,
+    /// What was written and synced, in order (tests check the order).
+    #[cfg(test)]
+    #[serde(skip)]
+    journal: std::sync::Mutex<Vec<String>>,
+}
+
+/// A file written, with the directories whose entries its write changed (its own, and
+/// those above each directory it created), `""` for the root.
+#[derive(Debug, Clone)]
+struct Written {
+    path: String,
+    dirs: Vec<String>,
+}
+
+/// What a call does with a path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Use {
+    /// Reads the file (or names it in a listing): it must be a regular file.
+    Read,
+    /// Writes or removes it: whatever is there is replaced or removed, not opened.
+    Write,
+}
+
+impl LocalDisk {
+    /// The storage of the repository at `root` (an existing directory).
+    pub async fn new(root: &Path) -> StorageResult<LocalDisk> {
+        let root = root.canonicalize().map_err(|e| io_error(e, ""))?;
+        let backend = ObjectStorage::new_local_filesystem(&root).await?;
+        Ok(LocalDisk {
+            root,
+            backend,
+            dir: OnceLock::new(),
+            pending: tokio::sync::Mutex::new(Vec::new()),
+            #[cfg(test)]
+            journal: std::sync::Mutex::new(Vec::new()),
+        })
+    }
+
+    /// The handle on the root, opened on first use.
+    fn dir(&self) -> StorageResult<Arc<Dir>> {
+        if let Some(dir) = self.dir.get() {
+            return Ok(dir.clone());
+        }
+        let dir = Dir::open_ambient_dir(&self.root, cap_std::ambient_authority())
+            .map_err(|e| io_error(e, ""))?;
+        Ok(self.dir.get_or_init(|| Arc::new(dir)).clone())
+    }
+
+    /// Checks `path` (relative to the root) for `what`: refuses a link leading outside
+    /// the root on the way or at the end, and, to read, anything but a regular file
+    /// (a missing path passes: the crate reports it missing). Returns the directories a
+    /// write of `path` changes the entries of: its own, and, from the first one missing,
+    /// the one above each it would create.
+    fn check(&self, path: &str, what: Use) -> StorageResult<Vec<String>> {
+        let dir = self.dir()?;
+        let path = path.trim_matches('/');
+        let names: Vec<&str> = path.split('/').filter(|n| !n.is_empty()).collect();
+        let Some((_, above)) = names.split_last() else {
+            return Ok(Vec::new());
+        };
+        let mut dirs = vec![String::new()];
+        let mut missing = None;
+        for (depth, name) in above.iter().enumerate() {
+            let here = match dirs.last() {
+                Some(parent) if !parent.is_empty() => format!("{parent}/{name}"),
+                _ => name.to_string(),
+            };
+            if missing.is_none() {
+                match dir.metadata(&here) {
+                    Ok(m) if m.is_dir() => {}
+                    // Not a directory: the crate's own call fails on it.
+                    Ok(_) => return Ok(Vec::new()),
+                    Err(e) if is_escape(&e) => return Err(outside(&here)),
+                    Err(e) if is_missing(&e) => missing = Some(depth),
+                    Err(e) => return Err(io_error(e, &here)),
+                }
+            }
+            dirs.push(here);
+        }
+        if missing.is_none() {
+            match dir.metadata(path) {
+                Ok(m) if m.is_file() => {}
+                Ok(m) if what == Use::Read && !m.is_dir() => return Err(not_regular(path)),
+                Ok(_) => {}
+                Err(e) if is_escape(&e) => return Err(outside(path)),
+                Err(e) if is_missing(&e) => {}
+                Err(e) => return Err(io_error(e, path)),
+            }
+        }
+        // `dirs` runs from the root to the file's directory: a write changes the last
+        // one, and the one above each directory it creates.
+        let first = missing.unwrap_or(dirs.len() - 1);
+        Ok(dirs.split_off(first))
+    }
+
+    /// Syncs the chunks written since the last sync, then the directories they changed;
+    /// other writes wait meanwhile. On an error they stay to be synced again.
+    pub async fn sync_pending(&self) -> StorageResult<()> {
+        let mut pending = self.pending.lock().await;
+        if pending.is_empty() {
+            return Ok(());
+        }
+        let dir = self.dir()?;
+        let files: Vec<String> = pending.iter().map(|w| w.path.clone()).collect();
+        let dirs: BTreeSet<String> = pending.iter().flat_map(|w| w.dirs.clone()).collect();
+        let done = tokio::task::spawn_blocking(move || sync_all(&dir, &files, &dirs))
+            .await
+            .map_err(|e| other(format!("syncing the written chunks failed: {e}")))??;
+        pending.clear();
+        self.note(done);
+        Ok(())
+    }
+
+    /// Syncs the file at `path` just written, then the directories `dirs`.
+    async fn sync_written(&self, path: &str, dirs: Vec<String>) -> StorageResult<()> {
+        let dir = self.dir()?;
+        let files = vec![path.to_string()];
+        let dirs: BTreeSet<String> = dirs.into_iter().collect();
+        let done = tokio::task::spawn_blocking(move || sync_all(&dir, &files, &dirs))
+            .await
+            .map_err(|e| other(format!("syncing {path:?} failed: {e}")))??;
+        self.note(done);
+        Ok(())
+    }
+
+    /// After a file was written at `path`: a chunk waits to be synced with the others;
+    /// anything else is synced now.
+    async fn written(&self, path: &str, dirs: Vec<String>) -> StorageResult<()> {
+        #[cfg(test)]
+        lock(&self.journal).push(format!("write {path}"));
+        if is_chunk(path) {
+            self.pending.lock().await.push(Written {
+                path: path.to_string(),
+                dirs,
+            });
+            return Ok(());
+        }
+        self.sync_written(path, dirs).await
+    }
+
+    /// Records what was synced, in order, for the tests.
+    #[cfg(test)]
+    fn note(&self, done: Vec<String>) {
+        lock(&self.journal).extend(done);
+    }
+
+    /// Nothing is recorded outside the tests.
+    #[cfg(not(test))]
+    fn note(&self, _done: Vec<String>) {}
+
+    /// Before writing at `path`: checks it and, unless it is a chunk, syncs the chunks
+    /// written before, which it may name. Returns the directories the write changes.
+    async fn before_write(&self, path: &str) -> StorageResult<Vec<String>> {
+        let dirs = self.check(path, Use::Write)?;
+        if !is_chunk(path) {
+            self.sync_pending().await?;
+        }
+        Ok(dirs)
+    }
+
+    /// What was written and synced so far, in order.
+    #[cfg(test)]
+    pub fn journal(&self) -> Vec<String> {
+        lock(&self.journal).clone()
+    }
+}
+
+/// Whether `path` is a chunk (a file no other names before a manifest does).
+fn is_chunk(path: &str) -> bool {
+    path.trim_start_matches('/').starts_with("chunks/")
+}
+
+/// Locks `mutex`, whatever a panicking holder left (a list of paths stays valid).
+#[cfg(test)]
+fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Syncs each of `files`, then each of `dirs` (`""` is the root), beneath `dir`; returns
+/// what it synced, in order.
+fn sync_all(dir: &Dir, files: &[String], dirs: &BTreeSet<String>) -> StorageResult<Vec<String>> {
+    let mut done = Vec::with_capacity(files.len() + dirs.len());
+    for path in files {
+        let mut options = cap_std::fs::OpenOptions::new();
+        options.read(true);
+        #[cfg(unix)]
+        {
+            use cap_std::fs::OpenOptionsExt;
+            let flags = rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOCTTY;
+            options.custom_flags(flags.bits() as i32);
+        }
+        let file = dir
+            .open_with(path, &options)
+            .map_err(|e| sync_error(e, path))?;
+        if !file.metadata().map_err(|e| sync_error(e, path))?.is_file() {
+            return Err(not_regular(path));
+        }
+        file.sync_all().map_err(|e| sync_error(e, path))?;
+        done.push(format!("sync {path}"));
+    }
+    // Deepest first: a directory's own entry is synced after what it holds.
+    for path in dirs.iter().rev() {
+        let name = if path.is_empty() { "." } else { path.as_str() };
+        dir.open(name)
+            .and_then(|d| d.sync_all())
+            .map_err(|e| sync_error(e, name))?;
+        done.push(format!("sync {name}/"));
+    }
+    Ok(done)
+}
+
+/// The error for a path leading outside the repository.
+fn outside(path: &str) -> StorageError {
+    other(format!(
+        "{path:?} leads outside the repository through a symbolic link (links that leave \
+         the repository's directory, and absolute ones, are refused)"
+    ))
+}
+
+/// The error for something that is no regular file where a file is read.
+fn not_regular(path: &str) -> StorageError {
+    other(format!(
+        "{path:?} in the repository is not a regular file (a FIFO, socket or device): \
+         refused without reading it"
+    ))
+}
+
+/// The error for a failed sync of `path`.
+fn sync_error(e: io::Error, path: &str) -> StorageError {
+    other(format!(
+        "{path:?} in the repository could not be synced to disk: {e}"
+    ))
+}
+
+/// The error for a failed look at `path` (`""`: the root).
+fn io_error(e: io::Error, path: &str) -> StorageError {
+    match path {
+        "" => other(format!("the repository's directory: {e}")),
+        _ => other(format!("{path:?} in the repository: {e}")),
+    }
+}
+
+/// A storage error saying `message`.
+fn other(message: String) -> StorageError {
+    StorageError::capture(StorageErrorKind::Other(message))
+}
+
+impl fmt::Display for LocalDisk {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "LocalDisk(path={})", self.root.display())
+    }
+}
+
+impl icechunk_storage::sealed::Sealed for LocalDisk {}
+
+#[async_trait]
+#[typetag::serde(name = "libzarr_local_disk")]
+impl Storage for LocalDisk {
+    fn storage_info(&self) -> StorageInfo {
+        self.backend.storage_info()
+    }
+
+    async fn default_settings(&self) -> StorageResult<Settings> {
+        self.backend.default_settings().await
+    }
+
+    async fn can_write(&self) -> StorageResult<bool> {
+        self.backend.can_write().await
+    }
+
+    async fn can_create_repository(&self) -> StorageResult<RepositoryCreation> {
+        self.backend.can_create_repository().await
+    }
+
+    async fn create_location_if_needed(&self) -> StorageResult<()> {
+        self.backend.create_location_if_needed().await
+    }
+
+    async fn put_object(
+        &self,
+        ctx: &StorageContext<'_>,
+        path: &str,
+        bytes: Bytes,
+        content_type: Option<&str>,
+        metadata: Vec<(String, String)>,
+        previous_version: Option<&VersionInfo>,
+    ) -> StorageResult<VersionedUpdateResult> {
+        let dirs = self.before_write(path).await?;
+        let put = self
+            .backend
+            .put_object(ctx, path, bytes, content_type, metadata, previous_version)
+            .await?;
+        self.written(path, dirs).await?;
+        Ok(put)
+    }
+
+    async fn copy_object(
+        &self,
+        ctx: &StorageContext<'_>,
+        from: &str,
+        to: &str,
+        content_type: Option<&str>,
+        version: &VersionInfo,
+    ) -> StorageResult<VersionedUpdateResult> {
+        self.check(from, Use::Read)?;
+        let dirs = self.before_write(to).await?;
+        let copied = self
+            .backend
+            .copy_object(ctx, from, to, content_type, version)
+            .await?;
+        self.written(to, dirs).await?;
+        Ok(copied)
+    }
+
+    async fn list_objects<'a>(
+        &'a self,
+        ctx: &StorageContext<'_>,
+        prefix: &str,
+    ) -> StorageResult<BoxStream<'a, StorageResult<ListInfo<String>>>> {
+        // The prefix as a directory: a link on the way out of the root is refused.
+        let base = prefix.trim_matches('/').to_string();
+        self.check(&format!("{base}/."), Use::Write)?;
+        let listing = self.backend.list_objects(ctx, prefix).await?;
+        Ok(listing
+            .and_then(move |info| {
+                let path = match base.is_empty() {
+                    true => info.id.clone(),
+                    false => format!("{base}/{}", info.id),
+                };
+                std::future::ready(self.check(&path, Use::Read).map(|_| info))
+            })
+            .boxed())
+    }
+
+    async fn delete_batch(
+        &self,
+        ctx: &StorageContext<'_>,
+        prefix: &str,
+        batch: Vec<(String, u64)>,
+    ) -> StorageResult<DeleteObjectsResult> {
+        let base = prefix.trim_matches('/');
+        for (id, _) in &batch {
+            self.check(&format!("{base}/{id}"), Use::Write)?;
+        }
+        self.backend.delete_batch(ctx, prefix, batch).await
+    }
+
+    async fn get_object_last_modified(
+        &self,
+        ctx: &StorageContext<'_>,
+        path: &str,
+    ) -> StorageResult<DateTime<Utc>> {
+        self.check(path, Use::Read)?;
+        self.backend.get_object_last_modified(ctx, path).await
+    }
+
+    async fn get_object_conditional(
+        &self,
+        ctx: &StorageContext<'_>,
+        path: &str,
+        previous_version: Option<&VersionInfo>,
+    ) -> StorageResult<GetModifiedResult> {
+        self.check(path, Use::Read)?;
+        self.backend
+            .get_object_conditional(ctx, path, previous_version)
+            .await
+    }
+
+    async fn get_object_range(
+        &self,
+        ctx: &StorageContext<'_>,
+        path: &str,
+        range: Option<&Range<u64>>,
+    ) -> StorageResult<(
+        Pin<Box<dyn Stream<Item = Result<Bytes, StorageError>> + Send>>,
+        VersionInfo,
+    )> {
+        self.check(path, Use::Read)?;
+        self.backend.get_object_range(ctx, path, range).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_are_checked_and_their_changed_directories_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("repo");
+        std::fs::create_dir_all(root.join("snapshots")).unwrap();
+        std::fs::write(dir.path().join("secret"), b"s").unwrap();
+        std::fs::create_dir(dir.path().join("elsewhere")).unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::symlink;
+            symlink("../../secret", root.join("snapshots/out")).unwrap();
+            symlink("../elsewhere", root.join("chunks")).unwrap();
+        }
+        let at = root.clone();
+        let disk = super::super::cloud::block_on(async move { LocalDisk::new(&at).await })
+            .unwrap()
+            .unwrap();
+        let dirs = |path: &str| disk.check(path, Use::Write).unwrap();
+        assert_eq!(dirs("repo"), vec![String::new()]);
+        assert_eq!(dirs("snapshots/ABC"), vec!["snapshots".to_string()]);
+        assert_eq!(
+            dirs("manifests/x/y"),
+            vec![String::new(), "manifests".into(), "manifests/x".into()]
+        );
+        #[cfg(unix)]
+        for (path, what) in [
+            ("snapshots/out", Use::Read),
+            ("snapshots/out", Use::Write),
+            ("chunks/A", Use::Write),
+            ("chunks/A", Use::Read),
+        ] {
+            let message = disk.check(path, what).unwrap_err().to_string();
+            assert!(
+                message.contains("leads outside the repository"),
+                "{message}"
+            );
+        }
+    }
+}
