@@ -1118,6 +1118,67 @@ fn merging_refuses_what_it_cannot_merge() {
     assert_eq!(new.metadata().shape, [4]);
 }
 
+/// Changes writing chunks of another rank than their array's, outside its grid (the
+/// merging store shrank it), or of an array the merging store removed, are refused at the
+/// merge, naming the array and the chunk, and nothing of them is merged.
+#[test]
+fn merging_checks_each_chunk_against_its_array() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    create_rank_arrays(&repo);
+    let exported = |key: &str| {
+        let writer = open(&repo, "", Mode::ReadWrite);
+        writer.set(key, &noisy(2 * 64, 3)).unwrap();
+        repository_of(writer.as_ref())
+            .unwrap()
+            .export_changes()
+            .unwrap()
+    };
+    let root = open(&repo, "", Mode::ReadWrite);
+    let versions = repository_of(root.as_ref()).unwrap();
+
+    // Three indices for a chunk of a two-dimensional array.
+    match versions.merge_changes(&exported("p/c/0/0/0")) {
+        Err(Error::InvalidArg(m)) => {
+            assert!(
+                m.contains("chunk [0, 0, 0] of \"/p\", which has 2 dimensions"),
+                "{m}"
+            )
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(versions.commit("none"), Err(Error::InvalidArg(_))));
+
+    // The merging store shrank `p` to one row of chunks: the second is outside.
+    let doc = root.get("p/zarr.json").unwrap().unwrap();
+    let mut doc: Value = serde_json::from_slice(&doc).unwrap();
+    doc["shape"] = json!([2, 64]);
+    root.set("p/zarr.json", doc.to_string().as_bytes()).unwrap();
+    match versions.merge_changes(&exported("p/c/1/0")) {
+        Err(Error::InvalidArg(m)) => assert!(
+            m.contains("chunk [1, 0] of \"/p\", outside its grid of [1, 1] chunks"),
+            "{m}"
+        ),
+        other => panic!("{other:?}"),
+    }
+
+    // The merging store removed `t`.
+    root.erase_prefix("t/").unwrap();
+    match versions.merge_changes(&exported("t/c/0/0")) {
+        Err(Error::InvalidArg(m)) => assert!(m.contains("no array or group"), "{m}"),
+        other => panic!("{other:?}"),
+    }
+
+    // Nothing of them was merged: the commit holds the store's own changes only.
+    versions.commit("shrink p, remove t").unwrap();
+    let reader = open(&repo, "", Mode::Read);
+    assert_eq!(reader.list_prefix("t/").unwrap(), Vec::<String>::new());
+    assert_eq!(reader.get("p/c/0/0/0").unwrap(), None);
+    assert_eq!(reader.get("p/c/1/0").unwrap(), None);
+    let p = Array::open(reader.clone(), "p", Mode::Read).unwrap();
+    assert_eq!(read_all(&p, ElementType::Float64, 8), vec![0u8; 2 * 64 * 8]);
+}
+
 /// Runs `call` on a thread of its own; its result, or a failure when it takes longer than
 /// 30 s (a call waiting forever fails the test instead of hanging it).
 fn promptly<T: Send + 'static>(what: &str, call: impl FnOnce() -> T + Send + 'static) -> T {

@@ -30,15 +30,21 @@ use super::{
 use crate::error::{Error, Result};
 use bytes::Bytes;
 use futures_util::{StreamExt, TryStreamExt};
+use icechunk::change_set::ChangeSet;
 use icechunk::conflicts::detector::ConflictDetector;
-use icechunk::format::{ByteRange, IcechunkFormatErrorKind, SnapshotId};
+use icechunk::format::snapshot::{ArrayShape, NodeData};
+use icechunk::format::{
+    ByteRange, IcechunkFormatErrorKind, NodeId, Path as IcechunkPath, SnapshotId,
+};
 use icechunk::refs::RefErrorKind;
 use icechunk::repository::{RepositoryErrorKind, VersionInfo};
 use icechunk::session::{Session, SessionErrorKind};
 use icechunk::storage::{S3Credentials, S3Options, S3StaticCredentials};
 use icechunk::store::StoreErrorKind;
 use icechunk::Storage;
+use serde::de::IgnoredAny;
 use serde_json::{Map, Value};
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use tokio::sync::RwLock;
@@ -830,12 +836,102 @@ impl Repository for IcechunkStore {
                     session.snapshot_id()
                 )));
             }
+            check_chunk_references(&url, what, &changes, &session).await?;
             session
                 .merge(other)
                 .await
                 .map_err(|e| session_error(&url, what, e.kind))
         })?
     }
+}
+
+/// A serialized session (the crate's `Session`, whose fields `rmp_serde` writes in order)
+/// read for its changes alone.
+#[derive(serde::Deserialize)]
+struct ExportedChanges(
+    IgnoredAny,
+    IgnoredAny,
+    IgnoredAny,
+    IgnoredAny,
+    IgnoredAny,
+    IgnoredAny,
+    IgnoredAny,
+    IgnoredAny,
+    ChangeSet,
+    IgnoredAny,
+);
+
+/// Checks each chunk the exported `changes` write against the array it belongs to in
+/// `session` with those changes: an array of the session or one they create or resize,
+/// the chunk's indices as many as its dimensions and inside its grid. Any other is
+/// [`Error::InvalidArg`] naming the node and the chunk (`url`, `what` in messages).
+async fn check_chunk_references(
+    url: &str,
+    what: &str,
+    changes: &[u8],
+    session: &Session,
+) -> Result<()> {
+    let theirs = rmp_serde::from_slice::<ExportedChanges>(changes)
+        .map_err(|_| {
+            Error::InvalidArg(format!(
+                "{url}: {what}: the {} bytes are not the changes a writable Icechunk store \
+                 exported",
+                changes.len()
+            ))
+        })?
+        .8;
+    let listing = session
+        .list_nodes(&IcechunkPath::root())
+        .await
+        .map_err(|e| session_error(url, what, e.kind))?;
+    let mut nodes: HashMap<NodeId, (String, Option<ArrayShape>)> = HashMap::new();
+    for node in listing {
+        let node = node.map_err(|e| session_error(url, what, e.kind))?;
+        let shape = match node.node_data {
+            NodeData::Array { shape, .. } => Some(shape),
+            NodeData::Group => None,
+        };
+        nodes.insert(node.id, (node.path.to_string(), shape));
+    }
+    for (path, id, data) in theirs.new_arrays() {
+        nodes.insert(id.clone(), (path.to_string(), Some(data.shape.clone())));
+    }
+    for (id, chunks) in theirs.changed_chunks() {
+        let Some((path, shape)) = nodes.get(id) else {
+            return Err(Error::InvalidArg(format!(
+                "{url}: {what}: they write chunks of node {id}, which is no array or group \
+                 of this store (removed here, or never in the repository)"
+            )));
+        };
+        let shape = theirs
+            .get_updated_array(id)
+            .map(|data| &data.shape)
+            .or(shape.as_ref())
+            .ok_or_else(|| {
+                Error::InvalidArg(format!(
+                    "{url}: {what}: they write chunks of the group {path:?}"
+                ))
+            })?;
+        for chunk in chunks {
+            if chunk.0.len() != shape.len() {
+                return Err(Error::InvalidArg(format!(
+                    "{url}: {what}: they write chunk {:?} of {path:?}, which has {} \
+                     dimensions",
+                    chunk.0,
+                    shape.len()
+                )));
+            }
+            if !shape.valid_chunk_coord(chunk) {
+                return Err(Error::InvalidArg(format!(
+                    "{url}: {what}: they write chunk {:?} of {path:?}, outside its grid of \
+                     {:?} chunks",
+                    chunk.0,
+                    shape.num_chunks().collect::<Vec<_>>()
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Whether a read failed only because the key holds nothing: it is missing (or the node

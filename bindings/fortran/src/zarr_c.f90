@@ -2075,12 +2075,15 @@ module zarr_c
     ! inline), so they are small. The store keeps its changes: discard them
     ! (`zarr_store_discard`) and rebase (`zarr_store_rebase`) to go on at the new commit.
     !
-    ! The bytes also hold the repository's storage settings (bucket, prefix, endpoint), with
-    ! S3 keys given as options overwritten by `*`: the merging store uses its own.
+    ! The bytes also hold the repository's storage settings (bucket, prefix, endpoint; on a
+    ! local disk the writer's absolute path of the repository, in clear), with S3 keys given
+    ! as options overwritten by `*`: the merging store uses its own. Whoever receives the
+    ! bytes learns where the repository lies.
     !
-    ! On a local disk the repository's filesystem is synced first, so the chunks the bytes
-    ! name are on disk before any commit names them (on a filesystem shared by several
-    ! nodes, each writer syncs its own).
+    ! On a local disk the chunks this store wrote are synced first (each file and its
+    ! directory), so the chunks the bytes name are on disk before any commit names them (on
+    ! a
+    ! filesystem shared by several nodes, each writer syncs its own).
     !
     ! Errors: `ZARR_ERR_READ_ONLY` (opened read-only, or at a tag or snapshot),
     ! `ZARR_ERR_UNSUPPORTED` (not an Icechunk repository), `ZARR_ERR_NULL_ARG` (`store`,
@@ -2117,7 +2120,13 @@ module zarr_c
     ! changes give `ZARR_ERR_INVALID_ARG` (damage that still decodes is not detected), and
     ! so
     ! does a store still at the repository's first snapshot (which every repository shares:
-    ! commit the arrays first). On every error nothing changes in `store`.
+    ! commit the arrays first). Each chunk the bytes write is checked against its array as
+    ! `store` sees it with the changes (created or resized by them, or as it is here): a
+    ! chunk of an array `store` removed, or of a node it does not know, one whose indices
+    ! are
+    ! not as many as the array's dimensions, or one outside its grid (`store` shrank the
+    ! array) gives `ZARR_ERR_INVALID_ARG` naming the array and the chunk. On every error
+    ! nothing changes in `store`.
     !
     ! Errors: `ZARR_ERR_CONFLICT`, `ZARR_ERR_INVALID_ARG`, `ZARR_ERR_READ_ONLY` (opened
     ! read-only, or at a tag or snapshot), `ZARR_ERR_UNSUPPORTED` (not an Icechunk
