@@ -1179,6 +1179,54 @@ fn merging_checks_each_chunk_against_its_array() {
     assert_eq!(read_all(&p, ElementType::Float64, 8), vec![0u8; 2 * 64 * 8]);
 }
 
+/// Tags and branches whose names hold spaces, `&`, `#`, `=` or `%` open by URL with those
+/// percent-encoded; names no URL can reach are refused when created; messages name the
+/// tag or branch.
+#[test]
+fn ref_names_reach_every_url_that_encodes_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    let store = open(&repo, "", Mode::Append);
+    write_step(&store, 1);
+    commit(&store, "step 1");
+    let versions = repository_of(store.as_ref()).unwrap();
+    for (name, encoded) in [("a b", "a%20b"), ("x&y#z=1%", "x%26y%23z%3D1%25")] {
+        versions.create_tag(name).unwrap();
+        check_step(&open(&repo, &format!("?tag={encoded}"), Mode::Read), 1);
+        let branch = format!("dev {name}");
+        versions.create_branch(&branch).unwrap();
+        let on_branch = open(&repo, &format!("?branch=dev%20{encoded}"), Mode::ReadWrite);
+        write_step(&on_branch, 2);
+        commit(&on_branch, "step 2");
+        check_step(
+            &open(&repo, &format!("?branch=dev%20{encoded}"), Mode::Read),
+            2,
+        );
+        check_step(&open(&repo, &format!("?tag={encoded}"), Mode::Read), 1);
+    }
+    for name in ["", "a\tb"] {
+        for created in [versions.create_tag(name), versions.create_branch(name)] {
+            match created {
+                Err(Error::InvalidArg(m)) => assert!(m.contains("no URL could open it"), "{m}"),
+                other => panic!("{name:?}: {other:?}"),
+            }
+        }
+    }
+    // A missing tag or branch is named, not masked.
+    for query in ["?tag=no%20such%20tag", "?branch=no%20such%20tag"] {
+        match open_url(&url(&repo, query), Mode::Read, None) {
+            Err(Error::NotFound(m)) => assert!(m.contains("no%20such%20tag"), "{m}"),
+            other => panic!("{query}: {other:?}"),
+        }
+    }
+    // A relative path is refused as one.
+    match open_url("icechunk:relative/repo", Mode::Append, None) {
+        Err(Error::InvalidArg(m)) => assert!(m.contains("must be absolute"), "{m}"),
+        other => panic!("{other:?}"),
+    }
+    assert!(!Path::new("relative").exists() && !Path::new("icechunk:relative").exists());
+}
+
 /// Runs `call` on a thread of its own; its result, or a failure when it takes longer than
 /// 30 s (a call waiting forever fails the test instead of hanging it).
 fn promptly<T: Send + 'static>(what: &str, call: impl FnOnce() -> T + Send + 'static) -> T {

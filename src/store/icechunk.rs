@@ -138,14 +138,78 @@ impl UpdateTurn {
     }
 }
 
+/// The query names of an Icechunk URL: their values (branch and tag names, snapshot ids)
+/// are no secrets, and messages show them.
+const QUERIES: [&str; 3] = ["branch", "tag", "snapshot"];
+
+/// `url` as messages show it: the object stores' redaction of everything before the query
+/// (user information), then the query with the values of `branch`, `tag` and `snapshot`
+/// as given and any other value masked.
+fn shown_icechunk_url(url: &str) -> String {
+    let Some((location, query)) = url.split_once('?') else {
+        return shown_url(url);
+    };
+    let pairs: Vec<String> = query
+        .split('&')
+        .map(|pair| match pair.split_once('=') {
+            Some((name, _)) if !QUERIES.contains(&name) => format!("{name}=***"),
+            _ => pair.to_string(),
+        })
+        .collect();
+    format!("{}?{}", shown_url(location), pairs.join("&"))
+}
+
+/// `text` with each `%XX` replaced by the byte it stands for (`+` stays `+`); `None` when a
+/// `%` is not followed by two hexadecimal digits or the bytes are not UTF-8.
+fn percent_decoded(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let mut decoded = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
+            decoded.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            decoded.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(decoded).ok()
+}
+
+/// Why no URL can name the branch or tag `name`, if none can: it is empty, or holds a
+/// control character (which no URL should carry, even percent-encoded).
+fn unreachable_ref_name(name: &str) -> Option<&'static str> {
+    if name.is_empty() {
+        Some("it is empty")
+    } else if name.chars().any(char::is_control) {
+        Some("it holds a control character")
+    } else {
+        None
+    }
+}
+
 /// Splits `icechunk:///path?branch=NAME` or `icechunk+s3://bucket/prefix?branch=NAME` (or
 /// `?tag=`, `?snapshot=`) into the repository's place and the place in its history (the
-/// branch `main` when no query names one).
+/// branch `main` when no query names one). Query values are percent-decoded (`%20` for a
+/// space, `%26` for `&`, `%23` for `#`, `%3D` for `=`, `%25` for `%`).
 pub fn parse_url(url: &str) -> Result<(Place, At)> {
-    let shown = shown_url(url);
-    let (scheme, rest) = url
-        .split_once("://")
-        .ok_or_else(|| Error::InvalidArg(format!("{shown:?} is not an icechunk:// URL")))?;
+    let shown = shown_icechunk_url(url);
+    let Some((scheme, rest)) = url.split_once("://") else {
+        let scheme = url
+            .split_once(':')
+            .map(|(scheme, _)| scheme.to_ascii_lowercase());
+        if matches!(scheme.as_deref(), Some("icechunk" | "icechunk+s3")) {
+            return Err(Error::InvalidArg(format!(
+                "{shown:?}: the repository path must be absolute (icechunk:///abs/path, \
+                 icechunk+s3://bucket/prefix)"
+            )));
+        }
+        return Err(Error::InvalidArg(format!(
+            "{shown:?} is not an icechunk:// URL"
+        )));
+    };
     let (location, query) = rest.split_once('?').unwrap_or((rest, ""));
     let place = match scheme.to_ascii_lowercase().as_str() {
         "icechunk" => {
@@ -154,7 +218,7 @@ pub fn parse_url(url: &str) -> Result<(Place, At)> {
             let path = location.strip_prefix("localhost").unwrap_or(location);
             if !path.starts_with('/') {
                 return Err(Error::InvalidArg(format!(
-                    "{shown:?} names no absolute repository path (icechunk:///abs/path)"
+                    "{shown:?}: the repository path must be absolute (icechunk:///abs/path)"
                 )));
             }
             Place::Disk(PathBuf::from(path))
@@ -182,16 +246,22 @@ pub fn parse_url(url: &str) -> Result<(Place, At)> {
     };
     let mut at = None;
     for pair in query.split('&').filter(|p| !p.is_empty()) {
-        let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+        let (name, raw) = pair.split_once('=').unwrap_or((pair, ""));
+        let value = percent_decoded(raw).ok_or_else(|| {
+            Error::InvalidArg(format!(
+                "{shown:?}: the value of {name:?} is not percent-encoded UTF-8 (a % must be \
+                 followed by two hexadecimal digits)"
+            ))
+        })?;
         if value.is_empty() {
             return Err(Error::InvalidArg(format!(
                 "{shown:?}: {name:?} has no value"
             )));
         }
         let chosen = match name {
-            "branch" => At::Branch(value.to_string()),
-            "tag" => At::Tag(value.to_string()),
-            "snapshot" => At::Snapshot(value.to_string()),
+            "branch" => At::Branch(value),
+            "tag" => At::Tag(value),
+            "snapshot" => At::Snapshot(value),
             other => {
                 return Err(Error::InvalidArg(format!(
                     "{shown:?}: unknown query {other:?} (known: branch, tag, snapshot)"
@@ -313,7 +383,7 @@ impl IcechunkStore {
             .collect(),
             _ => Vec::new(),
         };
-        let shown = shown_url(url);
+        let shown = shown_icechunk_url(url);
         let writable = mode != Mode::Read;
         if writable && !matches!(at, At::Branch(_)) {
             return Err(Error::ReadOnly(format!(
@@ -407,6 +477,16 @@ impl IcechunkStore {
 
     /// Creates the tag or branch `name` at the current snapshot, in the update turn.
     fn create_ref(&self, kind: Ref, name: &str) -> Result<()> {
+        if let Some(why) = unreachable_ref_name(name) {
+            let what = match kind {
+                Ref::Tag => "tag",
+                Ref::Branch => "branch",
+            };
+            return Err(Error::InvalidArg(format!(
+                "{}: cannot create {what} {name:?}: {why}, so no URL could open it",
+                self.url
+            )));
+        }
         let _turn = UpdateTurn::take(self.directory.as_ref(), &self.url)?;
         let (repo, session, url) = (self.repo.clone(), self.session.clone(), self.url.clone());
         let owned = name.to_string();
@@ -1132,6 +1212,55 @@ mod tests {
         }
         assert!(at(&format!("sync snapshots/{id}")) < branch);
         assert_eq!(journal[branch + 1..], ["sync repo", "sync ./"]);
+    }
+
+    #[test]
+    fn query_values_are_percent_decoded_and_shown_unless_unknown() {
+        for (query, at) in [
+            ("?tag=a%20b", At::Tag("a b".into())),
+            ("?branch=x%26y%23z%3D1%25", At::Branch("x&y#z=1%".into())),
+            ("?branch=caf%C3%A9+1", At::Branch("café+1".into())),
+            ("?tag=%E2%82%AC", At::Tag("€".into())),
+        ] {
+            assert_eq!(parse_url(&format!("icechunk:///r{query}")).unwrap().1, at);
+        }
+        for bad in ["?tag=%zz", "?tag=a%2", "?tag=%E9", "?tag=%"] {
+            match parse_url(&format!("icechunk:///r{bad}")) {
+                Err(Error::InvalidArg(m)) => assert!(m.contains("percent-encoded"), "{m}"),
+                other => panic!("{bad}: {other:?}"),
+            }
+        }
+        // Ref names and snapshot ids are shown; any other value is masked.
+        assert_eq!(
+            shown_icechunk_url("icechunk:///r?tag=a%20b&secret=s3cr3t&branch"),
+            "icechunk:///r?tag=a%20b&secret=***&branch"
+        );
+        match parse_url("icechunk:///r?tag=v1&token=s3cr3t") {
+            Err(Error::InvalidArg(m)) => {
+                assert!(m.contains("tag=v1") && !m.contains("s3cr3t"), "{m}")
+            }
+            other => panic!("{other:?}"),
+        }
+        for relative in [
+            "icechunk:relpath",
+            "ICECHUNK:rel/path?tag=v1",
+            "icechunk://data/r",
+        ] {
+            match parse_url(relative) {
+                Err(Error::InvalidArg(m)) => assert!(m.contains("must be absolute"), "{m}"),
+                other => panic!("{relative}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn ref_names_no_url_reaches_are_named() {
+        assert_eq!(unreachable_ref_name(""), Some("it is empty"));
+        assert!(unreachable_ref_name("a\nb").is_some());
+        assert!(unreachable_ref_name("\u{7f}").is_some());
+        for fine in ["a b", "x&y#z=1%", "v1.0", "café", "a/b"] {
+            assert_eq!(unreachable_ref_name(fine), None, "{fine}");
+        }
     }
 
     #[test]

@@ -1827,12 +1827,17 @@ end
     zarr_store_create_tag(store, name) -> zarr_status_t
 
 Creates the tag `name` at the snapshot `store` reads (its last commit, or the snapshot
-it was opened at). Tags never move: open one with `icechunk:///PATH?tag=NAME`. On a
-local disk the tag is synced to disk before the call returns, as a commit is.
+it was opened at). Tags never move: open one with `icechunk:///PATH?tag=NAME`, the
+name percent-encoded where it holds a space, `&`, `#`, `=`, `%` or other characters a
+URL query cannot carry as they are (`a b` is `?tag=a%20b`). On a local disk the tag is
+synced to disk before the call returns, as a commit is.
+
+Names no URL can open are refused: the empty name, and names holding a control
+character (U+0000 to U+001F, U+007F to U+009F).
 
 Errors: `ZARR_ERR_EXISTS` (the tag exists, or existed), `ZARR_ERR_INVALID_ARG` (a name
-Icechunk refuses), `ZARR_ERR_UNSUPPORTED` (not an Icechunk repository),
-`ZARR_ERR_STORAGE_IO`.
+refused above, or one Icechunk refuses), `ZARR_ERR_UNSUPPORTED` (not an Icechunk
+repository), `ZARR_ERR_STORAGE_IO`.
 
 Ownership: the name is copied.
 
@@ -1846,11 +1851,13 @@ end
     zarr_store_create_branch(store, name) -> zarr_status_t
 
 Creates the branch `name` at the snapshot `store` reads. Write to it by opening
-`icechunk:///PATH?branch=NAME`. On a local disk the branch is synced to disk before
-the call returns, as a commit is.
+`icechunk:///PATH?branch=NAME`, the name percent-encoded as for
+`zarr_store_create_tag`. On a local disk the branch is synced to disk before the call
+returns, as a commit is. The same names as for tags are refused.
 
-Errors: `ZARR_ERR_EXISTS` (the branch exists), `ZARR_ERR_INVALID_ARG` (a name Icechunk
-refuses), `ZARR_ERR_UNSUPPORTED` (not an Icechunk repository), `ZARR_ERR_STORAGE_IO`.
+Errors: `ZARR_ERR_EXISTS` (the branch exists), `ZARR_ERR_INVALID_ARG` (an empty name,
+one holding a control character, or one Icechunk refuses), `ZARR_ERR_UNSUPPORTED` (not
+an Icechunk repository), `ZARR_ERR_STORAGE_IO`.
 
 Ownership: the name is copied.
 
