@@ -353,6 +353,9 @@ impl IcechunkStore {
     /// snapshots open read-only only; a missing repository, branch, tag or snapshot is
     /// [`Error::NotFound`] naming it. `options` apply to S3 only: `endpoint`, `region`,
     /// `access_key_id`, `secret_access_key`, `session_token`, `allow_http`, `anonymous`.
+    /// On local disk the repository's path may go through symbolic links (it is resolved
+    /// once, here); inside the repository, a link leading outside it (or an absolute one)
+    /// and anything but a regular file where a file is read are errors naming the path.
     pub fn open(url: &str, mode: Mode, options: Option<&Map<String, Value>>) -> Result<Self> {
         let (place, at) = parse_url(url)?;
         let directory = match &place {
