@@ -1,13 +1,14 @@
 //! The storage of Icechunk repositories on local disk (`icechunk:///path`): the crate's
 //! own local storage (`object_store`'s `LocalFileSystem`) under a layer that
 //!
-//! - resolves every path of each call beneath the repository's root first (through a
-//!   handle on the root, component by component, as the directory store does), and
-//!   refuses a symbolic link that leads out of the root, or any absolute one, for reads,
-//!   listings, writes and deletions, with an error naming the path relative to the
-//!   root; links that stay inside are followed;
-//! - refuses to read (or list) anything but a regular file (a FIFO, socket or device),
-//!   without opening it, so that nothing ever waits for a writer;
+//! - reads files itself, through a handle on the repository's root (cap-std, as the
+//!   directory store): each path is resolved beneath the root, a symbolic link leading
+//!   out of it (or any absolute one) is an error naming the path relative to the root,
+//!   links that stay inside are followed, files are opened without waiting for a writer
+//!   (`O_NONBLOCK`) and anything but a regular file is an error naming it once open;
+//! - resolves the paths of writes, listings and deletions the same way before the
+//!   crate's storage does them, refusing links out of the root, and listed names that
+//!   are no regular files;
 //! - makes every file it writes durable before the next file that could name it is
 //!   written: chunks are synced (file, then the directories whose entries changed)
 //!   before the first file that is no chunk (a manifest, transaction log, snapshot or
@@ -15,9 +16,10 @@
 //!   its write returns, so the branch file never names a file not yet on disk, and a
 //!   commit is on disk when it returns.
 //!
-//! The checks run before each access: a link put in place by another process between a
-//! check and the crate's access is not caught (the directory store has no such gap; a
-//! repository is not meant to be shared with writers of other users).
+//! Reads have no gap between check and use. Writes, listings and deletions are checked
+//! before the crate's storage does them by path: a link put in place by another process
+//! between the two is not caught (the directory store has no such gap; a repository is
+//! not meant to be shared with writers of other users).
 
 use super::filesystem::{is_escape, is_missing};
 use async_trait::async_trait;
@@ -166,6 +168,27 @@ impl LocalDisk {
         Ok(())
     }
 
+    /// `path` opened for reading beneath the root (see [`open_beneath`]).
+    async fn open(&self, path: &str) -> StorageResult<std::fs::File> {
+        let (dir, path) = (self.dir()?, path.trim_matches('/').to_string());
+        tokio::task::spawn_blocking(move || open_beneath(&dir, &path))
+            .await
+            .map_err(|e| other(format!("opening a file failed: {e}")))?
+    }
+
+    /// The bytes of `path` in `range` and its version, read beneath the root (see
+    /// [`read_beneath`]).
+    async fn read(
+        &self,
+        path: &str,
+        range: Option<Range<u64>>,
+    ) -> StorageResult<(Bytes, VersionInfo)> {
+        let (dir, path) = (self.dir()?, path.trim_matches('/').to_string());
+        tokio::task::spawn_blocking(move || read_beneath(&dir, &path, range))
+            .await
+            .map_err(|e| other(format!("reading a file failed: {e}")))?
+    }
+
     /// Syncs the file at `path` just written, then the directories `dirs`.
     async fn sync_written(&self, path: &str, dirs: Vec<String>) -> StorageResult<()> {
         let dir = self.dir()?;
@@ -236,20 +259,7 @@ fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 fn sync_all(dir: &Dir, files: &[String], dirs: &BTreeSet<String>) -> StorageResult<Vec<String>> {
     let mut done = Vec::with_capacity(files.len() + dirs.len());
     for path in files {
-        let mut options = cap_std::fs::OpenOptions::new();
-        options.read(true);
-        #[cfg(unix)]
-        {
-            use cap_std::fs::OpenOptionsExt;
-            let flags = rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOCTTY;
-            options.custom_flags(flags.bits() as i32);
-        }
-        let file = dir
-            .open_with(path, &options)
-            .map_err(|e| sync_error(e, path))?;
-        if !file.metadata().map_err(|e| sync_error(e, path))?.is_file() {
-            return Err(not_regular(path));
-        }
+        let file = open_beneath(dir, path)?;
         file.sync_all().map_err(|e| sync_error(e, path))?;
         done.push(format!("sync {path}"));
     }
@@ -402,37 +412,139 @@ impl Storage for LocalDisk {
 
     async fn get_object_last_modified(
         &self,
-        ctx: &StorageContext<'_>,
+        _ctx: &StorageContext<'_>,
         path: &str,
     ) -> StorageResult<DateTime<Utc>> {
-        self.check(path, Use::Read)?;
-        self.backend.get_object_last_modified(ctx, path).await
+        let (file, path) = (self.open(path).await?, path.to_string());
+        let modified = file
+            .metadata()
+            .and_then(|m| m.modified())
+            .map_err(|e| io_error(e, &path))?;
+        Ok(DateTime::<Utc>::from(modified))
     }
 
     async fn get_object_conditional(
         &self,
-        ctx: &StorageContext<'_>,
+        _ctx: &StorageContext<'_>,
         path: &str,
         previous_version: Option<&VersionInfo>,
     ) -> StorageResult<GetModifiedResult> {
-        self.check(path, Use::Read)?;
-        self.backend
-            .get_object_conditional(ctx, path, previous_version)
-            .await
+        let (bytes, version) = self.read(path, None).await?;
+        if previous_version.is_some_and(|v| v.etag.is_some() && v.etag == version.etag) {
+            return Ok(GetModifiedResult::OnLatestVersion);
+        }
+        Ok(GetModifiedResult::Modified {
+            data: Box::pin(std::io::Cursor::new(bytes)),
+            new_version: version,
+        })
     }
 
     async fn get_object_range(
         &self,
-        ctx: &StorageContext<'_>,
+        _ctx: &StorageContext<'_>,
         path: &str,
         range: Option<&Range<u64>>,
     ) -> StorageResult<(
         Pin<Box<dyn Stream<Item = Result<Bytes, StorageError>> + Send>>,
         VersionInfo,
     )> {
-        self.check(path, Use::Read)?;
-        self.backend.get_object_range(ctx, path, range).await
+        let (bytes, version) = self.read(path, range.cloned()).await?;
+        let stream = futures_util::stream::once(std::future::ready(Ok(bytes)));
+        Ok((Box::pin(stream), version))
     }
+}
+
+/// Opens `path` beneath `dir` to read it, without following a link out of `dir` and
+/// without waiting for a writer (a FIFO) or a device; anything but a regular file is
+/// refused once open, a directory reads as missing (as the crate's local storage has it).
+fn open_beneath(dir: &Dir, path: &str) -> StorageResult<std::fs::File> {
+    let mut options = cap_std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use cap_std::fs::OpenOptionsExt;
+        let flags = rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOCTTY;
+        options.custom_flags(flags.bits() as i32);
+    }
+    let file = match dir.open_with(path, &options) {
+        Ok(file) => file.into_std(),
+        Err(e) if is_escape(&e) => return Err(outside(path)),
+        Err(e) if is_missing(&e) => {
+            return Err(StorageError::capture(StorageErrorKind::ObjectNotFound))
+        }
+        // A socket, or a device without a driver.
+        #[cfg(unix)]
+        Err(e) if e.raw_os_error() == Some(rustix::io::Errno::NXIO.raw_os_error()) => {
+            return Err(not_regular(path))
+        }
+        Err(e) => return Err(io_error(e, path)),
+    };
+    let metadata = file.metadata().map_err(|e| io_error(e, path))?;
+    if metadata.is_dir() {
+        return Err(StorageError::capture(StorageErrorKind::ObjectNotFound));
+    }
+    if !metadata.is_file() {
+        return Err(not_regular(path));
+    }
+    Ok(file)
+}
+
+/// The bytes of `path` beneath `dir` in `range` (all when `None`; a range past the end
+/// is cut there, one starting past it is an error), with its version: the entity tag
+/// the crate's local storage gives (inode, modification time and size).
+fn read_beneath(
+    dir: &Dir,
+    path: &str,
+    range: Option<Range<u64>>,
+) -> StorageResult<(Bytes, VersionInfo)> {
+    let file = open_beneath(dir, path)?;
+    let metadata = file.metadata().map_err(|e| io_error(e, path))?;
+    let len = metadata.len();
+    let range = range.unwrap_or(0..len);
+    if range.start > len || (range.start == len && range.end > range.start) {
+        return Err(other(format!(
+            "{path:?} in the repository: bytes {}..{} asked of {len}",
+            range.start, range.end
+        )));
+    }
+    let end = range.end.min(len);
+    let mut bytes = vec![0u8; end.saturating_sub(range.start) as usize];
+    read_exact_at(&file, &mut bytes, range.start).map_err(|e| io_error(e, path))?;
+    Ok((
+        Bytes::from(bytes),
+        VersionInfo::from_etag_only(etag(&metadata)),
+    ))
+}
+
+/// Reads `buf.len()` bytes of `file` from `offset`.
+#[cfg(unix)]
+fn read_exact_at(file: &std::fs::File, buf: &mut [u8], offset: u64) -> io::Result<()> {
+    std::os::unix::fs::FileExt::read_exact_at(file, buf, offset)
+}
+
+/// Reads `buf.len()` bytes of `file` from `offset`.
+#[cfg(not(unix))]
+fn read_exact_at(file: &std::fs::File, buf: &mut [u8], offset: u64) -> io::Result<()> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut file = file;
+    file.seek(SeekFrom::Start(offset))?;
+    file.read_exact(buf)
+}
+
+/// The entity tag `object_store`'s local storage gives a file, so that versions read here
+/// and versions its writes return compare equal.
+fn etag(metadata: &std::fs::Metadata) -> String {
+    #[cfg(unix)]
+    let inode = std::os::unix::fs::MetadataExt::ino(metadata);
+    #[cfg(not(unix))]
+    let inode = 0u64;
+    let mtime = metadata
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .unwrap_or_default()
+        .as_micros();
+    format!("\"{inode:x}-{mtime:x}-{:x}\"", metadata.len())
 }
 
 #[cfg(test)]
@@ -475,6 +587,68 @@ mod tests {
                 message.contains("leads outside the repository"),
                 "{message}"
             );
+        }
+    }
+
+    /// Reads need no check before them: opening beneath the root refuses links out, and a
+    /// FIFO is opened without waiting and refused once open.
+    #[cfg(unix)]
+    #[test]
+    fn reads_refuse_fifos_and_links_out_by_themselves() {
+        use std::os::unix::fs::symlink;
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("repo");
+        std::fs::create_dir_all(root.join("chunks")).unwrap();
+        std::fs::write(dir.path().join("secret"), b"secret").unwrap();
+        std::fs::write(root.join("chunks/A"), b"0123456789").unwrap();
+        symlink("../../secret", root.join("chunks/out")).unwrap();
+        symlink("A", root.join("chunks/in")).unwrap();
+        let made = std::process::Command::new("mkfifo")
+            .arg(root.join("chunks/fifo"))
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let handle = Dir::open_ambient_dir(&root, cap_std::ambient_authority()).unwrap();
+        let read = |path: &str, range: Option<Range<u64>>| {
+            read_beneath(&handle, path, range).map(|(bytes, _)| bytes.to_vec())
+        };
+        assert_eq!(read("chunks/A", Some(2..5)).unwrap(), b"234");
+        assert_eq!(read("chunks/in", Some(8..20)).unwrap(), b"89");
+        assert_eq!(read("chunks/A", None).unwrap(), b"0123456789");
+        assert!(read("chunks/A", Some(11..12)).is_err());
+        let message = read("chunks/out", None).unwrap_err().to_string();
+        assert!(
+            message.contains("\"chunks/out\" leads outside"),
+            "{message}"
+        );
+        let message = read("chunks/fifo", None).unwrap_err().to_string();
+        assert!(
+            message.contains("\"chunks/fifo\" in the repository is not a regular file"),
+            "{message}"
+        );
+        assert!(matches!(
+            read("chunks/missing", None).unwrap_err().kind,
+            StorageErrorKind::ObjectNotFound
+        ));
+        // A file read here has the version the crate's local storage gave when writing it.
+        let at = root.clone();
+        let (written, read) = super::super::cloud::block_on(async move {
+            let disk = LocalDisk::new(&at).await.unwrap();
+            let settings = disk.default_settings().await.unwrap();
+            let ctx = StorageContext::unattributed(&settings);
+            let bytes = Bytes::from_static(b"xyz");
+            let put = disk.put_object(&ctx, "chunks/B", bytes, None, Vec::new(), None);
+            let written = put.await.unwrap();
+            (written, disk.read("chunks/B", None).await.unwrap())
+        })
+        .unwrap();
+        assert_eq!(&read.0[..], b"xyz");
+        match written {
+            VersionedUpdateResult::Updated { new_version } => {
+                assert!(new_version.etag.is_some());
+                assert_eq!(new_version.etag, read.1.etag);
+            }
+            other => panic!("{other:?}"),
         }
     }
 }
