@@ -1393,3 +1393,24 @@ fn a_repository_given_through_a_link_is_its_target() {
     commit(&store, "step 2 through the link");
     check_step(&open(&repo, "", Mode::Read), 2);
 }
+
+/// A FIFO put in place of the repository's directory while a store is open: its commit
+/// fails at once instead of waiting to lock a directory that is no longer one.
+#[test]
+fn a_fifo_in_place_of_the_repository_fails_a_commit_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    let store = open(&repo, "", Mode::Append);
+    write_step(&store, 1);
+    std::fs::rename(&repo, dir.path().join("moved")).unwrap();
+    mkfifo(&repo);
+    let outcome = promptly("commit", move || {
+        repository_of(store.as_ref())
+            .map(|r| r.commit("step 1"))
+            .unwrap()
+    });
+    match outcome {
+        Err(Error::Io(m)) => assert!(m.contains("cannot lock the repository's directory"), "{m}"),
+        other => panic!("{other:?}"),
+    }
+}

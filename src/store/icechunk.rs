@@ -128,7 +128,16 @@ impl UpdateTurn {
                 "{url}: cannot lock the repository's directory: {e}"
             ))
         };
-        let file = std::fs::File::open(dir).map_err(|e| fail(&e))?;
+        let mut options = std::fs::OpenOptions::new();
+        options.read(true);
+        // A directory only, and never a wait for a writer (a FIFO put in its place).
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            let flags = rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::NONBLOCK;
+            options.custom_flags(flags.bits() as i32);
+        }
+        let file = options.open(dir).map_err(|e| fail(&e))?;
         #[cfg(unix)]
         rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)
             .map_err(|e| fail(&e))?;
@@ -547,7 +556,7 @@ async fn open_storage(
                 if !create {
                     return Err(Error::NotFound(format!("no Icechunk repository at {url}")));
                 }
-                std::fs::create_dir_all(&path)
+                create_directory(&path)
                     .map_err(|e| Error::io(format!("{url}: cannot create the directory"), e))?;
             }
             let disk = Arc::new(LocalDisk::new(&path).await.map_err(failed)?);
@@ -570,6 +579,24 @@ async fn open_storage(
         }
         (Place::S3 { .. }, None) => Err(Error::Internal("S3 settings were not parsed".into())),
     }
+}
+
+/// Creates the directory `path` and those missing above it, and syncs the directory
+/// above each one created, so that the repository's directory is found after a power cut.
+fn create_directory(path: &std::path::Path) -> std::io::Result<()> {
+    let mut missing = Vec::new();
+    let mut at = Some(path);
+    while let Some(dir) = at.filter(|d| !d.as_os_str().is_empty() && !d.exists()) {
+        missing.push(dir);
+        at = dir.parent();
+    }
+    std::fs::create_dir_all(path)?;
+    for dir in missing.iter().rev() {
+        if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::File::open(parent)?.sync_all()?;
+        }
+    }
+    Ok(())
 }
 
 /// Opens (or creates) the repository in `storage` and the session `at` names.
