@@ -6,9 +6,10 @@
 //!   out of it (or any absolute one) is an error naming the path relative to the root,
 //!   links that stay inside are followed, files are opened without waiting for a writer
 //!   (`O_NONBLOCK`) and anything but a regular file is an error naming it once open;
-//! - resolves the paths of writes, listings and deletions the same way before the
-//!   crate's storage does them, refusing links out of the root, and listed names that
-//!   are no regular files;
+//! - writes files itself the same way (into a new file beside the target, then renamed
+//!   in place, directories created beneath the root), and resolves the paths of
+//!   listings, copies and deletions the same way before the crate's storage does them,
+//!   refusing links out of the root, and listed names that are no regular files;
 //! - makes every file it writes durable before the next file that could name it is
 //!   written: chunks are synced (file, then the directories whose entries changed)
 //!   before the first file that is no chunk (a manifest, transaction log, snapshot or
@@ -16,10 +17,10 @@
 //!   its write returns, so the branch file never names a file not yet on disk, and a
 //!   commit is on disk when it returns.
 //!
-//! Reads have no gap between check and use. Writes, listings and deletions are checked
-//! before the crate's storage does them by path: a link put in place by another process
-//! between the two is not caught (the directory store has no such gap; a repository is
-//! not meant to be shared with writers of other users).
+//! Reads and writes have no gap between check and use. Listings, copies and deletions
+//! are checked before the crate's storage does them by path: a link put in place by
+//! another process between the two is not caught (the directory store has no such gap;
+//! a repository is not meant to be shared with writers of other users).
 
 use super::filesystem::{is_escape, is_missing};
 use async_trait::async_trait;
@@ -346,17 +347,24 @@ impl Storage for LocalDisk {
         ctx: &StorageContext<'_>,
         path: &str,
         bytes: Bytes,
-        content_type: Option<&str>,
-        metadata: Vec<(String, String)>,
+        _content_type: Option<&str>,
+        _metadata: Vec<(String, String)>,
         previous_version: Option<&VersionInfo>,
     ) -> StorageResult<VersionedUpdateResult> {
         let dirs = self.before_write(path).await?;
-        let put = self
-            .backend
-            .put_object(ctx, path, bytes, content_type, metadata, previous_version)
-            .await?;
+        // As the crate's local storage: a write meant to create fails when the file
+        // exists; any other replaces it (local disk has no conditional update).
+        let create = previous_version.is_some_and(VersionInfo::is_create)
+            && ctx.settings.unsafe_use_conditional_create();
+        let (dir, rel) = (self.dir()?, path.trim_matches('/').to_string());
+        let put = tokio::task::spawn_blocking(move || write_beneath(&dir, &rel, &bytes, create))
+            .await
+            .map_err(|e| other(format!("writing {path:?} failed: {e}")))??;
+        let Some(new_version) = put else {
+            return Ok(VersionedUpdateResult::NotOnLatestVersion);
+        };
         self.written(path, dirs).await?;
-        Ok(put)
+        Ok(VersionedUpdateResult::Updated { new_version })
     }
 
     async fn copy_object(
@@ -516,6 +524,73 @@ fn read_beneath(
     ))
 }
 
+/// Writes `bytes` as the file `path` beneath `dir`, creating the directories above it
+/// beneath `dir` (none through a link out of it): into a new file beside it, then put in
+/// its place by a rename (by a link when `create`, so that an existing file stays and
+/// `None` says so). Returns the file's version. Nothing is synced here.
+fn write_beneath(
+    dir: &Dir,
+    path: &str,
+    bytes: &[u8],
+    create: bool,
+) -> StorageResult<Option<VersionInfo>> {
+    use std::io::Write;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    /// Numbers the files being written, so that none is written twice at once.
+    static STAGED: AtomicU64 = AtomicU64::new(0);
+    let (parent, name) = path.rsplit_once('/').unwrap_or(("", path));
+    let failed = |e: io::Error, at: &str| match is_escape(&e) {
+        true => outside(at),
+        false => io_error(e, at),
+    };
+    let parent_dir = match parent {
+        "" => dir.try_clone().map_err(|e| failed(e, path))?,
+        _ => match dir.open_dir(parent) {
+            Ok(opened) => opened,
+            Err(e) if is_missing(&e) => {
+                // Created meanwhile by another write is as good.
+                dir.create_dir_all(parent)
+                    .or_else(|e| match e.kind() {
+                        io::ErrorKind::AlreadyExists => Ok(()),
+                        _ => Err(e),
+                    })
+                    .map_err(|e| failed(e, parent))?;
+                dir.open_dir(parent).map_err(|e| failed(e, parent))?
+            }
+            Err(e) => return Err(failed(e, parent)),
+        },
+    };
+    // Digits only after the `#`: the crate's local storage lists no such name.
+    let staged = format!(
+        "{name}#{}{}",
+        std::process::id(),
+        STAGED.fetch_add(1, Ordering::Relaxed)
+    );
+    let mut options = cap_std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    let mut file = parent_dir
+        .open_with(&staged, &options)
+        .map_err(|e| failed(e, path))?;
+    let placed = file.write_all(bytes).and_then(|()| match create {
+        true => parent_dir
+            .hard_link(&staged, &parent_dir, name)
+            .map(|()| true)
+            .or_else(|e| match e.kind() {
+                io::ErrorKind::AlreadyExists => Ok(false),
+                _ => Err(e),
+            }),
+        false => parent_dir.rename(&staged, &parent_dir, name).map(|()| true),
+    });
+    if create || placed.is_err() {
+        parent_dir.remove_file(&staged).ok();
+    }
+    if !placed.map_err(|e| failed(e, path))? {
+        return Ok(None);
+    }
+    let metadata = file.into_std().metadata().map_err(|e| io_error(e, path))?;
+    Ok(Some(VersionInfo::from_etag_only(etag(&metadata))))
+}
+
 /// Reads `buf.len()` bytes of `file` from `offset`.
 #[cfg(unix)]
 fn read_exact_at(file: &std::fs::File, buf: &mut [u8], offset: u64) -> io::Result<()> {
@@ -650,5 +725,48 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    /// Writes go through the handle too: a directory linked out of the root is neither
+    /// written into nor created through; a write meant to create keeps an existing file;
+    /// no staged file stays behind.
+    #[cfg(unix)]
+    #[test]
+    fn writes_stay_beneath_the_root_and_create_only_once() {
+        use std::os::unix::fs::symlink;
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("repo");
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::create_dir(dir.path().join("outside")).unwrap();
+        symlink("../outside", root.join("chunks")).unwrap();
+        let handle = Dir::open_ambient_dir(&root, cap_std::ambient_authority()).unwrap();
+        for path in ["chunks/A", "chunks/new/B"] {
+            let message = write_beneath(&handle, path, b"x", false)
+                .unwrap_err()
+                .to_string();
+            assert!(message.contains("leads outside"), "{path}: {message}");
+        }
+        assert_eq!(
+            std::fs::read_dir(dir.path().join("outside"))
+                .unwrap()
+                .count(),
+            0
+        );
+        assert!(write_beneath(&handle, "snapshots/S", b"first", true)
+            .unwrap()
+            .is_some());
+        assert!(write_beneath(&handle, "snapshots/S", b"second", true)
+            .unwrap()
+            .is_none());
+        assert_eq!(std::fs::read(root.join("snapshots/S")).unwrap(), b"first");
+        assert!(write_beneath(&handle, "snapshots/S", b"third", false)
+            .unwrap()
+            .is_some());
+        assert_eq!(std::fs::read(root.join("snapshots/S")).unwrap(), b"third");
+        let names: Vec<String> = std::fs::read_dir(root.join("snapshots"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        assert_eq!(names, ["S"]);
     }
 }
