@@ -206,3 +206,25 @@ fn a_fifo_in_a_repository_fails_ls_at_once() {
     assert_eq!(refused.len(), 2, "{refused:?}");
     assert_eq!(refused[0], "repo");
 }
+
+#[test]
+fn messages_name_the_tag_and_branch_but_no_other_query_value() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = source(dir.path());
+    let repo = format!("icechunk://{}", s(&dir.path().join("repo")));
+    ok(&["copy", &src, &repo, "--commit", "copy a"]);
+    ok(&["tag", &repo, "run 1"]);
+    assert_eq!(
+        ok(&["dump", &format!("{repo}?tag=run%201"), "a"]),
+        ok(&["dump", &src, "a"])
+    );
+    let err = fails(&["dump", &format!("{repo}?tag=no%20such%20tag"), "a"], 1);
+    assert!(err.contains("?tag=no%20such%20tag"), "{err}");
+    let err = fails(
+        &["dump", &format!("{repo}?branch=gone&token=s3cr3t"), "a"],
+        1,
+    );
+    assert!(!err.contains("s3cr3t"), "{err}");
+    let err = fails(&["tag", &repo, ""], 1);
+    assert!(err.contains("no URL could open it"), "{err}");
+}

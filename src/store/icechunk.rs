@@ -147,27 +147,6 @@ impl UpdateTurn {
     }
 }
 
-/// The query names of an Icechunk URL: their values (branch and tag names, snapshot ids)
-/// are no secrets, and messages show them.
-const QUERIES: [&str; 3] = ["branch", "tag", "snapshot"];
-
-/// `url` as messages show it: the object stores' redaction of everything before the query
-/// (user information), then the query with the values of `branch`, `tag` and `snapshot`
-/// as given and any other value masked.
-fn shown_icechunk_url(url: &str) -> String {
-    let Some((location, query)) = url.split_once('?') else {
-        return shown_url(url);
-    };
-    let pairs: Vec<String> = query
-        .split('&')
-        .map(|pair| match pair.split_once('=') {
-            Some((name, _)) if !QUERIES.contains(&name) => format!("{name}=***"),
-            _ => pair.to_string(),
-        })
-        .collect();
-    format!("{}?{}", shown_url(location), pairs.join("&"))
-}
-
 /// `text` with each `%XX` replaced by the byte it stands for (`+` stays `+`); `None` when a
 /// `%` is not followed by two hexadecimal digits or the bytes are not UTF-8.
 fn percent_decoded(text: &str) -> Option<String> {
@@ -204,7 +183,7 @@ fn unreachable_ref_name(name: &str) -> Option<&'static str> {
 /// branch `main` when no query names one). Query values are percent-decoded (`%20` for a
 /// space, `%26` for `&`, `%23` for `#`, `%3D` for `=`, `%25` for `%`).
 pub fn parse_url(url: &str) -> Result<(Place, At)> {
-    let shown = shown_icechunk_url(url);
+    let shown = shown_url(url);
     let Some((scheme, rest)) = url.split_once("://") else {
         let scheme = url
             .split_once(':')
@@ -395,7 +374,7 @@ impl IcechunkStore {
             .collect(),
             _ => Vec::new(),
         };
-        let shown = shown_icechunk_url(url);
+        let shown = shown_url(url);
         let writable = mode != Mode::Read;
         if writable && !matches!(at, At::Branch(_)) {
             return Err(Error::ReadOnly(format!(
@@ -1262,9 +1241,15 @@ mod tests {
         }
         // Ref names and snapshot ids are shown; any other value is masked.
         assert_eq!(
-            shown_icechunk_url("icechunk:///r?tag=a%20b&secret=s3cr3t&branch"),
-            "icechunk:///r?tag=a%20b&secret=***&branch"
+            shown_url("icechunk:///r?tag=a%20b&secret=s3cr3t&branch"),
+            "icechunk:///r?tag=a%20b&secret=***&***"
         );
+        assert_eq!(
+            shown_url("error at ICECHUNK+S3://b/p?branch=dev%20x: gone"),
+            "error at ICECHUNK+S3://b/p?branch=dev%20x: gone"
+        );
+        // In URLs of other schemes every value stays masked.
+        assert_eq!(shown_url("s3://b/k?tag=v1"), "s3://b/k?tag=***");
         match parse_url("icechunk:///r?tag=v1&token=s3cr3t") {
             Err(Error::InvalidArg(m)) => {
                 assert!(m.contains("tag=v1") && !m.contains("s3cr3t"), "{m}")
