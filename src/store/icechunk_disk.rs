@@ -6,10 +6,10 @@
 //!   out of it (or any absolute one) is an error naming the path relative to the root,
 //!   links that stay inside are followed, files are opened without waiting for a writer
 //!   (`O_NONBLOCK`) and anything but a regular file is an error naming it once open;
-//! - writes files itself the same way (into a new file beside the target, then renamed
-//!   in place, directories created beneath the root), and resolves the paths of
-//!   listings, copies and deletions the same way before the crate's storage does them,
-//!   refusing links out of the root, and listed names that are no regular files;
+//! - writes, copies and removes files itself the same way (a write into a new file beside
+//!   the target, then renamed in place, directories created beneath the root), and
+//!   resolves the directory of a listing the same way before the crate's storage lists
+//!   it, refusing links out of the root, and listed names that are no regular files;
 //! - makes every file it writes durable before the next file that could name it is
 //!   written: chunks are synced (file, then the directories whose entries changed)
 //!   before the first file that is no chunk (a manifest, transaction log, snapshot or
@@ -17,10 +17,9 @@
 //!   its write returns, so the branch file never names a file not yet on disk, and a
 //!   commit is on disk when it returns.
 //!
-//! Reads and writes have no gap between check and use. Listings, copies and deletions
-//! are checked before the crate's storage does them by path: a link put in place by
-//! another process between the two is not caught (the directory store has no such gap;
-//! a repository is not meant to be shared with writers of other users).
+//! Reads, writes and removals have no gap between check and use. A listing is checked
+//! before the crate's storage lists by path: a link put in place by another process
+//! between the two could be listed (names and sizes only; nothing is read through it).
 
 use super::filesystem::{is_escape, is_missing};
 use async_trait::async_trait;
@@ -372,17 +371,27 @@ impl Storage for LocalDisk {
         ctx: &StorageContext<'_>,
         from: &str,
         to: &str,
-        content_type: Option<&str>,
+        _content_type: Option<&str>,
         version: &VersionInfo,
     ) -> StorageResult<VersionedUpdateResult> {
-        self.check(from, Use::Read)?;
         let dirs = self.before_write(to).await?;
-        let copied = self
-            .backend
-            .copy_object(ctx, from, to, content_type, version)
-            .await?;
+        // Read and written through the handle, as the crate's local storage copies: only
+        // the version asked for when conditional updates are on.
+        let (bytes, read) = self.read(from, None).await?;
+        if ctx.settings.unsafe_use_conditional_update()
+            && version.etag.is_some()
+            && version.etag != read.etag
+        {
+            return Ok(VersionedUpdateResult::NotOnLatestVersion);
+        }
+        let (dir, rel) = (self.dir()?, to.trim_matches('/').to_string());
+        tokio::task::spawn_blocking(move || write_beneath(&dir, &rel, &bytes, false))
+            .await
+            .map_err(|e| other(format!("copying to {to:?} failed: {e}")))??;
         self.written(to, dirs).await?;
-        Ok(copied)
+        Ok(VersionedUpdateResult::Updated {
+            new_version: version.clone(),
+        })
     }
 
     async fn list_objects<'a>(
@@ -407,15 +416,14 @@ impl Storage for LocalDisk {
 
     async fn delete_batch(
         &self,
-        ctx: &StorageContext<'_>,
+        _ctx: &StorageContext<'_>,
         prefix: &str,
         batch: Vec<(String, u64)>,
     ) -> StorageResult<DeleteObjectsResult> {
-        let base = prefix.trim_matches('/');
-        for (id, _) in &batch {
-            self.check(&format!("{base}/{id}"), Use::Write)?;
-        }
-        self.backend.delete_batch(ctx, prefix, batch).await
+        let (dir, base) = (self.dir()?, prefix.trim_matches('/').to_string());
+        tokio::task::spawn_blocking(move || delete_beneath(&dir, &base, &batch))
+            .await
+            .map_err(|e| other(format!("deleting files failed: {e}")))?
     }
 
     async fn get_object_last_modified(
@@ -589,6 +597,37 @@ fn write_beneath(
     }
     let metadata = file.into_std().metadata().map_err(|e| io_error(e, path))?;
     Ok(Some(VersionInfo::from_etag_only(etag(&metadata))))
+}
+
+/// Removes each file of `batch` (ids below `base`, with their sizes) beneath `dir`: a
+/// path through a link out of `dir` is refused before anything is removed; a file
+/// already missing, or one that cannot be removed, is not counted (as the crate's local
+/// storage does).
+fn delete_beneath(
+    dir: &Dir,
+    base: &str,
+    batch: &[(String, u64)],
+) -> StorageResult<DeleteObjectsResult> {
+    let path = |id: &str| match base {
+        "" => id.to_string(),
+        _ => format!("{base}/{id}"),
+    };
+    for (id, _) in batch {
+        let path = path(id);
+        if let Some((parent, _)) = path.rsplit_once('/') {
+            if matches!(dir.open_dir(parent), Err(ref e) if is_escape(e)) {
+                return Err(outside(parent));
+            }
+        }
+    }
+    let mut deleted = DeleteObjectsResult::default();
+    for (id, size) in batch {
+        if dir.remove_file(path(id)).is_ok() {
+            deleted.deleted_objects += 1;
+            deleted.deleted_bytes += size;
+        }
+    }
+    Ok(deleted)
 }
 
 /// Reads `buf.len()` bytes of `file` from `offset`.
@@ -768,5 +807,16 @@ mod tests {
             .map(|e| e.unwrap().file_name().into_string().unwrap())
             .collect();
         assert_eq!(names, ["S"]);
+        // Removals: nothing through the link out; the file inside, counted once.
+        std::fs::write(dir.path().join("outside/C"), b"c").unwrap();
+        let message = delete_beneath(&handle, "chunks", &[("C".into(), 1)])
+            .unwrap_err()
+            .to_string();
+        assert!(message.contains("\"chunks\" leads outside"), "{message}");
+        assert!(dir.path().join("outside/C").exists());
+        let batch = [("S".to_string(), 5), ("missing".to_string(), 7)];
+        let deleted = delete_beneath(&handle, "snapshots", &batch).unwrap();
+        assert_eq!((deleted.deleted_objects, deleted.deleted_bytes), (1, 5));
+        assert!(!root.join("snapshots/S").exists());
     }
 }
