@@ -139,3 +139,92 @@ fn refuses_stores_without_history() {
     assert!(err.contains("not an Icechunk repository"), "{err}");
     assert!(!plain.join("a").exists(), "nothing copied");
 }
+
+/// Runs zarrtool with `args`, killing it after 30 s; its exit code and stderr.
+fn within_30_s(args: &[&str]) -> (Option<i32>, String) {
+    use std::io::Read;
+    let mut child = std::process::Command::new(common::zarrtool::exe())
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run zarrtool");
+    let started = std::time::Instant::now();
+    while child.try_wait().expect("wait for zarrtool").is_none() {
+        if started.elapsed() > std::time::Duration::from_secs(30) {
+            child.kill().ok();
+            child.wait().ok();
+            panic!("zarrtool {args:?}: no answer after 30 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .expect("stderr")
+        .read_to_string(&mut err)
+        .expect("UTF-8 messages");
+    (child.wait().expect("wait for zarrtool").code(), err)
+}
+
+#[test]
+fn a_fifo_in_a_repository_fails_ls_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = source(dir.path());
+    let path = dir.path().join("repo");
+    let repo = format!("icechunk://{}", s(&path));
+    ok(&["copy", &src, &repo, "--commit", "copy a"]);
+    assert!(ok(&["ls", &repo]).contains('a'));
+    // The branch file, then every snapshot in turn (the one it names is read).
+    let mut files = vec!["repo".to_string()];
+    for entry in std::fs::read_dir(path.join("snapshots")).unwrap() {
+        let name = entry.unwrap().file_name().into_string().unwrap();
+        files.push(format!("snapshots/{name}"));
+    }
+    let mut refused = Vec::new();
+    for file in &files {
+        let at = path.join(file);
+        let kept = std::fs::read(&at).unwrap();
+        std::fs::remove_file(&at).unwrap();
+        let made = std::process::Command::new("mkfifo")
+            .arg(&at)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let (code, err) = within_30_s(&["ls", &repo]);
+        if code != Some(0) {
+            assert_eq!(code, Some(1), "{file}: {err}");
+            assert!(err.contains(&format!("{file:?}")), "{file}: {err}");
+            assert!(err.contains("not a regular file"), "{file}: {err}");
+            refused.push(file.clone());
+        }
+        std::fs::remove_file(&at).unwrap();
+        std::fs::write(&at, kept).unwrap();
+    }
+    // The branch file and the snapshot it names (not the repository's first one).
+    assert_eq!(refused.len(), 2, "{refused:?}");
+    assert_eq!(refused[0], "repo");
+}
+
+#[test]
+fn messages_name_the_tag_and_branch_but_no_other_query_value() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = source(dir.path());
+    let repo = format!("icechunk://{}", s(&dir.path().join("repo")));
+    ok(&["copy", &src, &repo, "--commit", "copy a"]);
+    ok(&["tag", &repo, "run 1"]);
+    assert_eq!(
+        ok(&["dump", &format!("{repo}?tag=run%201"), "a"]),
+        ok(&["dump", &src, "a"])
+    );
+    let err = fails(&["dump", &format!("{repo}?tag=no%20such%20tag"), "a"], 1);
+    assert!(err.contains("?tag=no%20such%20tag"), "{err}");
+    let err = fails(
+        &["dump", &format!("{repo}?branch=gone&token=s3cr3t"), "a"],
+        1,
+    );
+    assert!(!err.contains("s3cr3t"), "{err}");
+    let err = fails(&["tag", &repo, ""], 1);
+    assert!(err.contains("no URL could open it"), "{err}");
+}

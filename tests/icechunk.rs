@@ -1,7 +1,8 @@
 //! Icechunk repositories as stores (`icechunk:///PATH`): arrays and groups committed and
 //! read back at a branch, a tag and a snapshot; time travel over a long history; readers in
 //! another process seeing only whole commits, in order; discard;
-//! two writers on one branch; and hostile URLs and damaged repositories.
+//! two writers on one branch; hostile URLs and damaged repositories; FIFOs and links
+//! leading outside in repositories.
 #![cfg(feature = "icechunk")]
 
 mod common;
@@ -1115,4 +1116,301 @@ fn merging_refuses_what_it_cannot_merge() {
     }
     let new = Array::open(first.clone(), "new", Mode::Read).unwrap();
     assert_eq!(new.metadata().shape, [4]);
+}
+
+/// Changes writing chunks of another rank than their array's, outside its grid (the
+/// merging store shrank it), or of an array the merging store removed, are refused at the
+/// merge, naming the array and the chunk, and nothing of them is merged.
+#[test]
+fn merging_checks_each_chunk_against_its_array() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    create_rank_arrays(&repo);
+    let exported = |key: &str| {
+        let writer = open(&repo, "", Mode::ReadWrite);
+        writer.set(key, &noisy(2 * 64, 3)).unwrap();
+        repository_of(writer.as_ref())
+            .unwrap()
+            .export_changes()
+            .unwrap()
+    };
+    let root = open(&repo, "", Mode::ReadWrite);
+    let versions = repository_of(root.as_ref()).unwrap();
+
+    // Three indices for a chunk of a two-dimensional array.
+    match versions.merge_changes(&exported("p/c/0/0/0")) {
+        Err(Error::InvalidArg(m)) => {
+            assert!(
+                m.contains("chunk [0, 0, 0] of \"/p\", which has 2 dimensions"),
+                "{m}"
+            )
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(versions.commit("none"), Err(Error::InvalidArg(_))));
+
+    // The merging store shrank `p` to one row of chunks: the second is outside.
+    let doc = root.get("p/zarr.json").unwrap().unwrap();
+    let mut doc: Value = serde_json::from_slice(&doc).unwrap();
+    doc["shape"] = json!([2, 64]);
+    root.set("p/zarr.json", doc.to_string().as_bytes()).unwrap();
+    match versions.merge_changes(&exported("p/c/1/0")) {
+        Err(Error::InvalidArg(m)) => assert!(
+            m.contains("chunk [1, 0] of \"/p\", outside its grid of [1, 1] chunks"),
+            "{m}"
+        ),
+        other => panic!("{other:?}"),
+    }
+
+    // The merging store removed `t`.
+    root.erase_prefix("t/").unwrap();
+    match versions.merge_changes(&exported("t/c/0/0")) {
+        Err(Error::InvalidArg(m)) => assert!(m.contains("no array or group"), "{m}"),
+        other => panic!("{other:?}"),
+    }
+
+    // Nothing of them was merged: the commit holds the store's own changes only.
+    versions.commit("shrink p, remove t").unwrap();
+    let reader = open(&repo, "", Mode::Read);
+    assert_eq!(reader.list_prefix("t/").unwrap(), Vec::<String>::new());
+    assert_eq!(reader.get("p/c/0/0/0").unwrap(), None);
+    assert_eq!(reader.get("p/c/1/0").unwrap(), None);
+    let p = Array::open(reader.clone(), "p", Mode::Read).unwrap();
+    assert_eq!(read_all(&p, ElementType::Float64, 8), vec![0u8; 2 * 64 * 8]);
+}
+
+/// Tags and branches whose names hold spaces, `&`, `#`, `=` or `%` open by URL with those
+/// percent-encoded; names no URL can reach are refused when created; messages name the
+/// tag or branch.
+#[test]
+fn ref_names_reach_every_url_that_encodes_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    let store = open(&repo, "", Mode::Append);
+    write_step(&store, 1);
+    commit(&store, "step 1");
+    let versions = repository_of(store.as_ref()).unwrap();
+    for (name, encoded) in [("a b", "a%20b"), ("x&y#z=1%", "x%26y%23z%3D1%25")] {
+        versions.create_tag(name).unwrap();
+        check_step(&open(&repo, &format!("?tag={encoded}"), Mode::Read), 1);
+        let branch = format!("dev {name}");
+        versions.create_branch(&branch).unwrap();
+        let on_branch = open(&repo, &format!("?branch=dev%20{encoded}"), Mode::ReadWrite);
+        write_step(&on_branch, 2);
+        commit(&on_branch, "step 2");
+        check_step(
+            &open(&repo, &format!("?branch=dev%20{encoded}"), Mode::Read),
+            2,
+        );
+        check_step(&open(&repo, &format!("?tag={encoded}"), Mode::Read), 1);
+    }
+    for name in ["", "a\tb"] {
+        for created in [versions.create_tag(name), versions.create_branch(name)] {
+            match created {
+                Err(Error::InvalidArg(m)) => assert!(m.contains("no URL could open it"), "{m}"),
+                other => panic!("{name:?}: {other:?}"),
+            }
+        }
+    }
+    // A missing tag or branch is named, not masked.
+    for query in ["?tag=no%20such%20tag", "?branch=no%20such%20tag"] {
+        match open_url(&url(&repo, query), Mode::Read, None) {
+            Err(Error::NotFound(m)) => assert!(m.contains("no%20such%20tag"), "{m}"),
+            other => panic!("{query}: {other:?}"),
+        }
+    }
+    // A relative path is refused as one.
+    match open_url("icechunk:relative/repo", Mode::Append, None) {
+        Err(Error::InvalidArg(m)) => assert!(m.contains("must be absolute"), "{m}"),
+        other => panic!("{other:?}"),
+    }
+    assert!(!Path::new("relative").exists() && !Path::new("icechunk:relative").exists());
+}
+
+/// Runs `call` on a thread of its own; its result, or a failure when it takes longer than
+/// 30 s (a call waiting forever fails the test instead of hanging it).
+fn promptly<T: Send + 'static>(what: &str, call: impl FnOnce() -> T + Send + 'static) -> T {
+    let (sender, receiver) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = sender.send(call());
+    });
+    match receiver.recv_timeout(std::time::Duration::from_secs(30)) {
+        Ok(answer) => answer,
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => panic!("{what}: no answer after 30 s"),
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => panic!("{what}: the call panicked"),
+    }
+}
+
+/// Makes a FIFO at `path`.
+fn mkfifo(path: &Path) {
+    let made = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .unwrap();
+    assert!(made.success(), "mkfifo {}", path.display());
+}
+
+/// The files of the repository at `dir` below `sub`, relative to `dir`, sorted.
+fn files(dir: &Path, sub: &str) -> Vec<String> {
+    let mut found: Vec<String> = std::fs::read_dir(dir.join(sub))
+        .unwrap()
+        .map(|e| format!("{sub}/{}", e.unwrap().file_name().to_string_lossy()))
+        .collect();
+    found.sort();
+    found
+}
+
+#[test]
+fn a_fifo_in_a_repository_is_an_error_not_a_hang() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("good");
+    let store = open(&good, "", Mode::Append);
+    write_step(&store, 1);
+    commit(&store, "step 1");
+    drop(store);
+    // Each file a read needs: the branch file, the snapshot it names, the manifests and
+    // every chunk; reading must fail at once naming the FIFO. A transaction log and the
+    // first snapshot are not read, but a FIFO there must not block either.
+    let mut needed = vec!["repo".to_string()];
+    needed.extend(files(&good, "manifests"));
+    needed.extend(files(&good, "chunks"));
+    let mut others = files(&good, "transactions");
+    let snapshots = files(&good, "snapshots");
+    assert_eq!(snapshots.len(), 2, "{snapshots:?}");
+    others.extend(snapshots.iter().cloned());
+    let mut refused_snapshots = 0;
+    for (n, file) in needed.iter().chain(&others).enumerate() {
+        let copy = dir.path().join(format!("copy{n}"));
+        copy_dir(&good, &copy);
+        std::fs::remove_file(copy.join(file)).unwrap();
+        mkfifo(&copy.join(file));
+        let at = copy.clone();
+        let outcome = promptly(file, move || try_read_step(&at));
+        match outcome {
+            Err(e) => {
+                let m = e.to_string();
+                assert!(m.contains(&format!("{file:?}")), "{file}: {m}");
+                assert!(m.contains("not a regular file"), "{file}: {m}");
+                refused_snapshots += usize::from(file.starts_with("snapshots/"));
+            }
+            Ok(()) => assert!(!needed.contains(file), "{file}: read without an error"),
+        }
+        // Writing and committing on top: an error or a commit, at once.
+        let at = copy.clone();
+        promptly(file, move || -> zarr::Result<String> {
+            let store = open_url(&url(&at, ""), Mode::ReadWrite, None)?;
+            store.set("sim/pressure/c/0/0", &noisy(256, 2))?;
+            repository_of(store.as_ref())?.commit("step 2")
+        })
+        .ok();
+    }
+    // The snapshot the branch names is read (the first one is not).
+    assert_eq!(refused_snapshots, 1);
+}
+
+/// A repository at `dir/repo` with step 1 committed, and `dir/outside` beside it holding
+/// `secret` (the bytes of one of its chunks) and nothing else.
+fn repository_beside_outside(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    let repo = dir.join("repo");
+    let store = open(&repo, "", Mode::Append);
+    write_step(&store, 1);
+    commit(&store, "step 1");
+    let outside = dir.join("outside");
+    std::fs::create_dir(&outside).unwrap();
+    (repo, outside)
+}
+
+/// Every file below `dir` with its bytes, sorted by path.
+fn contents(dir: &Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            found.extend(contents(&path));
+        } else {
+            found.push((path.clone(), std::fs::read(&path).unwrap()));
+        }
+    }
+    found.sort();
+    found
+}
+
+#[test]
+fn a_chunk_linked_outside_the_repository_is_refused() {
+    use std::os::unix::fs::symlink;
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, outside) = repository_beside_outside(dir.path());
+    let chunk = files(&repo, "chunks").remove(0);
+    std::fs::rename(repo.join(&chunk), outside.join("secret")).unwrap();
+    symlink(outside.join("secret"), repo.join(&chunk)).unwrap();
+    let before = contents(&outside);
+    let m = try_read_step(&repo).unwrap_err().to_string();
+    assert!(m.contains(&format!("{chunk:?}")), "{m}");
+    assert!(m.contains("leads outside the repository"), "{m}");
+    // The same link, relative and inside the repository, is followed.
+    std::fs::rename(outside.join("secret"), repo.join("kept")).unwrap();
+    std::fs::remove_file(repo.join(&chunk)).unwrap();
+    symlink("../kept", repo.join(&chunk)).unwrap();
+    try_read_step(&repo).unwrap();
+    assert_eq!(before.len(), 1);
+}
+
+#[test]
+fn a_chunks_directory_linked_outside_the_repository_is_neither_read_nor_written() {
+    use std::os::unix::fs::symlink;
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, outside) = repository_beside_outside(dir.path());
+    let linked = outside.join("chunks");
+    std::fs::rename(repo.join("chunks"), &linked).unwrap();
+    symlink(&linked, repo.join("chunks")).unwrap();
+    let before = contents(&outside);
+    let m = try_read_step(&repo).unwrap_err().to_string();
+    assert!(m.contains("\"chunks"), "{m}");
+    assert!(m.contains("leads outside the repository"), "{m}");
+    // A write of new chunks is refused before any file is made there.
+    let store = open(&repo, "", Mode::ReadWrite);
+    let refused = store.set("sim/pressure/c/0/0", &noisy(256, 2)).err();
+    let m = refused
+        .expect("a chunk written through a link out of the repository")
+        .to_string();
+    assert!(
+        m.contains("\"chunks\"") && m.contains("leads outside the repository"),
+        "{m}"
+    );
+    assert_eq!(contents(&outside), before);
+}
+
+#[test]
+fn a_repository_given_through_a_link_is_its_target() {
+    use std::os::unix::fs::symlink;
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, _) = repository_beside_outside(dir.path());
+    let link = dir.path().join("link");
+    symlink(&repo, &link).unwrap();
+    check_step(&open(&link, "", Mode::Read), 1);
+    let store = open(&link, "", Mode::ReadWrite);
+    write_step(&store, 2);
+    commit(&store, "step 2 through the link");
+    check_step(&open(&repo, "", Mode::Read), 2);
+}
+
+/// A FIFO put in place of the repository's directory while a store is open: its commit
+/// fails at once instead of waiting to lock a directory that is no longer one.
+#[test]
+fn a_fifo_in_place_of_the_repository_fails_a_commit_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    let store = open(&repo, "", Mode::Append);
+    write_step(&store, 1);
+    std::fs::rename(&repo, dir.path().join("moved")).unwrap();
+    mkfifo(&repo);
+    let outcome = promptly("commit", move || {
+        repository_of(store.as_ref())
+            .map(|r| r.commit("step 1"))
+            .unwrap()
+    });
+    match outcome {
+        Err(Error::Io(m)) => assert!(m.contains("cannot lock the repository's directory"), "{m}"),
+        other => panic!("{other:?}"),
+    }
 }

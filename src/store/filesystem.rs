@@ -1148,13 +1148,13 @@ fn is_within(dir: &str, path: &str) -> bool {
 }
 
 /// Whether `err` says nothing is at a path (or a component of it is not a directory).
-fn is_missing(err: &io::Error) -> bool {
+pub(super) fn is_missing(err: &io::Error) -> bool {
     matches!(err.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory)
 }
 
 /// Whether `err` is cap-std's refusal of a path that leads outside the root (a
 /// `PermissionDenied` error of its own, which carries no operating-system code).
-fn is_escape(err: &io::Error) -> bool {
+pub(super) fn is_escape(err: &io::Error) -> bool {
     err.kind() == ErrorKind::PermissionDenied && err.raw_os_error().is_none()
 }
 

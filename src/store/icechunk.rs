@@ -6,6 +6,10 @@
 //! The crate is asynchronous: each call runs on the process's I/O runtime (the one object
 //! stores use) and waits for it. Icechunk holds Zarr v3 only: v2 documents are refused.
 //!
+//! On local disk the crate's storage runs under [`LocalDisk`], which refuses links out of
+//! the repository and files that are not regular, and syncs each file before the branch
+//! file names it (see `icechunk_disk`).
+//!
 //! Concurrent commits: Icechunk refuses a commit whose parent is no longer the branch's
 //! head ([`Error::Conflict`]). On S3 the branch moves by a conditional write, so of
 //! commits racing from anywhere exactly one succeeds. On a local disk the crate moves the
@@ -18,6 +22,7 @@
 //! libzarr's on a local disk may still be lost; object storage has no such gap.
 
 use super::cloud::{block_on, scrubbed, shown_url};
+use super::icechunk_disk::LocalDisk;
 use super::repository::{Repository, Snapshot};
 use super::{
     listing_of, validate_dir_prefix, validate_key, validate_prefix, DirListing, Mode, Store,
@@ -25,15 +30,21 @@ use super::{
 use crate::error::{Error, Result};
 use bytes::Bytes;
 use futures_util::{StreamExt, TryStreamExt};
+use icechunk::change_set::ChangeSet;
 use icechunk::conflicts::detector::ConflictDetector;
-use icechunk::format::{ByteRange, IcechunkFormatErrorKind, SnapshotId};
+use icechunk::format::snapshot::{ArrayShape, NodeData};
+use icechunk::format::{
+    ByteRange, IcechunkFormatErrorKind, NodeId, Path as IcechunkPath, SnapshotId,
+};
 use icechunk::refs::RefErrorKind;
 use icechunk::repository::{RepositoryErrorKind, VersionInfo};
 use icechunk::session::{Session, SessionErrorKind};
 use icechunk::storage::{S3Credentials, S3Options, S3StaticCredentials};
 use icechunk::store::StoreErrorKind;
 use icechunk::Storage;
+use serde::de::IgnoredAny;
 use serde_json::{Map, Value};
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use tokio::sync::RwLock;
@@ -77,6 +88,8 @@ pub struct IcechunkStore {
     directory: Option<PathBuf>,
     /// The credentials given as options, masked in exported changes.
     secrets: Vec<String>,
+    /// The storage of a repository on local disk, which syncs what it writes.
+    disk: Option<Arc<LocalDisk>>,
 }
 
 impl std::fmt::Debug for IcechunkStore {
@@ -99,7 +112,8 @@ enum Ref {
 /// an exclusive `flock` on its directory (released when dropped, with the descriptor); on
 /// object storage nothing, as the branch moves there by a conditional write.
 struct UpdateTurn {
-    directory: Option<std::fs::File>,
+    /// The locked directory, held until the turn ends.
+    _directory: Option<std::fs::File>,
 }
 
 impl UpdateTurn {
@@ -107,69 +121,83 @@ impl UpdateTurn {
     /// Each turn opens the directory anew, so turns of one process exclude each other too.
     fn take(directory: Option<&PathBuf>, url: &str) -> Result<UpdateTurn> {
         let Some(dir) = directory else {
-            return Ok(UpdateTurn { directory: None });
+            return Ok(UpdateTurn { _directory: None });
         };
         let fail = |e: &dyn std::fmt::Display| {
             Error::Io(format!(
                 "{url}: cannot lock the repository's directory: {e}"
             ))
         };
-        let file = std::fs::File::open(dir).map_err(|e| fail(&e))?;
+        let mut options = std::fs::OpenOptions::new();
+        options.read(true);
+        // A directory only, and never a wait for a writer (a FIFO put in its place).
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            let flags = rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::NONBLOCK;
+            options.custom_flags(flags.bits() as i32);
+        }
+        let file = options.open(dir).map_err(|e| fail(&e))?;
         #[cfg(unix)]
         rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)
             .map_err(|e| fail(&e))?;
         Ok(UpdateTurn {
-            directory: Some(file),
+            _directory: Some(file),
         })
     }
+}
 
-    /// Makes what was written to a repository on local disk durable (see [`sync_disk`]):
-    /// before a commit, so that no snapshot names a chunk still in memory, and after, so
-    /// that the update is on disk when the call returns. `failure` says what an error means.
-    fn sync(&self, url: &str, failure: &str) -> Result<()> {
-        match &self.directory {
-            Some(directory) => sync_disk(directory, url, failure),
-            None => Ok(()),
+/// `text` with each `%XX` replaced by the byte it stands for (`+` stays `+`); `None` when a
+/// `%` is not followed by two hexadecimal digits or the bytes are not UTF-8.
+fn percent_decoded(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let mut decoded = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
+            decoded.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            decoded.push(bytes[i]);
+            i += 1;
         }
     }
+    String::from_utf8(decoded).ok()
 }
 
-/// `syncfs` of the filesystem holding a repository on local disk, whose directory is open
-/// as `directory` (the crate's local storage syncs no file); `failure` says what an error
-/// means. Linux only: elsewhere nothing is synced.
-fn sync_disk(directory: &std::fs::File, url: &str, failure: &str) -> Result<()> {
-    #[cfg(target_os = "linux")]
-    rustix::fs::syncfs(directory).map_err(|e| {
-        Error::Io(format!(
-            "{url}: {failure}: the repository's disk could not be synced: {e}"
-        ))
-    })?;
-    #[cfg(not(target_os = "linux"))]
-    let _ = (directory, url, failure);
-    Ok(())
-}
-
-/// [`sync_disk`] of the repository at `directory`, if it is on local disk.
-fn sync_directory(directory: Option<&PathBuf>, url: &str, failure: &str) -> Result<()> {
-    let Some(directory) = directory else {
-        return Ok(());
-    };
-    let opened = std::fs::File::open(directory).map_err(|e| {
-        Error::Io(format!(
-            "{url}: {failure}: cannot open the repository's directory: {e}"
-        ))
-    })?;
-    sync_disk(&opened, url, failure)
+/// Why no URL can name the branch or tag `name`, if none can: it is empty, or holds a
+/// control character (which no URL should carry, even percent-encoded).
+fn unreachable_ref_name(name: &str) -> Option<&'static str> {
+    if name.is_empty() {
+        Some("it is empty")
+    } else if name.chars().any(char::is_control) {
+        Some("it holds a control character")
+    } else {
+        None
+    }
 }
 
 /// Splits `icechunk:///path?branch=NAME` or `icechunk+s3://bucket/prefix?branch=NAME` (or
 /// `?tag=`, `?snapshot=`) into the repository's place and the place in its history (the
-/// branch `main` when no query names one).
+/// branch `main` when no query names one). Query values are percent-decoded (`%20` for a
+/// space, `%26` for `&`, `%23` for `#`, `%3D` for `=`, `%25` for `%`).
 pub fn parse_url(url: &str) -> Result<(Place, At)> {
     let shown = shown_url(url);
-    let (scheme, rest) = url
-        .split_once("://")
-        .ok_or_else(|| Error::InvalidArg(format!("{shown:?} is not an icechunk:// URL")))?;
+    let Some((scheme, rest)) = url.split_once("://") else {
+        let scheme = url
+            .split_once(':')
+            .map(|(scheme, _)| scheme.to_ascii_lowercase());
+        if matches!(scheme.as_deref(), Some("icechunk" | "icechunk+s3")) {
+            return Err(Error::InvalidArg(format!(
+                "{shown:?}: the repository path must be absolute (icechunk:///abs/path, \
+                 icechunk+s3://bucket/prefix)"
+            )));
+        }
+        return Err(Error::InvalidArg(format!(
+            "{shown:?} is not an icechunk:// URL"
+        )));
+    };
     let (location, query) = rest.split_once('?').unwrap_or((rest, ""));
     let place = match scheme.to_ascii_lowercase().as_str() {
         "icechunk" => {
@@ -178,7 +206,7 @@ pub fn parse_url(url: &str) -> Result<(Place, At)> {
             let path = location.strip_prefix("localhost").unwrap_or(location);
             if !path.starts_with('/') {
                 return Err(Error::InvalidArg(format!(
-                    "{shown:?} names no absolute repository path (icechunk:///abs/path)"
+                    "{shown:?}: the repository path must be absolute (icechunk:///abs/path)"
                 )));
             }
             Place::Disk(PathBuf::from(path))
@@ -206,16 +234,22 @@ pub fn parse_url(url: &str) -> Result<(Place, At)> {
     };
     let mut at = None;
     for pair in query.split('&').filter(|p| !p.is_empty()) {
-        let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+        let (name, raw) = pair.split_once('=').unwrap_or((pair, ""));
+        let value = percent_decoded(raw).ok_or_else(|| {
+            Error::InvalidArg(format!(
+                "{shown:?}: the value of {name:?} is not percent-encoded UTF-8 (a % must be \
+                 followed by two hexadecimal digits)"
+            ))
+        })?;
         if value.is_empty() {
             return Err(Error::InvalidArg(format!(
                 "{shown:?}: {name:?} has no value"
             )));
         }
         let chosen = match name {
-            "branch" => At::Branch(value.to_string()),
-            "tag" => At::Tag(value.to_string()),
-            "snapshot" => At::Snapshot(value.to_string()),
+            "branch" => At::Branch(value),
+            "tag" => At::Tag(value),
+            "snapshot" => At::Snapshot(value),
             other => {
                 return Err(Error::InvalidArg(format!(
                     "{shown:?}: unknown query {other:?} (known: branch, tag, snapshot)"
@@ -307,6 +341,9 @@ impl IcechunkStore {
     /// snapshots open read-only only; a missing repository, branch, tag or snapshot is
     /// [`Error::NotFound`] naming it. `options` apply to S3 only: `endpoint`, `region`,
     /// `access_key_id`, `secret_access_key`, `session_token`, `allow_http`, `anonymous`.
+    /// On local disk the repository's path may go through symbolic links (it is resolved
+    /// once, here); inside the repository, a link leading outside it (or an absolute one)
+    /// and anything but a regular file where a file is read are errors naming the path.
     pub fn open(url: &str, mode: Mode, options: Option<&Map<String, Value>>) -> Result<Self> {
         let (place, at) = parse_url(url)?;
         let directory = match &place {
@@ -357,9 +394,11 @@ impl IcechunkStore {
             _ => None,
         };
         let task_url = shown.clone();
-        let (repo, session) = block_on(async move {
-            let storage = open_storage(&task_url, place, s3, create).await?;
-            open_session(&task_url, storage, create, &at, snapshot, writable).await
+        let (repo, session, disk) = block_on(async move {
+            let (storage, disk) = open_storage(&task_url, place, s3, create).await?;
+            let (repo, session) =
+                open_session(&task_url, storage, create, &at, snapshot, writable).await?;
+            Ok::<_, Error>((repo, session, disk))
         })??;
         // Locked by its real path, whatever the working directory later becomes.
         let directory = directory.map(|d| d.canonicalize().unwrap_or(d));
@@ -374,6 +413,7 @@ impl IcechunkStore {
             branch,
             directory,
             secrets,
+            disk,
         })
     }
 
@@ -428,20 +468,29 @@ impl IcechunkStore {
 
     /// Creates the tag or branch `name` at the current snapshot, in the update turn.
     fn create_ref(&self, kind: Ref, name: &str) -> Result<()> {
-        let turn = UpdateTurn::take(self.directory.as_ref(), &self.url)?;
+        if let Some(why) = unreachable_ref_name(name) {
+            let what = match kind {
+                Ref::Tag => "tag",
+                Ref::Branch => "branch",
+            };
+            return Err(Error::InvalidArg(format!(
+                "{}: cannot create {what} {name:?}: {why}, so no URL could open it",
+                self.url
+            )));
+        }
+        let _turn = UpdateTurn::take(self.directory.as_ref(), &self.url)?;
         let (repo, session, url) = (self.repo.clone(), self.session.clone(), self.url.clone());
         let owned = name.to_string();
-        let what = block_on(async move {
+        block_on(async move {
             let id = session.read().await.snapshot_id().clone();
             let (created, what) = match kind {
                 Ref::Tag => (repo.create_tag(&owned, &id).await, "tag"),
                 Ref::Branch => (repo.create_branch(&owned, &id).await, "branch"),
             };
             created
-                .map(|_| what)
+                .map(|_| ())
                 .map_err(|e| repo_error(&url, &format!("cannot create {what} {owned:?}"), e.kind))
-        })??;
-        turn.sync(&self.url, &format!("{what} {name:?} was created"))
+        })?
     }
 }
 
@@ -466,28 +515,36 @@ fn mask(bytes: &mut [u8], secrets: &[String]) {
     }
 }
 
-/// The crate's storage for `place` (a directory is created when missing and `create`).
+/// The crate's storage for `place` (a directory is created when missing and `create`),
+/// and, on local disk, the same as libzarr's layer over it.
 async fn open_storage(
     url: &str,
     place: Place,
     s3: Option<(S3Options, S3Credentials)>,
     create: bool,
-) -> Result<Arc<dyn Storage + Send + Sync>> {
+) -> Result<(Arc<dyn Storage + Send + Sync>, Option<Arc<LocalDisk>>)> {
+    let failed = |e: icechunk::StorageError| {
+        Error::Io(format!(
+            "{url}: cannot open the storage: {}",
+            scrubbed(&e.kind.to_string())
+        ))
+    };
     match (place, s3) {
         (Place::Disk(path), _) => {
             if !path.is_dir() {
                 if !create {
                     return Err(Error::NotFound(format!("no Icechunk repository at {url}")));
                 }
-                std::fs::create_dir_all(&path)
+                create_directory(&path)
                     .map_err(|e| Error::io(format!("{url}: cannot create the directory"), e))?;
             }
-            icechunk::new_local_filesystem_storage(&path).await
+            let disk = Arc::new(LocalDisk::new(&path).await.map_err(failed)?);
+            Ok((disk.clone(), Some(disk)))
         }
         (Place::S3 { bucket, prefix }, Some((settings, credentials))) => {
             super::cloud::install_crypto();
             let prefix = (!prefix.is_empty()).then_some(prefix);
-            icechunk::storage::new_s3_object_store_storage(
+            let storage = icechunk::storage::new_s3_object_store_storage(
                 settings,
                 bucket,
                 prefix,
@@ -496,17 +553,29 @@ async fn open_storage(
                 Vec::new(),
             )
             .await
+            .map_err(failed)?;
+            Ok((storage, None))
         }
-        (Place::S3 { .. }, None) => {
-            return Err(Error::Internal("S3 settings were not parsed".into()))
+        (Place::S3 { .. }, None) => Err(Error::Internal("S3 settings were not parsed".into())),
+    }
+}
+
+/// Creates the directory `path` and those missing above it, and syncs the directory
+/// above each one created, so that the repository's directory is found after a power cut.
+fn create_directory(path: &std::path::Path) -> std::io::Result<()> {
+    let mut missing = Vec::new();
+    let mut at = Some(path);
+    while let Some(dir) = at.filter(|d| !d.as_os_str().is_empty() && !d.exists()) {
+        missing.push(dir);
+        at = dir.parent();
+    }
+    std::fs::create_dir_all(path)?;
+    for dir in missing.iter().rev() {
+        if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::File::open(parent)?.sync_all()?;
         }
     }
-    .map_err(|e| {
-        Error::Io(format!(
-            "{url}: cannot open the storage: {}",
-            scrubbed(&e.kind.to_string())
-        ))
-    })
+    Ok(())
 }
 
 /// Opens (or creates) the repository in `storage` and the session `at` names.
@@ -700,10 +769,11 @@ impl Store for IcechunkStore {
 
 impl Repository for IcechunkStore {
     fn commit(&self, message: &str) -> Result<String> {
-        let turn = UpdateTurn::take(self.directory.as_ref(), &self.url)?;
+        // The storage on local disk syncs each file the commit writes before the next,
+        // which may name it, and the branch file before the commit returns.
+        let _turn = UpdateTurn::take(self.directory.as_ref(), &self.url)?;
         let (repo, session, url) = (self.repo.clone(), self.session.clone(), self.url.clone());
         let branch = self.branch("commit")?.to_string();
-        turn.sync(&self.url, "nothing was committed")?;
         let message = message.to_string();
         let id = block_on(async move {
             let mut session = session.write().await;
@@ -725,7 +795,6 @@ impl Repository for IcechunkStore {
             }
             Ok(id.to_string())
         })??;
-        turn.sync(&self.url, &format!("committed as {id}"))?;
         Ok(id)
     }
 
@@ -798,7 +867,17 @@ impl Repository for IcechunkStore {
     fn export_changes(&self) -> Result<Vec<u8>> {
         self.branch("export changes")?;
         // The chunks the bytes name reach the disk before any commit names them.
-        sync_directory(self.directory.as_ref(), &self.url, "nothing was exported")?;
+        if let Some(disk) = self.disk.clone() {
+            let url = self.url.clone();
+            block_on(async move {
+                disk.sync_pending().await.map_err(|e| {
+                    Error::Io(format!(
+                        "{url}: nothing was exported: {}",
+                        scrubbed(&e.kind.to_string())
+                    ))
+                })
+            })??;
+        }
         let (session, url) = (self.session.clone(), self.url.clone());
         let mut bytes = block_on(async move {
             session
@@ -846,12 +925,102 @@ impl Repository for IcechunkStore {
                     session.snapshot_id()
                 )));
             }
+            check_chunk_references(&url, what, &changes, &session).await?;
             session
                 .merge(other)
                 .await
                 .map_err(|e| session_error(&url, what, e.kind))
         })?
     }
+}
+
+/// A serialized session (the crate's `Session`, whose fields `rmp_serde` writes in order)
+/// read for its changes alone.
+#[derive(serde::Deserialize)]
+struct ExportedChanges(
+    IgnoredAny,
+    IgnoredAny,
+    IgnoredAny,
+    IgnoredAny,
+    IgnoredAny,
+    IgnoredAny,
+    IgnoredAny,
+    IgnoredAny,
+    ChangeSet,
+    IgnoredAny,
+);
+
+/// Checks each chunk the exported `changes` write against the array it belongs to in
+/// `session` with those changes: an array of the session or one they create or resize,
+/// the chunk's indices as many as its dimensions and inside its grid. Any other is
+/// [`Error::InvalidArg`] naming the node and the chunk (`url`, `what` in messages).
+async fn check_chunk_references(
+    url: &str,
+    what: &str,
+    changes: &[u8],
+    session: &Session,
+) -> Result<()> {
+    let theirs = rmp_serde::from_slice::<ExportedChanges>(changes)
+        .map_err(|_| {
+            Error::InvalidArg(format!(
+                "{url}: {what}: the {} bytes are not the changes a writable Icechunk store \
+                 exported",
+                changes.len()
+            ))
+        })?
+        .8;
+    let listing = session
+        .list_nodes(&IcechunkPath::root())
+        .await
+        .map_err(|e| session_error(url, what, e.kind))?;
+    let mut nodes: HashMap<NodeId, (String, Option<ArrayShape>)> = HashMap::new();
+    for node in listing {
+        let node = node.map_err(|e| session_error(url, what, e.kind))?;
+        let shape = match node.node_data {
+            NodeData::Array { shape, .. } => Some(shape),
+            NodeData::Group => None,
+        };
+        nodes.insert(node.id, (node.path.to_string(), shape));
+    }
+    for (path, id, data) in theirs.new_arrays() {
+        nodes.insert(id.clone(), (path.to_string(), Some(data.shape.clone())));
+    }
+    for (id, chunks) in theirs.changed_chunks() {
+        let Some((path, shape)) = nodes.get(id) else {
+            return Err(Error::InvalidArg(format!(
+                "{url}: {what}: they write chunks of node {id}, which is no array or group \
+                 of this store (removed here, or never in the repository)"
+            )));
+        };
+        let shape = theirs
+            .get_updated_array(id)
+            .map(|data| &data.shape)
+            .or(shape.as_ref())
+            .ok_or_else(|| {
+                Error::InvalidArg(format!(
+                    "{url}: {what}: they write chunks of the group {path:?}"
+                ))
+            })?;
+        for chunk in chunks {
+            if chunk.0.len() != shape.len() {
+                return Err(Error::InvalidArg(format!(
+                    "{url}: {what}: they write chunk {:?} of {path:?}, which has {} \
+                     dimensions",
+                    chunk.0,
+                    shape.len()
+                )));
+            }
+            if !shape.valid_chunk_coord(chunk) {
+                return Err(Error::InvalidArg(format!(
+                    "{url}: {what}: they write chunk {:?} of {path:?}, outside its grid of \
+                     {:?} chunks",
+                    chunk.0,
+                    shape.num_chunks().collect::<Vec<_>>()
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Whether a read failed only because the key holds nothing: it is missing (or the node
@@ -996,6 +1165,117 @@ mod tests {
             bytes,
             b"id *******, key **************, token t, again **************".to_vec()
         );
+    }
+
+    /// A one-dimensional array of 1000 bytes in one chunk, stored as a file of its own
+    /// (Icechunk keeps chunks under 512 bytes inside its manifests).
+    const ARRAY: &[u8] = br#"{"zarr_format":3,"node_type":"array","shape":[1000],"data_type":"uint8","chunk_grid":{"name":"regular","configuration":{"chunk_shape":[1000]}},"chunk_key_encoding":{"name":"default","configuration":{"separator":"/"}},"fill_value":0,"codecs":[{"name":"bytes"}]}"#;
+
+    #[test]
+    fn a_commit_syncs_each_file_before_the_branch_file_names_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("icechunk://{}", dir.path().join("repo").display());
+        let store = IcechunkStore::open(&url, Mode::Append, None).unwrap();
+        store
+            .set("zarr.json", br#"{"zarr_format":3,"node_type":"group"}"#)
+            .unwrap();
+        store.set("a/zarr.json", ARRAY).unwrap();
+        let chunk: Vec<u8> = (0..1000u32).map(|i| (i * 7 % 251) as u8).collect();
+        store.set("a/c/0", &chunk).unwrap();
+        let disk = store.disk.clone().unwrap();
+        let before = disk.journal().len();
+        let id = store.commit("one").unwrap();
+        let journal = disk.journal();
+        let journal = &journal[before - 1..];
+        let at = |entry: &str| {
+            journal
+                .iter()
+                .position(|e| e == entry)
+                .unwrap_or_else(|| panic!("no {entry:?} in {journal:#?}"))
+        };
+        let written: Vec<&str> = journal
+            .iter()
+            .filter_map(|e| e.strip_prefix("write "))
+            .collect();
+        // The chunk was written before the commit, which synced it (and the directory
+        // `chunks/`, which it created, and the root) before writing any other file.
+        let chunk = journal[0].strip_prefix("write chunks/").unwrap();
+        let first_other = at(&format!("write {}", written[1]));
+        assert_eq!(
+            journal[1..first_other],
+            [
+                format!("sync chunks/{chunk}"),
+                "sync chunks/".to_string(),
+                "sync ./".to_string()
+            ]
+        );
+        // Every file of the commit was synced before the branch file was written last,
+        // and the branch file and the root's entries after it.
+        let branch = at("write repo");
+        assert_eq!(written.last(), Some(&"repo"));
+        for kind in ["manifests/", "transactions/", "snapshots/"] {
+            assert!(written.iter().any(|w| w.starts_with(kind)), "{journal:#?}");
+        }
+        for file in &written[..written.len() - 1] {
+            assert!(at(&format!("sync {file}")) < branch, "{file}: {journal:#?}");
+        }
+        assert!(at(&format!("sync snapshots/{id}")) < branch);
+        assert_eq!(journal[branch + 1..], ["sync repo", "sync ./"]);
+    }
+
+    #[test]
+    fn query_values_are_percent_decoded_and_shown_unless_unknown() {
+        for (query, at) in [
+            ("?tag=a%20b", At::Tag("a b".into())),
+            ("?branch=x%26y%23z%3D1%25", At::Branch("x&y#z=1%".into())),
+            ("?branch=caf%C3%A9+1", At::Branch("café+1".into())),
+            ("?tag=%E2%82%AC", At::Tag("€".into())),
+        ] {
+            assert_eq!(parse_url(&format!("icechunk:///r{query}")).unwrap().1, at);
+        }
+        for bad in ["?tag=%zz", "?tag=a%2", "?tag=%E9", "?tag=%"] {
+            match parse_url(&format!("icechunk:///r{bad}")) {
+                Err(Error::InvalidArg(m)) => assert!(m.contains("percent-encoded"), "{m}"),
+                other => panic!("{bad}: {other:?}"),
+            }
+        }
+        // Ref names and snapshot ids are shown; any other value is masked.
+        assert_eq!(
+            shown_url("icechunk:///r?tag=a%20b&secret=s3cr3t&branch"),
+            "icechunk:///r?tag=a%20b&secret=***&***"
+        );
+        assert_eq!(
+            shown_url("error at ICECHUNK+S3://b/p?branch=dev%20x: gone"),
+            "error at ICECHUNK+S3://b/p?branch=dev%20x: gone"
+        );
+        // In URLs of other schemes every value stays masked.
+        assert_eq!(shown_url("s3://b/k?tag=v1"), "s3://b/k?tag=***");
+        match parse_url("icechunk:///r?tag=v1&token=s3cr3t") {
+            Err(Error::InvalidArg(m)) => {
+                assert!(m.contains("tag=v1") && !m.contains("s3cr3t"), "{m}")
+            }
+            other => panic!("{other:?}"),
+        }
+        for relative in [
+            "icechunk:relpath",
+            "ICECHUNK:rel/path?tag=v1",
+            "icechunk://data/r",
+        ] {
+            match parse_url(relative) {
+                Err(Error::InvalidArg(m)) => assert!(m.contains("must be absolute"), "{m}"),
+                other => panic!("{relative}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn ref_names_no_url_reaches_are_named() {
+        assert_eq!(unreachable_ref_name(""), Some("it is empty"));
+        assert!(unreachable_ref_name("a\nb").is_some());
+        assert!(unreachable_ref_name("\u{7f}").is_some());
+        for fine in ["a b", "x&y#z=1%", "v1.0", "café", "a/b"] {
+            assert_eq!(unreachable_ref_name(fine), None, "{fine}");
+        }
     }
 
     #[test]

@@ -6,6 +6,8 @@ mod cloud;
 mod filesystem;
 #[cfg(feature = "icechunk")]
 mod icechunk;
+#[cfg(feature = "icechunk")]
+mod icechunk_disk;
 mod memo;
 mod memory;
 pub mod repository;
@@ -71,7 +73,8 @@ impl Mode {
 
 /// `message` with the user information and query values of every URL in it masked: for
 /// messages that quote a URL as the user wrote it (a password or a signed URL's signature
-/// never reaches a log).
+/// never reaches a log). The values of `branch`, `tag` and `snapshot` in Icechunk URLs
+/// are names, not secrets, and stay.
 pub fn mask_urls(message: &str) -> String {
     #[cfg(feature = "cloud")]
     return cloud::mask_urls(message);

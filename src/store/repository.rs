@@ -45,16 +45,19 @@ pub trait Repository: Send + Sync {
     /// [`Repository::merge_changes`] of another store of the repository (the written
     /// chunks themselves are already in the repository; the bytes name them). The changes
     /// stay here too. The bytes also hold the repository's storage settings, with S3
-    /// keys given as options overwritten by `*` (a merge uses the merging store's own).
+    /// keys given as options overwritten by `*` (a merge uses the merging store's own), and
+    /// on local disk the repository's absolute path.
     /// [`Error::ReadOnly`] when the store cannot write.
     fn export_changes(&self) -> Result<Vec<u8>>;
     /// Adds the changes another store exported to this store's uncommitted changes, so one
     /// commit here holds both. Both stores must be on the same snapshot
     /// ([`Error::Conflict`] otherwise); two stores creating or changing the same array or
     /// group differently are [`Error::Conflict`] too; of a stored object (a chunk, or a
-    /// whole shard) both wrote, the merged one wins. Bytes that are no exported changes, and a store still at the repository's
-    /// first snapshot (the same in every repository), are [`Error::InvalidArg`]. On any
-    /// error nothing changes.
+    /// whole shard) both wrote, the merged one wins. Bytes that are no exported changes, a
+    /// store still at the repository's first snapshot (the same in every repository), and
+    /// chunks that are not of an array this store has (or the changes create), with as many
+    /// indices as its dimensions, inside its grid, are [`Error::InvalidArg`] naming the
+    /// array and the chunk. On any error nothing changes.
     fn merge_changes(&self, changes: &[u8]) -> Result<()>;
 }
 

@@ -31,7 +31,9 @@ enum Kind {
 ///   (read-only) with the `cloud` feature;
 /// - `icechunk:///PATH` and `icechunk+s3://BUCKET/PREFIX` with the `icechunk` feature: an
 ///   Icechunk repository on local disk or S3 (queries `?branch=NAME`, default `main`,
-///   `?tag=NAME`, `?snapshot=ID`; modes and options as `IcechunkStore::open` says).
+///   `?tag=NAME`, `?snapshot=ID`, percent-decoded; modes and options as
+///   `IcechunkStore::open` says). `icechunk:relative/path` is refused (the path must be
+///   absolute), not taken for a directory of that name.
 ///
 /// `options` is `None` or a JSON object of settings (see `zarr_store_open_url` in the C
 /// API for the names); a setting a store kind does not use is an error.
@@ -109,6 +111,12 @@ fn classify(url: &str) -> Result<(Kind, &str)> {
         return Err(Error::InvalidArg("the store URL is empty".into()));
     }
     let Some((scheme, rest)) = url.split_once("://") else {
+        // `icechunk:relative/path`: refused by the Icechunk store, which asks for an
+        // absolute path, rather than taken for a directory of that name.
+        let lower = url.to_ascii_lowercase();
+        if lower.starts_with("icechunk:") || lower.starts_with("icechunk+s3:") {
+            return Ok((Kind::Icechunk, url));
+        }
         return Ok(plain_path(url));
     };
     // A Windows drive path ("C://x") is a path, not a URL.

@@ -1971,11 +1971,12 @@ module zarr_c
     ! commit
     ! of theirs at the same instant as one of libzarr's on a local disk may still be lost.
     !
-    ! Durability: on a local disk (where Icechunk syncs no file) the repository's filesystem
-    ! is synced before the commit, so no snapshot names a chunk not yet on disk, and after
-    ! it, so the commit is on disk when the call returns (Linux; `syncfs`). A failed sync
-    ! after the commit is `ZARR_ERR_STORAGE_IO` whose message gives the snapshot id. On S3
-    ! every object is durable when written.
+    ! Durability: on a local disk (where Icechunk itself syncs no file) libzarr syncs each
+    ! file the commit names (chunks, manifests, transaction log, snapshot; each file, then
+    ! its directory) before the branch file that names them is written, and the branch file
+    ! before the call returns, so a power cut leaves the branch at this commit or the one
+    ! before, never naming a missing file. A failed sync is `ZARR_ERR_STORAGE_IO` naming the
+    ! file. On S3 every object is durable when written.
     !
     ! Errors: `ZARR_ERR_CONFLICT` (see above), `ZARR_ERR_INVALID_ARG` (nothing was written
     ! since the last commit), `ZARR_ERR_READ_ONLY` (opened read-only, or at a tag or
@@ -2055,12 +2056,17 @@ module zarr_c
     end function c_zarr_store_rebase
 
     ! Creates the tag `name` at the snapshot `store` reads (its last commit, or the snapshot
-    ! it was opened at). Tags never move: open one with `icechunk:///PATH?tag=NAME`. On a
-    ! local disk the tag is synced to disk before the call returns, as a commit is.
+    ! it was opened at). Tags never move: open one with `icechunk:///PATH?tag=NAME`, the
+    ! name percent-encoded where it holds a space, `&`, `#`, `=`, `%` or other characters a
+    ! URL query cannot carry as they are (`a b` is `?tag=a%20b`). On a local disk the tag is
+    ! synced to disk before the call returns, as a commit is.
+    !
+    ! Names no URL can open are refused: the empty name, and names holding a control
+    ! character (U+0000 to U+001F, U+007F to U+009F).
     !
     ! Errors: `ZARR_ERR_EXISTS` (the tag exists, or existed), `ZARR_ERR_INVALID_ARG` (a name
-    ! Icechunk refuses), `ZARR_ERR_UNSUPPORTED` (not an Icechunk repository),
-    ! `ZARR_ERR_STORAGE_IO`.
+    ! refused above, or one Icechunk refuses), `ZARR_ERR_UNSUPPORTED` (not an Icechunk
+    ! repository), `ZARR_ERR_STORAGE_IO`.
     !
     ! Ownership: the name is copied.
     !
@@ -2075,11 +2081,13 @@ module zarr_c
     end function c_zarr_store_create_tag
 
     ! Creates the branch `name` at the snapshot `store` reads. Write to it by opening
-    ! `icechunk:///PATH?branch=NAME`. On a local disk the branch is synced to disk before
-    ! the call returns, as a commit is.
+    ! `icechunk:///PATH?branch=NAME`, the name percent-encoded as for
+    ! `zarr_store_create_tag`. On a local disk the branch is synced to disk before the call
+    ! returns, as a commit is. The same names as for tags are refused.
     !
-    ! Errors: `ZARR_ERR_EXISTS` (the branch exists), `ZARR_ERR_INVALID_ARG` (a name Icechunk
-    ! refuses), `ZARR_ERR_UNSUPPORTED` (not an Icechunk repository), `ZARR_ERR_STORAGE_IO`.
+    ! Errors: `ZARR_ERR_EXISTS` (the branch exists), `ZARR_ERR_INVALID_ARG` (an empty name,
+    ! one holding a control character, or one Icechunk refuses), `ZARR_ERR_UNSUPPORTED` (not
+    ! an Icechunk repository), `ZARR_ERR_STORAGE_IO`.
     !
     ! Ownership: the name is copied.
     !
@@ -2128,12 +2136,15 @@ module zarr_c
     ! inline), so they are small. The store keeps its changes: discard them
     ! (`zarr_store_discard`) and rebase (`zarr_store_rebase`) to go on at the new commit.
     !
-    ! The bytes also hold the repository's storage settings (bucket, prefix, endpoint), with
-    ! S3 keys given as options overwritten by `*`: the merging store uses its own.
+    ! The bytes also hold the repository's storage settings (bucket, prefix, endpoint; on a
+    ! local disk the writer's absolute path of the repository, in clear), with S3 keys given
+    ! as options overwritten by `*`: the merging store uses its own. Whoever receives the
+    ! bytes learns where the repository lies.
     !
-    ! On a local disk the repository's filesystem is synced first, so the chunks the bytes
-    ! name are on disk before any commit names them (on a filesystem shared by several
-    ! nodes, each writer syncs its own).
+    ! On a local disk the chunks this store wrote are synced first (each file and its
+    ! directory), so the chunks the bytes name are on disk before any commit names them (on
+    ! a
+    ! filesystem shared by several nodes, each writer syncs its own).
     !
     ! Errors: `ZARR_ERR_READ_ONLY` (opened read-only, or at a tag or snapshot),
     ! `ZARR_ERR_UNSUPPORTED` (not an Icechunk repository), `ZARR_ERR_NULL_ARG` (`store`,
@@ -2170,7 +2181,13 @@ module zarr_c
     ! changes give `ZARR_ERR_INVALID_ARG` (damage that still decodes is not detected), and
     ! so
     ! does a store still at the repository's first snapshot (which every repository shares:
-    ! commit the arrays first). On every error nothing changes in `store`.
+    ! commit the arrays first). Each chunk the bytes write is checked against its array as
+    ! `store` sees it with the changes (created or resized by them, or as it is here): a
+    ! chunk of an array `store` removed, or of a node it does not know, one whose indices
+    ! are
+    ! not as many as the array's dimensions, or one outside its grid (`store` shrank the
+    ! array) gives `ZARR_ERR_INVALID_ARG` naming the array and the chunk. On every error
+    ! nothing changes in `store`.
     !
     ! Errors: `ZARR_ERR_CONFLICT`, `ZARR_ERR_INVALID_ARG`, `ZARR_ERR_READ_ONLY` (opened
     ! read-only, or at a tag or snapshot), `ZARR_ERR_UNSUPPORTED` (not an Icechunk

@@ -8,7 +8,8 @@
 //!   `SignatureDoesNotMatch` body holds the canonical request and string to sign, the
 //!   session token among them;
 //! - masks the user information (`user:password@`) and every query parameter value of
-//!   every URL;
+//!   every URL (but `branch`, `tag` and `snapshot` of Icechunk URLs, which name places
+//!   in a repository's history);
 //! - masks every known secret as written, percent-encoded and in hexadecimal;
 //! - masks the values of signing parameters written outside URLs.
 
@@ -163,25 +164,35 @@ fn ends_url(c: char) -> bool {
     c.is_whitespace() || matches!(c, '"' | '<' | '>' | '`')
 }
 
-/// `message` with the user information and query values of every URL masked.
+/// `message` with the user information and query values of every URL masked, but for
+/// the values of `branch`, `tag` and `snapshot` in Icechunk URLs (names of the
+/// repository's history, which messages must show).
 pub(crate) fn mask_urls(message: &str) -> String {
     let mut out = String::with_capacity(message.len());
     let mut rest = message;
     while let Some(i) = rest.find("://") {
         let (before, after) = rest.split_at(i + 3);
+        let scheme_start = before[..i]
+            .rfind(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')))
+            .map_or(0, |at| at + 1);
+        let shown: &[&str] = match before[scheme_start..i].to_ascii_lowercase().as_str() {
+            "icechunk" | "icechunk+s3" => &["branch", "tag", "snapshot"],
+            _ => &[],
+        };
         out.push_str(before);
         let end = after.find(ends_url).unwrap_or(after.len());
-        out.push_str(&mask_url(&after[..end]));
+        out.push_str(&mask_url(&after[..end], shown));
         rest = &after[end..];
     }
     out.push_str(rest);
     out
 }
 
-/// The part of a URL after `scheme://` with its user information and query values masked.
+/// The part of a URL after `scheme://` with its user information and query values masked
+/// (but for the values of the parameters `shown`).
 /// The user information is everything before the last `@`: a password typed unescaped may
 /// hold `/`, `?`, `#` or another `@`, so at worst a path holding `@` is masked in part too.
-fn mask_url(url: &str) -> String {
+fn mask_url(url: &str, shown: &[&str]) -> String {
     let (mut out, rest) = match url.rfind('@') {
         Some(at) => (format!("{MASK}@"), &url[at + 1..]),
         None => (String::new(), url),
@@ -193,6 +204,7 @@ fn mask_url(url: &str) -> String {
             let masked: Vec<String> = query
                 .split('&')
                 .map(|pair| match pair.split_once('=') {
+                    Some((name, _)) if shown.contains(&name) => pair.to_string(),
                     Some((name, _)) => format!("{name}={MASK}"),
                     None if pair.is_empty() => String::new(),
                     None => MASK.to_string(),
