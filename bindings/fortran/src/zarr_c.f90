@@ -110,7 +110,8 @@ module zarr_c
     ! A handle still open when the process ends normally (`exit()`, a return from `main`,
     ! Fortran's `end program`) is finished as freeing it would: its requests are waited for,
     ! its buffered appends stored, its lock released and its store flushed (an error then is
-    ! printed on standard error). `_exit`, a signal or a crash lose what was not flushed; a
+    ! printed on standard error, unless `ZARR_QUIET` is set). `_exit`, a signal or a crash
+    ! lose what was not flushed; a
     ! `fork()` child's `exit()` leaves its parent's handles alone.
     !
     ! Errors: none: it returns a value, never a status. An error storing buffered appends is
@@ -382,9 +383,10 @@ module zarr_c
     ! none (their commits refuse a conflicting writer), and zip archives, written whole by
     ! one
     ! handle, have none. A lock left by a process that no longer runs on the same host is
-    ! taken over, with a notice on standard error; a lock of another host names the file to
-    ! remove once its process is known to be gone. Taking the lock reads the array's
-    ! metadata
+    ! taken over, with a notice on standard error (set `ZARR_QUIET` to silence it); a lock
+    ! of
+    ! another host names the file to remove once its process is known to be gone. Taking the
+    ! lock reads the array's metadata
     ! again, so an appender continues after the steps of the one before. Region writes
     ! (`zarr_array_write`) never take it.
     !
