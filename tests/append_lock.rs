@@ -28,6 +28,17 @@ fn step_values(who: u32, step: u64) -> Vec<u8> {
         .collect()
 }
 
+/// Appends step `step` of appender `who` to `array`.
+fn append_step(array: &Array, who: u32, step: u64) -> zarr::Result<Vec<u64>> {
+    array.append(
+        0,
+        &[1, WIDTH],
+        ElementType::UInt32,
+        Order::C,
+        &step_values(who, step),
+    )
+}
+
 fn create_series(store: Arc<dyn Store>, sharded: bool) {
     let mut builder = ArrayBuilder::new(vec![0, WIDTH], ElementType::UInt32);
     builder.chunks(vec![10, WIDTH]).zarr_format(3).unwrap();
@@ -67,13 +78,7 @@ fn child_appender() {
     let mut refusals = 0;
     let array = loop {
         let array = Array::open(store.clone(), "t", Mode::ReadWrite).unwrap();
-        match array.append(
-            0,
-            &[1, WIDTH],
-            ElementType::UInt32,
-            Order::C,
-            &step_values(who, 0),
-        ) {
+        match append_step(&array, who, 0) {
             Ok(_) => break array,
             Err(Error::Conflict(message)) => {
                 assert!(message.contains("is being appended to"), "{message}");
@@ -85,15 +90,7 @@ fn child_appender() {
         }
     };
     for step in 1..STEPS {
-        array
-            .append(
-                0,
-                &[1, WIDTH],
-                ElementType::UInt32,
-                Order::C,
-                &step_values(who, step),
-            )
-            .unwrap();
+        append_step(&array, who, step).unwrap();
         std::thread::sleep(Duration::from_millis(2));
     }
     drop(array);
@@ -168,27 +165,13 @@ fn a_second_handle_is_refused_until_the_first_is_freed() {
         create_series(store.clone(), sharded);
         let first = Array::open(store.clone(), "t", Mode::ReadWrite).unwrap();
         let second = Array::open(store.clone(), "t", Mode::ReadWrite).unwrap();
-        first
-            .append(
-                0,
-                &[1, WIDTH],
-                ElementType::UInt32,
-                Order::C,
-                &step_values(1, 0),
-            )
-            .unwrap();
+        append_step(&first, 1, 0).unwrap();
         let lock = std::fs::read_to_string(dir.path().join("t/.zarr-append.lock")).unwrap();
         assert!(
             lock.contains(&format!("\"pid\":{}", std::process::id())),
             "{lock}"
         );
-        match second.append(
-            0,
-            &[1, WIDTH],
-            ElementType::UInt32,
-            Order::C,
-            &step_values(2, 0),
-        ) {
+        match append_step(&second, 2, 0) {
             Err(Error::Conflict(message)) => {
                 assert!(
                     message.contains("another handle of this process"),
@@ -201,27 +184,11 @@ fn a_second_handle_is_refused_until_the_first_is_freed() {
             second.resize(&[5, WIDTH]),
             Err(Error::Conflict(_))
         ));
-        first
-            .append(
-                0,
-                &[1, WIDTH],
-                ElementType::UInt32,
-                Order::C,
-                &step_values(1, 1),
-            )
-            .unwrap();
+        append_step(&first, 1, 1).unwrap();
         drop(first);
         assert!(!dir.path().join("t/.zarr-append.lock").exists());
         // The second continues after the first's steps, not over them.
-        let shape = second
-            .append(
-                0,
-                &[1, WIDTH],
-                ElementType::UInt32,
-                Order::C,
-                &step_values(2, 0),
-            )
-            .unwrap();
+        let shape = append_step(&second, 2, 0).unwrap();
         assert_eq!(shape, vec![3, WIDTH]);
         let mut buf = vec![0u8; (3 * WIDTH * 4) as usize];
         second
@@ -265,15 +232,7 @@ fn stale_locks_are_taken_over_and_others_named() {
     gone.wait().unwrap();
     plant_lock(dir.path(), &this_host(), gone_pid);
     let array = Array::open(store.clone(), "t", Mode::ReadWrite).unwrap();
-    array
-        .append(
-            0,
-            &[1, WIDTH],
-            ElementType::UInt32,
-            Order::C,
-            &step_values(1, 0),
-        )
-        .unwrap();
+    append_step(&array, 1, 0).unwrap();
     drop(array);
     // A running process of this host (the parent of this one), and a process of another
     // host: refused, naming the holder and the file, and nothing appended.
@@ -283,13 +242,7 @@ fn stale_locks_are_taken_over_and_others_named() {
     ] {
         plant_lock(dir.path(), &host, pid);
         let array = Array::open(store.clone(), "t", Mode::ReadWrite).unwrap();
-        match array.append(
-            0,
-            &[1, WIDTH],
-            ElementType::UInt32,
-            Order::C,
-            &step_values(2, 0),
-        ) {
+        match append_step(&array, 2, 0) {
             Err(Error::Conflict(message)) => {
                 assert!(message.contains(&format!("process {pid}")), "{message}");
                 assert!(message.contains(&host), "{message}");
