@@ -1,0 +1,1072 @@
+/*
+ * zarr_mpi.c — collective writes and appends of libzarr arrays over MPI (two-phase I/O).
+ *
+ * This file is the whole MPI layer (include/zarr_mpi.h documents its calls). It sits above
+ * libzarr's C interface and uses nothing else of libzarr, so it lives apart from the Rust
+ * sources (src/), in a library of its own that links MPI while libzarr.so never does.
+ *
+ * A collective write goes:
+ *   1. prepare: rank 0 broadcasts the settings and its handle's shape; every rank checks its
+ *      arguments and its handle's shape; the statuses are agreed (one MPI_Allreduce, and a
+ *      broadcast of the lowest failing rank's message when there is one);
+ *   2. plan: every rank lists the stored objects (chunks, shards) its block touches
+ *      (zarr_array_region_chunks) by their C-order index in the grid; an MPI_Allgatherv of
+ *      these indices gives every rank the sorted union. The union is split into contiguous
+ *      ranges, one per aggregator, and each aggregator's range into rounds that hold at
+ *      most the buffer setting; every rank computes the same plan, so nothing else is sent;
+ *   3. rounds: each rank packs, for every object of the round its block touches, the piece
+ *      (block ∩ object, in C order) behind a header (object, start, count), sends the counts
+ *      (MPI_Alltoall) then the pieces (MPI_Alltoallv); each aggregator assembles each of its
+ *      objects in the bounding box of the pieces it got and writes it with one
+ *      zarr_array_write; the round's statuses are agreed.
+ */
+#include "zarr_mpi.h"
+
+#include <limits.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MESSAGE_BYTES 2048
+/* The dimensions of a shape broadcast at once (longer shapes go in several). */
+#define SHAPE_BATCH 64
+
+/* ---- errors and settings ----------------------------------------------------------- */
+
+static _Thread_local char last_error[MESSAGE_BYTES];
+static _Thread_local zarr_mpi_stats_t last_stats;
+
+/* -1 until a setter is called: then the environment is read. */
+static atomic_int setting_aggregators = -1;
+static atomic_llong setting_buffer = -1;
+
+/* A rank's local error: the first failure wins. */
+typedef struct {
+    zarr_status_t status;
+    char message[MESSAGE_BYTES];
+} error_t_;
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+static void fail(error_t_ *e, zarr_status_t status, const char *format, ...) {
+    if (e->status != ZARR_OK) return;
+    e->status = status;
+    va_list args;
+    va_start(args, format);
+    vsnprintf(e->message, sizeof e->message, format, args);
+    va_end(args);
+}
+
+/* A failure of a libzarr call: its message follows `what`. */
+static void fail_zarr(error_t_ *e, zarr_status_t status, const char *what) {
+    char message[MESSAGE_BYTES];
+    if (zarr_last_error(message, sizeof message, NULL) == ZARR_ERR_NULL_ARG) message[0] = 0;
+    fail(e, status, "%s: %s", what, message);
+}
+
+static void set_last_error(const char *message) {
+    snprintf(last_error, sizeof last_error, "%s", message);
+}
+
+/*
+ * Agrees on the status of a collective step: every rank gets the status and the message
+ * of the lowest failing rank (prefixed with "rank N: "), or ZARR_OK. With `inout_max`, the
+ * largest value of the ranks comes back in it (carried by the same MPI_Allreduce).
+ */
+static zarr_status_t agree(MPI_Comm comm, error_t_ *e, uint64_t *inout_max) {
+    int rank = 0, size = 1;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    uint64_t v[2] = {e->status != ZARR_OK ? (uint64_t)(size - rank) : 0,
+                     inout_max ? *inout_max : 0};
+    MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_UINT64_T, MPI_MAX, comm);
+    if (inout_max) *inout_max = v[1];
+    if (v[0] == 0) return ZARR_OK;
+    int root = size - (int)v[0];
+    struct {
+        int32_t status;
+        char message[MESSAGE_BYTES];
+    } packet;
+    memset(&packet, 0, sizeof packet);
+    if (rank == root) {
+        packet.status = e->status;
+        snprintf(packet.message, sizeof packet.message, "rank %d: %.2000s", rank, e->message);
+    }
+    MPI_Bcast(&packet, (int)sizeof packet, MPI_BYTE, root, comm);
+    packet.message[MESSAGE_BYTES - 1] = 0;
+    e->status = packet.status;
+    snprintf(e->message, sizeof e->message, "%s", packet.message);
+    set_last_error(packet.message);
+    return packet.status;
+}
+
+zarr_status_t zarr_mpi_set_aggregators(int count) {
+    if (count < 0) {
+        set_last_error("zarr_mpi_set_aggregators: count is negative");
+        return ZARR_ERR_INVALID_ARG;
+    }
+    atomic_store(&setting_aggregators, count);
+    return ZARR_OK;
+}
+
+zarr_status_t zarr_mpi_set_buffer_bytes(size_t bytes) {
+    long long value = bytes > (size_t)LLONG_MAX ? LLONG_MAX : (long long)bytes;
+    atomic_store(&setting_buffer, value);
+    return ZARR_OK;
+}
+
+zarr_status_t zarr_mpi_last_error(char *buf, size_t len, size_t *needed) {
+    size_t full = strlen(last_error) + 1;
+    if (needed) *needed = full;
+    if (!buf) {
+        if (len > 0) return ZARR_ERR_NULL_ARG;
+        return full > 1 ? ZARR_ERR_BUFFER_SIZE : ZARR_OK;
+    }
+    if (len == 0) return ZARR_ERR_BUFFER_SIZE;
+    size_t n = full <= len ? full - 1 : len - 1;
+    memcpy(buf, last_error, n);
+    buf[n] = 0;
+    return full <= len ? ZARR_OK : ZARR_ERR_BUFFER_SIZE;
+}
+
+zarr_status_t zarr_mpi_last_stats(zarr_mpi_stats_t *out_stats) {
+    if (!out_stats) return ZARR_ERR_NULL_ARG;
+    *out_stats = last_stats;
+    return ZARR_OK;
+}
+
+/* The settings as rank 0 reads them: a setter's value, else the environment's. */
+static void read_settings(uint64_t *aggregators, uint64_t *buffer, error_t_ *e) {
+    int count = atomic_load(&setting_aggregators);
+    *aggregators = 0;
+    if (count >= 0) {
+        *aggregators = (uint64_t)count;
+    } else {
+        const char *text = getenv("ZARR_MPI_AGGREGATORS");
+        if (text && *text) {
+            char *end = NULL;
+            unsigned long long v = strtoull(text, &end, 10);
+            if (*end || text[0] == '-' || v == 0 || v > INT_MAX)
+                fail(e, ZARR_ERR_INVALID_ARG,
+                     "ZARR_MPI_AGGREGATORS is \"%s\": not a positive integer", text);
+            else
+                *aggregators = v;
+        }
+    }
+    long long bytes = atomic_load(&setting_buffer);
+    *buffer = ZARR_MPI_DEFAULT_BUFFER_BYTES;
+    if (bytes > 0) {
+        *buffer = (uint64_t)bytes;
+    } else if (bytes < 0) {
+        const char *text = getenv("ZARR_MPI_BUFFER_BYTES");
+        if (text && *text) {
+            char *end = NULL;
+            unsigned long long v = strtoull(text, &end, 10);
+            unsigned shift = 0;
+            if (*end == 'k' || *end == 'K') shift = 10;
+            if (*end == 'm' || *end == 'M') shift = 20;
+            if (*end == 'g' || *end == 'G') shift = 30;
+            if (shift) end++;
+            if (*end || text[0] == '-' || v == 0 || v > (UINT64_MAX >> shift))
+                fail(e, ZARR_ERR_INVALID_ARG,
+                     "ZARR_MPI_BUFFER_BYTES is \"%s\": not a positive size (bytes, or with "
+                     "k, m or g)",
+                     text);
+            else
+                *buffer = (uint64_t)v << shift;
+        }
+    }
+}
+
+/* ---- the communicator's nodes, kept as an attribute of the communicator -------------- */
+
+typedef struct {
+    int nodes;
+    int *order; /* ranks by (rank on its node, node): the order aggregators are taken in */
+} topology_t;
+
+static int topology_keyval = MPI_KEYVAL_INVALID;
+
+static int topology_delete(MPI_Comm comm, int keyval, void *attribute, void *extra) {
+    (void)comm;
+    (void)keyval;
+    (void)extra;
+    topology_t *t = attribute;
+    free(t->order);
+    free(t);
+    return MPI_SUCCESS;
+}
+
+typedef struct {
+    int local, leader, rank;
+} placement_t;
+
+static int compare_placement(const void *a, const void *b) {
+    const placement_t *x = a, *y = b;
+    if (x->local != y->local) return x->local < y->local ? -1 : 1;
+    if (x->leader != y->leader) return x->leader < y->leader ? -1 : 1;
+    return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+/* The nodes of `comm` (computed collectively once, then kept on the communicator). */
+static zarr_status_t topology(MPI_Comm comm, const topology_t **out, error_t_ *e) {
+    int rank = 0, size = 1, flag = 0;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    if (topology_keyval == MPI_KEYVAL_INVALID)
+        MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, topology_delete, &topology_keyval, NULL);
+    void *attribute = NULL;
+    MPI_Comm_get_attr(comm, topology_keyval, &attribute, &flag);
+    if (flag) {
+        *out = attribute;
+        return ZARR_OK;
+    }
+    MPI_Comm node;
+    int local = 0, leader = rank;
+    MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
+    MPI_Comm_rank(node, &local);
+    MPI_Bcast(&leader, 1, MPI_INT, 0, node);
+    MPI_Comm_free(&node);
+    topology_t *t = calloc(1, sizeof *t);
+    placement_t *all = malloc(sizeof *all * (size_t)size);
+    int *pairs = malloc(sizeof *pairs * 2 * (size_t)size);
+    if (t) t->order = malloc(sizeof *t->order * (size_t)size);
+    if (!t || !t->order || !all || !pairs)
+        fail(e, ZARR_ERR_NO_MEMORY, "no memory for the communicator's %d ranks", size);
+    zarr_status_t status = agree(comm, e, NULL);
+    if (status == ZARR_OK) {
+        int mine[2] = {local, leader};
+        MPI_Allgather(mine, 2, MPI_INT, pairs, 2, MPI_INT, comm);
+        for (int r = 0; r < size; r++)
+            all[r] = (placement_t){pairs[2 * r], pairs[2 * r + 1], r};
+        qsort(all, (size_t)size, sizeof *all, compare_placement);
+        for (int r = 0; r < size; r++) {
+            t->order[r] = all[r].rank;
+            t->nodes += all[r].local == 0;
+        }
+        MPI_Comm_set_attr(comm, topology_keyval, t);
+        *out = t;
+        t = NULL;
+    }
+    if (t) free(t->order);
+    free(t);
+    free(all);
+    free(pairs);
+    return status;
+}
+
+/* ---- boxes ------------------------------------------------------------------------- */
+
+/* The number of elements of a box; false on overflow. */
+static bool volume(const uint64_t *count, size_t ndim, uint64_t *out) {
+    uint64_t v = 1;
+    for (size_t d = 0; d < ndim; d++) {
+        if (count[d] != 0 && v > UINT64_MAX / count[d]) return false;
+        v *= count[d];
+    }
+    *out = v;
+    return true;
+}
+
+/* a ∩ b into out; false when empty. */
+static bool intersect(const uint64_t *a_start, const uint64_t *a_count, const uint64_t *b_start,
+                      const uint64_t *b_count, size_t ndim, uint64_t *out_start,
+                      uint64_t *out_count) {
+    for (size_t d = 0; d < ndim; d++) {
+        uint64_t lo = a_start[d] > b_start[d] ? a_start[d] : b_start[d];
+        uint64_t a_end = a_start[d] + a_count[d], b_end = b_start[d] + b_count[d];
+        uint64_t hi = a_end < b_end ? a_end : b_end;
+        if (hi <= lo) return false;
+        out_start[d] = lo;
+        out_count[d] = hi - lo;
+    }
+    return true;
+}
+
+/* Element strides of a box of extents `count` laid out in C or F order. */
+static void strides(const uint64_t *count, size_t ndim, zarr_order_t order, uint64_t *out) {
+    uint64_t s = 1;
+    if (order == ZARR_ORDER_F) {
+        for (size_t d = 0; d < ndim; d++) {
+            out[d] = s;
+            s *= count[d];
+        }
+    } else {
+        for (size_t d = ndim; d-- > 0;) {
+            out[d] = s;
+            s *= count[d];
+        }
+    }
+}
+
+/*
+ * Copies the elements of a box of extents `count` from `src` (element strides `src_strides`)
+ * to `dst` (`dst_strides`), `item` bytes each; with `dst` NULL, marks the box's elements in
+ * the byte map `map` instead (laid out as `dst_strides`). `index` is scratch of `ndim`.
+ */
+static void copy_box(char *dst, unsigned char *map, const uint64_t *dst_strides, const char *src,
+                     const uint64_t *src_strides, const uint64_t *count, size_t ndim,
+                     size_t item, uint64_t *index) {
+    size_t last = ndim - 1;
+    for (size_t d = 0; d < ndim; d++) {
+        if (count[d] == 0) return;
+        index[d] = 0;
+    }
+    bool rows = dst_strides[last] == 1 && src_strides[last] == 1;
+    for (;;) {
+        uint64_t dst_at = 0, src_at = 0;
+        for (size_t d = 0; d < last; d++) {
+            dst_at += index[d] * dst_strides[d];
+            src_at += index[d] * src_strides[d];
+        }
+        if (map) {
+            if (dst_strides[last] == 1) {
+                memset(map + dst_at, 1, (size_t)count[last]);
+            } else {
+                for (uint64_t i = 0; i < count[last]; i++) map[dst_at + i * dst_strides[last]] = 1;
+            }
+        } else if (rows) {
+            memcpy(dst + dst_at * item, src + src_at * item, (size_t)count[last] * item);
+        } else {
+            for (uint64_t i = 0; i < count[last]; i++)
+                memcpy(dst + (dst_at + i * dst_strides[last]) * item,
+                       src + (src_at + i * src_strides[last]) * item, item);
+        }
+        size_t d = last;
+        for (;;) {
+            if (d == 0) return;
+            d--;
+            if (++index[d] < count[d]) break;
+            index[d] = 0;
+        }
+    }
+}
+
+/* ---- a collective call's context --------------------------------------------------- */
+
+typedef struct {
+    MPI_Comm comm;
+    int rank, size;
+    const zarr_array_t *array;
+    size_t ndim;      /* the handle's rank */
+    uint64_t *shape;  /* the handle's shape (rank 0's, once checked) */
+    zarr_dtype_t dtype;
+    size_t item;
+    uint64_t aggregators_setting, buffer;
+    int naggregators;
+    const int *aggregators; /* ranks, in the order objects are dealt out */
+    /* 14 * ndim numbers: 0-6 the exchange's and grow's, 7 object_region's, 8-13
+     * write_object's */
+    uint64_t *scratch;
+} context_t;
+
+static void context_free(context_t *c) {
+    free(c->shape);
+    free(c->scratch);
+    c->shape = c->scratch = NULL;
+}
+
+/*
+ * Every rank learns its communicator's size and its handle's rank, shape and type; rank 0
+ * broadcasts the settings and its shape, which every other handle must equal. Local
+ * failures are left in `e` for the caller's agree().
+ */
+static void prepare(MPI_Comm comm, const zarr_array_t *array, context_t *c, error_t_ *e) {
+    memset(c, 0, sizeof *c);
+    c->comm = comm;
+    c->array = array;
+    MPI_Comm_rank(comm, &c->rank);
+    MPI_Comm_size(comm, &c->size);
+    zarr_status_t st = zarr_array_rank(array, &c->ndim);
+    if (st != ZARR_OK) {
+        fail_zarr(e, st, "zarr_array_rank");
+        c->ndim = 0;
+    }
+    if (c->ndim > 0) {
+        c->shape = malloc(sizeof *c->shape * c->ndim);
+        c->scratch = malloc(sizeof *c->scratch * 14 * c->ndim);
+        if (!c->shape || !c->scratch) {
+            fail(e, ZARR_ERR_NO_MEMORY, "no memory for a shape of %zu dimensions", c->ndim);
+        } else if ((st = zarr_array_shape(array, c->ndim, c->shape)) != ZARR_OK) {
+            fail_zarr(e, st, "zarr_array_shape");
+        } else if ((st = zarr_array_dtype(array, &c->dtype)) != ZARR_OK) {
+            fail_zarr(e, st, "zarr_array_dtype");
+        } else if ((st = zarr_array_item_size(array, &c->item)) != ZARR_OK) {
+            fail_zarr(e, st, "zarr_array_item_size");
+        }
+    } else if (e->status == ZARR_OK) {
+        fail(e, ZARR_ERR_UNSUPPORTED, "0-dimensional arrays are not written collectively");
+    }
+    /* Rank 0's settings and shape; a rank 0 that failed sends an empty shape. */
+    uint64_t header[3] = {0, 0, 0};
+    if (c->rank == 0) {
+        read_settings(&header[0], &header[1], e);
+        header[2] = e->status == ZARR_OK ? (uint64_t)c->ndim : 0;
+    }
+    MPI_Bcast(header, 3, MPI_UINT64_T, 0, comm);
+    c->aggregators_setting = header[0];
+    c->buffer = header[1];
+    bool differs = header[2] != (uint64_t)c->ndim;
+    uint64_t batch[SHAPE_BATCH], first_difference = 0;
+    for (uint64_t at = 0; at < header[2]; at += SHAPE_BATCH) {
+        int n = (int)(header[2] - at < SHAPE_BATCH ? header[2] - at : SHAPE_BATCH);
+        if (c->rank == 0) memcpy(batch, c->shape + at, sizeof *batch * (size_t)n);
+        MPI_Bcast(batch, n, MPI_UINT64_T, 0, comm);
+        for (int i = 0; i < n && !differs && c->shape; i++)
+            if (batch[i] != c->shape[at + (uint64_t)i]) {
+                differs = true;
+                first_difference = at + (uint64_t)i;
+            }
+    }
+    if (header[2] > 0 && differs && c->rank != 0)
+        fail(e, ZARR_ERR_INVALID_ARG,
+             "this rank's handle does not see the shape rank 0's sees (%zu dimensions, "
+             "first difference at dimension %llu): the array changed since it was opened "
+             "or refreshed (zarr_array_refresh), or the ranks passed different arrays",
+             c->ndim, (unsigned long long)first_difference);
+}
+
+/* Checks a block's arguments against the handle (`axis` < ndim: the block of a step). */
+static void check_block(const context_t *c, size_t ndim, const uint64_t *start,
+                        const uint64_t *count, zarr_dtype_t mem_dtype, zarr_order_t order,
+                        const void *buf, size_t buf_bytes, size_t axis, error_t_ *e) {
+    if (e->status != ZARR_OK) return;
+    if (!start || !count) {
+        fail(e, ZARR_ERR_NULL_ARG, "%s is NULL", start ? "count" : "start");
+        return;
+    }
+    if (ndim != c->ndim) {
+        fail(e, ZARR_ERR_RANK_MISMATCH, "ndim is %zu but the array has %zu dimensions", ndim,
+             c->ndim);
+        return;
+    }
+    if (c->dtype == ZARR_DTYPE_STRING || c->dtype == ZARR_DTYPE_BYTES) {
+        fail(e, ZARR_ERR_UNSUPPORTED,
+             "variable-length arrays are not written collectively (zarr_array_write_vlen)");
+        return;
+    }
+    if (mem_dtype != c->dtype) {
+        fail(e, ZARR_ERR_DTYPE_MISMATCH, "mem_dtype is %s but the array's type is %s",
+             zarr_dtype_name(mem_dtype) ? zarr_dtype_name(mem_dtype) : "unknown",
+             zarr_dtype_name(c->dtype) ? zarr_dtype_name(c->dtype) : "unknown");
+        return;
+    }
+    if (order != ZARR_ORDER_C && order != ZARR_ORDER_F) {
+        fail(e, ZARR_ERR_INVALID_ARG, "order %d is neither ZARR_ORDER_C nor ZARR_ORDER_F",
+             (int)order);
+        return;
+    }
+    for (size_t d = 0; d < ndim; d++) {
+        if (start[d] > UINT64_MAX - count[d]) {
+            fail(e, ZARR_ERR_OVERFLOW, "start[%zu] + count[%zu] overflows", d, d);
+            return;
+        }
+        if (d != axis && start[d] + count[d] > c->shape[d]) {
+            fail(e, ZARR_ERR_OUT_OF_BOUNDS,
+                 "the block leaves the array: start[%zu] + count[%zu] = %llu + %llu > extent "
+                 "%llu",
+                 d, d, (unsigned long long)start[d], (unsigned long long)count[d],
+                 (unsigned long long)c->shape[d]);
+            return;
+        }
+    }
+    uint64_t n = 0;
+    if (!volume(count, ndim, &n) || (c->item && n > SIZE_MAX / c->item)) {
+        fail(e, ZARR_ERR_OVERFLOW, "the block's size overflows");
+        return;
+    }
+    if (n * c->item != buf_bytes) {
+        fail(e, ZARR_ERR_BUFFER_SIZE,
+             "buf_bytes is %zu but the block holds %llu elements of %zu bytes (%llu bytes)",
+             buf_bytes, (unsigned long long)n, c->item, (unsigned long long)(n * c->item));
+        return;
+    }
+    if (!buf && buf_bytes > 0) fail(e, ZARR_ERR_NULL_ARG, "buf is NULL");
+}
+
+/* ---- two-phase write --------------------------------------------------------------- */
+
+static int compare_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* One piece received by an aggregator. */
+typedef struct {
+    uint64_t object; /* index into the plan's objects */
+    const uint64_t *start, *count;
+    const char *data;
+} piece_t;
+
+static int compare_piece(const void *a, const void *b) {
+    const piece_t *x = a, *y = b;
+    if (x->object != y->object) return x->object < y->object ? -1 : 1;
+    /* Pieces were collected in sender order, and their addresses follow it. */
+    return (x->data > y->data) - (x->data < y->data);
+}
+
+typedef struct {
+    uint64_t nobjects;
+    uint64_t *ids;     /* sorted C-order indices in the grid */
+    uint64_t *rounds;  /* round of each object */
+    uint64_t nrounds;
+    uint64_t *grid;    /* objects per dimension */
+    /* this rank's block */
+    size_t nmine;
+    uint64_t *mine;    /* plan indices of the objects the block touches */
+} plan_t;
+
+static void plan_free(plan_t *p) {
+    free(p->ids);
+    free(p->rounds);
+    free(p->grid);
+    free(p->mine);
+    memset(p, 0, sizeof *p);
+}
+
+/* Aggregator (index into c->aggregators) of plan object k: contiguous ranges. */
+static int owner(const context_t *c, const plan_t *p, uint64_t k) {
+    uint64_t n = (uint64_t)c->naggregators;
+    if (p->nobjects <= UINT64_MAX / n) return (int)(k * n / p->nobjects);
+    return (int)(k / (p->nobjects / n + 1));
+}
+
+static void unravel(uint64_t id, const uint64_t *grid, size_t ndim, uint64_t *index) {
+    for (size_t d = ndim; d-- > 0;) {
+        index[d] = id % grid[d];
+        id /= grid[d];
+    }
+}
+
+/* The region of plan object k (its chunk or shard, clipped to the shape). */
+static zarr_status_t object_region(const context_t *c, const plan_t *p, uint64_t k,
+                                   uint64_t *start, uint64_t *count, error_t_ *e) {
+    uint64_t *index = c->scratch + 7 * c->ndim;
+    unravel(p->ids[k], p->grid, c->ndim, index);
+    zarr_status_t st = zarr_array_chunk_region(c->array, c->ndim, index, start, count);
+    if (st != ZARR_OK) fail_zarr(e, st, "zarr_array_chunk_region");
+    return st;
+}
+
+/*
+ * Lists the objects the block touches, gathers the union and splits it into aggregators'
+ * ranges and rounds. Collective; local failures end in agree().
+ */
+static zarr_status_t make_plan(const context_t *c, const uint64_t *start, const uint64_t *count,
+                               plan_t *p, error_t_ *e) {
+    memset(p, 0, sizeof *p);
+    size_t ndim = c->ndim;
+    uint64_t n = 0;
+    uint64_t *indices = NULL;
+    p->grid = malloc(sizeof *p->grid * ndim);
+    if (!p->grid) fail(e, ZARR_ERR_NO_MEMORY, "no memory for the grid's shape");
+    zarr_status_t st;
+    if (e->status == ZARR_OK &&
+        (st = zarr_array_chunk_grid_shape(c->array, ndim, p->grid)) != ZARR_OK)
+        fail_zarr(e, st, "zarr_array_chunk_grid_shape");
+    uint64_t total = 1;
+    if (e->status == ZARR_OK && !volume(p->grid, ndim, &total))
+        fail(e, ZARR_ERR_OVERFLOW, "the grid has more than 2^64 chunks");
+    if (e->status == ZARR_OK && !volume(count, ndim, &n)) n = 0;
+    if (e->status == ZARR_OK && n > 0) {
+        size_t found = 0;
+        st = zarr_array_region_chunks(c->array, ndim, start, count, NULL, 0, &found);
+        if (st != ZARR_OK && st != ZARR_ERR_BUFFER_SIZE) {
+            fail_zarr(e, st, "zarr_array_region_chunks");
+        } else if (found > INT_MAX || found > SIZE_MAX / sizeof(uint64_t) / ndim) {
+            fail(e, ZARR_ERR_OVERFLOW, "the block touches %zu objects, more than MPI counts",
+                 found);
+        } else {
+            indices = malloc(sizeof *indices * ndim * (found ? found : 1));
+            p->mine = malloc(sizeof *p->mine * (found ? found : 1));
+            if (!indices || !p->mine) {
+                fail(e, ZARR_ERR_NO_MEMORY, "no memory for the %zu objects of the block", found);
+            } else if ((st = zarr_array_region_chunks(c->array, ndim, start, count, indices,
+                                                      found, &found)) != ZARR_OK) {
+                fail_zarr(e, st, "zarr_array_region_chunks");
+            } else {
+                p->nmine = found;
+                for (size_t i = 0; i < found; i++) {
+                    uint64_t id = 0;
+                    for (size_t d = 0; d < ndim; d++) id = id * p->grid[d] + indices[i * ndim + d];
+                    p->mine[i] = id;
+                }
+            }
+        }
+    }
+    free(indices);
+    int *counts = malloc(sizeof *counts * (size_t)c->size);
+    int *displs = malloc(sizeof *displs * (size_t)c->size);
+    if (!counts || !displs) fail(e, ZARR_ERR_NO_MEMORY, "no memory for %d counts", c->size);
+    if ((st = agree(c->comm, e, NULL)) != ZARR_OK) goto done;
+    int nmine = (int)p->nmine;
+    MPI_Allgather(&nmine, 1, MPI_INT, counts, 1, MPI_INT, c->comm);
+    uint64_t all = 0;
+    for (int r = 0; r < c->size; r++) {
+        displs[r] = (int)all;
+        all += (uint64_t)counts[r];
+    }
+    if (all > INT_MAX) {
+        fail(e, ZARR_ERR_OVERFLOW, "the blocks touch %llu objects in all, more than MPI counts",
+             (unsigned long long)all);
+    } else {
+        p->ids = malloc(sizeof *p->ids * (all ? all : 1));
+        if (!p->ids) fail(e, ZARR_ERR_NO_MEMORY, "no memory for %llu object indices",
+                          (unsigned long long)all);
+    }
+    if ((st = agree(c->comm, e, NULL)) != ZARR_OK) goto done;
+    MPI_Allgatherv(p->mine ? p->mine : (uint64_t *)p->ids, nmine, MPI_UINT64_T, p->ids, counts,
+                   displs, MPI_UINT64_T, c->comm);
+    /* The union, sorted; this rank's objects become indices into it. */
+    qsort(p->ids, (size_t)all, sizeof *p->ids, compare_u64);
+    uint64_t unique = 0;
+    for (uint64_t i = 0; i < all; i++)
+        if (unique == 0 || p->ids[unique - 1] != p->ids[i]) p->ids[unique++] = p->ids[i];
+    p->nobjects = unique;
+    for (size_t i = 0; i < p->nmine; i++) {
+        const uint64_t *at = bsearch(&p->mine[i], p->ids, (size_t)unique, sizeof *p->ids,
+                                     compare_u64);
+        p->mine[i] = (uint64_t)(at - p->ids);
+    }
+    /* Rounds: each aggregator's objects in order, at most the buffer's bytes a round. */
+    p->rounds = malloc(sizeof *p->rounds * (unique ? unique : 1));
+    if (!p->rounds) fail(e, ZARR_ERR_NO_MEMORY, "no memory for %llu objects",
+                         (unsigned long long)unique);
+    uint64_t *ostart = c->scratch, *ocount = c->scratch + ndim;
+    int current = -1;
+    uint64_t round = 0, held = 0;
+    for (uint64_t k = 0; k < unique && e->status == ZARR_OK; k++) {
+        if (object_region(c, p, k, ostart, ocount, e) != ZARR_OK) break;
+        uint64_t elements = 0, bytes = UINT64_MAX;
+        if (volume(ocount, ndim, &elements) && elements <= UINT64_MAX / c->item)
+            bytes = elements * c->item;
+        int a = owner(c, p, k);
+        if (a != current) {
+            current = a;
+            round = 0;
+            held = 0;
+        } else if (held > 0 && (bytes > c->buffer || held > c->buffer - bytes)) {
+            round++;
+            held = 0;
+        }
+        held = bytes > UINT64_MAX - held ? UINT64_MAX : held + bytes;
+        p->rounds[k] = round;
+        if (round + 1 > p->nrounds) p->nrounds = round + 1;
+    }
+    st = agree(c->comm, e, NULL);
+done:
+    free(counts);
+    free(displs);
+    return st;
+}
+
+/* Writes one object from its pieces (sorted by sender): the bounding box of the pieces,
+ * read first when they do not cover it. */
+static void write_object(const context_t *c, const piece_t *pieces, size_t npieces,
+                         zarr_mpi_stats_t *stats, error_t_ *e) {
+    size_t ndim = c->ndim;
+    uint64_t *bstart = c->scratch + 8 * ndim, *bcount = c->scratch + 9 * ndim,
+             *bstrides = c->scratch + 10 * ndim, *pstrides = c->scratch + 11 * ndim,
+             *offset = c->scratch + 12 * ndim, *index = c->scratch + 13 * ndim;
+    for (size_t d = 0; d < ndim; d++) {
+        uint64_t lo = UINT64_MAX, hi = 0;
+        for (size_t i = 0; i < npieces; i++) {
+            if (pieces[i].start[d] < lo) lo = pieces[i].start[d];
+            if (pieces[i].start[d] + pieces[i].count[d] > hi)
+                hi = pieces[i].start[d] + pieces[i].count[d];
+        }
+        bstart[d] = lo;
+        bcount[d] = hi - lo;
+    }
+    uint64_t elements = 0, covered = 0;
+    if (!volume(bcount, ndim, &elements) || elements > SIZE_MAX / c->item) {
+        fail(e, ZARR_ERR_OVERFLOW, "an object's size overflows");
+        return;
+    }
+    bool disjoint = true;
+    for (size_t i = 0; i < npieces; i++) {
+        uint64_t v = 0;
+        volume(pieces[i].count, ndim, &v);
+        covered += v;
+        for (size_t j = 0; j < i && disjoint; j++) {
+            bool apart = false;
+            for (size_t d = 0; d < ndim && !apart; d++)
+                apart = pieces[i].start[d] >= pieces[j].start[d] + pieces[j].count[d] ||
+                        pieces[j].start[d] >= pieces[i].start[d] + pieces[i].count[d];
+            disjoint = apart;
+        }
+    }
+    strides(bcount, ndim, ZARR_ORDER_C, bstrides);
+    bool whole = disjoint && covered == elements;
+    if (!whole && !disjoint) {
+        /* Overlapping blocks: count the elements covered with a byte map. */
+        unsigned char *map = calloc((size_t)elements, 1);
+        if (!map) {
+            fail(e, ZARR_ERR_NO_MEMORY, "no memory for the map of %llu elements",
+                 (unsigned long long)elements);
+            return;
+        }
+        for (size_t i = 0; i < npieces; i++) {
+            uint64_t at = 0;
+            for (size_t d = 0; d < ndim; d++) at += (pieces[i].start[d] - bstart[d]) * bstrides[d];
+            copy_box(NULL, map + at, bstrides, NULL, bstrides, pieces[i].count, ndim, 1, index);
+        }
+        whole = memchr(map, 0, (size_t)elements) == NULL;
+        free(map);
+    }
+    size_t bytes = (size_t)elements * c->item;
+    char *box = malloc(bytes ? bytes : 1);
+    if (!box) {
+        fail(e, ZARR_ERR_NO_MEMORY, "no memory to assemble %zu bytes", bytes);
+        return;
+    }
+    zarr_status_t st = ZARR_OK;
+    if (!whole) {
+        /* The pieces make no box: the elements between them keep their stored values. */
+        st = zarr_array_read(c->array, ndim, bstart, bcount, c->dtype, ZARR_ORDER_C, box, bytes);
+        if (st != ZARR_OK) {
+            fail_zarr(e, st, "zarr_array_read (merging a partly covered object)");
+            free(box);
+            return;
+        }
+        stats->objects_merged++;
+    }
+    for (size_t i = 0; i < npieces; i++) {
+        uint64_t at = 0;
+        for (size_t d = 0; d < ndim; d++) {
+            offset[d] = pieces[i].start[d] - bstart[d];
+            at += offset[d] * bstrides[d];
+        }
+        strides(pieces[i].count, ndim, ZARR_ORDER_C, pstrides);
+        copy_box(box + at * c->item, NULL, bstrides, pieces[i].data, pstrides, pieces[i].count,
+                 ndim, c->item, index);
+    }
+    st = zarr_array_write(c->array, ndim, bstart, bcount, c->dtype, ZARR_ORDER_C, box, bytes);
+    if (st != ZARR_OK) {
+        char what[160];
+        snprintf(what, sizeof what, "zarr_array_write of an object's %llu elements",
+                 (unsigned long long)elements);
+        fail_zarr(e, st, what);
+    } else {
+        stats->objects_written++;
+    }
+    free(box);
+}
+
+/* The words (8 bytes) of one piece behind its header. */
+static uint64_t piece_words(size_t ndim, uint64_t bytes) { return 1 + 2 * ndim + (bytes + 7) / 8; }
+
+/* The rounds of a planned write. Collective. */
+static zarr_status_t exchange(const context_t *c, const plan_t *p, const uint64_t *start,
+                              const uint64_t *count, zarr_order_t order, const char *buf,
+                              zarr_mpi_stats_t *stats, error_t_ *e) {
+    size_t ndim = c->ndim, size = (size_t)c->size;
+    uint64_t *ostart = c->scratch, *ocount = c->scratch + ndim, *pstart = c->scratch + 2 * ndim,
+             *pcount = c->scratch + 3 * ndim, *bstrides = c->scratch + 4 * ndim,
+             *pstrides = c->scratch + 5 * ndim, *index = c->scratch + 6 * ndim;
+    int *scounts = malloc(sizeof(int) * size * 4);
+    uint64_t *sfill = malloc(sizeof *sfill * size);
+    if (!scounts || !sfill) fail(e, ZARR_ERR_NO_MEMORY, "no memory for %zu counts", size);
+    zarr_status_t st = agree(c->comm, e, NULL);
+    if (st != ZARR_OK) {
+        free(scounts);
+        free(sfill);
+        return st;
+    }
+    int *sdispls = scounts + size, *rcounts = scounts + 2 * size, *rdispls = scounts + 3 * size;
+    strides(count, ndim, order, bstrides);
+    int me = -1; /* this rank's aggregator index */
+    for (int a = 0; a < c->naggregators; a++)
+        if (c->aggregators[a] == c->rank) me = a;
+    for (uint64_t r = 0; r < p->nrounds; r++) {
+        uint64_t *sendbuf = NULL, *recvbuf = NULL;
+        piece_t *pieces = NULL;
+        uint64_t words[2] = {0, 0}; /* to send, to receive */
+        uint64_t *per = sfill;
+        memset(per, 0, sizeof *per * size);
+        /* What goes to whom. */
+        for (size_t i = 0; i < p->nmine && e->status == ZARR_OK; i++) {
+            uint64_t k = p->mine[i];
+            if (p->rounds[k] != r) continue;
+            if (object_region(c, p, k, ostart, ocount, e) != ZARR_OK) break;
+            if (!intersect(start, count, ostart, ocount, ndim, pstart, pcount)) continue;
+            uint64_t v = 0;
+            volume(pcount, ndim, &v);
+            per[c->aggregators[owner(c, p, k)]] += piece_words(ndim, v * c->item);
+        }
+        for (size_t q = 0; q < size; q++) {
+            if (per[q] > INT_MAX || words[0] + per[q] > INT_MAX)
+                fail(e, ZARR_ERR_OVERFLOW,
+                     "a round sends more than %d words of 8 bytes: lower the buffer setting",
+                     INT_MAX);
+            scounts[q] = e->status == ZARR_OK ? (int)per[q] : 0;
+            sdispls[q] = (int)words[0];
+            words[0] += (uint64_t)scounts[q];
+        }
+        MPI_Alltoall(scounts, 1, MPI_INT, rcounts, 1, MPI_INT, c->comm);
+        uint64_t npieces = 0;
+        for (size_t q = 0; q < size; q++) {
+            if (words[1] + (uint64_t)rcounts[q] > INT_MAX)
+                fail(e, ZARR_ERR_OVERFLOW,
+                     "a round receives more than %d words of 8 bytes: lower the buffer setting",
+                     INT_MAX);
+            rdispls[q] = e->status == ZARR_OK ? (int)words[1] : 0;
+            words[1] += (uint64_t)rcounts[q];
+        }
+        if (e->status == ZARR_OK) {
+            sendbuf = malloc(sizeof *sendbuf * (words[0] ? words[0] : 1));
+            recvbuf = malloc(sizeof *recvbuf * (words[1] ? words[1] : 1));
+            /* at most one piece per header's worth of words */
+            npieces = words[1] / (1 + 2 * ndim);
+            pieces = malloc(sizeof *pieces * (npieces ? npieces : 1));
+            if (!sendbuf || !recvbuf || !pieces)
+                fail(e, ZARR_ERR_NO_MEMORY, "no memory for a round of %llu + %llu words",
+                     (unsigned long long)words[0], (unsigned long long)words[1]);
+        }
+        /* Pack. */
+        for (size_t q = 0; q < size; q++) per[q] = (uint64_t)sdispls[q];
+        for (size_t i = 0; i < p->nmine && e->status == ZARR_OK; i++) {
+            uint64_t k = p->mine[i];
+            if (p->rounds[k] != r) continue;
+            if (object_region(c, p, k, ostart, ocount, e) != ZARR_OK) break;
+            if (!intersect(start, count, ostart, ocount, ndim, pstart, pcount)) continue;
+            uint64_t v = 0, at = 0;
+            volume(pcount, ndim, &v);
+            uint64_t *w = sendbuf + per[c->aggregators[owner(c, p, k)]];
+            w[0] = k;
+            memcpy(w + 1, pstart, sizeof *w * ndim);
+            memcpy(w + 1 + ndim, pcount, sizeof *w * ndim);
+            for (size_t d = 0; d < ndim; d++) at += (pstart[d] - start[d]) * bstrides[d];
+            strides(pcount, ndim, ZARR_ORDER_C, pstrides);
+            copy_box((char *)(w + 1 + 2 * ndim), NULL, pstrides, buf + at * c->item, bstrides,
+                     pcount, ndim, c->item, index);
+            per[c->aggregators[owner(c, p, k)]] += piece_words(ndim, v * c->item);
+            stats->bytes_sent += v * c->item;
+        }
+        if ((st = agree(c->comm, e, NULL)) == ZARR_OK) {
+            MPI_Alltoallv(sendbuf, scounts, sdispls, MPI_UINT64_T, recvbuf, rcounts, rdispls,
+                          MPI_UINT64_T, c->comm);
+            free(sendbuf);
+            sendbuf = NULL;
+            /* Unpack: the pieces in sender order, then by object. */
+            uint64_t found = 0;
+            for (size_t q = 0; q < size && e->status == ZARR_OK; q++) {
+                const uint64_t *w = recvbuf + rdispls[q], *end = w + rcounts[q];
+                while (w < end) {
+                    uint64_t k = w[0], v = 0;
+                    if (me < 0 || k >= p->nobjects || owner(c, p, k) != me ||
+                        p->rounds[k] != r || found == npieces ||
+                        (uint64_t)(end - w) < 1 + 2 * ndim) {
+                        fail(e, ZARR_ERR_INTERNAL, "a piece from rank %zu is not this round's",
+                             q);
+                        break;
+                    }
+                    pieces[found] = (piece_t){k, w + 1, w + 1 + ndim, (const char *)(w + 1 + 2 * ndim)};
+                    volume(pieces[found].count, ndim, &v);
+                    stats->bytes_received += v * c->item;
+                    w += piece_words(ndim, v * c->item);
+                    found++;
+                }
+            }
+            qsort(pieces, (size_t)found, sizeof *pieces, compare_piece);
+            for (uint64_t i = 0; i < found && e->status == ZARR_OK;) {
+                uint64_t j = i;
+                while (j < found && pieces[j].object == pieces[i].object) j++;
+                write_object(c, pieces + i, (size_t)(j - i), stats, e);
+                i = j;
+            }
+            st = agree(c->comm, e, NULL);
+        }
+        free(sendbuf);
+        free(recvbuf);
+        free(pieces);
+        if (st != ZARR_OK) break;
+    }
+    free(scounts);
+    free(sfill);
+    return st;
+}
+
+/* Plans and writes a block already checked on every rank. Collective. */
+static zarr_status_t write_checked(context_t *c, const uint64_t *start, const uint64_t *count,
+                                   zarr_order_t order, const void *buf, error_t_ *e) {
+    const topology_t *t = NULL;
+    zarr_status_t st = topology(c->comm, &t, e);
+    if (st != ZARR_OK) return st;
+    uint64_t n = c->aggregators_setting;
+    if (n == 0) n = t->nodes > 1 ? (uint64_t)t->nodes : (uint64_t)c->size;
+    if (n > (uint64_t)c->size) n = (uint64_t)c->size;
+    c->naggregators = (int)n;
+    c->aggregators = t->order;
+    last_stats.aggregators = (uint32_t)n;
+    plan_t p;
+    st = make_plan(c, start, count, &p, e);
+    if (st == ZARR_OK) {
+        last_stats.objects = p.nobjects;
+        last_stats.rounds = (uint32_t)p.nrounds;
+        st = exchange(c, &p, start, count, order, buf, &last_stats, e);
+    }
+    plan_free(&p);
+    return st;
+}
+
+zarr_status_t zarr_mpi_write(MPI_Comm comm, const zarr_array_t *array, size_t ndim,
+                             const uint64_t *start, const uint64_t *count,
+                             zarr_dtype_t mem_dtype, zarr_order_t order, const void *buf,
+                             size_t buf_bytes) {
+    memset(&last_stats, 0, sizeof last_stats);
+    error_t_ e = {ZARR_OK, {0}};
+    context_t c;
+    prepare(comm, array, &c, &e);
+    check_block(&c, ndim, start, count, mem_dtype, order, buf, buf_bytes, SIZE_MAX, &e);
+    zarr_status_t st = agree(comm, &e, NULL);
+    if (st == ZARR_OK) st = write_checked(&c, start, count, order, buf, &e);
+    context_free(&c);
+    return st;
+}
+
+/* ---- append ------------------------------------------------------------------------ */
+
+/* Rank 0 resizes to `shape`; the others refresh and check they see it. Collective.
+ * `*resized` tells whether the stored shape changed (even when a refresh failed). */
+static zarr_status_t grow(context_t *c, const uint64_t *shape, bool *resized, error_t_ *e) {
+    zarr_status_t st = ZARR_OK;
+    *resized = false;
+    if (c->rank == 0 && (st = zarr_array_resize(c->array, c->ndim, shape)) != ZARR_OK)
+        fail_zarr(e, st, "zarr_array_resize");
+    if ((st = agree(c->comm, e, NULL)) != ZARR_OK) return st;
+    *resized = true;
+    if (c->rank != 0) {
+        if ((st = zarr_array_refresh(c->array)) != ZARR_OK) {
+            fail_zarr(e, st, "zarr_array_refresh");
+        } else if ((st = zarr_array_shape(c->array, c->ndim, c->scratch)) != ZARR_OK) {
+            fail_zarr(e, st, "zarr_array_shape");
+        } else if (memcmp(c->scratch, shape, sizeof *shape * c->ndim) != 0) {
+            fail(e, ZARR_ERR_STORAGE_IO,
+                 "after rank 0 resized the array, this rank's refreshed handle does not see "
+                 "the new shape: the ranks' stores do not reach the same storage");
+        }
+    }
+    st = agree(c->comm, e, NULL);
+    if (st == ZARR_OK) memcpy(c->shape, shape, sizeof *shape * c->ndim);
+    return st;
+}
+
+zarr_status_t zarr_mpi_append(MPI_Comm comm, const zarr_array_t *array, size_t axis,
+                              size_t ndim, const uint64_t *start, const uint64_t *count,
+                              zarr_dtype_t mem_dtype, zarr_order_t order, const void *buf,
+                              size_t buf_bytes) {
+    memset(&last_stats, 0, sizeof last_stats);
+    error_t_ e = {ZARR_OK, {0}};
+    context_t c;
+    prepare(comm, array, &c, &e);
+    if (e.status == ZARR_OK && axis >= c.ndim)
+        fail(&e, ZARR_ERR_INVALID_ARG, "axis %zu is not below the array's %zu dimensions", axis,
+             c.ndim);
+    check_block(&c, ndim, start, count, mem_dtype, order, buf, buf_bytes, axis, &e);
+    /* The step's extent along the axis: the largest end of the blocks. */
+    uint64_t step = 0, elements = 0;
+    if (e.status == ZARR_OK && volume(count, ndim, &elements) && elements > 0)
+        step = start[axis] + count[axis];
+    zarr_status_t st = agree(comm, &e, &step);
+    uint64_t *old = NULL, *grown = NULL, *at = NULL;
+    if (st == ZARR_OK && step > 0) {
+        old = malloc(sizeof *old * c.ndim * 3);
+        if (!old) fail(&e, ZARR_ERR_NO_MEMORY, "no memory for %zu dimensions", c.ndim);
+        else if (c.shape[axis] > UINT64_MAX - step)
+            fail(&e, ZARR_ERR_OVERFLOW, "the new extent of axis %zu overflows", axis);
+        st = agree(comm, &e, NULL);
+    }
+    if (st == ZARR_OK && step > 0) {
+        grown = old + c.ndim;
+        at = old + 2 * c.ndim;
+        memcpy(old, c.shape, sizeof *old * c.ndim);
+        memcpy(grown, c.shape, sizeof *old * c.ndim);
+        grown[axis] += step;
+        memcpy(at, start, sizeof *at * c.ndim);
+        at[axis] += old[axis];
+        /* Grow, write, and on failure shrink back: after the call the array ends with its
+         * last complete step. */
+        bool resized = false, again = false;
+        st = grow(&c, grown, &resized, &e);
+        if (st == ZARR_OK) st = write_checked(&c, at, count, order, buf, &e);
+        if (st != ZARR_OK && resized) {
+            {
+                error_t_ failed = e, back = {ZARR_OK, {0}};
+                zarr_mpi_stats_t stats = last_stats;
+                if (grow(&c, old, &again, &back) != ZARR_OK) {
+                    snprintf(e.message, sizeof e.message,
+                             "%.900s; then shrinking the array back failed: %.900s",
+                             failed.message, back.message);
+                    set_last_error(e.message);
+                } else {
+                    set_last_error(failed.message);
+                }
+                last_stats = stats;
+            }
+        }
+    }
+    free(old);
+    context_free(&c);
+    return st;
+}
+
+/* ---- create and open --------------------------------------------------------------- */
+
+/* Turns the append lock off; on failure frees the handle. */
+static void unlock(zarr_array_t **array, error_t_ *e) {
+    zarr_status_t st;
+    if (*array && (st = zarr_array_set_append_lock(*array, false)) != ZARR_OK)
+        fail_zarr(e, st, "zarr_array_set_append_lock");
+}
+
+static zarr_status_t finish_open(MPI_Comm comm, zarr_array_t *array, zarr_array_t **out_array,
+                                 error_t_ *e) {
+    unlock(&array, e);
+    zarr_status_t st = agree(comm, e, NULL);
+    if (st != ZARR_OK) {
+        zarr_array_free(array);
+        array = NULL;
+    }
+    *out_array = array;
+    return st;
+}
+
+zarr_status_t zarr_mpi_array_create(MPI_Comm comm, const zarr_array_builder_t *builder,
+                                    const zarr_store_t *store, const char *path,
+                                    zarr_mode_t mode, zarr_array_t **out_array) {
+    error_t_ e = {ZARR_OK, {0}};
+    zarr_array_t *array = NULL;
+    int rank = 0;
+    zarr_status_t st;
+    MPI_Comm_rank(comm, &rank);
+    if (!out_array) fail(&e, ZARR_ERR_NULL_ARG, "out_array is NULL");
+    else *out_array = NULL;
+    if (rank == 0 && e.status == ZARR_OK &&
+        (st = zarr_array_create(builder, store, path, mode, &array)) != ZARR_OK)
+        fail_zarr(&e, st, "zarr_array_create");
+    if ((st = agree(comm, &e, NULL)) != ZARR_OK) {
+        zarr_array_free(array);
+        return st;
+    }
+    if (rank != 0 && (st = zarr_array_open(store, path, ZARR_MODE_R_PLUS, &array)) != ZARR_OK)
+        fail_zarr(&e, st, "zarr_array_open");
+    return finish_open(comm, array, out_array, &e);
+}
+
+zarr_status_t zarr_mpi_array_open(MPI_Comm comm, const zarr_store_t *store, const char *path,
+                                  zarr_mode_t mode, zarr_array_t **out_array) {
+    error_t_ e = {ZARR_OK, {0}};
+    zarr_array_t *array = NULL;
+    zarr_status_t st;
+    if (!out_array) fail(&e, ZARR_ERR_NULL_ARG, "out_array is NULL");
+    else *out_array = NULL;
+    if (e.status == ZARR_OK && (st = zarr_array_open(store, path, mode, &array)) != ZARR_OK)
+        fail_zarr(&e, st, "zarr_array_open");
+    zarr_array_t *dummy = NULL;
+    return finish_open(comm, array, out_array ? out_array : &dummy, &e);
+}
