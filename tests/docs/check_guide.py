@@ -9,7 +9,7 @@ blocks (sh, text, json) are left alone. Words after the language say how:
     ```c norun        a whole program that needs what the test machine lacks (an object
                       store, say): compiled and linked only
     ```c mpi          an MPI program: built with mpicc (mpifort for Fortran) and run with
-                      `mpirun -n 2`
+                      `mpirun -n 2`; one that includes <zarr_mpi.h> also links -lzarr_mpi
     ```c fragment     not a whole program: compiled (not linked) after the includes of the
                       wrapper below; C and C++ only
 
@@ -147,8 +147,16 @@ class Checker:
             compiler = ("mpicc" if c else "mpicxx") if mpi else ("cc" if c else "c++")
             std = "-std=c11" if c else "-std=c++17"
             command = [compiler, std, *C_WARNINGS, *self.includes, str(source)]
+            # Programs of the MPI layer (#include <zarr_mpi.h>) link its library too.
+            libs = list(self.libs)
+            if re.search(r"^#include <zarr_mpi\.h>", source.read_text(encoding="utf-8"), re.M):
+                if not (self.build / "lib" / "libzarr_mpi.so").exists():
+                    self.fail(what, "includes zarr_mpi.h but the build has no libzarr_mpi.so "
+                                    "(configured without MPI: ZARR_MPI=OFF)")
+                    return False
+                libs = ["-lzarr_mpi", *libs]
             # A fragment may define helpers that only other snippets use.
-            command += (["-o", str(exe), *self.libs] if link
+            command += (["-o", str(exe), *libs] if link
                         else ["-Wno-unused-function", "-c", "-o", os.devnull])
         if shutil.which(command[0]) is None:
             self.fail(what, f"{command[0]} is not installed")
