@@ -2,10 +2,12 @@
 # Parallel output benchmark (benches/hpc/): N MPI ranks each write a 3-D block of a float32
 # field every step, with parallel netCDF-4 (HDF5 over MPI-IO: collective and independent,
 # without compression and with zlib + shuffle) and with libzarr's C API (blocking, and
-# non-blocking behind a simulated computation; no compression, the default blosc, zlib +
-# shuffle), 1, 2 and 4 ranks. Prints one table: wall time, throughput of raw data, bytes on
-# disk, output seconds per step, and for the non-blocking runs the fraction of the step
-# spent waiting on output and the fraction of the blocking output time hidden. Every file
+# non-blocking behind a simulated computation, and collective: the MPI layer's
+# zarr_mpi_append into one shard per step, two-phase I/O; no compression, the default blosc,
+# zlib + shuffle), 1, 2 and 4 ranks. Prints one table: wall time, throughput of raw data,
+# bytes on disk, files written per step, output seconds per step, and for the non-blocking
+# runs the fraction of the step spent waiting on output and the fraction of the blocking
+# output time hidden. Every file
 # is read back and checked bit for bit by the program that wrote it. Figures are printed,
 # never asserted.
 #
@@ -58,8 +60,8 @@ cargo build --release --quiet --lib --no-default-features
 CFLAGS=(-O2 -Wall -Wextra -Werror)
 mpicc "${CFLAGS[@]}" -I"$NC_MPI/include" benches/hpc/bench_hpc_netcdf.c \
   -o "$BENCH_DIR/bench_hpc_netcdf" $(pkg-config --libs netcdf-mpi) -lm
-mpicc "${CFLAGS[@]}" -Iinclude benches/hpc/bench_hpc_zarr.c -o "$BENCH_DIR/bench_hpc_zarr" \
-  -L"$TARGET/release" -lzarr -Wl,-rpath,"$TARGET/release" -lm
+mpicc "${CFLAGS[@]}" -Iinclude benches/hpc/bench_hpc_zarr.c src-mpi/zarr_mpi.c \
+  -o "$BENCH_DIR/bench_hpc_zarr" -L"$TARGET/release" -lzarr -Wl,-rpath,"$TARGET/release" -lm
 
 log="$BENCH_DIR/bench-hpc.log"
 : > "$log"
@@ -69,7 +71,8 @@ run() {  # run RANKS PROGRAM OUTPUT MODE CODEC: one measurement, its row and byt
   echo "bench-hpc: $n rank(s), $program $mode $codec" >&2
   row=$(mpirun --oversubscribe --bind-to none -n "$n" "$BENCH_DIR/$program" "$out" "$mode" \
           "$codec" "$steps" "$NZ" "$NY" "$NX" | tee -a "$log" | grep '^ROW|')
-  echo "$row|$(du -sb "$out" 2>/dev/null | cut -f1)" >> "$BENCH_DIR/rows"
+  echo "$row|$(du -sb "$out" 2>/dev/null | cut -f1)|$(find "$out" -type f 2>/dev/null | wc -l)" \
+    >> "$BENCH_DIR/rows"
   rm -rf "$out"
 }
 : > "$BENCH_DIR/rows"
@@ -79,7 +82,7 @@ for n in "${RANKS[@]}"; do
       run "$n" bench_hpc_netcdf "$BENCH_DIR/out.nc" "$mode" "$codec"
     done
   done
-  for mode in blocking nonblocking; do
+  for mode in blocking nonblocking collective; do
     for codec in none blosc zlib; do
       run "$n" bench_hpc_zarr "$BENCH_DIR/out.zarr" "$mode" "$codec"
     done
@@ -90,21 +93,25 @@ echo
 echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo), $(uname -sr), local disk"
 echo "command: scripts/bench-hpc.sh $*; $steps steps of $NZ x $NY x $NX float32 ($((NZ * NY * NX * 4 / 1048576)) MiB a step) split along y"
 echo
-python3 - "$BENCH_DIR/rows" <<'PY'
+python3 - "$BENCH_DIR/rows" "$steps" <<'PY'
 import sys
 
 rows = [line.rstrip("\n").split("|")[1:] for line in open(sys.argv[1]) if line.strip()]
 measured = {tuple(r[:4]): r for r in rows if not r[4].startswith("unsupported")}
-print("| ranks | library | access | codec | wall s | MiB/s | on disk MiB | output s/step "
-      "| compute s/step | waiting (share of step) | output hidden | vs netCDF-4 collective "
-      "| wrong values |")
-print("|---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+steps = int(sys.argv[2])
+print("| ranks | library | access | codec | wall s | MiB/s | on disk MiB | files per step "
+      "| output s/step | compute s/step | waiting (share of step) | output hidden "
+      "| vs netCDF-4 collective | wrong values |")
+print("|---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 for r in rows:
     lib, mode, codec, n = r[:4]
     if r[4].startswith("unsupported"):
-        print(f"| {n} | {lib} | {mode} | {codec} | {r[4]} | | | | | | | | |")
+        print(f"| {n} | {lib} | {mode} | {codec} | {r[4]} | | | | | | | | | |")
         continue
-    wall, mibs, out_step, compute, wait, bad, size = r[4:]
+    wall, mibs, out_step, compute, wait, bad, size, files = r[4:]
+    # Files written per step: all files but the metadata documents, over the steps.
+    data_files = int(files) - (0 if lib == "netCDF-4" else 2)
+    per_step = "1 file" if lib == "netCDF-4" else f"{data_files / steps:.2f}".rstrip("0").rstrip(".")
     hidden = vs = ""
     waiting = f"{float(wait):.0%}" if float(wait) >= 0 else ""
     compute = compute if float(compute) >= 0 else ""
@@ -112,12 +119,12 @@ for r in rows:
         blocking = measured.get((lib, "blocking", codec, n))
         if blocking:
             hidden = f"{1 - float(out_step) / float(blocking[6]):.0%}"
-    if lib == "libzarr" and mode == "blocking":
+    if lib == "libzarr" and mode in ("blocking", "collective"):
         # Equal compression: none beside none, blosc and zlib + shuffle beside zlib + shuffle.
         peer = measured.get(("netCDF-4", "collective", "none" if codec == "none" else "zlib", n))
         if peer:
             vs = f"{float(mibs) / float(peer[5]):.2f}x"
     size_mib = f"{int(size) / 1048576:.0f}" if size else ""
-    print(f"| {n} | {lib} | {mode} | {codec} | {wall} | {mibs} | {size_mib} | {out_step} "
-          f"| {compute} | {waiting} | {hidden} | {vs} | {bad} |")
+    print(f"| {n} | {lib} | {mode} | {codec} | {wall} | {mibs} | {size_mib} | {per_step} "
+          f"| {out_step} | {compute} | {waiting} | {hidden} | {vs} | {bad} |")
 PY

@@ -495,18 +495,19 @@ static int compare_u64(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-/* One piece received by an aggregator. */
+/* One piece an aggregator writes: received, or its own block's (never copied). */
 typedef struct {
     uint64_t object; /* index into the plan's objects */
     const uint64_t *start, *count;
     const char *data;
+    const uint64_t *strides; /* element strides of `data`; NULL: C order of `count` */
+    int sender;
 } piece_t;
 
 static int compare_piece(const void *a, const void *b) {
     const piece_t *x = a, *y = b;
     if (x->object != y->object) return x->object < y->object ? -1 : 1;
-    /* Pieces were collected in sender order, and their addresses follow it. */
-    return (x->data > y->data) - (x->data < y->data);
+    return (x->sender > y->sender) - (x->sender < y->sender);
 }
 
 typedef struct {
@@ -718,13 +719,46 @@ static void write_object(const context_t *c, const piece_t *pieces, size_t npiec
         whole = memchr(map, 0, (size_t)elements) == NULL;
         free(map);
     }
+    zarr_status_t st = ZARR_OK;
+    if (npieces == 1) {
+        /* One piece is the whole box: written straight from where it is. */
+        const piece_t *piece = &pieces[0];
+        bool contiguous = !piece->strides;
+        if (!contiguous) {
+            strides(bcount, ndim, ZARR_ORDER_C, pstrides);
+            contiguous = memcmp(pstrides, piece->strides, sizeof *pstrides * ndim) == 0;
+        }
+        if (contiguous) {
+            st = zarr_array_write(c->array, ndim, bstart, bcount, c->dtype, ZARR_ORDER_C,
+                                  piece->data, (size_t)elements * c->item);
+        } else {
+            int64_t *mem = malloc(sizeof *mem * ndim);
+            uint64_t last = 0;
+            for (size_t d = 0; d < ndim && mem; d++) {
+                mem[d] = (int64_t)piece->strides[d];
+                last += (bcount[d] - 1) * piece->strides[d];
+            }
+            st = mem ? zarr_array_write_strided(c->array, ndim, bstart, bcount, mem, c->dtype,
+                                                piece->data, (size_t)(last + 1) * c->item)
+                     : ZARR_ERR_NO_MEMORY;
+            free(mem);
+        }
+        if (st != ZARR_OK) {
+            char what[160];
+            snprintf(what, sizeof what, "zarr_array_write of an object's %llu elements",
+                     (unsigned long long)elements);
+            fail_zarr(e, st, what);
+        } else {
+            stats->objects_written++;
+        }
+        return;
+    }
     size_t bytes = (size_t)elements * c->item;
     char *box = malloc(bytes ? bytes : 1);
     if (!box) {
         fail(e, ZARR_ERR_NO_MEMORY, "no memory to assemble %zu bytes", bytes);
         return;
     }
-    zarr_status_t st = ZARR_OK;
     if (!whole) {
         /* The pieces make no box: the elements between them keep their stored values. */
         st = zarr_array_read(c->array, ndim, bstart, bcount, c->dtype, ZARR_ORDER_C, box, bytes);
@@ -742,8 +776,9 @@ static void write_object(const context_t *c, const piece_t *pieces, size_t npiec
             at += offset[d] * bstrides[d];
         }
         strides(pieces[i].count, ndim, ZARR_ORDER_C, pstrides);
-        copy_box(box + at * c->item, NULL, bstrides, pieces[i].data, pstrides, pieces[i].count,
-                 ndim, c->item, index);
+        copy_box(box + at * c->item, NULL, bstrides, pieces[i].data,
+                 pieces[i].strides ? pieces[i].strides : pstrides, pieces[i].count, ndim,
+                 c->item, index);
     }
     st = zarr_array_write(c->array, ndim, bstart, bcount, c->dtype, ZARR_ORDER_C, box, bytes);
     if (st != ZARR_OK) {
@@ -786,6 +821,7 @@ static zarr_status_t exchange(const context_t *c, const plan_t *p, const uint64_
         uint64_t *sendbuf = NULL, *recvbuf = NULL;
         piece_t *pieces = NULL;
         uint64_t words[2] = {0, 0}; /* to send, to receive */
+        uint64_t nself = 0, *boxes = NULL; /* this rank's pieces of its own objects */
         uint64_t *per = sfill;
         memset(per, 0, sizeof *per * size);
         /* What goes to whom. */
@@ -794,9 +830,11 @@ static zarr_status_t exchange(const context_t *c, const plan_t *p, const uint64_
             if (p->rounds[k] != r) continue;
             if (object_region(c, p, k, ostart, ocount, e) != ZARR_OK) break;
             if (!intersect(start, count, ostart, ocount, ndim, pstart, pcount)) continue;
+            int to = c->aggregators[owner(c, p, k)];
             uint64_t v = 0;
             volume(pcount, ndim, &v);
-            per[c->aggregators[owner(c, p, k)]] += piece_words(ndim, v * c->item);
+            if (to == c->rank) nself++; /* kept here: never packed nor sent */
+            else per[to] += piece_words(ndim, v * c->item);
         }
         for (size_t q = 0; q < size; q++) {
             if (per[q] > INT_MAX || words[0] + per[q] > INT_MAX)
@@ -820,14 +858,16 @@ static zarr_status_t exchange(const context_t *c, const plan_t *p, const uint64_
         if (e->status == ZARR_OK) {
             sendbuf = malloc(sizeof *sendbuf * (words[0] ? words[0] : 1));
             recvbuf = malloc(sizeof *recvbuf * (words[1] ? words[1] : 1));
-            /* at most one piece per header's worth of words */
-            npieces = words[1] / (1 + 2 * ndim);
+            /* at most one piece per header's worth of words, and the own ones */
+            npieces = words[1] / (1 + 2 * ndim) + nself;
             pieces = malloc(sizeof *pieces * (npieces ? npieces : 1));
-            if (!sendbuf || !recvbuf || !pieces)
+            boxes = malloc(sizeof *boxes * 2 * ndim * (nself ? nself : 1));
+            if (!sendbuf || !recvbuf || !pieces || !boxes)
                 fail(e, ZARR_ERR_NO_MEMORY, "no memory for a round of %llu + %llu words",
                      (unsigned long long)words[0], (unsigned long long)words[1]);
         }
-        /* Pack. */
+        /* Pack (the own pieces come first in `pieces`). */
+        uint64_t nown = 0;
         for (size_t q = 0; q < size; q++) per[q] = (uint64_t)sdispls[q];
         for (size_t i = 0; i < p->nmine && e->status == ZARR_OK; i++) {
             uint64_t k = p->mine[i];
@@ -836,16 +876,26 @@ static zarr_status_t exchange(const context_t *c, const plan_t *p, const uint64_
             if (!intersect(start, count, ostart, ocount, ndim, pstart, pcount)) continue;
             uint64_t v = 0, at = 0;
             volume(pcount, ndim, &v);
-            uint64_t *w = sendbuf + per[c->aggregators[owner(c, p, k)]];
+            stats->bytes_sent += v * c->item;
+            for (size_t d = 0; d < ndim; d++) at += (pstart[d] - start[d]) * bstrides[d];
+            int to = c->aggregators[owner(c, p, k)];
+            if (to == c->rank) {
+                uint64_t *box = boxes + 2 * ndim * nown;
+                memcpy(box, pstart, sizeof *box * ndim);
+                memcpy(box + ndim, pcount, sizeof *box * ndim);
+                pieces[nown++] = (piece_t){k, box, box + ndim, buf + at * c->item, bstrides,
+                                           c->rank};
+                stats->bytes_received += v * c->item;
+                continue;
+            }
+            uint64_t *w = sendbuf + per[to];
             w[0] = k;
             memcpy(w + 1, pstart, sizeof *w * ndim);
             memcpy(w + 1 + ndim, pcount, sizeof *w * ndim);
-            for (size_t d = 0; d < ndim; d++) at += (pstart[d] - start[d]) * bstrides[d];
             strides(pcount, ndim, ZARR_ORDER_C, pstrides);
             copy_box((char *)(w + 1 + 2 * ndim), NULL, pstrides, buf + at * c->item, bstrides,
                      pcount, ndim, c->item, index);
-            per[c->aggregators[owner(c, p, k)]] += piece_words(ndim, v * c->item);
-            stats->bytes_sent += v * c->item;
+            per[to] += piece_words(ndim, v * c->item);
         }
         if ((st = agree(c->comm, e, NULL)) == ZARR_OK) {
             MPI_Alltoallv(sendbuf, scounts, sdispls, MPI_UINT64_T, recvbuf, rcounts, rdispls,
@@ -853,7 +903,7 @@ static zarr_status_t exchange(const context_t *c, const plan_t *p, const uint64_
             free(sendbuf);
             sendbuf = NULL;
             /* Unpack: the pieces in sender order, then by object. */
-            uint64_t found = 0;
+            uint64_t found = nown;
             for (size_t q = 0; q < size && e->status == ZARR_OK; q++) {
                 const uint64_t *w = recvbuf + rdispls[q], *end = w + rcounts[q];
                 while (w < end) {
@@ -865,7 +915,8 @@ static zarr_status_t exchange(const context_t *c, const plan_t *p, const uint64_
                              q);
                         break;
                     }
-                    pieces[found] = (piece_t){k, w + 1, w + 1 + ndim, (const char *)(w + 1 + 2 * ndim)};
+                    pieces[found] = (piece_t){k, w + 1, w + 1 + ndim,
+                                              (const char *)(w + 1 + 2 * ndim), NULL, (int)q};
                     volume(pieces[found].count, ndim, &v);
                     stats->bytes_received += v * c->item;
                     w += piece_words(ndim, v * c->item);
@@ -884,6 +935,7 @@ static zarr_status_t exchange(const context_t *c, const plan_t *p, const uint64_
         free(sendbuf);
         free(recvbuf);
         free(pieces);
+        free(boxes);
         if (st != ZARR_OK) break;
     }
     free(scounts);

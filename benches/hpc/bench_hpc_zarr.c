@@ -4,7 +4,7 @@
  * ranks share a chunk), through the C API, blocking or non-blocking; then reads
  * everything back and checks it bit for bit.
  *
- *   mpirun -n N bench_hpc_zarr OUT.zarr blocking|nonblocking none|blosc|zlib STEPS NZ NY NX
+ *   mpirun -n N bench_hpc_zarr OUT.zarr blocking|nonblocking|collective none|blosc|zlib STEPS NZ NY NX
  *
  * Codecs: none; blosc, the default compressor (zstd level 1, byte shuffle); zlib level 1
  * after the shuffle filter (what netCDF-4's zlib + shuffle does). Each rank uses
@@ -15,11 +15,17 @@
  * then the rank computes the next step: a busy loop as long as encoding one step takes
  * (measured first by writing steps to a memory store), so output may overlap it. The
  * output time is then what the rank spends in the submit and wait calls.
+ *
+ * Collective: the array starts empty, sharded one shard per step (inner chunks as above),
+ * and every step is appended with the MPI layer's zarr_mpi_append (zarr_mpi.h): the blocks
+ * go to aggregators, which write each shard once; one file per step instead of one per
+ * rank.
  */
 #include "field.h"
 
 #include <unistd.h>
 #include <zarr.h>
+#include <zarr_mpi.h>
 
 /* Stops every rank on a libzarr error, naming the call and giving libzarr's message. */
 static void z_check(zarr_status_t status, const char *call) {
@@ -33,14 +39,16 @@ static void z_check(zarr_status_t status, const char *call) {
 }
 #define Z(call) z_check((call), #call)
 
-/* Creates the (time, z, y, x) array at `path` of `store`, chunked one block per rank. */
-static zarr_array_t *create(const struct run *r, zarr_store_t *store) {
-    uint64_t shape[4] = {(uint64_t)r->steps, r->nz, r->ny, r->nx};
-    uint64_t chunks[4] = {1, r->nz, r->ny_rank, r->nx};
+/* The builder of the (time, z, y, x) array, chunked one block per rank; `collective`:
+ * no steps yet, and one shard per step. */
+static zarr_array_builder_t *builder(const struct run *r, int collective) {
+    uint64_t shape[4] = {collective ? 0 : (uint64_t)r->steps, r->nz, r->ny, r->nx};
+    uint64_t chunks[4] = {1, r->nz, r->ny_rank, r->nx}, shards[4] = {1, r->nz, r->ny, r->nx};
     zarr_array_builder_t *b = NULL;
-    zarr_array_t *a = NULL;
     Z(zarr_array_builder_new(ZARR_DTYPE_FLOAT32, 4, shape, &b));
     Z(zarr_array_builder_set_chunk_shape(b, 4, chunks));
+    if (collective)
+        Z(zarr_array_builder_set_shard_shape(b, 4, shards));
     if (strcmp(r->codec, "none") == 0) {
         Z(zarr_array_builder_set_compressor_json(b, "null"));
     } else if (strcmp(r->codec, "zlib") == 0) {
@@ -50,10 +58,28 @@ static zarr_array_t *create(const struct run *r, zarr_store_t *store) {
         fprintf(stderr, "unknown codec %s (none, blosc, zlib)\n", r->codec);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
+    return b;
+}
+
+/* Creates the (time, z, y, x) array at `path` of `store`, chunked one block per rank. */
+static zarr_array_t *create(const struct run *r, zarr_store_t *store) {
+    zarr_array_builder_t *b = builder(r, 0);
+    zarr_array_t *a = NULL;
     Z(zarr_array_create(b, store, "temperature", ZARR_MODE_W, &a));
     zarr_array_builder_free(b);
     return a;
 }
+
+/* A failure of the MPI layer: every rank has the same message, naming the rank at fault. */
+static void m_check(zarr_status_t status, const char *call) {
+    if (status == ZARR_OK)
+        return;
+    char message[1024] = "";
+    zarr_mpi_last_error(message, sizeof message, NULL);
+    fprintf(stderr, "%s: %s\n", call, message);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+}
+#define M(call) m_check((call), #call)
 
 /* Writes this rank's block of step `t` (blocking). */
 static void write_step(const struct run *r, zarr_array_t *a, int t, const float *buf) {
@@ -88,6 +114,7 @@ int main(int argc, char **argv) {
     struct run r;
     run_init(&r, argc, argv);
     int nonblocking = strcmp(r.mode, "nonblocking") == 0;
+    int collective = strcmp(r.mode, "collective") == 0;
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     size_t threads = cores > r.ranks ? (size_t)(cores / r.ranks) : 1;
     Z(zarr_set_num_threads(threads));
@@ -107,11 +134,17 @@ int main(int argc, char **argv) {
     zarr_array_t *a = NULL;
     Z(zarr_store_open_fs(r.path, ZARR_MODE_A, &store));
     Z(zarr_store_set_durability(store, ZARR_DURABILITY_NONE));
-    if (r.rank == 0)
-        a = create(&r, store);
-    MPI_Barrier(MPI_COMM_WORLD);
-    if (r.rank != 0)
-        Z(zarr_array_open(store, "temperature", ZARR_MODE_R_PLUS, &a));
+    if (collective) {
+        zarr_array_builder_t *b = r.rank == 0 ? builder(&r, 1) : NULL;
+        M(zarr_mpi_array_create(MPI_COMM_WORLD, b, store, "temperature", ZARR_MODE_W, &a));
+        zarr_array_builder_free(b);
+    } else {
+        if (r.rank == 0)
+            a = create(&r, store);
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (r.rank != 0)
+            Z(zarr_array_open(store, "temperature", ZARR_MODE_R_PLUS, &a));
+    }
     double loop = MPI_Wtime();
     zarr_request_t *pending[2] = {NULL, NULL};
     for (int t = 0; t < r.steps; t++) {
@@ -126,7 +159,11 @@ int main(int argc, char **argv) {
         }
         fill_step(&r, t, buf);
         double s = MPI_Wtime();
-        if (nonblocking) {
+        if (collective) {
+            uint64_t start[4] = {0, 0, r.y0, 0}, count[4] = {1, r.nz, r.ny_rank, r.nx};
+            M(zarr_mpi_append(MPI_COMM_WORLD, a, 0, 4, start, count, ZARR_DTYPE_FLOAT32,
+                              ZARR_ORDER_C, buf, r.block * sizeof(float)));
+        } else if (nonblocking) {
             uint64_t start[4] = {(uint64_t)t, 0, r.y0, 0};
             uint64_t count[4] = {1, r.nz, r.ny_rank, r.nx};
             Z(zarr_array_write_async(a, 4, start, count, ZARR_DTYPE_FLOAT32, ZARR_ORDER_C, buf,
