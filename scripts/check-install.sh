@@ -150,6 +150,24 @@ elif command -v gfortran >/dev/null 2>&1; then
   step "gfortran is installed but $build has ZARR_FORTRAN=OFF: Fortran examples not built"
 fi
 
+# The MPI layer: expected when the build has it (ZARR_MPI=ON, which finding MPI makes the
+# default); its library, header and CMake target file, and it must not bring MPI into
+# libzarr.so itself.
+if grep -q '^ZARR_MPI:BOOL=ON$' "$build/CMakeCache.txt"; then
+  for f in "$libdir/libzarr_mpi.so.$version" "$includedir/zarr_mpi.h" \
+           "$libdir/cmake/zarr/zarrMpiTargets.cmake"; do
+    [ -f "$f" ] || fail "missing installed file ${f#"$prefix"/}"
+  done
+  [ -L "$libdir/libzarr_mpi.so.$major" ] || fail "libzarr_mpi.so.$major is not a symlink"
+  cmp -s "$includedir/zarr_mpi.h" "$here/include/zarr_mpi.h" ||
+    fail "installed zarr_mpi.h differs from include/zarr_mpi.h"
+  readelf -d "$libdir/libzarr_mpi.so.$version" | grep -q "NEEDED.*\[libzarr.so.$major\]" ||
+    fail "libzarr_mpi.so does not need libzarr.so.$major"
+  ! readelf -d "$libdir/libzarr.so.$version" | grep -q 'NEEDED.*mpi' ||
+    fail "libzarr.so links MPI"
+  step "MPI layer: libzarr_mpi.so.$version (zarr::mpi)"
+fi
+
 soname="$(readelf -d "$libdir/libzarr.so.$version" | sed -n 's/.*(SONAME).*\[\(.*\)\].*/\1/p')"
 [ "$soname" = "libzarr.so.$major" ] || fail "SONAME is '$soname', expected libzarr.so.$major"
 step "SONAME $soname"

@@ -1047,19 +1047,19 @@ zarr_status_t zarr_mpi_append(MPI_Comm comm, const zarr_array_t *array, size_t a
         st = grow(&c, grown, &resized, &e);
         if (st == ZARR_OK) st = write_checked(&c, at, count, order, buf, &e);
         if (st != ZARR_OK && resized) {
-            {
-                error_t_ failed = e, back = {ZARR_OK, {0}};
-                zarr_mpi_stats_t stats = last_stats;
-                if (grow(&c, old, &again, &back) != ZARR_OK) {
-                    snprintf(e.message, sizeof e.message,
-                             "%.900s; then shrinking the array back failed: %.900s",
-                             failed.message, back.message);
-                    set_last_error(e.message);
-                } else {
-                    set_last_error(failed.message);
-                }
-                last_stats = stats;
+            /* The step failed after the array grew: take the growth back (collectively, as
+             * every rank has the same status). */
+            error_t_ failed = e, back = {ZARR_OK, {0}};
+            zarr_mpi_stats_t stats = last_stats;
+            if (grow(&c, old, &again, &back) != ZARR_OK) {
+                snprintf(e.message, sizeof e.message,
+                         "%.900s; then shrinking the array back failed: %.900s",
+                         failed.message, back.message);
+                set_last_error(e.message);
+            } else {
+                set_last_error(failed.message);
             }
+            last_stats = stats;
         }
     }
     free(old);
