@@ -141,7 +141,8 @@ zarr_status_t zarr_mpi_array_open(MPI_Comm comm, const zarr_store_t *store, cons
  * Errors: `ZARR_ERR_RANK_MISMATCH` (`ndim`), `ZARR_ERR_OUT_OF_BOUNDS` (a block leaves the
  * array), `ZARR_ERR_DTYPE_MISMATCH` (`mem_dtype` is not the array's type),
  * `ZARR_ERR_UNSUPPORTED` (a variable-length array), `ZARR_ERR_BUFFER_SIZE` (`buf_bytes`),
- * `ZARR_ERR_INVALID_ARG` (an unknown `order`, handles that disagree on the shape),
+ * `ZARR_ERR_INVALID_ARG` (an unknown `order`, handles that disagree on the shape, a
+ * setting in the environment of rank 0 that does not parse),
  * `ZARR_ERR_OVERFLOW` (a round's exchange beyond MPI's counts), and those of
  * `zarr_array_write` and `zarr_array_read` on the aggregators; each from the lowest failing
  * rank, on every rank.
@@ -214,8 +215,9 @@ zarr_status_t zarr_mpi_set_aggregators(int count);
  * the default, `ZARR_MPI_DEFAULT_BUFFER_BYTES`): the objects of an aggregator are taken in
  * order into rounds of at most this many bytes of their decoded size (an object larger
  * than the buffer gets a round of its own). An aggregator holds about this much of received
- * pieces plus the object it is assembling (and libzarr's buffers to encode it); more
- * rounds mean more collective exchanges. Without a call, the environment variable
+ * pieces plus the object it is assembling (and libzarr's buffers to encode it); every rank
+ * also holds, during a round, a packed copy of the parts of its block that go to other
+ * ranks (its own parts are never copied). More rounds mean more collective exchanges. Without a call, the environment variable
  * `ZARR_MPI_BUFFER_BYTES` (bytes, with an optional suffix k, m or g for KiB, MiB, GiB)
  * is used when set. A collective call uses rank 0's setting.
  *

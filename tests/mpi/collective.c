@@ -12,6 +12,7 @@
  *   rounds     one aggregator with a buffer of 1 KiB: many rounds, same values;
  *   append     steps of a 2-D field from an uneven 2-D decomposition, sharded and not, one
  *              append of two steps; every handle sees each new shape;
+ *   open       collective open and create, and their errors (nobody keeps a handle);
  *   errors     one rank's wrong buf_bytes (write) or count (append): every rank gets the
  *              error naming that rank, nothing written, the shape unchanged; and a write
  *              that fails on an aggregator (a read-only handle): the step is taken back.
@@ -429,6 +430,34 @@ static void case_errors(zarr_store_t *store) {
     zarr_array_free(array);
 }
 
+/* Collective open and create, and their errors. */
+static void case_open(zarr_store_t *store) {
+    const uint64_t shape[3] = {5, 37, 29};
+    int last = size_ - 1, bad = 0;
+    char message[2048];
+    /* Every rank opens what case_write wrote, and reads it. */
+    zarr_array_t *array = NULL;
+    CHECK(zarr_mpi_array_open(MPI_COMM_WORLD, store, "write_0_0_0", ZARR_MODE_R, &array));
+    bad += compare_all(array, shape, expect_value3, NULL);
+    zarr_array_free(array);
+    /* The last rank names an array that does not exist: nobody keeps a handle. */
+    array = NULL;
+    zarr_status_t st = zarr_mpi_array_open(MPI_COMM_WORLD, store,
+                                           rank_ == last ? "missing" : "write_0_0_0",
+                                           ZARR_MODE_R_PLUS, &array);
+    bad += expect_failure(st, ZARR_ERR_NOT_FOUND, last) + (array != NULL);
+    zarr_mpi_last_error(message, sizeof message, NULL);
+    /* Creating over an existing array with ZARR_MODE_W_MINUS fails on rank 0, for all. */
+    zarr_array_builder_t *builder = NULL;
+    if (rank_ == 0) CHECK(zarr_array_builder_new(ZARR_DTYPE_FLOAT64, 3, shape, &builder));
+    array = NULL;
+    st = zarr_mpi_array_create(MPI_COMM_WORLD, builder, store, "write_0_0_0", ZARR_MODE_W_MINUS,
+                               &array);
+    bad += expect_failure(st, ZARR_ERR_EXISTS, 0) + (array != NULL);
+    zarr_array_builder_free(builder);
+    verdict("open", bad, "%s", message);
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
@@ -446,6 +475,7 @@ int main(int argc, char **argv) {
         for (int uneven = 0; uneven < 2; uneven++) case_write(store, sharded, uneven, ZARR_ORDER_C);
     case_write(store, 0, 1, ZARR_ORDER_F);
     case_write(store, 1, 0, ZARR_ORDER_F);
+    case_open(store);
     case_partial(store, 0);
     case_partial(store, 1);
     case_rounds(store);
