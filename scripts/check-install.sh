@@ -322,7 +322,17 @@ done
 if command -v mpicc >/dev/null 2>&1; then
   for src in "${mpi_examples[@]}"; do
     name="$(basename "$src" .c)"
-    mpicc -std=c11 -Wall -Wextra -Werror -o "$work/pc-$name" "$src" "${pc_cflags[@]}" "${pc_libs[@]}" -lm ||
+    # Examples of the MPI layer link its library (beside libzarr) when the build has it.
+    mpi_layer=()
+    if grep -q '^#include <zarr_mpi\.h>' "$src"; then
+      if ! grep -q '^ZARR_MPI:BOOL=ON$' "$build/CMakeCache.txt"; then
+        step "$name: the build has no MPI layer (ZARR_MPI=OFF), not built"
+        continue
+      fi
+      mpi_layer=(-lzarr_mpi)
+    fi
+    mpicc -std=c11 -Wall -Wextra -Werror -o "$work/pc-$name" "$src" "${pc_cflags[@]}" \
+      ${mpi_layer[@]+"${mpi_layer[@]}"} "${pc_libs[@]}" -lm ||
       fail "mpicc with pkg-config failed for $name"
     step "$name: built with mpicc and pkg-config"
   done
@@ -385,6 +395,13 @@ if(TARGET zarr::fortran)
     message(FATAL_ERROR "zarr::fortran points to missing files")
   endif()
 endif()
+if(TARGET zarr::mpi)
+  get_target_property(mpi zarr::mpi IMPORTED_LOCATION)
+  message(STATUS "zarr::mpi=\${mpi}")
+  if(NOT EXISTS "\${mpi}")
+    message(FATAL_ERROR "zarr::mpi points to a missing file")
+  endif()
+endif()
 EOF
 cmake -S "$probe" -B "$probe/build" -DCMAKE_PREFIX_PATH="$work/moved/prefix" >"$work/probe.log" 2>&1 ||
   { cat "$work/probe.log" >&2; fail "the version probe project failed"; }
@@ -394,6 +411,10 @@ grep -q "deps=.*pthread" "$work/probe.log" || fail "zarr::zarr_static lacks its 
 if [ -n "$fc" ]; then
   grep -q "zarr::fortran=$work/moved/prefix/.* mods=$work/moved/prefix/" "$work/probe.log" ||
     { cat "$work/probe.log" >&2; fail "the moved prefix's zarr::fortran points elsewhere"; }
+fi
+if grep -q '^ZARR_MPI:BOOL=ON$' "$build/CMakeCache.txt"; then
+  grep -q "zarr::mpi=$work/moved/prefix/" "$work/probe.log" ||
+    { cat "$work/probe.log" >&2; fail "the moved prefix's zarr::mpi points elsewhere"; }
 fi
 PKG_CONFIG_PATH="$work/moved/prefix/${libdir#"$prefix"/}/pkgconfig" pkg-config --variable=libdir zarr |
   grep -q "^$work/moved/prefix/" || fail "zarr.pc in the moved prefix points elsewhere"
