@@ -27,6 +27,20 @@ fn setup(dir: &Path) -> (String, String) {
 }
 
 #[test]
+fn info_counts_the_stored_objects_by_their_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, store) = setup(dir.path());
+    let text = ok(&["info", &store, "a"]);
+    assert!(text.contains("chunks initialized: 4/4"), "{text}");
+    ok(&[
+        "copy", &store, &store, "--from", "a", "--to", "s", "--shards", "4,6",
+    ]);
+    let text = ok(&["info", &store, "s"]);
+    assert!(text.contains("shards: 4 x 6"), "{text}");
+    assert!(text.contains("shards initialized: 1/1"), "{text}");
+}
+
+#[test]
 fn info_json_is_exact() {
     let dir = tempfile::tempdir().unwrap();
     let (_, store) = setup(dir.path());

@@ -540,18 +540,24 @@ fn info(node: &NodeArg, as_json: bool) -> Result<u8> {
             };
             out.line(format!("dimension names: {names}"))?;
             out.line(format!("bytes: {}", s["nbytes"]))?;
+            // What is counted is the stored objects: the shards of a sharded array.
+            let units = if meta.sharding().is_some() {
+                "shards"
+            } else {
+                "chunks"
+            };
             if lists {
                 out.line(format!("stored bytes: {}", s["stored_bytes"]))?;
                 out.line(format!("ratio: {}", s["ratio"]))?;
                 out.line(format!(
-                    "chunks initialized: {}/{}",
+                    "{units} initialized: {}/{}",
                     s["chunks_initialized"], s["chunks_total"]
                 ))?;
             } else {
                 out.line(format!("stored bytes: {UNLISTED}"))?;
                 out.line(format!("ratio: {UNLISTED}"))?;
                 out.line(format!(
-                    "chunks initialized: {UNLISTED}, of {}",
+                    "{units} initialized: {UNLISTED}, of {}",
                     s["chunks_total"]
                 ))?;
             }
