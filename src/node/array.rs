@@ -731,6 +731,9 @@ impl Array {
                 meta.rank()
             )));
         }
+        // Only a shrink leaves chunks outside the grid: growing lists no chunk (an append
+        // loop through resize would otherwise list every chunk at every step).
+        let shrinks = shape.iter().zip(&meta.shape).any(|(new, old)| new < old);
         meta.set_shape(shape)?;
         meta.validate().map_err(|e| match e {
             Error::Metadata(m) => Error::InvalidArg(format!("new shape: {m}")),
@@ -738,7 +741,12 @@ impl Array {
         })?;
         let grid = meta.chunk_grid();
         let guard = self.guard()?;
-        for (key, index) in self.chunk_keys(&meta)? {
+        let outside = if shrinks {
+            self.chunk_keys(&meta)?
+        } else {
+            Vec::new()
+        };
+        for (key, index) in outside {
             if index.iter().zip(&grid).any(|(i, g)| i >= g) {
                 // Under the chunk's lock, so a writer's read-modify-write of it never
                 // straddles the erase.
