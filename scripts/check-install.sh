@@ -442,5 +442,7 @@ PKG_CONFIG_PATH="$work/moved/prefix/${libdir#"$prefix"/}/pkgconfig" pkg-config -
   fail "zarr-config in the moved prefix points elsewhere"
 
 finished=1
+languages="C and C++"
+[ -z "$fc" ] || languages="C, C++ and Fortran"
 echo "check-install: PASS (libzarr $version: CMake shared, CMake static, pkg-config shared and static;" \
-  "${fc:+C, C++ and Fortran}${fc:-C and C++} examples)"
+  "$languages examples; make with pkg-config and with zarr-config)"
