@@ -111,12 +111,13 @@ if grep -q '^ZARR_TOOL:BOOL=ON' "$build/CMakeCache.txt"; then
   step "share/man/man1 has the $(ls "$pages" | wc -l) pages of zarrtool man --dir"
   rm -rf "$pages"
   # The command line's tests, run on the installed command with the features the CMake
-  # build chose (netCDF, zfp): its netCDF tests must run when the build has netCDF support,
-  # and its codec tests expect what the binary reports.
+  # build chose (netCDF, Icechunk, zfp): its netCDF tests must run when the build has netCDF
+  # support, and its feature and codec tests expect what the binary reports.
   netcdf=0
   grep -q '^ZARR_NETCDF:BOOL=ON' "$build/CMakeCache.txt" && netcdf=1
   features=""
   [ $netcdf = 1 ] && features=netcdf
+  grep -q '^ZARR_ICECHUNK:BOOL=ON' "$build/CMakeCache.txt" && features="${features:+$features,}icechunk"
   grep -q '^ZARR_ZFP:BOOL=ON' "$build/CMakeCache.txt" && features="${features:+$features,}zfp"
   step "tests/cli.rs, netcdf_hostile.rs and netcdf_export.rs on the installed bin/zarrtool (netCDF: $netcdf; features: ${features:-default})"
   (cd "$here" && ZARRTOOL_BIN="$prefix/bin/zarrtool" ZARR_TEST_NETCDF=$netcdf \
