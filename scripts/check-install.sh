@@ -12,9 +12,12 @@
 #   (b) the same project's <target>_static executables, linked to zarr::zarr_static;
 #   (c) plain `cc` / `c++` with `pkg-config --cflags --libs zarr` (PKG_CONFIG_PATH into the
 #       prefix; run with LD_LIBRARY_PATH, and linked with an rpath and run without), and
-#       with `pkg-config --static` for a static link; Fortran with the installed
-#       module directory (include/zarr/<compiler>-<version>) and -lzarr_fortran;
+#       with `pkg-config --static` for a static link; Fortran with
+#       `pkg-config --cflags --libs zarr-fortran` (the module directory
+#       include/zarr/<compiler>-<version>, -lzarr_fortran -lzarr) and an rpath;
 #   (d) plain `cc` against cargo's own output (-L target/release -lzarr, with an rpath).
+#   (e) make with two-line Makefiles for the C and Fortran quickstarts: once with only
+#       `pkg-config` (zarr.pc, zarr-fortran.pc), once with only `zarr-config`.
 # Every binary is run (examples get a scratch directory as their working directory) and
 # must exit 0. Also checks the package version rules and that the prefix can be moved.
 # Prints "check-install: PASS" or "check-install: FAIL: <reason>"; exits nonzero on failure.
@@ -108,12 +111,13 @@ if grep -q '^ZARR_TOOL:BOOL=ON' "$build/CMakeCache.txt"; then
   step "share/man/man1 has the $(ls "$pages" | wc -l) pages of zarrtool man --dir"
   rm -rf "$pages"
   # The command line's tests, run on the installed command with the features the CMake
-  # build chose (netCDF, zfp): its netCDF tests must run when the build has netCDF support,
-  # and its codec tests expect what the binary reports.
+  # build chose (netCDF, Icechunk, zfp): its netCDF tests must run when the build has netCDF
+  # support, and its feature and codec tests expect what the binary reports.
   netcdf=0
   grep -q '^ZARR_NETCDF:BOOL=ON' "$build/CMakeCache.txt" && netcdf=1
   features=""
   [ $netcdf = 1 ] && features=netcdf
+  grep -q '^ZARR_ICECHUNK:BOOL=ON' "$build/CMakeCache.txt" && features="${features:+$features,}icechunk"
   grep -q '^ZARR_ZFP:BOOL=ON' "$build/CMakeCache.txt" && features="${features:+$features,}zfp"
   step "tests/cli.rs, netcdf_hostile.rs and netcdf_export.rs on the installed bin/zarrtool (netCDF: $netcdf; features: ${features:-default})"
   (cd "$here" && ZARRTOOL_BIN="$prefix/bin/zarrtool" ZARR_TEST_NETCDF=$netcdf \
@@ -313,11 +317,15 @@ for src in "${cxx_examples[@]}"; do
   ! needs_libzarr "$work/pc-static-$name" || fail "pc-static-$name needs libzarr.so"
   run "$work/pc-static-$name"
 done
+if [ -n "$fc" ]; then
+  pkg-config --exists zarr-fortran || fail "pkg-config does not find zarr-fortran"
+  read -r -a pc_fortran <<<"$(pkg-config --cflags --libs zarr-fortran)"
+fi
 for src in "${f90_examples[@]}"; do
   name="$(basename "$src" .f90)_fortran"
-  "$fc" -o "$work/fc-$name" "$src" -I"$moddir" -L"$libdir" -lzarr_fortran "${pc_libs[@]}" ||
-    fail "$fc with the installed module directory failed for $name"
-  run "$work/fc-$name" "LD_LIBRARY_PATH=$libdir"
+  "$fc" -o "$work/fc-$name" "$src" "${pc_fortran[@]}" -Wl,-rpath,"$(pkg-config --variable=libdir zarr)" ||
+    fail "$fc with pkg-config zarr-fortran failed for $name"
+  run "$work/fc-$name" -u LD_LIBRARY_PATH
 done
 if command -v mpicc >/dev/null 2>&1; then
   for src in "${mpi_examples[@]}"; do
@@ -355,6 +363,58 @@ for src in "${examples[@]}"; do
   readelf -d "$work/tree-$name" | grep -q "NEEDED.*\[libzarr.so.$major\]" ||
     fail "tree-$name does not need libzarr.so.$major"
   run "$work/tree-$name"
+done
+
+# --- (e) Makefiles: pkg-config alone, then zarr-config alone ----------------------------
+
+# The quickstarts built by make with two-line Makefiles as docs/guide/linking.md shows
+# them: one asks pkg-config (zarr.pc, zarr-fortran.pc) for every flag, the other
+# zarr-config (found on PATH, with no PKG_CONFIG_PATH).
+step "(e) Makefiles with pkg-config, and with zarr-config"
+command -v make >/dev/null 2>&1 || fail "make is not installed"
+zc="$prefix/bin/zarr-config"
+[ -x "$zc" ] || fail "bin/zarr-config was not installed"
+[ "$("$zc" --version)" = "$version" ] || fail "zarr-config --version says '$("$zc" --version)'"
+zp="$("$zc" --prefix)"
+[ "$(cd "$zp" && pwd -P)" = "$(cd "$prefix" && pwd -P)" ] || fail "zarr-config --prefix says '$zp'"
+[ "$("$zc" --cflags --libs)" = "-I$zp/include -L$zp/${libdir#"$prefix"/} -lzarr" ] ||
+  fail "zarr-config --cflags --libs says '$("$zc" --cflags --libs)'"
+! "$zc" --bogus >/dev/null 2>&1 || fail "zarr-config accepts an unknown option"
+if [ -n "$fc" ]; then
+  [ "$("$zc" --fflags --flibs)" = "-I$zp/${moddir#"$prefix"/} -L$zp/${libdir#"$prefix"/} -lzarr_fortran -lzarr" ] ||
+    fail "zarr-config --fflags --flibs says '$("$zc" --fflags --flibs)'"
+  fmoddir="$(pkg-config --variable=fmoddir zarr-fortran)"
+  [ -d "$fmoddir" ] && [ "$(cd "$fmoddir" && pwd -P)" = "$(cd "$moddir" && pwd -P)" ] ||
+    fail "zarr-fortran.pc's fmoddir is '$fmoddir', expected $moddir"
+  [ "$(pkg-config --modversion zarr-fortran)" = "$version" ] || fail "zarr-fortran.pc has another version"
+else
+  ! "$zc" --fflags >/dev/null 2>&1 || fail "zarr-config --fflags succeeds in a build without Fortran"
+  ! pkg-config --exists zarr-fortran || fail "zarr-fortran.pc is installed by a build without Fortran"
+fi
+for flavour in pkg-config zarr-config; do
+  dir="$work/make-$flavour"
+  mkdir -p "$dir"
+  cp "$here/examples-c/quickstart.c" "$here/examples-c/quickstart.f90" "$dir/"
+  if [ "$flavour" = pkg-config ]; then
+    c_flags='pkg-config --cflags --libs zarr'
+    f_flags='pkg-config --cflags --libs zarr-fortran'
+    menv=()
+  else
+    c_flags='zarr-config --cflags --libs'
+    f_flags='zarr-config --fflags --flibs'
+    menv=(-u PKG_CONFIG_PATH "PATH=$prefix/bin:$PATH")
+  fi
+  printf 'quickstart_c: quickstart.c ; $(CC) -o $@ $< $(shell %s) -lm\n' "$c_flags" >"$dir/Makefile"
+  printf 'quickstart_f: quickstart.f90 ; $(FC) -o $@ $< $(shell %s)\n' "$f_flags" >>"$dir/Makefile"
+  goals=(quickstart_c)
+  [ -z "$fc" ] || goals+=(quickstart_f)
+  env "${menv[@]}" make -C "$dir" CC="$cc" FC="${fc:-false}" "${goals[@]}" >"$dir/make.log" 2>&1 ||
+    { cat "$dir/Makefile" "$dir/make.log" >&2; fail "make with $flavour failed"; }
+  for goal in "${goals[@]}"; do
+    needs_libzarr "$dir/$goal" || fail "$goal (make with $flavour) does not link libzarr.so"
+    run "$dir/$goal" "LD_LIBRARY_PATH=$libdir"
+  done
+  step "make with $flavour alone built and ran ${goals[*]}"
 done
 
 # --- package version rules and a moved prefix -------------------------------------------
@@ -418,7 +478,11 @@ if grep -q '^ZARR_MPI:BOOL=ON$' "$build/CMakeCache.txt"; then
 fi
 PKG_CONFIG_PATH="$work/moved/prefix/${libdir#"$prefix"/}/pkgconfig" pkg-config --variable=libdir zarr |
   grep -q "^$work/moved/prefix/" || fail "zarr.pc in the moved prefix points elsewhere"
+"$work/moved/prefix/bin/zarr-config" --libdir | grep -q "^$work/moved/prefix/" ||
+  fail "zarr-config in the moved prefix points elsewhere"
 
 finished=1
+languages="C and C++"
+[ -z "$fc" ] || languages="C, C++ and Fortran"
 echo "check-install: PASS (libzarr $version: CMake shared, CMake static, pkg-config shared and static;" \
-  "${fc:+C, C++ and Fortran}${fc:-C and C++} examples)"
+  "$languages examples; make with pkg-config and with zarr-config)"

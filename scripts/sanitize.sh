@@ -16,11 +16,15 @@ cd "$(dirname "$0")/.."
 root=$PWD
 what=${SANITIZE:-asan valgrind}
 build=${SANITIZE_BUILD_DIR:-$root/build-sanitize}
+# The tests (built only when asked for), against the release library of the cargo target
+# directory the other stages use (not one cargo build per CMake build directory).
+cmake_args=(-DCMAKE_BUILD_TYPE=Release -DZARR_FORTRAN=OFF -DZARR_BUILD_TESTS=ON
+            -DZARR_CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target}")
 
 if [[ " $what " == *" asan "* ]]; then
   echo "--- AddressSanitizer + UndefinedBehaviorSanitizer"
   flags="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -g -O1"
-  cmake -S . -B "$build/asan" -DCMAKE_BUILD_TYPE=Release -DZARR_FORTRAN=OFF \
+  cmake -S . -B "$build/asan" "${cmake_args[@]}" \
     -DCMAKE_C_FLAGS="$flags" -DCMAKE_CXX_FLAGS="$flags" \
     -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" >/dev/null
   cmake --build "$build/asan" -j2
@@ -32,7 +36,7 @@ fi
 if [[ " $what " == *" valgrind "* ]]; then
   echo "--- valgrind memcheck"
   command -v valgrind >/dev/null || { echo "valgrind is not installed"; exit 1; }
-  cmake -S . -B "$build/valgrind" -DCMAKE_BUILD_TYPE=Release -DZARR_FORTRAN=OFF >/dev/null
+  cmake -S . -B "$build/valgrind" "${cmake_args[@]}" >/dev/null
   cmake --build "$build/valgrind" -j2
   # Each test's command line as ctest runs it, run under valgrind in its working directory.
   mapfile -t tests < <(ctest --test-dir "$build/valgrind" -N | sed -n 's/^ *Test *#[0-9]*: //p')

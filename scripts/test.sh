@@ -107,8 +107,11 @@ python3 bindings/julia/check.py
 python3 bindings/check_cxx.py
 
 stage "c, c++ and fortran tests (ctest)"
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DZARR_TEST_COPY_MEMORY=ON -DZARR_ZFP=$zfp \
-  -DZARR_ICECHUNK=$icechunk >/dev/null
+# The tests are built only when asked for; cargo's output goes where the Rust stages put it
+# (not into build/target), so that every configuration shares one cargo target directory.
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DZARR_BUILD_TESTS=ON -DZARR_TEST_COPY_MEMORY=ON \
+  -DZARR_ZFP=$zfp -DZARR_ICECHUNK=$icechunk -DZARR_CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target}" \
+  >/dev/null
 cmake --build build -j2
 ctest --test-dir build --output-on-failure
 

@@ -429,6 +429,12 @@ fn usage_version_completions_man() {
         features.contains("\nstores: directory zip memory\n"),
         "{features}"
     );
+    let icechunk = if cfg!(feature = "icechunk") {
+        "\nicechunk: icechunk:///PATH repositories (copy --commit, log, tag, branch)\n"
+    } else {
+        "\nicechunk: none (built without the icechunk feature)\n"
+    };
+    assert!(features.contains(icechunk), "{features}");
     assert!(ok(&["completions", "bash"]).contains("_zarrtool()"));
     let man = ok(&["man"]);
     assert!(man.starts_with(".ie \\n(.g .ds Aq \\(aq"));

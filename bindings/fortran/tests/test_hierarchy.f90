@@ -16,6 +16,10 @@ program test_hierarchy
   real(8) :: missing
   logical :: is_set
 
+  ! gfortran 12 at -O warns that the hidden length of an unallocated deferred-length
+  ! array passed to an intent(out) argument may be used uninitialised (it is not read);
+  ! allocating it empty first gives it a length.
+  allocate(character(0) :: names(0))
   call zarr_memory_store(store)
   call zarr_open_group(root, store, "", ZARR_MODE_W, zarr_format=2)
   call zarr_open_group(sub, root, "sub/inner", ZARR_MODE_A)

@@ -20,6 +20,11 @@ program test_parity
   integer :: stat, i, j, kind
   integer(8) :: fixed_shape(3)
 
+  ! gfortran 12 at -O warns that the hidden length of an unallocated deferred-length
+  ! array passed to an intent(out) argument may be used uninitialised (it is not read);
+  ! allocating it empty first gives it a length.
+  allocate(character(0) :: names(0))
+
   ! The thread count (process-wide, before any chunk work).
   call zarr_set_num_threads(2)
   call check(zarr_get_num_threads() == 2, "two worker threads")

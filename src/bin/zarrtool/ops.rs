@@ -339,6 +339,7 @@ fn feature_lines() -> Vec<String> {
         "formats: v1 (read, migrate) v2 v3 2022-draft".into(),
         "stores: directory zip memory".into(),
         format!("object stores: {cloud}"),
+        icechunk_line().into(),
         "codecs: blosc gzip zlib zstd bz2 lzma lz4 crc32c crc32 adler32 fletcher32 jenkins_lookup3 \
          shuffle base64 delta fixedscaleoffset quantize bitround packbits categorize astype transpose \
          sharding_indexed vlen-utf8 vlen-bytes vlen-array scale_offset cast_value reshape"
@@ -355,6 +356,15 @@ fn feature_lines() -> Vec<String> {
         netcdf_line(),
         format!("threads: {}", zarr::io::pool::num_threads()),
     ]
+}
+
+/// Whether `icechunk:///PATH` URLs and the repository commands work.
+fn icechunk_line() -> &'static str {
+    if cfg!(feature = "icechunk") {
+        "icechunk: icechunk:///PATH repositories (copy --commit, log, tag, branch)"
+    } else {
+        "icechunk: none (built without the icechunk feature)"
+    }
 }
 
 /// Whether (and through which library version) `import` reads netCDF files.
