@@ -655,6 +655,50 @@ fn prefetch(
     Ok(true)
 }
 
+/// How far the pool has come in a read of local files in batches, for the thread asking
+/// for the batches' files ahead of it: batch `b` is asked for once the pool has started on
+/// batch `b - 1`.
+#[derive(Default)]
+struct ReadAhead {
+    /// The batches started (the highest batch a worker took a part of, plus one), and
+    /// whether the read ended (the asking thread then returns).
+    state: std::sync::Mutex<(usize, bool)>,
+    changed: std::sync::Condvar,
+}
+
+impl ReadAhead {
+    /// Notes that batches up to `started - 1` are started.
+    fn start(&self, started: usize) {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if started > state.0 {
+            state.0 = started;
+            self.changed.notify_all();
+        }
+    }
+
+    /// Waits until batch `b` may be asked for (true), or the read ended (false).
+    fn wait_started(&self, b: usize) -> bool {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        while state.0 < b && !state.1 {
+            state = self.changed.wait(state).unwrap_or_else(|e| e.into_inner());
+        }
+        !state.1
+    }
+
+    /// Ends the read when dropped, however it ends (an error or a panic included).
+    fn stop_on_drop(&self) -> impl Drop + '_ {
+        struct Stop<'a>(&'a ReadAhead);
+        impl Drop for Stop<'_> {
+            fn drop(&mut self) {
+                let mut state = self.0.state.lock().unwrap_or_else(|e| e.into_inner());
+                state.1 = true;
+                self.0.changed.notify_all();
+            }
+        }
+        Stop(self)
+    }
+}
+
 /// Asks `store` to read ahead the objects holding the parts numbered `parts` that are
 /// `wanted` (given the part and its object's key), each object once in a row.
 fn read_ahead(
@@ -925,30 +969,38 @@ pub fn read(
     };
     if store.concurrency() <= 1 {
         // Local files in batches (a shard's together, unless it is larger than a batch):
-        // the kernel is asked to read each batch's files in while the pool decodes the
-        // batch before it.
+        // the kernel is asked to read each batch's files in once the pool has started on
+        // the batch before it. The pool takes the parts in batch order without waiting at
+        // the end of a batch, so a worker done early goes on to the next one.
         let batches = plan.batches(&parts, read_ahead_len(max_stored));
-        let ask = |b: usize| {
-            read_ahead(store, &plan, batches[b].iter().copied(), |part, key| {
-                !held(key, &part.index)
-            })
-        };
+        let order: Vec<usize> = batches.concat();
+        let mut batch_of = Vec::with_capacity(order.len());
+        for (b, batch) in batches.iter().enumerate() {
+            batch_of.extend(std::iter::repeat_n(b, batch.len()));
+        }
+        let ahead = ReadAhead::default();
+        let next = std::sync::atomic::AtomicUsize::new(0);
         return std::thread::scope(|scope| {
-            let mut asking = Some(scope.spawn(|| ask(0)));
-            for (b, batch) in batches.iter().enumerate() {
-                // The files of batch `b` are asked for (opening files and asking may wait on
-                // the device, so a thread of its own asks while the pool decodes).
-                if let Some(asked) = asking.take() {
-                    asked
-                        .join()
-                        .map_err(|_| Error::Internal("a read-ahead thread panicked".into()))?;
+            // Opening files and asking may wait on the device: a thread of its own asks.
+            scope.spawn(|| {
+                for (b, batch) in batches.iter().enumerate() {
+                    if !ahead.wait_started(b) {
+                        return;
+                    }
+                    read_ahead(store, &plan, batch.iter().copied(), |part, key| {
+                        !held(key, &part.index)
+                    });
                 }
-                if b + 1 < batches.len() {
-                    asking = Some(scope.spawn(move || ask(b + 1)));
+            });
+            let _stop = ahead.stop_on_drop();
+            plan.run_count(order.len(), |buffers, _| {
+                let n = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                if n == 0 || batch_of[n] != batch_of[n - 1] {
+                    ahead.start(batch_of[n] + 1);
                 }
-                plan.run_list(batch, |buffers, _| use_fetched(buffers, Prefetched::Later))?;
-            }
-            Ok(())
+                plan.part(order[n], &mut buffers.part);
+                use_fetched(buffers, Prefetched::Later)
+            })
         });
     }
     // Object stores: the parts in batches (a shard's together, unless it is larger than a
@@ -1431,4 +1483,43 @@ fn build_shard<S: ShardSink>(
     };
     let meta = plan.meta;
     shard::rebuild(meta, sharding, origin, old, label, &touches, &encode, out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ReadAhead;
+
+    /// The asking thread waits until the pool has started the batch before the one it asks
+    /// for, and returns (false) once the read ends, even while it waits: a read that fails
+    /// or panics never leaves it waiting.
+    #[test]
+    fn read_ahead_waits_for_the_pool_and_ends_with_the_read() {
+        let ahead = ReadAhead::default();
+        assert!(
+            ahead.wait_started(0),
+            "the first batch is asked for at once"
+        );
+        ahead.start(2);
+        assert!(
+            ahead.wait_started(2),
+            "batch 1 is started: batch 2 may be asked for"
+        );
+        std::thread::scope(|scope| {
+            let waiting = scope.spawn(|| ahead.wait_started(5));
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            assert!(
+                !waiting.is_finished(),
+                "batch 5 was asked for before batch 4 started"
+            );
+            drop(ahead.stop_on_drop());
+            assert!(
+                !waiting.join().unwrap(),
+                "the asking thread went on after the read"
+            );
+        });
+        assert!(
+            !ahead.wait_started(0),
+            "a read that ended asks for nothing more"
+        );
+    }
 }
