@@ -255,10 +255,18 @@ impl FilesystemStore {
                 "range {offset}+{len} of {key:?} is past its end ({size} bytes)"
             )));
         }
+        // Read into the reserved capacity: no zeroing of bytes the read then overwrites.
         buf.clear();
-        try_resize(buf, to_usize(len, "range length")?, key)?;
+        try_reserve(buf, to_usize(len, "range length")?, key)?;
         file.seek(SeekFrom::Start(offset))
-            .and_then(|_| file.read_exact(buf))
+            .and_then(|_| file.take(len).read_to_end(buf))
+            .and_then(|read| match read as u64 == len {
+                true => Ok(()),
+                false => Err(io::Error::new(
+                    ErrorKind::UnexpectedEof,
+                    format!("{read} of {len} bytes (the file shrank)"),
+                )),
+            })
             .map_err(|e| self.fail("reading", key, e))
     }
 
