@@ -2,7 +2,8 @@
 # libzarr on the public comparison of Zarr implementations, zarrs/zarr_benchmarks: its three
 # 1024^3 uint16 arrays (chunks 256^3: uncompressed, zstd level 0, and zstd level 0 in 256^3
 # shards of 64^3 chunks, filled with (x2 + x1*x1/32 + x0*x0*x0) mod 65536) and its
-# workloads (round trip, read all, read chunk by chunk, read inner chunk by inner chunk),
+# workloads (round trip, read all, read chunk by chunk, read inner chunk by inner chunk;
+# the round trip also without syncing what it writes, as zarrs writes by default),
 # each the best of $BENCH_REPS (default 5) runs in a fresh process under /usr/bin/time -v,
 # the page cache dropped before every run when this user may (root), for zarrs
 # (zarrs_tools from crates.io), tensorstore (PyPI) and libzarr (benches/public/*.c against
@@ -91,14 +92,15 @@ out="$work/out/roundtrip.zarr"
 command_of() {  # command_of IMPL WORKLOAD ARRAY: the command line, in the array `cmd`
   local impl=$1 workload=$2 array=$3
   case "$impl/$workload" in
-    zarrs/roundtrip) cmd=("$zarrs/zarrs_reencode" "$array" "$out") ;;
+    zarrs/roundtrip*) cmd=("$zarrs/zarrs_reencode" "$array" "$out") ;;
     zarrs/read-all) cmd=("$zarrs/zarrs_benchmark_read_sync" --read-all "$array") ;;
     zarrs/read-chunks) cmd=("$zarrs/zarrs_benchmark_read_sync" --concurrent-chunks 1 "$array") ;;
     zarrs/read-inner-chunks)
       cmd=("$zarrs/zarrs_benchmark_read_sync" --concurrent-chunks 1 --inner-chunks "$array") ;;
-    tensorstore/roundtrip) cmd=("$python" "${tensorstore[@]}" roundtrip "$array" "$out") ;;
+    tensorstore/roundtrip*) cmd=("$python" "${tensorstore[@]}" "$workload" "$array" "$out") ;;
     tensorstore/*) cmd=("$python" "${tensorstore[@]}" "$workload" "$array") ;;
     libzarr/roundtrip) cmd=("$work/bin/roundtrip" "$array" "$out") ;;
+    libzarr/roundtrip-unsynced) cmd=("$work/bin/roundtrip" --unsynced "$array" "$out") ;;
     libzarr/read-all) cmd=("$work/bin/read_all" "$array") ;;
     libzarr/read-chunks) cmd=("$work/bin/read_chunks" "$array") ;;
     libzarr/read-inner-chunks) cmd=("$work/bin/read_chunks" --inner "$array") ;;
@@ -126,7 +128,7 @@ measure() {  # measure IMPL WORKLOAD ARRAY: best wall time and least peak RSS of
       tail -n 5 "$work/run.txt" >&2
     fi
   done
-  if [ "$impl/$workload" = libzarr/roundtrip ] && [ -d "$out" ]; then
+  if [[ "$impl/$workload" == libzarr/roundtrip* ]] && [ -d "$out" ]; then
     "$work/bin/generate" check "$out"  # libzarr's copy holds the data it read
   fi
   best=("$seconds" "$gb")
@@ -135,7 +137,7 @@ measure() {  # measure IMPL WORKLOAD ARRAY: best wall time and least peak RSS of
 rows=()
 for encoding in "${arrays[@]}"; do
   array="$work/data/$edge-$encoding.zarr"
-  workloads=(roundtrip read-all read-chunks)
+  workloads=(roundtrip roundtrip-unsynced read-all read-chunks)
   [ "$encoding" = sharded ] && workloads+=(read-inner-chunks)
   for workload in "${workloads[@]}"; do
     row="$edge^3 $encoding|$workload"

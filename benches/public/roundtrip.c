@@ -2,16 +2,21 @@
  * (zarr_benchmarks' "round trip"): the output is created from the input's metadata
  * document, then filled a slab at a time, a slab being one row of stored objects (chunks,
  * or shards when sharded) along the last axis, so that libzarr has several to work on at
- * once. Written as libzarr writes by default (synced when the store is freed).
+ * once. Written as libzarr writes by default (synced at the flush that ends it), or with
+ * --unsynced not synced at all (ZARR_DURABILITY_NONE).
  *
- *   roundtrip INPUT OUTPUT */
+ *   roundtrip [--unsynced] INPUT OUTPUT */
+#include <string.h>
+
 #include "bench_public.h"
 
 int main(int argc, char **argv) {
-    if (argc != 3) {
-        fprintf(stderr, "usage: roundtrip INPUT OUTPUT\n");
+    bool unsynced = argc == 4 && strcmp(argv[1], "--unsynced") == 0;
+    if (argc != 3 && !unsynced) {
+        fprintf(stderr, "usage: roundtrip [--unsynced] INPUT OUTPUT\n");
         return 2;
     }
+    argv += argc - 3;
     zarr_array_t *input = open_array(argv[1]);
     size_t needed = 0;
     zarr_array_metadata_json(input, NULL, 0, &needed);
@@ -20,6 +25,9 @@ int main(int argc, char **argv) {
     zarr_store_t *store = NULL;
     zarr_array_t *output = NULL;
     CHECK(zarr_store_open_fs(argv[2], ZARR_MODE_A, &store));
+    if (unsynced) {
+        CHECK(zarr_store_set_durability(store, ZARR_DURABILITY_NONE));
+    }
     CHECK(zarr_array_create_json(store, "", metadata, ZARR_MODE_W, &output));
     free(metadata);
 

@@ -6,6 +6,7 @@ process, timed from outside (scripts/bench-public.sh runs it under /usr/bin/time
     python tensorstore_public.py read-chunks PATH          # shards when sharded, one at a time
     python tensorstore_public.py read-inner-chunks PATH    # inner chunks, one at a time
     python tensorstore_public.py roundtrip INPUT OUTPUT    # batches of cpu_count() chunks
+    python tensorstore_public.py roundtrip-unsynced INPUT OUTPUT   # without file_io_sync
     python tensorstore_public.py check PATH D0,D1,D2       # exit 1 unless PATH holds the
                                                            # benchmark values (numpy)
 """
@@ -37,9 +38,10 @@ def read_one_by_one(path: str, inner: bool) -> None:
         dataset[region].read().result()
 
 
-def roundtrip(path: str, output: str) -> None:
+def roundtrip(path: str, output: str, sync: bool) -> None:
     dataset = open_array(path)
     new_dataset = ts.open({"driver": "zarr3", "kvstore": {"driver": "file", "path": output},
+                           "context": {"file_io_sync": sync},
                            "create": True, "delete_existing": True,
                            "schema": dataset.schema}).result()
     chunks = dataset.chunk_layout.write_chunk.shape
@@ -64,8 +66,8 @@ def main() -> None:
         open_array(args[0]).read().result()
     elif op in ("read-chunks", "read-inner-chunks"):
         read_one_by_one(args[0], op == "read-inner-chunks")
-    elif op == "roundtrip":
-        roundtrip(args[0], args[1])
+    elif op in ("roundtrip", "roundtrip-unsynced"):
+        roundtrip(args[0], args[1], op == "roundtrip")
     elif op == "check":
         shape = tuple(int(v) for v in args[1].split(","))
         got = open_array(args[0]).read().result()
@@ -73,7 +75,7 @@ def main() -> None:
             sys.exit(f"check: {args[0]} does not hold the benchmark values of shape {shape}")
     else:
         sys.exit(f"unknown workload {op!r}: read-all, read-chunks, read-inner-chunks, "
-                 "roundtrip or check")
+                 "roundtrip, roundtrip-unsynced or check")
 
 
 if __name__ == "__main__":
