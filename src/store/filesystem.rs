@@ -255,18 +255,13 @@ impl FilesystemStore {
                 "range {offset}+{len} of {key:?} is past its end ({size} bytes)"
             )));
         }
-        // Read into the reserved capacity: no zeroing of bytes the read then overwrites.
-        buf.clear();
-        try_reserve(buf, to_usize(len, "range length")?, key)?;
+        // The bytes the buffer already holds are overwritten, not zeroed first: only its
+        // growth is (one read call, as `read_to_end` into reserved memory would not make).
+        let len = to_usize(len, "range length")?;
+        buf.truncate(len);
+        try_resize(buf, len, key)?;
         file.seek(SeekFrom::Start(offset))
-            .and_then(|_| file.take(len).read_to_end(buf))
-            .and_then(|read| match read as u64 == len {
-                true => Ok(()),
-                false => Err(io::Error::new(
-                    ErrorKind::UnexpectedEof,
-                    format!("{read} of {len} bytes (the file shrank)"),
-                )),
-            })
+            .and_then(|_| file.read_exact(buf))
             .map_err(|e| self.fail("reading", key, e))
     }
 
