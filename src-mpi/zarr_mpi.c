@@ -667,6 +667,19 @@ done:
 
 /* Writes one object from its pieces (sorted by sender): the bounding box of the pieces,
  * read first when they do not cover it. */
+/* Counts an object of `elements` written, or records why its write failed. */
+static void count_write(zarr_status_t st, uint64_t elements, zarr_mpi_stats_t *stats,
+                        error_t_ *e) {
+    if (st != ZARR_OK) {
+        char what[160];
+        snprintf(what, sizeof what, "zarr_array_write of an object's %llu elements",
+                 (unsigned long long)elements);
+        fail_zarr(e, st, what);
+    } else {
+        stats->objects_written++;
+    }
+}
+
 static void write_object(const context_t *c, const piece_t *pieces, size_t npieces,
                          zarr_mpi_stats_t *stats, error_t_ *e) {
     size_t ndim = c->ndim;
@@ -743,14 +756,7 @@ static void write_object(const context_t *c, const piece_t *pieces, size_t npiec
                      : ZARR_ERR_NO_MEMORY;
             free(mem);
         }
-        if (st != ZARR_OK) {
-            char what[160];
-            snprintf(what, sizeof what, "zarr_array_write of an object's %llu elements",
-                     (unsigned long long)elements);
-            fail_zarr(e, st, what);
-        } else {
-            stats->objects_written++;
-        }
+        count_write(st, elements, stats, e);
         return;
     }
     size_t bytes = (size_t)elements * c->item;
@@ -781,14 +787,7 @@ static void write_object(const context_t *c, const piece_t *pieces, size_t npiec
                  c->item, index);
     }
     st = zarr_array_write(c->array, ndim, bstart, bcount, c->dtype, ZARR_ORDER_C, box, bytes);
-    if (st != ZARR_OK) {
-        char what[160];
-        snprintf(what, sizeof what, "zarr_array_write of an object's %llu elements",
-                 (unsigned long long)elements);
-        fail_zarr(e, st, what);
-    } else {
-        stats->objects_written++;
-    }
+    count_write(st, elements, stats, e);
     free(box);
 }
 
