@@ -1,15 +1,14 @@
 //! zfp, the compressed number format for 1–4 dimensional blocks of int32, int64, float32
 //! and float64 (lossy in its fixed-rate, fixed-precision and fixed-accuracy modes, lossless
-//! in reversible mode), through the zfp C library. The registered codec also encodes 8- and
+//! in reversible mode), through `zfp-rs`, a Rust implementation that writes the same bytes
+//! as the zfp C library. The registered codec also encodes 8- and
 //! 16-bit and unsigned integers, promoted to int32 or int64 as its specification says.
 //! Two forms: the registered Zarr v3 `zfp` codec (mode named by a string, no zfp header:
 //! the metadata says everything) and numcodecs' `zfpy` (mode by zfp's number, a full zfp
 //! header before the stream, as `zfpy.compress_numpy` writes it).
 //!
-//! Decoding never trusts the stream: a header's type and size must be the chunk's, and the
-//! stream is read from a zero-padded copy long enough for the most bits the decoder can
-//! take for the chunk's blocks, so a truncated or hostile stream cannot make zfp read past
-//! its buffer; a stream whose decoding went past its end is refused.
+//! Decoding never trusts the stream: a header's type and size must be the chunk's, and a
+//! stream whose decoding goes past its end is refused (zfp-rs checks every read).
 
 use super::typed::{self, TypedCodec};
 use super::{config_map, Codec, Config};
@@ -17,9 +16,10 @@ use crate::dtype::{DType, DataKind};
 use crate::error::{Error, Result};
 use crate::io::cast::Native;
 use serde_json::{Map, Value};
-use std::ffi::c_void;
-use std::ptr::NonNull;
-use zfp_sys as sys;
+use zfp_rs::{
+    ZfpBitStream, ZfpConfig, ZfpDecompressionError, ZfpDimensionality, ZfpField, ZfpFieldMut,
+    ZfpHeaderMask, ZfpScalar, ZfpScalarType, ZfpStreamAlignment,
+};
 
 /// zfp's compression mode and its parameter.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -177,48 +177,42 @@ impl Zfp {
             .collect()
     }
 
-    /// Sets the stream's mode for a field of `ztype` in `rank` dimensions.
-    fn set_mode(&self, stream: &Stream, ztype: sys::zfp_type, rank: usize) -> Result<()> {
-        let zfp = stream.zfp.as_ptr();
-        // SAFETY: `zfp` is an open stream; these calls only set its parameters.
-        unsafe {
-            match self.mode {
-                Mode::FixedRate(rate) => {
-                    sys::zfp_stream_set_rate(zfp, rate, ztype, rank as u32, 0);
-                }
-                Mode::FixedPrecision(p) => {
-                    sys::zfp_stream_set_precision(zfp, p);
-                }
-                Mode::FixedAccuracy(t) => {
-                    sys::zfp_stream_set_accuracy(zfp, t);
-                }
-                Mode::Reversible => sys::zfp_stream_set_reversible(zfp),
-                Mode::Expert {
-                    minbits,
-                    maxbits,
-                    maxprec,
-                    minexp,
-                } => {
-                    if sys::zfp_stream_set_params(zfp, minbits, maxbits, maxprec, minexp) == 0 {
-                        return Err(Error::Metadata(format!(
-                            "zfp expert parameters {} are not valid",
-                            Value::Object(self.config.clone())
-                        )));
-                    }
-                }
+    /// zfp's parameters for a field of `ztype` in `rank` dimensions.
+    fn zfp_config(&self, ztype: ZfpScalarType, rank: usize) -> Result<ZfpConfig> {
+        let invalid = || {
+            Error::Metadata(format!(
+                "{} parameters {} are not valid",
+                self.id(),
+                Value::Object(self.config.clone())
+            ))
+        };
+        Ok(match self.mode {
+            Mode::FixedRate(rate) => {
+                let dims = u32::try_from(rank)
+                    .ok()
+                    .and_then(|r| ZfpDimensionality::try_from(r).ok())
+                    .ok_or_else(invalid)?;
+                ZfpConfig::fixed_rate(rate, ztype, dims, ZfpStreamAlignment::Unaligned)
+                    .map_err(|_| invalid())?
             }
-        }
-        Ok(())
+            Mode::FixedPrecision(p) => ZfpConfig::fixed_precision(p),
+            Mode::FixedAccuracy(t) => ZfpConfig::fixed_accuracy(t),
+            Mode::Reversible => ZfpConfig::reversible(),
+            Mode::Expert {
+                minbits,
+                maxbits,
+                maxprec,
+                minexp,
+            } => ZfpConfig::expert(minbits, maxbits, maxprec, minexp).map_err(|_| invalid())?,
+        })
     }
 
-    /// Encodes items of `S` as zfp's `T` (`ztype`), promoted by `up`.
-    #[allow(clippy::too_many_arguments)]
-    fn encode_numbers<S: Native + Default, T: Native + Default>(
+    /// Encodes items of `S` as zfp's `T`, promoted by `up`.
+    fn encode_numbers<S: Native + Default, T: Native + ZfpScalar>(
         &self,
         data: &[u8],
         item: &DType,
         up: impl Fn(S) -> T,
-        ztype: sys::zfp_type,
         dims: &[usize],
         out: &mut Vec<u8>,
     ) -> Result<()> {
@@ -227,136 +221,61 @@ impl Zfp {
         for (v, s) in values.iter_mut().zip(stored) {
             *v = up(s);
         }
-        let field = Field::new(values.as_mut_ptr().cast(), ztype, dims)?;
-        let stream = Stream::new()?;
-        self.set_mode(&stream, ztype, dims.len())?;
-        // SAFETY: stream and field are valid; the size depends on their parameters only.
-        let max = unsafe { sys::zfp_stream_maximum_size(stream.zfp.as_ptr(), field.ptr()) };
-        let mut buf = typed::zeroed::<u64>(max.div_ceil(8) + 1, "a zfp stream")?;
-        let bits = stream.attach(&mut buf)?;
-        // SAFETY: the bit stream covers `buf`, at least zfp's largest stream for the field;
-        // the field points at `values`, of its size.
-        let size = unsafe {
-            if self.header
-                && sys::zfp_write_header(stream.zfp.as_ptr(), field.ptr(), sys::ZFP_HEADER_FULL)
-                    == 0
-            {
-                return Err(Error::Codec("zfp could not write its header".into()));
-            }
-            sys::zfp_compress(stream.zfp.as_ptr(), field.ptr())
-        };
-        drop(bits);
-        if size == 0 || size > buf.len() * 8 {
-            return Err(Error::Codec(format!(
-                "zfp could not encode the chunk {dims:?}"
-            )));
+        let extents = zfp_extents(dims)?;
+        let field = ZfpField::new(&values, extents).map_err(|e| self.failed("encode", e))?;
+        let config = self.zfp_config(T::SCALAR_TYPE, dims.len())?;
+        let max = config
+            .maximum_size(T::SCALAR_TYPE, extents)
+            .ok_or_else(|| Error::Overflow(format!("a zfp stream for a chunk of {dims:?}")))?;
+        let mut stream = ZfpBitStream::new(max)
+            .map_err(|_| Error::NoMemory(format!("a zfp stream of {max} bytes")))?;
+        if self.header {
+            stream
+                .write_header(&config, &field.metadata(), ZfpHeaderMask::FULL)
+                .map_err(|e| self.failed("write the header of", e))?;
         }
+        stream
+            .compress(&config, &field)
+            .map_err(|e| self.failed("encode", e))?;
+        let bytes = stream.as_bytes();
         out.clear();
-        crate::error::try_reserve(out, size, "a zfp stream")?;
-        out.extend(buf.iter().flat_map(|w| w.to_ne_bytes()).take(size));
+        crate::error::try_reserve(out, bytes.len(), "a zfp stream")?;
+        out.extend_from_slice(bytes);
         Ok(())
     }
 
-    /// Decodes zfp's `T` (`ztype`) into items of `S`, demoted by `down`.
-    #[allow(clippy::too_many_arguments)]
-    fn decode_numbers<S: Native + Default, T: Native + Default>(
+    /// Decodes zfp's `T` into items of `S`, demoted by `down`.
+    fn decode_numbers<S: Native + Default, T: Native + ZfpScalar>(
         &self,
         data: &[u8],
         item: &DType,
         down: impl Fn(T) -> S,
-        ztype: sys::zfp_type,
         dims: &[usize],
         out: &mut [u8],
     ) -> Result<()> {
         let n = out.len() / S::SIZE;
-        let stream = Stream::new()?;
-        let (field, header_bits) = if self.header {
-            self.read_header(data, &stream, ztype, n)?
+        let mut stream = ZfpBitStream::from_bytes(data)
+            .map_err(|_| Error::NoMemory(format!("a zfp stream of {} bytes", data.len())))?;
+        let (config, extents) = if self.header {
+            self.read_header(&mut stream, T::SCALAR_TYPE, n)?
         } else {
-            let field = Field::new(std::ptr::null_mut(), ztype, dims)?;
-            self.set_mode(&stream, ztype, dims.len())?;
-            (field, 0)
+            let config = self.zfp_config(T::SCALAR_TYPE, dims.len())?;
+            (config, zfp_extents(dims)?)
         };
-        // The most bits the decoder can take: the header, then per block its minimum (it
-        // skips to it) or the most its bit-plane coder reads (each of the type's bit planes
-        // at most twice the block's values, a group test each, plus the block's exponent
-        // and precision fields), whichever is larger, capped by the mode's maximum.
-        let (mut minbits, mut maxbits, mut maxprec, mut minexp) = (0u32, 0u32, 0u32, 0i32);
-        // SAFETY: valid stream and field; the calls read their parameters.
-        let (blocks, rank) = unsafe {
-            sys::zfp_stream_params(
-                stream.zfp.as_ptr(),
-                &mut minbits,
-                &mut maxbits,
-                &mut maxprec,
-                &mut minexp,
-            );
-            (
-                sys::zfp_field_blocks(field.ptr()),
-                sys::zfp_field_dimensionality(field.ptr()),
-            )
-        };
-        // Every block takes at least minbits: a stream shorter than that is truncated, and a
-        // header's large minbits must not make the padding large.
-        let least = (blocks as u64)
-            .saturating_mul(u64::from(minbits))
-            .saturating_add(header_bits);
-        if least > 8 * data.len() as u64 {
-            return Err(Error::Codec(format!(
-                "{} data is truncated: {} bytes for {blocks} blocks of at least {minbits} bits",
-                self.id(),
-                data.len()
-            )));
-        }
-        let planes = 8 * T::SIZE as u64;
-        let values = 1u64 << (2 * rank.clamp(1, 4));
-        let coder = planes * (2 * values + 2) + 256;
-        // A float block spends a few bits (under 32: zero test, exponent or precision)
-        // before its integers, whose limit zfp computes as maxbits less those bits,
-        // unsigned: a smaller maxbits wraps around and lifts the limit, so it caps nothing.
-        let capped = match maxbits {
-            0..64 => coder,
-            _ => coder.min(u64::from(maxbits)),
-        };
-        let per_block = u64::from(minbits).max(capped);
-        let bound = (blocks as u64)
-            .checked_mul(per_block)
-            .and_then(|b| b.checked_add(header_bits + 64))
-            .and_then(|b| usize::try_from(b.div_ceil(8)).ok())
-            .ok_or_else(|| Error::Codec(format!("{} data: chunk too large", self.id())))?;
-        let words = data.len().max(bound).div_ceil(8) + 2;
-        let mut buf = typed::zeroed::<u64>(words, "a zfp stream")?;
-        for (w, chunk) in buf.iter_mut().zip(data.chunks(8)) {
-            let mut word = [0u8; 8];
-            word[..chunk.len()].copy_from_slice(chunk);
-            *w = u64::from_ne_bytes(word);
-        }
         let mut values = typed::zeroed::<T>(n, "a decoded chunk")?;
-        let bits = stream.attach(&mut buf)?;
-        // SAFETY: the bit stream covers `buf`, zero-padded past the data to the most the
-        // decoder can read; the field points at `values`, of the header-checked size.
-        let consumed = unsafe {
-            if self.header
-                && sys::zfp_read_header(stream.zfp.as_ptr(), field.ptr(), sys::ZFP_HEADER_FULL) == 0
-            {
-                return Err(Error::Codec("zfpy data has no valid zfp header".into()));
+        let mut field =
+            ZfpFieldMut::new(&mut values, extents).map_err(|e| self.failed("decode", e))?;
+        let consumed = match stream.decompress(&config, &mut field) {
+            Ok(consumed) => consumed,
+            Err(ZfpDecompressionError::Truncated { required, .. }) => {
+                return Err(self.truncated(data.len(), required))
             }
-            sys::zfp_field_set_pointer(field.ptr(), values.as_mut_ptr().cast());
-            sys::zfp_decompress(stream.zfp.as_ptr(), field.ptr())
+            Err(e) => return Err(self.failed("decode", e)),
         };
-        drop(bits);
-        if consumed == 0 {
-            return Err(Error::Codec(format!(
-                "{} data could not be decoded",
-                self.id()
-            )));
-        }
+        // zfp streams end on a whole 64-bit word: one cut inside its last word decodes
+        // from the zero padding of that word, and is refused here.
         if consumed > data.len() {
-            return Err(Error::Codec(format!(
-                "{} data is truncated: it ends after {} bytes, its blocks need {consumed}",
-                self.id(),
-                data.len()
-            )));
+            return Err(self.truncated(data.len(), consumed));
         }
         let mut stored = typed::zeroed::<S>(n, "a decoded chunk")?;
         for (s, v) in stored.iter_mut().zip(values) {
@@ -366,59 +285,62 @@ impl Zfp {
         Ok(())
     }
 
-    /// Reads and checks the zfp header of `data` (numcodecs' form) into a new field, and
-    /// sets the stream's mode from it: the header must hold `ztype` numbers, `n` of them
-    /// (in any shape: older numcodecs wrote the chunk flattened). Gives the field and the
-    /// header's size in bits.
+    /// Reads and checks the zfp header at the start of `stream` (numcodecs' form): it must
+    /// hold `ztype` numbers, `n` of them (in any shape: older numcodecs wrote the chunk
+    /// flattened). Gives the parameters it names and the field's extents.
     fn read_header(
         &self,
-        data: &[u8],
-        stream: &Stream,
-        ztype: sys::zfp_type,
+        stream: &mut ZfpBitStream,
+        ztype: ZfpScalarType,
         n: usize,
-    ) -> Result<(Field, u64)> {
-        let mut head = [0u64; (sys::ZFP_HEADER_MAX_BITS as usize).div_ceil(64) + 2];
-        for (w, chunk) in head.iter_mut().zip(data.chunks(8)) {
-            let mut word = [0u8; 8];
-            word[..chunk.len()].copy_from_slice(chunk);
-            *w = u64::from_ne_bytes(word);
-        }
-        let field = Field::alloc()?;
-        let bits = stream.attach(&mut head)?;
-        // SAFETY: the header is at most ZFP_HEADER_MAX_BITS, within `head`.
-        let read =
-            unsafe { sys::zfp_read_header(stream.zfp.as_ptr(), field.ptr(), sys::ZFP_HEADER_FULL) };
-        drop(bits);
-        if read == 0 || read as u64 > 8 * data.len() as u64 {
+    ) -> Result<(ZfpConfig, [usize; 4])> {
+        let header = stream.read_header(ZfpHeaderMask::FULL).ok();
+        let Some((config, meta)) = header.and_then(|h| h.config.zip(h.metadata)) else {
             return Err(Error::Codec("zfpy data has no valid zfp header".into()));
-        }
-        let mut size = [0usize; 4];
-        // SAFETY: a valid field; `size` has room for four extents.
-        let (found, rank) = unsafe {
-            sys::zfp_field_size(field.ptr(), size.as_mut_ptr());
-            (
-                sys::zfp_field_type(field.ptr()),
-                sys::zfp_field_dimensionality(field.ptr()) as usize,
-            )
         };
-        if found != ztype {
+        if meta.scalar_type != ztype {
             return Err(Error::Codec(format!(
                 "zfpy data holds {} numbers, the array {}",
-                type_name(found),
+                type_name(meta.scalar_type),
                 type_name(ztype)
             )));
         }
-        let count = size[..rank.min(4)]
+        let extents: Vec<usize> = meta.dims.into_iter().take_while(|&d| d > 0).collect();
+        let count = extents
             .iter()
             .try_fold(1usize, |acc, &d| acc.checked_mul(d));
-        if rank == 0 || count != Some(n) {
+        if count != Some(n) {
             return Err(Error::Codec(format!(
-                "zfpy data holds an array of {:?} numbers, the chunk {n}",
-                &size[..rank.min(4)]
+                "zfpy data holds an array of {extents:?} numbers, the chunk {n}"
             )));
         }
-        Ok((field, read as u64))
+        Ok((config, meta.dims))
     }
+
+    /// The error of a stream that ends after `len` bytes where its blocks need `needed`.
+    fn truncated(&self, len: usize, needed: usize) -> Error {
+        Error::Codec(format!(
+            "{} data is truncated: it ends after {len} bytes, its blocks need {needed}",
+            self.id()
+        ))
+    }
+
+    /// The error of zfp refusing to `what` a chunk.
+    fn failed(&self, what: &str, e: impl std::fmt::Display) -> Error {
+        Error::Codec(format!("{}: could not {what} the chunk: {e}", self.id()))
+    }
+}
+
+/// zfp's extents (the fastest-varying first, unused ones 0) of C-order `dims` (1 to 4).
+fn zfp_extents(dims: &[usize]) -> Result<[usize; 4]> {
+    if dims.is_empty() || dims.len() > 4 {
+        return Err(Error::Internal(format!("zfp field of {dims:?}")));
+    }
+    let mut extents = [0usize; 4];
+    for (e, &d) in extents.iter_mut().zip(dims.iter().rev()) {
+        *e = d;
+    }
+    Ok(extents)
 }
 
 /// Most bits per value of the fixed-rate mode: a value's own width at most (zfp turns
@@ -462,7 +384,7 @@ fn precision_value(cfg: &Config, p: i64) -> Result<u32> {
 
 /// The expert mode's four parameters.
 fn expert(cfg: &Config) -> Result<Mode> {
-    let max_bits = i64::from(sys::ZFP_MAX_BITS);
+    let max_bits = i64::from(zfp_rs::ZFP_MAX_BITS);
     let minbits = cfg.int("minbits", -1, 1..=max_bits)? as u32;
     let maxbits = cfg.int("maxbits", -1, 1..=max_bits)? as u32;
     let maxprec = cfg.int("maxprec", -1, 1..=64)? as u32;
@@ -480,12 +402,12 @@ fn expert(cfg: &Config) -> Result<Mode> {
 
 /// zfp's type for items of `item`: int32, int64, float32 and float64 as they are, narrower
 /// and unsigned integers promoted (the registered codec's rules).
-fn zfp_type(item: &DType) -> Option<sys::zfp_type> {
+fn zfp_type(item: &DType) -> Option<ZfpScalarType> {
     match item.kind {
-        DataKind::Int(1 | 2 | 4) | DataKind::UInt(1 | 2 | 4) => Some(sys::zfp_type_zfp_type_int32),
-        DataKind::Int(8) | DataKind::UInt(8) => Some(sys::zfp_type_zfp_type_int64),
-        DataKind::Float(4) => Some(sys::zfp_type_zfp_type_float),
-        DataKind::Float(8) => Some(sys::zfp_type_zfp_type_double),
+        DataKind::Int(1 | 2 | 4) | DataKind::UInt(1 | 2 | 4) => Some(ZfpScalarType::I32),
+        DataKind::Int(8) | DataKind::UInt(8) => Some(ZfpScalarType::I64),
+        DataKind::Float(4) => Some(ZfpScalarType::F32),
+        DataKind::Float(8) => Some(ZfpScalarType::F64),
         _ => None,
     }
 }
@@ -542,13 +464,12 @@ macro_rules! with_zfp_number {
     }};
 }
 
-fn type_name(t: sys::zfp_type) -> &'static str {
+fn type_name(t: ZfpScalarType) -> &'static str {
     match t {
-        sys::zfp_type_zfp_type_int32 => "int32",
-        sys::zfp_type_zfp_type_int64 => "int64",
-        sys::zfp_type_zfp_type_float => "float32",
-        sys::zfp_type_zfp_type_double => "float64",
-        _ => "unknown",
+        ZfpScalarType::I32 => "int32",
+        ZfpScalarType::I64 => "int64",
+        ZfpScalarType::F32 => "float32",
+        ZfpScalarType::F64 => "float64",
     }
 }
 
@@ -601,13 +522,9 @@ impl TypedCodec for Zfp {
     ) -> Result<()> {
         let dims = self.dims(shape)?;
         check_chunk_bytes(item, shape, data.len())?;
-        let ztype = zfp_type(item);
         with_zfp_number!(
             item,
-            |S, T, up, _down| {
-                let ztype = ztype.expect("a zfp type");
-                self.encode_numbers::<S, T>(data, item, up, ztype, &dims, out)
-            },
+            |S, T, up, _down| self.encode_numbers::<S, T>(data, item, up, &dims, out),
             self.check(item, shape.len())
         )
     }
@@ -615,13 +532,9 @@ impl TypedCodec for Zfp {
     fn decode_typed(&self, data: &[u8], item: &DType, shape: &[u64], out: &mut [u8]) -> Result<()> {
         let dims = self.dims(shape)?;
         check_chunk_bytes(item, shape, out.len())?;
-        let ztype = zfp_type(item);
         with_zfp_number!(
             item,
-            |S, T, _up, down| {
-                let ztype = ztype.expect("a zfp type");
-                self.decode_numbers::<S, T>(data, item, down, ztype, &dims, out)
-            },
+            |S, T, _up, down| self.decode_numbers::<S, T>(data, item, down, &dims, out),
             self.check(item, shape.len())
         )
     }
@@ -638,104 +551,6 @@ fn check_chunk_bytes(item: &DType, shape: &[u64], len: usize) -> Result<()> {
     Ok(())
 }
 
-/// An open zfp stream.
-struct Stream {
-    zfp: NonNull<sys::zfp_stream>,
-}
-
-impl Stream {
-    fn new() -> Result<Self> {
-        // SAFETY: a stream without a bit stream yet.
-        NonNull::new(unsafe { sys::zfp_stream_open(std::ptr::null_mut()) })
-            .map(|zfp| Stream { zfp })
-            .ok_or_else(|| Error::NoMemory("cannot open a zfp stream".into()))
-    }
-
-    /// Points the stream at `buf` (rewound) for as long as the returned bit stream lives.
-    fn attach<'b>(&'b self, buf: &'b mut [u64]) -> Result<Bits<'b>> {
-        // SAFETY: `buf` outlives the returned bit stream, which is detached on drop.
-        let bits = unsafe { sys::stream_open(buf.as_mut_ptr().cast(), std::mem::size_of_val(buf)) };
-        let bits = NonNull::new(bits)
-            .ok_or_else(|| Error::NoMemory("cannot open a zfp bit stream".into()))?;
-        // SAFETY: both are open.
-        unsafe {
-            sys::zfp_stream_set_bit_stream(self.zfp.as_ptr(), bits.as_ptr());
-            sys::zfp_stream_rewind(self.zfp.as_ptr());
-        }
-        Ok(Bits {
-            stream: self,
-            bits,
-            _buf: std::marker::PhantomData,
-        })
-    }
-}
-
-impl Drop for Stream {
-    fn drop(&mut self) {
-        // SAFETY: opened by zfp_stream_open; its bit stream is detached already.
-        unsafe { sys::zfp_stream_close(self.zfp.as_ptr()) }
-    }
-}
-
-/// A bit stream over a buffer, attached to a zfp stream.
-struct Bits<'b> {
-    stream: &'b Stream,
-    bits: NonNull<sys::bitstream>,
-    _buf: std::marker::PhantomData<&'b mut [u64]>,
-}
-
-impl Drop for Bits<'_> {
-    fn drop(&mut self) {
-        // SAFETY: detach from the zfp stream, then close the bit stream (not its buffer).
-        unsafe {
-            sys::zfp_stream_set_bit_stream(self.stream.zfp.as_ptr(), std::ptr::null_mut());
-            sys::stream_close(self.bits.as_ptr());
-        }
-    }
-}
-
-/// A zfp field: the type and extents of an array, and where its numbers are.
-struct Field(NonNull<sys::zfp_field>);
-
-impl Field {
-    /// A field of `ztype` numbers at `data` with C-order extents `dims` (1 to 4).
-    fn new(data: *mut c_void, ztype: sys::zfp_type, dims: &[usize]) -> Result<Self> {
-        // SAFETY: zfp keeps the pointer and extents; the numbers are read only while the
-        // caller's buffer lives. zfp's x is the fastest-varying (last) dimension.
-        let field = unsafe {
-            match *dims {
-                [x] => sys::zfp_field_1d(data, ztype, x),
-                [y, x] => sys::zfp_field_2d(data, ztype, x, y),
-                [z, y, x] => sys::zfp_field_3d(data, ztype, x, y, z),
-                [w, z, y, x] => sys::zfp_field_4d(data, ztype, x, y, z, w),
-                _ => std::ptr::null_mut(),
-            }
-        };
-        NonNull::new(field)
-            .map(Field)
-            .ok_or_else(|| Error::Internal(format!("zfp field of {dims:?}")))
-    }
-
-    /// An empty field, for a header to fill.
-    fn alloc() -> Result<Self> {
-        // SAFETY: allocates an empty field.
-        NonNull::new(unsafe { sys::zfp_field_alloc() })
-            .map(Field)
-            .ok_or_else(|| Error::NoMemory("cannot allocate a zfp field".into()))
-    }
-
-    fn ptr(&self) -> *mut sys::zfp_field {
-        self.0.as_ptr()
-    }
-}
-
-impl Drop for Field {
-    fn drop(&mut self) {
-        // SAFETY: allocated by zfp; the numbers it points at are not its own.
-        unsafe { sys::zfp_field_free(self.0.as_ptr()) }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -744,33 +559,16 @@ mod tests {
     /// A zfpy stream of only a header (in expert mode, every block at least `minbits`) for
     /// `n` float32 numbers in one dimension.
     fn header_only(n: usize, minbits: u32) -> Vec<u8> {
-        let stream = Stream::new().unwrap();
-        let field = Field::new(std::ptr::null_mut(), sys::zfp_type_zfp_type_float, &[n]).unwrap();
-        let mut buf = [0u64; 8];
-        let bits = stream.attach(&mut buf).unwrap();
-        // SAFETY: valid stream and field; the header fits in `buf`.
-        let written = unsafe {
-            assert_ne!(
-                sys::zfp_stream_set_params(
-                    stream.zfp.as_ptr(),
-                    minbits,
-                    sys::ZFP_MAX_BITS,
-                    32,
-                    -149
-                ),
-                0
-            );
-            let written =
-                sys::zfp_write_header(stream.zfp.as_ptr(), field.ptr(), sys::ZFP_HEADER_FULL);
-            sys::zfp_stream_flush(stream.zfp.as_ptr());
-            written
-        };
-        drop(bits);
+        let values = vec![0f32; n];
+        let field = ZfpField::new(&values, n).unwrap();
+        let config = ZfpConfig::expert(minbits, zfp_rs::ZFP_MAX_BITS, 32, -149).unwrap();
+        let mut stream = ZfpBitStream::new(64).unwrap();
+        let written = stream
+            .write_header(&config, &field.metadata(), ZfpHeaderMask::FULL)
+            .unwrap();
+        stream.flush();
         assert!(written > 96, "a full header with expert parameters");
-        buf.iter()
-            .flat_map(|w| w.to_ne_bytes())
-            .take(written.div_ceil(8))
-            .collect()
+        stream.as_bytes().to_vec()
     }
 
     #[test]
@@ -781,7 +579,7 @@ mod tests {
         let dtype = DType::parse_v2("<f4").unwrap();
         // 2^20 numbers in 2^18 blocks of at least 16658 bits: 545 MB the stream does not have.
         let n = 1 << 20;
-        let stream = header_only(n, sys::ZFP_MAX_BITS);
+        let stream = header_only(n, zfp_rs::ZFP_MAX_BITS);
         let mut out = vec![0u8; n * 4];
         let err = typed
             .decode_typed(&stream, &dtype, &[n as u64], &mut out)
