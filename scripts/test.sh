@@ -18,7 +18,8 @@
 #      3.4 from a Debian 13 chroot (Python 3.13) likewise
 #   7. MPI: examples-c/mpi_write.c (shared filesystem) and mpi_write_s3.c (moto S3, owned
 #      and shared shards) on 4 OpenMPI ranks, checked by libzarr and zarr-python
-#   8. the quickstart example
+#   8. the quickstart example (run right after stage 2, with the default features, so that
+#      every later stage shares one release build of the library)
 #   9. fuzz (bounded): every cargo-fuzz target in fuzz/ for FUZZ_SECONDS (default 20) each
 #  10. sanitizers: the C tests under ASan+UBSan (leaks detected) and valgrind memcheck
 #  11. crash safety: a writer SIGKILLed ZARR_CRASH_KILLS (500) times; every chunk old or new
@@ -31,7 +32,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
-stage() { printf '\n=== %s ===\n' "$*"; }
+# Each stage's heading gives the minutes and seconds since the suite began.
+stage() { printf '\n=== %s === [%dm%02ds]\n' "$*" $((SECONDS / 60)) $((SECONDS % 60)); }
 fast=false
 case "${1:-}" in
   --fast) fast=true ;;
@@ -55,25 +57,23 @@ if ! $fast; then
 fi
 
 stage "rust: fmt, clippy, tests"
-# zarrtool's netCDF import (cargo feature netcdf) links the system netCDF library, and the zfp
-# codec (cargo feature zfp, off by default) builds zfp with cmake and libclang: the setup
-# installs them (libnetcdf-dev, cmake, clang-19); --fast runs without what the machine lacks.
-# Icechunk repositories (cargo feature icechunk, off by default: Rust 1.95 and aws-lc-sys's C
-# build) are tested whenever the toolchain is new enough.
+# zarrtool's netCDF import (cargo feature netcdf) links the system netCDF library: the setup
+# installs it (libnetcdf-dev); --fast runs without it when the machine lacks it. Icechunk
+# repositories (cargo feature icechunk, off by default: Rust 1.95 and aws-lc-sys's C build)
+# are tested whenever the toolchain is new enough. Every stage builds with these features
+# (ZARR_TEST_FEATURES for the stages' own scripts, NC_CONFIG as CMake passes it), so that
+# cargo builds the library once per profile instead of once per stage.
 feature_list=""
-zfp=OFF
 icechunk=OFF
 if rustc --version | awk '{ split($2, v, "."); exit !(v[1] > 1 || v[2] >= 95) }'; then
   feature_list=icechunk
   icechunk=ON
 fi
-if command -v cmake >/dev/null 2>&1; then
-  feature_list="${feature_list:+$feature_list,}zfp"
-  zfp=ON
-fi
 if command -v nc-config >/dev/null 2>&1; then
   feature_list="${feature_list:+$feature_list,}netcdf"
   export ZARR_TEST_NETCDF=1
+  NC_CONFIG="$(command -v nc-config)"
+  export NC_CONFIG
 elif ! $fast; then
   echo "nc-config is missing after the setup (libnetcdf-dev)" >&2
   exit 1
@@ -82,6 +82,7 @@ else
 fi
 features=()
 [ -z "$feature_list" ] || features=(--features "$feature_list")
+export ZARR_TEST_FEATURES="$feature_list"
 if cargo fmt --version >/dev/null 2>&1; then
   cargo fmt --all -- --check
 else
@@ -106,17 +107,24 @@ python3 bindings/fortran/generate.py --check
 python3 bindings/julia/check.py
 python3 bindings/check_cxx.py
 
+if ! $fast; then
+  stage "quickstart"
+  qs_dir=$(mktemp -d)
+  bash scripts/quickstart.sh "$qs_dir/quickstart.zarr"
+  rm -rf "$qs_dir"
+fi
+
 stage "c, c++ and fortran tests (ctest)"
 # The tests are built only when asked for; cargo's output goes where the Rust stages put it
 # (not into build/target), so that every configuration shares one cargo target directory.
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DZARR_BUILD_TESTS=ON -DZARR_TEST_COPY_MEMORY=ON \
-  -DZARR_ZFP=$zfp -DZARR_ICECHUNK=$icechunk -DZARR_CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target}" \
+  -DZARR_ICECHUNK=$icechunk -DZARR_CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target}" \
   >/dev/null
 cmake --build build -j2
 ctest --test-dir build --output-on-failure
 
 if $fast; then
-  stage "fast stages passed (interop, MPI, packaging, fuzz, sanitizers and crash safety skipped)"
+  stage "fast stages passed (quickstart, interop, MPI, packaging, fuzz, sanitizers and crash safety skipped)"
   exit 0
 fi
 
@@ -142,11 +150,6 @@ bash tests/interop/run.sh
 
 stage "mpi: 4 ranks writing one array, on disk and in S3"
 bash tests/mpi/run.sh
-
-stage "quickstart"
-qs_dir=$(mktemp -d)
-bash scripts/quickstart.sh "$qs_dir/quickstart.zarr"
-rm -rf "$qs_dir"
 
 stage "fuzz (bounded)"
 FUZZ_SECONDS=${FUZZ_SECONDS:-20} bash scripts/fuzz.sh

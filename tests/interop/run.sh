@@ -14,17 +14,18 @@ cd "$(dirname "$0")/../.."
 
 ENV_DIR="${ZARR_TEST_ENV:-$PWD/.test-env}"
 
-# With zarrtool's netCDF import when the system netCDF library is there (as CMake builds it).
-# With the zfp codec too (off by default; the setup installs cmake and libclang for it), and
-# Icechunk repositories (off by default) whenever the toolchain is Rust 1.95 or newer, as the
-# crate needs: test_icechunk_interop.py then must run (ZARR_INTEROP_ICECHUNK=1).
-list=zfp
+# With zarrtool's netCDF import when the system netCDF library is there (as CMake builds it),
+# and Icechunk repositories (off by default) whenever the toolchain is Rust 1.95 or newer,
+# as the crate needs: test_icechunk_interop.py then must run (ZARR_INTEROP_ICECHUNK=1).
+# scripts/test.sh passes its own choice (ZARR_TEST_FEATURES), the same for every stage.
+list=""
 if rustc --version | awk '{ split($2, v, "."); exit !(v[1] > 1 || v[2] >= 95) }'; then
-  list=zfp,icechunk
-  export ZARR_INTEROP_ICECHUNK=1
+  list=icechunk
 fi
-if command -v nc-config >/dev/null 2>&1; then list=netcdf,$list; fi
-features=(--features "$list")
+if command -v nc-config >/dev/null 2>&1; then list=netcdf${list:+,$list}; fi
+list=${ZARR_TEST_FEATURES-$list}
+if [[ ",$list," == *,icechunk,* ]]; then export ZARR_INTEROP_ICECHUNK=1; fi
+features=(--features "zfp${list:+,$list}")
 echo "interop: cargo build --release ${features[*]}"
 if ! cargo build --release "${features[@]}"; then
   echo "interop: cargo build --release failed" >&2
