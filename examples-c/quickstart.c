@@ -21,6 +21,22 @@ static void check(zarr_status_t status, const char *what) {
     }
 }
 
+/* Prints what this build of libzarr has beyond the core (zarr_features()). */
+static void print_features(void) {
+    static const struct {
+        uint32_t bit;
+        const char *name;
+    } features[] = {{ZARR_HAS_S3, "s3"},         {ZARR_HAS_GCS, "gcs"},
+                    {ZARR_HAS_AZURE, "azure"},   {ZARR_HAS_HTTP, "http"},
+                    {ZARR_HAS_ZFP, "zfp"},       {ZARR_HAS_PCODEC, "pcodec"},
+                    {ZARR_HAS_ICECHUNK, "icechunk"}};
+    uint32_t have = zarr_features();
+    printf("  built with");
+    for (size_t i = 0; i < sizeof features / sizeof features[0]; i++)
+        if (have & features[i].bit) printf(" %s", features[i].name);
+    printf("\n");
+}
+
 int main(int argc, char **argv) {
     const char *dir = argc > 1 ? argv[1] : "quickstart.zarr";
     enum { NY = 1000, NX = 1200 };
@@ -77,6 +93,7 @@ int main(int argc, char **argv) {
     check(zarr_array_attrs_get(array, attrs, sizeof attrs, NULL), "zarr_array_attrs_get");
 
     printf("libzarr %s quickstart\n", zarr_version_string());
+    print_features();
     printf("  array       %s/temperature\n", dir);
     printf("  shape       %d x %d, chunks %llu x %llu, dtype %s\n", NY, NX,
            (unsigned long long)chunks[0], (unsigned long long)chunks[1], dtype);

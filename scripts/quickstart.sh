@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
 # Builds libzarr (release) and the quickstart example, then runs it: it writes a real
 # array to quickstart.zarr/ in the current directory, reads it back and prints a summary.
+# The build has the default features, and Icechunk repositories when the Rust toolchain
+# can build them (1.95 or newer), as CMake chooses.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-cargo build --release --manifest-path "$root/Cargo.toml"
+features=()
+if rustc --version | awk '{ split($2, v, "."); exit !(v[1] > 1 || v[2] >= 95) }'; then
+  features=(--features icechunk)
+fi
+cargo build --release ${features[@]+"${features[@]}"} --manifest-path "$root/Cargo.toml"
 out="$root/target/examples-c"
 mkdir -p "$out"
 cc -std=c11 -O2 -Wall -Wextra -Werror -I "$root/include" "$root/examples-c/quickstart.c" \
