@@ -211,23 +211,15 @@ impl Buffers {
     }
 }
 
-/// The most bytes of buffers a thread keeps between single-chunk calls.
-const MAX_SPARE_BYTES: usize = 64 << 20;
-
-thread_local! {
-    /// Buffers a thread keeps from one single-chunk call to the next, so that a loop of
-    /// small reads or writes does not allocate (and fault in) a chunk's memory each time.
-    static SPARE: std::cell::RefCell<Option<Buffers>> = const { std::cell::RefCell::new(None) };
-}
-
-/// The most bytes of buffers one worker keeps between multi-chunk calls: a 32 MiB chunk's
-/// stored bytes, decoded chunk and encoded output fit.
+/// The most bytes of buffers one worker keeps between calls: a 32 MiB chunk's stored
+/// bytes, decoded chunk and encoded output fit.
 const MAX_KEPT_BYTES: usize = 128 << 20;
 
-/// The workers' buffers kept from one multi-chunk call to the next (at most
-/// [`MAX_KEPT_BYTES`] each, and as many as the pool has workers), so that a loop of calls
-/// over a few large chunks each (a row of chunks at a time) does not allocate and fault in
-/// its chunks' memory in every call.
+/// The buffers kept from one call to the next (at most [`MAX_KEPT_BYTES`] each, and as
+/// many as the pool has workers), so that a loop of calls over one or a few large chunks
+/// each (a chunk or a row of chunks at a time, from any thread: the caller's, or the
+/// thread of non-blocking requests, which ends when its queue is empty) does not allocate
+/// and fault in its chunks' memory in every call.
 static KEPT: std::sync::Mutex<Vec<Buffers>> = std::sync::Mutex::new(Vec::new());
 
 /// Buffers kept by an earlier call, or new ones.
@@ -503,12 +495,10 @@ impl<'a> Plan<'a> {
         match count {
             0 => Ok(()),
             1 => {
-                // One chunk runs in the calling thread, with the buffers its last call left.
-                let mut buffers = SPARE.with(|s| s.borrow_mut().take()).unwrap_or_default();
+                // One chunk runs in the calling thread, with buffers an earlier call kept.
+                let mut buffers = kept_or_new();
                 let result = one(&mut buffers, 0);
-                if buffers.capacity() <= MAX_SPARE_BYTES {
-                    SPARE.with(|s| *s.borrow_mut() = Some(buffers));
-                }
+                keep(vec![buffers]);
                 result
             }
             _ => pool::pool()?.install(|| {
