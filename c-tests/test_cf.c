@@ -1,7 +1,8 @@
 /*
  * CF-style use from C: reading and writing an array through a buffer of another numeric
  * type with netCDF's conversion rules (range errors, truncation, NaN), and attributes set
- * and read as strings, numbers and lists of them.
+ * and read as strings, numbers and lists of them; converting and strided appends, dimension
+ * names at creation, and closing an array with the errors its buffered appends meet.
  */
 #include "check.h"
 
@@ -289,8 +290,145 @@ static void typed_attributes(int format) {
     zarr_store_free(s);
 }
 
+/* A float32 series of steps of 3, unsharded (format 2) or sharded by 4 steps (format 3,
+   where appends are buffered), with dimension names set at creation. */
+static zarr_array_t *series(zarr_store_t *s, int format) {
+    zarr_array_builder_t *b = NULL;
+    zarr_array_t *a = NULL;
+    const uint64_t shape[2] = {0, 3}, chunk[2] = {1, 3}, shard[2] = {4, 3};
+    const char *names[2] = {"time", "x"};
+    CHECK_OK(zarr_array_builder_new(ZARR_DTYPE_FLOAT32, 2, shape, &b));
+    CHECK_OK(zarr_array_builder_set_chunk_shape(b, 2, chunk));
+    CHECK_OK(zarr_array_builder_set_zarr_format(b, format));
+    if (format == 3)
+        CHECK_OK(zarr_array_builder_set_shard_shape(b, 2, shard));
+    CHECK_OK(zarr_array_builder_set_dimension_names(b, 2, names));
+    CHECK_OK(zarr_array_create(b, s, "tas", ZARR_MODE_W, &a));
+    zarr_array_builder_free(b);
+    return a;
+}
+
+/* Doubles appended to a float32 series (zarr_array_append_from and its non-blocking form)
+   are stored as the nearest float32s; a value beyond float32's range appends nothing. A
+   strided step (a column of a larger block) is appended as is. */
+static void append_converted(int format) {
+    zarr_store_t *s = memory();
+    zarr_array_t *a = series(s, format);
+    const uint64_t step[2] = {1, 3};
+    const double d[3] = {0.1, -2.5, 1e20};
+    CHECK_OK(zarr_array_append_from(a, 0, 2, step, ZARR_DTYPE_FLOAT64, ZARR_ORDER_C, d,
+                                    sizeof d));
+    zarr_request_t *r = NULL;
+    CHECK_OK(zarr_array_append_from_async(a, 0, 2, step, ZARR_DTYPE_FLOAT64, ZARR_ORDER_C, d,
+                                          sizeof d, ZARR_ASYNC_COPY, &r));
+    CHECK_OK(zarr_request_wait(r));
+    zarr_request_free(r);
+    /* Column 1 of a 3x2 block: elements 1, 3, 5. */
+    const float block[6] = {9, 7, 9, 8, 9, 6};
+    const int64_t strides[2] = {6, 2};
+    CHECK_OK(zarr_array_append_strided(a, 0, 2, step, strides, ZARR_DTYPE_FLOAT32, block + 1,
+                                       sizeof block - sizeof(float)));
+    CHECK_OK(zarr_array_append_strided_async(a, 0, 2, step, strides, ZARR_DTYPE_FLOAT32,
+                                             block + 1, sizeof block - sizeof(float), 0, &r));
+    CHECK_OK(zarr_request_wait(r));
+    zarr_request_free(r);
+    /* Out of range: nothing appended, blocking or not. */
+    const double far[3] = {1, 1e39, 1};
+    CHECK_STATUS(zarr_array_append_from(a, 0, 2, step, ZARR_DTYPE_FLOAT64, ZARR_ORDER_C, far,
+                                        sizeof far),
+                 ZARR_ERR_RANGE);
+    CHECK_ERROR_CONTAINS("float32");
+    CHECK_OK(zarr_array_append_from_async(a, 0, 2, step, ZARR_DTYPE_FLOAT64, ZARR_ORDER_C, far,
+                                          sizeof far, ZARR_ASYNC_COPY, &r));
+    CHECK_STATUS(zarr_request_wait(r), ZARR_ERR_RANGE);
+    zarr_request_free(r);
+    /* The plain append still takes the array's own type only. */
+    CHECK_STATUS(zarr_array_append(a, 0, 2, step, ZARR_DTYPE_FLOAT64, ZARR_ORDER_C, d,
+                                   sizeof d),
+                 ZARR_ERR_DTYPE_MISMATCH);
+    CHECK_OK(zarr_array_close(a));
+    uint64_t shape[2] = {0, 0};
+    CHECK_OK(zarr_array_shape(a, 2, shape));
+    CHECK(shape[0] == 4 && shape[1] == 3);
+    float got[12];
+    const float want[12] = {0.1f, -2.5f, 1e20f, 0.1f, -2.5f, 1e20f, 7, 8, 6, 7, 8, 6};
+    CHECK_OK(zarr_array_read(a, 2, (uint64_t[]){0, 0}, shape, ZARR_DTYPE_FLOAT32, ZARR_ORDER_C,
+                             got, sizeof got));
+    CHECK_MEM(got, want, sizeof want);
+    /* Dimension names given to the builder: v3 metadata, v2 xarray's attribute. */
+    char text[4096];
+    if (format == 2) {
+        CHECK_OK(zarr_array_attr_get(a, "_ARRAY_DIMENSIONS", text, sizeof text, NULL));
+        CHECK_STR(text, "[\"time\",\"x\"]");
+    } else {
+        CHECK_OK(zarr_array_metadata_json(a, text, sizeof text, NULL));
+        CHECK_CONTAINS(text, "\"dimension_names\"");
+    }
+    zarr_array_free(a);
+    zarr_store_free(s);
+}
+
+/* The builder's dimension names outside v3: every dimension needs one, their count is the
+   rank; refused at creation, creating nothing. */
+static void builder_names_refused(void) {
+    zarr_store_t *s = memory();
+    const uint64_t shape[2] = {2, 3};
+    const char *one[1] = {"x"}, *unnamed[2] = {"x", NULL};
+    for (int i = 0; i < 2; i++) {
+        zarr_array_builder_t *b = NULL;
+        zarr_array_t *a = NULL;
+        CHECK_OK(zarr_array_builder_new(ZARR_DTYPE_FLOAT32, 2, shape, &b));
+        CHECK_OK(zarr_array_builder_set_zarr_format(b, 2));
+        if (i == 0)
+            CHECK_OK(zarr_array_builder_set_dimension_names(b, 1, one));
+        else
+            CHECK_OK(zarr_array_builder_set_dimension_names(b, 2, unnamed));
+        CHECK_STATUS(zarr_array_create(b, s, "bad", ZARR_MODE_W, &a), ZARR_ERR_INVALID_ARG);
+        CHECK_ERROR_CONTAINS(i == 0 ? "1 dimension names for an array of rank 2"
+                                    : "every dimension needs a name");
+        bool exists = true;
+        CHECK_OK(zarr_store_contains(s, "bad/.zarray", &exists));
+        CHECK(!exists);
+        zarr_array_builder_free(b);
+    }
+    zarr_store_free(s);
+}
+
+/* zarr_array_close reports buffered appends that cannot be stored (the array's directory
+   replaced by a file), which zarr_array_free would lose; a read-only handle closes with
+   nothing to store. */
+static void close_reports(void) {
+    char *dir = check_mkdtemp();
+    zarr_store_t *s = NULL;
+    CHECK_OK(zarr_store_open_fs(dir, ZARR_MODE_W, &s));
+    zarr_array_t *a = series(s, 3);
+    const uint64_t step[2] = {1, 3};
+    const float f[3] = {1, 2, 3};
+    CHECK_OK(zarr_array_append(a, 0, 2, step, ZARR_DTYPE_FLOAT32, ZARR_ORDER_C, f, sizeof f));
+    zarr_array_t *reader = NULL;
+    CHECK_OK(zarr_array_open(s, "tas", ZARR_MODE_R, &reader));
+    CHECK_OK(zarr_array_close(reader));
+    zarr_array_free(reader);
+    char *path = check_join(dir, "tas");
+    char *tree = strdup(path);
+    check_rmtree(tree);
+    FILE *file = fopen(path, "w");
+    CHECK(file != NULL);
+    if (file != NULL)
+        fclose(file);
+    CHECK_STATUS(zarr_array_close(a), ZARR_ERR_STORAGE_IO);
+    zarr_array_free(a);
+    zarr_store_free(s);
+    free(path);
+    check_rmtree(dir);
+}
+
 int main(void) {
     read_float_as_double_and_short();
+    append_converted(2);
+    append_converted(3);
+    builder_names_refused();
+    close_reports();
     write_double_into_short_and_bool();
     fortran_order();
     typed_attributes(2);

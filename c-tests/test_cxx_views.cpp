@@ -1,7 +1,7 @@
 // zarr.hpp's spans and strided views, built as C++17 and as C++20: reads and writes through
 // zarr::span (std::span in C++20) and zarr::View in C and F order, sub-views, steps, any
-// strides, mdspan-like objects (std::mdspan where the library has it), and the errors of
-// wrong sizes, ranks and ranges. Every check compares exact values.
+// strides, mdspan-like objects (std::mdspan where the library has it), appends from all of
+// them, and the errors of wrong sizes, ranks and ranges. Every check compares exact values.
 #include "check.h"
 
 #include "check_cxx.h"
@@ -240,8 +240,58 @@ static void test_mdspan() {
 #endif
 }
 
+// Appends from spans, views and mdspans, blocking and not (append, append_async), and a
+// converting append (append_converted): the series grows by each block, exactly.
+static void test_appends() {
+    zarr::Store store = zarr::Store::memory();
+    zarr::Array a = zarr::ArrayBuilder::of<double>({0, 3}).set_chunk_shape({2, 3}).create(
+        store, "series", ZARR_MODE_W);
+    const std::vector<double> row{1, 2, 3};
+    a.append(0, {1, 3}, zarr::span<const double>(row));
+    std::array<double, 3> box{4, 5, 6};
+    a.append_async(0, {1, 3}, zarr::span<double>(box)).wait();
+    // The interior of a 4 x 5 buffer: rows 1-2, columns 1-3 (a view with strides 5, 1).
+    std::vector<double> buf(4 * 5);
+    for (size_t k = 0; k < buf.size(); k++)
+        buf[k] = double(k);
+    zarr::View<double> interior = zarr::View<double>(buf, {4, 5}).sub({{1, 2}, {1, 3}});
+    a.append(0, interior);
+    a.append_async(0, zarr::View<const double>(interior.sub({{1, 1}, {0, 3}}))).wait();
+    // F order: a 1 x 3 block is the same either way; the 2 x 3 block is transposed.
+    std::vector<double> f{21, 24, 22, 25, 23, 26};
+    a.append(0, zarr::View<double>(f, {2, 3}, ZARR_ORDER_F));
+    std::vector<float> floats{0.5f, 1.5f, 2.5f};
+    a.append_converted(0, {1, 3}, floats);
+    a.append_converted_async(0, {1, 3}, floats.data(), floats.size()).wait();
+    CHECK(a.shape() == (std::vector<uint64_t>{9, 3}));
+    CHECK(a.read<double>({0, 0}, {9, 3}) ==
+          (std::vector<double>{1,  2,  3,  4,  5,  6,  6,  7,   8,   11,  12,  13, 11, 12,
+                               13, 21, 22, 23, 24, 25, 26, 0.5, 1.5, 2.5, 0.5, 1.5, 2.5}));
+#if ZARR_HPP_HAS_MDSPAN
+    std::vector<double> m{7, 8, 9};
+    a.append(0, std::mdspan<double, std::dextents<size_t, 2>>(m.data(), 1, 3));
+    a.append_async(0, std::mdspan<double, std::dextents<size_t, 2>>(m.data(), 1, 3)).wait();
+    CHECK(a.read<double>({9, 0}, {2, 3}) == (std::vector<double>{7, 8, 9, 7, 8, 9}));
+#endif
+    // A span of the wrong size, a value out of range, another type: nothing appended.
+    const uint64_t before = a.shape()[0];
+    CHECK_THROWS(a.append(0, {1, 3}, zarr::span<const double>(buf.data(), 4)),
+                 ZARR_ERR_BUFFER_SIZE, "the span has 4 elements where the region (1 x 3) has 3");
+    zarr::Array narrow = zarr::ArrayBuilder::of<int16_t>({0, 3}).create(store, "n", ZARR_MODE_W);
+    CHECK_THROWS(narrow.append_converted(0, {1, 3}, std::vector<double>{1, 40000, 2}),
+                 ZARR_ERR_RANGE, "int16");
+    CHECK_THROWS(narrow.append_converted_async(0, {1, 3}, row.data(), 2).wait(),
+                 ZARR_ERR_BUFFER_SIZE, "");
+    CHECK_THROWS(narrow.append(0, {1, 3}, zarr::span<const double>(row)),
+                 ZARR_ERR_DTYPE_MISMATCH, "");
+    CHECK(a.shape()[0] == before && narrow.shape()[0] == 0);
+    a.close();
+    a.close();
+}
+
 int main() {
     run("spans", test_spans);
+    run("appends", test_appends);
     run("views", test_views);
     run("view errors", test_view_errors);
     run("mdspan", test_mdspan);

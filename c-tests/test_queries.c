@@ -4,6 +4,7 @@
  */
 #include "check.h"
 #include <math.h>
+#include <string.h>
 
 static bool little_endian(void) {
     const uint16_t one = 1;
@@ -427,11 +428,29 @@ static void test_missing_value(void) {
             CHECK_OK(zarr_array_attr_get(a, "_NCZARR_ATTR", doc, sizeof doc, NULL));
             CHECK_CONTAINS(doc, "\"_FillValue\":\"<f4\"");
         }
-        /* Not a float32: refused, naming the array, and the value stays. */
-        CHECK_STATUS(zarr_array_set_missing_value(a, 0.1), ZARR_ERR_INVALID_ARG);
+        /* Beyond float32's range: refused, naming the array, and the value stays. */
+        CHECK_STATUS(zarr_array_set_missing_value(a, 1e39), ZARR_ERR_INVALID_ARG);
         CHECK_ERROR_CONTAINS(format == 2 ? "\"t2\"" : "\"t3\"");
+        CHECK_ERROR_CONTAINS("beyond the range of float32");
         CHECK_OK(zarr_array_missing_value(a, &is_set, &value));
         CHECK(is_set && value == -9999.0);
+        /* Not exactly a float32: the nearest one is stored and given back. */
+        CHECK_OK(zarr_array_set_missing_value(a, 0.1));
+        CHECK_OK(zarr_array_missing_value(a, &is_set, &value));
+        CHECK(is_set && value == (double)0.1f);
+        zarr_array_free(a);
+        zarr_array_builder_free(b);
+        /* CMIP's 1e20, as a double, at creation: the float32 1e20 stored (unwritten cells read
+           as it) and given back. */
+        CHECK_OK(zarr_array_builder_new(ZARR_DTYPE_FLOAT32, 1, shape, &b));
+        CHECK_OK(zarr_array_builder_set_zarr_format(b, format));
+        CHECK_OK(zarr_array_builder_set_missing_value(b, 1e20));
+        CHECK_OK(zarr_array_create(b, s, "cmip", ZARR_MODE_W, &a));
+        CHECK_OK(zarr_array_missing_value(a, &is_set, &value));
+        CHECK(is_set && value == (double)1e20f && value != 1e20);
+        CHECK_OK(zarr_array_read(a, 1, (uint64_t[]){0}, shape, ZARR_DTYPE_FLOAT32, ZARR_ORDER_C,
+                                 cells, sizeof cells));
+        CHECK(memcmp(&cells[0], &(float){1e20f}, sizeof(float)) == 0 && cells[3] == 1e20f);
         zarr_array_free(a);
         zarr_array_builder_free(b);
     }

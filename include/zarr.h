@@ -847,12 +847,12 @@ zarr_status_t zarr_array_open(const zarr_store_t *store,
 /**
  * Releases an array handle (NULL is ignored), once its non-blocking requests are done
  * (it waits for them; their errors stay with the requests). Appends it buffered are
- * stored first (see
- * `zarr_array_append`), but an error in doing so is lost and those steps may then be
- * missing: call `zarr_array_flush` before freeing to see it. The append lock the handle
- * holds is released. Freeing syncs nothing by itself; when the handle holds the last
- * reference to its store (the store handle was freed), the store is released and flushed
- * as `zarr_store_free` does (see `zarr_durability`).
+ * stored first (see `zarr_array_append`), but an error in doing so is lost and those
+ * steps may then be missing: call `zarr_array_close` (or `zarr_array_flush`) before
+ * freeing to see it. The append lock the handle holds is released. Freeing syncs nothing
+ * by itself; when the handle holds the last reference to its store (the store handle was
+ * freed), the store is released and flushed as `zarr_store_free` does (see
+ * `zarr_durability`).
  *
  * A handle still open when the process ends normally (`exit()`, a return from `main`,
  * Fortran's `end program`) is finished as freeing it would: its requests are waited for,
@@ -1153,8 +1153,8 @@ zarr_status_t zarr_array_resize(const zarr_array_t *array,
  * `zarr_array_free`).
  *
  * Errors: `ZARR_ERR_RANK_MISMATCH` (`ndim`), `ZARR_ERR_INVALID_ARG` (`axis` not below the
- * rank, or another extent differs from the array's), `ZARR_ERR_DTYPE_MISMATCH`,
- * `ZARR_ERR_BUFFER_SIZE`, `ZARR_ERR_OVERFLOW`, `ZARR_ERR_READ_ONLY`, `ZARR_ERR_CODEC`,
+ * rank, or another extent differs from the array's), `ZARR_ERR_DTYPE_MISMATCH` (`mem_dtype`
+ * is not the array's type: `zarr_array_append_from` converts), `ZARR_ERR_BUFFER_SIZE`, `ZARR_ERR_OVERFLOW`, `ZARR_ERR_READ_ONLY`, `ZARR_ERR_CODEC`,
  * `ZARR_ERR_CONFLICT` (another handle or process holds the append lock: the message names
  * it; nothing is appended).
  *
@@ -1173,6 +1173,69 @@ zarr_status_t zarr_array_append(const zarr_array_t *array,
                                 zarr_order_t order,
                                 const void *buf,
                                 size_t buf_bytes);
+
+/**
+ * Like `zarr_array_append`, but `buf` holds elements of the numeric type `mem_dtype`,
+ * converted to the array's type as `zarr_array_write_from` converts them (a float64 model
+ * field appended to a float32 series, say). All elements are converted before anything is
+ * stored: when any does not fit the array's type, nothing is appended and the call
+ * returns `ZARR_ERR_RANGE`. The converted step is appended as `zarr_array_append` appends
+ * one of the array's own type (streamed on a sharded array).
+ *
+ * Errors: as `zarr_array_append`; `ZARR_ERR_RANGE` (nothing appended);
+ * `ZARR_ERR_DTYPE_MISMATCH` (the array's or the buffer's type is not numeric).
+ *
+ * Ownership: as `zarr_array_append`.
+ *
+ * Thread safety: as `zarr_array_append`.
+ */
+ZARR_API
+zarr_status_t zarr_array_append_from(const zarr_array_t *array,
+                                     size_t axis,
+                                     size_t ndim,
+                                     const uint64_t *count,
+                                     zarr_dtype_t mem_dtype,
+                                     zarr_order_t order,
+                                     const void *buf,
+                                     size_t buf_bytes);
+
+/**
+ * Like `zarr_array_append`, with the strided buffer layout of `zarr_array_read_strided`:
+ * element `i` of the step (extents `count`) is at element offset `Σ i[d] * mem_strides[d]`
+ * of `buf`, so a step can be appended from the interior of a larger array, halos excluded.
+ *
+ * Errors: as `zarr_array_append`, and the stride errors of `zarr_array_read_strided`.
+ *
+ * Ownership: as `zarr_array_append`.
+ *
+ * Thread safety: as `zarr_array_append`.
+ */
+ZARR_API
+zarr_status_t zarr_array_append_strided(const zarr_array_t *array,
+                                        size_t axis,
+                                        size_t ndim,
+                                        const uint64_t *count,
+                                        const int64_t *mem_strides,
+                                        zarr_dtype_t mem_dtype,
+                                        const void *buf,
+                                        size_t buf_bytes);
+
+/**
+ * Finishes the handle's work and reports its errors, as closing a netCDF file does: it
+ * waits for the handle's non-blocking requests (their errors stay with the requests),
+ * then on a writable handle stores what appends buffered and flushes the store, as
+ * `zarr_array_flush` does; a read-only handle has nothing to store. Unlike
+ * `zarr_array_free`, which loses such an error, it returns it. The handle stays usable
+ * (closing again finds nothing to store): free it with `zarr_array_free`.
+ *
+ * Errors: those of storing the buffered appends and syncing the store
+ * (`ZARR_ERR_STORAGE_IO`, `ZARR_ERR_CODEC`); the appends that failed stay buffered.
+ *
+ * Ownership: the handle stays the caller's.
+ *
+ * Thread safety: any thread, once the handle's appends are done; serialised with them.
+ */
+ZARR_API zarr_status_t zarr_array_close(const zarr_array_t *array);
 
 /**
  * Stores what appends buffered on this handle (the open shards, then the shape) and
@@ -1357,8 +1420,12 @@ zarr_status_t zarr_array_fill_value(const zarr_array_t *array,
  * encodings). Format 1 and the 2022 draft keep it in the fill value alone (a `_FillValue`
  * attribute there is removed).
  *
- * Errors: `ZARR_ERR_INVALID_ARG` (a value the type cannot hold exactly, or an array
- * without numbers: nothing is written), `ZARR_ERR_READ_ONLY`.
+ * A float type takes the nearest value it holds, with a notice on standard error when
+ * that is not `value` exactly (as `zarr_array_builder_set_missing_value`).
+ *
+ * Errors: `ZARR_ERR_INVALID_ARG` (a value the type cannot hold: beyond a float type's
+ * range, or for integers out of range, a fraction or NaN; or an array without numbers:
+ * nothing is written), `ZARR_ERR_READ_ONLY`.
  *
  * Ownership: nothing is kept.
  *
@@ -2090,10 +2157,16 @@ zarr_status_t zarr_array_builder_set_fill_value_json(zarr_array_builder_t *build
  * before (and a later fill value replaces it). A double holds every missing value of a
  * type up to 32 bits and 64-bit integers up to 2^53 in magnitude.
  *
+ * A float16 or float32 array takes the nearest value of its type, as netCDF stores a
+ * double `_FillValue` given for a float variable (1e20 is stored as the float32
+ * 1.0000000200408773e20), and says so in a notice on standard error (silenced by
+ * `ZARR_QUIET`) when that is not `value` exactly; `zarr_array_missing_value` then gives
+ * the value stored.
+ *
  * Errors: only the usual ones (Conventions); `zarr_array_create` refuses with
- * `ZARR_ERR_INVALID_ARG`, naming the array, a value the type cannot hold exactly (out of
- * range, a fraction or NaN for integers, not exactly a float32) or an array without
- * numbers (strings, booleans, records, dates), and creates nothing.
+ * `ZARR_ERR_INVALID_ARG`, naming the array, a value the type cannot hold (a finite value
+ * beyond a float type's range; for integers a value out of range, a fraction or NaN) or
+ * an array without numbers (strings, booleans, records, dates), and creates nothing.
  *
  * Ownership: nothing is kept: the builder copies what it is given.
  *
@@ -2309,12 +2382,15 @@ zarr_status_t zarr_array_builder_add_inner_shard_shape(zarr_array_builder_t *bui
                                                        const uint64_t *shape);
 
 /**
- * Sets the dimension names written in v3 metadata: `ndim` UTF-8 strings, NULL for an
- * unnamed dimension (written as null; "" is written as the name ""). Creating a v2 array with dimension names gives
- * `ZARR_ERR_INVALID_ARG` (v2 arrays take them with `zarr_array_set_dimension_names`).
+ * Sets the dimension names, `ndim` UTF-8 strings in C order, one per dimension, written
+ * with the array as `zarr_array_set_dimension_names` writes them: v3 arrays keep them in
+ * the `dimension_names` of their metadata (NULL for an unnamed dimension, written as null;
+ * "" is the name ""), the other formats in the `_ARRAY_DIMENSIONS` attribute (xarray's
+ * convention), where every dimension needs a name.
  *
- * Errors: only the usual ones (Conventions); the setting is checked by
- * `zarr_array_create`.
+ * Errors: only the usual ones (Conventions); `zarr_array_create` refuses with
+ * `ZARR_ERR_INVALID_ARG` a count of names that is not the rank, or a NULL name outside v3,
+ * and creates nothing.
  *
  * Ownership: nothing is kept: the builder copies what it is given.
  *
@@ -3374,6 +3450,52 @@ zarr_status_t zarr_array_append_async(const zarr_array_t *array,
                                       size_t buf_bytes,
                                       uint32_t flags,
                                       zarr_request_t **out_request);
+
+/**
+ * Like `zarr_array_append_from`, but non-blocking as `zarr_array_append_async`: `buf`
+ * holds elements of the numeric type `mem_dtype`, converted to the array's type when the
+ * request runs.
+ *
+ * Errors: as `zarr_array_append_async`; the request's also `ZARR_ERR_RANGE` (a value does
+ * not fit the array's type: nothing is appended) and `ZARR_ERR_DTYPE_MISMATCH` (a type
+ * that is not numeric).
+ *
+ * Ownership: as `zarr_array_write_async`.
+ *
+ * Thread safety: as `zarr_array_append_async`.
+ */
+ZARR_API
+zarr_status_t zarr_array_append_from_async(const zarr_array_t *array,
+                                           size_t axis,
+                                           size_t ndim,
+                                           const uint64_t *count,
+                                           zarr_dtype_t mem_dtype,
+                                           zarr_order_t order,
+                                           const void *buf,
+                                           size_t buf_bytes,
+                                           uint32_t flags,
+                                           zarr_request_t **out_request);
+
+/**
+ * Like `zarr_array_append_strided`, but non-blocking as `zarr_array_append_async`.
+ *
+ * Errors: as `zarr_array_append_async`; the stride errors come from the request.
+ *
+ * Ownership: as `zarr_array_write_async`; `mem_strides` is copied.
+ *
+ * Thread safety: as `zarr_array_append_async`.
+ */
+ZARR_API
+zarr_status_t zarr_array_append_strided_async(const zarr_array_t *array,
+                                              size_t axis,
+                                              size_t ndim,
+                                              const uint64_t *count,
+                                              const int64_t *mem_strides,
+                                              zarr_dtype_t mem_dtype,
+                                              const void *buf,
+                                              size_t buf_bytes,
+                                              uint32_t flags,
+                                              zarr_request_t **out_request);
 
 /**
  * Waits until the request is done and returns its status; a failure's message is the

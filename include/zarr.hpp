@@ -1236,6 +1236,45 @@ class Array : public detail::TypedAttributes<Array> {
         static_assert(!std::is_same_v<T, bool>, "std::vector<bool> is packed: pass a bool pointer");
         append(axis, count, data.data(), data.size(), order);
     }
+    /* A block from `data`, which must hold exactly its elements (else Error with
+     * ZARR_ERR_BUFFER_SIZE). */
+    template <class T>
+    void append(size_t axis, const std::vector<uint64_t> &count, span<T> data,
+                zarr_order_t order = ZARR_ORDER_C) const {
+        detail::check_span_size(data.size(), count);
+        append<std::remove_const_t<T>>(axis, count, data.data(), data.size(), order);
+    }
+    /* A block of extents data.shape() from the view's elements (zarr_array_append_strided). */
+    template <class V, std::enable_if_t<detail::is_view<V>::value, int> = 0>
+    void append(size_t axis, const V &data) const {
+        using T = typename V::element_type;
+        std::vector<int64_t> strides = data.c_strides();
+        detail::check(zarr_array_append_strided(get(), axis, data.rank(), data.shape().data(),
+                                                strides.data(), dtype_v<std::remove_const_t<T>>,
+                                                data.data(), data.footprint_bytes()));
+    }
+#if ZARR_HPP_HAS_MDSPAN
+    /* A std::mdspan of a strided layout (layout_right, layout_left, layout_stride). */
+    template <class T, class E, class L>
+    void append(size_t axis, std::mdspan<T, E, L, std::default_accessor<T>> data) const {
+        append(axis, View<T>::from_mdspan(data));
+    }
+#endif
+    /* Elements of T converted to the array's numeric type, as write_converted
+     * (zarr_array_append_from): a value that does not fit throws Error with ZARR_ERR_RANGE
+     * and nothing is appended. */
+    template <class T>
+    void append_converted(size_t axis, const std::vector<uint64_t> &count, const T *data,
+                          size_t n, zarr_order_t order = ZARR_ORDER_C) const {
+        detail::check(zarr_array_append_from(get(), axis, count.size(), count.data(), dtype_v<T>,
+                                             order, data, n * sizeof(T)));
+    }
+    template <class T>
+    void append_converted(size_t axis, const std::vector<uint64_t> &count,
+                          const std::vector<T> &data, zarr_order_t order = ZARR_ORDER_C) const {
+        static_assert(!std::is_same_v<T, bool>, "std::vector<bool> is packed: pass a bool pointer");
+        append_converted(axis, count, data.data(), data.size(), order);
+    }
     /* Non-blocking write (zarr_array_write_async): with flags 0, `data` must stay untouched
      * until the request is done; ZARR_ASYNC_COPY copies it at once. */
     template <class T>
@@ -1302,9 +1341,53 @@ class Array : public detail::TypedAttributes<Array> {
         static_assert(!std::is_same_v<T, bool>, "std::vector<bool> is packed: pass a bool pointer");
         return append_async(axis, count, data.data(), data.size(), order, ZARR_ASYNC_COPY);
     }
+    /* Non-blocking append of a span, which must hold exactly the block's elements; flags as
+     * write_async. */
+    template <class T>
+    Request append_async(size_t axis, const std::vector<uint64_t> &count, span<T> data,
+                         zarr_order_t order = ZARR_ORDER_C, uint32_t flags = 0) const {
+        detail::check_span_size(data.size(), count);
+        return append_async<std::remove_const_t<T>>(axis, count, data.data(), data.size(), order,
+                                                    flags);
+    }
+    /* Non-blocking append of a view's elements (zarr_array_append_strided_async); flags as
+     * write_async. */
+    template <class V, std::enable_if_t<detail::is_view<V>::value, int> = 0>
+    Request append_async(size_t axis, const V &data, uint32_t flags = 0) const {
+        using T = typename V::element_type;
+        std::vector<int64_t> strides = data.c_strides();
+        return Request(detail::make<zarr_request_t>([&](zarr_request_t **out) {
+            return zarr_array_append_strided_async(
+                get(), axis, data.rank(), data.shape().data(), strides.data(),
+                dtype_v<std::remove_const_t<T>>, data.data(), data.footprint_bytes(), flags, out);
+        }));
+    }
+#if ZARR_HPP_HAS_MDSPAN
+    template <class T, class E, class L>
+    Request append_async(size_t axis, std::mdspan<T, E, L, std::default_accessor<T>> data,
+                         uint32_t flags = 0) const {
+        return append_async(axis, View<T>::from_mdspan(data), flags);
+    }
+#endif
+    /* Non-blocking converting append (zarr_array_append_from_async): a value that does not
+     * fit makes wait() throw ZARR_ERR_RANGE (nothing appended). Flags as write_async. */
+    template <class T>
+    Request append_converted_async(size_t axis, const std::vector<uint64_t> &count, const T *data,
+                                   size_t n, zarr_order_t order = ZARR_ORDER_C,
+                                   uint32_t flags = 0) const {
+        return Request(detail::make<zarr_request_t>([&](zarr_request_t **out) {
+            return zarr_array_append_from_async(get(), axis, count.size(), count.data(),
+                                                dtype_v<T>, order, data, n * sizeof(T), flags,
+                                                out);
+        }));
+    }
     /* Stores buffered appends and flushes the store (see zarr_array_flush); waits for the
      * handle's non-blocking requests first. */
     void flush() const { detail::check(zarr_array_flush(get())); }
+    /* Waits for the handle's requests and, on a writable handle, stores buffered appends
+     * and flushes the store, throwing what fails (zarr_array_close); the handle stays
+     * valid, and the destructor, which loses such errors, frees it. */
+    void close() const { detail::check(zarr_array_close(get())); }
     void resize(const std::vector<uint64_t> &shape) const {
         detail::check(zarr_array_resize(get(), shape.size(), shape.data()));
     }

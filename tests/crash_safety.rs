@@ -23,6 +23,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use zarr::dtype::ElementType;
 use zarr::meta::Order;
+use zarr::node::pending::Layout;
 use zarr::node::{Array, ArrayBuilder, Mode, Node};
 use zarr::store::{FilesystemStore, Store, ZipMode, ZipStore};
 
@@ -662,7 +663,13 @@ fn append_writer(dir: &Path, nonblocking: bool) {
                 .map(|step| {
                     let data = Box::new(step_bytes(step));
                     array
-                        .append_async(0, vec![1, 8, 8], ElementType::UInt32, Order::C, data)
+                        .append_async(
+                            0,
+                            vec![1, 8, 8],
+                            ElementType::UInt32,
+                            Layout::Dense(Order::C),
+                            data,
+                        )
                         .unwrap()
                 })
                 .collect();

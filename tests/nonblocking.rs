@@ -290,7 +290,7 @@ fn appends_apply_in_submission_order_streamed_or_not() {
                     0,
                     vec![1, 6],
                     ElementType::Int32,
-                    Order::C,
+                    Layout::Dense(Order::C),
                     Box::new(ints((0..6).map(|v| t * 10 + v + 1))),
                 )
                 .unwrap()

@@ -206,12 +206,12 @@ pub unsafe extern "C" fn zarr_array_open(
 
 /// Releases an array handle (NULL is ignored), once its non-blocking requests are done
 /// (it waits for them; their errors stay with the requests). Appends it buffered are
-/// stored first (see
-/// `zarr_array_append`), but an error in doing so is lost and those steps may then be
-/// missing: call `zarr_array_flush` before freeing to see it. The append lock the handle
-/// holds is released. Freeing syncs nothing by itself; when the handle holds the last
-/// reference to its store (the store handle was freed), the store is released and flushed
-/// as `zarr_store_free` does (see `zarr_durability`).
+/// stored first (see `zarr_array_append`), but an error in doing so is lost and those
+/// steps may then be missing: call `zarr_array_close` (or `zarr_array_flush`) before
+/// freeing to see it. The append lock the handle holds is released. Freeing syncs nothing
+/// by itself; when the handle holds the last reference to its store (the store handle was
+/// freed), the store is released and flushed as `zarr_store_free` does (see
+/// `zarr_durability`).
 ///
 /// A handle still open when the process ends normally (`exit()`, a return from `main`,
 /// Fortran's `end program`) is finished as freeing it would: its requests are waited for,
@@ -596,8 +596,8 @@ pub unsafe extern "C" fn zarr_array_resize(
 /// `zarr_array_free`).
 ///
 /// Errors: `ZARR_ERR_RANK_MISMATCH` (`ndim`), `ZARR_ERR_INVALID_ARG` (`axis` not below the
-/// rank, or another extent differs from the array's), `ZARR_ERR_DTYPE_MISMATCH`,
-/// `ZARR_ERR_BUFFER_SIZE`, `ZARR_ERR_OVERFLOW`, `ZARR_ERR_READ_ONLY`, `ZARR_ERR_CODEC`,
+/// rank, or another extent differs from the array's), `ZARR_ERR_DTYPE_MISMATCH` (`mem_dtype`
+/// is not the array's type: `zarr_array_append_from` converts), `ZARR_ERR_BUFFER_SIZE`, `ZARR_ERR_OVERFLOW`, `ZARR_ERR_READ_ONLY`, `ZARR_ERR_CODEC`,
 /// `ZARR_ERR_CONFLICT` (another handle or process holds the append lock: the message names
 /// it; nothing is appended).
 ///
@@ -628,6 +628,94 @@ pub unsafe extern "C" fn zarr_array_append(
             Ok(())
         })
     })
+}
+
+/// Like `zarr_array_append`, but `buf` holds elements of the numeric type `mem_dtype`,
+/// converted to the array's type as `zarr_array_write_from` converts them (a float64 model
+/// field appended to a float32 series, say). All elements are converted before anything is
+/// stored: when any does not fit the array's type, nothing is appended and the call
+/// returns `ZARR_ERR_RANGE`. The converted step is appended as `zarr_array_append` appends
+/// one of the array's own type (streamed on a sharded array).
+///
+/// Errors: as `zarr_array_append`; `ZARR_ERR_RANGE` (nothing appended);
+/// `ZARR_ERR_DTYPE_MISMATCH` (the array's or the buffer's type is not numeric).
+///
+/// Ownership: as `zarr_array_append`.
+///
+/// Thread safety: as `zarr_array_append`.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_append_from(
+    array: *const zarr_array_t,
+    axis: usize,
+    ndim: usize,
+    count: *const u64,
+    mem_dtype: zarr_dtype_t,
+    order: zarr_order_t,
+    buf: *const c_void,
+    buf_bytes: usize,
+) -> zarr_status_t {
+    ffi_guard!({
+        with_array(array, |a| {
+            check_ndim(a, ndim)?;
+            let count = slice(count, ndim, "count")?;
+            let elem = element_type(mem_dtype)?;
+            let order = super::order(order)?;
+            let buf = slice(buf as *const u8, buf_bytes, "buf")?;
+            a.append_from(axis, count, elem, order, buf)?;
+            Ok(())
+        })
+    })
+}
+
+/// Like `zarr_array_append`, with the strided buffer layout of `zarr_array_read_strided`:
+/// element `i` of the step (extents `count`) is at element offset `Σ i[d] * mem_strides[d]`
+/// of `buf`, so a step can be appended from the interior of a larger array, halos excluded.
+///
+/// Errors: as `zarr_array_append`, and the stride errors of `zarr_array_read_strided`.
+///
+/// Ownership: as `zarr_array_append`.
+///
+/// Thread safety: as `zarr_array_append`.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_append_strided(
+    array: *const zarr_array_t,
+    axis: usize,
+    ndim: usize,
+    count: *const u64,
+    mem_strides: *const i64,
+    mem_dtype: zarr_dtype_t,
+    buf: *const c_void,
+    buf_bytes: usize,
+) -> zarr_status_t {
+    ffi_guard!({
+        with_array(array, |a| {
+            check_ndim(a, ndim)?;
+            let count = slice(count, ndim, "count")?;
+            let strides = slice(mem_strides, ndim, "mem_strides")?;
+            let elem = element_type(mem_dtype)?;
+            let buf = slice(buf as *const u8, buf_bytes, "buf")?;
+            a.append(axis, count, elem, MemLayout::Strided(strides), buf)?;
+            Ok(())
+        })
+    })
+}
+
+/// Finishes the handle's work and reports its errors, as closing a netCDF file does: it
+/// waits for the handle's non-blocking requests (their errors stay with the requests),
+/// then on a writable handle stores what appends buffered and flushes the store, as
+/// `zarr_array_flush` does; a read-only handle has nothing to store. Unlike
+/// `zarr_array_free`, which loses such an error, it returns it. The handle stays usable
+/// (closing again finds nothing to store): free it with `zarr_array_free`.
+///
+/// Errors: those of storing the buffered appends and syncing the store
+/// (`ZARR_ERR_STORAGE_IO`, `ZARR_ERR_CODEC`); the appends that failed stay buffered.
+///
+/// Ownership: the handle stays the caller's.
+///
+/// Thread safety: any thread, once the handle's appends are done; serialised with them.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_close(array: *const zarr_array_t) -> zarr_status_t {
+    ffi_guard!({ with_array(array, |a| Ok(a.close()?)) })
 }
 
 /// Stores what appends buffered on this handle (the open shards, then the shape) and
@@ -930,8 +1018,12 @@ pub unsafe extern "C" fn zarr_array_fill_value(
 /// encodings). Format 1 and the 2022 draft keep it in the fill value alone (a `_FillValue`
 /// attribute there is removed).
 ///
-/// Errors: `ZARR_ERR_INVALID_ARG` (a value the type cannot hold exactly, or an array
-/// without numbers: nothing is written), `ZARR_ERR_READ_ONLY`.
+/// A float type takes the nearest value it holds, with a notice on standard error when
+/// that is not `value` exactly (as `zarr_array_builder_set_missing_value`).
+///
+/// Errors: `ZARR_ERR_INVALID_ARG` (a value the type cannot hold: beyond a float type's
+/// range, or for integers out of range, a fraction or NaN; or an array without numbers:
+/// nothing is written), `ZARR_ERR_READ_ONLY`.
 ///
 /// Ownership: nothing is kept.
 ///

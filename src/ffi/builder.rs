@@ -242,10 +242,16 @@ pub unsafe extern "C" fn zarr_array_builder_set_fill_value_json(
 /// before (and a later fill value replaces it). A double holds every missing value of a
 /// type up to 32 bits and 64-bit integers up to 2^53 in magnitude.
 ///
+/// A float16 or float32 array takes the nearest value of its type, as netCDF stores a
+/// double `_FillValue` given for a float variable (1e20 is stored as the float32
+/// 1.0000000200408773e20), and says so in a notice on standard error (silenced by
+/// `ZARR_QUIET`) when that is not `value` exactly; `zarr_array_missing_value` then gives
+/// the value stored.
+///
 /// Errors: only the usual ones (Conventions); `zarr_array_create` refuses with
-/// `ZARR_ERR_INVALID_ARG`, naming the array, a value the type cannot hold exactly (out of
-/// range, a fraction or NaN for integers, not exactly a float32) or an array without
-/// numbers (strings, booleans, records, dates), and creates nothing.
+/// `ZARR_ERR_INVALID_ARG`, naming the array, a value the type cannot hold (a finite value
+/// beyond a float type's range; for integers a value out of range, a fraction or NaN) or
+/// an array without numbers (strings, booleans, records, dates), and creates nothing.
 ///
 /// Ownership: nothing is kept: the builder copies what it is given.
 ///
@@ -573,12 +579,15 @@ pub unsafe extern "C" fn zarr_array_builder_add_inner_shard_shape(
     })
 }
 
-/// Sets the dimension names written in v3 metadata: `ndim` UTF-8 strings, NULL for an
-/// unnamed dimension (written as null; "" is written as the name ""). Creating a v2 array with dimension names gives
-/// `ZARR_ERR_INVALID_ARG` (v2 arrays take them with `zarr_array_set_dimension_names`).
+/// Sets the dimension names, `ndim` UTF-8 strings in C order, one per dimension, written
+/// with the array as `zarr_array_set_dimension_names` writes them: v3 arrays keep them in
+/// the `dimension_names` of their metadata (NULL for an unnamed dimension, written as null;
+/// "" is the name ""), the other formats in the `_ARRAY_DIMENSIONS` attribute (xarray's
+/// convention), where every dimension needs a name.
 ///
-/// Errors: only the usual ones (Conventions); the setting is checked by
-/// `zarr_array_create`.
+/// Errors: only the usual ones (Conventions); `zarr_array_create` refuses with
+/// `ZARR_ERR_INVALID_ARG` a count of names that is not the rank, or a NULL name outside v3,
+/// and creates nothing.
 ///
 /// Ownership: nothing is kept: the builder copies what it is given.
 ///

@@ -216,10 +216,84 @@ pub unsafe extern "C" fn zarr_array_append_async(
             check_ndim(a, ndim)?;
             let count = slice(count, ndim, "count")?.to_vec();
             let elem = element_type(mem_dtype)?;
-            let order = super::order(order)?;
+            let layout = Layout::Dense(super::order(order)?);
             let (permit, buf) = payload(buf, buf_bytes, flags)?;
-            let request = a.submit(permit, append_job(axis, count, elem, order, buf))?;
+            let request = a.submit(permit, append_job(axis, count, elem, layout, buf))?;
             give_request(out_request, request);
+            Ok(())
+        })
+    })
+}
+
+/// Like `zarr_array_append_from`, but non-blocking as `zarr_array_append_async`: `buf`
+/// holds elements of the numeric type `mem_dtype`, converted to the array's type when the
+/// request runs.
+///
+/// Errors: as `zarr_array_append_async`; the request's also `ZARR_ERR_RANGE` (a value does
+/// not fit the array's type: nothing is appended) and `ZARR_ERR_DTYPE_MISMATCH` (a type
+/// that is not numeric).
+///
+/// Ownership: as `zarr_array_write_async`.
+///
+/// Thread safety: as `zarr_array_append_async`.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_append_from_async(
+    array: *const zarr_array_t,
+    axis: usize,
+    ndim: usize,
+    count: *const u64,
+    mem_dtype: zarr_dtype_t,
+    order: zarr_order_t,
+    buf: *const c_void,
+    buf_bytes: usize,
+    flags: u32,
+    out_request: *mut *mut zarr_request_t,
+) -> zarr_status_t {
+    ffi_guard!({
+        clear_out(out_request, "out_request")?;
+        with_array_arc(array, |a| {
+            check_ndim(a, ndim)?;
+            let count = slice(count, ndim, "count")?.to_vec();
+            let elem = element_type(mem_dtype)?;
+            let layout = Layout::Converted(super::order(order)?);
+            let (permit, buf) = payload(buf, buf_bytes, flags)?;
+            let request = a.submit(permit, append_job(axis, count, elem, layout, buf))?;
+            give_request(out_request, request);
+            Ok(())
+        })
+    })
+}
+
+/// Like `zarr_array_append_strided`, but non-blocking as `zarr_array_append_async`.
+///
+/// Errors: as `zarr_array_append_async`; the stride errors come from the request.
+///
+/// Ownership: as `zarr_array_write_async`; `mem_strides` is copied.
+///
+/// Thread safety: as `zarr_array_append_async`.
+#[no_mangle]
+pub unsafe extern "C" fn zarr_array_append_strided_async(
+    array: *const zarr_array_t,
+    axis: usize,
+    ndim: usize,
+    count: *const u64,
+    mem_strides: *const i64,
+    mem_dtype: zarr_dtype_t,
+    buf: *const c_void,
+    buf_bytes: usize,
+    flags: u32,
+    out_request: *mut *mut zarr_request_t,
+) -> zarr_status_t {
+    ffi_guard!({
+        clear_out(out_request, "out_request")?;
+        with_array_arc(array, |a| {
+            check_ndim(a, ndim)?;
+            let count = slice(count, ndim, "count")?.to_vec();
+            let strides = slice(mem_strides, ndim, "mem_strides")?.to_vec();
+            let elem = element_type(mem_dtype)?;
+            let (permit, buf) = payload(buf, buf_bytes, flags)?;
+            let job = append_job(axis, count, elem, Layout::Strided(strides), buf);
+            give_request(out_request, a.submit(permit, job)?);
             Ok(())
         })
     })

@@ -588,16 +588,27 @@ impl Array {
         elem: ElementType,
         buf_len: usize,
     ) -> Result<(usize, usize)> {
-        let meta = self.metadata();
-        let stored = meta.dtype.element_type();
+        let region = Region { start, count };
+        region::check_bounds(&self.metadata(), region)?;
+        self.converted_size(count, elem, buf_len)
+    }
+
+    /// Checks both types of a conversion and the caller's `buf_len` bytes of `elem` for a
+    /// block of extents `count`, and returns its element count and its size in the array's
+    /// type.
+    fn converted_size(
+        &self,
+        count: &[u64],
+        elem: ElementType,
+        buf_len: usize,
+    ) -> Result<(usize, usize)> {
+        let stored = self.metadata().dtype.element_type();
         if !cast::convertible(stored) {
             return Err(cast::unsupported(stored, "the array's"));
         }
         if !cast::convertible(elem) {
             return Err(cast::unsupported(elem, "the buffer's"));
         }
-        let region = Region { start, count };
-        region::check_bounds(&meta, region)?;
         let elements = crate::error::count_of(count, "region element count")?;
         let expected = elements.checked_mul(elem.size()).ok_or_else(|| {
             Error::Overflow("the region's size in bytes exceeds the address space".into())
@@ -762,15 +773,17 @@ impl Array {
     }
 
     /// Appends `buf`, whose shape is `count`, along `axis`: every other extent of `count`
-    /// must equal the array's. Returns the new shape.
-    pub fn append(
+    /// must equal the array's. `layout` is C or F order, or element strides as for a
+    /// strided write. Returns the new shape.
+    pub fn append<'a>(
         &self,
         axis: usize,
         count: &[u64],
         elem: ElementType,
-        order: Order,
+        layout: impl Into<MemLayout<'a>>,
         buf: &[u8],
     ) -> Result<Vec<u64>> {
+        let layout = layout.into();
         self.check_writable("append")?;
         let _appending = self.appending()?;
         let mut appends = self.appends()?;
@@ -785,7 +798,7 @@ impl Array {
                 count,
             },
             elem,
-            order.into(),
+            layout,
             buf.len(),
         )?;
         if self.streams(&appends, &meta, elem)? {
@@ -809,9 +822,32 @@ impl Array {
         self.flush_appends(&mut appends, true)?;
         drop(appends);
         self.resize(&new_shape)?;
-        let written = self.write(&start, count, elem, order, buf);
+        let written = self.write(&start, count, elem, layout, buf);
         self.undo_growth(&meta.shape, written)?;
         Ok(new_shape)
+    }
+
+    /// Appends `buf`, elements of the numeric type `elem` in `order`, along `axis` (as
+    /// [`Array::append`]), converted to the array's type with the rules of
+    /// [`Array::write_from`]: when any element does not fit, nothing is appended and the
+    /// error is [`Error::Range`]. Returns the new shape.
+    pub fn append_from(
+        &self,
+        axis: usize,
+        count: &[u64],
+        elem: ElementType,
+        order: Order,
+        buf: &[u8],
+    ) -> Result<Vec<u64>> {
+        let stored = self.metadata().dtype.element_type();
+        if elem == stored || region::converts(stored, elem) {
+            return self.append(axis, count, elem, order, buf);
+        }
+        self.check_writable("append")?;
+        let (_, bytes) = self.converted_size(count, elem, buf.len())?;
+        let mut items = crate::error::try_zeroed(bytes, "the converted step")?;
+        cast::convert(elem, stored, buf, &mut items)?;
+        self.append(axis, count, stored, order, &items)
     }
 
     /// After an append grew the array from `shape`: when `written` failed, shrinks the
@@ -978,6 +1014,18 @@ impl Array {
         self.flush_appends(&mut appends, false)?;
         drop(appends);
         self.store.flush()
+    }
+
+    /// Finishes the handle's work and reports its errors, as closing a netCDF file does:
+    /// waits for its non-blocking requests, then on a writable handle stores what appends
+    /// buffered and flushes the store (as [`Array::flush`]); a read-only handle has
+    /// nothing to store. The handle stays usable.
+    pub fn close(&self) -> Result<()> {
+        if !self.writable {
+            self.wait_requests();
+            return Ok(());
+        }
+        self.flush()
     }
 
     /// Turns buffering of appends on (the default) or off; turning it off stores what is
@@ -1152,8 +1200,10 @@ impl Array {
 
     /// Makes `value` the CF missing value: the fill value (which unwritten chunks read as)
     /// and the `_FillValue` attribute beside it (see [`super::cf`]), in one document in
-    /// Zarr v3 (in v2 the attributes' document follows the array's). A value the type
-    /// cannot hold exactly is refused and nothing is written.
+    /// Zarr v3 (in v2 the attributes' document follows the array's). A float type takes
+    /// the nearest value it holds (with a notice on standard error when that is not
+    /// `value`); a value beyond its range, or one an integer type cannot hold exactly, is
+    /// refused and nothing is written.
     pub fn set_missing_value(&self, value: f64) -> Result<()> {
         let meta = self.metadata();
         let encoded = super::cf::encode(value, &meta.dtype, self.format, &self.path)?;
@@ -1165,7 +1215,7 @@ impl Array {
         let mut attributes = self.attributes()?;
         let before = attributes.clone();
         encoded.apply(&mut attributes);
-        meta.fill_value = Some(encoded.fill);
+        meta.fill_value = Some(encoded.fill.clone());
         let document = self.format.render_array(&meta, &attributes)?;
         self.store
             .set(&self.format.array_key(&self.path), &document)?;
@@ -1173,7 +1223,9 @@ impl Array {
         if attributes != before && !self.format.creates_with_attributes() {
             self.attrs.set(self.store.as_ref(), &attributes)?;
         }
-        self.replace_metadata(meta)
+        self.replace_metadata(meta)?;
+        encoded.notice_rounding(value, &self.metadata().dtype, &self.path);
+        Ok(())
     }
 
     /// How writes through this handle are synchronised.

@@ -162,8 +162,9 @@ impl ArrayBuilder {
 
     /// Makes `value` the array's CF missing value (`_FillValue`), written so that xarray,
     /// netCDF-C and CF readers mask it: the fill value in v2; in v3 the fill value and
-    /// xarray's `_FillValue` attribute beside it. Replaces any fill value set before;
-    /// creation refuses a value the type cannot hold exactly.
+    /// xarray's `_FillValue` attribute beside it. Replaces any fill value set before. A
+    /// float type takes the nearest value it holds (see [`cf::encode`]); creation refuses a
+    /// value beyond its range or one an integer type cannot hold exactly.
     pub fn missing_value(&mut self, value: f64) -> &mut Self {
         self.fill = FillSpec::Missing(value);
         self
@@ -255,8 +256,9 @@ impl ArrayBuilder {
         self
     }
 
-    /// Sets v3 dimension names (`None` for an unnamed dimension); for v2 arrays use the
-    /// `_ARRAY_DIMENSIONS` attribute.
+    /// Sets the dimension names, one per dimension: in v3 metadata (`None` for an unnamed
+    /// dimension), in other formats the `_ARRAY_DIMENSIONS` attribute xarray reads, where
+    /// every dimension needs a name.
     pub fn dimension_names(&mut self, names: Vec<Option<String>>) -> &mut Self {
         self.dimension_names = Some(names);
         self
@@ -384,10 +386,21 @@ impl ArrayBuilder {
             }
             fill => fill,
         };
-        if self.dimension_names.is_some() && !format.is_v3() {
-            return Err(Error::InvalidArg(
-                "dimension names belong to Zarr v3 metadata; v2 arrays use the _ARRAY_DIMENSIONS attribute".into(),
-            ));
+        if let Some(names) = &self.dimension_names {
+            if names.len() != self.shape.len() {
+                return Err(Error::InvalidArg(format!(
+                    "{} dimension names for an array of rank {}",
+                    names.len(),
+                    self.shape.len()
+                )));
+            }
+            if !format.is_v3() && names.iter().any(Option::is_none) {
+                return Err(Error::InvalidArg(format!(
+                    "a Zarr v{} array keeps its dimension names in {DIMENSIONS_KEY}, where \
+                     every dimension needs a name",
+                    format.number()
+                )));
+            }
         }
         let rank = self.shape.len();
         let transpose = match &self.permutation {
@@ -455,7 +468,7 @@ impl ArrayBuilder {
             fill_value,
             codecs,
             key_encoding,
-            dimension_names: self.dimension_names.clone(),
+            dimension_names: self.dimension_names.clone().filter(|_| format.is_v3()),
         };
         if self.edges.iter().any(Option::is_some) {
             if self.edges.len() != meta.rank() || meta.chunks.len() != meta.rank() {
@@ -484,8 +497,18 @@ impl ArrayBuilder {
             None => super::inherited_format(store.as_ref(), &crate::store::node_path(path)?)?,
         };
         let mut attributes = self.attributes.clone();
-        if let FillSpec::Missing(v) = self.fill {
-            cf::encode(v, &self.dtype, format, path)?.apply(&mut attributes);
+        let missing = match self.fill {
+            FillSpec::Missing(v) => {
+                let encoded = cf::encode(v, &self.dtype, format, path)?;
+                encoded.apply(&mut attributes);
+                Some((v, encoded))
+            }
+            _ => None,
+        };
+        // Outside v3, dimension names are xarray's attribute (metadata_as checks them).
+        if let (Some(names), false) = (&self.dimension_names, format.is_v3()) {
+            let names = names.iter().flatten().map(|n| Value::from(n.as_str()));
+            attributes.insert(DIMENSIONS_KEY.into(), Value::Array(names.collect()));
         }
         // xarray needs the (empty) dimension list of a v2 scalar.
         if format == Format::V2 && self.shape.is_empty() {
@@ -493,14 +516,18 @@ impl ArrayBuilder {
                 .entry(DIMENSIONS_KEY)
                 .or_insert_with(|| Value::Array(Vec::new()));
         }
-        Array::create(
+        let array = Array::create(
             store,
             path,
             self.metadata_as(format)?,
             &attributes,
             mode,
             format,
-        )
+        )?;
+        if let Some((v, encoded)) = missing {
+            encoded.notice_rounding(v, &self.dtype, path);
+        }
+        Ok(array)
     }
 }
 

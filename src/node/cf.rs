@@ -35,9 +35,24 @@ pub struct Encoded {
     /// The attribute's type as NCZarr names it, recorded in [`NCZARR_TYPES`] (Zarr v2 only;
     /// `None` for a type netCDF lacks, as float16).
     nczarr_type: Option<&'static str>,
+    /// The value stored when it is the nearest one of a float type, not the value given.
+    pub rounded: Option<f64>,
 }
 
 impl Encoded {
+    /// Tells the user (a notice on standard error, see [`crate::error::notice`]) when the
+    /// missing value `value` given for `array`, of `dtype`, is stored as the nearest value
+    /// of its float type.
+    pub fn notice_rounding(&self, value: f64, dtype: &DType, array: &str) {
+        if let Some(nearest) = self.rounded {
+            crate::error::notice(&format!(
+                "array {array:?}: missing value {value:?} is not exactly a {}: stored as the \
+                 nearest one, {nearest:?}",
+                dtype.element_type().name()
+            ));
+        }
+    }
+
     /// Writes the missing value into an array's `attributes`: the `_FillValue` attribute
     /// (removed where the format has none) and, in Zarr v2, its type among NCZarr's
     /// recorded ones (kept beside any others). Elsewhere (in Zarr v3 xarray would show
@@ -91,8 +106,11 @@ impl Encoded {
 }
 
 /// Encodes `value` as the CF missing value of an array of `dtype` in `format`; `array`
-/// names it in errors. Refuses a value the type cannot hold exactly, NaN for integers and
-/// types without numbers.
+/// names it in errors. A float type takes the nearest value it holds, as netCDF stores a
+/// double `_FillValue` given for a float variable ([`Encoded::rounded`] says when that is
+/// not `value`); a finite value beyond the type's range is refused. Integer types take
+/// only values they hold exactly (not NaN, a fraction or a value out of range); types
+/// without numbers take none.
 pub fn encode(value: f64, dtype: &DType, format: Format, array: &str) -> Result<Encoded> {
     let bad = |why: &str| {
         Error::InvalidArg(format!(
@@ -101,31 +119,37 @@ pub fn encode(value: f64, dtype: &DType, format: Format, array: &str) -> Result<
         ))
     };
     let integral = value.is_finite() && value.fract() == 0.0;
-    let fill = match dtype.kind {
-        DataKind::Float(2) if value.is_nan() || f16::from_f64(value).to_f64() == value => {
-            f16::from_f64(value).to_ne_bytes().to_vec()
+    let (fill, nearest) = match dtype.kind {
+        DataKind::Float(2) => {
+            let v = f16::from_f64(value);
+            (v.to_ne_bytes().to_vec(), v.to_f64())
         }
-        DataKind::Float(4) if value.is_nan() || (value as f32) as f64 == value => {
-            (value as f32).to_ne_bytes().to_vec()
-        }
-        DataKind::Float(8) => value.to_ne_bytes().to_vec(),
-        DataKind::Float(_) => return Err(bad("is not exactly a value of")),
+        DataKind::Float(4) => ((value as f32).to_ne_bytes().to_vec(), value as f32 as f64),
+        DataKind::Float(8) => (value.to_ne_bytes().to_vec(), value),
+        DataKind::Float(_) => return Err(bad("cannot be the missing value of an array of")),
         DataKind::Int(n) => {
             let half = 2f64.powi(8 * n as i32 - 1);
             if !integral || value < -half || value >= half {
                 return Err(bad("is not a value of"));
             }
-            (value as i64).to_ne_bytes()[ne_range(n)].to_vec()
+            ((value as i64).to_ne_bytes()[ne_range(n)].to_vec(), value)
         }
         DataKind::UInt(n) => {
             if !integral || value < 0.0 || value >= 2f64.powi(8 * n as i32) {
                 return Err(bad("is not a value of"));
             }
-            (value as u64).to_ne_bytes()[ne_range(n)].to_vec()
+            ((value as u64).to_ne_bytes()[ne_range(n)].to_vec(), value)
         }
         _ => return Err(bad("cannot be the missing value of an array of")),
     };
-    encode_bytes(fill, dtype, format, array)
+    if value.is_finite() && nearest.is_infinite() {
+        return Err(bad("is beyond the range of"));
+    }
+    let mut encoded = encode_bytes(fill, dtype, format, array)?;
+    if nearest != value && !value.is_nan() {
+        encoded.rounded = Some(nearest);
+    }
+    Ok(encoded)
 }
 
 /// Encodes one element's native bytes `fill` as the CF missing value (exact for 64-bit
@@ -160,6 +184,7 @@ pub fn encode_bytes(fill: Vec<u8>, dtype: &DType, format: Format, array: &str) -
         fill,
         attribute: (v2 || v3).then_some(attribute),
         nczarr_type: if v2 { nczarr_type(dtype) } else { None },
+        rounded: None,
     })
 }
 
@@ -506,7 +531,8 @@ mod tests {
             ("<i8", -(i64::MIN as f64)),
             ("<u8", 1.8446744073709552e19),
             ("<i4", f64::INFINITY),
-            ("<f4", 0.1),
+            ("<f4", 1e40),
+            ("<f4", -f64::MAX),
             ("<f2", 1e6),
             ("|b1", 0.0),
             ("|S4", 0.0),
@@ -517,6 +543,26 @@ mod tests {
             assert!(matches!(err, Error::InvalidArg(_)), "{t} {v}");
             assert!(err.to_string().contains("\"grid/t2m\""), "{err}");
         }
+    }
+
+    #[test]
+    fn floats_take_the_nearest_value() {
+        let f4 = dtype("<f4");
+        let near = encode(1e20, &f4, Format::V3, "a").unwrap();
+        assert_eq!(near.fill, 1e20f32.to_ne_bytes().to_vec());
+        assert_eq!(near.rounded, Some(1e20f32 as f64));
+        let exact = encode(1e20f32 as f64, &f4, Format::V2, "a").unwrap();
+        assert_eq!(exact.fill, 1e20f32.to_ne_bytes().to_vec());
+        assert_eq!(exact.rounded, None);
+        assert_eq!(
+            encode(f64::NAN, &f4, Format::V3, "a").unwrap().rounded,
+            None
+        );
+        let inf = encode(f64::NEG_INFINITY, &f4, Format::V3, "a").unwrap();
+        assert_eq!(inf.fill, f32::NEG_INFINITY.to_ne_bytes().to_vec());
+        let f2 = encode(0.1, &dtype("<f2"), Format::V3, "a").unwrap();
+        assert_eq!(f2.fill, f16::from_f64(0.1).to_ne_bytes().to_vec());
+        assert_eq!(f2.rounded, Some(f16::from_f64(0.1).to_f64()));
     }
 
     #[test]

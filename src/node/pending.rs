@@ -258,13 +258,15 @@ impl Queue {
     }
 }
 
-/// The layout of a non-blocking write's buffer (owned: the request outlives the call).
+/// The layout of a non-blocking write's or append's buffer (owned: the request outlives
+/// the call).
 #[derive(Debug, Clone)]
 pub enum Layout {
     /// Dense, in C or F order.
     Dense(Order),
     /// Dense, in C or F order, of a numeric type converted to the array's as
-    /// [`Array::write_from`] does (nothing is stored when a value does not fit).
+    /// [`Array::write_from`] and [`Array::append_from`] do (nothing is stored when a value
+    /// does not fit).
     Converted(Order),
     /// Element strides per dimension, as for a strided write.
     Strided(Vec<i64>),
@@ -304,18 +306,19 @@ impl Array {
         self.submit(permit, write_job(start, count, elem, layout, buf))
     }
 
-    /// Appends `buf` along `axis` (as [`Array::append`]) without waiting: appends run in
-    /// submission order behind this handle's earlier requests.
+    /// Appends `buf` along `axis` (as [`Array::append`], or [`Array::append_from`] for a
+    /// converted layout) without waiting: appends run in submission order behind this
+    /// handle's earlier requests.
     pub fn append_async(
         self: &Arc<Self>,
         axis: usize,
         count: Vec<u64>,
         elem: ElementType,
-        order: Order,
+        layout: Layout,
         buf: Payload,
     ) -> Result<Request> {
         let permit = reserve((*buf).as_ref().len())?;
-        self.submit(permit, append_job(axis, count, elem, order, buf))
+        self.submit(permit, append_job(axis, count, elem, layout, buf))
     }
 
     /// Waits until every request submitted on this handle so far is done.
@@ -349,11 +352,18 @@ pub(crate) fn append_job(
     axis: usize,
     count: Vec<u64>,
     elem: ElementType,
-    order: Order,
+    layout: Layout,
     buf: Payload,
 ) -> impl FnOnce(&Array) -> Result<()> + Send + 'static {
     move |a| {
-        a.append(axis, &count, elem, order, (*buf).as_ref())
-            .map(drop)
+        let bytes = (*buf).as_ref();
+        match &layout {
+            Layout::Dense(order) => a.append(axis, &count, elem, *order, bytes),
+            Layout::Converted(order) => a.append_from(axis, &count, elem, *order, bytes),
+            Layout::Strided(strides) => {
+                a.append(axis, &count, elem, MemLayout::Strided(strides), bytes)
+            }
+        }
+        .map(drop)
     }
 }

@@ -6,10 +6,10 @@
 !   real(8) :: t(1200, 1000)
 !   call zarr_open_store(store, "out.zarr", ZARR_MODE_A)
 !   call zarr_create_array(arr, store, "temperature", ZARR_DTYPE_FLOAT64, shape(t), &
-!                          chunks=[300, 250])
+!                          chunks=[300, 250], dims=["lon", "lat"], missing_value=1.0e20)
 !   call zarr_write(arr, t)                   ! or zarr_write(arr, block, start=[i, j])
-!   call arr%close()
-!   call store%close()
+!   call arr%close(stat=status)              ! flushes; stat= reports a failure
+!   call store%close(stat=status)
 !
 ! Conventions, as netcdf-fortran:
 ! - Dimensions are in Fortran order and start indices are 1-based. The binding reverses
@@ -32,7 +32,16 @@
 !   to ZARR_OK and leaves errmsg alone. Without stat, a failure stops the program with
 !   `error stop` and the message.
 ! - Handles (zarr_store, zarr_group, zarr_array) are released by their close() binding, not
-!   by finalization; close is idempotent, and handles may be closed in any order.
+!   by finalization; close is idempotent, and handles may be closed in any order. An
+!   array's close(stat, errmsg) stores what its appends buffered and flushes the store, a
+!   store's close(stat, errmsg) finishes it (a zip's central directory); a failure is
+!   reported as by any other procedure (the handle is released all the same).
+! - CF arrays: zarr_create_array's missing_value= (the _FillValue; a real of any kind or an
+!   integer: a float32 array takes the nearest float32, so 1.0e20 and 1d20 both give the
+!   float32 1.0e20, the latter with a notice on standard error) and dims= (the dimension
+!   names, Fortran order, stored reversed as xarray reads them). An array created with a
+!   missing value but without dims gets a notice on standard error (ZARR_QUIET silences
+!   it): xarray refuses a whole dataset holding an array without dimension names.
 ! - Paths, keys and names lose trailing blanks; JSON text and string values are passed as is.
 ! - Attributes: zarr_set_attr takes a string, or an integer(4/8) or real(4/8) scalar or
 !   rank-1 array (libzarr writes the JSON: a real(4) as its shortest decimal, 0.1 not
@@ -47,7 +56,9 @@
 !   libzarr (codecs, storage, metadata) keep libzarr's message, which speaks of the stored
 !   (C-order, 0-based) array where it names dimensions.
 ! - zarr_append(arr, data, dim, stat, errmsg, count, dtype) appends along Fortran dimension
-!   dim (default: the last, the slowest-varying one), data of the array's own type; count
+!   dim (default: the last, the slowest-varying one), data of any numeric type, converted
+!   as zarr_write converts it (a real(8) field onto a float32 series; a value out of range
+!   gives ZARR_ERR_RANGE and appends nothing); count
 !   gives the step's extents for data of lower rank (a 2-D field onto a 3-D series:
 !   count=[nx, ny, 1]). zarr_flush stores what appends buffered; zarr_refresh lets another
 !   handle see it.
@@ -64,11 +75,12 @@
 !   actual argument (an expression, whose temporary is gone when the call returns) is
 !   safe; copy=.false. lends it instead until the wait: it must then be a variable (not
 !   an expression) declared `target` or `asynchronous`, kept allocated and unchanged
-!   until the wait. Either way it must be contiguous. zarr_iwrite converts types as zarr_write
-!   does (a value out of range fails at the wait, nothing stored); zarr_iappend takes the
-!   array's own type, as zarr_append.
+!   until the wait. Either way it must be contiguous. zarr_iwrite and zarr_iappend convert
+!   types as zarr_write and zarr_append do (a value out of range fails at the wait, nothing
+!   stored).
 module zarr
   use, intrinsic :: iso_c_binding
+  use, intrinsic :: iso_fortran_env, only: error_unit
   use zarr_c
   implicit none
   private
@@ -151,6 +163,9 @@ module zarr
   end interface
   interface zarr_flush
     module procedure flush_array, flush_store
+  end interface
+  interface zarr_get_missing_value
+    module procedure get_missing_value_r8, get_missing_value_r4
   end interface
   interface zarr_set_attr
     module procedure set_attr_i4, set_attr_i8, set_attr_r4, set_attr_r8, set_attr_string, &
@@ -367,7 +382,9 @@ contains
     call report(c_zarr_store_new_memory(store%ptr), "zarr_memory_store", stat, errmsg)
   end subroutine zarr_memory_store
 
-  ! Finishes the store (a zip's central directory is written here) and releases it.
+  ! Finishes the store (a zip's central directory is written here, a directory store is
+  ! flushed), reporting a failure, then releases it (also after a failure). Closing again
+  ! does nothing.
   subroutine store_close(self, stat, errmsg)
     class(zarr_store), intent(inout) :: self
     integer, intent(out), optional :: stat
@@ -387,10 +404,20 @@ contains
     self%ptr = c_null_ptr
   end subroutine group_close
 
-  subroutine array_close(self)
+  ! Waits for the array's requests, stores what its appends buffered and flushes the store
+  ! (zarr.h's zarr_array_close), reporting a failure, then releases the handle (also after
+  ! a failure: what failed to store is then lost). Closing again does nothing.
+  subroutine array_close(self, stat, errmsg)
     class(zarr_array), intent(inout) :: self
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    integer(c_int32_t) :: rc
+    rc = ZARR_OK
+    if (c_associated(self%ptr)) rc = c_zarr_array_close(self%ptr)
+    if (rc /= ZARR_OK) call fail(rc, zarr_last_error(), "zarr_array%close", stat, errmsg)
     call c_zarr_array_free(self%ptr)
     self%ptr = c_null_ptr
+    if (rc == ZARR_OK .and. present(stat)) stat = ZARR_OK
   end subroutine array_close
 
   ! ---- indices --------------------------------------------------------------------------
@@ -419,32 +446,138 @@ contains
     y = x(size(x):1:-1)
   end function reversed
 
+  ! A missing value given as a real of any kind or an integer, as the double libzarr takes;
+  ! rc is ZARR_ERR_INVALID_ARG (with `message`) for another type or a 64-bit integer a
+  ! double cannot hold exactly.
+  subroutine missing_double(value, d, rc, message)
+    class(*), intent(in) :: value
+    real(c_double), intent(out) :: d
+    integer(c_int32_t), intent(out) :: rc
+    character(:), allocatable, intent(inout) :: message
+    rc = ZARR_OK
+    d = 0
+    select type (value)
+    type is (real(c_float))
+      d = real(value, c_double)
+    type is (real(c_double))
+      d = value
+    type is (integer(c_int8_t))
+      d = real(value, c_double)
+    type is (integer(c_int16_t))
+      d = real(value, c_double)
+    type is (integer(c_int32_t))
+      d = real(value, c_double)
+    type is (integer(c_int64_t))
+      d = real(value, c_double)
+      if (value > 2_c_int64_t**53 .or. value < -2_c_int64_t**53) then
+        rc = ZARR_ERR_INVALID_ARG
+        message = "missing value " // itoa(value) // " is beyond what a double holds exactly"
+      end if
+    class default
+      rc = ZARR_ERR_INVALID_ARG
+      message = "missing_value must be a real (any kind) or an integer"
+    end select
+  end subroutine missing_double
+
+  ! Checks dimension names given in Fortran order: one per dimension of an array of rank
+  ! `rank`, none blank (rc and message say what is wrong).
+  subroutine check_names(names, rank, rc, message)
+    character(*), intent(in) :: names(:)
+    integer, intent(in) :: rank
+    integer(c_int32_t), intent(out) :: rc
+    character(:), allocatable, intent(inout) :: message
+    integer :: i
+    rc = ZARR_OK
+    if (size(names) /= rank) then
+      rc = ZARR_ERR_RANK_MISMATCH
+      message = itoa(size(names)) // " dimension names for an array of rank " // itoa(rank)
+      return
+    end if
+    do i = 1, size(names)
+      if (len_trim(names(i)) == 0) then
+        rc = ZARR_ERR_INVALID_ARG
+        message = "dimension name " // itoa(i) // " is blank"
+        return
+      end if
+    end do
+  end subroutine check_names
+
+  ! Fortran-order names as C strings in C order (reversed): `chars` holds them, `ptrs`
+  ! points at each.
+  subroutine c_names(names, chars, ptrs)
+    character(*), intent(in) :: names(:)
+    character(kind=c_char), allocatable, target, intent(out) :: chars(:, :)
+    type(c_ptr), allocatable, intent(out) :: ptrs(:)
+    integer :: i, j, n
+    n = size(names)
+    allocate(chars(len(names) + 1, n), ptrs(n))
+    do i = 1, n
+      chars(:, i) = c_null_char
+      do j = 1, len_trim(names(i))
+        chars(j, i) = names(i)(j:j)
+      end do
+      ptrs(n + 1 - i) = c_loc(chars(1, i))
+    end do
+  end subroutine c_names
+
+  ! Sets the builder's dimension names (Fortran order).
+  subroutine set_builder_names(b, names, rc)
+    type(c_ptr), intent(in) :: b
+    character(*), intent(in) :: names(:)
+    integer(c_int32_t), intent(out) :: rc
+    character(kind=c_char), allocatable, target :: chars(:, :)
+    type(c_ptr), allocatable :: ptrs(:)
+    call c_names(names, chars, ptrs)
+    rc = c_zarr_array_builder_set_dimension_names(b, size(names, kind=c_size_t), ptrs)
+  end subroutine set_builder_names
+
+  ! A notice on standard error, prefixed "libzarr:" as libzarr's own; a non-empty
+  ! ZARR_QUIET silences it.
+  subroutine notice(message)
+    character(*), intent(in) :: message
+    integer :: length, status
+    call get_environment_variable("ZARR_QUIET", length=length, status=status)
+    if (status == 0 .and. length > 0) return
+    write(error_unit, "(a)") "libzarr: " // message
+  end subroutine notice
+
   ! ---- arrays ---------------------------------------------------------------------------
 
   ! Builder settings shared by both zarr_create_array forms; rc is the first failure.
   subroutine new_builder(b, dtype, shape, chunks, shards, fill_value, compressor, attributes, &
-                         zarr_format, missing_value, edges_dim, edges, rc, message)
+                         zarr_format, missing_value, edges_dim, edges, dims, rc, message)
     type(c_ptr), intent(out) :: b
     integer, intent(in) :: dtype
     class(*), intent(in) :: shape(:)
     class(*), intent(in), optional :: chunks(:), shards(:)
     character(*), intent(in), optional :: fill_value, compressor, attributes
     integer, intent(in), optional :: zarr_format
-    real(c_double), intent(in), optional :: missing_value
+    class(*), intent(in), optional :: missing_value
     integer, intent(in), optional :: edges_dim
     class(*), intent(in), optional :: edges(:)
+    character(*), intent(in), optional :: dims(:)
     integer(c_int32_t), intent(out) :: rc
     character(:), allocatable, intent(out) :: message
     integer(c_int64_t), allocatable :: s(:), c(:)
+    real(c_double) :: missing
     logical :: ok
     message = ""
     b = c_null_ptr
+    missing = 0
     call to_int64(shape, s, ok)
     if (ok .and. present(chunks)) call to_int64(chunks, c, ok)
     if (.not. ok) then
       rc = ZARR_ERR_INVALID_ARG
       message = "shape and chunks must be integer(4) or integer(8) arrays"
       return
+    end if
+    if (present(missing_value)) then
+      call missing_double(missing_value, missing, rc, message)
+      if (rc /= ZARR_OK) return
+    end if
+    if (present(dims)) then
+      call check_names(dims, size(s), rc, message)
+      if (rc /= ZARR_OK) return
     end if
     rc = c_zarr_array_builder_new(int(dtype, c_int32_t), size(s, kind=c_size_t), reversed(s), b)
     if (rc == ZARR_OK .and. present(zarr_format)) &
@@ -478,7 +611,8 @@ contains
     if (rc == ZARR_OK .and. present(fill_value)) &
       rc = c_zarr_array_builder_set_fill_value_json(b, fill_value // c_null_char)
     if (rc == ZARR_OK .and. present(missing_value)) &
-      rc = c_zarr_array_builder_set_missing_value(b, missing_value)
+      rc = c_zarr_array_builder_set_missing_value(b, missing)
+    if (rc == ZARR_OK .and. present(dims)) call set_builder_names(b, dims, rc)
     if (rc == ZARR_OK .and. present(compressor)) &
       rc = c_zarr_array_builder_set_compressor_json(b, compressor // c_null_char)
     if (rc == ZARR_OK .and. present(attributes)) &
@@ -489,13 +623,17 @@ contains
   ! Creates an array of element type `dtype` (ZARR_DTYPE_*) and Fortran-order `shape`.
   ! Options: chunks and shards (Fortran order), fill_value, compressor and attributes as
   ! JSON, zarr_format (2 or 3), mode (ZARR_MODE_W, the default, ZARR_MODE_W_MINUS or
-  ! ZARR_MODE_A), missing_value (the CF _FillValue, real(c_double), written as xarray and
-  ! netCDF read it: zarr.h's zarr_array_builder_set_missing_value), edges and edges_dim
-  ! (the chunk edge lengths of Fortran dimension edges_dim: a rectilinear chunk grid, Zarr
-  ! format 3). Defaults are zarr.h's zarr_array_builder_new.
+  ! ZARR_MODE_A), missing_value (the CF _FillValue, a real of any kind or an integer,
+  ! written as xarray and netCDF read it; a float array takes the nearest value of its
+  ! type: zarr.h's zarr_array_builder_set_missing_value), dims (the dimension names,
+  ! Fortran order, as zarr_set_dimension_names), edges and edges_dim (the chunk edge
+  ! lengths of Fortran dimension edges_dim: a rectilinear chunk grid, Zarr format 3).
+  ! Defaults are zarr.h's zarr_array_builder_new. An array of rank 1 or more created with a
+  ! missing value but no dims gets a notice on standard error (unless ZARR_QUIET is set):
+  ! xarray opens no dataset holding an array without dimension names.
   subroutine create_array_in_store(arr, store, path, dtype, shape, chunks, shards, fill_value, &
                                    compressor, attributes, zarr_format, mode, stat, errmsg, &
-                                   missing_value, edges_dim, edges)
+                                   missing_value, edges_dim, edges, dims)
     type(zarr_array), intent(out) :: arr
     type(zarr_store), intent(in) :: store
     character(*), intent(in) :: path
@@ -506,17 +644,18 @@ contains
     integer, intent(in), optional :: zarr_format, mode
     integer, intent(out), optional :: stat
     character(*), intent(inout), optional :: errmsg
-    real(c_double), intent(in), optional :: missing_value
+    class(*), intent(in), optional :: missing_value
     integer, intent(in), optional :: edges_dim
     class(*), intent(in), optional :: edges(:)
+    character(*), intent(in), optional :: dims(:)
     call create_array(arr, store%ptr, c_null_ptr, path, dtype, shape, chunks, shards, &
                       fill_value, compressor, attributes, zarr_format, mode, stat, errmsg, &
-                      missing_value, edges_dim, edges)
+                      missing_value, edges_dim, edges, dims)
   end subroutine create_array_in_store
 
   subroutine create_array_in_group(arr, group, path, dtype, shape, chunks, shards, fill_value, &
                                    compressor, attributes, zarr_format, mode, stat, errmsg, &
-                                   missing_value, edges_dim, edges)
+                                   missing_value, edges_dim, edges, dims)
     type(zarr_array), intent(out) :: arr
     type(zarr_group), intent(in) :: group
     character(*), intent(in) :: path
@@ -527,18 +666,19 @@ contains
     integer, intent(in), optional :: zarr_format, mode
     integer, intent(out), optional :: stat
     character(*), intent(inout), optional :: errmsg
-    real(c_double), intent(in), optional :: missing_value
+    class(*), intent(in), optional :: missing_value
     integer, intent(in), optional :: edges_dim
     class(*), intent(in), optional :: edges(:)
+    character(*), intent(in), optional :: dims(:)
     call create_array(arr, c_null_ptr, group%ptr, path, dtype, shape, chunks, shards, &
                       fill_value, compressor, attributes, zarr_format, mode, stat, errmsg, &
-                      missing_value, edges_dim, edges)
+                      missing_value, edges_dim, edges, dims)
   end subroutine create_array_in_group
 
   ! zarr_create_array in a store (group NULL) or below a group (store NULL).
   subroutine create_array(arr, store, group, path, dtype, shape, chunks, shards, fill_value, &
                           compressor, attributes, zarr_format, mode, stat, errmsg, &
-                          missing_value, edges_dim, edges)
+                          missing_value, edges_dim, edges, dims)
     type(zarr_array), intent(inout) :: arr
     type(c_ptr), intent(in) :: store, group
     character(*), intent(in) :: path
@@ -549,16 +689,17 @@ contains
     integer, intent(in), optional :: zarr_format, mode
     integer, intent(out), optional :: stat
     character(*), intent(inout), optional :: errmsg
-    real(c_double), intent(in), optional :: missing_value
+    class(*), intent(in), optional :: missing_value
     integer, intent(in), optional :: edges_dim
     class(*), intent(in), optional :: edges(:)
+    character(*), intent(in), optional :: dims(:)
     type(c_ptr) :: b
     integer(c_int32_t) :: rc, m
     character(:), allocatable :: message
     m = ZARR_MODE_W
     if (present(mode)) m = int(mode, c_int32_t)
     call new_builder(b, dtype, shape, chunks, shards, fill_value, compressor, attributes, &
-                     zarr_format, missing_value, edges_dim, edges, rc, message)
+                     zarr_format, missing_value, edges_dim, edges, dims, rc, message)
     if (rc == ZARR_OK) then
       if (c_associated(group)) then
         rc = c_zarr_group_create_array(group, b, c_str(path), m, arr%ptr)
@@ -569,6 +710,10 @@ contains
     end if
     call c_zarr_array_builder_free(b)
     if (rc == ZARR_OK) then
+      if (present(missing_value) .and. .not. present(dims) .and. size(shape) > 0) &
+        call notice("array " // trim(path) // " has a missing value but no dimension names " &
+                    // "(give dims= or call zarr_set_dimension_names): xarray opens no " &
+                    // "dataset holding it")
       if (present(stat)) stat = ZARR_OK
     else
       call fail(rc, message, "zarr_create_array", stat, errmsg)
@@ -742,34 +887,35 @@ contains
     character(*), intent(inout), optional :: errmsg
     character(kind=c_char), allocatable, target :: chars(:, :)
     type(c_ptr), allocatable :: ptrs(:)
-    integer :: i, j, n
-    n = size(names)
-    allocate(chars(len(names) + 1, n), ptrs(n))
-    do i = 1, n
-      chars(:, i) = c_null_char
-      do j = 1, len_trim(names(i))
-        chars(j, i) = names(i)(j:j)
-      end do
-      ptrs(n + 1 - i) = c_loc(chars(1, i))
-    end do
-    call report(c_zarr_array_set_dimension_names(arr%ptr, int(n, c_size_t), ptrs), &
+    call c_names(names, chars, ptrs)
+    call report(c_zarr_array_set_dimension_names(arr%ptr, size(names, kind=c_size_t), ptrs), &
                 "zarr_set_dimension_names", stat, errmsg)
   end subroutine zarr_set_dimension_names
 
-  ! Makes `value` the CF missing value (_FillValue) as xarray and netCDF read it
-  ! (zarr.h's zarr_array_set_missing_value).
+  ! Makes `value` (a real of any kind or an integer) the CF missing value (_FillValue) as
+  ! xarray and netCDF read it; a float array takes the nearest value of its type (zarr.h's
+  ! zarr_array_set_missing_value).
   subroutine zarr_set_missing_value(arr, value, stat, errmsg)
     type(zarr_array), intent(in) :: arr
-    real(c_double), intent(in) :: value
+    class(*), intent(in) :: value
     integer, intent(out), optional :: stat
     character(*), intent(inout), optional :: errmsg
-    call report(c_zarr_array_set_missing_value(arr%ptr, value), "zarr_set_missing_value", &
+    real(c_double) :: d
+    integer(c_int32_t) :: rc
+    character(:), allocatable :: message
+    call missing_double(value, d, rc, message)
+    if (rc /= ZARR_OK) then
+      call fail(rc, message, "zarr_set_missing_value", stat, errmsg)
+      return
+    end if
+    call report(c_zarr_array_set_missing_value(arr%ptr, d), "zarr_set_missing_value", &
                 stat, errmsg)
   end subroutine zarr_set_missing_value
 
-  ! The CF missing value, whichever way the store holds it: `is_set` says whether there is
-  ! one (zarr.h's zarr_array_missing_value).
-  subroutine zarr_get_missing_value(arr, value, is_set, stat, errmsg)
+  ! The CF missing value, whichever way the store holds it, as a real(8) or real(4) `value`
+  ! (converted as Fortran's real()): `is_set` says whether there is one (zarr.h's
+  ! zarr_array_missing_value).
+  subroutine get_missing_value_r8(arr, value, is_set, stat, errmsg)
     type(zarr_array), intent(in) :: arr
     real(c_double), intent(out) :: value
     logical, intent(out) :: is_set
@@ -781,7 +927,18 @@ contains
     call report(c_zarr_array_missing_value(arr%ptr, set, value), "zarr_get_missing_value", &
                 stat, errmsg)
     is_set = set
-  end subroutine zarr_get_missing_value
+  end subroutine get_missing_value_r8
+
+  subroutine get_missing_value_r4(arr, value, is_set, stat, errmsg)
+    type(zarr_array), intent(in) :: arr
+    real(c_float), intent(out) :: value
+    logical, intent(out) :: is_set
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    real(c_double) :: d
+    call get_missing_value_r8(arr, d, is_set, stat, errmsg)
+    value = real(d, c_float)
+  end subroutine get_missing_value_r4
 
   ! ---- regions --------------------------------------------------------------------------
 
@@ -1793,7 +1950,8 @@ contains
     end do
   end subroutine append_args
 
-  ! Appends `data` (any type, any rank, elements of `dtype`) along Fortran dimension `dim`.
+  ! Appends `data` (any type, any rank, elements of `dtype`) along Fortran dimension `dim`;
+  ! another numeric type than the array's is converted as zarr_write converts it.
   subroutine append_data(arr, data, dtype, dshape, dim, count, stat, errmsg)
     type(zarr_array), intent(in) :: arr
     type(*), intent(in), target, contiguous :: data(..)
@@ -1815,10 +1973,10 @@ contains
     end if
     buf = c_null_ptr
     if (size(data) > 0) buf = c_loc(data)
-    call report(c_zarr_array_append(arr%ptr, int(size(extents) - axis, c_size_t), &
-                                    size(extents, kind=c_size_t), reversed(extents), dtype, &
-                                    ZARR_ORDER_C, buf, &
-                                    size(data, kind=c_size_t) * c_zarr_dtype_size(dtype)), &
+    call report(c_zarr_array_append_from(arr%ptr, int(size(extents) - axis, c_size_t), &
+                                         size(extents, kind=c_size_t), reversed(extents), &
+                                         dtype, ZARR_ORDER_C, buf, &
+                                         size(data, kind=c_size_t) * c_zarr_dtype_size(dtype)), &
                 "zarr_append", stat, errmsg)
   end subroutine append_data
 
@@ -2007,7 +2165,8 @@ contains
   end subroutine submit_write
 
   ! Submits a non-blocking append of `data` along Fortran dimension `dim`, checked here as
-  ! zarr_append checks it.
+  ! zarr_append checks it; another numeric type than the array's is converted when the
+  ! request runs, as zarr_append converts it.
   subroutine submit_append(arr, data, dtype, dshape, flags, req, dim, count, stat, errmsg)
     type(zarr_array), intent(in) :: arr
     type(*), intent(in), target :: data(..)  ! contiguous (async_flags checks it)
@@ -2031,11 +2190,11 @@ contains
     end if
     buf = c_null_ptr
     if (size(data) > 0) buf = c_loc(data)
-    call report(c_zarr_array_append_async(arr%ptr, int(size(extents) - axis, c_size_t), &
-                                          size(extents, kind=c_size_t), reversed(extents), &
-                                          dtype, ZARR_ORDER_C, buf, &
-                                          size(data, kind=c_size_t) * c_zarr_dtype_size(dtype), &
-                                          flags, req%ptr), &
+    call report(c_zarr_array_append_from_async(arr%ptr, int(size(extents) - axis, c_size_t), &
+                                               size(extents, kind=c_size_t), &
+                                               reversed(extents), dtype, ZARR_ORDER_C, buf, &
+                                               size(data, kind=c_size_t) * &
+                                               c_zarr_dtype_size(dtype), flags, req%ptr), &
                 "zarr_iappend", stat, errmsg)
   end subroutine submit_append
 

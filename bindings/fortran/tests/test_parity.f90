@@ -151,10 +151,14 @@ contains
     call zarr_read(arr, i1_back)
     call check(all(i1_back == [0_1, i1]), "integer(1) appended after the fill value")
     call arr%close()
-    ! Appends take the array's own type (no conversion).
-    call zarr_create_array(arr, root, "i2", ZARR_DTYPE_INT16, [0])
-    call zarr_append(arr, i1, stat=stat)
-    call check(stat == ZARR_ERR_DTYPE_MISMATCH, "integer(1) onto an int16 array")
+    ! Another numeric type is converted, as zarr_write converts it; complex data is refused.
+    call zarr_create_array(arr, root, "i2", ZARR_DTYPE_INT16, [1])
+    call zarr_append(arr, i1)
+    i1_back = 0
+    call zarr_read(arr, i1_back)
+    call check(all(i1_back == [0_1, i1]), "integer(1) onto an int16 array")
+    call zarr_append(arr, [(1d0, 0d0)], stat=stat)
+    call check(stat == ZARR_ERR_DTYPE_MISMATCH, "complex(8) onto an int16 array")
     call arr%close()
     call zarr_create_array(arr, root, "r4", ZARR_DTYPE_FLOAT32, [0])
     r4 = [0.1, -2.5, huge(1.0)]
