@@ -211,9 +211,14 @@ impl Buffers {
     }
 }
 
-/// The most bytes of buffers one worker keeps between calls: a 32 MiB chunk's stored
-/// bytes, decoded chunk and encoded output fit.
+/// The most bytes of buffers one worker of a multi-chunk call keeps between calls: a
+/// 32 MiB chunk's stored bytes, decoded chunk and encoded output fit.
 const MAX_KEPT_BYTES: usize = 128 << 20;
+
+/// The most bytes of buffers a single-chunk call keeps (a 32 MiB chunk and its encoded
+/// output fit): less, since such calls may also be a few reads or writes of huge items,
+/// whose buffers should not stay held.
+const MAX_KEPT_SINGLE_BYTES: usize = 96 << 20;
 
 /// The buffers kept from one call to the next (at most [`MAX_KEPT_BYTES`] each, and as
 /// many as the pool has workers), so that a loop of calls over one or a few large chunks
@@ -498,7 +503,9 @@ impl<'a> Plan<'a> {
                 // One chunk runs in the calling thread, with buffers an earlier call kept.
                 let mut buffers = kept_or_new();
                 let result = one(&mut buffers, 0);
-                keep(vec![buffers]);
+                if buffers.capacity() <= MAX_KEPT_SINGLE_BYTES {
+                    keep(vec![buffers]);
+                }
                 result
             }
             _ => pool::pool()?.install(|| {
@@ -880,6 +887,27 @@ pub fn read(
         };
         scatter(part, decoded)
     };
+    // Reads an uncompressed chunk that is one run of the caller's buffer straight into it,
+    // where the store can (files): false when it cannot, and the part is read as usual.
+    let read_direct = |buffers: &mut Buffers| -> Result<bool> {
+        let part = &buffers.part;
+        if started.is_some()
+            || !plain
+            || swap
+            || meta.sharding().is_some()
+            || !part.whole_chunk
+            || !is_single_run(&part.extent, &part.chunk_strides, buf_strides)
+        {
+            return Ok(false);
+        }
+        // SAFETY: this part's elements are one run that no other part touches.
+        let target = unsafe { out.slice_mut(part.buf_offset * elem, part.chunk_bytes)? };
+        match store.read_exact_into(&buffers.key, target)? {
+            Some(true) => Ok(true),
+            Some(false) => place(part, &buffers.key, &mut buffers.work, None).map(|()| true),
+            None => Ok(false),
+        }
+    };
     // Places a part from the stored bytes read into the worker's buffer (if `found`).
     let place_read = |buffers: &mut Buffers, found: bool| {
         place(
@@ -918,6 +946,9 @@ pub fn read(
         }
         return plan.run_list(&parts, |buffers, _| {
             plan.key_of(&buffers.part.index, &mut buffers.key);
+            if read_direct(buffers)? {
+                return Ok(());
+            }
             let found = fetch(buffers)?;
             place_read(buffers, found)
         });
