@@ -365,6 +365,15 @@ impl Store for ConsolidatedStore {
         }
     }
 
+    /// Chunks straight from the store below; metadata as usual (`None`).
+    fn read_exact_into(&self, key: &str, out: &mut [u8]) -> Result<Option<bool>> {
+        let key = crate::store::validate_key(key)?;
+        if self.cached(&key).is_some() || self.answers_for(&key) {
+            return Ok(None);
+        }
+        self.inner.read_exact_into(&key, out)
+    }
+
     fn get_range_into(&self, key: &str, offset: u64, len: u64, buf: &mut Vec<u8>) -> Result<bool> {
         self.inner.get_range_into(key, offset, len, buf)
     }

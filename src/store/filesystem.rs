@@ -664,6 +664,19 @@ impl Store for FilesystemStore {
         Ok(true)
     }
 
+    fn read_exact_into(&self, key: &str, out: &mut [u8]) -> Result<Option<bool>> {
+        let key = self.checked_key(key)?;
+        let Some((mut file, size)) = self.open_value(&key)? else {
+            return Ok(Some(false));
+        };
+        if size != out.len() as u64 {
+            return Ok(None);
+        }
+        file.read_exact(out)
+            .map_err(|e| self.fail("reading", &key, e))?;
+        Ok(Some(true))
+    }
+
     /// Reads ahead where the system can ask the kernel to (`fadvise(WILLNEED)`).
     fn reads_ahead(&self) -> bool {
         sys::READS_AHEAD

@@ -266,6 +266,14 @@ pub trait Store: Send + Sync + std::fmt::Debug {
             None => Ok(false),
         }
     }
+    /// Reads the value at `key` straight into `out` when it is exactly `out.len()` bytes:
+    /// `Some(true)` read, `Some(false)` no such key, `None` when its length differs or the
+    /// store cannot read into a caller's slice (the caller then reads it as usual). Files
+    /// do, so that an uncompressed chunk lands in the caller's buffer with one copy.
+    fn read_exact_into(&self, key: &str, out: &mut [u8]) -> Result<Option<bool>> {
+        let _ = (key, out);
+        Ok(None)
+    }
     /// `len` bytes of the value at `key` from byte `offset`, or `None` when the key does not
     /// exist; a range past the end is an error. Stores that can read part of a value
     /// (files) do so without reading the rest.
