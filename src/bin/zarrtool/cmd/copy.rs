@@ -144,9 +144,9 @@ enum Planned {
     },
 }
 
-/// Names `path` in an error about it (the message keeps the error's words).
+/// Names `path` in an error about it (the error keeps its kind and words).
 fn about(path: &str, e: Error) -> Error {
-    Error::InvalidArg(format!("{}: {e}", display(path)))
+    e.map_message(|message| format!("{}: {message}", display(path)))
 }
 
 /// Plans a copy: every target node's metadata built and checked (codecs, chunking, the
