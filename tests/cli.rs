@@ -299,6 +299,135 @@ fn copy_converts_rechunks_shards_and_resumes() {
     assert!(!none.exists());
 }
 
+/// The files under `dir`, as paths relative to it, sorted.
+fn files_under(dir: &Path) -> Vec<String> {
+    fn walk(root: &Path, dir: &Path, out: &mut Vec<String>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(root, &path, out);
+            } else {
+                let rel = path.strip_prefix(root).unwrap();
+                out.push(rel.to_str().unwrap().replace('\\', "/"));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(dir, dir, &mut out);
+    out.sort();
+    out
+}
+
+/// `copy --rechunk` keeps a sharded array's shards when they hold whole chunks of the new
+/// shape, refuses other chunks (naming --shards and --no-shards) and writes nothing;
+/// `--no-shards`, or a Zarr v2 target (which says so), stores the chunks unsharded.
+#[test]
+fn copy_rechunk_keeps_shards_that_hold_whole_chunks() {
+    use serde_json::json;
+    let dir = tempfile::tempdir().unwrap();
+    let (_, store) = import_sample(
+        dir.path(),
+        "a",
+        &["--compressor", "null", "--shards", "2,6"],
+    );
+    let values = "0 1 2 3 4\n5 6 7 8 9\n10 11 12 13 14\n15 16 17 18 19\n";
+    assert_eq!(ok(&["dump", &store, "a"]), values);
+    let meta_of = |store: &str| -> serde_json::Value {
+        serde_json::from_str(&ok(&["meta", store, "a"])).unwrap()
+    };
+    let regular =
+        |shape: &[u64]| json!({"name": "regular", "configuration": {"chunk_shape": shape}});
+    let bytes = json!({"name": "bytes", "configuration": {"endian": "little"}});
+
+    // Chunks of 1 x 3 fit the shards of 2 x 6: two shard files, as in the source.
+    let kept = dir.path().join("kept.zarr");
+    assert_eq!(says(&["copy", &store, s(&kept), "--rechunk", "1,3"]), "");
+    let meta = meta_of(s(&kept));
+    assert_eq!(meta["chunk_grid"], regular(&[2, 6]));
+    assert_eq!(meta["codecs"][0]["name"], "sharding_indexed");
+    assert_eq!(
+        meta["codecs"][0]["configuration"]["chunk_shape"],
+        json!([1, 3])
+    );
+    assert_eq!(files_under(&kept.join("a/c")), ["0/0", "1/0"]);
+    assert_eq!(ok(&["dump", s(&kept), "a"]), values);
+
+    // Chunks of 2 x 4 do not: refused, nothing written.
+    let refused = dir.path().join("refused.zarr");
+    assert_eq!(
+        fails(&["copy", &store, s(&refused), "--rechunk", "2,4"], 1),
+        "zarrtool: invalid argument: /a: the shards 2 x 6 do not hold whole chunks of 2 x 4 \
+         (--rechunk): give --shards a multiple of the chunks (--shards 2,8 is the nearest), \
+         or --no-shards to store the 4 chunks unsharded\n"
+    );
+    assert!(!refused.exists());
+    assert_eq!(
+        fails(
+            &["copy", &store, s(&refused), "--rechunk", "[[2,2],[3,2]]"],
+            1
+        ),
+        "zarrtool: invalid argument: /a: --rechunk with chunk edges cannot keep the shards \
+         2 x 6: give --no-shards to store the chunks unsharded\n"
+    );
+    assert!(!refused.exists());
+    let out = tool(&[
+        "copy",
+        &store,
+        s(&refused),
+        "--shards",
+        "2,8",
+        "--no-shards",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!refused.exists());
+
+    // As the message says: --shards 2,8 ...
+    let resharded = dir.path().join("resharded.zarr");
+    let args = ["--rechunk", "2,4", "--shards", "2,8"];
+    assert_eq!(
+        says(&[&["copy", &store, s(&resharded)], &args[..]].concat()),
+        ""
+    );
+    let meta = meta_of(s(&resharded));
+    assert_eq!(meta["chunk_grid"], regular(&[2, 8]));
+    assert_eq!(
+        meta["codecs"][0]["configuration"]["chunk_shape"],
+        json!([2, 4])
+    );
+    assert_eq!(files_under(&resharded.join("a/c")), ["0/0", "1/0"]);
+    assert_eq!(ok(&["dump", s(&resharded), "a"]), values);
+
+    // ... or --no-shards: four chunk files.
+    let unsharded = dir.path().join("unsharded.zarr");
+    let args = ["--rechunk", "2,4", "--no-shards"];
+    assert_eq!(
+        says(&[&["copy", &store, s(&unsharded)], &args[..]].concat()),
+        ""
+    );
+    let meta = meta_of(s(&unsharded));
+    assert_eq!(meta["chunk_grid"], regular(&[2, 4]));
+    assert_eq!(meta["codecs"], json!([bytes]));
+    assert_eq!(
+        files_under(&unsharded.join("a/c")),
+        ["0/0", "0/1", "1/0", "1/1"]
+    );
+    assert_eq!(ok(&["dump", s(&unsharded), "a"]), values);
+
+    // Zarr v2 has no shards: the copy says it stores the source's chunks unsharded.
+    let v2 = dir.path().join("v2.zarr");
+    assert_eq!(
+        says(&["copy", &store, s(&v2), "--format", "2"]),
+        "zarrtool: /a: Zarr v2 has no shards: the copy stores its 4 chunks unsharded\n"
+    );
+    let meta = meta_of(s(&v2));
+    assert_eq!(meta["chunks"], json!([2, 3]));
+    assert_eq!(
+        files_under(&v2.join("a")),
+        [".zarray", "0.0", "0.1", "1.0", "1.1"]
+    );
+    assert_eq!(ok(&["dump", s(&v2), "a"]), values);
+}
+
 #[test]
 fn copy_to_and_from_zip() {
     let dir = tempfile::tempdir().unwrap();

@@ -268,9 +268,14 @@ pub enum Command {
         #[arg(long, value_name = "SHAPE")]
         rechunk: Vec<String>,
         /// Shard shape (Zarr v3), for every array copied of its rank, or per array as
-        /// `--rechunk` (`NAME:SHAPE`).
+        /// `--rechunk` (`NAME:SHAPE`), a multiple of the chunk shape. Without it a sharded
+        /// array keeps its shards, and a --rechunk they do not hold whole chunks of is
+        /// refused (give --shards, or --no-shards).
         #[arg(long, value_name = "SHAPE")]
         shards: Vec<String>,
+        /// Store the copies' chunks unsharded, a sharded source's too.
+        #[arg(long, conflicts_with = "shards")]
+        no_shards: bool,
         /// Bytes-to-bytes codecs as JSON (a configuration, a list, or null), in numcodecs'
         /// form or Zarr v3's; a list's leading Zarr v3 array codecs (`scale_offset`,
         /// `cast_value`, …) replace the source's filters.

@@ -14,7 +14,7 @@ use rayon::prelude::*;
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
 use zarr::dtype::{DataKind, ElementType};
-use zarr::meta::{ArrayMeta, ChunkGrid, Format, Order};
+use zarr::meta::{ArrayMeta, ChunkGrid, DimEdges, Format, Order};
 use zarr::node::{cf, node_kind, Array, ArrayBuilder, Group, Mode, Node, NodeKind, DIMENSIONS_KEY};
 use zarr::store::{join_key, open_url, Store};
 use zarr::{Error, Result};
@@ -23,21 +23,25 @@ use zarr::{Error, Result};
 pub struct CopySettings {
     chunks: PerArray<ChunkSpec>,
     shards: PerArray<Vec<u64>>,
+    /// Store every copied array's chunks unsharded (`--no-shards`).
+    unsharded: bool,
     compressor: Option<Value>,
     format: Option<Format>,
 }
 
 impl CopySettings {
-    /// Reads `--rechunk`, `--shards`, `--compressor` and `--format`.
+    /// Reads `--rechunk`, `--shards`, `--no-shards`, `--compressor` and `--format`.
     pub fn parse(
         rechunk: &[String],
         shards: &[String],
+        unsharded: bool,
         compressor: Option<&str>,
         format: Option<i32>,
     ) -> Result<Self> {
         Ok(CopySettings {
             chunks: PerArray::parse(rechunk, "--rechunk", ChunkSpec::parse)?,
             shards: PerArray::parse(shards, "--shards", parse_shape)?,
+            unsharded,
             compressor: compressor
                 .map(|c| parse_json(c, "--compressor"))
                 .transpose()?,
@@ -80,7 +84,14 @@ fn target_meta(from: &ArrayMeta, settings: &ArrayLayout, format: Format) -> Resu
         Some(shards) => {
             builder.shard_shape(shards.clone());
         }
-        None if settings.chunks.is_none() && from.sharding().is_some() && format.is_v3() => {
+        None if !settings.unsharded && from.sharding().is_some() && format.is_v3() => {
+            if let Some(chunks) = settings.chunks {
+                refuse_shards_not_fitting(from, chunks)?;
+                // A sharded source's edges are its shards'.
+                if let ChunkGrid::Rectilinear(dims) = &from.grid {
+                    builder.chunk_grid(dims.to_vec());
+                }
+            }
             builder.shard_shape(from.chunks.clone());
         }
         None => {}
@@ -124,6 +135,68 @@ fn target_meta(from: &ArrayMeta, settings: &ArrayLayout, format: Format) -> Resu
         inner.bytes_to_bytes = source.bytes_to_bytes.clone();
     }
     Ok(meta)
+}
+
+/// Refuses to rechunk a sharded array to `chunks` that its shards (kept, as no `--shards`
+/// is given) cannot hold whole: a shard must be a multiple of the chunk shape. Says how to
+/// choose `--shards`, or that `--no-shards` stores the chunks unsharded and how many.
+fn refuse_shards_not_fitting(from: &ArrayMeta, chunks: &ChunkSpec) -> Result<()> {
+    let shards = shape_text(&from.chunks);
+    let chunks = match chunks {
+        ChunkSpec::Shape(chunks) => chunks,
+        ChunkSpec::Edges(_) => {
+            return Err(Error::InvalidArg(format!(
+                "--rechunk with chunk edges cannot keep the shards {shards}: give --no-shards \
+                 to store the chunks unsharded"
+            )))
+        }
+    };
+    let shard_edges: Vec<Vec<u64>> = match &from.grid {
+        ChunkGrid::Rectilinear(dims) => dims.iter().map(edge_lengths).collect(),
+        _ => from.chunks.iter().map(|&edge| vec![edge]).collect(),
+    };
+    let fits = shard_edges
+        .iter()
+        .zip(chunks)
+        .all(|(edges, &chunk)| chunk > 0 && edges.iter().all(|edge| edge % chunk == 0));
+    if fits {
+        return Ok(());
+    }
+    // Per dimension the multiple of the chunk nearest the shard (at least one chunk).
+    let nearest: Vec<u64> = from
+        .chunks
+        .iter()
+        .zip(chunks)
+        .map(|(&shard, &chunk)| {
+            let chunk = chunk.max(1);
+            ((shard + chunk / 2) / chunk).max(1) * chunk
+        })
+        .collect();
+    let unsharded: u64 = from
+        .shape
+        .iter()
+        .zip(chunks)
+        .map(|(&extent, &chunk)| extent.div_ceil(chunk.max(1)))
+        .product();
+    Err(Error::InvalidArg(format!(
+        "the shards {shards} do not hold whole chunks of {} (--rechunk): give --shards a \
+         multiple of the chunks (--shards {} is the nearest), or --no-shards to store the \
+         {unsharded} chunks unsharded",
+        shape_text(chunks),
+        nearest
+            .iter()
+            .map(u64::to_string)
+            .collect::<Vec<_>>()
+            .join(","),
+    )))
+}
+
+/// The edge lengths of a rectilinear grid's dimension.
+fn edge_lengths(dim: &DimEdges) -> Vec<u64> {
+    match dim.runs() {
+        Some(runs) => runs.iter().map(|run| run.edge).collect(),
+        None => vec![dim.max_edge()],
+    }
 }
 
 /// What `copy` writes at one target path, planned before anything is written.
@@ -208,6 +281,7 @@ fn plan_copy(
         let layout = ArrayLayout {
             chunks,
             shards,
+            unsharded: settings.unsharded,
             compressor: settings.compressor.as_ref(),
         };
         let planned = plan_array(array, &to_path, &layout, settings.format, |target| {
@@ -235,6 +309,8 @@ fn plan_copy(
 struct ArrayLayout<'a> {
     chunks: Option<&'a ChunkSpec>,
     shards: Option<&'a Vec<u64>>,
+    /// Store the chunks unsharded (`--no-shards`).
+    unsharded: bool,
     compressor: Option<&'a Value>,
 }
 
@@ -252,6 +328,14 @@ fn plan_array(
     }
     let format = format.unwrap_or(array.format().for_copies());
     let mut meta = target_meta(&array.metadata(), layout, format)?;
+    if array.metadata().sharding().is_some() && !format.is_v3() {
+        eprintln!(
+            "zarrtool: {}: Zarr v{} has no shards: the copy stores its {} chunks unsharded",
+            display(array.path()),
+            format.number(),
+            meta.num_chunks()
+        );
+    }
     // NCZarr's keys describe the source's netCDF model, which the copy does not have.
     let mut attrs = nczarr::user_attributes(array.attributes()?);
     carry_dimension_names(&array, &mut meta, &mut attrs, format)?;

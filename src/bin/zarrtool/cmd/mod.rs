@@ -121,6 +121,7 @@ pub fn run(mut command: Command, cmd: &mut clap::Command) -> Result<u8> {
             to,
             rechunk,
             shards,
+            no_shards,
             compressor,
             format,
             overwrite,
@@ -128,8 +129,13 @@ pub fn run(mut command: Command, cmd: &mut clap::Command) -> Result<u8> {
             json,
             commit,
         } => {
-            let settings =
-                copy::CopySettings::parse(&rechunk, &shards, compressor.as_deref(), format)?;
+            let settings = copy::CopySettings::parse(
+                &rechunk,
+                &shards,
+                no_shards,
+                compressor.as_deref(),
+                format,
+            )?;
             let run = copy::CopyRun {
                 overwrite,
                 dry_run,
