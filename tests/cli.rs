@@ -26,18 +26,45 @@ fn setup(dir: &Path) -> (String, String) {
     import_sample(dir, "a", &["--compressor", "null"])
 }
 
+/// `info` counts what a listing finds, the stored objects, by their name: chunks, or a
+/// sharded array's shards, with the chunks a shard holds and how many tile the array.
 #[test]
 fn info_counts_the_stored_objects_by_their_name() {
     let dir = tempfile::tempdir().unwrap();
     let (_, store) = setup(dir.path());
     let text = ok(&["info", &store, "a"]);
-    assert!(text.contains("chunks initialized: 4/4"), "{text}");
-    ok(&[
-        "copy", &store, &store, "--from", "a", "--to", "s", "--shards", "4,6",
+    assert!(text.ends_with("\nchunks initialized: 4/4\n"), "{text}");
+    let planned = says(&[
+        "copy",
+        &store,
+        &store,
+        "--from",
+        "a",
+        "--to",
+        "s",
+        "--shards",
+        "2,6",
+        "--dry-run",
     ]);
+    assert_eq!(
+        planned,
+        "would copy array /a to /s (Zarr v3, 2 shards of 2 x 6, 4 chunks of 2 x 3)\n"
+    );
+    ok(&[
+        "copy", &store, &store, "--from", "a", "--to", "s", "--shards", "2,6",
+    ]);
+    std::fs::remove_file(dir.path().join("s.zarr/s/c/1/0")).unwrap();
     let text = ok(&["info", &store, "s"]);
-    assert!(text.contains("shards: 4 x 6"), "{text}");
-    assert!(text.contains("shards initialized: 1/1"), "{text}");
+    assert!(text.contains("\nchunks: 2 x 3\nshards: 2 x 6\n"), "{text}");
+    assert!(
+        text.ends_with("\nshards initialized: 1/2\nchunks per shard: 2 (4 in all)\n"),
+        "{text}"
+    );
+    let v: serde_json::Value = serde_json::from_str(&ok(&["info", "--json", &store, "s"])).unwrap();
+    assert_eq!(v["chunks_initialized"], serde_json::Value::Null);
+    assert_eq!(v["chunks_total"], 4);
+    assert_eq!(v["shards_initialized"], 1);
+    assert_eq!(v["shards_total"], 2);
 }
 
 #[test]
@@ -81,6 +108,8 @@ fn info_json_is_exact() {
     assert_eq!(v["stored_bytes"], 4 * 24 + meta_len);
     assert_eq!(v["chunks_initialized"], 4);
     assert_eq!(v["chunks_total"], 4);
+    assert_eq!(v["shards_initialized"], serde_json::Value::Null);
+    assert_eq!(v["shards_total"], serde_json::Value::Null);
 }
 
 #[test]
@@ -3219,7 +3248,7 @@ fn json_for_scripts() {
             "nodes": [
                 {"node_type": "group", "path": "/", "created": true},
                 {"node_type": "array", "from": "/a", "path": "/a", "zarr_format": 3,
-                 "shape": [4, 5], "chunks": [4, 5], "shards": null, "chunks_total": 1,
+                 "shape": [4, 5], "chunks": [4, 5], "shards": null, "chunks_total": 1, "shards_total": null,
                  "resumed": false},
             ],
         })

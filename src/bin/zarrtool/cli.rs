@@ -293,8 +293,8 @@ pub enum Command {
         /// Print what was copied (or with --dry-run would be) as JSON: {"source": {"store",
         /// "path"}, "target": {"store", "path"}, "dry_run", "nodes": [{"node_type":
         /// "group", "path", "created"} or {"node_type": "array", "from", "path",
-        /// "zarr_format", "shape", "chunks", "shards", "chunks_total", "resumed"}]}, with
-        /// "snapshot" (the new snapshot's id) after --commit.
+        /// "zarr_format", "shape", "chunks", "shards", "chunks_total", "shards_total",
+        /// "resumed"}]}, with "snapshot" (the new snapshot's id) after --commit.
         #[arg(long)]
         json: bool,
         /// Commit the copy with this message (the target an Icechunk repository,

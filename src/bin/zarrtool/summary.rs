@@ -6,7 +6,7 @@ use crate::nodes::{codecs, document};
 use crate::values::text_room;
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
-use zarr::meta::ChunkGrid;
+use zarr::meta::{ArrayMeta, ChunkGrid};
 use zarr::node::{Array, Mode, Node};
 use zarr::store::Store;
 use zarr::Result;
@@ -55,14 +55,40 @@ pub fn array_summary(array: &Array, full: bool, lists: bool) -> Result<Map<Strin
         Some(stored) => json!(((nbytes as f64 / stored as f64) * 1000.0).round() / 1000.0),
     };
     out.insert("ratio".into(), ratio);
-    let initialized = if lists {
+    // What a listing counts is the stored objects: a sharded array's shards (its chunks
+    // would need every shard's index read).
+    let stored_objects = if lists {
         Some(array.nchunks_initialized()?)
     } else {
         None
     };
-    out.insert("chunks_initialized".into(), json!(initialized));
-    out.insert("chunks_total".into(), json!(meta.num_chunks()));
+    let sharded = meta.sharding().is_some();
+    let chunks_initialized = stored_objects.filter(|_| !sharded);
+    out.insert("chunks_initialized".into(), json!(chunks_initialized));
+    out.insert("chunks_total".into(), json!(chunk_count(&meta)));
+    let shards_initialized = stored_objects.filter(|_| sharded);
+    out.insert("shards_initialized".into(), json!(shards_initialized));
+    let shards_total = sharded.then(|| meta.num_chunks());
+    out.insert("shards_total".into(), json!(shards_total));
     Ok(out)
+}
+
+/// How many chunks tile the array: its inner chunks when sharded (every shard edge is a
+/// multiple of the chunk shape, so they tile it from the origin).
+pub fn chunk_count(meta: &ArrayMeta) -> u64 {
+    if meta.sharding().is_none() {
+        return meta.num_chunks();
+    }
+    let along: Vec<u64> = meta
+        .shape
+        .iter()
+        .zip(meta.inner_chunks())
+        .map(|(&extent, &chunk)| extent.div_ceil(chunk.max(1)))
+        .collect();
+    match along.contains(&0) {
+        true => 0,
+        false => along.iter().product(),
+    }
 }
 
 /// The one-line description `ls` and `tree` give of the array at `path`:

@@ -9,6 +9,7 @@ use crate::out::{self, print_json};
 use crate::per_array::PerArray;
 use crate::progress::{region_bytes, unit_of, Progress};
 use crate::source::open_hierarchy;
+use crate::summary::chunk_count;
 use crate::values::{parse_json, parse_shape, shape_text, ChunkSpec};
 use rayon::prelude::*;
 use serde_json::{json, Map, Value};
@@ -430,12 +431,11 @@ pub fn run(
                     format,
                     ..
                 } => eprintln!(
-                    "would copy array {} to {} (Zarr v{}, {} chunks of {})",
+                    "would copy array {} to {} (Zarr v{}, {})",
                     display(from.path()),
                     display(to_path),
                     format.number(),
-                    meta.num_chunks(),
-                    shape_text(&meta.chunks)
+                    layout_text(meta)
                 ),
             }
         }
@@ -501,6 +501,24 @@ pub fn run(
     Ok(0)
 }
 
+/// How a dry run describes the layout of a copy: `4 chunks of 2 x 3`, or
+/// `2 shards of 2 x 6, 8 chunks of 1 x 3`.
+fn layout_text(meta: &ArrayMeta) -> String {
+    let chunks = format!(
+        "{} chunks of {}",
+        chunk_count(meta),
+        shape_text(meta.inner_chunks())
+    );
+    match meta.sharding() {
+        Some(_) => format!(
+            "{} shards of {}, {chunks}",
+            meta.num_chunks(),
+            shape_text(&meta.chunks)
+        ),
+        None => chunks,
+    }
+}
+
 /// What `copy --json` says of one planned node.
 fn planned_json(planned: &Planned) -> Value {
     match planned {
@@ -524,7 +542,8 @@ fn planned_json(planned: &Planned) -> Value {
             "shape": meta.shape,
             "chunks": meta.inner_chunks(),
             "shards": meta.sharding().map(|_| meta.chunks.clone()),
-            "chunks_total": meta.num_chunks(),
+            "chunks_total": chunk_count(meta),
+            "shards_total": meta.sharding().map(|_| meta.num_chunks()),
             "resumed": resume,
         }),
     }

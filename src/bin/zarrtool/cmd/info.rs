@@ -8,6 +8,7 @@ use crate::source::{open_hierarchy, Hierarchy};
 use crate::summary::array_summary;
 use crate::values::shape_text;
 use serde_json::{json, Value};
+use zarr::meta::{ArrayMeta, ChunkGrid};
 use zarr::node::{node_kind, Array, Group, Mode, Node, NodeKind};
 use zarr::{Error, Result};
 
@@ -88,29 +89,41 @@ pub fn run(node: &NodeArg, as_json: bool) -> Result<u8> {
             };
             out.line(format!("dimension names: {names}"))?;
             out.line(format!("bytes: {}", s["nbytes"]))?;
-            // What is counted is the stored objects: the shards of a sharded array.
-            let units = if meta.sharding().is_some() {
-                "shards"
-            } else {
-                "chunks"
+            // A listing counts the stored objects: the shards of a sharded array.
+            let (units, initialized, total) = match meta.sharding() {
+                Some(_) => ("shards", &s["shards_initialized"], &s["shards_total"]),
+                None => ("chunks", &s["chunks_initialized"], &s["chunks_total"]),
             };
             if lists {
                 out.line(format!("stored bytes: {}", s["stored_bytes"]))?;
                 out.line(format!("ratio: {}", s["ratio"]))?;
-                out.line(format!(
-                    "{units} initialized: {}/{}",
-                    s["chunks_initialized"], s["chunks_total"]
-                ))?;
+                out.line(format!("{units} initialized: {initialized}/{total}"))?;
             } else {
                 out.line(format!("stored bytes: {UNLISTED}"))?;
                 out.line(format!("ratio: {UNLISTED}"))?;
-                out.line(format!(
-                    "{units} initialized: {UNLISTED}, of {}",
-                    s["chunks_total"]
-                ))?;
+                out.line(format!("{units} initialized: {UNLISTED}, of {total}"))?;
+            }
+            if meta.sharding().is_some() {
+                out.line(chunks_per_shard(&meta, &s["chunks_total"]))?;
             }
             out.finish()?;
             Ok(0)
         }
     }
+}
+
+/// The line of `info` on a sharded array's chunks: how many a shard holds (at most, when
+/// the shards' edges vary) and how many tile the array (`total`).
+fn chunks_per_shard(meta: &ArrayMeta, total: &Value) -> String {
+    let per_shard: u64 = meta
+        .chunks
+        .iter()
+        .zip(meta.inner_chunks())
+        .map(|(&shard, &chunk)| shard / chunk.max(1))
+        .product();
+    let up_to = match meta.grid {
+        ChunkGrid::Rectilinear(_) => "up to ",
+        ChunkGrid::Regular => "",
+    };
+    format!("chunks per shard: {up_to}{per_shard} ({total} in all)")
 }
