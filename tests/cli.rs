@@ -158,6 +158,79 @@ fn dump_text_csv_raw_and_export_round_trip() {
     );
 }
 
+/// `dump --missing TEXT` prints TEXT for each value equal to the CF missing value, as
+/// ncdump prints `_` for its _FillValue: a Zarr v2 fill value (exactly, for integers), a
+/// `_FillValue` attribute (NaN matching every NaN), never a v3 fill value alone.
+#[test]
+fn dump_missing_values_as_ncdump_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = s(&dir.path().join("m.zarr")).to_string();
+    let ints = dir.path().join("i.bin");
+    let bytes: Vec<u8> = [1i32, -999, 3, 0, -999, 6]
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
+    std::fs::write(&ints, bytes).unwrap();
+    let floats = dir.path().join("f.bin");
+    let bytes: Vec<u8> = [1.5f32, f32::NAN, 0.0, -2.0, f32::NAN, 1e30]
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
+    std::fs::write(&floats, bytes).unwrap();
+    let raw = |file: &Path, node: &str, dtype: &str, format: &str| {
+        ok(&[
+            "import",
+            s(file),
+            &store,
+            node,
+            "--dtype",
+            dtype,
+            "--shape",
+            "2,3",
+            "--format",
+            format,
+        ])
+    };
+    raw(&ints, "i", "<i4", "2");
+    // A Zarr v2 fill value of -999: the missing value, as xarray and netCDF-C read it.
+    let zarray = dir.path().join("m.zarr/i/.zarray");
+    let mut doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&zarray).unwrap()).unwrap();
+    doc["fill_value"] = serde_json::json!(-999);
+    std::fs::write(&zarray, doc.to_string()).unwrap();
+    assert_eq!(ok(&["dump", &store, "i"]), "1 -999 3\n0 -999 6\n");
+    assert_eq!(
+        ok(&["dump", &store, "i", "--missing", "_"]),
+        "1 _ 3\n0 _ 6\n"
+    );
+    assert_eq!(
+        ok(&["dump", "-f", "csv", &store, "i", "--missing", ""]),
+        "1,,3\n0,,6\n"
+    );
+    assert_eq!(
+        ok(&["dump", &store, "i", "--missing", "_", "-r", "1,1:"]),
+        "_ 6\n"
+    );
+
+    // Zarr v3: a fill value of 0 masks nothing; a _FillValue attribute of NaN every NaN.
+    raw(&floats, "f", "<f4", "3");
+    assert_eq!(
+        ok(&["dump", &store, "f", "--missing", "_"]),
+        "1.5 nan 0.0\n-2.0 nan 1e30\n"
+    );
+    ok(&["attrs", "set", &store, "f", "_FillValue", "\"NaN\""]);
+    assert_eq!(
+        ok(&["dump", &store, "f", "--missing", "_"]),
+        "1.5 _ 0.0\n-2.0 _ 1e30\n"
+    );
+    assert_eq!(ok(&["dump", &store, "f"]), "1.5 nan 0.0\n-2.0 nan 1e30\n");
+    assert_eq!(
+        fails(&["dump", "-f", "raw", &store, "f", "--missing", "_"], 1),
+        "zarrtool: invalid argument: --missing prints text for missing values: it is for \
+         --format text and csv, not raw\n"
+    );
+}
+
 #[test]
 fn dump_strings_and_big_endian_import() {
     let dir = tempfile::tempdir().unwrap();

@@ -147,6 +147,11 @@ pub enum Command {
         /// Output format.
         #[arg(long, short = 'f', value_enum, default_value = "text")]
         format: DumpFormat,
+        /// Print TEXT instead of each value equal to the array's CF missing value (its
+        /// _FillValue, as `header` shows it): `_` as ncdump prints, or `''` for empty CSV
+        /// fields. Text and CSV only.
+        #[arg(long, value_name = "TEXT")]
+        missing: Option<String>,
     },
     /// Create an array (or with --group a group).
     Create {

@@ -6,17 +6,35 @@ use crate::out::Out;
 use crate::values::{
     csv_field, element_csv, element_text, parse_region, text_room, vlen_csv, vlen_text,
 };
-use zarr::dtype::swap_record_fields;
+use zarr::dtype::{swap_record_fields, DataKind};
+use zarr::meta::fill::read_float;
 use zarr::meta::Order;
-use zarr::node::{Array, Mode};
-use zarr::Result;
+use zarr::node::{cf, Array, Mode, Node};
+use zarr::{Error, Result};
 
-/// Prints the values of the array at `node` (of `region`, when given) in `format`.
-pub fn run(node: &NodeArg, region: Option<&str>, format: DumpFormat) -> Result<u8> {
+/// Prints the values of the array at `node` (of `region`, when given) in `format`; with
+/// `missing`, that text for each value equal to the array's CF missing value.
+pub fn run(
+    node: &NodeArg,
+    region: Option<&str>,
+    format: DumpFormat,
+    missing: Option<&str>,
+) -> Result<u8> {
+    if missing.is_some() && format == DumpFormat::Raw {
+        return Err(Error::InvalidArg(
+            "--missing prints text for missing values: it is for --format text and csv, not \
+             raw"
+            .into(),
+        ));
+    }
     let store = open(&node.store, false)?;
     let array = Array::open(store, &node.path, Mode::Read)?;
     let meta = array.metadata();
     let (start, count) = parse_region(region, &meta.shape)?;
+    let masked = match missing {
+        Some(text) => MissingValue::of(&array)?.map(|value| (value, text)),
+        None => None,
+    };
     let mut out = Out::new();
     let csv = format == DumpFormat::Csv;
     let raw = format == DumpFormat::Raw;
@@ -65,7 +83,9 @@ pub fn run(node: &NodeArg, region: Option<&str>, format: DumpFormat) -> Result<u
         let n = items.len();
         for (i, item) in items.enumerate() {
             text_room(item.len(), "the item's text")?;
-            if csv {
+            if let Some((_, text)) = masked.as_ref().filter(|(value, _)| value.is(item)) {
+                values.push(text.to_string());
+            } else if csv {
                 element_csv(&meta.dtype, item, &mut values);
             } else {
                 values.push(element_text(&meta.dtype, item));
@@ -78,4 +98,55 @@ pub fn run(node: &NodeArg, region: Option<&str>, format: DumpFormat) -> Result<u
     }
     out.finish()?;
     Ok(0)
+}
+
+/// An array's CF missing value, to tell the items that hold it, as ncdump tells its
+/// _FillValue: the `_FillValue` attribute, else outside Zarr v3 the fill value (which
+/// xarray and netCDF-C read as the missing value). Numeric types only.
+enum MissingValue {
+    /// An integer's native bytes, compared exactly.
+    Integer(Vec<u8>),
+    /// A float's value (of `size` bytes), compared as a number: NaN matches any NaN.
+    Float { value: f64, size: usize },
+}
+
+impl MissingValue {
+    /// The missing value of `array`; `None` when it has none or is not numeric.
+    fn of(array: &Array) -> Result<Option<Self>> {
+        let meta = array.metadata();
+        let integer = matches!(meta.dtype.kind, DataKind::Int(_) | DataKind::UInt(_));
+        let size = match meta.dtype.kind {
+            DataKind::Float(size @ (2 | 4 | 8)) => size,
+            _ if integer => meta.item_size(),
+            _ => return Ok(None),
+        };
+        // An integer fill value outside v3 is the missing value exactly (an int64 one may
+        // have no double).
+        let fill = meta.fill_value.as_ref().filter(|f| f.len() == size);
+        let bytes = match fill {
+            Some(fill) if integer && !array.format().is_v3() => fill.clone(),
+            _ => match array.missing_value()? {
+                Some(value) => cf::encode(value, &meta.dtype, array.format(), array.path())?.fill,
+                None => return Ok(None),
+            },
+        };
+        Ok(Some(match integer {
+            true => MissingValue::Integer(bytes),
+            false => MissingValue::Float {
+                value: read_float(&bytes, size),
+                size,
+            },
+        }))
+    }
+
+    /// Whether `item` (one element's native bytes) holds the missing value.
+    fn is(&self, item: &[u8]) -> bool {
+        match self {
+            MissingValue::Integer(bytes) => item == bytes.as_slice(),
+            MissingValue::Float { value, size } => {
+                let x = read_float(item, *size);
+                x == *value || (x.is_nan() && value.is_nan())
+            }
+        }
+    }
 }

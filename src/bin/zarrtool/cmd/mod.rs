@@ -48,7 +48,8 @@ pub fn run(mut command: Command, cmd: &mut clap::Command) -> Result<u8> {
             node,
             region,
             format,
-        } => dump::run(&node, region.as_deref(), format),
+            missing,
+        } => dump::run(&node, region.as_deref(), format, missing.as_deref()),
         Command::Create {
             node,
             group,
