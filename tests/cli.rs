@@ -26,18 +26,45 @@ fn setup(dir: &Path) -> (String, String) {
     import_sample(dir, "a", &["--compressor", "null"])
 }
 
+/// `info` counts what a listing finds, the stored objects, by their name: chunks, or a
+/// sharded array's shards, with the chunks a shard holds and how many tile the array.
 #[test]
 fn info_counts_the_stored_objects_by_their_name() {
     let dir = tempfile::tempdir().unwrap();
     let (_, store) = setup(dir.path());
     let text = ok(&["info", &store, "a"]);
-    assert!(text.contains("chunks initialized: 4/4"), "{text}");
-    ok(&[
-        "copy", &store, &store, "--from", "a", "--to", "s", "--shards", "4,6",
+    assert!(text.ends_with("\nchunks initialized: 4/4\n"), "{text}");
+    let planned = says(&[
+        "copy",
+        &store,
+        &store,
+        "--from",
+        "a",
+        "--to",
+        "s",
+        "--shards",
+        "2,6",
+        "--dry-run",
     ]);
+    assert_eq!(
+        planned,
+        "would copy array /a to /s (Zarr v3, 2 shards of 2 x 6, 4 chunks of 2 x 3)\n"
+    );
+    ok(&[
+        "copy", &store, &store, "--from", "a", "--to", "s", "--shards", "2,6",
+    ]);
+    std::fs::remove_file(dir.path().join("s.zarr/s/c/1/0")).unwrap();
     let text = ok(&["info", &store, "s"]);
-    assert!(text.contains("shards: 4 x 6"), "{text}");
-    assert!(text.contains("shards initialized: 1/1"), "{text}");
+    assert!(text.contains("\nchunks: 2 x 3\nshards: 2 x 6\n"), "{text}");
+    assert!(
+        text.ends_with("\nshards initialized: 1/2\nchunks per shard: 2 (4 in all)\n"),
+        "{text}"
+    );
+    let v: serde_json::Value = serde_json::from_str(&ok(&["info", "--json", &store, "s"])).unwrap();
+    assert_eq!(v["chunks_initialized"], serde_json::Value::Null);
+    assert_eq!(v["chunks_total"], 4);
+    assert_eq!(v["shards_initialized"], 1);
+    assert_eq!(v["shards_total"], 2);
 }
 
 #[test]
@@ -81,6 +108,8 @@ fn info_json_is_exact() {
     assert_eq!(v["stored_bytes"], 4 * 24 + meta_len);
     assert_eq!(v["chunks_initialized"], 4);
     assert_eq!(v["chunks_total"], 4);
+    assert_eq!(v["shards_initialized"], serde_json::Value::Null);
+    assert_eq!(v["shards_total"], serde_json::Value::Null);
 }
 
 #[test]
@@ -126,6 +155,79 @@ fn dump_text_csv_raw_and_export_round_trip() {
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),
         "zarrtool: out of bounds: region \"0:9,:\": dimension 0: 0:9 is outside 0:4\n"
+    );
+}
+
+/// `dump --missing TEXT` prints TEXT for each value equal to the CF missing value, as
+/// ncdump prints `_` for its _FillValue: a Zarr v2 fill value (exactly, for integers), a
+/// `_FillValue` attribute (NaN matching every NaN), never a v3 fill value alone.
+#[test]
+fn dump_missing_values_as_ncdump_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = s(&dir.path().join("m.zarr")).to_string();
+    let ints = dir.path().join("i.bin");
+    let bytes: Vec<u8> = [1i32, -999, 3, 0, -999, 6]
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
+    std::fs::write(&ints, bytes).unwrap();
+    let floats = dir.path().join("f.bin");
+    let bytes: Vec<u8> = [1.5f32, f32::NAN, 0.0, -2.0, f32::NAN, 1e30]
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
+    std::fs::write(&floats, bytes).unwrap();
+    let raw = |file: &Path, node: &str, dtype: &str, format: &str| {
+        ok(&[
+            "import",
+            s(file),
+            &store,
+            node,
+            "--dtype",
+            dtype,
+            "--shape",
+            "2,3",
+            "--format",
+            format,
+        ])
+    };
+    raw(&ints, "i", "<i4", "2");
+    // A Zarr v2 fill value of -999: the missing value, as xarray and netCDF-C read it.
+    let zarray = dir.path().join("m.zarr/i/.zarray");
+    let mut doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&zarray).unwrap()).unwrap();
+    doc["fill_value"] = serde_json::json!(-999);
+    std::fs::write(&zarray, doc.to_string()).unwrap();
+    assert_eq!(ok(&["dump", &store, "i"]), "1 -999 3\n0 -999 6\n");
+    assert_eq!(
+        ok(&["dump", &store, "i", "--missing", "_"]),
+        "1 _ 3\n0 _ 6\n"
+    );
+    assert_eq!(
+        ok(&["dump", "-f", "csv", &store, "i", "--missing", ""]),
+        "1,,3\n0,,6\n"
+    );
+    assert_eq!(
+        ok(&["dump", &store, "i", "--missing", "_", "-r", "1,1:"]),
+        "_ 6\n"
+    );
+
+    // Zarr v3: a fill value of 0 masks nothing; a _FillValue attribute of NaN every NaN.
+    raw(&floats, "f", "<f4", "3");
+    assert_eq!(
+        ok(&["dump", &store, "f", "--missing", "_"]),
+        "1.5 nan 0.0\n-2.0 nan 1e30\n"
+    );
+    ok(&["attrs", "set", &store, "f", "_FillValue", "\"NaN\""]);
+    assert_eq!(
+        ok(&["dump", &store, "f", "--missing", "_"]),
+        "1.5 _ 0.0\n-2.0 _ 1e30\n"
+    );
+    assert_eq!(ok(&["dump", &store, "f"]), "1.5 nan 0.0\n-2.0 nan 1e30\n");
+    assert_eq!(
+        fails(&["dump", "-f", "raw", &store, "f", "--missing", "_"], 1),
+        "zarrtool: invalid argument: --missing prints text for missing values: it is for \
+         --format text and csv, not raw\n"
     );
 }
 
@@ -297,6 +399,135 @@ fn copy_converts_rechunks_shards_and_resumes() {
     let none = dir.path().join("none.zarr");
     ok(&["copy", &store, s(&none), "--dry-run"]);
     assert!(!none.exists());
+}
+
+/// The files under `dir`, as paths relative to it, sorted.
+fn files_under(dir: &Path) -> Vec<String> {
+    fn walk(root: &Path, dir: &Path, out: &mut Vec<String>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(root, &path, out);
+            } else {
+                let rel = path.strip_prefix(root).unwrap();
+                out.push(rel.to_str().unwrap().replace('\\', "/"));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(dir, dir, &mut out);
+    out.sort();
+    out
+}
+
+/// `copy --rechunk` keeps a sharded array's shards when they hold whole chunks of the new
+/// shape, refuses other chunks (naming --shards and --no-shards) and writes nothing;
+/// `--no-shards`, or a Zarr v2 target (which says so), stores the chunks unsharded.
+#[test]
+fn copy_rechunk_keeps_shards_that_hold_whole_chunks() {
+    use serde_json::json;
+    let dir = tempfile::tempdir().unwrap();
+    let (_, store) = import_sample(
+        dir.path(),
+        "a",
+        &["--compressor", "null", "--shards", "2,6"],
+    );
+    let values = "0 1 2 3 4\n5 6 7 8 9\n10 11 12 13 14\n15 16 17 18 19\n";
+    assert_eq!(ok(&["dump", &store, "a"]), values);
+    let meta_of = |store: &str| -> serde_json::Value {
+        serde_json::from_str(&ok(&["meta", store, "a"])).unwrap()
+    };
+    let regular =
+        |shape: &[u64]| json!({"name": "regular", "configuration": {"chunk_shape": shape}});
+    let bytes = json!({"name": "bytes", "configuration": {"endian": "little"}});
+
+    // Chunks of 1 x 3 fit the shards of 2 x 6: two shard files, as in the source.
+    let kept = dir.path().join("kept.zarr");
+    assert_eq!(says(&["copy", &store, s(&kept), "--rechunk", "1,3"]), "");
+    let meta = meta_of(s(&kept));
+    assert_eq!(meta["chunk_grid"], regular(&[2, 6]));
+    assert_eq!(meta["codecs"][0]["name"], "sharding_indexed");
+    assert_eq!(
+        meta["codecs"][0]["configuration"]["chunk_shape"],
+        json!([1, 3])
+    );
+    assert_eq!(files_under(&kept.join("a/c")), ["0/0", "1/0"]);
+    assert_eq!(ok(&["dump", s(&kept), "a"]), values);
+
+    // Chunks of 2 x 4 do not: refused, nothing written.
+    let refused = dir.path().join("refused.zarr");
+    assert_eq!(
+        fails(&["copy", &store, s(&refused), "--rechunk", "2,4"], 1),
+        "zarrtool: invalid argument: /a: the shards 2 x 6 do not hold whole chunks of 2 x 4 \
+         (--rechunk): give --shards a multiple of the chunks (--shards 2,8 is the nearest), \
+         or --no-shards to store the 4 chunks unsharded\n"
+    );
+    assert!(!refused.exists());
+    assert_eq!(
+        fails(
+            &["copy", &store, s(&refused), "--rechunk", "[[2,2],[3,2]]"],
+            1
+        ),
+        "zarrtool: invalid argument: /a: --rechunk with chunk edges cannot keep the shards \
+         2 x 6: give --no-shards to store the chunks unsharded\n"
+    );
+    assert!(!refused.exists());
+    let out = tool(&[
+        "copy",
+        &store,
+        s(&refused),
+        "--shards",
+        "2,8",
+        "--no-shards",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!refused.exists());
+
+    // As the message says: --shards 2,8 ...
+    let resharded = dir.path().join("resharded.zarr");
+    let args = ["--rechunk", "2,4", "--shards", "2,8"];
+    assert_eq!(
+        says(&[&["copy", &store, s(&resharded)], &args[..]].concat()),
+        ""
+    );
+    let meta = meta_of(s(&resharded));
+    assert_eq!(meta["chunk_grid"], regular(&[2, 8]));
+    assert_eq!(
+        meta["codecs"][0]["configuration"]["chunk_shape"],
+        json!([2, 4])
+    );
+    assert_eq!(files_under(&resharded.join("a/c")), ["0/0", "1/0"]);
+    assert_eq!(ok(&["dump", s(&resharded), "a"]), values);
+
+    // ... or --no-shards: four chunk files.
+    let unsharded = dir.path().join("unsharded.zarr");
+    let args = ["--rechunk", "2,4", "--no-shards"];
+    assert_eq!(
+        says(&[&["copy", &store, s(&unsharded)], &args[..]].concat()),
+        ""
+    );
+    let meta = meta_of(s(&unsharded));
+    assert_eq!(meta["chunk_grid"], regular(&[2, 4]));
+    assert_eq!(meta["codecs"], json!([bytes]));
+    assert_eq!(
+        files_under(&unsharded.join("a/c")),
+        ["0/0", "0/1", "1/0", "1/1"]
+    );
+    assert_eq!(ok(&["dump", s(&unsharded), "a"]), values);
+
+    // Zarr v2 has no shards: the copy says it stores the source's chunks unsharded.
+    let v2 = dir.path().join("v2.zarr");
+    assert_eq!(
+        says(&["copy", &store, s(&v2), "--format", "2"]),
+        "zarrtool: /a: Zarr v2 has no shards: the copy stores its 4 chunks unsharded\n"
+    );
+    let meta = meta_of(s(&v2));
+    assert_eq!(meta["chunks"], json!([2, 3]));
+    assert_eq!(
+        files_under(&v2.join("a")),
+        [".zarray", "0.0", "0.1", "1.0", "1.1"]
+    );
+    assert_eq!(ok(&["dump", s(&v2), "a"]), values);
 }
 
 #[test]
@@ -3090,7 +3321,7 @@ fn json_for_scripts() {
             "nodes": [
                 {"node_type": "group", "path": "/", "created": true},
                 {"node_type": "array", "from": "/a", "path": "/a", "zarr_format": 3,
-                 "shape": [4, 5], "chunks": [4, 5], "shards": null, "chunks_total": 1,
+                 "shape": [4, 5], "chunks": [4, 5], "shards": null, "chunks_total": 1, "shards_total": null,
                  "resumed": false},
             ],
         })

@@ -225,6 +225,19 @@ fn messages_name_the_tag_and_branch_but_no_other_query_value() {
         1,
     );
     assert!(!err.contains("s3cr3t"), "{err}");
+    assert_eq!(
+        fails(&["log", &format!("{repo}?tag=v1&token=s3cr3t")], 1),
+        format!(
+            "zarrtool: invalid argument: \"{repo}?tag=v1&token=***\": unknown query \"token\" \
+             (known: branch, tag, snapshot)\n"
+        )
+    );
+    // A relative path is refused, saying the path must be absolute and how to write it.
+    assert_eq!(
+        fails(&["log", "icechunk:relpath?tag=v1&token=s3cr3t"], 1),
+        "zarrtool: invalid argument: \"icechunk:relpath?tag=v1&token=***\": the repository \
+         path must be absolute (icechunk:///abs/path, icechunk+s3://bucket/prefix)\n"
+    );
     let err = fails(&["tag", &repo, ""], 1);
     assert!(err.contains("no URL could open it"), "{err}");
 }

@@ -3,9 +3,9 @@
 //! `_ARRAY_DIMENSIONS`) and its CF missing value (v3's `_FillValue` attribute or a v2
 //! `fill_value`) are compared as such, under the names below, whatever their encoding.
 
-use crate::ops::DIMENSIONS_KEY;
 use serde_json::{json, Map, Value};
 use zarr::node::cf::FILL_ATTRIBUTE;
+use zarr::node::DIMENSIONS_KEY;
 
 /// The name under which dimension names are compared.
 const DIMENSIONS: &str = "(dimension names)";

@@ -147,6 +147,11 @@ pub enum Command {
         /// Output format.
         #[arg(long, short = 'f', value_enum, default_value = "text")]
         format: DumpFormat,
+        /// Print TEXT instead of each value equal to the array's CF missing value (its
+        /// _FillValue, as `header` shows it): `_` as ncdump prints, or `''` for empty CSV
+        /// fields. Text and CSV only.
+        #[arg(long, value_name = "TEXT")]
+        missing: Option<String>,
     },
     /// Create an array (or with --group a group).
     Create {
@@ -268,9 +273,14 @@ pub enum Command {
         #[arg(long, value_name = "SHAPE")]
         rechunk: Vec<String>,
         /// Shard shape (Zarr v3), for every array copied of its rank, or per array as
-        /// `--rechunk` (`NAME:SHAPE`).
+        /// `--rechunk` (`NAME:SHAPE`), a multiple of the chunk shape. Without it a sharded
+        /// array keeps its shards, and a --rechunk they do not hold whole chunks of is
+        /// refused (give --shards, or --no-shards).
         #[arg(long, value_name = "SHAPE")]
         shards: Vec<String>,
+        /// Store the copies' chunks unsharded, a sharded source's too.
+        #[arg(long, conflicts_with = "shards")]
+        no_shards: bool,
         /// Bytes-to-bytes codecs as JSON (a configuration, a list, or null), in numcodecs'
         /// form or Zarr v3's; a list's leading Zarr v3 array codecs (`scale_offset`,
         /// `cast_value`, …) replace the source's filters.
@@ -288,8 +298,8 @@ pub enum Command {
         /// Print what was copied (or with --dry-run would be) as JSON: {"source": {"store",
         /// "path"}, "target": {"store", "path"}, "dry_run", "nodes": [{"node_type":
         /// "group", "path", "created"} or {"node_type": "array", "from", "path",
-        /// "zarr_format", "shape", "chunks", "shards", "chunks_total", "resumed"}]}, with
-        /// "snapshot" (the new snapshot's id) after --commit.
+        /// "zarr_format", "shape", "chunks", "shards", "chunks_total", "shards_total",
+        /// "resumed"}]}, with "snapshot" (the new snapshot's id) after --commit.
         #[arg(long)]
         json: bool,
         /// Commit the copy with this message (the target an Icechunk repository,

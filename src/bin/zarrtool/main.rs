@@ -7,22 +7,28 @@
 
 mod attr_diff;
 mod cli;
-mod header;
+mod cmd;
+mod describe;
+mod findings;
+mod layout;
 mod locate;
-mod man;
+mod missing;
 mod nczarr;
 #[cfg(feature = "netcdf")]
 mod netcdf;
-mod ops;
+mod nodes;
 mod out;
 mod overlap;
 mod per_array;
 mod progress;
+mod raw;
 mod refresh;
 mod repo;
 mod source;
 mod stale;
 mod strays;
+mod summary;
+mod target;
 mod values;
 
 use clap::{CommandFactory, Parser};
@@ -36,7 +42,7 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     }
-    match ops::run(args.command, &mut cli::Cli::command()) {
+    match cmd::run(args.command, &mut cli::Cli::command()) {
         Ok(code) => ExitCode::from(code),
         // The reader of standard output has gone: nothing more to say, and no one to say it to.
         Err(_) if out::pipe_closed() => ExitCode::SUCCESS,

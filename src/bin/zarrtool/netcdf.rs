@@ -22,9 +22,10 @@ mod ffi;
 mod interrupt;
 
 use crate::cli::{Layout, NodeArg};
-use crate::ops::{array_text, display, parse_json, target_store, would_create, DIMENSIONS_KEY};
+use crate::describe::{array_text, display};
 use crate::progress::{region_bytes, unit_of, Progress};
-use crate::values::parse_shape;
+use crate::target::{target_store, would_create};
+use crate::values::{parse_json, parse_shape};
 use serde_json::{Map, Value};
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::io::{BufRead, BufReader};
@@ -32,7 +33,7 @@ use std::ptr::null_mut;
 use zarr::dtype::{ByteOrder, DType, DataKind, ElementType, MAX_ITEM_SIZE};
 use zarr::error::{no_memory, try_zeroed};
 use zarr::meta::{ArrayMeta, Format, Order};
-use zarr::node::{cf, ArrayBuilder, Group, Mode};
+use zarr::node::{cf, ArrayBuilder, Group, Mode, DIMENSIONS_KEY};
 use zarr::store::{join_key, node_path};
 use zarr::{Error, Result};
 
@@ -572,7 +573,7 @@ fn variable(f: &File, ncid: c_int, varid: c_int, group: &str, settings: &Setting
         builder.shard_shape(shards.clone());
     }
     if let Some(c) = &settings.compressor {
-        let (filters, compressors) = crate::ops::split_codecs(c.clone());
+        let (filters, compressors) = crate::layout::split_codecs(c.clone());
         if let Some(filters) = filters {
             builder.filters(filters);
         }

@@ -54,3 +54,10 @@ pub fn line(text: impl std::fmt::Display) -> zarr::Result<()> {
     out.line(text)?;
     out.finish()
 }
+
+/// Prints `value` as indented JSON, one document on standard output.
+pub fn print_json(value: &serde_json::Value) -> zarr::Result<()> {
+    let text = serde_json::to_string_pretty(value)
+        .map_err(|e| Error::Internal(format!("rendering JSON: {e}")))?;
+    line(text)
+}

@@ -3,7 +3,7 @@
 //! option). A name is the array's path relative to the copied node, or its last segment
 //! when no other copied array ends in it.
 
-use crate::ops::display;
+use crate::describe::display;
 use zarr::{Error, Result};
 
 /// A value given for arrays: the default for every array of its rank, and named ones.

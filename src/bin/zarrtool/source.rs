@@ -25,7 +25,7 @@ fn is_web(url: &str) -> bool {
 /// read through the consolidated metadata at its root when it has some, else as it is
 /// (nodes open by path; a listing reports the server's refusal).
 pub(crate) fn open_hierarchy(url: &str) -> Result<Hierarchy> {
-    let store = crate::ops::open(url, false)?;
+    let store = crate::nodes::open(url, false)?;
     if !is_web(url) {
         return Ok(Hierarchy { store, lists: true });
     }
@@ -39,7 +39,7 @@ pub(crate) fn open_hierarchy(url: &str) -> Result<Hierarchy> {
         }),
         // A node is still read by its path; what needs a listing then reports the refusal.
         Err(Error::NotFound(_)) => Ok(Hierarchy {
-            store: crate::ops::open(url, false)?,
+            store: crate::nodes::open(url, false)?,
             lists: false,
         }),
         Err(e) => Err(e),

@@ -51,6 +51,12 @@ impl ChunkSpec {
     }
 }
 
+/// Parses `text` as JSON (`what` names the option or value, for the error).
+pub fn parse_json(text: &str, what: &str) -> Result<serde_json::Value> {
+    serde_json::from_str(text)
+        .map_err(|e| Error::InvalidArg(format!("{what}: {text:?} is not valid JSON: {e}")))
+}
+
 /// Parses `4,5,6` into a shape (an empty string is the 0-d shape).
 pub fn parse_shape(text: &str, what: &str) -> Result<Vec<u64>> {
     if text.trim().is_empty() {

@@ -24,7 +24,7 @@
 
 use super::{ffi, nc_message, TYPES_KEY};
 use crate::cli::NodeArg;
-use crate::ops::display;
+use crate::describe::display;
 use crate::progress::{region_bytes, unit_of, Progress};
 use crate::source::{open_hierarchy, Hierarchy};
 use serde_json::{Map, Value};
@@ -406,7 +406,7 @@ fn plan_var(source: &Hierarchy, path: &str, name: &str, scopes: &mut Scopes) -> 
     // `_FillValue` attribute netCDF has no numeric fill for (it is left out).
     let fill = match ty {
         VarType::Number(xtype) => {
-            let value = crate::header::missing_value(&array, &attrs_json)?;
+            let value = crate::missing::missing_value(&array, &attrs_json)?;
             match number(&value, true) {
                 None => None,
                 // Zarr v2's default fill of floats, NaN, is no missing value anybody set.

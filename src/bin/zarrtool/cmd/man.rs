@@ -1,15 +1,16 @@
-//! The man pages: zarrtool(1) and one page per command at every level, as git and
+//! `zarrtool man`, the man pages: zarrtool(1) and one page per command at every level, as git and
 //! clap_mangen name them (zarrtool-info(1), zarrtool-attrs(1), zarrtool-attrs-get(1)). Each
 //! has clap_mangen's NAME, SYNOPSIS, DESCRIPTION and OPTIONS (and SUBCOMMANDS where the
 //! command has them), then EXIT STATUS, EXAMPLES and SEE ALSO. All of it comes from the
 //! command's definitions; the examples are parsed by them in the tests, so the pages cannot
 //! drift from `--help`.
 
+use crate::out::Out;
 use std::io::Write;
 use std::path::Path;
 
 /// Examples for the EXAMPLES section: the arguments after `zarrtool`, and what they do.
-pub(crate) const EXAMPLES: &[(&str, &str)] = &[
+const EXAMPLES: &[(&str, &str)] = &[
     (
         "info data.zarr temperature",
         "Describe the array temperature.",
@@ -142,9 +143,24 @@ fn roff(text: &str) -> String {
     }
 }
 
+/// `zarrtool man`: prints zarrtool(1) of the command line `cmd`, or with `dir` writes
+/// every page into it.
+pub fn run(cmd: &clap::Command, dir: Option<&Path>) -> zarr::Result<u8> {
+    match dir {
+        Some(dir) => write_pages(cmd, dir)?,
+        None => {
+            let text = main_page(cmd).map_err(|e| zarr::Error::io("rendering the man page", e))?;
+            let mut out = Out::new();
+            out.bytes(&text)?;
+            out.finish()?;
+        }
+    }
+    Ok(0)
+}
+
 /// Every page of the command `cmd` (its `clap` definition): the file name and its roff,
 /// zarrtool.1 first, then each command's page before those of its own commands.
-pub(crate) fn pages(cmd: &clap::Command) -> std::io::Result<Vec<(String, Vec<u8>)>> {
+fn pages(cmd: &clap::Command) -> std::io::Result<Vec<(String, Vec<u8>)>> {
     let mut cmd = without_help(cmd.clone());
     // Building names every command as its page does: `zarrtool-attrs-get`.
     cmd.build();
@@ -157,7 +173,7 @@ pub(crate) fn pages(cmd: &clap::Command) -> std::io::Result<Vec<(String, Vec<u8>
 
 /// Writes every page of `cmd` into `dir` (created when missing), each under a temporary
 /// name first and renamed into place, so no page is ever half-written.
-pub(crate) fn write_pages(cmd: &clap::Command, dir: &Path) -> zarr::error::Result<()> {
+fn write_pages(cmd: &clap::Command, dir: &Path) -> zarr::error::Result<()> {
     use zarr::error::Error;
     let pages = pages(cmd).map_err(|e| Error::io("rendering the man pages", e))?;
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display(), e))?;
@@ -171,7 +187,7 @@ pub(crate) fn write_pages(cmd: &clap::Command, dir: &Path) -> zarr::error::Resul
 }
 
 /// The roff of the main page, zarrtool.1.
-pub(crate) fn main_page(cmd: &clap::Command) -> std::io::Result<Vec<u8>> {
+fn main_page(cmd: &clap::Command) -> std::io::Result<Vec<u8>> {
     let mut cmd = without_help(cmd.clone());
     cmd.build();
     render(&cmd)

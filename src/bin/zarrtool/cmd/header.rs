@@ -14,8 +14,10 @@
 //! and false: ubyte 1 and 0; anything else: its JSON text).
 
 use crate::cli::NodeArg;
+use crate::describe::display;
+use crate::missing::{float_json, missing_value};
 use crate::nczarr;
-use crate::ops::{codecs, display, document};
+use crate::nodes::{codecs, document};
 use crate::out::Out;
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
@@ -260,20 +262,6 @@ impl Attr {
         };
         json!({"name": self.name, "type": self.ty.name(), "value": value})
     }
-}
-
-/// A float as JSON: the shortest decimal of its type, or `"NaN"`, `"Infinity"`,
-/// `"-Infinity"`.
-fn float_json(v: f64, single: bool) -> Value {
-    if !v.is_finite() {
-        return zarr::meta::fill::float_json(v);
-    }
-    let shortest = if single {
-        (v as f32).to_string().parse().unwrap_or(v)
-    } else {
-        v
-    };
-    Value::from(shortest)
 }
 
 /// JSON text as netCDF-C writes it into a text attribute: `, ` and `: ` in objects, `,`
@@ -522,7 +510,7 @@ struct GroupModel {
 }
 
 /// `zarrtool header`: prints the model of the node's subtree as CDL, or JSON.
-pub fn header(node: &NodeArg, as_json: bool, special: bool) -> Result<u8> {
+pub fn run(node: &NodeArg, as_json: bool, special: bool) -> Result<u8> {
     let store = crate::source::open_hierarchy(&node.store)?.store;
     let path = node.path.trim_matches('/');
     let model = match node_kind(store.as_ref(), path)? {
@@ -855,35 +843,6 @@ fn var_type(dtype: &DType, nczarr: bool) -> (String, Option<usize>) {
         },
     };
     (name, string_len)
-}
-
-/// The CF missing value of an array as JSON: an integer type's exactly (from the v2 fill
-/// value, else the `_FillValue` attribute), a float as a number or `"NaN"`, `"Infinity"`,
-/// `"-Infinity"`; null when there is none.
-pub fn missing_value(array: &Array, attributes: &Map<String, Value>) -> Result<Value> {
-    let meta = array.metadata();
-    let integer = matches!(meta.dtype.kind, DataKind::Int(_) | DataKind::UInt(_));
-    if integer {
-        let fill = match array.format().is_v3() {
-            false => zarr::meta::fill::render_fill(&meta.fill_value, &meta.dtype)?,
-            true => Value::Null,
-        };
-        let attribute = match attributes.get(cf::FILL_ATTRIBUTE) {
-            Some(Value::Array(list)) if list.len() == 1 => list[0].clone(),
-            Some(value) => value.clone(),
-            None => Value::Null,
-        };
-        for exact in [fill, attribute] {
-            if exact.is_i64() || exact.is_u64() {
-                return Ok(exact);
-            }
-        }
-    }
-    Ok(match array.missing_value()? {
-        None => Value::Null,
-        Some(v) if integer => Value::from(v as i64),
-        Some(v) => float_json(v, matches!(meta.dtype.kind, DataKind::Float(4))),
-    })
 }
 
 /// Prints a group's contents at nesting `level` (the root's is 0), as `ncdump -h` does.

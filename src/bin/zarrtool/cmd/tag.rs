@@ -1,0 +1,15 @@
+//! `zarrtool tag`: a new tag at the snapshot an Icechunk repository URL reads.
+
+use crate::nodes::open;
+use crate::out;
+use zarr::store::repository_of;
+use zarr::Result;
+
+/// Creates the tag `name` at the snapshot `url` reads and prints that snapshot's id.
+pub fn run(url: &str, name: &str) -> Result<u8> {
+    let store = open(url, false)?;
+    let repository = repository_of(store.as_ref())?;
+    repository.create_tag(name)?;
+    out::line(repository.snapshot_id()?)?;
+    Ok(0)
+}
