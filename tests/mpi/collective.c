@@ -19,8 +19,16 @@
  *
  * Usage: mpirun -np N collective <directory>
  * Prints "collective (N ranks): P passed, F failed" from rank 0; exits 1 on a failure.
+ *
+ * A killed job: `mpirun -np N collective --kill-at K <directory>` appends steps of a sharded
+ * series ("killed") until the last rank kills itself (SIGKILL) while the others are in the
+ * collective append of step K, so the job dies; then `mpirun -np 1 collective --check-killed
+ * K <directory>` checks that the K steps completed before are all there, exact, and that the
+ * array reads whole (the step being written, if the array grew to it, holds fill values or
+ * part of its data, never an error).
  */
 #include <mpi.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -458,14 +466,83 @@ static void case_open(zarr_store_t *store) {
     verdict("open", bad, "%s", message);
 }
 
+/* The series of a killed job: shape (0, 23, 19), chunks of one step, shards of 4 steps. */
+static zarr_array_t *killed_series(zarr_store_t *store) {
+    const uint64_t shape[3] = {0, 23, 19}, chunks[3] = {1, 8, 7}, shards[3] = {4, 16, 14};
+    return create(store, "killed", ZARR_DTYPE_FLOAT32, shape, chunks, shards);
+}
+
+/* Appends steps until the last rank kills itself during step `kill_at` (never returns). */
+static void kill_during_append(zarr_store_t *store, uint64_t kill_at) {
+    zarr_array_t *array = killed_series(store);
+    const uint64_t shape[3] = {0, 23, 19};
+    uint64_t start[3], count[3];
+    block3(shape, 1, start, count);
+    count[0] = 1;
+    float *buf = xmalloc(sizeof(float) * (size_t)(count[1] * count[2]));
+    for (uint64_t t = 0;; t++) {
+        if (t == kill_at) {
+            /* Everyone has returned from step kill_at - 1: the others enter the next step
+             * and wait for this rank's pieces, which never come. */
+            MPI_Barrier(MPI_COMM_WORLD);
+            if (rank_ == size_ - 1) {
+                fflush(stdout);
+                raise(SIGKILL);
+            }
+        }
+        fill_step(buf, t, 1, start, count);
+        CHECK(zarr_mpi_append(MPI_COMM_WORLD, array, 0, 3, start, count, ZARR_DTYPE_FLOAT32,
+                              ZARR_ORDER_C, buf, sizeof(float) * (size_t)(count[1] * count[2])));
+    }
+}
+
+/* After a killed job: the `completed` steps exact, the array readable whole. */
+static int check_killed(zarr_store_t *store, uint64_t completed) {
+    zarr_array_t *array = NULL;
+    CHECK(zarr_array_open(store, "killed", ZARR_MODE_R, &array));
+    uint64_t shape[3];
+    CHECK(zarr_array_shape(array, 3, shape));
+    int bad = shape[0] != completed && shape[0] != completed + 1;
+    size_t n = (size_t)(shape[0] * shape[1] * shape[2]);
+    float *all = xmalloc(sizeof(float) * n);
+    const uint64_t origin[3] = {0, 0, 0};
+    zarr_status_t st = zarr_array_read(array, 3, origin, shape, ZARR_DTYPE_FLOAT32, ZARR_ORDER_C,
+                                       all, sizeof(float) * n);
+    bad += st != ZARR_OK;
+    size_t i = 0;
+    for (uint64_t t = 0; st == ZARR_OK && t < completed && t < shape[0]; t++)
+        for (uint64_t y = 0; y < shape[1]; y++)
+            for (uint64_t x = 0; x < shape[2]; x++, i++) bad += all[i] != step_value(t, y, x);
+    free(all);
+    zarr_array_free(array);
+    printf("%s killed (%llu steps completed before the kill; the array has %llu, read %s)\n",
+           bad ? "FAIL" : "ok  ", (unsigned long long)completed, (unsigned long long)shape[0],
+           st == ZARR_OK ? "whole" : "with an error");
+    return bad;
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
     MPI_Comm_size(MPI_COMM_WORLD, &size_);
-    if (argc < 2) {
-        if (rank_ == 0) fprintf(stderr, "usage: collective <directory>\n");
+    bool kill = argc == 4 && strcmp(argv[1], "--kill-at") == 0;
+    bool check = argc == 4 && strcmp(argv[1], "--check-killed") == 0;
+    if (argc != 2 && !kill && !check) {
+        if (rank_ == 0)
+            fprintf(stderr, "usage: collective [--kill-at K | --check-killed K] <directory>\n");
         MPI_Finalize();
         return 2;
+    }
+    if (kill || check) {
+        uint64_t steps = strtoull(argv[2], NULL, 10);
+        zarr_set_num_threads(1);
+        zarr_store_t *store = NULL;
+        CHECK(zarr_store_open_fs(argv[3], ZARR_MODE_A, &store));
+        if (kill) kill_during_append(store, steps);
+        int bad = check_killed(store, steps);
+        zarr_store_free(store);
+        MPI_Finalize();
+        return bad ? 1 : 0;
     }
     /* Ranks x threads within the cores. */
     zarr_set_num_threads(1);

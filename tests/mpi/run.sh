@@ -13,8 +13,9 @@
 # ranks write each step in sessions of their own that rank 0 merges and commits as one
 # snapshot; rank 0 checks the history and the values.
 # Last, the MPI layer (include/zarr_mpi.h, src-mpi/zarr_mpi.c): tests/mpi/collective.c (its
-# collective writes and appends, two-phase I/O, collective errors) on 1, 2, 3 and 4 ranks
-# and once with the aggregators and their buffer set from the environment, then
+# collective writes and appends, two-phase I/O, collective errors) on 1, 2, 3, 4 and 8 ranks
+# and once with the aggregators and their buffer set from the environment, a job with a rank
+# killed during a collective append (the steps before it must be intact), then
 # examples-c/mpi_collective.c (a CF dataset appended per step from 4 ranks), read back by
 # zarr-python 3 through its consolidated metadata.
 set -euo pipefail
@@ -122,10 +123,21 @@ for program in tests/mpi/collective examples-c/mpi_collective; do
 done
 root_flags=()
 [ "$(id -u)" -eq 0 ] && root_flags+=(--allow-run-as-root)
-for ranks in 1 2 3 4; do
+for ranks in 1 2 3 4 8; do
   OMPI_MCA_rmaps_base_oversubscribe=1 mpirun --oversubscribe -np "$ranks" \
     ${root_flags[@]+"${root_flags[@]}"} "$work/collective" "$work/collective-$ranks"
 done
+# A job whose last rank is killed (SIGKILL) during the collective append of step 6 of a
+# sharded series: mpirun must fail, and the 6 steps completed before must be there, exact.
+if OMPI_MCA_rmaps_base_oversubscribe=1 mpirun --oversubscribe -np 4 \
+    ${root_flags[@]+"${root_flags[@]}"} "$work/collective" --kill-at 6 "$work/killed" \
+    >"$work/killed.log" 2>&1; then
+  cat "$work/killed.log"
+  echo "mpi: the job with a killed rank did not fail" >&2
+  exit 1
+fi
+OMPI_MCA_rmaps_base_oversubscribe=1 mpirun --oversubscribe -np 1 \
+  ${root_flags[@]+"${root_flags[@]}"} "$work/collective" --check-killed 6 "$work/killed"
 # One aggregator per 2 of 3 ranks and 4 KiB rounds, from the environment (the test's cases
 # before its own settings use them).
 OMPI_MCA_rmaps_base_oversubscribe=1 ZARR_MPI_AGGREGATORS=2 ZARR_MPI_BUFFER_BYTES=4k \
@@ -148,7 +160,7 @@ expected = (288.0 - 30.0 * s * s + 5.0 * np.cos(np.radians((x - 15.0 * t) * 2.0)
 assert np.allclose(tas[...], expected, rtol=1e-6, atol=0), "zarr-python read differs"
 print(f"zarr-python 3 reads {sys.argv[1].rsplit('/', 1)[-1]} {tas.shape} (consolidated)")
 PY
-passed=$((passed + 6))  # collective on 1-4 ranks and from the environment, mpi_collective
+passed=$((passed + 8))  # collective on 1-4 and 8 ranks, from the environment, killed, mpi_collective
 if [ -x "$work/mpi_icechunk" ]; then
   OMPI_MCA_rmaps_base_oversubscribe=1 mpirun "${mpirun_flags[@]}" "$work/mpi_icechunk" \
     "$work/icechunk-repo"
