@@ -257,6 +257,33 @@ zarr_status_t zarr_mpi_last_error(char *buf, size_t len, size_t *needed);
  */
 zarr_status_t zarr_mpi_last_stats(zarr_mpi_stats_t *out_stats);
 
+/**
+ * `zarr_mpi_array_open` with the communicator as a Fortran handle (`MPI_Fint`: `mpi_f08`'s
+ * `MPI_Comm%MPI_VAL`, or the integer of the `mpi` module), converted by `MPI_Comm_f2c`:
+ * what the Fortran module `zarr_mpi` calls. Errors, ownership and thread safety: as
+ * `zarr_mpi_array_open`.
+ */
+zarr_status_t zarr_mpi_array_open_f(MPI_Fint comm, const zarr_store_t *store, const char *path,
+                                    zarr_mode_t mode, zarr_array_t **out_array);
+
+/**
+ * `zarr_mpi_write` with the communicator as a Fortran handle (see `zarr_mpi_array_open_f`).
+ * Errors, ownership and thread safety: as `zarr_mpi_write`.
+ */
+zarr_status_t zarr_mpi_write_f(MPI_Fint comm, const zarr_array_t *array, size_t ndim,
+                               const uint64_t *start, const uint64_t *count,
+                               zarr_dtype_t mem_dtype, zarr_order_t order, const void *buf,
+                               size_t buf_bytes);
+
+/**
+ * `zarr_mpi_append` with the communicator as a Fortran handle (see `zarr_mpi_array_open_f`).
+ * Errors, ownership and thread safety: as `zarr_mpi_append`.
+ */
+zarr_status_t zarr_mpi_append_f(MPI_Fint comm, const zarr_array_t *array, size_t axis,
+                                size_t ndim, const uint64_t *start, const uint64_t *count,
+                                zarr_dtype_t mem_dtype, zarr_order_t order, const void *buf,
+                                size_t buf_bytes);
+
 #ifdef __cplusplus
 }
 #endif

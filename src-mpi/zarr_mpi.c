@@ -1121,3 +1121,26 @@ zarr_status_t zarr_mpi_array_open(MPI_Comm comm, const zarr_store_t *store, cons
     zarr_array_t *dummy = NULL;
     return finish_open(comm, array, out_array ? out_array : &dummy, &e);
 }
+
+/* ---- Fortran handles ---------------------------------------------------------------- */
+
+zarr_status_t zarr_mpi_array_open_f(MPI_Fint comm, const zarr_store_t *store, const char *path,
+                                    zarr_mode_t mode, zarr_array_t **out_array) {
+    return zarr_mpi_array_open(MPI_Comm_f2c(comm), store, path, mode, out_array);
+}
+
+zarr_status_t zarr_mpi_write_f(MPI_Fint comm, const zarr_array_t *array, size_t ndim,
+                               const uint64_t *start, const uint64_t *count,
+                               zarr_dtype_t mem_dtype, zarr_order_t order, const void *buf,
+                               size_t buf_bytes) {
+    return zarr_mpi_write(MPI_Comm_f2c(comm), array, ndim, start, count, mem_dtype, order, buf,
+                          buf_bytes);
+}
+
+zarr_status_t zarr_mpi_append_f(MPI_Fint comm, const zarr_array_t *array, size_t axis,
+                                size_t ndim, const uint64_t *start, const uint64_t *count,
+                                zarr_dtype_t mem_dtype, zarr_order_t order, const void *buf,
+                                size_t buf_bytes) {
+    return zarr_mpi_append(MPI_Comm_f2c(comm), array, axis, ndim, start, count, mem_dtype, order,
+                           buf, buf_bytes);
+}

@@ -9,7 +9,8 @@ blocks (sh, text, json) are left alone. Words after the language say how:
     ```c norun        a whole program that needs what the test machine lacks (an object
                       store, say): compiled and linked only
     ```c mpi          an MPI program: built with mpicc (mpifort for Fortran) and run with
-                      `mpirun -n 2`; one that includes <zarr_mpi.h> also links -lzarr_mpi
+                      `mpirun -n 2`; one that includes <zarr_mpi.h> also links -lzarr_mpi,
+                      a Fortran one that uses module zarr_mpi also its library
     ```c fragment     not a whole program: compiled (not linked) after the includes of the
                       wrapper below; C and C++ only
 
@@ -140,8 +141,19 @@ class Checker:
         """Compiles (and links) one source file; False (reported) when it fails."""
         if language == "fortran":
             compiler = "mpifort" if mpi else "gfortran"
+            fortran = self.fortran
+            # Programs of the MPI layer's module (use zarr_mpi) link it and the module zarr
+            # it was compiled with (the build's), and the layer's library.
+            if re.search(r"^\s*use\s+zarr_mpi\b", source.read_text(encoding="utf-8"), re.M | re.I):
+                plain = self.build / "bindings" / "fortran"
+                if not (plain / "libzarr_mpi_fortran.a").exists():
+                    self.fail(what, "uses zarr_mpi but the build has no libzarr_mpi_fortran.a "
+                                    "(configured without MPI, or its Fortran has no mpi_f08)")
+                    return False
+                fortran = ["-I", str(plain / "mod"), str(plain / "libzarr_mpi_fortran.a"),
+                           str(plain / "libzarr_fortran.a"), "-lzarr_mpi"]
             command = [compiler, *FORTRAN_FLAGS, str(source), "-o", str(exe),
-                       "-J", str(exe.parent), *self.fortran, *self.libs]
+                       "-J", str(exe.parent), *fortran, *self.libs]
         else:
             c = language == "c"
             compiler = ("mpicc" if c else "mpicxx") if mpi else ("cc" if c else "c++")

@@ -15,7 +15,8 @@
 # Last, the MPI layer (include/zarr_mpi.h, src-mpi/zarr_mpi.c): tests/mpi/collective.c (its
 # collective writes and appends, two-phase I/O, collective errors) on 1, 2, 3, 4 and 8 ranks
 # and once with the aggregators and their buffer set from the environment, a job with a rank
-# killed during a collective append (the steps before it must be intact), then
+# killed during a collective append (the steps before it must be intact),
+# tests/mpi/collective_f.f90 (the Fortran module zarr_mpi) on 1 to 4 ranks, then
 # examples-c/mpi_collective.c (a CF dataset appended per step from 4 ranks), read back by
 # zarr-python 3 through its consolidated metadata.
 set -euo pipefail
@@ -143,6 +144,15 @@ OMPI_MCA_rmaps_base_oversubscribe=1 mpirun --oversubscribe -np 1 \
 OMPI_MCA_rmaps_base_oversubscribe=1 ZARR_MPI_AGGREGATORS=2 ZARR_MPI_BUFFER_BYTES=4k \
   mpirun --oversubscribe -np 3 ${root_flags[@]+"${root_flags[@]}"} \
   -x ZARR_MPI_AGGREGATORS -x ZARR_MPI_BUFFER_BYTES "$work/collective" "$work/collective-env"
+# The Fortran module zarr_mpi (mpi_f08) over the same layer.
+mpifort -O2 -Wall -Werror -fcheck=all -J "$work/mod" "$root/bindings/fortran/src/zarr_c.f90" \
+  "$root/bindings/fortran/src/zarr.f90" "$root/bindings/fortran/src/zarr_mpi.f90" \
+  "$root/tests/mpi/collective_f.f90" -L "$work" -lzarr_mpi -lzarr -Wl,-rpath,"$work" \
+  -o "$work/collective_f"
+for ranks in 1 2 3 4; do
+  OMPI_MCA_rmaps_base_oversubscribe=1 mpirun --oversubscribe -np "$ranks" \
+    ${root_flags[@]+"${root_flags[@]}"} "$work/collective_f" "$work/collective_f-$ranks"
+done
 OMPI_MCA_rmaps_base_oversubscribe=1 mpirun "${mpirun_flags[@]}" "$work/mpi_collective" \
   "$work/collective.zarr" 12
 "$env_dir/zp3/bin/python" - "$work/collective.zarr" <<'PY'
@@ -160,7 +170,7 @@ expected = (288.0 - 30.0 * s * s + 5.0 * np.cos(np.radians((x - 15.0 * t) * 2.0)
 assert np.allclose(tas[...], expected, rtol=1e-6, atol=0), "zarr-python read differs"
 print(f"zarr-python 3 reads {sys.argv[1].rsplit('/', 1)[-1]} {tas.shape} (consolidated)")
 PY
-passed=$((passed + 8))  # collective on 1-4 and 8 ranks, from the environment, killed, mpi_collective
+passed=$((passed + 12))  # collective on 1-4 and 8 ranks, from the environment, killed; collective_f on 1-4; mpi_collective
 if [ -x "$work/mpi_icechunk" ]; then
   OMPI_MCA_rmaps_base_oversubscribe=1 mpirun "${mpirun_flags[@]}" "$work/mpi_icechunk" \
     "$work/icechunk-repo"
