@@ -176,6 +176,14 @@ if grep -q '^ZARR_MPI:BOOL=ON$' "$build/CMakeCache.txt"; then
   ! readelf -d "$libdir/libzarr.so.$version" | grep -q 'NEEDED.*mpi' ||
     fail "libzarr.so links MPI"
   step "MPI layer: libzarr_mpi.so.$version (zarr::mpi)"
+  # Its Fortran module, when the build made it (MPI's Fortran has mpi_f08).
+  if [ -f "$build/bindings/fortran/libzarr_mpi_fortran.a" ]; then
+    for f in "$libdir/libzarr_mpi_fortran.a" "$libdir/cmake/zarr/zarrMpiFortranTargets.cmake" \
+             "$moddir/zarr_mpi.mod" "$moddir/zarr_mpi.f90"; do
+      [ -f "$f" ] || fail "missing installed file ${f#"$prefix"/}"
+    done
+    step "MPI layer's Fortran module zarr_mpi (zarr::mpi_fortran)"
+  fi
 fi
 
 soname="$(readelf -d "$libdir/libzarr.so.$version" | sed -n 's/.*(SONAME).*\[\(.*\)\].*/\1/p')"
