@@ -12,12 +12,7 @@
 #      directory. A crates.io fetch from there is shown to fail;
 #   3. the conda recipe's build.sh configures, builds (CMake runs cargo build --release
 #      --locked --offline) and installs into a prefix, with the CARGO_BUILD_TARGET that
-#      conda's Rust activation sets; the recipe's test commands then run on that prefix.
-#      With ZARR_CHECK_DIST_TARGET_DIR (scripts/test.sh sets it to the suite's cargo target
-#      directory) the build goes there instead, without CARGO_BUILD_TARGET, so that the
-#      crates the suite built already are not built again (only libzarr, from the
-#      tarball's sources); CMake is then configured once with CARGO_BUILD_TARGET set, to
-#      check that it looks for cargo's output in target/<triple>/release;
+#      conda's Rust activation sets; the recipe's test commands then run on that prefix;
 #   4. CMake configures the extracted tree with the Spack package's cmake_args() (each must
 #      be used and land in the cache; Spack's build and install steps are the `cmake --build`
 #      and `cmake --install` of step 3), and with no arguments (ZARR_OFFLINE must default
@@ -27,7 +22,7 @@
 #      find_package(zarr CONFIG) and pkg-config, shared and static); the command line's
 #      tests, which need a debug build of every crate, run on the repository's build only;
 #   6. the empty CARGO_HOME is checked to have received no crate.
-# Costs one release build of the library (of libzarr alone with ZARR_CHECK_DIST_TARGET_DIR). Needs root (unshare -n), or unprivileged user
+# Costs one release build of the library. Needs root (unshare -n), or unprivileged user
 # namespaces (unshare -r -n), and what scripts/check-install.sh needs plus PyYAML.
 # Prints "check-dist: PASS" or "check-dist: FAIL: <reason>"; exits nonzero on failure.
 set -euo pipefail
@@ -73,7 +68,6 @@ src="$work/src/$name"
 prefix="$work/prefix"
 cargo_home="$work/cargo-home"
 mkdir -p "$work/src" "$cargo_home"
-target_dir="${ZARR_CHECK_DIST_TARGET_DIR:-$work/target}"
 
 # --- 1. the tarball and the recipes ---------------------------------------------------
 
@@ -96,7 +90,7 @@ step "extracted: $(du -sh "$src" | cut -f1), $(find "$src/vendor" -mindepth 1 -m
 # an empty cargo home and the target directory in $work.
 offline() {
   "${netns[@]}" sh -c 'ip link set lo up 2>/dev/null || true; exec "$@"' offline \
-    env CARGO_HOME="$cargo_home" CARGO_TARGET_DIR="$target_dir" CARGO_NET_RETRY=0 "$@" </dev/null
+    env CARGO_HOME="$cargo_home" CARGO_TARGET_DIR="$work/target" CARGO_NET_RETRY=0 "$@" </dev/null
 }
 
 # /proc/net/dev lists the interfaces of the reader's namespace (/sys/class/net would show
@@ -119,26 +113,10 @@ step "no network: interfaces '${interfaces% }'; fetching from crates.io fails:" 
 
 host="$(rustc -vV | sed -n 's/^host: //p')"
 [ -n "$host" ] || fail "cannot read rustc's host triple"
-# What conda-build gives build.sh (CMAKE_ARGS aside), and its Rust activation's target
-# (not when the build shares the suite's target directory: see the header).
-build_env=(PREFIX="$prefix" SRC_DIR="$src" RECIPE_DIR="$src/packaging/conda/recipe" CPU_COUNT="$(nproc)")
-output="$target_dir/release"
-if [ -z "${ZARR_CHECK_DIST_TARGET_DIR:-}" ]; then
-  build_env+=(CARGO_BUILD_TARGET="$host")
-  output="$target_dir/$host/release"
-else
-  offline env CARGO_BUILD_TARGET="$host" cmake -S "$src" -B "$work/triple-build" \
-    >"$work/triple-configure.log" 2>&1 ||
-    { cat "$work/triple-configure.log" >&2; fail "CMake does not configure with CARGO_BUILD_TARGET"; }
-  grep -qx "ZARR_CARGO_TARGET:STRING=$host" "$work/triple-build/CMakeCache.txt" ||
-    fail "CMake does not take CARGO_BUILD_TARGET=$host as cargo's --target"
-  step "CMake takes CARGO_BUILD_TARGET=$host as cargo's --target (configured only)"
-fi
-if [ -z "${ZARR_CHECK_DIST_TARGET_DIR:-}" ]; then
-  step "building and installing with packaging/conda/recipe/build.sh (offline; CARGO_BUILD_TARGET=$host)"
-else
-  step "building and installing with packaging/conda/recipe/build.sh (offline; in $target_dir)"
-fi
+step "building and installing with packaging/conda/recipe/build.sh (offline; CARGO_BUILD_TARGET=$host)"
+# What conda-build gives build.sh (CMAKE_ARGS aside), and its Rust activation's target.
+build_env=(PREFIX="$prefix" SRC_DIR="$src" RECIPE_DIR="$src/packaging/conda/recipe" CPU_COUNT="$(nproc)"
+           CARGO_BUILD_TARGET="$host")
 start=$SECONDS
 (cd "$src" && offline env "${build_env[@]}" bash packaging/conda/recipe/build.sh) >"$work/build.log" 2>&1 ||
   { tail -n 60 "$work/build.log" >&2; fail "build.sh failed (log: $work/build.log)"; }
@@ -146,7 +124,7 @@ build_time=$((SECONDS - start))
 step "built and installed in $build_time s"
 grep -rq -- '--locked --offline' "$src/build/CMakeFiles/zarr_cargo.dir" ||
   fail "the build does not run cargo --locked --offline"
-[ -x "$output/zarrtool" ] || fail "cargo's output is not in ${output#"$target_dir"/}"
+[ -x "$work/target/$host/release/zarrtool" ] || fail "cargo's output is not in target/$host/release"
 
 mapfile -t tests <"$work/conda-tests.txt"
 for command in "${tests[@]}"; do
