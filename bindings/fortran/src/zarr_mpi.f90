@@ -26,6 +26,7 @@ module zarr_mpi
   use mpi_f08, only: MPI_Comm, MPI_Comm_rank, MPI_Allreduce, MPI_Bcast, MPI_INTEGER, &
                      MPI_CHARACTER, MPI_MIN, MPI_IN_PLACE
   use zarr
+  use zarr_c, only: c_zarr_dtype_size
   implicit none
   private
 
@@ -357,18 +358,6 @@ contains
     call report(rc, message, what, stat, errmsg)
   end subroutine collective
 
-  ! The size in bytes of one item of `dtype` (the types this module takes).
-  pure function item_bytes(dtype) result(n)
-    integer(c_int32_t), intent(in) :: dtype
-    integer(c_size_t) :: n
-    select case (dtype)
-    case (ZARR_DTYPE_INT32, ZARR_DTYPE_FLOAT32)
-      n = 4
-    case default
-      n = 8
-    end select
-  end function item_bytes
-
   ! Passes `data` (any of the types below, any rank) on to `collective`.
   subroutine put(arr, comm, data, dtype, start, count, dim, append, what, stat, errmsg)
     type(zarr_array), intent(in) :: arr
@@ -384,8 +373,9 @@ contains
     type(c_ptr) :: buf
     buf = c_null_ptr  ! an empty block: NULL, as the C layer allows
     if (size(data) > 0) buf = c_loc(data)
-    call collective(arr, comm, buf, size(data, kind=c_size_t) * item_bytes(dtype), dtype, &
-                    shape(data, kind=c_int64_t), start, count, dim, append, what, stat, errmsg)
+    call collective(arr, comm, buf, size(data, kind=c_size_t) * c_zarr_dtype_size(dtype), &
+                    dtype, shape(data, kind=c_int64_t), start, count, dim, append, what, &
+                    stat, errmsg)
   end subroutine put
 
   subroutine write_i4(arr, comm, data, start, count, stat, errmsg)
