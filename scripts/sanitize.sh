@@ -46,10 +46,13 @@ if [[ " $what " == *" valgrind "* ]]; then
   command -v valgrind >/dev/null || { echo "valgrind is not installed"; exit 1; }
   cmake -S . -B "$build/valgrind" "${cmake_args[@]}" >/dev/null
   cmake --build "$build/valgrind" -j2
-  # Each test's command line as ctest runs it, run under valgrind in its working directory.
+  # Each test's command line as ctest runs it, run under valgrind in its working directory;
+  # VALGRIND_JOBS of them at once (default: one per core; memcheck runs a process's threads
+  # one at a time, so a single test keeps one core busy).
   mapfile -t tests < <(ctest --test-dir "$build/valgrind" -N | sed -n 's/^ *Test *#[0-9]*: //p')
+  jobs=${VALGRIND_JOBS:-$(nproc)}
   failed=()
-  ran=0
+  selected=()
   for name in "${tests[@]}"; do
     # test_copy_memory: minutes natively; test_mpi_collective: MPI runs under mpirun, and
     # OpenMPI under memcheck reports its own errors.
@@ -57,8 +60,8 @@ if [[ " $what " == *" valgrind "* ]]; then
     [[ -z ${VALGRIND_TESTS:-} || " $VALGRIND_TESTS " == *" $name "* ]] || continue
     exe=$(find "$build/valgrind/c-tests" -maxdepth 1 -type f -name "$name" -perm -u+x | head -n1)
     [[ -n $exe ]] || { echo "no executable for $name"; failed+=("$name"); continue; }
+    selected+=("$name")
     log="$build/valgrind/$name.memcheck.log"
-    printf '%-28s ' "$name"
     # Leaks counted: definitely and indirectly lost. Memory still reachable at exit (the
     # thread pool's threads and thread-locals, which live until the process ends) and
     # "possibly lost" blocks (interior pointers held by those threads) are not.
@@ -66,10 +69,21 @@ if [[ " $what " == *" valgrind "* ]]; then
     # is not the verdict (check.h: check_child_passed), so memory errors of any process are
     # found in the log. Leaks are judged for the parent only: a child forked while worker
     # threads exist cannot reach (nor free) those threads' memory.
-    rc=0
-    (cd "$build/valgrind/c-tests" && valgrind --tool=memcheck --leak-check=full \
-      --errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect \
-      --track-origins=yes --error-exitcode=99 --log-file="$log" "$exe" >"$log.out" 2>&1) || rc=$?
+    (
+      rc=0
+      cd "$build/valgrind/c-tests" && valgrind --tool=memcheck --leak-check=full \
+        --errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect \
+        --track-origins=yes --error-exitcode=99 --log-file="$log" "$exe" >"$log.out" 2>&1 || rc=$?
+      echo "$rc" >"$log.rc"
+    ) &
+    while (($(jobs -rp | wc -l) >= jobs)); do wait -n; done
+  done
+  wait
+  ran=0
+  for name in "${selected[@]}"; do
+    log="$build/valgrind/$name.memcheck.log"
+    rc=$(cat "$log.rc")
+    printf '%-28s ' "$name"
     # 77: the test skipped itself (as ctest's SKIP_RETURN_CODE: a codec this build lacks).
     if [[ $rc == 77 ]]; then
       echo "skipped"
