@@ -150,6 +150,77 @@ fn overlapping_writes_and_strided_writes_apply_in_submission_order() {
 }
 
 #[test]
+fn requests_on_different_chunks_run_at_once_and_on_shared_chunks_in_order() {
+    let _serial = serial();
+    for sharded in [false, true] {
+        let counting = Arc::new(Counting::default());
+        // Every chunk (shard) write takes 100 ms: writes that may run at once do.
+        *counting.slow.lock().unwrap() = Some("a/c".into());
+        let store: Arc<dyn Store> = counting.clone();
+        let mut builder = ArrayBuilder::new(vec![64], ElementType::Int32);
+        builder.zarr_format(3).unwrap();
+        builder.chunks(vec![8]).fill_value_json(json!(-1));
+        if sharded {
+            builder.shard_shape(vec![16]);
+        }
+        let a = Arc::new(builder.create(store.clone(), "a", Mode::Overwrite).unwrap());
+        let mut expected = vec![-1i32; 64];
+        let mut requests = Vec::new();
+        // Writes `len` values `value` from `start`, and applies it to `expected`.
+        let submit = |start: u64, len: u64, value: i32, expected: &mut Vec<i32>| {
+            expected[start as usize..(start + len) as usize].fill(value);
+            write(&a, start, ints(std::iter::repeat_n(value, len as usize)))
+        };
+        // One write per chunk, each storing one chunk (shard): two at once at least.
+        for k in 0..8 {
+            requests.push(submit(k * 8, 8, k as i32, &mut expected));
+        }
+        for r in requests.drain(..) {
+            r.wait().unwrap();
+        }
+        if zarr::io::pool::num_threads() >= 2 {
+            let most = counting
+                .most_setting
+                .load(std::sync::atomic::Ordering::SeqCst);
+            assert!(most >= 2, "sharded: {sharded}: writes ran one at a time");
+        }
+        // Rounds of one write per chunk, then writes across chunk (shard) boundaries that
+        // must land after the writes they overlap and before the later ones.
+        for round in 1..4 {
+            for k in 0..8 {
+                requests.push(submit(k * 8, 8, round * 100 + k as i32, &mut expected));
+            }
+            requests.push(submit(
+                4 + (round - 1) as u64 * 16,
+                24,
+                1000 + round,
+                &mut expected,
+            ));
+        }
+        // An append, then writes into the new chunk and an old one: after the append.
+        requests.push(
+            a.append_async(
+                0,
+                vec![8],
+                ElementType::Int32,
+                Layout::Dense(Order::C),
+                Box::new(ints(std::iter::repeat_n(7, 8))),
+            )
+            .unwrap(),
+        );
+        expected.extend(std::iter::repeat_n(7, 8));
+        requests.push(submit(66, 3, 5000, &mut expected));
+        requests.push(submit(60, 8, 6000, &mut expected));
+        for r in &requests {
+            r.wait().unwrap();
+        }
+        a.flush().unwrap();
+        let other = Array::open(store, "a", Mode::Read).unwrap();
+        assert_eq!(read_all(&other), ints(expected), "sharded: {sharded}");
+    }
+}
+
+#[test]
 fn a_failing_request_reports_at_wait_stores_nothing_torn_and_later_ones_run() {
     let _serial = serial();
     let counting = Arc::new(Counting::default());

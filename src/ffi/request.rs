@@ -70,9 +70,10 @@ unsafe fn give_request(out_request: *mut *mut zarr_request_t, request: Request) 
 }
 
 /// Like `zarr_array_write`, but returns at once with `*out_request`: the write runs on a
-/// thread of the array handle behind the handle's earlier non-blocking requests (writes
-/// and appends of one handle are applied in submission order), its chunks encoded on the
-/// pool. `flags` is 0 or `ZARR_ASYNC_COPY` (see there: without it, `buf` must stay
+/// thread of the array handle behind the handle's earlier non-blocking requests that touch
+/// its chunks (shards, when sharded), its chunks encoded on the pool. Writes and appends of
+/// one handle apply as in submission order; requests on different chunks run at once (as
+/// many as the pool has workers), so a loop of one-chunk writes encodes in parallel. `flags` is 0 or `ZARR_ASYNC_COPY` (see there: without it, `buf` must stay
 /// untouched until the request is done). The call first waits while the requests in
 /// flight hold more than the budget allows (`zarr_set_async_budget`).
 ///
@@ -109,7 +110,7 @@ pub unsafe extern "C" fn zarr_array_write_async(
             let (start, count) = (start.to_vec(), count.to_vec());
             let layout = Layout::Dense(super::order(order)?);
             let (permit, buf) = payload(buf, buf_bytes, flags)?;
-            let request = a.submit(permit, write_job(start, count, elem, layout, buf))?;
+            let request = a.submit(permit, write_job(a, start, count, elem, layout, buf))?;
             give_request(out_request, request);
             Ok(())
         })
@@ -147,7 +148,7 @@ pub unsafe extern "C" fn zarr_array_write_from_async(
             let (start, count) = (start.to_vec(), count.to_vec());
             let layout = Layout::Converted(super::order(order)?);
             let (permit, buf) = payload(buf, buf_bytes, flags)?;
-            let request = a.submit(permit, write_job(start, count, elem, layout, buf))?;
+            let request = a.submit(permit, write_job(a, start, count, elem, layout, buf))?;
             give_request(out_request, request);
             Ok(())
         })
@@ -181,7 +182,7 @@ pub unsafe extern "C" fn zarr_array_write_strided_async(
             let (start, count) = (start.to_vec(), count.to_vec());
             let strides = slice(mem_strides, ndim, "mem_strides")?.to_vec();
             let (permit, buf) = payload(buf, buf_bytes, flags)?;
-            let job = write_job(start, count, elem, Layout::Strided(strides), buf);
+            let job = write_job(a, start, count, elem, Layout::Strided(strides), buf);
             give_request(out_request, a.submit(permit, job)?);
             Ok(())
         })

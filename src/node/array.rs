@@ -346,34 +346,48 @@ impl Array {
     /// when the array is sharded (the units stored and rewritten whole, so writers that
     /// never share one need no synchronization).
     pub fn region_chunks(&self, start: &[u64], count: &[u64]) -> Result<Vec<Vec<u64>>> {
-        let meta = self.metadata();
-        region::check_bounds(&meta, Region { start, count })?;
-        if count.contains(&0) {
+        let Some((first, last)) = self.region_chunk_box(start, count)? else {
             return Ok(Vec::new());
-        }
-        let first: Vec<u64> = (0..meta.rank())
-            .map(|d| meta.chunk_of(d, start[d]))
-            .collect();
-        let extent: Vec<u64> = (0..meta.rank())
-            .map(|d| meta.chunk_of(d, start[d] + count[d] - 1) - first[d] + 1)
-            .collect();
+        };
+        let extent: Vec<u64> = (0..first.len()).map(|d| last[d] - first[d] + 1).collect();
         let total = crate::error::count_of(&extent, "chunks in the region")?;
         let mut chunks = Vec::new();
         chunks.try_reserve_exact(total).map_err(|_| {
-            crate::error::no_memory(total * 8 * meta.rank(), "the chunks of a region")
+            crate::error::no_memory(total * 8 * first.len(), "the chunks of a region")
         })?;
         let mut index = first.clone();
         for _ in 0..total {
             chunks.push(index.clone());
             for d in (0..index.len()).rev() {
                 index[d] += 1;
-                if index[d] < first[d] + extent[d] {
+                if index[d] <= last[d] {
                     break;
                 }
                 index[d] = first[d];
             }
         }
         Ok(chunks)
+    }
+
+    /// The first and last chunk of the grid (shard, when sharded) per dimension that the
+    /// region `start`/`count` touches, or `None` for an empty region.
+    pub(crate) fn region_chunk_box(
+        &self,
+        start: &[u64],
+        count: &[u64],
+    ) -> Result<Option<(Vec<u64>, Vec<u64>)>> {
+        let meta = self.metadata();
+        region::check_bounds(&meta, Region { start, count })?;
+        if count.contains(&0) {
+            return Ok(None);
+        }
+        let first = (0..meta.rank())
+            .map(|d| meta.chunk_of(d, start[d]))
+            .collect();
+        let last = (0..meta.rank())
+            .map(|d| meta.chunk_of(d, start[d] + count[d] - 1))
+            .collect();
+        Ok(Some((first, last)))
     }
 
     /// The region of the grid's chunk (shard, when sharded) at `index`: its first element

@@ -1,9 +1,15 @@
 //! Non-blocking writes and appends: requests queued on an array handle and run in
-//! submission order by a thread of the handle's own (the writes themselves use the pool for
+//! submission order by threads of the handle's own (the writes themselves use the pool for
 //! their chunks), within a process-wide budget of bytes in flight.
 //!
-//! A thread runs while its handle's queue holds requests and ends when it is empty; it
-//! stays inside the fork gate while it runs, so a `fork()` waits until every queue is
+//! The request at the head of the queue starts as soon as it touches no stored chunk that
+//! a running request touches (an append touches everything), on a new thread while fewer
+//! than the pool's worker count run: a loop of writes of one chunk each encodes as many
+//! chunks at once as a blocking write of them all would. Requests that share a chunk run
+//! one after the other in submission order.
+//!
+//! A thread runs while its handle's queue holds requests it may start and ends otherwise;
+//! it stays inside the fork gate while it runs, so a `fork()` waits until every queue is
 //! empty. A request holds its array (and so its store) until it is done.
 
 use super::array::Array;
@@ -15,8 +21,39 @@ use std::collections::VecDeque;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 
-/// The work of one request, run by the queue's thread.
+/// The work of one request, run by a thread of the queue.
 type Job = Box<dyn FnOnce() -> Result<()> + Send>;
+
+/// What a request touches: requests whose footprints are disjoint may run at the same time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Footprint {
+    /// The stored chunks (shards, when sharded) of the grid in the box `first..=last`.
+    Chunks { first: Vec<u64>, last: Vec<u64> },
+    /// Anything: runs after every earlier request and before every later one.
+    Everything,
+}
+
+impl Footprint {
+    /// Whether a request touching `self` and one touching `other` may share a chunk.
+    fn meets(&self, other: &Footprint) -> bool {
+        match (self, other) {
+            (Footprint::Chunks { first, last }, Footprint::Chunks { first: f, last: l }) => {
+                first.len() != f.len()
+                    || (0..first.len()).all(|d| first[d] <= l[d] && f[d] <= last[d])
+            }
+            _ => true,
+        }
+    }
+}
+
+/// The work of one request, given the array it was submitted on.
+type ArrayJob = Box<dyn FnOnce(&Array) -> Result<()> + Send>;
+
+/// A request's work and what it touches, for [`Array::submit`].
+pub(crate) struct Work {
+    footprint: Footprint,
+    run: ArrayJob,
+}
 
 /// Bytes held by requests in flight across the process, and the budget bounding them.
 #[derive(Debug, Default)]
@@ -170,11 +207,23 @@ struct Shared {
 #[derive(Default)]
 struct State {
     /// Requests submitted and not yet started, oldest first.
-    waiting: VecDeque<(Job, Permit, Request)>,
+    waiting: VecDeque<Queued>,
     /// Requests submitted and not yet done (waiting or running).
     pending: usize,
-    /// Whether a thread runs the queue.
-    running: bool,
+    /// The footprints of the requests running, by a number given at their start.
+    running: Vec<(u64, Footprint)>,
+    /// The number given to the next request that starts.
+    next_start: u64,
+    /// Threads running the queue.
+    threads: usize,
+}
+
+/// A request waiting in the queue.
+struct Queued {
+    job: Job,
+    footprint: Footprint,
+    permit: Permit,
+    request: Request,
 }
 
 impl std::fmt::Debug for State {
@@ -182,8 +231,26 @@ impl std::fmt::Debug for State {
         f.debug_struct("State")
             .field("pending", &self.pending)
             .field("running", &self.running)
+            .field("threads", &self.threads)
             .finish()
     }
+}
+
+impl State {
+    /// Whether the request at the head of the queue may start now: it shares no chunk
+    /// with a running request, and fewer than [`max_threads`] run.
+    fn head_may_start(&self) -> bool {
+        let Some(head) = self.waiting.front() else {
+            return false;
+        };
+        self.running.len() < max_threads()
+            && !self.running.iter().any(|(_, f)| f.meets(&head.footprint))
+    }
+}
+
+/// The most requests of one handle running at once: one per worker of the pool.
+fn max_threads() -> usize {
+    crate::io::pool::num_threads().max(1)
 }
 
 impl Shared {
@@ -191,19 +258,50 @@ impl Shared {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Runs the queue's requests in order until it is empty.
-    fn run(&self) {
+    /// Starts a thread that runs the queue's requests, counted in `state.threads`.
+    fn start_thread(self: &Arc<Self>, state: &mut State) -> Result<()> {
+        let shared = self.clone();
+        // A fork waits for the thread as for a call: it holds the store's locks.
+        let held = crate::io::gate::hold();
+        std::thread::Builder::new()
+            .name("zarr-requests".into())
+            .spawn(move || {
+                shared.run();
+                // What the thread owns is freed before it leaves the gate.
+                drop(shared);
+                drop(held);
+            })
+            .map_err(|e| Error::Internal(format!("cannot start a request thread: {e}")))?;
+        state.threads += 1;
+        Ok(())
+    }
+
+    /// Runs the queue's requests, each as soon as it may start, until none may.
+    fn run(self: &Arc<Self>) {
         loop {
-            let (job, permit, request) = {
+            let (queued, id) = {
                 let mut state = self.state();
-                match state.waiting.pop_front() {
-                    Some(next) => next,
-                    None => {
-                        state.running = false;
-                        return;
-                    }
+                if !state.head_may_start() {
+                    state.threads -= 1;
+                    return;
                 }
+                let queued = state.waiting.pop_front().expect("the queue has a head");
+                let id = state.next_start;
+                state.next_start += 1;
+                state.running.push((id, queued.footprint.clone()));
+                // The next request may not need to wait for this one: it starts beside it
+                // (were no thread to start, it waits for this one).
+                if state.head_may_start() {
+                    let _ = self.start_thread(&mut state);
+                }
+                (queued, id)
             };
+            let Queued {
+                job,
+                permit,
+                request,
+                ..
+            } = queued;
             let result = catch_unwind(AssertUnwindSafe(job))
                 .unwrap_or_else(|_| Err(Error::Internal("a non-blocking request panicked".into())));
             // The job (and the array it held) is gone; the budget is given back before the
@@ -211,6 +309,7 @@ impl Shared {
             drop(permit);
             request.finish(result);
             let mut state = self.state();
+            state.running.retain(|(running, _)| *running != id);
             state.pending -= 1;
             if state.pending == 0 {
                 self.idle.notify_all();
@@ -220,27 +319,26 @@ impl Shared {
 }
 
 impl Queue {
-    /// Queues `job` behind the requests already submitted, starting the queue's thread
-    /// when none runs.
-    fn submit(&self, permit: Permit, job: Job) -> Result<Request> {
+    /// Queues `job` behind the requests already submitted, starting a thread for it when
+    /// it may start at once beside the running ones (or none runs).
+    fn submit(&self, permit: Permit, footprint: Footprint, job: Job) -> Result<Request> {
         let request = Request(Arc::default());
         let mut state = self.0.state();
-        if !state.running {
-            let shared = self.0.clone();
-            // A fork waits for the thread as for a call: it holds the store's locks.
-            let held = crate::io::gate::hold();
-            std::thread::Builder::new()
-                .name("zarr-requests".into())
-                .spawn(move || {
-                    shared.run();
-                    // What the thread owns is freed before it leaves the gate.
-                    drop(shared);
-                    drop(held);
-                })
-                .map_err(|e| Error::Internal(format!("cannot start a request thread: {e}")))?;
-            state.running = true;
+        state.waiting.push_back(Queued {
+            job,
+            footprint,
+            permit,
+            request: request.clone(),
+        });
+        if state.threads == 0 || (state.waiting.len() == 1 && state.head_may_start()) {
+            if let Err(e) = self.0.start_thread(&mut state) {
+                if state.threads == 0 {
+                    // Nothing would run it: take it back.
+                    state.waiting.pop_back();
+                    return Err(e);
+                }
+            }
         }
-        state.waiting.push_back((job, permit, request.clone()));
         state.pending += 1;
         Ok(request)
     }
@@ -276,24 +374,23 @@ pub enum Layout {
 pub type Payload = Box<dyn AsRef<[u8]> + Send>;
 
 impl Array {
-    /// Queues `job` on this handle (behind its earlier requests) with `permit` (see
-    /// [`reserve`]); the request holds the array until it is done. The job must not wait
-    /// for this handle's requests (a flush would wait for itself).
-    pub(crate) fn submit(
-        self: &Arc<Self>,
-        permit: Permit,
-        job: impl FnOnce(&Array) -> Result<()> + Send + 'static,
-    ) -> Result<Request> {
+    /// Queues `work` on this handle with `permit` (see [`reserve`]): it runs behind the
+    /// earlier requests it shares a chunk with; the request holds the array until it is
+    /// done. The work must not wait for this handle's requests (a flush would wait for
+    /// itself).
+    pub(crate) fn submit(self: &Arc<Self>, permit: Permit, work: Work) -> Result<Request> {
         use super::Node;
         self.check_writable("write")?;
         let array = self.clone();
+        let Work { footprint, run } = work;
         self.requests()
-            .submit(permit, Box::new(move || job(&array)))
+            .submit(permit, footprint, Box::new(move || run(&array)))
     }
 
     /// Writes `buf` into the region `start`/`count` (as [`Array::write`]) without waiting:
-    /// the write runs behind this handle's earlier requests, and `buf` is held (counted in
-    /// the budget) until it is done. Waits first while the budget is full.
+    /// the write runs behind this handle's earlier requests that share a chunk with it, and
+    /// `buf` is held (counted in the budget) until it is done. Waits first while the budget
+    /// is full.
     pub fn write_async(
         self: &Arc<Self>,
         start: Vec<u64>,
@@ -303,12 +400,13 @@ impl Array {
         buf: Payload,
     ) -> Result<Request> {
         let permit = reserve((*buf).as_ref().len())?;
-        self.submit(permit, write_job(start, count, elem, layout, buf))
+        let work = write_job(self, start, count, elem, layout, buf);
+        self.submit(permit, work)
     }
 
     /// Appends `buf` along `axis` (as [`Array::append`], or [`Array::append_from`] for a
-    /// converted layout) without waiting: appends run in submission order behind this
-    /// handle's earlier requests.
+    /// converted layout) without waiting: appends run in submission order, each after
+    /// every earlier request of this handle and before every later one.
     pub fn append_async(
         self: &Arc<Self>,
         axis: usize,
@@ -325,17 +423,30 @@ impl Array {
     pub fn wait_requests(&self) {
         self.requests().wait_idle();
     }
+
+    /// What a write of the region `start`/`count` touches: the box of the grid's chunks
+    /// (shards, when sharded) it meets, or everything when the region is not one this
+    /// array can hold (the write then fails in its turn).
+    fn write_footprint(&self, start: &[u64], count: &[u64]) -> Footprint {
+        match self.region_chunk_box(start, count) {
+            Ok(Some((first, last))) => Footprint::Chunks { first, last },
+            _ => Footprint::Everything,
+        }
+    }
 }
 
-/// The work of a non-blocking write (see [`Array::write_async`]), for [`Array::submit`].
+/// The work of a non-blocking write on `array` (see [`Array::write_async`]), for
+/// [`Array::submit`].
 pub(crate) fn write_job(
+    array: &Array,
     start: Vec<u64>,
     count: Vec<u64>,
     elem: ElementType,
     layout: Layout,
     buf: Payload,
-) -> impl FnOnce(&Array) -> Result<()> + Send + 'static {
-    move |a| {
+) -> Work {
+    let footprint = array.write_footprint(&start, &count);
+    let run = move |a: &Array| {
         let bytes = (*buf).as_ref();
         match &layout {
             Layout::Dense(order) => a.write(&start, &count, elem, *order, bytes),
@@ -344,6 +455,10 @@ pub(crate) fn write_job(
                 a.write(&start, &count, elem, MemLayout::Strided(strides), bytes)
             }
         }
+    };
+    Work {
+        footprint,
+        run: Box::new(run),
     }
 }
 
@@ -354,8 +469,8 @@ pub(crate) fn append_job(
     elem: ElementType,
     layout: Layout,
     buf: Payload,
-) -> impl FnOnce(&Array) -> Result<()> + Send + 'static {
-    move |a| {
+) -> Work {
+    let run = move |a: &Array| {
         let bytes = (*buf).as_ref();
         match &layout {
             Layout::Dense(order) => a.append(axis, &count, elem, *order, bytes),
@@ -365,5 +480,9 @@ pub(crate) fn append_job(
             }
         }
         .map(drop)
+    };
+    Work {
+        footprint: Footprint::Everything,
+        run: Box::new(run),
     }
 }

@@ -24,6 +24,10 @@ pub struct Counting {
     pub refuse: std::sync::Mutex<Option<String>>,
     /// Writes of keys under this prefix take 100 ms (a slow server).
     pub slow: std::sync::Mutex<Option<String>>,
+    /// Writes running now.
+    pub setting: AtomicU64,
+    /// The most writes that ran at once.
+    pub most_setting: AtomicU64,
 }
 
 impl Counting {
@@ -72,14 +76,17 @@ impl Store for Counting {
                 )));
             }
         }
-        if let Some(prefix) = self.slow.lock().unwrap().as_deref() {
-            if key.starts_with(prefix) {
-                std::thread::sleep(std::time::Duration::from_millis(100));
-            }
+        let now = self.setting.fetch_add(1, Ordering::SeqCst) + 1;
+        self.most_setting.fetch_max(now, Ordering::SeqCst);
+        let slow = self.slow.lock().unwrap().clone();
+        if slow.is_some_and(|prefix| key.starts_with(&prefix)) {
+            std::thread::sleep(std::time::Duration::from_millis(100));
         }
         self.sets.fetch_add(1, Ordering::SeqCst);
         self.written.fetch_add(value.len() as u64, Ordering::SeqCst);
-        self.inner.set(key, value)
+        let result = self.inner.set(key, value);
+        self.setting.fetch_sub(1, Ordering::SeqCst);
+        result
     }
     fn erase(&self, key: &str) -> Result<bool> {
         self.inner.erase(key)

@@ -2894,9 +2894,10 @@ end
     zarr_array_write_async(array, ndim, start, count, mem_dtype, order, buf, buf_bytes, flags, out_request) -> zarr_status_t
 
 Like `zarr_array_write`, but returns at once with `*out_request`: the write runs on a
-thread of the array handle behind the handle's earlier non-blocking requests (writes
-and appends of one handle are applied in submission order), its chunks encoded on the
-pool. `flags` is 0 or `ZARR_ASYNC_COPY` (see there: without it, `buf` must stay
+thread of the array handle behind the handle's earlier non-blocking requests that touch
+its chunks (shards, when sharded), its chunks encoded on the pool. Writes and appends of
+one handle apply as in submission order; requests on different chunks run at once (as
+many as the pool has workers), so a loop of one-chunk writes encodes in parallel. `flags` is 0 or `ZARR_ASYNC_COPY` (see there: without it, `buf` must stay
 untouched until the request is done). The call first waits while the requests in
 flight hold more than the budget allows (`zarr_set_async_budget`).
 
