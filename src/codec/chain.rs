@@ -670,6 +670,30 @@ impl Chain {
         self.encode_bytes_from(&*data, cur, scratch, typed.as_ref())
     }
 
+    /// Whether [`Chain::encode`] leaves its input as it is (no array→array codecs, no
+    /// byte swap), so that [`Chain::encode_shared`] may encode a caller's bytes.
+    pub fn encodes_without_change(&self, dtype: &DType) -> bool {
+        !self.has_filters() && self.swap_unit(dtype).is_none()
+    }
+
+    /// Encodes `data` as [`Chain::encode`] does, without changing it: for chains that
+    /// [`Chain::encodes_without_change`] (an internal error otherwise).
+    pub fn encode_shared<'a>(
+        &self,
+        dtype: &DType,
+        shape: &[u64],
+        data: &'a [u8],
+        scratch: &'a mut Scratch,
+    ) -> Result<&'a [u8]> {
+        if !self.encodes_without_change(dtype) {
+            return Err(Error::Internal(
+                "a chain that changes its input encoded shared bytes".into(),
+            ));
+        }
+        let typed = self.typed_chunk(dtype, shape)?;
+        self.encode_bytes_from(data, Slot::Input, scratch, typed.as_ref())
+    }
+
     /// Applies the bytes→bytes codecs to `data` (the array→bytes codec's output); the
     /// result is `data` itself without such codecs, else it lives in `scratch`.
     pub fn encode_bytes<'a>(&self, data: &'a [u8], scratch: &'a mut Scratch) -> Result<&'a [u8]> {

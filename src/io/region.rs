@@ -1102,13 +1102,33 @@ pub(super) fn merged_chunk<'w>(
     part: &Part,
     existing: Option<&[u8]>,
     label: &dyn std::fmt::Display,
-    buf: &[u8],
+    buf: &'w [u8],
     work: &'w mut ChunkWork,
     keep_fill: bool,
 ) -> Result<Option<&'w [u8]>> {
     let meta = plan.meta;
     let pattern = &plan.pattern;
     let ChunkWork { chunk, scratch } = work;
+    // A whole chunk that is one run of the caller's buffer, in the stored byte order, is
+    // encoded from there when the codecs leave their input as it is: no copy.
+    let at = part.buf_offset * meta.item_size();
+    let run = buf.get(at..at.saturating_add(part.chunk_bytes));
+    if let Some(run) = run.filter(|_| {
+        part.whole_chunk
+            && !meta.dtype.needs_swap()
+            && meta.chain().encodes_without_change(&meta.dtype)
+            && is_single_run(&part.extent, &part.chunk_strides, &plan.buf_strides)
+    }) {
+        if !keep_fill && meta.fill_value.is_some() && all_equal(run, pattern) {
+            return Ok(None);
+        }
+        let shape = coded_shape(meta, &part.index);
+        return meta
+            .chain()
+            .encode_shared(&meta.dtype, &shape, run, scratch)
+            .map(Some)
+            .map_err(|e| Error::Codec(format!("encoding chunk \"{label}\": {e}")));
+    }
     try_resize(chunk, part.chunk_bytes, "a chunk")?;
     match existing {
         Some(raw) if !part.all_in_bounds => {
