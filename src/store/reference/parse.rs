@@ -63,7 +63,7 @@ pub fn parse(text: &[u8]) -> Result<References> {
     let document = deserializer
         .deserialize_map(DocumentVisitor)
         .and_then(|document| deserializer.end().map(|()| document))
-        .map_err(|e| Error::Metadata(format!("reference file: {e}")))?;
+        .map_err(|e| Error::Metadata(e.to_string()))?;
     let mut builder = Builder::default();
     match document.version.as_ref().map(|v| (v, v.as_u64())) {
         None => {
@@ -103,7 +103,7 @@ pub fn parse(text: &[u8]) -> Result<References> {
 }
 
 fn metadata(message: String) -> Error {
-    Error::Metadata(format!("reference file: {message}"))
+    Error::Metadata(message)
 }
 
 /// A reference as the file writes it, its URL not yet substituted.
@@ -273,7 +273,7 @@ fn templates(value: Option<Value>) -> Result<HashMap<String, String>> {
     map.into_iter()
         .map(|(name, value)| match value {
             Value::String(text) if text.contains("{{") => Err(Error::Unsupported(format!(
-                "reference file: template {name:?} takes arguments, which is not supported"
+                "template {name:?} takes arguments, which is not supported"
             ))),
             Value::String(text) if text.len() <= MAX_NAME_BYTES => Ok((name, text)),
             _ => Err(metadata(format!(
@@ -450,7 +450,7 @@ impl Builder {
 
     /// Adds `reference` at `key`, replacing any reference there.
     fn insert(&mut self, key: String, reference: Reference) -> Result<()> {
-        exact_key(&key, &"the reference file")?;
+        exact_key(&key, &"it")?;
         if key.len() > MAX_NAME_BYTES {
             return Err(metadata(format!(
                 "a key is longer than {MAX_NAME_BYTES} bytes"
