@@ -2,8 +2,10 @@
 //! described by reference files that the tests build (version 0 and 1, templates, `gen`,
 //! inline and ranged values), read back exactly; and where references may point.
 
+mod common;
+
 use serde_json::{json, Map, Value};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use zarr::dtype::ElementType;
 use zarr::meta::{Format, Order};
@@ -165,11 +167,10 @@ fn whole_file_references_and_v3_metadata() {
     assert_eq!(out, values);
 }
 
-#[test]
-fn gen_entries_expand_over_a_file_of_uncompressed_chunks() {
-    let dir = tempfile::tempdir().unwrap();
-    // 4 x 6 int32 in chunks of 2 x 3, uncompressed, laid end to end in C order after a
-    // 100-byte header, as a contiguous netCDF variable would be.
+/// A reference file whose `gen` entry describes a 4 x 6 int32 array `v` in chunks of
+/// 2 x 3, uncompressed, laid end to end in C order after a 100-byte header of a data file
+/// beside it (as a contiguous netCDF variable would be); and the array's values.
+fn write_gen_refs(dir: &Path) -> (PathBuf, Vec<i32>) {
     let values: Vec<i32> = (0..24).map(|i| i * 11 - 50).collect();
     let mut data = vec![0xAAu8; 100];
     for ci in 0..2 {
@@ -182,19 +183,26 @@ fn gen_entries_expand_over_a_file_of_uncompressed_chunks() {
             }
         }
     }
-    std::fs::write(dir.path().join("data.bin"), &data).unwrap();
+    std::fs::write(dir.join("data.bin"), &data).unwrap();
     let zarray = json!({"zarr_format": 2, "shape": [4, 6], "chunks": [2, 3], "dtype": "<i4",
         "compressor": null, "fill_value": 0, "filters": null, "order": "C"});
     let refs = json!({
         "version": 1,
-        "templates": {"data": format!("{}/data.bin", s(dir.path()))},
+        "templates": {"data": format!("{}/data.bin", s(dir))},
         "gen": [{"key": "v/{{i}}.{{j}}", "url": "{{data}}",
                  "offset": "{{100 + (i * 2 + j) * 24}}", "length": "24",
                  "dimensions": {"i": {"stop": 2}, "j": [0, 1]}}],
         "refs": {".zgroup": {"zarr_format": 2}, "v/.zarray": zarray},
     });
-    let path = dir.path().join("refs.json");
+    let path = dir.join("refs.json");
     write_json(&path, &refs);
+    (path, values)
+}
+
+#[test]
+fn gen_entries_expand_over_a_file_of_uncompressed_chunks() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, values) = write_gen_refs(dir.path());
     let store = open(&path, None).unwrap();
     assert_eq!(
         store.list().unwrap(),
@@ -206,6 +214,40 @@ fn gen_entries_expand_over_a_file_of_uncompressed_chunks() {
         .unwrap();
     let expected: Vec<u8> = values.iter().flat_map(|v| v.to_ne_bytes()).collect();
     assert_eq!(out, expected);
+}
+
+#[cfg(feature = "cli")]
+#[test]
+fn zarrtool_browses_and_dumps_a_reference_file() {
+    use common::zarrtool::{fails, ok};
+    let dir = tempfile::tempdir().unwrap();
+    let (path, values) = write_gen_refs(dir.path());
+    let url = format!("reference://{}", s(&path));
+    let tree = ok(&["tree", &url]);
+    assert!(tree.contains("v array {4, 6} <i4"), "{tree}");
+    let info = ok(&["info", &url, "v"]);
+    assert!(
+        info.contains("shape: 4 x 6") && info.contains("chunks initialized: 4/4"),
+        "{info}"
+    );
+    let rows: Vec<String> = values
+        .chunks(6)
+        .map(|row| row.iter().map(i32::to_string).collect::<Vec<_>>().join(" "))
+        .collect();
+    assert_eq!(ok(&["dump", &url, "v"]).lines().collect::<Vec<_>>(), rows);
+    // A reference file that points elsewhere: the error names the key and the target.
+    std::fs::write(
+        &path,
+        std::fs::read_to_string(&path)
+            .unwrap()
+            .replace(s(dir.path()), "/etc"),
+    )
+    .unwrap();
+    let err = fails(&["dump", &url, "v"], 1);
+    assert!(
+        err.contains("\"v/0.0\" points to \"/etc/data.bin\"") && err.contains("outside"),
+        "{err}"
+    );
 }
 
 /// The message of reading `key` through the reference file at `refs`.
