@@ -172,6 +172,52 @@
 #define ZARR_ASYNC_COPY 1
 
 /**
+ * The most target files a store keeps open.
+ */
+#define MAX_OPEN_TARGETS 32
+
+/**
+ * The most entries the option `allowed_targets` may list.
+ */
+#define MAX_ALLOWED_TARGETS 1000
+
+/**
+ * The largest reference file read (512 MiB).
+ */
+#define MAX_FILE_BYTES (512 << 20)
+
+/**
+ * The most references a reference file may hold, `gen` expansions included.
+ */
+#define MAX_REFERENCES 4000000
+
+/**
+ * The most templates of a reference file.
+ */
+#define MAX_TEMPLATES 10000
+
+/**
+ * The most `gen` entries of a reference file.
+ */
+#define MAX_GEN_ENTRIES 10000
+
+/**
+ * The most dimensions of one `gen` entry.
+ */
+#define MAX_GEN_DIMENSIONS 32
+
+/**
+ * The longest key or target URL (after templates are substituted), in bytes.
+ */
+#define MAX_NAME_BYTES 4096
+
+/**
+ * The most bytes of keys, target URLs and inline values that one reference file may make
+ * the store hold (1 GiB; `gen` entries make many from little).
+ */
+#define MAX_HELD_BYTES (1 << 30)
+
+/**
  * Status codes returned by every fallible function. Values never change or get reused.
  */
 enum zarr_status
@@ -3702,6 +3748,22 @@ zarr_status_t zarr_store_open_zip(const char *path,
  * nothing. Icechunk holds Zarr v3 only: v2 metadata is refused with
  * `ZARR_ERR_UNSUPPORTED`. A missing repository, branch, tag or snapshot gives
  * `ZARR_ERR_NOT_FOUND` naming it; no options apply to local repositories.
+ *
+ * `reference:///PATH` opens the kerchunk reference file (JSON, version 0 or 1) at the
+ * absolute path PATH as a read-only store (`ZARR_MODE_R` only; other modes give
+ * `ZARR_ERR_READ_ONLY`; `reference:relative/path` gives `ZARR_ERR_INVALID_ARG`): each key
+ * is bytes held in the file or a byte range of a local file it names (netCDF-4, HDF5 and
+ * netCDF-3 archives read as Zarr without being copied). A reference may point only beneath
+ * the reference file's own directory; option `allowed_targets`, a list of absolute
+ * directories (`{"allowed_targets": ["/data/archive"]}`), allows those too. A reference
+ * elsewhere (another directory, a `..` component, a symbolic link leading out of the
+ * directory it is named in) gives `ZARR_ERR_INVALID_KEY` when read, naming the key and the
+ * target; one on another host (`s3://`, `http://`, ...) gives `ZARR_ERR_UNSUPPORTED` (not
+ * supported yet); a range past the end of its file gives `ZARR_ERR_STORAGE_IO`. A malformed
+ * reference file, or one past the limits (512 MiB of JSON, 4 million references, 10000
+ * templates and 10000 `gen` entries, keys and URLs of 4096 bytes), gives
+ * `ZARR_ERR_METADATA` when opened (`ZARR_ERR_INVALID_KEY` for a key that is not a normal
+ * key, `ZARR_ERR_UNSUPPORTED` for templates that take arguments).
  *
  * A build without object stores (see `zarr_features`) gives `ZARR_ERR_UNSUPPORTED` for
  * their URLs; an unknown scheme or malformed URL gives `ZARR_ERR_INVALID_ARG`.
