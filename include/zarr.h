@@ -172,52 +172,6 @@
 #define ZARR_ASYNC_COPY 1
 
 /**
- * The most target files a store keeps open.
- */
-#define MAX_OPEN_TARGETS 32
-
-/**
- * The most entries the option `allowed_targets` may list.
- */
-#define MAX_ALLOWED_TARGETS 1000
-
-/**
- * The largest reference file read (512 MiB).
- */
-#define MAX_FILE_BYTES (512 << 20)
-
-/**
- * The most references a reference file may hold, `gen` expansions included.
- */
-#define MAX_REFERENCES 4000000
-
-/**
- * The most templates of a reference file.
- */
-#define MAX_TEMPLATES 10000
-
-/**
- * The most `gen` entries of a reference file.
- */
-#define MAX_GEN_ENTRIES 10000
-
-/**
- * The most dimensions of one `gen` entry.
- */
-#define MAX_GEN_DIMENSIONS 32
-
-/**
- * The longest key or target URL (after templates are substituted), in bytes.
- */
-#define MAX_NAME_BYTES 4096
-
-/**
- * The most bytes of keys, target URLs and inline values that one reference file may make
- * the store hold (1 GiB; `gen` entries make many from little).
- */
-#define MAX_HELD_BYTES (1 << 30)
-
-/**
  * Status codes returned by every fallible function. Values never change or get reused.
  */
 enum zarr_status
