@@ -699,6 +699,14 @@ pub(crate) fn listing_of<'a>(prefix: &str, keys: impl IntoIterator<Item = &'a st
     listing
 }
 
+/// The one-level listing of `prefix` made from `store`'s [`Store::list_prefix`], for stores
+/// that list every key below a prefix at little cost (memory, zip, reference files).
+pub(crate) fn list_dir_of_keys<S: Store + ?Sized>(store: &S, prefix: &str) -> Result<DirListing> {
+    let prefix = validate_dir_prefix(prefix)?;
+    let keys = store.list_prefix(&prefix)?;
+    Ok(listing_of(&prefix, keys.iter().map(String::as_str)))
+}
+
 /// Names a node path may not use as a segment: they are metadata documents.
 const RESERVED_NAMES: [&str; 5] = [".zarray", ".zgroup", ".zattrs", ".zmetadata", "zarr.json"];
 

@@ -19,8 +19,8 @@ pub use parse::{
 };
 
 use super::{
-    listing_of, range_of, too_large, validate_dir_prefix, validate_key, validate_prefix,
-    DirListing, Store,
+    get_bounded, list_dir_of_keys, range_of, too_large, validate_key, validate_prefix, DirListing,
+    Store,
 };
 use crate::error::{to_usize, try_reserve, try_resize, Error, Result};
 use location::{Locations, OpenTarget};
@@ -236,8 +236,7 @@ fn read_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
 
 impl Store for ReferenceStore {
     fn get(&self, key: &str) -> Result<Option<Vec<u8>>> {
-        let mut value = Vec::new();
-        Ok(self.get_into(key, &mut value, u64::MAX)?.then_some(value))
+        get_bounded(self, key, u64::MAX)
     }
 
     fn get_into(&self, key: &str, buf: &mut Vec<u8>, max_len: u64) -> Result<bool> {
@@ -311,9 +310,7 @@ impl Store for ReferenceStore {
     }
 
     fn list_dir(&self, prefix: &str) -> Result<DirListing> {
-        let prefix = validate_dir_prefix(prefix)?;
-        let keys = self.list_prefix(&prefix)?;
-        Ok(listing_of(&prefix, keys.iter().map(String::as_str)))
+        list_dir_of_keys(self, prefix)
     }
 
     fn size(&self, key: &str) -> Result<Option<u64>> {
