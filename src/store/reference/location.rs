@@ -149,13 +149,13 @@ fn allowed_path(entry: &str) -> Result<PathBuf> {
 /// fsspec's reference file system reads it.
 fn local_path(key: &str, target: &str) -> Result<PathBuf> {
     if is_remote(target) && !target.starts_with("file://") {
-        return Err(Error::Unsupported(format!(
-            "reference {key:?} points to {:?} on another host: reading remote targets is not \
-             supported yet (only local files)",
-            shown_remote(target)
-        )));
+        return Err(on_another_host(key, target));
     }
-    let path = Path::new(without_file_scheme(target));
+    let path = without_file_scheme(target);
+    if target.starts_with("file://") && !path.starts_with('/') {
+        return Err(on_another_host(key, target));
+    }
+    let path = Path::new(path);
     if path.as_os_str().is_empty() {
         return Err(Error::InvalidArg(format!(
             "reference {key:?} names no target"
@@ -172,6 +172,15 @@ fn local_path(key: &str, target: &str) -> Result<PathBuf> {
     let cwd = std::env::current_dir()
         .map_err(|e| Error::io(format_args!("reference {key:?}: the working directory"), e))?;
     Ok(cwd.join(path))
+}
+
+/// The refusal of the reference at `key` to `target`, on another host.
+fn on_another_host(key: &str, target: &str) -> Error {
+    Error::Unsupported(format!(
+        "reference {key:?} points to {:?} on another host: reading remote targets is not \
+         supported yet (only local files)",
+        shown_remote(target)
+    ))
 }
 
 /// The path of a `file://` URL (`file:///p` or `file://localhost/p`); other text as it is.
@@ -219,6 +228,15 @@ mod tests {
         assert_eq!(shown_remote("s3://bucket/key"), "s3://bucket/key");
         assert!(is_remote("simplecache::s3://b/k"));
         assert!(!is_remote("/data/x.nc"));
+        let err = local_path("k", "file://otherhost/etc/passwd").unwrap_err();
+        assert!(
+            matches!(&err, Error::Unsupported(m) if m.contains("another host")),
+            "{err}"
+        );
+        assert_eq!(
+            local_path("k", "file://localhost/x").unwrap(),
+            Path::new("/x")
+        );
     }
 
     #[test]
