@@ -3704,6 +3704,22 @@ zarr_status_t zarr_store_open_zip(const char *path,
  * `ZARR_ERR_UNSUPPORTED`. A missing repository, branch, tag or snapshot gives
  * `ZARR_ERR_NOT_FOUND` naming it; no options apply to local repositories.
  *
+ * `reference:///PATH` opens the kerchunk reference file (JSON, version 0 or 1) at the
+ * absolute path PATH as a read-only store (`ZARR_MODE_R` only; other modes give
+ * `ZARR_ERR_READ_ONLY`; `reference:relative/path` gives `ZARR_ERR_INVALID_ARG`): each key
+ * is bytes held in the file or a byte range of a local file it names (netCDF-4, HDF5 and
+ * netCDF-3 archives read as Zarr without being copied). A reference may point only beneath
+ * the reference file's own directory; option `allowed_targets`, a list of absolute
+ * directories (`{"allowed_targets": ["/data/archive"]}`), allows those too. A reference
+ * elsewhere (another directory, a `..` component, a symbolic link leading out of the
+ * directory it is named in) gives `ZARR_ERR_INVALID_KEY` when read, naming the key and the
+ * target; one on another host (`s3://`, `http://`, ...) gives `ZARR_ERR_UNSUPPORTED` (not
+ * supported yet); a range past the end of its file gives `ZARR_ERR_STORAGE_IO`. A malformed
+ * reference file, or one past the limits (512 MiB of JSON, 4 million references, 10000
+ * templates and 10000 `gen` entries, keys and URLs of 4096 bytes), gives
+ * `ZARR_ERR_METADATA` when opened (`ZARR_ERR_INVALID_KEY` for a key that is not a normal
+ * key, `ZARR_ERR_UNSUPPORTED` for templates that take arguments).
+ *
  * A build without object stores (see `zarr_features`) gives `ZARR_ERR_UNSUPPORTED` for
  * their URLs; an unknown scheme or malformed URL gives `ZARR_ERR_INVALID_ARG`.
  *

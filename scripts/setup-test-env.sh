@@ -65,10 +65,13 @@ make_venv() {
 
 # zarr-python 2.18 (the v2 reference) and zarr-python 3.x with tensorstore and xarray, and
 # netCDF4-python (with cftime) for xarray to read the netCDF files the fidelity tests compare
-# with their imports (tests/interop/test_xarray_fidelity.py).
+# with their imports (tests/interop/test_xarray_fidelity.py); kerchunk with h5py (netCDF-4
+# and HDF5) and scipy (netCDF-3) makes the reference files of
+# tests/interop/test_kerchunk_interop.py.
 make_venv zp2 numpy==2.2.6 numcodecs==0.15.1 zarr==2.18.7 pytest==8.3.5
 make_venv zp3 numpy==2.2.6 numcodecs==0.16.1 zarr==3.1.6 tensorstore==0.1.86 ml_dtypes==0.6.0 pytest==8.3.5 \
-  xarray==2025.6.1 pandas==2.2.3 netCDF4==1.7.2 cftime==1.6.4.post1
+  xarray==2025.6.1 pandas==2.2.3 netCDF4==1.7.2 cftime==1.6.4.post1 \
+  kerchunk==0.2.10 h5py==3.16.0 scipy==1.15.3 fsspec==2026.9.0 ujson==6.1.0
 # The S3 server of the object-store tests (the tests start it on loopback) and zarr-python 3
 # reading and writing the same bucket through obstore.
 make_venv objstore 'moto[server]==5.2.5' numpy==2.2.6 numcodecs==0.16.1 zarr==3.1.6 \

@@ -59,6 +59,18 @@ pub fn parse_array(bytes: &[u8]) -> Result<ArrayMeta> {
         Some("F") => Order::F,
         _ => return Err(bad("order", "\"C\" or \"F\"")),
     };
+    // numcodecs runs the filters and then the compressor as one sequence: a compressor
+    // listed as the last filter of an array without one (as kerchunk describes HDF5's
+    // deflate) is that array's compressor.
+    let mut compressor = field("compressor")?;
+    if compressor.is_null() {
+        if let Some((last, rest)) = filter_list.split_last() {
+            if filter::is_compressor(last) {
+                compressor = last;
+                filter_list = rest;
+            }
+        }
+    }
     if dtype.is_variable() && !filter_list.is_empty() {
         return Err(Error::CodecUnsupported(format!(
             "{ARRAY_KEY}: filters after the object codec of a variable-length array are not \
@@ -75,7 +87,7 @@ pub fn parse_array(bytes: &[u8]) -> Result<ArrayMeta> {
         true => filter::output_dtype(&filters.0, &dtype).item_size(),
         false => 1,
     };
-    let compressors = match field("compressor")? {
+    let compressors = match compressor {
         Value::Null => Vec::new(),
         Value::Object(config) => vec![codec::from_config(config, item_size)?],
         _ => return Err(bad("compressor", "an object or null")),
@@ -204,6 +216,31 @@ mod tests {
         assert_eq!(rendered["dimension_separator"], ".");
         assert_eq!(rendered["fill_value"], "NaN");
         assert_eq!(rendered["filters"], Value::Null);
+    }
+
+    #[test]
+    fn a_compressor_listed_as_the_last_filter_is_the_compressor() {
+        let mut kerchunk = doc();
+        kerchunk["compressor"] = Value::Null;
+        kerchunk["filters"] =
+            json!([{"id": "shuffle", "elementsize": 8}, {"id": "zlib", "level": 4}]);
+        let meta = parse_array(kerchunk.to_string().as_bytes()).unwrap();
+        let rendered: Value = serde_json::from_slice(&render_array(&meta).unwrap()).unwrap();
+        assert_eq!(rendered["compressor"], json!({"id": "zlib", "level": 4}));
+        assert_eq!(
+            rendered["filters"],
+            json!([{"id": "shuffle", "elementsize": 8}])
+        );
+        // Anywhere else a compressor among the filters stays refused.
+        kerchunk["filters"] =
+            json!([{"id": "zlib", "level": 4}, {"id": "shuffle", "elementsize": 8}]);
+        assert!(matches!(
+            parse_array(kerchunk.to_string().as_bytes()),
+            Err(Error::Unsupported(_))
+        ));
+        kerchunk["compressor"] = json!({"id": "zstd"});
+        kerchunk["filters"] = json!([{"id": "zlib", "level": 4}]);
+        assert!(parse_array(kerchunk.to_string().as_bytes()).is_err());
     }
 
     #[test]

@@ -220,22 +220,11 @@ impl FilesystemStore {
     /// The regular file at `key` opened for reading, with its size; `None` when nothing (or
     /// a directory) is there. Never blocks: a FIFO, socket or device is an error.
     fn open_value(&self, key: &str) -> Result<Option<(File, u64)>> {
-        let mut options = OpenOptions::new();
-        options.read(true);
-        sys::never_block(&mut options);
-        let file = match self.dir.open_with(key, &options) {
-            Ok(file) => file.into_std(),
-            Err(e) if is_missing(&e) => return Ok(None),
-            Err(e) if sys::is_special_file_error(&e) => return Err(not_regular(key)),
-            Err(e) => return Err(self.fail("reading", key, e)),
-        };
-        let meta = file.metadata().map_err(|e| self.fail("reading", key, e))?;
-        if meta.is_dir() {
-            Ok(None)
-        } else if meta.is_file() {
-            Ok(Some((file, meta.len())))
-        } else {
-            Err(not_regular(key))
+        match open_for_reading(&self.dir, key) {
+            Ok(Opened::File(file, size)) => Ok(Some((file, size))),
+            Ok(Opened::Missing) => Ok(None),
+            Ok(Opened::Special) => Err(not_regular(key)),
+            Err(e) => Err(self.fail("reading", key, e)),
         }
     }
 
@@ -1166,6 +1155,39 @@ fn is_within(dir: &str, path: &str) -> bool {
 /// Whether `err` says nothing is at a path (or a component of it is not a directory).
 pub(super) fn is_missing(err: &io::Error) -> bool {
     matches!(err.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory)
+}
+
+/// What [`open_for_reading`] found at a path.
+pub(super) enum Opened {
+    /// A regular file, open for reading, and its size.
+    File(File, u64),
+    /// Nothing, or a directory.
+    Missing,
+    /// A FIFO, socket or device: not opened for reading.
+    Special,
+}
+
+/// Opens the file at `path` beneath `dir` for reading without ever waiting on a FIFO or a
+/// device (opened without blocking, checked once open). A path leading outside `dir`
+/// gives cap-std's escape error ([`is_escape`]).
+pub(super) fn open_for_reading(dir: &Dir, path: impl AsRef<Path>) -> io::Result<Opened> {
+    let mut options = OpenOptions::new();
+    options.read(true);
+    sys::never_block(&mut options);
+    let file = match dir.open_with(path, &options) {
+        Ok(file) => file.into_std(),
+        Err(e) if is_missing(&e) => return Ok(Opened::Missing),
+        Err(e) if sys::is_special_file_error(&e) => return Ok(Opened::Special),
+        Err(e) => return Err(e),
+    };
+    let meta = file.metadata()?;
+    Ok(if meta.is_dir() {
+        Opened::Missing
+    } else if meta.is_file() {
+        Opened::File(file, meta.len())
+    } else {
+        Opened::Special
+    })
 }
 
 /// Whether `err` is cap-std's refusal of a path that leads outside the root (a

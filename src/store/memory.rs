@@ -2,8 +2,8 @@
 //! value carries the number of the write that stored it, its version.
 
 use super::{
-    listing_of, validate_dir_prefix, validate_key, validate_prefix, DirListing, Expect, Ranged,
-    Store, Tail, Version,
+    list_dir_of_keys, validate_key, validate_prefix, DirListing, Expect, Ranged, Store, Tail,
+    Version,
 };
 use crate::error::{Error, Result};
 use std::collections::BTreeMap;
@@ -203,9 +203,7 @@ impl Store for MemoryStore {
     }
 
     fn list_dir(&self, prefix: &str) -> Result<DirListing> {
-        let prefix = validate_dir_prefix(prefix)?;
-        let keys = self.list_prefix(&prefix)?;
-        Ok(listing_of(&prefix, keys.iter().map(String::as_str)))
+        list_dir_of_keys(self, prefix)
     }
 
     fn size(&self, key: &str) -> Result<Option<u64>> {

@@ -10,6 +10,7 @@ mod icechunk;
 mod icechunk_disk;
 mod memo;
 mod memory;
+pub mod reference;
 pub mod repository;
 mod spares;
 mod url;
@@ -21,6 +22,7 @@ pub use filesystem::{is_temp_name, temp_file_writer, FilesystemStore};
 pub use icechunk::{At, IcechunkStore};
 pub(crate) use memo::Memo;
 pub use memory::MemoryStore;
+pub use reference::ReferenceStore;
 pub use repository::{repository_of, Repository, Snapshot};
 pub use spares::Spares;
 pub use url::{local_path, open_url};
@@ -695,6 +697,14 @@ pub(crate) fn listing_of<'a>(prefix: &str, keys: impl IntoIterator<Item = &'a st
         list.dedup();
     }
     listing
+}
+
+/// The one-level listing of `prefix` made from `store`'s [`Store::list_prefix`], for stores
+/// that list every key below a prefix at little cost (memory, zip, reference files).
+pub(crate) fn list_dir_of_keys<S: Store + ?Sized>(store: &S, prefix: &str) -> Result<DirListing> {
+    let prefix = validate_dir_prefix(prefix)?;
+    let keys = store.list_prefix(&prefix)?;
+    Ok(listing_of(&prefix, keys.iter().map(String::as_str)))
 }
 
 /// Names a node path may not use as a segment: they are metadata documents.

@@ -15,6 +15,7 @@ enum Kind {
     Zip,
     Cloud,
     Icechunk,
+    Reference,
 }
 
 /// Opens the store that `url` names with `mode` (`r` read-only; `r+` read-write, needing
@@ -33,7 +34,11 @@ enum Kind {
 ///   Icechunk repository on local disk or S3 (queries `?branch=NAME`, default `main`,
 ///   `?tag=NAME`, `?snapshot=ID`, percent-decoded; modes and options as
 ///   `IcechunkStore::open` says). `icechunk:relative/path` is refused (the path must be
-///   absolute), not taken for a directory of that name.
+///   absolute), not taken for a directory of that name;
+/// - `reference:///PATH`: the kerchunk reference file (JSON) at PATH, read-only (mode
+///   `r` only), as [`ReferenceStore`](super::ReferenceStore); option `allowed_targets`, a
+///   list of absolute directories that its references may point into besides the reference
+///   file's own. `reference:relative/path` is refused (the path must be absolute).
 ///
 /// `options` is `None` or a JSON object of settings (see `zarr_store_open_url` in the C
 /// API for the names); a setting a store kind does not use is an error.
@@ -87,6 +92,7 @@ pub fn open_url(url: &str, mode: Mode, options: Option<&str>) -> Result<Arc<dyn 
         }
         Kind::Cloud => open_cloud(url, writable, options.as_ref()),
         Kind::Icechunk => open_icechunk(url, mode, options.as_ref()),
+        Kind::Reference => open_reference(url, mode, options.as_ref()),
     }
 }
 
@@ -117,6 +123,10 @@ fn classify(url: &str) -> Result<(Kind, &str)> {
         if lower.starts_with("icechunk:") || lower.starts_with("icechunk+s3:") {
             return Ok((Kind::Icechunk, url));
         }
+        // Likewise `reference:relative/path`, refused by the reference store.
+        if lower.starts_with("reference:") {
+            return Ok((Kind::Reference, url));
+        }
         return Ok(plain_path(url));
     };
     // A Windows drive path ("C://x") is a path, not a URL.
@@ -137,11 +147,12 @@ fn classify(url: &str) -> Result<(Kind, &str)> {
         "zip" => local_path(Kind::Zip),
         "memory" => Ok((Kind::Memory, rest)),
         "icechunk" | "icechunk+s3" => Ok((Kind::Icechunk, rest)),
+        "reference" => Ok((Kind::Reference, rest)),
         "s3" | "s3a" | "gs" | "gcs" | "az" | "azure" | "abfs" | "abfss" | "adl" | "http"
         | "https" => Ok((Kind::Cloud, rest)),
         other => Err(Error::InvalidArg(format!(
             "unknown URL scheme {other:?} in {url:?} (known: file, memory, zip, s3, gs, az, \
-             abfs, abfss, http, https, icechunk)"
+             abfs, abfss, http, https, icechunk, reference)"
         ))),
     }
 }
@@ -157,6 +168,37 @@ fn refuse_options(options: Option<&Map<String, Value>>, allowed: &[&str], url: &
         )));
     }
     Ok(())
+}
+
+/// Opens a kerchunk reference file, read-only, with the option `allowed_targets`.
+fn open_reference(
+    url: &str,
+    mode: Mode,
+    options: Option<&Map<String, Value>>,
+) -> Result<Arc<dyn Store>> {
+    refuse_options(options, &["allowed_targets"], url)?;
+    let path = super::reference::parse_url(url)?;
+    if mode != Mode::Read {
+        return Err(Error::ReadOnly(format!(
+            "{url:?}: reference files are read-only (open them with mode r)"
+        )));
+    }
+    let allowed = match options.and_then(|o| o.get("allowed_targets")) {
+        None => Vec::new(),
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|item| item.as_str().map(str::to_string))
+            .collect::<Option<Vec<String>>>()
+            .ok_or_else(|| {
+                Error::InvalidArg("option allowed_targets must be a list of paths".into())
+            })?,
+        Some(_) => {
+            return Err(Error::InvalidArg(
+                "option allowed_targets must be a list of paths".into(),
+            ))
+        }
+    };
+    Ok(Arc::new(super::ReferenceStore::open(path, &allowed)?))
 }
 
 #[cfg(feature = "icechunk")]
@@ -272,6 +314,46 @@ mod tests {
         assert!(matches!(classify("ftp://x/y"), Err(Error::InvalidArg(_))));
         assert!(matches!(classify(""), Err(Error::InvalidArg(_))));
         assert!(matches!(classify("file://"), Err(Error::InvalidArg(_))));
+        assert_eq!(
+            classify("reference:///a/r.json").unwrap(),
+            (Kind::Reference, "/a/r.json")
+        );
+        assert_eq!(classify("reference:r.json").unwrap().0, Kind::Reference);
+    }
+
+    #[test]
+    fn reference_urls_are_absolute_read_only_and_take_their_option() {
+        let err = open_url("reference:refs.json", Mode::Read, None).unwrap_err();
+        assert!(
+            matches!(&err, Error::InvalidArg(m) if m.contains("must be absolute")),
+            "{err}"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let refs = dir.path().join("refs.json");
+        std::fs::write(&refs, r#"{"a": "x"}"#).unwrap();
+        let url = format!("reference://{}", refs.display());
+        let store = open_url(&url, Mode::Read, None).unwrap();
+        assert_eq!(store.get("a").unwrap().unwrap(), b"x");
+        assert!(matches!(
+            open_url(&url, Mode::Append, None),
+            Err(Error::ReadOnly(_))
+        ));
+        for bad in [
+            r#"{"deflate": true}"#,
+            r#"{"allowed_targets": "/x"}"#,
+            r#"{"allowed_targets": [1]}"#,
+        ] {
+            assert!(
+                matches!(
+                    open_url(&url, Mode::Read, Some(bad)),
+                    Err(Error::InvalidArg(_))
+                ),
+                "{bad}"
+            );
+        }
+        let other = tempfile::tempdir().unwrap();
+        let options = serde_json::json!({ "allowed_targets": [other.path()] }).to_string();
+        assert!(open_url(&url, Mode::Read, Some(&options)).is_ok());
     }
 
     #[test]

@@ -29,8 +29,8 @@
 //! (stored entries are read in place).
 
 use super::{
-    copy_bounded, exact_key, is_document, listing_of, range_of, too_large, validate_dir_prefix,
-    validate_key, validate_prefix, DirListing, Expect, Store,
+    copy_bounded, exact_key, is_document, list_dir_of_keys, range_of, too_large, validate_key,
+    validate_prefix, DirListing, Expect, Store,
 };
 use crate::error::{to_usize, try_reserve, Error, Result};
 use std::collections::BTreeMap;
@@ -771,9 +771,7 @@ impl Store for ZipStore {
     }
 
     fn list_dir(&self, prefix: &str) -> Result<DirListing> {
-        let prefix = validate_dir_prefix(prefix)?;
-        let keys = self.list_prefix(&prefix)?;
-        Ok(listing_of(&prefix, keys.iter().map(String::as_str)))
+        list_dir_of_keys(self, prefix)
     }
 
     fn size(&self, key: &str) -> Result<Option<u64>> {

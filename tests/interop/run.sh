@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs the Zarr v2 interop tests (tests/interop) under both Python environments made by
-# scripts/setup-test-env.sh: zp2 (zarr-python 2.18) and zp3 (zarr-python 3 + tensorstore);
+# scripts/setup-test-env.sh: zp2 (zarr-python 2.18) and zp3 (zarr-python 3 + tensorstore, and
+# kerchunk for the reference files of test_kerchunk_interop.py);
 # then the zarr-python 3.4 and Icechunk interop tests (test_zp34_interop.py and
 # test_icechunk_interop.py: zp3's pytest drives zarr-python 3.4 and Python's icechunk in the
 # Debian 13 chroot $ZARR_TEST_ENV/trixie), then the S3 interop test

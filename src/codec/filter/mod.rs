@@ -287,6 +287,18 @@ pub fn from_config(config: &Map<String, Value>, input: &DType) -> Result<Built> 
     })
 }
 
+/// Whether the v2 `filters` entry `config` is a compressor: a codec whose output size
+/// depends on the data (zlib, zstd, blosc, ...), which a chain of filters cannot hold.
+pub fn is_compressor(config: &Value) -> bool {
+    let Some(map) = config.as_object() else {
+        return false;
+    };
+    map.get("id")
+        .and_then(Value::as_str)
+        .is_some_and(|id| codec::SUPPORTED.contains(&id))
+        && codec::from_config(map, 1).is_ok_and(|codec| codec.encoded_len(0).is_none())
+}
+
 /// A v2 `filters` entry placed among the bytes→bytes codecs: a bytes-level codec
 /// (checksum, shuffle), or an array filter after one (numcodecs allows any order there),
 /// which then works on the bytes as its own type. Either has a size known from its input.
