@@ -657,9 +657,27 @@ fn usage_version_completions_man() {
     );
     let features = ok(&["version", "--features"]);
     assert!(
-        features.contains("\nstores: directory zip memory\n"),
+        features.contains("\nstores: directory zip memory reference (kerchunk JSON, read-only)\n"),
         "{features}"
     );
+    // --version names the optional parts the build has.
+    let long = ok(&["--version"]);
+    let built: Vec<&str> = long
+        .lines()
+        .find_map(|l| l.strip_prefix("built with: "))
+        .unwrap_or_else(|| panic!("{long}"))
+        .split(' ')
+        .take_while(|w| !w.starts_with('('))
+        .collect();
+    for (name, on) in [
+        ("cloud", cfg!(feature = "cloud")),
+        ("zfp", cfg!(feature = "zfp")),
+        ("pcodec", cfg!(feature = "pcodec")),
+        ("icechunk", cfg!(feature = "icechunk")),
+        ("netcdf", cfg!(feature = "netcdf")),
+    ] {
+        assert_eq!(built.contains(&name), on, "{name}: {long}");
+    }
     let icechunk = if cfg!(feature = "icechunk") {
         "\nicechunk: icechunk:///PATH repositories (copy --commit, log, tag, branch)\n"
     } else {

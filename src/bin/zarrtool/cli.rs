@@ -5,7 +5,13 @@ use clap::{Parser, Subcommand, ValueEnum};
 /// Inspect, convert, copy and check Zarr v1/v2/v3 stores: directories, zip files and
 /// object stores (s3://, gs://, az://, http(s)://), addressed by path or URL.
 #[derive(Debug, Parser)]
-#[command(name = "zarrtool", version, about, max_term_width = 100)]
+#[command(
+    name = "zarrtool",
+    version,
+    long_version = crate::cmd::version::long_version(),
+    about,
+    max_term_width = 100
+)]
 pub struct Cli {
     /// Worker threads for chunk work (default: the number of cores).
     #[arg(short = 'j', long = "jobs", global = true, value_name = "N")]

@@ -24,7 +24,7 @@ mod rm;
 mod tag;
 mod tree;
 mod validate;
-mod version;
+pub mod version;
 
 use crate::cli::Command;
 use zarr::Result;

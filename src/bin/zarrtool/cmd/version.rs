@@ -16,6 +16,32 @@ pub fn run(features: bool) -> Result<u8> {
     Ok(0)
 }
 
+/// The text of `zarrtool --version`: the version and the optional parts this build has.
+pub fn long_version() -> &'static str {
+    static TEXT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    TEXT.get_or_init(|| {
+        let parts: Vec<&str> = [
+            ("cloud", cfg!(feature = "cloud")),
+            ("zfp", cfg!(feature = "zfp")),
+            ("pcodec", cfg!(feature = "pcodec")),
+            ("icechunk", cfg!(feature = "icechunk")),
+            ("netcdf", cfg!(feature = "netcdf")),
+        ]
+        .into_iter()
+        .filter_map(|(name, on)| on.then_some(name))
+        .collect();
+        let parts = if parts.is_empty() {
+            "none".to_string()
+        } else {
+            parts.join(" ")
+        };
+        format!(
+            "{}\nbuilt with: {parts} (zarrtool version --features says more)",
+            env!("CARGO_PKG_VERSION")
+        )
+    })
+}
+
 /// What this build supports, one line each.
 fn feature_lines() -> Vec<String> {
     let cloud = if cfg!(feature = "cloud") {
@@ -25,7 +51,7 @@ fn feature_lines() -> Vec<String> {
     };
     vec![
         "formats: v1 (read, migrate) v2 v3 2022-draft".into(),
-        "stores: directory zip memory".into(),
+        "stores: directory zip memory reference (kerchunk JSON, read-only)".into(),
         format!("object stores: {cloud}"),
         icechunk_line().into(),
         "codecs: blosc gzip zlib zstd bz2 lzma lz4 crc32c crc32 adler32 fletcher32 jenkins_lookup3 \
