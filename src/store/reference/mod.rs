@@ -2,9 +2,9 @@
 //! each key resolves to bytes held in the file itself or to a byte range of another file,
 //! so that netCDF-4, HDF5 and netCDF-3 archives read as Zarr without being copied.
 //!
-//! The references are read once, when the store opens ([`parse`] says how, and its `MAX_*`
+//! The references are read once, when the store opens (`parse` says how, and its `MAX_*`
 //! constants bound what a file may ask for). Where a reference may point is decided by
-//! [`Locations`] alone: by default beneath the reference file's directory. A read of a
+//! `location::Locations` alone: by default beneath the reference file's directory. A read of a
 //! range of a target reads only that range (a positioned read); open targets are kept in a
 //! small cache of [`MAX_OPEN_TARGETS`] handles.
 
