@@ -8,10 +8,14 @@
 //! range of a target reads only that range (a positioned read); open targets are kept in a
 //! small cache of [`MAX_OPEN_TARGETS`] handles.
 
+mod gen;
 mod location;
 mod parse;
+mod raw;
+mod shown;
 mod template;
 
+pub use gen::MAX_RENDERED_BYTES;
 pub use location::MAX_ALLOWED_TARGETS;
 pub use parse::{
     MAX_FILE_BYTES, MAX_GEN_DIMENSIONS, MAX_GEN_ENTRIES, MAX_HELD_BYTES, MAX_NAME_BYTES,
@@ -23,12 +27,12 @@ use super::{
     Store,
 };
 use crate::error::{to_usize, try_reserve, try_resize, Error, Result};
-use location::{Locations, OpenTarget};
+use location::{read_reference_file, Locations, OpenTarget};
 use parse::{parse, Reference, References};
+use shown::shown_url;
 use std::collections::VecDeque;
 use std::fs::File;
-use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
 /// The most target files a store keeps open.
@@ -66,30 +70,20 @@ impl ReferenceStore {
     /// listed in `allowed_targets` (absolute paths or `file://` URLs).
     pub fn open(path: impl AsRef<Path>, allowed_targets: &[String]) -> Result<Self> {
         let path = path.as_ref();
-        if !path.is_absolute() {
+        if !path.is_absolute() || path.components().any(|c| c == Component::ParentDir) {
             return Err(Error::InvalidArg(format!(
-                "reference file {}: the path must be absolute",
+                "reference file {}: the path must be absolute, without '..'",
                 path.display()
             )));
         }
-        let file = File::open(path)
-            .map_err(|e| Error::io(format_args!("reference file {}", path.display()), e))?;
-        let mut text = Vec::new();
-        file.take(MAX_FILE_BYTES + 1)
-            .read_to_end(&mut text)
-            .map_err(|e| Error::io(format_args!("reference file {}", path.display()), e))?;
-        if text.len() as u64 > MAX_FILE_BYTES {
-            return Err(Error::Metadata(format!(
-                "reference file {} is larger than {MAX_FILE_BYTES} bytes",
-                path.display()
-            )));
-        }
-        let references =
-            parse(&text).map_err(|e| e.map_message(|m| format!("{}: {m}", path.display())))?;
+        let (text, own) = read_reference_file(path)?;
+        let in_file = |e: Error| e.map_message(|m| format!("{}: {m}", path.display()));
+        let references = parse(&text).map_err(in_file)?;
+        drop(text);
         Ok(ReferenceStore {
             path: path.to_path_buf(),
             references,
-            locations: Locations::new(path, allowed_targets)?,
+            locations: Locations::new(own, allowed_targets).map_err(in_file)?,
             open_targets: Mutex::new(VecDeque::new()),
         })
     }
@@ -120,11 +114,15 @@ impl ReferenceStore {
         drop(open);
         let url = &self.references.targets[target as usize];
         let (file, size): OpenTarget = self.locations.open(key, url)?;
-        let file = Arc::new(file);
         let mut open = self
             .open_targets
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
+        // Another thread may have opened it meanwhile: keep one handle.
+        if let Some(entry) = open.iter().find(|(t, ..)| *t == target) {
+            return Ok((entry.1.clone(), entry.2));
+        }
+        let file = Arc::new(file);
         open.truncate(MAX_OPEN_TARGETS - 1);
         open.push_front((target, file.clone(), size));
         Ok((file, size))
@@ -145,9 +143,9 @@ impl ReferenceStore {
         };
         if offset.checked_add(length).is_none_or(|end| end > size) {
             return Err(Error::Io(format!(
-                "reference {key:?} reads {length} bytes from offset {offset} of {:?}, past \
+                "reference {key:?} reads {length} bytes from offset {offset} of {}, past \
                  its end ({size} bytes)",
-                self.references.targets[target as usize]
+                shown_url(&self.references.targets[target as usize])
             )));
         }
         Ok((file, offset, length))
@@ -184,18 +182,12 @@ impl ReferenceStore {
         read_at(&file, buf, start + offset).map_err(|e| read_error(key, e))
     }
 
-    /// The length of the bytes that `reference` (at `key`) stands for.
+    /// The length of the bytes that `reference` (at `key`) stands for: for a target, once
+    /// it is found where references may point and the range is found within it.
     fn length(&self, key: &str, reference: &Reference) -> Result<u64> {
         Ok(match *reference {
             Reference::Inline(ref bytes) => bytes.len() as u64,
-            Reference::Target {
-                range: Some((_, length)),
-                ..
-            } => length,
-            Reference::Target {
-                target,
-                range: None,
-            } => self.span(key, target, None)?.2,
+            Reference::Target { target, range } => self.span(key, target, range)?.2,
         })
     }
 
@@ -322,10 +314,6 @@ impl Store for ReferenceStore {
 
     fn writable(&self) -> bool {
         false
-    }
-
-    fn location(&self) -> Option<PathBuf> {
-        std::fs::canonicalize(&self.path).ok()
     }
 }
 
