@@ -466,7 +466,9 @@ fn a_reference_file_in_the_root_directory_needs_allowed_targets() {
     let allowed = json!({"allowed_targets": [s(data.path())]}).to_string();
     let explicit = open(path, Some(&allowed));
     std::fs::remove_file(path).unwrap();
-    let err = refused.err().expect("refused");
+    let Err(err) = refused else {
+        panic!("a reference file in / opened without allowed_targets")
+    };
     assert!(
         matches!(&err, Error::InvalidArg(m) if m.contains("root directory")),
         "{err}"
