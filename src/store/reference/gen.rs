@@ -45,15 +45,13 @@ pub fn gen_entries(
     let Some(raw) = raw else {
         return Ok(Vec::new());
     };
-    let entries = match raw::list(raw, MAX_GEN_ENTRIES) {
-        None => return Err(metadata("\"gen\" must be a list".into())),
-        Some(Bounded::Over) => {
-            return Err(metadata(format!(
+    let entries = raw::list(raw, MAX_GEN_ENTRIES)
+        .ok_or_else(|| metadata("\"gen\" must be a list".into()))?
+        .or_else(|| {
+            metadata(format!(
                 "it has more than the {MAX_GEN_ENTRIES} gen entries it may"
-            )))
-        }
-        Some(Bounded::Within(entries)) => entries,
-    };
+            ))
+        })?;
     let entries = entries
         .into_iter()
         .enumerate()

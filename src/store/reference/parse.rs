@@ -321,15 +321,13 @@ fn templates(raw: Option<&RawValue>) -> Result<HashMap<String, String>> {
     let Some(raw) = raw else {
         return Ok(HashMap::new());
     };
-    let entries = match raw::object(raw, MAX_TEMPLATES) {
-        None => return Err(metadata("\"templates\" must be an object".into())),
-        Some(Bounded::Over) => {
-            return Err(metadata(format!(
+    let entries = raw::object(raw, MAX_TEMPLATES)
+        .ok_or_else(|| metadata("\"templates\" must be an object".into()))?
+        .or_else(|| {
+            metadata(format!(
                 "it has more templates than the {MAX_TEMPLATES} it may"
-            )))
-        }
-        Some(Bounded::Within(entries)) => entries,
-    };
+            ))
+        })?;
     entries
         .into_iter()
         .map(|(name, value)| match raw::text(value) {

@@ -16,6 +16,16 @@ pub enum Bounded<T> {
     Over,
 }
 
+impl<T> Bounded<T> {
+    /// The items, or the error `over()` when there are more than the bound.
+    pub fn or_else<E>(self, over: impl FnOnce() -> E) -> Result<Vec<T>, E> {
+        match self {
+            Bounded::Within(items) => Ok(items),
+            Bounded::Over => Err(over()),
+        }
+    }
+}
+
 /// The items of `raw` if it is a JSON list: at most `max`.
 pub fn list(raw: &RawValue, max: usize) -> Option<Bounded<&RawValue>> {
     if !raw.get().starts_with('[') {
