@@ -137,33 +137,33 @@ impl Locations {
     /// the target otherwise, or when it is missing or not a regular file.
     pub fn open(&self, key: &str, target: &str) -> Result<OpenTarget> {
         let path = self.local_path(key, target)?;
-        let shown = shown_url(target);
+        let (key, shown) = (super::shown::shown(key), shown_url(target));
         let (root, relative) = self
             .roots
             .iter()
             .find_map(|root| root.beneath(&path).map(|relative| (root, relative)))
             .ok_or_else(|| {
                 Error::InvalidKey(format!(
-                    "reference {key:?} points to {shown}, outside the directories it may \
+                    "reference {key} points to {shown}, outside the directories it may \
                      read (the reference file's own, and those of the option allowed_targets)"
                 ))
             })?;
         match open_for_reading(&root.dir, relative) {
             Ok(Opened::File(file, size)) => Ok((file, size)),
             Ok(Opened::Missing) => Err(Error::Io(format!(
-                "reference {key:?} points to {shown}, which does not exist or is a directory"
+                "reference {key} points to {shown}, which does not exist or is a directory"
             ))),
             Ok(Opened::Special) => Err(Error::Io(format!(
-                "reference {key:?} points to {shown}, which is not a regular file (a FIFO, \
+                "reference {key} points to {shown}, which is not a regular file (a FIFO, \
                  socket or device): refused without reading it"
             ))),
             Err(e) if is_escape(&e) => Err(Error::InvalidKey(format!(
-                "reference {key:?} points to {shown}, which a symbolic link leads outside \
+                "reference {key} points to {shown}, which a symbolic link leads outside \
                  {} (links out of an allowed directory, and absolute links, are refused)",
                 root.named.display()
             ))),
             Err(e) => Err(Error::io(
-                format_args!("reference {key:?}: opening {shown}"),
+                format_args!("reference {key}: opening {shown}"),
                 e,
             )),
         }
@@ -173,9 +173,10 @@ impl Locations {
     /// names: a path or a `file:` URL, without a trailing `/`; a relative path is relative
     /// to the reference file's directory.
     fn local_path(&self, key: &str, target: &str) -> Result<PathBuf> {
+        let key = super::shown::shown(key);
         let Some(path) = local(target) else {
             return Err(Error::Unsupported(format!(
-                "reference {key:?} points to {} on another host: reading remote targets is \
+                "reference {key} points to {} on another host: reading remote targets is \
                  not supported yet (only local files)",
                 shown_url(target)
             )));
@@ -183,12 +184,12 @@ impl Locations {
         let path = Path::new(path);
         if path.as_os_str().is_empty() {
             return Err(Error::InvalidArg(format!(
-                "reference {key:?} names no target"
+                "reference {key} names no target"
             )));
         }
         if path.components().any(|c| c == Component::ParentDir) {
             return Err(Error::InvalidKey(format!(
-                "reference {key:?} points to {}, whose '..' is refused",
+                "reference {key} points to {}, whose '..' is refused",
                 shown_url(target)
             )));
         }

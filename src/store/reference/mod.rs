@@ -29,7 +29,7 @@ use super::{
 use crate::error::{to_usize, try_reserve, try_resize, Error, Result};
 use location::{read_reference_file, Locations, OpenTarget};
 use parse::{parse, Reference, References};
-use shown::shown_url;
+use shown::{shown, shown_url};
 use std::collections::VecDeque;
 use std::fs::File;
 use std::path::{Component, Path, PathBuf};
@@ -143,8 +143,9 @@ impl ReferenceStore {
         };
         if offset.checked_add(length).is_none_or(|end| end > size) {
             return Err(Error::Io(format!(
-                "reference {key:?} reads {length} bytes from offset {offset} of {}, past \
+                "reference {} reads {length} bytes from offset {offset} of {}, past \
                  its end ({size} bytes)",
+                shown(key),
                 shown_url(&self.references.targets[target as usize])
             )));
         }
@@ -174,7 +175,8 @@ impl ReferenceStore {
         let (file, start, length) = self.span(key, target, range)?;
         if offset.checked_add(len).is_none_or(|end| end > length) {
             return Err(Error::Io(format!(
-                "range {offset}+{len} of {key:?} is past its end ({length} bytes)"
+                "range {offset}+{len} of {} is past its end ({length} bytes)",
+                shown(key)
             )));
         }
         buf.clear();
@@ -201,7 +203,10 @@ impl ReferenceStore {
 
 /// The error of a failed read of the target of the reference at `key`.
 fn read_error(key: &str, err: std::io::Error) -> Error {
-    Error::io(format_args!("reference {key:?}: reading its target"), err)
+    Error::io(
+        format_args!("reference {}: reading its target", shown(key)),
+        err,
+    )
 }
 
 /// Fills `buf` from `offset` of `file`, without moving a shared position.
@@ -278,15 +283,15 @@ impl Store for ReferenceStore {
     }
 
     fn set(&self, key: &str, _value: &[u8]) -> Result<()> {
-        Err(self.read_only(&format!("write {key:?}")))
+        Err(self.read_only(&format!("write {}", shown(key))))
     }
 
     fn erase(&self, key: &str) -> Result<bool> {
-        Err(self.read_only(&format!("erase {key:?}")))
+        Err(self.read_only(&format!("erase {}", shown(key))))
     }
 
     fn erase_prefix(&self, prefix: &str) -> Result<()> {
-        Err(self.read_only(&format!("erase {prefix:?}")))
+        Err(self.read_only(&format!("erase {}", shown(prefix))))
     }
 
     fn list_prefix(&self, prefix: &str) -> Result<Vec<String>> {
@@ -396,6 +401,9 @@ mod tests {
         assert!(matches!(store.erase("a/0"), Err(Error::ReadOnly(_))));
         assert!(matches!(store.erase_prefix(""), Err(Error::ReadOnly(_))));
         assert!(!store.writable());
+        let long = "k".repeat(1 << 20);
+        let err = store.set(&long, b"1").unwrap_err().to_string();
+        assert!(err.len() < 500, "{}", err.len());
     }
 
     #[test]
@@ -436,5 +444,25 @@ mod tests {
             }
         }
         assert_eq!(store.open_targets.lock().unwrap().len(), MAX_OPEN_TARGETS);
+    }
+
+    #[test]
+    fn threads_opening_one_target_keep_one_handle() {
+        for _ in 0..20 {
+            let (_dir, store) = store_with(
+                r#"{"a": ["$DIR/data.bin", 1, 2]}"#,
+                &[("data.bin", b"0123")],
+            );
+            let barrier = std::sync::Barrier::new(8);
+            std::thread::scope(|scope| {
+                for _ in 0..8 {
+                    scope.spawn(|| {
+                        barrier.wait();
+                        assert_eq!(store.get("a").unwrap().unwrap(), b"12");
+                    });
+                }
+            });
+            assert_eq!(store.open_targets.lock().unwrap().len(), 1);
+        }
     }
 }
