@@ -361,11 +361,8 @@ fn hostile_reference_files_give_clear_errors() {
         assert!(message.contains(expected), "{refs}: {message}");
         assert!(message.contains(s(&path)), "{message}");
     }
-    std::fs::write(&path, "{\"a\": ".repeat(1000)).unwrap();
-    assert!(open(&path, None)
-        .unwrap_err()
-        .to_string()
-        .contains("recursion limit"));
+    std::fs::write(&path, "{\"a\": ".repeat(100_000)).unwrap();
+    assert!(matches!(open(&path, None), Err(Error::Metadata(_))));
 
     // Ranges past the end of their target: errors naming the key when read, never short.
     write_json(
@@ -382,6 +379,176 @@ fn hostile_reference_files_give_clear_errors() {
             "{key}: {message}"
         );
     }
-    assert_eq!(store.size("huge").unwrap(), Some(1 << 63));
+    // A size is the range's length only once the range is found within its target.
+    for key in ["short", "huge", "far"] {
+        let err = store.size(key).unwrap_err();
+        assert!(
+            matches!(&err, Error::Io(m) if m.contains(&format!("{key:?}")) && m.contains("past")),
+            "{key}: {err}"
+        );
+    }
+    assert_eq!(store.size("fine").unwrap(), Some(2));
+    write_json(
+        &path,
+        &json!({"elsewhere": ["/elsewhere/x", 0, 9223372036854775807u64]}),
+    );
+    let store = open(&path, None).unwrap();
+    let err = store.size("elsewhere").unwrap_err();
+    assert!(
+        matches!(&err, Error::InvalidKey(m) if m.contains("outside")),
+        "{err}"
+    );
+    let mut buf = Vec::new();
+    assert!(matches!(
+        store.get_into("elsewhere", &mut buf, u64::MAX),
+        Err(Error::InvalidKey(_))
+    ));
+    // Its keys live in the reference file's references, not beside it.
+    assert_eq!(store.location(), None);
     assert!(matches!(store.set("fine", b"x"), Err(Error::ReadOnly(_))));
+}
+
+#[test]
+fn relative_targets_are_relative_to_the_reference_file() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("d")).unwrap();
+    std::fs::write(dir.path().join("d/data.bin"), b"0123456789").unwrap();
+    let path = dir.path().join("refs.json");
+    write_json(
+        &path,
+        &json!({"a": ["d/data.bin", 2, 3], "b": ["file:d/data.bin"], "c": ["d/data.bin/"]}),
+    );
+    // Whatever the working directory is (the tests' own, here).
+    let store = open(&path, None).unwrap();
+    assert_eq!(store.get("a").unwrap().unwrap(), b"234");
+    assert_eq!(store.get("b").unwrap().unwrap().len(), 10);
+    assert_eq!(store.get("c").unwrap().unwrap().len(), 10);
+}
+
+/// The reference file's directory is held from the moment the store opens: a directory
+/// swapped in at its path later (for a link elsewhere) is never read.
+#[cfg(unix)]
+#[test]
+fn the_reference_files_directory_is_held_once_opened() {
+    let top = tempfile::tempdir().unwrap();
+    let dir = top.path().join("refs");
+    let moved = top.path().join("moved");
+    let outside = top.path().join("outside");
+    for d in [&dir, &outside] {
+        std::fs::create_dir(d).unwrap();
+    }
+    std::fs::write(dir.join("data.bin"), b"inside").unwrap();
+    std::fs::write(outside.join("data.bin"), b"SECRET").unwrap();
+    let path = dir.join("refs.json");
+    write_json(
+        &path,
+        &json!({"rel": ["data.bin"], "abs": [format!("{}/data.bin", s(&dir))]}),
+    );
+    let store = open(&path, None).unwrap();
+    std::fs::rename(&dir, &moved).unwrap();
+    std::os::unix::fs::symlink(&outside, &dir).unwrap();
+    for key in ["rel", "abs"] {
+        assert_eq!(store.get(key).unwrap().unwrap(), b"inside", "{key}");
+    }
+}
+
+/// A reference file in the root directory would allow every file: refused without an
+/// explicit `allowed_targets`. (Only where the root directory can be written, as root.)
+#[cfg(unix)]
+#[test]
+fn a_reference_file_in_the_root_directory_needs_allowed_targets() {
+    let path = Path::new("/libzarr-test-refs.json");
+    if std::fs::write(path, b"{\"a\": [\"/etc/hostname\"]}").is_err() {
+        return;
+    }
+    let refused = open(path, None);
+    let data = tempfile::tempdir().unwrap();
+    let allowed = json!({"allowed_targets": [s(data.path())]}).to_string();
+    let explicit = open(path, Some(&allowed));
+    std::fs::remove_file(path).unwrap();
+    let Err(err) = refused else {
+        panic!("a reference file in / opened without allowed_targets")
+    };
+    assert!(
+        matches!(&err, Error::InvalidArg(m) if m.contains("root directory")),
+        "{err}"
+    );
+    assert!(matches!(
+        explicit.unwrap().get("a"),
+        Err(Error::InvalidKey(_))
+    ));
+}
+
+/// Set in the child process that [`hostile_files_fail_within_a_memory_limit`] starts.
+const LIMITED_CHILD: &str = "ZARR_REFERENCE_LIMIT_CHILD";
+
+/// Hostile reference files of a few tens of MB are refused while read, within an address
+/// space of 512 MiB: none is built whole in memory, and none expands before its limits are
+/// checked (so this finishes in seconds, not hours).
+#[test]
+fn hostile_files_fail_within_a_memory_limit() {
+    let exe = std::env::current_exe().unwrap();
+    let output = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -v 524288 && exec \"$0\" \"$@\"")
+        .arg(exe)
+        .args([
+            "--exact",
+            "limited_hostile_files",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(LIMITED_CHILD, "1")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    for case in ["zeros", "templates", "gen"] {
+        assert!(stdout.contains(&format!("refused {case}")), "{stdout}");
+    }
+}
+
+#[test]
+fn limited_hostile_files() {
+    if std::env::var_os(LIMITED_CHILD).is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("refs.json");
+    let entry = r#"{"key": "k", "url": "/f", "dimensions": {"i": {"stop": 4000000}}}"#;
+    for (case, text, expected) in [
+        (
+            "zeros",
+            format!(r#"{{"a": [{}0]}}"#, "0,".repeat(20_000_000)),
+            "not a longer list",
+        ),
+        (
+            "templates",
+            format!(
+                r#"{{"version": 1, "templates": {{{}"z": "v"}}}}"#,
+                "\"t\": \"v\",".repeat(2_000_000)
+            ),
+            "more templates than",
+        ),
+        (
+            "gen",
+            format!(
+                r#"{{"version": 1, "gen": [{}]}}"#,
+                vec![entry; 250].join(",")
+            ),
+            "more references than",
+        ),
+    ] {
+        std::fs::write(&path, text).unwrap();
+        let err = open(&path, None).unwrap_err();
+        assert!(
+            matches!(&err, Error::Metadata(m) if m.contains(expected)),
+            "{case}: {err}"
+        );
+        println!("refused {case}");
+    }
 }

@@ -3242,10 +3242,12 @@ absolute path PATH as a read-only store (`ZARR_MODE_R` only; other modes give
 `ZARR_ERR_READ_ONLY`; `reference:relative/path` gives `ZARR_ERR_INVALID_ARG`): each key
 is bytes held in the file or a byte range of a local file it names (netCDF-4, HDF5 and
 netCDF-3 archives read as Zarr without being copied). A reference may point only beneath
-the reference file's own directory; option `allowed_targets`, a list of absolute
-directories (`{"allowed_targets": ["/data/archive"]}`), allows those too. A reference
-elsewhere (another directory, a `..` component, a symbolic link leading out of the
-directory it is named in) gives `ZARR_ERR_INVALID_KEY` when read, naming the key and the
+the reference file's own directory (held from when the store opens; a reference file in
+`/` needs the option, else `ZARR_ERR_INVALID_ARG`); option `allowed_targets`, a list of
+absolute directories (`{"allowed_targets": ["/data/archive"]}`), allows those too. A
+relative target is relative to the reference file's directory. A reference elsewhere
+(another directory, a `..` component, a symbolic link leading out of the directory it is
+named in) gives `ZARR_ERR_INVALID_KEY` when read or sized, naming the key and the
 target; one on another host (`s3://`, `http://`, ...) gives `ZARR_ERR_UNSUPPORTED` (not
 supported yet); a range past the end of its file gives `ZARR_ERR_STORAGE_IO`. A malformed
 reference file, or one past the limits (512 MiB of JSON, 4 million references, 10000

@@ -8,10 +8,14 @@
 //! range of a target reads only that range (a positioned read); open targets are kept in a
 //! small cache of [`MAX_OPEN_TARGETS`] handles.
 
+mod gen;
 mod location;
 mod parse;
+mod raw;
+mod shown;
 mod template;
 
+pub use gen::MAX_RENDERED_BYTES;
 pub use location::MAX_ALLOWED_TARGETS;
 pub use parse::{
     MAX_FILE_BYTES, MAX_GEN_DIMENSIONS, MAX_GEN_ENTRIES, MAX_HELD_BYTES, MAX_NAME_BYTES,
@@ -23,12 +27,12 @@ use super::{
     Store,
 };
 use crate::error::{to_usize, try_reserve, try_resize, Error, Result};
-use location::{Locations, OpenTarget};
+use location::{read_reference_file, Locations, OpenTarget};
 use parse::{parse, Reference, References};
+use shown::{shown, shown_url};
 use std::collections::VecDeque;
 use std::fs::File;
-use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
 /// The most target files a store keeps open.
@@ -66,30 +70,20 @@ impl ReferenceStore {
     /// listed in `allowed_targets` (absolute paths or `file://` URLs).
     pub fn open(path: impl AsRef<Path>, allowed_targets: &[String]) -> Result<Self> {
         let path = path.as_ref();
-        if !path.is_absolute() {
+        if !path.is_absolute() || path.components().any(|c| c == Component::ParentDir) {
             return Err(Error::InvalidArg(format!(
-                "reference file {}: the path must be absolute",
+                "reference file {}: the path must be absolute, without '..'",
                 path.display()
             )));
         }
-        let file = File::open(path)
-            .map_err(|e| Error::io(format_args!("reference file {}", path.display()), e))?;
-        let mut text = Vec::new();
-        file.take(MAX_FILE_BYTES + 1)
-            .read_to_end(&mut text)
-            .map_err(|e| Error::io(format_args!("reference file {}", path.display()), e))?;
-        if text.len() as u64 > MAX_FILE_BYTES {
-            return Err(Error::Metadata(format!(
-                "reference file {} is larger than {MAX_FILE_BYTES} bytes",
-                path.display()
-            )));
-        }
-        let references =
-            parse(&text).map_err(|e| e.map_message(|m| format!("{}: {m}", path.display())))?;
+        let (text, own) = read_reference_file(path)?;
+        let in_file = |e: Error| e.map_message(|m| format!("{}: {m}", path.display()));
+        let references = parse(&text).map_err(in_file)?;
+        drop(text);
         Ok(ReferenceStore {
             path: path.to_path_buf(),
             references,
-            locations: Locations::new(path, allowed_targets)?,
+            locations: Locations::new(own, allowed_targets).map_err(in_file)?,
             open_targets: Mutex::new(VecDeque::new()),
         })
     }
@@ -120,11 +114,15 @@ impl ReferenceStore {
         drop(open);
         let url = &self.references.targets[target as usize];
         let (file, size): OpenTarget = self.locations.open(key, url)?;
-        let file = Arc::new(file);
         let mut open = self
             .open_targets
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
+        // Another thread may have opened it meanwhile: keep one handle.
+        if let Some(entry) = open.iter().find(|(t, ..)| *t == target) {
+            return Ok((entry.1.clone(), entry.2));
+        }
+        let file = Arc::new(file);
         open.truncate(MAX_OPEN_TARGETS - 1);
         open.push_front((target, file.clone(), size));
         Ok((file, size))
@@ -145,9 +143,10 @@ impl ReferenceStore {
         };
         if offset.checked_add(length).is_none_or(|end| end > size) {
             return Err(Error::Io(format!(
-                "reference {key:?} reads {length} bytes from offset {offset} of {:?}, past \
+                "reference {} reads {length} bytes from offset {offset} of {}, past \
                  its end ({size} bytes)",
-                self.references.targets[target as usize]
+                shown(key),
+                shown_url(&self.references.targets[target as usize])
             )));
         }
         Ok((file, offset, length))
@@ -176,7 +175,8 @@ impl ReferenceStore {
         let (file, start, length) = self.span(key, target, range)?;
         if offset.checked_add(len).is_none_or(|end| end > length) {
             return Err(Error::Io(format!(
-                "range {offset}+{len} of {key:?} is past its end ({length} bytes)"
+                "range {offset}+{len} of {} is past its end ({length} bytes)",
+                shown(key)
             )));
         }
         buf.clear();
@@ -184,18 +184,12 @@ impl ReferenceStore {
         read_at(&file, buf, start + offset).map_err(|e| read_error(key, e))
     }
 
-    /// The length of the bytes that `reference` (at `key`) stands for.
+    /// The length of the bytes that `reference` (at `key`) stands for: for a target, once
+    /// it is found where references may point and the range is found within it.
     fn length(&self, key: &str, reference: &Reference) -> Result<u64> {
         Ok(match *reference {
             Reference::Inline(ref bytes) => bytes.len() as u64,
-            Reference::Target {
-                range: Some((_, length)),
-                ..
-            } => length,
-            Reference::Target {
-                target,
-                range: None,
-            } => self.span(key, target, None)?.2,
+            Reference::Target { target, range } => self.span(key, target, range)?.2,
         })
     }
 
@@ -209,7 +203,10 @@ impl ReferenceStore {
 
 /// The error of a failed read of the target of the reference at `key`.
 fn read_error(key: &str, err: std::io::Error) -> Error {
-    Error::io(format_args!("reference {key:?}: reading its target"), err)
+    Error::io(
+        format_args!("reference {}: reading its target", shown(key)),
+        err,
+    )
 }
 
 /// Fills `buf` from `offset` of `file`, without moving a shared position.
@@ -286,15 +283,15 @@ impl Store for ReferenceStore {
     }
 
     fn set(&self, key: &str, _value: &[u8]) -> Result<()> {
-        Err(self.read_only(&format!("write {key:?}")))
+        Err(self.read_only(&format!("write {}", shown(key))))
     }
 
     fn erase(&self, key: &str) -> Result<bool> {
-        Err(self.read_only(&format!("erase {key:?}")))
+        Err(self.read_only(&format!("erase {}", shown(key))))
     }
 
     fn erase_prefix(&self, prefix: &str) -> Result<()> {
-        Err(self.read_only(&format!("erase {prefix:?}")))
+        Err(self.read_only(&format!("erase {}", shown(prefix))))
     }
 
     fn list_prefix(&self, prefix: &str) -> Result<Vec<String>> {
@@ -322,10 +319,6 @@ impl Store for ReferenceStore {
 
     fn writable(&self) -> bool {
         false
-    }
-
-    fn location(&self) -> Option<PathBuf> {
-        std::fs::canonicalize(&self.path).ok()
     }
 }
 
@@ -408,6 +401,9 @@ mod tests {
         assert!(matches!(store.erase("a/0"), Err(Error::ReadOnly(_))));
         assert!(matches!(store.erase_prefix(""), Err(Error::ReadOnly(_))));
         assert!(!store.writable());
+        let long = "k".repeat(1 << 20);
+        let err = store.set(&long, b"1").unwrap_err().to_string();
+        assert!(err.len() < 500, "{}", err.len());
     }
 
     #[test]
@@ -448,5 +444,25 @@ mod tests {
             }
         }
         assert_eq!(store.open_targets.lock().unwrap().len(), MAX_OPEN_TARGETS);
+    }
+
+    #[test]
+    fn threads_opening_one_target_keep_one_handle() {
+        for _ in 0..20 {
+            let (_dir, store) = store_with(
+                r#"{"a": ["$DIR/data.bin", 1, 2]}"#,
+                &[("data.bin", b"0123")],
+            );
+            let barrier = std::sync::Barrier::new(8);
+            std::thread::scope(|scope| {
+                for _ in 0..8 {
+                    scope.spawn(|| {
+                        barrier.wait();
+                        assert_eq!(store.get("a").unwrap().unwrap(), b"12");
+                    });
+                }
+            });
+            assert_eq!(store.open_targets.lock().unwrap().len(), 1);
+        }
     }
 }

@@ -4,19 +4,25 @@
 //! `[url]` is the whole file at `url` and `[url, offset, length]` that many bytes of it
 //! from `offset`. Version 1 adds `templates` (substituted into reference URLs as
 //! `{{name}}`) and `gen` entries, which expand into references over the Cartesian product
-//! of their `dimensions`; its references are those of `refs`, then those `gen` makes
-//! (which replace any of the same key).
+//! of their `dimensions` ([`super::gen`]); its references are those of `refs`, then those
+//! `gen` makes (which replace any of the same key).
 //!
-//! Every size is bounded before it is used: see the `MAX_*` constants.
+//! The file is read as a stream: each reference is checked as it is read, and every other
+//! part is kept as raw text borrowed from the file and read within its bound
+//! ([`super::raw`]). Every size is bounded before it is used: see the `MAX_*` constants.
 
+use super::gen::gen_entries;
+use super::raw::{self, Bounded};
+use super::shown::{clipped, shown, shown_url};
 use super::template::{render, Scope};
 use crate::error::{Error, Result};
-use crate::store::exact_key;
+use crate::store::validate_key;
 use base64::Engine;
 use serde::de::{DeserializeSeed, Deserializer, MapAccess, Visitor};
-use serde_json::Value;
+use serde_json::value::RawValue;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
+use std::sync::Arc;
 
 /// The largest reference file read (512 MiB).
 pub const MAX_FILE_BYTES: u64 = 512 << 20;
@@ -28,7 +34,8 @@ pub const MAX_TEMPLATES: usize = 10_000;
 pub const MAX_GEN_ENTRIES: usize = 10_000;
 /// The most dimensions of one `gen` entry.
 pub const MAX_GEN_DIMENSIONS: usize = 32;
-/// The longest key or target URL (after templates are substituted), in bytes.
+/// The longest key, target URL or template (before and after templates are substituted),
+/// in bytes.
 pub const MAX_NAME_BYTES: usize = 4096;
 /// The most bytes of keys, target URLs and inline values that one reference file may make
 /// the store hold (1 GiB; `gen` entries make many from little).
@@ -53,57 +60,71 @@ pub enum Reference {
 pub struct References {
     /// Each key's reference.
     pub entries: BTreeMap<String, Reference>,
-    /// The distinct target URLs, as the references name them (templates substituted).
-    pub targets: Vec<String>,
+    /// The distinct target URLs that the references name (templates substituted).
+    pub targets: Vec<Arc<str>>,
 }
 
 /// Reads the reference file `text` (already bounded by [`MAX_FILE_BYTES`]).
 pub fn parse(text: &[u8]) -> Result<References> {
+    if text.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+        return Err(metadata(
+            "it is not a JSON object (expected a JSON object of references)".into(),
+        ));
+    }
     let mut deserializer = serde_json::Deserializer::from_slice(text);
     let document = deserializer
         .deserialize_map(DocumentVisitor)
         .and_then(|document| deserializer.end().map(|()| document))
         .map_err(|e| Error::Metadata(e.to_string()))?;
     let mut builder = Builder::default();
-    match document.version.as_ref().map(|v| (v, v.as_u64())) {
+    match document.version {
         None => {
             if let Some(name) = document.version_1_field {
                 return Err(metadata(format!(
                     "it has {name:?} but no \"version\": 1 (a version 0 file holds only keys)"
                 )));
             }
-            let entries = document.keys.map_err(metadata)?;
-            for (key, value) in entries {
+            for (key, value) in document.keys.map_err(metadata)? {
                 let reference = builder.reference(&key, value, None)?;
                 builder.insert(key, reference)?;
             }
         }
-        Some((_, Some(1))) => {
+        Some(version) if is_version_1(version) => {
             let templates = templates(document.templates)?;
+            let gen = gen_entries(document.gen, &templates)?;
             for (key, value) in document.refs.unwrap_or_default() {
                 let reference = builder.reference(&key, value, Some(&templates))?;
                 builder.insert(key, reference)?;
             }
-            for (i, entry) in gen_entries(document.gen)?.iter().enumerate() {
-                builder
-                    .expand(entry, &templates)
+            let mut rendered = 0;
+            for (i, entry) in gen.iter().enumerate() {
+                entry
+                    .expand(&templates, &mut rendered, |(key, url, range)| {
+                        let target = builder.target(url)?;
+                        builder.insert(key, Reference::Target { target, range })
+                    })
                     .map_err(|e| e.map_message(|m| format!("gen entry {i}: {m}")))?;
             }
         }
-        Some((version, _)) => {
+        Some(version) => {
             return Err(metadata(format!(
-                "unknown version {version} (known: 0, without \"version\", and 1)"
+                "unknown version {} (known: 0, without \"version\", and 1)",
+                clipped(version.get())
             )))
         }
     }
-    Ok(References {
-        entries: builder.entries,
-        targets: builder.targets,
-    })
+    builder.finish()
 }
 
 fn metadata(message: String) -> Error {
     Error::Metadata(message)
+}
+
+/// Whether `version` is 1, as an integer or a number equal to it (`1.0`), as fsspec reads
+/// it.
+fn is_version_1(version: &RawValue) -> bool {
+    raw::integer::<serde_json::Number>(version)
+        .is_some_and(|n| n.as_u64() == Some(1) || n.as_f64() == Some(1.0))
 }
 
 /// A reference as the file writes it, its URL not yet substituted.
@@ -113,12 +134,13 @@ enum Written {
     Target(String, Option<(u64, u64)>),
 }
 
-/// The parts of a reference file.
+/// The parts of a reference file: those of version 1 kept as raw text until the version
+/// is known, and the references, checked as they are read.
 #[derive(Debug)]
-struct Document {
-    version: Option<Value>,
-    templates: Option<Value>,
-    gen: Option<Value>,
+struct Document<'de> {
+    version: Option<&'de RawValue>,
+    templates: Option<&'de RawValue>,
+    gen: Option<&'de RawValue>,
     refs: Option<Vec<(String, Written)>>,
     /// The first of `templates`, `gen` and `refs` present.
     version_1_field: Option<&'static str>,
@@ -130,13 +152,16 @@ struct Document {
 struct DocumentVisitor;
 
 impl<'de> Visitor<'de> for DocumentVisitor {
-    type Value = Document;
+    type Value = Document<'de>;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("a JSON object of references")
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<Document, A::Error> {
+    fn visit_map<A: MapAccess<'de>>(
+        self,
+        mut map: A,
+    ) -> std::result::Result<Self::Value, A::Error> {
         let mut document = Document {
             version: None,
             templates: None,
@@ -164,7 +189,7 @@ impl<'de> Visitor<'de> for DocumentVisitor {
                     "refs"
                 }
                 _ => {
-                    let value: Value = map.next_value()?;
+                    let value: &RawValue = map.next_value()?;
                     if let Ok(keys) = &mut document.keys {
                         if keys.len() >= MAX_REFERENCES {
                             return Err(serde::de::Error::custom(too_many()));
@@ -210,10 +235,11 @@ impl<'de> Visitor<'de> for RefsSeed {
             if refs.len() >= MAX_REFERENCES {
                 return Err(serde::de::Error::custom(too_many()));
             }
-            let value: Value = map.next_value()?;
-            refs.push((written(&key, value).map_err(serde::de::Error::custom)?, key));
+            let value: &RawValue = map.next_value()?;
+            let value = written(&key, value).map_err(serde::de::Error::custom)?;
+            refs.push((key, value));
         }
-        Ok(refs.into_iter().map(|(value, key)| (key, value)).collect())
+        Ok(refs)
     }
 }
 
@@ -221,186 +247,116 @@ fn too_many() -> String {
     format!("more than {MAX_REFERENCES} references")
 }
 
-/// The reference at `key` as the file writes it.
-fn written(key: &str, value: Value) -> std::result::Result<Written, String> {
-    let integer = |v: &Value, what: &str| {
-        v.as_u64()
-            .ok_or_else(|| format!("key {key:?}: its {what} {v} is not a byte count"))
-    };
-    match value {
-        Value::String(text) => match text.strip_prefix("base64:") {
+/// The reference at `key` as the file writes it (`value`).
+fn written(key: &str, value: &RawValue) -> std::result::Result<Written, String> {
+    if key.len() > MAX_NAME_BYTES {
+        return Err(format!(
+            "the key {} is longer than {MAX_NAME_BYTES} bytes",
+            shown(key)
+        ));
+    }
+    let key = shown(key);
+    if let Some(text) = raw::text(value) {
+        return match text.strip_prefix("base64:") {
             Some(encoded) => base64::engine::general_purpose::STANDARD
                 .decode(encoded)
                 .map(Written::Inline)
-                .map_err(|e| format!("key {key:?}: its base64 value is malformed ({e})")),
+                .map_err(|e| format!("key {key}: its base64 value is malformed ({e})")),
             None => Ok(Written::Inline(text.into_bytes())),
-        },
-        Value::Object(_) => Ok(Written::Inline(value.to_string().into_bytes())),
-        Value::Array(items) => match items.as_slice() {
-            [Value::String(url)] => Ok(Written::Target(url.clone(), None)),
-            [Value::String(url), offset, length] => Ok(Written::Target(
-                url.clone(),
-                Some((integer(offset, "offset")?, integer(length, "length")?)),
-            )),
-            [Value::Null] | [Value::Null, _, _] => Err(format!(
-                "key {key:?} names no target URL (null): a default target is not supported"
-            )),
-            _ => Err(format!(
-                "key {key:?}: a reference is [url] or [url, offset, length], not a list of {}",
+        };
+    }
+    if value.get().starts_with('{') {
+        return Ok(Written::Inline(value.get().as_bytes().to_vec()));
+    }
+    let items = match raw::list(value, 3) {
+        Some(Bounded::Within(items)) => items,
+        Some(Bounded::Over) => {
+            return Err(format!(
+                "key {key}: a reference is [url] or [url, offset, length], not a longer list"
+            ))
+        }
+        None => {
+            return Err(format!(
+                "key {key}: a value is text, a JSON object, [url] or [url, offset, length], \
+                 not {}",
+                clipped(value.get())
+            ))
+        }
+    };
+    let integer = |v: &RawValue, what: &str| {
+        raw::integer::<u64>(v).ok_or_else(|| {
+            format!(
+                "key {key}: its {what} {} is not a byte count",
+                clipped(v.get())
+            )
+        })
+    };
+    let (url, range) = match items.as_slice() {
+        [url] => (url, None),
+        [url, offset, length] => (
+            url,
+            Some((integer(offset, "offset")?, integer(length, "length")?)),
+        ),
+        _ => {
+            return Err(format!(
+                "key {key}: a reference is [url] or [url, offset, length], not a list of {}",
                 items.len()
-            )),
-        },
-        other => Err(format!(
-            "key {key:?}: a value is text, a JSON object, [url] or [url, offset, length], not \
-             {other}"
+            ))
+        }
+    };
+    match raw::text(url) {
+        Some(url) if url.len() > MAX_NAME_BYTES => Err(format!(
+            "key {key}: its URL is longer than {MAX_NAME_BYTES} bytes"
         )),
+        Some(url) => Ok(Written::Target(url, range)),
+        None if url.get() == "null" => Err(format!(
+            "key {key} names no target URL (null): a default target is not supported"
+        )),
+        None => Err(format!("key {key}: its URL must be text")),
     }
 }
 
-/// The `templates` of a version 1 file: names and the text they stand for.
-fn templates(value: Option<Value>) -> Result<HashMap<String, String>> {
-    let map = match value {
-        None => return Ok(HashMap::new()),
-        Some(Value::Object(map)) => map,
-        Some(_) => return Err(metadata("\"templates\" must be an object".into())),
+/// The `templates` of a version 1 file (`raw`): names and the text they stand for.
+fn templates(raw: Option<&RawValue>) -> Result<HashMap<String, String>> {
+    let Some(raw) = raw else {
+        return Ok(HashMap::new());
     };
-    if map.len() > MAX_TEMPLATES {
-        return Err(metadata(format!(
-            "it has {} templates, more than the {MAX_TEMPLATES} it may",
-            map.len()
-        )));
-    }
-    map.into_iter()
-        .map(|(name, value)| match value {
-            Value::String(text) if text.contains("{{") => Err(Error::Unsupported(format!(
-                "template {name:?} takes arguments, which is not supported"
+    let entries = raw::object(raw, MAX_TEMPLATES)
+        .ok_or_else(|| metadata("\"templates\" must be an object".into()))?
+        .or_else(|| {
+            metadata(format!(
+                "it has more templates than the {MAX_TEMPLATES} it may"
+            ))
+        })?;
+    entries
+        .into_iter()
+        .map(|(name, value)| match raw::text(value) {
+            Some(text) if text.contains("{{") => Err(Error::Unsupported(format!(
+                "template {} takes arguments, which is not supported",
+                shown(&name)
             ))),
-            Value::String(text) if text.len() <= MAX_NAME_BYTES => Ok((name, text)),
+            Some(text) if text.len() <= MAX_NAME_BYTES && name.len() <= MAX_NAME_BYTES => {
+                Ok((name, text))
+            }
             _ => Err(metadata(format!(
-                "template {name:?} must be text of at most {MAX_NAME_BYTES} bytes"
+                "template {} must be named and be text of at most {MAX_NAME_BYTES} bytes",
+                shown(&name)
             ))),
         })
         .collect()
-}
-
-/// The `gen` entries of a version 1 file.
-fn gen_entries(value: Option<Value>) -> Result<Vec<Value>> {
-    match value {
-        None => Ok(Vec::new()),
-        Some(Value::Array(entries)) if entries.len() <= MAX_GEN_ENTRIES => Ok(entries),
-        Some(Value::Array(entries)) => Err(metadata(format!(
-            "it has {} gen entries, more than the {MAX_GEN_ENTRIES} it may",
-            entries.len()
-        ))),
-        Some(_) => Err(metadata("\"gen\" must be a list".into())),
-    }
-}
-
-/// The values a variable of a `gen` entry takes.
-enum Dimension {
-    /// `start`, `start + step`, ... before `stop`, as Python's `range`: `len` values.
-    Range { start: i64, step: i64, len: u64 },
-    /// The values listed.
-    List(Vec<i64>),
-}
-
-impl Dimension {
-    fn parse(name: &str, value: &Value) -> Result<Self> {
-        let bad = || {
-            metadata(format!(
-                "dimension {name:?} must be {{\"start\", \"stop\", \"step\"}} or a list of \
-                 integers"
-            ))
-        };
-        match value {
-            Value::Array(items) => items
-                .iter()
-                .map(|v| v.as_i64().ok_or_else(bad))
-                .collect::<Result<_>>()
-                .map(Dimension::List),
-            Value::Object(fields) => {
-                let field = |name: &str, default: Option<i64>| match fields.get(name) {
-                    None => default.ok_or_else(bad),
-                    Some(v) => v.as_i64().ok_or_else(bad),
-                };
-                if let Some(other) = fields
-                    .keys()
-                    .find(|k| !["start", "stop", "step"].contains(&k.as_str()))
-                {
-                    return Err(metadata(format!(
-                        "dimension {name:?} has an unknown field {other:?}"
-                    )));
-                }
-                let (start, stop, step) = (
-                    field("start", Some(0))?,
-                    field("stop", None)?,
-                    field("step", Some(1))?,
-                );
-                if step == 0 {
-                    return Err(metadata(format!("dimension {name:?} has a step of 0")));
-                }
-                let (start_wide, stop_wide, step_wide) =
-                    (i128::from(start), i128::from(stop), i128::from(step));
-                let span = if step > 0 {
-                    stop_wide - start_wide
-                } else {
-                    start_wide - stop_wide
-                };
-                let len = if span <= 0 {
-                    0
-                } else {
-                    (span + step_wide.abs() - 1) / step_wide.abs()
-                };
-                Ok(Dimension::Range {
-                    start,
-                    step,
-                    len: len as u64,
-                })
-            }
-            _ => Err(bad()),
-        }
-    }
-
-    fn len(&self) -> u64 {
-        match self {
-            Dimension::Range { len, .. } => *len,
-            Dimension::List(values) => values.len() as u64,
-        }
-    }
-
-    /// The `i`th value (`i` below [`Dimension::len`]).
-    fn get(&self, i: u64) -> i64 {
-        match self {
-            // Within the range, so within `start..stop`: no overflow.
-            Dimension::Range { start, step, .. } => {
-                (i128::from(*start) + i128::from(*step) * i128::from(i)) as i64
-            }
-            Dimension::List(values) => values[i as usize],
-        }
-    }
 }
 
 /// The references being gathered, within the limits.
 #[derive(Default)]
 struct Builder {
     entries: BTreeMap<String, Reference>,
-    targets: Vec<String>,
-    target_ids: HashMap<String, u32>,
+    targets: Vec<Arc<str>>,
+    target_ids: HashMap<Arc<str>, u32>,
+    /// The bytes of the keys, inline values and target URLs held.
     held: usize,
 }
 
 impl Builder {
-    /// Counts `bytes` more held, refused past [`MAX_HELD_BYTES`].
-    fn hold(&mut self, bytes: usize) -> Result<()> {
-        self.held = self.held.saturating_add(bytes);
-        if self.held > MAX_HELD_BYTES {
-            return Err(metadata(format!(
-                "its keys, target URLs and values take more than {MAX_HELD_BYTES} bytes"
-            )));
-        }
-        Ok(())
-    }
-
     /// The reference at `key` as the file writes it, its URL's templates substituted when
     /// `templates` are given (version 1).
     fn reference(
@@ -419,8 +375,13 @@ impl Builder {
                     templates,
                     variables: &[],
                 };
-                render(&url, &scope, MAX_NAME_BYTES)
-                    .map_err(|m| metadata(format!("key {key:?}: its URL {url:?}: {m}")))?
+                render(&url, &scope, MAX_NAME_BYTES).map_err(|m| {
+                    metadata(format!(
+                        "key {}: its URL {}: {m}",
+                        shown(key),
+                        shown_url(&url)
+                    ))
+                })?
             }
             _ => url,
         };
@@ -432,7 +393,7 @@ impl Builder {
 
     /// The index of target `url`, added if new.
     fn target(&mut self, url: String) -> Result<u32> {
-        if let Some(&id) = self.target_ids.get(&url) {
+        if let Some(&id) = self.target_ids.get(url.as_str()) {
             return Ok(id);
         }
         if url.len() > MAX_NAME_BYTES {
@@ -440,9 +401,10 @@ impl Builder {
                 "a target URL is longer than {MAX_NAME_BYTES} bytes"
             )));
         }
-        self.hold(url.len())?;
-        // At most MAX_REFERENCES targets: the index fits.
-        let id = self.targets.len() as u32;
+        let id = u32::try_from(self.targets.len())
+            .map_err(|_| metadata("it names more target files than can be counted".into()))?;
+        self.held = held_after(self.held, 0, url.len())?;
+        let url: Arc<str> = url.into();
         self.targets.push(url.clone());
         self.target_ids.insert(url, id);
         Ok(id)
@@ -450,121 +412,76 @@ impl Builder {
 
     /// Adds `reference` at `key`, replacing any reference there.
     fn insert(&mut self, key: String, reference: Reference) -> Result<()> {
-        exact_key(&key, &"it")?;
         if key.len() > MAX_NAME_BYTES {
             return Err(metadata(format!(
-                "a key is longer than {MAX_NAME_BYTES} bytes"
+                "the key {} is longer than {MAX_NAME_BYTES} bytes",
+                shown(&key)
             )));
         }
-        if self.entries.len() >= MAX_REFERENCES && !self.entries.contains_key(&key) {
+        if !matches!(validate_key(&key), Ok(normal) if normal == key) {
+            return Err(Error::InvalidKey(format!(
+                "it has an entry {} that is not a normal key (a relative path without empty, \
+                 '.' or '..' parts)",
+                shown(&key)
+            )));
+        }
+        let old = self.entries.get(&key);
+        if old.is_none() && self.entries.len() >= MAX_REFERENCES {
             return Err(metadata(too_many()));
         }
-        let inline = match &reference {
-            Reference::Inline(bytes) => bytes.len(),
-            _ => 0,
+        let size = |reference: &Reference| match reference {
+            Reference::Inline(bytes) => key.len() + bytes.len(),
+            Reference::Target { .. } => key.len(),
         };
-        self.hold(key.len() + inline)?;
+        self.held = held_after(self.held, old.map_or(0, size), size(&reference))?;
         self.entries.insert(key, reference);
         Ok(())
     }
 
-    /// Adds the references that the `gen` entry `entry` makes.
-    fn expand(&mut self, entry: &Value, templates: &HashMap<String, String>) -> Result<()> {
-        let Value::Object(fields) = entry else {
-            return Err(metadata("it is not an object".into()));
-        };
-        let text = |name: &str| -> Result<Option<String>> {
-            match fields.get(name) {
-                None => Ok(None),
-                Some(Value::String(s)) => Ok(Some(s.clone())),
-                Some(Value::Number(n)) if name == "offset" || name == "length" => {
-                    Ok(Some(n.to_string()))
-                }
-                Some(_) => Err(metadata(format!("its {name:?} must be text"))),
-            }
-        };
-        let key = text("key")?.ok_or_else(|| metadata("it has no \"key\"".into()))?;
-        let url = text("url")?.ok_or_else(|| metadata("it has no \"url\"".into()))?;
-        let range = match (text("offset")?, text("length")?) {
-            (Some(offset), Some(length)) => Some((offset, length)),
-            (None, None) => None,
-            _ => {
-                return Err(metadata(
-                    "it has one of \"offset\" and \"length\" without the other".into(),
-                ))
-            }
-        };
-        let Some(Value::Object(dimensions)) = fields.get("dimensions") else {
-            return Err(metadata("its \"dimensions\" must be an object".into()));
-        };
-        if dimensions.is_empty() || dimensions.len() > MAX_GEN_DIMENSIONS {
-            return Err(metadata(format!(
-                "it must have 1 to {MAX_GEN_DIMENSIONS} dimensions"
-            )));
-        }
-        let mut names = Vec::new();
-        let mut values = Vec::new();
-        for (name, value) in dimensions {
-            if templates.contains_key(name) {
-                return Err(metadata(format!(
-                    "dimension {name:?} has the name of a template"
-                )));
-            }
-            names.push(name.as_str());
-            values.push(Dimension::parse(name, value)?);
-        }
-        let count = values
-            .iter()
-            .try_fold(1u64, |count, d| count.checked_mul(d.len()))
-            .filter(|&count| count <= (MAX_REFERENCES - self.entries.len()) as u64)
-            .ok_or_else(|| {
-                metadata(format!(
-                    "it makes more references than the {MAX_REFERENCES} a reference file may \
-                     hold"
-                ))
-            })?;
-        let mut at = vec![0u64; values.len()];
-        for _ in 0..count {
-            let variables: Vec<(&str, i64)> = names
-                .iter()
-                .zip(&values)
-                .zip(&at)
-                .map(|((name, dimension), &i)| (*name, dimension.get(i)))
-                .collect();
-            let scope = Scope {
-                templates,
-                variables: &variables,
+    /// The references gathered, with only the targets that they still name (a replaced
+    /// reference may have been the last to name one).
+    fn finish(self) -> Result<References> {
+        let Builder {
+            mut entries,
+            targets,
+            ..
+        } = self;
+        let mut renumbered: Vec<Option<u32>> = vec![None; targets.len()];
+        let mut kept = Vec::new();
+        for reference in entries.values_mut() {
+            let Reference::Target { target, .. } = reference else {
+                continue;
             };
-            let rendered = |what: &str, text: &str| {
-                render(text, &scope, MAX_NAME_BYTES)
-                    .map_err(|m| metadata(format!("its {what} {text:?}: {m}")))
-            };
-            let key = rendered("key", &key)?;
-            let target = self.target(rendered("url", &url)?)?;
-            let range = match &range {
-                None => None,
-                Some((offset, length)) => {
-                    let number = |what: &str, text: &str| {
-                        let value = rendered(what, text)?;
-                        value.trim().parse::<u64>().map_err(|_| {
-                            metadata(format!("its {what} renders as {value:?}, not a byte count"))
-                        })
-                    };
-                    Some((number("offset", offset)?, number("length", length)?))
+            let old = *target as usize;
+            *target = match renumbered[old] {
+                Some(id) => id,
+                None => {
+                    let id = u32::try_from(kept.len()).map_err(|_| {
+                        metadata("it names more target files than can be counted".into())
+                    })?;
+                    kept.push(targets[old].clone());
+                    renumbered[old] = Some(id);
+                    id
                 }
             };
-            self.insert(key, Reference::Target { target, range })?;
-            // The next combination: the last dimension varies fastest.
-            for (i, dimension) in values.iter().enumerate().rev() {
-                at[i] += 1;
-                if at[i] < dimension.len() {
-                    break;
-                }
-                at[i] = 0;
-            }
         }
-        Ok(())
+        Ok(References {
+            entries,
+            targets: kept,
+        })
     }
+}
+
+/// The bytes held once `removed` bytes are let go of and `added` more held: refused past
+/// [`MAX_HELD_BYTES`].
+fn held_after(held: usize, removed: usize, added: usize) -> Result<usize> {
+    let held = held.saturating_sub(removed).saturating_add(added);
+    if held > MAX_HELD_BYTES {
+        return Err(metadata(format!(
+            "its keys, target URLs and values take more than {MAX_HELD_BYTES} bytes"
+        )));
+    }
+    Ok(held)
 }
 
 #[cfg(test)]
@@ -577,7 +494,9 @@ mod tests {
 
     fn whole(refs: &References, key: &str) -> (String, Option<(u64, u64)>) {
         match &refs.entries[key] {
-            Reference::Target { target, range } => (refs.targets[*target as usize].clone(), *range),
+            Reference::Target { target, range } => {
+                (refs.targets[*target as usize].to_string(), *range)
+            }
             Reference::Inline(_) => panic!("{key} is inline"),
         }
     }
@@ -595,7 +514,7 @@ mod tests {
         );
         assert_eq!(
             refs.entries["a/.zattrs"],
-            Reference::Inline(br#"{"x":[1,2]}"#.to_vec())
+            Reference::Inline(br#"{"x": [1, 2]}"#.to_vec())
         );
         assert_eq!(refs.entries["b"], Reference::Inline(vec![0, 1, 2, 255]));
         assert_eq!(whole(&refs, "a/0"), ("/d/f.nc".into(), Some((10, 20))));
@@ -660,9 +579,10 @@ mod tests {
             r#"{{"version": 1, "templates": {{{}}}}}"#,
             templates.join(",")
         );
-        assert!(message(&many).contains("templates, more than"));
-        let deep = format!("{{\"a\": {}{}}}", "[".repeat(10_000), "]".repeat(10_000));
-        assert!(message(&deep).contains("recursion limit"));
+        assert!(message(&many).contains("more templates than"));
+        // Deep nesting is skipped without recursion, and refused as no reference.
+        let deep = format!("{{\"a\": {}{}}}", "[".repeat(100_000), "]".repeat(100_000));
+        assert!(message(&deep).contains("its URL must be text"));
         for (text, expected) in [
             ("[1, 2]", "expected a JSON object of references"),
             ("\"x\"", "expected a JSON object of references"),
@@ -673,7 +593,7 @@ mod tests {
             ("{\"a\": [null, 0, 1]}", "names no target URL"),
             ("{\"a\": 5}", "not 5"),
             ("{\"a//0\": \"x\"}", "not a normal key"),
-            ("{\"../x\": \"x\"}", "not a valid key"),
+            ("{\"../x\": \"x\"}", "not a normal key"),
             ("{\"version\": 2}", "unknown version 2"),
             ("{\"refs\": {}}", "\"refs\" but no \"version\": 1"),
             ("{\"version\": 1, \"refs\": []}", "expected an object of references"),
@@ -695,12 +615,139 @@ mod tests {
     #[test]
     fn keys_and_urls_have_bounded_length() {
         let long_key = format!("{{\"{}\": \"x\"}}", "k".repeat(MAX_NAME_BYTES + 1));
-        assert!(message(&long_key).contains("key is longer"));
+        assert!(message(&long_key).contains("is longer than 4096 bytes"));
         let long_url = format!(
             r#"{{"version": 1, "templates": {{"t": "{}"}}, "refs": {{"a": ["{}"]}}}}"#,
             "x".repeat(4000),
             "{{t}}".repeat(3)
         );
         assert!(message(&long_url).contains("renders longer"));
+    }
+
+    #[test]
+    fn gen_entries_share_one_budget_checked_before_expanding() {
+        // 250 entries of 4M combinations each, all making the same key: refused before any
+        // is expanded (expanding them would take a billion renders).
+        let entry = r#"{"key": "k", "url": "/f", "dimensions": {"i": {"stop": 4000000}}}"#;
+        let many = format!(
+            r#"{{"version": 1, "gen": [{}]}}"#,
+            vec![entry; 250].join(",")
+        );
+        let err = parsed(&many).unwrap_err();
+        assert!(
+            matches!(&err, Error::Metadata(m) if m.contains("gen entries make more references")),
+            "{err}"
+        );
+        // Two entries within the budget together are expanded.
+        let two = r#"{"version": 1, "gen": [
+            {"key": "a/{{i}}", "url": "/f", "dimensions": {"i": {"stop": 3}}},
+            {"key": "a/{{i}}", "url": "/g", "dimensions": {"i": [1, 5]}}]}"#;
+        let refs = parsed(two).unwrap();
+        assert_eq!(refs.entries.len(), 4);
+        assert_eq!(whole(&refs, "a/1"), ("/g".into(), None));
+        assert_eq!(whole(&refs, "a/0"), ("/f".into(), None));
+    }
+
+    #[test]
+    fn template_text_is_bounded_before_it_is_rendered() {
+        let long = "k".repeat(MAX_NAME_BYTES + 1);
+        for field in ["key", "url", "offset", "length"] {
+            let mut entry = serde_json::json!({"key": "k", "url": "/f", "offset": "0",
+                "length": "1", "dimensions": {"i": [1]}});
+            entry[field] = serde_json::Value::String(long.clone());
+            let text = serde_json::json!({"version": 1, "gen": [entry]}).to_string();
+            let got = message(&text);
+            assert!(
+                got.contains(&format!("its \"{field}\" is longer than {MAX_NAME_BYTES}")),
+                "{field}: {got}"
+            );
+        }
+        let url = format!(r#"{{"version": 1, "refs": {{"a": ["{long}"]}}}}"#);
+        assert!(message(&url).contains("its URL is longer than"));
+    }
+
+    #[test]
+    fn hostile_values_are_refused_while_read() {
+        // A list of ten million items: refused at its fourth, never built.
+        let zeros = format!(r#"{{"a": [{}0]}}"#, "0,".repeat(10_000_000));
+        assert!(message(&zeros)
+            .contains("\"a\": a reference is [url] or [url, offset, length], not a longer list"));
+        let templates = format!(
+            r#"{{"version": 1, "templates": {{{}"z": "v"}}}}"#,
+            "\"t\": \"v\",".repeat(2_000_000)
+        );
+        assert!(message(&templates).contains("more templates than the 10000"));
+        let dimensions: String = (0..40).map(|i| format!("\"d{i}\": [1],")).collect();
+        let wide = format!(
+            r#"{{"version": 1, "gen": [{{"key": "k", "url": "/f", "dimensions": {{{dimensions}"z": [1]}}}}]}}"#
+        );
+        assert!(message(&wide).contains("1 to 32 dimensions"));
+        let gens = format!(
+            r#"{{"version": 1, "gen": [{}1]}}"#,
+            "1,".repeat(MAX_GEN_ENTRIES)
+        );
+        assert!(message(&gens).contains("more than the 10000 gen entries"));
+        // Objects are kept as their text, counted like any value.
+        let refs = parsed(r#"{"a": {"b": [1, 2]}}"#).unwrap();
+        assert_eq!(
+            refs.entries["a"],
+            Reference::Inline(br#"{"b": [1, 2]}"#.to_vec())
+        );
+    }
+
+    #[test]
+    fn messages_show_values_bounded_and_urls_without_secrets() {
+        let key = "k".repeat(1 << 20);
+        let got = message(&format!(r#"{{"{key}": "x"}}"#));
+        assert!(
+            got.contains("is longer than 4096") && got.len() < 500,
+            "{}",
+            got.len()
+        );
+        let got = message(&format!(r#"{{"a": [{}]}}"#, "1".repeat(1 << 20)));
+        assert!(got.len() < 500, "{}", got.len());
+        let got = message(r#"{"version": 1, "refs": {"a": ["https://u:TOKEN@h/{{nope}}?sig=S"]}}"#);
+        assert!(
+            got.contains("https://h/{{nope}}") && !got.contains("TOKEN") && !got.contains("sig"),
+            "{got}"
+        );
+        let got = message(
+            r#"{"version": 1, "gen": [{"key": "k", "url": "https://u:TOKEN@h/{{i}}{{nope}}?sig=S", "dimensions": {"i": [1]}}]}"#,
+        );
+        assert!(
+            got.contains("\"https://h/") && !got.contains("TOKEN") && !got.contains("sig"),
+            "{got}"
+        );
+        let got = message(&format!(r#"{{"version": [{}]}}"#, "1,".repeat(1000) + "1"));
+        assert!(got.contains("unknown version") && got.len() < 500, "{got}");
+    }
+
+    #[test]
+    fn replaced_references_are_not_counted_twice() {
+        let refs = parsed(
+            r#"{"version": 1, "refs": {"k": ["/old"], "j": ["/kept"]},
+                "gen": [{"key": "k", "url": "/new{{i}}", "dimensions": {"i": [1, 2]}}]}"#,
+        )
+        .unwrap();
+        // Only the targets still named are kept.
+        let mut targets: Vec<&str> = refs.targets.iter().map(|t| &**t).collect();
+        targets.sort();
+        assert_eq!(targets, ["/kept", "/new2"]);
+        assert_eq!(whole(&refs, "k"), ("/new2".into(), None));
+        let mut builder = Builder::default();
+        let value = vec![0u8; MAX_HELD_BYTES / 2];
+        for _ in 0..4 {
+            builder
+                .insert("a".into(), Reference::Inline(value.clone()))
+                .unwrap();
+        }
+        assert_eq!(builder.held, 1 + MAX_HELD_BYTES / 2);
+    }
+
+    #[test]
+    fn version_1_may_be_written_as_a_float() {
+        let refs = parsed(r#"{"version": 1.0, "refs": {"a": "x"}}"#).unwrap();
+        assert_eq!(refs.entries["a"], Reference::Inline(b"x".to_vec()));
+        assert!(message(r#"{"version": 1.5}"#).contains("unknown version 1.5"));
     }
 }

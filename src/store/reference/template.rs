@@ -2,8 +2,10 @@
 //! jinja2 that kerchunk and the reference-file specification use: a name (a template, or a
 //! variable of a `gen` entry), or integer arithmetic on variables (`{{ (i + 1) * 1000 }}`:
 //! `+`, `-`, `*`, `//` and `%` as in Python, parentheses, integer literals). Anything else
-//! (filters, calls, `{% … %}` statements) is refused with an error, never rendered wrong.
+//! (filters, calls, `{% … %}` statements, whitespace control as in `{{- x -}}`) is refused
+//! with an error, never rendered wrong.
 
+use super::shown::shown;
 use std::collections::HashMap;
 
 /// The longest expression between `{{` and `}}`.
@@ -35,7 +37,15 @@ pub fn render(text: &str, scope: &Scope<'_>, max_len: usize) -> Result<String, S
         let end = after
             .find("}}")
             .ok_or_else(|| "a '{{' has no closing '}}'".to_string())?;
-        let expression = after[..end].trim();
+        let inside = &after[..end];
+        if inside.starts_with(['-', '+']) || inside.ends_with(['-', '+']) {
+            return Err(
+                "jinja whitespace control ({{- -}}, {{+ +}}) is not supported: put a space \
+                 after '{{' and before '}}'"
+                    .into(),
+            );
+        }
+        let expression = inside.trim();
         if expression.len() > MAX_EXPRESSION_CHARS {
             return Err(format!(
                 "an expression is longer than {MAX_EXPRESSION_CHARS} characters"
@@ -70,7 +80,10 @@ fn evaluate(expression: &str, variables: &[(&str, i64)]) -> Result<i128, String>
     };
     let value = parser.sum()?;
     if parser.at != tokens.len() {
-        return Err(format!("{expression:?} is not a supported expression"));
+        return Err(format!(
+            "{} is not a supported expression",
+            shown(expression)
+        ));
     }
     Ok(value)
 }
@@ -130,8 +143,11 @@ fn tokens(expression: &str) -> Result<Vec<Token<'_>>, String> {
                 Token::Name(&expression[start..i])
             }
             _ => {
-                let shown: String = expression[start..].chars().take(1).collect();
-                return Err(format!("{shown:?} in {expression:?} is not supported"));
+                let char: String = expression[start..].chars().take(1).collect();
+                return Err(format!(
+                    "{char:?} in {} is not supported",
+                    shown(expression)
+                ));
             }
         });
     }
@@ -219,7 +235,7 @@ impl Parser<'_, '_> {
                 .iter()
                 .find(|(n, _)| *n == name)
                 .map(|&(_, v)| i128::from(v))
-                .ok_or_else(|| format!("{name:?} is neither a template nor a variable"))?,
+                .ok_or_else(|| format!("{} is neither a template nor a variable", shown(name)))?,
             Some(Token::Minus) => self
                 .factor()?
                 .checked_neg()
@@ -296,6 +312,18 @@ mod tests {
         ] {
             assert!(render_with(bad, &[("i", 1)]).is_err(), "{bad}");
         }
+        // Whitespace control would otherwise read as a sign: `{{- i }}` is not `-1`.
+        for bad in [
+            "{{- i }}",
+            "{{+ i }}",
+            "{{ i -}}",
+            "{{ i +}}",
+            "a {{-i-}} b",
+        ] {
+            let err = render_with(bad, &[("i", 1)]).unwrap_err();
+            assert!(err.contains("whitespace control"), "{bad}: {err}");
+        }
+        assert_eq!(render_with("{{ -i }}", &[("i", 1)]).unwrap(), "-1");
         let deep = format!("{{{{{}1{}}}}}", "(".repeat(100), ")".repeat(100));
         assert!(render_with(&deep, &[]).unwrap_err().contains("nests"));
         assert!(render_with(&"{{u}}".repeat(20), &[])
