@@ -452,33 +452,6 @@ fn the_reference_files_directory_is_held_once_opened() {
     }
 }
 
-/// A reference file in the root directory would allow every file: refused without an
-/// explicit `allowed_targets`. (Only where the root directory can be written, as root.)
-#[cfg(unix)]
-#[test]
-fn a_reference_file_in_the_root_directory_needs_allowed_targets() {
-    let path = Path::new("/libzarr-test-refs.json");
-    if std::fs::write(path, b"{\"a\": [\"/etc/hostname\"]}").is_err() {
-        return;
-    }
-    let refused = open(path, None);
-    let data = tempfile::tempdir().unwrap();
-    let allowed = json!({"allowed_targets": [s(data.path())]}).to_string();
-    let explicit = open(path, Some(&allowed));
-    std::fs::remove_file(path).unwrap();
-    let Err(err) = refused else {
-        panic!("a reference file in / opened without allowed_targets")
-    };
-    assert!(
-        matches!(&err, Error::InvalidArg(m) if m.contains("root directory")),
-        "{err}"
-    );
-    assert!(matches!(
-        explicit.unwrap().get("a"),
-        Err(Error::InvalidKey(_))
-    ));
-}
-
 /// Set in the child process that [`hostile_files_fail_within_a_memory_limit`] starts.
 const LIMITED_CHILD: &str = "ZARR_REFERENCE_LIMIT_CHILD";
 
