@@ -172,12 +172,6 @@
 #define ZARR_ASYNC_COPY 1
 
 /**
- * The most bytes that the `gen` entries of one reference file may render (their keys,
- * URLs, offsets and lengths, every combination counted).
- */
-#define MAX_RENDERED_BYTES (2 << 30)
-
-/**
  * Status codes returned by every fallible function. Values never change or get reused.
  */
 enum zarr_status
