@@ -158,9 +158,10 @@ stage "mpi: 4 ranks writing one array, on disk and in S3"
 bash tests/mpi/run.sh
 
 stage "fuzz (bounded)"
-# Without debug information in the suite (a crash's input is kept, and `cargo fuzz run`
-# reproduces it with line numbers): the instrumented programs take far less disk.
-CARGO_PROFILE_RELEASE_DEBUG=0 FUZZ_SECONDS=${FUZZ_SECONDS:-12} bash scripts/fuzz.sh
+# The C codecs without debug information in the suite (cargo-fuzz keeps line tables for
+# the Rust code; cc would compile the C code with full debug information): 1.3 GB of
+# instrumented programs instead of 2.2 GB.
+CFLAGS=-g0 CXXFLAGS=-g0 FUZZ_SECONDS=${FUZZ_SECONDS:-12} bash scripts/fuzz.sh
 
 stage "sanitizers: ASan+UBSan, valgrind"
 bash scripts/sanitize.sh
