@@ -754,7 +754,12 @@ pub(crate) fn encode_chunk<'a>(
 ) -> Result<&'a [u8]> {
     meta.chain()
         .encode(&meta.dtype, &coded_shape(meta, index), data, scratch)
-        .map_err(|e| Error::Codec(format!("encoding chunk \"{key}\": {e}")))
+        .map_err(|e| encoding_failed(key, e))
+}
+
+/// The error of a chunk whose encoding failed with `e`.
+fn encoding_failed(key: &dyn std::fmt::Display, e: Error) -> Error {
+    Error::Codec(format!("encoding chunk \"{key}\": {e}"))
 }
 
 /// One element's bytes of the fill value (zeros when it is null, allocated fallibly: an
@@ -1111,23 +1116,23 @@ pub(super) fn merged_chunk<'w>(
     let ChunkWork { chunk, scratch } = work;
     // A whole chunk that is one run of the caller's buffer, in the stored byte order, is
     // encoded from there when the codecs leave their input as it is: no copy.
-    let at = part.buf_offset * meta.item_size();
-    let run = buf.get(at..at.saturating_add(part.chunk_bytes));
-    if let Some(run) = run.filter(|_| {
-        part.whole_chunk
-            && !meta.dtype.needs_swap()
-            && meta.chain().encodes_without_change(&meta.dtype)
-            && is_single_run(&part.extent, &part.chunk_strides, &plan.buf_strides)
-    }) {
-        if !keep_fill && meta.fill_value.is_some() && all_equal(run, pattern) {
-            return Ok(None);
+    if part.whole_chunk
+        && !meta.dtype.needs_swap()
+        && meta.chain().encodes_without_change(&meta.dtype)
+        && is_single_run(&part.extent, &part.chunk_strides, &plan.buf_strides)
+    {
+        let at = part.buf_offset * meta.item_size();
+        if let Some(run) = buf.get(at..at.saturating_add(part.chunk_bytes)) {
+            if !keep_fill && meta.fill_value.is_some() && all_equal(run, pattern) {
+                return Ok(None);
+            }
+            let shape = coded_shape(meta, &part.index);
+            return meta
+                .chain()
+                .encode_shared(&meta.dtype, &shape, run, scratch)
+                .map(Some)
+                .map_err(|e| encoding_failed(label, e));
         }
-        let shape = coded_shape(meta, &part.index);
-        return meta
-            .chain()
-            .encode_shared(&meta.dtype, &shape, run, scratch)
-            .map(Some)
-            .map_err(|e| Error::Codec(format!("encoding chunk \"{label}\": {e}")));
     }
     try_resize(chunk, part.chunk_bytes, "a chunk")?;
     match existing {

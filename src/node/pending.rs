@@ -210,10 +210,8 @@ struct State {
     waiting: VecDeque<Queued>,
     /// Requests submitted and not yet done (waiting or running).
     pending: usize,
-    /// The footprints of the requests running, by a number given at their start.
-    running: Vec<(u64, Footprint)>,
-    /// The number given to the next request that starts.
-    next_start: u64,
+    /// The footprints of the requests running.
+    running: Vec<Footprint>,
     /// Threads running the queue.
     threads: usize,
 }
@@ -243,8 +241,7 @@ impl State {
         let Some(head) = self.waiting.front() else {
             return false;
         };
-        self.running.len() < max_threads()
-            && !self.running.iter().any(|(_, f)| f.meets(&head.footprint))
+        self.running.len() < max_threads() && !self.running.iter().any(|f| f.meets(&head.footprint))
     }
 }
 
@@ -279,29 +276,26 @@ impl Shared {
     /// Runs the queue's requests, each as soon as it may start, until none may.
     fn run(self: &Arc<Self>) {
         loop {
-            let (queued, id) = {
+            let Queued {
+                job,
+                footprint,
+                permit,
+                request,
+            } = {
                 let mut state = self.state();
                 if !state.head_may_start() {
                     state.threads -= 1;
                     return;
                 }
                 let queued = state.waiting.pop_front().expect("the queue has a head");
-                let id = state.next_start;
-                state.next_start += 1;
-                state.running.push((id, queued.footprint.clone()));
+                state.running.push(queued.footprint.clone());
                 // The next request may not need to wait for this one: it starts beside it
                 // (were no thread to start, it waits for this one).
                 if state.head_may_start() {
                     let _ = self.start_thread(&mut state);
                 }
-                (queued, id)
+                queued
             };
-            let Queued {
-                job,
-                permit,
-                request,
-                ..
-            } = queued;
             let result = catch_unwind(AssertUnwindSafe(job))
                 .unwrap_or_else(|_| Err(Error::Internal("a non-blocking request panicked".into())));
             // The job (and the array it held) is gone; the budget is given back before the
@@ -309,7 +303,10 @@ impl Shared {
             drop(permit);
             request.finish(result);
             let mut state = self.state();
-            state.running.retain(|(running, _)| *running != id);
+            // Running requests with equal footprints are alike: any one of them goes.
+            if let Some(at) = state.running.iter().position(|f| *f == footprint) {
+                state.running.swap_remove(at);
+            }
             state.pending -= 1;
             if state.pending == 0 {
                 self.idle.notify_all();
