@@ -126,8 +126,8 @@ if grep -q '^ZARR_TOOL:BOOL=ON' "$build/CMakeCache.txt"; then
   else
     step "tests/cli.rs, netcdf_hostile.rs and netcdf_export.rs on the installed bin/zarrtool (netCDF: $netcdf; features: ${features:-default})"
     (cd "$here" && ZARRTOOL_BIN="$prefix/bin/zarrtool" ZARR_TEST_NETCDF=$netcdf \
-       cargo test --quiet ${features:+--features "$features"} --test cli \
-         --test netcdf_hostile --test netcdf_export) \
+       cargo test --quiet ${features:+--features "$features"} --test suite \
+         -- cli:: netcdf_hostile:: netcdf_export::) \
       >"$work/cli-tests.log" 2>&1 ||
       { cat "$work/cli-tests.log" >&2; fail "the CLI tests failed on the installed zarrtool"; }
   fi

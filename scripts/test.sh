@@ -103,7 +103,7 @@ if cargo clippy --version >/dev/null 2>&1; then
   cargo clippy --no-default-features --features cli --all-targets -- -D warnings
 fi
 # (regions and hierarchy: the slow sharding and concurrency tests run in the default build)
-cargo test --no-default-features --test regions --test hierarchy
+cargo test --no-default-features --test suite -- regions:: hierarchy::
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet
 
 stage "bindings: generated code matches zarr.h"

@@ -4,7 +4,7 @@
 //! processes (this test binary run again as a child appender) on a directory store and on
 //! the S3 emulator, sharded and not, and within one process through two handles.
 
-mod common;
+use crate::common;
 
 use serde_json::json;
 use std::process::{Child, Command};
@@ -53,7 +53,12 @@ fn create_series(store: Arc<dyn Store>, sharded: bool) {
 /// appends its steps, waiting its turn when another holds the lock.
 fn spawn_appender(who: u32, url: &str, options: &str) -> Child {
     Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "child_appender", "--ignored", "--nocapture"])
+        .args([
+            "--exact",
+            "append_lock::child_appender",
+            "--ignored",
+            "--nocapture",
+        ])
         .env("ZARR_TEST_APPENDER", format!("{who}\n{url}\n{options}"))
         .spawn()
         .unwrap()

@@ -3,7 +3,7 @@
 //! bounds what is kept, and writes through any handle or store of the process make kept
 //! chunks stale, also while other threads read through the cache.
 
-mod common;
+use crate::common;
 
 use common::counting::Counting;
 use serde_json::json;

@@ -9,7 +9,7 @@ use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-mod common;
+use crate::common;
 
 use common::zarrtool::{exe, fails, import_sample, ok, s, succeeds, tool};
 

@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::process::Command;
 
-mod common;
+use crate::common;
 
 use common::zarrtool::{fails, import_sample, ok, s};
 use common::{free_port, Server};

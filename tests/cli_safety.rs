@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-mod common;
+use crate::common;
 
 use common::zarrtool::{ok_in, tool_in};
 

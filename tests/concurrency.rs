@@ -240,7 +240,7 @@ fn processes_through_differently_rooted_stores_share_lock_files() {
             Command::new(&exe)
                 .args([
                     "--exact",
-                    "processes_through_differently_rooted_stores_share_lock_files",
+                    "concurrency::processes_through_differently_rooted_stores_share_lock_files",
                     "--test-threads=1",
                     "--quiet",
                 ])

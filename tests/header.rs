@@ -22,7 +22,7 @@ fn zarr_h_matches_the_sources() {
     let committed = std::fs::read(&header).unwrap_or_default();
     assert!(
         committed == generated,
-        "include/zarr.h differs from what cbindgen generates: run `ZARR_BLESS=1 cargo test --test header`"
+        "include/zarr.h differs from what cbindgen generates: run `ZARR_BLESS=1 cargo test --test suite header::`"
     );
 }
 

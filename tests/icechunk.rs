@@ -5,7 +5,7 @@
 //! leading outside in repositories.
 #![cfg(feature = "icechunk")]
 
-mod common;
+use crate::common;
 
 use serde_json::{json, Map, Value};
 use std::path::Path;
@@ -425,7 +425,7 @@ fn readers_in_another_process_see_whole_commits_in_order() {
         std::process::Command::new(std::env::current_exe().unwrap())
             .args([
                 "--exact",
-                "readers_in_another_process_see_whole_commits_in_order",
+                "icechunk::readers_in_another_process_see_whole_commits_in_order",
                 "--test-threads=1",
                 "--quiet",
             ])

@@ -232,7 +232,7 @@ fn run_limited(test: &str) -> String {
 /// items of 300 MB can, but not have their base64 text made on top.
 #[test]
 fn huge_items_fail_cleanly_under_an_address_space_limit() {
-    let stdout = run_limited("limited_huge_items");
+    let stdout = run_limited("memory_limit::limited_huge_items");
     let said = |case: &str, step: &str| {
         let prefix = format!("{case} | {step} | ");
         stdout

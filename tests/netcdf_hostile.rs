@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-mod common;
+use crate::common;
 
 use common::zarrtool::{exe, s, tool};
 

@@ -3,7 +3,7 @@
 //! later requests unaffected; the budget of bytes in flight; requests dropped unwaited;
 //! flush waiting for them.
 
-mod common;
+use crate::common;
 
 use common::counting::Counting;
 use serde_json::json;

@@ -5,7 +5,7 @@
 //! pool's size; shard reads use suffix and plain ranges.
 #![cfg(feature = "cloud")]
 
-mod common;
+use crate::common;
 
 use common::proxy::{Fault, Proxy, Seen};
 use common::*;

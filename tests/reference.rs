@@ -2,7 +2,7 @@
 //! described by reference files that the tests build (version 0 and 1, templates, `gen`,
 //! inline and ranged values), read back exactly; and where references may point.
 
-mod common;
+use crate::common;
 
 use serde_json::{json, Map, Value};
 use std::path::{Path, PathBuf};
@@ -467,7 +467,7 @@ fn hostile_files_fail_within_a_memory_limit() {
         .arg(exe)
         .args([
             "--exact",
-            "limited_hostile_files",
+            "reference::limited_hostile_files",
             "--nocapture",
             "--test-threads=1",
         ])

@@ -1,7 +1,7 @@
 //! Region I/O against a dense reference: random shapes, chunk shapes, orders, separators
 //! and regions; every write goes to both, every read must match the reference exactly.
 
-mod common;
+use crate::common;
 
 use serde_json::json;
 use std::sync::Arc;

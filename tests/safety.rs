@@ -182,7 +182,7 @@ fn a_chunk_too_large_for_memory_is_an_error_not_an_abort() {
         .arg("ulimit -v 4194304 && exec \"$0\" \"$@\"")
         .arg(exe)
         .args([
-            "a_chunk_too_large_for_memory_is_an_error_not_an_abort",
+            "safety::a_chunk_too_large_for_memory_is_an_error_not_an_abort",
             "--exact",
             "--test-threads=1",
         ])

@@ -1,7 +1,7 @@
 //! Sharded v3 arrays: exact round trips, ranged reads (counted), one write per shard,
 //! empty inner chunks and shards, and corrupt indexes.
 
-mod common;
+use crate::common;
 
 use common::counting::Counting;
 use serde_json::json;
