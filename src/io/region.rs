@@ -387,6 +387,24 @@ impl<'a> Plan<'a> {
         }
     }
 
+    /// Orders `parts` (unsharded) so that parts taken one after the other write apart in
+    /// the caller's buffer: the grid dimension of the buffer's smallest stride (of those
+    /// the region spans more than one chunk of) varies slowest. Parts next to each other
+    /// along it share the buffer's pages; workers that take them at the same time fault
+    /// the same fresh pages in twice, contending for their locks.
+    fn spread(&self, parts: &mut [usize]) {
+        let spanned = (0..self.counts.len()).filter(|&d| self.counts[d] > 1);
+        let (Some(d), None) = (
+            spanned.min_by_key(|&d| self.buf_strides[d]),
+            self.meta.sharding(),
+        ) else {
+            return;
+        };
+        let inner: u64 = self.counts[d + 1..].iter().product();
+        let along = |flat: usize| (flat as u64 / inner) % self.counts[d];
+        parts.sort_by_key(|&flat| (along(flat), flat));
+    }
+
     /// The part numbers `parts` in batches of about `per_batch` parts for a pipelined read:
     /// in their order, or when sharded each shard's parts together (shards of fewer parts
     /// share a batch, a shard of more is split), so that each shard is read with as few
@@ -958,6 +976,9 @@ pub fn read(
             place_read(buffers, found)
         });
     }
+    // The pipelines below hand parts to workers one at a time, in this order.
+    let mut parts = parts;
+    plan.spread(&mut parts);
     // The buffers of decoded chunks are filled again by the chunks fetched after them (a
     // batch's worth kept, and as much again for the batches' differing sizes).
     let spares = &Spares::holding(2 * READ_BATCH_BYTES as usize);
@@ -1533,7 +1554,7 @@ fn build_shard<S: ShardSink>(
 
 #[cfg(test)]
 mod tests {
-    use super::ReadAhead;
+    use super::{Plan, ReadAhead, Region};
 
     /// The asking thread waits until the pool has started the batch before the one it asks
     /// for, and returns (false) once the read ends, even while it waits: a read that fails
@@ -1566,6 +1587,41 @@ mod tests {
         assert!(
             !ahead.wait_started(0),
             "a read that ended asks for nothing more"
+        );
+    }
+
+    /// Parts handed out one after another lie apart in the caller's buffer: the grid
+    /// dimension of the smallest buffer stride (that the region spans more than one chunk
+    /// of) varies slowest; sharded arrays keep their order.
+    #[test]
+    fn spread_puts_the_dimension_of_the_smallest_stride_outermost() {
+        let meta = crate::meta::v2::parse_array(
+            br#"{"zarr_format": 2, "shape": [4, 4, 4], "chunks": [2, 2, 2], "dtype": "<u2",
+                "compressor": null, "fill_value": 0, "order": "C", "filters": null}"#,
+        )
+        .unwrap();
+        let order = |start: &[u64], count: &[u64], buf_strides: Vec<usize>| {
+            let region = Region { start, count };
+            let plan = Plan::new(&meta, "a", region, buf_strides).unwrap();
+            let mut parts: Vec<usize> = (0..plan.total).collect();
+            plan.spread(&mut parts);
+            parts
+        };
+        let whole = ([0, 0, 0], [4, 4, 4]);
+        assert_eq!(
+            order(&whole.0, &whole.1, vec![16, 4, 1]),
+            [0, 2, 4, 6, 1, 3, 5, 7],
+            "C order: the last dimension outermost"
+        );
+        assert_eq!(
+            order(&whole.0, &whole.1, vec![1, 4, 16]),
+            [0, 1, 2, 3, 4, 5, 6, 7],
+            "Fortran order: the first dimension outermost, which is C order's first"
+        );
+        assert_eq!(
+            order(&[0, 0, 0], &[4, 4, 2], vec![8, 2, 1]),
+            [0, 2, 1, 3],
+            "one chunk along the last dimension: the middle one is outermost"
         );
     }
 }
