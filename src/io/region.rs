@@ -387,17 +387,30 @@ impl<'a> Plan<'a> {
         }
     }
 
-    /// Orders `parts` (unsharded) so that parts taken one after the other write apart in
-    /// the caller's buffer: the grid dimension of the buffer's smallest stride (of those
-    /// the region spans more than one chunk of) varies slowest. Parts next to each other
-    /// along it share the buffer's pages; workers that take them at the same time fault
-    /// the same fresh pages in twice, contending for their locks.
+    /// [`Plan::batches`] for a pipeline that hands the parts to workers one at a time in
+    /// batch order, [`Plan::spread`] over all parts (unsharded) or within each batch
+    /// (sharded: a batch reads a run of one shard).
+    fn spread_batches(&self, parts: &[usize], per_batch: usize) -> Vec<Vec<usize>> {
+        if self.meta.sharding().is_none() {
+            let mut parts = parts.to_vec();
+            self.spread(&mut parts);
+            return self.batches(&parts, per_batch);
+        }
+        let mut batches = self.batches(parts, per_batch);
+        for batch in &mut batches {
+            self.spread(batch);
+        }
+        batches
+    }
+
+    /// Orders `parts` so that parts taken one after the other write apart in the caller's
+    /// buffer: the grid dimension of the buffer's smallest stride (of those the region
+    /// spans more than one chunk of) varies slowest. Parts next to each other along it
+    /// share the buffer's pages; workers that take them at the same time fault the same
+    /// fresh pages in twice, contending for their locks.
     fn spread(&self, parts: &mut [usize]) {
         let spanned = (0..self.counts.len()).filter(|&d| self.counts[d] > 1);
-        let (Some(d), None) = (
-            spanned.min_by_key(|&d| self.buf_strides[d]),
-            self.meta.sharding(),
-        ) else {
+        let Some(d) = spanned.min_by_key(|&d| self.buf_strides[d]) else {
             return;
         };
         let inner: u64 = self.counts[d + 1..].iter().product();
@@ -976,9 +989,6 @@ pub fn read(
             place_read(buffers, found)
         });
     }
-    // The pipelines below hand parts to workers one at a time, in this order.
-    let mut parts = parts;
-    plan.spread(&mut parts);
     // The buffers of decoded chunks are filled again by the chunks fetched after them (a
     // batch's worth kept, and as much again for the batches' differing sizes).
     let spares = &Spares::holding(2 * READ_BATCH_BYTES as usize);
@@ -1019,7 +1029,7 @@ pub fn read(
         // the kernel is asked to read each batch's files in once the pool has started on
         // the batch before it. The pool takes the parts in batch order without waiting at
         // the end of a batch, so a worker done early goes on to the next one.
-        let batches = plan.batches(&parts, read_ahead_len(max_stored));
+        let batches = plan.spread_batches(&parts, read_ahead_len(max_stored));
         let order: Vec<usize> = batches.concat();
         let mut batch_of = Vec::with_capacity(order.len());
         for (b, batch) in batches.iter().enumerate() {
@@ -1055,7 +1065,7 @@ pub fn read(
     // READS_IN_FLIGHT_BYTES, and the pool decodes each part as its request answers.
     let per_batch =
         (READ_BATCH_BYTES / max_stored.max(1)).clamp(1, 4 * store.concurrency() as u64) as usize;
-    let batches = plan.batches(&parts, per_batch);
+    let batches = plan.spread_batches(&parts, per_batch);
     let plan = &plan;
     let largest =
         (batches.iter().map(Vec::len).max().unwrap_or(1) as u64).saturating_mul(max_stored);
@@ -1592,7 +1602,7 @@ mod tests {
 
     /// Parts handed out one after another lie apart in the caller's buffer: the grid
     /// dimension of the smallest buffer stride (that the region spans more than one chunk
-    /// of) varies slowest; sharded arrays keep their order.
+    /// of) varies slowest.
     #[test]
     fn spread_puts_the_dimension_of_the_smallest_stride_outermost() {
         let meta = crate::meta::v2::parse_array(
