@@ -304,6 +304,21 @@ static void test_regions() {
     CHECK_EQ(a.zarr_format(), 2);
     CHECK(a.dtype_name() == "<i4");
 
+    // Chunks encoded through one handle, stored whole through another; the fill value's
+    // chunk is not stored.
+    zarr::Array e = zarr::ArrayBuilder::of<int32_t>({4, 2}).set_chunk_shape({2, 2}).create(
+        store, "encoded", ZARR_MODE_W);
+    std::vector<int32_t> first{1, 2, 3, 4}, zeros(4, 0);
+    auto unit = e.encode_chunk({0, 0}, first.data(), sizeof(int32_t) * first.size());
+    CHECK(unit.has_value());
+    CHECK(!e.encode_chunk({1, 0}, zeros.data(), sizeof(int32_t) * zeros.size()).has_value());
+    CHECK_EQ(e.encoded_units({0, 0}), 1);
+    e.write_encoded({0, 0}, {unit});
+    e.write_encoded({1, 0}, {std::nullopt});
+    CHECK(same(e.read<int32_t>({0, 0}, {4, 2}), std::vector<int32_t>{1, 2, 3, 4, 0, 0, 0, 0}));
+    CHECK_EQ(e.nchunks_initialized(), 1);
+    CHECK_THROWS(e.encode_chunk({0, 0}, first.data(), 8), ZARR_ERR_BUFFER_SIZE, "holds 16 bytes");
+
     // Synchronizers.
     a.set_synchronizer(ZARR_SYNC_THREAD);
     a.set_synchronizer(ZARR_SYNC_NONE);

@@ -2628,6 +2628,96 @@ zarr_status_t zarr_store_changes_merge(const zarr_store_t *store,
 ZARR_API void zarr_bytes_free(void *bytes);
 
 /**
+ * Sets `*out_bytes` to the most bytes `zarr_array_encode_chunk` writes for one chunk of
+ * this array: a size for its `out` buffer.
+ *
+ * Errors: `ZARR_ERR_OVERFLOW` (the bound does not fit a `size_t`).
+ *
+ * Ownership: nothing is kept; the result goes to the caller's output.
+ *
+ * Thread safety: any thread, at the same time as any other call.
+ */
+ZARR_API zarr_status_t zarr_array_encoded_chunk_bound(const zarr_array_t *array, size_t *out_bytes);
+
+/**
+ * Encodes the whole chunk at `index` (`ndim` numbers) of the grid the codecs encode (the
+ * inner chunks when the array is sharded, else the chunks) from `buf`: the chunk's
+ * elements in the array's type (`zarr_array_dtype`), native byte order, C order, past the
+ * array's edge too (`buf_bytes` must be the chunk's size). The encoding goes to `out`
+ * (`out_bytes` long; `zarr_array_encoded_chunk_bound` is always enough) and its length to
+ * `*out_written`; `*out_stored` is false, and nothing written, when the chunk equals the
+ * fill value and is not stored. Nothing is stored by this call: the encodings go to
+ * `zarr_array_write_encoded`, in this process or another one with a handle of the same
+ * array.
+ *
+ * Errors: `ZARR_ERR_RANK_MISMATCH` (`ndim`), `ZARR_ERR_OUT_OF_BOUNDS` (`index` outside
+ * the grid), `ZARR_ERR_BUFFER_SIZE` (`buf_bytes` is not the chunk's size; or `out` is
+ * too small: `*out_written` is then the length needed), `ZARR_ERR_UNSUPPORTED` (variable-
+ * length items, nested shards, a rectilinear grid of shards), `ZARR_ERR_CODEC`.
+ *
+ * Ownership: nothing is kept; `buf` is only read.
+ *
+ * Thread safety: any thread, at the same time as any other call.
+ */
+ZARR_API
+zarr_status_t zarr_array_encode_chunk(const zarr_array_t *array,
+                                      size_t ndim,
+                                      const uint64_t *index,
+                                      const void *buf,
+                                      size_t buf_bytes,
+                                      void *out_buf,
+                                      size_t out_bytes,
+                                      size_t *out_written,
+                                      bool *out_stored);
+
+/**
+ * Sets `*out_units` to how many encoded chunks `zarr_array_write_encoded` takes for the
+ * object at `index` (`ndim` numbers) of the grid of stored objects (shards when sharded,
+ * else chunks): the inner chunks per shard, or 1.
+ *
+ * Errors: `ZARR_ERR_RANK_MISMATCH`, `ZARR_ERR_OUT_OF_BOUNDS`, `ZARR_ERR_UNSUPPORTED` (as
+ * `zarr_array_encode_chunk`).
+ *
+ * Ownership: nothing is kept; the result goes to the caller's output.
+ *
+ * Thread safety: any thread, at the same time as any other call.
+ */
+ZARR_API
+zarr_status_t zarr_array_encoded_units(const zarr_array_t *array,
+                                       size_t ndim,
+                                       const uint64_t *index,
+                                       size_t *out_units);
+
+/**
+ * Stores the object at `index` (`ndim` numbers; a shard when sharded, else a chunk) whole
+ * from `nunits` encodings made by `zarr_array_encode_chunk` (`zarr_array_encoded_units`
+ * of them: a shard's inner chunks in C order within it): `units[i]` of `unit_bytes[i]`
+ * bytes, or NULL for a chunk not stored (read as the fill value). The object's old
+ * content is replaced; an object of no stored chunk is erased. The shard's index is
+ * built here. Under the handle's synchronizer, as `zarr_array_write`; durability as the
+ * store's `zarr_durability`.
+ *
+ * The encodings are stored as given: bytes that did not come from
+ * `zarr_array_encode_chunk` for this array and chunk are refused only when longer than
+ * `zarr_array_encoded_chunk_bound`, and otherwise fail when read.
+ *
+ * Errors: `ZARR_ERR_RANK_MISMATCH`, `ZARR_ERR_OUT_OF_BOUNDS`, `ZARR_ERR_UNSUPPORTED` (as
+ * `zarr_array_encode_chunk`), `ZARR_ERR_INVALID_ARG` (`nunits` is not the object's, or an
+ * encoding longer than the bound), `ZARR_ERR_READ_ONLY`, `ZARR_ERR_IO`.
+ *
+ * Ownership: nothing is kept; the encodings are only read.
+ *
+ * Thread safety: any thread; as `zarr_array_write` for writers of the same object.
+ */
+ZARR_API
+zarr_status_t zarr_array_write_encoded(const zarr_array_t *array,
+                                       size_t ndim,
+                                       const uint64_t *index,
+                                       size_t nunits,
+                                       const void *const *units,
+                                       const size_t *unit_bytes);
+
+/**
  * The fixed name of a status code (`"ZARR_ERR_NOT_FOUND"`); never NULL, "ZARR_UNKNOWN_STATUS"
  * for values that are not statuses. The string is static: do not free it.
  *

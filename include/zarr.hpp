@@ -1591,6 +1591,41 @@ class Array : public detail::TypedAttributes<Array> {
         detail::check(zarr_array_nchunks_initialized(get(), &n));
         return n;
     }
+    /* The whole chunk at index (inner chunks when sharded) encoded from its elements in
+     * the array's type, C order (bytes of the whole chunk); std::nullopt when it equals
+     * the fill value and is not stored. For write_encoded, here or in another process. */
+    std::optional<std::vector<unsigned char>> encode_chunk(const std::vector<uint64_t> &index,
+                                                           const void *data,
+                                                           size_t bytes) const {
+        size_t bound = 0, written = 0;
+        bool stored = false;
+        detail::check(zarr_array_encoded_chunk_bound(get(), &bound));
+        std::vector<unsigned char> out(bound);
+        detail::check(zarr_array_encode_chunk(get(), index.size(), index.data(), data, bytes,
+                                              out.data(), out.size(), &written, &stored));
+        if (!stored) return std::nullopt;
+        out.resize(written);
+        return out;
+    }
+    /* How many encodings write_encoded takes for the object at index. */
+    size_t encoded_units(const std::vector<uint64_t> &index) const {
+        size_t n = 0;
+        detail::check(zarr_array_encoded_units(get(), index.size(), index.data(), &n));
+        return n;
+    }
+    /* Stores the object (shard or chunk) at index whole from encode_chunk's encodings (a
+     * shard's inner chunks in C order; std::nullopt: not stored). */
+    void write_encoded(const std::vector<uint64_t> &index,
+                       const std::vector<std::optional<std::vector<unsigned char>>> &units) const {
+        std::vector<const void *> data;
+        std::vector<size_t> bytes;
+        for (const auto &unit : units) {
+            data.push_back(unit ? static_cast<const void *>(unit->data()) : nullptr);
+            bytes.push_back(unit ? unit->size() : 0);
+        }
+        detail::check(zarr_array_write_encoded(get(), index.size(), index.data(), units.size(),
+                                               data.data(), bytes.data()));
+    }
     std::string metadata_json() const {
         return detail::get_text([&](char *b, size_t l, size_t *n) {
             return zarr_array_metadata_json(get(), b, l, n);

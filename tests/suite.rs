@@ -18,6 +18,7 @@ mod cli_safety;
 mod codec_chain;
 mod concurrency;
 mod draft;
+mod encoded;
 mod filters;
 mod header;
 mod hierarchy;

@@ -10,6 +10,7 @@ pub mod cache;
 pub mod cast;
 pub mod convert;
 pub mod copy;
+pub mod encoded;
 pub mod gate;
 pub mod json_items;
 pub mod location;

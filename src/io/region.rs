@@ -235,6 +235,15 @@ fn kept_or_new() -> Buffers {
         .unwrap_or_default()
 }
 
+/// Runs `f` with work buffers an earlier call kept (kept again after it, within the
+/// bounds of [`KEPT`]).
+pub(crate) fn with_kept_work<R>(f: impl FnOnce(&mut ChunkWork) -> R) -> R {
+    let mut buffers = kept_or_new();
+    let result = f(&mut buffers.work);
+    keep(vec![buffers]);
+    result
+}
+
 /// Keeps `buffers` for later calls, within the bounds of [`KEPT`].
 fn keep(buffers: Vec<Buffers>) {
     let Ok(mut kept) = KEPT.lock() else { return };
@@ -748,7 +757,7 @@ fn read_ahead(
 
 /// The shape the codecs encode the chunk at `index` (inner chunk grid) in: its own edges
 /// on an unsharded rectilinear grid, else the inner chunk shape.
-fn coded_shape<'m>(meta: &'m ArrayMeta, index: &[u64]) -> std::borrow::Cow<'m, [u64]> {
+pub(crate) fn coded_shape<'m>(meta: &'m ArrayMeta, index: &[u64]) -> std::borrow::Cow<'m, [u64]> {
     if meta.chunks_vary() {
         meta.chunk_shape_at(index).into()
     } else {
@@ -789,13 +798,13 @@ pub(crate) fn encode_chunk<'a>(
 }
 
 /// The error of a chunk whose encoding failed with `e`.
-fn encoding_failed(key: &dyn std::fmt::Display, e: Error) -> Error {
+pub(crate) fn encoding_failed(key: &dyn std::fmt::Display, e: Error) -> Error {
     Error::Codec(format!("encoding chunk \"{key}\": {e}"))
 }
 
 /// One element's bytes of the fill value (zeros when it is null, allocated fallibly: an
 /// item may be hundreds of MiB).
-fn fill_pattern(meta: &ArrayMeta) -> Result<std::borrow::Cow<'_, [u8]>> {
+pub(crate) fn fill_pattern(meta: &ArrayMeta) -> Result<std::borrow::Cow<'_, [u8]>> {
     Ok(match &meta.fill_value {
         Some(bytes) => bytes.into(),
         None => crate::error::try_zeroed(meta.item_size(), "the fill value")?.into(),

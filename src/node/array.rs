@@ -13,6 +13,7 @@ use crate::io::append_lock::AppendLock;
 use crate::io::cache::ChunkCache;
 use crate::io::cast;
 use crate::io::convert;
+use crate::io::encoded;
 use crate::io::location::Location;
 use crate::io::lock::{Synchronization, WriteGuard};
 use crate::io::region::{self, MemLayout, Region};
@@ -492,28 +493,7 @@ impl Array {
         buf: &[u8],
     ) -> Result<()> {
         self.check_writable("write")?;
-        {
-            // Shards still being stored behind the appends are collected first (the write
-            // may rewrite them), and open shards this write overlaps are stored and closed;
-            // it then rewrites them as any other shard.
-            let mut appends = self.appends()?;
-            if let Some(open) = appends.open.as_mut() {
-                self.collect_stored(open, true)?;
-            }
-            let meta = self.metadata();
-            let overlaps = appends.open.as_ref().is_some_and(|open| {
-                open.axis_range(&meta).is_some_and(|(lo, hi)| {
-                    let axis = open.axis;
-                    start.len() == meta.rank()
-                        && count.len() == meta.rank()
-                        && start[axis] < hi
-                        && start[axis].saturating_add(count[axis]) > lo
-                })
-            });
-            if overlaps {
-                self.flush_appends(&mut appends, true)?;
-            }
-        }
+        self.settle_appends(start, count)?;
         let meta = self.metadata();
         let region = Region { start, count };
         let strides = region::check(&meta, region, elem, layout.into(), buf.len())?;
@@ -540,6 +520,80 @@ impl Array {
             strides,
             buf,
             &*self.guard()?,
+        )
+    }
+
+    /// Before a write of the region `start`/`count`: shards still being stored behind the
+    /// appends are collected (the write may rewrite them), and open shards the region
+    /// overlaps are stored and closed; the write then rewrites them as any other shard.
+    fn settle_appends(&self, start: &[u64], count: &[u64]) -> Result<()> {
+        let mut appends = self.appends()?;
+        if let Some(open) = appends.open.as_mut() {
+            self.collect_stored(open, true)?;
+        }
+        let meta = self.metadata();
+        let overlaps = appends.open.as_ref().is_some_and(|open| {
+            open.axis_range(&meta).is_some_and(|(lo, hi)| {
+                let axis = open.axis;
+                start.len() == meta.rank()
+                    && count.len() == meta.rank()
+                    && start[axis] < hi
+                    && start[axis].saturating_add(count[axis]) > lo
+            })
+        });
+        if overlaps {
+            self.flush_appends(&mut appends, true)?;
+        }
+        Ok(())
+    }
+
+    /// Encodes the whole chunk at `index` of the grid the codecs encode (inner chunks when
+    /// sharded) from `data` (its elements in the array's type, native byte order, C order,
+    /// past the array's edge too), for [`Array::write_encoded`], possibly through another
+    /// handle of the array in another process. `None`: the chunk equals the fill value and
+    /// is not stored.
+    pub fn encode_chunk(&self, index: &[u64], data: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.encode_chunk_with(index, data, |e| e.map(<[u8]>::to_vec))
+    }
+
+    /// [`Array::encode_chunk`], handing the encoding to `use_encoding` where it lies.
+    pub fn encode_chunk_with<R>(
+        &self,
+        index: &[u64],
+        data: &[u8],
+        use_encoding: impl FnOnce(Option<&[u8]>) -> R,
+    ) -> Result<R> {
+        let keep_fill = self.guard()?.keeps_empty();
+        encoded::encode_unit(&self.metadata(), index, data, keep_fill, use_encoding)
+    }
+
+    /// The most bytes [`Array::encode_chunk`] returns for one chunk of this array.
+    pub fn encoded_chunk_bound(&self) -> u64 {
+        self.metadata().max_encoded_chunk_len()
+    }
+
+    /// How many encoded chunks [`Array::write_encoded`] takes for the object at `index`
+    /// (of the grid of stored objects): the inner chunks per shard, or one.
+    pub fn encoded_units(&self, index: &[u64]) -> Result<usize> {
+        encoded::units_of(&self.metadata(), index)
+    }
+
+    /// Stores the object (chunk, or shard) at `index` of the grid of stored objects whole
+    /// from `units`, chunks encoded by [`Array::encode_chunk`] (a shard's inner chunks in
+    /// C order; `None`: not stored, read as the fill value), under the handle's
+    /// synchronizer. The encodings are stored as given: bytes that are not one are
+    /// refused only when longer than any encoding can be.
+    pub fn write_encoded(&self, index: &[u64], units: &[Option<&[u8]>]) -> Result<()> {
+        self.check_writable("write_encoded")?;
+        let (start, count) = self.chunk_region(index)?;
+        self.settle_appends(&start, &count)?;
+        encoded::write_object(
+            self.store.as_ref(),
+            &self.format.data_base(&self.path),
+            &self.metadata(),
+            &*self.guard()?,
+            index,
+            units,
         )
     }
 

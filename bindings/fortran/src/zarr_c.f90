@@ -2319,6 +2319,116 @@ module zarr_c
       type(c_ptr), value :: bytes
     end subroutine c_zarr_bytes_free
 
+    ! Sets `*out_bytes` to the most bytes `zarr_array_encode_chunk` writes for one chunk of
+    ! this array: a size for its `out` buffer.
+    !
+    ! Errors: `ZARR_ERR_OVERFLOW` (the bound does not fit a `size_t`).
+    !
+    ! Ownership: nothing is kept; the result goes to the caller's output.
+    !
+    ! Thread safety: any thread, at the same time as any other call.
+    function c_zarr_array_encoded_chunk_bound(array, out_bytes) &
+        bind(c, name="zarr_array_encoded_chunk_bound") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: array
+      integer(c_size_t), intent(out) :: out_bytes
+      integer(c_int32_t) :: res
+    end function c_zarr_array_encoded_chunk_bound
+
+    ! Encodes the whole chunk at `index` (`ndim` numbers) of the grid the codecs encode (the
+    ! inner chunks when the array is sharded, else the chunks) from `buf`: the chunk's
+    ! elements in the array's type (`zarr_array_dtype`), native byte order, C order, past
+    ! the
+    ! array's edge too (`buf_bytes` must be the chunk's size). The encoding goes to `out`
+    ! (`out_bytes` long; `zarr_array_encoded_chunk_bound` is always enough) and its length
+    ! to
+    ! `*out_written`; `*out_stored` is false, and nothing written, when the chunk equals the
+    ! fill value and is not stored. Nothing is stored by this call: the encodings go to
+    ! `zarr_array_write_encoded`, in this process or another one with a handle of the same
+    ! array.
+    !
+    ! Errors: `ZARR_ERR_RANK_MISMATCH` (`ndim`), `ZARR_ERR_OUT_OF_BOUNDS` (`index` outside
+    ! the grid), `ZARR_ERR_BUFFER_SIZE` (`buf_bytes` is not the chunk's size; or `out` is
+    ! too small: `*out_written` is then the length needed), `ZARR_ERR_UNSUPPORTED`
+    ! (variable-
+    ! length items, nested shards, a rectilinear grid of shards), `ZARR_ERR_CODEC`.
+    !
+    ! Ownership: nothing is kept; `buf` is only read.
+    !
+    ! Thread safety: any thread, at the same time as any other call.
+    function c_zarr_array_encode_chunk(array, ndim, index, buf, buf_bytes, out_buf, out_bytes, &
+        out_written, out_stored) &
+        bind(c, name="zarr_array_encode_chunk") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: array
+      integer(c_size_t), value :: ndim
+      integer(c_int64_t), intent(in) :: index(*)
+      type(c_ptr), value :: buf
+      integer(c_size_t), value :: buf_bytes
+      type(c_ptr), value :: out_buf
+      integer(c_size_t), value :: out_bytes
+      integer(c_size_t), intent(out) :: out_written(*)
+      logical(c_bool), intent(out) :: out_stored(*)
+      integer(c_int32_t) :: res
+    end function c_zarr_array_encode_chunk
+
+    ! Sets `*out_units` to how many encoded chunks `zarr_array_write_encoded` takes for the
+    ! object at `index` (`ndim` numbers) of the grid of stored objects (shards when sharded,
+    ! else chunks): the inner chunks per shard, or 1.
+    !
+    ! Errors: `ZARR_ERR_RANK_MISMATCH`, `ZARR_ERR_OUT_OF_BOUNDS`, `ZARR_ERR_UNSUPPORTED` (as
+    ! `zarr_array_encode_chunk`).
+    !
+    ! Ownership: nothing is kept; the result goes to the caller's output.
+    !
+    ! Thread safety: any thread, at the same time as any other call.
+    function c_zarr_array_encoded_units(array, ndim, index, out_units) &
+        bind(c, name="zarr_array_encoded_units") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: array
+      integer(c_size_t), value :: ndim
+      integer(c_int64_t), intent(in) :: index(*)
+      integer(c_size_t), intent(out) :: out_units(*)
+      integer(c_int32_t) :: res
+    end function c_zarr_array_encoded_units
+
+    ! Stores the object at `index` (`ndim` numbers; a shard when sharded, else a chunk)
+    ! whole
+    ! from `nunits` encodings made by `zarr_array_encode_chunk` (`zarr_array_encoded_units`
+    ! of them: a shard's inner chunks in C order within it): `units[i]` of `unit_bytes[i]`
+    ! bytes, or NULL for a chunk not stored (read as the fill value). The object's old
+    ! content is replaced; an object of no stored chunk is erased. The shard's index is
+    ! built here. Under the handle's synchronizer, as `zarr_array_write`; durability as the
+    ! store's `zarr_durability`.
+    !
+    ! The encodings are stored as given: bytes that did not come from
+    ! `zarr_array_encode_chunk` for this array and chunk are refused only when longer than
+    ! `zarr_array_encoded_chunk_bound`, and otherwise fail when read.
+    !
+    ! Errors: `ZARR_ERR_RANK_MISMATCH`, `ZARR_ERR_OUT_OF_BOUNDS`, `ZARR_ERR_UNSUPPORTED` (as
+    ! `zarr_array_encode_chunk`), `ZARR_ERR_INVALID_ARG` (`nunits` is not the object's, or
+    ! an
+    ! encoding longer than the bound), `ZARR_ERR_READ_ONLY`, `ZARR_ERR_IO`.
+    !
+    ! Ownership: nothing is kept; the encodings are only read.
+    !
+    ! Thread safety: any thread; as `zarr_array_write` for writers of the same object.
+    function c_zarr_array_write_encoded(array, ndim, index, nunits, units, unit_bytes) &
+        bind(c, name="zarr_array_write_encoded") result(res)
+      import
+      implicit none
+      type(c_ptr), value :: array
+      integer(c_size_t), value :: ndim
+      integer(c_int64_t), intent(in) :: index(*)
+      integer(c_size_t), value :: nunits
+      type(c_ptr), intent(in) :: units(*)
+      integer(c_size_t), intent(in) :: unit_bytes(*)
+      integer(c_int32_t) :: res
+    end function c_zarr_array_write_encoded
+
     ! The fixed name of a status code (`"ZARR_ERR_NOT_FOUND"`); never NULL,
     ! "ZARR_UNKNOWN_STATUS"
     ! for values that are not statuses. The string is static: do not free it.

@@ -2095,6 +2095,93 @@ function zarr_bytes_free(bytes)
 end
 
 """
+    zarr_array_encoded_chunk_bound(array, out_bytes) -> zarr_status_t
+
+Sets `*out_bytes` to the most bytes `zarr_array_encode_chunk` writes for one chunk of
+this array: a size for its `out` buffer.
+
+Errors: `ZARR_ERR_OVERFLOW` (the bound does not fit a `size_t`).
+
+Ownership: nothing is kept; the result goes to the caller's output.
+
+Thread safety: any thread, at the same time as any other call.
+"""
+function zarr_array_encoded_chunk_bound(array, out_bytes)
+    ccall((:zarr_array_encoded_chunk_bound, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Ptr{Csize_t}), array, out_bytes)
+end
+
+"""
+    zarr_array_encode_chunk(array, ndim, index, buf, buf_bytes, out_buf, out_bytes, out_written, out_stored) -> zarr_status_t
+
+Encodes the whole chunk at `index` (`ndim` numbers) of the grid the codecs encode (the
+inner chunks when the array is sharded, else the chunks) from `buf`: the chunk's
+elements in the array's type (`zarr_array_dtype`), native byte order, C order, past the
+array's edge too (`buf_bytes` must be the chunk's size). The encoding goes to `out`
+(`out_bytes` long; `zarr_array_encoded_chunk_bound` is always enough) and its length to
+`*out_written`; `*out_stored` is false, and nothing written, when the chunk equals the
+fill value and is not stored. Nothing is stored by this call: the encodings go to
+`zarr_array_write_encoded`, in this process or another one with a handle of the same
+array.
+
+Errors: `ZARR_ERR_RANK_MISMATCH` (`ndim`), `ZARR_ERR_OUT_OF_BOUNDS` (`index` outside
+the grid), `ZARR_ERR_BUFFER_SIZE` (`buf_bytes` is not the chunk's size; or `out` is
+too small: `*out_written` is then the length needed), `ZARR_ERR_UNSUPPORTED` (variable-
+length items, nested shards, a rectilinear grid of shards), `ZARR_ERR_CODEC`.
+
+Ownership: nothing is kept; `buf` is only read.
+
+Thread safety: any thread, at the same time as any other call.
+"""
+function zarr_array_encode_chunk(array, ndim, index, buf, buf_bytes, out_buf, out_bytes, out_written, out_stored)
+    ccall((:zarr_array_encode_chunk, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Csize_t, Ptr{UInt64}, Ptr{Cvoid}, Csize_t, Ptr{Cvoid}, Csize_t, Ptr{Csize_t}, Ptr{Bool}), array, ndim, index, buf, buf_bytes, out_buf, out_bytes, out_written, out_stored)
+end
+
+"""
+    zarr_array_encoded_units(array, ndim, index, out_units) -> zarr_status_t
+
+Sets `*out_units` to how many encoded chunks `zarr_array_write_encoded` takes for the
+object at `index` (`ndim` numbers) of the grid of stored objects (shards when sharded,
+else chunks): the inner chunks per shard, or 1.
+
+Errors: `ZARR_ERR_RANK_MISMATCH`, `ZARR_ERR_OUT_OF_BOUNDS`, `ZARR_ERR_UNSUPPORTED` (as
+`zarr_array_encode_chunk`).
+
+Ownership: nothing is kept; the result goes to the caller's output.
+
+Thread safety: any thread, at the same time as any other call.
+"""
+function zarr_array_encoded_units(array, ndim, index, out_units)
+    ccall((:zarr_array_encoded_units, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Csize_t, Ptr{UInt64}, Ptr{Csize_t}), array, ndim, index, out_units)
+end
+
+"""
+    zarr_array_write_encoded(array, ndim, index, nunits, units, unit_bytes) -> zarr_status_t
+
+Stores the object at `index` (`ndim` numbers; a shard when sharded, else a chunk) whole
+from `nunits` encodings made by `zarr_array_encode_chunk` (`zarr_array_encoded_units`
+of them: a shard's inner chunks in C order within it): `units[i]` of `unit_bytes[i]`
+bytes, or NULL for a chunk not stored (read as the fill value). The object's old
+content is replaced; an object of no stored chunk is erased. The shard's index is
+built here. Under the handle's synchronizer, as `zarr_array_write`; durability as the
+store's `zarr_durability`.
+
+The encodings are stored as given: bytes that did not come from
+`zarr_array_encode_chunk` for this array and chunk are refused only when longer than
+`zarr_array_encoded_chunk_bound`, and otherwise fail when read.
+
+Errors: `ZARR_ERR_RANK_MISMATCH`, `ZARR_ERR_OUT_OF_BOUNDS`, `ZARR_ERR_UNSUPPORTED` (as
+`zarr_array_encode_chunk`), `ZARR_ERR_INVALID_ARG` (`nunits` is not the object's, or an
+encoding longer than the bound), `ZARR_ERR_READ_ONLY`, `ZARR_ERR_IO`.
+
+Ownership: nothing is kept; the encodings are only read.
+
+Thread safety: any thread; as `zarr_array_write` for writers of the same object.
+"""
+function zarr_array_write_encoded(array, ndim, index, nunits, units, unit_bytes)
+    ccall((:zarr_array_write_encoded, libzarr), zarr_status_t, (Ptr{zarr_array_t}, Csize_t, Ptr{UInt64}, Csize_t, Ptr{Ptr{Cvoid}}, Ptr{Csize_t}), array, ndim, index, nunits, units, unit_bytes)
+end
+
+"""
     zarr_status_str(status) -> Cstring
 
 The fixed name of a status code (`"ZARR_ERR_NOT_FOUND"`); never NULL, "ZARR_UNKNOWN_STATUS"
