@@ -29,6 +29,16 @@
  *   covers keep their stored values (libzarr, or the aggregator when the covered part is
  *   not a box, reads the object and merges). Each object has one writer, so no
  *   synchronizer and no lock file is needed.
+ * - Encoding where the data is (off unless `zarr_mpi_set_encode_where_held` or
+ *   `ZARR_MPI_ENCODE_WHERE_HELD=1` turns it on): on a regular grid sharded at most once, an
+ *   object whose
+ *   every chunk (inner chunk, when sharded) lies whole in one rank's block and meets no
+ *   other block, and that is not all in its aggregator's block, has its chunks encoded by
+ *   the ranks that hold them
+ *   (`zarr_array_encode_chunk`); the aggregator receives the encodings, lays out the shard
+ *   and stores it (`zarr_array_write_encoded`). Compression then runs on every rank and
+ *   only compressed bytes travel, as HDF5 compresses on every rank in collective writes
+ *   of filtered datasets. Other objects go through the aggregator as described above.
  * - Settings (process-wide; the values of rank 0 are used by a collective call):
  *   the number of aggregators (`zarr_mpi_set_aggregators`, environment variable
  *   `ZARR_MPI_AGGREGATORS`; as ROMIO's `cb_nodes`) and the bytes of objects one aggregator
@@ -80,6 +90,11 @@ typedef struct zarr_mpi_stats_t {
     uint32_t rounds;
     /** Aggregator ranks used (the same on every rank). */
     uint32_t aggregators;
+    /** Chunks this rank encoded from its own block and sent encoded: the chunks of
+     * objects whose every chunk lies in one rank's block and meets no other block, not
+     * all in the aggregator's (on a regular grid, sharded at most once). Their
+     * aggregators store them as they are. */
+    uint64_t chunks_encoded;
 } zarr_mpi_stats_t;
 
 /**
@@ -228,6 +243,24 @@ zarr_status_t zarr_mpi_set_aggregators(int count);
  * Thread safety: any thread; collective calls that have started keep the value they read.
  */
 zarr_status_t zarr_mpi_set_buffer_bytes(size_t bytes);
+
+/**
+ * Turns on (`on` nonzero) or off the encoding of chunks by the ranks that hold them in later
+ * collective writes (see the header's conventions): only encoded bytes then travel to the
+ * aggregators, and every rank compresses its own chunks. Off by default: on one node, where
+ * the pieces travel through shared memory, it measured no faster (the aggregators encode
+ * with their worker threads from their own blocks); across nodes it sends the compressed
+ * size instead of the raw one. Without a call, the environment variable
+ * `ZARR_MPI_ENCODE_WHERE_HELD` (0 or 1) is used when set. A collective call uses rank 0's
+ * setting.
+ *
+ * Errors: only the usual ones.
+ *
+ * Ownership: nothing changes hands.
+ *
+ * Thread safety: any thread; collective calls that have started keep the value they read.
+ */
+zarr_status_t zarr_mpi_set_encode_where_held(int on);
 
 /**
  * Copies the calling thread's last error message of this layer into `buf` (string output

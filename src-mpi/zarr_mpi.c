@@ -42,6 +42,7 @@ static _Thread_local zarr_mpi_stats_t last_stats;
 /* -1 until a setter is called: then the environment is read. */
 static atomic_int setting_aggregators = -1;
 static atomic_llong setting_buffer = -1;
+static atomic_int setting_encode = -1;
 
 /* A rank's local error: the first failure wins. */
 typedef struct {
@@ -119,6 +120,11 @@ zarr_status_t zarr_mpi_set_buffer_bytes(size_t bytes) {
     return ZARR_OK;
 }
 
+zarr_status_t zarr_mpi_set_encode_where_held(int on) {
+    atomic_store(&setting_encode, on != 0);
+    return ZARR_OK;
+}
+
 zarr_status_t zarr_mpi_last_error(char *buf, size_t len, size_t *needed) {
     size_t full = strlen(last_error) + 1;
     if (needed) *needed = full;
@@ -140,7 +146,17 @@ zarr_status_t zarr_mpi_last_stats(zarr_mpi_stats_t *out_stats) {
 }
 
 /* The settings as rank 0 reads them: a setter's value, else the environment's. */
-static void read_settings(uint64_t *aggregators, uint64_t *buffer, error_t_ *e) {
+static void read_settings(uint64_t *aggregators, uint64_t *buffer, uint64_t *encode,
+                          error_t_ *e) {
+    int on = atomic_load(&setting_encode);
+    *encode = on > 0;
+    if (on < 0) {
+        const char *text = getenv("ZARR_MPI_ENCODE_WHERE_HELD");
+        if (text && *text && strcmp(text, "0") != 0 && strcmp(text, "1") != 0)
+            fail(e, ZARR_ERR_INVALID_ARG, "ZARR_MPI_ENCODE_WHERE_HELD is \"%s\": not 0 or 1",
+                 text);
+        *encode = text && strcmp(text, "1") == 0;
+    }
     int count = atomic_load(&setting_aggregators);
     *aggregators = 0;
     if (count >= 0) {
@@ -357,6 +373,7 @@ typedef struct {
     zarr_dtype_t dtype;
     size_t item;
     uint64_t aggregators_setting, buffer;
+    bool encode; /* chunks encoded by the ranks that hold them, where they can be */
     int naggregators;
     const int *aggregators; /* ranks, in the order objects are dealt out */
     /* 14 * ndim numbers: 0-6 the exchange's and grow's, 7 object_region's, 8-13
@@ -402,14 +419,15 @@ static void prepare(MPI_Comm comm, const zarr_array_t *array, context_t *c, erro
         fail(e, ZARR_ERR_UNSUPPORTED, "0-dimensional arrays are not written collectively");
     }
     /* Rank 0's settings and shape; a rank 0 that failed sends an empty shape. */
-    uint64_t header[3] = {0, 0, 0};
+    uint64_t header[4] = {0, 0, 0, 0};
     if (c->rank == 0) {
-        read_settings(&header[0], &header[1], e);
+        read_settings(&header[0], &header[1], &header[3], e);
         header[2] = e->status == ZARR_OK ? (uint64_t)c->ndim : 0;
     }
-    MPI_Bcast(header, 3, MPI_UINT64_T, 0, comm);
+    MPI_Bcast(header, 4, MPI_UINT64_T, 0, comm);
     c->aggregators_setting = header[0];
     c->buffer = header[1];
+    c->encode = header[3] != 0;
     bool differs = header[2] != (uint64_t)c->ndim;
     uint64_t batch[SHAPE_BATCH], first_difference = 0;
     for (uint64_t at = 0; at < header[2]; at += SHAPE_BATCH) {
@@ -502,6 +520,10 @@ typedef struct {
     const char *data;
     const uint64_t *strides; /* element strides of `data`; NULL: C order of `count` */
     int sender;
+    /* An encoded chunk instead (`start`, `count` and `strides` unused): chunk `unit` of
+     * the object, `bytes` long, or not stored when `!stored`. */
+    bool encoded, stored;
+    uint64_t unit, bytes;
 } piece_t;
 
 static int compare_piece(const void *a, const void *b) {
@@ -665,6 +687,272 @@ done:
     return st;
 }
 
+/* ---- encoding where the data is ----------------------------------------------------- */
+
+/* Marks the header word of an encoded chunk in a round's messages. */
+#define ENCODED_PIECE (UINT64_C(1) << 63)
+
+/* Which objects have their chunks encoded by the ranks that hold them, and the buffers
+ * to encode with. */
+typedef struct {
+    bool possible;      /* a regular grid, sharded at most once */
+    uint64_t *blocks;   /* every rank's block: its start, then its count */
+    uint64_t *shape;    /* the array's shape, then scratch numbers (see plan_encoding) */
+    uint64_t *unit;     /* the chunk (inner chunk) shape */
+    uint64_t *per;      /* chunks per object along each dimension */
+    uint64_t nunits;    /* chunks per object */
+    size_t bound;       /* most bytes of one encoding */
+    size_t unit_bytes;  /* bytes of one chunk's elements */
+    char *ok;           /* per plan object: its chunks are encoded where they are */
+    char *chunk;        /* one chunk's elements (C order), when not a run of the block */
+} encoding_t;
+
+static void encoding_free(encoding_t *x) {
+    free(x->blocks);
+    free(x->shape);
+    free(x->ok);
+    free(x->chunk);
+    memset(x, 0, sizeof *x);
+}
+
+/* The first element of chunk `u` of plan object k, into `at` (uses scratch 1). */
+static void unit_start(const context_t *c, const plan_t *p, const encoding_t *x, uint64_t k,
+                       uint64_t u, uint64_t *at) {
+    uint64_t *object = x->shape + c->ndim;
+    unravel(p->ids[k], p->grid, c->ndim, object);
+    unravel(u, x->per, c->ndim, at);
+    for (size_t d = 0; d < c->ndim; d++) at[d] = (object[d] * x->per[d] + at[d]) * x->unit[d];
+}
+
+/* Whether `inner` contains the box `start`/`count`. */
+static bool contains(const uint64_t *inner_start, const uint64_t *inner_count,
+                     const uint64_t *start, const uint64_t *count, size_t ndim) {
+    for (size_t d = 0; d < ndim; d++)
+        if (start[d] < inner_start[d] || start[d] + count[d] > inner_start[d] + inner_count[d])
+            return false;
+    return true;
+}
+
+/* Whether every chunk of plan object k inside the array lies whole in it, in one rank's
+ * block, and meets no other block; and some chunk is held by a rank other than the
+ * object's aggregator (an aggregator's own chunks gain nothing from being sent encoded:
+ * it writes them from its block, encoding on its worker threads). */
+static bool encodable(const context_t *c, const plan_t *p, const encoding_t *x, uint64_t k) {
+    size_t ndim = c->ndim;
+    uint64_t *at = x->shape + 2 * ndim, *ps = x->shape + 3 * ndim, *pc = x->shape + 4 * ndim;
+    int aggregator = c->aggregators[owner(c, p, k)];
+    bool remote = false;
+    for (uint64_t u = 0; u < x->nunits; u++) {
+        unit_start(c, p, x, k, u, at);
+        bool outside = false, crosses = false;
+        for (size_t d = 0; d < ndim; d++) {
+            outside |= at[d] >= x->shape[d];
+            crosses |= at[d] + x->unit[d] > x->shape[d];
+        }
+        if (outside) continue;
+        if (crosses) return false;
+        int holders = 0;
+        for (int r = 0; r < c->size; r++) {
+            const uint64_t *b = x->blocks + 2 * ndim * (size_t)r;
+            if (!intersect(b, b + ndim, at, x->unit, ndim, ps, pc)) continue;
+            if (!contains(b, b + ndim, at, x->unit, ndim) || ++holders > 1) return false;
+            remote |= r != aggregator;
+        }
+        if (holders != 1) return false;
+    }
+    return remote;
+}
+
+/* Learns every rank's block and decides, for every plan object, whether its chunks are
+ * encoded where they are. Collective; local failures end in agree(). */
+static zarr_status_t plan_encoding(const context_t *c, const plan_t *p, const uint64_t *start,
+                                   const uint64_t *count, encoding_t *x, error_t_ *e) {
+    size_t ndim = c->ndim;
+    memset(x, 0, sizeof *x);
+    x->blocks = malloc(sizeof *x->blocks * 2 * ndim * (size_t)c->size);
+    x->shape = malloc(sizeof *x->shape * 8 * ndim);
+    uint64_t *mine = malloc(sizeof *mine * 2 * ndim);
+    if (!x->blocks || !x->shape || !mine) fail(e, ZARR_ERR_NO_MEMORY, "no memory for the blocks");
+    zarr_status_t st = agree(c->comm, e, NULL);
+    if (st != ZARR_OK) {
+        free(mine);
+        return st;
+    }
+    memcpy(mine, start, sizeof *mine * ndim);
+    memcpy(mine + ndim, count, sizeof *mine * ndim);
+    MPI_Allgather(mine, (int)(2 * ndim), MPI_UINT64_T, x->blocks, (int)(2 * ndim), MPI_UINT64_T,
+                  c->comm);
+    free(mine);
+    /* x->shape: 0 the shape, 1 an object's index, 2-4 scratch, 5 unit, 6 per, 7 scratch */
+    x->unit = x->shape + 5 * ndim;
+    x->per = x->shape + 6 * ndim;
+    zarr_chunk_grid_t kind;
+    size_t levels = 0;
+    if (!c->encode || zarr_array_chunk_grid_kind(c->array, &kind) != ZARR_OK ||
+        zarr_array_shard_levels(c->array, &levels) != ZARR_OK || kind != ZARR_CHUNK_GRID_REGULAR ||
+        levels > 1)
+        return agree(c->comm, e, NULL);
+    uint64_t *object = x->shape + ndim;
+    if ((st = zarr_array_shape(c->array, ndim, x->shape)) != ZARR_OK ||
+        (st = zarr_array_chunk_shape(c->array, ndim, x->unit)) != ZARR_OK ||
+        (st = levels ? zarr_array_shard_shape(c->array, ndim, object)
+                     : zarr_array_chunk_shape(c->array, ndim, object)) != ZARR_OK ||
+        (st = zarr_array_encoded_chunk_bound(c->array, &x->bound)) != ZARR_OK) {
+        fail_zarr(e, st, "reading the array's chunk layout");
+        return agree(c->comm, e, NULL);
+    }
+    uint64_t elements = 1;
+    x->nunits = 1;
+    for (size_t d = 0; d < ndim; d++) {
+        x->per[d] = object[d] / x->unit[d];
+        x->nunits *= x->per[d];
+    }
+    if (!volume(x->unit, ndim, &elements) || elements > SIZE_MAX / c->item) {
+        fail(e, ZARR_ERR_OVERFLOW, "a chunk's size overflows");
+        return agree(c->comm, e, NULL);
+    }
+    x->unit_bytes = (size_t)elements * c->item;
+    x->ok = calloc(p->nobjects ? p->nobjects : 1, 1);
+    if (!x->ok) {
+        fail(e, ZARR_ERR_NO_MEMORY, "no memory for %llu objects",
+             (unsigned long long)p->nobjects);
+        return agree(c->comm, e, NULL);
+    }
+    x->possible = true;
+    for (uint64_t k = 0; k < p->nobjects; k++) x->ok[k] = encodable(c, p, x, k);
+    return agree(c->comm, e, NULL);
+}
+
+/* Whether plan object k has its chunks encoded where they are. */
+static bool encoded_object(const encoding_t *x, uint64_t k) { return x->possible && x->ok[k]; }
+
+/* One chunk of the own block, encoded for its object's aggregator. */
+typedef struct {
+    uint64_t object, unit;
+    int to;
+    char *data; /* NULL when not stored */
+    size_t bytes;
+} encoded_t;
+
+/* Encodes the chunks of the own block in this round's encoded objects into `*out`
+ * (`*n` of them). */
+static void encode_round(const context_t *c, const plan_t *p, encoding_t *x, uint64_t round,
+                         const uint64_t *start, const uint64_t *count, const uint64_t *bstrides,
+                         const char *buf, encoded_t **out, size_t *n, zarr_mpi_stats_t *stats,
+                         error_t_ *e) {
+    size_t ndim = c->ndim, cap = 0;
+    uint64_t *at = x->shape + 2 * ndim, *cstrides = x->shape + 3 * ndim,
+             *index = x->shape + 4 * ndim, *inner = x->shape + 7 * ndim;
+    *out = NULL;
+    *n = 0;
+    for (size_t i = 0; i < p->nmine && e->status == ZARR_OK; i++) {
+        uint64_t k = p->mine[i];
+        if (p->rounds[k] != round || !encoded_object(x, k)) continue;
+        for (uint64_t u = 0; u < x->nunits && e->status == ZARR_OK; u++) {
+            unit_start(c, p, x, k, u, at);
+            bool outside = false;
+            for (size_t d = 0; d < ndim; d++) outside |= at[d] >= x->shape[d];
+            if (outside || !contains(start, count, at, x->unit, ndim)) continue;
+            uint64_t from = 0;
+            bool run = true; /* the chunk is one run of the block: encoded from there */
+            strides(x->unit, ndim, ZARR_ORDER_C, cstrides);
+            for (size_t d = 0; d < ndim; d++) {
+                from += (at[d] - start[d]) * bstrides[d];
+                inner[d] = at[d] / x->unit[d];
+                run &= x->unit[d] == 1 || bstrides[d] == cstrides[d];
+            }
+            const char *elements = buf + from * c->item;
+            if (!run) {
+                if (!x->chunk && !(x->chunk = malloc(x->unit_bytes ? x->unit_bytes : 1))) {
+                    fail(e, ZARR_ERR_NO_MEMORY, "no memory to encode a chunk of %zu bytes",
+                         x->unit_bytes);
+                    break;
+                }
+                copy_box(x->chunk, NULL, cstrides, elements, bstrides, x->unit, ndim, c->item,
+                         index);
+                elements = x->chunk;
+            }
+            /* Encoded straight into the buffer that travels, then cut to its length. */
+            char *encoding = malloc(x->bound ? x->bound : 1);
+            if (!encoding) {
+                fail(e, ZARR_ERR_NO_MEMORY, "no memory for an encoding of up to %zu bytes",
+                     x->bound);
+                break;
+            }
+            size_t bytes = 0;
+            bool stored = false;
+            zarr_status_t st = zarr_array_encode_chunk(c->array, ndim, inner, elements,
+                                                       x->unit_bytes, encoding, x->bound, &bytes,
+                                                       &stored);
+            if (st != ZARR_OK) {
+                free(encoding);
+                fail_zarr(e, st, "zarr_array_encode_chunk");
+                break;
+            }
+            if (*n == cap) {
+                cap = cap ? 2 * cap : 16;
+                encoded_t *grown = realloc(*out, sizeof **out * cap);
+                if (!grown) {
+                    free(encoding);
+                    fail(e, ZARR_ERR_NO_MEMORY, "no memory for %zu encoded chunks", cap);
+                    break;
+                }
+                *out = grown;
+            }
+            encoded_t *item = &(*out)[*n];
+            *item = (encoded_t){k, u, c->aggregators[owner(c, p, k)], NULL, 0};
+            if (stored) {
+                char *cut = realloc(encoding, bytes ? bytes : 1);
+                item->data = cut ? cut : encoding;
+                item->bytes = bytes;
+            } else {
+                free(encoding);
+            }
+            (*n)++;
+            stats->chunks_encoded++;
+        }
+    }
+}
+
+static void encoded_free(encoded_t *items, size_t n) {
+    for (size_t i = 0; i < n; i++) free(items[i].data);
+    free(items);
+}
+
+/* Words of an encoded chunk in a round's messages: object, chunk, length, bytes. */
+static uint64_t encoded_words(size_t bytes) { return 3 + (bytes + 7) / 8; }
+
+/* Stores plan object k from its pieces, all encoded chunks. */
+static void write_encoded_object(const context_t *c, const plan_t *p, const encoding_t *x,
+                                 uint64_t k, const piece_t *pieces, size_t npieces,
+                                 zarr_mpi_stats_t *stats, error_t_ *e) {
+    const void **units = calloc(x->nunits ? x->nunits : 1, sizeof *units);
+    size_t *lengths = calloc(x->nunits ? x->nunits : 1, sizeof *lengths);
+    if (!units || !lengths) {
+        fail(e, ZARR_ERR_NO_MEMORY, "no memory for %llu chunks", (unsigned long long)x->nunits);
+    } else {
+        for (size_t i = 0; i < npieces && e->status == ZARR_OK; i++) {
+            if (!pieces[i].encoded || pieces[i].unit >= x->nunits) {
+                fail(e, ZARR_ERR_INTERNAL, "a piece of an encoded object from rank %d is not "
+                     "an encoded chunk", pieces[i].sender);
+                break;
+            }
+            units[pieces[i].unit] = pieces[i].stored ? pieces[i].data : NULL;
+            lengths[pieces[i].unit] = (size_t)pieces[i].bytes;
+        }
+    }
+    if (e->status == ZARR_OK) {
+        uint64_t *index = c->scratch + 7 * c->ndim;
+        unravel(p->ids[k], p->grid, c->ndim, index);
+        zarr_status_t st =
+            zarr_array_write_encoded(c->array, c->ndim, index, (size_t)x->nunits, units, lengths);
+        if (st != ZARR_OK) fail_zarr(e, st, "zarr_array_write_encoded");
+        else stats->objects_written++;
+    }
+    free(units);
+    free(lengths);
+}
+
 /* Writes one object from its pieces (sorted by sender): the bounding box of the pieces,
  * read first when they do not cover it. */
 /* Counts an object of `elements` written, or records why its write failed. */
@@ -795,9 +1083,9 @@ static void write_object(const context_t *c, const piece_t *pieces, size_t npiec
 static uint64_t piece_words(size_t ndim, uint64_t bytes) { return 1 + 2 * ndim + (bytes + 7) / 8; }
 
 /* The rounds of a planned write. Collective. */
-static zarr_status_t exchange(const context_t *c, const plan_t *p, const uint64_t *start,
-                              const uint64_t *count, zarr_order_t order, const char *buf,
-                              zarr_mpi_stats_t *stats, error_t_ *e) {
+static zarr_status_t exchange(const context_t *c, const plan_t *p, encoding_t *x,
+                              const uint64_t *start, const uint64_t *count, zarr_order_t order,
+                              const char *buf, zarr_mpi_stats_t *stats, error_t_ *e) {
     size_t ndim = c->ndim, size = (size_t)c->size;
     uint64_t *ostart = c->scratch, *ocount = c->scratch + ndim, *pstart = c->scratch + 2 * ndim,
              *pcount = c->scratch + 3 * ndim, *bstrides = c->scratch + 4 * ndim,
@@ -823,10 +1111,18 @@ static zarr_status_t exchange(const context_t *c, const plan_t *p, const uint64_
         uint64_t nself = 0, *boxes = NULL; /* this rank's pieces of its own objects */
         uint64_t *per = sfill;
         memset(per, 0, sizeof *per * size);
+        /* The own block's chunks of this round's encoded objects, encoded first. */
+        encoded_t *coded = NULL;
+        size_t ncoded = 0;
+        encode_round(c, p, x, r, start, count, bstrides, buf, &coded, &ncoded, stats, e);
+        for (size_t i = 0; i < ncoded; i++) {
+            if (coded[i].to == c->rank) nself++;
+            else per[coded[i].to] += encoded_words(coded[i].bytes);
+        }
         /* What goes to whom. */
         for (size_t i = 0; i < p->nmine && e->status == ZARR_OK; i++) {
             uint64_t k = p->mine[i];
-            if (p->rounds[k] != r) continue;
+            if (p->rounds[k] != r || encoded_object(x, k)) continue;
             if (object_region(c, p, k, ostart, ocount, e) != ZARR_OK) break;
             if (!intersect(start, count, ostart, ocount, ndim, pstart, pcount)) continue;
             int to = c->aggregators[owner(c, p, k)];
@@ -858,7 +1154,7 @@ static zarr_status_t exchange(const context_t *c, const plan_t *p, const uint64_
             sendbuf = malloc(sizeof *sendbuf * (words[0] ? words[0] : 1));
             recvbuf = malloc(sizeof *recvbuf * (words[1] ? words[1] : 1));
             /* at most one piece per header's worth of words, and the own ones */
-            npieces = words[1] / (1 + 2 * ndim) + nself;
+            npieces = words[1] / 3 + nself;
             pieces = malloc(sizeof *pieces * (npieces ? npieces : 1));
             boxes = malloc(sizeof *boxes * 2 * ndim * (nself ? nself : 1));
             if (!sendbuf || !recvbuf || !pieces || !boxes)
@@ -868,9 +1164,25 @@ static zarr_status_t exchange(const context_t *c, const plan_t *p, const uint64_
         /* Pack (the own pieces come first in `pieces`). */
         uint64_t nown = 0;
         for (size_t q = 0; q < size; q++) per[q] = (uint64_t)sdispls[q];
+        for (size_t i = 0; i < ncoded && e->status == ZARR_OK; i++) {
+            const encoded_t *item = &coded[i];
+            stats->bytes_sent += item->bytes;
+            if (item->to == c->rank) {
+                pieces[nown++] = (piece_t){item->object, NULL, NULL, item->data, NULL, c->rank,
+                                           true, item->data != NULL, item->unit, item->bytes};
+                stats->bytes_received += item->bytes;
+                continue;
+            }
+            uint64_t *w = sendbuf + per[item->to];
+            w[0] = item->object | ENCODED_PIECE;
+            w[1] = item->unit;
+            w[2] = item->data ? item->bytes : UINT64_MAX;
+            if (item->bytes) memcpy(w + 3, item->data, item->bytes);
+            per[item->to] += encoded_words(item->bytes);
+        }
         for (size_t i = 0; i < p->nmine && e->status == ZARR_OK; i++) {
             uint64_t k = p->mine[i];
-            if (p->rounds[k] != r) continue;
+            if (p->rounds[k] != r || encoded_object(x, k)) continue;
             if (object_region(c, p, k, ostart, ocount, e) != ZARR_OK) break;
             if (!intersect(start, count, ostart, ocount, ndim, pstart, pcount)) continue;
             uint64_t v = 0, at = 0;
@@ -883,7 +1195,7 @@ static zarr_status_t exchange(const context_t *c, const plan_t *p, const uint64_
                 memcpy(box, pstart, sizeof *box * ndim);
                 memcpy(box + ndim, pcount, sizeof *box * ndim);
                 pieces[nown++] = (piece_t){k, box, box + ndim, buf + at * c->item, bstrides,
-                                           c->rank};
+                                           c->rank, false, false, 0, 0};
                 stats->bytes_received += v * c->item;
                 continue;
             }
@@ -906,8 +1218,21 @@ static zarr_status_t exchange(const context_t *c, const plan_t *p, const uint64_
             for (size_t q = 0; q < size && e->status == ZARR_OK; q++) {
                 const uint64_t *w = recvbuf + rdispls[q], *end = w + rcounts[q];
                 while (w < end) {
-                    uint64_t k = w[0], v = 0;
-                    if (me < 0 || k >= p->nobjects || owner(c, p, k) != me ||
+                    uint64_t k = w[0] & ~ENCODED_PIECE, v = 0;
+                    if ((w[0] & ENCODED_PIECE) && (uint64_t)(end - w) >= 3 && me >= 0 &&
+                        k < p->nobjects && owner(c, p, k) == me && p->rounds[k] == r &&
+                        encoded_object(x, k) && found < npieces && w[1] < x->nunits &&
+                        (w[2] == UINT64_MAX || w[2] <= x->bound) &&
+                        (uint64_t)(end - w) >= encoded_words(w[2] == UINT64_MAX ? 0 : w[2])) {
+                        bool stored = w[2] != UINT64_MAX;
+                        uint64_t bytes = stored ? w[2] : 0;
+                        pieces[found++] = (piece_t){k, NULL, NULL, (const char *)(w + 3), NULL,
+                                                    (int)q, true, stored, w[1], bytes};
+                        stats->bytes_received += bytes;
+                        w += encoded_words(bytes);
+                        continue;
+                    }
+                    if ((w[0] & ENCODED_PIECE) || me < 0 || k >= p->nobjects || owner(c, p, k) != me ||
                         p->rounds[k] != r || found == npieces ||
                         (uint64_t)(end - w) < 1 + 2 * ndim) {
                         fail(e, ZARR_ERR_INTERNAL, "a piece from rank %zu is not this round's",
@@ -915,7 +1240,8 @@ static zarr_status_t exchange(const context_t *c, const plan_t *p, const uint64_
                         break;
                     }
                     pieces[found] = (piece_t){k, w + 1, w + 1 + ndim,
-                                              (const char *)(w + 1 + 2 * ndim), NULL, (int)q};
+                                              (const char *)(w + 1 + 2 * ndim), NULL, (int)q,
+                                              false, false, 0, 0};
                     volume(pieces[found].count, ndim, &v);
                     stats->bytes_received += v * c->item;
                     w += piece_words(ndim, v * c->item);
@@ -926,7 +1252,11 @@ static zarr_status_t exchange(const context_t *c, const plan_t *p, const uint64_
             for (uint64_t i = 0; i < found && e->status == ZARR_OK;) {
                 uint64_t j = i;
                 while (j < found && pieces[j].object == pieces[i].object) j++;
-                write_object(c, pieces + i, (size_t)(j - i), stats, e);
+                if (encoded_object(x, pieces[i].object))
+                    write_encoded_object(c, p, x, pieces[i].object, pieces + i, (size_t)(j - i),
+                                         stats, e);
+                else
+                    write_object(c, pieces + i, (size_t)(j - i), stats, e);
                 i = j;
             }
             st = agree(c->comm, e, NULL);
@@ -935,6 +1265,7 @@ static zarr_status_t exchange(const context_t *c, const plan_t *p, const uint64_
         free(recvbuf);
         free(pieces);
         free(boxes);
+        encoded_free(coded, ncoded);
         if (st != ZARR_OK) break;
     }
     free(scounts);
@@ -955,12 +1286,16 @@ static zarr_status_t write_checked(context_t *c, const uint64_t *start, const ui
     c->aggregators = t->order;
     last_stats.aggregators = (uint32_t)n;
     plan_t p;
+    encoding_t x;
+    memset(&x, 0, sizeof x);
     st = make_plan(c, start, count, &p, e);
+    if (st == ZARR_OK) st = plan_encoding(c, &p, start, count, &x, e);
     if (st == ZARR_OK) {
         last_stats.objects = p.nobjects;
         last_stats.rounds = (uint32_t)p.nrounds;
-        st = exchange(c, &p, start, count, order, buf, &last_stats, e);
+        st = exchange(c, &p, &x, start, count, order, buf, &last_stats, e);
     }
+    encoding_free(&x);
     plan_free(&p);
     return st;
 }

@@ -9,6 +9,11 @@
  *              every object written once (the ranks' counts add up to the objects);
  *   partial    blocks covering parts of objects with gaps between ranks: elements outside
  *              the blocks keep their values (libzarr's merge, or the aggregator's own);
+ *   encoded    blocks of whole chunks, with zarr_mpi_set_encode_where_held (none encoded
+ *              where held without it): each chunk encoded by the rank holding it and its
+ *              object stored by the aggregator from the encodings (shards of every
+ *              rank's chunks, and chunks, C and F order, chunks equal to the fill value);
+ *              chunks across the array's edge: encoded by the aggregators as before;
  *   rounds     one aggregator with a buffer of 1 KiB: many rounds, same values;
  *   append     steps of a 2-D field from an uneven 2-D decomposition, sharded and not, one
  *              append of two steps; every handle sees each new shape;
@@ -27,6 +32,7 @@
  * array reads whole (the step being written, if the array grew to it, holds fill values or
  * part of its data, never an error).
  */
+#include <math.h>
 #include <mpi.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -201,6 +207,74 @@ static void case_write(zarr_store_t *store, int sharded, int uneven, zarr_order_
             sharded ? "sharded" : "chunks", uneven ? "uneven" : "regular",
             order == ZARR_ORDER_C ? "C" : "F", (unsigned long long)objects,
             (unsigned long long)written, stats.aggregators, stats.rounds);
+    zarr_array_free(array);
+}
+
+/* The encoded case's values: value3, but the fill value (NaN) at t = 3, so that whole
+ * chunks equal the fill value. */
+static double value_or_fill(uint64_t t, uint64_t y, uint64_t x, const void *extra) {
+    (void)extra;
+    return t == 3 ? NAN : value3(t, y, x);
+}
+
+/*
+ * Blocks of whole chunks: rank r holds rows 16r to 16r + 15 (two inner chunks of 8) of
+ * every t and x. Variant 0: shards of all ranks' rows, C order; 1: chunks (no shards), F
+ * order; every chunk of variant 0 (from 2 ranks on) is encoded where it is, of variant 1
+ * those whose aggregator is another rank. Variant 2: 22 columns, so the last
+ * chunks cross the array's edge: no object is encoded at the source, the aggregators
+ * encode as usual. The values are read back either way.
+ */
+static void case_encoded(zarr_store_t *store, int variant) {
+    const uint64_t shape[3] = {4, 16 * (uint64_t)size_, variant == 2 ? 22 : 24},
+                   inner[3] = {1, 8, 6}, shards[3] = {2, 16 * (uint64_t)size_, 24};
+    zarr_order_t order = variant == 1 ? ZARR_ORDER_F : ZARR_ORDER_C;
+    char path[64];
+    snprintf(path, sizeof path, "encoded_%d", variant);
+    zarr_array_t *array = create(store, path, ZARR_DTYPE_FLOAT64, shape, inner,
+                                 variant == 1 ? NULL : shards);
+    const uint64_t start[3] = {0, 16 * (uint64_t)rank_, 0},
+                   count[3] = {shape[0], 16, shape[2]};
+    double *buf = fill_block(start, count, order, 0);
+    for (uint64_t t = 0; t < count[0]; t++)
+        for (uint64_t y = 0; y < count[1]; y++)
+            for (uint64_t x = 0; x < count[2]; x++)
+                if (t == 3)
+                    buf[order == ZARR_ORDER_C ? (t * count[1] + y) * count[2] + x
+                                              : (x * count[1] + y) * count[0] + t] = NAN;
+    /* Off by default: nothing encoded where it is. */
+    CHECK(zarr_mpi_write(MPI_COMM_WORLD, array, 3, start, count, ZARR_DTYPE_FLOAT64, order, buf,
+                         sizeof(double) * (size_t)(count[0] * count[1] * count[2])));
+    zarr_mpi_stats_t stats;
+    CHECK(zarr_mpi_last_stats(&stats));
+    uint64_t by_default = stats.chunks_encoded;
+    CHECK(zarr_mpi_set_encode_where_held(1));
+    CHECK(zarr_mpi_write(MPI_COMM_WORLD, array, 3, start, count, ZARR_DTYPE_FLOAT64, order, buf,
+                         sizeof(double) * (size_t)(count[0] * count[1] * count[2])));
+    CHECK(zarr_mpi_set_encode_where_held(0));
+    free(buf);
+    CHECK(zarr_mpi_last_stats(&stats));
+    uint64_t encoded = stats.chunks_encoded, written = stats.objects_written;
+    MPI_Allreduce(MPI_IN_PLACE, &by_default, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, &encoded, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, &written, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    /* One rank: every object is all in its aggregator's block, written as usual. Variant 1
+     * (an object per chunk): only the chunks whose aggregator is another rank (some, not
+     * all, as the objects are dealt out in ranges of the grid's C order, t first). */
+    uint64_t chunks = 4 * 2 * (uint64_t)size_ * 4, want = variant == 2 || size_ == 1 ? 0 : chunks;
+    int bad = compare_all(array, shape, value_or_fill, NULL);
+    if (variant == 1 && size_ > 1) bad += encoded == 0 || encoded >= chunks;
+    else bad += encoded != want;
+    bad += written != grid_objects(array) || by_default != 0;
+    if (variant == 1) {
+        /* The chunks at t = 3 equal the fill value: not stored. */
+        uint64_t stored = 0;
+        zarr_status_t st = zarr_array_nchunks_initialized(array, &stored);
+        bad += st != ZARR_OK || stored != 3 * 2 * (uint64_t)size_ * 4;
+    }
+    verdict(path, bad, "%s: %llu of %llu chunks encoded where they are, %llu objects",
+            variant == 1 ? "chunks, F order" : variant == 0 ? "shards of all ranks" : "edge",
+            (unsigned long long)encoded, (unsigned long long)chunks, (unsigned long long)written);
     zarr_array_free(array);
 }
 
@@ -552,6 +626,7 @@ int main(int argc, char **argv) {
         for (int uneven = 0; uneven < 2; uneven++) case_write(store, sharded, uneven, ZARR_ORDER_C);
     case_write(store, 0, 1, ZARR_ORDER_F);
     case_write(store, 1, 0, ZARR_ORDER_F);
+    for (int variant = 0; variant < 3; variant++) case_encoded(store, variant);
     case_open(store);
     case_partial(store, 0);
     case_partial(store, 1);
