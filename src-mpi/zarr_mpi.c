@@ -845,6 +845,7 @@ static void encode_round(const context_t *c, const plan_t *p, encoding_t *x, uin
              *index = x->shape + 4 * ndim, *inner = x->shape + 7 * ndim;
     *out = NULL;
     *n = 0;
+    strides(x->unit, ndim, ZARR_ORDER_C, cstrides);
     for (size_t i = 0; i < p->nmine && e->status == ZARR_OK; i++) {
         uint64_t k = p->mine[i];
         if (p->rounds[k] != round || !encoded_object(x, k)) continue;
@@ -855,7 +856,6 @@ static void encode_round(const context_t *c, const plan_t *p, encoding_t *x, uin
             if (outside || !contains(start, count, at, x->unit, ndim)) continue;
             uint64_t from = 0;
             bool run = true; /* the chunk is one run of the block: encoded from there */
-            strides(x->unit, ndim, ZARR_ORDER_C, cstrides);
             for (size_t d = 0; d < ndim; d++) {
                 from += (at[d] - start[d]) * bstrides[d];
                 inner[d] = at[d] / x->unit[d];

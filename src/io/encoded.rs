@@ -50,14 +50,7 @@ fn check_index(index: &[u64], grid: &[u64], what: &str) -> Result<()> {
 /// Bytes of the decoded chunk at `index` (inner chunk grid): the whole chunk, past the
 /// array's edge too.
 fn chunk_bytes(meta: &ArrayMeta, index: &[u64]) -> usize {
-    let shape: Vec<u64> = if meta.chunks_vary() {
-        (0..index.len())
-            .map(|d| meta.chunk_span(d, index[d]).1)
-            .collect()
-    } else {
-        meta.inner_chunks().to_vec()
-    };
-    shape.iter().product::<u64>() as usize * meta.item_size()
+    coded_shape(meta, index).iter().product::<u64>() as usize * meta.item_size()
 }
 
 /// The chunk at `index` (inner chunk grid) holding the fill value everywhere.
