@@ -87,11 +87,32 @@ pub fn env_dir() -> PathBuf {
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join(".test-env"))
 }
 
+/// A loopback port no other server of this process was given, free when asked.
+///
+/// Ports come from below Linux's ephemeral range (32768 and up), so the client side of
+/// the tests' own connections cannot take one between this call and the server's bind;
+/// a counter keeps two servers started at once in one process apart.
 pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free loopback port")
+    use std::sync::atomic::{AtomicU32, Ordering};
+    const FIRST: u32 = 20000;
+    const COUNT: u32 = 12000;
+    static NEXT: AtomicU32 = AtomicU32::new(u32::MAX);
+    let _ = NEXT.compare_exchange(
+        u32::MAX,
+        std::process::id() * 97 % COUNT,
+        Ordering::SeqCst,
+        Ordering::SeqCst,
+    );
+    for _ in 0..COUNT {
+        let port = (FIRST + NEXT.fetch_add(1, Ordering::SeqCst) % COUNT) as u16;
+        if TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
+    panic!(
+        "no free loopback port between {FIRST} and {}",
+        FIRST + COUNT
+    )
 }
 
 /// A server process, killed when dropped, with its log lines (stderr) collected.
@@ -125,14 +146,23 @@ impl Server {
                 sink.lock().unwrap().push(line);
             }
         });
-        let server = Server {
+        let mut server = Server {
             child,
             port,
             log,
             _dir: dir,
         };
         let start = Instant::now();
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        loop {
+            if let Ok(Some(status)) = server.child.try_wait() {
+                panic!(
+                    "server for port {port} exited ({status}): {:?}",
+                    server.log.lock().unwrap()
+                );
+            }
+            if TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                break;
+            }
             assert!(
                 start.elapsed() < Duration::from_secs(60),
                 "server on port {port} did not start: {:?}",
