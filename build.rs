@@ -4,7 +4,7 @@
 //! tree (`-L target/release -lzarr`) finds the soname it records without a manual step;
 //! and writes `zarr_build.h` there too: what this build has, for checks at compile time
 //! (CMake installs it beside `zarr.h`). With the `netcdf` feature it tells the linker where
-//! the system netCDF library is.
+//! the system netCDF library and the HDF5 library it links are.
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -59,12 +59,33 @@ fn netcdf_library_dir() {
         );
         return;
     };
-    println!("cargo:rustc-link-search=native={dir}");
-    let trimmed = dir.trim_end_matches('/');
-    let system = matches!(trimmed, "/lib" | "/lib64" | "/usr/lib" | "/usr/lib64")
-        || (trimmed.starts_with("/usr/lib/") && trimmed.matches('/').count() == 3);
-    if !system {
-        println!("cargo:rustc-link-arg-bins=-Wl,-rpath,{dir}");
+    // HDF5 (which `virtualize` asks for netCDF-4 files' chunk positions) is the library
+    // netCDF links: beside it, or where `nc-config --libs` or pkg-config's hdf5 says.
+    let mut dirs = vec![dir];
+    for flags in [
+        ask(&config, &["--libs"]),
+        ask("pkg-config", &["--libs-only-L", "hdf5"]),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        for extra in flags
+            .split_whitespace()
+            .filter_map(|f| f.strip_prefix("-L"))
+        {
+            if !dirs.iter().any(|d| d == extra) {
+                dirs.push(extra.to_string());
+            }
+        }
+    }
+    for dir in &dirs {
+        println!("cargo:rustc-link-search=native={dir}");
+        let trimmed = dir.trim_end_matches('/');
+        let system = matches!(trimmed, "/lib" | "/lib64" | "/usr/lib" | "/usr/lib64")
+            || (trimmed.starts_with("/usr/lib/") && trimmed.matches('/').count() == 3);
+        if !system {
+            println!("cargo:rustc-link-arg-bins=-Wl,-rpath,{dir}");
+        }
     }
 }
 

@@ -28,6 +28,7 @@ mod lossy_codecs;
 mod memory_limit;
 mod netcdf_export;
 mod netcdf_hostile;
+mod netcdf_virtualize;
 mod nonblocking;
 mod object_store_faults;
 mod rectilinear;

@@ -256,6 +256,25 @@ pub enum Command {
         #[arg(long, value_name = "SIZE", default_value = "1G", value_parser = parse_size)]
         max_fill: u64,
     },
+    /// Write kerchunk references (JSON, Zarr v2) to the values of netCDF-3 and
+    /// netCDF-4/HDF5 files where they lie, so that the files read as a Zarr hierarchy
+    /// (`reference:///PATH`) without a copy: groups, attributes, dimension names and fill
+    /// values as `import` makes them; chunks as the files store them (needs a build with
+    /// netCDF support). Several files are concatenated along --concat.
+    Virtualize {
+        /// The netCDF or HDF5 files, in the order they follow one another.
+        #[arg(required = true)]
+        files: Vec<String>,
+        /// The reference file to write.
+        #[arg(long, short = 'o')]
+        output: String,
+        /// The dimension that the files follow one another along (`time`).
+        #[arg(long, value_name = "DIM")]
+        concat: Option<String>,
+        /// Replace an existing reference file.
+        #[arg(long)]
+        overwrite: bool,
+    },
     /// Copy an array or a tree between any stores, optionally rechunked, resharded,
     /// recompressed or converted to another format. Interrupted copies resume: chunks
     /// already in the target are not written again.

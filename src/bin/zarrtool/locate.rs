@@ -70,6 +70,8 @@ pub(crate) fn locate(command: &mut Command) -> Result<()> {
         // Repository URLs name a repository's root and a reference, never a node.
         Command::Log { .. } | Command::Tag { .. } | Command::Branch { .. } => Ok(()),
         Command::Version { .. } | Command::Completions { .. } | Command::Man { .. } => Ok(()),
+        // Files and a file to write, no store.
+        Command::Virtualize { .. } => Ok(()),
     }
 }
 

@@ -18,8 +18,10 @@
 mod classic;
 pub mod export;
 mod ffi;
+mod hdf5;
 #[cfg(unix)]
 mod interrupt;
+pub mod virtualize;
 
 use crate::cli::{Layout, NodeArg};
 use crate::describe::{array_text, display};
@@ -69,6 +71,8 @@ struct File {
     name: String,
     /// The file's size: no attribute's values are larger.
     size: u64,
+    /// Where a classic file's header places its variables (`None` for HDF5 files).
+    classic: Option<classic::Layout>,
 }
 
 impl File {
@@ -81,9 +85,10 @@ impl File {
         let file = std::fs::File::open(&real).map_err(io)?;
         let size = file.metadata().map_err(io)?.len();
         let mut reader = BufReader::new(file);
-        if reader.fill_buf().map_err(io)?.starts_with(b"CDF") {
-            classic::check(reader, size, path)?;
-        }
+        let classic = match reader.fill_buf().map_err(io)?.starts_with(b"CDF") {
+            true => Some(classic::check(reader, size, path)?),
+            false => None,
+        };
         let c_path = real
             .to_str()
             .and_then(|p| CString::new(p).ok())
@@ -101,6 +106,7 @@ impl File {
             ncid,
             name: path.to_string(),
             size,
+            classic,
         })
     }
 
@@ -169,6 +175,8 @@ struct Var {
     meta: ArrayMeta,
     format: Format,
     attrs: Map<String, Value>,
+    /// Where the file stores its values, when they are referenced rather than copied.
+    stored: Option<virtualize::Stored>,
 }
 
 /// A netCDF group and the group it becomes.
@@ -178,12 +186,15 @@ struct GroupPlan {
 }
 
 /// How the variables are laid out: `--chunks`/`--shards` (for variables of their rank),
-/// `--compressor` and the format.
-struct Settings {
+/// `--compressor` and the format; or, when they are referenced (`virtualize`), as the file
+/// stores them.
+struct Settings<'a> {
     chunks: Option<Vec<u64>>,
     shards: Option<Vec<u64>>,
     compressor: Option<Value>,
     format: Format,
+    /// The file's storage, whose chunks the arrays reference.
+    source: Option<&'a virtualize::Source>,
 }
 
 /// The class of a user-defined type, as named in errors.
@@ -538,16 +549,32 @@ fn variable(f: &File, ncid: c_int, varid: c_int, group: &str, settings: &Setting
         _ => &dims[..],
     };
     let shape: Vec<u64> = zdims.iter().map(|d| d.1 as u64).collect();
+    let stored = match settings.source {
+        Some(source) => {
+            let nc_shape: Vec<u64> = dims.iter().map(|d| d.1 as u64).collect();
+            Some(virtualize::stored(
+                f, source, group, &vname, &nc_shape, kind, &shown,
+            )?)
+        }
+        None => None,
+    };
+    let order = stored.as_ref().map_or(ByteOrder::NATIVE, |s| s.order);
     let dtype = match kind {
         Kind::Char(n) => DType::new(DataKind::FixedBytes(n), ByteOrder::NotApplicable),
         Kind::String => DType::new(DataKind::String, ByteOrder::NotApplicable),
         Kind::Number(_) => element_type(xtype)
-            .and_then(|e| e.to_dtype(ByteOrder::NATIVE))
+            .and_then(|e| e.to_dtype(order))
             .ok_or_else(|| Error::Internal(format!("no Zarr type for netCDF type {xtype}")))?,
     };
     let mut builder = ArrayBuilder::new(shape.clone(), ElementType::Raw);
     builder.dtype(dtype.clone());
     builder.zarr_format(settings.format.number())?;
+    if let Some(stored) = &stored {
+        let (filters, compressor) = stored.codecs();
+        builder.chunks(stored.chunks.clone());
+        builder.filters(filters);
+        builder.compressor(compressor);
+    }
     // Chunks: --chunks for this rank, else netCDF's own when the variable is chunked,
     // else the builder's guess.
     let mut storage = 0;
@@ -561,6 +588,7 @@ fn variable(f: &File, ncid: c_int, varid: c_int, group: &str, settings: &Setting
             .collect::<Vec<_>>()
     });
     match (&settings.chunks, kept) {
+        _ if stored.is_some() => {}
         (Some(chunks), _) if chunks.len() == shape.len() => {
             builder.chunks(chunks.clone());
         }
@@ -620,9 +648,13 @@ fn variable(f: &File, ncid: c_int, varid: c_int, group: &str, settings: &Setting
             let encoded = cf::encode_bytes(fill[..size].to_vec(), &dtype, settings.format, &path)?;
             keep_missing(&mut builder, &mut attrs, &dtype, encoded);
         }
-        Kind::Number(_) => match missing {
+        Kind::Number(size) => match missing {
             Some(Ok(encoded)) => keep_missing(&mut builder, &mut attrs, &dtype, encoded),
             Some(Err(e)) => eprintln!("zarrtool: {e}: missing_value is kept as an attribute only"),
+            // Chunks the file never stored read as netCDF's fill when referenced.
+            None if stored.as_ref().is_some_and(|s| !s.complete) => {
+                builder.fill_value_bytes(dtype.element_type(), fill[..size].to_vec());
+            }
             None => {}
         },
         // Every char of an unwritten string is the fill char.
@@ -669,6 +701,7 @@ fn variable(f: &File, ncid: c_int, varid: c_int, group: &str, settings: &Setting
         meta,
         format: settings.format,
         attrs,
+        stored,
     })
 }
 
@@ -848,6 +881,7 @@ pub fn import(
             .map(|c| parse_json(c, "--compressor"))
             .transpose()?,
         format,
+        source: None,
     };
     // Everything is read and checked before anything is written.
     let mut groups = Vec::new();
@@ -1002,6 +1036,7 @@ mod tests {
             shards: None,
             compressor: None,
             format: Format::V3,
+            source: None,
         };
         let (mut groups, mut vars) = (Vec::new(), Vec::new());
         walk(&f, f.ncid, "", &settings, &mut groups, &mut vars)?;
@@ -1057,7 +1092,7 @@ mod tests {
                 std::fs::write(path, &b).unwrap();
                 let size = b.len() as u64;
                 match classic::check(b.as_slice(), size, path) {
-                    Ok(()) => {
+                    Ok(_) => {
                         accepted += 1;
                         let _ = import_into_memory(path);
                     }

@@ -25,6 +25,7 @@ mod tag;
 mod tree;
 mod validate;
 pub mod version;
+mod virtualize;
 
 use crate::cli::Command;
 use zarr::Result;
@@ -115,6 +116,12 @@ pub fn run(mut command: Command, cmd: &mut clap::Command) -> Result<u8> {
             overwrite,
             max_fill,
         ),
+        Command::Virtualize {
+            files,
+            output,
+            concat,
+            overwrite,
+        } => virtualize::run(&files, &output, concat.as_deref(), overwrite),
         Command::Copy {
             source,
             target,

@@ -85,7 +85,8 @@ fn icechunk_line() -> &'static str {
 fn netcdf_line() -> String {
     #[cfg(feature = "netcdf")]
     let line = format!(
-        "netcdf: import of netCDF-3, netCDF-4 and HDF5 files, export to netCDF-4 (libnetcdf {})",
+        "netcdf: import of netCDF-3, netCDF-4 and HDF5 files, export to netCDF-4, references to \
+         their chunks (libnetcdf {})",
         crate::netcdf::library_version()
     );
     #[cfg(not(feature = "netcdf"))]

@@ -49,10 +49,34 @@ struct Header<R> {
     file: String,
 }
 
+/// Where a classic file keeps its variables' values, as its header says (checked).
+#[derive(Debug)]
+pub struct Layout {
+    /// The number of records.
+    pub numrecs: u64,
+    /// The bytes from one record of a record variable to its next.
+    pub recsize: u64,
+    /// The variables, in the header's order.
+    pub vars: Vec<Placed>,
+}
+
+/// Where one variable's values lie: big-endian, in C order, one record after another.
+#[derive(Debug)]
+pub struct Placed {
+    /// The variable's name.
+    pub name: String,
+    /// The offset of its values (of its first record).
+    pub begin: u64,
+    /// The bytes of its values (of one record), without padding.
+    pub bytes: u64,
+    /// Whether its first dimension is the record dimension.
+    pub record: bool,
+}
+
 /// Checks the header of the classic file `src` of `size` bytes (named `file` in messages):
-/// `Ok` when every name fits netCDF's limit and every attribute and variable lies within the
-/// file; else `Error::Metadata` naming what is wrong and where.
-pub fn check(src: impl Read, size: u64, file: &str) -> Result<()> {
+/// where its variables lie when every name fits netCDF's limit and every attribute and
+/// variable lies within the file; else `Error::Metadata` naming what is wrong and where.
+pub fn check(src: impl Read, size: u64, file: &str) -> Result<Layout> {
     let mut h = Header {
         src,
         version: 0,
@@ -356,9 +380,9 @@ impl<R: Read> Header<R> {
     }
 
     /// Checks that every variable's data starts after the header (which ends at `end`) and
-    /// lies within the file, counting `numrecs` records of the record variables. The sizes
-    /// are those netCDF computes from the dimensions (it ignores `vsize`, which must still
-    /// not exceed the file).
+    /// lies within the file, counting `numrecs` records of the record variables, and says
+    /// where each lies. The sizes are those netCDF computes from the dimensions (it ignores
+    /// `vsize`, which must still not exceed the file).
     fn extents(
         &self,
         dims: &[Dim],
@@ -366,7 +390,7 @@ impl<R: Read> Header<R> {
         numrecs: u64,
         numrecs_at: u64,
         end: u64,
-    ) -> Result<()> {
+    ) -> Result<Layout> {
         // Bytes of one record (or of the whole variable) of each variable, unpadded.
         let mut sizes = Vec::new();
         for v in vars {
@@ -453,6 +477,19 @@ impl<R: Read> Header<R> {
                 ));
             }
         }
-        Ok(())
+        Ok(Layout {
+            numrecs,
+            recsize,
+            vars: vars
+                .iter()
+                .zip(sizes)
+                .map(|(v, bytes)| Placed {
+                    name: v.name.clone(),
+                    begin: v.begin,
+                    bytes,
+                    record: is_record(v),
+                })
+                .collect(),
+        })
     }
 }
