@@ -6,13 +6,18 @@ netCDF4-python writes a CF file (an unlimited time axis, a float32 variable with
 references); kerchunk describes it (``SingleHdf5ToZarr(...).translate()``, and
 ``NetCDF3ToZarr`` for a netCDF-3 file of the same variables); ``zarr_tool dump`` (libzarr's
 C API through ``zarr_store_open_url``) reads every variable, which must equal netCDF4-python's
-raw values (``set_auto_maskandscale(False)``) exactly. Runs where kerchunk, h5py and
-netCDF4 are installed (the zp3 environment of scripts/setup-test-env.sh).
+raw values (``set_auto_maskandscale(False)``) exactly. The references ``zarrtool virtualize``
+makes of the same files (one, or several concatenated along time) are read by libzarr with
+the same values, and by xarray through fsspec's reference filesystem as the same dataset as
+``xr.open_dataset`` of the files. Runs where kerchunk, h5py and netCDF4 are installed (the
+zp3 environment of scripts/setup-test-env.sh).
 """
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +27,7 @@ netCDF4 = pytest.importorskip("netCDF4")
 pytest.importorskip("h5py")
 kerchunk_hdf = pytest.importorskip("kerchunk.hdf")
 
+from test_cli_interop import run, zarrtool  # noqa: E402,F401  (the session fixture)
 from test_v2_interop import Tool, tool  # noqa: E402,F401  (the session fixture)
 
 
@@ -116,3 +122,70 @@ def test_references_outside_their_directory_need_the_option(tool, tmp_path, monk
     data, _ = tool.dump(tmp_path / "scratch", url, "temp", "C")
     expected = raw_values(source)["temp"]
     np.testing.assert_array_equal(np.frombuffer(data, dtype="=f4").reshape(expected.shape), expected)
+
+
+# ---- references made by `zarrtool virtualize` ------------------------------------------
+
+
+def virtualize(zarrtool, *args) -> None:
+    """Runs ``zarrtool virtualize``, or skips when the binary has no netCDF support."""
+    features = subprocess.run([str(zarrtool), "version", "--features"], capture_output=True,
+                              text=True).stdout
+    if "references" not in features:
+        if os.environ.get("ZARR_TEST_NETCDF") == "1":
+            pytest.fail("ZARR_TEST_NETCDF=1 but zarrtool has no netCDF support")
+        pytest.skip("this zarrtool has no netCDF support")
+    run(zarrtool, "virtualize", *args)
+
+
+def open_references(refs_path: Path):
+    """xarray over the reference file through fsspec's reference filesystem (kerchunk's
+    reader), not through libzarr."""
+    xr = pytest.importorskip("xarray")
+    pytest.importorskip("fsspec")
+    return xr.open_dataset(
+        "reference://", engine="zarr",
+        backend_kwargs={"consolidated": False, "storage_options": {
+            "fo": str(refs_path), "remote_protocol": "file", "asynchronous": True}})
+
+
+@pytest.mark.parametrize("fmt", ["NETCDF4", "NETCDF3_64BIT_OFFSET", "NETCDF3_CLASSIC"])
+def test_zarrtool_references_read_by_libzarr_and_by_xarray(zarrtool, tool, tmp_path, fmt):
+    xr = pytest.importorskip("xarray")
+    source = tmp_path / "cf.nc"
+    write_cf_file(source, fmt)
+    refs_path = tmp_path / "made.json"
+    virtualize(zarrtool, source, "-o", refs_path)
+    refs = json.loads(refs_path.read_text())
+    check_every_variable(tool, tmp_path, source, refs)
+    with open_references(refs_path) as ds, xr.open_dataset(source) as original:
+        xr.testing.assert_identical(ds, original)
+
+
+@pytest.mark.parametrize("fmt", ["NETCDF4", "NETCDF3_CLASSIC"])
+def test_zarrtool_references_of_many_files_read_by_xarray(zarrtool, tool, tmp_path, fmt):
+    """Six files of three steps each, concatenated along time: xarray over the references
+    equals xarray's own concatenation of the files; libzarr reads the same values."""
+    xr = pytest.importorskip("xarray")
+    files = []
+    for n in range(6):
+        path = tmp_path / f"part{n}.nc"
+        write_cf_file(path, fmt)
+        with netCDF4.Dataset(path, "a") as ds:
+            ds["time"][:] = np.arange(3) * 0.25 + 3 * n
+            ds["temp"].set_auto_maskandscale(False)
+            ds["temp"][:] = np.full((3, 5, 4), 270.0 + n, dtype="f4")
+        files.append(path)
+    refs_path = tmp_path / "all.json"
+    virtualize(zarrtool, *files, "--concat", "time", "-o", refs_path)
+    parts = [xr.open_dataset(f) for f in files]
+    expected = xr.concat(parts, dim="time", data_vars="minimal", coords="minimal",
+                         compat="override")
+    with open_references(refs_path) as ds:
+        xr.testing.assert_identical(ds, expected)
+    data, info = tool.dump(tmp_path / "scratch", f"reference://{refs_path}", "temp", "C")
+    assert list(info["shape"]) == [18, 5, 4]
+    got = np.frombuffer(data, dtype="=f4").reshape(18, 5, 4)
+    np.testing.assert_array_equal(got, np.repeat(270.0 + np.arange(6), 60).reshape(18, 5, 4))
+    for part in parts:
+        part.close()
