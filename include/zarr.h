@@ -2527,6 +2527,34 @@ ZARR_API zarr_status_t zarr_store_create_tag(const zarr_store_t *store, const ch
 ZARR_API zarr_status_t zarr_store_create_branch(const zarr_store_t *store, const char *name);
 
 /**
+ * Makes the chunk at `key` of an Icechunk repository (`ARRAY/c/0/1`, the array's chunk
+ * key encoding) a virtual chunk: `length` bytes at `offset` of the file `location` (an
+ * absolute path or a `file:///` URL), read from there whenever the chunk is read, never
+ * copied: a code that writes netCDF (or any file of chunks a Zarr codec reads) publishes
+ * a Zarr view of its output this way. The file must lie beneath a directory the store
+ * was opened with in its option `virtual_chunk_containers` (a writable store declares
+ * them in the repository's configuration; readers name them too to be allowed to read
+ * there), and hold at least `offset + length` bytes now. The array's metadata (its codecs)
+ * must describe the bytes as they are. Uncommitted until `zarr_store_commit`, as any write.
+ *
+ * Errors: `ZARR_ERR_INVALID_ARG` (a relative path, `.` or `..` in it, a file that is
+ * missing or too short, or one beneath no allowed directory: the file and the key
+ * named), `ZARR_ERR_INVALID_KEY` (not a chunk key of an array), `ZARR_ERR_READ_ONLY`,
+ * `ZARR_ERR_UNSUPPORTED` (not an Icechunk repository, or a remote location),
+ * `ZARR_ERR_STORAGE_IO`.
+ *
+ * Ownership: the key and location are copied.
+ *
+ * Thread safety: any thread, at the same time as any other call.
+ */
+ZARR_API
+zarr_status_t zarr_store_set_virtual_ref(const zarr_store_t *store,
+                                         const char *key,
+                                         const char *location,
+                                         uint64_t offset,
+                                         uint64_t length);
+
+/**
  * Copies the history of the snapshot `store` reads, newest first, into `buf` as JSON text:
  * an array of objects `{"id", "parent", "time", "message"}` (`parent` null for the
  * repository's first snapshot; `time` RFC 3339 in UTC). String output convention: `len`

@@ -444,6 +444,13 @@ class Store {
     void create_branch(const std::string &name) const {
         detail::check(zarr_store_create_branch(get(), name.c_str()));
     }
+    /* Makes the chunk at `key` a virtual chunk: `length` bytes at `offset` of the local
+       file `location` (see zarr_store_set_virtual_ref). */
+    void set_virtual_ref(const std::string &key, const std::string &location,
+                         uint64_t offset, uint64_t length) const {
+        detail::check(
+            zarr_store_set_virtual_ref(get(), key.c_str(), location.c_str(), offset, length));
+    }
     /* The history, newest first, as JSON text (see zarr_store_history_json). */
     std::string history_json() const {
         return detail::get_text([&](char *buf, size_t len, size_t *needed) {

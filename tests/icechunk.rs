@@ -1414,3 +1414,124 @@ fn a_fifo_in_place_of_the_repository_fails_a_commit_at_once() {
         other => panic!("{other:?}"),
     }
 }
+
+/// The store of the repository at `repo` (branch main) opened with `mode` and the option
+/// `virtual_chunk_containers` naming `containers`.
+fn with_containers(repo: &Path, mode: Mode, containers: &[&Path]) -> zarr::Result<Arc<dyn Store>> {
+    let list: Vec<&str> = containers.iter().map(|d| d.to_str().unwrap()).collect();
+    let options = json!({ "virtual_chunk_containers": list }).to_string();
+    open_url(&url(repo, ""), mode, Some(&options))
+}
+
+#[test]
+fn virtual_chunks_are_read_from_allowed_files_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let (repo, data, other) = (
+        dir.path().join("repo"),
+        dir.path().join("data"),
+        dir.path().join("other"),
+    );
+    std::fs::create_dir_all(&data).unwrap();
+    std::fs::create_dir_all(&other).unwrap();
+    // A file of 100 header bytes, then 12 big-endian int32 values (chunks of 4).
+    let values: Vec<i32> = (0..12).map(|i| i * 1000 - 7).collect();
+    let mut file = vec![0xAB; 100];
+    file.extend(values.iter().flat_map(|v| v.to_be_bytes()));
+    let archive = data.join("archive.bin");
+    std::fs::write(&archive, &file).unwrap();
+    std::fs::write(other.join("secret.bin"), &file).unwrap();
+    let store = with_containers(&repo, Mode::Append, &[&data]).unwrap();
+    let mut builder = ArrayBuilder::new(vec![12], ElementType::Int32);
+    builder.chunks(vec![4]).compressor(Value::Null);
+    builder.dtype_name(">i4").unwrap();
+    builder.create(store.clone(), "v", Mode::CreateNew).unwrap();
+    let icechunk = repository_of(store.as_ref()).unwrap();
+    for c in 0..3u64 {
+        icechunk
+            .set_virtual_ref(
+                &format!("v/c/{c}"),
+                archive.to_str().unwrap(),
+                100 + c * 16,
+                16,
+            )
+            .unwrap();
+    }
+    // What cannot be referenced is refused, naming the file, and nothing changes.
+    let refused = |key: &str, location: String, offset: u64, length: u64| {
+        icechunk
+            .set_virtual_ref(key, &location, offset, length)
+            .unwrap_err()
+    };
+    let secret = other.join("secret.bin").display().to_string();
+    let e = refused("v/c/0", secret.clone(), 100, 16);
+    assert!(
+        matches!(e, Error::InvalidArg(_))
+            && e.to_string()
+                .contains("lies beneath none of the directories"),
+        "{e}"
+    );
+    let e = refused(
+        "v/c/0",
+        format!("{}/../other/secret.bin", data.display()),
+        100,
+        16,
+    );
+    assert!(e.to_string().contains("'..'"), "{e}");
+    let e = refused("v/c/0", archive.display().to_string(), 140, 16);
+    assert!(
+        e.to_string().contains("run past its end (148 bytes)"),
+        "{e}"
+    );
+    let e = refused("v/c/0", "relative/file.bin".into(), 0, 1);
+    assert!(e.to_string().contains("not an absolute path"), "{e}");
+    let e = refused("v/c/0", "s3://bucket/file.nc".into(), 0, 1);
+    assert!(matches!(e, Error::Unsupported(_)), "{e}");
+    commit(&store, "virtual chunks");
+    drop(store);
+    // A reader that allows the directory reads the values; the file is not copied.
+    let reader = with_containers(&repo, Mode::Read, &[&data]).unwrap();
+    let array = Array::open(reader, "v", Mode::Read).unwrap();
+    assert_eq!(
+        read_all(&array, ElementType::Int32, 4),
+        int32s(values.clone())
+    );
+    let size: u64 = walkdir(&repo);
+    assert!(size < 4096, "the repository holds {size} bytes");
+    // A reader that allows nothing cannot read them, and is told why.
+    let reader = open(&repo, "", Mode::Read);
+    let array = Array::open(reader, "v", Mode::Read).unwrap();
+    let mut buf = vec![0u8; 48];
+    let e = array
+        .read(&[0], &[12], ElementType::Int32, Order::C, &mut buf)
+        .unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("authorize the virtual chunk container"),
+        "{e}"
+    );
+    // Bad option values are refused when opening.
+    for bad in [
+        json!(["relative"]),
+        json!(["/"]),
+        json!("/data"),
+        json!(["/a/../b"]),
+    ] {
+        let options = json!({ "virtual_chunk_containers": bad }).to_string();
+        let e = open_url(&url(&repo, ""), Mode::Read, Some(&options)).unwrap_err();
+        assert!(matches!(e, Error::InvalidArg(_)), "{bad}: {e}");
+    }
+}
+
+/// The bytes of the files below `dir`.
+fn walkdir(dir: &Path) -> u64 {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            match e.file_type().unwrap().is_dir() {
+                true => walkdir(&e.path()),
+                false => e.metadata().unwrap().len(),
+            }
+        })
+        .sum()
+}

@@ -514,10 +514,12 @@ fn references_outside_the_reference_files_directory_are_named() {
         "{said}"
     );
     // Read as written, the references are refused (they point out of the directory); the
-    // store option allows the data's directory.
+    // store option allows the data's directory, through the API or zarrtool's variable.
     let out = tool(&["dump", &url(&refs), "lat"]);
     assert!(!out.status.success());
     let options = serde_json::json!({"allowed_targets": [s(data.path())]}).to_string();
+    let dumped = with_options(&options, &["dump", &url(&refs), "lat"]);
+    assert_eq!(dumped, "-30.0 0.0 30.0\n");
     let store = zarr::store::open_url(&url(&refs), zarr::node::Mode::Read, Some(&options)).unwrap();
     let array = zarr::node::Array::open(store, "lat", zarr::node::Mode::Read).unwrap();
     let mut buf = vec![0u8; 12];
@@ -535,4 +537,105 @@ fn references_outside_the_reference_files_directory_are_named() {
         .map(|b| f32::from_ne_bytes(b.try_into().unwrap()))
         .collect();
     assert_eq!(lat, [-30.0, 0.0, 30.0]);
+}
+
+/// Runs zarrtool with `args` and ZARRTOOL_STORE_OPTIONS set to `options`, expecting
+/// success; returns its standard output.
+fn with_options(options: &str, args: &[&str]) -> String {
+    let out = Command::new(exe())
+        .args(args)
+        .env("ZARRTOOL_STORE_OPTIONS", options)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "zarrtool {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[cfg(feature = "icechunk")]
+#[test]
+fn icechunk_repositories_hold_the_chunks_as_virtual_chunks() {
+    if !netcdf_tool() {
+        eprintln!("this zarrtool has no netCDF support: skipped");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let t: Vec<String> = (0..140).map(|i| format!("{}.25", i * 3 - 200)).collect();
+    let f: Vec<String> = (0..70).map(|i| format!("{}", i as f64 * 0.1)).collect();
+    let cdl = NC4_CDL
+        .replace("T_VALUES", &t.join(", "))
+        .replace("F_VALUES", &f.join(", "));
+    let nc = ncgen(&data, "layouts", "nc4", &cdl);
+    let repo = dir.path().join("repo");
+    let repo_url = format!("icechunk://{}", repo.display());
+    let said = virtualize(&[s(&nc), "-o", &repo_url]);
+    assert!(said.contains("chunk references into 1 file"), "{said}");
+    // Read with the files' directory allowed: the same as a Zarr v3 import of the file.
+    let allowed = serde_json::json!({"virtual_chunk_containers": [s(&data)]}).to_string();
+    let imported = dir.path().join("v3.zarr");
+    ok(&["import", s(&nc), s(&imported), "--format", "3"]);
+    let out = Command::new(exe())
+        .args(["diff", "--attrs", s(&imported), &repo_url])
+        .env("ZARRTOOL_STORE_OPTIONS", &allowed)
+        .output()
+        .unwrap();
+    assert_eq!(
+        (
+            String::from_utf8_lossy(&out.stdout).as_ref(),
+            out.status.code()
+        ),
+        ("", Some(0)),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        with_options(&allowed, &["dump", &repo_url, "sub/v"]),
+        "9 8 7 6 5 4 3 2 1 0\n"
+    );
+    let info = with_options(&allowed, &["info", "--json", &repo_url, "t"]);
+    let info: Value = serde_json::from_str(&info).unwrap();
+    assert!(info.to_string().contains("numcodecs.zlib"), "{info}");
+    // The repository holds references, not the data.
+    let copy = std::fs::metadata(&nc).unwrap().len();
+    let held: u64 = walk_size(&repo);
+    assert!(
+        held < copy,
+        "the repository holds {held} bytes, the file {copy}"
+    );
+    // Without the directory allowed, reading a virtual chunk is refused and says why.
+    let err = common::zarrtool::fails(&["dump", &repo_url, "t"], 1);
+    assert!(
+        err.contains("authorize the virtual chunk container"),
+        "{err}"
+    );
+    // A repository that holds a hierarchy is replaced only with --overwrite.
+    let err = refused(&[s(&nc), "-o", &repo_url]);
+    assert!(err.contains("holds a hierarchy already"), "{err}");
+    virtualize(&[s(&nc), "-o", &repo_url, "--overwrite"]);
+    let log = ok(&["log", &repo_url]);
+    assert_eq!(
+        log.matches("zarrtool virtualize: 1 file").count(),
+        2,
+        "{log}"
+    );
+}
+
+/// The bytes of the files below `dir`.
+#[cfg(feature = "icechunk")]
+fn walk_size(dir: &Path) -> u64 {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            match e.file_type().unwrap().is_dir() {
+                true => walk_size(&e.path()),
+                false => e.metadata().unwrap().len(),
+            }
+        })
+        .sum()
 }

@@ -350,16 +350,19 @@ impl IcechunkStore {
             Place::Disk(path) => Some(path.clone()),
             Place::S3 { .. } => None,
         };
+        let containers = virtual_chunk_containers(options)?;
+        let mut options = options.cloned().unwrap_or_default();
+        options.shift_remove(CONTAINERS_OPTION);
         let s3 = match &place {
             Place::Disk(_) => {
-                if let Some(name) = options.and_then(|o| o.keys().next()) {
+                if let Some(name) = options.keys().next() {
                     return Err(Error::InvalidArg(format!(
-                        "option {name:?} does not apply to {url:?}"
+                        "option {name:?} does not apply to {url:?} (known: {CONTAINERS_OPTION})"
                     )));
                 }
                 None
             }
-            Place::S3 { .. } => Some(s3_settings(options)?),
+            Place::S3 { .. } => Some(s3_settings(Some(&options))?),
         };
         let secrets = match &s3 {
             Some((_, S3Credentials::Static(keys))) => [
@@ -396,8 +399,15 @@ impl IcechunkStore {
         let task_url = shown.clone();
         let (repo, session, disk) = block_on(async move {
             let (storage, disk) = open_storage(&task_url, place, s3, create).await?;
-            let (repo, session) =
-                open_session(&task_url, storage, create, &at, snapshot, writable).await?;
+            let opening = Opening {
+                url: &task_url,
+                create,
+                at: &at,
+                snapshot,
+                writable,
+                containers: &containers,
+            };
+            let (repo, session) = open_session(storage, opening).await?;
             Ok::<_, Error>((repo, session, disk))
         })??;
         // Locked by its real path, whatever the working directory later becomes.
@@ -578,24 +588,139 @@ fn create_directory(path: &std::path::Path) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Opens (or creates) the repository in `storage` and the session `at` names.
-async fn open_session(
-    url: &str,
-    storage: Arc<dyn Storage + Send + Sync>,
+/// The store option naming the directories virtual chunks may be read from.
+const CONTAINERS_OPTION: &str = "virtual_chunk_containers";
+
+/// The option `virtual_chunk_containers`: absolute directories (`/data/archive` or
+/// `file:///data/archive/`), as Icechunk's container URL prefixes (`file:///data/archive/`).
+fn virtual_chunk_containers(options: Option<&Map<String, Value>>) -> Result<Vec<String>> {
+    let Some(value) = options.and_then(|o| o.get(CONTAINERS_OPTION)) else {
+        return Ok(Vec::new());
+    };
+    let bad = |why: String| Error::InvalidArg(format!("option {CONTAINERS_OPTION}: {why}"));
+    let items = value
+        .as_array()
+        .ok_or_else(|| bad("a list of absolute directories".into()))?;
+    let mut prefixes = Vec::new();
+    for item in items {
+        let text = item
+            .as_str()
+            .ok_or_else(|| bad(format!("{item} is not a directory's path")))?;
+        let path = match text.split_once("://") {
+            Some((scheme, rest)) if scheme.eq_ignore_ascii_case("file") => {
+                rest.strip_prefix("localhost").unwrap_or(rest)
+            }
+            Some(_) => {
+                return Err(Error::Unsupported(format!(
+                    "option {CONTAINERS_OPTION}: {:?}: virtual chunks are read from local \
+                     files only so far",
+                    shown_url(text)
+                )))
+            }
+            None => text,
+        };
+        let clean = std::path::Path::new(path).components().all(|c| {
+            matches!(
+                c,
+                std::path::Component::RootDir | std::path::Component::Normal(_)
+            )
+        });
+        if !path.starts_with('/') || !clean || path.trim_end_matches('/').is_empty() {
+            return Err(bad(format!(
+                "{text:?} is not an absolute directory without '.' or '..' (nor the root)"
+            )));
+        }
+        prefixes.push(format!("file://{}/", path.trim_end_matches('/')));
+    }
+    Ok(prefixes)
+}
+
+/// What [`open_session`] opens.
+struct Opening<'a> {
+    /// The repository's URL, for messages.
+    url: &'a str,
+    /// Whether a missing repository is created.
     create: bool,
-    at: &At,
+    at: &'a At,
     snapshot: Option<SnapshotId>,
     writable: bool,
+    /// The virtual chunk containers (URL prefixes) the caller allows reading from; a
+    /// writable store declares those the repository lacks in its configuration.
+    containers: &'a [String],
+}
+
+/// Opens (or creates) the repository in `storage` and the session the opening names.
+async fn open_session(
+    storage: Arc<dyn Storage + Send + Sync>,
+    opening: Opening<'_>,
 ) -> Result<(icechunk::Repository, Session)> {
+    let Opening {
+        url,
+        create,
+        at,
+        snapshot,
+        writable,
+        containers,
+    } = opening;
     let exists = icechunk::Repository::exists(storage.clone(), None)
         .await
         .map_err(|e| repo_error(url, "cannot read the repository", e.kind))?;
-    let repo = match (exists, create) {
-        (true, _) => icechunk::Repository::open(storage).execute().await,
-        (false, true) => icechunk::Repository::create(storage).execute().await,
+    let allowed: HashMap<String, Option<icechunk::config::Credentials>> = containers
+        .iter()
+        .map(|c| {
+            (
+                c.clone(),
+                Some(icechunk::config::Credentials::LocalFileSystemAccess),
+            )
+        })
+        .collect();
+    let mut repo = match (exists, create) {
+        (true, _) => {
+            icechunk::Repository::open(storage)
+                .authorize_virtual_chunk_access(allowed.clone())
+                .execute()
+                .await
+        }
+        (false, true) => {
+            icechunk::Repository::create(storage)
+                .authorize_virtual_chunk_access(allowed.clone())
+                .execute()
+                .await
+        }
         (false, false) => return Err(Error::NotFound(format!("no Icechunk repository at {url}"))),
     }
     .map_err(|e| repo_error(url, "cannot open the repository", e.kind))?;
+    let declared: Vec<String> = repo
+        .config()
+        .virtual_chunk_containers()
+        .map(|c| c.url_prefix().to_string())
+        .collect();
+    let missing: Vec<&String> = containers
+        .iter()
+        .filter(|c| !declared.contains(c))
+        .collect();
+    if writable && !missing.is_empty() {
+        let mut config = repo.config().clone();
+        for prefix in missing {
+            let dir = PathBuf::from(prefix.trim_start_matches("file://"));
+            let container = icechunk::virtual_chunks::VirtualChunkContainer::new(
+                prefix.clone(),
+                icechunk::ObjectStoreConfig::LocalFileSystem(dir),
+            )
+            .map_err(|e| Error::InvalidArg(format!("{url}: container {prefix:?}: {e}")))?;
+            config
+                .set_virtual_chunk_container(container)
+                .map_err(|e| Error::InvalidArg(format!("{url}: container {prefix:?}: {e}")))?;
+        }
+        let what = "cannot declare its virtual chunk containers";
+        repo = repo
+            .reopen(Some(config), Some(allowed))
+            .await
+            .map_err(|e| repo_error(url, what, e.kind))?;
+        repo.save_config()
+            .await
+            .map_err(|e| repo_error(url, what, e.kind))?;
+    }
     let session = match (at, writable) {
         (At::Branch(branch), true) => repo.writable_session(branch).await,
         (At::Branch(branch), false) => {
@@ -768,6 +893,76 @@ impl Store for IcechunkStore {
 }
 
 impl Repository for IcechunkStore {
+    fn set_virtual_ref(&self, key: &str, location: &str, offset: u64, length: u64) -> Result<()> {
+        super::check_writable(self, "write")?;
+        let key = validate_key(key)?.into_owned();
+        let path = match location.split_once("://") {
+            Some((scheme, rest)) if scheme.eq_ignore_ascii_case("file") => {
+                rest.strip_prefix("localhost").unwrap_or(rest)
+            }
+            Some(_) => {
+                return Err(Error::Unsupported(format!(
+                    "{}: virtual chunk {key:?}: {:?}: virtual chunks are read from local files \
+                     only so far",
+                    self.url,
+                    shown_url(location)
+                )))
+            }
+            None => location,
+        };
+        let bad = |why: &str| {
+            Error::InvalidArg(format!(
+                "{}: virtual chunk {key:?} at {path:?}: {why}",
+                self.url
+            ))
+        };
+        let clean = std::path::Path::new(path).components().all(|c| {
+            matches!(
+                c,
+                std::path::Component::RootDir | std::path::Component::Normal(_)
+            )
+        });
+        if !path.starts_with('/') || !clean {
+            return Err(bad("not an absolute path without '.' or '..'"));
+        }
+        let end = offset
+            .checked_add(length)
+            .ok_or_else(|| bad(&format!("{offset} + {length} bytes overflows")))?;
+        let size = std::fs::metadata(path)
+            .map_err(|e| bad(&format!("cannot be read: {e}")))?
+            .len();
+        if end > size {
+            return Err(bad(&format!(
+                "{length} bytes at {offset} run past its end ({size} bytes)"
+            )));
+        }
+        let url = format!("file://{path}");
+        let location = icechunk::format::manifest::VirtualChunkLocation::from_url(&url)
+            .map_err(|e| bad(&scrubbed(&e.kind.to_string())))?;
+        let reference = icechunk::format::manifest::VirtualChunkRef {
+            location,
+            offset,
+            length,
+            checksum: None,
+        };
+        let _write = super::writes::Write::begin(self.location());
+        let path = path.to_string();
+        self.run(move |store, url| async move {
+            store
+                .set_virtual_ref(&key, reference, true)
+                .await
+                .map_err(|e| match e.kind {
+                    StoreErrorKind::InvalidVirtualChunkContainer { .. } => {
+                        Error::InvalidArg(format!(
+                            "{url}: virtual chunk {key:?}: {path:?} lies beneath none of the \
+                         directories of the option {CONTAINERS_OPTION}"
+                        ))
+                    }
+                    kind => store_error(&url, &format!("cannot write virtual chunk {key:?}"), kind),
+                })
+        })
+    }
+
     fn commit(&self, message: &str) -> Result<String> {
         // The storage on local disk syncs each file the commit writes before the next,
         // which may name it, and the branch file before the commit returns.

@@ -59,6 +59,14 @@ pub trait Repository: Send + Sync {
     /// indices as its dimensions, inside its grid, are [`Error::InvalidArg`] naming the
     /// array and the chunk. On any error nothing changes.
     fn merge_changes(&self, changes: &[u8]) -> Result<()>;
+    /// Makes the chunk at `key` (`ARRAY/c/0/1`) a virtual chunk: `length` bytes at
+    /// `offset` of the file `location` (an absolute path or `file:///` URL), read from there
+    /// whenever the chunk is read, never copied. The file must lie beneath a directory of
+    /// the store's option `virtual_chunk_containers` (which a writable store declares in
+    /// the repository's configuration), and exist with at least `offset + length` bytes;
+    /// else [`Error::InvalidArg`] naming it. Uncommitted until [`Repository::commit`], as
+    /// any write.
+    fn set_virtual_ref(&self, key: &str, location: &str, offset: u64, length: u64) -> Result<()>;
 }
 
 /// `store`'s versioning calls, or [`Error::Unsupported`] when it keeps no history.

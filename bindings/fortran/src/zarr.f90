@@ -123,6 +123,7 @@ module zarr
   public :: zarr_last_error, zarr_append, zarr_flush, zarr_refresh, zarr_set_synchronizer
   public :: zarr_set_append_lock
   public :: zarr_commit, zarr_discard, zarr_rebase, zarr_create_tag, zarr_create_branch
+  public :: zarr_set_virtual_ref
   public :: zarr_export_changes, zarr_merge_changes
   public :: zarr_set_cache_bytes, zarr_set_num_threads, zarr_get_num_threads
   public :: zarr_consolidate, zarr_delete, zarr_get_dimension_names
@@ -2859,6 +2860,21 @@ contains
     call report(c_zarr_store_create_branch(store%ptr, c_str(name)), "zarr_create_branch", &
                 stat, errmsg)
   end subroutine zarr_create_branch
+
+  ! Makes the chunk at key (ARRAY/c/0/1) of an Icechunk store a virtual chunk: length bytes
+  ! at offset of the local file location, read from there, never copied
+  ! (zarr_store_set_virtual_ref; the file lies beneath a directory of the store's option
+  ! virtual_chunk_containers).
+  subroutine zarr_set_virtual_ref(store, key, location, offset, length, stat, errmsg)
+    type(zarr_store), intent(in) :: store
+    character(*), intent(in) :: key, location
+    integer(c_int64_t), intent(in) :: offset, length
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    call report(c_zarr_store_set_virtual_ref(store%ptr, c_str(key), c_str(location), &
+                                             offset, length), &
+                "zarr_set_virtual_ref", stat, errmsg)
+  end subroutine zarr_set_virtual_ref
 
   ! Reads the array's metadata again, to see a shape another handle or MPI rank changed.
   subroutine zarr_refresh(arr, stat, errmsg)

@@ -11,7 +11,6 @@ use crate::cli::{AttrsAction, Command};
 use std::io::Read;
 use std::path::Path;
 use zarr::node::Mode;
-use zarr::store::open_url;
 use zarr::Result;
 
 /// The metadata documents that make a directory a store's root.
@@ -209,7 +208,7 @@ fn split_url(store: &mut String) -> String {
 /// Whether the store at `url` has a metadata document at its root; `None` when a request
 /// failed.
 fn url_is_root(url: &str) -> Option<bool> {
-    let store = open_url(url, Mode::Read, None).ok()?;
+    let store = crate::nodes::open_with_options(url, Mode::Read).ok()?;
     for name in DOCUMENTS {
         if store.size(name).ok()?.is_some() {
             return Some(true);

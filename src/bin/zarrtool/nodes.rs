@@ -9,9 +9,35 @@ use zarr::node::{node_kind, Array, Group, Mode, Node, NodeKind};
 use zarr::store::{get_document, join_key, open_url, Store};
 use zarr::{Error, Result};
 
+/// The environment variable holding store options (a JSON object) for the stores that
+/// are not local directories, zip files or memory: S3 endpoints, a reference file's
+/// `allowed_targets`, an Icechunk repository's `virtual_chunk_containers`.
+pub const OPTIONS_VARIABLE: &str = "ZARRTOOL_STORE_OPTIONS";
+
+/// The options of [`OPTIONS_VARIABLE`] for the store at `url` (`None` for local stores and
+/// when the variable is unset).
+pub fn store_options(url: &str) -> Result<Option<serde_json::Map<String, Value>>> {
+    let local = zarr::store::local_path(url)?.is_some() || url.starts_with("memory:");
+    let Some(text) = std::env::var_os(OPTIONS_VARIABLE).filter(|_| !local) else {
+        return Ok(None);
+    };
+    let bad = || Error::InvalidArg(format!("{OPTIONS_VARIABLE} is not a JSON object"));
+    let text = text.into_string().map_err(|_| bad())?;
+    match serde_json::from_str::<Value>(&text).map_err(|_| bad())? {
+        Value::Object(map) => Ok(Some(map)),
+        _ => Err(bad()),
+    }
+}
+
+/// Opens the store at `url` with `mode` and the options of [`OPTIONS_VARIABLE`].
+pub fn open_with_options(url: &str, mode: Mode) -> Result<Arc<dyn Store>> {
+    let options = store_options(url)?.map(|o| Value::Object(o).to_string());
+    open_url(url, mode, options.as_deref())
+}
+
 /// Opens a store for reading, or for writing when `write` (it must exist).
 pub fn open(url: &str, write: bool) -> Result<Arc<dyn Store>> {
-    open_url(url, if write { Mode::ReadWrite } else { Mode::Read }, None)
+    open_with_options(url, if write { Mode::ReadWrite } else { Mode::Read })
 }
 
 /// Opens the node at `path` as a trait object, for its attributes, with its kind.

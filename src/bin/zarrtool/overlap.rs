@@ -7,7 +7,7 @@ use std::path::Path;
 use std::sync::Arc;
 use zarr::io::location::Location;
 use zarr::node::{footprint, refuse_overlap, Mode};
-use zarr::store::{local_path, node_prefix, open_url, Store};
+use zarr::store::{local_path, node_prefix, Store};
 use zarr::{Error, Result};
 
 /// Refuses writing the node at `to` in the store `target` (a URL, not opened yet) from the
@@ -77,7 +77,7 @@ fn target_footprint(url: &str, path: &str) -> Result<Vec<Location>> {
     let Some(local) = local_path(url)? else {
         return Ok(Vec::new());
     };
-    match open_url(url, Mode::Read, None) {
+    match crate::nodes::open_with_options(url, Mode::Read) {
         Ok(store) => footprint(&store, path),
         Err(Error::NotFound(_)) => Ok(vec![Location::at(Path::new(local), path)]),
         Err(e) => Err(e),

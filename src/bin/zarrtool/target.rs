@@ -9,7 +9,7 @@ use serde_json::Map;
 use std::sync::Arc;
 use zarr::meta::{ArrayMeta, Format};
 use zarr::node::{node_kind, ArrayBuilder, Mode, NodeKind};
-use zarr::store::{open_url, Store};
+use zarr::store::Store;
 use zarr::{Error, Result};
 
 /// Opens the store of a command that creates a node at `path`: for a dry run read-only
@@ -29,7 +29,7 @@ pub fn target_store(
             Err(e) => return Err(e),
         }
     } else {
-        Some(open_url(url, Mode::Append, None)?)
+        Some(crate::nodes::open_with_options(url, Mode::Append)?)
     };
     let kind = match &store {
         Some(store) => node_kind(store.as_ref(), path)?,

@@ -17,7 +17,7 @@ use std::sync::Arc;
 use zarr::dtype::{DataKind, ElementType};
 use zarr::meta::{ArrayMeta, ChunkGrid, DimEdges, Format, Order};
 use zarr::node::{cf, node_kind, Array, ArrayBuilder, Group, Mode, Node, NodeKind, DIMENSIONS_KEY};
-use zarr::store::{join_key, open_url, Store};
+use zarr::store::{join_key, Store};
 use zarr::{Error, Result};
 
 /// How `copy` lays out the arrays it writes.
@@ -442,7 +442,7 @@ pub fn run(
         return Ok(0);
     }
     drop(existing);
-    let dst = open_url(target, Mode::Append, None)?;
+    let dst = crate::nodes::open_with_options(target, Mode::Append)?;
     if commit.is_some() {
         crate::repo::check_committable(&dst)?;
     }
