@@ -8,8 +8,9 @@ DIR/out/<label>/<path with / as __>.npy and prints one JSON object: per label th
 (kind, attributes, dtype, shape) and the snapshot read, plus the main branch's ancestry.
 
 xarray: opens the branch main of the repository named in DIR/plan.json with
-`xr.open_zarr(session.store)` (decoding and masking on), saves every variable as
-DIR/xr/<name>.npy and prints its dimensions and attributes as JSON.
+`xr.open_zarr(session.store)` (decoding and masking on), allowing virtual chunks from the
+containers (URL prefixes) the plan lists, saves every variable as DIR/xr/<name>.npy and
+prints its dimensions and attributes as JSON.
 
 write: creates the repository DIR/repo with icechunk, commits twice and tags the first commit
 `first`, saving the expected arrays of each commit as DIR/expect/<commit>/<name>.npy; prints
@@ -111,7 +112,11 @@ def xarray(base: Path):
     import xarray as xr
 
     plan = json.loads((base / "plan.json").read_text())
-    repo = icechunk.Repository.open(icechunk.local_filesystem_storage(plan["repo"]))
+    # Virtual chunks are read from the containers the plan allows, and from nowhere else.
+    allowed = icechunk.containers_credentials(
+        {prefix: None for prefix in plan.get("containers", [])})
+    repo = icechunk.Repository.open(icechunk.local_filesystem_storage(plan["repo"]),
+                                    authorize_virtual_chunk_access=allowed or None)
     ds = xr.open_zarr(repo.readonly_session(branch="main").store, consolidated=False)
     out = base / "xr"
     out.mkdir(parents=True, exist_ok=True)

@@ -10,6 +10,8 @@ repositories under the chroot's /tmp (the same files seen from here).
   branch, the tag and every snapshot and must read exactly those values, attributes and the
   history (ids and messages) libzarr reports.
 - `zarrtool copy --commit` and `zarrtool tag` into a repository: Python reads the copy exactly.
+- `zarrtool virtualize` of a netCDF-4 file into a repository (virtual chunks): xarray over
+  Python's icechunk, allowing the file's directory, reads the file's dataset.
 - Python's icechunk writes two commits and a tag; libzarr must read each snapshot, the tag
   and the branch exactly, with the same attributes and history.
 
@@ -294,3 +296,53 @@ def test_xarray_reads_a_simulation_committed_to_a_repository(tool, toy_model, tm
         values = np.load(peer_dir / "xr" / f"{name}.npy", allow_pickle=False)
         assert values.dtype == var.values.dtype, name
         assert np.array_equal(values, var.values, equal_nan=values.dtype.kind in "fc"), name
+
+
+def test_xarray_reads_zarrtool_virtual_chunks_of_a_netcdf_file(tool, tmp_path, peer_dir):
+    """`zarrtool virtualize FILE -o icechunk:///REPO`: the repository holds the netCDF-4
+    file's chunks as virtual chunks; xarray over Python icechunk's session, allowing the
+    file's directory, gives the same variables, dimensions, attributes and values as
+    xarray here reading the file. The file lies at the same absolute path inside and
+    outside the chroot (two copies of the same bytes), as virtual chunks name it."""
+    xr = pytest.importorskip("xarray")
+    pytest.importorskip("netCDF4")
+    from test_kerchunk_interop import write_cf_file
+
+    zarrtool = ROOT / "target" / "release" / "zarrtool"
+    features = subprocess.run([str(zarrtool), "version", "--features"], capture_output=True,
+                              text=True).stdout
+    if "references" not in features:
+        assert os.environ.get("ZARR_TEST_NETCDF") != "1", "zarrtool has no netCDF support"
+        pytest.skip("this zarrtool has no netCDF support")
+    data = Path("/tmp") / f"zarr-virtual-{uuid.uuid4().hex[:12]}"
+    inner = CHROOT / data.relative_to("/")
+    try:
+        data.mkdir()
+        inner.mkdir(parents=True)
+        source = data / "cf.nc"
+        write_cf_file(source, "NETCDF4")
+        shutil.copy2(source, inner / "cf.nc")
+        repo = peer_dir / "repo"
+        proc = subprocess.run([str(zarrtool), "virtualize", str(source), "-o", url(repo)],
+                              capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        # The repository holds references, no chunk of its own.
+        chunks = repo / "chunks"
+        assert not chunks.exists() or not any(chunks.iterdir())
+        (peer_dir / "plan.json").write_text(json.dumps({
+            "repo": inside(repo), "containers": [f"file://{data}/"]}))
+        report = run_peer("xarray", peer_dir)
+        here = xr.open_dataset(source)
+        assert sorted(report) == sorted(here.variables)
+        for name, var in here.variables.items():
+            got = report[name]
+            assert got["dims"] == list(var.dims), name
+            want_attrs = json.loads(json.dumps(dict(var.attrs), default=str))
+            assert got["attrs"] == want_attrs, name
+            values = np.load(peer_dir / "xr" / f"{name}.npy", allow_pickle=False)
+            assert values.dtype == var.values.dtype, name
+            assert np.array_equal(values, var.values, equal_nan=values.dtype.kind in "fc"), name
+        here.close()
+    finally:
+        shutil.rmtree(data, ignore_errors=True)
+        shutil.rmtree(inner, ignore_errors=True)
