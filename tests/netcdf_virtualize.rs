@@ -613,6 +613,22 @@ fn icechunk_repositories_hold_the_chunks_as_virtual_chunks() {
         err.contains("authorize the virtual chunk container"),
         "{err}"
     );
+    // A refusal leaves no repository behind where there was none.
+    let strings = ncgen(
+        &data,
+        "strings",
+        "nc4",
+        "netcdf s {\ndimensions:\n\tn = 2 ;\nvariables:\n\tstring label(n) ;\ndata:\n\
+         \tlabel = \"one\", \"two\" ;\n}\n",
+    );
+    let other = dir.path().join("other");
+    let err = refused(&[
+        s(&strings),
+        "-o",
+        &format!("icechunk://{}", other.display()),
+    ]);
+    assert!(err.contains("variable-length strings"), "{err}");
+    assert!(!other.exists());
     // A repository that holds a hierarchy is replaced only with --overwrite.
     let err = refused(&[s(&nc), "-o", &repo_url]);
     assert!(err.contains("holds a hierarchy already"), "{err}");

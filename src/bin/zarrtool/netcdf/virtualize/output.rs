@@ -118,27 +118,43 @@ pub fn icechunk(
     if let Value::Array(list) = listed {
         list.extend(dirs.into_iter().map(Value::from));
     }
-    let store = open_url(
-        output,
-        Mode::Append,
-        Some(&Value::Object(options).to_string()),
-    )?;
-    if !overwrite && !store.list_prefix("")?.is_empty() {
-        return Err(Error::Exists(format!(
-            "{output:?} holds a hierarchy already (--overwrite replaces it)"
-        )));
+    // A repository on local disk that this call creates is removed again if it fails.
+    let created = local_repository(output).filter(|dir| !dir.exists());
+    let written = (|| {
+        let options = Value::Object(options).to_string();
+        let store = open_url(output, Mode::Append, Some(&options))?;
+        if !overwrite && !store.list_prefix("")?.is_empty() {
+            return Err(Error::Exists(format!(
+                "{output:?} holds a hierarchy already (--overwrite replaces it)"
+            )));
+        }
+        let repo = repository_of(store.as_ref())?;
+        let counted = build(h, &store, Mode::Overwrite, |key, target, at, len| {
+            repo.set_virtual_ref(&key, target, at, len)
+        })?;
+        let plural = if files.len() == 1 { "" } else { "s" };
+        repo.commit(&format!(
+            "zarrtool virtualize: {} file{plural}",
+            files.len()
+        ))?;
+        store.close()?;
+        Ok(counted)
+    })();
+    if let (Err(_), Some(dir)) = (&written, &created) {
+        let _ = std::fs::remove_dir_all(dir);
     }
-    let repo = repository_of(store.as_ref())?;
-    let counted = build(h, &store, Mode::Overwrite, |key, target, at, len| {
-        repo.set_virtual_ref(&key, target, at, len)
-    })?;
-    let plural = if files.len() == 1 { "" } else { "s" };
-    repo.commit(&format!(
-        "zarrtool virtualize: {} file{plural}",
-        files.len()
-    ))?;
-    store.close()?;
-    Ok(counted)
+    written
+}
+
+/// The directory of the repository `url` names when it is on local disk.
+fn local_repository(url: &str) -> Option<PathBuf> {
+    let (scheme, rest) = url.split_once("://")?;
+    if !scheme.eq_ignore_ascii_case("icechunk") {
+        return None;
+    }
+    let path = rest.split('?').next()?;
+    let path = path.strip_prefix("localhost").unwrap_or(path);
+    path.starts_with('/').then(|| PathBuf::from(path))
 }
 
 /// Names on standard error the files of `files` that lie outside the directory of the
