@@ -101,10 +101,12 @@ fi
 # zfpy's version as integers separated by dots, so 1.0.1.post0 makes `import numcodecs` fail.
 # icechunk 2.3.0 is the newest Python release of the 2.3 line of the icechunk crate libzarr
 # uses (2.3.1, which has no Python release): both write and read the same on-disk format.
+# VirtualiZarr 2.8 (with h5py and obstore, which its HDF5 parser needs) writes repositories of
+# virtual chunks for test_icechunk_interop.py.
 # A changed pin list changes the stamp, so an existing chroot gets a new venv with every pin.
 TRIXIE_BASE="debian trixie minbase python3 python3-venv"
 ZP34_PINS=(zarr==3.4.2 numcodecs==0.17.1 numpy==2.5.5 pcodec==1.1.0 zfpy==1.0.1 cast-value-rs==0.5.1
-  icechunk==2.3.0 xarray==2026.9.0 pandas==3.1.1)
+  icechunk==2.3.0 xarray==2026.9.0 pandas==3.1.1 virtualizarr==2.8.0 h5py==3.16.0 obstore==0.12.1)
 trixie="$ENV_DIR/trixie"
 if [ ! -f "$trixie/.pins" ] || [ "$(cat "$trixie/.pins")" != "$TRIXIE_BASE ${ZP34_PINS[*]}" ]; then
   start=$(date +%s)

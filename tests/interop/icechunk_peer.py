@@ -12,6 +12,9 @@ xarray: opens the branch main of the repository named in DIR/plan.json with
 containers (URL prefixes) the plan lists, saves every variable as DIR/xr/<name>.npy and
 prints its dimensions and attributes as JSON.
 
+virtualizarr: writes an HDF5 file with h5py and a repository of VirtualiZarr's virtual
+references to its chunks (see `virtualizarr`).
+
 write: creates the repository DIR/repo with icechunk, commits twice and tags the first commit
 `first`, saving the expected arrays of each commit as DIR/expect/<commit>/<name>.npy; prints
 the snapshot ids and the ancestry as JSON.
@@ -128,9 +131,48 @@ def xarray(base: Path):
     print(json.dumps(report))
 
 
+def virtualizarr(base: Path):
+    """An HDF5 file written with h5py (a chunked deflate + shuffle float32 dataset with an
+    attribute, a contiguous big-endian int32 one) and the repository DIR/repo whose chunks
+    are VirtualiZarr's virtual references to it, the file's directory its virtual chunk
+    container; the expected arrays go to DIR/expect/virtual/. Prints the container."""
+    import h5py
+    import icechunk
+    from obspec_utils.registry import ObjectStoreRegistry
+    from obstore.store import LocalStore
+    from virtualizarr import open_virtual_dataset
+    from virtualizarr.parsers import HDFParser
+
+    data = base / "data"
+    data.mkdir()
+    path = data / "fields.h5"
+    rng = np.random.default_rng(11)
+    temp = (rng.standard_normal((6, 20, 30)) * 5 + 280).astype("<f4")
+    counts = (np.arange(20 * 30, dtype=">i4").reshape(20, 30) * 37) % 1001 - 500
+    with h5py.File(path, "w") as f:
+        t = f.create_dataset("temp", data=temp, chunks=(1, 10, 15), compression="gzip",
+                             compression_opts=4, shuffle=True)
+        t.attrs["units"] = "K"
+        f.create_dataset("counts", data=counts)
+    prefix = f"file://{data}/"
+    registry = ObjectStoreRegistry({prefix: LocalStore(prefix=str(data))})
+    vds = open_virtual_dataset(url=f"file://{path}", parser=HDFParser(), registry=registry)
+    config = icechunk.RepositoryConfig.default()
+    config.set_virtual_chunk_container(
+        icechunk.VirtualChunkContainer(prefix, icechunk.local_filesystem_store(str(data))))
+    repo = icechunk.Repository.create(
+        icechunk.local_filesystem_storage(str(base / "repo")), config,
+        authorize_virtual_chunk_access=icechunk.containers_credentials({prefix: None}))
+    session = repo.writable_session("main")
+    vds.vz.to_icechunk(session.store)
+    session.commit("virtual references by VirtualiZarr")
+    expected(base, "virtual", {"temp": temp, "counts": counts})
+    print(json.dumps({"container": prefix}))
+
+
 def main():
     action, base = sys.argv[1], Path(sys.argv[2])
-    {"write": write, "read": read, "xarray": xarray}[action](base)
+    {"write": write, "read": read, "xarray": xarray, "virtualizarr": virtualizarr}[action](base)
 
 
 if __name__ == "__main__":

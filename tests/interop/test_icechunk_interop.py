@@ -12,6 +12,8 @@ repositories under the chroot's /tmp (the same files seen from here).
 - `zarrtool copy --commit` and `zarrtool tag` into a repository: Python reads the copy exactly.
 - `zarrtool virtualize` of a netCDF-4 file into a repository (virtual chunks): xarray over
   Python's icechunk, allowing the file's directory, reads the file's dataset.
+- VirtualiZarr references an HDF5 file from a repository: libzarr reads the virtual chunks
+  exactly from the directory it allows, and nothing when it allows none.
 - Python's icechunk writes two commits and a tag; libzarr must read each snapshot, the tag
   and the branch exactly, with the same attributes and history.
 
@@ -346,3 +348,35 @@ def test_xarray_reads_zarrtool_virtual_chunks_of_a_netcdf_file(tool, tmp_path, p
     finally:
         shutil.rmtree(data, ignore_errors=True)
         shutil.rmtree(inner, ignore_errors=True)
+
+
+def test_libzarr_reads_virtualizarr_virtual_chunks(tmp_path, peer_dir):
+    """VirtualiZarr (in the chroot) references an HDF5 file's chunks from an Icechunk
+    repository; libzarr (zarrtool, the file's directory allowed by the option
+    virtual_chunk_containers) reads every array exactly, and refuses to read them when
+    the directory is not allowed. The file lies at the same absolute path inside and
+    outside the chroot (two copies of the same bytes), as virtual chunks name it."""
+    zarrtool = ROOT / "target" / "release" / "zarrtool"
+    assert zarrtool.exists(), "target/release/zarrtool is missing (cargo build --release)"
+    report = run_peer("virtualizarr", peer_dir)
+    container = report["container"]
+    assert container == f"file://{inside(peer_dir)}/data/"
+    outside = Path(inside(peer_dir))
+    try:
+        (outside / "data").mkdir(parents=True)
+        shutil.copy2(peer_dir / "data" / "fields.h5", outside / "data" / "fields.h5")
+        allowed = dict(os.environ, ZARRTOOL_STORE_OPTIONS=json.dumps(
+            {"virtual_chunk_containers": [str(outside / "data")]}))
+        for name in ("temp", "counts"):
+            want = np.load(peer_dir / "expect" / "virtual" / f"{name}.npy")
+            proc = subprocess.run([str(zarrtool), "dump", "-f", "raw", url(peer_dir / "repo"),
+                                   name], capture_output=True, env=allowed, timeout=120)
+            assert proc.returncode == 0, proc.stderr.decode()
+            native = want.dtype.newbyteorder("=")
+            got = np.frombuffer(proc.stdout, dtype=native).reshape(want.shape)
+            np.testing.assert_array_equal(got, want.astype(native), err_msg=name, strict=True)
+        proc = subprocess.run([str(zarrtool), "dump", url(peer_dir / "repo"), "temp"],
+                              capture_output=True, text=True, timeout=120)
+        assert proc.returncode != 0 and "authorize the virtual chunk container" in proc.stderr
+    finally:
+        shutil.rmtree(outside, ignore_errors=True)
