@@ -148,7 +148,9 @@ def virtualizarr(base: Path):
     path = data / "fields.h5"
     rng = np.random.default_rng(11)
     temp = (rng.standard_normal((6, 20, 30)) * 5 + 280).astype("<f4")
-    counts = (np.arange(20 * 30, dtype=">i4").reshape(20, 30) * 37) % 1001 - 500
+    # The same shape as temp: HDF5 datasets without dimension scales get dimensions named
+    # by position, which must agree in length.
+    counts = (np.arange(6 * 20 * 30, dtype=">i4").reshape(6, 20, 30) * 37) % 1001 - 500
     with h5py.File(path, "w") as f:
         t = f.create_dataset("temp", data=temp, chunks=(1, 10, 15), compression="gzip",
                              compression_opts=4, shuffle=True)
