@@ -11,7 +11,7 @@ use std::process::{Command, Stdio};
 
 use crate::common;
 
-use common::zarrtool::{exe, fails, import_sample, ok, s, succeeds, tool};
+use common::zarrtool::{exe, fails, import_sample, ncgen, ok, s, succeeds, tool};
 
 /// Runs zarrtool expecting success; returns its stderr (its stdout must be empty).
 fn says(args: &[&str]) -> String {
@@ -1887,21 +1887,6 @@ fn default_fill(ty: &str) -> &'static str {
         "double" => "9.969209968386869e+36",
         _ => "",
     }
-}
-
-/// Makes a netCDF file of `kind` (ncgen -k) from CDL.
-fn ncgen(dir: &Path, name: &str, kind: &str, cdl: &str) -> std::path::PathBuf {
-    let src = dir.join(format!("{name}.cdl"));
-    std::fs::write(&src, cdl).unwrap();
-    let nc = dir.join(format!("{name}.nc"));
-    let status = Command::new("ncgen")
-        .args(["-k", kind, "-o"])
-        .arg(&nc)
-        .arg(&src)
-        .status()
-        .expect("ncgen (Debian's netcdf-bin) runs");
-    assert!(status.success(), "ncgen -k {kind} {name}.cdl");
-    nc
 }
 
 /// A netCDF-4 file with every atomic type, groups, attributes of several types, fill

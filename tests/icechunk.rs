@@ -1495,7 +1495,7 @@ fn virtual_chunks_are_read_from_allowed_files_only() {
         read_all(&array, ElementType::Int32, 4),
         int32s(values.clone())
     );
-    let size: u64 = walkdir(&repo);
+    let size: u64 = common::dir_size(&repo);
     assert!(size < 4096, "the repository holds {size} bytes");
     // A reader that allows nothing cannot read them, and is told why.
     let reader = open(&repo, "", Mode::Read);
@@ -1520,18 +1520,4 @@ fn virtual_chunks_are_read_from_allowed_files_only() {
         let e = open_url(&url(&repo, ""), Mode::Read, Some(&options)).unwrap_err();
         assert!(matches!(e, Error::InvalidArg(_)), "{bad}: {e}");
     }
-}
-
-/// The bytes of the files below `dir`.
-fn walkdir(dir: &Path) -> u64 {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| {
-            let e = e.unwrap();
-            match e.file_type().unwrap().is_dir() {
-                true => walkdir(&e.path()),
-                false => e.metadata().unwrap().len(),
-            }
-        })
-        .sum()
 }

@@ -9,7 +9,7 @@ use std::process::Command;
 
 use crate::common;
 
-use common::zarrtool::{exe, s, tool};
+use common::zarrtool::{exe, ncgen, s, tool};
 
 /// Runs zarrtool expecting success with nothing printed.
 fn quiet(args: &[&str]) {
@@ -42,21 +42,6 @@ fn netcdf_line() -> Option<String> {
         panic!("ZARR_TEST_NETCDF=1 but {} has no netCDF export", exe());
     }
     line
-}
-
-/// Makes the netCDF-4 file `name`.nc in `dir` from CDL with ncgen.
-fn ncgen(dir: &Path, name: &str, cdl: &str) -> PathBuf {
-    let src = dir.join(format!("{name}.cdl"));
-    std::fs::write(&src, cdl).unwrap();
-    let nc = dir.join(format!("{name}.nc"));
-    let status = Command::new("ncgen")
-        .args(["-k", "nc4", "-o"])
-        .arg(&nc)
-        .arg(&src)
-        .status()
-        .expect("ncgen (Debian's netcdf-bin) runs");
-    assert!(status.success(), "ncgen {name}.cdl");
-    nc
 }
 
 /// `ncdump` of `target` (a file, or an NCZarr URL) with `args` before it, after its first
@@ -212,7 +197,7 @@ fn cf_file_round_trips_through_zarr_v2_and_v3() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let nc = ncgen(dir.path(), "cf", CF_CDL);
+    let nc = ncgen(dir.path(), "cf", "nc4", CF_CDL);
     let original = ncdump(&[], s(&nc));
     // ncdump prints the file as it was written (the CDL is in ncdump's form).
     assert_eq!(original, CF_CDL.split_once('\n').unwrap().1);
@@ -282,6 +267,7 @@ fn documented_round_trip_differences() {
     let nc = ncgen(
         dir.path(),
         "d",
+        "nc4",
         "netcdf d {\ndimensions:\n\tx = 3 ;\nvariables:\n\tint z(x) ;\n\tchar c(x) ;\n\
          \tfloat a(x) ;\n\t\ta:_FillValue = NaNf ;\n\t\tstring a:one = \"only\" ;\n\
          data:\n\n z = 1, 2, 3 ;\n\n c = \"ab\" ;\n\n a = 1, _, 3 ;\n}\n",
@@ -308,7 +294,7 @@ fn chunking_compression_and_one_array() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let nc = ncgen(dir.path(), "cf", CF_CDL);
+    let nc = ncgen(dir.path(), "cf", "nc4", CF_CDL);
     let store = dir.path().join("v3.zarr");
     quiet(&["import", s(&nc), s(&store), "--chunks", "2,1,2"]);
     let one = dir.path().join("tp.nc");
@@ -469,6 +455,7 @@ fn int64_fills_are_exact_and_string_fills_are_left_out() {
     let nc = ncgen(
         dir.path(),
         "big",
+        "nc4",
         "netcdf big {\ndimensions:\n\tx = 3 ;\nvariables:\n\
          \tint64 i(x) ;\n\t\ti:_FillValue = -9223372036854775806LL ;\n\
          \tint64 m(x) ;\n\t\tm:_FillValue = 9223372036854775807LL ;\n\
@@ -755,7 +742,7 @@ fn nczarr_reads_the_v2_import() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let nc = ncgen(dir.path(), "nz", NCZARR_CDL);
+    let nc = ncgen(dir.path(), "nz", "nc4", NCZARR_CDL);
     let original = ncdump(&[], s(&nc));
     assert_eq!(original, NCZARR_CDL.split_once('\n').unwrap().1);
     let store = dir.path().join("nz.zarr");

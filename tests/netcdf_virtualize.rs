@@ -11,7 +11,7 @@ use std::process::Command;
 
 use crate::common;
 
-use common::zarrtool::{exe, ok, s, tool};
+use common::zarrtool::{exe, ncgen, ok, s, tool};
 use serde_json::Value;
 
 /// Whether the binary under test has netCDF support (a failure under ZARR_TEST_NETCDF=1
@@ -24,21 +24,6 @@ fn netcdf_tool() -> bool {
         panic!("ZARR_TEST_NETCDF=1 but {} has no netCDF support", exe());
     }
     has
-}
-
-/// Makes the netCDF file `name`.nc of `kind` (ncgen -k) in `dir` from CDL.
-fn ncgen(dir: &Path, name: &str, kind: &str, cdl: &str) -> PathBuf {
-    let src = dir.join(format!("{name}.cdl"));
-    std::fs::write(&src, cdl).unwrap();
-    let nc = dir.join(format!("{name}.nc"));
-    let status = Command::new("ncgen")
-        .args(["-k", kind, "-o"])
-        .arg(&nc)
-        .arg(&src)
-        .status()
-        .expect("ncgen (Debian's netcdf-bin) runs");
-    assert!(status.success(), "ncgen -k {kind} {name}.cdl");
-    nc
 }
 
 /// Runs `zarrtool virtualize ARGS`, expecting success; returns its standard error.
@@ -602,7 +587,7 @@ fn icechunk_repositories_hold_the_chunks_as_virtual_chunks() {
     assert!(info.to_string().contains("numcodecs.zlib"), "{info}");
     // The repository holds references, not the data.
     let copy = std::fs::metadata(&nc).unwrap().len();
-    let held: u64 = walk_size(&repo);
+    let held: u64 = common::dir_size(&repo);
     assert!(
         held < copy,
         "the repository holds {held} bytes, the file {copy}"
@@ -639,19 +624,4 @@ fn icechunk_repositories_hold_the_chunks_as_virtual_chunks() {
         2,
         "{log}"
     );
-}
-
-/// The bytes of the files below `dir`.
-#[cfg(feature = "icechunk")]
-fn walk_size(dir: &Path) -> u64 {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| {
-            let e = e.unwrap();
-            match e.file_type().unwrap().is_dir() {
-                true => walk_size(&e.path()),
-                false => e.metadata().unwrap().len(),
-            }
-        })
-        .sum()
 }

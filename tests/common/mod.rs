@@ -316,3 +316,17 @@ pub fn s3s_options(port: u16, secret: &str) -> String {
             "timeout_ms": 20000, "max_retries": 1, "retry_timeout_ms": 2000}}"#
     )
 }
+
+/// The bytes of the files below `dir`.
+pub fn dir_size(dir: &Path) -> u64 {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            match e.file_type().unwrap().is_dir() {
+                true => dir_size(&e.path()),
+                false => e.metadata().unwrap().len(),
+            }
+        })
+        .sum()
+}

@@ -1,6 +1,6 @@
 //! Running the `zarrtool` binary under test, for the tests of the command line.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 /// The binary under test: $ZARRTOOL_BIN (an installed one), else the one cargo built.
@@ -85,4 +85,20 @@ pub fn import_sample(dir: &Path, node: &str, extra: &[&str]) -> (String, String)
     ];
     ok(&[&args[..], extra].concat());
     (s(&raw).to_string(), s(&store).to_string())
+}
+
+/// Makes the netCDF file `name`.nc of `kind` (`ncgen -k`: classic, 64-bit-offset, cdf5,
+/// nc4) in `dir` from CDL; needs Debian's netcdf-bin.
+pub fn ncgen(dir: &Path, name: &str, kind: &str, cdl: &str) -> PathBuf {
+    let src = dir.join(format!("{name}.cdl"));
+    std::fs::write(&src, cdl).unwrap();
+    let nc = dir.join(format!("{name}.nc"));
+    let status = Command::new("ncgen")
+        .args(["-k", kind, "-o"])
+        .arg(&nc)
+        .arg(&src)
+        .status()
+        .expect("ncgen (Debian's netcdf-bin) runs");
+    assert!(status.success(), "ncgen -k {kind} {name}.cdl");
+    nc
 }

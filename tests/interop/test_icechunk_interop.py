@@ -273,6 +273,21 @@ def test_python_icechunk_reads_zarrtool_copy_commit(tool, tmp_path, peer_dir):
         assert read.dtype == np.float64 and np.array_equal(read, values), label
 
 
+def same_as_peer_xarray(here, peer_dir: Path) -> None:
+    """Runs the peer's xarray action on the repository of DIR/plan.json and checks it gives
+    the variables, dimensions, attributes and values of the dataset `here`."""
+    report = run_peer("xarray", peer_dir)
+    assert sorted(report) == sorted(here.variables)
+    for name, var in here.variables.items():
+        got = report[name]
+        assert got["dims"] == list(var.dims), name
+        want_attrs = json.loads(json.dumps(dict(var.attrs), default=str))
+        assert got["attrs"] == want_attrs, name
+        values = np.load(peer_dir / "xr" / f"{name}.npy", allow_pickle=False)
+        assert values.dtype == var.values.dtype, name
+        assert np.array_equal(values, var.values, equal_nan=values.dtype.kind in "fc"), name
+
+
 def test_xarray_reads_a_simulation_committed_to_a_repository(tool, toy_model, tmp_path,
                                                              peer_dir):
     """toy_model.c's CF store (v3), copied into a repository by `zarrtool copy --commit`:
@@ -287,17 +302,7 @@ def test_xarray_reads_a_simulation_committed_to_a_repository(tool, toy_model, tm
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     (peer_dir / "plan.json").write_text(json.dumps({"repo": inside(repo)}))
-    report = run_peer("xarray", peer_dir)
-    here = xr.open_zarr(src, consolidated=False)
-    assert sorted(report) == sorted(here.variables)
-    for name, var in here.variables.items():
-        got = report[name]
-        assert got["dims"] == list(var.dims), name
-        want_attrs = json.loads(json.dumps(dict(var.attrs), default=str))
-        assert got["attrs"] == want_attrs, name
-        values = np.load(peer_dir / "xr" / f"{name}.npy", allow_pickle=False)
-        assert values.dtype == var.values.dtype, name
-        assert np.array_equal(values, var.values, equal_nan=values.dtype.kind in "fc"), name
+    same_as_peer_xarray(xr.open_zarr(src, consolidated=False), peer_dir)
 
 
 def test_xarray_reads_zarrtool_virtual_chunks_of_a_netcdf_file(tool, tmp_path, peer_dir):
@@ -333,18 +338,8 @@ def test_xarray_reads_zarrtool_virtual_chunks_of_a_netcdf_file(tool, tmp_path, p
         assert not chunks.exists() or not any(chunks.iterdir())
         (peer_dir / "plan.json").write_text(json.dumps({
             "repo": inside(repo), "containers": [f"file://{data}/"]}))
-        report = run_peer("xarray", peer_dir)
-        here = xr.open_dataset(source)
-        assert sorted(report) == sorted(here.variables)
-        for name, var in here.variables.items():
-            got = report[name]
-            assert got["dims"] == list(var.dims), name
-            want_attrs = json.loads(json.dumps(dict(var.attrs), default=str))
-            assert got["attrs"] == want_attrs, name
-            values = np.load(peer_dir / "xr" / f"{name}.npy", allow_pickle=False)
-            assert values.dtype == var.values.dtype, name
-            assert np.array_equal(values, var.values, equal_nan=values.dtype.kind in "fc"), name
-        here.close()
+        with xr.open_dataset(source) as here:
+            same_as_peer_xarray(here, peer_dir)
     finally:
         shutil.rmtree(data, ignore_errors=True)
         shutil.rmtree(inner, ignore_errors=True)

@@ -62,6 +62,14 @@ const EXAMPLES: &[(&str, &str)] = &[
         "Export an array to a raw binary file.",
     ),
     (
+        "virtualize day-01.nc day-02.nc --concat time -o days.json",
+        "Reference two days' netCDF files as one Zarr hierarchy (reference:///ABS/days.json).",
+    ),
+    (
+        "virtualize run.nc -o icechunk:///data/views/run",
+        "Commit a netCDF file's chunks to an Icechunk repository as virtual chunks.",
+    ),
+    (
         "copy in.zarr zip://out.zip --format 3 --rechunk 100,100 --json",
         "Copy to a zip file as Zarr v3, rechunked, with a JSON summary.",
     ),
