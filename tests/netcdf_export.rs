@@ -4,7 +4,7 @@
 //! run when `ZARR_TEST_NETCDF=1`; they need Debian's netcdf-bin (ncgen, ncdump).
 #![cfg(feature = "cli")]
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use crate::common;
