@@ -31,7 +31,13 @@
  * K <directory>` checks that the K steps completed before are all there, exact, and that the
  * array reads whole (the step being written, if the array grew to it, holds fill values or
  * part of its data, never an error).
+ *
+ * A full disk: `mpirun -np N collective --full <directory>` on a small file system (a tmpfs
+ * of a few hundred KiB) appends steps until an aggregator's write fails for want of space:
+ * every rank gets ZARR_ERR_STORAGE_IO naming that rank, and the steps before are intact.
  */
+#define _XOPEN_SOURCE 700 /* nftw */
+#include <ftw.h>
 #include <math.h>
 #include <mpi.h>
 #include <signal.h>
@@ -39,6 +45,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zarr.h>
 #include <zarr_mpi.h>
 
@@ -546,6 +553,75 @@ static zarr_array_t *killed_series(zarr_store_t *store) {
     return create(store, "killed", ZARR_DTYPE_FLOAT32, shape, chunks, shards);
 }
 
+/* A disk that fills up (`store` on a small file system): steps of a 2-D field are appended
+ * to an uncompressed array until an append fails. Every rank must get the same error,
+ * ZARR_ERR_STORAGE_IO naming the rank whose write failed and the cause (no space left), and
+ * the steps appended before must all be there, exact, in a shape that stops at them. */
+/* The directory of case_full's store, and what its walk found left behind. */
+static const char *full_dir;
+static int left_behind;
+
+/* nftw's visitor: counts the temporary files (hidden names) a failed write left. */
+static int count_left_behind(const char *path, const struct stat *st, int type,
+                             struct FTW *at) {
+    (void)st;
+    (void)type;
+    if (path[at->base] == '.') {
+        fprintf(stderr, "left behind: %s\n", path);
+        left_behind++;
+    }
+    return 0;
+}
+
+static void case_full(zarr_store_t *store) {
+    const uint64_t ny = 64, nx = 64, shape[3] = {0, 64, 64}, chunks[3] = {1, 32, 32};
+    zarr_array_t *array = create(store, "full", ZARR_DTYPE_FLOAT32, shape, chunks, NULL);
+    uint64_t start[3], count[3];
+    block3(shape, 1, start, count);
+    count[0] = 1;
+    size_t bytes = sizeof(float) * (size_t)(count[1] * count[2]);
+    float *step = xmalloc(bytes);
+    zarr_status_t st = ZARR_OK;
+    uint64_t steps = 0;
+    for (; steps < 100000; steps++) {
+        fill_step(step, steps, 1, start, count);
+        st = zarr_mpi_append(MPI_COMM_WORLD, array, 0, 3, start, count, ZARR_DTYPE_FLOAT32,
+                             ZARR_ORDER_C, step, bytes);
+        if (st != ZARR_OK) break;
+    }
+    free(step);
+    char message[2048];
+    zarr_mpi_last_error(message, sizeof message, NULL);
+    int lowest = 0, highest = 0, code = (int)st;
+    MPI_Allreduce(&code, &lowest, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(&code, &highest, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    int culprit = -1;
+    int bad = st != ZARR_ERR_STORAGE_IO || lowest != highest ||
+              sscanf(message, "rank %d: ", &culprit) != 1 || culprit < 0 || culprit >= size_ ||
+              strstr(message, "No space left") == NULL;
+    if (bad)
+        fprintf(stderr, "rank %d: after %llu steps: %s: %s\n", rank_, (unsigned long long)steps,
+                zarr_status_str(st), message);
+    /* The steps before: there and exact, on this handle and on a new one; nothing of the
+     * failed step, and no temporary file, left on the disk. */
+    bad += check_steps(array, steps, ny, nx);
+    if (rank_ == 0) {
+        left_behind = 0;
+        bad += nftw(full_dir, count_left_behind, 16, FTW_PHYS) != 0 || left_behind != 0;
+        char failed_step[4200];
+        snprintf(failed_step, sizeof failed_step, "%s/full/c/%llu", full_dir,
+                 (unsigned long long)steps);
+        bad += access(failed_step, F_OK) == 0;
+    }
+    zarr_array_t *again = NULL;
+    CHECK(zarr_array_open(store, "full", ZARR_MODE_R, &again));
+    bad += check_steps(again, steps, ny, nx);
+    verdict("full_disk", bad, "%llu steps appended before the disk was full: %s",
+            (unsigned long long)steps, message);
+    zarr_array_free(again);
+    zarr_array_free(array);
+}
+
 /* Appends steps until the last rank kills itself during step `kill_at` (never returns). */
 static void kill_during_append(zarr_store_t *store, uint64_t kill_at) {
     zarr_array_t *array = killed_series(store);
@@ -601,11 +677,25 @@ int main(int argc, char **argv) {
     MPI_Comm_size(MPI_COMM_WORLD, &size_);
     bool kill = argc == 4 && strcmp(argv[1], "--kill-at") == 0;
     bool check = argc == 4 && strcmp(argv[1], "--check-killed") == 0;
-    if (argc != 2 && !kill && !check) {
+    bool full = argc == 3 && strcmp(argv[1], "--full") == 0;
+    if (argc != 2 && !kill && !check && !full) {
         if (rank_ == 0)
-            fprintf(stderr, "usage: collective [--kill-at K | --check-killed K] <directory>\n");
+            fprintf(stderr, "usage: collective [--kill-at K | --check-killed K | --full] "
+                            "<directory>\n");
         MPI_Finalize();
         return 2;
+    }
+    if (full) {
+        zarr_set_num_threads(1);
+        zarr_store_t *store = NULL;
+        CHECK(zarr_store_open_fs(argv[2], ZARR_MODE_A, &store));
+        full_dir = argv[2];
+        case_full(store);
+        zarr_store_free(store);
+        if (rank_ == 0) printf("collective --full (%d ranks): %d passed, %d failed\n", size_,
+                               passed, failed);
+        MPI_Finalize();
+        return failed ? 1 : 0;
     }
     if (kill || check) {
         uint64_t steps = strtoull(argv[2], NULL, 10);

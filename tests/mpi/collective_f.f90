@@ -1,6 +1,6 @@
 ! collective_f.f90 — the Fortran module zarr_mpi on any number of ranks: a field written
 ! collectively (real(8), blocks that do not line up with the chunks, one rank's block
-! empty from 3 ranks on), a series appended step by step (real(4), sharded, dimension
+! empty from 3 ranks on; again in chunks of a row, encoded where held), a series appended step by step (real(4), sharded, dimension
 ! names and a missing value), and a refusal on one rank returned on every rank. Rank 0
 ! reads everything back through module zarr and compares each value.
 !
@@ -52,6 +52,25 @@ program collective_f
     end do
   end if
   call verdict("write", bad)
+  call field%close()
+
+  ! The same field in chunks of one row, each encoded by the rank whose band holds it.
+  call zarr_mpi_set_encode_where_held(.true.)
+  call zarr_mpi_create_array(field, MPI_COMM_WORLD, store, "orography_rows", &
+                             ZARR_DTYPE_FLOAT64, [nx, ny], chunks=[nx, 1], &
+                             dims=[character(3) :: "lon", "lat"])
+  call zarr_mpi_write(field, MPI_COMM_WORLD, block8, start=[1, j0])
+  call zarr_mpi_set_encode_where_held(.false.)
+  bad = 0
+  if (rank == 0) then
+    call zarr_read(field, all8)
+    do j = 1, ny
+      do i = 1, nx
+        if (all8(i, j) /= value8(i, j)) bad = bad + 1
+      end do
+    end do
+  end if
+  call verdict("encoded_where_held", bad)
   call field%close()
 
   ! A series appended step by step: the array grows once per step on every handle.

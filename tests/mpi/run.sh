@@ -16,6 +16,7 @@
 # collective writes and appends, two-phase I/O, collective errors) on 1, 2, 3, 4 and 8 ranks
 # and once with the aggregators and their buffer set from the environment, a job with a rank
 # killed during a collective append (the steps before it must be intact),
+# a collective append on a disk that fills up (a small tmpfs, where this user may mount one),
 # tests/mpi/collective_f.f90 (the Fortran module zarr_mpi) on 1 to 4 ranks, then
 # examples-c/mpi_collective.c (a CF dataset appended per step from 4 ranks), read back by
 # zarr-python 3 through its consolidated metadata.
@@ -139,6 +140,19 @@ if OMPI_MCA_rmaps_base_oversubscribe=1 mpirun --oversubscribe -np 4 \
 fi
 OMPI_MCA_rmaps_base_oversubscribe=1 mpirun --oversubscribe -np 1 \
   ${root_flags[@]+"${root_flags[@]}"} "$work/collective" --check-killed 6 "$work/killed"
+# A disk that fills up during a collective append: a tmpfs of 384 KiB (mounting one needs
+# root; elsewhere the case is skipped, saying so). Every rank gets the error naming the
+# aggregator whose write failed; the steps before stay intact.
+mkdir "$work/full"
+if mount -t tmpfs -o size=384k tmpfs "$work/full" 2>/dev/null; then
+  trap 'umount "$work/full" 2>/dev/null || true; kill $moto 2>/dev/null; rm -rf "$work"' EXIT
+  OMPI_MCA_rmaps_base_oversubscribe=1 mpirun --oversubscribe -np 3 \
+    ${root_flags[@]+"${root_flags[@]}"} "$work/collective" --full "$work/full"
+  umount "$work/full"
+  passed=$((passed + 1))
+else
+  echo "mpi: a tmpfs cannot be mounted here (not root): the full-disk case is skipped" >&2
+fi
 # One aggregator per 2 of 3 ranks and 4 KiB rounds, from the environment (the test's cases
 # before its own settings use them).
 OMPI_MCA_rmaps_base_oversubscribe=1 ZARR_MPI_AGGREGATORS=2 ZARR_MPI_BUFFER_BYTES=4k \

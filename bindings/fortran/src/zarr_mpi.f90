@@ -32,6 +32,7 @@ module zarr_mpi
 
   public :: zarr_mpi_create_array, zarr_mpi_open_array, zarr_mpi_write, zarr_mpi_append
   public :: zarr_mpi_set_aggregators, zarr_mpi_set_buffer_bytes, zarr_mpi_last_error
+  public :: zarr_mpi_set_encode_where_held
 
   ! zarr_mpi_write(arr, comm, data, start, count, stat, errmsg): every rank's block of a
   ! region, written with two-phase I/O (zarr_mpi.h's zarr_mpi_write).
@@ -97,6 +98,13 @@ module zarr_mpi
       integer(c_size_t), value :: bytes
       integer(c_int32_t) :: res
     end function c_set_buffer_bytes
+
+    function c_set_encode_where_held(on) bind(c, name="zarr_mpi_set_encode_where_held") &
+        result(res)
+      import
+      integer(c_int), value :: on
+      integer(c_int32_t) :: res
+    end function c_set_encode_where_held
 
     function c_last_error(buf, len, needed) bind(c, name="zarr_mpi_last_error") result(res)
       import
@@ -204,6 +212,18 @@ contains
     if (bytes >= 0) rc = c_set_buffer_bytes(int(bytes, c_size_t))
     call report(rc, zarr_mpi_last_error(), "zarr_mpi_set_buffer_bytes", stat, errmsg)
   end subroutine zarr_mpi_set_buffer_bytes
+
+  ! Whether later collective writes encode whole chunks on the ranks that hold them and send
+  ! the encoded bytes to the aggregators; as zarr_mpi_set_encode_where_held (not collective:
+  ! a setting of this process; a collective call uses rank 0's).
+  subroutine zarr_mpi_set_encode_where_held(on, stat, errmsg)
+    logical, intent(in) :: on
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    integer(c_int32_t) :: rc
+    rc = c_set_encode_where_held(merge(1_c_int, 0_c_int, on))
+    call report(rc, zarr_mpi_last_error(), "zarr_mpi_set_encode_where_held", stat, errmsg)
+  end subroutine zarr_mpi_set_encode_where_held
 
   ! ---- open and create ------------------------------------------------------------------
 
