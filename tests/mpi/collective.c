@@ -22,7 +22,8 @@
  *              error naming that rank, nothing written, the shape unchanged; and a write
  *              that fails on an aggregator (a read-only handle): the step is taken back.
  *
- * Usage: mpirun -np N collective <directory>
+ * Usage: mpirun -np N collective <directory | store URL>  (a URL's options, such as an S3
+ * endpoint and keys, come from the environment variable COLLECTIVE_STORE_OPTIONS)
  * Prints "collective (N ranks): P passed, F failed" from rank 0; exits 1 on a failure.
  *
  * A killed job: `mpirun -np N collective --kill-at K <directory>` appends steps of a sharded
@@ -711,7 +712,11 @@ int main(int argc, char **argv) {
     /* Ranks x threads within the cores. */
     zarr_set_num_threads(1);
     zarr_store_t *store = NULL;
-    CHECK(zarr_store_open_fs(argv[1], ZARR_MODE_A, &store));
+    if (strstr(argv[1], "://") != NULL)
+        CHECK(zarr_store_open_url(argv[1], ZARR_MODE_A, getenv("COLLECTIVE_STORE_OPTIONS"),
+                                  &store));
+    else
+        CHECK(zarr_store_open_fs(argv[1], ZARR_MODE_A, &store));
     for (int sharded = 0; sharded < 2; sharded++)
         for (int uneven = 0; uneven < 2; uneven++) case_write(store, sharded, uneven, ZARR_ORDER_C);
     case_write(store, 0, 1, ZARR_ORDER_F);

@@ -13,9 +13,9 @@
 # ranks write each step in sessions of their own that rank 0 merges and commits as one
 # snapshot; rank 0 checks the history and the values.
 # Last, the MPI layer (include/zarr_mpi.h, src-mpi/zarr_mpi.c): tests/mpi/collective.c (its
-# collective writes and appends, two-phase I/O, collective errors) on 1, 2, 3, 4 and 8 ranks
-# and once with the aggregators and their buffer set from the environment, a job with a rank
-# killed during a collective append (the steps before it must be intact),
+# collective writes and appends, two-phase I/O, collective errors) on 1, 2, 3, 4 and 8 ranks,
+# on 3 ranks in S3, and once with the aggregators and their buffer set from the environment,
+# a job with a rank killed during a collective append (the steps before it must be intact),
 # a collective append on a disk that fills up (a small tmpfs, where this user may mount one),
 # tests/mpi/collective_f.f90 (the Fortran module zarr_mpi) on 1 to 4 ranks, then
 # examples-c/mpi_collective.c (a CF dataset appended per step from 4 ranks), read back by
@@ -129,6 +129,10 @@ for ranks in 1 2 3 4 8; do
   OMPI_MCA_rmaps_base_oversubscribe=1 mpirun --oversubscribe -np "$ranks" \
     ${root_flags[@]+"${root_flags[@]}"} "$work/collective" "$work/collective-$ranks"
 done
+# The same cases on S3 (the moto server above): 3 ranks, every object a PUT of its own.
+OMPI_MCA_rmaps_base_oversubscribe=1 COLLECTIVE_STORE_OPTIONS="$options" \
+  mpirun --oversubscribe -np 3 ${root_flags[@]+"${root_flags[@]}"} \
+  -x COLLECTIVE_STORE_OPTIONS "$work/collective" "s3://mpi/collective"
 # A job whose last rank is killed (SIGKILL) during the collective append of step 6 of a
 # sharded series: mpirun must fail, and the 6 steps completed before must be there, exact.
 if OMPI_MCA_rmaps_base_oversubscribe=1 mpirun --oversubscribe -np 4 \
@@ -184,7 +188,7 @@ expected = (288.0 - 30.0 * s * s + 5.0 * np.cos(np.radians((x - 15.0 * t) * 2.0)
 assert np.allclose(tas[...], expected, rtol=1e-6, atol=0), "zarr-python read differs"
 print(f"zarr-python 3 reads {sys.argv[1].rsplit('/', 1)[-1]} {tas.shape} (consolidated)")
 PY
-passed=$((passed + 12))  # collective on 1-4 and 8 ranks, from the environment, killed; collective_f on 1-4; mpi_collective
+passed=$((passed + 13))  # collective on 1-4 and 8 ranks, in S3, from the environment, killed; collective_f on 1-4; mpi_collective
 if [ -x "$work/mpi_icechunk" ]; then
   OMPI_MCA_rmaps_base_oversubscribe=1 mpirun "${mpirun_flags[@]}" "$work/mpi_icechunk" \
     "$work/icechunk-repo"
