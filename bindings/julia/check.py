@@ -28,6 +28,7 @@ FIXED = {
     "bool": "Bool",
     "int32_t": "Int32",
     "uint32_t": "UInt32",
+    "uint64_t": "UInt64",
     "size_t": "Csize_t",
     "const char *": "Cstring",
     "char *": "Ptr{UInt8}",
