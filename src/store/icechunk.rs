@@ -606,33 +606,49 @@ fn virtual_chunk_containers(options: Option<&Map<String, Value>>) -> Result<Vec<
         let text = item
             .as_str()
             .ok_or_else(|| bad(format!("{item} is not a directory's path")))?;
-        let path = match text.split_once("://") {
-            Some((scheme, rest)) if scheme.eq_ignore_ascii_case("file") => {
-                rest.strip_prefix("localhost").unwrap_or(rest)
-            }
-            Some(_) => {
-                return Err(Error::Unsupported(format!(
-                    "option {CONTAINERS_OPTION}: {:?}: virtual chunks are read from local \
-                     files only so far",
-                    shown_url(text)
-                )))
-            }
-            None => text,
-        };
-        let clean = std::path::Path::new(path).components().all(|c| {
-            matches!(
-                c,
-                std::path::Component::RootDir | std::path::Component::Normal(_)
-            )
-        });
-        if !path.starts_with('/') || !clean || path.trim_end_matches('/').is_empty() {
+        let path = local_absolute(text).map_err(|why| match why {
+            NotLocal => Error::Unsupported(format!(
+                "option {CONTAINERS_OPTION}: {:?}: virtual chunks are read from local files \
+                 only so far",
+                shown_url(text)
+            )),
+            NotAbsolute => bad(format!(
+                "{text:?} is not an absolute directory without '.' or '..' (nor the root)"
+            )),
+        })?;
+        if path == "/" {
             return Err(bad(format!(
                 "{text:?} is not an absolute directory without '.' or '..' (nor the root)"
             )));
         }
-        prefixes.push(format!("file://{}/", path.trim_end_matches('/')));
+        prefixes.push(format!("file://{path}/"));
     }
     Ok(prefixes)
+}
+
+/// Why a location is no local absolute path.
+enum NotLocalPath {
+    /// It names another host (`s3://`, `https://`, `file://host/`).
+    NotLocal,
+    /// It is relative, or holds `.` or `..`.
+    NotAbsolute,
+}
+use NotLocalPath::{NotAbsolute, NotLocal};
+
+/// The local absolute path that `text` (a path or a `file:` URL, read as reference files
+/// read them) names, without `.` or `..` and without a trailing `/`.
+fn local_absolute(text: &str) -> std::result::Result<&str, NotLocalPath> {
+    let path = super::reference::location::local(text).ok_or(NotLocal)?;
+    let clean = std::path::Path::new(path).components().all(|c| {
+        matches!(
+            c,
+            std::path::Component::RootDir | std::path::Component::Normal(_)
+        )
+    });
+    match path.starts_with('/') && clean {
+        true => Ok(path),
+        false => Err(NotAbsolute),
+    }
 }
 
 /// What [`open_session`] opens.
@@ -896,11 +912,16 @@ impl Repository for IcechunkStore {
     fn set_virtual_ref(&self, key: &str, location: &str, offset: u64, length: u64) -> Result<()> {
         super::check_writable(self, "write")?;
         let key = validate_key(key)?.into_owned();
-        let path = match location.split_once("://") {
-            Some((scheme, rest)) if scheme.eq_ignore_ascii_case("file") => {
-                rest.strip_prefix("localhost").unwrap_or(rest)
-            }
-            Some(_) => {
+        let bad = |why: &str| {
+            Error::InvalidArg(format!(
+                "{}: virtual chunk {key:?} at {:?}: {why}",
+                self.url,
+                shown_url(location)
+            ))
+        };
+        let path = match local_absolute(location) {
+            Ok(path) => path,
+            Err(NotLocal) => {
                 return Err(Error::Unsupported(format!(
                     "{}: virtual chunk {key:?}: {:?}: virtual chunks are read from local files \
                      only so far",
@@ -908,23 +929,8 @@ impl Repository for IcechunkStore {
                     shown_url(location)
                 )))
             }
-            None => location,
+            Err(NotAbsolute) => return Err(bad("not an absolute path without '.' or '..'")),
         };
-        let bad = |why: &str| {
-            Error::InvalidArg(format!(
-                "{}: virtual chunk {key:?} at {path:?}: {why}",
-                self.url
-            ))
-        };
-        let clean = std::path::Path::new(path).components().all(|c| {
-            matches!(
-                c,
-                std::path::Component::RootDir | std::path::Component::Normal(_)
-            )
-        });
-        if !path.starts_with('/') || !clean {
-            return Err(bad("not an absolute path without '.' or '..'"));
-        }
         let end = offset
             .checked_add(length)
             .ok_or_else(|| bad(&format!("{offset} + {length} bytes overflows")))?;

@@ -262,7 +262,7 @@ fn allowed_path(entry: &str) -> Result<PathBuf> {
 /// (scheme and host in any case) name local paths: `file:///p`, `file://localhost/p`,
 /// `file:/p`. Any other scheme (`s3://`, `https://`, fsspec's chained
 /// `simplecache::s3://`) names a file elsewhere. A trailing `/` is dropped, as fsspec does.
-fn local(target: &str) -> Option<&str> {
+pub(crate) fn local(target: &str) -> Option<&str> {
     let path = match scheme(target) {
         None => target,
         Some((scheme, rest)) if scheme.eq_ignore_ascii_case("file") => {

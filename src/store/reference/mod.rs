@@ -9,7 +9,7 @@
 //! small cache of [`MAX_OPEN_TARGETS`] handles.
 
 mod gen;
-mod location;
+pub(crate) mod location;
 mod parse;
 mod raw;
 mod shown;

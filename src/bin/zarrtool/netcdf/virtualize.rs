@@ -132,6 +132,14 @@ fn classic_storage(f: &File, name: &str, nc_shape: &[u64], item: usize) -> Resul
     if placed.record {
         chunks[0] = 1;
         grid_chunks = layout.numrecs;
+        if placed.bytes > 0 && grid_chunks > super::hdf5::MAX_CHUNKS {
+            return Err(Error::Unsupported(format!(
+                "{:?}: variable {name:?} has {grid_chunks} records, more than the {} chunks a \
+                 reference file may list",
+                f.name,
+                super::hdf5::MAX_CHUNKS
+            )));
+        }
         if placed.bytes > 0 {
             // The header check proved every record within the file.
             for r in 0..layout.numrecs {
@@ -175,7 +183,7 @@ pub fn run(files: &[String], output: &str, concat: Option<&str>, overwrite: bool
     };
     let hierarchy = combine::combine(files, concat, format)?;
     let (count, targets) = match icechunk {
-        true => output::icechunk(&hierarchy, output, overwrite, files)?,
+        true => output::icechunk(&hierarchy, output, overwrite)?,
         false => output::reference_file(&hierarchy, output)?,
     };
     eprintln!(
@@ -183,7 +191,7 @@ pub fn run(files: &[String], output: &str, concat: Option<&str>, overwrite: bool
         if targets == 1 { "" } else { "s" }
     );
     if !icechunk {
-        output::name_files_outside(files, output)?;
+        output::name_files_outside(&hierarchy, output)?;
     }
     Ok(0)
 }

@@ -18,7 +18,7 @@ use zarr::{Error, Result};
 const MAX_COPIED_BYTES: u64 = 64 << 20;
 
 /// One chunk stored in a file: its grid index, the file's absolute path, offset, length.
-pub type Reference = (Vec<u64>, String, u64, u64);
+pub type Reference = (Vec<u64>, Arc<str>, u64, u64);
 
 /// Where an array's values come from.
 pub enum Values {
@@ -40,6 +40,8 @@ pub struct VirtualArray {
 /// The hierarchy: the groups of the first file, and every variable's array.
 pub struct Hierarchy {
     pub format: Format,
+    /// The files' absolute paths, in the order given.
+    pub targets: Vec<Arc<str>>,
     pub groups: Vec<GroupPlan>,
     pub arrays: Vec<VirtualArray>,
 }
@@ -50,7 +52,7 @@ struct FilePlan {
     /// The file as named on the command line.
     name: String,
     /// Its absolute path: what the references name.
-    target: String,
+    target: Arc<str>,
     docs: Arc<dyn Store>,
     groups: Vec<GroupPlan>,
     vars: Vec<Var>,
@@ -61,10 +63,10 @@ fn plan(path: &str, format: Format) -> Result<FilePlan> {
     let f = File::open(path)?;
     let real =
         std::fs::canonicalize(path).map_err(|e| Error::io(format!("reading {path:?}"), e))?;
-    let target = real
+    let target: Arc<str> = real
         .to_str()
         .ok_or_else(|| Error::InvalidArg(format!("{real:?} is not UTF-8")))?
-        .to_string();
+        .into();
     let source = match f.classic {
         Some(_) => Source::Classic,
         None => Source::Hdf5(H5File::open(&target, path, f.size)?),
@@ -137,15 +139,29 @@ fn axis_of(var: &Var, dim: &str) -> Option<usize> {
         .position(|d| d.as_str() == Some(dim))
 }
 
-/// The bytes `len` at `at` of `target` (a range the file was checked to hold).
-fn piece_bytes(target: &str, at: u64, len: u64) -> Result<Vec<u8>> {
-    use std::os::unix::fs::FileExt;
-    let n = zarr::error::to_usize(len, "a chunk")?;
-    let mut buf = zarr::error::try_zeroed(n, "a chunk")?;
-    std::fs::File::open(target)
-        .and_then(|f| f.read_exact_at(&mut buf, at))
-        .map_err(|e| Error::io(format!("reading {target:?}"), e))?;
-    Ok(buf)
+/// A file whose chunks are read, opened once.
+struct Target<'a> {
+    path: &'a str,
+    file: std::fs::File,
+}
+
+impl<'a> Target<'a> {
+    fn open(path: &'a str) -> Result<Self> {
+        let file =
+            std::fs::File::open(path).map_err(|e| Error::io(format!("reading {path:?}"), e))?;
+        Ok(Target { path, file })
+    }
+
+    /// The bytes `len` at `at` (a range the file was checked to hold).
+    fn piece(&self, at: u64, len: u64) -> Result<Vec<u8>> {
+        use std::os::unix::fs::FileExt;
+        let n = zarr::error::to_usize(len, "a chunk")?;
+        let mut buf = zarr::error::try_zeroed(n, "a chunk")?;
+        self.file
+            .read_exact_at(&mut buf, at)
+            .map_err(|e| Error::io(format!("reading {:?}", self.path), e))?;
+        Ok(buf)
+    }
 }
 
 /// Whether `a` and `b` store the same bytes for a variable (compared chunk by chunk).
@@ -153,11 +169,9 @@ fn same_values(a: (&Stored, &str), b: (&Stored, &str)) -> Result<bool> {
     if a.0.pieces.len() != b.0.pieces.len() {
         return Ok(false);
     }
+    let (ta, tb) = (Target::open(a.1)?, Target::open(b.1)?);
     for (pa, pb) in a.0.pieces.iter().zip(&b.0.pieces) {
-        if pa.0 != pb.0 || pa.2 != pb.2 {
-            return Ok(false);
-        }
-        if piece_bytes(a.1, pa.1, pa.2)? != piece_bytes(b.1, pb.1, pb.2)? {
+        if pa.0 != pb.0 || pa.2 != pb.2 || ta.piece(pa.1, pa.2)? != tb.piece(pb.1, pb.2)? {
             return Ok(false);
         }
     }
@@ -175,9 +189,10 @@ fn values(plan: &FilePlan, var: &Var) -> Result<Vec<u8>> {
         }
     }
     if let Some(stored) = &var.stored {
+        let target = Target::open(&plan.target)?;
         for (index, at, len) in &stored.pieces {
             let key = join_key(&var.path, &var.meta.chunk_key(index));
-            store.set(&key, &piece_bytes(&plan.target, *at, *len)?)?;
+            store.set(&key, &target.piece(*at, *len)?)?;
         }
     }
     let array = Array::open(store, &var.path, Mode::Read)?;
@@ -227,7 +242,7 @@ fn joined(parts: &[(&FilePlan, &Var)], axis: usize, shape: &[u64], why: String) 
 
 /// The references of `var` (of the plan `target`), its grid index along `axis` moved on by
 /// `shift` chunks.
-fn references(var: &Var, target: &str, axis: usize, shift: u64) -> Vec<Reference> {
+fn references(var: &Var, target: &Arc<str>, axis: usize, shift: u64) -> Vec<Reference> {
     let Some(stored) = &var.stored else {
         return Vec::new();
     };
@@ -239,7 +254,7 @@ fn references(var: &Var, target: &str, axis: usize, shift: u64) -> Vec<Reference
             if let Some(i) = index.get_mut(axis) {
                 *i += shift;
             }
-            (index, target.to_string(), *at, *len)
+            (index, target.clone(), *at, *len)
         })
         .collect()
 }
@@ -356,6 +371,7 @@ pub fn combine(files: &[String], concat: Option<&str>, format: Format) -> Result
             values,
         });
     }
+    let targets = plans.iter().map(|p| p.target.clone()).collect();
     let groups = plans
         .into_iter()
         .next()
@@ -363,6 +379,7 @@ pub fn combine(files: &[String], concat: Option<&str>, format: Format) -> Result
         .unwrap_or_default();
     Ok(Hierarchy {
         format,
+        targets,
         groups,
         arrays,
     })

@@ -46,7 +46,7 @@ fn build(
                 for (index, target, at, len) in refs {
                     let key = join_key(&a.path, &a.meta.chunk_key(index));
                     reference(key, target, *at, *len)?;
-                    targets.insert(target.as_str());
+                    targets.insert(target.as_ref());
                     count += 1;
                 }
             }
@@ -89,19 +89,13 @@ pub fn reference_file(h: &Hierarchy, output: &str) -> Result<(usize, usize)> {
 }
 
 /// Writes `h` (Zarr v3) into the Icechunk repository `output` (created when missing) as
-/// virtual chunks of `files`, allowing their directories as virtual chunk containers, in
+/// virtual chunks of its files, allowing their directories as virtual chunk containers, in
 /// one commit; a repository holding anything is replaced only with `overwrite`. Returns
 /// the number of references and of files they point into.
-pub fn icechunk(
-    h: &Hierarchy,
-    output: &str,
-    overwrite: bool,
-    files: &[String],
-) -> Result<(usize, usize)> {
+pub fn icechunk(h: &Hierarchy, output: &str, overwrite: bool) -> Result<(usize, usize)> {
     let mut dirs: Vec<String> = Vec::new();
-    for f in files {
-        let real = std::fs::canonicalize(f).map_err(|e| Error::io(format!("reading {f:?}"), e))?;
-        let dir = real
+    for target in &h.targets {
+        let dir = Path::new(target.as_ref())
             .parent()
             .unwrap_or(Path::new("/"))
             .display()
@@ -132,11 +126,9 @@ pub fn icechunk(
         let counted = build(h, &store, Mode::Overwrite, |key, target, at, len| {
             repo.set_virtual_ref(&key, target, at, len)
         })?;
-        let plural = if files.len() == 1 { "" } else { "s" };
-        repo.commit(&format!(
-            "zarrtool virtualize: {} file{plural}",
-            files.len()
-        ))?;
+        let files = h.targets.len();
+        let plural = if files == 1 { "" } else { "s" };
+        repo.commit(&format!("zarrtool virtualize: {files} file{plural}"))?;
         store.close()?;
         Ok(counted)
     })();
@@ -157,9 +149,9 @@ fn local_repository(url: &str) -> Option<PathBuf> {
     path.starts_with('/').then(|| PathBuf::from(path))
 }
 
-/// Names on standard error the files of `files` that lie outside the directory of the
+/// Names on standard error the files of `h` that lie outside the directory of the
 /// reference file `output`, where its references may point by default.
-pub fn name_files_outside(files: &[String], output: &str) -> Result<()> {
+pub fn name_files_outside(h: &Hierarchy, output: &str) -> Result<()> {
     let out = Path::new(output);
     let dir = std::fs::canonicalize(
         out.parent()
@@ -167,9 +159,10 @@ pub fn name_files_outside(files: &[String], output: &str) -> Result<()> {
             .unwrap_or(Path::new(".")),
     )
     .map_err(|e| Error::io(format!("reading the directory of {output:?}"), e))?;
-    let outside: Vec<PathBuf> = files
+    let outside: Vec<&Path> = h
+        .targets
         .iter()
-        .filter_map(|f| std::fs::canonicalize(f).ok())
+        .map(|t| Path::new(t.as_ref()))
         .filter(|f| !f.starts_with(&dir))
         .collect();
     if let Some(f) = outside.first() {
