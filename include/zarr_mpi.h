@@ -30,15 +30,17 @@
  *   not a box, reads the object and merges). Each object has one writer, so no
  *   synchronizer and no lock file is needed.
  * - Encoding where the data is (off unless `zarr_mpi_set_encode_where_held` or
- *   `ZARR_MPI_ENCODE_WHERE_HELD=1` turns it on): on a regular grid sharded at most once, an
- *   object whose
- *   every chunk (inner chunk, when sharded) lies whole in one rank's block and meets no
- *   other block, and that is not all in its aggregator's block, has its chunks encoded by
- *   the ranks that hold them
- *   (`zarr_array_encode_chunk`); the aggregator receives the encodings, lays out the shard
- *   and stores it (`zarr_array_write_encoded`). Compression then runs on every rank and
- *   only compressed bytes travel, as HDF5 compresses on every rank in collective writes
- *   of filtered datasets. Other objects go through the aggregator as described above.
+ *   `ZARR_MPI_ENCODE_WHERE_HELD=1` turns it on): on a regular grid sharded at most once,
+ *   with blocks that do not overlap, an object whose every chunk (inner chunk, when
+ *   sharded) lies whole inside the array and is covered by the blocks has each chunk
+ *   encoded (`zarr_array_encode_chunk`) by its encoder, the rank holding most of it (the
+ *   lowest such rank on a tie): from its own block when the chunk lies whole in it, else
+ *   after the chunk's other holders sent it their parts (an exchange of their own before
+ *   the round's). This applies when some chunk's encoder is not the object's aggregator.
+ *   The aggregator receives the encodings, lays out the shard and stores it
+ *   (`zarr_array_write_encoded`). Compression then runs on every rank and only compressed
+ *   bytes reach the aggregator, as HDF5 compresses on every rank in collective writes of
+ *   filtered datasets. Other objects go through the aggregator as described above.
  * - Settings (process-wide; the values of rank 0 are used by a collective call):
  *   the number of aggregators (`zarr_mpi_set_aggregators`, environment variable
  *   `ZARR_MPI_AGGREGATORS`; as ROMIO's `cb_nodes`) and the bytes of objects one aggregator
@@ -90,10 +92,9 @@ typedef struct zarr_mpi_stats_t {
     uint32_t rounds;
     /** Aggregator ranks used (the same on every rank). */
     uint32_t aggregators;
-    /** Chunks this rank encoded from its own block and sent encoded: the chunks of
-     * objects whose every chunk lies in one rank's block and meets no other block, not
-     * all in the aggregator's (on a regular grid, sharded at most once). Their
-     * aggregators store them as they are. */
+    /** Chunks this rank encoded as their encoder (encoding where the data is, see the
+     * header's conventions): from its own block, or gathered from the chunk's holders.
+     * Their aggregators store them as they are. */
     uint64_t chunks_encoded;
 } zarr_mpi_stats_t;
 

@@ -695,7 +695,8 @@ done:
 /* Which objects have their chunks encoded by the ranks that hold them, and the buffers
  * to encode with. */
 typedef struct {
-    bool possible;      /* a regular grid, sharded at most once */
+    bool possible;      /* a regular grid, sharded at most once, blocks that do not overlap */
+    bool split;         /* some encoded object has a chunk split between ranks */
     uint64_t *blocks;   /* every rank's block: its start, then its count */
     uint64_t *shape;    /* the array's shape, then scratch numbers (see plan_encoding) */
     uint64_t *unit;     /* the chunk (inner chunk) shape */
@@ -703,6 +704,7 @@ typedef struct {
     uint64_t nunits;    /* chunks per object */
     size_t bound;       /* most bytes of one encoding */
     size_t unit_bytes;  /* bytes of one chunk's elements */
+    uint64_t unit_elements;
     char *ok;           /* per plan object: its chunks are encoded where they are */
     char *chunk;        /* one chunk's elements (C order), when not a run of the block */
 } encoding_t;
@@ -733,15 +735,35 @@ static bool contains(const uint64_t *inner_start, const uint64_t *inner_count,
     return true;
 }
 
-/* Whether every chunk of plan object k inside the array lies whole in it, in one rank's
- * block, and meets no other block; and some chunk is held by a rank other than the
- * object's aggregator (an aggregator's own chunks gain nothing from being sent encoded:
- * it writes them from its block, encoding on its worker threads). */
-static bool encodable(const context_t *c, const plan_t *p, const encoding_t *x, uint64_t k) {
+/* The rank that encodes the chunk at `at`: the one holding most of it (the lowest of
+ * those on a tie), or -1 when the blocks do not cover it whole (uses scratch 8-9). */
+static int chunk_encoder(const context_t *c, const encoding_t *x, const uint64_t *at) {
     size_t ndim = c->ndim;
-    uint64_t *at = x->shape + 2 * ndim, *ps = x->shape + 3 * ndim, *pc = x->shape + 4 * ndim;
+    uint64_t *ps = x->shape + 8 * ndim, *pc = x->shape + 9 * ndim, covered = 0, most = 0;
+    int encoder = -1;
+    for (int r = 0; r < c->size; r++) {
+        const uint64_t *b = x->blocks + 2 * ndim * (size_t)r;
+        uint64_t v = 0;
+        if (!intersect(b, b + ndim, at, x->unit, ndim, ps, pc) || !volume(pc, ndim, &v)) continue;
+        covered += v;
+        if (v > most) {
+            most = v;
+            encoder = r;
+        }
+    }
+    return covered == x->unit_elements ? encoder : -1;
+}
+
+/* Whether every chunk of plan object k inside the array lies whole in it and is covered by
+ * the blocks, so that each can be encoded by the rank holding most of it (its encoder);
+ * and some chunk's encoder is a rank other than the object's aggregator (an aggregator
+ * encoding every chunk itself gains nothing: it writes them from its pieces, encoding on
+ * its worker threads). Sets x->split when a chunk is split between ranks. */
+static bool encodable(const context_t *c, const plan_t *p, encoding_t *x, uint64_t k) {
+    size_t ndim = c->ndim;
+    uint64_t *at = x->shape + 2 * ndim;
     int aggregator = c->aggregators[owner(c, p, k)];
-    bool remote = false;
+    bool remote = false, split = false;
     for (uint64_t u = 0; u < x->nunits; u++) {
         unit_start(c, p, x, k, u, at);
         bool outside = false, crosses = false;
@@ -751,16 +773,27 @@ static bool encodable(const context_t *c, const plan_t *p, const encoding_t *x, 
         }
         if (outside) continue;
         if (crosses) return false;
-        int holders = 0;
-        for (int r = 0; r < c->size; r++) {
-            const uint64_t *b = x->blocks + 2 * ndim * (size_t)r;
-            if (!intersect(b, b + ndim, at, x->unit, ndim, ps, pc)) continue;
-            if (!contains(b, b + ndim, at, x->unit, ndim) || ++holders > 1) return false;
-            remote |= r != aggregator;
-        }
-        if (holders != 1) return false;
+        int encoder = chunk_encoder(c, x, at);
+        if (encoder < 0) return false;
+        const uint64_t *b = x->blocks + 2 * ndim * (size_t)encoder;
+        split |= !contains(b, b + ndim, at, x->unit, ndim);
+        remote |= encoder != aggregator;
     }
+    x->split |= remote && split;
     return remote;
+}
+
+/* Whether the ranks' blocks overlap. */
+static bool blocks_overlap(const context_t *c, const encoding_t *x) {
+    size_t ndim = c->ndim;
+    uint64_t *ps = x->shape + 8 * ndim, *pc = x->shape + 9 * ndim;
+    for (int r = 0; r < c->size; r++)
+        for (int q = 0; q < r; q++) {
+            const uint64_t *a = x->blocks + 2 * ndim * (size_t)r,
+                           *b = x->blocks + 2 * ndim * (size_t)q;
+            if (intersect(a, a + ndim, b, b + ndim, ndim, ps, pc)) return true;
+        }
+    return false;
 }
 
 /* Learns every rank's block and decides, for every plan object, whether its chunks are
@@ -770,7 +803,7 @@ static zarr_status_t plan_encoding(const context_t *c, const plan_t *p, const ui
     size_t ndim = c->ndim;
     memset(x, 0, sizeof *x);
     x->blocks = malloc(sizeof *x->blocks * 2 * ndim * (size_t)c->size);
-    x->shape = malloc(sizeof *x->shape * 8 * ndim);
+    x->shape = malloc(sizeof *x->shape * 12 * ndim);
     uint64_t *mine = malloc(sizeof *mine * 2 * ndim);
     if (!x->blocks || !x->shape || !mine) fail(e, ZARR_ERR_NO_MEMORY, "no memory for the blocks");
     zarr_status_t st = agree(c->comm, e, NULL);
@@ -783,7 +816,8 @@ static zarr_status_t plan_encoding(const context_t *c, const plan_t *p, const ui
     MPI_Allgather(mine, (int)(2 * ndim), MPI_UINT64_T, x->blocks, (int)(2 * ndim), MPI_UINT64_T,
                   c->comm);
     free(mine);
-    /* x->shape: 0 the shape, 1 an object's index, 2-4 scratch, 5 unit, 6 per, 7 scratch */
+    /* x->shape: 0 the shape, 1 an object's index, 2-4 scratch, 5 unit, 6 per, 7-11
+     * scratch */
     x->unit = x->shape + 5 * ndim;
     x->per = x->shape + 6 * ndim;
     zarr_chunk_grid_t kind;
@@ -812,12 +846,14 @@ static zarr_status_t plan_encoding(const context_t *c, const plan_t *p, const ui
         return agree(c->comm, e, NULL);
     }
     x->unit_bytes = (size_t)elements * c->item;
+    x->unit_elements = elements;
     x->ok = calloc(p->nobjects ? p->nobjects : 1, 1);
     if (!x->ok) {
         fail(e, ZARR_ERR_NO_MEMORY, "no memory for %llu objects",
              (unsigned long long)p->nobjects);
         return agree(c->comm, e, NULL);
     }
+    if (blocks_overlap(c, x)) return agree(c->comm, e, NULL);
     x->possible = true;
     for (uint64_t k = 0; k < p->nobjects; k++) x->ok[k] = encodable(c, p, x, k);
     return agree(c->comm, e, NULL);
@@ -834,84 +870,243 @@ typedef struct {
     size_t bytes;
 } encoded_t;
 
-/* Encodes the chunks of the own block in this round's encoded objects into `*out`
- * (`*n` of them). */
+/* Appends chunk u of plan object k (first element `at`), encoded from `elements` (a
+ * chunk in C order), to `*out` (`*n` of `*cap`), for the object's aggregator. */
+static void push_encoding(const context_t *c, const plan_t *p, const encoding_t *x, uint64_t k,
+                          uint64_t u, const uint64_t *at, const char *elements, encoded_t **out,
+                          size_t *n, size_t *cap, zarr_mpi_stats_t *stats, error_t_ *e) {
+    size_t ndim = c->ndim;
+    uint64_t *inner = x->shape + 7 * ndim;
+    for (size_t d = 0; d < ndim; d++) inner[d] = at[d] / x->unit[d];
+    /* Encoded straight into the buffer that travels, then cut to its length. */
+    char *encoding = malloc(x->bound ? x->bound : 1);
+    if (!encoding) {
+        fail(e, ZARR_ERR_NO_MEMORY, "no memory for an encoding of up to %zu bytes", x->bound);
+        return;
+    }
+    size_t bytes = 0;
+    bool stored = false;
+    zarr_status_t st = zarr_array_encode_chunk(c->array, ndim, inner, elements, x->unit_bytes,
+                                               encoding, x->bound, &bytes, &stored);
+    if (st != ZARR_OK) {
+        free(encoding);
+        fail_zarr(e, st, "zarr_array_encode_chunk");
+        return;
+    }
+    if (*n == *cap) {
+        size_t grown_cap = *cap ? 2 * *cap : 16;
+        encoded_t *grown = realloc(*out, sizeof **out * grown_cap);
+        if (!grown) {
+            free(encoding);
+            fail(e, ZARR_ERR_NO_MEMORY, "no memory for %zu encoded chunks", grown_cap);
+            return;
+        }
+        *out = grown;
+        *cap = grown_cap;
+    }
+    encoded_t *item = &(*out)[*n];
+    *item = (encoded_t){k, u, c->aggregators[owner(c, p, k)], NULL, 0};
+    if (stored) {
+        char *cut = realloc(encoding, bytes ? bytes : 1);
+        item->data = cut ? cut : encoding;
+        item->bytes = bytes;
+    } else {
+        free(encoding);
+    }
+    (*n)++;
+    stats->chunks_encoded++;
+}
+
+/* A chunk split between ranks that this rank encodes: its elements, gathered. */
+typedef struct {
+    uint64_t object, unit;
+    char *elements;
+} assembly_t;
+
+/* Words (8 bytes) of a piece of a split chunk sent to its encoder: object, chunk, box, elements. */
+static uint64_t split_words(size_t ndim, uint64_t bytes) { return 2 + 2 * ndim + (bytes + 7) / 8; }
+
+/* Copies the box `ps`/`pc` (inside the chunk at `at`) from `src` (strides `sstrides`) into
+ * the chunk's elements (C order). Uses scratch 3-4. */
+static void into_chunk(const context_t *c, const encoding_t *x, char *chunk, const uint64_t *at,
+                       const uint64_t *ps, const uint64_t *pc, const char *src,
+                       const uint64_t *sstrides) {
+    size_t ndim = c->ndim;
+    uint64_t *cstrides = x->shape + 3 * ndim, *index = x->shape + 4 * ndim, off = 0;
+    for (size_t d = 0; d < ndim; d++) off += (ps[d] - at[d]) * cstrides[d];
+    copy_box(chunk + off * c->item, NULL, cstrides, src, sstrides, pc, ndim, c->item, index);
+}
+
+/*
+ * Encodes the chunks of this round's encoded objects that this rank is the encoder of into
+ * `*out` (`*n` of them): those in its own block from there; those split between ranks
+ * after the other holders sent it their parts (an exchange of its own, collective when
+ * x->split, which is the same on every rank; local failures end in agree()).
+ */
 static void encode_round(const context_t *c, const plan_t *p, encoding_t *x, uint64_t round,
                          const uint64_t *start, const uint64_t *count, const uint64_t *bstrides,
                          const char *buf, encoded_t **out, size_t *n, zarr_mpi_stats_t *stats,
                          error_t_ *e) {
-    size_t ndim = c->ndim, cap = 0;
+    size_t ndim = c->ndim, size = (size_t)c->size, cap = 0, nassembly = 0, assembly_cap = 0;
     uint64_t *at = x->shape + 2 * ndim, *cstrides = x->shape + 3 * ndim,
-             *index = x->shape + 4 * ndim, *inner = x->shape + 7 * ndim;
+             *index = x->shape + 4 * ndim, *ps = x->shape + 10 * ndim, *pc = x->shape + 11 * ndim;
     *out = NULL;
     *n = 0;
     strides(x->unit, ndim, ZARR_ORDER_C, cstrides);
-    for (size_t i = 0; i < p->nmine && e->status == ZARR_OK; i++) {
-        uint64_t k = p->mine[i];
-        if (p->rounds[k] != round || !encoded_object(x, k)) continue;
-        for (uint64_t u = 0; u < x->nunits && e->status == ZARR_OK; u++) {
-            unit_start(c, p, x, k, u, at);
-            bool outside = false;
-            for (size_t d = 0; d < ndim; d++) outside |= at[d] >= x->shape[d];
-            if (outside || !contains(start, count, at, x->unit, ndim)) continue;
-            uint64_t from = 0;
-            bool run = true; /* the chunk is one run of the block: encoded from there */
-            for (size_t d = 0; d < ndim; d++) {
-                from += (at[d] - start[d]) * bstrides[d];
-                inner[d] = at[d] / x->unit[d];
-                run &= x->unit[d] == 1 || bstrides[d] == cstrides[d];
+    bool split = x->possible && x->split;
+    assembly_t *assembly = NULL;
+    uint64_t *words = split ? calloc(size, sizeof *words) : NULL, *sendbuf = NULL,
+             *recvbuf = NULL;
+    int *scounts = split ? malloc(sizeof(int) * 4 * size) : NULL;
+    if (split && (!words || !scounts)) fail(e, ZARR_ERR_NO_MEMORY, "no memory for %zu counts", size);
+    /* pass 0 counts what goes to other encoders and encodes the own chunks; pass 1 packs */
+    for (int pass = 0; pass < (split ? 2 : 1); pass++) {
+        if (pass == 1) {
+            if (agree(c->comm, e, NULL) != ZARR_OK) goto done;
+            int *sdispls = scounts + size, *rcounts = scounts + 2 * size,
+                *rdispls = scounts + 3 * size;
+            uint64_t total[2] = {0, 0};
+            for (size_t q = 0; q < size; q++) {
+                if (words[q] > INT_MAX || total[0] + words[q] > INT_MAX)
+                    fail(e, ZARR_ERR_OVERFLOW, "a round sends more than %d words of 8 bytes: "
+                         "lower the buffer setting", INT_MAX);
+                scounts[q] = e->status == ZARR_OK ? (int)words[q] : 0;
+                sdispls[q] = (int)total[0];
+                total[0] += (uint64_t)scounts[q];
             }
-            const char *elements = buf + from * c->item;
-            if (!run) {
-                if (!x->chunk && !(x->chunk = malloc(x->unit_bytes ? x->unit_bytes : 1))) {
-                    fail(e, ZARR_ERR_NO_MEMORY, "no memory to encode a chunk of %zu bytes",
+            MPI_Alltoall(scounts, 1, MPI_INT, rcounts, 1, MPI_INT, c->comm);
+            for (size_t q = 0; q < size; q++) {
+                if (total[1] + (uint64_t)rcounts[q] > INT_MAX)
+                    fail(e, ZARR_ERR_OVERFLOW, "a round receives more than %d words of 8 "
+                         "bytes: lower the buffer setting", INT_MAX);
+                rdispls[q] = e->status == ZARR_OK ? (int)total[1] : 0;
+                total[1] += (uint64_t)rcounts[q];
+            }
+            sendbuf = malloc(sizeof *sendbuf * (total[0] ? total[0] : 1));
+            recvbuf = malloc(sizeof *recvbuf * (total[1] ? total[1] : 1));
+            if (!sendbuf || !recvbuf)
+                fail(e, ZARR_ERR_NO_MEMORY, "no memory for %llu + %llu words of split chunks",
+                     (unsigned long long)total[0], (unsigned long long)total[1]);
+            if (agree(c->comm, e, NULL) != ZARR_OK) goto done;
+            for (size_t q = 0; q < size; q++) words[q] = (uint64_t)sdispls[q];
+        }
+        for (size_t i = 0; i < p->nmine && e->status == ZARR_OK; i++) {
+            uint64_t k = p->mine[i];
+            if (p->rounds[k] != round || !encoded_object(x, k)) continue;
+            for (uint64_t u = 0; u < x->nunits && e->status == ZARR_OK; u++) {
+                unit_start(c, p, x, k, u, at);
+                bool outside = false;
+                for (size_t d = 0; d < ndim; d++) outside |= at[d] >= x->shape[d];
+                if (outside || !intersect(start, count, at, x->unit, ndim, ps, pc)) continue;
+                int encoder = chunk_encoder(c, x, at);
+                uint64_t from = 0, v = 0;
+                for (size_t d = 0; d < ndim; d++) from += (ps[d] - start[d]) * bstrides[d];
+                volume(pc, ndim, &v);
+                if (encoder != c->rank) {
+                    if (pass == 0) {
+                        if (words) words[encoder] += split_words(ndim, v * c->item);
+                        continue;
+                    }
+                    uint64_t *w = sendbuf + words[encoder], *pstrides = x->shape + 7 * ndim;
+                    w[0] = k;
+                    w[1] = u;
+                    memcpy(w + 2, ps, sizeof *w * ndim);
+                    memcpy(w + 2 + ndim, pc, sizeof *w * ndim);
+                    strides(pc, ndim, ZARR_ORDER_C, pstrides);
+                    copy_box((char *)(w + 2 + 2 * ndim), NULL, pstrides, buf + from * c->item,
+                             bstrides, pc, ndim, c->item, index);
+                    words[encoder] += split_words(ndim, v * c->item);
+                    continue;
+                }
+                if (pass == 1) continue;
+                if (v == x->unit_elements) {
+                    /* The whole chunk is in the block: encoded from there (as it is, when
+                     * it is one run of the block). */
+                    const char *elements = buf + from * c->item;
+                    bool run = true;
+                    for (size_t d = 0; d < ndim; d++)
+                        run &= x->unit[d] == 1 || bstrides[d] == cstrides[d];
+                    if (!run) {
+                        if (!x->chunk && !(x->chunk = malloc(x->unit_bytes ? x->unit_bytes : 1))) {
+                            fail(e, ZARR_ERR_NO_MEMORY, "no memory to encode a chunk of %zu bytes",
+                                 x->unit_bytes);
+                            break;
+                        }
+                        copy_box(x->chunk, NULL, cstrides, elements, bstrides, x->unit, ndim,
+                                 c->item, index);
+                        elements = x->chunk;
+                    }
+                    push_encoding(c, p, x, k, u, at, elements, out, n, &cap, stats, e);
+                    continue;
+                }
+                /* Split: this rank holds most of it and gathers the rest. */
+                if (nassembly == assembly_cap) {
+                    size_t grown_cap = assembly_cap ? 2 * assembly_cap : 8;
+                    assembly_t *grown = realloc(assembly, sizeof *assembly * grown_cap);
+                    if (!grown) {
+                        fail(e, ZARR_ERR_NO_MEMORY, "no memory for %zu split chunks", grown_cap);
+                        break;
+                    }
+                    assembly = grown;
+                    assembly_cap = grown_cap;
+                }
+                char *elements = malloc(x->unit_bytes ? x->unit_bytes : 1);
+                if (!elements) {
+                    fail(e, ZARR_ERR_NO_MEMORY, "no memory to gather a chunk of %zu bytes",
                          x->unit_bytes);
                     break;
                 }
-                copy_box(x->chunk, NULL, cstrides, elements, bstrides, x->unit, ndim, c->item,
-                         index);
-                elements = x->chunk;
+                assembly[nassembly++] = (assembly_t){k, u, elements};
+                into_chunk(c, x, elements, at, ps, pc, buf + from * c->item, bstrides);
             }
-            /* Encoded straight into the buffer that travels, then cut to its length. */
-            char *encoding = malloc(x->bound ? x->bound : 1);
-            if (!encoding) {
-                fail(e, ZARR_ERR_NO_MEMORY, "no memory for an encoding of up to %zu bytes",
-                     x->bound);
-                break;
-            }
-            size_t bytes = 0;
-            bool stored = false;
-            zarr_status_t st = zarr_array_encode_chunk(c->array, ndim, inner, elements,
-                                                       x->unit_bytes, encoding, x->bound, &bytes,
-                                                       &stored);
-            if (st != ZARR_OK) {
-                free(encoding);
-                fail_zarr(e, st, "zarr_array_encode_chunk");
-                break;
-            }
-            if (*n == cap) {
-                cap = cap ? 2 * cap : 16;
-                encoded_t *grown = realloc(*out, sizeof **out * cap);
-                if (!grown) {
-                    free(encoding);
-                    fail(e, ZARR_ERR_NO_MEMORY, "no memory for %zu encoded chunks", cap);
-                    break;
-                }
-                *out = grown;
-            }
-            encoded_t *item = &(*out)[*n];
-            *item = (encoded_t){k, u, c->aggregators[owner(c, p, k)], NULL, 0};
-            if (stored) {
-                char *cut = realloc(encoding, bytes ? bytes : 1);
-                item->data = cut ? cut : encoding;
-                item->bytes = bytes;
-            } else {
-                free(encoding);
-            }
-            (*n)++;
-            stats->chunks_encoded++;
         }
     }
+    if (!split) goto done;
+    {
+        int *sdispls = scounts + size, *rcounts = scounts + 2 * size, *rdispls = scounts + 3 * size;
+        MPI_Alltoallv(sendbuf, scounts, sdispls, MPI_UINT64_T, recvbuf, rcounts, rdispls,
+                      MPI_UINT64_T, c->comm);
+        uint64_t *pstrides = x->shape + 7 * ndim;
+        for (size_t q = 0; q < size && e->status == ZARR_OK; q++) {
+            const uint64_t *w = recvbuf + rdispls[q], *end = w + rcounts[q];
+            while (w < end) {
+                size_t j = nassembly;
+                if ((uint64_t)(end - w) >= 2 + 2 * ndim && w[0] < p->nobjects &&
+                    w[1] < x->nunits)
+                    for (j = 0; j < nassembly; j++)
+                        if (assembly[j].object == w[0] && assembly[j].unit == w[1]) break;
+                uint64_t v = 0;
+                if (j < nassembly) {
+                    unit_start(c, p, x, w[0], w[1], at);
+                    if (!contains(at, x->unit, w + 2, w + 2 + ndim, ndim) ||
+                        !volume(w + 2 + ndim, ndim, &v) ||
+                        (uint64_t)(end - w) < split_words(ndim, v * c->item))
+                        j = nassembly;
+                }
+                if (j == nassembly) {
+                    fail(e, ZARR_ERR_INTERNAL, "a part of a split chunk from rank %zu is not "
+                         "one this rank encodes", q);
+                    break;
+                }
+                strides(w + 2 + ndim, ndim, ZARR_ORDER_C, pstrides);
+                into_chunk(c, x, assembly[j].elements, at, w + 2, w + 2 + ndim,
+                           (const char *)(w + 2 + 2 * ndim), pstrides);
+                w += split_words(ndim, v * c->item);
+            }
+        }
+        for (size_t j = 0; j < nassembly && e->status == ZARR_OK; j++) {
+            unit_start(c, p, x, assembly[j].object, assembly[j].unit, at);
+            push_encoding(c, p, x, assembly[j].object, assembly[j].unit, at,
+                          assembly[j].elements, out, n, &cap, stats, e);
+        }
+    }
+done:
+    for (size_t j = 0; j < nassembly; j++) free(assembly[j].elements);
+    free(assembly);
+    free(words);
+    free(scounts);
+    free(sendbuf);
+    free(recvbuf);
 }
 
 static void encoded_free(encoded_t *items, size_t n) {

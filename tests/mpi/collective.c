@@ -14,6 +14,8 @@
  *              object stored by the aggregator from the encodings (shards of every
  *              rank's chunks, and chunks, C and F order, chunks equal to the fill value);
  *              chunks across the array's edge: encoded by the aggregators as before;
+ *              blocks not aligned with the chunks: each chunk encoded by the rank holding
+ *              most of it, after the other holders sent it their parts;
  *   rounds     one aggregator with a buffer of 1 KiB: many rounds, same values;
  *   append     steps of a 2-D field from an uneven 2-D decomposition, sharded and not, one
  *              append of two steps; every handle sees each new shape;
@@ -231,18 +233,25 @@ static double value_or_fill(uint64_t t, uint64_t y, uint64_t x, const void *extr
  * order; every chunk of variant 0 (from 2 ranks on) is encoded where it is, of variant 1
  * those whose aggregator is another rank. Variant 2: 22 columns, so the last
  * chunks cross the array's edge: no object is encoded at the source, the aggregators
- * encode as usual. The values are read back either way.
+ * encode as usual. Variant 3: as variant 0 with the inner boundaries between the ranks'
+ * blocks moved 3 rows down (rank 0 holds 19 rows, the last 13), so chunks are split
+ * between ranks: every chunk is encoded by the rank holding most of it. The values are
+ * read back either way.
  */
 static void case_encoded(zarr_store_t *store, int variant) {
     const uint64_t shape[3] = {4, 16 * (uint64_t)size_, variant == 2 ? 22 : 24},
                    inner[3] = {1, 8, 6}, shards[3] = {2, 16 * (uint64_t)size_, 24};
     zarr_order_t order = variant == 1 ? ZARR_ORDER_F : ZARR_ORDER_C;
+    uint64_t y0 = 16 * (uint64_t)rank_, y1 = y0 + 16;
+    if (variant == 3) {
+        y0 += rank_ > 0 ? 3 : 0;
+        y1 += rank_ < size_ - 1 ? 3 : 0;
+    }
     char path[64];
     snprintf(path, sizeof path, "encoded_%d", variant);
     zarr_array_t *array = create(store, path, ZARR_DTYPE_FLOAT64, shape, inner,
                                  variant == 1 ? NULL : shards);
-    const uint64_t start[3] = {0, 16 * (uint64_t)rank_, 0},
-                   count[3] = {shape[0], 16, shape[2]};
+    const uint64_t start[3] = {0, y0, 0}, count[3] = {shape[0], y1 - y0, shape[2]};
     double *buf = fill_block(start, count, order, 0);
     for (uint64_t t = 0; t < count[0]; t++)
         for (uint64_t y = 0; y < count[1]; y++)
@@ -281,7 +290,10 @@ static void case_encoded(zarr_store_t *store, int variant) {
         bad += st != ZARR_OK || stored != 3 * 2 * (uint64_t)size_ * 4;
     }
     verdict(path, bad, "%s: %llu of %llu chunks encoded where they are, %llu objects",
-            variant == 1 ? "chunks, F order" : variant == 0 ? "shards of all ranks" : "edge",
+            variant == 1   ? "chunks, F order"
+            : variant == 0 ? "shards of all ranks"
+            : variant == 2 ? "edge"
+                           : "split chunks",
             (unsigned long long)encoded, (unsigned long long)chunks, (unsigned long long)written);
     zarr_array_free(array);
 }
@@ -721,7 +733,7 @@ int main(int argc, char **argv) {
         for (int uneven = 0; uneven < 2; uneven++) case_write(store, sharded, uneven, ZARR_ORDER_C);
     case_write(store, 0, 1, ZARR_ORDER_F);
     case_write(store, 1, 0, ZARR_ORDER_F);
-    for (int variant = 0; variant < 3; variant++) case_encoded(store, variant);
+    for (int variant = 0; variant < 4; variant++) case_encoded(store, variant);
     case_open(store);
     case_partial(store, 0);
     case_partial(store, 1);
