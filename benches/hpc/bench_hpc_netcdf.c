@@ -1,8 +1,9 @@
 /*
  * Parallel netCDF-4 (HDF5 over MPI-IO) side of scripts/bench-hpc.sh: every rank writes its
- * block of each step into one variable (time, z, y, x), chunked as libzarr's array (one
- * chunk per rank per step), no fill, collective or independent access, no compression or
- * zlib level 1 with shuffle; then reads everything back and checks it bit for bit.
+ * block of each step into one variable (time, z, y, x), chunked as libzarr's collective
+ * runs (nz x ny / 4 x nx: the ranks' uneven blocks share chunks), no fill, collective or
+ * independent access, no compression or zlib level 1 with shuffle; then reads everything
+ * back and checks it bit for bit.
  *
  *   mpirun -n N bench_hpc_netcdf OUT.nc collective|independent none|zlib STEPS NZ NY NX
  */
@@ -42,7 +43,7 @@ int main(int argc, char **argv) {
     NC(nc_def_dim(ncid, "y", r.ny, &dims[2]));
     NC(nc_def_dim(ncid, "x", r.nx, &dims[3]));
     NC(nc_def_var(ncid, "temperature", NC_FLOAT, 4, dims, &varid));
-    size_t chunks[4] = {1, r.nz, r.ny_rank, r.nx};
+    size_t chunks[4] = {1, r.nz, r.chunk_y, r.nx};
     NC(nc_def_var_chunking(ncid, varid, NC_CHUNKED, chunks));
     if (zlib)
         NC(nc_def_var_deflate(ncid, varid, 1, 1, 1));
@@ -70,6 +71,7 @@ int main(int argc, char **argv) {
     MPI_Barrier(MPI_COMM_WORLD);
     double wall = max_over_ranks(MPI_Wtime() - t0);
     output = max_over_ranks(output);
+    double rss = peak_rss_mib();
 
     /* Read-back: every rank its own blocks, every value exact. */
     size_t bad = 0;
@@ -83,7 +85,7 @@ int main(int argc, char **argv) {
     NC(nc_close(ncid));
     unsigned long long total = 0, mine = bad;
     MPI_Allreduce(&mine, &total, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
-    print_row(&r, "netCDF-4", wall, output, -1, -1, (size_t)total);
+    print_row(&r, "netCDF-4", wall, output, -1, -1, rss, (size_t)total);
     free(buf);
     free(scratch);
     free(r.base);

@@ -3,8 +3,10 @@
  * field each rank writes, its decomposition, the command line, timing and the result row.
  *
  * The global field is steps x nz x ny x nx float32 (C order); rank r of n owns the rows
- * y in [r * ny / n, (r + 1) * ny / n) of every step: one block of nz x (ny / n) x nx per
- * step, which is also the chunk shape, so each rank writes one chunk per step.
+ * y in [y_start(r), y_start(r + 1)) of every step, where y_start(r) = r * ny / n shifted by
+ * ny / (4 n) for the inner boundaries: uneven blocks (at 4 ranks 120, 96, 96 and 72 of 384
+ * rows) whose boundaries do not line up with the shared chunk shape nz x (ny / 4) x nx
+ * (`chunk_y`), so ranks share chunks.
  * The values are a smooth temperature-like field with a little deterministic noise (as a
  * model's output, neither constant nor random), recomputed exactly at read-back.
  */
@@ -17,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 /* The run's shape and this rank's part of it. */
 struct run {
@@ -26,6 +29,7 @@ struct run {
     int steps;           /* time steps written */
     size_t nz, ny, nx;   /* global extents of one step */
     int rank, ranks;
+    size_t chunk_y;      /* rows of y in a shared chunk: ny / 4 */
     size_t ny_rank;      /* rows of y this rank owns */
     size_t y0;           /* its first row */
     size_t block;        /* elements of its block of one step */
@@ -34,6 +38,13 @@ struct run {
 
 #define NOISE 4099 /* a prime: the noise repeats neither along x nor across steps */
 static float noise_table[NOISE];
+
+/* The first row of y that rank `rank` of `ranks` owns (`ranks` for the end). */
+static inline size_t y_start(size_t rank, size_t ranks, size_t ny) {
+    if (rank == 0 || rank == ranks)
+        return rank == 0 ? 0 : ny;
+    return rank * ny / ranks + ny / (4 * ranks);
+}
 
 /* Parses `program PATH MODE CODEC STEPS NZ NY NX`; exits with usage on anything else. */
 static inline void run_init(struct run *r, int argc, char **argv) {
@@ -51,12 +62,13 @@ static inline void run_init(struct run *r, int argc, char **argv) {
     MPI_Comm_rank(MPI_COMM_WORLD, &r->rank);
     MPI_Comm_size(MPI_COMM_WORLD, &r->ranks);
     if (r->steps <= 0 || r->nz == 0 || r->nx == 0 || r->ny == 0 ||
-        r->ny % (size_t)r->ranks != 0) {
-        fprintf(stderr, "steps and extents must be positive, ny a multiple of the ranks\n");
+        r->ny % (4 * (size_t)r->ranks) != 0) {
+        fprintf(stderr, "steps and extents must be positive, ny a multiple of 4 x ranks\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
-    r->ny_rank = r->ny / (size_t)r->ranks;
-    r->y0 = (size_t)r->rank * r->ny_rank;
+    r->chunk_y = r->ny / 4;
+    r->y0 = y_start((size_t)r->rank, (size_t)r->ranks, r->ny);
+    r->ny_rank = y_start((size_t)r->rank + 1, (size_t)r->ranks, r->ny) - r->y0;
     r->block = r->nz * r->ny_rank * r->nx;
     r->base = malloc(r->block * sizeof(float));
     if (!r->base) {
@@ -114,20 +126,31 @@ static inline double max_over_ranks(double value) {
     return out;
 }
 
+/* The largest peak resident memory of any rank so far, in MiB (collective). */
+static inline double peak_rss_mib(void) {
+    struct rusage usage;
+    getrusage(RUSAGE_SELF, &usage);
+    return max_over_ranks((double)usage.ru_maxrss / 1024.0);
+}
+
 /*
  * Prints the result row (rank 0): variant, ranks, wall seconds, MiB/s of raw data, the
  * output seconds per step (the slowest rank's mean), the simulated computation's seconds
  * per step and the fraction of the step the computation waited on output (non-blocking
- * only, else -1), and the values found wrong at read-back.
+ * only, else -1), the largest peak RSS of a rank after writing (MiB), the largest block of
+ * a rank (MiB), and the values found wrong at read-back.
  */
 static inline void print_row(const struct run *r, const char *library, double wall,
-                             double output, double compute, double wait_fraction, size_t bad) {
+                             double output, double compute, double wait_fraction,
+                             double rss_mib, size_t bad) {
+    double block_mib = max_over_ranks((double)r->block * 4.0 / 1048576.0);
     if (r->rank != 0)
         return;
     double mib = (double)r->steps * (double)r->nz * (double)r->ny * (double)r->nx * 4.0 /
                  1048576.0;
-    printf("ROW|%s|%s|%s|%d|%.2f|%.1f|%.4f|%.4f|%.3f|%zu\n", library, r->mode, r->codec,
-           r->ranks, wall, mib / wall, output / r->steps, compute, wait_fraction, bad);
+    printf("ROW|%s|%s|%s|%d|%.2f|%.1f|%.4f|%.4f|%.3f|%.0f|%.1f|%zu\n", library, r->mode,
+           r->codec, r->ranks, wall, mib / wall, output / r->steps, compute, wait_fraction,
+           rss_mib, block_mib, bad);
 }
 
 #endif

@@ -213,7 +213,7 @@ contains
     call report(rc, zarr_mpi_last_error(), "zarr_mpi_set_buffer_bytes", stat, errmsg)
   end subroutine zarr_mpi_set_buffer_bytes
 
-  ! Whether later collective writes encode whole chunks on the ranks that hold them and send
+  ! Whether later collective writes encode each chunk on the rank holding most of it and send
   ! the encoded bytes to the aggregators; as zarr_mpi_set_encode_where_held (not collective:
   ! a setting of this process; a collective call uses rank 0's).
   subroutine zarr_mpi_set_encode_where_held(on, stat, errmsg)
