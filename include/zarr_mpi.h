@@ -209,6 +209,47 @@ zarr_status_t zarr_mpi_append(MPI_Comm comm, const zarr_array_t *array, size_t a
                               size_t buf_bytes);
 
 /**
+ * Commits what every rank wrote through its own `store` (a writable Icechunk repository on
+ * a branch, every rank's store at the same snapshot) as ONE snapshot, collectively: every
+ * rank but 0 exports its uncommitted changes (`zarr_store_changes_export`), rank 0 gathers
+ * them (`MPI_Gatherv`), merges them into its own (`zarr_store_changes_merge`, rank 1 first)
+ * and commits with `message` (`zarr_store_commit`); then every other rank discards its
+ * changes (in the commit now) and rebases (`zarr_store_rebase`), so that all ranks go on
+ * from the new snapshot, whose id every rank gets in `id_buf` (`id_len` at least
+ * `ZARR_SNAPSHOT_ID_BYTES`; NULL with 0 when not wanted). Handles opened on the stores stay
+ * usable.
+ *
+ * The ranks write disjoint stored objects (whole chunks, or whole shards of a sharded
+ * array), as `zarr_mpi_write` does, and create, resize or change arrays and groups only
+ * on rank 0 (a commit with those changes alone, `zarr_mpi_commit` included, makes them
+ * visible to every rank). So: rank 0 creates the arrays, `zarr_mpi_commit`, every rank
+ * opens them (`zarr_mpi_array_open`), then per step `zarr_mpi_write` and `zarr_mpi_commit`.
+ * `zarr_mpi_append` does not work on a repository: rank 0's growth of the array is not
+ * visible to the other ranks' sessions before a commit (they report that their refreshed
+ * handle does not see the new shape, and the growth is taken back).
+ *
+ * On failure (on any rank) nothing is committed and every rank keeps its uncommitted
+ * changes (rank 0's may include some merged from others): call it again to retry, or
+ * `zarr_store_discard` on every rank to give the step up. When the commit succeeded but a
+ * rank's discard or rebase failed, that error is returned on every rank and `id_buf`
+ * holds the commit's id on every rank.
+ *
+ * Errors: `ZARR_ERR_NULL_ARG` (`store` or `message` NULL, `id_buf` NULL with `id_len` above
+ * 0), `ZARR_ERR_BUFFER_SIZE` (`id_len` too small: nothing done), `ZARR_ERR_OVERFLOW`
+ * (changes beyond what MPI counts), and those of `zarr_store_changes_export`,
+ * `zarr_store_changes_merge` (naming the rank whose changes it was), `zarr_store_commit`
+ * (`ZARR_ERR_INVALID_ARG` when no rank wrote anything), `zarr_store_discard` and
+ * `zarr_store_rebase`; each from the lowest failing rank, on every rank.
+ *
+ * Ownership: `message` is only read (on rank 0); the id is copied into `id_buf`.
+ *
+ * Thread safety: collective over `comm`, once the ranks' writes through their stores are
+ * done.
+ */
+zarr_status_t zarr_mpi_commit(MPI_Comm comm, const zarr_store_t *store, const char *message,
+                              char *id_buf, size_t id_len);
+
+/**
  * Sets the number of aggregator ranks of later collective writes (`count` above 0; more
  * than the communicator's ranks means all of them), or restores the default (0): one
  * aggregator per node (the ranks of `MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)`) when the
@@ -317,6 +358,13 @@ zarr_status_t zarr_mpi_append_f(MPI_Fint comm, const zarr_array_t *array, size_t
                                 size_t ndim, const uint64_t *start, const uint64_t *count,
                                 zarr_dtype_t mem_dtype, zarr_order_t order, const void *buf,
                                 size_t buf_bytes);
+
+/**
+ * `zarr_mpi_commit` with the communicator as a Fortran handle (see `zarr_mpi_array_open_f`).
+ * Errors, ownership and thread safety: as `zarr_mpi_commit`.
+ */
+zarr_status_t zarr_mpi_commit_f(MPI_Fint comm, const zarr_store_t *store, const char *message,
+                                char *id_buf, size_t id_len);
 
 #ifdef __cplusplus
 }

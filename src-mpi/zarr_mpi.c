@@ -1529,7 +1529,8 @@ static zarr_status_t grow(context_t *c, const uint64_t *shape, bool *resized, er
         } else if (memcmp(c->scratch, shape, sizeof *shape * c->ndim) != 0) {
             fail(e, ZARR_ERR_STORAGE_IO,
                  "after rank 0 resized the array, this rank's refreshed handle does not see "
-                 "the new shape: the ranks' stores do not reach the same storage");
+                 "the new shape: the ranks' stores do not reach the same storage (or are "
+                 "sessions of an Icechunk repository, which see a resize only once committed)");
         }
     }
     st = agree(c->comm, e, NULL);
@@ -1594,6 +1595,84 @@ zarr_status_t zarr_mpi_append(MPI_Comm comm, const zarr_array_t *array, size_t a
     free(old);
     context_free(&c);
     return st;
+}
+
+/* ---- one commit of an Icechunk repository from every rank -------------------------- */
+
+/* Rank 0: gathers the other ranks' exported changes and merges them into `store`. */
+static void gather_changes(MPI_Comm comm, int rank, int size, const zarr_store_t *store,
+                           error_t_ *e) {
+    void *bytes = NULL;
+    size_t len = 0;
+    zarr_status_t st;
+    if (rank != 0 && (st = zarr_store_changes_export(store, &bytes, &len)) != ZARR_OK)
+        fail_zarr(e, st, "zarr_store_changes_export");
+    if (e->status == ZARR_OK && len > INT_MAX)
+        fail(e, ZARR_ERR_OVERFLOW, "the exported changes (%zu bytes) exceed what MPI counts",
+             len);
+    int *lens = rank == 0 ? calloc((size_t)size * 2, sizeof *lens) : NULL;
+    if (rank == 0 && !lens) fail(e, ZARR_ERR_NO_MEMORY, "no memory for %d lengths", size);
+    char *all = NULL;
+    if (agree(comm, e, NULL) == ZARR_OK) {
+        int mine = (int)len, *offsets = lens ? lens + size : NULL;
+        MPI_Gather(&mine, 1, MPI_INT, lens, 1, MPI_INT, 0, comm);
+        if (rank == 0) {
+            uint64_t total = 0;
+            for (int r = 0; r < size; r++) {
+                offsets[r] = (int)(total <= INT_MAX ? total : 0);
+                total += (uint64_t)lens[r];
+            }
+            if (total > INT_MAX)
+                fail(e, ZARR_ERR_OVERFLOW, "the changes of all ranks (%llu bytes) exceed what "
+                     "MPI counts", (unsigned long long)total);
+            else if (!(all = malloc(total ? (size_t)total : 1)))
+                fail(e, ZARR_ERR_NO_MEMORY, "no memory for %llu bytes of changes",
+                     (unsigned long long)total);
+        }
+        if (agree(comm, e, NULL) == ZARR_OK) {
+            MPI_Gatherv(bytes, mine, MPI_BYTE, all, lens, offsets, MPI_BYTE, 0, comm);
+            for (int r = 1; rank == 0 && r < size && e->status == ZARR_OK; r++)
+                if ((st = zarr_store_changes_merge(store, all + offsets[r], (size_t)lens[r])) !=
+                    ZARR_OK) {
+                    char what[64];
+                    snprintf(what, sizeof what, "merging the changes of rank %d", r);
+                    fail_zarr(e, st, what);
+                }
+        }
+    }
+    zarr_bytes_free(bytes);
+    free(all);
+    free(lens);
+}
+
+zarr_status_t zarr_mpi_commit(MPI_Comm comm, const zarr_store_t *store, const char *message,
+                              char *id_buf, size_t id_len) {
+    error_t_ e = {ZARR_OK, {0}};
+    int rank = 0, size = 1;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    if (!store || !message) fail(&e, ZARR_ERR_NULL_ARG, "%s is NULL", store ? "message" : "store");
+    else if (!id_buf && id_len > 0) fail(&e, ZARR_ERR_NULL_ARG, "id_buf is NULL");
+    else if (id_buf && id_len < ZARR_SNAPSHOT_ID_BYTES)
+        fail(&e, ZARR_ERR_BUFFER_SIZE, "id_len is %zu, below ZARR_SNAPSHOT_ID_BYTES (%d)",
+             id_len, ZARR_SNAPSHOT_ID_BYTES);
+    zarr_status_t st = agree(comm, &e, NULL);
+    if (st != ZARR_OK) return st;
+    gather_changes(comm, rank, size, store, &e);
+    char id[ZARR_SNAPSHOT_ID_BYTES] = {0};
+    if (rank == 0 && e.status == ZARR_OK &&
+        (st = zarr_store_commit(store, message, id, sizeof id)) != ZARR_OK)
+        fail_zarr(&e, st, "zarr_store_commit");
+    if ((st = agree(comm, &e, NULL)) != ZARR_OK) return st;
+    /* Committed: every rank learns the id and goes on from the new snapshot. */
+    MPI_Bcast(id, (int)sizeof id, MPI_CHAR, 0, comm);
+    id[sizeof id - 1] = 0;
+    if (id_buf) memcpy(id_buf, id, sizeof id);
+    if (rank != 0 && (st = zarr_store_discard(store)) != ZARR_OK)
+        fail_zarr(&e, st, "zarr_store_discard");
+    else if (rank != 0 && (st = zarr_store_rebase(store)) != ZARR_OK)
+        fail_zarr(&e, st, "zarr_store_rebase");
+    return agree(comm, &e, NULL);
 }
 
 /* ---- create and open --------------------------------------------------------------- */
@@ -1673,4 +1752,9 @@ zarr_status_t zarr_mpi_append_f(MPI_Fint comm, const zarr_array_t *array, size_t
                                 size_t buf_bytes) {
     return zarr_mpi_append(MPI_Comm_f2c(comm), array, axis, ndim, start, count, mem_dtype, order,
                            buf, buf_bytes);
+}
+
+zarr_status_t zarr_mpi_commit_f(MPI_Fint comm, const zarr_store_t *store, const char *message,
+                                char *id_buf, size_t id_len) {
+    return zarr_mpi_commit(MPI_Comm_f2c(comm), store, message, id_buf, id_len);
 }

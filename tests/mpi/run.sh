@@ -11,7 +11,8 @@
 # same from Fortran. When the toolchain builds Icechunk (Rust 1.95 or newer, as
 # scripts/test.sh decides), the library is built with it and examples-c/mpi_icechunk.c has the
 # ranks write each step in sessions of their own that rank 0 merges and commits as one
-# snapshot; rank 0 checks the history and the values.
+# snapshot; rank 0 checks the history and the values; and tests/mpi/commit.c does the same
+# through the MPI layer (zarr_mpi_write, then zarr_mpi_commit) on 1, 2 and 3 ranks.
 # Last, the MPI layer (include/zarr_mpi.h, src-mpi/zarr_mpi.c): tests/mpi/collective.c (its
 # collective writes and appends, two-phase I/O, collective errors) on 1, 2, 3, 4 and 8 ranks,
 # on 3 ranks in S3, and once with the aggregators and their buffer set from the environment,
@@ -192,7 +193,15 @@ passed=$((passed + 13))  # collective on 1-4 and 8 ranks, in S3, from the enviro
 if [ -x "$work/mpi_icechunk" ]; then
   OMPI_MCA_rmaps_base_oversubscribe=1 mpirun "${mpirun_flags[@]}" "$work/mpi_icechunk" \
     "$work/icechunk-repo"
-  passed=$((passed + 1))
+  # The MPI layer's collective commit: one snapshot per step from 1, 2 and 3 ranks.
+  mpicc -std=c11 -O2 -Wall -Wextra -Wpedantic -Werror -I "$root/include" \
+    "$root/tests/mpi/commit.c" -L "$work" -lzarr_mpi -lzarr -Wl,-rpath,"$work" \
+    -o "$work/commit"
+  for ranks in 1 2 3; do
+    OMPI_MCA_rmaps_base_oversubscribe=1 mpirun --oversubscribe -np "$ranks" \
+      ${root_flags[@]+"${root_flags[@]}"} "$work/commit" "$work/commit-$ranks"
+  done
+  passed=$((passed + 4))
 else
   echo "mpi: mpi_icechunk skipped (Icechunk needs Rust 1.95 or newer)"
 fi
