@@ -921,6 +921,7 @@ static void push_encoding(const context_t *c, const plan_t *p, const encoding_t 
 typedef struct {
     uint64_t object, unit;
     char *elements;
+    uint64_t filled; /* elements copied in so far */
 } assembly_t;
 
 /* Words (8 bytes) of a piece of a split chunk sent to its encoder: object, chunk, box, elements. */
@@ -1056,7 +1057,7 @@ static void encode_round(const context_t *c, const plan_t *p, encoding_t *x, uin
                          x->unit_bytes);
                     break;
                 }
-                assembly[nassembly++] = (assembly_t){k, u, elements};
+                assembly[nassembly++] = (assembly_t){k, u, elements, v};
                 into_chunk(c, x, elements, at, ps, pc, buf + from * c->item, bstrides);
             }
         }
@@ -1091,10 +1092,17 @@ static void encode_round(const context_t *c, const plan_t *p, encoding_t *x, uin
                 strides(w + 2 + ndim, ndim, ZARR_ORDER_C, pstrides);
                 into_chunk(c, x, assembly[j].elements, at, w + 2, w + 2 + ndim,
                            (const char *)(w + 2 + 2 * ndim), pstrides);
+                assembly[j].filled += v;
                 w += split_words(ndim, v * c->item);
             }
         }
         for (size_t j = 0; j < nassembly && e->status == ZARR_OK; j++) {
+            if (assembly[j].filled != x->unit_elements) {
+                fail(e, ZARR_ERR_INTERNAL, "a split chunk got %llu of its %llu elements",
+                     (unsigned long long)assembly[j].filled,
+                     (unsigned long long)x->unit_elements);
+                break;
+            }
             unit_start(c, p, x, assembly[j].object, assembly[j].unit, at);
             push_encoding(c, p, x, assembly[j].object, assembly[j].unit, at,
                           assembly[j].elements, out, n, &cap, stats, e);
