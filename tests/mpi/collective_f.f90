@@ -2,9 +2,11 @@
 ! collectively (real(8), blocks that do not line up with the chunks, one rank's block
 ! empty from 3 ranks on; again in chunks of a row, encoded where held), a series appended step by step (real(4), sharded, dimension
 ! names and a missing value), and a refusal on one rank returned on every rank. Rank 0
-! reads everything back through module zarr and compares each value.
+! reads everything back through module zarr and compares each value. Given an Icechunk
+! repository's directory too: steps written with zarr_mpi_write, each committed as one
+! snapshot by zarr_mpi_commit (the same id on every rank), read back exact by every rank.
 !
-! Usage: mpirun -np N collective_f <directory>
+! Usage: mpirun -np N collective_f <directory> [<absolute directory of a new repository>]
 ! Prints "collective_f (N ranks): P passed, F failed" from rank 0; exits 1 on a failure.
 program collective_f
   use, intrinsic :: iso_c_binding
@@ -19,7 +21,7 @@ program collective_f
   real(8), allocatable :: block8(:, :), all8(:, :)
   real(4), allocatable :: block4(:, :), all4(:, :, :)
   integer(c_int64_t), allocatable :: shape(:)
-  character(len=256) :: dir, msg
+  character(len=256) :: dir, msg, repo
 
   call MPI_Init()
   call MPI_Comm_rank(MPI_COMM_WORLD, rank)
@@ -119,12 +121,64 @@ program collective_f
   call series%close()
 
   call store%close()
+
+  call get_command_argument(2, repo)
+  if (len_trim(repo) > 0) call commit_case("icechunk://" // trim(repo))
+
   if (rank == 0) print '(a, i0, a, i0, a, i0, a)', "collective_f (", nranks, " ranks): ", passed, &
     " passed, ", failed, " failed"
   call MPI_Finalize()
   if (failed > 0) error stop 1
 
 contains
+
+  ! Steps of a field written collectively into an Icechunk repository, one snapshot each.
+  subroutine commit_case(url)
+    character(*), intent(in) :: url
+    type(zarr_store) :: repo_store
+    type(zarr_array) :: arr
+    character(len=20) :: id
+    character(len=20), allocatable :: ids(:)
+    real(8), allocatable :: mine(:, :, :), back(:, :, :)
+    integer :: step, k
+    if (rank == 0) then
+      call zarr_open_url(repo_store, url, ZARR_MODE_W_MINUS)
+      call zarr_create_array(arr, repo_store, "field", ZARR_DTYPE_FLOAT64, [nx, ny, 2], &
+                             chunks=[10, 8, 1], shards=[20, 16, 1])
+      call arr%close()
+      call zarr_commit(repo_store, "setup")
+      call repo_store%close()
+    end if
+    call MPI_Barrier(MPI_COMM_WORLD)
+    call zarr_open_url(repo_store, url, ZARR_MODE_R_PLUS)
+    call zarr_mpi_open_array(arr, MPI_COMM_WORLD, repo_store, "field")
+    allocate(mine(nx, nj, 1), back(nx, ny, 2), ids(nranks))
+    bad = 0
+    do step = 1, 2
+      do j = 1, nj
+        do i = 1, nx
+          mine(i, j, 1) = value8(i, j0 + j - 1) + step
+        end do
+      end do
+      call zarr_mpi_write(arr, MPI_COMM_WORLD, mine, start=[1, j0, step])
+      call zarr_mpi_commit(MPI_COMM_WORLD, repo_store, "step " // itoa(step), id)
+      call MPI_Allgather(id, 20, MPI_CHARACTER, ids, 20, MPI_CHARACTER, MPI_COMM_WORLD)
+      do k = 1, nranks
+        if (ids(k) /= id .or. len_trim(id) /= 20) bad = bad + 1
+      end do
+    end do
+    call zarr_read(arr, back)
+    do step = 1, 2
+      do j = 1, ny
+        do i = 1, nx
+          if (back(i, j, step) /= value8(i, j) + step) bad = bad + 1
+        end do
+      end do
+    end do
+    call verdict("commit", bad)
+    call arr%close()
+    call repo_store%close()
+  end subroutine commit_case
 
   ! Rank `r`'s band of rows of `ny`: uneven, rank 1 empty from 3 ranks on.
   subroutine band(r, n, first, count)

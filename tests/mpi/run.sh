@@ -12,7 +12,8 @@
 # scripts/test.sh decides), the library is built with it and examples-c/mpi_icechunk.c has the
 # ranks write each step in sessions of their own that rank 0 merges and commits as one
 # snapshot; rank 0 checks the history and the values; and tests/mpi/commit.c does the same
-# through the MPI layer (zarr_mpi_write, then zarr_mpi_commit) on 1, 2 and 3 ranks.
+# through the MPI layer (zarr_mpi_write, then zarr_mpi_commit) on 1, 2 and 3 ranks, and
+# tests/mpi/collective_f.f90 from Fortran on 2 ranks.
 # Last, the MPI layer (include/zarr_mpi.h, src-mpi/zarr_mpi.c): tests/mpi/collective.c (its
 # collective writes and appends, two-phase I/O, collective errors) on 1, 2, 3, 4 and 8 ranks,
 # on 3 ranks in S3, and once with the aggregators and their buffer set from the environment,
@@ -201,7 +202,11 @@ if [ -x "$work/mpi_icechunk" ]; then
     OMPI_MCA_rmaps_base_oversubscribe=1 mpirun --oversubscribe -np "$ranks" \
       ${root_flags[@]+"${root_flags[@]}"} "$work/commit" "$work/commit-$ranks"
   done
-  passed=$((passed + 4))
+  # And from Fortran (module zarr_mpi's zarr_mpi_commit), on 2 ranks.
+  OMPI_MCA_rmaps_base_oversubscribe=1 mpirun --oversubscribe -np 2 \
+    ${root_flags[@]+"${root_flags[@]}"} "$work/collective_f" "$work/collective_f-commit" \
+    "$work/commit-f"
+  passed=$((passed + 5))
 else
   echo "mpi: mpi_icechunk skipped (Icechunk needs Rust 1.95 or newer)"
 fi

@@ -1,5 +1,5 @@
-! zarr_mpi.f90 — module zarr_mpi, the collective writes and appends of include/zarr_mpi.h
-! from Fortran, over mpi_f08 communicators.
+! zarr_mpi.f90 — module zarr_mpi, the collective writes, appends and Icechunk commits of
+! include/zarr_mpi.h from Fortran, over mpi_f08 communicators.
 !
 !   use mpi_f08
 !   use zarr
@@ -32,7 +32,7 @@ module zarr_mpi
 
   public :: zarr_mpi_create_array, zarr_mpi_open_array, zarr_mpi_write, zarr_mpi_append
   public :: zarr_mpi_set_aggregators, zarr_mpi_set_buffer_bytes, zarr_mpi_last_error
-  public :: zarr_mpi_set_encode_where_held
+  public :: zarr_mpi_set_encode_where_held, zarr_mpi_commit
 
   ! zarr_mpi_write(arr, comm, data, start, count, stat, errmsg): every rank's block of a
   ! region, written with two-phase I/O (zarr_mpi.h's zarr_mpi_write).
@@ -86,6 +86,17 @@ module zarr_mpi
       integer(c_size_t), value :: bytes
       integer(c_int32_t) :: res
     end function c_append
+
+    function c_commit(comm, store, message, id, id_len) bind(c, name="zarr_mpi_commit_f") &
+        result(res)
+      import
+      integer(c_int), value :: comm
+      type(c_ptr), value :: store
+      character(kind=c_char), intent(in) :: message(*)
+      character(kind=c_char), intent(out) :: id(*)
+      integer(c_size_t), value :: id_len
+      integer(c_int32_t) :: res
+    end function c_commit
 
     function c_set_aggregators(count) bind(c, name="zarr_mpi_set_aggregators") result(res)
       import
@@ -224,6 +235,35 @@ contains
     rc = c_set_encode_where_held(merge(1_c_int, 0_c_int, on))
     call report(rc, zarr_mpi_last_error(), "zarr_mpi_set_encode_where_held", stat, errmsg)
   end subroutine zarr_mpi_set_encode_where_held
+
+  ! ---- Icechunk ---------------------------------------------------------------------------
+
+  ! Commits what every rank of `comm` wrote through its own `store` (an Icechunk repository
+  ! on a branch) as one snapshot: rank 0 merges the others' changes and commits with
+  ! `message`, the others discard theirs and rebase; `id` (20 characters) gets the new
+  ! snapshot's id on every rank. As zarr_mpi.h's zarr_mpi_commit.
+  subroutine zarr_mpi_commit(comm, store, message, id, stat, errmsg)
+    type(MPI_Comm), intent(in) :: comm
+    type(zarr_store), intent(in) :: store
+    character(*), intent(in) :: message
+    character(*), intent(out), optional :: id
+    integer, intent(out), optional :: stat
+    character(*), intent(inout), optional :: errmsg
+    character(kind=c_char) :: buf(ZARR_SNAPSHOT_ID_BYTES)
+    integer(c_int32_t) :: rc
+    integer :: i
+    buf = c_null_char
+    rc = c_commit(int(comm%MPI_VAL, c_int), store%ptr, trim(message) // c_null_char, buf, &
+                  int(ZARR_SNAPSHOT_ID_BYTES, c_size_t))
+    if (present(id)) then
+      id = ""
+      do i = 1, min(len(id), ZARR_SNAPSHOT_ID_BYTES - 1)
+        if (buf(i) == c_null_char) exit
+        id(i:i) = buf(i)
+      end do
+    end if
+    call report(rc, zarr_mpi_last_error(), "zarr_mpi_commit", stat, errmsg)
+  end subroutine zarr_mpi_commit
 
   ! ---- open and create ------------------------------------------------------------------
 
