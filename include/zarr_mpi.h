@@ -84,7 +84,8 @@ typedef struct zarr_mpi_stats_t {
     /** Of those, the objects this rank read first because the blocks covered a part of
      * them that is not a box (libzarr merges the other partly covered objects itself). */
     uint64_t objects_merged;
-    /** Bytes of block data (without headers) this rank sent to aggregators, itself included. */
+    /** Bytes of block data (without headers) this rank sent to aggregators, itself included
+     * (not the raw parts of split chunks sent to their encoders). */
     uint64_t bytes_sent;
     /** Bytes of block data this rank received as an aggregator. */
     uint64_t bytes_received;
@@ -216,30 +217,37 @@ zarr_status_t zarr_mpi_append(MPI_Comm comm, const zarr_array_t *array, size_t a
  * and commits with `message` (`zarr_store_commit`); then every other rank discards its
  * changes (in the commit now) and rebases (`zarr_store_rebase`), so that all ranks go on
  * from the new snapshot, whose id every rank gets in `id_buf` (`id_len` at least
- * `ZARR_SNAPSHOT_ID_BYTES`; NULL with 0 when not wanted). Handles opened on the stores stay
- * usable.
+ * `ZARR_SNAPSHOT_ID_BYTES`; NULL with 0 when not wanted; emptied first, so an empty id after
+ * the call means nothing was committed). Handles opened on the stores stay usable; after a
+ * commit that resized or otherwise changed an array, the other ranks refresh their handles
+ * on it (`zarr_array_refresh`). When another writer committed on the branch meanwhile, rank
+ * 0 rebases its session (holding every rank's changes) onto that commit and commits again,
+ * once; `ZARR_ERR_CONFLICT` remains only when the changes conflict.
  *
  * The ranks write disjoint stored objects (whole chunks, or whole shards of a sharded
  * array), as `zarr_mpi_write` does, and create, resize or change arrays and groups only
- * on rank 0 (a commit with those changes alone, `zarr_mpi_commit` included, makes them
- * visible to every rank). So: rank 0 creates the arrays, `zarr_mpi_commit`, every rank
- * opens them (`zarr_mpi_array_open`), then per step `zarr_mpi_write` and `zarr_mpi_commit`.
+ * on rank 0; other ranks see such changes once committed. So: rank 0 creates the
+ * repository and the arrays and commits them with `zarr_store_commit` (changes are not
+ * merged into a repository's first snapshot), then every rank opens its store and the
+ * arrays (`zarr_mpi_array_open`), then per step `zarr_mpi_write` and `zarr_mpi_commit`.
  * `zarr_mpi_append` does not work on a repository: rank 0's growth of the array is not
  * visible to the other ranks' sessions before a commit (they report that their refreshed
  * handle does not see the new shape, and the growth is taken back).
  *
- * On failure (on any rank) nothing is committed and every rank keeps its uncommitted
- * changes (rank 0's may include some merged from others): call it again to retry, or
- * `zarr_store_discard` on every rank to give the step up. When the commit succeeded but a
- * rank's discard or rebase failed, that error is returned on every rank and `id_buf`
- * holds the commit's id on every rank.
+ * On failure before the commit (on any rank) nothing is committed and every rank keeps its
+ * uncommitted changes (rank 0's may include some merged from others): give the step up
+ * with `zarr_store_discard` on every rank, or retry (after `zarr_store_rebase` on every
+ * rank when the failure was a conflict, so that all stores read the same snapshot again).
+ * When the commit succeeded but a rank's discard or rebase failed, that error is returned
+ * on every rank and `id_buf` holds the commit's id on every rank.
  *
  * Errors: `ZARR_ERR_NULL_ARG` (`store` or `message` NULL, `id_buf` NULL with `id_len` above
  * 0), `ZARR_ERR_BUFFER_SIZE` (`id_len` too small: nothing done), `ZARR_ERR_OVERFLOW`
  * (changes beyond what MPI counts), and those of `zarr_store_changes_export`,
  * `zarr_store_changes_merge` (naming the rank whose changes it was), `zarr_store_commit`
  * (`ZARR_ERR_INVALID_ARG` when no rank wrote anything), `zarr_store_discard` and
- * `zarr_store_rebase`; each from the lowest failing rank, on every rank.
+ * `zarr_store_rebase` (`ZARR_ERR_CONFLICT` when the changes conflict with a commit made
+ * meanwhile); each from the lowest failing rank, on every rank.
  *
  * Ownership: `message` is only read (on rank 0); the id is copied into `id_buf`.
  *
@@ -287,14 +295,15 @@ zarr_status_t zarr_mpi_set_aggregators(int count);
 zarr_status_t zarr_mpi_set_buffer_bytes(size_t bytes);
 
 /**
- * Turns on (`on` nonzero) or off the encoding of chunks by the ranks that hold them in later
- * collective writes (see the header's conventions): only encoded bytes then travel to the
- * aggregators, and every rank compresses its own chunks. Off by default: on one node, where
- * the pieces travel through shared memory, it measured no faster (the aggregators encode
- * with their worker threads from their own blocks); across nodes it sends the compressed
- * size instead of the raw one. Without a call, the environment variable
- * `ZARR_MPI_ENCODE_WHERE_HELD` (0 or 1) is used when set. A collective call uses rank 0's
- * setting.
+ * Turns on (`on` nonzero) or off the encoding of chunks by the ranks that hold (most of)
+ * them in later collective writes (see the header's conventions): only encoded bytes then
+ * reach the aggregators (the parts of a chunk split between ranks travel raw to its
+ * encoder first), and the ranks share the compression. Off by default: on one node, where
+ * the pieces travel through shared memory, it measured faster only with a slow codec
+ * (zlib, at 2 ranks) and slower with blosc (the aggregators encode with their worker
+ * threads from their own blocks); across nodes it sends the compressed size instead of
+ * the raw one. Without a call, the environment variable `ZARR_MPI_ENCODE_WHERE_HELD` (0 or
+ * 1) is used when set. A collective call uses rank 0's setting.
  *
  * Errors: only the usual ones.
  *

@@ -387,11 +387,18 @@ static void context_free(context_t *c) {
     c->shape = c->scratch = NULL;
 }
 
+/* Number i of the handle's layout: its shape, then (in scratch while preparing) its chunk
+ * shape and its grid shape. */
+static uint64_t layout_number(const context_t *c, uint64_t i) {
+    return i < c->ndim ? c->shape[i] : c->scratch[i - c->ndim];
+}
+
 /*
  * Every rank learns its communicator's size and its handle's rank, shape and type; rank 0
- * broadcasts the settings and its shape, which every other handle must equal. Local
- * failures are left in `e` for the caller's agree().
+ * broadcasts the settings, its shape, chunk shape and grid shape, which every other handle
+ * must equal. Local failures are left in `e` for the caller's agree().
  */
+
 static void prepare(MPI_Comm comm, const zarr_array_t *array, context_t *c, error_t_ *e) {
     memset(c, 0, sizeof *c);
     c->comm = comm;
@@ -414,6 +421,11 @@ static void prepare(MPI_Comm comm, const zarr_array_t *array, context_t *c, erro
             fail_zarr(e, st, "zarr_array_dtype");
         } else if ((st = zarr_array_item_size(array, &c->item)) != ZARR_OK) {
             fail_zarr(e, st, "zarr_array_item_size");
+        } else if ((st = zarr_array_chunk_shape(array, c->ndim, c->scratch)) != ZARR_OK) {
+            fail_zarr(e, st, "zarr_array_chunk_shape");
+        } else if ((st = zarr_array_chunk_grid_shape(array, c->ndim, c->scratch + c->ndim)) !=
+                   ZARR_OK) {
+            fail_zarr(e, st, "zarr_array_chunk_grid_shape");
         }
     } else if (e->status == ZARR_OK) {
         fail(e, ZARR_ERR_UNSUPPORTED, "0-dimensional arrays are not written collectively");
@@ -428,24 +440,31 @@ static void prepare(MPI_Comm comm, const zarr_array_t *array, context_t *c, erro
     c->aggregators_setting = header[0];
     c->buffer = header[1];
     c->encode = header[3] != 0;
+    /* Rank 0's shape, chunk shape and grid shape (objects per dimension), compared. */
     bool differs = header[2] != (uint64_t)c->ndim;
-    uint64_t batch[SHAPE_BATCH], first_difference = 0;
-    for (uint64_t at = 0; at < header[2]; at += SHAPE_BATCH) {
-        int n = (int)(header[2] - at < SHAPE_BATCH ? header[2] - at : SHAPE_BATCH);
-        if (c->rank == 0) memcpy(batch, c->shape + at, sizeof *batch * (size_t)n);
+    uint64_t batch[SHAPE_BATCH], first_difference = 0, total = 3 * header[2];
+    for (uint64_t at = 0; at < total; at += SHAPE_BATCH) {
+        int n = (int)(total - at < SHAPE_BATCH ? total - at : SHAPE_BATCH);
+        for (int i = 0; i < n && c->rank == 0; i++) batch[i] = layout_number(c, at + (uint64_t)i);
         MPI_Bcast(batch, n, MPI_UINT64_T, 0, comm);
-        for (int i = 0; i < n && !differs && c->shape; i++)
-            if (batch[i] != c->shape[at + (uint64_t)i]) {
+        for (int i = 0; i < n && !differs && e->status == ZARR_OK; i++)
+            if (batch[i] != layout_number(c, at + (uint64_t)i)) {
                 differs = true;
                 first_difference = at + (uint64_t)i;
             }
     }
-    if (header[2] > 0 && differs && c->rank != 0)
+    if (header[2] > 0 && differs && c->rank != 0 && first_difference < c->ndim)
         fail(e, ZARR_ERR_INVALID_ARG,
              "this rank's handle does not see the shape rank 0's sees (%zu dimensions, "
              "first difference at dimension %llu): the array changed since it was opened "
              "or refreshed (zarr_array_refresh), or the ranks passed different arrays",
              c->ndim, (unsigned long long)first_difference);
+    else if (header[2] > 0 && differs && c->rank != 0)
+        fail(e, ZARR_ERR_INVALID_ARG,
+             "this rank's array is not chunked as rank 0's (its %s differs at dimension "
+             "%llu): the ranks passed different arrays",
+             first_difference < 2 * c->ndim ? "chunk shape" : "grid of stored objects",
+             (unsigned long long)(first_difference % c->ndim));
 }
 
 /* Checks a block's arguments against the handle (`axis` < ndim: the block of a step). */
@@ -1664,13 +1683,23 @@ zarr_status_t zarr_mpi_commit(MPI_Comm comm, const zarr_store_t *store, const ch
     else if (id_buf && id_len < ZARR_SNAPSHOT_ID_BYTES)
         fail(&e, ZARR_ERR_BUFFER_SIZE, "id_len is %zu, below ZARR_SNAPSHOT_ID_BYTES (%d)",
              id_len, ZARR_SNAPSHOT_ID_BYTES);
+    if (e.status == ZARR_OK && id_buf) id_buf[0] = 0;
     zarr_status_t st = agree(comm, &e, NULL);
     if (st != ZARR_OK) return st;
     gather_changes(comm, rank, size, store, &e);
     char id[ZARR_SNAPSHOT_ID_BYTES] = {0};
-    if (rank == 0 && e.status == ZARR_OK &&
-        (st = zarr_store_commit(store, message, id, sizeof id)) != ZARR_OK)
-        fail_zarr(&e, st, "zarr_store_commit");
+    if (rank == 0 && e.status == ZARR_OK) {
+        st = zarr_store_commit(store, message, id, sizeof id);
+        if (st == ZARR_ERR_CONFLICT) {
+            /* Another writer moved the branch: rank 0's session, holding every rank's
+             * changes, moves onto it (once) and commits again. */
+            if ((st = zarr_store_rebase(store)) != ZARR_OK)
+                fail_zarr(&e, st, "zarr_store_rebase (another commit moved the branch)");
+            else
+                st = zarr_store_commit(store, message, id, sizeof id);
+        }
+        if (e.status == ZARR_OK && st != ZARR_OK) fail_zarr(&e, st, "zarr_store_commit");
+    }
     if ((st = agree(comm, &e, NULL)) != ZARR_OK) return st;
     /* Committed: every rank learns the id and goes on from the new snapshot. */
     MPI_Bcast(id, (int)sizeof id, MPI_CHAR, 0, comm);

@@ -21,8 +21,9 @@
  *              append of two steps; every handle sees each new shape;
  *   open       collective open and create, and their errors (nobody keeps a handle);
  *   errors     one rank's wrong buf_bytes (write) or count (append): every rank gets the
- *              error naming that rank, nothing written, the shape unchanged; and a write
- *              that fails on an aggregator (a read-only handle): the step is taken back.
+ *              error naming that rank, nothing written, the shape unchanged; a write
+ *              that fails on an aggregator (a read-only handle): the step is taken back;
+ *              one rank's handle on another array chunked otherwise: refused, naming it.
  *
  * Usage: mpirun -np N collective <directory | store URL>  (a URL's options, such as an S3
  * endpoint and keys, come from the environment variable COLLECTIVE_STORE_OPTIONS)
@@ -530,6 +531,33 @@ static void case_errors(zarr_store_t *store) {
     free(step);
     zarr_array_free(readonly);
     zarr_array_free(array);
+
+    /* The last rank passes another array of the same shape, chunked otherwise (encoding
+     * where held on, whose exchanges would not match): refused on every rank, naming it,
+     * nothing written to either array. */
+    if (size_ == 1) return;
+    const uint64_t other[3] = {2, 8, 5};
+    zarr_array_t *mine = create(store, "error_layout_a", ZARR_DTYPE_FLOAT64, shape, chunks, NULL);
+    zarr_array_t *theirs = create(store, "error_layout_b", ZARR_DTYPE_FLOAT64, shape, other, NULL);
+    block3(shape, 0, start, count);
+    buf = fill_block(start, count, ZARR_ORDER_C, 0);
+    bytes = sizeof(double) * (size_t)(count[0] * count[1] * count[2]);
+    CHECK(zarr_mpi_set_encode_where_held(1));
+    st = zarr_mpi_write(MPI_COMM_WORLD, rank_ == last ? theirs : mine, 3, start, count,
+                        ZARR_DTYPE_FLOAT64, ZARR_ORDER_C, buf, bytes);
+    CHECK(zarr_mpi_set_encode_where_held(0));
+    free(buf);
+    bad = expect_failure(st, ZARR_ERR_INVALID_ARG, last);
+    zarr_mpi_last_error(message, sizeof message, NULL);
+    bad += strstr(message, "not chunked as rank 0's") == NULL;
+    for (int i = 0; i < 2; i++) {
+        initialized = 1;
+        CHECK(zarr_array_nchunks_initialized(i ? theirs : mine, &initialized));
+        bad += initialized != 0;
+    }
+    verdict("error_layout", bad, "%s", message);
+    zarr_array_free(mine);
+    zarr_array_free(theirs);
 }
 
 /* Collective open and create, and their errors. */

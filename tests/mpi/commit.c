@@ -8,11 +8,13 @@
  * (zarr_mpi_array_open). Each step: the ranks' uneven blocks of y, whose boundaries do not
  * line up with the shards, go through zarr_mpi_write (each shard written by one
  * aggregator), then zarr_mpi_commit; every rank must get the same snapshot id, equal to
- * what its own store then reads, and read the whole array exact through its handle. Then:
+ * what its own store then reads, and read the whole array exact through its handle. Before
+ * the second step's commit another writer commits to the branch (a chunk of a second
+ * array, through a store of its own): the step must still commit, on top of it. Then:
  * a commit with nothing written (ZARR_ERR_INVALID_ARG on every rank, from rank 0), an
  * id buffer too small on the last rank (ZARR_ERR_BUFFER_SIZE on every rank naming it;
- * nothing committed), and rank 0 checks the history: the setup and one snapshot per step,
- * with their messages.
+ * nothing committed), and rank 0 checks the history: the setup, the other writer's commit
+ * and one snapshot per step, with their messages, and both arrays' values.
  *
  * Usage: mpirun -np N commit <absolute directory of a new repository>
  * Prints "commit (N ranks): P passed, F failed" from rank 0; exits 1 on a failure.
@@ -88,7 +90,29 @@ static void setup(const char *url, uint64_t ny) {
     check(zarr_array_create(b, store, "field", ZARR_MODE_W_MINUS, &a), "create the array");
     zarr_array_free(a);
     zarr_array_builder_free(b);
+    /* The array another writer commits a chunk of meanwhile. */
+    const uint64_t one[1] = {4};
+    check(zarr_array_builder_new(ZARR_DTYPE_FLOAT64, 1, one, &b), "builder");
+    check(zarr_array_create(b, store, "other", ZARR_MODE_W_MINUS, &a), "create the other array");
+    zarr_array_free(a);
+    zarr_array_builder_free(b);
     check(zarr_store_commit(store, "setup", NULL, 0), "setup commit");
+    zarr_store_free(store);
+}
+
+/* Rank 0: another writer commits the other array's values through a store of its own. */
+static void other_writer(const char *url) {
+    zarr_store_t *store = NULL;
+    zarr_array_t *a = NULL;
+    const double values[4] = {1.5, 2.5, 3.5, 4.5};
+    const uint64_t start[1] = {0}, count[1] = {4};
+    check(zarr_store_open_url(url, ZARR_MODE_R_PLUS, NULL, &store), "open the other writer");
+    check(zarr_array_open(store, "other", ZARR_MODE_R_PLUS, &a), "open the other array");
+    check(zarr_array_write(a, 1, start, count, ZARR_DTYPE_FLOAT64, ZARR_ORDER_C, values,
+                           sizeof values),
+          "write the other array");
+    check(zarr_store_commit(store, "other writer", NULL, 0), "the other writer's commit");
+    zarr_array_free(a);
     zarr_store_free(store);
 }
 
@@ -135,6 +159,7 @@ int main(int argc, char **argv) {
               "zarr_mpi_write");
         char message[32], id[ZARR_SNAPSHOT_ID_BYTES] = "", at[ZARR_SNAPSHOT_ID_BYTES] = "";
         snprintf(message, sizeof message, "step %d", (int)t + 1);
+        if (t == 1 && rank_ == 0) other_writer(url);
         check(zarr_mpi_commit(MPI_COMM_WORLD, store, message, id, sizeof id), "zarr_mpi_commit");
         memcpy(steps[t], id, sizeof id);
         check(zarr_store_snapshot_id(store, at, sizeof at), "zarr_store_snapshot_id");
@@ -184,7 +209,8 @@ int main(int argc, char **argv) {
         check(zarr_store_history_json(reader, history, needed, NULL), "history");
         int snapshots = 0;
         for (const char *p = history; (p = strstr(p, "\"id\":")) != NULL; p++) snapshots++;
-        bad += snapshots != STEPS + 2; /* the repository's first, the setup, the steps */
+        /* the repository's first, the setup, the other writer's, the steps */
+        bad += snapshots != STEPS + 3 || !strstr(history, "\"message\":\"other writer\"");
         const char *previous = history;
         for (int t = STEPS - 1; t >= 0; t--) {
             char message[32];
@@ -198,11 +224,19 @@ int main(int argc, char **argv) {
         check(zarr_array_open(reader, "field", ZARR_MODE_R, &a), "open the array read-only");
         bad += compare(a, ny, STEPS);
         zarr_array_free(a);
+        double other[4] = {0};
+        const uint64_t start[1] = {0}, count[1] = {4};
+        check(zarr_array_open(reader, "other", ZARR_MODE_R, &a), "open the other array");
+        check(zarr_array_read(a, 1, start, count, ZARR_DTYPE_FLOAT64, ZARR_ORDER_C, other,
+                              sizeof other),
+              "read the other array");
+        bad += other[0] != 1.5 || other[3] != 4.5;
+        zarr_array_free(a);
         zarr_store_free(reader);
         if (bad) failed++;
         else passed++;
-        printf("%s history: the setup and %d steps, values exact\n", bad ? "FAIL" : "ok  ",
-               STEPS);
+        printf("%s history: the setup, the other writer's commit and %d steps, values exact\n",
+               bad ? "FAIL" : "ok  ", STEPS);
     }
     free(block);
     free(ids);
