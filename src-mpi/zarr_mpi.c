@@ -398,7 +398,6 @@ static uint64_t layout_number(const context_t *c, uint64_t i) {
  * broadcasts the settings, its shape, chunk shape and grid shape, which every other handle
  * must equal. Local failures are left in `e` for the caller's agree().
  */
-
 static void prepare(MPI_Comm comm, const zarr_array_t *array, context_t *c, error_t_ *e) {
     memset(c, 0, sizeof *c);
     c->comm = comm;
@@ -889,6 +888,37 @@ typedef struct {
     size_t bytes;
 } encoded_t;
 
+/*
+ * The counts of an exchange: `words[q]` words of 8 bytes go to rank q; fills `counts`
+ * (send counts, send displacements, receive counts, receive displacements, `size` each)
+ * and `total` (words sent, received). Collective (MPI_Alltoall of the counts); counts
+ * beyond what MPI takes are a failure in `e` (and count 0), for the caller's agree().
+ */
+static void exchange_counts(const context_t *c, const uint64_t *words, int *counts,
+                            uint64_t total[2], error_t_ *e) {
+    size_t size = (size_t)c->size;
+    int *sdispls = counts + size, *rcounts = counts + 2 * size, *rdispls = counts + 3 * size;
+    total[0] = total[1] = 0;
+    for (size_t q = 0; q < size; q++) {
+        if (words[q] > INT_MAX || total[0] + words[q] > INT_MAX)
+            fail(e, ZARR_ERR_OVERFLOW,
+                 "a round sends more than %d words of 8 bytes: lower the buffer setting",
+                 INT_MAX);
+        counts[q] = e->status == ZARR_OK ? (int)words[q] : 0;
+        sdispls[q] = (int)total[0];
+        total[0] += (uint64_t)counts[q];
+    }
+    MPI_Alltoall(counts, 1, MPI_INT, rcounts, 1, MPI_INT, c->comm);
+    for (size_t q = 0; q < size; q++) {
+        if (total[1] + (uint64_t)rcounts[q] > INT_MAX)
+            fail(e, ZARR_ERR_OVERFLOW,
+                 "a round receives more than %d words of 8 bytes: lower the buffer setting",
+                 INT_MAX);
+        rdispls[q] = e->status == ZARR_OK ? (int)total[1] : 0;
+        total[1] += (uint64_t)rcounts[q];
+    }
+}
+
 /* Appends chunk u of plan object k (first element `at`), encoded from `elements` (a
  * chunk in C order), to `*out` (`*n` of `*cap`), for the object's aggregator. */
 static void push_encoding(const context_t *c, const plan_t *p, const encoding_t *x, uint64_t k,
@@ -943,6 +973,12 @@ typedef struct {
     uint64_t filled; /* elements copied in so far */
 } assembly_t;
 
+static int compare_assembly(const void *a, const void *b) {
+    const assembly_t *x = a, *y = b;
+    if (x->object != y->object) return x->object < y->object ? -1 : 1;
+    return (x->unit > y->unit) - (x->unit < y->unit);
+}
+
 /* Words (8 bytes) of a piece of a split chunk sent to its encoder: object, chunk, box, elements. */
 static uint64_t split_words(size_t ndim, uint64_t bytes) { return 2 + 2 * ndim + (bytes + 7) / 8; }
 
@@ -983,32 +1019,15 @@ static void encode_round(const context_t *c, const plan_t *p, encoding_t *x, uin
     for (int pass = 0; pass < (split ? 2 : 1); pass++) {
         if (pass == 1) {
             if (agree(c->comm, e, NULL) != ZARR_OK) goto done;
-            int *sdispls = scounts + size, *rcounts = scounts + 2 * size,
-                *rdispls = scounts + 3 * size;
-            uint64_t total[2] = {0, 0};
-            for (size_t q = 0; q < size; q++) {
-                if (words[q] > INT_MAX || total[0] + words[q] > INT_MAX)
-                    fail(e, ZARR_ERR_OVERFLOW, "a round sends more than %d words of 8 bytes: "
-                         "lower the buffer setting", INT_MAX);
-                scounts[q] = e->status == ZARR_OK ? (int)words[q] : 0;
-                sdispls[q] = (int)total[0];
-                total[0] += (uint64_t)scounts[q];
-            }
-            MPI_Alltoall(scounts, 1, MPI_INT, rcounts, 1, MPI_INT, c->comm);
-            for (size_t q = 0; q < size; q++) {
-                if (total[1] + (uint64_t)rcounts[q] > INT_MAX)
-                    fail(e, ZARR_ERR_OVERFLOW, "a round receives more than %d words of 8 "
-                         "bytes: lower the buffer setting", INT_MAX);
-                rdispls[q] = e->status == ZARR_OK ? (int)total[1] : 0;
-                total[1] += (uint64_t)rcounts[q];
-            }
+            uint64_t total[2];
+            exchange_counts(c, words, scounts, total, e);
             sendbuf = malloc(sizeof *sendbuf * (total[0] ? total[0] : 1));
             recvbuf = malloc(sizeof *recvbuf * (total[1] ? total[1] : 1));
             if (!sendbuf || !recvbuf)
                 fail(e, ZARR_ERR_NO_MEMORY, "no memory for %llu + %llu words of split chunks",
                      (unsigned long long)total[0], (unsigned long long)total[1]);
             if (agree(c->comm, e, NULL) != ZARR_OK) goto done;
-            for (size_t q = 0; q < size; q++) words[q] = (uint64_t)sdispls[q];
+            for (size_t q = 0; q < size; q++) words[q] = (uint64_t)scounts[size + q];
         }
         for (size_t i = 0; i < p->nmine && e->status == ZARR_OK; i++) {
             uint64_t k = p->mine[i];
@@ -1087,31 +1106,36 @@ static void encode_round(const context_t *c, const plan_t *p, encoding_t *x, uin
         MPI_Alltoallv(sendbuf, scounts, sdispls, MPI_UINT64_T, recvbuf, rcounts, rdispls,
                       MPI_UINT64_T, c->comm);
         uint64_t *pstrides = x->shape + 7 * ndim;
+        if (nassembly > 1) qsort(assembly, nassembly, sizeof *assembly, compare_assembly);
         for (size_t q = 0; q < size && e->status == ZARR_OK; q++) {
             const uint64_t *w = recvbuf + rdispls[q], *end = w + rcounts[q];
             while (w < end) {
-                size_t j = nassembly;
-                if ((uint64_t)(end - w) >= 2 + 2 * ndim && w[0] < p->nobjects &&
-                    w[1] < x->nunits)
-                    for (j = 0; j < nassembly; j++)
-                        if (assembly[j].object == w[0] && assembly[j].unit == w[1]) break;
+                assembly_t *a = NULL, key = {0, 0, NULL, 0};
                 uint64_t v = 0;
-                if (j < nassembly) {
-                    unit_start(c, p, x, w[0], w[1], at);
+                if ((uint64_t)(end - w) >= 2 + 2 * ndim && w[0] < p->nobjects &&
+                    w[1] < x->nunits) {
+                    key.object = w[0];
+                    key.unit = w[1];
+                    a = nassembly ? bsearch(&key, assembly, nassembly, sizeof *assembly,
+                                            compare_assembly)
+                                  : NULL;
+                }
+                if (a) {
+                    unit_start(c, p, x, a->object, a->unit, at);
                     if (!contains(at, x->unit, w + 2, w + 2 + ndim, ndim) ||
                         !volume(w + 2 + ndim, ndim, &v) ||
                         (uint64_t)(end - w) < split_words(ndim, v * c->item))
-                        j = nassembly;
+                        a = NULL;
                 }
-                if (j == nassembly) {
+                if (!a) {
                     fail(e, ZARR_ERR_INTERNAL, "a part of a split chunk from rank %zu is not "
                          "one this rank encodes", q);
                     break;
                 }
                 strides(w + 2 + ndim, ndim, ZARR_ORDER_C, pstrides);
-                into_chunk(c, x, assembly[j].elements, at, w + 2, w + 2 + ndim,
+                into_chunk(c, x, a->elements, at, w + 2, w + 2 + ndim,
                            (const char *)(w + 2 + 2 * ndim), pstrides);
-                assembly[j].filled += v;
+                a->filled += v;
                 w += split_words(ndim, v * c->item);
             }
         }
@@ -1353,25 +1377,8 @@ static zarr_status_t exchange(const context_t *c, const plan_t *p, encoding_t *x
             if (to == c->rank) nself++; /* kept here: never packed nor sent */
             else per[to] += piece_words(ndim, v * c->item);
         }
-        for (size_t q = 0; q < size; q++) {
-            if (per[q] > INT_MAX || words[0] + per[q] > INT_MAX)
-                fail(e, ZARR_ERR_OVERFLOW,
-                     "a round sends more than %d words of 8 bytes: lower the buffer setting",
-                     INT_MAX);
-            scounts[q] = e->status == ZARR_OK ? (int)per[q] : 0;
-            sdispls[q] = (int)words[0];
-            words[0] += (uint64_t)scounts[q];
-        }
-        MPI_Alltoall(scounts, 1, MPI_INT, rcounts, 1, MPI_INT, c->comm);
+        exchange_counts(c, per, scounts, words, e);
         uint64_t npieces = 0;
-        for (size_t q = 0; q < size; q++) {
-            if (words[1] + (uint64_t)rcounts[q] > INT_MAX)
-                fail(e, ZARR_ERR_OVERFLOW,
-                     "a round receives more than %d words of 8 bytes: lower the buffer setting",
-                     INT_MAX);
-            rdispls[q] = e->status == ZARR_OK ? (int)words[1] : 0;
-            words[1] += (uint64_t)rcounts[q];
-        }
         if (e->status == ZARR_OK) {
             sendbuf = malloc(sizeof *sendbuf * (words[0] ? words[0] : 1));
             recvbuf = malloc(sizeof *recvbuf * (words[1] ? words[1] : 1));

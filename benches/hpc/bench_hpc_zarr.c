@@ -133,6 +133,16 @@ static double encoding_seconds(const struct run *r, const float *buf) {
     return seconds;
 }
 
+/* Waits for the request of buffer `slot` (its previous step, two steps back) and frees it,
+ * so that the buffer can be refilled. */
+static void free_slot(zarr_request_t **pending, int slot) {
+    if (!pending[slot])
+        return;
+    Z(zarr_request_wait(pending[slot]));
+    zarr_request_free(pending[slot]);
+    pending[slot] = NULL;
+}
+
 /* The guides' first pattern, rank 0's side of a step: gathers the blocks into `staging`,
  * lays them out in `step` (C order: each rank's rows of every z) and submits its append. */
 struct gather {
@@ -169,12 +179,7 @@ static void gather_step(const struct run *r, struct gather *g, zarr_array_t *a, 
     if (r->rank != 0)
         return;
     float *step = g->steps[t % 2];
-    if (pending[t % 2]) {
-        /* The buffer's previous step (t - 2) must be stored before it is refilled. */
-        Z(zarr_request_wait(pending[t % 2]));
-        zarr_request_free(pending[t % 2]);
-        pending[t % 2] = NULL;
-    }
+    free_slot(pending, t % 2);
     for (int q = 0; q < r->ranks; q++) {
         size_t y0 = y_start((size_t)q, (size_t)r->ranks, r->ny);
         size_t rows = y_start((size_t)q + 1, (size_t)r->ranks, r->ny) - y0;
@@ -261,12 +266,9 @@ int main(int argc, char **argv) {
     uint64_t start[4] = {0, 0, r.y0, 0}, count[4] = {1, r.nz, r.ny_rank, r.nx};
     for (int t = 0; t < r.steps; t++) {
         float *buf = bufs[t % 2];
-        if (mode == NONBLOCKING && pending[t % 2]) {
-            /* The buffer's previous step (t - 2) must be stored before it is refilled. */
+        if (mode == NONBLOCKING) {
             double s = MPI_Wtime();
-            Z(zarr_request_wait(pending[t % 2]));
-            zarr_request_free(pending[t % 2]);
-            pending[t % 2] = NULL;
+            free_slot(pending, t % 2);
             output += MPI_Wtime() - s;
         }
         fill_step(&r, t, buf);
