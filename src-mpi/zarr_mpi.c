@@ -997,9 +997,11 @@ static void into_chunk(const context_t *c, const encoding_t *x, char *chunk, con
  * Encodes the chunks of this round's encoded objects that this rank is the encoder of into
  * `*out` (`*n` of them): those in its own block from there; those split between ranks
  * after the other holders sent it their parts (an exchange of its own, collective when
- * x->split, which is the same on every rank; local failures end in agree()).
+ * x->split, which is the same on every rank). Returns the status the ranks agreed on in
+ * that exchange (then the round ends on every rank); other failures are left in `e` for
+ * the caller's agree().
  */
-static void encode_round(const context_t *c, const plan_t *p, encoding_t *x, uint64_t round,
+static zarr_status_t encode_round(const context_t *c, const plan_t *p, encoding_t *x, uint64_t round,
                          const uint64_t *start, const uint64_t *count, const uint64_t *bstrides,
                          const char *buf, encoded_t **out, size_t *n, zarr_mpi_stats_t *stats,
                          error_t_ *e) {
@@ -1010,6 +1012,7 @@ static void encode_round(const context_t *c, const plan_t *p, encoding_t *x, uin
     *n = 0;
     strides(x->unit, ndim, ZARR_ORDER_C, cstrides);
     bool split = x->possible && x->split;
+    zarr_status_t agreed = ZARR_OK;
     assembly_t *assembly = NULL;
     uint64_t *words = split ? calloc(size, sizeof *words) : NULL, *sendbuf = NULL,
              *recvbuf = NULL;
@@ -1018,7 +1021,7 @@ static void encode_round(const context_t *c, const plan_t *p, encoding_t *x, uin
     /* pass 0 counts what goes to other encoders and encodes the own chunks; pass 1 packs */
     for (int pass = 0; pass < (split ? 2 : 1); pass++) {
         if (pass == 1) {
-            if (agree(c->comm, e, NULL) != ZARR_OK) goto done;
+            if ((agreed = agree(c->comm, e, NULL)) != ZARR_OK) goto done;
             uint64_t total[2];
             exchange_counts(c, words, scounts, total, e);
             sendbuf = malloc(sizeof *sendbuf * (total[0] ? total[0] : 1));
@@ -1026,7 +1029,7 @@ static void encode_round(const context_t *c, const plan_t *p, encoding_t *x, uin
             if (!sendbuf || !recvbuf)
                 fail(e, ZARR_ERR_NO_MEMORY, "no memory for %llu + %llu words of split chunks",
                      (unsigned long long)total[0], (unsigned long long)total[1]);
-            if (agree(c->comm, e, NULL) != ZARR_OK) goto done;
+            if ((agreed = agree(c->comm, e, NULL)) != ZARR_OK) goto done;
             for (size_t q = 0; q < size; q++) words[q] = (uint64_t)scounts[size + q];
         }
         for (size_t i = 0; i < p->nmine && e->status == ZARR_OK; i++) {
@@ -1158,6 +1161,7 @@ done:
     free(scounts);
     free(sendbuf);
     free(recvbuf);
+    return agreed;
 }
 
 static void encoded_free(encoded_t *items, size_t n) {
@@ -1360,7 +1364,11 @@ static zarr_status_t exchange(const context_t *c, const plan_t *p, encoding_t *x
         /* The own block's chunks of this round's encoded objects, encoded first. */
         encoded_t *coded = NULL;
         size_t ncoded = 0;
-        encode_round(c, p, x, r, start, count, bstrides, buf, &coded, &ncoded, stats, e);
+        if ((st = encode_round(c, p, x, r, start, count, bstrides, buf, &coded, &ncoded, stats,
+                               e)) != ZARR_OK) {
+            encoded_free(coded, ncoded);
+            break;
+        }
         for (size_t i = 0; i < ncoded; i++) {
             if (coded[i].to == c->rank) nself++;
             else per[coded[i].to] += encoded_words(coded[i].bytes);
@@ -1633,9 +1641,11 @@ zarr_status_t zarr_mpi_append(MPI_Comm comm, const zarr_array_t *array, size_t a
 
 /* ---- one commit of an Icechunk repository from every rank -------------------------- */
 
-/* Rank 0: gathers the other ranks' exported changes and merges them into `store`. */
-static void gather_changes(MPI_Comm comm, int rank, int size, const zarr_store_t *store,
-                           error_t_ *e) {
+/* Rank 0: gathers the other ranks' exported changes and merges them into `store`. Returns
+ * the status every rank agreed on (a failed export, a count too large); a merge that fails
+ * is rank 0's alone, left in `e` for the caller's agree(). */
+static zarr_status_t gather_changes(MPI_Comm comm, int rank, int size,
+                                    const zarr_store_t *store, error_t_ *e) {
     void *bytes = NULL;
     size_t len = 0;
     zarr_status_t st;
@@ -1647,7 +1657,8 @@ static void gather_changes(MPI_Comm comm, int rank, int size, const zarr_store_t
     int *lens = rank == 0 ? calloc((size_t)size * 2, sizeof *lens) : NULL;
     if (rank == 0 && !lens) fail(e, ZARR_ERR_NO_MEMORY, "no memory for %d lengths", size);
     char *all = NULL;
-    if (agree(comm, e, NULL) == ZARR_OK) {
+    zarr_status_t agreed = agree(comm, e, NULL);
+    if (agreed == ZARR_OK) {
         int mine = (int)len, *offsets = lens ? lens + size : NULL;
         MPI_Gather(&mine, 1, MPI_INT, lens, 1, MPI_INT, 0, comm);
         if (rank == 0) {
@@ -1663,7 +1674,7 @@ static void gather_changes(MPI_Comm comm, int rank, int size, const zarr_store_t
                 fail(e, ZARR_ERR_NO_MEMORY, "no memory for %llu bytes of changes",
                      (unsigned long long)total);
         }
-        if (agree(comm, e, NULL) == ZARR_OK) {
+        if ((agreed = agree(comm, e, NULL)) == ZARR_OK) {
             MPI_Gatherv(bytes, mine, MPI_BYTE, all, lens, offsets, MPI_BYTE, 0, comm);
             for (int r = 1; rank == 0 && r < size && e->status == ZARR_OK; r++)
                 if ((st = zarr_store_changes_merge(store, all + offsets[r], (size_t)lens[r])) !=
@@ -1677,6 +1688,7 @@ static void gather_changes(MPI_Comm comm, int rank, int size, const zarr_store_t
     zarr_bytes_free(bytes);
     free(all);
     free(lens);
+    return agreed;
 }
 
 zarr_status_t zarr_mpi_commit(MPI_Comm comm, const zarr_store_t *store, const char *message,
@@ -1693,7 +1705,7 @@ zarr_status_t zarr_mpi_commit(MPI_Comm comm, const zarr_store_t *store, const ch
     if (e.status == ZARR_OK && id_buf) id_buf[0] = 0;
     zarr_status_t st = agree(comm, &e, NULL);
     if (st != ZARR_OK) return st;
-    gather_changes(comm, rank, size, store, &e);
+    if ((st = gather_changes(comm, rank, size, store, &e)) != ZARR_OK) return st;
     char id[ZARR_SNAPSHOT_ID_BYTES] = {0};
     if (rank == 0 && e.status == ZARR_OK) {
         st = zarr_store_commit(store, message, id, sizeof id);

@@ -13,7 +13,8 @@
  * array, through a store of its own): the step must still commit, on top of it. Then:
  * a commit with nothing written (ZARR_ERR_INVALID_ARG on every rank, from rank 0), an
  * id buffer too small on the last rank (ZARR_ERR_BUFFER_SIZE on every rank naming it;
- * nothing committed), and rank 0 checks the history: the setup, the other writer's commit
+ * nothing committed), an export failing on the last rank (a read-only store: its error,
+ * named by that rank, on every rank), and rank 0 checks the history: the setup, the other writer's commit
  * and one snapshot per step, with their messages, and both arrays' values.
  *
  * Usage: mpirun -np N commit <absolute directory of a new repository>
@@ -194,6 +195,22 @@ int main(int argc, char **argv) {
     verdict("an id buffer too small on the last rank: refused on every rank, nothing committed",
             st != ZARR_ERR_BUFFER_SIZE || !names_rank(size_ - 1) ||
                 strcmp(at, steps[STEPS - 1]) != 0);
+
+    /* The last rank's store is read-only: its export fails, every rank hears it once,
+     * named by that rank alone. */
+    if (size_ > 1) {
+        zarr_store_t *reader = NULL;
+        if (rank_ == size_ - 1)
+            check(zarr_store_open_url(url, ZARR_MODE_R, NULL, &reader), "open read-only");
+        st = zarr_mpi_commit(MPI_COMM_WORLD, rank_ == size_ - 1 ? reader : store, "refused",
+                             NULL, 0);
+        char message[1024] = "", want[64];
+        zarr_mpi_last_error(message, sizeof message, NULL);
+        snprintf(want, sizeof want, "rank %d: zarr_store_changes_export", size_ - 1);
+        verdict("an export failing on the last rank: its error on every rank",
+                st != ZARR_ERR_READ_ONLY || strncmp(message, want, strlen(want)) != 0);
+        zarr_store_free(reader);
+    }
     zarr_array_free(array);
     zarr_store_free(store);
     MPI_Barrier(MPI_COMM_WORLD);
